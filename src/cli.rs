@@ -1,0 +1,2 @@
+//! (work in progress)
+pub fn main() -> i32 { 0 }

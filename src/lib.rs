@@ -1,0 +1,17 @@
+//! vramdoc: GPU-memory troubleshooting guides in, a static multilingual site out.
+//!
+//! The modules follow the pipeline (see `ARCHITECTURE.md`):
+//! `content` → `estimate` → `expand` → `markdown` / `chart` → `render` → `build`.
+
+pub mod chart;
+pub mod cli;
+pub mod config;
+pub mod content;
+pub mod diagnostics;
+pub mod estimate;
+pub mod expand;
+pub mod i18n;
+pub mod markdown;
+pub mod render;
+pub mod report;
+pub mod build;
