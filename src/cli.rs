@@ -1,2 +1,4 @@
 //! (work in progress)
-pub fn main() -> i32 { 0 }
+pub fn main() -> i32 {
+    0
+}

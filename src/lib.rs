@@ -3,6 +3,8 @@
 //! The modules follow the pipeline (see `ARCHITECTURE.md`):
 //! `content` → `estimate` → `expand` → `markdown` / `chart` → `render` → `build`.
 
+mod assets;
+pub mod build;
 pub mod chart;
 pub mod cli;
 pub mod config;
@@ -14,4 +16,3 @@ pub mod i18n;
 pub mod markdown;
 pub mod render;
 pub mod report;
-pub mod build;

@@ -1,0 +1,1 @@
+test-number = { NUMBER($value, minimumFractionDigits: 2) } GiB
