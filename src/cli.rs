@@ -1,4 +1,66 @@
-//! (work in progress)
+//! Command-line parsing and dispatch; every subcommand's work lives in the library.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::build::{self, BuildOptions};
+use crate::diagnostics::Diagnostic;
+
+/// vramdoc: GPU-memory troubleshooting guides in, a computed multilingual site out.
+#[derive(Parser, Debug)]
+#[command(name = "vramdoc", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Build the site: HTML pages, Markdown editions, charts, indexes and sitemap.
+    Build {
+        /// The site root (holds vramdoc.yaml and content/).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// The output folder [default: ROOT/public].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+/// Parses the arguments, runs the subcommand, and returns the process exit code.
 pub fn main() -> i32 {
-    0
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Build { root, out } => run_build(BuildOptions::new(root, out)),
+    }
+}
+
+fn run_build(opts: BuildOptions) -> i32 {
+    match build::build(&opts) {
+        Ok(report) => {
+            print_diagnostics(&report.warnings);
+            println!("{}", report.summary(&opts.out));
+            0
+        }
+        Err(diags) => {
+            print_diagnostics(&diags);
+            let n = crate::diagnostics::error_count(&diags);
+            eprintln!(
+                "build failed with {n} error{}; {} was left unchanged",
+                if n == 1 { "" } else { "s" },
+                opts.out.display()
+            );
+            1
+        }
+    }
+}
+
+/// Prints diagnostics to stderr, each with its snippet.
+pub fn print_diagnostics(diags: &[Diagnostic]) {
+    for d in diags {
+        eprintln!("{}", d.render());
+    }
 }

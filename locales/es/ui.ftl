@@ -1,1 +1,14 @@
+# Textos de la interfaz del sitio en español.
+language-name = Español
+nav-languages = Idiomas
+footer-generated = Generado con vramdoc. Todas las cifras de memoria de este sitio se calculan a partir del escenario de cada guía.
+markdown-edition = Edición en Markdown
+machine-translated = Esta página se tradujo automáticamente y puede contener errores.
+toc-title = Contenido
+index-heading = Guías de memoria de GPU
+index-intro = { $count ->
+    [one] Una guía sobre adónde va la memoria de la GPU durante el entrenamiento y qué cambiar.
+   *[other] { $count } guías sobre adónde va la memoria de la GPU durante el entrenamiento y qué cambiar.
+}
+date-format = { $day }/{ $month }/{ $year }
 test-number = { NUMBER($value, minimumFractionDigits: 2) } GiB

@@ -1,1 +1,200 @@
-//! (work in progress)
+//! Finding and reading guides: `content/<guide>/<lang>.md`.
+//!
+//! The folder name is the guide's slug; the file stem is its language and must equal the front
+//! matter's `lang`. Reading normalizes a UTF-8 byte-order mark and CRLF line endings away.
+
+pub mod front_matter;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::SiteConfig;
+use crate::diagnostics::Diagnostic;
+pub use front_matter::FrontMatter;
+
+/// Where one page's source lives.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PageSource {
+    /// The guide's slug (its folder name).
+    pub slug: String,
+    /// The language (the file stem).
+    pub lang: String,
+    /// The file on disk.
+    pub path: PathBuf,
+    /// The path shown in messages: `content/<slug>/<lang>.md`.
+    pub shown: PathBuf,
+}
+
+/// A parsed page: front matter plus the Markdown body.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// Where it came from.
+    pub src: PageSource,
+    /// The whole normalized text (for error snippets).
+    pub text: Arc<str>,
+    /// The typed front matter.
+    pub front: FrontMatter,
+    /// Byte offset of the body in `text`.
+    pub body_offset: usize,
+    /// 1-based line of the body's first line.
+    pub body_line: usize,
+}
+
+impl Page {
+    /// The Markdown body.
+    pub fn body(&self) -> &str {
+        &self.text[self.body_offset..]
+    }
+}
+
+/// True for a valid slug: lower-case ASCII letters, digits and single inner hyphens.
+pub fn is_valid_slug(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+        && !s.contains("--")
+}
+
+/// Lists every page under `root/content`, sorted by slug then language. Problems (bad slugs,
+/// files for languages the site does not have) are returned alongside the valid pages.
+pub fn discover(root: &Path, config: &SiteConfig) -> (Vec<PageSource>, Vec<Diagnostic>) {
+    let content = root.join("content");
+    let mut pages = Vec::new();
+    let mut errors = Vec::new();
+    let entries = match std::fs::read_dir(&content) {
+        Ok(e) => e,
+        Err(e) => {
+            errors.push(
+                Diagnostic::error(format!("cannot read the content folder: {e}"))
+                    .in_file("content")
+                    .with_help("guides live in content/<guide>/<lang>.md"),
+            );
+            return (pages, errors);
+        }
+    };
+    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name.starts_with('.') || !dir.is_dir() {
+            continue;
+        }
+        if !is_valid_slug(&name) {
+            errors.push(
+                Diagnostic::error(format!(
+                    "guide folder `{name}` is not a valid slug (lower-case letters, digits and hyphens)"
+                ))
+                .in_file(format!("content/{name}"))
+                .with_help(format!("rename it, e.g. to `{}`", suggest_slug(&name))),
+            );
+            continue;
+        }
+        let Ok(files) = std::fs::read_dir(&dir) else {
+            errors.push(
+                Diagnostic::error("cannot read the guide folder")
+                    .in_file(format!("content/{name}")),
+            );
+            continue;
+        };
+        let mut files: Vec<PathBuf> = files.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for file in files {
+            if file.extension().is_none_or(|x| x != "md") {
+                continue;
+            }
+            let lang = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let shown = PathBuf::from(format!("content/{name}/{lang}.md"));
+            if !config.languages.contains(&lang) {
+                errors.push(
+                    Diagnostic::error(format!(
+                        "`{lang}.md` is not a configured language (the site has {})",
+                        config.languages.join(", ")
+                    ))
+                    .in_file(&shown)
+                    .with_help("name guide files after a language in vramdoc.yaml, e.g. en.md"),
+                );
+                continue;
+            }
+            pages.push(PageSource {
+                slug: name.clone(),
+                lang,
+                path: file,
+                shown,
+            });
+        }
+    }
+    (pages, errors)
+}
+
+/// Reads and parses one page, checking that its `lang` matches its file name.
+pub fn load(src: &PageSource) -> Result<Page, Vec<Diagnostic>> {
+    let bytes = std::fs::read(&src.path)
+        .map_err(|e| vec![Diagnostic::error(format!("cannot read: {e}")).in_file(&src.shown)])?;
+    parse(src.clone(), &bytes)
+}
+
+/// Parses a page's raw bytes.
+pub fn parse(src: PageSource, bytes: &[u8]) -> Result<Page, Vec<Diagnostic>> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        vec![Diagnostic::error("the file is not valid UTF-8")
+            .in_file(&src.shown)
+            .at(line, 1)
+            .with_help("save it as UTF-8")]
+    })?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text: Arc<str> = if text.contains('\r') {
+        Arc::from(text.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Arc::from(text)
+    };
+    let split = front_matter::split(&text, &src.shown, &text).map_err(|d| vec![d])?;
+    let body_offset = text.len() - split.body.len();
+    let body_line = split.body_line;
+    let front = front_matter::parse(&split, &src.shown, &text)?;
+    if front.lang != src.lang {
+        let line = front_matter::key_line(&split, "lang");
+        return Err(vec![Diagnostic::error(format!(
+            "`lang: {}` does not match the file name `{}.md`",
+            front.lang, src.lang
+        ))
+        .in_file(&src.shown)
+        .at(line, 1)
+        .with_source(text.clone())
+        .with_help(format!(
+            "set `lang: {}` or rename the file to `{}.md`",
+            src.lang, front.lang
+        ))]);
+    }
+    Ok(Page {
+        src,
+        text,
+        front,
+        body_offset,
+        body_line,
+    })
+}
+
+fn suggest_slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}

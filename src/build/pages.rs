@@ -1,0 +1,257 @@
+//! One guide page in one language: the HTML page and its Markdown edition.
+
+use fluent_bundle::FluentValue;
+use serde::Serialize;
+use tera::Context;
+
+use super::output::Staging;
+use super::SiteContext;
+use crate::content::Page;
+use crate::diagnostics::Diagnostic;
+use crate::markdown;
+
+/// What rendering one page produced.
+pub(crate) struct Rendered {
+    pub(crate) files: usize,
+    pub(crate) warnings: Vec<Diagnostic>,
+}
+
+/// A link to the same page in another language (or the same one, `current`).
+#[derive(Serialize)]
+pub(crate) struct LangLink {
+    pub(crate) lang: String,
+    pub(crate) name: String,
+    pub(crate) href: String,
+    pub(crate) current: bool,
+}
+
+/// An absolute URL of one translation, for `hreflang`.
+#[derive(Serialize)]
+pub(crate) struct Alternate {
+    pub(crate) lang: String,
+    pub(crate) url: String,
+}
+
+#[derive(Serialize)]
+struct PageCtx<'a> {
+    title: &'a str,
+    slug: &'a str,
+    lang: &'a str,
+    date: Option<&'a str>,
+    date_display: Option<String>,
+    description: Option<&'a str>,
+    translated: bool,
+    kind: Option<&'a str>,
+    layout: Option<&'a str>,
+    extra: serde_json::Map<String, serde_json::Value>,
+    content: String,
+    toc: Vec<TocEntry>,
+    url: String,
+}
+
+#[derive(Serialize)]
+struct TocEntry {
+    level: u8,
+    id: String,
+    text: String,
+}
+
+/// Renders `page` (whose guide exists in `translations`) into the staging folder.
+pub(crate) fn render_guide(
+    site: &SiteContext,
+    page: &Page,
+    translations: &[&Page],
+    staging: &Staging,
+) -> Result<Rendered, Vec<Diagnostic>> {
+    let lang = page.src.lang.as_str();
+    let slug = page.src.slug.as_str();
+    let expanded = page.body().to_string();
+    let rendered = markdown::render_html(&expanded);
+    let warnings = Vec::new();
+
+    let mut ctx = Context::new();
+    ctx.insert("lang", lang);
+    ctx.insert("root", "../../");
+    ctx.insert("lang_index", &true);
+    ctx.insert("site", &site_ctx(site, lang));
+    let available: Vec<&str> = translations.iter().map(|p| p.src.lang.as_str()).collect();
+    ctx.insert(
+        "languages",
+        &lang_links(site, &available, lang, |l| format!("../../{l}/{slug}/")),
+    );
+    ctx.insert(
+        "alternates",
+        &alternates(site, &available, |l| format!("{l}/{slug}/")),
+    );
+    ctx.insert(
+        "x_default",
+        &x_default(site, &available, |l| format!("{l}/{slug}/")),
+    );
+    let fm = &page.front;
+    ctx.insert(
+        "page",
+        &PageCtx {
+            title: &fm.title,
+            slug,
+            lang,
+            date: fm.date.as_deref(),
+            date_display: fm.date.as_deref().map(|d| display_date(site, lang, d)),
+            description: fm.description.as_deref(),
+            translated: fm.translated,
+            kind: fm.kind.as_deref(),
+            layout: fm.layout.as_deref(),
+            extra: crate::content::front_matter::extra_json(fm),
+            content: rendered.html,
+            toc: rendered
+                .headings
+                .iter()
+                .filter(|h| h.level <= 3)
+                .map(|h| TocEntry {
+                    level: h.level,
+                    id: h.id.clone(),
+                    text: h.text.clone(),
+                })
+                .collect(),
+            url: format!("{}{lang}/{slug}/", site.config.base_url),
+        },
+    );
+    let at_page = |d: Diagnostic| vec![d.in_file(&page.src.shown)];
+    let html = site.renderer.render("guide.html", &ctx).map_err(at_page)?;
+    let dir = format!("{lang}/{slug}");
+    staging
+        .write(&format!("{dir}/index.html"), html.as_bytes())
+        .map_err(at_page)?;
+
+    let mut md_ctx = Context::new();
+    md_ctx.insert("lang", lang);
+    md_ctx.insert("front_matter", &markdown_front_matter(page)?);
+    md_ctx.insert("body", expanded.trim_start_matches('\n'));
+    let md = site.renderer.render("guide.md", &md_ctx).map_err(at_page)?;
+    staging
+        .write(&format!("{dir}/index.md"), md.as_bytes())
+        .map_err(at_page)?;
+    Ok(Rendered { files: 2, warnings })
+}
+
+/// The site's title and URL in `lang`.
+pub(crate) fn site_ctx(site: &SiteContext, lang: &str) -> serde_json::Value {
+    serde_json::json!({ "title": site.config.title(lang), "base_url": site.config.base_url })
+}
+
+/// Links for the language switcher: every configured language the page exists in.
+pub(crate) fn lang_links(
+    site: &SiteContext,
+    available: &[&str],
+    current: &str,
+    href: impl Fn(&str) -> String,
+) -> Vec<LangLink> {
+    site.config
+        .languages
+        .iter()
+        .filter(|l| available.contains(&l.as_str()))
+        .map(|l| LangLink {
+            lang: l.clone(),
+            name: language_name(site, l),
+            href: href(l),
+            current: l == current,
+        })
+        .collect()
+}
+
+/// Absolute `hreflang` alternates; `path` gives a language's path under the base URL.
+pub(crate) fn alternates(
+    site: &SiteContext,
+    available: &[&str],
+    path: impl Fn(&str) -> String,
+) -> Vec<Alternate> {
+    site.config
+        .languages
+        .iter()
+        .filter(|l| available.contains(&l.as_str()))
+        .map(|l| Alternate {
+            lang: l.clone(),
+            url: format!("{}{}", site.config.base_url, path(l)),
+        })
+        .collect()
+}
+
+/// The `x-default` URL: the default language's version, else the first available one.
+pub(crate) fn x_default(
+    site: &SiteContext,
+    available: &[&str],
+    path: impl Fn(&str) -> String,
+) -> Option<String> {
+    let default = site.config.default_language.as_str();
+    let lang = if available.contains(&default) {
+        Some(default)
+    } else {
+        available.first().copied()
+    };
+    lang.map(|l| format!("{}{}", site.config.base_url, path(l)))
+}
+
+/// A language's own name ("Español", "中文"), from its bundle.
+pub(crate) fn language_name(site: &SiteContext, lang: &str) -> String {
+    site.locales
+        .get(lang)
+        .map(|l| l.t("language-name"))
+        .unwrap_or_else(|| lang.to_string())
+}
+
+/// A `YYYY-MM-DD...` date in the locale's `date-format`.
+pub(crate) fn display_date(site: &SiteContext, lang: &str, date: &str) -> String {
+    let Some(loc) = site.locales.get(lang) else {
+        return date.to_string();
+    };
+    let (y, m, d) = (&date[0..4], &date[5..7], &date[8..10]);
+    let strip = |s: &str| s.trim_start_matches('0').to_string();
+    let (m, d) = if lang.starts_with("zh") {
+        (strip(m), strip(d))
+    } else {
+        (m.to_string(), d.to_string())
+    };
+    loc.t_args(
+        "date-format",
+        &[
+            ("year", FluentValue::from(y)),
+            ("month", FluentValue::from(m)),
+            ("day", FluentValue::from(d)),
+        ],
+    )
+}
+
+/// The Markdown edition's front matter: the page's keys in a stable order, as YAML.
+fn markdown_front_matter(page: &Page) -> Result<String, Vec<Diagnostic>> {
+    let fm = &page.front;
+    let mut map = yaml_serde::Mapping::new();
+    let mut put = |k: &str, v: yaml_serde::Value| {
+        map.insert(yaml_serde::Value::String(k.to_string()), v);
+    };
+    let s = |v: &str| yaml_serde::Value::String(v.to_string());
+    put("title", s(&fm.title));
+    put("lang", s(&fm.lang));
+    if let Some(v) = &fm.date {
+        put("date", s(v));
+    }
+    if let Some(v) = &fm.layout {
+        put("layout", s(v));
+    }
+    if let Some(v) = &fm.kind {
+        put("type", s(v));
+    }
+    put("translated", yaml_serde::Value::Bool(fm.translated));
+    if let Some(v) = &fm.description {
+        put("description", s(v));
+    }
+    for (k, v) in &fm.extra {
+        if let Ok(y) = yaml_serde::to_value(v) {
+            put(k, y);
+        }
+    }
+    if let Some((v, _)) = &fm.scenario {
+        put("scenario", v.clone());
+    }
+    yaml_serde::to_string(&map).map_err(|e| {
+        vec![Diagnostic::error(format!("cannot write front matter: {e}")).in_file(&page.src.shown)]
+    })
+}
