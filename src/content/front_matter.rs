@@ -176,11 +176,14 @@ pub fn parse(
                 fm.date = want_string(&v, &mut errors);
                 if let Some(d) = &fm.date {
                     if !is_date(d) {
-                        errors.push(at(
-                            line,
-                            1,
-                            format!("`date` must look like 2026-11-20, found `{d}`"),
-                        ));
+                        errors.push(
+                            at(
+                                line,
+                                1,
+                                format!("`date` must look like 2026-11-20, found `{d}`"),
+                            )
+                            .with_help("write the date as YYYY-MM-DD, e.g. `date: 2026-11-20`"),
+                        );
                     }
                 }
             }
