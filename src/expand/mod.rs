@@ -1,1 +1,186 @@
-//! (work in progress)
+//! Guide expressions: every `{{ ... }}` outside code in a guide body becomes computed, localized
+//! Markdown, so the HTML page and the Markdown edition carry the same numbers and tables.
+//!
+//! Values: `{{ bytes.logits | bytes }}`, `{{ params.non_embedding | count }}`,
+//! `{{ variants.micro8.fits | verdict }}`, `{{ percent(bytes.logits, bytes.peak) }}`.
+//! Blocks (alone on a line): `breakdown_table()`, `params_table()`, `options_table()`,
+//! `chart("breakdown")`, `chart("sweep", over="batch_size" | "block_size")`.
+//! See the README for the full list. Unknown names and bad arguments are errors with file and line.
+
+mod charts;
+pub mod data;
+pub mod lint;
+mod parse;
+mod tables;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use fluent_bundle::FluentValue;
+use serde_json::Value;
+
+use crate::diagnostics::Diagnostic;
+use crate::i18n::Localizer;
+pub use data::{guide_data, GuideData};
+use parse::{ArgValue, Expr, ExprKind};
+
+/// What a page's expressions can read, in the page's language.
+pub struct ExpandContext<'a> {
+    /// The page's locale.
+    pub loc: &'a Localizer,
+    /// The guide's computed data (`None` when the guide has no scenario).
+    pub data: Option<&'a GuideData>,
+    /// Variant labels in this language, by id.
+    pub variant_labels: &'a [(String, String)],
+}
+
+/// An expanded body and the chart files it references.
+#[derive(Debug, Default)]
+pub struct Expanded {
+    /// Markdown with every expression replaced.
+    pub markdown: String,
+    /// `(file name, SVG)` for each chart, written beside the page.
+    pub charts: Vec<(String, String)>,
+}
+
+/// Expands every expression of `body` (which starts at 1-based `body_line` of `file`).
+pub fn expand(
+    body: &str,
+    body_line: usize,
+    ctx: &ExpandContext<'_>,
+    file: &Path,
+    source: &Arc<str>,
+) -> Result<Expanded, Vec<Diagnostic>> {
+    let mut out = Expanded { markdown: String::with_capacity(body.len() + 1024), charts: Vec::new() };
+    let mut errors = Vec::new();
+    let mut last = 0;
+    for found in parse::find(body) {
+        out.markdown.push_str(&body[last..found.span.start]);
+        last = found.span.end;
+        let text = &body[found.span.clone()];
+        let line = body_line + body[..found.span.start].matches('\n').count();
+        let col = body[..found.span.start].rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        let result = found.expr.and_then(|e| eval(&e, found.block, ctx, &mut out.charts));
+        match result {
+            Ok(s) => out.markdown.push_str(&s),
+            Err(msg) => {
+                errors.push(
+                    Diagnostic::error(format!("in `{text}`: {msg}"))
+                        .in_file(file)
+                        .at(line, col)
+                        .with_source(source.clone())
+                        .with_help("see the README's \"Expressions\" section for the names and filters"),
+                );
+                out.markdown.push_str(text);
+            }
+        }
+    }
+    out.markdown.push_str(&body[last..]);
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+fn eval(e: &Expr, block: bool, ctx: &ExpandContext<'_>, charts: &mut Vec<(String, String)>) -> Result<String, String> {
+    let need_data = || ctx.data.ok_or_else(|| "this guide has no `scenario:` in its front matter".to_string());
+    match &e.kind {
+        ExprKind::Path(path) => {
+            let data = need_data()?;
+            let v = data::lookup(&data.root, path).ok_or_else(|| format!("unknown name `{}`", path.join(".")))?;
+            format_value(v, e.filter.as_deref(), ctx.loc, &path.join("."))
+        }
+        ExprKind::Call { name, args } => {
+            let arg = |i: usize| args.iter().filter(|a| a.name.is_none()).nth(i).map(|a| &a.value);
+            let named = |n: &str| args.iter().find(|a| a.name.as_deref() == Some(n)).map(|a| &a.value);
+            match name.as_str() {
+                "percent" => {
+                    let data = need_data()?;
+                    let num = |i| match arg(i) {
+                        Some(ArgValue::Path(p)) => data::lookup(&data.root, p).and_then(Value::as_f64).ok_or_else(|| format!("`{}` is not a number", p.join("."))),
+                        Some(ArgValue::Num(n)) => Ok(*n),
+                        _ => Err("percent(a, b) takes two numbers or paths".to_string()),
+                    };
+                    let (a, b) = (num(0)?, num(1)?);
+                    if b == 0.0 {
+                        return Err("percent(a, b): b is zero".into());
+                    }
+                    Ok(ctx.loc.percent(a / b))
+                }
+                "breakdown_table" | "params_table" | "options_table" | "chart" if !block => {
+                    Err(format!("`{name}()` makes a table or chart: put it alone on its own line"))
+                }
+                "breakdown_table" => tables::breakdown(need_data()?, ctx, variant_arg(named("variant"))?),
+                "params_table" => Ok(tables::params(need_data()?, ctx)),
+                "options_table" => Ok(tables::options(need_data()?, ctx)),
+                "chart" => {
+                    let kind = match arg(0) {
+                        Some(ArgValue::Str(s)) => s.as_str(),
+                        _ => return Err("chart(kind) takes \"breakdown\" or \"sweep\"".into()),
+                    };
+                    let over = match named("over") {
+                        None => "batch_size",
+                        Some(ArgValue::Str(s)) => s.as_str(),
+                        Some(_) => return Err("`over` must be \"batch_size\" or \"block_size\"".into()),
+                    };
+                    let (file, svg, alt) = charts::chart(need_data()?, ctx, kind, over)?;
+                    let md = format!("![{}]({file})", alt.replace(['[', ']'], ""));
+                    if !charts.iter().any(|(f, _)| *f == file) {
+                        charts.push((file, svg));
+                    }
+                    Ok(md)
+                }
+                other => Err(format!(
+                    "unknown function `{other}` (known: percent, breakdown_table, params_table, options_table, chart)"
+                )),
+            }
+        }
+    }
+}
+
+fn variant_arg(v: Option<&ArgValue>) -> Result<Option<&str>, String> {
+    match v {
+        None => Ok(None),
+        Some(ArgValue::Str(s)) => Ok(Some(s)),
+        Some(ArgValue::Path(p)) if p.len() == 1 => Ok(Some(&p[0])),
+        Some(_) => Err("`variant` must be a variant id".into()),
+    }
+}
+
+/// Formats a looked-up value with an optional filter.
+fn format_value(v: &Value, filter: Option<&str>, loc: &Localizer, name: &str) -> Result<String, String> {
+    let unsigned = || v.as_u64().ok_or_else(|| format!("`{name}` is not a whole number of bytes"));
+    match (filter, v) {
+        (_, Value::Null) => Err(format!("`{name}` has no value for this scenario (is `gpu` set?)")),
+        (Some("bytes"), _) => Ok(figure(loc, unsigned()?, loc.bytes(unsigned()?))),
+        (Some("gib"), _) => Ok(figure(loc, unsigned()?, loc.numbers().gib(unsigned()?))),
+        (Some("mib"), _) => Ok(figure(loc, unsigned()?, loc.numbers().mib(unsigned()?))),
+        (Some("int"), _) => match v.as_i64() {
+            Some(i) if i < 0 => Ok(loc.numbers().signed(i)),
+            _ => Ok(loc.int(unsigned()?)),
+        },
+        (Some("count"), _) => Ok(loc.count(unsigned()?)),
+        (Some("verdict") | None, Value::Bool(b)) => Ok(verdict(loc, *b)),
+        (Some("verdict"), _) => Err(format!("`verdict` needs a true/false value such as `fits`, not `{name}`")),
+        (None, Value::Number(n)) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => Ok(loc.int(u)),
+            (None, Some(i)) => Ok(loc.numbers().signed(i)),
+            _ => Ok(loc.decimal(n.as_f64().unwrap_or(0.0), 2)),
+        },
+        (None, Value::String(s)) => Ok(s.clone()),
+        (None, _) => Err(format!("`{name}` is a group of values; name one of its fields")),
+        (Some(f), _) => Err(format!("unknown filter `{f}` (known: bytes, gib, mib, int, count, verdict)")),
+    }
+}
+
+/// A byte figure with the exact count in its `title`.
+pub(crate) fn figure(loc: &Localizer, bytes: u64, shown: String) -> String {
+    let exact = loc.t_args("exact-bytes", &[("bytes", FluentValue::from(loc.int(bytes)))]);
+    format!("<span class=\"figure\" title=\"{exact}\">{shown}</span>")
+}
+
+/// "fits" / "does not fit" in the page's language.
+pub(crate) fn verdict(loc: &Localizer, fits: bool) -> String {
+    loc.t(if fits { "verdict-fits" } else { "verdict-no-fit" })
+}
