@@ -1,37 +1,77 @@
-//! Markdown to HTML (placeholder until the full renderer lands: same API).
+//! Guide bodies (already expanded Markdown) to HTML.
+//!
+//! pulldown-cmark parses with tables, footnotes, strikethrough, task lists and heading
+//! attributes (`{#custom-id}`); smart punctuation stays off so code-like prose keeps its ASCII
+//! quotes. A rewrite pass between parser and writer adds page-unique heading ids with anchor
+//! links, highlights fenced code at build time with class-based spans (see [`highlight_css`]),
+//! wraps tables in a scrollable `<div class="table-wrap">` and gathers footnotes in a
+//! `<section class="footnotes">` at the end. Pure: strings in, strings out.
 
-/// A heading of the rendered document.
+mod escape;
+mod highlight;
+mod lint;
+mod rewrite;
+mod slug;
+
+use pulldown_cmark::{html, Event, Options, Parser};
+
+/// The HTML of a guide body and the headings it contains (for a table of contents).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Heading {
-    /// 1–6.
-    pub level: u8,
-    /// The anchor id.
-    pub id: String,
-    /// The plain text.
-    pub text: String,
-}
-
-/// Rendered HTML plus the document's headings.
-#[derive(Debug, Clone)]
 pub struct RenderedMarkdown {
-    /// The HTML.
+    /// The body as an HTML fragment.
     pub html: String,
-    /// Headings in order.
+    /// Every heading, in document order.
     pub headings: Vec<Heading>,
 }
 
-/// Renders Markdown to HTML.
-pub fn render_html(markdown: &str) -> RenderedMarkdown {
-    use pulldown_cmark::{html, Options, Parser};
-    let mut out = String::new();
-    html::push_html(&mut out, Parser::new_ext(markdown, Options::all()));
-    RenderedMarkdown {
-        html: out,
-        headings: Vec::new(),
-    }
+/// One heading of a rendered page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    /// 1 for `#`, up to 6.
+    pub level: u8,
+    /// The `id` attribute: explicit `{#id}` or the slug of the text, unique within the page.
+    pub id: String,
+    /// The heading's plain text (no markup, no raw HTML tags).
+    pub text: String,
 }
 
-/// CSS for highlighted code.
+/// Parser options every guide is rendered with.
+fn options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+}
+
+/// Render a guide body (already expanded: it may contain inline raw HTML like
+/// `<span class="figure" title="6,593,445,888 bytes">6.14 GiB</span>` and image links to .svg
+/// files). Raw HTML passes through; text inside code is escaped and never re-interpreted.
+pub fn render_html(markdown: &str) -> RenderedMarkdown {
+    let events: Vec<Event<'_>> = Parser::new_ext(markdown, options()).collect();
+    let (events, headings) = rewrite::Rewriter::rewrite(events);
+    let mut html = String::with_capacity(markdown.len() + markdown.len() / 2);
+    html::push_html(&mut html, events.into_iter());
+    RenderedMarkdown { html, headings }
+}
+
+/// Class-based CSS for highlighted code: the light theme, plus a dark one under
+/// `@media (prefers-color-scheme: dark)`, generated from syntect's bundled themes. Token classes
+/// carry the `hl-` prefix; the theme's base colours apply to `pre.code`.
 pub fn highlight_css() -> String {
-    String::new()
+    highlight::highlight_css().to_owned()
+}
+
+/// Heading slug: lower-case, spaces and punctuation → single hyphens, letters of every script
+/// kept (`显存不足的原因` stays as it is; `¿Qué hace batch_size?` → `qué-hace-batch_size`).
+pub fn slugify(text: &str) -> String {
+    slug::slugify(text)
+}
+
+/// Text snippets of rendered `html` where a literal `**` or `__` survived outside code and
+/// pre-formatted elements: emphasis CommonMark did not apply, as in `**注意：**显存` (the
+/// closing `**` follows punctuation and precedes a letter, so it cannot close). One snippet per
+/// cluster of nearby markers, with some context on each side.
+pub fn stray_emphasis_markers(html: &str) -> Vec<String> {
+    lint::stray_emphasis_markers(html)
 }
