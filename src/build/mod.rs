@@ -4,6 +4,7 @@
 //! replace it only when every page succeeded (see [`output`]). All problems are collected and
 //! returned together.
 
+mod guides;
 mod indexes;
 pub mod output;
 mod pages;
@@ -18,6 +19,7 @@ use rayon::prelude::*;
 use crate::config::SiteConfig;
 use crate::content::{self, Page};
 use crate::diagnostics::{self, Diagnostic};
+use crate::estimate::GpuCatalog;
 use crate::i18n::Locales;
 use crate::render::Renderer;
 
@@ -76,6 +78,7 @@ pub(crate) struct SiteContext {
     pub(crate) config: SiteConfig,
     pub(crate) locales: Arc<Locales>,
     pub(crate) renderer: Renderer,
+    pub(crate) catalog: GpuCatalog,
 }
 
 /// Builds the site. On failure returns every diagnostic (errors and warnings) and leaves `out`
@@ -94,6 +97,8 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
         }
     }
     let guides = group_guides(&pages);
+    let (guide_data, mut data_errors) = guides::compute(&guides, &site.catalog);
+    errors.append(&mut data_errors);
     let staging = if errors.is_empty() {
         match output::Staging::new(&opts.out, &opts.root) {
             Ok(s) => Some(s),
@@ -109,7 +114,11 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
     if let Some(staging) = &staging {
         let results: Vec<Result<pages::Rendered, Vec<Diagnostic>>> = pages
             .par_iter()
-            .map(|p| pages::render_guide(&site, p, &guides[p.src.slug.as_str()], staging))
+            .map(|p| {
+                let slug = p.src.slug.as_str();
+                let data = guide_data.get(slug).and_then(Option::as_ref);
+                pages::render_guide(&site, p, &guides[slug], data, staging)
+            })
             .collect();
         for r in results {
             match r {

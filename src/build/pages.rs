@@ -8,6 +8,7 @@ use super::output::Staging;
 use super::SiteContext;
 use crate::content::Page;
 use crate::diagnostics::Diagnostic;
+use crate::expand::{self, lint, ExpandContext, GuideData};
 use crate::markdown;
 
 /// What rendering one page produced.
@@ -61,13 +62,22 @@ pub(crate) fn render_guide(
     site: &SiteContext,
     page: &Page,
     translations: &[&Page],
+    data: Option<&GuideData>,
     staging: &Staging,
 ) -> Result<Rendered, Vec<Diagnostic>> {
     let lang = page.src.lang.as_str();
     let slug = page.src.slug.as_str();
-    let expanded = page.body().to_string();
-    let rendered = markdown::render_html(&expanded);
-    let warnings = Vec::new();
+    let loc = site.locales.get(lang).ok_or_else(|| vec![Diagnostic::error(format!("no locale `{lang}`"))])?;
+    let labels = super::guides::variant_labels(page);
+    let ctx = ExpandContext { loc, data, variant_labels: &labels, catalog: &site.catalog };
+    let expanded = expand::expand(page.body(), page.body_line, &ctx, &page.src.shown, &page.text)?;
+    let rendered = markdown::render_html(&expanded.markdown);
+    let mut warnings = lint_page(page, &rendered.html);
+    let dir = format!("{lang}/{slug}");
+    for (file, svg) in &expanded.charts {
+        staging.write(&format!("{dir}/{file}"), svg.as_bytes()).map_err(|d| vec![d.in_file(&page.src.shown)])?;
+    }
+    let expanded_md = expanded.markdown;
 
     let mut ctx = Context::new();
     ctx.insert("lang", lang);
@@ -117,7 +127,6 @@ pub(crate) fn render_guide(
     );
     let at_page = |d: Diagnostic| vec![d.in_file(&page.src.shown)];
     let html = site.renderer.render("guide.html", &ctx).map_err(at_page)?;
-    let dir = format!("{lang}/{slug}");
     staging
         .write(&format!("{dir}/index.html"), html.as_bytes())
         .map_err(at_page)?;
@@ -125,12 +134,39 @@ pub(crate) fn render_guide(
     let mut md_ctx = Context::new();
     md_ctx.insert("lang", lang);
     md_ctx.insert("front_matter", &markdown_front_matter(page)?);
-    md_ctx.insert("body", expanded.trim_start_matches('\n'));
+    md_ctx.insert("body", expanded_md.trim_start_matches('\n'));
     let md = site.renderer.render("guide.md", &md_ctx).map_err(at_page)?;
     staging
         .write(&format!("{dir}/index.md"), md.as_bytes())
         .map_err(at_page)?;
-    Ok(Rendered { files: 2, warnings })
+    warnings.shrink_to_fit();
+    Ok(Rendered { files: 2 + expanded.charts.len(), warnings })
+}
+
+/// Warnings about a page's prose: hand-typed memory figures and emphasis markers that
+/// CommonMark left as literal asterisks.
+fn lint_page(page: &Page, html: &str) -> Vec<Diagnostic> {
+    let body = page.body();
+    let mut warnings: Vec<Diagnostic> = lint::typed_memory_figures(body)
+        .into_iter()
+        .map(|(range, text)| {
+            let line = page.body_line + body[..range.start].matches('\n').count();
+            let col = body[..range.start].rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            Diagnostic::warning(format!("memory figure `{text}` typed by hand"))
+                .in_file(&page.src.shown)
+                .at(line, col)
+                .with_source(page.text.clone())
+                .with_help("compute it with an expression, e.g. `{{ bytes.peak | bytes }}`, or put a quoted measurement in `code`")
+        })
+        .collect();
+    for snippet in markdown::stray_emphasis_markers(html) {
+        warnings.push(
+            Diagnostic::warning(format!("literal `**` or `__` in the rendered page near `{snippet}`"))
+                .in_file(&page.src.shown)
+                .with_help("CommonMark does not close emphasis before a letter after punctuation: move the punctuation outside `**...**`"),
+        );
+    }
+    warnings
 }
 
 /// The site's title and URL in `lang`.

@@ -6,7 +6,7 @@ use fluent_bundle::FluentValue;
 use super::data::GuideData;
 use super::ExpandContext;
 use crate::chart::{self, BreakdownChart, Segment, SweepChart, SweepPoint};
-use crate::estimate::{self, GpuCatalog, Literal};
+use crate::estimate::{self, Literal};
 
 
 /// Renders chart `kind` ("breakdown" or "sweep" over `over`); returns (file name, SVG, alt text).
@@ -35,7 +35,7 @@ pub(super) fn chart(data: &GuideData, ctx: &ExpandContext<'_>, kind: &str, over:
                 ("component-overhead", get("total").saturating_sub(get("train_peak"))),
             ]
             .into_iter()
-            .map(|(k, bytes)| Segment { label: loc.t(k), bytes })
+            .map(|(k, bytes)| Segment { label: format!("{}: {}", loc.t(k), loc.bytes(bytes)), bytes })
             .collect();
             let title = loc.t("chart-breakdown-title");
             let svg = chart::breakdown_svg(&BreakdownChart {
@@ -58,7 +58,7 @@ pub(super) fn chart(data: &GuideData, ctx: &ExpandContext<'_>, kind: &str, over:
                 "block_size" => (powers(64, data.scenario.block_size.max(1).next_power_of_two().saturating_mul(2).max(2048)), "block_size"),
                 other => return Err(format!("cannot sweep over `{other}` (use batch_size or block_size)")),
             };
-            let catalog = GpuCatalog::builtin();
+            let catalog = ctx.catalog;
             let mut points = Vec::new();
             for x in xs {
                 let mut s = data.scenario.clone();
@@ -66,7 +66,7 @@ pub(super) fn chart(data: &GuideData, ctx: &ExpandContext<'_>, kind: &str, over:
                 if key == "batch_size" {
                     s.eval_batch_size = None;
                 }
-                if let Ok(e) = estimate::estimate(&s, &catalog) {
+                if let Ok(e) = estimate::estimate(&s, catalog) {
                     points.push(SweepPoint { x, peak_bytes: e.bytes.total });
                 }
             }

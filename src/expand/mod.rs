@@ -32,6 +32,8 @@ pub struct ExpandContext<'a> {
     pub data: Option<&'a GuideData>,
     /// Variant labels in this language, by id.
     pub variant_labels: &'a [(String, String)],
+    /// The GPU catalog (for sweeps).
+    pub catalog: &'a crate::estimate::GpuCatalog,
 }
 
 /// An expanded body and the chart files it references.
