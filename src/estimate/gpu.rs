@@ -1,0 +1,165 @@
+//! The GPU catalog: cards, their usable memory as PyTorch reports it, and bf16 support.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::ScenarioError;
+
+/// The catalog compiled into the binary.
+const BUILTIN_YAML: &str = include_str!("../../data/gpus.yaml");
+
+/// One GPU model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    /// Stable id used by guides and `--gpu` (e.g. `rtx-4070`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Memory PyTorch can see: `torch.cuda.get_device_properties().total_memory`, in bytes.
+    pub capacity_bytes: u64,
+    /// The memory size on the box, in GB (informative only).
+    #[serde(default)]
+    pub memory_gb_marketing: f64,
+    /// Whether the card has bf16 tensor cores (T4 and V100 do not).
+    #[serde(default = "yes")]
+    pub bf16: bool,
+    /// Other ids that find this card.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The YAML document: a `gpus:` list.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    gpus: Vec<Gpu>,
+}
+
+/// A list of GPUs, looked up by id or alias (case-insensitive).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GpuCatalog {
+    gpus: Vec<Gpu>,
+}
+
+impl GpuCatalog {
+    /// The catalog in `data/gpus.yaml`, compiled into the binary.
+    pub fn builtin() -> GpuCatalog {
+        static BUILTIN: OnceLock<GpuCatalog> = OnceLock::new();
+        BUILTIN
+            .get_or_init(|| {
+                let mut catalog = GpuCatalog::default();
+                // The file ships with the binary and a unit test parses it: failing here is a
+                // build defect, not a user error.
+                catalog
+                    .extend_from_yaml(BUILTIN_YAML)
+                    .unwrap_or_else(|e| panic!("built-in data/gpus.yaml is invalid: {e}"));
+                catalog
+            })
+            .clone()
+    }
+
+    /// Adds the `gpus:` entries of a YAML document; an entry whose id exists replaces it.
+    pub fn extend_from_yaml(&mut self, yaml: &str) -> Result<(), ScenarioError> {
+        let file: CatalogFile = yaml_serde::from_str(yaml).map_err(|e| {
+            ScenarioError::general(format!(
+                "invalid GPU catalog: {e}; expected `gpus:` followed by entries with id, name and capacity_bytes"
+            ))
+        })?;
+        for mut gpu in file.gpus {
+            gpu.id = gpu.id.trim().to_ascii_lowercase();
+            check(&gpu)?;
+            match self.gpus.iter_mut().find(|g| g.id == gpu.id) {
+                Some(slot) => *slot = gpu,
+                None => self.gpus.push(gpu),
+            }
+        }
+        Ok(())
+    }
+
+    /// The GPU with this id or alias, ignoring ASCII case.
+    pub fn get(&self, id: &str) -> Option<&Gpu> {
+        let id = id.trim();
+        self.gpus
+            .iter()
+            .find(|g| g.id.eq_ignore_ascii_case(id))
+            .or_else(|| {
+                self.gpus
+                    .iter()
+                    .find(|g| g.aliases.iter().any(|a| a.eq_ignore_ascii_case(id)))
+            })
+    }
+
+    /// Every GPU, in catalog order.
+    pub fn iter(&self) -> impl Iterator<Item = &Gpu> {
+        self.gpus.iter()
+    }
+}
+
+/// Rejects entries the estimator cannot use.
+fn check(gpu: &Gpu) -> Result<(), ScenarioError> {
+    let bad = |what: &str| {
+        Err(ScenarioError::general(format!(
+            "invalid GPU catalog entry \"{}\": {what}",
+            gpu.id
+        )))
+    };
+    if gpu.id.is_empty() || gpu.id.contains(char::is_whitespace) {
+        return bad("the id must be non-empty and without spaces, e.g. rtx-4070");
+    }
+    if gpu.capacity_bytes == 0 || gpu.capacity_bytes > i64::MAX as u64 {
+        return bad("capacity_bytes must be between 1 and 2^63 - 1");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_parses_and_has_the_fixed_ids() {
+        let catalog = GpuCatalog::builtin();
+        for id in [
+            "rtx-3060-12gb",
+            "rtx-4070",
+            "rtx-3090",
+            "rtx-4090",
+            "rtx-a6000",
+            "t4",
+            "v100-16gb",
+            "v100-32gb",
+            "l4",
+            "a100-40gb",
+            "a100-80gb",
+            "h100-80gb",
+            "h200",
+        ] {
+            assert!(catalog.get(id).is_some(), "missing {id}");
+        }
+    }
+
+    #[test]
+    fn aliases_and_overrides() {
+        let mut catalog = GpuCatalog::builtin();
+        assert_eq!(
+            catalog.get("RTX-3060").map(|g| g.id.as_str()),
+            Some("rtx-3060-12gb")
+        );
+        catalog
+            .extend_from_yaml("gpus:\n  - {id: rtx-4070, name: Mine, capacity_bytes: 1000}\n  - {id: toy, name: Toy, capacity_bytes: 7}\n")
+            .unwrap();
+        assert_eq!(
+            catalog.get("rtx-4070").map(|g| g.capacity_bytes),
+            Some(1000)
+        );
+        assert_eq!(catalog.get("toy").map(|g| g.bf16), Some(true));
+        let err = catalog.extend_from_yaml("gpus:\n  - {id: z, name: Z, capacity_bytes: 0}\n");
+        assert!(err.is_err());
+    }
+}

@@ -1,0 +1,214 @@
+//! Setting scenario keys from literals: `--set`, Python config files and YAML front matter.
+
+use super::error::ScenarioError;
+use super::scenario::{Dtype, Optimizer, Scenario};
+
+/// A value for [`Scenario::set`], as parsed from a Python config, a `--set` flag or YAML.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    /// An integer literal.
+    Int(i64),
+    /// A float literal.
+    Float(f64),
+    /// `True`/`False` (Python) or `true`/`false` (YAML).
+    Bool(bool),
+    /// A string literal (quotes removed).
+    Str(String),
+    /// Python's `None` or YAML's `null`: resets an optional key (`eval_batch_size`, `gpu`).
+    None,
+}
+
+/// Every key a scenario accepts, in display order.
+pub const KEYS: &[&str] = &[
+    "n_layer",
+    "n_head",
+    "n_embd",
+    "vocab_size",
+    "block_size",
+    "bias",
+    "dropout",
+    "batch_size",
+    "gradient_accumulation_steps",
+    "dtype",
+    "compile",
+    "flash",
+    "grad_checkpoint",
+    "optimizer",
+    "eval_batch_size",
+    "pure_bf16",
+    "gpu",
+];
+
+impl Scenario {
+    /// Sets one key from a literal; the error names the key and says what it accepts.
+    pub fn set(&mut self, key: &str, value: Literal) -> Result<(), ScenarioError> {
+        match key {
+            "n_layer" => self.n_layer = count(key, &value)?,
+            "n_head" => self.n_head = count(key, &value)?,
+            "n_embd" => self.n_embd = count(key, &value)?,
+            "vocab_size" => self.vocab_size = count(key, &value)?,
+            "block_size" => self.block_size = count(key, &value)?,
+            "batch_size" => self.batch_size = count(key, &value)?,
+            "gradient_accumulation_steps" => self.gradient_accumulation_steps = count(key, &value)?,
+            "bias" => self.bias = boolean(key, &value)?,
+            "compile" => self.compile = boolean(key, &value)?,
+            "flash" => self.flash = boolean(key, &value)?,
+            "grad_checkpoint" => self.grad_checkpoint = boolean(key, &value)?,
+            "pure_bf16" => self.pure_bf16 = boolean(key, &value)?,
+            "dropout" => self.dropout = probability(key, &value)?,
+            "dtype" => {
+                self.dtype = Dtype::parse(&text(key, &value)?).ok_or_else(|| {
+                    ScenarioError::key(
+                        key,
+                        format!("unknown dtype {value:?}; use float32, bfloat16 or float16"),
+                    )
+                })?
+            }
+            "optimizer" => {
+                self.optimizer = Optimizer::parse(&text(key, &value)?).ok_or_else(|| {
+                    ScenarioError::key(
+                        key,
+                        format!("unknown optimizer {value:?}; use adamw, adamw8bit or sgd"),
+                    )
+                })?
+            }
+            "eval_batch_size" => {
+                self.eval_batch_size = match value {
+                    Literal::None => None,
+                    other => Some(count(key, &other)?),
+                }
+            }
+            "gpu" => {
+                self.gpu = match value {
+                    Literal::None => None,
+                    Literal::Str(s) if s.trim().is_empty() || s.trim() == "none" => None,
+                    Literal::Str(s) => Some(s.trim().to_ascii_lowercase()),
+                    other => {
+                        return Err(ScenarioError::key(
+                            key,
+                            format!("expected a GPU id such as \"rtx-4070\", got {other:?}"),
+                        ))
+                    }
+                }
+            }
+            _ => {
+                return Err(ScenarioError::key(
+                    key,
+                    format!("unknown scenario key; known keys: {}", KEYS.join(", ")),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds a scenario from a YAML mapping of keys (the rest keep nanoGPT's defaults).
+    pub fn from_yaml(v: &yaml_serde::Value) -> Result<Scenario, ScenarioError> {
+        use yaml_serde::Value;
+        let map = match v {
+            Value::Mapping(map) => map,
+            Value::Null => return Ok(Scenario::default()),
+            _ => {
+                return Err(ScenarioError::general(
+                    "a scenario must be a mapping of keys such as `n_layer: 6`",
+                ))
+            }
+        };
+        let mut scenario = Scenario::default();
+        for (k, val) in map {
+            let Some(key) = k.as_str() else {
+                return Err(ScenarioError::general(format!(
+                    "scenario keys must be strings, got {k:?}"
+                )));
+            };
+            let literal = match val {
+                Value::Null => Literal::None,
+                Value::Bool(b) => Literal::Bool(*b),
+                Value::String(s) => Literal::Str(s.clone()),
+                Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+                    (Some(i), _) => Literal::Int(i),
+                    (None, Some(f)) => Literal::Float(f),
+                    (None, None) => {
+                        return Err(ScenarioError::key(
+                            key,
+                            format!("number {n} is out of range"),
+                        ))
+                    }
+                },
+                _ => {
+                    return Err(ScenarioError::key(
+                        key,
+                        "expected a number, a boolean or a string, not a list or mapping",
+                    ))
+                }
+            };
+            scenario.set(key, literal)?;
+        }
+        Ok(scenario)
+    }
+}
+
+/// A whole number ≥ 1 (integral floats such as `1e3` are accepted).
+fn count(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
+    let n = match value {
+        Literal::Int(i) => *i,
+        Literal::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => *f as i64,
+        other => {
+            return Err(ScenarioError::key(
+                key,
+                format!("expected a whole number, got {other:?}"),
+            ))
+        }
+    };
+    if n < 1 {
+        return Err(ScenarioError::key(
+            key,
+            format!("must be at least 1, got {n}"),
+        ));
+    }
+    u64::try_from(n).map_err(|_| ScenarioError::key(key, format!("{n} is out of range")))
+}
+
+/// `True`/`False`; the strings "true"/"false" are accepted too.
+fn boolean(key: &str, value: &Literal) -> Result<bool, ScenarioError> {
+    match value {
+        Literal::Bool(b) => Ok(*b),
+        Literal::Str(s) if s.eq_ignore_ascii_case("true") => Ok(true),
+        Literal::Str(s) if s.eq_ignore_ascii_case("false") => Ok(false),
+        other => Err(ScenarioError::key(
+            key,
+            format!("expected True or False, got {other:?}"),
+        )),
+    }
+}
+
+/// A probability in [0, 1).
+fn probability(key: &str, value: &Literal) -> Result<f64, ScenarioError> {
+    let p = match value {
+        Literal::Float(f) => *f,
+        Literal::Int(i) => *i as f64,
+        other => {
+            return Err(ScenarioError::key(
+                key,
+                format!("expected a number such as 0.1, got {other:?}"),
+            ))
+        }
+    };
+    if !(0.0..1.0).contains(&p) {
+        return Err(ScenarioError::key(
+            key,
+            format!("must be at least 0 and below 1, got {p}"),
+        ));
+    }
+    Ok(p)
+}
+
+/// A string value (dtype, optimizer).
+fn text(key: &str, value: &Literal) -> Result<String, ScenarioError> {
+    match value {
+        Literal::Str(s) => Ok(s.clone()),
+        other => Err(ScenarioError::key(
+            key,
+            format!("expected a quoted string, got {other:?}"),
+        )),
+    }
+}

@@ -1,0 +1,257 @@
+//! The training scenario: nanoGPT's `train.py` configuration keys plus the few this tool adds.
+
+use serde::Serialize;
+
+use super::error::ScenarioError;
+use super::gpu::GpuCatalog;
+
+/// The autocast (mixed-precision) dtype of `train.py`'s `dtype` key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    /// No autocast: everything in fp32 (`torch.autocast` refuses float32 on CUDA and disables itself).
+    Float32,
+    /// bf16 autocast (Ampere and newer).
+    Bfloat16,
+    /// fp16 autocast with a `GradScaler`.
+    Float16,
+}
+
+impl Dtype {
+    /// nanoGPT's spelling (`float32`, `bfloat16`, `float16`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dtype::Float32 => "float32",
+            Dtype::Bfloat16 => "bfloat16",
+            Dtype::Float16 => "float16",
+        }
+    }
+
+    /// Parses nanoGPT's spelling, plus the short forms `fp32`, `bf16`, `fp16`.
+    pub fn parse(s: &str) -> Option<Dtype> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "float32" | "fp32" | "float" => Some(Dtype::Float32),
+            "bfloat16" | "bf16" => Some(Dtype::Bfloat16),
+            "float16" | "fp16" | "half" => Some(Dtype::Float16),
+            _ => None,
+        }
+    }
+}
+
+/// The optimizer whose state sits in GPU memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Optimizer {
+    /// `torch.optim.AdamW` (nanoGPT's choice): two moments in the parameter dtype.
+    Adamw,
+    /// bitsandbytes `AdamW8bit`: two 8-bit moments with block-wise fp32 scales.
+    Adamw8bit,
+    /// `torch.optim.SGD` with momentum: one buffer in the parameter dtype.
+    Sgd,
+}
+
+impl Optimizer {
+    /// The canonical spelling (`adamw`, `adamw8bit`, `sgd`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Optimizer::Adamw => "adamw",
+            Optimizer::Adamw8bit => "adamw8bit",
+            Optimizer::Sgd => "sgd",
+        }
+    }
+
+    /// Parses the canonical spelling and common variants (`adam`, `adamw_8bit`, `sgd_momentum`).
+    pub fn parse(s: &str) -> Option<Optimizer> {
+        let norm: String = s
+            .trim()
+            .to_ascii_lowercase()
+            .chars()
+            .filter(|c| !matches!(c, '_' | '-' | ' '))
+            .collect();
+        match norm.as_str() {
+            "adamw" | "adam" => Some(Optimizer::Adamw),
+            "adamw8bit" | "adam8bit" | "bnbadamw8bit" => Some(Optimizer::Adamw8bit),
+            "sgd" | "sgdmomentum" => Some(Optimizer::Sgd),
+            _ => None,
+        }
+    }
+}
+
+/// A nanoGPT training configuration, as far as GPU memory is concerned.
+///
+/// Field names are nanoGPT's `train.py` names; `flash`, `grad_checkpoint`, `optimizer`,
+/// `eval_batch_size`, `pure_bf16` and `gpu` are this tool's additions. Fields are public for
+/// convenience: call [`Scenario::validate`] (or [`super::estimate`], which does) after editing them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Transformer blocks.
+    pub n_layer: u64,
+    /// Attention heads per block.
+    pub n_head: u64,
+    /// Embedding width; a multiple of `n_head`.
+    pub n_embd: u64,
+    /// Vocabulary size (nanoGPT pads GPT-2's 50257 to 50304).
+    pub vocab_size: u64,
+    /// Sequence length of a training example.
+    pub block_size: u64,
+    /// Biases in Linear and LayerNorm layers.
+    pub bias: bool,
+    /// Dropout probability, in [0, 1).
+    pub dropout: f64,
+    /// Micro-batch size (sequences per forward pass).
+    pub batch_size: u64,
+    /// Micro-batches per optimizer step.
+    pub gradient_accumulation_steps: u64,
+    /// Autocast dtype.
+    pub dtype: Dtype,
+    /// `torch.compile` the model.
+    pub compile: bool,
+    /// Flash (scaled-dot-product) attention instead of the manual masked softmax.
+    pub flash: bool,
+    /// Per-block activation checkpointing (a common patch; not in nanoGPT).
+    pub grad_checkpoint: bool,
+    /// The optimizer.
+    pub optimizer: Optimizer,
+    /// Micro-batch of `estimate_loss`; `None` means `batch_size` (nanoGPT has no such key).
+    pub eval_batch_size: Option<u64>,
+    /// Keep parameters, gradients and optimizer state in bf16 (`model.to(torch.bfloat16)`)
+    /// instead of nanoGPT's fp32 parameters with autocast. Needs `dtype = bfloat16`.
+    pub pure_bf16: bool,
+    /// GPU id in the catalog, if the question is "does it fit on this card".
+    pub gpu: Option<String>,
+}
+
+impl Default for Scenario {
+    /// nanoGPT's `train.py` defaults (GPT-2 124M on OpenWebText, one GPU).
+    fn default() -> Self {
+        Scenario {
+            n_layer: 12,
+            n_head: 12,
+            n_embd: 768,
+            vocab_size: 50304,
+            block_size: 1024,
+            bias: false,
+            dropout: 0.0,
+            batch_size: 12,
+            gradient_accumulation_steps: 5 * 8,
+            dtype: Dtype::Bfloat16,
+            compile: true,
+            flash: true,
+            grad_checkpoint: false,
+            optimizer: Optimizer::Adamw,
+            eval_batch_size: None,
+            pure_bf16: false,
+            gpu: None,
+        }
+    }
+}
+
+/// The scenario as it serializes: every key with its resolved value.
+#[derive(Serialize)]
+struct Resolved<'a> {
+    n_layer: u64,
+    n_head: u64,
+    n_embd: u64,
+    vocab_size: u64,
+    block_size: u64,
+    bias: bool,
+    dropout: f64,
+    batch_size: u64,
+    gradient_accumulation_steps: u64,
+    dtype: Dtype,
+    compile: bool,
+    flash: bool,
+    grad_checkpoint: bool,
+    optimizer: Optimizer,
+    eval_batch_size: u64,
+    pure_bf16: bool,
+    gpu: Option<&'a str>,
+}
+
+impl Serialize for Scenario {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Resolved {
+            n_layer: self.n_layer,
+            n_head: self.n_head,
+            n_embd: self.n_embd,
+            vocab_size: self.vocab_size,
+            block_size: self.block_size,
+            bias: self.bias,
+            dropout: self.dropout,
+            batch_size: self.batch_size,
+            gradient_accumulation_steps: self.gradient_accumulation_steps,
+            dtype: self.dtype,
+            compile: self.compile,
+            flash: self.flash,
+            grad_checkpoint: self.grad_checkpoint,
+            optimizer: self.optimizer,
+            eval_batch_size: self.eval_batch(),
+            pure_bf16: self.pure_bf16,
+            gpu: self.gpu.as_deref(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl Scenario {
+    /// The evaluation micro-batch: `eval_batch_size`, or `batch_size` when unset.
+    pub fn eval_batch(&self) -> u64 {
+        self.eval_batch_size.unwrap_or(self.batch_size)
+    }
+
+    /// Checks every key and the relations between keys; `gpu` must be in `catalog`.
+    pub fn validate(&self, catalog: &GpuCatalog) -> Result<(), ScenarioError> {
+        let positive = [
+            ("n_layer", self.n_layer),
+            ("n_head", self.n_head),
+            ("n_embd", self.n_embd),
+            ("vocab_size", self.vocab_size),
+            ("block_size", self.block_size),
+            ("batch_size", self.batch_size),
+            (
+                "gradient_accumulation_steps",
+                self.gradient_accumulation_steps,
+            ),
+            ("eval_batch_size", self.eval_batch()),
+        ];
+        for (key, value) in positive {
+            if value == 0 {
+                return Err(ScenarioError::key(key, "must be at least 1"));
+            }
+        }
+        if self.n_embd % self.n_head != 0 {
+            return Err(ScenarioError::key(
+                "n_embd",
+                format!(
+                    "n_embd ({}) must be divisible by n_head ({}): each head gets n_embd / n_head channels",
+                    self.n_embd, self.n_head
+                ),
+            ));
+        }
+        if !(0.0..1.0).contains(&self.dropout) {
+            return Err(ScenarioError::key(
+                "dropout",
+                format!("must be at least 0 and below 1, got {}", self.dropout),
+            ));
+        }
+        if self.pure_bf16 && self.dtype != Dtype::Bfloat16 {
+            return Err(ScenarioError::key(
+                "pure_bf16",
+                format!(
+                    "pure bf16 training needs dtype = bfloat16 (dtype is {})",
+                    self.dtype.as_str()
+                ),
+            ));
+        }
+        if let Some(id) = &self.gpu {
+            if catalog.get(id).is_none() {
+                let known: Vec<&str> = catalog.iter().map(|g| g.id.as_str()).collect();
+                return Err(ScenarioError::key(
+                    "gpu",
+                    format!("unknown GPU \"{id}\"; known ids: {}", known.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,331 @@
+//! What to change: the options a guide lists for a scenario, each estimated in full.
+
+use serde::Serialize;
+
+use super::error::ScenarioError;
+use super::gpu::GpuCatalog;
+use super::scenario::{Dtype, Optimizer, Scenario};
+use super::{estimate, Estimate};
+
+/// The kind of change an option makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WhatIfKind {
+    /// A smaller micro-batch with more accumulation steps: same effective batch.
+    MicroBatch,
+    /// The largest micro-batch that fits the GPU, keeping the effective batch.
+    MaxMicroBatch,
+    /// A smaller `estimate_loss` batch (a patch: nanoGPT evaluates at `batch_size`).
+    EvalBatch,
+    /// A shorter context.
+    BlockSize,
+    /// Flash attention on.
+    Flash,
+    /// Per-block activation checkpointing on (a patch).
+    GradCheckpoint,
+    /// 16-bit autocast instead of fp32 (or fp16 on a card without bf16).
+    Dtype,
+    /// A narrower model.
+    NEmbd,
+    /// A shallower model.
+    NLayer,
+    /// An 8-bit optimizer.
+    Optimizer,
+}
+
+/// One changed key, with its new value as a display string (`"8"`, `"True"`, `"bfloat16"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    /// Scenario key.
+    pub key: String,
+    /// New value, as nanoGPT's config files would write it (strings unquoted).
+    pub value: String,
+}
+
+/// One computed option.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WhatIf {
+    /// What kind of change.
+    pub kind: WhatIfKind,
+    /// The keys it changes.
+    pub changes: Vec<Change>,
+    /// The changed scenario.
+    pub scenario: Scenario,
+    /// Its peak (allocated) bytes.
+    pub peak: u64,
+    /// Its total (nvidia-smi) bytes.
+    pub total: u64,
+    /// Base total minus this option's total (negative: it needs more).
+    pub saving_bytes: i64,
+    /// Whether it fits the scenario's GPU, if one is named.
+    pub fits: Option<bool>,
+    /// Its effective batch (sequences per optimizer step).
+    pub effective_batch: u64,
+    /// Its parameter count.
+    pub params_total: u64,
+    /// Extra training compute in percent, an estimate (checkpointing only).
+    pub extra_compute_pct: Option<f64>,
+    /// Whether training itself changes (hyper-parameters, numerics or model), not just memory.
+    pub changes_training: bool,
+}
+
+/// The options for a scenario, ordered by how little they change training: same effective
+/// batch and same math first, model-shrinking last. No-ops (flash when on, ...) are skipped.
+pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, ScenarioError> {
+    let base = estimate(s, catalog)?;
+    let mut out = Vec::new();
+    let eff = base.effective_batch;
+    let mut push = |kind,
+                    changed: Scenario,
+                    changes_training,
+                    pct: Option<f64>|
+     -> Result<(), ScenarioError> {
+        let e = estimate(&changed, catalog)?;
+        out.push(option(kind, &base, changed, &e, changes_training, pct));
+        Ok(())
+    };
+
+    // Same effective batch, smaller micro-batches: b/2, b/4, b/8 (largest divisors of it).
+    let mut last = s.batch_size;
+    for div in [2, 4, 8] {
+        if let Some(b) = largest_divisor_at_most(eff, s.batch_size / div) {
+            if b < last {
+                last = b;
+                push(
+                    WhatIfKind::MicroBatch,
+                    with_micro_batch(s, b, eff),
+                    false,
+                    None,
+                )?;
+            }
+        }
+    }
+    if let Some(gpu) = s.gpu.as_deref().and_then(|id| catalog.get(id)) {
+        let cap = gpu.capacity_bytes;
+        let fits =
+            |b: u64| estimate(&with_micro_batch(s, b, eff), catalog).map(|e| e.bytes.total <= cap);
+        if fits(1)? {
+            let (mut lo, mut hi) = (1, eff);
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if fits(mid)? {
+                    lo = mid
+                } else {
+                    hi = mid - 1
+                }
+            }
+            if let Some(b) = largest_divisor_at_most(eff, lo).filter(|&b| b != s.batch_size) {
+                push(
+                    WhatIfKind::MaxMicroBatch,
+                    with_micro_batch(s, b, eff),
+                    false,
+                    None,
+                )?;
+            }
+        }
+    }
+    if base.bytes.eval_peak > base.bytes.train_peak && s.eval_batch() > 1 {
+        let mut changed = s.clone();
+        let eval_at = |e: u64| {
+            let mut c = s.clone();
+            c.eval_batch_size = Some(e);
+            estimate(&c, catalog).map(|est| est.bytes.eval_peak)
+        };
+        let (mut lo, mut hi) = (1, s.eval_batch() - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if eval_at(mid)? <= base.bytes.train_peak {
+                lo = mid
+            } else {
+                hi = mid - 1
+            }
+        }
+        changed.eval_batch_size = Some(lo);
+        push(WhatIfKind::EvalBatch, changed, false, None)?;
+    }
+    if !s.flash {
+        push(
+            WhatIfKind::Flash,
+            Scenario {
+                flash: true,
+                ..s.clone()
+            },
+            false,
+            None,
+        )?;
+    }
+    if !s.grad_checkpoint {
+        let changed = Scenario {
+            grad_checkpoint: true,
+            ..s.clone()
+        };
+        push(
+            WhatIfKind::GradCheckpoint,
+            changed,
+            false,
+            Some(checkpoint_extra_compute_pct(s)),
+        )?;
+    }
+    let bf16_ok = s
+        .gpu
+        .as_deref()
+        .and_then(|id| catalog.get(id))
+        .is_none_or(|g| g.bf16);
+    let better_dtype = match s.dtype {
+        Dtype::Float32 if bf16_ok => Some(Dtype::Bfloat16),
+        Dtype::Float32 => Some(Dtype::Float16),
+        Dtype::Bfloat16 if !bf16_ok && !s.pure_bf16 => Some(Dtype::Float16),
+        _ => None,
+    };
+    if let Some(dtype) = better_dtype {
+        push(
+            WhatIfKind::Dtype,
+            Scenario { dtype, ..s.clone() },
+            true,
+            None,
+        )?;
+    }
+    if s.optimizer == Optimizer::Adamw {
+        let changed = Scenario {
+            optimizer: Optimizer::Adamw8bit,
+            ..s.clone()
+        };
+        push(WhatIfKind::Optimizer, changed, true, None)?;
+    }
+    if s.block_size >= 2 {
+        push(
+            WhatIfKind::BlockSize,
+            Scenario {
+                block_size: s.block_size / 2,
+                ..s.clone()
+            },
+            true,
+            None,
+        )?;
+    }
+    let narrower = s.n_embd * 3 / 4 / s.n_head * s.n_head;
+    if narrower >= s.n_head && narrower < s.n_embd {
+        push(
+            WhatIfKind::NEmbd,
+            Scenario {
+                n_embd: narrower,
+                ..s.clone()
+            },
+            true,
+            None,
+        )?;
+    }
+    if s.n_layer >= 2 {
+        push(
+            WhatIfKind::NLayer,
+            Scenario {
+                n_layer: s.n_layer / 2,
+                ..s.clone()
+            },
+            true,
+            None,
+        )?;
+    }
+    Ok(out)
+}
+
+/// Builds one option from its estimate.
+fn option(
+    kind: WhatIfKind,
+    base: &Estimate,
+    changed: Scenario,
+    e: &Estimate,
+    changes_training: bool,
+    pct: Option<f64>,
+) -> WhatIf {
+    WhatIf {
+        kind,
+        changes: diff(&base.scenario, &changed),
+        peak: e.bytes.peak,
+        total: e.bytes.total,
+        saving_bytes: base.bytes.total as i64 - e.bytes.total as i64,
+        fits: e.fits,
+        effective_batch: e.effective_batch,
+        params_total: e.params.total,
+        extra_compute_pct: pct,
+        changes_training,
+        scenario: changed,
+    }
+}
+
+/// The scenario with micro-batch `b` and the accumulation that keeps `eff` sequences per step.
+fn with_micro_batch(s: &Scenario, b: u64, eff: u64) -> Scenario {
+    Scenario {
+        batch_size: b,
+        gradient_accumulation_steps: eff / b.max(1),
+        ..s.clone()
+    }
+}
+
+/// The largest divisor of `n` that is at most `limit` (None when `limit` is 0).
+fn largest_divisor_at_most(n: u64, limit: u64) -> Option<u64> {
+    (1..=limit.min(n)).rev().find(|d| n % d == 0)
+}
+
+/// Extra compute of per-block checkpointing, in percent: one more forward of the blocks.
+///
+/// Training FLOPs per token ≈ `6·N + 12·L·h·s` with `N = 12·L·h² + V·h` matmul parameters
+/// (Chowdhery et al. 2022, PaLM, appendix B); recomputing the blocks adds their forward,
+/// `2·12·L·h² + 4·L·h·s`. About 33 % for large models, less when lm_head dominates.
+/// Rounded to 0.1 %.
+fn checkpoint_extra_compute_pct(s: &Scenario) -> f64 {
+    let (l, h, v, ctx) = (
+        s.n_layer as f64,
+        s.n_embd as f64,
+        s.vocab_size as f64,
+        s.block_size as f64,
+    );
+    let blocks = 24.0 * l * h * h + 4.0 * l * h * ctx;
+    let train = 6.0 * (12.0 * l * h * h + v * h) + 12.0 * l * h * ctx;
+    (1000.0 * blocks / train).round() / 10.0
+}
+
+/// The keys whose values differ, in key order, with display values.
+fn diff(a: &Scenario, b: &Scenario) -> Vec<Change> {
+    let av = display_values(a);
+    display_values(b)
+        .into_iter()
+        .zip(av)
+        .filter(|(new, old)| new.1 != old.1)
+        .map(|((key, value), _)| Change {
+            key: key.to_owned(),
+            value,
+        })
+        .collect()
+}
+
+/// Every key's value as nanoGPT's config files write it.
+fn display_values(s: &Scenario) -> Vec<(&'static str, String)> {
+    let py = |b: bool| if b { "True" } else { "False" }.to_owned();
+    vec![
+        ("n_layer", s.n_layer.to_string()),
+        ("n_head", s.n_head.to_string()),
+        ("n_embd", s.n_embd.to_string()),
+        ("vocab_size", s.vocab_size.to_string()),
+        ("block_size", s.block_size.to_string()),
+        ("bias", py(s.bias)),
+        ("dropout", s.dropout.to_string()),
+        ("batch_size", s.batch_size.to_string()),
+        (
+            "gradient_accumulation_steps",
+            s.gradient_accumulation_steps.to_string(),
+        ),
+        ("dtype", s.dtype.as_str().to_owned()),
+        ("compile", py(s.compile)),
+        ("flash", py(s.flash)),
+        ("grad_checkpoint", py(s.grad_checkpoint)),
+        ("optimizer", s.optimizer.as_str().to_owned()),
+        (
+            "eval_batch_size",
+            s.eval_batch_size
+                .map_or_else(|| "None".to_owned(), |e| e.to_string()),
+        ),
+        ("pure_bf16", py(s.pure_bf16)),
+        ("gpu", s.gpu.clone().unwrap_or_else(|| "None".to_owned())),
+    ]
+}
