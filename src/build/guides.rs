@@ -11,12 +11,15 @@ use crate::diagnostics::Diagnostic;
 use crate::estimate::GpuCatalog;
 use crate::expand::{self, GuideData};
 
+/// One guide's data, or why it could not be computed.
+type GuideResult = Result<Option<GuideData>, Vec<Diagnostic>>;
+
 /// Computes each guide's data (guides without a scenario get none); all problems are returned.
 pub(crate) fn compute<'a>(
     guides: &Guides<'a>,
     catalog: &GpuCatalog,
 ) -> (BTreeMap<&'a str, Option<GuideData>>, Vec<Diagnostic>) {
-    let results: Vec<(&str, Result<Option<GuideData>, Vec<Diagnostic>>)> = guides
+    let results: Vec<(&str, GuideResult)> = guides
         .par_iter()
         .map(|(slug, pages)| (*slug, one_guide(pages, catalog)))
         .collect();
@@ -70,25 +73,43 @@ fn one_guide(pages: &[&Page], catalog: &GpuCatalog) -> Result<Option<GuideData>,
     if !errors.is_empty() {
         return Err(errors);
     }
-    let (scenario, line) = first.front.scenario.as_ref().map(|(v, l)| (v, *l)).unwrap_or((&Yaml::Null, 1));
-    expand::guide_data(scenario, first.front.variants.as_ref().map(|v| &v.0), catalog).map(Some).map_err(|e| {
+    let (scenario, line) = first
+        .front
+        .scenario
+        .as_ref()
+        .map(|(v, l)| (v, *l))
+        .unwrap_or((&Yaml::Null, 1));
+    expand::guide_data(
+        scenario,
+        first.front.variants.as_ref().map(|v| &v.0),
+        catalog,
+    )
+    .map(Some)
+    .map_err(|e| {
         let line = e.key.as_deref().map_or(line, |k| key_line(first, line, k));
-        vec![Diagnostic::error(format!("invalid scenario: {}", e.message))
-            .in_file(&first.src.shown)
-            .at(line, 1)
-            .with_source(first.text.clone())
-            .with_help("see the README's scenario keys; the estimator's defaults are nanoGPT's")]
+        vec![
+            Diagnostic::error(format!("invalid scenario: {}", e.message))
+                .in_file(&first.src.shown)
+                .at(line, 1)
+                .with_source(first.text.clone())
+                .with_help(
+                    "see the README's scenario keys; the estimator's defaults are nanoGPT's",
+                ),
+        ]
     })
 }
 
-fn scenario_of<'p>(p: &'p Page) -> Option<&'p Yaml> {
+fn scenario_of(p: &Page) -> Option<&Yaml> {
     p.front.scenario.as_ref().map(|s| &s.0)
 }
 
 /// The variants without their (per-language) labels.
 fn variant_sets(p: &Page) -> Vec<(Option<Yaml>, Option<Yaml>)> {
     match p.front.variants.as_ref().map(|v| &v.0) {
-        Some(Yaml::Sequence(items)) => items.iter().map(|i| (i.get("id").cloned(), i.get("set").cloned())).collect(),
+        Some(Yaml::Sequence(items)) => items
+            .iter()
+            .map(|i| (i.get("id").cloned(), i.get("set").cloned()))
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -100,7 +121,11 @@ pub(crate) fn variant_labels(p: &Page) -> Vec<(String, String)> {
             .iter()
             .filter_map(|i| {
                 let id = i.get("id")?.as_str()?.to_string();
-                let label = i.get("label").and_then(Yaml::as_str).unwrap_or(&id).to_string();
+                let label = i
+                    .get("label")
+                    .and_then(Yaml::as_str)
+                    .unwrap_or(&id)
+                    .to_string();
                 Some((id, label))
             })
             .collect(),
@@ -117,6 +142,10 @@ fn key_line(page: &Page, line: usize, key: &str) -> usize {
         .enumerate()
         .skip(line)
         .take_while(|(_, l)| l.starts_with(' ') || l.starts_with('-') || l.is_empty())
-        .find(|(_, l)| l.trim_start().trim_start_matches("- ").starts_with(&format!("{leaf}:")))
+        .find(|(_, l)| {
+            l.trim_start()
+                .trim_start_matches("- ")
+                .starts_with(&format!("{leaf}:"))
+        })
         .map_or(line, |(i, _)| i + 1)
 }

@@ -67,7 +67,7 @@ pub(crate) fn write_indexes(
             &lang_links(site, &langs, lang, |l| format!("../{l}/")),
         );
         ctx.insert("alternates", &alternates(site, &langs, |l| format!("{l}/")));
-        ctx.insert("x_default", &format!("{}", site.config.base_url));
+        ctx.insert("x_default", &site.config.base_url);
         let html = site
             .renderer
             .render("index.html", &ctx)

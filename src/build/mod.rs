@@ -172,14 +172,32 @@ pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), V
     )?);
     let warnings = locales.missing_key_warnings();
     let renderer = Renderer::new(root, locales.clone())?;
+    let catalog = load_catalog(root)?;
     Ok((
         SiteContext {
             config,
             locales,
             renderer,
+            catalog,
         },
         warnings,
     ))
+}
+
+/// The built-in GPU catalog plus the site's own `data/gpus.yaml`, if any.
+fn load_catalog(root: &Path) -> Result<GpuCatalog, Vec<Diagnostic>> {
+    let mut catalog = GpuCatalog::builtin();
+    let path = root.join("data").join("gpus.yaml");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        catalog.extend_from_yaml(&text).map_err(|e| {
+            vec![
+                Diagnostic::error(format!("invalid GPU catalog: {}", e.message))
+                    .in_file("data/gpus.yaml")
+                    .with_help("each entry needs an id, a name and capacity_bytes"),
+            ]
+        })?;
+    }
+    Ok(catalog)
 }
 
 /// The languages each guide exists in, by slug, in the site's language order.

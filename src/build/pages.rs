@@ -67,15 +67,31 @@ pub(crate) fn render_guide(
 ) -> Result<Rendered, Vec<Diagnostic>> {
     let lang = page.src.lang.as_str();
     let slug = page.src.slug.as_str();
-    let loc = site.locales.get(lang).ok_or_else(|| vec![Diagnostic::error(format!("no locale `{lang}`"))])?;
+    let loc = site
+        .locales
+        .get(lang)
+        .ok_or_else(|| vec![Diagnostic::error(format!("no locale `{lang}`"))])?;
     let labels = super::guides::variant_labels(page);
-    let ctx = ExpandContext { loc, data, variant_labels: &labels, catalog: &site.catalog };
-    let expanded = expand::expand(page.body(), page.body_line, &ctx, &page.src.shown, &page.text)?;
+    let ctx = ExpandContext {
+        loc,
+        data,
+        variant_labels: &labels,
+        catalog: &site.catalog,
+    };
+    let expanded = expand::expand(
+        page.body(),
+        page.body_line,
+        &ctx,
+        &page.src.shown,
+        &page.text,
+    )?;
     let rendered = markdown::render_html(&expanded.markdown);
     let mut warnings = lint_page(page, &rendered.html);
     let dir = format!("{lang}/{slug}");
     for (file, svg) in &expanded.charts {
-        staging.write(&format!("{dir}/{file}"), svg.as_bytes()).map_err(|d| vec![d.in_file(&page.src.shown)])?;
+        staging
+            .write(&format!("{dir}/{file}"), svg.as_bytes())
+            .map_err(|d| vec![d.in_file(&page.src.shown)])?;
     }
     let expanded_md = expanded.markdown;
 
@@ -140,7 +156,10 @@ pub(crate) fn render_guide(
         .write(&format!("{dir}/index.md"), md.as_bytes())
         .map_err(at_page)?;
     warnings.shrink_to_fit();
-    Ok(Rendered { files: 2 + expanded.charts.len(), warnings })
+    Ok(Rendered {
+        files: 2 + expanded.charts.len(),
+        warnings,
+    })
 }
 
 /// Warnings about a page's prose: hand-typed memory figures and emphasis markers that
