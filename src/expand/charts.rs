@@ -51,7 +51,13 @@ pub(super) fn chart(
             ]
             .into_iter()
             .map(|(k, bytes)| Segment {
-                label: format!("{}: {}", loc.t(k), loc.bytes(bytes)),
+                label: loc.t_args(
+                    "chart-segment",
+                    &[
+                        ("name", FluentValue::from(loc.t(k))),
+                        ("size", FluentValue::from(loc.bytes(bytes))),
+                    ],
+                ),
                 bytes,
             })
             .collect();
