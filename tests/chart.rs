@@ -445,3 +445,26 @@ fn long_labels_are_shrunk_or_cut_never_overflowing() {
     );
     assert_inside_picture(&svg);
 }
+
+#[test]
+fn many_segments_fall_back_to_a_legend_grid() {
+    let format = en_format;
+    let chart = BreakdownChart {
+        segments: (0..30)
+            .map(|i| Segment {
+                label: format!("Segment number {i} with a long label"),
+                bytes: GIB / 4,
+            })
+            .collect(),
+        ..breakdown(&EN, true, &format)
+    };
+    let svg = breakdown_svg(&chart).expect("chart");
+    assert_inside_picture(&svg);
+    let mut anchors: Vec<(&str, &str)> = tags(&svg, "text")
+        .map(|tag| (attr(tag, "x").unwrap_or(""), attr(tag, "y").unwrap_or("")))
+        .collect();
+    let count = anchors.len();
+    anchors.sort_unstable();
+    anchors.dedup();
+    assert_eq!(anchors.len(), count, "two texts share a position");
+}
