@@ -86,7 +86,7 @@ pub(crate) fn render_guide(
         &page.text,
     )?;
     let rendered = markdown::render_html(&expanded.markdown);
-    let mut warnings = lint_page(page, &rendered.html);
+    let mut warnings = lint_page(page, data.is_some(), &rendered.html);
     let dir = format!("{lang}/{slug}");
     for (file, svg) in &expanded.charts {
         staging
@@ -162,11 +162,12 @@ pub(crate) fn render_guide(
     })
 }
 
-/// Warnings about a page's prose: hand-typed memory figures and emphasis markers that
-/// CommonMark left as literal asterisks.
-fn lint_page(page: &Page, html: &str) -> Vec<Diagnostic> {
+/// Warnings about a page's prose: hand-typed memory figures (in computed guides, where an
+/// expression could give the figure) and emphasis markers that CommonMark left as literal asterisks.
+fn lint_page(page: &Page, computed: bool, html: &str) -> Vec<Diagnostic> {
     let body = page.body();
-    let mut warnings: Vec<Diagnostic> = lint::typed_memory_figures(body)
+    let typed = if computed { lint::typed_memory_figures(body) } else { Vec::new() };
+    let mut warnings: Vec<Diagnostic> = typed
         .into_iter()
         .map(|(range, text)| {
             let line = page.body_line + body[..range.start].matches('\n').count();
