@@ -27,6 +27,12 @@ pub enum Command {
         /// The output folder [default: ROOT/public].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Render every page, ignoring what the previous build recorded.
+        #[arg(long)]
+        force: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
     },
 }
 
@@ -34,7 +40,12 @@ pub enum Command {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     match cli.command {
-        Command::Build { root, out } => run_build(BuildOptions::new(root, out)),
+        Command::Build {
+            root,
+            out,
+            force,
+            quiet,
+        } => run_build(BuildOptions::new(root, out).force(force).quiet(quiet)),
     }
 }
 
