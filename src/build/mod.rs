@@ -213,7 +213,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
 }
 
 /// The previous build's manifest, unless forced or the output folder is not ours.
-fn previous_manifest(out: &Path, force: bool) -> Manifest {
+pub(crate) fn previous_manifest(out: &Path, force: bool) -> Manifest {
     if force || !out.join(output::MARKER).exists() {
         return Manifest::new();
     }
@@ -221,6 +221,48 @@ fn previous_manifest(out: &Path, force: bool) -> Manifest {
         Some(m) => m,
         None => Manifest::new(),
     }
+}
+
+/// Renders every job of `plan` into a throwaway folder, writing nothing to `out`: the errors and
+/// warnings a build would report. Used by `vramdoc check`.
+pub(crate) fn dry_run(
+    site: &SiteContext,
+    plan: &Plan,
+    root: &Path,
+) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let scratch = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            return (
+                vec![Diagnostic::error(format!(
+                    "cannot create a scratch folder: {e}"
+                ))],
+                Vec::new(),
+            )
+        }
+    };
+    let staging = match output::Staging::new(&scratch.path().join("out"), root) {
+        Ok(s) => s,
+        Err(e) => return (vec![e], Vec::new()),
+    };
+    let mut all = Vec::new();
+    let data = match guide_data_to_render_all(site, plan) {
+        Ok(d) => d,
+        Err(e) => return (e, Vec::new()),
+    };
+    let results: Vec<JobResult> = plan
+        .jobs
+        .par_iter()
+        .map(|job| run_job(site, plan, job, &data, &staging))
+        .collect();
+    let mut warnings = Vec::new();
+    for r in results {
+        match r {
+            Ok((_, mut w)) => warnings.append(&mut w),
+            Err(mut e) => all.append(&mut e),
+        }
+    }
+    (all, warnings)
 }
 
 /// Moves changed files into the output folder, deletes outputs that are gone, writes the manifest.
@@ -300,10 +342,27 @@ fn guide_data_to_render(
     site: &SiteContext,
     plan: &Plan,
 ) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
+    guide_data_for(site, plan, |j| j.render)
+}
+
+/// Computes the data of every guide with a scenario.
+fn guide_data_to_render_all(
+    site: &SiteContext,
+    plan: &Plan,
+) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
+    guide_data_for(site, plan, |_| true)
+}
+
+/// Computes the data of the guides with a job that `wanted` selects.
+fn guide_data_for(
+    site: &SiteContext,
+    plan: &Plan,
+    wanted: impl Fn(&Job) -> bool,
+) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
     let slugs: BTreeSet<&str> = plan
         .jobs
         .iter()
-        .filter(|j| j.render)
+        .filter(|j| wanted(j))
         .filter_map(|j| match j.kind {
             JobKind::Page(i) => Some(plan.sources[i].src.slug.as_str()),
             _ => None,
