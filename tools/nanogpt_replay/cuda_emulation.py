@@ -100,8 +100,9 @@ def cuda_sdpa(
     """
     if attn_mask is not None:
         raise ValueError("nanoGPT calls SDPA without a mask; the replay only models that")
-    if torch.is_autocast_enabled("cpu"):
-        low = torch.get_autocast_dtype("cpu")
+    device = q.device.type
+    if torch.is_autocast_enabled(device):
+        low = torch.get_autocast_dtype(device)
         q, k, v = (t.to(low) if t.dtype == torch.float32 else t for t in (q, k, v))
     head = q.size(-1)
     if q.dtype in (torch.float16, torch.bfloat16) and head % 8 == 0 and head <= 256:

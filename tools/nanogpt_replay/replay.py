@@ -80,8 +80,12 @@ def count_params(model: GPT) -> dict:
     }
 
 
-def replay(sc: Scenario) -> Result:
-    """Run train.py's loop for ``sc`` on fake tensors and measure it."""
+def replay(sc: Scenario, explain: bool = False) -> Result:
+    """Run train.py's loop for ``sc`` on fake tensors and measure it.
+
+    With ``explain``, ``Result.extra`` lists the live storages at the train
+    and eval peaks (``train_live``, ``eval_live``: (bytes, "phase: op")).
+    """
     dtype = DTYPES[sc.dtype]
     cfg = GPTConfig(
         block_size=sc.block_size,
@@ -95,7 +99,7 @@ def replay(sc: Scenario) -> Result:
     )
     with contextlib.ExitStack() as stack:
         stack.enter_context(FakeTensorMode())
-        tracker = stack.enter_context(StorageTracker("cpu"))
+        tracker = stack.enter_context(StorageTracker("cpu", snapshot=explain))
         stack.enter_context(cuda_dropout_patch())
 
         def get_batch(batch: int):
@@ -130,6 +134,7 @@ def replay(sc: Scenario) -> Result:
                 tracker.reset_peak()
                 estimate_loss()
                 peaks["eval"] = (tracker.peak, tracker.peak_phase)
+                eval_live = tracker.peak_live
             tracker.phase = "forward 1"
             tracker.reset_peak()
             for micro in range(sc.gradient_accumulation_steps):
@@ -149,6 +154,7 @@ def replay(sc: Scenario) -> Result:
             tracker.phase = "zero_grad"
             optimizer.zero_grad(set_to_none=True)
             peaks[f"train{iter_num}"] = (tracker.peak, tracker.peak_phase)
+            train_live = tracker.peak_live
         steady = tracker.total
 
         # One more micro-step, only to list what autograd saves (hooks can
@@ -178,7 +184,20 @@ def replay(sc: Scenario) -> Result:
         eval_peak_bytes=eval_peak,
         saved_for_backward_bytes=saved_bytes,
         notes=notes,
+        extra={"train_live": train_live, "eval_live": eval_live},
     )
+
+
+def explain(result: Result, key: str, top: int = 25) -> str:
+    """The largest groups of live storages at a peak, as text."""
+    groups: dict[tuple[str, int], int] = {}
+    for nbytes, origin in result.extra[key]:
+        groups[(origin, nbytes)] = groups.get((origin, nbytes), 0) + 1
+    rows = sorted(groups.items(), key=lambda kv: -kv[0][1] * kv[1])[:top]
+    lines = [f"{key} (largest {top} groups: total bytes, count x bytes, created in)"]
+    for (origin, nbytes), n in rows:
+        lines.append(f"{n * nbytes:>14} {n:>4} x {nbytes:>12}  {origin}")
+    return "\n".join(lines)
 
 
 def document(results: list[Result]) -> dict:
@@ -201,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--selftest", action="store_true", help="check the tracker and emulation")
     parser.add_argument("--out", type=Path, help="write the JSON document here")
     parser.add_argument("--only", action="append", default=[], help="replay only this scenario")
+    parser.add_argument(
+        "--explain", action="store_true", help="list the live storages at each peak"
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=UserWarning)
     install_cuda_autocast_policy()
@@ -214,13 +236,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown scenario in --only; known: {known}")
     results = []
     for sc in grid:
-        r = replay(sc)
+        r = replay(sc, explain=args.explain)
         print(
             f"{r.name}: train {r.train_peak_bytes / 2**20:.1f} MiB, "
             f"eval {r.eval_peak_bytes / 2**20:.1f} MiB, "
             f"saved {r.saved_for_backward_bytes / 2**20:.1f} MiB ({r.notes})",
             flush=True,
         )
+        if args.explain:
+            print(explain(r, "train_live"), explain(r, "eval_live"), sep="\n")
         results.append(r)
     text = json.dumps(document(results), indent=2, sort_keys=True) + "\n"
     if args.out:

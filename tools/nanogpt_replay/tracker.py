@@ -81,6 +81,8 @@ class StorageTracker(TorchDispatchMode):
         """Start a new measurement window at the current live total."""
         self.peak = self.total
         self.peak_phase = self.phase
+        if self.snapshot:
+            self.peak_live = [(n, self.origin.get(k, "?")) for k, n in self.live.items()]
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
