@@ -21,6 +21,9 @@ nanoGPT's memory depends on the device:
    with ``is_causal=True`` and no mask picks FlashAttention for 16-bit inputs
    and the memory-efficient kernel for fp32. :func:`cuda_sdpa` calls those
    aten ops directly (their meta kernels give the true output/logsumexp sizes).
+   FlashAttention-2's backward also allocates fp32 scratch that no aten op
+   returns (``dq_accum`` and ``softmax_d`` in ``mha_bwd``);
+   :func:`kernel_scratch_bytes` gives its size to the tracker.
 3. **Dropout.** With ``0 < p < 1`` CUDA uses the fused ``native_dropout`` (a
    1-byte mask is saved); the CPU path saves a full-width noise tensor.
    :func:`cuda_dropout` calls ``native_dropout`` like the CUDA kernel choice.
@@ -115,6 +118,27 @@ def cuda_sdpa(
         q, k, v, None, need_lse, dropout_p, is_causal
     )
     return out[0]
+
+
+def _round_up(n: int, m: int) -> int:
+    return (n + m - 1) // m * m
+
+
+def kernel_scratch_bytes(func: object, args: tuple) -> int:
+    """Bytes a CUDA kernel allocates internally while it runs (0 if none known).
+
+    FlashAttention-2's backward (PyTorch's vendored ``mha_bwd``, not
+    deterministic) allocates ``dq_accum`` of shape (batch, seqlen_q rounded
+    up to 128, heads, head_dim rounded up to 32, or 64 above 128) and
+    ``softmax_d`` of shape (batch, heads, seqlen_q rounded), both fp32.
+    """
+    if func is not torch.ops.aten._scaled_dot_product_flash_attention_backward.default:
+        return 0
+    q = args[1]
+    batch, heads, seq_q, head = q.shape
+    seq_r = _round_up(seq_q, 128)
+    head_r = _round_up(head, 32 if head <= 128 else 64)
+    return 4 * batch * seq_r * heads * head_r + 4 * batch * heads * seq_r
 
 
 def cuda_dropout(

@@ -42,6 +42,7 @@ from cuda_emulation import (  # noqa: E402
     cuda_dropout_patch,
     cuda_sdpa,
     install_cuda_autocast_policy,
+    kernel_scratch_bytes,
 )
 from grid import GRID, Scenario  # noqa: E402
 from model import GPT, GPTConfig  # noqa: E402
@@ -99,7 +100,7 @@ def replay(sc: Scenario, explain: bool = False) -> Result:
     )
     with contextlib.ExitStack() as stack:
         stack.enter_context(FakeTensorMode())
-        tracker = stack.enter_context(StorageTracker("cpu", snapshot=explain))
+        tracker = stack.enter_context(StorageTracker("cpu", snapshot=explain, scratch=kernel_scratch_bytes))
         stack.enter_context(cuda_dropout_patch())
 
         def get_batch(batch: int):

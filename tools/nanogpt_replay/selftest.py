@@ -67,6 +67,25 @@ def tracker_by_hand() -> None:
         check("after zero_grad, loss dropped", tr.total, base + 2 * w_b + scalar)
 
 
+def scratch_by_hand() -> None:
+    """A kernel's scratch counts toward the peak only while that op runs."""
+    print("tracker, kernel scratch")
+    B, I, O, extra = 64, 256, 128, 1000
+    mm = torch.ops.aten.mm.default
+
+    def scratch(func: object, args: tuple) -> int:
+        return extra if func is mm else 0
+
+    with FakeTensorMode(), StorageTracker("cpu", scratch=scratch) as tr:
+        x, w = torch.empty(B, I), torch.empty(I, O)
+        base = 4 * B * I + 4 * I * O
+        tr.reset_peak()
+        y = x @ w
+        check("peak with scratch", tr.peak, base + 4 * B * O + extra)
+        check("live after the op", tr.total, base + 4 * B * O)
+        del y
+
+
 class OpLog(TorchDispatchMode):
     """Records (op, output dtypes and shapes) for every aten op."""
 
@@ -100,32 +119,37 @@ def real_cuda_autocast(dtype: torch.dtype) -> Iterator[None]:
         torch.set_autocast_enabled("cuda", False)
 
 
-def forward_ops(device: str, flash: bool, dtype: torch.dtype, dropout: float) -> list:
-    """The op stream of one training forward of a small GPT on ``device``."""
+def forward_ops(device: str, flash: bool, dtype: torch.dtype, dropout: float,
+                grad: bool = True) -> tuple:
+    """Op stream, peak and final live bytes of one forward of a small GPT."""
     cfg = GPTConfig(block_size=32, vocab_size=97, n_layer=2, n_head=2, n_embd=16,
                     dropout=dropout, bias=True, flash=flash)
     emulate = device == "cpu"
-    with FakeTensorMode(), torch.device(device):
+    with FakeTensorMode(), torch.device(device), StorageTracker(device) as tr:
         model = GPT(cfg, sdpa=cuda_sdpa)
         x = torch.zeros(3, 32, dtype=torch.long)
         ctx = autocast(dtype) if emulate else real_cuda_autocast(dtype)
         patch = cuda_dropout_patch() if emulate else contextlib.nullcontext()
         log = OpLog()
-        with patch, log, ctx:
-            model(x, x)
-    return log.ops
+        tr.reset_peak()
+        with patch, torch.set_grad_enabled(grad):
+            with log, ctx:
+                out = model(x, x)
+        return log.ops, tr.peak, tr.total, out is not None
 
 
 def autocast_matches_cuda() -> None:
-    """Emulated policy on CPU == real CUDA policy, op for op."""
-    print("emulated CUDA autocast/dropout vs real CUDA autocast (forward op streams)")
+    """Emulated policy on CPU == real CUDA policy: ops, peak and live bytes."""
+    print("emulated CUDA autocast/dropout vs real CUDA autocast (forward on fake tensors)")
     for flash in (True, False):
         for dtype in (torch.bfloat16, torch.float16, torch.float32):
             for dropout in (0.0, 0.1):
-                cuda = forward_ops("cuda", flash, dtype, dropout)
-                cpu = forward_ops("cpu", flash, dtype, dropout)
-                label = f"flash={flash} {dtype} dropout={dropout}: {len(cuda)} ops"
-                check(label, cpu == cuda, True)
+                for grad in (True, False):
+                    cuda = forward_ops("cuda", flash, dtype, dropout, grad)
+                    cpu = forward_ops("cpu", flash, dtype, dropout, grad)
+                    label = (f"flash={flash} {dtype} dropout={dropout} grad={grad}: "
+                             f"{len(cuda[0])} ops, peak {cuda[1]} B, after {cuda[2]} B")
+                    check(label, cpu == cuda, True)
 
 
 def parameter_counts() -> None:
@@ -145,6 +169,7 @@ def parameter_counts() -> None:
 def run_selftest() -> int:
     """Run every check; exit status 1 if any failed."""
     tracker_by_hand()
+    scratch_by_hand()
     autocast_matches_cuda()
     parameter_counts()
     print(f"{len(FAILURES)} failed" if FAILURES else "all checks passed")

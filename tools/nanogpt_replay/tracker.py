@@ -10,8 +10,11 @@ in-place ops and outputs that alias inputs add nothing. ``peak`` is the
 maximum of the live total, sampled after every op, i.e. whenever it can grow;
 ``peak_phase`` is the caller-set ``phase`` label current when it was reached.
 
-What it cannot see: memory a real CUDA kernel allocates and frees inside one
-op (FlashAttention's backward scratch, cuBLAS workspaces), the caching
+A real CUDA kernel may also allocate scratch memory for the duration of one
+op; an optional ``scratch(func, args) -> bytes`` callback adds such memory to
+the live total while that op runs (the replay uses it for FlashAttention-2's
+backward). What it cannot see otherwise: other kernels' scratch (cuBLAS
+workspaces, the memory-efficient attention backward's), the caching
 allocator's rounding of every block up to 512 bytes, and memory held by the
 allocator but not by a tensor (nvidia-smi's view).
 
@@ -23,7 +26,7 @@ storages (the model's parameters and buffers, which live anyway).
 from __future__ import annotations
 
 import weakref
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -38,8 +41,14 @@ def storage_key(t: torch.Tensor) -> int:
 class StorageTracker(TorchDispatchMode):
     """Counts live bytes of storages created on ``device``; keeps the peak."""
 
-    def __init__(self, device: str = "cpu", snapshot: bool = False):
+    def __init__(
+        self,
+        device: str = "cpu",
+        snapshot: bool = False,
+        scratch: Callable[[Any, tuple], int] | None = None,
+    ):
         super().__init__()
+        self.scratch = scratch
         self.snapshot = snapshot
         self.origin: dict[int, str] = {}
         self.peak_live: list[tuple[int, str]] = []
@@ -59,7 +68,7 @@ class StorageTracker(TorchDispatchMode):
 
     def track(self, t: torch.Tensor) -> None:
         """Count ``t``'s storage if it is on the tracked device and new."""
-        if t.device != self.device:
+        if t.device.type != self.device.type:
             return
         st = t.untyped_storage()
         key = st._cdata
@@ -90,6 +99,14 @@ class StorageTracker(TorchDispatchMode):
         for leaf in tree_leaves(out):
             if isinstance(leaf, torch.Tensor):
                 self.track(leaf)
+        extra = self.scratch(func, args) if self.scratch else 0
+        if extra and self.total + extra > self.peak:
+            # Scratch lives while the kernel runs, beside inputs and outputs.
+            self.peak = self.total + extra
+            self.peak_phase = f"{self.phase} ({func} scratch)"
+            if self.snapshot:
+                live = [(n, self.origin.get(k, "?")) for k, n in self.live.items()]
+                self.peak_live = live + [(extra, f"{self.phase}: {func} scratch")]
         return out
 
 
