@@ -13,6 +13,13 @@ sbh = block * batch * n_embd, sbV = block * batch * vocab:
 * manual attention: + L * n_head * s^2 * b * (6, fp32: 8) + 4 s^2
 * dropout > 0: + L * 2 sbh (+ L * n_head * s^2 * b for manual attention)
 * eval: 4P + 2 P_lin + 12 sbV at the eval batch
+
+``replay_train_peak`` / ``replay_eval_peak`` are closed forms derived from the
+replay's own breakdowns (``replay.py --explain``): the peak is the largest of
+a few moments of the step (end of forward, loss backward, last block's
+backward, end of backward; for evaluation the loss tail, the last MLP, the
+score matrices), each a sum of named tensors. They are documented term by
+term in ``tests/data/README.md``.
 """
 
 from __future__ import annotations
@@ -58,18 +65,130 @@ def pct(model: int, truth: int) -> str:
     return f"{100.0 * (model - truth) / truth:+.1f} %"
 
 
-def table(doc: dict) -> str:
-    """Markdown table of replay vs. notes for every scenario."""
+
+
+def _terms(sc: dict, batch: int) -> dict:
+    """Shared quantities of the replay-derived forms, in bytes."""
+    L, a, h = sc["n_layer"], sc["n_head"], sc["n_embd"]
+    s, V = sc["block_size"], sc["vocab_size"]
+    fp32 = sc["dtype"] == "float32"
+    e = 4 if fp32 else 2
+    sbh, sbv, sb = s * batch * h, s * batch * V, s * batch
+    if sc["flash"]:
+        lse = 4 * a * (-(-s // 32) * 32 if fp32 else s) * batch
+        attn = lse
+    else:
+        attn = (4 if fp32 else 6) * a * s * s * batch + s * s
+    layer = (64 if fp32 else 36) * sbh + attn + 16 * sb
+    if sc["dropout"] > 0:
+        layer += 2 * sbh + (0 if sc["flash"] else a * s * s * batch)
+    return {"a": a, "s": s,"L": L, "h": h, "V": V, "e": e, "fp32": fp32, "sbh": sbh, "sbv": sbv,
+            "sb": sb, "layer": layer, "buffers": 0 if sc["flash"] else 4 * L * s * s}
+
+
+def replay_train_peak(sc: dict, total_params: int) -> int:
+    """max(forward end, loss backward) of the replay's last micro-step."""
+    t = _terms(sc, sc["batch_size"])
+    states = 12 * total_params + t["buffers"]
+    if sc["gradient_accumulation_steps"] > 1:
+        states += 4 * total_params
+    bias_lin = 9 * t["h"] * t["L"] if sc["bias"] else 0
+    copies = 0 if t["fp32"] else 2 * linear_weights(sc)
+    tokens = 4 * 8 * t["sb"]  # X, Y and the prefetched next X, Y (int64)
+    saved = states + copies + t["L"] * t["layer"] + 4 * t["sbh"] + 8 * t["sb"] + tokens
+    # GPT.forward's locals tok_emb (fp32, 4 sbh) and pos_emb (fp32, 4 s h) and
+    # the ln_f output x live until forward returns.
+    locals_ = 4 * t["sbh"] + 4 * sc["block_size"] * t["h"]
+    if t["fp32"]:
+        fwd_end = saved + locals_ + 4 * t["sbh"] + 12 * t["sbv"]
+        loss_bwd = saved + 4 * t["sbh"] + 16 * t["sbv"]
+    else:
+        fwd_end = saved + locals_ + 2 * bias_lin + 6 * t["sbh"] + 10 * t["sbv"]
+        loss_bwd = saved + 2 * t["sbh"] + 12 * t["sbv"]
+    if sc["dropout"] > 0:
+        fwd_end += t["sbh"]  # the embedding dropout's mask
+    # End of backward: every gradient exists, and the tied wte/lm_head
+    # gradient is being summed (lm_head part + embedding part + sum, fp32);
+    # with accumulation 1 the wte gradient is not yet in the 4P.
+    vh = t["V"] * t["h"]
+    bwd_end = (16 * total_params + t["buffers"] + 12 * vh + t["e"] * t["sbv"] + tokens
+               - (4 * vh if sc["gradient_accumulation_steps"] == 1 else 0))
+    # Backward through the last block's MLP output projection: all layers'
+    # saved tensors, logits, the tied gradient in flight, the residual
+    # gradient (fp32), c_proj's input gradient (4h wide) and its weight
+    # gradient (16-bit, then fp32).
+    h, e = t["h"], t["e"]
+    w_grad = 4 * 4 * h * h + (0 if t["fp32"] else 2 * 4 * h * h)
+    mlp_bwd = (states + copies + t["L"] * t["layer"] + 4 * t["sbh"] + 4 * e * t["sbh"]
+               + e * t["sbv"] + 4 * vh + w_grad + tokens)
+    return max(fwd_end, loss_bwd, bwd_end, mlp_bwd,
+               _last_layer_softmax_bwd(sc, t, states, copies))
+
+
+def _last_layer_softmax_bwd(sc: dict, t: dict, states: int, copies: int) -> int:
+    """Manual attention: backward through the last layer's softmax.
+
+    With a small vocabulary the sbV terms are small and the peak moves here:
+    every earlier layer's saved tensors, what the last layer still keeps
+    (residual, ln_1 output, q and k copies, fp32 softmax, mask), logits, the
+    tied embedding gradient in flight, the last layer's new weight gradients
+    (accumulation 1) and the attention gradients (2 x fp32 a s^2 b).
+    """
+    if sc["flash"]:
+        return 0
+    a, s, b, h, e = t["a"], t["s"], sc["batch_size"], t["h"], t["e"]
+    sbh = t["sbh"]
+    kept = 4 * sbh + e * sbh + 2 * e * sbh + 4 * a * s * s * b + s * s + 8 * t["sb"]
+    grads = 0 if sc["gradient_accumulation_steps"] > 1 else 4 * 9 * h * h
+    transient = 8 * a * s * s * b + 4 * sbh + e * sbh
+    return (states + copies + (t["L"] - 1) * t["layer"] + kept + e * t["sbv"]
+            + 4 * t["V"] * h + grads + transient + 4 * 8 * t["sb"])
+
+
+def replay_eval_peak(sc: dict, total_params: int) -> int:
+    """Evaluation at iteration 0 (no grads, no Adam state, ``no_grad``).
+
+    The largest of: the loss tail (all weight copies, logits of this and the
+    previous batch, log-softmax, fp32 copy, ln_f output), the last block's
+    MLP (GELU input and output beside the residuals and GPT.forward's
+    ``tok_emb``), and for manual attention the last block's score matrices.
+    """
+    t = _terms(sc, sc["eval_batch_size"])
+    L, h, e, sbh, sbv = t["L"], t["h"], t["e"], t["sbh"], t["sbv"]
+    base = 4 * total_params + t["buffers"] + 2 * 8 * sc["block_size"] * (
+        sc["batch_size"] + sc["eval_batch_size"])
+    bias_lin = 9 * h * L if sc["bias"] else 0
+    block_copies = 0 if t["fp32"] else 2 * (12 * L * h * h + bias_lin)
+    if t["fp32"]:
+        tail = base + 4 * sbh + 12 * sbv
+    else:
+        tail = base + 2 * (linear_weights(sc) + bias_lin) + 6 * sbh + 10 * sbv
+    # tok_emb, block input, mid-block residual, ln_2 output (fp32 each),
+    # c_fc output and GELU output (4h wide, activation dtype).
+    mlp = base + block_copies + 16 * sbh + 2 * 4 * e * sbh + e * sbv
+    attn = 0
+    if not sc["flash"]:
+        a, s, b = t["a"], t["s"], sc["eval_batch_size"]
+        # fp32: two a*s^2 fp32 buffers; bf16: masked scores, fp32 copy, fp32
+        # softmax; fp16 skips the copy (CUDA's half-to-float softmax kernel).
+        per = {"float32": 8, "bfloat16": 10, "float16": 6}[sc["dtype"]]
+        scores = per * a * s * s * b
+        attn = base + block_copies + 12 * sbh + 3 * e * sbh + scores + e * sbv
+    return max(tail, mlp, attn)
+
+
+def table(doc: dict, train_form, eval_form) -> str:
+    """Markdown table of replay vs. one pair of closed forms."""
     mib = 2**20
     rows = [
-        "| scenario | train replay (MiB) | train notes (MiB) | diff | "
-        "eval replay (MiB) | eval notes (MiB) | diff |",
+        "| scenario | train replay (MiB) | train formula (MiB) | diff | "
+        "eval replay (MiB) | eval formula (MiB) | diff |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for c in doc["configs"]:
         sc, p = c["scenario"], c["params"]["total"]
         tr, ev = c["train_peak_bytes"], c["eval_peak_bytes"]
-        nt, ne = notes_train_peak(sc, p), notes_eval_peak(sc, p)
+        nt, ne = train_form(sc, p), eval_form(sc, p)
         rows.append(
             f"| {c['name']} | {tr / mib:.1f} | {nt / mib:.1f} | {pct(nt, tr)} | "
             f"{ev / mib:.1f} | {ne / mib:.1f} | {pct(ne, ev)} |"
@@ -78,10 +197,13 @@ def table(doc: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """Print the table for the data file named in ``argv`` (or the default)."""
+    """Print both tables for the data file named in ``argv`` (or the default)."""
     default = Path(__file__).resolve().parents[2] / "tests/data/nanogpt_replay.json"
-    path = Path(argv[0]) if argv else default
-    print(table(json.loads(path.read_text())))
+    doc = json.loads((Path(argv[0]) if argv else default).read_text())
+    print("ESTIMATOR-NOTES closed forms\n")
+    print(table(doc, notes_train_peak, notes_eval_peak))
+    print("\nReplay-derived closed forms (replay_train_peak, replay_eval_peak)\n")
+    print(table(doc, replay_train_peak, replay_eval_peak))
     return 0
 
 

@@ -89,4 +89,13 @@ GRID: list[Scenario] = [
     _s("gpt2-12x768-s1024-b4-bf16-manual-acc2-bias", GPT2, 50304, 1024, 4, 2, "bfloat16",
        False, bias=True),
     _s("gpt2-12x768-s1024-b16-bf16-flash-acc1", GPT2, 50304, 1024, 16, 1, "bfloat16", True),
+    _s("gpt2-12x768-s512-b1-fp32-manual-acc1-bias", GPT2, 50304, 512, 1, 1, "float32", False,
+       bias=True),
+    _s("mid-8x512-s256-v50304-b6-bf16-flash-acc3-bias", (8, 8, 512), 50304, 256, 6, 3,
+       "bfloat16", True, bias=True),
+    _s("6x384-s1024-v50304-b2-fp16-manual-acc2", CHAR, 50304, 1024, 2, 2, "float16", False),
+    _s("char-6x384-s256-v65-b32-fp32-flash-acc2", CHAR, 65, 256, 32, 2, "float32", True),
+    _s("char-6x384-s256-v65-b64-bf16-flash-acc1-drop", CHAR, 65, 256, 64, 1, "bfloat16", True,
+       dropout=0.2),
+    _s("tiny-4x128-s64-v65-b4-fp16-flash-acc2", TINY, 65, 64, 4, 2, "float16", True),
 ]
