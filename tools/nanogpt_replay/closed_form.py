@@ -155,26 +155,50 @@ def replay_eval_peak(sc: dict, total_params: int) -> int:
     """
     t = _terms(sc, sc["eval_batch_size"])
     L, h, e, sbh, sbv = t["L"], t["h"], t["e"], t["sbh"], t["sbv"]
-    base = 4 * total_params + t["buffers"] + 2 * 8 * sc["block_size"] * (
-        sc["batch_size"] + sc["eval_batch_size"])
+    # Train and eval X, Y (int64) and GPT.forward's pos_emb (fp32 s x h).
+    base = (4 * total_params + t["buffers"] + 4 * t["s"] * h
+            + 2 * 8 * t["s"] * (sc["batch_size"] + sc["eval_batch_size"]))
     bias_lin = 9 * h * L if sc["bias"] else 0
-    block_copies = 0 if t["fp32"] else 2 * (12 * L * h * h + bias_lin)
+    # 16-bit weight copies cached when the last block's GELU runs (all but
+    # the last c_proj and lm_head) and when its attention scores exist
+    # (earlier blocks and the last c_attn); Linear biases are cast as well.
+    bias_h = 1 if sc["bias"] else 0  # a Linear bias is as long as its output
+    mlp_copies = 2 * (12 * L * h * h - 4 * h * h + bias_lin - bias_h * h)
+    attn_copies = 2 * (12 * (L - 1) * h * h + 3 * h * h + bias_h * (9 * (L - 1) + 3) * h)
     if t["fp32"]:
-        tail = base + 4 * sbh + 12 * sbv
+        mlp_copies = attn_copies = 0
+    # Tail: tok_emb and the ln_f output (fp32 locals of GPT.forward); under
+    # no_grad the 16-bit copy of the ln_f output is gone after lm_head.
+    if t["fp32"]:
+        tail = base + 8 * sbh + 12 * sbv
     else:
-        tail = base + 2 * (linear_weights(sc) + bias_lin) + 6 * sbh + 10 * sbv
+        tail = base + 2 * (linear_weights(sc) + bias_lin) + 8 * sbh + 10 * sbv
     # tok_emb, block input, mid-block residual, ln_2 output (fp32 each),
     # c_fc output and GELU output (4h wide, activation dtype).
-    mlp = base + block_copies + 16 * sbh + 2 * 4 * e * sbh + e * sbv
+    mlp = base + mlp_copies + 16 * sbh + 2 * 4 * e * sbh + e * sbv
     attn = 0
     if not sc["flash"]:
-        a, s, b = t["a"], t["s"], sc["eval_batch_size"]
-        # fp32: two a*s^2 fp32 buffers; bf16: masked scores, fp32 copy, fp32
-        # softmax; fp16 skips the copy (CUDA's half-to-float softmax kernel).
-        per = {"float32": 8, "bfloat16": 10, "float16": 6}[sc["dtype"]]
-        scores = per * a * s * s * b
-        attn = base + block_copies + 12 * sbh + 3 * e * sbh + scores + e * sbv
+        area = t["a"] * t["s"] * t["s"] * sc["eval_batch_size"]
+        # At the softmax: fp32 keeps two score buffers, bf16 the masked
+        # scores, their fp32 copy and the fp32 softmax, fp16 skips the copy
+        # (CUDA's half-to-float kernel). At att @ v: the fp32 softmax, its
+        # 16-bit cast, the v copy and the output.
+        at_softmax = {"float32": 8, "bfloat16": 10, "float16": 6}[sc["dtype"]] * area
+        at_value = (4 if t["fp32"] else 6) * area + 2 * e * sbh
+        attn = (base + attn_copies + 12 * sbh + 3 * e * sbh + max(at_softmax, at_value)
+                + e * sbv)
     return max(tail, mlp, attn)
+
+
+def replay_saved_bytes(sc: dict, total_params: int) -> int:
+    """Bytes autograd saves in one micro-step (parameters and buffers excluded)."""
+    t = _terms(sc, sc["batch_size"])
+    copies = 0 if t["fp32"] else 2 * linear_weights(sc)
+    head = (8 * t["sbh"] + 4 * t["sbv"]) if t["fp32"] else (6 * t["sbh"] + 6 * t["sbv"])
+    # X and Y (int64), ln_f statistics, the position indices (int64).
+    small = 16 * t["sb"] + 8 * t["sb"] + 8 * sc["block_size"]
+    dropout = t["sbh"] if sc["dropout"] > 0 else 0
+    return t["L"] * t["layer"] + copies + head + small + dropout
 
 
 def table(doc: dict, train_form, eval_form) -> str:
@@ -204,6 +228,12 @@ def main(argv: list[str]) -> int:
     print(table(doc, notes_train_peak, notes_eval_peak))
     print("\nReplay-derived closed forms (replay_train_peak, replay_eval_peak)\n")
     print(table(doc, replay_train_peak, replay_eval_peak))
+    worst = max(
+        abs(replay_saved_bytes(c["scenario"], c["params"]["total"])
+            - c["saved_for_backward_bytes"])
+        for c in doc["configs"]
+    )
+    print(f"\nreplay_saved_bytes is within {worst} bytes of every saved_for_backward_bytes.")
     return 0
 
 
