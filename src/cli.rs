@@ -28,6 +28,19 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Build, serve the output on 127.0.0.1, rebuild on changes and reload open pages.
+    #[cfg(feature = "serve")]
+    Serve {
+        /// The site root (holds vramdoc.yaml and content/).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// The port to listen on (127.0.0.1 only).
+        #[arg(long, default_value_t = crate::serve::DEFAULT_PORT)]
+        port: u16,
+        /// The output folder [default: ROOT/public].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 /// Parses the arguments, runs the subcommand, and returns the process exit code.
@@ -35,6 +48,10 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     match cli.command {
         Command::Build { root, out } => run_build(BuildOptions::new(root, out)),
+        #[cfg(feature = "serve")]
+        Command::Serve { root, port, out } => {
+            crate::serve::run(&crate::serve::ServeOptions::new(root, out, port))
+        }
     }
 }
 

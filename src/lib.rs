@@ -16,3 +16,5 @@ pub mod i18n;
 pub mod markdown;
 pub mod render;
 pub mod report;
+#[cfg(feature = "serve")]
+pub mod serve;
