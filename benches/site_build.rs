@@ -102,6 +102,7 @@ fn vramdoc_bin() -> Result<PathBuf, String> {
 struct Sample {
     wall: Duration,
     cpu: Duration,
+    sys: Duration,
     max_rss_kib: i64,
     summary: String,
 }
@@ -160,6 +161,7 @@ fn run_build(
     Ok(Sample {
         wall,
         cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
+        sys: tv(usage.ru_stime),
         max_rss_kib: usage.ru_maxrss,
         summary: stdout.lines().last().unwrap_or("").to_string(),
     })
@@ -188,8 +190,9 @@ fn measure(
         line.push_str(&format!(" ({:.0} pages/s)", pages as f64 / secs));
     }
     line.push_str(&format!(
-        " cpu={} peak_rss={:.0}MiB",
+        " cpu={} (sys {}) peak_rss={:.0}MiB",
         fmt_secs(best.cpu.as_secs_f64()),
+        fmt_secs(best.sys.as_secs_f64()),
         peak as f64 / 1024.0
     ));
     if runs > 1 {
