@@ -3,8 +3,8 @@
 //!
 //! Threads: the listener, a short-lived thread per connection (one request each; event streams
 //! stay open), and the rebuild loop, which owns the file watcher and calls [`build::build`] for
-//! each batch of changes. A build holds the output lock for writing, so a request never sees an output
-//! folder that is halfway replaced; the files on disk are never modified by the server.
+//! each batch of changes. A build holds the output lock for writing, so a request never sees an
+//! output folder that is halfway replaced; the files on disk are never modified by the server.
 
 mod events;
 mod files;
@@ -213,4 +213,38 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>
 
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_builds_once_and_stops_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("vramdoc.yaml"),
+            "title:\n  en: T\nbase_url: https://example.org/\nlanguages: [en]\ndefault_language: en\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("content/a")).unwrap();
+        std::fs::write(
+            root.join("content/a/en.md"),
+            "---\ntitle: \"A\"\nlang: en\n---\n\nBody.\n",
+        )
+        .unwrap();
+        let server = Server::start(&ServeOptions::new(root, None, 0)).unwrap();
+        let addr = server.addr();
+        assert!(addr.ip().is_loopback());
+        assert_eq!(server.status().version, 1);
+        assert!(server.status().ok, "{:?}", server.status().errors);
+        assert!(root.join("public/en/a/index.html").is_file());
+        assert!(std::net::TcpStream::connect(addr).is_ok());
+        drop(server);
+        assert!(
+            std::net::TcpStream::connect(addr).is_err(),
+            "the listener is closed once the server is dropped"
+        );
+    }
 }
