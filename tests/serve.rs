@@ -290,6 +290,15 @@ fn serves_files_with_types_redirects_and_404_and_nothing_outside() {
 
     let post = request(s.port, "POST / HTTP/1.0\r\nContent-Length: 0\r\n\r\n").unwrap();
     assert_eq!(post.code, 405);
+    let head = request(s.port, "HEAD /style.css HTTP/1.0\r\n\r\n").unwrap();
+    assert_eq!(head.code, 200);
+    assert!(head.body.is_empty(), "HEAD sends no body");
+    let css_len = std::fs::metadata(t.root().join("public/style.css"))
+        .unwrap()
+        .len();
+    assert_eq!(head.header("content-length"), css_len.to_string());
+    let bad = request(s.port, "GET ../vramdoc.yaml HTTP/1.0\r\n\r\n").unwrap();
+    assert_eq!(bad.code, 400);
 }
 
 #[test]

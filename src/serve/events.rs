@@ -1,12 +1,11 @@
 //! `/__vramdoc/events`: a server-sent-event stream of build statuses, one thread per open tab.
 //!
 //! The stream starts with the current status and then sends each new one as it is recorded;
-//! a comment line every few seconds notices closed tabs. tiny_http buffers chunked bodies, so the
-//! stream writes the response itself on the raw connection and flushes after every event.
+//! a comment line every few seconds notices closed tabs. Each event is flushed as it is written.
 
 use std::io::Write;
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::Shared;
@@ -21,29 +20,20 @@ const KEEP_ALIVE: Duration = Duration::from_secs(10);
 #[derive(Debug, Default)]
 pub(crate) struct Streams(AtomicUsize);
 
-/// Answers the request with an event stream on a thread of its own.
-pub(crate) fn stream(request: tiny_http::Request, shared: Arc<Shared>) {
+/// Streams events on `stream` (this connection's own thread) until the client goes away or the
+/// server stops.
+pub(crate) fn stream(mut stream: TcpStream, shared: &Shared) {
     let open = shared.streams.0.fetch_add(1, Ordering::SeqCst);
-    if open >= MAX_STREAMS {
-        shared.streams.0.fetch_sub(1, Ordering::SeqCst);
-        let _ = request.respond(
-            tiny_http::Response::from_string("too many open event streams").with_status_code(503),
+    if open < MAX_STREAMS {
+        // Idle streams send keep-alives; only a stuck client should time a write out.
+        let _ = stream.set_write_timeout(Some(KEEP_ALIVE * 3));
+        let _ = run(&mut stream, shared);
+    } else {
+        let _ = stream.write_all(
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         );
-        return;
     }
-    let spawned = std::thread::Builder::new()
-        .name("vramdoc-events".into())
-        .spawn({
-            let shared = shared.clone();
-            move || {
-                let mut writer = request.into_writer();
-                let _ = run(&mut *writer, &shared);
-                shared.streams.0.fetch_sub(1, Ordering::SeqCst);
-            }
-        });
-    if spawned.is_err() {
-        shared.streams.0.fetch_sub(1, Ordering::SeqCst);
-    }
+    shared.streams.0.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// Writes the stream until the client goes away or the server stops.

@@ -2,50 +2,49 @@
 //! the `/__vramdoc/` endpoints, redirects for folders, and a 404 page.
 
 use std::path::Path;
-use std::sync::{Arc, PoisonError};
-
-use tiny_http::{Header, Method, Request, Response, StatusCode};
+use std::sync::PoisonError;
 
 use super::files::{self, Target};
-use super::{events, inject, Shared};
+use super::server::{Reply, Request};
+use super::{inject, Shared};
 
 /// The prefix of the server's own endpoints.
 const PREFIX: &str = "/__vramdoc/";
 
-type Reply = Response<std::io::Cursor<Vec<u8>>>;
+/// What to do with a request.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// Send this.
+    Reply(Reply),
+    /// Turn the connection into the server-sent-event stream.
+    Events,
+}
 
-/// Answers `request`; failures to write the answer (a closed connection) are ignored.
-pub(crate) fn handle(request: Request, shared: &Arc<Shared>) {
-    if !matches!(request.method(), Method::Get | Method::Head) {
+/// Decides the answer to `request`.
+pub(crate) fn route(request: &Request, shared: &Shared) -> Answer {
+    if request.method != "GET" && request.method != "HEAD" {
         let reply = text(
             405,
             "text/plain; charset=utf-8",
             "only GET and HEAD are served\n",
         );
-        let reply = add(reply, "Allow", "GET, HEAD");
-        let _ = request.respond(reply);
-        return;
+        return Answer::Reply(reply.with("Allow", "GET, HEAD".into()));
     }
-    let url = request.url().to_owned();
+    let url = request.target.as_str();
     let path = url.split(['?', '#']).next().unwrap_or("");
-    if let Some(endpoint) = path.strip_prefix(PREFIX) {
-        match endpoint {
-            "events" => events::stream(request, shared.clone()),
-            "status" => {
-                let json = shared.state.snapshot().to_json();
-                let _ = request.respond(text(200, "application/json; charset=utf-8", &json));
-            }
-            "reload.js" => {
-                let _ =
-                    request.respond(text(200, "text/javascript; charset=utf-8", inject::SCRIPT));
-            }
-            _ => {
-                let _ = request.respond(not_found(shared, &url));
-            }
-        }
-        return;
-    }
-    let _ = request.respond(serve_file(shared, &url));
+    let Some(endpoint) = path.strip_prefix(PREFIX) else {
+        return Answer::Reply(serve_file(shared, url));
+    };
+    Answer::Reply(match endpoint {
+        "events" if request.method == "GET" => return Answer::Events,
+        "status" => text(
+            200,
+            "application/json; charset=utf-8",
+            &shared.state.snapshot().to_json(),
+        ),
+        "reload.js" => text(200, "text/javascript; charset=utf-8", inject::SCRIPT),
+        _ => not_found(shared, url),
+    })
 }
 
 /// The file for `url`, read while no build is replacing the output.
@@ -56,11 +55,9 @@ fn serve_file(shared: &Shared, url: &str) -> Reply {
             Ok(bytes) => file_reply(shared, &path, bytes),
             Err(_) => not_found(shared, url),
         },
-        Target::Redirect(location) => add(
-            text(301, "text/plain; charset=utf-8", ""),
-            "Location",
-            &ascii_url(&location),
-        ),
+        Target::Redirect(location) => {
+            text(301, "text/plain; charset=utf-8", "").with("Location", ascii_url(&location))
+        }
         Target::NotFound => not_found(shared, url),
     }
 }
@@ -73,8 +70,7 @@ fn file_reply(shared: &Shared, path: &Path, bytes: Vec<u8>) -> Reply {
     } else {
         bytes
     };
-    let reply = add(Response::from_data(body), "Content-Type", ty);
-    add(reply, "Cache-Control", "no-store")
+    Reply::new(200, ty, body)
 }
 
 /// The site's own `404.html` if it has one, else a small page; both get the reload script, so
@@ -94,17 +90,7 @@ fn not_found(shared: &Shared, url: &str) -> Reply {
 }
 
 fn text(code: u16, ty: &str, body: &str) -> Reply {
-    let reply = Response::from_data(body.as_bytes().to_vec()).with_status_code(StatusCode(code));
-    let reply = add(reply, "Content-Type", ty);
-    add(reply, "Cache-Control", "no-store")
-}
-
-/// `reply` with the header added; every caller passes ASCII, which is always valid.
-fn add(reply: Reply, name: &str, value: &str) -> Reply {
-    match Header::from_bytes(name.as_bytes(), value.as_bytes()) {
-        Ok(h) => reply.with_header(h),
-        Err(()) => reply,
-    }
+    Reply::new(code, ty, body.as_bytes().to_vec())
 }
 
 /// `url` with every byte outside printable ASCII percent-encoded (for a `Location` header).

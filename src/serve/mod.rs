@@ -1,19 +1,20 @@
 //! `vramdoc serve`: build the site, serve the output on 127.0.0.1, rebuild when a source
 //! changes, and reload open pages (server-sent events) or show the build's errors over them.
 //!
-//! Threads: tiny_http's listener, [`WORKERS`] request workers, one thread per open event stream,
-//! and the rebuild loop, which owns the file watcher and calls [`build::build`] for each batch
-//! of changes. A build holds the output lock for writing, so a request never sees an output
-//! folder that is halfway replaced; the files on disk are never modified by the server.
+//! Threads: the listener, a short-lived thread per connection (one request each; event streams
+//! stay open), and the rebuild loop, which owns the file watcher and calls [`build::build`] for
+//! each batch of changes. A build holds the output lock for writing, so a request never sees an
+//! output folder that is halfway replaced; the files on disk are never modified by the server.
 
 mod events;
 mod files;
 mod http;
 mod inject;
+mod server;
 mod state;
 mod watch;
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::thread::JoinHandle;
@@ -28,9 +29,6 @@ use watch::Watch;
 
 /// The port `vramdoc serve` listens on unless told otherwise.
 pub const DEFAULT_PORT: u16 = 1111;
-
-/// How many threads answer ordinary requests.
-const WORKERS: usize = 4;
 
 /// What to build, where, and which port to serve it on.
 #[derive(Debug, Clone)]
@@ -68,7 +66,6 @@ pub(crate) struct Shared {
 pub struct Server {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    http: Arc<tiny_http::Server>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -79,15 +76,13 @@ impl Server {
         let root = absolute(&opts.build.root);
         let out = absolute(&opts.build.out);
         let build_opts = BuildOptions::new(root.clone(), Some(out.clone()));
-        let http = tiny_http::Server::http(("127.0.0.1", opts.port)).map_err(|e| {
+        let listener = TcpListener::bind(("127.0.0.1", opts.port)).map_err(|e| {
             Diagnostic::error(format!("cannot listen on 127.0.0.1:{}: {e}", opts.port))
                 .with_help("another program may be using this port; pass another one with --port")
         })?;
-        let addr = http
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| Diagnostic::error("the server is not listening on an IP address"))?;
-        let http = Arc::new(http);
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Diagnostic::error(format!("cannot read the listening address: {e}")))?;
         let mut watch = Watch::start(&root, &out)?;
         let shared = Arc::new(Shared {
             out,
@@ -97,12 +92,10 @@ impl Server {
         });
         rebuild(&build_opts, &shared, &[]);
         let mut threads = Vec::new();
-        for i in 0..WORKERS {
-            let (http, shared) = (http.clone(), shared.clone());
-            threads.push(spawn(&format!("vramdoc-http-{i}"), move || {
-                worker(&http, &shared)
-            })?);
-        }
+        let http_shared = shared.clone();
+        threads.push(spawn("vramdoc-http", move || {
+            server::accept_loop(&listener, &http_shared)
+        })?);
         let loop_shared = shared.clone();
         threads.push(spawn("vramdoc-watch", move || {
             while !loop_shared.state.stopped() {
@@ -116,7 +109,6 @@ impl Server {
         Ok(Server {
             addr,
             shared,
-            http,
             threads,
         })
     }
@@ -151,9 +143,7 @@ impl std::fmt::Debug for Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.shared.state.stop();
-        for _ in 0..WORKERS {
-            self.http.unblock();
-        }
+        server::wake(self.addr);
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -177,17 +167,6 @@ pub fn run(opts: &ServeOptions) -> i32 {
         Err(e) => {
             eprintln!("{}", e.render());
             1
-        }
-    }
-}
-
-/// Answers requests until the server is unblocked for stopping.
-fn worker(http: &tiny_http::Server, shared: &Arc<Shared>) {
-    loop {
-        match http.recv() {
-            Ok(request) => http::handle(request, shared),
-            Err(_) if shared.state.stopped() => return,
-            Err(_) => {}
         }
     }
 }
@@ -234,4 +213,38 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>
 
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_builds_once_and_stops_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("vramdoc.yaml"),
+            "title:\n  en: T\nbase_url: https://example.org/\nlanguages: [en]\ndefault_language: en\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("content/a")).unwrap();
+        std::fs::write(
+            root.join("content/a/en.md"),
+            "---\ntitle: \"A\"\nlang: en\n---\n\nBody.\n",
+        )
+        .unwrap();
+        let server = Server::start(&ServeOptions::new(root, None, 0)).unwrap();
+        let addr = server.addr();
+        assert!(addr.ip().is_loopback());
+        assert_eq!(server.status().version, 1);
+        assert!(server.status().ok, "{:?}", server.status().errors);
+        assert!(root.join("public/en/a/index.html").is_file());
+        assert!(std::net::TcpStream::connect(addr).is_ok());
+        drop(server);
+        assert!(
+            std::net::TcpStream::connect(addr).is_err(),
+            "the listener is closed once the server is dropped"
+        );
+    }
 }
