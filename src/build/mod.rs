@@ -132,6 +132,8 @@ pub(crate) struct SiteContext {
     pub(crate) inputs_hash: String,
     /// Hash of the GPU catalog.
     pub(crate) catalog_hash: String,
+    /// Charts drawn so far in this build, shared between pages.
+    pub(crate) charts: crate::expand::ChartCache,
 }
 
 /// A rendered job's manifest entry and warnings, or its errors.
@@ -468,6 +470,7 @@ pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), V
             catalog,
             inputs_hash,
             catalog_hash,
+            charts: Default::default(),
         },
         warnings,
     ))

@@ -76,6 +76,7 @@ pub(crate) fn render_guide(
         data,
         variant_labels: &labels,
         catalog: &site.catalog,
+        charts: &site.charts,
     };
     let expanded = expand::expand(
         page.body(),

@@ -1,5 +1,8 @@
 //! The charts a guide can embed, computed from its scenario and labelled in its language.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use fluent_bundle::FluentValue;
 
 use super::data::GuideData;
@@ -7,13 +10,45 @@ use super::ExpandContext;
 use crate::chart::{self, BreakdownChart, Segment, SweepChart, SweepPoint};
 use crate::estimate::{self, Literal};
 
-/// Renders chart `kind` ("breakdown" or "sweep" over `over`); returns (file name, SVG, alt text).
+/// Charts already drawn in this build, by scenario, GPU, language and kind: pages that share a
+/// scenario and a language share their charts (drawing a sweep costs a dozen estimates).
+#[derive(Debug, Default)]
+pub struct ChartCache(Mutex<HashMap<String, Drawn>>);
+
+/// A drawn chart: (file name, SVG, alt text).
+type Drawn = (String, String, String);
+
+/// Chart `kind` ("breakdown" or "sweep" over `over`), from the cache or drawn now.
 pub(super) fn chart(
     data: &GuideData,
     ctx: &ExpandContext<'_>,
     kind: &str,
     over: &str,
-) -> Result<(String, String, String), String> {
+) -> Result<Drawn, String> {
+    let key = format!(
+        "{:?}|{}|{}|{}|{kind}|{over}",
+        data.scenario,
+        data.root["bytes"],
+        data.root["gpu"],
+        ctx.loc.lang()
+    );
+    if let Some(hit) = ctx.charts.0.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(hit);
+    }
+    let drawn = draw(data, ctx, kind, over)?;
+    if let Ok(mut c) = ctx.charts.0.lock() {
+        c.insert(key, drawn.clone());
+    }
+    Ok(drawn)
+}
+
+/// Draws chart `kind` ("breakdown" or "sweep" over `over`); returns (file name, SVG, alt text).
+fn draw(
+    data: &GuideData,
+    ctx: &ExpandContext<'_>,
+    kind: &str,
+    over: &str,
+) -> Result<Drawn, String> {
     let loc = ctx.loc;
     let fmt = |x: f64| loc.decimal(x, if x.fract() == 0.0 { 0 } else { 1 });
     let est = &data.root;

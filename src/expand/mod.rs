@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
 use crate::i18n::Localizer;
+pub use charts::ChartCache;
 pub use data::{guide_data, GuideData};
 use parse::{ArgValue, Expr, ExprKind};
 
@@ -34,6 +35,8 @@ pub struct ExpandContext<'a> {
     pub variant_labels: &'a [(String, String)],
     /// The GPU catalog (for sweeps).
     pub catalog: &'a crate::estimate::GpuCatalog,
+    /// Charts drawn so far in this build.
+    pub charts: &'a ChartCache,
 }
 
 /// An expanded body and the chart files it references.

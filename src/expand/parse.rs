@@ -75,6 +75,9 @@ pub(crate) fn code_ranges(body: &str) -> Vec<Range<usize>> {
 
 /// Every `{{ ... }}` outside code, in order.
 pub(crate) fn find(body: &str) -> Vec<Found> {
+    if !body.contains("{{") {
+        return Vec::new();
+    }
     let code = code_ranges(body);
     let mut found = Vec::new();
     let mut from = 0;

@@ -1,6 +1,7 @@
 //! Build-time syntax highlighting of fenced code with class-based spans (syntect).
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use syntect::highlighting::ThemeSet;
 use syntect::html::{css_for_theme_with_class_style, ClassStyle, ClassedHTMLGenerator};
@@ -60,15 +61,41 @@ fn find_syntax(lang: &str) -> Option<(&'static SyntaxReference, &'static SyntaxS
 
 /// Appends the contents of a `<code>` element for `code`: class-based spans when `lang` is a
 /// known language, escaped plain text otherwise (also when highlighting fails).
+///
+/// Highlighted blocks are cached by (language, code): a guide's translations share their code
+/// blocks, and highlighting is the costliest part of rendering a page.
 pub(crate) fn push_code_html(out: &mut String, code: &str, lang: Option<&str>) {
-    let highlighted = lang
-        .and_then(find_syntax)
-        .and_then(|(syntax, set)| highlight(code, syntax, set));
-    if let Some(html) = highlighted {
-        out.push_str(&html);
-    } else {
+    let Some((syntax, set)) = lang.and_then(find_syntax) else {
         escape_html(out, code);
+        return;
+    };
+    let key = (syntax.name.clone(), code.to_string());
+    if let Some(html) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        out.push_str(&html);
+        return;
     }
+    match highlight(code, syntax, set) {
+        Some(html) => {
+            out.push_str(&html);
+            if let Ok(mut c) = cache().lock() {
+                if c.len() >= CACHE_ENTRIES {
+                    c.clear();
+                }
+                c.insert(key, Arc::from(html));
+            }
+        }
+        None => escape_html(out, code),
+    }
+}
+
+/// At most this many highlighted blocks are kept (a few MiB); the cache is emptied when full.
+const CACHE_ENTRIES: usize = 20_000;
+
+type HighlightCache = Mutex<HashMap<(String, String), Arc<str>>>;
+
+fn cache() -> &'static HighlightCache {
+    static CACHE: OnceLock<HighlightCache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 fn highlight(code: &str, syntax: &SyntaxReference, set: &SyntaxSet) -> Option<String> {

@@ -43,7 +43,7 @@ impl ServeOptions {
     /// Options for `root`, writing to `out` (default `root/public`), served on `port`.
     pub fn new(root: impl Into<PathBuf>, out: Option<PathBuf>, port: u16) -> Self {
         ServeOptions {
-            build: BuildOptions::new(root, out),
+            build: BuildOptions::new(root, out).quiet(true),
             port,
         }
     }
@@ -75,7 +75,7 @@ impl Server {
     pub fn start(opts: &ServeOptions) -> Result<Server, Diagnostic> {
         let root = absolute(&opts.build.root);
         let out = absolute(&opts.build.out);
-        let build_opts = BuildOptions::new(root.clone(), Some(out.clone()));
+        let build_opts = BuildOptions::new(root.clone(), Some(out.clone())).quiet(true);
         let listener = TcpListener::bind(("127.0.0.1", opts.port)).map_err(|e| {
             Diagnostic::error(format!("cannot listen on 127.0.0.1:{}: {e}", opts.port))
                 .with_help("another program may be using this port; pass another one with --port")
