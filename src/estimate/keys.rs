@@ -12,10 +12,29 @@ pub enum Literal {
     Float(f64),
     /// `True`/`False` (Python) or `true`/`false` (YAML).
     Bool(bool),
-    /// A string literal (quotes removed).
+    /// A string literal (quotes removed). `"None"` (Python's `None`, YAML's `null`) resets the
+    /// optional keys `eval_batch_size` and `gpu`.
     Str(String),
-    /// Python's `None` or YAML's `null`: resets an optional key (`eval_batch_size`, `gpu`).
-    None,
+}
+
+impl Literal {
+    /// Python's `None` / YAML's `null`, as callers pass it: `Str("None")` (any case) or `Str("")`.
+    pub fn is_none(&self) -> bool {
+        matches!(self, Literal::Str(s) if matches!(s.trim().to_ascii_lowercase().as_str(), "" | "none" | "null"))
+    }
+}
+
+impl std::fmt::Display for Literal {
+    /// Python's spelling: `6`, `0.1`, `True`, `'bfloat16'`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Literal::Int(i) => write!(f, "{i}"),
+            Literal::Float(x) => write!(f, "{x:?}"),
+            Literal::Bool(true) => f.write_str("True"),
+            Literal::Bool(false) => f.write_str("False"),
+            Literal::Str(s) => write!(f, "'{s}'"),
+        }
+    }
 }
 
 /// Every key a scenario accepts, in display order.
@@ -60,7 +79,7 @@ impl Scenario {
                 self.dtype = Dtype::parse(&text(key, &value)?).ok_or_else(|| {
                     ScenarioError::key(
                         key,
-                        format!("unknown dtype {value:?}; use float32, bfloat16 or float16"),
+                        format!("unknown dtype {value}; use float32, bfloat16 or float16"),
                     )
                 })?
             }
@@ -68,25 +87,25 @@ impl Scenario {
                 self.optimizer = Optimizer::parse(&text(key, &value)?).ok_or_else(|| {
                     ScenarioError::key(
                         key,
-                        format!("unknown optimizer {value:?}; use adamw, adamw8bit or sgd"),
+                        format!("unknown optimizer {value}; use adamw, adamw8bit or sgd"),
                     )
                 })?
             }
             "eval_batch_size" => {
-                self.eval_batch_size = match value {
-                    Literal::None => None,
-                    other => Some(count(key, &other)?),
+                self.eval_batch_size = if value.is_none() {
+                    None
+                } else {
+                    Some(count(key, &value)?)
                 }
             }
             "gpu" => {
                 self.gpu = match value {
-                    Literal::None => None,
-                    Literal::Str(s) if s.trim().is_empty() || s.trim() == "none" => None,
+                    v if v.is_none() => None,
                     Literal::Str(s) => Some(s.trim().to_ascii_lowercase()),
                     other => {
                         return Err(ScenarioError::key(
                             key,
-                            format!("expected a GPU id such as \"rtx-4070\", got {other:?}"),
+                            format!("expected a GPU id such as \"rtx-4070\", got {other}"),
                         ))
                     }
                 }
@@ -121,7 +140,7 @@ impl Scenario {
                 )));
             };
             let literal = match val {
-                Value::Null => Literal::None,
+                Value::Null => Literal::Str("None".to_owned()),
                 Value::Bool(b) => Literal::Bool(*b),
                 Value::String(s) => Literal::Str(s.clone()),
                 Value::Number(n) => match (n.as_i64(), n.as_f64()) {
@@ -155,7 +174,7 @@ fn count(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
         other => {
             return Err(ScenarioError::key(
                 key,
-                format!("expected a whole number, got {other:?}"),
+                format!("expected a whole number, got {other}"),
             ))
         }
     };
@@ -176,7 +195,7 @@ fn boolean(key: &str, value: &Literal) -> Result<bool, ScenarioError> {
         Literal::Str(s) if s.eq_ignore_ascii_case("false") => Ok(false),
         other => Err(ScenarioError::key(
             key,
-            format!("expected True or False, got {other:?}"),
+            format!("expected True or False, got {other}"),
         )),
     }
 }
@@ -189,7 +208,7 @@ fn probability(key: &str, value: &Literal) -> Result<f64, ScenarioError> {
         other => {
             return Err(ScenarioError::key(
                 key,
-                format!("expected a number such as 0.1, got {other:?}"),
+                format!("expected a number such as 0.1, got {other}"),
             ))
         }
     };
@@ -208,7 +227,7 @@ fn text(key: &str, value: &Literal) -> Result<String, ScenarioError> {
         Literal::Str(s) => Ok(s.clone()),
         other => Err(ScenarioError::key(
             key,
-            format!("expected a quoted string, got {other:?}"),
+            format!("expected a quoted string, got {other}"),
         )),
     }
 }
