@@ -287,8 +287,8 @@ fn checkpoint_extra_compute_pct(s: &Scenario) -> f64 {
 
 /// The keys whose values differ, in key order, with display values.
 fn diff(a: &Scenario, b: &Scenario) -> Vec<Change> {
-    let av = display_values(a);
-    display_values(b)
+    let av = a.display_values();
+    b.display_values()
         .into_iter()
         .zip(av)
         .filter(|(new, old)| new.1 != old.1)
@@ -297,35 +297,4 @@ fn diff(a: &Scenario, b: &Scenario) -> Vec<Change> {
             value,
         })
         .collect()
-}
-
-/// Every key's value as nanoGPT's config files write it.
-fn display_values(s: &Scenario) -> Vec<(&'static str, String)> {
-    let py = |b: bool| if b { "True" } else { "False" }.to_owned();
-    vec![
-        ("n_layer", s.n_layer.to_string()),
-        ("n_head", s.n_head.to_string()),
-        ("n_embd", s.n_embd.to_string()),
-        ("vocab_size", s.vocab_size.to_string()),
-        ("block_size", s.block_size.to_string()),
-        ("bias", py(s.bias)),
-        ("dropout", s.dropout.to_string()),
-        ("batch_size", s.batch_size.to_string()),
-        (
-            "gradient_accumulation_steps",
-            s.gradient_accumulation_steps.to_string(),
-        ),
-        ("dtype", s.dtype.as_str().to_owned()),
-        ("compile", py(s.compile)),
-        ("flash", py(s.flash)),
-        ("grad_checkpoint", py(s.grad_checkpoint)),
-        ("optimizer", s.optimizer.as_str().to_owned()),
-        (
-            "eval_batch_size",
-            s.eval_batch_size
-                .map_or_else(|| "None".to_owned(), |e| e.to_string()),
-        ),
-        ("pure_bf16", py(s.pure_bf16)),
-        ("gpu", s.gpu.clone().unwrap_or_else(|| "None".to_owned())),
-    ]
 }
