@@ -9,6 +9,7 @@ est-params-groups-value = { $decay } decayed in { $decay_tensors } tensors; { $n
 est-effective-batch = Effective batch
 est-effective-batch-value = { $sequences } sequences = { $tokens } tokens per step
 est-heading-memory = Memory at the training peak ({ $moment })
+est-moment-loss_forward = the loss at the end of the forward
 est-moment-loss_backward = cross-entropy backward
 est-moment-optimizer_step = optimizer step
 est-moment-attention_backward = backward of the attention scores

@@ -9,6 +9,7 @@ est-params-groups-value = { $decay } con decaimiento en { $decay_tensors } tenso
 est-effective-batch = Lote efectivo
 est-effective-batch-value = { $sequences } secuencias = { $tokens } tokens por paso
 est-heading-memory = Memoria en el pico del entrenamiento ({ $moment })
+est-moment-loss_forward = la pérdida al final del forward
 est-moment-loss_backward = backward de la entropía cruzada
 est-moment-optimizer_step = paso del optimizador
 est-moment-attention_backward = backward de las puntuaciones de atención

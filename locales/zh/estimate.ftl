@@ -9,6 +9,7 @@ est-params-groups-value = 权重衰减：{ $decay_tensors } 个张量共 { $deca
 est-effective-batch = 有效批量
 est-effective-batch-value = 每步 { $sequences } 条序列，即 { $tokens } 个 token
 est-heading-memory = 训练峰值时的显存（{ $moment }）
+est-moment-loss_forward = 前向传播末尾计算损失时
 est-moment-loss_backward = 交叉熵反向传播
 est-moment-optimizer_step = 优化器更新
 est-moment-attention_backward = 注意力分数的反向传播

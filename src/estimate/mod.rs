@@ -5,6 +5,7 @@
 //! of `vramdoc estimate --format json` and what guides read by dotted path.
 
 mod error;
+mod eval;
 mod gpu;
 mod keys;
 mod memory;
@@ -12,6 +13,7 @@ mod num;
 mod overhead;
 mod params;
 mod scenario;
+mod train;
 mod whatif;
 
 use serde::Serialize;
@@ -31,7 +33,7 @@ pub use whatif::{what_if, Change, WhatIf, WhatIfKind};
 use num::N;
 
 /// Version of the formulas and constants; bump on any change (site builds cache on it).
-pub const ESTIMATOR_VERSION: &str = "1";
+pub const ESTIMATOR_VERSION: &str = "2";
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
 ///

@@ -135,6 +135,7 @@ fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
 
 fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
     let moment = match e.train_peak_moment {
+        TrainMoment::LossForward => "est-moment-loss_forward",
         TrainMoment::LossBackward => "est-moment-loss_backward",
         TrainMoment::OptimizerStep => "est-moment-optimizer_step",
         TrainMoment::AttentionBackward => "est-moment-attention_backward",
