@@ -1,6 +1,6 @@
 //! `estimate_loss()`'s peak: a forward under `no_grad` at the eval micro-batch.
 
-use super::memory::{autocast_copies, embedding_locals, tokens, weights, Dims, Precision};
+use super::memory::{autocast_copies, embedding_locals, tokens, weights, Dims, Precision, Totals};
 use super::num::N;
 use super::scenario::Scenario;
 use super::train::loss_forward_logits;
@@ -23,11 +23,11 @@ use super::train::loss_forward_logits;
 ///   `att @ v`, the softmax and its 16-bit copy plus v's contiguous copy and the output
 ///   (`2c·sbh`). Copies of lm_head, the block's attention projection and MLP are not cast yet
 ///   (`2·(V·h + 9h²)`).
-pub(crate) fn eval_peak(s: &Scenario, x: Precision, p_total: N, optimizer: N) -> N {
+pub(crate) fn eval_peak(s: &Scenario, x: Precision, t: &Totals, optimizer: N) -> N {
     let b = s.eval_batch();
     let d = Dims::at(s, b);
-    let fixed = weights(s, x, p_total) + optimizer + tokens(s, b, 2) + embedding_locals(s, x, b);
-    let copies = autocast_copies(s, x);
+    let fixed = weights(s, x, t.params) + optimizer + tokens(s, b, 2) + embedding_locals(s, x, b);
+    let copies = autocast_copies(t, x);
     let (v, h) = (N::from(s.vocab_size), N::from(s.n_embd));
     let uncast = |sq: u128| {
         if x.autocast {

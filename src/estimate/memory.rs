@@ -114,14 +114,29 @@ pub(crate) struct Memory {
     pub(crate) eval_logits_tensor: N,
 }
 
-/// Computes every component for a validated scenario.
-pub(crate) fn memory(s: &Scenario) -> Memory {
+/// Model-wide totals, computed once per estimate.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Totals {
+    /// Unique parameters `P`.
+    pub(crate) params: N,
+    /// Linear-layer parameters `P_lin`.
+    pub(crate) linear: N,
+    /// Optimizer state bytes.
+    pub(crate) optimizer: N,
+}
+
+/// Computes every component for a validated scenario whose parameters are `p`.
+pub(crate) fn memory(s: &Scenario, p: &params::Params) -> Memory {
     let x = Precision::of(s);
-    let p_total = params::total(s);
+    let t = Totals {
+        params: N::from(p.total),
+        linear: N::from(p.linear),
+        optimizer: optimizer_state(s, x, N::from(p.total)),
+    };
     let v = N::from(s.vocab_size);
-    let train = train::train_peak(s, x, p_total);
-    let eval_first = eval::eval_peak(s, x, p_total, N::ZERO);
-    let eval = eval::eval_peak(s, x, p_total, optimizer_state(s, x));
+    let train = train::train_peak(s, x, &t);
+    let eval_first = eval::eval_peak(s, x, &t, N::ZERO);
+    let eval = eval::eval_peak(s, x, &t, t.optimizer);
     let tokens = |b: u64| N::from(s.block_size) * N::from(b) * v;
     Memory {
         train: train.0,
@@ -150,10 +165,10 @@ pub(crate) fn weights(s: &Scenario, x: Precision, p_total: N) -> N {
 /// `AdamW8bit`: tensors of ≥ 4096 elements keep two 1-byte moments, one fp32 absmax per
 /// 256-element block per moment, and two 256-entry fp32 quantization maps; smaller tensors keep
 /// two fp32 moments (`min_8bit_size = 4096`).
-pub(crate) fn optimizer_state(s: &Scenario, x: Precision) -> N {
+pub(crate) fn optimizer_state(s: &Scenario, x: Precision, p_total: N) -> N {
     match s.optimizer {
-        Optimizer::Adamw => params::total(s) * (2 * x.p),
-        Optimizer::Sgd => params::total(s) * x.p,
+        Optimizer::Adamw => p_total * (2 * x.p),
+        Optimizer::Sgd => p_total * x.p,
         Optimizer::Adamw8bit => params::tensor_groups(s)
             .iter()
             .map(|g| {
@@ -170,9 +185,9 @@ pub(crate) fn optimizer_state(s: &Scenario, x: Precision) -> N {
 
 /// Autocast's 16-bit copies of the Linear weights (`2·P_lin`): cast during the forward and
 /// saved for backward, so all are alive when the backward starts. Zero without autocast.
-pub(crate) fn autocast_copies(s: &Scenario, x: Precision) -> N {
+pub(crate) fn autocast_copies(t: &Totals, x: Precision) -> N {
     if x.autocast {
-        params::linear(s) * 2
+        t.linear * 2
     } else {
         N::ZERO
     }

@@ -128,7 +128,7 @@ pub struct Estimate {
 pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, ScenarioError> {
     s.validate(catalog)?;
     let params = params::count(s)?;
-    let m = memory::memory(s);
+    let m = memory::memory(s, &params);
     let train_peak = m.train.sum();
     let (peak, peak_phase) = if m.eval > train_peak {
         (m.eval, Phase::Eval)

@@ -6,8 +6,8 @@
 //! optimizer step (tiny models).
 
 use super::memory::{
-    autocast_copies, embedding_locals, final_saved, layer_half_bytes, optimizer_state, tokens,
-    weights, Components, Dims, Precision, TrainMoment,
+    autocast_copies, embedding_locals, final_saved, layer_half_bytes, tokens, weights, Components,
+    Dims, Precision, Totals, TrainMoment,
 };
 use super::num::N;
 use super::scenario::Scenario;
@@ -54,11 +54,11 @@ fn early_grads(s: &Scenario, x: Precision) -> N {
 }
 
 /// The training step's peak and the moment it occurs.
-pub(crate) fn train_peak(s: &Scenario, x: Precision, p_total: N) -> (Components, TrainMoment) {
+pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components, TrainMoment) {
     let b = s.batch_size;
     let d = Dims::at(s, b);
     let l = N::from(s.n_layer);
-    let full_grads = p_total * x.p;
+    let full_grads = t.params * x.p;
     let accumulating = s.gradient_accumulation_steps >= 2;
     // With accumulation, .grad lives from the second micro-step on; without, zero_grad
     // (set_to_none=True) freed it before the forward.
@@ -76,10 +76,10 @@ pub(crate) fn train_peak(s: &Scenario, x: Precision, p_total: N) -> (Components,
     };
     let saved = blocks + final_saved(s, x);
     let base = Components {
-        weights: weights(s, x, p_total),
+        weights: weights(s, x, t.params),
         gradients: if accumulating { full_grads } else { N::ZERO },
-        optimizer: optimizer_state(s, x),
-        autocast_weights: autocast_copies(s, x),
+        optimizer: t.optimizer,
+        autocast_weights: autocast_copies(t, x),
         activations: saved + tokens(s, b, 4),
         logits: d.sbv * loss_backward_logits(s, x),
     };

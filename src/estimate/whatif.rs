@@ -203,7 +203,8 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             None,
         )?;
     }
-    let narrower = s.n_embd * 3 / 4 / s.n_head * s.n_head;
+    let narrower =
+        (u128::from(s.n_embd) * 3 / 4 / u128::from(s.n_head) * u128::from(s.n_head)) as u64;
     if narrower >= s.n_head && narrower < s.n_embd {
         push(
             WhatIfKind::NEmbd,
@@ -263,8 +264,34 @@ fn with_micro_batch(s: &Scenario, b: u64, eff: u64) -> Scenario {
 }
 
 /// The largest divisor of `n` that is at most `limit` (None when `limit` is 0).
+///
+/// Trial division up to √n (at most 2^20 steps, for n up to 2^40); beyond that, a scan down
+/// from `limit` of at most 2^16 candidates, so absurd sizes cannot stall the options.
 fn largest_divisor_at_most(n: u64, limit: u64) -> Option<u64> {
-    (1..=limit.min(n)).rev().find(|d| n % d == 0)
+    if limit == 0 || n == 0 {
+        return None;
+    }
+    if limit >= n {
+        return Some(n);
+    }
+    if n <= 1 << 40 {
+        let mut best = 1;
+        let mut i = 1;
+        while i * i <= n {
+            if n % i == 0 {
+                for d in [i, n / i] {
+                    if d <= limit && d > best {
+                        best = d;
+                    }
+                }
+            }
+            i += 1;
+        }
+        return Some(best);
+    }
+    (limit.saturating_sub(1 << 16).max(1)..=limit)
+        .rev()
+        .find(|d| n % d == 0)
 }
 
 /// Extra compute of per-block checkpointing, in percent: one more forward of the blocks.
@@ -297,4 +324,19 @@ fn diff(a: &Scenario, b: &Scenario) -> Vec<Change> {
             value,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::largest_divisor_at_most as ld;
+
+    #[test]
+    fn divisors() {
+        assert_eq!(ld(480, 6), Some(6));
+        assert_eq!(ld(480, 7), Some(6));
+        assert_eq!(ld(480, 1000), Some(480));
+        assert_eq!(ld(97, 50), Some(1));
+        assert_eq!(ld(480, 0), None);
+        assert_eq!(ld((1 << 41) * 3, 1 << 20), Some(1 << 20));
+    }
 }

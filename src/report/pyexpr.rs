@@ -11,6 +11,7 @@ pub(crate) fn eval(src: &str) -> Option<Literal> {
     let mut p = Parser {
         s: src.as_bytes(),
         i: 0,
+        depth: 0,
     };
     let v = p.sum()?;
     p.ws();
@@ -40,7 +41,12 @@ pub(crate) fn strip_comment(line: &str) -> &str {
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Nesting of parentheses and unary signs, bounded so hostile input cannot overflow the stack.
+    depth: usize,
 }
+
+/// The deepest nesting [`eval`] accepts.
+const MAX_DEPTH: usize = 64;
 
 impl Parser<'_> {
     fn ws(&mut self) {
@@ -91,6 +97,16 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Option<Literal> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        let v = self.unary_inner();
+        self.depth -= 1;
+        v
+    }
+
+    fn unary_inner(&mut self) -> Option<Literal> {
         if self.eat("-") {
             return arith(Literal::Int(0), self.unary()?, '-');
         }
@@ -211,6 +227,22 @@ mod tests {
         assert_eq!(eval("9223372036854775807 * 2"), None);
         assert_eq!(override_value("float16"), Literal::Str("float16".into()));
         assert_eq!(override_value("8"), Literal::Int(8));
+    }
+
+    #[test]
+    fn hostile_input_is_rejected_not_a_crash() {
+        assert_eq!(eval(&"(".repeat(100_000)), None);
+        assert_eq!(eval(&"-".repeat(100_000)), None);
+        assert_eq!(eval("'unterminated"), None);
+        assert_eq!(eval("é = 1"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(src in ".{0,40}") {
+            let _ = eval(&src);
+            let _ = strip_comment(&src);
+        }
     }
 
     #[test]
