@@ -27,14 +27,59 @@ pub enum Command {
         /// The output folder [default: ROOT/public].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Render every page, ignoring what the previous build recorded.
+        #[arg(long)]
+        force: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
     },
+    /// Check the site without writing it: errors, stale output, missing strings and
+    /// translations, outdated translations, broken links. Exits non-zero on any problem.
+    Check {
+        /// The site root.
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// The output folder to compare with [default: ROOT/public].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Report format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: CheckFormat,
+    },
+}
+
+/// Output format of `vramdoc check`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum CheckFormat {
+    /// Problems and a translation-status table, for people.
+    Text,
+    /// One JSON object, for tools.
+    Json,
 }
 
 /// Parses the arguments, runs the subcommand, and returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
     match cli.command {
-        Command::Build { root, out } => run_build(BuildOptions::new(root, out)),
+        Command::Check { root, out, format } => {
+            let out = out.unwrap_or_else(|| root.join("public"));
+            let report = crate::check::check(&root, &out);
+            match format {
+                CheckFormat::Text => print!("{}", report.to_text()),
+                CheckFormat::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).unwrap_or_default()
+                ),
+            }
+            i32::from(!report.ok())
+        }
+        Command::Build {
+            root,
+            out,
+            force,
+            quiet,
+        } => run_build(BuildOptions::new(root, out).force(force).quiet(quiet)),
     }
 }
 

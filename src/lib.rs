@@ -6,6 +6,7 @@
 mod assets;
 pub mod build;
 pub mod chart;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod content;

@@ -163,6 +163,77 @@ fn language_tokens_match_extensions_and_aliases() {
     }
 }
 
+/// Runs of text that lie inside a `<span>` carrying `class` (nested spans included), in order.
+fn spans_with_class(html: &str, class: &str) -> Vec<String> {
+    let mut runs = Vec::new();
+    let mut current = String::new();
+    let mut stack: Vec<bool> = Vec::new();
+    let mut rest = html;
+    while !rest.is_empty() {
+        let inside = stack.iter().any(|has| *has);
+        if let Some(tag_rest) = rest.strip_prefix('<') {
+            let end = tag_rest.find('>').map_or(tag_rest.len(), |i| i + 1);
+            let tag = &tag_rest[..end];
+            if let Some(attrs) = tag.strip_prefix("span class=\"") {
+                let classes = &attrs[..attrs.find('"').unwrap_or(attrs.len())];
+                stack.push(classes.split(' ').any(|c| c == class));
+            } else if tag.starts_with("/span") {
+                stack.pop();
+            }
+            rest = &tag_rest[end..];
+        } else {
+            let end = rest.find('<').unwrap_or(rest.len());
+            if inside {
+                current.push_str(&rest[..end]);
+            } else if !current.is_empty() {
+                runs.push(std::mem::take(&mut current));
+            }
+            rest = &rest[end..];
+        }
+        if !stack.iter().any(|has| *has) && !current.is_empty() {
+            runs.push(std::mem::take(&mut current));
+        }
+    }
+    runs
+}
+
+#[test]
+fn python_keywords_are_whole_words_only() {
+    let out = html("```python\niffy = format_x if is_ok else None\nfor x in range(3): pass\n```\n");
+    assert_eq!(
+        spans_with_class(&out, "hl-keyword"),
+        ["=", "if", "else", "for", "in", "pass"]
+    );
+    assert_eq!(spans_with_class(&out, "hl-constant"), ["None", "3"]);
+    assert_eq!(spans_with_class(&out, "hl-support"), ["range"]);
+}
+
+#[test]
+fn python_strings_comments_and_definitions() {
+    let md = "```python\ndef f(x='a#b'):  # real comment\n    return \"\"\"two\nlines\"\"\" + r\"\\d\"\n```\n";
+    let out = html(md);
+    assert_eq!(spans_with_class(&out, "hl-comment"), ["# real comment\n"]);
+    assert_eq!(spans_with_class(&out, "hl-entity"), ["f"]);
+    assert_eq!(spans_with_class(&out, "hl-storage"), ["def"]);
+    let strings = spans_with_class(&out, "hl-string").concat();
+    assert!(strings.contains("a#b"), "{out}");
+    assert!(strings.contains("two\nlines"), "{out}");
+}
+
+#[test]
+fn shell_comments_options_and_variables() {
+    let md = "```bash\nexport CUDA_VISIBLE_DEVICES=0  # first GPU\npython train.py --batch_size=8 url#frag \"$HOME\"\n```\n";
+    let out = html(md);
+    assert_eq!(spans_with_class(&out, "hl-comment"), ["# first GPU\n"]);
+    assert_eq!(spans_with_class(&out, "hl-parameter"), ["--batch_size"]);
+    assert_eq!(spans_with_class(&out, "hl-support"), ["export"]);
+    assert_eq!(
+        spans_with_class(&out, "hl-variable"),
+        ["CUDA_VISIBLE_DEVICES", "--batch_size", "$HOME"]
+    );
+    assert!(out.contains("url#frag"), "{out}");
+}
+
 #[test]
 fn unknown_or_missing_language_is_escaped_plain_text() {
     let out = html("```nosuchlang\na < b && c\n```\n");

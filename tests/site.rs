@@ -28,7 +28,9 @@ fn builds_every_language_with_switcher_and_hreflang() {
     let t = three_language_site();
     let run = t.build_ok();
     assert!(
-        run.stdout.contains("built 3 pages (en 1, es 1, zh 1)"),
+        run.stdout.contains("built 3 pages")
+            && run.stdout.contains("en: rebuilt 1,")
+            && run.stdout.contains("zh: rebuilt 1,"),
         "{}",
         run.stdout
     );

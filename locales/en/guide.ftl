@@ -52,3 +52,4 @@ chart-y-memory = GiB
 chart-series-total = estimated total (nvidia-smi)
 chart-max-fit = largest that fits: { $value }
 chart-sweep-alt = { $title }; the largest value that fits is { $value }.
+chart-segment = { $name }: { $size }

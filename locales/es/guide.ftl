@@ -52,3 +52,4 @@ chart-y-memory = GiB
 chart-series-total = total estimado (nvidia-smi)
 chart-max-fit = el mayor que cabe: { $value }
 chart-sweep-alt = { $title }; el mayor valor que cabe es { $value }.
+chart-segment = { $name }: { $size }

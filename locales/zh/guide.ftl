@@ -52,3 +52,4 @@ chart-y-memory = GiB
 chart-series-total = 估算总量（nvidia-smi）
 chart-max-fit = 最大可用值：{ $value }
 chart-sweep-alt = { $title }；放得下的最大值为 { $value }。
+chart-segment = { $name }：{ $size }

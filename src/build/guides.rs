@@ -1,94 +1,63 @@
-//! Per-guide data: one estimate per guide, shared by its translations, which must agree on it.
+//! A guide's computed data (one estimate per guide, shared by its translations) and the parts of
+//! its front matter that describe it.
 
-use std::collections::BTreeMap;
-
-use rayon::prelude::*;
 use yaml_serde::Value as Yaml;
 
-use super::Guides;
+use super::manifest::Hasher;
 use crate::content::Page;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::GpuCatalog;
 use crate::expand::{self, GuideData};
 
-/// Computes each guide's data (guides without a scenario get none); all problems are returned.
-pub(crate) fn compute<'a>(
-    guides: &Guides<'a>,
-    catalog: &GpuCatalog,
-) -> (BTreeMap<&'a str, Option<GuideData>>, Vec<Diagnostic>) {
-    let results: Vec<(&str, Result<Option<GuideData>, Vec<Diagnostic>>)> = guides
-        .par_iter()
-        .map(|(slug, pages)| (*slug, one_guide(pages, catalog)))
-        .collect();
-    let mut data = BTreeMap::new();
-    let mut errors = Vec::new();
-    for (slug, r) in results {
-        match r {
-            Ok(d) => {
-                data.insert(slug, d);
-            }
-            Err(mut e) => errors.append(&mut e),
-        }
-    }
-    (data, errors)
-}
-
-fn one_guide(pages: &[&Page], catalog: &GpuCatalog) -> Result<Option<GuideData>, Vec<Diagnostic>> {
-    let Some(first) = pages.iter().find(|p| p.front.scenario.is_some()) else {
-        return Ok(None);
-    };
-    let mut errors = Vec::new();
-    for other in pages {
-        if other.src.lang == first.src.lang {
-            continue;
-        }
-        if scenario_of(other) != scenario_of(first) {
-            errors.push(
-                Diagnostic::error(format!(
-                    "the translations disagree on the scenario: {} and {} must have the same `scenario:`",
-                    first.src.shown.display(),
-                    other.src.shown.display()
-                ))
-                .in_file(&other.src.shown)
-                .at(other.front.scenario.as_ref().map_or(1, |s| s.1), 1)
-                .with_help("a guide's translations share one scenario; copy it from the other file"),
-            );
-        }
-        if variant_sets(other) != variant_sets(first) {
-            errors.push(
-                Diagnostic::error(format!(
-                    "the translations disagree on the variants: {} and {} must have the same variant ids and `set:` values",
-                    first.src.shown.display(),
-                    other.src.shown.display()
-                ))
-                .in_file(&other.src.shown)
-                .at(other.front.variants.as_ref().map_or(1, |s| s.1), 1)
-                .with_help("only a variant's `label` may differ between languages"),
-            );
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let (scenario, line) = first.front.scenario.as_ref().map(|(v, l)| (v, *l)).unwrap_or((&Yaml::Null, 1));
-    expand::guide_data(scenario, first.front.variants.as_ref().map(|v| &v.0), catalog).map(Some).map_err(|e| {
-        let line = e.key.as_deref().map_or(line, |k| key_line(first, line, k));
-        vec![Diagnostic::error(format!("invalid scenario: {}", e.message))
-            .in_file(&first.src.shown)
-            .at(line, 1)
-            .with_source(first.text.clone())
-            .with_help("see the README's scenario keys; the estimator's defaults are nanoGPT's")]
+/// Computes the data of the guide whose `scenario:` page is `page`.
+pub(crate) fn compute_one(page: &Page, catalog: &GpuCatalog) -> Result<GuideData, Vec<Diagnostic>> {
+    let (scenario, line) = page
+        .front
+        .scenario
+        .as_ref()
+        .map(|(v, l)| (v, *l))
+        .unwrap_or((&Yaml::Null, 1));
+    expand::guide_data(
+        scenario,
+        page.front.variants.as_ref().map(|v| &v.0),
+        catalog,
+    )
+    .map_err(|e| {
+        let line = e.key.as_deref().map_or(line, |k| key_line(page, line, k));
+        vec![
+            Diagnostic::error(format!("invalid scenario: {}", e.message))
+                .in_file(&page.src.shown)
+                .at(line, 1)
+                .with_source(page.text.clone())
+                .with_help(
+                    "see the README's scenario keys; the estimator's defaults are nanoGPT's",
+                ),
+        ]
     })
 }
 
-fn scenario_of<'p>(p: &'p Page) -> Option<&'p Yaml> {
-    p.front.scenario.as_ref().map(|s| &s.0)
+/// Hash of what a guide's pages show from its data. The catalog of other GPUs is left out: only
+/// pages that name `catalog.` depend on it (see the page job's inputs).
+pub(crate) fn data_hash(d: &GuideData) -> String {
+    let mut h = Hasher::new();
+    let mut root = d.root.clone();
+    if let Some(m) = root.as_object_mut() {
+        m.remove("catalog");
+    }
+    h.part(root.to_string());
+    for w in &d.what_if {
+        h.part(w.to_string());
+    }
+    h.finish()
 }
 
 /// The variants without their (per-language) labels.
-fn variant_sets(p: &Page) -> Vec<(Option<Yaml>, Option<Yaml>)> {
+pub(crate) fn variant_sets(p: &Page) -> Vec<(Option<Yaml>, Option<Yaml>)> {
     match p.front.variants.as_ref().map(|v| &v.0) {
-        Some(Yaml::Sequence(items)) => items.iter().map(|i| (i.get("id").cloned(), i.get("set").cloned())).collect(),
+        Some(Yaml::Sequence(items)) => items
+            .iter()
+            .map(|i| (i.get("id").cloned(), i.get("set").cloned()))
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -100,7 +69,11 @@ pub(crate) fn variant_labels(p: &Page) -> Vec<(String, String)> {
             .iter()
             .filter_map(|i| {
                 let id = i.get("id")?.as_str()?.to_string();
-                let label = i.get("label").and_then(Yaml::as_str).unwrap_or(&id).to_string();
+                let label = i
+                    .get("label")
+                    .and_then(Yaml::as_str)
+                    .unwrap_or(&id)
+                    .to_string();
                 Some((id, label))
             })
             .collect(),
@@ -117,6 +90,10 @@ fn key_line(page: &Page, line: usize, key: &str) -> usize {
         .enumerate()
         .skip(line)
         .take_while(|(_, l)| l.starts_with(' ') || l.starts_with('-') || l.is_empty())
-        .find(|(_, l)| l.trim_start().trim_start_matches("- ").starts_with(&format!("{leaf}:")))
+        .find(|(_, l)| {
+            l.trim_start()
+                .trim_start_matches("- ")
+                .starts_with(&format!("{leaf}:"))
+        })
         .map_or(line, |(i, _)| i + 1)
 }

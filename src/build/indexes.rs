@@ -1,15 +1,20 @@
 //! Site-wide outputs: each language's index, the language chooser, the sitemap, the stylesheet.
+//! Each is a pure function from the plan's summaries to files.
 
 use serde::Serialize;
 use tera::Context;
 
-use super::output::Staging;
-use super::pages::{alternates, display_date, lang_links, language_name, site_ctx, Alternate};
-use super::{Guides, SiteContext};
+use super::pages::{
+    alternates, display_date, lang_links, language_name, site_ctx, x_default, Alternate,
+};
+use super::plan::Plan;
+use super::SiteContext;
 use crate::assets;
-use crate::content::Page;
 use crate::diagnostics::Diagnostic;
 use crate::markdown;
+
+/// A rendered file: relative path and bytes.
+pub(crate) type File = (String, Vec<u8>);
 
 #[derive(Serialize)]
 struct GuideEntry<'a> {
@@ -27,57 +32,55 @@ struct SitemapUrl {
     alternates: Vec<Alternate>,
 }
 
-/// Writes the language indexes, root chooser, sitemap and stylesheet; returns the file count.
-pub(crate) fn write_indexes(
+/// `<lang>/index.html`: the guides of one language, newest first.
+pub(crate) fn language_index(
     site: &SiteContext,
-    pages: &[Page],
-    guides: &Guides<'_>,
-    staging: &Staging,
-) -> Result<usize, Vec<Diagnostic>> {
-    let mut files = 0;
+    plan: &Plan,
+    lang: &str,
+) -> Result<File, Diagnostic> {
     let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
-    for lang in &langs {
-        let mut entries: Vec<&Page> = pages.iter().filter(|p| p.src.lang == *lang).collect();
-        // Newest first; undated last; ties by title then slug, so the order is stable.
-        entries.sort_by(|a, b| {
-            b.front
+    let mut entries: Vec<_> = plan.sources.iter().filter(|s| s.src.lang == lang).collect();
+    // Newest first; undated last; ties by title then slug, so the order is stable.
+    entries.sort_by(|a, b| {
+        b.summary
+            .date
+            .cmp(&a.summary.date)
+            .then_with(|| a.summary.title.cmp(&b.summary.title))
+            .then(a.src.slug.cmp(&b.src.slug))
+    });
+    let guides: Vec<GuideEntry<'_>> = entries
+        .iter()
+        .map(|s| GuideEntry {
+            title: &s.summary.title,
+            href: format!("{}/", s.src.slug),
+            date: s.summary.date.as_deref(),
+            date_display: s
+                .summary
                 .date
-                .cmp(&a.front.date)
-                .then_with(|| a.front.title.cmp(&b.front.title))
-                .then(a.src.slug.cmp(&b.src.slug))
-        });
-        let guides_ctx: Vec<GuideEntry<'_>> = entries
-            .iter()
-            .map(|p| GuideEntry {
-                title: &p.front.title,
-                href: format!("{}/", p.src.slug),
-                date: p.front.date.as_deref(),
-                date_display: p.front.date.as_deref().map(|d| display_date(site, lang, d)),
-                description: p.front.description.as_deref(),
-            })
-            .collect();
-        let mut ctx = Context::new();
-        ctx.insert("lang", lang);
-        ctx.insert("root", "../");
-        ctx.insert("lang_index", &true);
-        ctx.insert("site", &site_ctx(site, lang));
-        ctx.insert("guides", &guides_ctx);
-        ctx.insert(
-            "languages",
-            &lang_links(site, &langs, lang, |l| format!("../{l}/")),
-        );
-        ctx.insert("alternates", &alternates(site, &langs, |l| format!("{l}/")));
-        ctx.insert("x_default", &format!("{}", site.config.base_url));
-        let html = site
-            .renderer
-            .render("index.html", &ctx)
-            .map_err(|e| vec![e])?;
-        staging
-            .write(&format!("{lang}/index.html"), html.as_bytes())
-            .map_err(|e| vec![e])?;
-        files += 1;
-    }
+                .as_deref()
+                .map(|d| display_date(site, lang, d)),
+            description: s.summary.description.as_deref(),
+        })
+        .collect();
+    let mut ctx = Context::new();
+    ctx.insert("lang", lang);
+    ctx.insert("root", "../");
+    ctx.insert("lang_index", &true);
+    ctx.insert("site", &site_ctx(site, lang));
+    ctx.insert("guides", &guides);
+    ctx.insert(
+        "languages",
+        &lang_links(site, &langs, lang, |l| format!("../{l}/")),
+    );
+    ctx.insert("alternates", &alternates(site, &langs, |l| format!("{l}/")));
+    ctx.insert("x_default", &site.config.base_url);
+    let html = site.renderer.render("index.html", &ctx)?;
+    Ok((format!("{lang}/index.html"), html.into_bytes()))
+}
 
+/// `index.html`: the language chooser.
+pub(crate) fn root(site: &SiteContext) -> Result<File, Diagnostic> {
+    let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
     let default = site.config.default_language.as_str();
     let chooser: Vec<serde_json::Value> = langs
         .iter()
@@ -94,15 +97,13 @@ pub(crate) fn write_indexes(
     ctx.insert("languages", &chooser);
     ctx.insert("alternates", &alternates(site, &langs, |l| format!("{l}/")));
     ctx.insert("x_default", &site.config.base_url);
-    let html = site
-        .renderer
-        .render("root.html", &ctx)
-        .map_err(|e| vec![e])?;
-    staging
-        .write("index.html", html.as_bytes())
-        .map_err(|e| vec![e])?;
-    files += 1;
+    let html = site.renderer.render("root.html", &ctx)?;
+    Ok(("index.html".into(), html.into_bytes()))
+}
 
+/// `sitemap.xml`: every language index and guide page, with `hreflang` alternates.
+pub(crate) fn sitemap(site: &SiteContext, plan: &Plan) -> Result<File, Diagnostic> {
+    let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
     let mut urls = Vec::new();
     for lang in &langs {
         urls.push(SitemapUrl {
@@ -111,43 +112,35 @@ pub(crate) fn write_indexes(
             alternates: alternates(site, &langs, |l| format!("{l}/")),
         });
     }
-    for (slug, translations) in guides {
-        let available: Vec<&str> = translations.iter().map(|p| p.src.lang.as_str()).collect();
-        for p in translations {
-            let mut alts = alternates(site, &available, |l| format!("{l}/{slug}/"));
-            if let Some(x) = super::pages::x_default(site, &available, |l| format!("{l}/{slug}/")) {
-                alts.push(Alternate {
-                    lang: "x-default".into(),
-                    url: x,
-                });
-            }
-            urls.push(SitemapUrl {
-                loc: format!("{}{}/{slug}/", site.config.base_url, p.src.lang),
-                lastmod: p.front.date.as_ref().map(|d| d[..10].to_string()),
-                alternates: alts,
+    for s in &plan.sources {
+        let slug = &s.src.slug;
+        let available: Vec<&str> = plan.guides[slug].iter().map(String::as_str).collect();
+        let mut alts = alternates(site, &available, |l| format!("{l}/{slug}/"));
+        if let Some(x) = x_default(site, &available, |l| format!("{l}/{slug}/")) {
+            alts.push(Alternate {
+                lang: "x-default".into(),
+                url: x,
             });
         }
+        urls.push(SitemapUrl {
+            loc: format!("{}{}/{slug}/", site.config.base_url, s.src.lang),
+            lastmod: s.summary.date.as_ref().map(|d| d[..10].to_string()),
+            alternates: alts,
+        });
     }
     let mut ctx = Context::new();
     ctx.insert("urls", &urls);
-    let xml = site
-        .renderer
-        .render("sitemap.xml", &ctx)
-        .map_err(|e| vec![e])?;
-    staging
-        .write("sitemap.xml", xml.as_bytes())
-        .map_err(|e| vec![e])?;
-    files += 1;
+    let xml = site.renderer.render("sitemap.xml", &ctx)?;
+    Ok(("sitemap.xml".into(), xml.into_bytes()))
+}
 
+/// `style.css`: the stylesheet plus the highlighting classes.
+pub(crate) fn style() -> File {
     let mut css = assets::STATIC
         .iter()
         .find(|(n, _)| *n == "style.css")
         .map(|(_, t)| t.to_string())
         .unwrap_or_default();
     css.push_str(&markdown::highlight_css());
-    staging
-        .write("style.css", css.as_bytes())
-        .map_err(|e| vec![e])?;
-    files += 1;
-    Ok(files)
+    ("style.css".into(), css.into_bytes())
 }

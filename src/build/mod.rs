@@ -1,15 +1,20 @@
-//! Orchestration: read the site, render every output in parallel, write the output folder once.
+//! Orchestration: plan the build, render the jobs whose inputs changed in parallel, and update
+//! the output folder only when every job succeeded.
 //!
-//! `build` never writes a partial site: pages render into a staging folder beside `--out` and
-//! replace it only when every page succeeded (see [`output`]). All problems are collected and
-//! returned together.
+//! A first build (or `--force`) renders everything into a staging folder beside `--out` and swaps
+//! it in. Later builds read the manifest left in `--out`, render only the jobs whose inputs changed
+//! into the staging folder, and move a file into `--out` only if its bytes changed, so unchanged
+//! outputs keep their bytes and modification times. A failed build changes nothing.
 
 mod guides;
 mod indexes;
+pub mod manifest;
 pub mod output;
 mod pages;
+pub(crate) mod plan;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,11 +22,14 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::config::SiteConfig;
-use crate::content::{self, Page};
+use crate::content;
 use crate::diagnostics::{self, Diagnostic};
 use crate::estimate::GpuCatalog;
+use crate::expand::GuideData;
 use crate::i18n::Locales;
 use crate::render::Renderer;
+use manifest::{hash, Hasher, JobEntry, Manifest};
+use plan::{Job, JobKind, Plan};
 
 /// What to build and where.
 #[derive(Debug, Clone)]
@@ -31,6 +39,10 @@ pub struct BuildOptions {
     pub root: PathBuf,
     /// The output folder.
     pub out: PathBuf,
+    /// Render everything, ignoring the previous build's manifest.
+    pub force: bool,
+    /// No progress bar.
+    pub quiet: bool,
 }
 
 impl BuildOptions {
@@ -38,17 +50,45 @@ impl BuildOptions {
     pub fn new(root: impl Into<PathBuf>, out: Option<PathBuf>) -> Self {
         let root = root.into();
         let out = out.unwrap_or_else(|| root.join("public"));
-        BuildOptions { root, out }
+        BuildOptions {
+            root,
+            out,
+            force: false,
+            quiet: false,
+        }
     }
+
+    /// Sets `force`.
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+
+    /// Sets `quiet`.
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+}
+
+/// Page counts of one language in a build.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LangCounts {
+    /// Pages rendered this time.
+    pub rebuilt: usize,
+    /// Pages whose inputs had not changed.
+    pub unchanged: usize,
+    /// Pages whose source was deleted; their outputs were removed.
+    pub removed: usize,
 }
 
 /// What a successful build did.
 #[derive(Debug, Clone)]
 pub struct BuildReport {
-    /// Guide pages written per language.
-    pub pages_per_lang: BTreeMap<String, usize>,
-    /// Files written in all.
-    pub files: usize,
+    /// Page counts per language.
+    pub per_lang: BTreeMap<String, LangCounts>,
+    /// Files written or replaced in the output folder.
+    pub files_written: usize,
     /// Warnings (missing locale keys, lint findings).
     pub warnings: Vec<Diagnostic>,
     /// Wall-clock time.
@@ -59,16 +99,25 @@ impl BuildReport {
     /// The one-line summary `vramdoc build` prints.
     pub fn summary(&self, out: &Path) -> String {
         let per: Vec<String> = self
-            .pages_per_lang
+            .per_lang
             .iter()
-            .map(|(l, n)| format!("{l} {n}"))
+            .map(|(l, c)| {
+                format!(
+                    "{l}: rebuilt {}, unchanged {}, removed {}",
+                    c.rebuilt, c.unchanged, c.removed
+                )
+            })
             .collect();
+        let total: usize = self
+            .per_lang
+            .values()
+            .map(|c| c.rebuilt + c.unchanged)
+            .sum();
         format!(
-            "built {} pages ({}) into {} in {} ms",
-            self.pages_per_lang.values().sum::<usize>(),
-            per.join(", "),
+            "built {total} pages into {} in {} ms ({})",
             out.display(),
-            self.elapsed.as_millis()
+            self.elapsed.as_millis(),
+            per.join("; ")
         )
     }
 }
@@ -79,90 +128,318 @@ pub(crate) struct SiteContext {
     pub(crate) locales: Arc<Locales>,
     pub(crate) renderer: Renderer,
     pub(crate) catalog: GpuCatalog,
+    /// Hash of the configuration, templates, locales and static files.
+    pub(crate) inputs_hash: String,
+    /// Hash of the GPU catalog.
+    pub(crate) catalog_hash: String,
 }
+
+/// A rendered job's manifest entry and warnings, or its errors.
+type JobResult = Result<(JobEntry, Vec<Diagnostic>), Vec<Diagnostic>>;
 
 /// Builds the site. On failure returns every diagnostic (errors and warnings) and leaves `out`
 /// untouched.
 pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
     let start = Instant::now();
     let (site, mut warnings) = load_site(&opts.root)?;
-    let (sources, mut errors) = content::discover(&opts.root, &site.config);
-    let loaded: Vec<Result<Page, Vec<Diagnostic>>> =
-        sources.par_iter().map(content::load).collect();
-    let mut pages = Vec::new();
-    for r in loaded {
+    let with_warnings = |mut errors: Vec<Diagnostic>, warnings: &[Diagnostic]| {
+        errors.extend_from_slice(warnings);
+        diagnostics::sort(&mut errors);
+        errors
+    };
+    let previous = previous_manifest(&opts.out, opts.force);
+    let incremental = !previous.jobs.is_empty();
+    let plan = plan::plan(&site, &opts.root, &opts.out, previous, opts.force)
+        .map_err(|e| with_warnings(e, &warnings))?;
+    let staging = output::Staging::new(&opts.out, &opts.root)
+        .map_err(|e| with_warnings(vec![e], &warnings))?;
+    let data = guide_data_to_render(&site, &plan).map_err(|e| with_warnings(e, &warnings))?;
+
+    let to_render: Vec<&Job> = plan.jobs.iter().filter(|j| j.render).collect();
+    let progress = progress_bar(to_render.len(), opts.quiet);
+    let results: Vec<(String, JobResult)> = to_render
+        .par_iter()
+        .map(|job| {
+            let r = run_job(&site, &plan, job, &data, &staging);
+            progress.inc(1);
+            (job.id.clone(), r)
+        })
+        .collect();
+    progress.finish_and_clear();
+    let mut errors = Vec::new();
+    let mut rendered = BTreeMap::new();
+    for (id, r) in results {
         match r {
-            Ok(p) => pages.push(p),
+            Ok((entry, mut w)) => {
+                warnings.append(&mut w);
+                rendered.insert(id, entry);
+            }
             Err(mut e) => errors.append(&mut e),
         }
     }
-    let guides = group_guides(&pages);
-    let (guide_data, mut data_errors) = guides::compute(&guides, &site.catalog);
-    errors.append(&mut data_errors);
-    let staging = if errors.is_empty() {
-        match output::Staging::new(&opts.out, &opts.root) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                errors.push(e);
-                None
-            }
+    if !errors.is_empty() {
+        return Err(with_warnings(errors, &warnings));
+    }
+
+    let mut next = Manifest::new();
+    next.sources = plan.sources.iter().map(plan::source_entry).collect();
+    next.guide_data = plan.data.clone();
+    for job in &plan.jobs {
+        let entry = rendered
+            .get(&job.id)
+            .or_else(|| plan.previous.jobs.get(&job.id))
+            .cloned();
+        if let Some(entry) = entry {
+            next.jobs.insert(job.id.clone(), entry);
         }
+    }
+    let files_written = if incremental {
+        apply(&staging, &plan, &rendered, &next).map_err(|e| vec![e])?
     } else {
-        None
-    };
-    let mut files = 0;
-    if let Some(staging) = &staging {
-        let results: Vec<Result<pages::Rendered, Vec<Diagnostic>>> = pages
-            .par_iter()
-            .map(|p| {
-                let slug = p.src.slug.as_str();
-                let data = guide_data.get(slug).and_then(Option::as_ref);
-                pages::render_guide(&site, p, &guides[slug], data, staging)
-            })
-            .collect();
-        for r in results {
-            match r {
-                Ok(rendered) => {
-                    files += rendered.files;
-                    warnings.extend(rendered.warnings);
-                }
-                Err(mut e) => errors.append(&mut e),
-            }
-        }
-        if errors.is_empty() {
-            match indexes::write_indexes(&site, &pages, &guides, staging) {
-                Ok(n) => files += n,
-                Err(mut e) => errors.append(&mut e),
-            }
-        }
-    }
-    if diagnostics::error_count(&errors) > 0 {
-        errors.append(&mut warnings);
-        diagnostics::sort(&mut errors);
-        return Err(errors);
-    }
-    if let Some(staging) = staging {
+        staging
+            .write(manifest::FILE, next.to_json().as_bytes())
+            .map_err(|e| vec![e])?;
+        let n = rendered.values().map(|e| e.files.len()).sum();
         staging.commit().map_err(|e| vec![e])?;
-    }
-    let mut pages_per_lang: BTreeMap<String, usize> = site
-        .config
-        .languages
-        .iter()
-        .map(|l| (l.clone(), 0))
-        .collect();
-    for p in &pages {
-        *pages_per_lang.entry(p.src.lang.clone()).or_default() += 1;
-    }
+        n
+    };
     diagnostics::sort(&mut warnings);
     Ok(BuildReport {
-        pages_per_lang,
-        files,
+        per_lang: counts(&site, &plan),
+        files_written,
         warnings,
         elapsed: start.elapsed(),
     })
 }
 
-/// Loads the configuration, locale bundles and templates.
+/// The previous build's manifest, unless forced or the output folder is not ours.
+pub(crate) fn previous_manifest(out: &Path, force: bool) -> Manifest {
+    if force || !out.join(output::MARKER).exists() {
+        return Manifest::new();
+    }
+    match Manifest::read(out) {
+        Some(m) => m,
+        None => Manifest::new(),
+    }
+}
+
+/// Renders every job of `plan` into a throwaway folder, writing nothing to `out`: the errors and
+/// warnings a build would report. Used by `vramdoc check`.
+pub(crate) fn dry_run(
+    site: &SiteContext,
+    plan: &Plan,
+    root: &Path,
+) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let scratch = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            return (
+                vec![Diagnostic::error(format!(
+                    "cannot create a scratch folder: {e}"
+                ))],
+                Vec::new(),
+            )
+        }
+    };
+    let staging = match output::Staging::new(&scratch.path().join("out"), root) {
+        Ok(s) => s,
+        Err(e) => return (vec![e], Vec::new()),
+    };
+    let mut all = Vec::new();
+    let data = match guide_data_to_render_all(site, plan) {
+        Ok(d) => d,
+        Err(e) => return (e, Vec::new()),
+    };
+    let results: Vec<JobResult> = plan
+        .jobs
+        .par_iter()
+        .map(|job| run_job(site, plan, job, &data, &staging))
+        .collect();
+    let mut warnings = Vec::new();
+    for r in results {
+        match r {
+            Ok((_, mut w)) => warnings.append(&mut w),
+            Err(mut e) => all.append(&mut e),
+        }
+    }
+    (all, warnings)
+}
+
+/// Moves changed files into the output folder, deletes outputs that are gone, writes the manifest.
+/// Returns the number of files written.
+fn apply(
+    staging: &output::Staging,
+    plan: &Plan,
+    rendered: &BTreeMap<String, JobEntry>,
+    next: &Manifest,
+) -> Result<usize, Diagnostic> {
+    let mut written = 0;
+    for (id, entry) in rendered {
+        let before = plan.previous.jobs.get(id);
+        for (path, h) in &entry.files {
+            let same = before.and_then(|b| b.files.get(path)) == Some(h)
+                && staging.out().join(path).exists();
+            if !same {
+                staging.move_into_output(path)?;
+                written += 1;
+            }
+        }
+        for old in before.map(|b| b.files.keys()).into_iter().flatten() {
+            if !entry.files.contains_key(old) {
+                staging.remove_from_output(old);
+            }
+        }
+    }
+    for id in &plan.removed {
+        for path in plan.previous.jobs[id].files.keys() {
+            staging.remove_from_output(path);
+        }
+    }
+    staging.write_output(manifest::FILE, next.to_json().as_bytes())?;
+    Ok(written)
+}
+
+/// Renders one job into the staging folder; returns its manifest entry and warnings.
+fn run_job(
+    site: &SiteContext,
+    plan: &Plan,
+    job: &Job,
+    data: &BTreeMap<String, GuideData>,
+    staging: &output::Staging,
+) -> JobResult {
+    let one = |r: Result<indexes::File, Diagnostic>| {
+        r.map(|f| (vec![f], Vec::new())).map_err(|e| vec![e])
+    };
+    let (files, warnings) = match &job.kind {
+        JobKind::Page(i) => {
+            let source = &plan.sources[*i];
+            let page = content::load(&source.src)?;
+            let available: Vec<&str> = plan.guides[&source.src.slug]
+                .iter()
+                .map(String::as_str)
+                .collect();
+            let r = pages::render_guide(site, &page, &available, data.get(&source.src.slug))?;
+            (r.files, r.warnings)
+        }
+        JobKind::Index(lang) => one(indexes::language_index(site, plan, lang))?,
+        JobKind::Root => one(indexes::root(site))?,
+        JobKind::Sitemap => one(indexes::sitemap(site, plan))?,
+        JobKind::Style => (vec![indexes::style()], Vec::new()),
+    };
+    let mut entry = JobEntry {
+        inputs: job.inputs.clone(),
+        files: BTreeMap::new(),
+    };
+    for (path, bytes) in files {
+        staging.write(&path, &bytes).map_err(|e| vec![e])?;
+        entry.files.insert(path, hash(&bytes));
+    }
+    Ok((entry, warnings))
+}
+
+/// Computes the data of every guide that has a page to render.
+fn guide_data_to_render(
+    site: &SiteContext,
+    plan: &Plan,
+) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
+    guide_data_for(site, plan, |j| j.render)
+}
+
+/// Computes the data of every guide with a scenario.
+fn guide_data_to_render_all(
+    site: &SiteContext,
+    plan: &Plan,
+) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
+    guide_data_for(site, plan, |_| true)
+}
+
+/// Computes the data of the guides with a job that `wanted` selects.
+fn guide_data_for(
+    site: &SiteContext,
+    plan: &Plan,
+    wanted: impl Fn(&Job) -> bool,
+) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
+    let slugs: BTreeSet<&str> = plan
+        .jobs
+        .iter()
+        .filter(|j| wanted(j))
+        .filter_map(|j| match j.kind {
+            JobKind::Page(i) => Some(plan.sources[i].src.slug.as_str()),
+            _ => None,
+        })
+        .filter(|slug| plan.data.contains_key(*slug))
+        .collect();
+    let results: Vec<Result<(String, GuideData), Vec<Diagnostic>>> = slugs
+        .par_iter()
+        .map(|slug| {
+            let source = plan
+                .sources
+                .iter()
+                .find(|s| s.src.slug == *slug && !s.summary.scenario_hash.is_empty())
+                .ok_or_else(Vec::new)?;
+            let page = content::load(&source.src)?;
+            guides::compute_one(&page, &site.catalog).map(|d| (slug.to_string(), d))
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    let mut errors = Vec::new();
+    for r in results {
+        match r {
+            Ok((slug, d)) => {
+                out.insert(slug, d);
+            }
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Per-language page counts: rebuilt, unchanged, removed.
+fn counts(site: &SiteContext, plan: &Plan) -> BTreeMap<String, LangCounts> {
+    let mut per: BTreeMap<String, LangCounts> = site
+        .config
+        .languages
+        .iter()
+        .map(|l| (l.clone(), LangCounts::default()))
+        .collect();
+    for job in &plan.jobs {
+        if let JobKind::Page(i) = job.kind {
+            let c = per.entry(plan.sources[i].src.lang.clone()).or_default();
+            if job.render {
+                c.rebuilt += 1;
+            } else {
+                c.unchanged += 1;
+            }
+        }
+    }
+    for id in &plan.removed {
+        if let Some(lang) = id.strip_prefix("page:").and_then(|r| r.split('/').next()) {
+            per.entry(lang.to_string()).or_default().removed += 1;
+        }
+    }
+    per
+}
+
+/// A progress bar on stderr for builds of more than a few hundred pages, hidden when stderr is
+/// not a terminal or with `--quiet`.
+fn progress_bar(jobs: usize, quiet: bool) -> indicatif::ProgressBar {
+    if quiet || jobs < 300 || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(jobs as u64);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pages {elapsed}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Loads the configuration, locale bundles, templates and GPU catalog, and hashes them.
 pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), Vec<Diagnostic>> {
     let config = SiteConfig::load(root)?;
     let locales = Arc::new(Locales::load(
@@ -172,23 +449,74 @@ pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), V
     )?);
     let warnings = locales.missing_key_warnings();
     let renderer = Renderer::new(root, locales.clone())?;
+    let (catalog, catalog_hash) = load_catalog(root)?;
+    let inputs_hash = site_inputs_hash(root);
     Ok((
         SiteContext {
             config,
             locales,
             renderer,
+            catalog,
+            inputs_hash,
+            catalog_hash,
         },
         warnings,
     ))
 }
 
-/// The languages each guide exists in, by slug, in the site's language order.
-pub(crate) type Guides<'a> = BTreeMap<&'a str, Vec<&'a Page>>;
-
-fn group_guides(pages: &[Page]) -> Guides<'_> {
-    let mut guides: Guides<'_> = BTreeMap::new();
-    for p in pages {
-        guides.entry(p.src.slug.as_str()).or_default().push(p);
+/// Hash of every site-wide input a page's rendering depends on: vramdoc's version, the
+/// configuration, and the embedded and site templates, locales and static files.
+fn site_inputs_hash(root: &Path) -> String {
+    let mut h = Hasher::new();
+    h.part(env!("CARGO_PKG_VERSION"));
+    h.part(std::fs::read(root.join(crate::config::CONFIG_FILE)).unwrap_or_default());
+    for set in [
+        crate::assets::TEMPLATES,
+        crate::assets::LOCALES,
+        crate::assets::STATIC,
+    ] {
+        for (name, text) in set {
+            h.part(name).part(text);
+        }
     }
-    guides
+    for dir in ["templates", "locales", "static"] {
+        let mut files = Vec::new();
+        collect_files(&root.join(dir), &mut files);
+        files.sort();
+        for f in files {
+            h.part(f.to_string_lossy().as_bytes())
+                .part(std::fs::read(&f).unwrap_or_default());
+        }
+    }
+    h.finish()
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// The built-in GPU catalog plus the site's own `data/gpus.yaml`, if any, and its hash.
+fn load_catalog(root: &Path) -> Result<(GpuCatalog, String), Vec<Diagnostic>> {
+    let mut catalog = GpuCatalog::builtin();
+    let path = root.join("data").join("gpus.yaml");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        catalog.extend_from_yaml(&text).map_err(|e| {
+            vec![Diagnostic::error(e.message.clone())
+                .in_file("data/gpus.yaml")
+                .with_help("each entry needs an id, a name and capacity_bytes")]
+        })?;
+    }
+    let listed: Vec<String> = catalog.iter().map(|g| format!("{g:?}")).collect();
+    let h = Hasher::new().part(listed.join("\n")).finish();
+    Ok((catalog, h))
 }

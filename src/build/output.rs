@@ -50,6 +50,11 @@ impl Staging {
         })
     }
 
+    /// The output folder this staging folder replaces or updates.
+    pub fn out(&self) -> &Path {
+        &self.out
+    }
+
     /// The staging folder (files are written under it).
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -67,6 +72,37 @@ impl Staging {
         }
         std::fs::write(&path, bytes)
             .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", path.display())))
+    }
+
+    /// Moves `rel` from the staging folder into the output folder (replacing what was there).
+    pub fn move_into_output(&self, rel: &str) -> Result<(), Diagnostic> {
+        let to = self.out.join(rel);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                Diagnostic::error(format!("cannot create {}: {e}", parent.display()))
+            })?;
+        }
+        std::fs::rename(self.dir.join(rel), &to)
+            .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", to.display())))
+    }
+
+    /// Removes `rel` from the output folder, and its parent folders once empty.
+    pub fn remove_from_output(&self, rel: &str) {
+        let path = self.out.join(rel);
+        let _ = std::fs::remove_file(&path);
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            if d == self.out || std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+
+    /// Writes `bytes` to `rel` in the output folder atomically (temporary file, then rename).
+    pub fn write_output(&self, rel: &str, bytes: &[u8]) -> Result<(), Diagnostic> {
+        self.write(rel, bytes)?;
+        self.move_into_output(rel)
     }
 
     /// Replaces the output folder with the staging folder.

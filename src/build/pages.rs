@@ -4,16 +4,15 @@ use fluent_bundle::FluentValue;
 use serde::Serialize;
 use tera::Context;
 
-use super::output::Staging;
 use super::SiteContext;
 use crate::content::Page;
 use crate::diagnostics::Diagnostic;
 use crate::expand::{self, lint, ExpandContext, GuideData};
 use crate::markdown;
 
-/// What rendering one page produced.
+/// What rendering one job produced: files (relative path, bytes) and warnings.
 pub(crate) struct Rendered {
-    pub(crate) files: usize,
+    pub(crate) files: Vec<(String, Vec<u8>)>,
     pub(crate) warnings: Vec<Diagnostic>,
 }
 
@@ -57,26 +56,42 @@ struct TocEntry {
     text: String,
 }
 
-/// Renders `page` (whose guide exists in `translations`) into the staging folder.
+/// Renders `page` (whose guide exists in the languages `available`): its HTML page, Markdown
+/// edition and charts.
 pub(crate) fn render_guide(
     site: &SiteContext,
     page: &Page,
-    translations: &[&Page],
+    available: &[&str],
     data: Option<&GuideData>,
-    staging: &Staging,
 ) -> Result<Rendered, Vec<Diagnostic>> {
     let lang = page.src.lang.as_str();
     let slug = page.src.slug.as_str();
-    let loc = site.locales.get(lang).ok_or_else(|| vec![Diagnostic::error(format!("no locale `{lang}`"))])?;
+    let loc = site
+        .locales
+        .get(lang)
+        .ok_or_else(|| vec![Diagnostic::error(format!("no locale `{lang}`"))])?;
     let labels = super::guides::variant_labels(page);
-    let ctx = ExpandContext { loc, data, variant_labels: &labels, catalog: &site.catalog };
-    let expanded = expand::expand(page.body(), page.body_line, &ctx, &page.src.shown, &page.text)?;
+    let ctx = ExpandContext {
+        loc,
+        data,
+        variant_labels: &labels,
+        catalog: &site.catalog,
+    };
+    let expanded = expand::expand(
+        page.body(),
+        page.body_line,
+        &ctx,
+        &page.src.shown,
+        &page.text,
+    )?;
     let rendered = markdown::render_html(&expanded.markdown);
-    let mut warnings = lint_page(page, &rendered.html);
+    let warnings = lint_page(page, data.is_some(), &rendered.html);
     let dir = format!("{lang}/{slug}");
-    for (file, svg) in &expanded.charts {
-        staging.write(&format!("{dir}/{file}"), svg.as_bytes()).map_err(|d| vec![d.in_file(&page.src.shown)])?;
-    }
+    let mut files: Vec<(String, Vec<u8>)> = expanded
+        .charts
+        .into_iter()
+        .map(|(file, svg)| (format!("{dir}/{file}"), svg.into_bytes()))
+        .collect();
     let expanded_md = expanded.markdown;
 
     let mut ctx = Context::new();
@@ -84,18 +99,17 @@ pub(crate) fn render_guide(
     ctx.insert("root", "../../");
     ctx.insert("lang_index", &true);
     ctx.insert("site", &site_ctx(site, lang));
-    let available: Vec<&str> = translations.iter().map(|p| p.src.lang.as_str()).collect();
     ctx.insert(
         "languages",
-        &lang_links(site, &available, lang, |l| format!("../../{l}/{slug}/")),
+        &lang_links(site, available, lang, |l| format!("../../{l}/{slug}/")),
     );
     ctx.insert(
         "alternates",
-        &alternates(site, &available, |l| format!("{l}/{slug}/")),
+        &alternates(site, available, |l| format!("{l}/{slug}/")),
     );
     ctx.insert(
         "x_default",
-        &x_default(site, &available, |l| format!("{l}/{slug}/")),
+        &x_default(site, available, |l| format!("{l}/{slug}/")),
     );
     let fm = &page.front;
     ctx.insert(
@@ -127,27 +141,27 @@ pub(crate) fn render_guide(
     );
     let at_page = |d: Diagnostic| vec![d.in_file(&page.src.shown)];
     let html = site.renderer.render("guide.html", &ctx).map_err(at_page)?;
-    staging
-        .write(&format!("{dir}/index.html"), html.as_bytes())
-        .map_err(at_page)?;
+    files.push((format!("{dir}/index.html"), html.into_bytes()));
 
     let mut md_ctx = Context::new();
     md_ctx.insert("lang", lang);
     md_ctx.insert("front_matter", &markdown_front_matter(page)?);
     md_ctx.insert("body", expanded_md.trim_start_matches('\n'));
     let md = site.renderer.render("guide.md", &md_ctx).map_err(at_page)?;
-    staging
-        .write(&format!("{dir}/index.md"), md.as_bytes())
-        .map_err(at_page)?;
-    warnings.shrink_to_fit();
-    Ok(Rendered { files: 2 + expanded.charts.len(), warnings })
+    files.push((format!("{dir}/index.md"), md.into_bytes()));
+    Ok(Rendered { files, warnings })
 }
 
-/// Warnings about a page's prose: hand-typed memory figures and emphasis markers that
-/// CommonMark left as literal asterisks.
-fn lint_page(page: &Page, html: &str) -> Vec<Diagnostic> {
+/// Warnings about a page's prose: hand-typed memory figures (in computed guides, where an
+/// expression could give the figure) and emphasis markers that CommonMark left as literal asterisks.
+fn lint_page(page: &Page, computed: bool, html: &str) -> Vec<Diagnostic> {
     let body = page.body();
-    let mut warnings: Vec<Diagnostic> = lint::typed_memory_figures(body)
+    let typed = if computed {
+        lint::typed_memory_figures(body)
+    } else {
+        Vec::new()
+    };
+    let mut warnings: Vec<Diagnostic> = typed
         .into_iter()
         .map(|(range, text)| {
             let line = page.body_line + body[..range.start].matches('\n').count();

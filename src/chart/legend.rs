@@ -21,6 +21,8 @@ const ENTRY_GAP: f64 = 22.0;
 const LEGEND_PX: u32 = 17;
 /// Smallest size a too-long label may shrink to before it is cut.
 const LEGEND_MIN_PX: u32 = 13;
+/// Most rows the legend may take; more entries go into a grid of columns.
+const MAX_ROWS: usize = 5;
 
 /// What stands before a legend label.
 #[derive(Debug, Clone, Copy)]
@@ -51,17 +53,42 @@ pub(crate) struct Legend {
 }
 
 impl Legend {
-    /// Lays `entries` out in rows no wider than `width`.
+    /// Lays `entries` out in rows no wider than `width`, flowing left to right; when that
+    /// takes more than [`MAX_ROWS`] rows, in a grid of equal columns (read top to bottom)
+    /// with labels shrunk or cut to the column width.
     pub(crate) fn layout(entries: Vec<(Key, String)>, width: f64) -> Legend {
+        let count = entries.len();
+        let flowed = Self::flow(entries.clone(), width);
+        if flowed.rows <= MAX_ROWS {
+            return flowed;
+        }
+        let columns = count.div_ceil(MAX_ROWS);
+        let rows = count.div_ceil(columns);
+        let column_width = width / columns as f64;
+        let label_width = column_width - KEY_WIDTH - KEY_GAP - KEY_GAP;
+        let placed = entries
+            .into_iter()
+            .enumerate()
+            .map(|(i, (key, label))| {
+                let (label, px) = fit(&label, label_width, (LEGEND_PX, LEGEND_MIN_PX), false);
+                Placed {
+                    key,
+                    label,
+                    px,
+                    x: (i / rows) as f64 * column_width,
+                    row: i % rows,
+                }
+            })
+            .collect();
+        Legend { placed, rows }
+    }
+
+    fn flow(entries: Vec<(Key, String)>, width: f64) -> Legend {
         let mut placed = Vec::with_capacity(entries.len());
         let (mut x, mut row) = (0.0, 0);
         for (key, label) in entries {
-            let (label, px) = fit(
-                &label,
-                width - KEY_WIDTH - KEY_GAP,
-                (LEGEND_PX, LEGEND_MIN_PX),
-                false,
-            );
+            let label_width = width - KEY_WIDTH - KEY_GAP;
+            let (label, px) = fit(&label, label_width, (LEGEND_PX, LEGEND_MIN_PX), false);
             let entry_width = KEY_WIDTH + KEY_GAP + text_width(&label, f64::from(px));
             if x > 0.0 && x + entry_width > width {
                 x = 0.0;

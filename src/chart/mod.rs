@@ -6,6 +6,11 @@
 //! background (readable on dark pages too), a `<title>`, and a legend under the plot laid out
 //! with a generous text-width estimate so Chinese and Spanish labels fit. Same input,
 //! byte-identical SVG. Pure: no I/O.
+//!
+//! Colours: segments follow [Okabe–Ito](https://jfly.uni-koeln.de/color/) in input order
+//! (`#0072B2`, `#E69F00`, `#009E73`, `#CC79A7`, `#56B4E9`, `#999999`, `#F0E442`); the capacity
+//! line is dashed `#C00020`; the sweep line is `#0072B2`; the largest-fit marker (a vertical
+//! line and a ring around its point) is `#009E73`.
 
 mod axis;
 mod breakdown;

@@ -10,7 +10,7 @@ use super::axis::TickedAxis;
 use super::frame::{render, Area};
 use super::legend::Key;
 use super::text::{font, text_width};
-use super::{axis_top, gib, ChartError, SweepChart, CAPACITY_COLOR, DESC_PX, INK, TICK_PX};
+use super::{axis_top, gib, ChartError, SweepChart, CAPACITY_COLOR, DESC_PX, INK, TICK_PX, WIDTH};
 
 /// Colour of the measured line.
 const SERIES_COLOR: RGBColor = RGBColor(0x00, 0x72, 0xB2);
@@ -80,7 +80,9 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>) -> Result<(), ChartError> {
         .iter()
         .map(|v| text_width(&(chart.format_gib)(*v), f64::from(TICK_PX)))
         .fold(0.0, f64::max);
-    let y_area = (y_label_width + f64::from(DESC_PX) * 1.4 + 20.0).ceil() as u32;
+    // Capped so that an odd formatter (very long tick labels) cannot squeeze the plot away.
+    let y_area = (y_label_width + f64::from(DESC_PX) * 1.4 + 20.0).min(f64::from(WIDTH) * 0.3);
+    let y_area = y_area.ceil() as u32;
 
     let mut ctx = ChartBuilder::on(area)
         .margin_right(28)

@@ -2,15 +2,18 @@
 
 use fluent_bundle::FluentValue;
 
-
 use super::data::GuideData;
 use super::ExpandContext;
 use crate::chart::{self, BreakdownChart, Segment, SweepChart, SweepPoint};
 use crate::estimate::{self, Literal};
 
-
 /// Renders chart `kind` ("breakdown" or "sweep" over `over`); returns (file name, SVG, alt text).
-pub(super) fn chart(data: &GuideData, ctx: &ExpandContext<'_>, kind: &str, over: &str) -> Result<(String, String, String), String> {
+pub(super) fn chart(
+    data: &GuideData,
+    ctx: &ExpandContext<'_>,
+    kind: &str,
+    over: &str,
+) -> Result<(String, String, String), String> {
     let loc = ctx.loc;
     let fmt = |x: f64| loc.decimal(x, if x.fract() == 0.0 { 0 } else { 1 });
     let est = &data.root;
@@ -18,7 +21,13 @@ pub(super) fn chart(data: &GuideData, ctx: &ExpandContext<'_>, kind: &str, over:
         let bytes = g["capacity_bytes"].as_u64().unwrap_or(0);
         let label = loc.t_args(
             "chart-capacity",
-            &[("gpu", FluentValue::from(g["name"].as_str().unwrap_or_default())), ("size", FluentValue::from(loc.bytes(bytes)))],
+            &[
+                (
+                    "gpu",
+                    FluentValue::from(g["name"].as_str().unwrap_or_default()),
+                ),
+                ("size", FluentValue::from(loc.bytes(bytes))),
+            ],
         );
         (label, bytes)
     });
@@ -30,12 +39,27 @@ pub(super) fn chart(data: &GuideData, ctx: &ExpandContext<'_>, kind: &str, over:
                 ("component-weights", get("weights")),
                 ("component-gradients", get("gradients")),
                 ("component-optimizer", get("optimizer")),
-                ("component-activations", get("activations") + get("autocast_weights")),
+                (
+                    "component-activations",
+                    get("activations") + get("autocast_weights"),
+                ),
                 ("component-logits", get("logits")),
-                ("component-overhead", get("total").saturating_sub(get("train_peak"))),
+                (
+                    "component-overhead",
+                    get("total").saturating_sub(get("train_peak")),
+                ),
             ]
             .into_iter()
-            .map(|(k, bytes)| Segment { label: format!("{}: {}", loc.t(k), loc.bytes(bytes)), bytes })
+            .map(|(k, bytes)| Segment {
+                label: loc.t_args(
+                    "chart-segment",
+                    &[
+                        ("name", FluentValue::from(loc.t(k))),
+                        ("size", FluentValue::from(loc.bytes(bytes))),
+                    ],
+                ),
+                bytes,
+            })
             .collect();
             let title = loc.t("chart-breakdown-title");
             let svg = chart::breakdown_svg(&BreakdownChart {
@@ -48,15 +72,44 @@ pub(super) fn chart(data: &GuideData, ctx: &ExpandContext<'_>, kind: &str, over:
             .map_err(|e| format!("chart: {e}"))?;
             let alt = loc.t_args(
                 "chart-breakdown-alt",
-                &[("total", FluentValue::from(loc.bytes(get("total")))), ("peak", FluentValue::from(loc.bytes(get("peak"))))],
+                &[
+                    ("total", FluentValue::from(loc.bytes(get("total")))),
+                    ("peak", FluentValue::from(loc.bytes(get("peak")))),
+                ],
             );
             Ok(("breakdown.svg".into(), svg, alt))
         }
         "sweep" => {
             let (xs, key): (Vec<u64>, &str) = match over {
-                "batch_size" => (powers(1, data.scenario.batch_size.max(1).next_power_of_two().saturating_mul(4).max(64)), "batch_size"),
-                "block_size" => (powers(64, data.scenario.block_size.max(1).next_power_of_two().saturating_mul(2).max(2048)), "block_size"),
-                other => return Err(format!("cannot sweep over `{other}` (use batch_size or block_size)")),
+                "batch_size" => (
+                    powers(
+                        1,
+                        data.scenario
+                            .batch_size
+                            .max(1)
+                            .next_power_of_two()
+                            .saturating_mul(4)
+                            .max(64),
+                    ),
+                    "batch_size",
+                ),
+                "block_size" => (
+                    powers(
+                        64,
+                        data.scenario
+                            .block_size
+                            .max(1)
+                            .next_power_of_two()
+                            .saturating_mul(2)
+                            .max(2048),
+                    ),
+                    "block_size",
+                ),
+                other => {
+                    return Err(format!(
+                        "cannot sweep over `{other}` (use batch_size or block_size)"
+                    ))
+                }
             };
             let catalog = ctx.catalog;
             let mut points = Vec::new();
@@ -67,12 +120,26 @@ pub(super) fn chart(data: &GuideData, ctx: &ExpandContext<'_>, kind: &str, over:
                     s.eval_batch_size = None;
                 }
                 if let Ok(e) = estimate::estimate(&s, catalog) {
-                    points.push(SweepPoint { x, peak_bytes: e.bytes.total });
+                    points.push(SweepPoint {
+                        x,
+                        peak_bytes: e.bytes.total,
+                    });
                 }
             }
             let cap = capacity.as_ref().map(|c| c.1);
-            let max_fit = cap.and_then(|c| points.iter().filter(|p| p.peak_bytes <= c).map(|p| p.x).max());
-            let max_fit_label = max_fit.map(|x| (loc.t_args("chart-max-fit", &[("value", FluentValue::from(loc.int(x)))]), x));
+            let max_fit = cap.and_then(|c| {
+                points
+                    .iter()
+                    .filter(|p| p.peak_bytes <= c)
+                    .map(|p| p.x)
+                    .max()
+            });
+            let max_fit_label = max_fit.map(|x| {
+                (
+                    loc.t_args("chart-max-fit", &[("value", FluentValue::from(loc.int(x)))]),
+                    x,
+                )
+            });
             let title = loc.t(&format!("chart-sweep-title-{}", over.replace('_', "-")));
             let svg = chart::sweep_svg(&SweepChart {
                 title: title.clone(),
@@ -87,16 +154,25 @@ pub(super) fn chart(data: &GuideData, ctx: &ExpandContext<'_>, kind: &str, over:
             })
             .map_err(|e| format!("chart: {e}"))?;
             let alt = match max_fit {
-                Some(x) => loc.t_args("chart-sweep-alt", &[("title", FluentValue::from(title)), ("value", FluentValue::from(loc.int(x)))]),
+                Some(x) => loc.t_args(
+                    "chart-sweep-alt",
+                    &[
+                        ("title", FluentValue::from(title)),
+                        ("value", FluentValue::from(loc.int(x))),
+                    ],
+                ),
                 None => title,
             };
             Ok((format!("sweep-{}.svg", over.replace('_', "-")), svg, alt))
         }
-        other => Err(format!("unknown chart `{other}` (use \"breakdown\" or \"sweep\")")),
+        other => Err(format!(
+            "unknown chart `{other}` (use \"breakdown\" or \"sweep\")"
+        )),
     }
 }
 
 fn powers(from: u64, to: u64) -> Vec<u64> {
-    std::iter::successors(Some(from), |x| x.checked_mul(2)).take_while(|x| *x <= to).collect()
+    std::iter::successors(Some(from), |x| x.checked_mul(2))
+        .take_while(|x| *x <= to)
+        .collect()
 }
-

@@ -40,7 +40,11 @@ pub struct DataError {
 }
 
 /// Computes a guide's data from its front matter `scenario:` and `variants:`.
-pub fn guide_data(scenario: &Yaml, variants: Option<&Yaml>, catalog: &GpuCatalog) -> Result<GuideData, DataError> {
+pub fn guide_data(
+    scenario: &Yaml,
+    variants: Option<&Yaml>,
+    catalog: &GpuCatalog,
+) -> Result<GuideData, DataError> {
     let scen_err = |e: estimate::ScenarioError| DataError {
         key: e.key.as_ref().map(|k| format!("scenario.{k}")),
         message: e.message.clone(),
@@ -48,30 +52,55 @@ pub fn guide_data(scenario: &Yaml, variants: Option<&Yaml>, catalog: &GpuCatalog
     let base = Scenario::from_yaml(scenario).map_err(scen_err)?;
     base.validate(catalog).map_err(scen_err)?;
     let est = estimate::estimate(&base, catalog).map_err(scen_err)?;
-    let mut root = serde_json::to_value(&est).map_err(|e| DataError { key: None, message: e.to_string() })?;
+    let mut root = serde_json::to_value(&est).map_err(|e| DataError {
+        key: None,
+        message: e.to_string(),
+    })?;
     let mut vdata = Vec::new();
     if let Some(list) = variants {
         let Yaml::Sequence(items) = list else {
-            return Err(DataError { key: Some("variants".into()), message: "`variants` must be a list".into() });
+            return Err(DataError {
+                key: Some("variants".into()),
+                message: "`variants` must be a list".into(),
+            });
         };
         for (i, item) in items.iter().enumerate() {
-            let at = |m: String| DataError { key: Some(format!("variants[{i}]")), message: m };
-            let id = item.get("id").and_then(Yaml::as_str).ok_or_else(|| at("each variant needs an `id`".into()))?;
+            let at = |m: String| DataError {
+                key: Some(format!("variants[{i}]")),
+                message: m,
+            };
+            let id = item
+                .get("id")
+                .and_then(Yaml::as_str)
+                .ok_or_else(|| at("each variant needs an `id`".into()))?;
             let Some(Yaml::Mapping(set)) = item.get("set") else {
-                return Err(at(format!("variant `{id}` needs a `set:` mapping of scenario keys")));
+                return Err(at(format!(
+                    "variant `{id}` needs a `set:` mapping of scenario keys"
+                )));
             };
             let mut s = base.clone();
             let mut pairs = Vec::new();
             for (k, v) in set {
                 let key = k.as_str().unwrap_or_default().to_string();
-                let lit = literal(v).ok_or_else(|| at(format!("`{key}` in variant `{id}` must be a number, string or boolean")))?;
+                let lit = literal(v).ok_or_else(|| {
+                    at(format!(
+                        "`{key}` in variant `{id}` must be a number, string or boolean"
+                    ))
+                })?;
                 pairs.push((key.clone(), display_literal(&lit)));
-                s.set(&key, lit).map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
+                s.set(&key, lit)
+                    .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
             }
-            s.validate(catalog).map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
-            let e = estimate::estimate(&s, catalog).map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
+            s.validate(catalog)
+                .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
+            let e = estimate::estimate(&s, catalog)
+                .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
             let ev = serde_json::to_value(&e).map_err(|e| at(e.to_string()))?;
-            vdata.push(VariantData { id: id.to_string(), set: pairs, estimate: ev });
+            vdata.push(VariantData {
+                id: id.to_string(),
+                set: pairs,
+                estimate: ev,
+            });
         }
     }
     let what_if = estimate::what_if(&base, catalog)
@@ -85,21 +114,33 @@ pub fn guide_data(scenario: &Yaml, variants: Option<&Yaml>, catalog: &GpuCatalog
     }
     let mut cmap = Map::new();
     for g in catalog.iter() {
-        cmap.insert(g.id.clone(), json!({ "id": g.id, "name": g.name, "capacity_bytes": g.capacity_bytes }));
+        cmap.insert(
+            g.id.clone(),
+            json!({ "id": g.id, "name": g.name, "capacity_bytes": g.capacity_bytes }),
+        );
     }
     if let Value::Object(m) = &mut root {
         m.insert("variants".into(), Value::Object(vmap));
         m.insert("catalog".into(), Value::Object(cmap));
     }
-    Ok(GuideData { scenario: base, root, variants: vdata, what_if })
+    Ok(GuideData {
+        scenario: base,
+        root,
+        variants: vdata,
+        what_if,
+    })
 }
 
 /// A YAML scalar as an estimator literal.
 pub fn literal(v: &Yaml) -> Option<Literal> {
     match v {
         Yaml::Bool(b) => Some(Literal::Bool(*b)),
-        Yaml::Number(n) => n.as_i64().map(Literal::Int).or_else(|| n.as_f64().map(Literal::Float)),
+        Yaml::Number(n) => n
+            .as_i64()
+            .map(Literal::Int)
+            .or_else(|| n.as_f64().map(Literal::Float)),
         Yaml::String(s) => Some(Literal::Str(s.clone())),
+        Yaml::Null => Some(Literal::None),
         _ => None,
     }
 }
@@ -110,6 +151,7 @@ fn display_literal(l: &Literal) -> String {
         Literal::Float(f) => f.to_string(),
         Literal::Bool(b) => b.to_string(),
         Literal::Str(s) => s.clone(),
+        Literal::None => "None".into(),
     }
 }
 

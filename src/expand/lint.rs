@@ -15,12 +15,21 @@ pub fn typed_memory_figures(body: &str) -> Vec<(Range<usize>, String)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        if !bytes[i].is_ascii_digit() || (i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'.' || bytes[i - 1] == b',')) {
+        if !bytes[i].is_ascii_digit()
+            || (i > 0
+                && (bytes[i - 1].is_ascii_alphanumeric()
+                    || bytes[i - 1] == b'.'
+                    || bytes[i - 1] == b','))
+        {
             i += 1;
             continue;
         }
         let start = i;
-        while i < bytes.len() && (bytes[i].is_ascii_digit() || ((bytes[i] == b'.' || bytes[i] == b',') && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))) {
+        while i < bytes.len()
+            && (bytes[i].is_ascii_digit()
+                || ((bytes[i] == b'.' || bytes[i] == b',')
+                    && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)))
+        {
             i += 1;
         }
         let mut j = i;
@@ -29,7 +38,10 @@ pub fn typed_memory_figures(body: &str) -> Vec<(Range<usize>, String)> {
         }
         if let Some(unit) = UNITS.iter().find(|u| body[j..].starts_with(**u)) {
             let end = j + unit.len();
-            let word_ends = body[end..].chars().next().is_none_or(|c| !c.is_ascii_alphanumeric());
+            let word_ends = body[end..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_ascii_alphanumeric());
             // A whole number of GB names a card's size ("a 12 GB card"), not a computed figure.
             let card_size = *unit == "GB" && !body[start..i].contains(['.', ',']);
             if word_ends && !card_size && !skip.iter().any(|r| r.contains(&start)) {
@@ -48,7 +60,10 @@ mod tests {
     #[test]
     fn finds_prose_figures_only() {
         let body = "The logits take 6.14 GiB, 1.6 GB or 500 MB, and 12GB cards fail.\n\n`6582 MiB` in code is fine, {{ bytes.peak | bytes }} too.\n\n```\n1.6 GB\n```\nA 4090 is not a figure; nor is H100.\n";
-        let found: Vec<String> = typed_memory_figures(body).into_iter().map(|(_, s)| s).collect();
+        let found: Vec<String> = typed_memory_figures(body)
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect();
         assert_eq!(found, vec!["6.14 GiB", "1.6 GB", "500 MB"]);
     }
 }

@@ -53,7 +53,10 @@ pub fn expand(
     file: &Path,
     source: &Arc<str>,
 ) -> Result<Expanded, Vec<Diagnostic>> {
-    let mut out = Expanded { markdown: String::with_capacity(body.len() + 1024), charts: Vec::new() };
+    let mut out = Expanded {
+        markdown: String::with_capacity(body.len() + 1024),
+        charts: Vec::new(),
+    };
     let mut errors = Vec::new();
     let mut last = 0;
     for found in parse::find(body) {
@@ -61,8 +64,14 @@ pub fn expand(
         last = found.span.end;
         let text = &body[found.span.clone()];
         let line = body_line + body[..found.span.start].matches('\n').count();
-        let col = body[..found.span.start].rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        let result = found.expr.and_then(|e| eval(&e, found.block, ctx, &mut out.charts));
+        let col = body[..found.span.start]
+            .rsplit('\n')
+            .next()
+            .map_or(0, |l| l.chars().count())
+            + 1;
+        let result = found
+            .expr
+            .and_then(|e| eval(&e, found.block, ctx, &mut out.charts));
         match result {
             Ok(s) => out.markdown.push_str(&s),
             Err(msg) => {
@@ -71,7 +80,9 @@ pub fn expand(
                         .in_file(file)
                         .at(line, col)
                         .with_source(source.clone())
-                        .with_help("see the README's \"Expressions\" section for the names and filters"),
+                        .with_help(
+                            "see the README's \"Expressions\" section for the names and filters",
+                        ),
                 );
                 out.markdown.push_str(text);
             }
@@ -85,17 +96,35 @@ pub fn expand(
     }
 }
 
-fn eval(e: &Expr, block: bool, ctx: &ExpandContext<'_>, charts: &mut Vec<(String, String)>) -> Result<String, String> {
-    let need_data = || ctx.data.ok_or_else(|| "this guide has no `scenario:` in its front matter".to_string());
+fn eval(
+    e: &Expr,
+    block: bool,
+    ctx: &ExpandContext<'_>,
+    charts: &mut Vec<(String, String)>,
+) -> Result<String, String> {
+    let need_data = || {
+        ctx.data
+            .ok_or_else(|| "this guide has no `scenario:` in its front matter".to_string())
+    };
     match &e.kind {
         ExprKind::Path(path) => {
             let data = need_data()?;
-            let v = data::lookup(&data.root, path).ok_or_else(|| format!("unknown name `{}`", path.join(".")))?;
+            let v = data::lookup(&data.root, path)
+                .ok_or_else(|| format!("unknown name `{}`", path.join(".")))?;
             format_value(v, e.filter.as_deref(), ctx.loc, &path.join("."))
         }
         ExprKind::Call { name, args } => {
-            let arg = |i: usize| args.iter().filter(|a| a.name.is_none()).nth(i).map(|a| &a.value);
-            let named = |n: &str| args.iter().find(|a| a.name.as_deref() == Some(n)).map(|a| &a.value);
+            let arg = |i: usize| {
+                args.iter()
+                    .filter(|a| a.name.is_none())
+                    .nth(i)
+                    .map(|a| &a.value)
+            };
+            let named = |n: &str| {
+                args.iter()
+                    .find(|a| a.name.as_deref() == Some(n))
+                    .map(|a| &a.value)
+            };
             match name.as_str() {
                 "percent" => {
                     let data = need_data()?;
@@ -151,10 +180,20 @@ fn variant_arg(v: Option<&ArgValue>) -> Result<Option<&str>, String> {
 }
 
 /// Formats a looked-up value with an optional filter.
-fn format_value(v: &Value, filter: Option<&str>, loc: &Localizer, name: &str) -> Result<String, String> {
-    let unsigned = || v.as_u64().ok_or_else(|| format!("`{name}` is not a whole number of bytes"));
+fn format_value(
+    v: &Value,
+    filter: Option<&str>,
+    loc: &Localizer,
+    name: &str,
+) -> Result<String, String> {
+    let unsigned = || {
+        v.as_u64()
+            .ok_or_else(|| format!("`{name}` is not a whole number of bytes"))
+    };
     match (filter, v) {
-        (_, Value::Null) => Err(format!("`{name}` has no value for this scenario (is `gpu` set?)")),
+        (_, Value::Null) => Err(format!(
+            "`{name}` has no value for this scenario (is `gpu` set?)"
+        )),
         (Some("bytes"), _) => Ok(figure(loc, unsigned()?, loc.bytes(unsigned()?))),
         (Some("gib"), _) => Ok(figure(loc, unsigned()?, loc.numbers().gib(unsigned()?))),
         (Some("mib"), _) => Ok(figure(loc, unsigned()?, loc.numbers().mib(unsigned()?))),
@@ -164,25 +203,38 @@ fn format_value(v: &Value, filter: Option<&str>, loc: &Localizer, name: &str) ->
         },
         (Some("count"), _) => Ok(loc.count(unsigned()?)),
         (Some("verdict") | None, Value::Bool(b)) => Ok(verdict(loc, *b)),
-        (Some("verdict"), _) => Err(format!("`verdict` needs a true/false value such as `fits`, not `{name}`")),
+        (Some("verdict"), _) => Err(format!(
+            "`verdict` needs a true/false value such as `fits`, not `{name}`"
+        )),
         (None, Value::Number(n)) => match (n.as_u64(), n.as_i64()) {
             (Some(u), _) => Ok(loc.int(u)),
             (None, Some(i)) => Ok(loc.numbers().signed(i)),
             _ => Ok(loc.decimal(n.as_f64().unwrap_or(0.0), 2)),
         },
         (None, Value::String(s)) => Ok(s.clone()),
-        (None, _) => Err(format!("`{name}` is a group of values; name one of its fields")),
-        (Some(f), _) => Err(format!("unknown filter `{f}` (known: bytes, gib, mib, int, count, verdict)")),
+        (None, _) => Err(format!(
+            "`{name}` is a group of values; name one of its fields"
+        )),
+        (Some(f), _) => Err(format!(
+            "unknown filter `{f}` (known: bytes, gib, mib, int, count, verdict)"
+        )),
     }
 }
 
 /// A byte figure with the exact count in its `title`.
 pub(crate) fn figure(loc: &Localizer, bytes: u64, shown: String) -> String {
-    let exact = loc.t_args("exact-bytes", &[("bytes", FluentValue::from(loc.int(bytes)))]);
+    let exact = loc.t_args(
+        "exact-bytes",
+        &[("bytes", FluentValue::from(loc.int(bytes)))],
+    );
     format!("<span class=\"figure\" title=\"{exact}\">{shown}</span>")
 }
 
 /// "fits" / "does not fit" in the page's language.
 pub(crate) fn verdict(loc: &Localizer, fits: bool) -> String {
-    loc.t(if fits { "verdict-fits" } else { "verdict-no-fit" })
+    loc.t(if fits {
+        "verdict-fits"
+    } else {
+        "verdict-no-fit"
+    })
 }

@@ -85,15 +85,27 @@ pub(crate) fn find(body: &str) -> Vec<Found> {
             continue;
         }
         let Some(end_rel) = body[start + 2..].find("}}") else {
-            found.push(Found { span: start..body.len(), block: false, expr: Err("`{{` is never closed by `}}`".into()) });
+            found.push(Found {
+                span: start..body.len(),
+                block: false,
+                expr: Err("`{{` is never closed by `}}`".into()),
+            });
             break;
         };
         let end = start + 2 + end_rel + 2;
         let inner = &body[start + 2..end - 2];
         let line_start = body[..start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let line_end = body[end..].find('\n').map(|i| end + i).unwrap_or(body.len());
-        let block = body[line_start..start].trim().is_empty() && body[end..line_end].trim().is_empty();
-        found.push(Found { span: start..end, block, expr: parse(inner) });
+        let line_end = body[end..]
+            .find('\n')
+            .map(|i| end + i)
+            .unwrap_or(body.len());
+        let block =
+            body[line_start..start].trim().is_empty() && body[end..line_end].trim().is_empty();
+        found.push(Found {
+            span: start..end,
+            block,
+            expr: parse(inner),
+        });
         from = end;
     }
     found
@@ -103,7 +115,9 @@ pub(crate) fn find(body: &str) -> Vec<Found> {
 pub(crate) fn parse(inner: &str) -> Result<Expr, String> {
     let mut p = Cursor { s: inner, i: 0 };
     p.ws();
-    let first = p.path().ok_or_else(|| format!("expected a name in `{{{{{inner}}}}}`"))?;
+    let first = p
+        .path()
+        .ok_or_else(|| format!("expected a name in `{{{{{inner}}}}}`"))?;
     p.ws();
     let kind = if p.eat('(') {
         if first.len() != 1 {
@@ -124,7 +138,10 @@ pub(crate) fn parse(inner: &str) -> Result<Expr, String> {
                 }
             }
         }
-        ExprKind::Call { name: first[0].clone(), args }
+        ExprKind::Call {
+            name: first[0].clone(),
+            args,
+        }
     } else {
         ExprKind::Path(first)
     };
@@ -167,7 +184,10 @@ impl Cursor<'_> {
     }
     fn segment(&mut self) -> Option<String> {
         let start = self.i;
-        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
             self.i += 1;
         }
         (self.i > start).then(|| self.s[start..self.i].to_string())
@@ -182,16 +202,25 @@ impl Cursor<'_> {
     }
     fn arg(&mut self) -> Result<Arg, String> {
         if let Some(q) = self.peek().filter(|c| *c == '"' || *c == '\'') {
-            return Ok(Arg { name: None, value: self.string(q)? });
+            return Ok(Arg {
+                name: None,
+                value: self.string(q)?,
+            });
         }
         let save = self.i;
         if self.peek().is_some_and(|c| c.is_ascii_digit() || c == '-') {
             let start = self.i;
-            while self.peek().is_some_and(|c| c.is_ascii_digit() || c == '.' || c == '-') {
+            while self
+                .peek()
+                .is_some_and(|c| c.is_ascii_digit() || c == '.' || c == '-')
+            {
                 self.i += 1;
             }
             if let Ok(n) = self.s[start..self.i].parse::<f64>() {
-                return Ok(Arg { name: None, value: ArgValue::Num(n) });
+                return Ok(Arg {
+                    name: None,
+                    value: ArgValue::Num(n),
+                });
             }
             self.i = save;
         }
@@ -206,9 +235,15 @@ impl Cursor<'_> {
                     v => v,
                 },
             };
-            return Ok(Arg { name: Some(path[0].clone()), value });
+            return Ok(Arg {
+                name: Some(path[0].clone()),
+                value,
+            });
         }
-        Ok(Arg { name: None, value: ArgValue::Path(path) })
+        Ok(Arg {
+            name: None,
+            value: ArgValue::Path(path),
+        })
     }
     fn string(&mut self, quote: char) -> Result<ArgValue, String> {
         self.i += 1;
@@ -232,16 +267,26 @@ mod tests {
     #[test]
     fn parses_paths_filters_and_calls() {
         let e = parse(" bytes.logits | bytes ").unwrap();
-        assert_eq!(e.kind, ExprKind::Path(vec!["bytes".into(), "logits".into()]));
+        assert_eq!(
+            e.kind,
+            ExprKind::Path(vec!["bytes".into(), "logits".into()])
+        );
         assert_eq!(e.filter.as_deref(), Some("bytes"));
         let e = parse("chart(\"sweep\", over=\"batch_size\")").unwrap();
-        let ExprKind::Call { name, args } = e.kind else { panic!() };
+        let ExprKind::Call { name, args } = e.kind else {
+            panic!()
+        };
         assert_eq!(name, "chart");
         assert_eq!(args[0].value, ArgValue::Str("sweep".into()));
         assert_eq!(args[1].name.as_deref(), Some("over"));
         let e = parse("percent(bytes.logits, bytes.peak)").unwrap();
-        let ExprKind::Call { args, .. } = e.kind else { panic!() };
-        assert_eq!(args[1].value, ArgValue::Path(vec!["bytes".into(), "peak".into()]));
+        let ExprKind::Call { args, .. } = e.kind else {
+            panic!()
+        };
+        assert_eq!(
+            args[1].value,
+            ArgValue::Path(vec!["bytes".into(), "peak".into()])
+        );
         assert!(parse("bytes.logits |").is_err());
         assert!(parse("a b").is_err());
         assert!(parse("").is_err());

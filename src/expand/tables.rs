@@ -7,7 +7,10 @@ use super::data::GuideData;
 use super::{figure, verdict, ExpandContext};
 
 fn u(v: &Value, path: &str) -> u64 {
-    path.split('.').try_fold(v, |v, s| v.get(s)).and_then(Value::as_u64).unwrap_or(0)
+    path.split('.')
+        .try_fold(v, |v, s| v.get(s))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
 }
 
 /// Escapes the characters that would break a Markdown table cell.
@@ -16,7 +19,11 @@ fn cell(s: &str) -> String {
 }
 
 /// The memory components of the scenario (or of a variant), against the GPU.
-pub(super) fn breakdown(data: &GuideData, ctx: &ExpandContext<'_>, variant: Option<&str>) -> Result<String, String> {
+pub(super) fn breakdown(
+    data: &GuideData,
+    ctx: &ExpandContext<'_>,
+    variant: Option<&str>,
+) -> Result<String, String> {
     let est = match variant {
         None => &data.root,
         Some(id) => data
@@ -28,10 +35,24 @@ pub(super) fn breakdown(data: &GuideData, ctx: &ExpandContext<'_>, variant: Opti
     };
     let loc = ctx.loc;
     let peak = u(est, "bytes.peak").max(1);
-    let mut md = format!("| {} | {} | {} |\n|:---|---:|---:|\n", loc.t("table-component"), loc.t("table-memory"), loc.t("table-share"));
+    let mut md = format!(
+        "| {} | {} | {} |\n|:---|---:|---:|\n",
+        loc.t("table-component"),
+        loc.t("table-memory"),
+        loc.t("table-share")
+    );
     let row = |md: &mut String, key: &str, bytes: u64, share: bool| {
-        let pct = if share { loc.percent(bytes as f64 / peak as f64) } else { String::new() };
-        md.push_str(&format!("| {} | {} | {} |\n", loc.t(key), figure(loc, bytes, loc.bytes(bytes)), pct));
+        let pct = if share {
+            loc.percent(bytes as f64 / peak as f64)
+        } else {
+            String::new()
+        };
+        md.push_str(&format!(
+            "| {} | {} | {} |\n",
+            loc.t(key),
+            figure(loc, bytes, loc.bytes(bytes)),
+            pct
+        ));
     };
     for (key, field) in [
         ("component-weights", "weights"),
@@ -47,17 +68,40 @@ pub(super) fn breakdown(data: &GuideData, ctx: &ExpandContext<'_>, variant: Opti
         }
     }
     let bold = |md: &mut String, key: &str, bytes: u64| {
-        md.push_str(&format!("| **{}** | **{}** | |\n", loc.t(key), figure(loc, bytes, loc.bytes(bytes))));
+        md.push_str(&format!(
+            "| **{}** | **{}** | |\n",
+            loc.t(key),
+            figure(loc, bytes, loc.bytes(bytes))
+        ));
     };
     bold(&mut md, "component-train-peak", u(est, "bytes.train_peak"));
-    row(&mut md, "component-eval-peak", u(est, "bytes.eval_peak"), false);
-    row(&mut md, "component-overhead", u(est, "bytes.overhead"), false);
+    row(
+        &mut md,
+        "component-eval-peak",
+        u(est, "bytes.eval_peak"),
+        false,
+    );
+    row(
+        &mut md,
+        "component-overhead",
+        u(est, "bytes.overhead"),
+        false,
+    );
     bold(&mut md, "component-total", u(est, "bytes.total"));
-    if let Some(cap) = est.get("gpu").and_then(|g| g.get("capacity_bytes")).and_then(Value::as_u64) {
+    if let Some(cap) = est
+        .get("gpu")
+        .and_then(|g| g.get("capacity_bytes"))
+        .and_then(Value::as_u64)
+    {
         let name = est["gpu"]["name"].as_str().unwrap_or_default();
         let label = loc.t_args("component-capacity", &[("gpu", FluentValue::from(name))]);
         let fits = est.get("fits").and_then(Value::as_bool).unwrap_or(false);
-        md.push_str(&format!("| {} | {} | {} |\n", cell(&label), figure(loc, cap, loc.bytes(cap)), verdict(loc, fits)));
+        md.push_str(&format!(
+            "| {} | {} | {} |\n",
+            cell(&label),
+            figure(loc, cap, loc.bytes(cap)),
+            verdict(loc, fits)
+        ));
     }
     Ok(md)
 }
@@ -80,7 +124,13 @@ pub(super) fn params(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
     ] {
         let n = u(p, count);
         let t = tensors.map(|t| loc.int(u(p, t))).unwrap_or_default();
-        md.push_str(&format!("| {} | {} ({}) | {} |\n", loc.t(key), loc.int(n), loc.count(n), t));
+        md.push_str(&format!(
+            "| {} | {} ({}) | {} |\n",
+            loc.t(key),
+            loc.int(n),
+            loc.count(n),
+            t
+        ));
     }
     md
 }
@@ -104,14 +154,26 @@ pub(super) fn options(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
     };
     let saving = |total: i64| {
         let s = base_total - total;
-        let shown = if s >= 0 { loc.bytes(s as u64) } else { format!("−{}", loc.bytes(s.unsigned_abs())) };
+        let shown = if s >= 0 {
+            loc.bytes(s as u64)
+        } else {
+            format!("−{}", loc.bytes(s.unsigned_abs()))
+        };
         figure(loc, s.unsigned_abs(), shown)
     };
     let changes = |pairs: &mut dyn Iterator<Item = (String, String)>| {
-        pairs.map(|(k, v)| format!("`{k} = {v}`")).collect::<Vec<_>>().join(", ")
+        pairs
+            .map(|(k, v)| format!("`{k} = {v}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     for v in &data.variants {
-        let label = ctx.variant_labels.iter().find(|(id, _)| *id == v.id).map(|(_, l)| l.as_str()).unwrap_or(&v.id);
+        let label = ctx
+            .variant_labels
+            .iter()
+            .find(|(id, _)| *id == v.id)
+            .map(|(_, l)| l.as_str())
+            .unwrap_or(&v.id);
         let total = u(&v.estimate, "bytes.total");
         md.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
@@ -127,11 +189,23 @@ pub(super) fn options(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
         let kind = w["kind"].as_str().unwrap_or_default();
         let mut label = loc.t(&format!("whatif-{}", kind.replace('_', "-")));
         if let Some(pct) = w.get("extra_compute_pct").and_then(Value::as_f64) {
-            label.push_str(&format!(" ({})", loc.t_args("extra-compute", &[("pct", FluentValue::from(loc.percent(pct / 100.0)))])));
+            label.push_str(&format!(
+                " ({})",
+                loc.t_args(
+                    "extra-compute",
+                    &[("pct", FluentValue::from(loc.percent(pct / 100.0)))]
+                )
+            ));
         }
         let pairs = w["changes"].as_array().cloned().unwrap_or_default();
         let mut it = pairs.iter().map(|c| {
-            (c["key"].as_str().unwrap_or_default().to_string(), c["value"].as_str().map(str::to_string).unwrap_or_else(|| c["value"].to_string()))
+            (
+                c["key"].as_str().unwrap_or_default().to_string(),
+                c["value"]
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| c["value"].to_string()),
+            )
         });
         let total = w["total"].as_u64().unwrap_or(0);
         md.push_str(&format!(

@@ -1,0 +1,302 @@
+//! `vramdoc check`: everything that would make the published site wrong, without writing it.
+//!
+//! Reports (and exits non-zero on any of them): build errors and warnings (rendered in a scratch
+//! folder), output that is stale against its sources, UI strings missing in a locale, guides
+//! missing a translation, translations older than their source (`updated:` or else `date:` in the
+//! front matter, compared with the default language's), and internal links or images in the
+//! output that lead nowhere.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::build::{self, plan::Plan};
+use crate::diagnostics::Diagnostic;
+
+/// One problem found by `check`.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Problem {
+    /// `error`, `warning`, `stale`, `missing-string`, `missing-translation`,
+    /// `outdated-translation` or `broken-link`.
+    pub kind: &'static str,
+    /// The file concerned, if any.
+    pub file: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A guide's translation status in one language.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Present and not older than the source.
+    UpToDate,
+    /// No file for this language.
+    Missing,
+    /// Older than the default language's version.
+    Outdated,
+}
+
+/// Everything `check` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// The languages, in site order (the columns of `translations`).
+    pub languages: Vec<String>,
+    /// Guide slug → status per language.
+    pub translations: BTreeMap<String, Vec<Status>>,
+    /// Every problem.
+    pub problems: Vec<Problem>,
+}
+
+impl CheckReport {
+    /// True when nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// The report for a terminal: problems, then the translation-status table.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.problems {
+            match &p.file {
+                Some(f) => out.push_str(&format!("{}: {f}: {}\n", p.kind, p.message)),
+                None => out.push_str(&format!("{}: {}\n", p.kind, p.message)),
+            }
+        }
+        let width = self
+            .translations
+            .keys()
+            .map(|k| k.chars().count())
+            .max()
+            .unwrap_or(5)
+            .max(5);
+        out.push_str(&format!("\n{:width$}", "guide"));
+        for l in &self.languages {
+            out.push_str(&format!("  {l:<10}"));
+        }
+        out.push('\n');
+        for (guide, row) in &self.translations {
+            out.push_str(&format!("{guide:width$}"));
+            for s in row {
+                let text = match s {
+                    Status::UpToDate => "up to date",
+                    Status::Missing => "missing",
+                    Status::Outdated => "outdated",
+                };
+                out.push_str(&format!("  {text:<10}"));
+            }
+            out.push('\n');
+        }
+        out.push_str(&if self.ok() {
+            "\ncheck passed\n".to_string()
+        } else {
+            format!("\ncheck failed: {} problem(s)\n", self.problems.len())
+        });
+        out
+    }
+}
+
+/// Checks the site at `root` against its output folder `out`.
+pub fn check(root: &Path, out: &Path) -> CheckReport {
+    let mut problems = Vec::new();
+    let (site, warnings) = match build::load_site(root) {
+        Ok(x) => x,
+        Err(errors) => {
+            return CheckReport {
+                languages: Vec::new(),
+                translations: BTreeMap::new(),
+                problems: diag_problems(&errors),
+            };
+        }
+    };
+    let languages = site.config.languages.clone();
+    for (lang, key) in site.locales.missing_keys() {
+        problems.push(Problem {
+            kind: "missing-string",
+            file: Some(format!("locales/{lang}")),
+            message: format!("locale `{lang}` has no message `{key}`"),
+        });
+    }
+    let _ = warnings;
+    let previous = build::previous_manifest(out, false);
+    let never_built = previous.jobs.is_empty();
+    let plan = match build::plan::plan(&site, root, out, previous, false) {
+        Ok(p) => p,
+        Err(errors) => {
+            problems.extend(diag_problems(&errors));
+            return CheckReport {
+                languages,
+                translations: BTreeMap::new(),
+                problems,
+            };
+        }
+    };
+    let translations = translation_status(
+        &plan,
+        &languages,
+        &site.config.default_language,
+        &mut problems,
+    );
+    let (errors, lint) = build::dry_run(&site, &plan, root);
+    problems.extend(diag_problems(&errors));
+    problems.extend(diag_problems(&lint));
+    if never_built {
+        problems.push(Problem {
+            kind: "stale",
+            file: Some(out.display().to_string()),
+            message: "the site has not been built here yet; run `vramdoc build`".into(),
+        });
+    } else {
+        for job in plan.jobs.iter().filter(|j| j.render) {
+            problems.push(Problem {
+                kind: "stale",
+                file: None,
+                message: format!("`{}` is out of date; run `vramdoc build`", job.id),
+            });
+        }
+        for id in &plan.removed {
+            problems.push(Problem {
+                kind: "stale",
+                file: None,
+                message: format!("`{id}` belongs to a deleted source; run `vramdoc build`"),
+            });
+        }
+        problems.extend(broken_links(out));
+    }
+    CheckReport {
+        languages,
+        translations,
+        problems,
+    }
+}
+
+fn diag_problems(diags: &[Diagnostic]) -> Vec<Problem> {
+    diags
+        .iter()
+        .map(|d| Problem {
+            kind: if d.is_error() { "error" } else { "warning" },
+            file: d.file.as_ref().map(|_| d.location()),
+            message: d.message.clone(),
+        })
+        .collect()
+}
+
+/// Guide × language status; missing and outdated translations are also problems.
+fn translation_status(
+    plan: &Plan,
+    languages: &[String],
+    default: &str,
+    problems: &mut Vec<Problem>,
+) -> BTreeMap<String, Vec<Status>> {
+    let mut table = BTreeMap::new();
+    for slug in plan.guides.keys() {
+        let of = |lang: &str| {
+            plan.sources
+                .iter()
+                .find(|s| s.src.slug == *slug && s.src.lang == lang)
+        };
+        let reference = of(default).or_else(|| plan.sources.iter().find(|s| s.src.slug == *slug));
+        let mut row = Vec::new();
+        for lang in languages {
+            let status = match (of(lang), reference) {
+                (None, _) => {
+                    problems.push(Problem {
+                        kind: "missing-translation",
+                        file: Some(format!("content/{slug}/{lang}.md")),
+                        message: format!("guide `{slug}` has no `{lang}` translation"),
+                    });
+                    Status::Missing
+                }
+                (Some(t), Some(r)) if t.summary.updated < r.summary.updated => {
+                    problems.push(Problem {
+                        kind: "outdated-translation",
+                        file: Some(t.src.shown.display().to_string()),
+                        message: format!(
+                            "updated {} but its source {} was updated {}",
+                            t.summary.updated.as_deref().unwrap_or("never"),
+                            r.src.shown.display(),
+                            r.summary.updated.as_deref().unwrap_or("never")
+                        ),
+                    });
+                    Status::Outdated
+                }
+                _ => Status::UpToDate,
+            };
+            row.push(status);
+        }
+        table.insert(slug.clone(), row);
+    }
+    table
+}
+
+/// Relative links and images in the output's HTML pages whose target does not exist.
+fn broken_links(out: &Path) -> Vec<Problem> {
+    let mut pages = Vec::new();
+    collect_html(out, &mut pages);
+    pages.sort();
+    let mut problems = Vec::new();
+    for page in pages {
+        let Ok(html) = std::fs::read_to_string(&page) else {
+            continue;
+        };
+        let dir = page.parent().unwrap_or(out);
+        for target in link_targets(&html) {
+            let path = target.split(['#', '?']).next().unwrap_or("");
+            if path.is_empty()
+                || path.contains(':')
+                || path.starts_with("//")
+                || path.starts_with('/')
+            {
+                continue;
+            }
+            let mut resolved = dir.join(path);
+            if path.ends_with('/') {
+                resolved.push("index.html");
+            }
+            if !resolved.exists() {
+                problems.push(Problem {
+                    kind: "broken-link",
+                    file: Some(
+                        page.strip_prefix(out)
+                            .unwrap_or(&page)
+                            .display()
+                            .to_string(),
+                    ),
+                    message: format!("`{target}` leads nowhere"),
+                });
+            }
+        }
+    }
+    problems
+}
+
+fn collect_html(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_html(&p, out);
+        } else if p.extension().is_some_and(|x| x == "html") {
+            out.push(p);
+        }
+    }
+}
+
+/// Values of `href="..."` and `src="..."` attributes.
+fn link_targets(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in ["href=\"", "src=\""] {
+        let mut rest = html;
+        while let Some(i) = rest.find(attr) {
+            let after = &rest[i + attr.len()..];
+            if let Some(end) = after.find('"') {
+                out.push(after[..end].replace("&amp;", "&"));
+            }
+            rest = &after[after.find('"').map_or(after.len(), |e| e + 1)..];
+        }
+    }
+    out
+}

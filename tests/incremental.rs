@@ -1,0 +1,258 @@
+//! Incremental builds: only what changed is rendered and written, and the result is the same as
+//! a clean build's, whatever the thread count.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use support::SiteTest;
+
+const SCENARIO: &str = "scenario:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n  block_size: 512\n  batch_size: 16\n  dtype: float16\n  gpu: GPU\n";
+
+fn computed(t: &SiteTest, slug: &str, lang: &str, gpu: &str, title: &str) {
+    t.file(
+        &format!("content/{slug}/{lang}.md"),
+        &format!(
+            "---\ntitle: {title}\nlang: {lang}\ndate: 2026-11-20\n{}---\n\nPeak {{{{ bytes.peak | bytes }}}}.\n\n{{{{ breakdown_table() }}}}\n\n{{{{ chart(\"breakdown\") }}}}\n",
+            SCENARIO.replace("GPU", gpu)
+        ),
+    );
+}
+
+/// Two computed guides on different GPUs and one plain guide, in three languages.
+fn site() -> SiteTest {
+    let t = SiteTest::new();
+    for lang in ["en", "es", "zh"] {
+        computed(
+            &t,
+            "on-4070",
+            lang,
+            "rtx-4070",
+            &format!("On a 4070 {lang}"),
+        );
+        computed(
+            &t,
+            "on-a100",
+            lang,
+            "a100-80gb",
+            &format!("On an A100 {lang}"),
+        );
+        t.guide("plain", lang, &format!("Plain {lang}"), "No numbers here.");
+    }
+    t
+}
+
+fn mtimes(t: &SiteTest) -> BTreeMap<PathBuf, SystemTime> {
+    t.snapshot_output()
+        .into_iter()
+        .map(|(p, _)| {
+            let m = std::fs::metadata(t.root().join("public").join(&p))
+                .unwrap()
+                .modified()
+                .unwrap();
+            (p, m)
+        })
+        .collect()
+}
+
+fn changed(
+    before: &BTreeMap<PathBuf, SystemTime>,
+    after: &BTreeMap<PathBuf, SystemTime>,
+) -> Vec<String> {
+    after
+        .iter()
+        .filter(|(p, m)| before.get(*p) != Some(m))
+        .map(|(p, _)| p.to_string_lossy().replace('\\', "/"))
+        .filter(|p| !p.ends_with(".vramdoc-manifest.json"))
+        .collect()
+}
+
+#[test]
+fn no_change_rebuild_rewrites_nothing() {
+    let t = site();
+    t.build_ok();
+    let before = mtimes(&t);
+    let bytes = t.snapshot_output();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("en: rebuilt 0, unchanged 3, removed 0"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(changed(&before, &mtimes(&t)), Vec::<String>::new());
+    assert_eq!(bytes, t.snapshot_output());
+}
+
+#[test]
+fn editing_one_guide_rebuilds_exactly_its_page() {
+    let t = site();
+    t.build_ok();
+    let before = mtimes(&t);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    t.guide("plain", "es", "Plain es", "Ahora con otra frase.");
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("es: rebuilt 1, unchanged 2, removed 0"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("en: rebuilt 0, unchanged 3"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        changed(&before, &mtimes(&t)),
+        vec!["es/plain/index.html", "es/plain/index.md"]
+    );
+}
+
+#[test]
+fn deleting_a_guide_removes_its_outputs() {
+    let t = site();
+    t.build_ok();
+    std::fs::remove_dir_all(t.root().join("content/plain")).unwrap();
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("zh: rebuilt 0, unchanged 2, removed 1"),
+        "{}",
+        run.stdout
+    );
+    for lang in ["en", "es", "zh"] {
+        assert!(
+            !t.root().join(format!("public/{lang}/plain")).exists(),
+            "{lang}"
+        );
+        assert!(!t.output(&format!("{lang}/index.html")).contains("plain/"));
+    }
+    assert!(!t.output("sitemap.xml").contains("/plain/"));
+}
+
+#[test]
+fn catalog_change_rebuilds_exactly_the_pages_whose_numbers_change() {
+    let t = site();
+    t.build_ok();
+    let before = mtimes(&t);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // The site's own catalog changes the A100's capacity: only that guide's numbers move.
+    t.file("data/gpus.yaml", "gpus:\n  - id: a100-80gb\n    name: NVIDIA A100 80GB (site)\n    capacity_bytes: 81000000000\n    memory_gb_marketing: 80\n");
+    let run = t.build_ok();
+    for lang in ["en", "es", "zh"] {
+        assert!(
+            run.stdout
+                .contains(&format!("{lang}: rebuilt 1, unchanged 2")),
+            "{}",
+            run.stdout
+        );
+    }
+    let changed = changed(&before, &mtimes(&t));
+    assert!(
+        changed.iter().all(|p| p.contains("/on-a100/")),
+        "{changed:?}"
+    );
+    assert!(changed.contains(&"zh/on-a100/index.html".to_string()));
+    assert!(t
+        .output("es/on-a100/index.html")
+        .contains("NVIDIA A100 80GB (site)"));
+}
+
+#[test]
+fn scenario_change_rebuilds_that_guide_in_every_language() {
+    let t = site();
+    t.build_ok();
+    for lang in ["en", "es", "zh"] {
+        computed(
+            &t,
+            "on-4070",
+            lang,
+            "rtx-3090",
+            &format!("On a 4070 {lang}"),
+        );
+    }
+    let run = t.build_ok();
+    for lang in ["en", "es", "zh"] {
+        assert!(
+            run.stdout
+                .contains(&format!("{lang}: rebuilt 1, unchanged 2")),
+            "{}",
+            run.stdout
+        );
+        assert!(t
+            .output(&format!("{lang}/on-4070/index.html"))
+            .contains("3090"));
+    }
+}
+
+#[test]
+fn incremental_result_equals_a_clean_build() {
+    let t = site();
+    t.build_ok();
+    t.guide("plain", "zh", "新标题", "改过的正文。");
+    std::fs::remove_dir_all(t.root().join("content/on-a100")).unwrap();
+    computed(&t, "added", "en", "t4", "Added");
+    t.build_ok();
+    let incremental = t.snapshot_output();
+    let run = t.run(&["build", "--force"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(incremental, t.snapshot_output());
+    std::fs::remove_dir_all(t.root().join("public")).unwrap();
+    t.build_ok();
+    assert_eq!(incremental, t.snapshot_output());
+}
+
+#[test]
+fn thread_count_does_not_change_the_output() {
+    let t = site();
+    let one = std::process::Command::new(env!("CARGO_BIN_EXE_vramdoc"))
+        .args(["build", "--out", "one"])
+        .env("RAYON_NUM_THREADS", "1")
+        .current_dir(t.root())
+        .status()
+        .unwrap();
+    assert!(one.success());
+    let many = std::process::Command::new(env!("CARGO_BIN_EXE_vramdoc"))
+        .args(["build", "--out", "many"])
+        .env("RAYON_NUM_THREADS", "8")
+        .current_dir(t.root())
+        .status()
+        .unwrap();
+    assert!(many.success());
+    let read = |dir: &str| {
+        let mut files = Vec::new();
+        for e in walk(&t.root().join(dir)) {
+            files.push((
+                e.strip_prefix(t.root().join(dir)).unwrap().to_path_buf(),
+                std::fs::read(&e).unwrap(),
+            ));
+        }
+        files.sort();
+        files
+    };
+    assert_eq!(read("one"), read("many"));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn failed_incremental_build_changes_nothing() {
+    let t = site();
+    t.build_ok();
+    let before = t.snapshot_output();
+    t.file("content/plain/en.md", "---\ntitle: [broken\n---\n");
+    t.build_err();
+    assert_eq!(before, t.snapshot_output());
+}

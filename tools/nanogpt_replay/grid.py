@@ -1,0 +1,101 @@
+"""The scenarios replayed into ``tests/data/nanogpt_replay.json``.
+
+Sizes follow nanoGPT's own configs: 6/6/384 is ``train_shakespeare_char`` (and
+the project's cross-check model at block 512), 4/4/128 a tiny debug model,
+12/12/768 GPT-2 small (124M). Vocabulary 50304 is GPT-2's padded to a
+multiple of 64, 65 the Shakespeare character set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One nanoGPT training setup, in train.py's vocabulary."""
+
+    name: str
+    n_layer: int
+    n_head: int
+    n_embd: int
+    vocab_size: int
+    block_size: int
+    batch_size: int
+    gradient_accumulation_steps: int
+    dtype: str
+    flash: bool
+    bias: bool = False
+    dropout: float = 0.0
+    eval_batch: int | None = None
+
+    @property
+    def eval_batch_size(self) -> int:
+        """nanoGPT evaluates at the training micro-batch unless told otherwise."""
+        return self.batch_size if self.eval_batch is None else self.eval_batch
+
+    def as_json(self) -> dict:
+        """The ``scenario`` object of the data file."""
+        return {
+            "n_layer": self.n_layer,
+            "n_head": self.n_head,
+            "n_embd": self.n_embd,
+            "vocab_size": self.vocab_size,
+            "block_size": self.block_size,
+            "bias": self.bias,
+            "dropout": self.dropout,
+            "batch_size": self.batch_size,
+            "gradient_accumulation_steps": self.gradient_accumulation_steps,
+            "dtype": self.dtype,
+            "flash": self.flash,
+            "compile": False,
+            "eval_batch_size": self.eval_batch_size,
+        }
+
+
+def _s(name: str, size: tuple[int, int, int], vocab: int, block: int, batch: int,
+       accum: int, dtype: str, flash: bool, **kw) -> Scenario:
+    n_layer, n_head, n_embd = size
+    return Scenario(name, n_layer, n_head, n_embd, vocab, block, batch, accum,
+                    dtype, flash, **kw)
+
+
+CHAR = (6, 6, 384)
+TINY = (4, 4, 128)
+GPT2 = (12, 12, 768)
+
+GRID: list[Scenario] = [
+    _s("char-6x384-s256-v65-b16-bf16-flash-acc1", CHAR, 65, 256, 16, 1, "bfloat16", True),
+    _s("char-6x384-s256-v65-b16-bf16-flash-acc1-drop", CHAR, 65, 256, 16, 1, "bfloat16",
+       True, dropout=0.1),
+    _s("char-6x384-s256-v65-b8-fp16-manual-acc2-bias", CHAR, 65, 256, 8, 2, "float16",
+       False, bias=True),
+    _s("6x384-s512-v50304-b8-bf16-flash-acc2", CHAR, 50304, 512, 8, 2, "bfloat16", True),
+    _s("6x384-s512-v50304-b8-fp32-flash-acc2", CHAR, 50304, 512, 8, 2, "float32", True),
+    _s("6x384-s512-v50304-b8-bf16-manual-acc2", CHAR, 50304, 512, 8, 2, "bfloat16", False),
+    _s("6x384-s512-v50304-b4-fp16-flash-acc4", CHAR, 50304, 512, 4, 4, "float16", True),
+    _s("6x384-s512-v50304-b8-bf16-flash-acc1-eval16", CHAR, 50304, 512, 8, 1, "bfloat16",
+       True, eval_batch=16),
+    _s("tiny-4x128-s256-v65-b12-fp32-manual-acc1-bias", TINY, 65, 256, 12, 1, "float32",
+       False, bias=True),
+    _s("tiny-4x128-s256-v65-b1-bf16-manual-acc3-bias", TINY, 65, 256, 1, 3, "bfloat16",
+       False, bias=True),
+    _s("tiny-4x128-s128-v50304-b16-bf16-flash-acc1", TINY, 50304, 128, 16, 1, "bfloat16",
+       True),
+    _s("gpt2-12x768-s1024-b12-bf16-flash-acc2-bias", GPT2, 50304, 1024, 12, 2, "bfloat16",
+       True, bias=True),
+    _s("gpt2-12x768-s1024-b8-fp32-flash-acc1-bias", GPT2, 50304, 1024, 8, 1, "float32",
+       True, bias=True),
+    _s("gpt2-12x768-s1024-b4-bf16-manual-acc2-bias", GPT2, 50304, 1024, 4, 2, "bfloat16",
+       False, bias=True),
+    _s("gpt2-12x768-s1024-b16-bf16-flash-acc1", GPT2, 50304, 1024, 16, 1, "bfloat16", True),
+    _s("gpt2-12x768-s512-b1-fp32-manual-acc1-bias", GPT2, 50304, 512, 1, 1, "float32", False,
+       bias=True),
+    _s("mid-8x512-s256-v50304-b6-bf16-flash-acc3-bias", (8, 8, 512), 50304, 256, 6, 3,
+       "bfloat16", True, bias=True),
+    _s("6x384-s1024-v50304-b2-fp16-manual-acc2", CHAR, 50304, 1024, 2, 2, "float16", False),
+    _s("char-6x384-s256-v65-b32-fp32-flash-acc2", CHAR, 65, 256, 32, 2, "float32", True),
+    _s("char-6x384-s256-v65-b64-bf16-flash-acc1-drop", CHAR, 65, 256, 64, 1, "bfloat16", True,
+       dropout=0.2),
+    _s("tiny-4x128-s64-v65-b4-fp16-flash-acc2", TINY, 65, 64, 4, 2, "float16", True),
+]

@@ -1,0 +1,221 @@
+"""The structure of nanoGPT's model.py, rewritten for the memory replay.
+
+This follows Karpathy's nanoGPT (github.com/karpathy/nanoGPT, model.py) module
+for module and operation for operation, because the memory of a training step
+depends on exactly which tensors each operation creates and keeps:
+
+* ``LayerNorm`` with an optional bias, through ``F.layer_norm`` (eps 1e-5);
+* ``CausalSelfAttention``: one fused qkv projection split into heads, then
+  ``F.scaled_dot_product_attention(is_causal=True)`` when ``flash`` is on, or
+  the explicit ``q @ k^T * scale``, ``masked_fill`` with the registered ``bias``
+  lower-triangular buffer (fp32, one per layer), softmax, dropout, ``@ v``;
+* ``MLP``: 4 * n_embd hidden units with exact GELU;
+* pre-norm residual ``Block``s, learned position embeddings, a final LayerNorm,
+  and an ``lm_head`` whose weight *is* the token embedding (weight tying);
+* ``forward(idx, targets)`` computes logits for every position and
+  ``F.cross_entropy(logits.view(-1, V), targets.view(-1), ignore_index=-1)``;
+* ``configure_optimizers`` puts every parameter with ``dim() >= 2`` in the
+  weight-decay group and the rest in the no-decay group, and builds a fused
+  AdamW (nanoGPT asks for ``fused=True`` on CUDA).
+
+Two things are parameters here rather than facts of the environment: ``flash``
+(nanoGPT turns it on whenever ``F.scaled_dot_product_attention`` exists) and
+the attention function itself (``sdpa``), so the replay can route it to the
+kernel a CUDA GPU would run. Initialisation values are irrelevant on fake
+tensors, but the same init calls are made so the op stream stays faithful.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+
+
+@dataclass
+class GPTConfig:
+    """Model hyper-parameters, named as in nanoGPT's ``GPTConfig``."""
+
+    block_size: int = 1024
+    vocab_size: int = 50304
+    n_layer: int = 12
+    n_head: int = 12
+    n_embd: int = 768
+    dropout: float = 0.0
+    bias: bool = True
+    flash: bool = True
+
+
+class LayerNorm(nn.Module):
+    """LayerNorm whose bias can be switched off (PyTorch's cannot)."""
+
+    def __init__(self, ndim: int, bias: bool):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention with a fused qkv projection."""
+
+    def __init__(self, config: GPTConfig, sdpa: Callable[..., torch.Tensor]):
+        super().__init__()
+        assert config.n_embd % config.n_head == 0
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+        self.attn_dropout = nn.Dropout(config.dropout)
+        self.resid_dropout = nn.Dropout(config.dropout)
+        self.n_head = config.n_head
+        self.n_embd = config.n_embd
+        self.dropout = config.dropout
+        self.flash = config.flash
+        self.sdpa = sdpa
+        if not self.flash:
+            # nanoGPT keeps an fp32 (1, 1, block, block) causal mask per layer.
+            mask = torch.tril(torch.ones(config.block_size, config.block_size))
+            self.register_buffer(
+                "bias", mask.view(1, 1, config.block_size, config.block_size)
+            )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        head = C // self.n_head
+        k = k.view(B, T, self.n_head, head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, head).transpose(1, 2)
+        if self.flash:
+            y = self.sdpa(
+                q,
+                k,
+                v,
+                attn_mask=None,
+                dropout_p=self.dropout if self.training else 0,
+                is_causal=True,
+            )
+        else:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+            att = F.softmax(att, dim=-1)
+            att = self.attn_dropout(att)
+            y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward network, 4x wide, GELU."""
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: x + attn(ln(x)), then x + mlp(ln(x))."""
+
+    def __init__(self, config: GPTConfig, sdpa: Callable[..., torch.Tensor]):
+        super().__init__()
+        self.ln_1 = LayerNorm(config.n_embd, bias=config.bias)
+        self.attn = CausalSelfAttention(config, sdpa)
+        self.ln_2 = LayerNorm(config.n_embd, bias=config.bias)
+        self.mlp = MLP(config)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    """nanoGPT's GPT: embeddings, ``n_layer`` blocks, final norm, tied head."""
+
+    def __init__(
+        self,
+        config: GPTConfig,
+        sdpa: Callable[..., torch.Tensor] = F.scaled_dot_product_attention,
+    ):
+        super().__init__()
+        self.config = config
+        self.transformer = nn.ModuleDict(
+            dict(
+                wte=nn.Embedding(config.vocab_size, config.n_embd),
+                wpe=nn.Embedding(config.block_size, config.n_embd),
+                drop=nn.Dropout(config.dropout),
+                h=nn.ModuleList([Block(config, sdpa) for _ in range(config.n_layer)]),
+                ln_f=LayerNorm(config.n_embd, bias=config.bias),
+            )
+        )
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        # Weight tying: one tensor serves as embedding table and output matrix.
+        self.transformer.wte.weight = self.lm_head.weight
+        self.apply(self._init_weights)
+        for name, param in self.named_parameters():
+            if name.endswith("c_proj.weight"):
+                nn.init.normal_(param, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+
+    def get_num_params(self, non_embedding: bool = True) -> int:
+        """Unique parameters; nanoGPT's default leaves out position embeddings."""
+        n = sum(p.numel() for p in self.parameters())
+        if non_embedding:
+            n -= self.transformer.wpe.weight.numel()
+        return n
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
+        """Return ``(logits, loss)``; logits cover every position when training."""
+        b, t = idx.size()
+        assert t <= self.config.block_size
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+        tok_emb = self.transformer.wte(idx)
+        pos_emb = self.transformer.wpe(pos)
+        x = self.transformer.drop(tok_emb + pos_emb)
+        for block in self.transformer.h:
+            x = block(x)
+        x = self.transformer.ln_f(x)
+        if targets is not None:
+            logits = self.lm_head(x)
+            loss = F.cross_entropy(
+                logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1
+            )
+        else:
+            logits = self.lm_head(x[:, [-1], :])
+            loss = None
+        return logits, loss
+
+    def optimizer_groups(self, weight_decay: float):
+        """nanoGPT's grouping: tensors with dim >= 2 decay, the others do not."""
+        params = {n: p for n, p in self.named_parameters() if p.requires_grad}
+        decay = [p for p in params.values() if p.dim() >= 2]
+        no_decay = [p for p in params.values() if p.dim() < 2]
+        return [
+            {"params": decay, "weight_decay": weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ]
+
+    def configure_optimizers(self, weight_decay, learning_rate, betas, fused: bool):
+        """AdamW over :meth:`optimizer_groups`, fused as nanoGPT does on CUDA."""
+        extra = dict(fused=True) if fused else dict()
+        return torch.optim.AdamW(
+            self.optimizer_groups(weight_decay), lr=learning_rate, betas=betas, **extra
+        )
