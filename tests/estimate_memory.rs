@@ -142,6 +142,22 @@ fn fp32_eager_peak_matches_the_notes_closed_form() {
 }
 
 #[test]
+fn tiny_batches_peak_at_the_end_of_backward() {
+    // One token per step: activations are negligible; at the end of backward every gradient
+    // exists and the tied wte/lm_head weight's two gradient contributions (V·h each, fp32) sit
+    // beside its accumulated .grad. Plus the kept bf16 logits and the prefetched X, Y.
+    let (l, a, h, v, s, b) = (1u64, 1u64, 64u64, 50304u64, 1u64, 1u64);
+    let p = v * h + s * h + l * (12 * h * h + 2 * h) + h;
+    let e = est(&eager(l, a, h, v, s, b));
+    assert_eq!(e.train_peak_moment, TrainMoment::BackwardEnd);
+    assert_eq!(e.bytes.gradients, 4 * p + 2 * 4 * v * h);
+    assert_eq!(
+        e.bytes.train_peak,
+        16 * p + 8 * v * h + 2 * s * b * v + 2 * 8 * b * s
+    );
+}
+
+#[test]
 fn one_micro_step_frees_gradients_before_the_forward() {
     let base = eager(6, 6, 384, 50304, 512, 16);
     let one = Scenario {

@@ -11,7 +11,8 @@ est-effective-batch-value = { $sequences } sequences = { $tokens } tokens per st
 est-heading-memory = Memory at the training peak ({ $moment })
 est-moment-loss_forward = the loss at the end of the forward
 est-moment-loss_backward = cross-entropy backward
-est-moment-optimizer_step = optimizer step
+est-moment-mlp_backward = backward of the last block's MLP
+est-moment-backward_end = the end of backward
 est-moment-attention_backward = backward of the attention scores
 est-moment-block_recompute = recomputing a checkpointed block
 est-col-component = Component

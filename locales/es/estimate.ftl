@@ -11,7 +11,8 @@ est-effective-batch-value = { $sequences } secuencias = { $tokens } tokens por p
 est-heading-memory = Memoria en el pico del entrenamiento ({ $moment })
 est-moment-loss_forward = la pérdida al final del forward
 est-moment-loss_backward = backward de la entropía cruzada
-est-moment-optimizer_step = paso del optimizador
+est-moment-mlp_backward = backward del MLP del último bloque
+est-moment-backward_end = el final del backward
 est-moment-attention_backward = backward de las puntuaciones de atención
 est-moment-block_recompute = recálculo de un bloque con checkpointing
 est-col-component = Componente

@@ -12,15 +12,22 @@ pub enum Literal {
     Float(f64),
     /// `True`/`False` (Python) or `true`/`false` (YAML).
     Bool(bool),
-    /// A string literal (quotes removed). `"None"` (Python's `None`, YAML's `null`) resets the
-    /// optional keys `eval_batch_size` and `gpu`.
+    /// A string literal (quotes removed).
     Str(String),
+    /// Python's `None` or YAML's `null`: resets the optional keys `eval_batch_size` and `gpu`.
+    None,
 }
 
 impl Literal {
-    /// Python's `None` / YAML's `null`, as callers pass it: `Str("None")` (any case) or `Str("")`.
+    /// [`Literal::None`], or a string that means it (`"None"`, `"none"`, `"null"`, `""`).
     pub fn is_none(&self) -> bool {
-        matches!(self, Literal::Str(s) if matches!(s.trim().to_ascii_lowercase().as_str(), "" | "none" | "null"))
+        match self {
+            Literal::None => true,
+            Literal::Str(s) => {
+                matches!(s.trim().to_ascii_lowercase().as_str(), "" | "none" | "null")
+            }
+            _ => false,
+        }
     }
 }
 
@@ -33,6 +40,7 @@ impl std::fmt::Display for Literal {
             Literal::Bool(true) => f.write_str("True"),
             Literal::Bool(false) => f.write_str("False"),
             Literal::Str(s) => write!(f, "'{s}'"),
+            Literal::None => f.write_str("None"),
         }
     }
 }
@@ -140,7 +148,7 @@ impl Scenario {
                 )));
             };
             let literal = match val {
-                Value::Null => Literal::Str("None".to_owned()),
+                Value::Null => Literal::None,
                 Value::Bool(b) => Literal::Bool(*b),
                 Value::String(s) => Literal::Str(s.clone()),
                 Value::Number(n) => match (n.as_i64(), n.as_f64()) {

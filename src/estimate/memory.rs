@@ -70,8 +70,11 @@ pub enum TrainMoment {
     LossForward,
     /// Cross-entropy's backward: every activation saved, the sbV buffers at their largest.
     LossBackward,
-    /// `optimizer.step()`: gradients and optimizer state, no activations.
-    OptimizerStep,
+    /// The last block's MLP backward: the hidden layer's gradient beside every saved activation.
+    MlpBackward,
+    /// The end of backward: every gradient, the tied weight's two gradient contributions, no
+    /// activations (then `optimizer.step()`, which adds nothing).
+    BackwardEnd,
     /// Backward of the last block's manual attention (flash off): the s² score gradients.
     AttentionBackward,
     /// Recomputing one checkpointed block during backward.

@@ -1,9 +1,9 @@
 //! The training step's peak: the largest of its candidate moments, with its breakdown.
 //!
 //! Moments (checked against the replay's live-storage lists): the loss at the end of the forward
-//! (small vocabularies), nll_loss/log_softmax backward (large vocabularies), the backward of the
-//! last block's manual attention (flash off), a checkpointed block's recompute, and the
-//! optimizer step (tiny models).
+//! (small vocabularies), nll_loss/log_softmax backward (large vocabularies), the last block's
+//! MLP backward (small vocabularies in fp32), the backward of the last block's manual attention
+//! (flash off), a checkpointed block's recompute, and the end of backward (tiny batches).
 
 use super::memory::{
     autocast_copies, embedding_locals, final_saved, layer_half_bytes, tokens, weights, Components,
@@ -100,19 +100,38 @@ pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components,
         },
         TrainMoment::LossForward,
     );
+    // The end of backward: every gradient exists, and the tied wte/lm_head weight's two
+    // contributions (lm_head's, then the embedding's, `V·h` each) meet in autograd's input
+    // buffer, which adds them in place on real tensors (one extra `p·V·h`), then into .grad
+    // in place when accumulating (two extra). (The fake-tensor replay adds out of place,
+    // one `p·V·h` more: FakeTensor is a tensor subclass, excluded from in-place accumulation.)
+    // The optimizer step that follows holds no more: fused AdamW has no temporaries.
+    let contributions = N::from(if accumulating { 2u64 } else { 1 });
+    let vh = N::from(s.vocab_size) * N::from(s.n_embd);
     consider(
         Components {
-            gradients: full_grads,
+            gradients: full_grads + vh * contributions * x.p,
             autocast_weights: N::ZERO,
             activations: tokens(s, b, 2),
             logits: d.sbv * x.c,
             ..base
         },
-        TrainMoment::OptimizerStep,
+        TrainMoment::BackwardEnd,
     );
     // During backward: the final activations are freed, the residual-stream gradient (r) lives.
     let in_backward = blocks + d.sbh * x.r + tokens(s, b, 4);
     let recomputed = if s.grad_checkpoint { layer } else { N::ZERO };
+    // The last block's MLP backward: the gradient of its 4h-wide hidden layer (`4c·sbh`) beside
+    // every block's saved activations (the peak for small vocabularies in fp32).
+    consider(
+        Components {
+            gradients: early,
+            activations: in_backward + recomputed + d.sbh * (4 * x.c),
+            logits: d.sbv * x.c,
+            ..base
+        },
+        TrainMoment::MlpBackward,
+    );
     if s.grad_checkpoint {
         consider(
             Components {

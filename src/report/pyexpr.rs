@@ -154,7 +154,7 @@ impl Parser<'_> {
         match word {
             "True" => Some(Literal::Bool(true)),
             "False" => Some(Literal::Bool(false)),
-            "None" => Some(Literal::Str("None".to_owned())),
+            "None" => Some(Literal::None),
             _ if c.is_ascii_digit() || c == b'.' => number(word),
             _ => None,
         }
@@ -181,7 +181,7 @@ fn arith(a: Literal, b: Literal, op: char) -> Option<Literal> {
         Literal::Int(i) => Some(*i as f64),
         Literal::Float(f) => Some(*f),
         Literal::Bool(b) => Some(f64::from(u8::from(*b))),
-        Literal::Str(_) => None,
+        Literal::Str(_) | Literal::None => None,
     };
     if let (Literal::Int(x), Literal::Int(y)) = (&a, &b) {
         let (x, y) = (*x, *y);

@@ -137,7 +137,8 @@ fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
     let moment = match e.train_peak_moment {
         TrainMoment::LossForward => "est-moment-loss_forward",
         TrainMoment::LossBackward => "est-moment-loss_backward",
-        TrainMoment::OptimizerStep => "est-moment-optimizer_step",
+        TrainMoment::MlpBackward => "est-moment-mlp_backward",
+        TrainMoment::BackwardEnd => "est-moment-backward_end",
         TrainMoment::AttentionBackward => "est-moment-attention_backward",
         TrainMoment::BlockRecompute => "est-moment-block_recompute",
     };
