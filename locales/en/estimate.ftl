@@ -33,6 +33,7 @@ est-total = Total, as nvidia-smi shows it
 est-logits-tensor = One logits tensor { $shape }: { $bytes }
 est-verdict-fits = Fits on the { $gpu } ({ $capacity }), with { $headroom } to spare.
 est-verdict-no-fit = Does not fit on the { $gpu } ({ $capacity }): { $missing } short.
+est-warn-no-bf16 = The { $gpu } has no bf16: use dtype=float16.
 est-verdict-none = No GPU given: add --gpu ID (for example --gpu rtx-4070) for a verdict.
 est-heading-options = What to change (least change to training first)
 est-col-option = Option
@@ -48,7 +49,8 @@ est-opt-eval_batch = Smaller evaluation batch (a patch to estimate_loss)
 est-opt-block_size = Shorter context
 est-opt-flash = Flash attention
 est-opt-grad_checkpoint = Gradient checkpointing (a patch; about { $pct } more compute)
-est-opt-dtype = 16-bit autocast
+est-opt-dtype = bf16 autocast instead of float32
+est-opt-dtype_fp16 = float16 autocast with a GradScaler (this card has no bf16)
 est-opt-optimizer = 8-bit AdamW (bitsandbytes)
 est-opt-n_embd = Narrower model ({ $params } parameters)
 est-opt-n_layer = Shallower model ({ $params } parameters)

@@ -33,6 +33,7 @@ est-total = Total, tal como lo muestra nvidia-smi
 est-logits-tensor = Un tensor de logits { $shape }: { $bytes }
 est-verdict-fits = Cabe en la { $gpu } ({ $capacity }) y sobran { $headroom }.
 est-verdict-no-fit = No cabe en la { $gpu } ({ $capacity }): faltan { $missing }.
+est-warn-no-bf16 = La { $gpu } no admite bf16: usa dtype=float16.
 est-verdict-none = No se indicó ninguna GPU: añade --gpu ID (por ejemplo --gpu rtx-4070) para obtener un veredicto.
 est-heading-options = Qué cambiar (primero lo que menos altera el entrenamiento)
 est-col-option = Opción
@@ -48,7 +49,8 @@ est-opt-eval_batch = Lote de evaluación más pequeño (un parche a estimate_los
 est-opt-block_size = Contexto más corto
 est-opt-flash = Atención flash
 est-opt-grad_checkpoint = Checkpointing de gradientes (un parche; unos { $pct } más de cómputo)
-est-opt-dtype = Autocast en 16 bits
+est-opt-dtype = Autocast en bf16 en lugar de float32
+est-opt-dtype_fp16 = Autocast en float16 con GradScaler (esta tarjeta no tiene bf16)
 est-opt-optimizer = AdamW de 8 bits (bitsandbytes)
 est-opt-n_embd = Modelo más estrecho ({ $params } parámetros)
 est-opt-n_layer = Modelo con menos capas ({ $params } parámetros)

@@ -33,6 +33,7 @@ est-total = 合计（nvidia-smi 显示的数值）
 est-logits-tensor = 单个 logits 张量 { $shape }：{ $bytes }
 est-verdict-fits = { $gpu }（{ $capacity }）放得下，还剩 { $headroom }。
 est-verdict-no-fit = { $gpu }（{ $capacity }）放不下，还差 { $missing }。
+est-warn-no-bf16 = { $gpu } 不支持 bf16：请改用 dtype=float16。
 est-verdict-none = 未指定 GPU：加上 --gpu ID（例如 --gpu rtx-4070）即可得出结论。
 est-heading-options = 可以怎么改（对训练影响最小的排在前面）
 est-col-option = 方案
@@ -48,7 +49,8 @@ est-opt-eval_batch = 减小评估批量（需修改 estimate_loss）
 est-opt-block_size = 缩短上下文长度
 est-opt-flash = 启用 Flash Attention
 est-opt-grad_checkpoint = 梯度检查点（需打补丁；计算量约增加 { $pct }）
-est-opt-dtype = 16 位 autocast
+est-opt-dtype = 用 bf16 autocast 代替 float32
+est-opt-dtype_fp16 = 用 float16 autocast 加 GradScaler（这张卡不支持 bf16）
 est-opt-optimizer = 8 位 AdamW（bitsandbytes）
 est-opt-n_embd = 更窄的模型（{ $params } 参数）
 est-opt-n_layer = 更浅的模型（{ $params } 参数）

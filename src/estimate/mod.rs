@@ -95,6 +95,8 @@ pub struct GpuRef {
     pub name: String,
     /// Usable memory in bytes.
     pub capacity_bytes: u64,
+    /// Whether the card has bf16 (T4 and V100 do not: bfloat16 there is a configuration error).
+    pub bf16: bool,
 }
 
 /// One scenario's estimate (the JSON contract of `vramdoc estimate --format json`).
@@ -179,6 +181,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
             id: g.id.clone(),
             name: g.name.clone(),
             capacity_bytes: g.capacity_bytes,
+            bf16: g.bf16,
         }),
         fits: gpu.map(|g| bytes.total <= g.capacity_bytes),
         // Both sides are ≤ 2^63 − 1 (catalog check and N::to_u64), so this cannot overflow.

@@ -2,7 +2,7 @@
 
 use fluent_bundle::FluentValue;
 
-use crate::estimate::{Estimate, Optimizer, Phase, TrainMoment, WhatIf};
+use crate::estimate::{Dtype, Estimate, Optimizer, Phase, TrainMoment, WhatIf, WhatIfKind};
 use crate::i18n::Localizer;
 
 /// A readable terminal report: scenario, model, breakdown, verdict, options.
@@ -206,17 +206,30 @@ fn verdict(e: &Estimate, loc: &Localizer) -> String {
     let name = FluentValue::from(gpu.name.clone());
     let capacity = FluentValue::from(loc.bytes(gpu.capacity_bytes));
     let amount = FluentValue::from(loc.bytes(headroom.unsigned_abs()));
-    if fits {
+    let mut text = if fits {
         loc.t_args(
             "est-verdict-fits",
-            &[("gpu", name), ("capacity", capacity), ("headroom", amount)],
+            &[
+                ("gpu", name.clone()),
+                ("capacity", capacity),
+                ("headroom", amount),
+            ],
         )
     } else {
         loc.t_args(
             "est-verdict-no-fit",
-            &[("gpu", name), ("capacity", capacity), ("missing", amount)],
+            &[
+                ("gpu", name.clone()),
+                ("capacity", capacity),
+                ("missing", amount),
+            ],
         )
+    };
+    if !gpu.bf16 && e.scenario.dtype == Dtype::Bfloat16 {
+        text += " ";
+        text += &loc.t_args("est-warn-no-bf16", &[("gpu", name)]);
     }
+    text
 }
 
 fn header(loc: &Localizer) -> Vec<String> {
@@ -237,7 +250,10 @@ fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    let key = format!("est-opt-{kind}");
+    let key = match (o.kind, o.scenario.dtype) {
+        (WhatIfKind::Dtype, Dtype::Float16) => "est-opt-dtype_fp16".to_owned(),
+        _ => format!("est-opt-{kind}"),
+    };
     let mut label = match (o.extra_compute_pct, kind.as_str()) {
         (Some(pct), _) => loc.t_args(
             &key,
