@@ -47,6 +47,19 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: CheckFormat,
     },
+    /// Build, serve the output on 127.0.0.1, rebuild on changes and reload open pages.
+    #[cfg(feature = "serve")]
+    Serve {
+        /// The site root (holds vramdoc.yaml and content/).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// The port to listen on (127.0.0.1 only).
+        #[arg(long, default_value_t = crate::serve::DEFAULT_PORT)]
+        port: u16,
+        /// The output folder [default: ROOT/public].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 /// Output format of `vramdoc check`.
@@ -80,6 +93,10 @@ pub fn main() -> i32 {
             force,
             quiet,
         } => run_build(BuildOptions::new(root, out).force(force).quiet(quiet)),
+        #[cfg(feature = "serve")]
+        Command::Serve { root, port, out } => {
+            crate::serve::run(&crate::serve::ServeOptions::new(root, out, port))
+        }
     }
 }
 

@@ -17,3 +17,5 @@ pub mod i18n;
 pub mod markdown;
 pub mod render;
 pub mod report;
+#[cfg(feature = "serve")]
+pub mod serve;

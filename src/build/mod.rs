@@ -330,9 +330,18 @@ fn run_job(
         inputs: job.inputs.clone(),
         files: BTreeMap::new(),
     };
-    for (path, bytes) in files {
-        staging.write(&path, &bytes).map_err(|e| vec![e])?;
-        entry.files.insert(path, hash(&bytes));
+    let mut made: Option<&str> = None;
+    for (path, bytes) in &files {
+        let dir = path.rsplit_once('/').map(|(d, _)| d);
+        if dir.is_some() && dir == made {
+            staging
+                .write_in_existing_dir(path, bytes)
+                .map_err(|e| vec![e])?;
+        } else {
+            staging.write(path, bytes).map_err(|e| vec![e])?;
+            made = dir;
+        }
+        entry.files.insert(path.clone(), hash(bytes));
     }
     Ok((entry, warnings))
 }
