@@ -1,7 +1,7 @@
 //! Memory figures: the contract's identities, seed 002's logits tensor, and ESTIMATOR-NOTES.md's
 //! closed forms recomputed here by hand.
 
-use vramdoc::estimate::{estimate, Dtype, Estimate, GpuCatalog, Phase, Scenario};
+use vramdoc::estimate::{estimate, Dtype, Estimate, GpuCatalog, Phase, Scenario, TrainMoment};
 
 fn est(s: &Scenario) -> Estimate {
     estimate(s, &GpuCatalog::builtin()).expect("valid scenario")
@@ -76,33 +76,58 @@ fn contract_identities() {
 }
 
 #[test]
-fn autocast_eager_peak_matches_the_notes_closed_form() {
-    // ESTIMATOR-NOTES.md: 16P + 2·P_lin + L·36·sbh + 6·sbh + 14·sbV (bf16, flash, eager,
-    // accumulation ≥ 2), plus what the notes leave out as small: flash's fp32 logsumexp
-    // (4·a·s·b per layer) and four int64 token tensors (X, Y and the prefetched pair).
+fn autocast_eager_peak_from_the_cuda_op_stream() {
+    // Large vocabulary: the peak is nll_loss's backward. ESTIMATOR-NOTES.md's form
+    // 16P + 2·P_lin + L·36·sbh + 6·sbh + k·sbV, with k = 12 as CUDA autocast dispatches
+    // cross-entropy (kept bf16 logits 2, bf16 log-softmax 2, nll_loss's fp32 copy 4 and its fp32
+    // gradient 4), plus flash's fp32 logsumexp (4·a·s·b per layer) and four int64 token tensors.
     let (l, a, h, v, s, b) = (6u64, 6u64, 384u64, 50304u64, 512u64, 16u64);
     let p = v * h + s * h + l * (12 * h * h + 2 * h) + h;
     let p_lin = l * 12 * h * h + v * h;
     let (sbh, sbv) = (s * b * h, s * b * v);
     let expected =
-        16 * p + 2 * p_lin + l * 36 * sbh + 6 * sbh + 14 * sbv + l * 4 * a * s * b + 4 * 8 * b * s;
+        16 * p + 2 * p_lin + l * 36 * sbh + 6 * sbh + 12 * sbv + l * 4 * a * s * b + 4 * 8 * b * s;
     let e = est(&eager(l, a, h, v, s, b));
     assert_eq!(e.bytes.train_peak, expected);
     assert_eq!(e.bytes.weights, 4 * p);
     assert_eq!(e.bytes.gradients, 4 * p);
     assert_eq!(e.bytes.optimizer, 8 * p);
     assert_eq!(e.bytes.autocast_weights, 2 * p_lin);
-    assert_eq!(e.bytes.logits, 14 * sbv);
-    // Evaluation: 4P + 2·P_lin + 12·sbV (+ the fp32 residual stream and X, Y), plus AdamW's 8P
-    // once the optimizer has stepped.
-    let eval_first = 4 * p + 2 * p_lin + 12 * sbv + 4 * sbh + 2 * 8 * b * s;
+    assert_eq!(e.bytes.logits, 12 * sbv);
+    // Evaluation at iteration 0: weights, the weight copies, previous and new logits, the bf16
+    // log-softmax and nll_loss's fp32 copy (2+2+2+4 per element), the forward's locals tok_emb
+    // (fp32 sbh), pos_emb (fp32 s·h) and ln_f's fp32 output, and X, Y. Later evaluations add
+    // AdamW's 8P.
+    let eval_first = 4 * p + 2 * p_lin + 10 * sbv + 4 * sbh + 4 * s * h + 4 * sbh + 2 * 8 * b * s;
     assert_eq!(e.bytes.eval_first_peak, eval_first);
     assert_eq!(e.bytes.eval_peak, eval_first + 8 * p);
 }
 
 #[test]
+fn small_vocabulary_peaks_at_the_end_of_the_forward() {
+    // shakespeare_char-sized, one micro-step: no gradients yet (12P); every activation saved,
+    // plus the forward's locals (tok_emb, pos_emb, ln_f's fp32 output), previous and new
+    // logits, bf16 log-softmax and fp32 copy (10·sbV), and the current X, Y.
+    let (l, a, h, v, s, b) = (6u64, 6u64, 384u64, 65u64, 256u64, 16u64);
+    let p = v * h + s * h + l * (12 * h * h + 2 * h) + h;
+    let p_lin = l * 12 * h * h + v * h;
+    let (sbh, sbv) = (s * b * h, s * b * v);
+    let sc = Scenario {
+        gradient_accumulation_steps: 1,
+        ..eager(l, a, h, v, s, b)
+    };
+    let e = est(&sc);
+    let saved = l * (36 * sbh + 4 * a * s * b) + 6 * sbh;
+    let expected =
+        12 * p + 2 * p_lin + saved + 4 * sbh + 4 * s * h + 4 * sbh + 10 * sbv + 2 * 8 * b * s;
+    assert_eq!(e.bytes.train_peak, expected);
+    assert_eq!(e.train_peak_moment, TrainMoment::LossForward);
+}
+
+#[test]
 fn fp32_eager_peak_matches_the_notes_closed_form() {
-    // 16P + L·64·sbh + 8·sbh + 16·sbV, no autocast copies.
+    // 16P + L·64·sbh + 8·sbh + 16·sbV (kept logits, log-softmax, its gradient and the result,
+    // 4 bytes each), no autocast copies.
     let (l, a, h, v, s, b) = (4u64, 4u64, 128u64, 50304u64, 256u64, 4u64);
     let p = v * h + s * h + l * (12 * h * h + 2 * h) + h;
     let (sbh, sbv) = (s * b * h, s * b * v);
@@ -114,6 +139,22 @@ fn fp32_eager_peak_matches_the_notes_closed_form() {
     let expected = 16 * p + l * 64 * sbh + 8 * sbh + 16 * sbv + l * 4 * a * s * b + 32 * b * s;
     assert_eq!(e.bytes.train_peak, expected);
     assert_eq!(e.bytes.autocast_weights, 0);
+}
+
+#[test]
+fn tiny_batches_peak_at_the_end_of_backward() {
+    // One token per step: activations are negligible; at the end of backward every gradient
+    // exists and the tied wte/lm_head weight's two gradient contributions (V·h each, fp32) sit
+    // beside its accumulated .grad. Plus the kept bf16 logits and the prefetched X, Y.
+    let (l, a, h, v, s, b) = (1u64, 1u64, 64u64, 50304u64, 1u64, 1u64);
+    let p = v * h + s * h + l * (12 * h * h + 2 * h) + h;
+    let e = est(&eager(l, a, h, v, s, b));
+    assert_eq!(e.train_peak_moment, TrainMoment::BackwardEnd);
+    assert_eq!(e.bytes.gradients, 4 * p + 2 * 4 * v * h);
+    assert_eq!(
+        e.bytes.train_peak,
+        16 * p + 8 * v * h + 2 * s * b * v + 2 * 8 * b * s
+    );
 }
 
 #[test]

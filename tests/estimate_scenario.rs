@@ -63,7 +63,8 @@ fn set_parses_and_names_the_key() {
         key_of(s.set("learning_rate", Literal::Float(6e-4))),
         Some("learning_rate".into())
     );
-    s.set("eval_batch_size", Literal::None).unwrap();
+    s.set("eval_batch_size", Literal::Str("None".into()))
+        .unwrap();
     assert_eq!(s.eval_batch(), s.batch_size);
 }
 

@@ -14,8 +14,35 @@ pub enum Literal {
     Bool(bool),
     /// A string literal (quotes removed).
     Str(String),
-    /// Python's `None` or YAML's `null`: resets an optional key (`eval_batch_size`, `gpu`).
+    /// Python's `None` or YAML's `null`: resets the optional keys `eval_batch_size` and `gpu`.
     None,
+}
+
+impl Literal {
+    /// [`Literal::None`], or a string that means it (`"None"`, `"none"`, `"null"`, `""`).
+    pub fn is_none(&self) -> bool {
+        match self {
+            Literal::None => true,
+            Literal::Str(s) => {
+                matches!(s.trim().to_ascii_lowercase().as_str(), "" | "none" | "null")
+            }
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Literal {
+    /// Python's spelling: `6`, `0.1`, `True`, `'bfloat16'`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Literal::Int(i) => write!(f, "{i}"),
+            Literal::Float(x) => write!(f, "{x:?}"),
+            Literal::Bool(true) => f.write_str("True"),
+            Literal::Bool(false) => f.write_str("False"),
+            Literal::Str(s) => write!(f, "'{s}'"),
+            Literal::None => f.write_str("None"),
+        }
+    }
 }
 
 /// Every key a scenario accepts, in display order.
@@ -60,7 +87,7 @@ impl Scenario {
                 self.dtype = Dtype::parse(&text(key, &value)?).ok_or_else(|| {
                     ScenarioError::key(
                         key,
-                        format!("unknown dtype {value:?}; use float32, bfloat16 or float16"),
+                        format!("unknown dtype {value}; use float32, bfloat16 or float16"),
                     )
                 })?
             }
@@ -68,25 +95,25 @@ impl Scenario {
                 self.optimizer = Optimizer::parse(&text(key, &value)?).ok_or_else(|| {
                     ScenarioError::key(
                         key,
-                        format!("unknown optimizer {value:?}; use adamw, adamw8bit or sgd"),
+                        format!("unknown optimizer {value}; use adamw, adamw8bit or sgd"),
                     )
                 })?
             }
             "eval_batch_size" => {
-                self.eval_batch_size = match value {
-                    Literal::None => None,
-                    other => Some(count(key, &other)?),
+                self.eval_batch_size = if value.is_none() {
+                    None
+                } else {
+                    Some(count(key, &value)?)
                 }
             }
             "gpu" => {
                 self.gpu = match value {
-                    Literal::None => None,
-                    Literal::Str(s) if s.trim().is_empty() || s.trim() == "none" => None,
+                    v if v.is_none() => None,
                     Literal::Str(s) => Some(s.trim().to_ascii_lowercase()),
                     other => {
                         return Err(ScenarioError::key(
                             key,
-                            format!("expected a GPU id such as \"rtx-4070\", got {other:?}"),
+                            format!("expected a GPU id such as \"rtx-4070\", got {other}"),
                         ))
                     }
                 }
@@ -155,7 +182,7 @@ fn count(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
         other => {
             return Err(ScenarioError::key(
                 key,
-                format!("expected a whole number, got {other:?}"),
+                format!("expected a whole number, got {other}"),
             ))
         }
     };
@@ -176,7 +203,7 @@ fn boolean(key: &str, value: &Literal) -> Result<bool, ScenarioError> {
         Literal::Str(s) if s.eq_ignore_ascii_case("false") => Ok(false),
         other => Err(ScenarioError::key(
             key,
-            format!("expected True or False, got {other:?}"),
+            format!("expected True or False, got {other}"),
         )),
     }
 }
@@ -189,7 +216,7 @@ fn probability(key: &str, value: &Literal) -> Result<f64, ScenarioError> {
         other => {
             return Err(ScenarioError::key(
                 key,
-                format!("expected a number such as 0.1, got {other:?}"),
+                format!("expected a number such as 0.1, got {other}"),
             ))
         }
     };
@@ -208,7 +235,7 @@ fn text(key: &str, value: &Literal) -> Result<String, ScenarioError> {
         Literal::Str(s) => Ok(s.clone()),
         other => Err(ScenarioError::key(
             key,
-            format!("expected a quoted string, got {other:?}"),
+            format!("expected a quoted string, got {other}"),
         )),
     }
 }

@@ -1,9 +1,12 @@
 //! Where the bytes go in a nanoGPT training step and in `estimate_loss`, component by component.
 //!
 //! Source: an exact replay of nanoGPT's train step on PyTorch fake tensors (the project's
-//! `tests/data/nanogpt_replay.json` and `ESTIMATOR-NOTES.md`), with the per-layer activation
+//! `tests/data/nanogpt_replay.json`, produced by `tools/nanogpt_replay`; `tests/calibration.rs`
+//! holds every replayed config within 2 %, most within 0.1 %), with the per-layer activation
 //! terms of Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
 //! Models" (34·sbh per layer with dropout and 16-bit LayerNorm inputs), adapted to nanoGPT.
+//! The components are here; the moments at which they peak are in `train.rs` and `eval.rs`.
+//! torch.compile terms are estimates (±10–15 %), not replayed.
 //! Notation: `L` n_layer, `a` n_head, `h` n_embd, `V` vocab_size, `s` block_size, `b` micro-batch,
 //! `P` unique parameters, `P_lin` Linear-layer parameters (`lm_head` included);
 //! `c` bytes of a compute-dtype element (2 under bf16/fp16, 4 in fp32), `r` bytes of a residual
@@ -15,6 +18,7 @@ use serde::Serialize;
 use super::num::N;
 use super::params;
 use super::scenario::{Dtype, Optimizer, Scenario};
+use super::{eval, train};
 
 /// Element sizes of a scenario's precision mode.
 #[derive(Debug, Clone, Copy)]
@@ -25,10 +29,10 @@ pub(crate) struct Precision {
     pub(crate) r: u128,
     /// Parameter, gradient and (AdamW, SGD) optimizer-state bytes `p`.
     pub(crate) p: u128,
-    /// Bytes of the log-softmax that cross-entropy keeps (autocast runs it in fp32).
-    pub(crate) ls: u128,
     /// Whether autocast casts the weights on the fly.
     pub(crate) autocast: bool,
+    /// fp16 autocast: CUDA's softmax of a half input writes fp32 directly (no fp32 copy).
+    pub(crate) fp16: bool,
 }
 
 impl Precision {
@@ -39,22 +43,22 @@ impl Precision {
                 c: 2,
                 r: 2,
                 p: 2,
-                ls: 2,
                 autocast: false,
+                fp16: false,
             },
             (false, Dtype::Float32) => Precision {
                 c: 4,
                 r: 4,
                 p: 4,
-                ls: 4,
                 autocast: false,
+                fp16: false,
             },
-            (false, _) => Precision {
+            (false, dtype) => Precision {
                 c: 2,
                 r: 4,
                 p: 4,
-                ls: 4,
                 autocast: true,
+                fp16: dtype == Dtype::Float16,
             },
         }
     }
@@ -64,10 +68,16 @@ impl Precision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrainMoment {
+    /// The loss at the end of the forward: every activation saved plus the forward's locals
+    /// (the peak for small vocabularies).
+    LossForward,
     /// Cross-entropy's backward: every activation saved, the sbV buffers at their largest.
     LossBackward,
-    /// `optimizer.step()`: gradients and optimizer state, no activations.
-    OptimizerStep,
+    /// The last block's MLP backward: the hidden layer's gradient beside every saved activation.
+    MlpBackward,
+    /// The end of backward: every gradient, the tied weight's two gradient contributions, no
+    /// activations (then `optimizer.step()`, which adds nothing).
+    BackwardEnd,
     /// Backward of the last block's manual attention (flash off): the s² score gradients.
     AttentionBackward,
     /// Recomputing one checkpointed block during backward.
@@ -110,15 +120,29 @@ pub(crate) struct Memory {
     pub(crate) eval_logits_tensor: N,
 }
 
-/// Computes every component for a validated scenario.
-pub(crate) fn memory(s: &Scenario) -> Memory {
+/// Model-wide totals, computed once per estimate.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Totals {
+    /// Unique parameters `P`.
+    pub(crate) params: N,
+    /// Linear-layer parameters `P_lin`.
+    pub(crate) linear: N,
+    /// Optimizer state bytes.
+    pub(crate) optimizer: N,
+}
+
+/// Computes every component for a validated scenario whose parameters are `p`.
+pub(crate) fn memory(s: &Scenario, p: &params::Params) -> Memory {
     let x = Precision::of(s);
-    let p_total = params::total(s);
+    let t = Totals {
+        params: N::from(p.total),
+        linear: N::from(p.linear),
+        optimizer: optimizer_state(s, x, N::from(p.total)),
+    };
     let v = N::from(s.vocab_size);
-    let h = N::from(s.n_embd);
-    let train = train_peak(s, x, p_total, v, h);
-    let eval_first = eval_peak(s, x, p_total, N::ZERO);
-    let eval = eval_peak(s, x, p_total, optimizer_state(s, x));
+    let train = train::train_peak(s, x, &t);
+    let eval_first = eval::eval_peak(s, x, &t, N::ZERO);
+    let eval = eval::eval_peak(s, x, &t, t.optimizer);
     let tokens = |b: u64| N::from(s.block_size) * N::from(b) * v;
     Memory {
         train: train.0,
@@ -132,7 +156,7 @@ pub(crate) fn memory(s: &Scenario) -> Memory {
 
 /// Weights: `p·P`, plus the causal-mask buffer `p·s²` that every manual-attention block
 /// registers (`torch.tril(torch.ones(s, s))`, in the parameter dtype) when flash is off.
-fn weights(s: &Scenario, x: Precision, p_total: N) -> N {
+pub(crate) fn weights(s: &Scenario, x: Precision, p_total: N) -> N {
     let ctx = N::from(s.block_size);
     let masks = if s.flash {
         N::ZERO
@@ -147,10 +171,10 @@ fn weights(s: &Scenario, x: Precision, p_total: N) -> N {
 /// `AdamW8bit`: tensors of ≥ 4096 elements keep two 1-byte moments, one fp32 absmax per
 /// 256-element block per moment, and two 256-entry fp32 quantization maps; smaller tensors keep
 /// two fp32 moments (`min_8bit_size = 4096`).
-pub(crate) fn optimizer_state(s: &Scenario, x: Precision) -> N {
+pub(crate) fn optimizer_state(s: &Scenario, x: Precision, p_total: N) -> N {
     match s.optimizer {
-        Optimizer::Adamw => params::total(s) * (2 * x.p),
-        Optimizer::Sgd => params::total(s) * x.p,
+        Optimizer::Adamw => p_total * (2 * x.p),
+        Optimizer::Sgd => p_total * x.p,
         Optimizer::Adamw8bit => params::tensor_groups(s)
             .iter()
             .map(|g| {
@@ -167,9 +191,9 @@ pub(crate) fn optimizer_state(s: &Scenario, x: Precision) -> N {
 
 /// Autocast's 16-bit copies of the Linear weights (`2·P_lin`): cast during the forward and
 /// saved for backward, so all are alive when the backward starts. Zero without autocast.
-fn autocast_copies(s: &Scenario, x: Precision) -> N {
+pub(crate) fn autocast_copies(t: &Totals, x: Precision) -> N {
     if x.autocast {
-        params::linear(s) * 2
+        t.linear * 2
     } else {
         N::ZERO
     }
@@ -188,7 +212,7 @@ fn autocast_copies(s: &Scenario, x: Precision) -> N {
 /// autocast, `4` in fp32 where one tensor serves both, `2` pure bf16) and masked_fill's bool
 /// mask (`s²`). Dropout > 0: two 1-byte masks (`2·sbh`) and, flash off, the attention dropout's
 /// mask and output (`+1`, `+5`, `+3` per a·s²·b element).
-fn layer_half_bytes(s: &Scenario, x: Precision, b: u64) -> N {
+pub(crate) fn layer_half_bytes(s: &Scenario, x: Precision, b: u64) -> N {
     let (seq, a, h, batch) = (
         N::from(s.block_size),
         N::from(s.n_head),
@@ -221,140 +245,43 @@ fn layer_half_bytes(s: &Scenario, x: Precision, b: u64) -> N {
 
 /// The inputs of `ln_f` (`r·sbh`) and of `lm_head` (`c·sbh`), plus the embedding dropout's
 /// 1-byte mask when dropout > 0.
-fn final_saved(s: &Scenario, x: Precision) -> N {
+pub(crate) fn final_saved(s: &Scenario, x: Precision) -> N {
     let sbh = N::from(s.block_size) * N::from(s.batch_size) * N::from(s.n_embd);
     sbh * (x.r + x.c) + if s.dropout > 0.0 { sbh } else { N::ZERO }
 }
 
 /// `count` int64 token tensors of shape (b, s): train.py keeps the current X, Y (saved by the
 /// embedding and the loss) and prefetches the next pair before backward.
-fn tokens(s: &Scenario, b: u64, count: u128) -> N {
+pub(crate) fn tokens(s: &Scenario, b: u64, count: u128) -> N {
     N::from(s.block_size) * N::from(b) * (8 * count)
 }
 
-/// Bytes per `s·b·V` logits element alive at cross-entropy's backward. Eager: train.py's kept
-/// `logits` (`c`), the log-softmax cross-entropy saves (`ls`: fp32 under autocast, which runs
-/// cross-entropy in fp32) and two gradient buffers of the same dtype (`2·ls`): 14 under
-/// autocast, 16 in fp32, 8 pure bf16. torch.compile fuses the loss: the kept logits and their
-/// gradient, `2c`.
-fn loss_backward_logits(s: &Scenario, x: Precision) -> u128 {
-    if s.compile {
-        2 * x.c
-    } else {
-        x.c + 3 * x.ls
-    }
+/// Shapes of one micro-batch, in [`N`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dims {
+    /// `s·b·h`: one residual-stream-sized tensor, in elements.
+    pub(crate) sbh: N,
+    /// `s·b·V`: one logits-sized tensor.
+    pub(crate) sbv: N,
+    /// `a·s²·b`: one layer's attention scores.
+    pub(crate) scores: N,
 }
 
-/// The training step's peak: the largest of its candidate moments, with its breakdown.
-fn train_peak(s: &Scenario, x: Precision, p_total: N, v: N, h: N) -> (Components, TrainMoment) {
-    let l = N::from(s.n_layer);
-    let sbv = N::from(s.block_size) * N::from(s.batch_size) * v;
-    let full_grads = p_total * x.p;
-    // With accumulation, .grad lives from the second micro-step on; with one micro-step,
-    // zero_grad(set_to_none=True) freed it and only lm_head's (= wte's) gradient exists early on.
-    let (loss_grads, early_grads) = if s.gradient_accumulation_steps >= 2 {
-        (full_grads, full_grads)
-    } else {
-        (N::ZERO, v * h * x.p)
-    };
-    let layer = layer_half_bytes(s, x, s.batch_size);
-    let kept_layers = if s.grad_checkpoint {
-        // Checkpointing keeps only each block's input, the residual stream.
-        l * N::from(s.block_size) * N::from(s.batch_size) * h * x.r
-    } else {
-        l * layer / 2
-    };
-    let base = Components {
-        weights: weights(s, x, p_total),
-        gradients: loss_grads,
-        optimizer: optimizer_state(s, x),
-        autocast_weights: autocast_copies(s, x),
-        activations: kept_layers + final_saved(s, x) + tokens(s, s.batch_size, 4),
-        logits: sbv * loss_backward_logits(s, x),
-    };
-    let mut best = (base, TrainMoment::LossBackward);
-    let mut consider = |c: Components, m: TrainMoment| {
-        if c.sum() > best.0.sum() {
-            best = (c, m);
+impl Dims {
+    /// The shapes at micro-batch `b`.
+    pub(crate) fn at(s: &Scenario, b: u64) -> Dims {
+        let (seq, batch) = (N::from(s.block_size), N::from(b));
+        Dims {
+            sbh: seq * batch * N::from(s.n_embd),
+            sbv: seq * batch * N::from(s.vocab_size),
+            scores: N::from(s.n_head) * seq * seq * batch,
         }
-    };
-    consider(
-        Components {
-            gradients: full_grads,
-            autocast_weights: N::ZERO,
-            activations: tokens(s, s.batch_size, 2),
-            logits: sbv * x.c,
-            ..base
-        },
-        TrainMoment::OptimizerStep,
-    );
-    let one_block = if s.grad_checkpoint {
-        layer / 2
-    } else {
-        N::ZERO
-    };
-    if s.grad_checkpoint {
-        consider(
-            Components {
-                gradients: early_grads,
-                activations: base.activations + one_block,
-                logits: sbv * x.c,
-                ..base
-            },
-            TrainMoment::BlockRecompute,
-        );
     }
-    if !s.flash {
-        // Softmax backward holds the fp32 gradient of the scores and its result (8 bytes per
-        // a·s²·b element; 4 pure bf16) on top of everything saved.
-        let scores = N::from(s.n_head)
-            * N::from(s.block_size)
-            * N::from(s.block_size)
-            * N::from(s.batch_size);
-        let transient = scores * if x.c == 2 && !x.autocast { 4 } else { 8 };
-        consider(
-            Components {
-                gradients: early_grads,
-                activations: base.activations + one_block + transient,
-                logits: sbv * x.c,
-                ..base
-            },
-            TrainMoment::AttentionBackward,
-        );
-    }
-    best
 }
 
-/// `estimate_loss()` at the eval micro-batch, under `no_grad`: no saved activations.
-///
-/// Eager: the previous batch's `logits` (still bound in the loop), the new ones, autocast's fp32
-/// copy for cross-entropy and its log-softmax: `2c + 4 + 4` = 12 bytes per s·b·V element under
-/// autocast, `4 + 4 + 4` in fp32, `2 + 2 + 2` pure bf16; compiled: the two logits tensors, `2c`.
-/// Plus weights, optimizer state (`optimizer`: zero at iteration 0), the autocast copies, the
-/// residual stream (`r·sbh`) and X, Y. Flash off, the largest block's transient scores (masked
-/// scores, their fp32 copy and the softmax: 10 bytes per a·s²·b element under autocast, 8 in
-/// fp32, 4 pure bf16) can exceed the logits on small vocabularies.
-fn eval_peak(s: &Scenario, x: Precision, p_total: N, optimizer: N) -> N {
-    let b = s.eval_batch();
-    let (seq, batch) = (N::from(s.block_size), N::from(b));
-    let sbh = seq * batch * N::from(s.n_embd);
-    let sbv = seq * batch * N::from(s.vocab_size);
-    let fixed = weights(s, x, p_total) + optimizer + autocast_copies(s, x) + tokens(s, b, 2);
-    let per_logit = if s.compile {
-        2 * x.c
-    } else {
-        2 * x.c + if x.autocast { 4 } else { 0 } + x.ls
-    };
-    let logits_moment = sbh * x.r + sbv * per_logit;
-    if s.flash {
-        return fixed + logits_moment;
-    }
-    let scores = N::from(s.n_head) * seq * seq * batch;
-    let per_score = match (x.autocast, x.c) {
-        (true, _) => 10,
-        (false, 4) => 8,
-        (false, _) => 4,
-    };
-    let attention_moment = sbh * (x.r + 3 * x.c) + scores * per_score + sbv * x.c;
-    fixed + logits_moment.max(attention_moment)
+/// The forward's locals `tok_emb` (`p·sbh`, the embedding output in the parameter dtype) and
+/// `pos_emb` (`p·s·h`): Python keeps them until `GPT.forward` returns.
+pub(crate) fn embedding_locals(s: &Scenario, x: Precision, b: u64) -> N {
+    let (seq, h) = (N::from(s.block_size), N::from(s.n_embd));
+    (seq * N::from(b) * h + seq * h) * x.p
 }

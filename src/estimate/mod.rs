@@ -5,6 +5,7 @@
 //! of `vramdoc estimate --format json` and what guides read by dotted path.
 
 mod error;
+mod eval;
 mod gpu;
 mod keys;
 mod memory;
@@ -12,6 +13,7 @@ mod num;
 mod overhead;
 mod params;
 mod scenario;
+mod train;
 mod whatif;
 
 use serde::Serialize;
@@ -31,7 +33,7 @@ pub use whatif::{what_if, Change, WhatIf, WhatIfKind};
 use num::N;
 
 /// Version of the formulas and constants; bump on any change (site builds cache on it).
-pub const ESTIMATOR_VERSION: &str = "1";
+pub const ESTIMATOR_VERSION: &str = "2";
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
 ///
@@ -93,6 +95,8 @@ pub struct GpuRef {
     pub name: String,
     /// Usable memory in bytes.
     pub capacity_bytes: u64,
+    /// Whether the card has bf16 (T4 and V100 do not: bfloat16 there is a configuration error).
+    pub bf16: bool,
 }
 
 /// One scenario's estimate (the JSON contract of `vramdoc estimate --format json`).
@@ -126,7 +130,7 @@ pub struct Estimate {
 pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, ScenarioError> {
     s.validate(catalog)?;
     let params = params::count(s)?;
-    let m = memory::memory(s);
+    let m = memory::memory(s, &params);
     let train_peak = m.train.sum();
     let (peak, peak_phase) = if m.eval > train_peak {
         (m.eval, Phase::Eval)
@@ -177,6 +181,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
             id: g.id.clone(),
             name: g.name.clone(),
             capacity_bytes: g.capacity_bytes,
+            bf16: g.bf16,
         }),
         fits: gpu.map(|g| bytes.total <= g.capacity_bytes),
         // Both sides are ≤ 2^63 − 1 (catalog check and N::to_u64), so this cannot overflow.

@@ -60,14 +60,24 @@ impl Sub for N {
 impl Mul for N {
     type Output = N;
     fn mul(self, rhs: N) -> N {
-        N(self.0.saturating_mul(rhs.0))
+        N(mul(self.0, rhs.0))
     }
 }
 
 impl Mul<u128> for N {
     type Output = N;
     fn mul(self, rhs: u128) -> N {
-        N(self.0.saturating_mul(rhs))
+        N(mul(self.0, rhs))
+    }
+}
+
+/// Saturating multiplication with a fast path: two factors below 2^64 cannot overflow.
+#[inline]
+fn mul(a: u128, b: u128) -> u128 {
+    if (a | b) >> 64 == 0 {
+        a * b
+    } else {
+        a.saturating_mul(b)
     }
 }
 

@@ -79,27 +79,18 @@ pub(crate) fn tensor_groups(s: &Scenario) -> [TensorGroup; 12] {
     ]
 }
 
-/// Unique parameters, in [`N`] (for the memory formulas).
-pub(crate) fn total(s: &Scenario) -> N {
-    tensor_groups(s).iter().map(|g| g.numel * g.count).sum()
-}
-
-/// Linear-layer parameters (autocast's 16-bit copies), in [`N`].
-pub(crate) fn linear(s: &Scenario) -> N {
-    tensor_groups(s)
-        .iter()
-        .filter(|g| g.linear)
-        .map(|g| g.numel * g.count)
-        .sum()
-}
-
 /// Counts the parameters of a scenario; errors only when a count exceeds 2^63 − 1.
 pub(crate) fn count(s: &Scenario) -> Result<Params, ScenarioError> {
     let groups = tensor_groups(s);
     let sum = |decay: bool, f: &dyn Fn(&TensorGroup) -> N| -> N {
         groups.iter().filter(|g| g.decay == decay).map(f).sum()
     };
-    let total = total(s);
+    let total: N = groups.iter().map(|g| g.numel * g.count).sum();
+    let linear: N = groups
+        .iter()
+        .filter(|g| g.linear)
+        .map(|g| g.numel * g.count)
+        .sum();
     let wpe = N::from(s.block_size) * N::from(s.n_embd);
     let wte = N::from(s.vocab_size) * N::from(s.n_embd);
     Ok(Params {
@@ -110,6 +101,6 @@ pub(crate) fn count(s: &Scenario) -> Result<Params, ScenarioError> {
         no_decay: sum(false, &|g| g.numel * g.count).to_u64("the parameter count")?,
         decay_tensors: sum(true, &|g| g.count).to_u64("the tensor count")?,
         no_decay_tensors: sum(false, &|g| g.count).to_u64("the tensor count")?,
-        linear: linear(s).to_u64("the parameter count")?,
+        linear: linear.to_u64("the parameter count")?,
     })
 }

@@ -194,6 +194,38 @@ impl Serialize for Scenario {
 }
 
 impl Scenario {
+    /// Every key with its value as nanoGPT's config files write it (`True`, `bfloat16`, `None`),
+    /// in [`super::KEYS`] order.
+    pub fn display_values(&self) -> Vec<(&'static str, String)> {
+        let py = |b: bool| if b { "True" } else { "False" }.to_owned();
+        vec![
+            ("n_layer", self.n_layer.to_string()),
+            ("n_head", self.n_head.to_string()),
+            ("n_embd", self.n_embd.to_string()),
+            ("vocab_size", self.vocab_size.to_string()),
+            ("block_size", self.block_size.to_string()),
+            ("bias", py(self.bias)),
+            ("dropout", format!("{:?}", self.dropout)),
+            ("batch_size", self.batch_size.to_string()),
+            (
+                "gradient_accumulation_steps",
+                self.gradient_accumulation_steps.to_string(),
+            ),
+            ("dtype", self.dtype.as_str().to_owned()),
+            ("compile", py(self.compile)),
+            ("flash", py(self.flash)),
+            ("grad_checkpoint", py(self.grad_checkpoint)),
+            ("optimizer", self.optimizer.as_str().to_owned()),
+            (
+                "eval_batch_size",
+                self.eval_batch_size
+                    .map_or_else(|| "None".to_owned(), |e| e.to_string()),
+            ),
+            ("pure_bf16", py(self.pure_bf16)),
+            ("gpu", self.gpu.clone().unwrap_or_else(|| "None".to_owned())),
+        ]
+    }
+
     /// The evaluation micro-batch: `eval_batch_size`, or `batch_size` when unset.
     pub fn eval_batch(&self) -> u64 {
         self.eval_batch_size.unwrap_or(self.batch_size)

@@ -203,7 +203,8 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             None,
         )?;
     }
-    let narrower = s.n_embd * 3 / 4 / s.n_head * s.n_head;
+    let narrower =
+        (u128::from(s.n_embd) * 3 / 4 / u128::from(s.n_head) * u128::from(s.n_head)) as u64;
     if narrower >= s.n_head && narrower < s.n_embd {
         push(
             WhatIfKind::NEmbd,
@@ -263,8 +264,34 @@ fn with_micro_batch(s: &Scenario, b: u64, eff: u64) -> Scenario {
 }
 
 /// The largest divisor of `n` that is at most `limit` (None when `limit` is 0).
+///
+/// Trial division up to √n (at most 2^20 steps, for n up to 2^40); beyond that, a scan down
+/// from `limit` of at most 2^16 candidates, so absurd sizes cannot stall the options.
 fn largest_divisor_at_most(n: u64, limit: u64) -> Option<u64> {
-    (1..=limit.min(n)).rev().find(|d| n % d == 0)
+    if limit == 0 || n == 0 {
+        return None;
+    }
+    if limit >= n {
+        return Some(n);
+    }
+    if n <= 1 << 40 {
+        let mut best = 1;
+        let mut i = 1;
+        while i * i <= n {
+            if n % i == 0 {
+                for d in [i, n / i] {
+                    if d <= limit && d > best {
+                        best = d;
+                    }
+                }
+            }
+            i += 1;
+        }
+        return Some(best);
+    }
+    (limit.saturating_sub(1 << 16).max(1)..=limit)
+        .rev()
+        .find(|d| n % d == 0)
 }
 
 /// Extra compute of per-block checkpointing, in percent: one more forward of the blocks.
@@ -287,8 +314,8 @@ fn checkpoint_extra_compute_pct(s: &Scenario) -> f64 {
 
 /// The keys whose values differ, in key order, with display values.
 fn diff(a: &Scenario, b: &Scenario) -> Vec<Change> {
-    let av = display_values(a);
-    display_values(b)
+    let av = a.display_values();
+    b.display_values()
         .into_iter()
         .zip(av)
         .filter(|(new, old)| new.1 != old.1)
@@ -299,33 +326,17 @@ fn diff(a: &Scenario, b: &Scenario) -> Vec<Change> {
         .collect()
 }
 
-/// Every key's value as nanoGPT's config files write it.
-fn display_values(s: &Scenario) -> Vec<(&'static str, String)> {
-    let py = |b: bool| if b { "True" } else { "False" }.to_owned();
-    vec![
-        ("n_layer", s.n_layer.to_string()),
-        ("n_head", s.n_head.to_string()),
-        ("n_embd", s.n_embd.to_string()),
-        ("vocab_size", s.vocab_size.to_string()),
-        ("block_size", s.block_size.to_string()),
-        ("bias", py(s.bias)),
-        ("dropout", s.dropout.to_string()),
-        ("batch_size", s.batch_size.to_string()),
-        (
-            "gradient_accumulation_steps",
-            s.gradient_accumulation_steps.to_string(),
-        ),
-        ("dtype", s.dtype.as_str().to_owned()),
-        ("compile", py(s.compile)),
-        ("flash", py(s.flash)),
-        ("grad_checkpoint", py(s.grad_checkpoint)),
-        ("optimizer", s.optimizer.as_str().to_owned()),
-        (
-            "eval_batch_size",
-            s.eval_batch_size
-                .map_or_else(|| "None".to_owned(), |e| e.to_string()),
-        ),
-        ("pure_bf16", py(s.pure_bf16)),
-        ("gpu", s.gpu.clone().unwrap_or_else(|| "None".to_owned())),
-    ]
+#[cfg(test)]
+mod tests {
+    use super::largest_divisor_at_most as ld;
+
+    #[test]
+    fn divisors() {
+        assert_eq!(ld(480, 6), Some(6));
+        assert_eq!(ld(480, 7), Some(6));
+        assert_eq!(ld(480, 1000), Some(480));
+        assert_eq!(ld(97, 50), Some(1));
+        assert_eq!(ld(480, 0), None);
+        assert_eq!(ld((1 << 41) * 3, 1 << 20), Some(1 << 20));
+    }
 }

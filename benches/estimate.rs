@@ -1,0 +1,85 @@
+//! Throughput of the estimator: single estimates and what-if sweeps per second, on one core.
+//!
+//! `cargo bench --bench estimate` (release profile). Target: a million single estimates a
+//! second. Prints one line per measurement; no external harness.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use vramdoc::estimate::{estimate, what_if, GpuCatalog, Scenario};
+
+/// Nanoseconds this thread has run on a CPU (Linux's schedstat), to report per-core throughput
+/// on a shared, busy machine; `None` elsewhere.
+fn cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// Runs `f` repeatedly for about `budget`; returns calls per wall-clock second, calls per
+/// CPU-second of this thread (if known) and the number of calls.
+fn rate(budget: Duration, mut f: impl FnMut(u64)) -> (f64, Option<f64>, u64) {
+    // Warm up, then time whole batches until the budget is spent.
+    for i in 0..1_000 {
+        f(i);
+    }
+    let start = Instant::now();
+    let cpu_start = cpu_ns();
+    let mut calls = 0u64;
+    while start.elapsed() < budget {
+        for _ in 0..1_000 {
+            f(calls);
+            calls += 1;
+        }
+    }
+    let wall = start.elapsed().as_secs_f64();
+    let cpu = match (cpu_start, cpu_ns()) {
+        (Some(a), Some(b)) if b > a => Some(calls as f64 / ((b - a) as f64 / 1e9)),
+        _ => None,
+    };
+    (calls as f64 / wall, cpu, calls)
+}
+
+fn report(what: &str, (wall, cpu, calls): (f64, Option<f64>, u64)) {
+    let cpu = cpu.map_or_else(String::new, |c| format!(", {c:>10.0} per CPU-second"));
+    println!("{what:<42} {wall:>10.0} /s wall-clock{cpu}  ({calls} calls)");
+}
+
+fn main() {
+    let catalog = GpuCatalog::builtin();
+    let base = Scenario {
+        n_layer: 6,
+        n_head: 6,
+        n_embd: 384,
+        block_size: 512,
+        batch_size: 16,
+        gpu: Some("rtx-4070".into()),
+        ..Scenario::default()
+    };
+    let budget = Duration::from_secs(2);
+
+    report(
+        "single estimate (with a scenario clone)",
+        rate(budget, |i| {
+            let mut s = black_box(&base).clone();
+            s.batch_size = 1 + (i & 31);
+            black_box(estimate(&s, &catalog).ok());
+        }),
+    );
+
+    let mut s = base.clone();
+    report(
+        "single estimate",
+        rate(budget, |i| {
+            s.batch_size = 1 + (i & 31);
+            black_box(estimate(black_box(&s), &catalog).ok());
+        }),
+    );
+
+    report(
+        "what-if sweep (all options)",
+        rate(budget, |i| {
+            s.batch_size = 1 + (i & 31);
+            black_box(what_if(black_box(&s), &catalog).ok());
+        }),
+    );
+}

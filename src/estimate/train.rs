@@ -1,0 +1,170 @@
+//! The training step's peak: the largest of its candidate moments, with its breakdown.
+//!
+//! Moments (checked against the replay's live-storage lists): the loss at the end of the forward
+//! (small vocabularies), nll_loss/log_softmax backward (large vocabularies), the last block's
+//! MLP backward (small vocabularies in fp32), the backward of the last block's manual attention
+//! (flash off), a checkpointed block's recompute, and the end of backward (tiny batches).
+
+use super::memory::{
+    autocast_copies, embedding_locals, final_saved, layer_half_bytes, tokens, weights, Components,
+    Dims, Precision, Totals, TrainMoment,
+};
+use super::num::N;
+use super::scenario::Scenario;
+
+/// Bytes of an fp32 element: nll_loss runs in fp32 under autocast.
+const FP32: u128 = 4;
+
+/// Bytes per `s·b·V` element alive at cross-entropy's backward.
+///
+/// `F.cross_entropy` is `nll_loss(log_softmax(x, dim, x.dtype))`. CUDA autocast has no rule for
+/// cross_entropy, keeps log_softmax's explicit dtype (so it runs in 16 bits) and runs nll_loss
+/// in fp32 (the replay's selftest checks this op stream against real CUDA autocast dispatch).
+/// Under autocast the worst moment is nll_loss's backward: train.py's kept `logits` (`c`), the
+/// 16-bit log-softmax (`c`), nll_loss's saved fp32 copy of it (4) and its fp32 gradient (4):
+/// 12 bytes. Without autocast it is log_softmax's backward: kept logits, saved output, incoming
+/// gradient and result, `4c` (16 in fp32, 8 pure bf16). torch.compile fuses the loss: the kept
+/// logits and their gradient, `2c` (an estimate).
+fn loss_backward_logits(s: &Scenario, x: Precision) -> u128 {
+    match (s.compile, x.autocast) {
+        (true, _) => 2 * x.c,
+        (false, true) => 2 * x.c + 2 * FP32,
+        (false, false) => 4 * x.c,
+    }
+}
+
+/// Bytes per `s·b·V` element alive while the loss is computed at the end of the forward (and in
+/// `estimate_loss`): the previous micro-step's `logits` (train.py keeps the variable until the
+/// forward returns), the new ones, the log-softmax and, under autocast, nll_loss's fp32 copy:
+/// 10 under autocast, 12 in fp32, 6 pure bf16; compiled, the two logits tensors.
+pub(crate) fn loss_forward_logits(s: &Scenario, x: Precision) -> u128 {
+    if s.compile {
+        2 * x.c
+    } else {
+        3 * x.c + if x.autocast { FP32 } else { 0 }
+    }
+}
+
+/// Gradients that exist early in the backward of a step without accumulation (`.grad` was set
+/// to None): `wte`'s (from lm_head) and, roughly, the last block's MLP, attention projection and
+/// LayerNorms: `p·(V·h + 9h² + 8h)`.
+fn early_grads(s: &Scenario, x: Precision) -> N {
+    let (v, h) = (N::from(s.vocab_size), N::from(s.n_embd));
+    (v * h + h * h * 9 + h * 8) * x.p
+}
+
+/// The training step's peak and the moment it occurs.
+pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components, TrainMoment) {
+    let b = s.batch_size;
+    let d = Dims::at(s, b);
+    let l = N::from(s.n_layer);
+    let full_grads = t.params * x.p;
+    let accumulating = s.gradient_accumulation_steps >= 2;
+    // With accumulation, .grad lives from the second micro-step on; without, zero_grad
+    // (set_to_none=True) freed it before the forward.
+    let early = if accumulating {
+        full_grads
+    } else {
+        early_grads(s, x)
+    };
+    let layer = layer_half_bytes(s, x, b) / 2;
+    // Checkpointing keeps only each block's input, the residual stream.
+    let blocks = if s.grad_checkpoint {
+        l * d.sbh * x.r
+    } else {
+        l * layer
+    };
+    let saved = blocks + final_saved(s, x);
+    let base = Components {
+        weights: weights(s, x, t.params),
+        gradients: if accumulating { full_grads } else { N::ZERO },
+        optimizer: t.optimizer,
+        autocast_weights: autocast_copies(t, x),
+        activations: saved + tokens(s, b, 4),
+        logits: d.sbv * loss_backward_logits(s, x),
+    };
+    let mut best = (base, TrainMoment::LossBackward);
+    let mut consider = |c: Components, m: TrainMoment| {
+        if c.sum() > best.0.sum() {
+            best = (c, m);
+        }
+    };
+    // The loss at the end of the forward: the forward's locals are still alive (tok_emb,
+    // pos_emb and, under autocast, ln_f's fp32 output beside lm_head's saved 16-bit copy).
+    let ln_f_out = if x.autocast { d.sbh * x.r } else { N::ZERO };
+    consider(
+        Components {
+            activations: saved + embedding_locals(s, x, b) + ln_f_out + tokens(s, b, 2),
+            logits: d.sbv * loss_forward_logits(s, x),
+            ..base
+        },
+        TrainMoment::LossForward,
+    );
+    // The end of backward: every gradient exists, and the tied wte/lm_head weight's two
+    // contributions (lm_head's, then the embedding's, `V·h` each) meet in autograd's input
+    // buffer, which adds them in place on real tensors (one extra `p·V·h`), then into .grad
+    // in place when accumulating (two extra). (The fake-tensor replay adds out of place,
+    // one `p·V·h` more: FakeTensor is a tensor subclass, excluded from in-place accumulation.)
+    // The optimizer step that follows holds no more: fused AdamW has no temporaries.
+    let contributions = N::from(if accumulating { 2u64 } else { 1 });
+    let vh = N::from(s.vocab_size) * N::from(s.n_embd);
+    consider(
+        Components {
+            gradients: full_grads + vh * contributions * x.p,
+            autocast_weights: N::ZERO,
+            activations: tokens(s, b, 2),
+            logits: d.sbv * x.c,
+            ..base
+        },
+        TrainMoment::BackwardEnd,
+    );
+    // During backward: the final activations are freed, the residual-stream gradient (r) lives.
+    let in_backward = blocks + d.sbh * x.r + tokens(s, b, 4);
+    let recomputed = if s.grad_checkpoint { layer } else { N::ZERO };
+    // The last block's MLP backward: the gradient of its 4h-wide hidden layer (`4c·sbh`) beside
+    // every block's saved activations (the peak for small vocabularies in fp32).
+    consider(
+        Components {
+            gradients: early,
+            activations: in_backward + recomputed + d.sbh * (4 * x.c),
+            logits: d.sbv * x.c,
+            ..base
+        },
+        TrainMoment::MlpBackward,
+    );
+    if s.grad_checkpoint {
+        consider(
+            Components {
+                gradients: early,
+                activations: in_backward + recomputed,
+                logits: d.sbv * x.c,
+                ..base
+            },
+            TrainMoment::BlockRecompute,
+        );
+    }
+    if !s.flash {
+        // The last block's MLP activations and c_proj input are freed (`r + 10c`); the gradient
+        // of the attention output (c) and the softmax backward's score gradients live. Per
+        // a·s²·b element: the fp32 gradient of the scores and the result (8), less the 16-bit
+        // copy of the softmax that `att @ v` saved and has released by then (bf16 autocast 6;
+        // fp16 autocast 4, as the half-to-float softmax's gradient is 16-bit; fp32 8, where the
+        // copy is the softmax itself; pure bf16 4).
+        let per_score = match (x.autocast, x.fp16, x.c) {
+            (true, false, _) => 6,
+            (false, _, 4) => 8,
+            _ => 4,
+        };
+        let freed = d.sbh * (x.r + 10 * x.c);
+        consider(
+            Components {
+                gradients: early,
+                activations: in_backward + recomputed - freed + d.sbh * x.c + d.scores * per_score,
+                logits: d.sbv * x.c,
+                ..base
+            },
+            TrainMoment::AttentionBackward,
+        );
+    }
+    best
+}

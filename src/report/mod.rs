@@ -1,0 +1,275 @@
+//! `vramdoc estimate`: one scenario's memory breakdown, verdict and options, in the terminal,
+//! as Markdown or as JSON.
+//!
+//! The estimator itself is pure ([`crate::estimate`]); this module reads the inputs
+//! ([`input`]), and formats the results ([`render`], localized through [`crate::i18n`]).
+
+mod input;
+mod pyexpr;
+mod render;
+
+use std::path::PathBuf;
+
+use crate::diagnostics::Diagnostic;
+use crate::estimate::{self, GpuCatalog};
+use crate::i18n::Localizer;
+
+/// Arguments of `vramdoc estimate`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EstimateArgs {
+    /// FILE (a YAML scenario or a nanoGPT Python config) and nanoGPT-style `--key=value`
+    /// overrides, in any order, as nanoGPT's `train.py config/x.py --batch_size=8` takes them.
+    #[arg(value_name = "FILE | --KEY=VALUE", allow_hyphen_values = true)]
+    pub inputs: Vec<String>,
+    /// Set a scenario key, e.g. `--set batch_size=8` (repeatable; Python literals).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Check the estimate against this GPU (e.g. rtx-4070, rtx-3060-12gb, a100-80gb).
+    #[arg(long, value_name = "ID")]
+    pub gpu: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Language of the table and Markdown output (en, es, zh).
+    #[arg(long, default_value = "en")]
+    pub lang: String,
+    /// A YAML file of extra GPUs (`gpus:` list with id, name, capacity_bytes).
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+}
+
+/// The arguments with vramdoc's own flags separated from nanoGPT-style overrides.
+///
+/// Once clap starts collecting `inputs` it keeps everything that follows, so flags such as
+/// `--gpu t4` written after the file arrive there; [`EstimateArgs::resolve`] takes them back out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The scenario file.
+    pub file: Option<PathBuf>,
+    /// nanoGPT-style `--key=value` overrides, in order.
+    pub overrides: Vec<String>,
+    /// `--set KEY=VALUE` values, in order.
+    pub sets: Vec<String>,
+    /// `--gpu`.
+    pub gpu: Option<String>,
+    /// `--format`.
+    pub format: Format,
+    /// `--lang`.
+    pub lang: String,
+    /// `--catalog`.
+    pub catalog: Option<PathBuf>,
+}
+
+impl EstimateArgs {
+    /// Separates FILE, overrides and any of vramdoc's flags that clap left in `inputs`.
+    pub fn resolve(&self) -> Result<Request, Box<Diagnostic>> {
+        let mut r = Request {
+            file: None,
+            overrides: Vec::new(),
+            sets: self.set.clone(),
+            gpu: self.gpu.clone(),
+            format: self.format,
+            lang: self.lang.clone(),
+            catalog: self.catalog.clone(),
+        };
+        let mut items = self.inputs.iter();
+        while let Some(item) = items.next() {
+            let (flag, inline) = match item.split_once('=') {
+                Some((f, v)) => (f, Some(v.to_owned())),
+                None => (item.as_str(), None),
+            };
+            if !matches!(
+                flag,
+                "--gpu" | "--set" | "--format" | "--lang" | "--catalog"
+            ) {
+                if item.starts_with("--") {
+                    r.overrides.push(item.clone());
+                } else if let Some(first) = &r.file {
+                    return Err(Box::new(
+                        Diagnostic::error(format!(
+                            "more than one scenario file: {} and {item}",
+                            first.display()
+                        ))
+                        .with_help(
+                            "pass one FILE; change single keys with --set KEY=VALUE or --key=value",
+                        ),
+                    ));
+                } else {
+                    r.file = Some(PathBuf::from(item));
+                }
+                continue;
+            }
+            let value = match inline.or_else(|| items.next().cloned()) {
+                Some(v) => v,
+                None => return Err(Box::new(Diagnostic::error(format!("{flag} needs a value")))),
+            };
+            match flag {
+                "--gpu" => r.gpu = Some(value),
+                "--set" => r.sets.push(value),
+                "--lang" => r.lang = value,
+                "--catalog" => r.catalog = Some(PathBuf::from(value)),
+                _ => {
+                    r.format =
+                        <Format as clap::ValueEnum>::from_str(&value, true).map_err(|_| {
+                            Diagnostic::error(format!("--format {value}: unknown format"))
+                                .with_help("use table, markdown or json")
+                        })?
+                }
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// Output formats of `vramdoc estimate`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A readable terminal report.
+    Table,
+    /// Markdown a guide can embed.
+    Markdown,
+    /// The estimate as JSON (the contract in DESIGN.md), plus a `what_if` list.
+    Json,
+}
+
+/// Runs `vramdoc estimate`; prints the report to stdout, errors to stderr; returns the exit code.
+pub fn run(args: &EstimateArgs) -> i32 {
+    match report(args) {
+        Ok(text) => {
+            print!("{text}");
+            0
+        }
+        Err(diag) => {
+            eprintln!("{}", diag.render());
+            1
+        }
+    }
+}
+
+/// The whole report as a string, or the first error.
+pub fn report(args: &EstimateArgs) -> Result<String, Box<Diagnostic>> {
+    let args = args.resolve()?;
+    let mut catalog = GpuCatalog::builtin();
+    if let Some(path) = &args.catalog {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Diagnostic::error(format!("cannot read the GPU catalog: {e}")).in_file(path)
+        })?;
+        catalog
+            .extend_from_yaml(&text)
+            .map_err(|e| Diagnostic::error(e.to_string()).in_file(path))?;
+    }
+    let loaded = input::load(&input::Sources {
+        file: args.file.as_deref(),
+        overrides: &args.overrides,
+        sets: &args.sets,
+        gpu: args.gpu.as_deref(),
+    })?;
+    let scenario_error = |e: estimate::ScenarioError| {
+        let mut d = Diagnostic::error(e.to_string());
+        if let Some(file) = &args.file {
+            d = d.in_file(file);
+        }
+        d.with_help(match e.key.as_deref() {
+            Some("gpu") => {
+                "pick an id from the list above, or add the card with --catalog FILE".to_owned()
+            }
+            Some(key) => format!("fix `{key}` in the file or with --set {key}=VALUE"),
+            None => "check the scenario's sizes".to_owned(),
+        })
+    };
+    let est = estimate::estimate(&loaded.scenario, &catalog).map_err(scenario_error)?;
+    let options = estimate::what_if(&loaded.scenario, &catalog).map_err(scenario_error)?;
+    if args.format == Format::Json {
+        let mut value = serde_json::to_value(&est).map_err(|e| Diagnostic::error(e.to_string()))?;
+        if let serde_json::Value::Object(map) = &mut value {
+            let list =
+                serde_json::to_value(&options).map_err(|e| Diagnostic::error(e.to_string()))?;
+            map.insert("what_if".to_owned(), list);
+        }
+        let text =
+            serde_json::to_string_pretty(&value).map_err(|e| Diagnostic::error(e.to_string()))?;
+        return Ok(text + "\n");
+    }
+    let loc = Localizer::builtin(&args.lang).map_err(|diags| {
+        let detail = diags.first().map(|d| d.render()).unwrap_or_default();
+        Diagnostic::error(format!("--lang {}: no such language ({detail})", args.lang))
+            .with_help("use en, es or zh")
+    })?;
+    Ok(match args.format {
+        Format::Markdown => render::markdown(&est, &options, &loc),
+        _ => render::table(&est, &options, &loc, &loaded.ignored),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use std::path::Path;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: EstimateArgs,
+    }
+
+    #[test]
+    fn nanogpt_style_overrides_mix_with_flags() {
+        for argv in [
+            &[
+                "x",
+                "--gpu",
+                "t4",
+                "cfg.py",
+                "--batch_size=8",
+                "--compile=False",
+            ][..],
+            &[
+                "x",
+                "cfg.py",
+                "--batch_size=8",
+                "--gpu",
+                "t4",
+                "--compile=False",
+            ],
+            &[
+                "x",
+                "--batch_size=8",
+                "--gpu=t4",
+                "--compile=False",
+                "cfg.py",
+            ],
+        ] {
+            let r = Cli::try_parse_from(argv).unwrap().args.resolve().unwrap();
+            assert_eq!(r.file.as_deref(), Some(Path::new("cfg.py")), "{argv:?}");
+            assert_eq!(
+                r.overrides,
+                ["--batch_size=8", "--compile=False"],
+                "{argv:?}"
+            );
+            assert_eq!(r.gpu.as_deref(), Some("t4"), "{argv:?}");
+        }
+        let r = Cli::try_parse_from([
+            "x",
+            "c.yaml",
+            "--format",
+            "json",
+            "--set",
+            "n_layer=6",
+            "--lang=zh",
+        ])
+        .unwrap()
+        .args
+        .resolve()
+        .unwrap();
+        assert_eq!(
+            (r.sets, r.format, r.lang.as_str()),
+            (vec!["n_layer=6".to_owned()], Format::Json, "zh")
+        );
+        let two = Cli::try_parse_from(["x", "a.py", "b.py"])
+            .unwrap()
+            .args
+            .resolve();
+        assert!(two.is_err());
+    }
+}

@@ -1,0 +1,390 @@
+//! The table (terminal) and Markdown formats of `vramdoc estimate`, localized.
+
+use fluent_bundle::FluentValue;
+
+use crate::estimate::{Dtype, Estimate, Optimizer, Phase, TrainMoment, WhatIf, WhatIfKind};
+use crate::i18n::Localizer;
+
+/// A readable terminal report: scenario, model, breakdown, verdict, options.
+pub(crate) fn table(
+    e: &Estimate,
+    options: &[WhatIf],
+    loc: &Localizer,
+    ignored: &[String],
+) -> String {
+    let mut out = format!(
+        "{}\n\n{}\n",
+        loc.t("est-title"),
+        loc.t("est-heading-scenario")
+    );
+    for line in wrap(&scenario_pairs(e), 96) {
+        out += &format!("  {line}\n");
+    }
+    out += &format!("\n{}\n", loc.t("est-heading-model"));
+    out += &aligned(&model_rows(e, loc), false);
+    out += &format!("\n{}\n", heading_memory(e, loc));
+    out += &aligned(&breakdown_rows(e, loc), true);
+    out += &format!("  {}\n\n{}\n", logits_line(e, loc), verdict(e, loc));
+    out += &format!("\n{}\n", loc.t("est-heading-options"));
+    if options.is_empty() {
+        out += &format!("  {}\n", loc.t("est-no-options"));
+    } else {
+        let mut rows = vec![header(loc)];
+        rows.extend(options.iter().map(|o| option_row(o, loc, false)));
+        out += &columns(&rows);
+        out += &format!("  † {}\n", loc.t("est-changes-training"));
+    }
+    if !ignored.is_empty() {
+        let keys = FluentValue::from(ignored.join(", "));
+        out += &format!("\n{}\n", loc.t_args("est-ignored", &[("keys", keys)]));
+    }
+    out + &format!("\n{}\n", loc.t("est-note"))
+}
+
+/// Markdown a guide can embed: the same content as tables.
+pub(crate) fn markdown(e: &Estimate, options: &[WhatIf], loc: &Localizer) -> String {
+    let pairs: Vec<String> = scenario_pairs(e).iter().map(|p| format!("`{p}`")).collect();
+    let mut out = format!(
+        "## {}\n\n**{}:** {}\n\n",
+        loc.t("est-title"),
+        loc.t("est-heading-scenario"),
+        pairs.join(" ")
+    );
+    for (label, value) in model_rows(e, loc) {
+        out += &format!("- **{label}:** {value}\n");
+    }
+    out += &format!(
+        "\n### {}\n\n| {} | {} |\n|---|---:|\n",
+        heading_memory(e, loc),
+        loc.t("est-col-component"),
+        loc.t("est-col-memory")
+    );
+    let rows = breakdown_rows(e, loc);
+    let last = rows.len().saturating_sub(1);
+    for (i, (label, value)) in rows.iter().enumerate() {
+        if label.is_empty() {
+            continue;
+        }
+        if i == last {
+            out += &format!("| **{label}** | **{value}** |\n");
+        } else {
+            out += &format!("| {label} | {value} |\n");
+        }
+    }
+    out += &format!("\n{}\n\n{}\n\n", logits_line(e, loc), verdict(e, loc));
+    out += &format!("### {}\n\n", loc.t("est-heading-options"));
+    if options.is_empty() {
+        out += &format!("{}\n", loc.t("est-no-options"));
+    } else {
+        let h = header(loc);
+        out += &format!("| {} |\n|---|---|---:|---:|:-:|\n", h.join(" | "));
+        for o in options {
+            out += &format!("| {} |\n", option_row(o, loc, true).join(" | "));
+        }
+        out += &format!("\n† {}\n", loc.t("est-changes-training"));
+    }
+    out + &format!("\n_{}_\n", loc.t("est-note"))
+}
+
+fn scenario_pairs(e: &Estimate) -> Vec<String> {
+    e.scenario
+        .display_values()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect()
+}
+
+fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
+    let p = &e.params;
+    let arg = |name: &'static str, v: String| (name, FluentValue::from(v));
+    vec![
+        (
+            loc.t("est-params-total"),
+            loc.t_args(
+                "est-params-total-value",
+                &[
+                    arg("total", loc.count(p.total)),
+                    arg("non_embedding", loc.count(p.non_embedding)),
+                ],
+            ),
+        ),
+        (
+            loc.t("est-params-groups"),
+            loc.t_args(
+                "est-params-groups-value",
+                &[
+                    arg("decay", loc.int(p.decay)),
+                    arg("decay_tensors", loc.int(p.decay_tensors)),
+                    arg("no_decay", loc.int(p.no_decay)),
+                    arg("no_decay_tensors", loc.int(p.no_decay_tensors)),
+                ],
+            ),
+        ),
+        (
+            loc.t("est-effective-batch"),
+            loc.t_args(
+                "est-effective-batch-value",
+                &[
+                    arg("sequences", loc.int(e.effective_batch)),
+                    arg("tokens", loc.int(e.tokens_per_step)),
+                ],
+            ),
+        ),
+    ]
+}
+
+fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
+    let moment = match e.train_peak_moment {
+        TrainMoment::LossForward => "est-moment-loss_forward",
+        TrainMoment::LossBackward => "est-moment-loss_backward",
+        TrainMoment::MlpBackward => "est-moment-mlp_backward",
+        TrainMoment::BackwardEnd => "est-moment-backward_end",
+        TrainMoment::AttentionBackward => "est-moment-attention_backward",
+        TrainMoment::BlockRecompute => "est-moment-block_recompute",
+    };
+    loc.t_args(
+        "est-heading-memory",
+        &[("moment", FluentValue::from(loc.t(moment)))],
+    )
+}
+
+/// The components, then the peaks and totals; an empty label marks a separator.
+fn breakdown_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
+    let b = &e.bytes;
+    let dtype = if e.scenario.pure_bf16 { "bf16" } else { "fp32" };
+    let optimizer = match e.scenario.optimizer {
+        Optimizer::Adamw => "AdamW",
+        Optimizer::Adamw8bit => "AdamW 8-bit",
+        Optimizer::Sgd => "SGD + momentum",
+    };
+    let phase = loc.t(match e.peak_phase {
+        Phase::Train => "est-phase-train",
+        Phase::Eval => "est-phase-eval",
+    });
+    let with = |key: &str, name: &'static str, v: &str| {
+        loc.t_args(key, &[(name, FluentValue::from(v.to_owned()))])
+    };
+    vec![
+        (with("est-weights", "dtype", dtype), loc.bytes(b.weights)),
+        (loc.t("est-gradients"), loc.bytes(b.gradients)),
+        (
+            with("est-optimizer", "optimizer", optimizer),
+            loc.bytes(b.optimizer),
+        ),
+        (loc.t("est-autocast"), loc.bytes(b.autocast_weights)),
+        (loc.t("est-activations"), loc.bytes(b.activations)),
+        (loc.t("est-logits"), loc.bytes(b.logits)),
+        (String::new(), String::new()),
+        (loc.t("est-train-peak"), loc.bytes(b.train_peak)),
+        (loc.t("est-eval-peak"), loc.bytes(b.eval_peak)),
+        (with("est-peak", "phase", &phase), loc.bytes(b.peak)),
+        (loc.t("est-overhead"), loc.bytes(b.overhead)),
+        (loc.t("est-total"), loc.bytes(b.total)),
+    ]
+}
+
+fn logits_line(e: &Estimate, loc: &Localizer) -> String {
+    let s = &e.scenario;
+    let shape = format!(
+        "({}, {})",
+        s.batch_size.saturating_mul(s.block_size),
+        s.vocab_size
+    );
+    loc.t_args(
+        "est-logits-tensor",
+        &[
+            ("shape", FluentValue::from(shape)),
+            ("bytes", FluentValue::from(loc.bytes(e.bytes.logits_tensor))),
+        ],
+    )
+}
+
+fn verdict(e: &Estimate, loc: &Localizer) -> String {
+    let (Some(gpu), Some(fits), Some(headroom)) = (&e.gpu, e.fits, e.headroom_bytes) else {
+        return loc.t("est-verdict-none");
+    };
+    let name = FluentValue::from(gpu.name.clone());
+    let capacity = FluentValue::from(loc.bytes(gpu.capacity_bytes));
+    let amount = FluentValue::from(loc.bytes(headroom.unsigned_abs()));
+    let mut text = if fits {
+        loc.t_args(
+            "est-verdict-fits",
+            &[
+                ("gpu", name.clone()),
+                ("capacity", capacity),
+                ("headroom", amount),
+            ],
+        )
+    } else {
+        loc.t_args(
+            "est-verdict-no-fit",
+            &[
+                ("gpu", name.clone()),
+                ("capacity", capacity),
+                ("missing", amount),
+            ],
+        )
+    };
+    if !gpu.bf16 && e.scenario.dtype == Dtype::Bfloat16 {
+        text += " ";
+        text += &loc.t_args("est-warn-no-bf16", &[("gpu", name)]);
+    }
+    text
+}
+
+fn header(loc: &Localizer) -> Vec<String> {
+    [
+        "est-col-option",
+        "est-col-change",
+        "est-col-total",
+        "est-col-saving",
+        "est-col-fits",
+    ]
+    .iter()
+    .map(|k| loc.t(k))
+    .collect()
+}
+
+fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
+    let kind = serde_json::to_value(o.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let key = match (o.kind, o.scenario.dtype) {
+        (WhatIfKind::Dtype, Dtype::Float16) => "est-opt-dtype_fp16".to_owned(),
+        _ => format!("est-opt-{kind}"),
+    };
+    let mut label = match (o.extra_compute_pct, kind.as_str()) {
+        (Some(pct), _) => loc.t_args(
+            &key,
+            &[("pct", FluentValue::from(loc.percent(pct / 100.0)))],
+        ),
+        (None, "n_embd" | "n_layer") => loc.t_args(
+            &key,
+            &[("params", FluentValue::from(loc.count(o.params_total)))],
+        ),
+        _ => loc.t(&key),
+    };
+    if o.changes_training {
+        label += " †";
+    }
+    let changes: Vec<String> = o
+        .changes
+        .iter()
+        .map(|c| format!("{}={}", c.key, c.value))
+        .collect();
+    let change = if md {
+        format!("`{}`", changes.join("` `"))
+    } else {
+        changes.join(" ")
+    };
+    let saving = if o.saving_bytes < 0 {
+        format!("−{}", loc.bytes(o.saving_bytes.unsigned_abs()))
+    } else {
+        loc.bytes(o.saving_bytes.unsigned_abs())
+    };
+    let fits = match o.fits {
+        Some(true) => loc.t("est-yes"),
+        Some(false) => loc.t("est-no"),
+        None => "—".to_owned(),
+    };
+    vec![label, change, loc.bytes(o.total), saving, fits]
+}
+
+/// Label/value rows, labels padded to one width; values right-aligned when `right`.
+fn aligned(rows: &[(String, String)], right: bool) -> String {
+    let lw = rows.iter().map(|r| width(&r.0)).max().unwrap_or(0);
+    let vw = rows.iter().map(|r| width(&r.1)).max().unwrap_or(0);
+    let mut out = String::new();
+    for (label, value) in rows {
+        if label.is_empty() {
+            out += &format!("  {}\n", "─".repeat(lw + 2 + vw));
+            continue;
+        }
+        let pad = " ".repeat(lw - width(label) + 2);
+        let vpad = if right {
+            " ".repeat(vw - width(value))
+        } else {
+            String::new()
+        };
+        out += &format!("  {label}{pad}{vpad}{value}\n");
+    }
+    out
+}
+
+/// Rows of cells in padded columns; the numeric columns (2, 3) right-aligned.
+fn columns(rows: &[Vec<String>]) -> String {
+    let n = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..n)
+        .map(|i| rows.iter().map(|r| width(&r[i])).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (cell, w))| {
+                let pad = " ".repeat(w - width(cell));
+                if i == 2 || i == 3 {
+                    format!("{pad}{cell}")
+                } else {
+                    format!("{cell}{pad}")
+                }
+            })
+            .collect();
+        out += &format!("  {}\n", cells.join("  ").trim_end());
+    }
+    out
+}
+
+/// Splits space-separated items into lines of at most `max` columns.
+fn wrap(items: &[String], max: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for item in items {
+        let cur = lines.last_mut().expect("lines is never empty");
+        if !cur.is_empty() && width(cur) + 1 + width(item) > max {
+            lines.push(item.clone());
+        } else {
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(item);
+        }
+    }
+    lines
+}
+
+/// Terminal columns of `s`: East Asian wide and fullwidth characters take two.
+fn width(s: &str) -> usize {
+    s.chars()
+        .map(|c| match c as u32 {
+            0x1100..=0x115F
+            | 0x2E80..=0x303E
+            | 0x3041..=0x33FF
+            | 0x3400..=0x4DBF
+            | 0x4E00..=0x9FFF
+            | 0xA000..=0xA4CF
+            | 0xAC00..=0xD7A3
+            | 0xF900..=0xFAFF
+            | 0xFE30..=0xFE4F
+            | 0xFF00..=0xFF60
+            | 0xFFE0..=0xFFE6 => 2,
+            _ => 1,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn width_counts_cjk_double() {
+        assert_eq!(width("显存 ab"), 7);
+        assert_eq!(
+            wrap(&["aaa".into(), "bbb".into(), "cc".into()], 7),
+            ["aaa bbb", "cc"]
+        );
+    }
+}

@@ -1,0 +1,138 @@
+//! The estimator against the project's own ground truth: nanoGPT training steps replayed on
+//! PyTorch fake tensors (`tools/nanogpt_replay/`, output in `tests/data/nanogpt_replay.json`).
+//! Every replayed config must match exactly in parameters and within 2 % in the training and
+//! evaluation peaks. Known gap: `gpt2-12x768-s512-b1-fp32-manual-acc1-bias` replays 1.5 % higher
+//! than the estimate because autograd adds the tied wte/lm_head weight's two gradients out of
+//! place for fake tensors (a tensor subclass) but in place for real ones; the estimate models
+//! real CUDA tensors (see `BackwardEnd` in `src/estimate/train.rs`).
+
+use serde::Deserialize;
+use vramdoc::estimate::{estimate, Dtype, GpuCatalog, Scenario};
+
+#[derive(Deserialize)]
+struct Replay {
+    configs: Vec<Config>,
+}
+
+#[derive(Deserialize)]
+struct Config {
+    name: String,
+    scenario: ReplayScenario,
+    params: ReplayParams,
+    train_peak_bytes: u64,
+    eval_peak_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct ReplayScenario {
+    n_layer: u64,
+    n_head: u64,
+    n_embd: u64,
+    vocab_size: u64,
+    block_size: u64,
+    bias: bool,
+    dropout: f64,
+    batch_size: u64,
+    gradient_accumulation_steps: u64,
+    dtype: String,
+    flash: bool,
+    compile: bool,
+    eval_batch_size: u64,
+}
+
+#[derive(Deserialize)]
+struct ReplayParams {
+    total: u64,
+    non_embedding: u64,
+    decay: u64,
+    no_decay: u64,
+    decay_tensors: u64,
+    no_decay_tensors: u64,
+}
+
+fn replay() -> Replay {
+    let path = std::env::var("VRAMDOC_REPLAY").unwrap_or_else(|_| {
+        format!(
+            "{}/tests/data/nanogpt_replay.json",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    });
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("{path}: {e} (produced by tools/nanogpt_replay, branch `replay`)")
+    });
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn scenario(r: &ReplayScenario) -> Scenario {
+    Scenario {
+        n_layer: r.n_layer,
+        n_head: r.n_head,
+        n_embd: r.n_embd,
+        vocab_size: r.vocab_size,
+        block_size: r.block_size,
+        bias: r.bias,
+        dropout: r.dropout,
+        batch_size: r.batch_size,
+        gradient_accumulation_steps: r.gradient_accumulation_steps,
+        dtype: Dtype::parse(&r.dtype).expect("replay dtype"),
+        compile: r.compile,
+        flash: r.flash,
+        eval_batch_size: Some(r.eval_batch_size),
+        ..Scenario::default()
+    }
+}
+
+fn pct(ours: u64, truth: u64) -> f64 {
+    100.0 * (ours as f64 - truth as f64) / truth as f64
+}
+
+#[test]
+fn every_replayed_config_within_two_percent() {
+    let catalog = GpuCatalog::builtin();
+    let data = replay();
+    assert!(!data.configs.is_empty());
+    let mut failures = Vec::new();
+    for c in &data.configs {
+        let e = estimate(&scenario(&c.scenario), &catalog).expect("replayed scenario is valid");
+        let p = &e.params;
+        let want = &c.params;
+        assert_eq!(
+            (
+                p.total,
+                p.non_embedding,
+                p.decay,
+                p.no_decay,
+                p.decay_tensors,
+                p.no_decay_tensors
+            ),
+            (
+                want.total,
+                want.non_embedding,
+                want.decay,
+                want.no_decay,
+                want.decay_tensors,
+                want.no_decay_tensors
+            ),
+            "{}: parameter counts",
+            c.name
+        );
+        let train = pct(e.bytes.train_peak, c.train_peak_bytes);
+        // The replay evaluates at iteration 0, before AdamW's state exists.
+        let eval = pct(e.bytes.eval_first_peak, c.eval_peak_bytes);
+        println!(
+            "{:48} train {:>14} vs {:>14} {train:+6.2}%   eval {:>14} vs {:>14} {eval:+6.2}%",
+            c.name,
+            e.bytes.train_peak,
+            c.train_peak_bytes,
+            e.bytes.eval_first_peak,
+            c.eval_peak_bytes
+        );
+        if train.abs() > 2.0 || eval.abs() > 2.0 {
+            failures.push(format!(
+                "{}: train {train:+.2} %, eval {eval:+.2} %",
+                c.name
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "outside 2 %:\n{}", failures.join("\n"));
+}

@@ -1,0 +1,214 @@
+//! Property tests: memory grows with the model and the batch, `fits` is exactly
+//! `total <= capacity`, and no scenario (however absurd) panics.
+
+use proptest::prelude::*;
+use vramdoc::estimate::{
+    estimate, what_if, Dtype, Estimate, GpuCatalog, Literal, Optimizer, Scenario, WhatIfKind,
+};
+
+fn dtype() -> impl Strategy<Value = Dtype> {
+    prop_oneof![
+        Just(Dtype::Float32),
+        Just(Dtype::Bfloat16),
+        Just(Dtype::Float16)
+    ]
+}
+
+/// Realistic scenarios. AdamW and SGD only: bitsandbytes' 8-bit AdamW keeps fp32 state for
+/// tensors under 4096 elements, so growing a tensor past that threshold genuinely shrinks its
+/// state (see `adamw8bit_is_not_monotone_by_design`).
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (
+        (1u64..=24, 1u64..=16, 1u64..=96, 1u64..=60_000, 1u64..=2048),
+        (1u64..=64, 1u64..=16, dtype(), any::<bool>(), any::<bool>()),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            0.0f64..0.5,
+            proptest::option::of(1u64..=64),
+        ),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(
+                (l, a, hd, v, s),
+                (b, acc, dtype, compile, flash),
+                (ckpt, bias, sgd, dropout, eval),
+                pure,
+            )| Scenario {
+                n_layer: l,
+                n_head: a,
+                n_embd: a * hd,
+                vocab_size: v,
+                block_size: s,
+                bias,
+                dropout,
+                batch_size: b,
+                gradient_accumulation_steps: acc,
+                dtype: if pure { Dtype::Bfloat16 } else { dtype },
+                compile,
+                flash,
+                grad_checkpoint: ckpt,
+                optimizer: if sgd {
+                    Optimizer::Sgd
+                } else {
+                    Optimizer::Adamw
+                },
+                eval_batch_size: eval,
+                pure_bf16: pure,
+                gpu: None,
+            },
+        )
+}
+
+fn est(s: &Scenario) -> Estimate {
+    estimate(s, &GpuCatalog::builtin()).expect("realistic scenario")
+}
+
+fn no_smaller(a: &Estimate, b: &Estimate) -> Result<(), TestCaseError> {
+    prop_assert!(
+        b.bytes.train_peak >= a.bytes.train_peak,
+        "train {} -> {}",
+        a.bytes.train_peak,
+        b.bytes.train_peak
+    );
+    prop_assert!(
+        b.bytes.eval_peak >= a.bytes.eval_peak,
+        "eval {} -> {}",
+        a.bytes.eval_peak,
+        b.bytes.eval_peak
+    );
+    prop_assert!(b.bytes.peak >= a.bytes.peak);
+    prop_assert!(b.bytes.total >= a.bytes.total);
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn memory_never_decreases_as_the_run_grows(s in scenario(), grow in 1u64..=64, which in 0usize..4) {
+        let mut bigger = s.clone();
+        match which {
+            0 => bigger.batch_size += grow,
+            1 => bigger.block_size += grow,
+            2 => bigger.n_layer += grow,
+            _ => bigger.n_embd += grow * s.n_head,
+        }
+        no_smaller(&est(&s), &est(&bigger))?;
+    }
+
+    #[test]
+    fn fits_exactly_when_total_is_within_capacity(s in scenario(), capacity in 1u64..=200_000_000_000) {
+        let mut catalog = GpuCatalog::builtin();
+        let total = est(&s).bytes.total;
+        for (id, cap) in [("prop", capacity), ("exact", total), ("short", total - 1)] {
+            catalog
+                .extend_from_yaml(&format!("gpus:\n  - {{id: {id}, name: P, capacity_bytes: {cap}}}\n"))
+                .expect("valid entry");
+            let e = estimate(&Scenario { gpu: Some(id.into()), ..s.clone() }, &catalog).expect("valid");
+            prop_assert_eq!(e.bytes.total, total);
+            prop_assert_eq!(e.fits, Some(total <= cap));
+            prop_assert_eq!(e.headroom_bytes, Some(cap as i64 - total as i64));
+        }
+    }
+
+    #[test]
+    fn components_always_add_up(s in scenario()) {
+        let b = est(&s).bytes;
+        prop_assert_eq!(b.weights + b.gradients + b.optimizer + b.autocast_weights + b.activations + b.logits, b.train_peak);
+        prop_assert_eq!(b.total, b.train_peak.max(b.eval_peak) + b.cuda_context + b.allocator_slack + b.cublas_workspace);
+    }
+
+    #[test]
+    fn no_scenario_panics(
+        sizes in proptest::collection::vec(prop_oneof![any::<u64>(), 0u64..=4, 1u64..=100_000], 8),
+        flags in proptest::collection::vec(any::<bool>(), 5),
+        dtype in dtype(),
+        dropout in any::<f64>(),
+        gpu in proptest::option::of(prop_oneof![Just("rtx-4070".to_owned()), Just("t4".to_owned()), "[a-z0-9-]{0,12}"]),
+    ) {
+        let s = Scenario {
+            n_layer: sizes[0],
+            n_head: sizes[1],
+            n_embd: sizes[2],
+            vocab_size: sizes[3],
+            block_size: sizes[4],
+            batch_size: sizes[5],
+            gradient_accumulation_steps: sizes[6],
+            eval_batch_size: Some(sizes[7]),
+            bias: flags[0],
+            compile: flags[1],
+            flash: flags[2],
+            grad_checkpoint: flags[3],
+            pure_bf16: flags[4],
+            dtype,
+            dropout,
+            gpu,
+            optimizer: Optimizer::Adamw8bit,
+        };
+        let catalog = GpuCatalog::builtin();
+        if let Ok(e) = estimate(&s, &catalog) {
+            prop_assert!(e.bytes.total >= e.bytes.peak);
+            let _ = serde_json::to_string(&e).expect("serializable");
+        }
+        let _ = what_if(&s, &catalog);
+    }
+
+    #[test]
+    fn what_if_options_are_consistent(s in scenario(), gpu in prop_oneof![Just(None), Just(Some("rtx-4070")), Just(Some("t4")), Just(Some("h200"))]) {
+        let s = Scenario { gpu: gpu.map(str::to_owned), ..s };
+        let catalog = GpuCatalog::builtin();
+        let base = estimate(&s, &catalog).expect("valid");
+        let options = what_if(&s, &catalog).expect("valid");
+        let mut seen_training_change = false;
+        for o in &options {
+            let e = estimate(&o.scenario, &catalog).expect("option is valid");
+            prop_assert_eq!(o.total, e.bytes.total);
+            prop_assert_eq!(o.saving_bytes, base.bytes.total as i64 - e.bytes.total as i64);
+            prop_assert_eq!(o.fits, e.fits);
+            prop_assert!(!o.changes.is_empty());
+            if o.changes_training {
+                seen_training_change = true;
+            } else {
+                prop_assert!(!seen_training_change, "{:?} listed after a training change", o.kind);
+                prop_assert_eq!(o.effective_batch, base.effective_batch);
+            }
+            if o.kind == WhatIfKind::MaxMicroBatch {
+                prop_assert_eq!(o.fits, Some(true));
+            }
+            if o.kind == WhatIfKind::Dtype && s.gpu.as_deref() == Some("t4") {
+                prop_assert_eq!(o.scenario.dtype, Dtype::Float16);
+            }
+        }
+    }
+
+    #[test]
+    fn set_never_panics(key in "[a-z_]{1,30}", int in any::<i64>(), float in any::<f64>(), text in ".{0,12}") {
+        let mut s = Scenario::default();
+        for lit in [Literal::Int(int), Literal::Float(float), Literal::Bool(int % 2 == 0), Literal::Str(text.clone())] {
+            let _ = s.set(&key, lit.clone());
+            let _ = s.set("n_layer", lit.clone());
+            let _ = s.set("dtype", lit.clone());
+            let _ = s.set("dropout", lit);
+        }
+    }
+}
+
+#[test]
+fn adamw8bit_is_not_monotone_by_design() {
+    // A 64×63 = 4032-element wpe keeps two fp32 moments (8 bytes each element); at 64×64 = 4096
+    // elements it switches to 8-bit state (2 bytes each element plus block scales).
+    let small = Scenario {
+        optimizer: Optimizer::Adamw8bit,
+        block_size: 63,
+        n_embd: 64,
+        n_head: 1,
+        ..Scenario::default()
+    };
+    let big = Scenario {
+        block_size: 64,
+        ..small.clone()
+    };
+    let (a, b) = (est(&small).bytes.optimizer, est(&big).bytes.optimizer);
+    assert!(b < a, "{b} >= {a}");
+}
