@@ -34,6 +34,9 @@ pub enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Estimate a nanoGPT training run's GPU memory: breakdown, verdict against a GPU, and what
+    /// to change. FILE is a YAML scenario or a nanoGPT Python config; `--key=value` overrides work.
+    Estimate(crate::report::EstimateArgs),
     /// Check the site without writing it: errors, stale output, missing strings and
     /// translations, outdated translations, broken links. Exits non-zero on any problem.
     Check {
@@ -75,6 +78,7 @@ pub enum CheckFormat {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     match cli.command {
+        Command::Estimate(args) => crate::report::run(&args),
         Command::Check { root, out, format } => {
             let out = out.unwrap_or_else(|| root.join("public"));
             let report = crate::check::check(&root, &out);
