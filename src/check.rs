@@ -121,7 +121,7 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
     let _ = warnings;
     let previous = build::previous_manifest(out, false);
     let never_built = previous.jobs.is_empty();
-    let plan = match build::plan::plan(&site, root, out, previous, false) {
+    let plan = match build::plan::plan(&site, root, out, previous, false, true) {
         Ok(p) => p,
         Err(errors) => {
             problems.extend(diag_problems(&errors));

@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 pub const FILE: &str = ".vramdoc-manifest.json";
 
 /// Bump when the manifest's shape or the meaning of its hashes changes.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 4;
 
 /// What the previous build recorded.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     format: u32,
     /// Per source file (`content/<slug>/<lang>.md`): its hash and what parsing it gave.
@@ -29,6 +29,9 @@ pub struct Manifest {
 pub struct SourceEntry {
     /// blake3 of the file's bytes.
     pub hash: String,
+    /// Size and modification time (ns since the epoch) when hashed: unchanged, the file is not
+    /// read again.
+    pub stamp: (u64, u128),
     /// The index entry built from it.
     pub summary: Summary,
 }
@@ -84,9 +87,9 @@ impl Manifest {
         (m.format == FORMAT).then_some(m)
     }
 
-    /// The manifest as stable, pretty JSON.
+    /// The manifest as stable, compact JSON.
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+        serde_json::to_string(self).unwrap_or_default()
     }
 }
 
@@ -108,13 +111,13 @@ impl Hasher {
         self
     }
 
-    /// The hex digest.
+    /// The digest's first 128 bits in hex (ample for telling versions of a file apart).
     pub fn finish(&self) -> String {
-        self.0.finalize().to_hex().to_string()
+        self.0.finalize().to_hex()[..32].to_string()
     }
 }
 
-/// blake3 of some bytes, in hex.
+/// blake3 of some bytes: its first 128 bits in hex.
 pub fn hash(bytes: &[u8]) -> String {
-    blake3::hash(bytes).to_hex().to_string()
+    blake3::hash(bytes).to_hex()[..32].to_string()
 }

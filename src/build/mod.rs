@@ -151,7 +151,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
     };
     let previous = previous_manifest(&opts.out, opts.force);
     let incremental = !previous.jobs.is_empty();
-    let plan = plan::plan(&site, &opts.root, &opts.out, previous, opts.force)
+    let plan = plan::plan(&site, &opts.root, &opts.out, previous, opts.force, false)
         .map_err(|e| with_warnings(e, &warnings))?;
     let staging = output::Staging::new(&opts.out, &opts.root)
         .map_err(|e| with_warnings(vec![e], &warnings))?;
@@ -297,7 +297,9 @@ fn apply(
             staging.remove_from_output(path);
         }
     }
-    staging.write_output(manifest::FILE, next.to_json().as_bytes())?;
+    if !(rendered.is_empty() && plan.removed.is_empty() && *next == plan.previous) {
+        staging.write_output(manifest::FILE, next.to_json().as_bytes())?;
+    }
     Ok(written)
 }
 

@@ -18,6 +18,8 @@ pub(crate) struct Source {
     pub(crate) src: PageSource,
     pub(crate) hash: String,
     pub(crate) summary: Summary,
+    /// Size and modification time, when known.
+    pub(crate) stamp: Option<(u64, u128)>,
 }
 
 /// An output job and whether it must be rendered.
@@ -57,13 +59,15 @@ pub(crate) struct Plan {
     pub(crate) previous: Manifest,
 }
 
-/// Plans a build of `root` against the previous `manifest` (`force` renders everything).
+/// Plans a build of `root` against the previous `manifest` (`force` renders everything;
+/// `verify_outputs` also re-renders jobs whose recorded files are missing from `out`).
 pub(crate) fn plan(
     site: &SiteContext,
     root: &Path,
     out: &Path,
     previous: Manifest,
     force: bool,
+    verify_outputs: bool,
 ) -> Result<Plan, Vec<Diagnostic>> {
     let (found, mut errors) = content::discover(root, &site.config);
     let read: Vec<Result<Source, Vec<Diagnostic>>> = found
@@ -95,11 +99,14 @@ pub(crate) fn plan(
 
     let site_hash = site.inputs_hash.as_str();
     let mut jobs = Vec::new();
+    // A build trusts its manifest (a file deleted by hand comes back with `--force`); `check`
+    // also verifies that every recorded output is still there.
     let exists = |id: &str| {
-        previous
-            .jobs
-            .get(id)
-            .is_some_and(|j| j.files.keys().all(|f| out.join(f).exists()))
+        !verify_outputs
+            || previous
+                .jobs
+                .get(id)
+                .is_some_and(|j| j.files.keys().all(|f| out.join(f).exists()))
     };
     let mut push = |id: String, kind: JobKind, inputs: String| {
         let render =
@@ -179,15 +186,31 @@ pub(crate) fn plan(
 
 /// Hashes a source; parses it only when the previous build did not see these exact bytes.
 fn read_source(src: PageSource, previous: &Manifest) -> Result<Source, Vec<Diagnostic>> {
-    let bytes = std::fs::read(&src.path)
-        .map_err(|e| vec![Diagnostic::error(format!("cannot read: {e}")).in_file(&src.shown)])?;
-    let h = hash(&bytes);
+    let cannot = |e: std::io::Error| {
+        vec![Diagnostic::error(format!("cannot read: {e}")).in_file(&src.shown)]
+    };
     let key = src.shown.to_string_lossy().replace('\\', "/");
+    let stamp = stamp(&std::fs::metadata(&src.path).map_err(cannot)?);
+    if let Some(entry) = previous
+        .sources
+        .get(&key)
+        .filter(|e| stamp.is_some_and(|s| e.stamp == s))
+    {
+        return Ok(Source {
+            hash: entry.hash.clone(),
+            summary: entry.summary.clone(),
+            stamp,
+            src,
+        });
+    }
+    let bytes = std::fs::read(&src.path).map_err(cannot)?;
+    let h = hash(&bytes);
     if let Some(entry) = previous.sources.get(&key).filter(|e| e.hash == h) {
         return Ok(Source {
             src,
             hash: h,
             summary: entry.summary.clone(),
+            stamp,
         });
     }
     let page = content::parse(src.clone(), &bytes)?;
@@ -196,7 +219,18 @@ fn read_source(src: PageSource, previous: &Manifest) -> Result<Source, Vec<Diagn
         src,
         hash: h,
         summary,
+        stamp,
     })
+}
+
+/// A file's size and modification time, if the platform gives one.
+fn stamp(meta: &std::fs::Metadata) -> Option<(u64, u128)> {
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some((meta.len(), modified.as_nanos()))
 }
 
 /// The parts of a parsed page that other outputs depend on.
@@ -322,6 +356,7 @@ pub(crate) fn source_entry(s: &Source) -> (String, SourceEntry) {
         s.src.shown.to_string_lossy().replace('\\', "/"),
         SourceEntry {
             hash: s.hash.clone(),
+            stamp: s.stamp.unwrap_or_default(),
             summary: s.summary.clone(),
         },
     )
