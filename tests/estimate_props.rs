@@ -212,3 +212,34 @@ fn adamw8bit_is_not_monotone_by_design() {
     let (a, b) = (est(&small).bytes.optimizer, est(&big).bytes.optimizer);
     assert!(b < a, "{b} >= {a}");
 }
+
+/// Found by `what_if_options_are_consistent`: near accumulation 1 memory is not monotonic in the
+/// micro-batch, and the largest micro-batch offered must still fit.
+#[test]
+fn largest_micro_batch_offered_always_fits() {
+    let s = Scenario {
+        n_layer: 17,
+        n_head: 12,
+        n_embd: 828,
+        vocab_size: 12452,
+        block_size: 230,
+        bias: false,
+        dropout: 0.4347133125402929,
+        batch_size: 55,
+        gradient_accumulation_steps: 14,
+        dtype: Dtype::Bfloat16,
+        compile: true,
+        flash: false,
+        grad_checkpoint: true,
+        optimizer: vramdoc::estimate::Optimizer::Adamw,
+        eval_batch_size: None,
+        pure_bf16: true,
+        gpu: Some("rtx-4070".into()),
+    };
+    let catalog = GpuCatalog::builtin();
+    for o in what_if(&s, &catalog).expect("valid") {
+        if o.kind == WhatIfKind::MaxMicroBatch {
+            assert_eq!(o.fits, Some(true), "{:?}", o.changes);
+        }
+    }
+}

@@ -114,7 +114,19 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
                     hi = mid - 1
                 }
             }
-            if let Some(b) = largest_divisor_at_most(eff, lo).filter(|&b| b != s.batch_size) {
+            // Memory is not monotonic in the micro-batch everywhere (at accumulation 1 the
+            // gradients are freed before the forward), so confirm the candidate and walk down the
+            // divisors of the effective batch until one fits.
+            let mut found = largest_divisor_at_most(eff, lo);
+            while let Some(b) = found {
+                if fits(b)? {
+                    break;
+                }
+                found = b
+                    .checked_sub(1)
+                    .and_then(|n| largest_divisor_at_most(eff, n));
+            }
+            if let Some(b) = found.filter(|&b| b != s.batch_size) {
                 push(
                     WhatIfKind::MaxMicroBatch,
                     with_micro_batch(s, b, eff),
