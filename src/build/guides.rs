@@ -1,7 +1,14 @@
 //! A guide's computed data (one estimate per guide, shared by its translations) and the parts of
 //! its front matter that describe it.
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
 use yaml_serde::Value as Yaml;
+
+use super::plan::{Job, JobKind, Plan};
+use super::SiteContext;
+use crate::content;
 
 use super::manifest::Hasher;
 use crate::content::Page;
@@ -96,4 +103,65 @@ fn key_line(page: &Page, line: usize, key: &str) -> usize {
                 .starts_with(&format!("{leaf}:"))
         })
         .map_or(line, |(i, _)| i + 1)
+}
+
+/// Computes the data of every guide that has a page to render.
+pub(crate) fn guide_data_to_render(
+    site: &SiteContext,
+    plan: &Plan,
+) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
+    guide_data_for(site, plan, |j| j.render)
+}
+
+/// Computes the data of every guide with a scenario.
+pub(crate) fn guide_data_to_render_all(
+    site: &SiteContext,
+    plan: &Plan,
+) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
+    guide_data_for(site, plan, |_| true)
+}
+
+/// Computes the data of the guides with a job that `wanted` selects.
+fn guide_data_for(
+    site: &SiteContext,
+    plan: &Plan,
+    wanted: impl Fn(&Job) -> bool,
+) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
+    let slugs: BTreeSet<&str> = plan
+        .jobs
+        .iter()
+        .filter(|j| wanted(j))
+        .filter_map(|j| match j.kind {
+            JobKind::Page(i) => Some(plan.sources[i].src.slug.as_str()),
+            _ => None,
+        })
+        .filter(|slug| plan.data.contains_key(*slug))
+        .collect();
+    let results: Vec<Result<(String, GuideData), Vec<Diagnostic>>> = slugs
+        .par_iter()
+        .map(|slug| {
+            let source = plan
+                .sources
+                .iter()
+                .find(|s| s.src.slug == *slug && !s.summary.scenario_hash.is_empty())
+                .ok_or_else(Vec::new)?;
+            let page = content::load(&source.src)?;
+            compute_one(&page, &site.catalog).map(|d| (slug.to_string(), d))
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    let mut errors = Vec::new();
+    for r in results {
+        match r {
+            Ok((slug, d)) => {
+                out.insert(slug, d);
+            }
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }

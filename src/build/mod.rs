@@ -12,24 +12,22 @@ pub mod manifest;
 pub mod output;
 mod pages;
 pub(crate) mod plan;
+mod site;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::config::SiteConfig;
 use crate::content;
 use crate::diagnostics::{self, Diagnostic};
-use crate::estimate::GpuCatalog;
 use crate::expand::GuideData;
-use crate::i18n::Locales;
-use crate::render::Renderer;
-use manifest::{hash, Hasher, JobEntry, Manifest};
+use guides::{guide_data_to_render, guide_data_to_render_all};
+use manifest::{hash, JobEntry, Manifest};
 use plan::{Job, JobKind, Plan};
+pub(crate) use site::{load_site, SiteContext};
 
 /// What to build and where.
 #[derive(Debug, Clone)]
@@ -120,20 +118,6 @@ impl BuildReport {
             per.join("; ")
         )
     }
-}
-
-/// Everything a page needs to render, loaded once per build.
-pub(crate) struct SiteContext {
-    pub(crate) config: SiteConfig,
-    pub(crate) locales: Arc<Locales>,
-    pub(crate) renderer: Renderer,
-    pub(crate) catalog: GpuCatalog,
-    /// Hash of the configuration, templates, locales and static files.
-    pub(crate) inputs_hash: String,
-    /// Hash of the GPU catalog.
-    pub(crate) catalog_hash: String,
-    /// Charts drawn so far in this build, shared between pages.
-    pub(crate) charts: crate::expand::ChartCache,
 }
 
 /// A rendered job's manifest entry and warnings, or its errors.
@@ -350,67 +334,6 @@ fn run_job(
     Ok((entry, warnings))
 }
 
-/// Computes the data of every guide that has a page to render.
-fn guide_data_to_render(
-    site: &SiteContext,
-    plan: &Plan,
-) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
-    guide_data_for(site, plan, |j| j.render)
-}
-
-/// Computes the data of every guide with a scenario.
-fn guide_data_to_render_all(
-    site: &SiteContext,
-    plan: &Plan,
-) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
-    guide_data_for(site, plan, |_| true)
-}
-
-/// Computes the data of the guides with a job that `wanted` selects.
-fn guide_data_for(
-    site: &SiteContext,
-    plan: &Plan,
-    wanted: impl Fn(&Job) -> bool,
-) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
-    let slugs: BTreeSet<&str> = plan
-        .jobs
-        .iter()
-        .filter(|j| wanted(j))
-        .filter_map(|j| match j.kind {
-            JobKind::Page(i) => Some(plan.sources[i].src.slug.as_str()),
-            _ => None,
-        })
-        .filter(|slug| plan.data.contains_key(*slug))
-        .collect();
-    let results: Vec<Result<(String, GuideData), Vec<Diagnostic>>> = slugs
-        .par_iter()
-        .map(|slug| {
-            let source = plan
-                .sources
-                .iter()
-                .find(|s| s.src.slug == *slug && !s.summary.scenario_hash.is_empty())
-                .ok_or_else(Vec::new)?;
-            let page = content::load(&source.src)?;
-            guides::compute_one(&page, &site.catalog).map(|d| (slug.to_string(), d))
-        })
-        .collect();
-    let mut out = BTreeMap::new();
-    let mut errors = Vec::new();
-    for r in results {
-        match r {
-            Ok((slug, d)) => {
-                out.insert(slug, d);
-            }
-            Err(mut e) => errors.append(&mut e),
-        }
-    }
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
-}
-
 /// Per-language page counts: rebuilt, unchanged, removed.
 fn counts(site: &SiteContext, plan: &Plan) -> BTreeMap<String, LangCounts> {
     let mut per: BTreeMap<String, LangCounts> = site
@@ -450,87 +373,4 @@ fn progress_bar(jobs: usize, quiet: bool) -> indicatif::ProgressBar {
         bar.set_style(style);
     }
     bar
-}
-
-/// Loads the configuration, locale bundles, templates and GPU catalog, and hashes them.
-pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), Vec<Diagnostic>> {
-    let config = SiteConfig::load(root)?;
-    let locales = Arc::new(Locales::load(
-        Some(root),
-        &config.languages,
-        &config.default_language,
-    )?);
-    let warnings = locales.missing_key_warnings();
-    let renderer = Renderer::new(root, locales.clone())?;
-    let (catalog, catalog_hash) = load_catalog(root)?;
-    let inputs_hash = site_inputs_hash(root);
-    Ok((
-        SiteContext {
-            config,
-            locales,
-            renderer,
-            catalog,
-            inputs_hash,
-            catalog_hash,
-            charts: Default::default(),
-        },
-        warnings,
-    ))
-}
-
-/// Hash of every site-wide input a page's rendering depends on: vramdoc's version, the
-/// configuration, and the embedded and site templates, locales and static files.
-fn site_inputs_hash(root: &Path) -> String {
-    let mut h = Hasher::new();
-    h.part(env!("CARGO_PKG_VERSION"));
-    h.part(std::fs::read(root.join(crate::config::CONFIG_FILE)).unwrap_or_default());
-    for set in [
-        crate::assets::TEMPLATES,
-        crate::assets::LOCALES,
-        crate::assets::STATIC,
-    ] {
-        for (name, text) in set {
-            h.part(name).part(text);
-        }
-    }
-    for dir in ["templates", "locales", "static"] {
-        let mut files = Vec::new();
-        collect_files(&root.join(dir), &mut files);
-        files.sort();
-        for f in files {
-            h.part(f.to_string_lossy().as_bytes())
-                .part(std::fs::read(&f).unwrap_or_default());
-        }
-    }
-    h.finish()
-}
-
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect_files(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
-}
-
-/// The built-in GPU catalog plus the site's own `data/gpus.yaml`, if any, and its hash.
-fn load_catalog(root: &Path) -> Result<(GpuCatalog, String), Vec<Diagnostic>> {
-    let mut catalog = GpuCatalog::builtin();
-    let path = root.join("data").join("gpus.yaml");
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        catalog.extend_from_yaml(&text).map_err(|e| {
-            vec![Diagnostic::error(e.message.clone())
-                .in_file("data/gpus.yaml")
-                .with_help("each entry needs an id, a name and capacity_bytes")]
-        })?;
-    }
-    let listed: Vec<String> = catalog.iter().map(|g| format!("{g:?}")).collect();
-    let h = Hasher::new().part(listed.join("\n")).finish();
-    Ok((catalog, h))
 }
