@@ -100,7 +100,8 @@ impl CheckReport {
 /// Checks the site at `root` against its output folder `out`.
 pub fn check(root: &Path, out: &Path) -> CheckReport {
     let mut problems = Vec::new();
-    let (site, warnings) = match build::load_site(root) {
+    // Missing-string warnings are reported below from `missing_keys`, as problems.
+    let (site, _missing_string_warnings) = match build::load_site(root) {
         Ok(x) => x,
         Err(errors) => {
             return CheckReport {
@@ -118,7 +119,6 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
             message: format!("locale `{lang}` has no message `{key}`"),
         });
     }
-    let _ = warnings;
     let previous = build::previous_manifest(out, false);
     let never_built = previous.jobs.is_empty();
     let plan = match build::plan::plan(&site, root, out, previous, false, true) {
