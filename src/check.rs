@@ -119,9 +119,16 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
             message: format!("locale `{lang}` has no message `{key}`"),
         });
     }
-    let previous = build::previous_manifest(out, false);
-    let never_built = previous.jobs.is_empty();
-    let plan = match build::plan::plan(&site, root, out, previous, false, true) {
+    let previous = || build::previous_manifest(out, false);
+    let plan = match build::plan::plan(
+        &site,
+        root,
+        out,
+        previous,
+        false,
+        true,
+        build::plan::Scan::Everything,
+    ) {
         Ok(p) => p,
         Err(errors) => {
             problems.extend(diag_problems(&errors));
@@ -132,6 +139,7 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
             };
         }
     };
+    let never_built = plan.previous_jobs.is_empty();
     let translations = translation_status(
         &plan,
         &languages,

@@ -65,7 +65,7 @@ fn changed(
         .iter()
         .filter(|(p, m)| before.get(*p) != Some(m))
         .map(|(p, _)| p.to_string_lossy().replace('\\', "/"))
-        .filter(|p| !p.ends_with(".vramdoc-manifest.json"))
+        .filter(|p| !p.ends_with(".vramdoc-manifest"))
         .collect()
 }
 
@@ -255,4 +255,77 @@ fn failed_incremental_build_changes_nothing() {
     t.file("content/plain/en.md", "---\ntitle: [broken\n---\n");
     t.build_err();
     assert_eq!(before, t.snapshot_output());
+}
+
+#[test]
+fn trusted_stamps_still_see_same_size_edits_and_new_files() {
+    let t = site();
+    t.build_ok();
+    // Stamps younger than the file system's timestamp granularity are not trusted; once the
+    // sources are older, a build records them and the next one skips reading unchanged files.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    t.build_ok();
+    let page = t.root().join("content/plain/es.md");
+    let modified = std::fs::metadata(&page).unwrap().modified().unwrap();
+    let text = std::fs::read_to_string(&page).unwrap();
+    let edited = text.replace("No numbers here.", "No numbers HERE.");
+    assert_eq!(edited.len(), text.len());
+    std::fs::write(&page, &edited).unwrap();
+    // Same size, modification time put back: only the status-change time tells.
+    std::fs::File::options()
+        .write(true)
+        .open(&page)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("es: rebuilt 1, unchanged 2"),
+        "{}",
+        run.stdout
+    );
+    assert!(t.output("es/plain/index.html").contains("No numbers HERE."));
+    // A new file in a guide folder whose stamp was trusted is still seen.
+    t.guide("plain", "fr", "Plain fr", "Pas de chiffres.");
+    let run = t.build_err();
+    assert!(
+        run.stderr.contains("content/plain/fr.md") && run.stderr.contains("not a configured"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn remembered_builds_check_only_what_the_watcher_reported() {
+    use vramdoc::build::{build_with, BuildOptions, Memory};
+    let t = site();
+    let opts = BuildOptions::new(t.root(), None).quiet(true);
+    let mut memory = Memory::new();
+    let counts = |r: &vramdoc::build::BuildReport, lang: &str| {
+        let c = r.per_lang[lang];
+        (c.rebuilt, c.unchanged, c.removed)
+    };
+    let first = build_with(&opts, &mut memory).unwrap();
+    assert_eq!(counts(&first, "en"), (3, 0, 0));
+    // A new guide, an edited page and a deleted guide, each reported by the watcher.
+    t.guide("fresh", "en", "Fresh en", "New.");
+    t.guide("plain", "zh", "Plain zh", "现在有新的一句。");
+    std::fs::remove_dir_all(t.root().join("content/on-a100")).unwrap();
+    memory.changed(&[
+        PathBuf::from("content/fresh/en.md"),
+        PathBuf::from("content/plain/zh.md"),
+        PathBuf::from("content/on-a100"),
+    ]);
+    let next = build_with(&opts, &mut memory).unwrap();
+    assert_eq!(counts(&next, "en"), (1, 2, 1));
+    assert_eq!(counts(&next, "es"), (0, 2, 1));
+    assert_eq!(counts(&next, "zh"), (1, 1, 1));
+    assert!(t.output("zh/plain/index.html").contains("现在有新的一句。"));
+    // Nothing reported: nothing to do.
+    let idle = build_with(&opts, &mut memory).unwrap();
+    assert_eq!(counts(&idle, "en"), (0, 3, 0));
+    // The remembered builds left what a clean build makes.
+    let remembered = t.snapshot_output();
+    t.run(&["build", "--force", "--quiet"]);
+    assert_eq!(remembered, t.snapshot_output());
 }

@@ -45,7 +45,7 @@ pub(crate) fn compute_one(page: &Page, catalog: &GpuCatalog) -> Result<GuideData
 
 /// Hash of what a guide's pages show from its data. The catalog of other GPUs is left out: only
 /// pages that name `catalog.` depend on it (see the page job's inputs).
-pub(crate) fn data_hash(d: &GuideData) -> String {
+pub(crate) fn data_hash(d: &GuideData) -> super::manifest::Digest {
     let mut h = Hasher::new();
     let mut root = d.root.clone();
     if let Some(m) = root.as_object_mut() {
@@ -137,14 +137,19 @@ fn guide_data_for(
         })
         .filter(|slug| plan.data.contains_key(*slug))
         .collect();
+    // The first page of each guide that carries the scenario.
+    let mut with_scenario = BTreeMap::new();
+    for s in plan
+        .sources
+        .iter()
+        .filter(|s| s.summary.scenario_hash.is_some())
+    {
+        with_scenario.entry(s.src.slug.as_str()).or_insert(s);
+    }
     let results: Vec<Result<(String, GuideData), Vec<Diagnostic>>> = slugs
         .par_iter()
         .map(|slug| {
-            let source = plan
-                .sources
-                .iter()
-                .find(|s| s.src.slug == *slug && !s.summary.scenario_hash.is_empty())
-                .ok_or_else(Vec::new)?;
+            let source = with_scenario.get(slug).ok_or_else(Vec::new)?;
             let page = content::load(&source.src)?;
             compute_one(&page, &site.catalog).map(|d| (slug.to_string(), d))
         })

@@ -14,7 +14,7 @@ mod pages;
 pub(crate) mod plan;
 mod site;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -123,23 +123,89 @@ impl BuildReport {
 /// A rendered job's manifest entry and warnings, or its errors.
 type JobResult = Result<(JobEntry, Vec<Diagnostic>), Vec<Diagnostic>>;
 
+/// What a long-running process (`vramdoc serve`) keeps between builds of one site: the manifest
+/// the last successful build wrote, so it is neither read nor decoded again, and the source paths
+/// a file watcher reported changed since, so the guides it did not report are not even statted.
+#[derive(Debug, Default)]
+pub struct Memory {
+    manifest: Option<Manifest>,
+    /// `None`: unknown (check every source).
+    changed: Option<BTreeSet<PathBuf>>,
+}
+
+impl Memory {
+    /// Nothing known yet: the next build reads the manifest and checks every source.
+    pub fn new() -> Memory {
+        Memory::default()
+    }
+
+    /// Records source paths (relative to the site root) reported changed since the last build.
+    pub fn changed(&mut self, paths: &[PathBuf]) {
+        if let Some(c) = &mut self.changed {
+            c.extend(paths.iter().cloned());
+        }
+    }
+
+    /// Forgets what is known to have changed (a watcher error): the next build checks everything.
+    pub fn forget_changes(&mut self) {
+        self.changed = None;
+    }
+}
+
 /// Builds the site. On failure returns every diagnostic (errors and warnings) and leaves `out`
 /// untouched.
 pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
+    build_remembering(opts, None)
+}
+
+/// Builds the site using and updating `memory` (see [`Memory`]).
+pub fn build_with(
+    opts: &BuildOptions,
+    memory: &mut Memory,
+) -> Result<BuildReport, Vec<Diagnostic>> {
+    build_remembering(opts, Some(memory))
+}
+
+fn build_remembering(
+    opts: &BuildOptions,
+    mut memory: Option<&mut Memory>,
+) -> Result<BuildReport, Vec<Diagnostic>> {
     let start = Instant::now();
+    let mut phases = Phases::new();
     let (site, mut warnings) = load_site(&opts.root)?;
+    phases.mark("load site");
     let with_warnings = |mut errors: Vec<Diagnostic>, warnings: &[Diagnostic]| {
         errors.extend_from_slice(warnings);
         diagnostics::sort(&mut errors);
         errors
     };
-    let previous = previous_manifest(&opts.out, opts.force);
-    let incremental = !previous.jobs.is_empty();
-    let plan = plan::plan(&site, &opts.root, &opts.out, previous, opts.force, false)
-        .map_err(|e| with_warnings(e, &warnings))?;
+    // A remembered manifest is taken (and put back below whether the build succeeds or not).
+    let remembered = match memory.as_deref_mut() {
+        Some(m) if !opts.force && opts.out.join(output::MARKER).exists() => m.manifest.take(),
+        _ => None,
+    };
+    let scan_only = memory
+        .as_deref()
+        .and_then(|m| m.changed.clone())
+        .filter(|_| remembered.is_some());
+    let previous = || match remembered {
+        Some(m) => m,
+        None => previous_manifest(&opts.out, opts.force),
+    };
+    let scan = match &scan_only {
+        Some(paths) => plan::Scan::Only(paths),
+        None => plan::Scan::Everything,
+    };
+    let plan = plan::plan(
+        &site, &opts.root, &opts.out, previous, opts.force, false, scan,
+    )
+    .map_err(|e| with_warnings(e, &warnings))?;
+    let incremental = !plan.previous_jobs.is_empty();
+    phases.mark("read manifest, plan");
     let staging = output::Staging::new(&opts.out, &opts.root)
         .map_err(|e| with_warnings(vec![e], &warnings))?;
     let data = guide_data_to_render(&site, &plan).map_err(|e| with_warnings(e, &warnings))?;
+    phases.mark("guide data");
 
     let to_render: Vec<&Job> = plan.jobs.iter().filter(|j| j.render).collect();
     let progress = progress_bar(to_render.len(), opts.quiet);
@@ -152,6 +218,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
         })
         .collect();
     progress.finish_and_clear();
+    phases.mark("render");
     let mut errors = Vec::new();
     let mut rendered = BTreeMap::new();
     for (id, r) in results {
@@ -167,31 +234,35 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
         return Err(with_warnings(errors, &warnings));
     }
 
-    let mut next = Manifest::new();
-    next.sources = plan.sources.iter().map(plan::source_entry).collect();
-    next.guide_data = plan.data.clone();
-    for job in &plan.jobs {
-        let entry = rendered
-            .get(&job.id)
-            .or_else(|| plan.previous.jobs.get(&job.id))
-            .cloned();
-        if let Some(entry) = entry {
-            next.jobs.insert(job.id.clone(), entry);
+    let per_lang = counts(&site, &plan);
+    let files_written = if incremental {
+        apply(&staging, &plan, &rendered)?
+    } else {
+        rendered.values().map(|e| e.files.len()).sum()
+    };
+    let rewrite = !incremental || plan.sources_changed || !rendered.is_empty();
+    let rewrite = rewrite || !plan.removed.is_empty();
+    if rewrite || memory.is_some() {
+        let next = plan.into_manifest(rendered);
+        if !incremental {
+            staging
+                .write(manifest::FILE, &next.to_bytes())
+                .map_err(|e| vec![e])?;
+            staging.commit().map_err(|e| vec![e])?;
+        } else if rewrite {
+            staging
+                .write_output(manifest::FILE, &next.to_bytes())
+                .map_err(|e| vec![e])?;
+        }
+        if let Some(m) = memory {
+            m.manifest = Some(next);
+            m.changed = Some(BTreeSet::new());
         }
     }
-    let files_written = if incremental {
-        apply(&staging, &plan, &rendered, &next).map_err(|e| vec![e])?
-    } else {
-        staging
-            .write(manifest::FILE, next.to_json().as_bytes())
-            .map_err(|e| vec![e])?;
-        let n = rendered.values().map(|e| e.files.len()).sum();
-        staging.commit().map_err(|e| vec![e])?;
-        n
-    };
+    phases.mark("write");
     diagnostics::sort(&mut warnings);
     Ok(BuildReport {
-        per_lang: counts(&site, &plan),
+        per_lang,
         files_written,
         warnings,
         elapsed: start.elapsed(),
@@ -201,12 +272,9 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
 /// The previous build's manifest, unless forced or the output folder is not ours.
 pub(crate) fn previous_manifest(out: &Path, force: bool) -> Manifest {
     if force || !out.join(output::MARKER).exists() {
-        return Manifest::new();
+        return Manifest::default();
     }
-    match Manifest::read(out) {
-        Some(m) => m,
-        None => Manifest::new(),
-    }
+    Manifest::read(out).unwrap_or_default()
 }
 
 /// Renders every job of `plan` into a throwaway folder, writing nothing to `out`: the errors and
@@ -251,38 +319,34 @@ pub(crate) fn dry_run(
     (all, warnings)
 }
 
-/// Moves changed files into the output folder, deletes outputs that are gone, writes the manifest.
+/// Moves changed files into the output folder and deletes outputs that are gone.
 /// Returns the number of files written.
 fn apply(
     staging: &output::Staging,
     plan: &Plan,
     rendered: &BTreeMap<String, JobEntry>,
-    next: &Manifest,
-) -> Result<usize, Diagnostic> {
+) -> Result<usize, Vec<Diagnostic>> {
     let mut written = 0;
     for (id, entry) in rendered {
-        let before = plan.previous.jobs.get(id);
+        let before = plan.previous_jobs.get(id);
         for (path, h) in &entry.files {
-            let same = before.and_then(|b| b.files.get(path)) == Some(h)
-                && staging.out().join(path).exists();
+            let same =
+                before.and_then(|b| b.file(path)) == Some(h) && staging.out().join(path).exists();
             if !same {
-                staging.move_into_output(path)?;
+                staging.move_into_output(path).map_err(|e| vec![e])?;
                 written += 1;
             }
         }
-        for old in before.map(|b| b.files.keys()).into_iter().flatten() {
-            if !entry.files.contains_key(old) {
+        for old in before.into_iter().flat_map(JobEntry::paths) {
+            if entry.file(old).is_none() {
                 staging.remove_from_output(old);
             }
         }
     }
     for id in &plan.removed {
-        for path in plan.previous.jobs[id].files.keys() {
+        for path in plan.previous_jobs[id].paths() {
             staging.remove_from_output(path);
         }
-    }
-    if !(rendered.is_empty() && plan.removed.is_empty() && *next == plan.previous) {
-        staging.write_output(manifest::FILE, next.to_json().as_bytes())?;
     }
     Ok(written)
 }
@@ -315,8 +379,8 @@ fn run_job(
         JobKind::Style => (vec![indexes::style()], Vec::new()),
     };
     let mut entry = JobEntry {
-        inputs: job.inputs.clone(),
-        files: BTreeMap::new(),
+        inputs: job.inputs,
+        files: Vec::with_capacity(files.len()),
     };
     let mut made: Option<&str> = None;
     for (path, bytes) in &files {
@@ -329,8 +393,9 @@ fn run_job(
             staging.write(path, bytes).map_err(|e| vec![e])?;
             made = dir;
         }
-        entry.files.insert(path.clone(), hash(bytes));
+        entry.files.push((path.clone(), hash(bytes)));
     }
+    entry.files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((entry, warnings))
 }
 
@@ -373,4 +438,29 @@ fn progress_bar(jobs: usize, quiet: bool) -> indicatif::ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+
+/// Phase timings on stderr when `VRAMDOC_TIMINGS` is set: where a build's time goes.
+struct Phases {
+    last: Option<Instant>,
+}
+
+impl Phases {
+    fn new() -> Phases {
+        Phases {
+            last: std::env::var_os("VRAMDOC_TIMINGS").map(|_| Instant::now()),
+        }
+    }
+
+    /// Prints the time since the previous mark under `name`.
+    fn mark(&mut self, name: &str) {
+        if let Some(last) = self.last {
+            let now = Instant::now();
+            eprintln!(
+                "timing: {name:<14} {:>8.2} ms",
+                (now - last).as_secs_f64() * 1e3
+            );
+            self.last = Some(now);
+        }
+    }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::manifest::Hasher;
+use super::manifest::{Digest, Hasher};
 use crate::config::SiteConfig;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::GpuCatalog;
@@ -18,9 +18,9 @@ pub(crate) struct SiteContext {
     pub(crate) renderer: Renderer,
     pub(crate) catalog: GpuCatalog,
     /// Hash of the configuration, templates, locales and static files.
-    pub(crate) inputs_hash: String,
+    pub(crate) inputs_hash: Digest,
     /// Hash of the GPU catalog.
-    pub(crate) catalog_hash: String,
+    pub(crate) catalog_hash: Digest,
     /// Charts drawn so far in this build, shared between pages.
     pub(crate) charts: crate::expand::ChartCache,
 }
@@ -53,7 +53,7 @@ pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), V
 
 /// Hash of every site-wide input a page's rendering depends on: vramdoc's version, the
 /// configuration, and the embedded and site templates, locales and static files.
-fn site_inputs_hash(root: &Path) -> String {
+fn site_inputs_hash(root: &Path) -> Digest {
     let mut h = Hasher::new();
     h.part(env!("CARGO_PKG_VERSION"));
     h.part(std::fs::read(root.join(crate::config::CONFIG_FILE)).unwrap_or_default());
@@ -93,7 +93,7 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The built-in GPU catalog plus the site's own `data/gpus.yaml`, if any, and its hash.
-fn load_catalog(root: &Path) -> Result<(GpuCatalog, String), Vec<Diagnostic>> {
+fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
     let mut catalog = GpuCatalog::builtin();
     let path = root.join("data").join("gpus.yaml");
     if let Ok(text) = std::fs::read_to_string(&path) {

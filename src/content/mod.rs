@@ -59,34 +59,49 @@ pub fn is_valid_slug(s: &str) -> bool {
         && !s.contains("--")
 }
 
-/// Lists every page under `root/content`, sorted by slug then language. Problems (bad slugs,
-/// files for languages the site does not have) are returned alongside the valid pages.
-pub fn discover(root: &Path, config: &SiteConfig) -> (Vec<PageSource>, Vec<Diagnostic>) {
+/// A guide folder under `content/`: its name and path (not yet checked to be a valid slug).
+#[derive(Debug, Clone)]
+pub struct GuideFolder {
+    /// The folder name (the guide's slug when valid).
+    pub name: String,
+    /// The folder on disk.
+    pub path: PathBuf,
+}
+
+/// The guide folders under `root/content`, sorted by name (hidden folders skipped). One
+/// directory listing; the entry's file type comes with it, so no `stat` per guide.
+pub fn guide_folders(root: &Path) -> Result<Vec<GuideFolder>, Diagnostic> {
     let content = root.join("content");
-    let mut pages = Vec::new();
-    let mut errors = Vec::new();
-    let entries = match std::fs::read_dir(&content) {
-        Ok(e) => e,
-        Err(e) => {
-            errors.push(
-                Diagnostic::error(format!("cannot read the content folder: {e}"))
-                    .in_file("content")
-                    .with_help("guides live in content/<guide>/<lang>.md"),
-            );
-            return (pages, errors);
-        }
-    };
-    // The entry's file type comes with the directory listing: no `stat` per guide.
-    let mut dirs: Vec<PathBuf> = entries
+    let entries = std::fs::read_dir(&content).map_err(|e| {
+        Diagnostic::error(format!("cannot read the content folder: {e}"))
+            .in_file("content")
+            .with_help("guides live in content/<guide>/<lang>.md")
+    })?;
+    let mut dirs: Vec<GuideFolder> = entries
         .flatten()
         .filter(|e| {
             e.file_type()
                 .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()))
         })
-        .map(|e| e.path())
+        .map(|e| GuideFolder {
+            name: e.file_name().to_string_lossy().into_owned(),
+            path: e.path(),
+        })
+        .filter(|f| !f.name.starts_with('.'))
         .collect();
-    dirs.sort();
-    // Guide folders are listed in parallel: on a large site this scan is most of a no-change build.
+    dirs.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(dirs)
+}
+
+/// Lists every page under `root/content`, sorted by slug then language. Problems (bad slugs,
+/// files for languages the site does not have) are returned alongside the valid pages.
+pub fn discover(root: &Path, config: &SiteConfig) -> (Vec<PageSource>, Vec<Diagnostic>) {
+    let dirs = match guide_folders(root) {
+        Ok(d) => d,
+        Err(e) => return (Vec::new(), vec![e]),
+    };
+    let mut pages = Vec::new();
+    let mut errors = Vec::new();
     let listed: Vec<(Vec<PageSource>, Vec<Diagnostic>)> =
         dirs.par_iter().map(|dir| list_guide(dir, config)).collect();
     for (mut p, mut e) in listed {
@@ -96,24 +111,28 @@ pub fn discover(root: &Path, config: &SiteConfig) -> (Vec<PageSource>, Vec<Diagn
     (pages, errors)
 }
 
-/// The pages of one guide folder, or why it is not a guide.
-fn list_guide(dir: &Path, config: &SiteConfig) -> (Vec<PageSource>, Vec<Diagnostic>) {
+/// The source of page `lang` of guide `slug` in folder `dir`.
+pub fn page_source(slug: &str, lang: &str, dir: &Path) -> PageSource {
+    PageSource {
+        slug: slug.to_string(),
+        lang: lang.to_string(),
+        path: dir.join(format!("{lang}.md")),
+        shown: PathBuf::from(format!("content/{slug}/{lang}.md")),
+    }
+}
+
+/// The pages of one guide folder, sorted by language, or why it is not a guide.
+pub fn list_guide(folder: &GuideFolder, config: &SiteConfig) -> (Vec<PageSource>, Vec<Diagnostic>) {
     let mut pages = Vec::new();
     let mut errors = Vec::new();
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if name.starts_with('.') {
-        return (pages, errors);
-    }
-    if !is_valid_slug(&name) {
+    let (name, dir) = (&folder.name, &folder.path);
+    if !is_valid_slug(name) {
         errors.push(
             Diagnostic::error(format!(
                 "guide folder `{name}` is not a valid slug (lower-case letters, digits and hyphens)"
             ))
             .in_file(format!("content/{name}"))
-            .with_help(format!("rename it, e.g. to `{}`", suggest_slug(&name))),
+            .with_help(format!("rename it, e.g. to `{}`", suggest_slug(name))),
         );
         return (pages, errors);
     }

@@ -11,9 +11,14 @@ use crate::chart::{self, BreakdownChart, Segment, SweepChart, SweepPoint};
 use crate::estimate::{self, Literal};
 
 /// Charts already drawn in this build, by scenario, GPU, language and kind: pages that share a
-/// scenario and a language share their charts (drawing a sweep costs a dozen estimates).
+/// scenario and a language share their charts (drawing a sweep costs a dozen estimates). It holds
+/// at most [`CHART_CACHE_BYTES`] and is emptied when full, so memory does not grow with a site
+/// whose every guide has a scenario of its own.
 #[derive(Debug, Default)]
-pub struct ChartCache(Mutex<HashMap<String, Drawn>>);
+pub struct ChartCache(Mutex<(HashMap<String, Drawn>, usize)>);
+
+/// The most bytes of SVG the chart cache keeps.
+const CHART_CACHE_BYTES: usize = 16 << 20;
 
 /// A drawn chart: (file name, SVG, alt text).
 type Drawn = (String, String, String);
@@ -32,12 +37,23 @@ pub(super) fn chart(
         data.root["gpu"],
         ctx.loc.lang()
     );
-    if let Some(hit) = ctx.charts.0.lock().ok().and_then(|c| c.get(&key).cloned()) {
+    if let Some(hit) = ctx
+        .charts
+        .0
+        .lock()
+        .ok()
+        .and_then(|c| c.0.get(&key).cloned())
+    {
         return Ok(hit);
     }
     let drawn = draw(data, ctx, kind, over)?;
     if let Ok(mut c) = ctx.charts.0.lock() {
-        c.insert(key, drawn.clone());
+        let size = key.len() + drawn.0.len() + drawn.1.len() + drawn.2.len();
+        if c.1 + size > CHART_CACHE_BYTES {
+            *c = Default::default();
+        }
+        c.1 += size;
+        c.0.insert(key, drawn.clone());
     }
     Ok(drawn)
 }

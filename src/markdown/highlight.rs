@@ -70,7 +70,11 @@ pub(crate) fn push_code_html(out: &mut String, code: &str, lang: Option<&str>) {
         return;
     };
     let key = (syntax.name.clone(), code.to_string());
-    if let Some(html) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+    if let Some(html) = cache()
+        .lock()
+        .ok()
+        .and_then(|c| c.blocks.get(&key).cloned())
+    {
         out.push_str(&html);
         return;
     }
@@ -78,24 +82,33 @@ pub(crate) fn push_code_html(out: &mut String, code: &str, lang: Option<&str>) {
         Some(html) => {
             out.push_str(&html);
             if let Ok(mut c) = cache().lock() {
-                if c.len() >= CACHE_ENTRIES {
-                    c.clear();
+                if c.bytes + html.len() > CACHE_BYTES {
+                    c.blocks.clear();
+                    c.bytes = 0;
                 }
-                c.insert(key, Arc::from(html));
+                c.bytes += key.1.len() + html.len();
+                c.blocks.insert(key, Arc::from(html));
             }
         }
         None => escape_html(out, code),
     }
 }
 
-/// At most this many highlighted blocks are kept (a few MiB); the cache is emptied when full.
-const CACHE_ENTRIES: usize = 20_000;
+/// The cache holds at most this many bytes of code and HTML and is emptied when full: pages are
+/// rendered guide by guide, so the translations that share a block arrive close together, and a
+/// large site's memory must not grow with its number of code blocks.
+const CACHE_BYTES: usize = 4 << 20;
 
-type HighlightCache = Mutex<HashMap<(String, String), Arc<str>>>;
+/// Highlighted blocks by (syntax name, code), and the bytes they hold.
+#[derive(Default)]
+struct HighlightCache {
+    blocks: HashMap<(String, String), Arc<str>>,
+    bytes: usize,
+}
 
-fn cache() -> &'static HighlightCache {
-    static CACHE: OnceLock<HighlightCache> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+fn cache() -> &'static Mutex<HighlightCache> {
+    static CACHE: OnceLock<Mutex<HighlightCache>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
 }
 
 fn highlight(code: &str, syntax: &SyntaxReference, set: &SyntaxSet) -> Option<String> {

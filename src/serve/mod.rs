@@ -90,7 +90,8 @@ impl Server {
             output: RwLock::new(()),
             streams: events::Streams::default(),
         });
-        rebuild(&build_opts, &shared, &[]);
+        let mut memory = build::Memory::new();
+        rebuild(&build_opts, &shared, &[], &mut memory);
         let mut threads = Vec::new();
         let http_shared = shared.clone();
         threads.push(spawn("vramdoc-http", move || {
@@ -100,8 +101,15 @@ impl Server {
         threads.push(spawn("vramdoc-watch", move || {
             while !loop_shared.state.stopped() {
                 match watch.changes(Duration::from_millis(200)) {
-                    Ok(changed) if changed.is_empty() => {}
-                    Ok(changed) => rebuild(&build_opts, &loop_shared, &changed),
+                    Ok((changed, incomplete)) => {
+                        memory.changed(&changed);
+                        if incomplete {
+                            memory.forget_changes();
+                        }
+                        if !changed.is_empty() || incomplete {
+                            rebuild(&build_opts, &loop_shared, &changed, &mut memory);
+                        }
+                    }
                     Err(watch::Disconnected) => break,
                 }
             }
@@ -172,7 +180,8 @@ pub fn run(opts: &ServeOptions) -> i32 {
 }
 
 /// Builds with the output locked, prints one line (or the errors), and records the outcome.
-fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf]) {
+/// `memory` makes the build check only the sources the watcher reported changed.
+fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], memory: &mut build::Memory) {
     let cause = match changed {
         [] => String::new(),
         [one] => format!("{} changed: ", one.display()),
@@ -182,7 +191,7 @@ fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf]) {
         .output
         .write()
         .unwrap_or_else(PoisonError::into_inner);
-    match build::build(opts) {
+    match build::build_with(opts, memory) {
         Ok(report) => {
             for w in &report.warnings {
                 eprintln!("{}", w.render());

@@ -62,13 +62,18 @@ impl Watch {
     }
 
     /// Waits up to `timeout` for a batch of changes and returns the changed source paths
-    /// (relative to the root, sorted, without duplicates); empty when nothing relevant changed.
-    pub(crate) fn changes(&mut self, timeout: Duration) -> Result<Vec<PathBuf>, Disconnected> {
+    /// (relative to the root, sorted, without duplicates; empty when nothing relevant changed) and
+    /// whether the list may be incomplete (the watcher lost events or reported an error).
+    pub(crate) fn changes(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<(Vec<PathBuf>, bool), Disconnected> {
         let first = match self.events.recv_timeout(timeout) {
             Ok(batch) => batch,
-            Err(RecvTimeoutError::Timeout) => return Ok(Vec::new()),
+            Err(RecvTimeoutError::Timeout) => return Ok((Vec::new(), false)),
             Err(RecvTimeoutError::Disconnected) => return Err(Disconnected),
         };
+        let mut incomplete = false;
         let mut changed = BTreeSet::new();
         let mut rearm = BTreeSet::new();
         let mut batch = Some(first);
@@ -76,6 +81,7 @@ impl Watch {
             match result {
                 Ok(events) => {
                     for event in events {
+                        incomplete |= event.need_rescan();
                         if !relevant_kind(&event.kind) {
                             continue;
                         }
@@ -95,6 +101,7 @@ impl Watch {
                     }
                 }
                 Err(errors) => {
+                    incomplete = true;
                     for e in errors {
                         eprintln!("warning: file watcher: {e}");
                     }
@@ -103,7 +110,7 @@ impl Watch {
             batch = self.events.try_recv().ok();
         }
         self.refresh_dirs(&rearm);
-        Ok(changed.into_iter().collect())
+        Ok((changed.into_iter().collect(), incomplete))
     }
 
     /// Starts watching source folders that appeared, forgets those that vanished, and re-arms
