@@ -139,7 +139,7 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
             };
         }
     };
-    let never_built = plan.previous_jobs.is_empty();
+    let never_built = !plan.incremental;
     let translations = translation_status(
         &plan,
         &languages,
@@ -160,10 +160,11 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
             problems.push(Problem {
                 kind: "stale",
                 file: None,
-                message: format!("`{}` is out of date; run `vramdoc build`", job.id),
+                message: format!("`{}` is out of date; run `vramdoc build`", plan.job_id(job)),
             });
         }
-        for id in &plan.removed {
+        for gone in &plan.removed {
+            let id = &gone.id;
             problems.push(Problem {
                 kind: "stale",
                 file: None,
@@ -219,11 +220,11 @@ fn translation_status(
                 (Some(t), Some(r)) if t.summary.updated < r.summary.updated => {
                     problems.push(Problem {
                         kind: "outdated-translation",
-                        file: Some(t.src.shown.display().to_string()),
+                        file: Some(t.src.shown().display().to_string()),
                         message: format!(
                             "updated {} but its source {} was updated {}",
                             t.summary.updated.as_deref().unwrap_or("never"),
-                            r.src.shown.display(),
+                            r.src.shown().display(),
                             r.summary.updated.as_deref().unwrap_or("never")
                         ),
                     });

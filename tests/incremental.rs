@@ -65,7 +65,7 @@ fn changed(
         .iter()
         .filter(|(p, m)| before.get(*p) != Some(m))
         .map(|(p, _)| p.to_string_lossy().replace('\\', "/"))
-        .filter(|p| !p.ends_with(".vramdoc-manifest"))
+        .filter(|p| !p.starts_with(".vramdoc-manifest/"))
         .collect()
 }
 

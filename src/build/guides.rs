@@ -33,7 +33,7 @@ pub(crate) fn compute_one(page: &Page, catalog: &GpuCatalog) -> Result<GuideData
         let line = e.key.as_deref().map_or(line, |k| key_line(page, line, k));
         vec![
             Diagnostic::error(format!("invalid scenario: {}", e.message))
-                .in_file(&page.src.shown)
+                .in_file(page.src.shown())
                 .at(line, 1)
                 .with_source(page.text.clone())
                 .with_help(

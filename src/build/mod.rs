@@ -200,32 +200,36 @@ fn build_remembering(
         &site, &opts.root, &opts.out, previous, opts.force, false, scan,
     )
     .map_err(|e| with_warnings(e, &warnings))?;
-    let incremental = !plan.previous_jobs.is_empty();
+    let incremental = plan.incremental;
     phases.mark("read manifest, plan");
     let staging = output::Staging::new(&opts.out, &opts.root)
         .map_err(|e| with_warnings(vec![e], &warnings))?;
     let data = guide_data_to_render(&site, &plan).map_err(|e| with_warnings(e, &warnings))?;
     phases.mark("guide data");
 
-    let to_render: Vec<&Job> = plan.jobs.iter().filter(|j| j.render).collect();
+    let to_render: Vec<usize> = (0..plan.jobs.len())
+        .filter(|&i| plan.jobs[i].render)
+        .collect();
     let progress = progress_bar(to_render.len(), opts.quiet);
-    let results: Vec<(String, JobResult)> = to_render
+    let results: Vec<(usize, JobResult)> = to_render
         .par_iter()
-        .map(|job| {
-            let r = run_job(&site, &plan, job, &data, &staging);
+        .map(|&i| {
+            let r = run_job(&site, &plan, &plan.jobs[i], &data, &staging);
             progress.inc(1);
-            (job.id.clone(), r)
+            (i, r)
         })
         .collect();
     progress.finish_and_clear();
     phases.mark("render");
     let mut errors = Vec::new();
-    let mut rendered = BTreeMap::new();
-    for (id, r) in results {
+    // Per job (indexed like `plan.jobs`): the entry of what it wrote, when rendered.
+    let mut rendered: Vec<Option<JobEntry>> = vec![None; plan.jobs.len()];
+    let any_rendered = !results.is_empty();
+    for (i, r) in results {
         match r {
             Ok((entry, mut w)) => {
                 warnings.append(&mut w);
-                rendered.insert(id, entry);
+                rendered[i] = Some(entry);
             }
             Err(mut e) => errors.append(&mut e),
         }
@@ -235,29 +239,51 @@ fn build_remembering(
     }
 
     let per_lang = counts(&site, &plan);
+    let rewrite = !incremental || !plan.touched.is_empty() || any_rendered;
+    let rewrite = rewrite || !plan.removed.is_empty();
+    let moves_outputs = incremental && (any_rendered || !plan.removed.is_empty());
+    // While outputs are being replaced the manifest on disk no longer describes them: marked so,
+    // a build that stops half-way leaves a manifest the next build does not trust.
+    if moves_outputs {
+        staging
+            .write_output(manifest::DIRTY, b"")
+            .map_err(|e| vec![e])?;
+    }
     let files_written = if incremental {
         apply(&staging, &plan, &rendered)?
     } else {
-        rendered.values().map(|e| e.files.len()).sum()
+        rendered.iter().flatten().map(|e| e.files.len()).sum()
     };
-    let rewrite = !incremental || plan.sources_changed || !rendered.is_empty();
-    let rewrite = rewrite || !plan.removed.is_empty();
     if rewrite || memory.is_some() {
-        let next = plan.into_manifest(rendered);
-        if !incremental {
-            staging
-                .write(manifest::FILE, &next.to_bytes())
-                .map_err(|e| vec![e])?;
-            staging.commit().map_err(|e| vec![e])?;
-        } else if rewrite {
-            staging
-                .write_output(manifest::FILE, &next.to_bytes())
-                .map_err(|e| vec![e])?;
+        let mut next = plan.into_manifest(rendered);
+        let shards = if rewrite {
+            next.changed_shards()
+        } else {
+            Vec::new()
+        };
+        for (path, bytes) in &shards {
+            if incremental {
+                staging.write_output(path, bytes)
+            } else {
+                staging.write(path, bytes)
+            }
+            .map_err(|e| vec![e])?;
         }
-        if let Some(m) = memory {
-            m.manifest = Some(next);
-            m.changed = Some(BTreeSet::new());
+        match memory {
+            Some(m) => {
+                m.manifest = Some(next);
+                m.changed = Some(BTreeSet::new());
+            }
+            None => drop_in_background(next),
         }
+    } else {
+        drop_in_background(plan);
+    }
+    if moves_outputs {
+        staging.remove_from_output(manifest::DIRTY);
+    }
+    if !incremental {
+        staging.commit().map_err(|e| vec![e])?;
     }
     phases.mark("write");
     diagnostics::sort(&mut warnings);
@@ -324,28 +350,31 @@ pub(crate) fn dry_run(
 fn apply(
     staging: &output::Staging,
     plan: &Plan,
-    rendered: &BTreeMap<String, JobEntry>,
+    rendered: &[Option<JobEntry>],
 ) -> Result<usize, Vec<Diagnostic>> {
     let mut written = 0;
-    for (id, entry) in rendered {
-        let before = plan.previous_jobs.get(id);
-        for (path, h) in &entry.files {
+    for (job, entry) in plan.jobs.iter().zip(rendered) {
+        let Some(entry) = entry else { continue };
+        let prefix = plan.job_prefix(job);
+        let before = job.previous.as_ref();
+        for (name, h) in &entry.files {
+            let path = format!("{prefix}{name}");
             let same =
-                before.and_then(|b| b.file(path)) == Some(h) && staging.out().join(path).exists();
+                before.and_then(|b| b.file(name)) == Some(h) && staging.out().join(&path).exists();
             if !same {
-                staging.move_into_output(path).map_err(|e| vec![e])?;
+                staging.move_into_output(&path).map_err(|e| vec![e])?;
                 written += 1;
             }
         }
         for old in before.into_iter().flat_map(JobEntry::paths) {
             if entry.file(old).is_none() {
-                staging.remove_from_output(old);
+                staging.remove_from_output(&format!("{prefix}{old}"));
             }
         }
     }
-    for id in &plan.removed {
-        for path in plan.previous_jobs[id].paths() {
-            staging.remove_from_output(path);
+    for gone in &plan.removed {
+        for name in gone.entry.paths() {
+            staging.remove_from_output(&format!("{}{name}", gone.prefix));
         }
     }
     Ok(written)
@@ -378,6 +407,7 @@ fn run_job(
         JobKind::Sitemap => one(indexes::sitemap(site, plan))?,
         JobKind::Style => (vec![indexes::style()], Vec::new()),
     };
+    let prefix = plan.job_prefix(job);
     let mut entry = JobEntry {
         inputs: job.inputs,
         files: Vec::with_capacity(files.len()),
@@ -393,7 +423,8 @@ fn run_job(
             staging.write(path, bytes).map_err(|e| vec![e])?;
             made = dir;
         }
-        entry.files.push((path.clone(), hash(bytes)));
+        let name = path.strip_prefix(&prefix).unwrap_or(path);
+        entry.files.push((name.to_string(), hash(bytes)));
     }
     entry.files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((entry, warnings))
@@ -417,8 +448,12 @@ fn counts(site: &SiteContext, plan: &Plan) -> BTreeMap<String, LangCounts> {
             }
         }
     }
-    for id in &plan.removed {
-        if let Some(lang) = id.strip_prefix("page:").and_then(|r| r.split('/').next()) {
+    for gone in &plan.removed {
+        if let Some(lang) = gone
+            .id
+            .strip_prefix("page:")
+            .and_then(|r| r.split('/').next())
+        {
             per.entry(lang.to_string()).or_default().removed += 1;
         }
     }
@@ -438,6 +473,14 @@ fn progress_bar(jobs: usize, quiet: bool) -> indicatif::ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+
+/// Frees a large structure (a site's plan or manifest: hundreds of thousands of small
+/// allocations) on another thread, so a build does not wait for it.
+fn drop_in_background<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("vramdoc-drop".into())
+        .spawn(move || drop(value));
 }
 
 /// Phase timings on stderr when `VRAMDOC_TIMINGS` is set: where a build's time goes.

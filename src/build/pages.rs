@@ -82,7 +82,7 @@ pub(crate) fn render_guide(
         page.body(),
         page.body_line,
         &ctx,
-        &page.src.shown,
+        &page.src.shown(),
         &page.text,
     )?;
     let rendered = markdown::render_html(&expanded.markdown);
@@ -140,7 +140,7 @@ pub(crate) fn render_guide(
             url: format!("{}{lang}/{slug}/", site.config.base_url),
         },
     );
-    let at_page = |d: Diagnostic| vec![d.in_file(&page.src.shown)];
+    let at_page = |d: Diagnostic| vec![d.in_file(page.src.shown())];
     let html = site.renderer.render("guide.html", &ctx).map_err(at_page)?;
     files.push((format!("{dir}/index.html"), html.into_bytes()));
 
@@ -168,7 +168,7 @@ fn lint_page(page: &Page, computed: bool, html: &str) -> Vec<Diagnostic> {
             let line = page.body_line + body[..range.start].matches('\n').count();
             let col = body[..range.start].rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
             Diagnostic::warning(format!("memory figure `{text}` typed by hand"))
-                .in_file(&page.src.shown)
+                .in_file(page.src.shown())
                 .at(line, col)
                 .with_source(page.text.clone())
                 .with_help("compute it with an expression, e.g. `{{ bytes.peak | bytes }}`, or put a quoted measurement in `code`")
@@ -177,7 +177,7 @@ fn lint_page(page: &Page, computed: bool, html: &str) -> Vec<Diagnostic> {
     for snippet in markdown::stray_emphasis_markers(html) {
         warnings.push(
             Diagnostic::warning(format!("literal `**` or `__` in the rendered page near `{snippet}`"))
-                .in_file(&page.src.shown)
+                .in_file(page.src.shown())
                 .with_help("CommonMark does not close emphasis before a letter after punctuation: move the punctuation outside `**...**`"),
         );
     }
@@ -303,6 +303,6 @@ fn markdown_front_matter(page: &Page) -> Result<String, Vec<Diagnostic>> {
         put("scenario", v.clone());
     }
     yaml_serde::to_string(&map).map_err(|e| {
-        vec![Diagnostic::error(format!("cannot write front matter: {e}")).in_file(&page.src.shown)]
+        vec![Diagnostic::error(format!("cannot write front matter: {e}")).in_file(page.src.shown())]
     })
 }

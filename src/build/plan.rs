@@ -1,15 +1,17 @@
-//! Planning a build: read every source cheaply (hash first, parse only what changed), check the
-//! guides, and list the output jobs with the hash of their inputs.
+//! Planning a build: read every source cheaply (stat first, hash only what changed, parse only
+//! what hashes differently), check the guides, and list the output jobs with the hash of their
+//! inputs, each carrying what the previous build recorded for it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use super::manifest::{
-    hash, now_ns, DataEntry, Digest, GuideEntry, Hasher, JobEntry, Manifest, SourceEntry, Stamp,
-    Summary,
+    hash, now_ns, DataEntry, Digest, GuideEntry, Hasher, JobEntry, Manifest, PageEntry,
+    SourceEntry, Stamp, Summary,
 };
 use super::SiteContext;
 use crate::config::SiteConfig;
@@ -27,13 +29,13 @@ pub(crate) struct Source {
     pub(crate) stamp: Option<Stamp>,
 }
 
-/// An output job and whether it must be rendered.
+/// An output job, whether it must be rendered, and what the previous build recorded for it.
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
-    pub(crate) id: String,
     pub(crate) kind: JobKind,
     pub(crate) inputs: Digest,
     pub(crate) render: bool,
+    pub(crate) previous: Option<JobEntry>,
 }
 
 /// What a job renders.
@@ -51,6 +53,16 @@ pub(crate) enum JobKind {
     Style,
 }
 
+/// Outputs of the previous build whose job no longer exists (a deleted page or language).
+#[derive(Debug, Clone)]
+pub(crate) struct Removed {
+    /// The job's id (`page:<lang>/<slug>`, `index:<lang>`).
+    pub(crate) id: String,
+    /// The folder its file names are relative to (`<lang>/<slug>/`, or empty).
+    pub(crate) prefix: String,
+    pub(crate) entry: JobEntry,
+}
+
 /// Everything a build or a check needs to know before rendering.
 pub(crate) struct Plan {
     /// Every page, sorted by guide then language.
@@ -61,56 +73,108 @@ pub(crate) struct Plan {
     pub(crate) folders: BTreeMap<String, Option<Stamp>>,
     /// Per guide with a scenario: its data entry (inputs and data hashes).
     pub(crate) data: BTreeMap<String, DataEntry>,
+    /// The page jobs (in the order of `sources`), then the site-wide ones.
     pub(crate) jobs: Vec<Job>,
-    /// Job ids of the previous build that no longer exist.
-    pub(crate) removed: Vec<String>,
-    /// The previous build's jobs.
-    pub(crate) previous_jobs: BTreeMap<String, JobEntry>,
-    /// True when something the manifest records about the sources changed (a file's stamp, a
-    /// folder's listing, a guide's data), so it must be rewritten even if no job renders.
-    pub(crate) sources_changed: bool,
+    /// What the previous build wrote that no job writes any more.
+    pub(crate) removed: Vec<Removed>,
+    /// True when the previous build left a manifest: an incremental build.
+    pub(crate) incremental: bool,
+    /// Guides whose manifest entry may differ from the previous build's (a file's stamp, a
+    /// folder's listing, a guide's data, a deleted guide): the manifest is rewritten for them
+    /// even if no job renders.
+    pub(crate) touched: BTreeSet<String>,
+    /// Which manifest shards are on disk (see [`Manifest::stored`]).
+    stored: Option<Vec<Digest>>,
 }
 
 impl Plan {
-    /// The manifest recording this plan's sources and, per job, the entry `rendered` gives it or
-    /// else its previous one.
-    pub(crate) fn into_manifest(self, mut rendered: BTreeMap<String, JobEntry>) -> Manifest {
-        let mut previous_jobs = self.previous_jobs;
-        let mut jobs = BTreeMap::new();
-        for job in self.jobs {
-            let entry = rendered
-                .remove(&job.id)
-                .or_else(|| previous_jobs.remove(&job.id));
-            if let Some(entry) = entry {
-                jobs.insert(job.id, entry);
+    /// A job's id, for messages: `page:<lang>/<slug>`, `index:<lang>`, `root`, `sitemap`, `style`.
+    pub(crate) fn job_id(&self, job: &Job) -> String {
+        match &job.kind {
+            JobKind::Page(i) => {
+                let s = &self.sources[*i].src;
+                format!("page:{}/{}", s.lang, s.slug)
+            }
+            kind => site_job_id(kind),
+        }
+    }
+
+    /// The folder a job's recorded file names are relative to: `<lang>/<slug>/` for a page,
+    /// the output root (empty) for the others.
+    pub(crate) fn job_prefix(&self, job: &Job) -> String {
+        match &job.kind {
+            JobKind::Page(i) => page_prefix(&self.sources[*i].src),
+            _ => String::new(),
+        }
+    }
+
+    /// The manifest recording this plan's sources and, per job, the entry `rendered` gives it
+    /// (indexed like `jobs`) or else its previous one.
+    pub(crate) fn into_manifest(self, rendered: Vec<Option<JobEntry>>) -> Manifest {
+        let mut touched = self.touched;
+        for (job, new) in self.jobs.iter().zip(&rendered) {
+            if let (JobKind::Page(i), Some(_)) = (&job.kind, new) {
+                touched.insert(self.sources[*i].src.slug.clone());
             }
         }
+        let mut outputs: Vec<Option<JobEntry>> = vec![None; self.sources.len()];
+        let mut site_jobs = BTreeMap::new();
+        for (job, new) in self.jobs.into_iter().zip(rendered) {
+            let entry = new.or(job.previous);
+            match job.kind {
+                JobKind::Page(i) => outputs[i] = entry,
+                kind => {
+                    if let Some(entry) = entry {
+                        site_jobs.insert(site_job_id(&kind), entry);
+                    }
+                }
+            }
+        }
+        // Sources are sorted by guide like the folders: one walk, no lookups.
         let mut data = self.data;
-        let mut guides: BTreeMap<String, GuideEntry> = self
+        let mut pages = self.sources.into_iter().zip(outputs).peekable();
+        let guides = self
             .folders
             .into_iter()
             .map(|(slug, folder)| {
+                let mut entries = Vec::new();
+                while let Some((s, output)) = pages.next_if(|(s, _)| s.src.slug == slug) {
+                    let source = SourceEntry {
+                        hash: s.hash,
+                        stamp: s.stamp,
+                        summary: s.summary,
+                    };
+                    entries.push((s.src.lang, PageEntry { source, output }));
+                }
                 let data = data.remove(&slug);
                 let entry = GuideEntry {
                     folder,
-                    pages: Vec::new(),
+                    pages: entries,
                     data,
                 };
                 (slug, entry)
             })
             .collect();
-        for s in self.sources {
-            if let Some(g) = guides.get_mut(&s.src.slug) {
-                let entry = SourceEntry {
-                    hash: s.hash,
-                    stamp: s.stamp,
-                    summary: s.summary,
-                };
-                g.pages.push((s.src.lang, entry));
-            }
-        }
-        Manifest { guides, jobs }
+        let mut manifest = Manifest::new(guides, site_jobs).stored_as(self.stored);
+        manifest.touch(touched);
+        manifest
     }
+}
+
+/// The id of a site-wide job.
+fn site_job_id(kind: &JobKind) -> String {
+    match kind {
+        JobKind::Index(lang) => format!("index:{lang}"),
+        JobKind::Root => "root".into(),
+        JobKind::Sitemap => "sitemap".into(),
+        JobKind::Style => "style".into(),
+        JobKind::Page(_) => String::new(),
+    }
+}
+
+/// The output folder of a page, with a trailing `/`.
+fn page_prefix(src: &PageSource) -> String {
+    format!("{}/{}/", src.lang, src.slug)
 }
 
 /// How a plan finds out which sources changed.
@@ -164,11 +228,13 @@ pub(crate) fn plan(
                 (previous, statted.map_err(|e| vec![e])?)
             }
         };
+    let incremental = !previous.is_empty();
+    let stored = previous.stored();
     let Manifest {
         guides: mut previous_guides,
-        jobs: previous_jobs,
+        site_jobs: mut previous_site_jobs,
+        ..
     } = previous;
-    let mut sources_changed = previous_guides.len() != folders.len();
     // Each folder takes its previous entry along (moved, not copied).
     let tasks: Vec<_> = folders
         .into_iter()
@@ -180,7 +246,12 @@ pub(crate) fn plan(
             (f, meta, prev, trusted)
         })
         .collect();
-    sources_changed |= !previous_guides.is_empty();
+    let mut touched = BTreeSet::new();
+    let mut removed: Vec<Removed> = Vec::new();
+    for (slug, guide) in previous_guides {
+        removed.extend(removed_pages(&slug, guide.pages));
+        touched.insert(slug);
+    }
     let read: Vec<GuideRead> = tasks
         .into_par_iter()
         .map(|(folder, meta, prev, trusted)| match prev {
@@ -191,15 +262,23 @@ pub(crate) fn plan(
             }
         })
         .collect();
-    let mut sources = Vec::new();
+    let count = read.iter().map(|r| r.sources.len()).sum();
+    let mut sources = Vec::with_capacity(count);
+    let mut previous_outputs = Vec::with_capacity(count);
+    // Per source: its guide's languages joined, which its page job hashes.
+    let mut joined_langs: Vec<usize> = Vec::with_capacity(count);
+    let mut langs_joined: Vec<String> = Vec::new();
     let mut errors = Vec::new();
     let mut guides: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut folder_stamps = BTreeMap::new();
     let mut previous_data = BTreeMap::new();
-    let site_order = |l: &String| site.config.languages.iter().position(|x| x == l);
+    let site_order = |l: &String| config.languages.iter().position(|x| x == l);
     for mut r in read {
-        sources_changed |= r.changed;
+        if r.changed {
+            touched.insert(r.slug.clone());
+        }
         errors.append(&mut r.errors);
+        removed.append(&mut r.removed);
         if r.sources.is_empty() {
             continue;
         }
@@ -208,12 +287,14 @@ pub(crate) fn plan(
         }
         let mut langs: Vec<String> = r.sources.iter().map(|s| s.src.lang.clone()).collect();
         langs.sort_by_key(site_order);
+        joined_langs.extend(std::iter::repeat_n(langs_joined.len(), r.sources.len()));
+        langs_joined.push(langs.join(","));
         guides.insert(r.slug.clone(), langs);
         folder_stamps.insert(r.slug, r.folder);
         sources.append(&mut r.sources);
+        previous_outputs.append(&mut r.outputs);
     }
-    let (data, data_changed) = guide_data_entries(site, &sources, &previous_data, &mut errors);
-    sources_changed |= data_changed;
+    let data = guide_data_entries(site, &sources, &previous_data, &mut touched, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -221,53 +302,48 @@ pub(crate) fn plan(
     let site_hash = site.inputs_hash;
     // A build trusts its manifest (a file deleted by hand comes back with `--force`); `check`
     // also verifies that every recorded output is still there.
-    let needs_render = |id: &str, inputs: &Digest| {
+    let needs_render = |before: Option<&JobEntry>, inputs: &Digest, prefix: &str| {
         force
-            || previous_jobs.get(id).is_none_or(|j| {
-                j.inputs != *inputs || (verify_outputs && !j.paths().all(|f| out.join(f).exists()))
+            || before.is_none_or(|j| {
+                j.inputs != *inputs
+                    || (verify_outputs
+                        && !j.paths().all(|f| out.join(format!("{prefix}{f}")).exists()))
             })
     };
-    let job = |id: String, kind: JobKind, inputs: Digest| Job {
-        render: needs_render(&id, &inputs),
-        id,
-        kind,
-        inputs,
-    };
-    let langs_of: HashMap<&str, String> = guides
-        .iter()
-        .map(|(slug, langs)| (slug.as_str(), langs.join(",")))
-        .collect();
-    // Per page, in parallel: its job and whether the previous build had it.
-    let pages: Vec<(Job, bool)> = sources
+    let langs_of = |i: usize| langs_joined[joined_langs[i]].as_str();
+    // Per page, in parallel: its job, carrying its previous entry.
+    let mut jobs: Vec<Job> = sources
         .par_iter()
+        .zip(previous_outputs)
         .enumerate()
-        .map(|(i, s)| {
+        .map(|(i, (s, previous))| {
             let mut h = Hasher::new();
-            h.digest(&site_hash)
-                .digest(&s.hash)
-                .part(&langs_of[s.src.slug.as_str()]);
+            h.digest(&site_hash).digest(&s.hash).part(langs_of(i));
             if let Some(d) = data.get(&s.src.slug) {
                 h.digest(&d.data);
             }
             if s.summary.uses_catalog {
                 h.digest(&site.catalog_hash);
             }
-            let id = format!("page:{}/{}", s.src.lang, s.src.slug);
-            let known = previous_jobs.contains_key(&id);
-            (job(id, JobKind::Page(i), h.finish()), known)
+            let inputs = h.finish();
+            let prefix = if verify_outputs {
+                page_prefix(&s.src)
+            } else {
+                String::new()
+            };
+            Job {
+                render: needs_render(previous.as_ref(), &inputs, &prefix),
+                kind: JobKind::Page(i),
+                inputs,
+                previous,
+            }
         })
         .collect();
-    let mut found = 0;
-    let mut jobs = Vec::with_capacity(pages.len() + site.config.languages.len() + 3);
-    for (job, known) in pages {
-        found += usize::from(known);
-        jobs.push(job);
-    }
     // What the language indexes and the sitemap show of every page, hashed in bulk.
     let mut listed: HashMap<&str, Hasher> = HashMap::new();
     let mut mapped = Hasher::new();
     mapped.digest(&site_hash);
-    for s in &sources {
+    for (i, s) in sources.iter().enumerate() {
         let date = s.summary.date.as_deref().unwrap_or("");
         listed
             .entry(s.src.lang.as_str())
@@ -284,44 +360,33 @@ pub(crate) fn plan(
             .part(&s.src.slug)
             .part(&s.src.lang)
             .part(date)
-            .part(&langs_of[s.src.slug.as_str()]);
+            .part(langs_of(i));
     }
-    let mut push = |id: String, kind: JobKind, inputs: Digest| jobs.push(job(id, kind, inputs));
-    for lang in &site.config.languages {
+    let mut site_job = |kind: JobKind, inputs: Digest| {
+        let previous = previous_site_jobs.remove(&site_job_id(&kind));
+        jobs.push(Job {
+            render: needs_render(previous.as_ref(), &inputs, ""),
+            kind,
+            inputs,
+            previous,
+        });
+    };
+    for lang in &config.languages {
         let inputs = listed
             .get(lang.as_str())
             .map_or_else(|| Hasher::new().digest(&site_hash).finish(), Hasher::finish);
-        push(
-            format!("index:{lang}"),
-            JobKind::Index(lang.clone()),
-            inputs,
-        );
+        site_job(JobKind::Index(lang.clone()), inputs);
     }
-    push(
-        "root".into(),
-        JobKind::Root,
-        Hasher::new().digest(&site_hash).finish(),
-    );
-    push("sitemap".into(), JobKind::Sitemap, mapped.finish());
-    push(
-        "style".into(),
-        JobKind::Style,
-        Hasher::new().digest(&site_hash).finish(),
-    );
-
-    // Every previous job still exists unless fewer of them are found than were recorded (the
-    // site-wide jobs always exist once a site was built).
-    let found = found + jobs[sources.len()..].len();
-    let removed = if found == previous_jobs.len() {
-        Vec::new()
-    } else {
-        let current: HashSet<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
-        previous_jobs
-            .keys()
-            .filter(|id| !current.contains(id.as_str()))
-            .cloned()
-            .collect()
-    };
+    site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
+    site_job(JobKind::Sitemap, mapped.finish());
+    site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
+    for (id, entry) in previous_site_jobs {
+        removed.push(Removed {
+            id,
+            prefix: String::new(),
+            entry,
+        });
+    }
     Ok(Plan {
         sources,
         guides,
@@ -329,8 +394,23 @@ pub(crate) fn plan(
         data,
         jobs,
         removed,
-        previous_jobs,
-        sources_changed,
+        incremental,
+        touched,
+        stored,
+    })
+}
+
+/// The outputs of a guide's pages that are gone.
+fn removed_pages(
+    slug: &str,
+    pages: Vec<(String, PageEntry)>,
+) -> impl Iterator<Item = Removed> + '_ {
+    pages.into_iter().filter_map(move |(lang, page)| {
+        page.output.map(|entry| Removed {
+            id: format!("page:{lang}/{slug}"),
+            prefix: format!("{lang}/{slug}/"),
+            entry,
+        })
     })
 }
 
@@ -360,11 +440,45 @@ struct GuideRead {
     slug: String,
     folder: Option<Stamp>,
     sources: Vec<Source>,
+    /// Per source: the previous build's output entry.
+    outputs: Vec<Option<JobEntry>>,
+    /// Pages of the previous build that are gone.
+    removed: Vec<Removed>,
     errors: Vec<Diagnostic>,
     /// The previous build's data entry of the guide.
     previous_data: Option<DataEntry>,
     /// True when the folder's listing or a page's entry differs from the previous build's.
     changed: bool,
+}
+
+impl GuideRead {
+    /// A guide the file watcher saw no change in: its previous entry, without a system call.
+    fn unchanged(folder: &GuideFolder, previous: GuideEntry) -> GuideRead {
+        let dir: Arc<Path> = Arc::from(folder.path.as_path());
+        let (sources, outputs) = previous
+            .pages
+            .into_iter()
+            .map(|(lang, page)| {
+                let source = Source {
+                    src: content::page_source(&folder.name, &lang, &dir),
+                    hash: page.source.hash,
+                    summary: page.source.summary,
+                    stamp: page.source.stamp,
+                };
+                (source, page.output)
+            })
+            .unzip();
+        GuideRead {
+            slug: folder.name.clone(),
+            folder: previous.folder,
+            sources,
+            outputs,
+            removed: Vec::new(),
+            errors: Vec::new(),
+            previous_data: previous.data,
+            changed: false,
+        }
+    }
 }
 
 /// The guides (folder names) that `paths` touch, or `None` when a change there needs a full scan
@@ -414,30 +528,6 @@ fn known_folders(
         .collect()
 }
 
-impl GuideRead {
-    /// A guide the file watcher saw no change in: its previous entry, without a system call.
-    fn unchanged(folder: &GuideFolder, previous: GuideEntry) -> GuideRead {
-        let sources = previous
-            .pages
-            .into_iter()
-            .map(|(lang, e)| Source {
-                src: content::page_source(&folder.name, &lang, &folder.path),
-                hash: e.hash,
-                summary: e.summary,
-                stamp: e.stamp,
-            })
-            .collect();
-        GuideRead {
-            slug: folder.name.clone(),
-            folder: previous.folder,
-            sources,
-            errors: Vec::new(),
-            previous_data: previous.data,
-            changed: false,
-        }
-    }
-}
-
 /// Reads one guide folder: its listing is reused when the folder's stamp is unchanged, and each
 /// page is hashed only when its own stamp changed (and parsed only when its bytes did).
 fn read_guide(
@@ -464,9 +554,10 @@ fn read_guide(
             .iter()
             .all(|(l, _)| config.languages.contains(l));
     let (found, mut errors) = if listing_unchanged {
+        let dir: Arc<Path> = Arc::from(folder.path.as_path());
         let found = previous_pages
             .iter()
-            .map(|(lang, _)| content::page_source(&slug, lang, &folder.path))
+            .map(|(lang, _)| content::page_source(&slug, lang, &dir))
             .collect();
         (found, Vec::new())
     } else {
@@ -474,29 +565,37 @@ fn read_guide(
     };
     let mut changed = stamp != previous_folder || found.len() != previous_pages.len();
     let mut sources = Vec::with_capacity(found.len());
+    let mut outputs = Vec::with_capacity(found.len());
     for src in found {
         let prev = previous_pages
             .iter()
             .position(|(l, _)| *l == src.lang)
             .map(|i| previous_pages.swap_remove(i).1);
+        let (prev_source, prev_output) = match prev {
+            Some(p) => (Some(p.source), p.output),
+            None => (None, None),
+        };
         let meta = config
             .languages
             .iter()
             .position(|l| *l == src.lang)
             .and_then(|i| pages[i].clone());
-        match read_source(src, meta, prev, now) {
+        match read_source(src, meta, prev_source, now) {
             Ok((s, c)) => {
                 changed |= c;
                 sources.push(s);
+                outputs.push(prev_output);
             }
             Err(mut e) => errors.append(&mut e),
         }
     }
     errors.extend(check_translations_agree(&sources));
     GuideRead {
+        removed: removed_pages(&slug, previous_pages).collect(),
         slug,
         folder: stamp,
         sources,
+        outputs,
         errors,
         previous_data,
         changed,
@@ -512,11 +611,11 @@ fn read_source(
     now: u64,
 ) -> Result<(Source, bool), Vec<Diagnostic>> {
     let cannot = |e: std::io::Error| {
-        vec![Diagnostic::error(format!("cannot read: {e}")).in_file(&src.shown)]
+        vec![Diagnostic::error(format!("cannot read: {e}")).in_file(src.shown())]
     };
     let meta = match meta {
         Some(m) => m,
-        None => std::fs::metadata(&src.path).map_err(cannot)?,
+        None => std::fs::metadata(src.path()).map_err(cannot)?,
     };
     let (previous, unchanged) = match previous {
         Some(e) if e.stamp.is_some_and(|s| s.matches(&meta)) => (None, Some(e)),
@@ -532,7 +631,7 @@ fn read_source(
         return Ok((source, false));
     }
     let stamp = Stamp::of(&meta, now);
-    let bytes = std::fs::read(&src.path).map_err(cannot)?;
+    let bytes = std::fs::read(src.path()).map_err(cannot)?;
     let h = hash(&bytes);
     if let Some(e) = previous.filter(|e| e.hash == h) {
         let changed = e.stamp != stamp;
@@ -601,10 +700,10 @@ fn check_translations_agree(guide: &[Source]) -> Vec<Diagnostic> {
                 errors.push(
                     Diagnostic::error(format!(
                         "the translations disagree on the scenario or variants: {} and {} must have the same `scenario:` and variant `id`/`set:` values",
-                        f.src.shown.display(),
-                        s.src.shown.display()
+                        f.src.shown().display(),
+                        s.src.shown().display()
                     ))
-                    .in_file(&s.src.shown)
+                    .in_file(s.src.shown())
                     .at(line, 1)
                     .with_help("a guide's translations share one scenario; only titles, prose and variant labels differ"),
                 );
@@ -625,21 +724,24 @@ fn data_inputs(site: &SiteContext, scenario_hash: &Digest) -> Digest {
 }
 
 /// Each guide's data entry: reused when its inputs are unchanged, else computed now (so that a
-/// catalog or estimator change rebuilds exactly the pages whose numbers changed). Also says
-/// whether any entry differs from the previous build's.
+/// catalog or estimator change rebuilds exactly the pages whose numbers changed). Guides whose
+/// entry differs from the previous build's are added to `touched`.
 fn guide_data_entries(
     site: &SiteContext,
     sources: &[Source],
     previous: &BTreeMap<String, DataEntry>,
+    touched: &mut BTreeSet<String>,
     errors: &mut Vec<Diagnostic>,
-) -> (BTreeMap<String, DataEntry>, bool) {
+) -> BTreeMap<String, DataEntry> {
     let mut firsts: BTreeMap<&str, (&Source, Digest)> = BTreeMap::new();
     for s in sources {
         if let Some(h) = s.summary.scenario_hash {
             firsts.entry(s.src.slug.as_str()).or_insert((s, h));
         }
     }
-    let mut changed = firsts.len() != previous.len();
+    for slug in previous.keys().filter(|s| !firsts.contains_key(s.as_str())) {
+        touched.insert(slug.clone());
+    }
     let computed: Vec<(String, Result<DataEntry, Vec<Diagnostic>>)> = firsts
         .par_iter()
         .map(|(slug, (s, scenario_hash))| {
@@ -660,11 +762,13 @@ fn guide_data_entries(
     for (slug, r) in computed {
         match r {
             Ok(e) => {
-                changed |= previous.get(&slug) != Some(&e);
+                if previous.get(&slug) != Some(&e) {
+                    touched.insert(slug.clone());
+                }
                 out.insert(slug, e);
             }
             Err(mut e) => errors.append(&mut e),
         }
     }
-    (out, changed)
+    out
 }

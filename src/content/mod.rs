@@ -14,17 +14,27 @@ use crate::config::SiteConfig;
 use crate::diagnostics::Diagnostic;
 pub use front_matter::FrontMatter;
 
-/// Where one page's source lives.
+/// Where one page's source lives: `content/<slug>/<lang>.md`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct PageSource {
     /// The guide's slug (its folder name).
     pub slug: String,
     /// The language (the file stem).
     pub lang: String,
+    /// The guide's folder on disk (shared by its pages).
+    pub dir: Arc<Path>,
+}
+
+impl PageSource {
     /// The file on disk.
-    pub path: PathBuf,
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(format!("{}.md", self.lang))
+    }
+
     /// The path shown in messages: `content/<slug>/<lang>.md`.
-    pub shown: PathBuf,
+    pub fn shown(&self) -> PathBuf {
+        PathBuf::from(format!("content/{}/{}.md", self.slug, self.lang))
+    }
 }
 
 /// A parsed page: front matter plus the Markdown body.
@@ -112,12 +122,11 @@ pub fn discover(root: &Path, config: &SiteConfig) -> (Vec<PageSource>, Vec<Diagn
 }
 
 /// The source of page `lang` of guide `slug` in folder `dir`.
-pub fn page_source(slug: &str, lang: &str, dir: &Path) -> PageSource {
+pub fn page_source(slug: &str, lang: &str, dir: &Arc<Path>) -> PageSource {
     PageSource {
         slug: slug.to_string(),
         lang: lang.to_string(),
-        path: dir.join(format!("{lang}.md")),
-        shown: PathBuf::from(format!("content/{slug}/{lang}.md")),
+        dir: dir.clone(),
     }
 }
 
@@ -142,6 +151,7 @@ pub fn list_guide(folder: &GuideFolder, config: &SiteConfig) -> (Vec<PageSource>
         );
         return (pages, errors);
     };
+    let shared: Arc<Path> = Arc::from(dir.as_path());
     let mut files: Vec<PathBuf> = files.flatten().map(|e| e.path()).collect();
     files.sort();
     for file in files {
@@ -167,8 +177,7 @@ pub fn list_guide(folder: &GuideFolder, config: &SiteConfig) -> (Vec<PageSource>
         pages.push(PageSource {
             slug: name.clone(),
             lang,
-            path: file,
-            shown,
+            dir: shared.clone(),
         });
     }
     (pages, errors)
@@ -176,8 +185,8 @@ pub fn list_guide(folder: &GuideFolder, config: &SiteConfig) -> (Vec<PageSource>
 
 /// Reads and parses one page, checking that its `lang` matches its file name.
 pub fn load(src: &PageSource) -> Result<Page, Vec<Diagnostic>> {
-    let bytes = std::fs::read(&src.path)
-        .map_err(|e| vec![Diagnostic::error(format!("cannot read: {e}")).in_file(&src.shown)])?;
+    let bytes = std::fs::read(src.path())
+        .map_err(|e| vec![Diagnostic::error(format!("cannot read: {e}")).in_file(src.shown())])?;
     parse(src.clone(), &bytes)
 }
 
@@ -190,7 +199,7 @@ pub fn parse(src: PageSource, bytes: &[u8]) -> Result<Page, Vec<Diagnostic>> {
             .count()
             + 1;
         vec![Diagnostic::error("the file is not valid UTF-8")
-            .in_file(&src.shown)
+            .in_file(src.shown())
             .at(line, 1)
             .with_help("save it as UTF-8")]
     })?;
@@ -200,17 +209,17 @@ pub fn parse(src: PageSource, bytes: &[u8]) -> Result<Page, Vec<Diagnostic>> {
     } else {
         Arc::from(text)
     };
-    let split = front_matter::split(&text, &src.shown, &text).map_err(|d| vec![d])?;
+    let split = front_matter::split(&text, &src.shown(), &text).map_err(|d| vec![d])?;
     let body_offset = text.len() - split.body.len();
     let body_line = split.body_line;
-    let front = front_matter::parse(&split, &src.shown, &text)?;
+    let front = front_matter::parse(&split, &src.shown(), &text)?;
     if front.lang != src.lang {
         let line = front_matter::key_line(&split, "lang");
         return Err(vec![Diagnostic::error(format!(
             "`lang: {}` does not match the file name `{}.md`",
             front.lang, src.lang
         ))
-        .in_file(&src.shown)
+        .in_file(src.shown())
         .at(line, 1)
         .with_source(text.clone())
         .with_help(format!(
