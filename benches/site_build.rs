@@ -1,11 +1,15 @@
 //! Site-build benchmark: a synthetic site of N guides × 3 languages, built by the release
 //! `vramdoc` binary in a child process, measuring wall time, CPU time and the child's peak RSS for
-//! a clean full build, a no-change rebuild and a rebuild after editing one sentence of one guide.
+//! a clean full build, a no-change rebuild and a rebuild after editing one sentence of one guide;
+//! then the same edit under `vramdoc serve`, whose rebuild time is read from its output.
 //!
 //! ```text
 //! cargo bench --bench site_build -- [--n 1000] [--corpus plain|computed|both] [--from DIR]
 //!                                   [--runs R] [--work DIR] [--keep]
 //! ```
+//!
+//! Each figure is the best of `--runs` (the run least disturbed by other load), with the median
+//! beside it. The `serve` edit is measured at least five times.
 //!
 //! `--from DIR` reads `gen_site.py --format plain` output (`DIR/content/<slug>/<lang>.md`; a
 //! `vramdoc.yaml` is written there if missing); without it the corpus is generated here. The
@@ -247,16 +251,23 @@ fn bench_corpus(
     let pages = count_pages(root)?;
     let prefix = format!("corpus={name} n={} pages={pages}", pages / 3);
     let out = work.join(format!("out-{name}"));
-    let rm_out = || match fs::remove_dir_all(&out) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(format!("cannot remove {}: {e}", out.display()))
-        }
-        _ => Ok(()),
-    };
-    measure("clean", &prefix, pages, args.runs, |_| {
-        rm_out()?;
-        run_build(bin, root, &out, force, work)
-    })?;
+    // Each clean build writes a fresh folder, and the folders are deleted only afterwards: ext4
+    // slows inode allocation for about 30 s after many files were deleted (`recently_deleted`),
+    // which would measure the bench's own clean-up rather than the build.
+    let fresh = |k: usize| work.join(format!("out-{name}-clean-{k}"));
+    let clean = measure("clean", &prefix, pages, args.runs, |k| {
+        reset(&fresh(k))?;
+        run_build(bin, root, &fresh(k), force, work)
+    });
+    reset(&out)?;
+    let last = fresh(args.runs - 1);
+    if clean.is_ok() {
+        fs::rename(&last, &out).map_err(|e| format!("cannot rename {}: {e}", last.display()))?;
+    }
+    for k in 0..args.runs {
+        reset(&fresh(k))?;
+    }
+    clean?;
     measure("nochange", &prefix, pages, args.runs, |_| {
         run_build(bin, root, &out, false, work)
     })?;
@@ -267,10 +278,101 @@ fn bench_corpus(
         corpus::edit_sentence(&edited, k)
             .map_err(|e| format!("cannot edit {}: {e}", edited.display()))?;
         run_build(bin, root, &out, false, work)
-    });
+    })
+    .and_then(|()| measure_serve(bin, root, &out, &edited, &prefix, args.runs.max(5)));
     fs::write(&edited, original)
         .map_err(|e| format!("cannot restore {}: {e}", edited.display()))?;
     result
+}
+
+/// Starts `vramdoc serve` on the site, waits for its first build, edits one guide `runs` times
+/// and prints the rebuild time serve reports for each (best and median), the time from writing
+/// the file to serve's line about it (which includes the watcher's 100 ms debounce), and the
+/// server's peak RSS.
+fn measure_serve(
+    bin: &Path,
+    root: &Path,
+    out: &Path,
+    edited: &Path,
+    prefix: &str,
+    runs: usize,
+) -> Result<(), String> {
+    use std::io::{BufRead, BufReader};
+    use std::sync::mpsc;
+    let mut child = Command::new(bin)
+        .arg("serve")
+        .arg("--root")
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .args(["--port", "0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run {} serve: {e}", bin.display()))?;
+    let stdout = child.stdout.take().ok_or("serve has no stdout")?;
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |needle: &str, limit: Duration| -> Result<String, String> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return Ok(line),
+                Ok(_) => {}
+                Err(_) => return Err(format!("serve printed no `{needle}` line in time")),
+            }
+        }
+    };
+    let result = (|| -> Result<(Vec<Duration>, Vec<Duration>), String> {
+        wait_for("serving ", Duration::from_secs(600))?;
+        let mut reported = Vec::new();
+        let mut latency = Vec::new();
+        for k in 0..runs {
+            std::thread::sleep(Duration::from_millis(400));
+            corpus::edit_sentence(edited, 1000 + k)
+                .map_err(|e| format!("cannot edit {}: {e}", edited.display()))?;
+            let start = Instant::now();
+            let line = wait_for("changed: built", Duration::from_secs(60))?;
+            latency.push(start.elapsed());
+            let ms = line
+                .split(" in ")
+                .nth(1)
+                .and_then(|r| r.split(" ms").next())
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .ok_or_else(|| format!("cannot read the rebuild time in `{line}`"))?;
+            reported.push(Duration::from_millis(ms));
+        }
+        Ok((reported, latency))
+    })();
+    let peak = fs::read_to_string(format!("/proc/{}/status", child.id()))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        });
+    let _ = child.kill();
+    let _ = child.wait();
+    let (mut reported, mut latency) = result?;
+    reported.sort();
+    latency.sort();
+    let mid = |v: &[Duration]| fmt_secs(v[v.len() / 2].as_secs_f64());
+    println!(
+        "{prefix} serve_edit1={} (best of {runs}, median {}) edit_to_reload={} (median, with the 100ms debounce) peak_rss={}",
+        fmt_secs(reported[0].as_secs_f64()),
+        mid(&reported),
+        mid(&latency),
+        peak.map_or("unknown".into(), |kib| format!("{:.0}MiB", kib / 1024.0)),
+    );
+    Ok(())
 }
 
 fn load() -> String {

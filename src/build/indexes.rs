@@ -11,7 +11,7 @@ use super::plan::Plan;
 use super::SiteContext;
 use crate::assets;
 use crate::diagnostics::Diagnostic;
-use crate::markdown;
+use crate::markdown::{self, escape_html};
 
 /// A rendered file: relative path and bytes.
 pub(crate) type File = (String, Vec<u8>);
@@ -23,13 +23,6 @@ struct GuideEntry<'a> {
     date: Option<&'a str>,
     date_display: Option<String>,
     description: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct SitemapUrl {
-    loc: String,
-    lastmod: Option<String>,
-    alternates: Vec<Alternate>,
 }
 
 /// `<lang>/index.html`: the guides of one language, newest first.
@@ -101,16 +94,23 @@ pub(crate) fn root(site: &SiteContext) -> Result<File, Diagnostic> {
     Ok(("index.html".into(), html.into_bytes()))
 }
 
-/// `sitemap.xml`: every language index and guide page, with `hreflang` alternates.
+/// `sitemap.xml`: every language index and guide page, with `hreflang` alternates. Written
+/// directly, not through a template: the sitemap protocol fixes its format, and on a large site a
+/// template context holding every URL and alternate took more memory than the rest of the build.
 pub(crate) fn sitemap(site: &SiteContext, plan: &Plan) -> Result<File, Diagnostic> {
     let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
-    let mut urls = Vec::new();
+    let mut xml = String::with_capacity(512 * (plan.sources.len() + langs.len()) + 256);
+    xml.push_str(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" xmlns:xhtml=\"http://www.w3.org/1999/xhtml\">\n",
+    );
     for lang in &langs {
-        urls.push(SitemapUrl {
-            loc: format!("{}{lang}/", site.config.base_url),
-            lastmod: None,
-            alternates: alternates(site, &langs, |l| format!("{l}/")),
-        });
+        let loc = format!("{}{lang}/", site.config.base_url);
+        push_url(
+            &mut xml,
+            &loc,
+            None,
+            &alternates(site, &langs, |l| format!("{l}/")),
+        );
     }
     for s in &plan.sources {
         let slug = &s.src.slug;
@@ -122,16 +122,33 @@ pub(crate) fn sitemap(site: &SiteContext, plan: &Plan) -> Result<File, Diagnosti
                 url: x,
             });
         }
-        urls.push(SitemapUrl {
-            loc: format!("{}{}/{slug}/", site.config.base_url, s.src.lang),
-            lastmod: s.summary.date.as_ref().map(|d| d[..10].to_string()),
-            alternates: alts,
-        });
+        let loc = format!("{}{}/{slug}/", site.config.base_url, s.src.lang);
+        let lastmod = s.summary.date.as_deref().map(|d| &d[..d.len().min(10)]);
+        push_url(&mut xml, &loc, lastmod, &alts);
     }
-    let mut ctx = Context::new();
-    ctx.insert("urls", &urls);
-    let xml = site.renderer.render("sitemap.xml", &ctx)?;
+    xml.push_str("</urlset>\n");
     Ok(("sitemap.xml".into(), xml.into_bytes()))
+}
+
+/// Appends one `<url>` element.
+fn push_url(xml: &mut String, loc: &str, lastmod: Option<&str>, alternates: &[Alternate]) {
+    xml.push_str("  <url>\n    <loc>");
+    escape_html(xml, loc);
+    xml.push_str("</loc>");
+    if let Some(date) = lastmod {
+        xml.push_str("\n    <lastmod>");
+        escape_html(xml, date);
+        xml.push_str("</lastmod>");
+    }
+    xml.push('\n');
+    for alt in alternates {
+        xml.push_str("    <xhtml:link rel=\"alternate\" hreflang=\"");
+        escape_html(xml, &alt.lang);
+        xml.push_str("\" href=\"");
+        escape_html(xml, &alt.url);
+        xml.push_str("\"/>\n");
+    }
+    xml.push_str("  </url>\n");
 }
 
 /// `style.css`: the stylesheet plus the highlighting classes.

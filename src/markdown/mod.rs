@@ -8,6 +8,7 @@
 //! `<section class="footnotes">` at the end. Pure: strings in, strings out.
 
 mod escape;
+pub(crate) use escape::escape_html;
 mod highlight;
 mod lint;
 mod rewrite;

@@ -2,9 +2,9 @@
 //! function that reads the current page's locale bundle.
 //!
 //! Templates: `base.html` (layout), `guide.html` (a guide page), `index.html` (a language's
-//! list of guides), `root.html` (language chooser), `guide.md` (the Markdown edition) and
-//! `sitemap.xml`. A site overrides any of them with a file of the same name in its `templates/`.
-//! HTML and XML are autoescaped; `.md` is not.
+//! list of guides), `root.html` (language chooser) and `guide.md` (the Markdown edition). A site
+//! overrides any of them with a file of the same name in its `templates/`. HTML and XML are
+//! autoescaped; `.md` is not.
 
 use std::path::Path;
 use std::sync::Arc;
