@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -177,6 +178,10 @@ fn page_prefix(src: &PageSource) -> String {
     format!("{}/{}/", src.lang, src.slug)
 }
 
+/// How many changed pages of an incremental build have their code highlighted on a thread of
+/// their own while the build is still planned (an edit usually touches one or two).
+const WARM_PAGES: usize = 4;
+
 /// How a plan finds out which sources changed.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Scan<'a> {
@@ -252,13 +257,15 @@ pub(crate) fn plan(
         removed.extend(removed_pages(&slug, guide.pages));
         touched.insert(slug);
     }
+    // A few changed pages of an incremental build get their code highlighted early.
+    let warm = AtomicUsize::new(if incremental { WARM_PAGES } else { 0 });
     let read: Vec<GuideRead> = tasks
         .into_par_iter()
         .map(|(folder, meta, prev, trusted)| match prev {
             Some(prev) if trusted => GuideRead::unchanged(&folder, prev),
             prev => {
                 let meta = meta.unwrap_or_else(|| FolderMeta::of(&folder, config));
-                read_guide(&folder, meta, prev, config, now)
+                read_guide(&folder, meta, prev, config, now, &warm)
             }
         })
         .collect();
@@ -339,29 +346,22 @@ pub(crate) fn plan(
             }
         })
         .collect();
-    // What the language indexes and the sitemap show of every page, hashed in bulk.
-    let mut listed: HashMap<&str, Hasher> = HashMap::new();
-    let mut mapped = Hasher::new();
-    mapped.digest(&site_hash);
+    // What the language indexes and the sitemap show of every page: length-prefixed parts laid
+    // end to end and hashed once (a hasher update per small part cost more than the hashing).
+    let mut listed: HashMap<&str, Vec<u8>> = HashMap::new();
+    let mut mapped = Vec::with_capacity(sources.len() * 64);
     for (i, s) in sources.iter().enumerate() {
         let date = s.summary.date.as_deref().unwrap_or("");
-        listed
-            .entry(s.src.lang.as_str())
-            .or_insert_with(|| {
-                let mut h = Hasher::new();
-                h.digest(&site_hash);
-                h
-            })
-            .part(&s.src.slug)
-            .part(&s.summary.title)
-            .part(date)
-            .part(s.summary.description.as_deref().unwrap_or(""));
-        mapped
-            .part(&s.src.slug)
-            .part(&s.src.lang)
-            .part(date)
-            .part(langs_of(i));
+        let description = s.summary.description.as_deref().unwrap_or("");
+        let list = listed.entry(s.src.lang.as_str()).or_default();
+        for part in [s.src.slug.as_str(), &s.summary.title, date, description] {
+            push_part(list, part);
+        }
+        for part in [s.src.slug.as_str(), &s.src.lang, date, langs_of(i)] {
+            push_part(&mut mapped, part);
+        }
     }
+    let mapped = Hasher::new().digest(&site_hash).part(&mapped).finish();
     let mut site_job = |kind: JobKind, inputs: Digest| {
         let previous = previous_site_jobs.remove(&site_job_id(&kind));
         jobs.push(Job {
@@ -372,13 +372,12 @@ pub(crate) fn plan(
         });
     };
     for lang in &config.languages {
-        let inputs = listed
-            .get(lang.as_str())
-            .map_or_else(|| Hasher::new().digest(&site_hash).finish(), Hasher::finish);
+        let list = listed.get(lang.as_str()).map_or(&[][..], Vec::as_slice);
+        let inputs = Hasher::new().digest(&site_hash).part(list).finish();
         site_job(JobKind::Index(lang.clone()), inputs);
     }
     site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
-    site_job(JobKind::Sitemap, mapped.finish());
+    site_job(JobKind::Sitemap, mapped);
     site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
     for (id, entry) in previous_site_jobs {
         removed.push(Removed {
@@ -398,6 +397,12 @@ pub(crate) fn plan(
         touched,
         stored,
     })
+}
+
+/// Appends `part` with its length, so ("ab", "c") and ("a", "bc") differ.
+fn push_part(buf: &mut Vec<u8>, part: &str) {
+    buf.extend_from_slice(&(part.len() as u64).to_le_bytes());
+    buf.extend_from_slice(part.as_bytes());
 }
 
 /// The outputs of a guide's pages that are gone.
@@ -536,6 +541,7 @@ fn read_guide(
     previous: Option<GuideEntry>,
     config: &SiteConfig,
     now: u64,
+    warm: &AtomicUsize,
 ) -> GuideRead {
     let slug = folder.name.clone();
     let FolderMeta {
@@ -580,7 +586,7 @@ fn read_guide(
             .iter()
             .position(|l| *l == src.lang)
             .and_then(|i| pages[i].clone());
-        match read_source(src, meta, prev_source, now) {
+        match read_source(src, meta, prev_source, now, warm) {
             Ok((s, c)) => {
                 changed |= c;
                 sources.push(s);
@@ -609,6 +615,7 @@ fn read_source(
     meta: Option<Metadata>,
     previous: Option<SourceEntry>,
     now: u64,
+    warm: &AtomicUsize,
 ) -> Result<(Source, bool), Vec<Diagnostic>> {
     let cannot = |e: std::io::Error| {
         vec![Diagnostic::error(format!("cannot read: {e}")).in_file(src.shown())]
@@ -645,6 +652,16 @@ fn read_source(
     }
     let page = content::parse(src.clone(), &bytes)?;
     let summary = summarize(&page);
+    let take = |n: usize| n.checked_sub(1);
+    if warm
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, take)
+        .is_ok()
+    {
+        let body = page.body().to_string();
+        let _ = std::thread::Builder::new()
+            .name("vramdoc-warm".into())
+            .spawn(move || crate::markdown::warm_highlighting(&body));
+    }
     let source = Source {
         src,
         hash: h,
