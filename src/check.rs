@@ -199,13 +199,11 @@ fn translation_status(
     problems: &mut Vec<Problem>,
 ) -> BTreeMap<String, Vec<Status>> {
     let mut table = BTreeMap::new();
-    for slug in plan.guides.keys() {
-        let of = |lang: &str| {
-            plan.sources
-                .iter()
-                .find(|s| s.src.slug == *slug && s.src.lang == lang)
-        };
-        let reference = of(default).or_else(|| plan.sources.iter().find(|s| s.src.slug == *slug));
+    // The plan's sources are sorted by guide: each guide's pages are one run of them.
+    for pages in plan.sources.chunk_by(|a, b| a.src.slug == b.src.slug) {
+        let slug = &pages[0].src.slug;
+        let of = |lang: &str| pages.iter().find(|s| s.src.lang == lang);
+        let reference = of(default).or(pages.first());
         let mut row = Vec::new();
         for lang in languages {
             let status = match (of(lang), reference) {

@@ -1,9 +1,10 @@
 //! A guide's computed data (one estimate per guide, shared by its translations) and the parts of
 //! its front matter that describe it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use rayon::prelude::*;
 use yaml_serde::Value as Yaml;
 
 use super::plan::{Job, JobKind, Plan};
@@ -105,68 +106,105 @@ fn key_line(page: &Page, line: usize, key: &str) -> usize {
         .map_or(line, |(i, _)| i + 1)
 }
 
-/// Computes the data of every guide that has a page to render.
-pub(crate) fn guide_data_to_render(
-    site: &SiteContext,
-    plan: &Plan,
-) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
-    guide_data_for(site, plan, |j| j.render)
+/// Each guide's computed data for the pages a build renders: made when the guide's first page
+/// needs it and freed once its last page has rendered, so memory holds the estimates of the
+/// guides being rendered, not the whole site's (pages are rendered guide by guide).
+pub(crate) struct GuideDataStore {
+    slots: HashMap<String, Slot>,
 }
 
-/// Computes the data of every guide with a scenario.
-pub(crate) fn guide_data_to_render_all(
-    site: &SiteContext,
-    plan: &Plan,
-) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
-    guide_data_for(site, plan, |_| true)
+/// One guide's data and how many of its pages have yet to use it.
+struct Slot {
+    state: Mutex<SlotState>,
+    pages_left: AtomicUsize,
 }
 
-/// Computes the data of the guides with a job that `wanted` selects.
-fn guide_data_for(
-    site: &SiteContext,
-    plan: &Plan,
-    wanted: impl Fn(&Job) -> bool,
-) -> Result<BTreeMap<String, GuideData>, Vec<Diagnostic>> {
-    let slugs: BTreeSet<&str> = plan
-        .jobs
-        .iter()
-        .filter(|j| wanted(j))
-        .filter_map(|j| match j.kind {
-            JobKind::Page(i) => Some(plan.sources[i].src.slug.as_str()),
-            _ => None,
-        })
-        .filter(|slug| plan.data.contains_key(*slug))
-        .collect();
-    // The first page of each guide that carries the scenario.
-    let mut with_scenario = BTreeMap::new();
-    for s in plan
-        .sources
-        .iter()
-        .filter(|s| s.summary.scenario_hash.is_some())
-    {
-        with_scenario.entry(s.src.slug.as_str()).or_insert(s);
-    }
-    let results: Vec<Result<(String, GuideData), Vec<Diagnostic>>> = slugs
-        .par_iter()
-        .map(|slug| {
-            let source = with_scenario.get(slug).ok_or_else(Vec::new)?;
-            let page = content::load(&source.src)?;
-            compute_one(&page, &site.catalog).map(|d| (slug.to_string(), d))
-        })
-        .collect();
-    let mut out = BTreeMap::new();
-    let mut errors = Vec::new();
-    for r in results {
-        match r {
-            Ok((slug, d)) => {
-                out.insert(slug, d);
+enum SlotState {
+    NotYet,
+    Ready(Arc<GuideData>),
+    /// Computing it failed; the first page that asked reported why.
+    Failed,
+    /// Every page used it.
+    Freed,
+}
+
+impl GuideDataStore {
+    /// A store for the page jobs `wanted` selects whose guide has a scenario.
+    pub(crate) fn new(plan: &Plan, wanted: impl Fn(&Job) -> bool) -> GuideDataStore {
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for job in plan.jobs.iter().filter(|j| wanted(j)) {
+            if let JobKind::Page(i) = job.kind {
+                let slug = plan.sources[i].src.slug.as_str();
+                if plan.data.contains_key(slug) {
+                    *counts.entry(slug).or_default() += 1;
+                }
             }
-            Err(mut e) => errors.append(&mut e),
+        }
+        let slots = counts
+            .into_iter()
+            .map(|(slug, n)| {
+                let slot = Slot {
+                    state: Mutex::new(SlotState::NotYet),
+                    pages_left: AtomicUsize::new(n),
+                };
+                (slug.to_string(), slot)
+            })
+            .collect();
+        GuideDataStore { slots }
+    }
+
+    /// The data of the guide of page `page` (an index into the plan's sources; `None` without a
+    /// scenario), computed by the first of its pages that asks while the others wait for it. An
+    /// error goes to that first page only.
+    pub(crate) fn get(
+        &self,
+        site: &SiteContext,
+        plan: &Plan,
+        page: usize,
+    ) -> Result<Option<Arc<GuideData>>, Vec<Diagnostic>> {
+        let slug = plan.sources[page].src.slug.as_str();
+        let Some(slot) = self.slots.get(slug) else {
+            return Ok(None);
+        };
+        let mut state = slot.state.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*state {
+            SlotState::Ready(data) => return Ok(Some(data.clone())),
+            SlotState::Failed => return Err(Vec::new()),
+            SlotState::NotYet | SlotState::Freed => {}
+        }
+        // A guide's pages are adjacent in the plan: its first page with a scenario is near.
+        let same = |s: &&super::plan::Source| s.src.slug == slug;
+        let first = page - plan.sources[..page].iter().rev().take_while(same).count();
+        let source = plan.sources[first..]
+            .iter()
+            .take_while(same)
+            .find(|s| s.summary.scenario_hash.is_some());
+        let computed = match source {
+            Some(s) => content::load(&s.src).and_then(|p| compute_one(&p, &site.catalog)),
+            None => return Ok(None),
+        };
+        match computed {
+            Ok(data) => {
+                let data = Arc::new(data);
+                *state = SlotState::Ready(data.clone());
+                Ok(Some(data))
+            }
+            Err(e) => {
+                *state = SlotState::Failed;
+                Err(e)
+            }
         }
     }
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
+
+    /// Records that a page of guide `slug` is done with its data; the last one frees it.
+    pub(crate) fn done(&self, slug: &str) {
+        if let Some(slot) = self.slots.get(slug) {
+            if slot.pages_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                let mut state = slot.state.lock().unwrap_or_else(PoisonError::into_inner);
+                if matches!(*state, SlotState::Ready(_)) {
+                    *state = SlotState::Freed;
+                }
+            }
+        }
     }
 }

@@ -23,8 +23,7 @@ use rayon::prelude::*;
 
 use crate::content;
 use crate::diagnostics::{self, Diagnostic};
-use crate::expand::GuideData;
-use guides::{guide_data_to_render, guide_data_to_render_all};
+use guides::GuideDataStore;
 use manifest::{hash, JobEntry, Manifest};
 use plan::{Job, JobKind, Plan};
 pub(crate) use site::{load_site, SiteContext};
@@ -204,7 +203,7 @@ fn build_remembering(
     phases.mark("read manifest, plan");
     let staging = output::Staging::new(&opts.out, &opts.root)
         .map_err(|e| with_warnings(vec![e], &warnings))?;
-    let data = guide_data_to_render(&site, &plan).map_err(|e| with_warnings(e, &warnings))?;
+    let data = GuideDataStore::new(&plan, |j| j.render);
     phases.mark("guide data");
 
     let to_render: Vec<usize> = (0..plan.jobs.len())
@@ -326,10 +325,7 @@ pub(crate) fn dry_run(
         Err(e) => return (vec![e], Vec::new()),
     };
     let mut all = Vec::new();
-    let data = match guide_data_to_render_all(site, plan) {
-        Ok(d) => d,
-        Err(e) => return (e, Vec::new()),
-    };
+    let data = GuideDataStore::new(plan, |_| true);
     let results: Vec<JobResult> = plan
         .jobs
         .par_iter()
@@ -385,7 +381,7 @@ fn run_job(
     site: &SiteContext,
     plan: &Plan,
     job: &Job,
-    data: &BTreeMap<String, GuideData>,
+    data: &GuideDataStore,
     staging: &output::Staging,
 ) -> JobResult {
     let one = |r: Result<indexes::File, Diagnostic>| {
@@ -394,12 +390,16 @@ fn run_job(
     let (files, warnings) = match &job.kind {
         JobKind::Page(i) => {
             let source = &plan.sources[*i];
-            let page = content::load(&source.src)?;
-            let available: Vec<&str> = plan.guides[&source.src.slug]
-                .iter()
-                .map(String::as_str)
-                .collect();
-            let r = pages::render_guide(site, &page, &available, data.get(&source.src.slug))?;
+            let rendered = data.get(site, plan, *i).and_then(|guide| {
+                let page = content::load(&source.src)?;
+                let available: Vec<&str> = plan.guides[&source.src.slug]
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                pages::render_guide(site, &page, &available, guide.as_deref())
+            });
+            data.done(&source.src.slug);
+            let r = rendered?;
             (r.files, r.warnings)
         }
         JobKind::Index(lang) => one(indexes::language_index(site, plan, lang))?,
