@@ -178,7 +178,8 @@ fn build_remembering(
         diagnostics::sort(&mut errors);
         errors
     };
-    // A remembered manifest is taken (and put back below whether the build succeeds or not).
+    // A remembered manifest is taken; a successful build leaves its successor in `memory`, a
+    // failed one leaves nothing, so the next build reads the manifest from disk and checks everything.
     let remembered = match memory.as_deref_mut() {
         Some(m) if !opts.force && opts.out.join(output::MARKER).exists() => m.manifest.take(),
         _ => None,
