@@ -346,9 +346,59 @@ pub fn hash(bytes: &[u8]) -> Digest {
     blake3::hash(bytes).into()
 }
 
-/// What tells one version of a file or folder from another without reading it: size, modification
-/// and status-change times in nanoseconds, and inode number (the last two on Unix; a status change
-/// cannot be faked by tools that restore modification times).
+/// What one `stat` says of a file or folder: everything a [`Stamp`] is made of (size,
+/// modification and status-change times in nanoseconds, inode number; the last two on Unix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStat([u64; 4]);
+
+impl FileStat {
+    /// From the standard library's metadata; `None` when the platform gives no times.
+    pub fn from_metadata(meta: &std::fs::Metadata) -> Option<FileStat> {
+        let modified = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .and_then(|d| u64::try_from(d.as_nanos()).ok())?;
+        #[cfg(unix)]
+        let (changed, inode) = {
+            use std::os::unix::fs::MetadataExt;
+            (nanos(meta.ctime(), meta.ctime_nsec())?, meta.ino())
+        };
+        #[cfg(not(unix))]
+        let (changed, inode) = (modified, 0);
+        Some(FileStat([meta.len(), modified, changed, inode]))
+    }
+
+    /// Stats `path`.
+    pub fn of_path(path: &Path) -> Option<FileStat> {
+        FileStat::from_metadata(&std::fs::metadata(path).ok()?)
+    }
+
+    /// Stats `rel` (following symbolic links) relative to the open folder `dir`: the kernel walks
+    /// only `rel`'s components, not the whole path from the root.
+    #[cfg(unix)]
+    pub fn at(dir: &rustix::fd::OwnedFd, rel: &str) -> Option<FileStat> {
+        let st = rustix::fs::statat(dir, rel, rustix::fs::AtFlags::empty()).ok()?;
+        Some(FileStat([
+            u64::try_from(st.st_size).ok()?,
+            nanos(st.st_mtime, st.st_mtime_nsec)?,
+            nanos(st.st_ctime, st.st_ctime_nsec)?,
+            u64::try_from(st.st_ino).ok()?,
+        ]))
+    }
+}
+
+/// Seconds and nanoseconds since the epoch (as `stat` gives them) in nanoseconds.
+#[cfg(unix)]
+fn nanos(secs: impl TryInto<u64>, nsecs: impl TryInto<u64>) -> Option<u64> {
+    let secs: u64 = secs.try_into().ok()?;
+    let nsecs: u64 = nsecs.try_into().ok()?;
+    secs.checked_mul(1_000_000_000)?.checked_add(nsecs)
+}
+
+/// What tells one version of a file or folder from another without reading it: its
+/// [`FileStat`]. A status change cannot be faked by tools that restore modification times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp([u64; 4]);
 
@@ -357,39 +407,17 @@ pub struct Stamp([u64; 4]);
 const RACY_WINDOW_NS: u64 = 2_000_000_000;
 
 impl Stamp {
-    /// The stamp of `meta`, unless the platform gives no times or they are too recent to trust
-    /// against `now_ns` (nanoseconds since the epoch when the build started).
-    pub fn of(meta: &std::fs::Metadata, now_ns: u64) -> Option<Stamp> {
-        let nanos = |t: std::time::SystemTime| {
-            t.duration_since(std::time::UNIX_EPOCH)
-                .ok()
-                .and_then(|d| u64::try_from(d.as_nanos()).ok())
-        };
-        let modified = nanos(meta.modified().ok()?)?;
-        #[cfg(unix)]
-        let (changed, inode) = {
-            use std::os::unix::fs::MetadataExt;
-            let secs = u64::try_from(meta.ctime()).ok()?;
-            let nsecs = u64::try_from(meta.ctime_nsec()).ok()?;
-            (
-                secs.checked_mul(1_000_000_000)?.checked_add(nsecs)?,
-                meta.ino(),
-            )
-        };
-        #[cfg(not(unix))]
-        let (changed, inode) = (modified, 0);
+    /// The stamp of `stat`, unless its times are too recent to trust against `now_ns`
+    /// (nanoseconds since the epoch when the build started).
+    pub fn of(stat: &FileStat, now_ns: u64) -> Option<Stamp> {
+        let [_, modified, changed, _] = stat.0;
         let latest = modified.max(changed);
-        (latest.saturating_add(RACY_WINDOW_NS) < now_ns).then_some(Stamp([
-            meta.len(),
-            modified,
-            changed,
-            inode,
-        ]))
+        (latest.saturating_add(RACY_WINDOW_NS) < now_ns).then_some(Stamp(stat.0))
     }
 
-    /// True when `meta` has this stamp.
-    pub fn matches(&self, meta: &std::fs::Metadata) -> bool {
-        Stamp::of(meta, u64::MAX) == Some(*self)
+    /// True when `stat` has this stamp.
+    pub fn matches(&self, stat: &FileStat) -> bool {
+        self.0 == stat.0
     }
 }
 
@@ -493,12 +521,24 @@ mod tests {
     #[test]
     fn recent_stamps_are_not_trusted() {
         let f = tempfile::NamedTempFile::new().unwrap();
-        let meta = f.as_file().metadata().unwrap();
-        assert_eq!(Stamp::of(&meta, now_ns()), None);
+        let stat = FileStat::from_metadata(&f.as_file().metadata().unwrap()).unwrap();
+        assert_eq!(Stamp::of(&stat, now_ns()), None);
         let later = now_ns() + 10 * RACY_WINDOW_NS;
-        let stamp = Stamp::of(&meta, later).unwrap();
-        assert!(stamp.matches(&meta));
+        let stamp = Stamp::of(&stat, later).unwrap();
+        assert!(stamp.matches(&stat));
         assert_eq!(stamp.0[0], 0);
+        #[cfg(unix)]
+        {
+            let dir = f.path().parent().unwrap();
+            let fd = rustix::fs::open(
+                dir,
+                rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY,
+                rustix::fs::Mode::empty(),
+            )
+            .unwrap();
+            let name = f.path().file_name().unwrap().to_str().unwrap();
+            assert_eq!(FileStat::at(&fd, name), Some(stat));
+        }
     }
 
     #[test]

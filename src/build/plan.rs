@@ -3,7 +3,6 @@
 //! inputs, each carrying what the previous build recorded for it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -11,7 +10,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::manifest::{
-    hash, now_ns, DataEntry, Digest, GuideEntry, Hasher, JobEntry, Manifest, PageEntry,
+    hash, now_ns, DataEntry, Digest, FileStat, GuideEntry, Hasher, JobEntry, Manifest, PageEntry,
     SourceEntry, Stamp, Summary,
 };
 use super::SiteContext;
@@ -209,6 +208,7 @@ pub(crate) fn plan(
         Scan::Only(paths) => changed_guides(paths),
         Scan::Everything => None,
     };
+    let content_dir = ContentDir::open(root);
     // Without a watcher's word, every folder and page is statted: while the previous manifest
     // is decoded on one thread, the others stat (the two together are most of a no-change build).
     let (previous, folders): (Manifest, Vec<(GuideFolder, Option<FolderMeta>)>) =
@@ -224,7 +224,7 @@ pub(crate) fn plan(
                         folders
                             .into_par_iter()
                             .map(|f| {
-                                let meta = FolderMeta::of(&f, config);
+                                let meta = FolderMeta::of(&f, &content_dir, config);
                                 (f, Some(meta))
                             })
                             .collect()
@@ -264,7 +264,7 @@ pub(crate) fn plan(
         .map(|(folder, meta, prev, trusted)| match prev {
             Some(prev) if trusted => GuideRead::unchanged(&folder, prev),
             prev => {
-                let meta = meta.unwrap_or_else(|| FolderMeta::of(&folder, config));
+                let meta = meta.unwrap_or_else(|| FolderMeta::of(&folder, &content_dir, config));
                 read_guide(&folder, meta, prev, config, now, &warm)
             }
         })
@@ -420,22 +420,62 @@ fn removed_pages(
 }
 
 /// What the file system says of a guide folder before the manifest is consulted: the folder's
-/// metadata, and that of `<lang>.md` for each configured language (in the site's order).
+/// stat, and that of `<lang>.md` for each configured language (in the site's order).
 struct FolderMeta {
-    folder: Option<Metadata>,
-    pages: Vec<Option<Metadata>>,
+    folder: Option<FileStat>,
+    pages: Vec<Option<FileStat>>,
 }
 
 impl FolderMeta {
-    fn of(folder: &GuideFolder, config: &SiteConfig) -> FolderMeta {
+    fn of(folder: &GuideFolder, content: &ContentDir, config: &SiteConfig) -> FolderMeta {
         let pages = config
             .languages
             .iter()
-            .map(|l| std::fs::metadata(folder.path.join(format!("{l}.md"))).ok())
+            .map(|l| content.stat(folder, Some(l)))
             .collect();
         FolderMeta {
-            folder: std::fs::metadata(&folder.path).ok(),
+            folder: content.stat(folder, None),
             pages,
+        }
+    }
+}
+
+/// The content folder, open where the platform allows, to stat guide folders and pages relative
+/// to it.
+struct ContentDir {
+    #[cfg(unix)]
+    fd: Option<rustix::fd::OwnedFd>,
+}
+
+impl ContentDir {
+    fn open(root: &Path) -> ContentDir {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(root.join("content"), flags, Mode::empty()).ok();
+            ContentDir { fd }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = root;
+            ContentDir {}
+        }
+    }
+
+    /// Stats guide folder `folder`, or its page `<lang>.md`.
+    fn stat(&self, folder: &GuideFolder, lang: Option<&str>) -> Option<FileStat> {
+        #[cfg(unix)]
+        if let Some(fd) = &self.fd {
+            let rel = match lang {
+                Some(l) => format!("{}/{l}.md", folder.name),
+                None => folder.name.clone(),
+            };
+            return FileStat::at(fd, &rel);
+        }
+        match lang {
+            Some(l) => FileStat::of_path(&folder.path.join(format!("{l}.md"))),
+            None => FileStat::of_path(&folder.path),
         }
     }
 }
@@ -548,14 +588,14 @@ fn read_guide(
         folder: meta,
         pages,
     } = meta;
-    let stamp = meta.as_ref().and_then(|m| Stamp::of(m, now));
+    let stamp = meta.and_then(|m| Stamp::of(&m, now));
     let (mut previous_pages, previous_folder, previous_data) = match previous {
         Some(g) => (g.pages, g.folder, g.data),
         None => Default::default(),
     };
     let listing_unchanged = previous_folder
-        .zip(meta.as_ref())
-        .is_some_and(|(s, m)| s.matches(m))
+        .zip(meta)
+        .is_some_and(|(s, m)| s.matches(&m))
         && previous_pages
             .iter()
             .all(|(l, _)| config.languages.contains(l));
@@ -585,7 +625,7 @@ fn read_guide(
             .languages
             .iter()
             .position(|l| *l == src.lang)
-            .and_then(|i| pages[i].clone());
+            .and_then(|i| pages[i]);
         match read_source(src, meta, prev_source, now, warm) {
             Ok((s, c)) => {
                 changed |= c;
@@ -612,7 +652,7 @@ fn read_guide(
 /// Returns the source and whether its manifest entry changed.
 fn read_source(
     src: PageSource,
-    meta: Option<Metadata>,
+    stat: Option<FileStat>,
     previous: Option<SourceEntry>,
     now: u64,
     warm: &AtomicUsize,
@@ -620,12 +660,13 @@ fn read_source(
     let cannot = |e: std::io::Error| {
         vec![Diagnostic::error(format!("cannot read: {e}")).in_file(src.shown())]
     };
-    let meta = match meta {
-        Some(m) => m,
-        None => std::fs::metadata(src.path()).map_err(cannot)?,
+    let stat = match stat {
+        Some(s) => Some(s),
+        // Not statted yet, or the stat failed: ask again, for the error's sake.
+        None => FileStat::from_metadata(&std::fs::metadata(src.path()).map_err(cannot)?),
     };
     let (previous, unchanged) = match previous {
-        Some(e) if e.stamp.is_some_and(|s| s.matches(&meta)) => (None, Some(e)),
+        Some(e) if e.stamp.zip(stat).is_some_and(|(s, f)| s.matches(&f)) => (None, Some(e)),
         other => (other, None),
     };
     if let Some(e) = unchanged {
@@ -637,7 +678,7 @@ fn read_source(
         };
         return Ok((source, false));
     }
-    let stamp = Stamp::of(&meta, now);
+    let stamp = stat.and_then(|f| Stamp::of(&f, now));
     let bytes = std::fs::read(src.path()).map_err(cannot)?;
     let h = hash(&bytes);
     if let Some(e) = previous.filter(|e| e.hash == h) {
