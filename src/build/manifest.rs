@@ -380,11 +380,13 @@ impl FileStat {
     #[cfg(unix)]
     pub fn at(dir: &rustix::fd::OwnedFd, rel: &str) -> Option<FileStat> {
         let st = rustix::fs::statat(dir, rel, rustix::fs::AtFlags::empty()).ok()?;
+        // The fields' integer types differ between platforms.
+        let unsigned = |x: i128| u64::try_from(x).ok();
         Some(FileStat([
-            u64::try_from(st.st_size).ok()?,
+            unsigned(st.st_size.into())?,
             nanos(st.st_mtime, st.st_mtime_nsec)?,
             nanos(st.st_ctime, st.st_ctime_nsec)?,
-            u64::try_from(st.st_ino).ok()?,
+            unsigned(st.st_ino.into())?,
         ]))
     }
 }
