@@ -136,6 +136,7 @@ fn run_build(
     cmd.stdin(Stdio::null())
         .stdout(open(&stdout_path)?)
         .stderr(open(&stderr_path)?);
+    settle();
     let start = Instant::now();
     let child = cmd
         .spawn()
@@ -169,6 +170,14 @@ fn run_build(
         max_rss_kib: usage.ru_maxrss,
         summary: stdout.lines().last().unwrap_or("").to_string(),
     })
+}
+
+/// Flushes the writes of earlier builds to disk before a timed one: a clean build leaves up to
+/// gigabytes of dirty pages, and their write-back would otherwise slow the next measurement.
+fn settle() {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+    std::thread::sleep(Duration::from_millis(200));
 }
 
 /// Runs `step` `runs` times and prints one line: the best wall time (the run least disturbed by
@@ -336,7 +345,8 @@ fn measure_serve(
         let mut reported = Vec::new();
         let mut latency = Vec::new();
         for k in 0..runs {
-            std::thread::sleep(Duration::from_millis(400));
+            settle();
+            std::thread::sleep(Duration::from_millis(200));
             corpus::edit_sentence(edited, 1000 + k)
                 .map_err(|e| format!("cannot edit {}: {e}", edited.display()))?;
             let start = Instant::now();

@@ -103,7 +103,10 @@ impl Plan {
     /// the output root (empty) for the others.
     pub(crate) fn job_prefix(&self, job: &Job) -> String {
         match &job.kind {
-            JobKind::Page(i) => page_prefix(&self.sources[*i].src),
+            JobKind::Page(i) => {
+                let s = &self.sources[*i].src;
+                page_prefix(&s.lang, &s.slug)
+            }
             _ => String::new(),
         }
     }
@@ -173,8 +176,8 @@ fn site_job_id(kind: &JobKind) -> String {
 }
 
 /// The output folder of a page, with a trailing `/`.
-fn page_prefix(src: &PageSource) -> String {
-    format!("{}/{}/", src.lang, src.slug)
+fn page_prefix(lang: &str, slug: &str) -> String {
+    format!("{lang}/{slug}/")
 }
 
 /// How many changed pages of an incremental build have their code highlighted on a thread of
@@ -272,9 +275,9 @@ pub(crate) fn plan(
     let count = read.iter().map(|r| r.sources.len()).sum();
     let mut sources = Vec::with_capacity(count);
     let mut previous_outputs = Vec::with_capacity(count);
-    // Per source: its guide's languages joined, which its page job hashes.
-    let mut joined_langs: Vec<usize> = Vec::with_capacity(count);
-    let mut langs_joined: Vec<String> = Vec::new();
+    // Per guide, its languages joined (which its page jobs hash); per source, its guide's index.
+    let mut guide_langs: Vec<String> = Vec::new();
+    let mut guide_of_source: Vec<usize> = Vec::with_capacity(count);
     let mut errors = Vec::new();
     let mut guides: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut folder_stamps = BTreeMap::new();
@@ -294,8 +297,8 @@ pub(crate) fn plan(
         }
         let mut langs: Vec<String> = r.sources.iter().map(|s| s.src.lang.clone()).collect();
         langs.sort_by_key(site_order);
-        joined_langs.extend(std::iter::repeat_n(langs_joined.len(), r.sources.len()));
-        langs_joined.push(langs.join(","));
+        guide_of_source.extend(std::iter::repeat_n(guide_langs.len(), r.sources.len()));
+        guide_langs.push(langs.join(","));
         guides.insert(r.slug.clone(), langs);
         folder_stamps.insert(r.slug, r.folder);
         sources.append(&mut r.sources);
@@ -317,7 +320,7 @@ pub(crate) fn plan(
                         && !j.paths().all(|f| out.join(format!("{prefix}{f}")).exists()))
             })
     };
-    let langs_of = |i: usize| langs_joined[joined_langs[i]].as_str();
+    let langs_of = |i: usize| guide_langs[guide_of_source[i]].as_str();
     // Per page, in parallel: its job, carrying its previous entry.
     let mut jobs: Vec<Job> = sources
         .par_iter()
@@ -334,7 +337,7 @@ pub(crate) fn plan(
             }
             let inputs = h.finish();
             let prefix = if verify_outputs {
-                page_prefix(&s.src)
+                page_prefix(&s.src.lang, &s.src.slug)
             } else {
                 String::new()
             };
@@ -413,7 +416,7 @@ fn removed_pages(
     pages.into_iter().filter_map(move |(lang, page)| {
         page.output.map(|entry| Removed {
             id: format!("page:{lang}/{slug}"),
-            prefix: format!("{lang}/{slug}/"),
+            prefix: page_prefix(&lang, slug),
             entry,
         })
     })
