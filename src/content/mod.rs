@@ -8,8 +8,6 @@ pub mod front_matter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use crate::config::SiteConfig;
 use crate::diagnostics::Diagnostic;
 pub use front_matter::FrontMatter;
@@ -101,24 +99,6 @@ pub fn guide_folders(root: &Path) -> Result<Vec<GuideFolder>, Diagnostic> {
         .collect();
     dirs.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(dirs)
-}
-
-/// Lists every page under `root/content`, sorted by slug then language. Problems (bad slugs,
-/// files for languages the site does not have) are returned alongside the valid pages.
-pub fn discover(root: &Path, config: &SiteConfig) -> (Vec<PageSource>, Vec<Diagnostic>) {
-    let dirs = match guide_folders(root) {
-        Ok(d) => d,
-        Err(e) => return (Vec::new(), vec![e]),
-    };
-    let mut pages = Vec::new();
-    let mut errors = Vec::new();
-    let listed: Vec<(Vec<PageSource>, Vec<Diagnostic>)> =
-        dirs.par_iter().map(|dir| list_guide(dir, config)).collect();
-    for (mut p, mut e) in listed {
-        pages.append(&mut p);
-        errors.append(&mut e);
-    }
-    (pages, errors)
 }
 
 /// The source of page `lang` of guide `slug` in folder `dir`.
