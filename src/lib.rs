@@ -5,6 +5,7 @@
 
 mod assets;
 pub mod build;
+mod cache;
 pub mod chart;
 pub mod check;
 pub mod cli;

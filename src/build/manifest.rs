@@ -312,21 +312,23 @@ impl From<blake3::Hash> for Digest {
     }
 }
 
-/// A blake3 hasher fed with length-prefixed parts, so `("ab","c")` and `("a","bc")` differ.
+/// A blake3 hasher fed with length-prefixed parts, so `("ab","c")` and `("a","bc")` differ. The
+/// parts are gathered and hashed at once: hashers here take many small parts (titles, slugs,
+/// digests), and a blake3 update per part cost more than the hashing.
 #[derive(Default)]
-pub struct Hasher(blake3::Hasher);
+pub struct Hasher(Vec<u8>);
 
 impl Hasher {
     /// A fresh hasher.
     pub fn new() -> Hasher {
-        Hasher(blake3::Hasher::new())
+        Hasher(Vec::new())
     }
 
     /// Adds one part.
     pub fn part(&mut self, bytes: impl AsRef<[u8]>) -> &mut Self {
         let b = bytes.as_ref();
-        self.0.update(&(b.len() as u64).to_le_bytes());
-        self.0.update(b);
+        self.0.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        self.0.extend_from_slice(b);
         self
     }
 
@@ -337,7 +339,7 @@ impl Hasher {
 
     /// The digest.
     pub fn finish(&self) -> Digest {
-        self.0.finalize().into()
+        hash(&self.0)
     }
 }
 

@@ -349,22 +349,28 @@ pub(crate) fn plan(
             }
         })
         .collect();
-    // What the language indexes and the sitemap show of every page: length-prefixed parts laid
-    // end to end and hashed once (a hasher update per small part cost more than the hashing).
-    let mut listed: HashMap<&str, Vec<u8>> = HashMap::new();
-    let mut mapped = Vec::with_capacity(sources.len() * 64);
+    // What the language indexes and the sitemap show of every page.
+    let mut listed: HashMap<&str, Hasher> = HashMap::new();
+    let mut mapped = Hasher::new();
+    mapped.digest(&site_hash);
     for (i, s) in sources.iter().enumerate() {
         let date = s.summary.date.as_deref().unwrap_or("");
         let description = s.summary.description.as_deref().unwrap_or("");
-        let list = listed.entry(s.src.lang.as_str()).or_default();
-        for part in [s.src.slug.as_str(), &s.summary.title, date, description] {
-            push_part(list, part);
-        }
-        for part in [s.src.slug.as_str(), &s.src.lang, date, langs_of(i)] {
-            push_part(&mut mapped, part);
-        }
+        let list = listed.entry(s.src.lang.as_str()).or_insert_with(|| {
+            let mut h = Hasher::new();
+            h.digest(&site_hash);
+            h
+        });
+        list.part(&s.src.slug)
+            .part(&s.summary.title)
+            .part(date)
+            .part(description);
+        mapped
+            .part(&s.src.slug)
+            .part(&s.src.lang)
+            .part(date)
+            .part(langs_of(i));
     }
-    let mapped = Hasher::new().digest(&site_hash).part(&mapped).finish();
     let mut site_job = |kind: JobKind, inputs: Digest| {
         let previous = previous_site_jobs.remove(&site_job_id(&kind));
         jobs.push(Job {
@@ -375,12 +381,13 @@ pub(crate) fn plan(
         });
     };
     for lang in &config.languages {
-        let list = listed.get(lang.as_str()).map_or(&[][..], Vec::as_slice);
-        let inputs = Hasher::new().digest(&site_hash).part(list).finish();
+        let inputs = listed
+            .get(lang.as_str())
+            .map_or_else(|| Hasher::new().digest(&site_hash).finish(), Hasher::finish);
         site_job(JobKind::Index(lang.clone()), inputs);
     }
     site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
-    site_job(JobKind::Sitemap, mapped);
+    site_job(JobKind::Sitemap, mapped.finish());
     site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
     for (id, entry) in previous_site_jobs {
         removed.push(Removed {
@@ -400,12 +407,6 @@ pub(crate) fn plan(
         touched,
         stored,
     })
-}
-
-/// Appends `part` with its length, so ("ab", "c") and ("a", "bc") differ.
-fn push_part(buf: &mut Vec<u8>, part: &str) {
-    buf.extend_from_slice(&(part.len() as u64).to_le_bytes());
-    buf.extend_from_slice(part.as_bytes());
 }
 
 /// The outputs of a guide's pages that are gone.

@@ -1,24 +1,24 @@
 //! The charts a guide can embed, computed from its scenario and labelled in its language.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use fluent_bundle::FluentValue;
 
 use super::data::GuideData;
 use super::ExpandContext;
+use crate::cache::BoundedCache;
 use crate::chart::{self, BreakdownChart, Segment, SweepChart, SweepPoint};
 use crate::estimate::{self, Literal};
 
 /// Charts already drawn in this build, by scenario, GPU, language and kind: pages that share a
-/// scenario and a language share their charts (drawing a sweep costs a dozen estimates). It holds
-/// at most [`CHART_CACHE_BYTES`] and is emptied when full, so memory does not grow with a site
-/// whose every guide has a scenario of its own.
-#[derive(Debug, Default)]
-pub struct ChartCache(Mutex<(HashMap<String, Drawn>, usize)>);
+/// scenario and a language share their charts (drawing a sweep costs a dozen estimates). At most
+/// 16 MiB, so memory does not grow with a site whose every guide has a scenario of its own.
+#[derive(Debug)]
+pub struct ChartCache(BoundedCache<String, Drawn>);
 
-/// The most bytes of SVG the chart cache keeps.
-const CHART_CACHE_BYTES: usize = 16 << 20;
+impl Default for ChartCache {
+    fn default() -> Self {
+        ChartCache(BoundedCache::new(16 << 20))
+    }
+}
 
 /// A drawn chart: (file name, SVG, alt text).
 type Drawn = (String, String, String);
@@ -37,24 +37,12 @@ pub(super) fn chart(
         data.root["gpu"],
         ctx.loc.lang()
     );
-    if let Some(hit) = ctx
-        .charts
-        .0
-        .lock()
-        .ok()
-        .and_then(|c| c.0.get(&key).cloned())
-    {
+    if let Some(hit) = ctx.charts.0.get(&key) {
         return Ok(hit);
     }
     let drawn = draw(data, ctx, kind, over)?;
-    if let Ok(mut c) = ctx.charts.0.lock() {
-        let size = key.len() + drawn.0.len() + drawn.1.len() + drawn.2.len();
-        if c.1 + size > CHART_CACHE_BYTES {
-            *c = Default::default();
-        }
-        c.1 += size;
-        c.0.insert(key, drawn.clone());
-    }
+    let bytes = key.len() + drawn.0.len() + drawn.1.len() + drawn.2.len();
+    ctx.charts.0.insert(key, drawn.clone(), bytes);
     Ok(drawn)
 }
 

@@ -1,7 +1,6 @@
 //! Build-time syntax highlighting of fenced code with class-based spans (syntect).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use syntect::highlighting::ThemeSet;
 use syntect::html::{css_for_theme_with_class_style, ClassStyle, ClassedHTMLGenerator};
@@ -9,6 +8,7 @@ use syntect::parsing::{SyntaxDefinition, SyntaxReference, SyntaxSet, SyntaxSetBu
 use syntect::util::LinesWithEndings;
 
 use super::escape::escape_html;
+use crate::cache::BoundedCache;
 
 /// Every highlighted token class starts with this prefix, so the CSS cannot clash with the site's.
 const CLASS_STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "hl-" };
@@ -70,45 +70,25 @@ pub(crate) fn push_code_html(out: &mut String, code: &str, lang: Option<&str>) {
         return;
     };
     let key = (syntax.name.clone(), code.to_string());
-    if let Some(html) = cache()
-        .lock()
-        .ok()
-        .and_then(|c| c.blocks.get(&key).cloned())
-    {
+    if let Some(html) = cache().get(&key) {
         out.push_str(&html);
         return;
     }
     match highlight(code, syntax, set) {
         Some(html) => {
             out.push_str(&html);
-            if let Ok(mut c) = cache().lock() {
-                if c.bytes + html.len() > CACHE_BYTES {
-                    c.blocks.clear();
-                    c.bytes = 0;
-                }
-                c.bytes += key.1.len() + html.len();
-                c.blocks.insert(key, Arc::from(html));
-            }
+            let bytes = key.1.len() + html.len();
+            cache().insert(key, Arc::from(html), bytes);
         }
         None => escape_html(out, code),
     }
 }
 
-/// The cache holds at most this many bytes of code and HTML and is emptied when full: pages are
-/// rendered guide by guide, so the translations that share a block arrive close together, and a
-/// large site's memory must not grow with its number of code blocks.
-const CACHE_BYTES: usize = 4 << 20;
-
-/// Highlighted blocks by (syntax name, code), and the bytes they hold.
-#[derive(Default)]
-struct HighlightCache {
-    blocks: HashMap<(String, String), Arc<str>>,
-    bytes: usize,
-}
-
-fn cache() -> &'static Mutex<HighlightCache> {
-    static CACHE: OnceLock<Mutex<HighlightCache>> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
+/// Highlighted blocks by (syntax name, code): at most 4 MiB of code and HTML, since the
+/// translations that share a block are rendered close together.
+fn cache() -> &'static BoundedCache<(String, String), Arc<str>> {
+    static CACHE: OnceLock<BoundedCache<(String, String), Arc<str>>> = OnceLock::new();
+    CACHE.get_or_init(|| BoundedCache::new(4 << 20))
 }
 
 fn highlight(code: &str, syntax: &SyntaxReference, set: &SyntaxSet) -> Option<String> {
