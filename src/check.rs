@@ -119,7 +119,7 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
             message: format!("locale `{lang}` has no message `{key}`"),
         });
     }
-    let previous = || build::previous_manifest(out, false);
+    let previous = || build::previous_manifest(out, false, true);
     let plan = match build::plan::plan(
         &site,
         root,

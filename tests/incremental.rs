@@ -296,6 +296,75 @@ fn trusted_stamps_still_see_same_size_edits_and_new_files() {
 }
 
 #[test]
+fn unchanged_manifest_shards_are_trusted_unread() {
+    use vramdoc::build::manifest::{shard_of, DIR};
+    let t = site();
+    let shard = |slug: &str| {
+        t.root()
+            .join(format!("public/{DIR}/{:02x}", shard_of(slug)))
+    };
+    let slugs = ["on-4070", "on-a100", "plain"];
+    assert!(
+        slugs
+            .iter()
+            .all(|a| slugs.iter().filter(|b| shard_of(a) == shard_of(b)).count() == 1),
+        "the test needs each guide in a shard of its own"
+    );
+    t.build_ok();
+    // Once the sources are older than the timestamp granularity, a build records their stamps in
+    // the shard headers and the next build trusts a shard whose stamps all match, unread.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    t.build_ok();
+    let whole = std::fs::read(shard("on-a100")).unwrap();
+    std::fs::write(shard("on-a100"), &whole[..whole.len() - 8]).unwrap();
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("en: rebuilt 0, unchanged 3, removed 0"),
+        "a truncated shard of unchanged guides was read: {}",
+        run.stdout
+    );
+    std::fs::write(shard("on-a100"), &whole).unwrap();
+
+    // A new title changes the language index, which lists every guide, closed shards' too.
+    t.guide("plain", "en", "Plain renamed", "No numbers here.");
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("en: rebuilt 1, unchanged 2, removed 0"),
+        "{}",
+        run.stdout
+    );
+    let index = t.output("en/index.html");
+    for title in ["Plain renamed", "On a 4070 en", "On an A100 en"] {
+        assert!(index.contains(title), "{title} missing from {index}");
+    }
+    // A body edit leaves the indexes alone.
+    t.guide("plain", "zh", "Plain zh", "只改了正文。");
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("zh: rebuilt 1, unchanged 2, removed 0"),
+        "{}",
+        run.stdout
+    );
+
+    // A catalog change rebuilds one guide, and rewrites every shard against the new catalog so
+    // that the next build can trust them again.
+    let plain_shard = std::fs::read(shard("plain")).unwrap();
+    t.file("data/gpus.yaml", "gpus:\n  - id: a100-80gb\n    name: NVIDIA A100 80GB (site)\n    capacity_bytes: 81000000000\n    memory_gb_marketing: 80\n");
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("es: rebuilt 1, unchanged 2"),
+        "{}",
+        run.stdout
+    );
+    assert_ne!(plain_shard, std::fs::read(shard("plain")).unwrap());
+
+    // All of it left what a clean build makes.
+    let incremental = t.snapshot_output();
+    t.run(&["build", "--force", "--quiet"]);
+    assert_eq!(incremental, t.snapshot_output());
+}
+
+#[test]
 fn remembered_builds_check_only_what_the_watcher_reported() {
     use vramdoc::build::{build_with, BuildOptions, Memory};
     let t = site();

@@ -3,10 +3,16 @@
 //! by slug plus one shard for the site-wide jobs, each a magic header and then postcard's compact
 //! binary form. Shards are read in parallel, and a build rewrites only the shards whose bytes
 //! changed (on a 10,000-guide site an edit rewrites about 100 KB, not the 7 MB of the whole).
+//!
+//! A guide shard opens with a [`ShardHeader`]: the digest of every stamp it records, its page
+//! counts, and what its pages contribute to the language indexes and the sitemap. A build whose
+//! stats hash to the same stamp digest knows the shard's guides are unchanged without decoding
+//! it, so a no-change build decodes no guide entry and a one-guide edit decodes one shard.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -19,24 +25,72 @@ pub const DIR: &str = ".vramdoc-manifest";
 pub const DIRTY: &str = ".vramdoc-manifest/dirty";
 
 /// Guide shards (the site-wide jobs have one more).
-const SHARDS: usize = 64;
+pub const SHARDS: usize = 64;
 
 /// The first bytes of every shard; the last four are the format, bumped whenever the manifest's
 /// shape or the meaning of its hashes changes (an older manifest is then ignored: a full build).
-const MAGIC: &[u8; 20] = b"vramdoc-manifest\x08\0\0\0";
+const MAGIC: &[u8; 20] = b"vramdoc-manifest\x09\0\0\0";
 
 /// What the previous build recorded.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Manifest {
-    /// Per guide folder (its slug): the folder's stamp and its pages' entries.
+    /// Per guide folder (its slug): the folder's stamp and its pages' entries. Only the guides of
+    /// decoded shards (see [`OnDisk`]).
     pub guides: BTreeMap<String, GuideEntry>,
     /// The site-wide jobs (`index:<lang>`, `root`, `sitemap`, `style`).
     pub site_jobs: BTreeMap<String, JobEntry>,
-    /// The digest of each shard's bytes as last read or written, so unchanged shards are not
-    /// rewritten; `None` when there is nothing on disk yet.
-    stored: Option<Vec<Digest>>,
+    /// What is on disk, so unchanged and undecoded shards are not rewritten; `None` when nothing
+    /// is yet.
+    stored: Option<OnDisk>,
     /// Guides whose entries changed since `stored` was recorded (their shards are re-encoded).
     touched: BTreeSet<String>,
+    /// The site-wide inputs shard headers are written against.
+    context: ShardContext,
+}
+
+/// What the output folder holds of each shard, carried from the manifest read to the one written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnDisk {
+    /// Per shard (the guide shards, then the site's): the digest of its bytes as last read or
+    /// written; unknown (default) for a shard left closed.
+    digests: Vec<Digest>,
+    /// Per guide shard: left undecoded because nothing in it changed; its bytes stay as they are.
+    closed: Vec<bool>,
+    /// Per guide shard: written against other site-wide inputs, so rewritten (with a header the
+    /// next build can trust) even if none of its guides changed.
+    stale: Vec<bool>,
+}
+
+impl OnDisk {
+    /// True when a shard must be rewritten although none of its guides changed.
+    pub fn any_stale(&self) -> bool {
+        self.stale.contains(&true)
+    }
+}
+
+/// The site-wide inputs a shard header depends on: when they change, no shard is trusted unread.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ShardContext {
+    /// Hash of the site's inputs, the GPU catalog, the estimator version and the languages.
+    pub digest: Digest,
+    /// The site's languages, in its order (header counts and digests are per language).
+    pub languages: Vec<String>,
+}
+
+/// What a guide shard says of itself before its entries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardHeader {
+    /// The [`ShardContext`] digest it was written against.
+    pub context: Digest,
+    /// The digest of its guides' slugs and recorded stamps (see [`feed_stamps`]); `None` when a
+    /// stamp was too recent to record, so the shard must be decoded and checked file by file.
+    pub stamps: Option<Digest>,
+    /// Per language of the context: how many pages the shard's guides have.
+    pub pages: Vec<u32>,
+    /// Per language of the context: what its index shows of them (see [`Listing`]).
+    pub listed: Vec<Digest>,
+    /// What the sitemap shows of them.
+    pub mapped: Digest,
 }
 
 impl Manifest {
@@ -53,8 +107,7 @@ impl Manifest {
         Manifest {
             guides,
             site_jobs,
-            stored: None,
-            touched: BTreeSet::new(),
+            ..Manifest::default()
         }
     }
 
@@ -63,61 +116,44 @@ impl Manifest {
         self.touched.extend(slugs);
     }
 
-    /// Carries over which shard bytes are on disk from the manifest this one replaces.
-    pub fn stored_as(mut self, previous: Option<Vec<Digest>>) -> Self {
+    /// Carries over what is on disk from the manifest this one replaces.
+    pub fn stored_as(mut self, previous: Option<OnDisk>) -> Self {
         self.stored = previous;
         self
     }
 
-    /// The shard digests on disk (see [`Manifest::stored_as`]).
-    pub fn stored(&self) -> Option<Vec<Digest>> {
+    /// Sets the site-wide inputs the shard headers are written against.
+    pub fn with_context(mut self, context: ShardContext) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// What is on disk (see [`Manifest::stored_as`]).
+    pub fn stored(&self) -> Option<OnDisk> {
         self.stored.clone()
     }
 
-    /// Reads the manifest of an output folder; `None` if absent, unreadable, of another format,
-    /// or left by a build that stopped half-way.
+    /// Reads and decodes the whole manifest of an output folder; `None` if absent, unreadable,
+    /// of another format, or left by a build that stopped half-way.
     pub fn read(out: &Path) -> Option<Manifest> {
-        let dir = out.join(DIR);
-        if out.join(DIRTY).exists() {
-            return None;
-        }
-        let shards: Vec<Option<(Vec<u8>, Digest)>> = (0..=SHARDS)
-            .into_par_iter()
-            .map(|i| {
-                let bytes = std::fs::read(dir.join(shard_name(i))).ok()?;
-                let digest = hash(&bytes);
-                Some((bytes, digest))
-            })
-            .collect();
-        let shards: Vec<(Vec<u8>, Digest)> = shards.into_iter().collect::<Option<_>>()?;
-        let stored = shards.iter().map(|(_, d)| *d).collect();
-        let decoded: Vec<Option<Vec<(String, GuideEntry)>>> = shards[..SHARDS]
-            .par_iter()
-            .map(|(bytes, _)| postcard::from_bytes(bytes.strip_prefix(MAGIC.as_slice())?).ok())
-            .collect();
-        let mut guides: Vec<(String, GuideEntry)> = Vec::new();
-        for shard in decoded {
-            guides.extend(shard?);
-        }
-        let site = shards[SHARDS].0.strip_prefix(MAGIC.as_slice())?;
-        let site_jobs: Vec<(String, JobEntry)> = postcard::from_bytes(site).ok()?;
-        Some(Manifest {
-            guides: guides.into_iter().collect(),
-            site_jobs: site_jobs.into_iter().collect(),
-            stored: Some(stored),
-            touched: BTreeSet::new(),
-        })
+        let stored = StoredManifest::read(out)?;
+        stored.decode(&[false; SHARDS], &Digest::default())
     }
 
     /// The shards whose bytes differ from those on disk (all of them when nothing is): paths
     /// relative to the output folder and bytes (deterministic: entries in order). Records them
-    /// as stored. Only the shards of guides marked with [`Manifest::touch`] (and the site-wide
-    /// shard) are encoded to compare.
+    /// as stored. Only the shards of guides marked with [`Manifest::touch`], stale shards and the
+    /// site-wide shard are encoded to compare; a closed shard is never rewritten.
     pub fn changed_shards(&mut self) -> Vec<(String, Vec<u8>)> {
         let mut wanted = [self.stored.is_none(); SHARDS + 1];
         wanted[SHARDS] = true;
         for slug in std::mem::take(&mut self.touched) {
             wanted[shard_of(&slug)] = true;
+        }
+        if let Some(on_disk) = &self.stored {
+            for (i, w) in wanted.iter_mut().enumerate().take(SHARDS) {
+                *w = (*w || on_disk.stale[i]) && !on_disk.closed[i];
+            }
         }
         let mut by_shard: Vec<Vec<(&String, &GuideEntry)>> = vec![Vec::new(); SHARDS];
         for (slug, guide) in &self.guides {
@@ -127,32 +163,259 @@ impl Manifest {
             }
         }
         let site: Vec<(&String, &JobEntry)> = self.site_jobs.iter().collect();
+        let context = &self.context;
         let encoded: Vec<(usize, Vec<u8>, Digest)> = (0..=SHARDS)
             .into_par_iter()
             .filter(|&i| wanted[i])
             .map(|i| {
                 let bytes = if i < SHARDS {
-                    encode(&by_shard[i])
+                    let header = ShardHeader::of(&by_shard[i], context);
+                    encode(Some(&header), &by_shard[i])
                 } else {
-                    encode(&site)
+                    encode(None, &site)
                 };
                 let digest = hash(&bytes);
                 (i, bytes, digest)
             })
             .collect();
-        let mut stored = self
-            .stored
-            .take()
-            .unwrap_or_else(|| vec![Digest::default(); SHARDS + 1]);
+        let mut stored = self.stored.take().unwrap_or_else(|| OnDisk {
+            digests: vec![Digest::default(); SHARDS + 1],
+            closed: vec![false; SHARDS],
+            stale: vec![false; SHARDS],
+        });
         let mut changed = Vec::new();
         for (i, bytes, digest) in encoded {
-            if stored[i] != digest {
+            if stored.digests[i] != digest {
                 changed.push((format!("{DIR}/{}", shard_name(i)), bytes));
             }
-            stored[i] = digest;
+            stored.digests[i] = digest;
+            if i < SHARDS {
+                stored.stale[i] = false;
+            }
         }
         self.stored = Some(stored);
         changed
+    }
+}
+
+/// A manifest as read from disk: every guide shard's header, its entries read and decoded on
+/// demand (a no-change build of 10,000 guides reads 64 headers, not 7 MB of entries).
+pub struct StoredManifest {
+    dir: PathBuf,
+    /// Per guide shard: its header.
+    headers: Vec<ShardHeader>,
+    /// The site-wide shard's bytes.
+    site: Vec<u8>,
+}
+
+/// How much of a shard is read to find its header (a header takes about 40 bytes per language).
+const HEAD_BYTES: u64 = 4096;
+
+impl StoredManifest {
+    /// Reads the site-wide shard and every guide shard's header; `None` if a shard is absent,
+    /// unreadable or of another format, or the manifest was left by a build that stopped
+    /// half-way.
+    pub fn read(out: &Path) -> Option<StoredManifest> {
+        let dir = out.join(DIR);
+        if out.join(DIRTY).exists() {
+            return None;
+        }
+        let read_header = |i: usize| -> Option<ShardHeader> {
+            let mut head = Vec::with_capacity(HEAD_BYTES as usize);
+            let file = std::fs::File::open(dir.join(shard_name(i))).ok()?;
+            file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
+            match ShardHeader::parse(&head) {
+                Some((header, _)) => Some(header),
+                // A header longer than the head (a site of very many languages).
+                None if head.len() as u64 == HEAD_BYTES => {
+                    let whole = std::fs::read(dir.join(shard_name(i))).ok()?;
+                    ShardHeader::parse(&whole).map(|(header, _)| header)
+                }
+                None => None,
+            }
+        };
+        let (headers, site) = rayon::join(
+            || {
+                (0..SHARDS)
+                    .into_par_iter()
+                    .map(read_header)
+                    .collect::<Option<Vec<_>>>()
+            },
+            || std::fs::read(dir.join(shard_name(SHARDS))).ok(),
+        );
+        let site = site?;
+        site.strip_prefix(MAGIC.as_slice())?;
+        Some(StoredManifest {
+            dir,
+            headers: headers?,
+            site,
+        })
+    }
+
+    /// Guide shard `i`'s header.
+    pub fn header(&self, i: usize) -> &ShardHeader {
+        &self.headers[i]
+    }
+
+    /// Reads and decodes the site-wide shard and the guide shards not `closed`; `None` if one
+    /// does not decode. Shards written against another `context` are marked for rewriting.
+    pub fn decode(&self, closed: &[bool; SHARDS], context: &Digest) -> Option<Manifest> {
+        type Decoded = Option<(Vec<(String, GuideEntry)>, Digest)>;
+        let decoded: Vec<Decoded> = (0..SHARDS)
+            .into_par_iter()
+            .map(|i| {
+                if closed[i] {
+                    return Some((Vec::new(), Digest::default()));
+                }
+                let bytes = std::fs::read(self.dir.join(shard_name(i))).ok()?;
+                let (_, entries) = ShardHeader::parse(&bytes)?;
+                let entries = postcard::from_bytes(entries).ok()?;
+                Some((entries, hash(&bytes)))
+            })
+            .collect();
+        let mut guides: Vec<(String, GuideEntry)> = Vec::new();
+        let mut digests = Vec::with_capacity(SHARDS + 1);
+        for shard in decoded {
+            let (entries, digest) = shard?;
+            guides.extend(entries);
+            digests.push(digest);
+        }
+        let site_jobs: Vec<(String, JobEntry)> =
+            postcard::from_bytes(self.site.strip_prefix(MAGIC.as_slice())?).ok()?;
+        digests.push(hash(&self.site));
+        let stale = self
+            .headers
+            .iter()
+            .zip(closed)
+            .map(|(header, &closed)| !closed && header.context != *context)
+            .collect();
+        Some(Manifest {
+            guides: guides.into_iter().collect(),
+            site_jobs: site_jobs.into_iter().collect(),
+            stored: Some(OnDisk {
+                digests,
+                closed: closed.to_vec(),
+                stale,
+            }),
+            touched: BTreeSet::new(),
+            context: ShardContext::default(),
+        })
+    }
+}
+
+impl ShardHeader {
+    /// The header at the start of a guide shard's bytes, and the bytes of the entries after it.
+    fn parse(bytes: &[u8]) -> Option<(ShardHeader, &[u8])> {
+        let body = bytes.strip_prefix(MAGIC.as_slice())?;
+        postcard::take_from_bytes(body).ok()
+    }
+
+    /// The header of a shard holding `guides` (sorted by slug), written against `context`.
+    fn of(guides: &[(&String, &GuideEntry)], context: &ShardContext) -> ShardHeader {
+        let langs = &context.languages;
+        let mut stamps = Some(Hasher::new());
+        let mut listing = Listing::new(langs.len());
+        let mut pages = vec![0u32; langs.len()];
+        for (slug, guide) in guides {
+            let page_langs = joined_in_order(guide.pages.iter().map(|(l, _)| l.as_str()), langs);
+            for (lang, page) in &guide.pages {
+                let at = langs.iter().position(|l| l == lang);
+                if let Some(i) = at {
+                    pages[i] += 1;
+                }
+                listing.page(at, slug, lang, &page.source.summary, &page_langs);
+            }
+            let Some(h) = &mut stamps else { continue };
+            let recorded = |lang: &String| {
+                match guide.pages.iter().find(|(l, _)| l == lang) {
+                    // A page whose stamp was too recent makes the shard untrustworthy unread.
+                    Some((_, page)) => page.source.stamp.map(|s| Some(s.0)),
+                    None => Some(None),
+                }
+            };
+            let per_lang: Option<Vec<Option<[u64; 4]>>> = langs.iter().map(recorded).collect();
+            let known = guide.pages.iter().all(|(l, _)| langs.contains(l));
+            match (guide.folder, per_lang) {
+                (Some(folder), Some(per_lang)) if known => {
+                    feed_stamps(h, slug, &folder.0, &per_lang);
+                }
+                _ => stamps = None,
+            }
+        }
+        let (listed, mapped) = listing.finish();
+        ShardHeader {
+            context: context.digest,
+            stamps: stamps.map(|h| h.finish()),
+            pages,
+            listed,
+            mapped,
+        }
+    }
+}
+
+/// Feeds one guide to a shard's stamp digest: its slug, its folder's stamp fields and, per
+/// language of the site in order, its page's stamp fields or an empty part when it has none. The
+/// build feeds what `stat` says now, the manifest what it recorded: equal digests, unchanged
+/// guides.
+pub fn feed_stamps(h: &mut Hasher, slug: &str, folder: &[u64; 4], pages: &[Option<[u64; 4]>]) {
+    let fields = |f: &[u64; 4]| {
+        let mut b = [0u8; 32];
+        for (chunk, x) in b.chunks_exact_mut(8).zip(f) {
+            chunk.copy_from_slice(&x.to_le_bytes());
+        }
+        b
+    };
+    h.part(slug).part(fields(folder));
+    for page in pages {
+        match page {
+            Some(f) => h.part(fields(f)),
+            None => h.part([]),
+        };
+    }
+}
+
+/// The languages among `present` in the site's order, joined with commas (what a page's job and
+/// the sitemap record of which translations a guide has).
+pub fn joined_in_order<'a>(present: impl Iterator<Item = &'a str>, site: &[String]) -> String {
+    let mut langs: Vec<&str> = present.collect();
+    langs.sort_by_key(|l| site.iter().position(|x| x == l));
+    langs.join(",")
+}
+
+/// What a shard's pages contribute to the language indexes (per language) and to the sitemap:
+/// fed page by page in guide order, by the plan from its sources and by a shard's header from
+/// its entries, so the two agree whenever the pages do.
+pub struct Listing {
+    per_lang: Vec<Hasher>,
+    mapped: Hasher,
+}
+
+impl Listing {
+    /// An empty listing for a site of `languages` languages.
+    pub fn new(languages: usize) -> Listing {
+        Listing {
+            per_lang: (0..languages).map(|_| Hasher::new()).collect(),
+            mapped: Hasher::new(),
+        }
+    }
+
+    /// Adds a page: its language's position in the site (`None`: not a site language) and what
+    /// the indexes and sitemap show of it.
+    pub fn page(&mut self, at: Option<usize>, slug: &str, lang: &str, s: &Summary, langs: &str) {
+        let date = s.date.as_deref().unwrap_or("");
+        if let Some(h) = at.and_then(|i| self.per_lang.get_mut(i)) {
+            h.part(slug)
+                .part(&s.title)
+                .part(date)
+                .part(s.description.as_deref().unwrap_or(""));
+        }
+        self.mapped.part(slug).part(lang).part(date).part(langs);
+    }
+
+    /// The per-language digests and the sitemap's.
+    pub fn finish(&self) -> (Vec<Digest>, Digest) {
+        let listed = self.per_lang.iter().map(Hasher::finish).collect();
+        (listed, self.mapped.finish())
     }
 }
 
@@ -166,18 +429,21 @@ fn shard_name(i: usize) -> String {
 }
 
 /// The shard a guide's entry lives in (FNV-1a of its slug: stable across platforms and builds).
-fn shard_of(slug: &str) -> usize {
+pub fn shard_of(slug: &str) -> usize {
     let h = slug.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
     (h % SHARDS as u64) as usize
 }
 
-/// A shard's bytes: the magic header, then the entries.
-fn encode<T: Serialize>(entries: &[T]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(MAGIC.len() + 256 * entries.len() + 64);
+/// A shard's bytes: the magic header, the shard header (guide shards), then the entries.
+fn encode<T: Serialize>(header: Option<&ShardHeader>, entries: &[T]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(MAGIC.len() + 256 * entries.len() + 256);
     bytes.extend_from_slice(MAGIC);
     // Serializing plain structs, strings and vectors into a vector cannot fail.
+    if let Some(h) = header {
+        bytes = postcard::to_extend(h, bytes).unwrap_or_default();
+    }
     postcard::to_extend(&entries, bytes).unwrap_or_default()
 }
 
@@ -354,6 +620,11 @@ pub fn hash(bytes: &[u8]) -> Digest {
 pub struct FileStat([u64; 4]);
 
 impl FileStat {
+    /// Size, modification and status-change times (ns), inode.
+    pub fn fields(&self) -> &[u64; 4] {
+        &self.0
+    }
+
     /// From the standard library's metadata; `None` when the platform gives no times.
     pub fn from_metadata(meta: &std::fs::Metadata) -> Option<FileStat> {
         let modified = meta

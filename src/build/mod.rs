@@ -188,9 +188,11 @@ fn build_remembering(
         .as_deref()
         .and_then(|m| m.changed.clone())
         .filter(|_| remembered.is_some());
+    // A manifest kept in memory afterwards is decoded whole.
+    let decode_all = memory.is_some();
     let previous = || match remembered {
-        Some(m) => m,
-        None => previous_manifest(&opts.out, opts.force),
+        Some(m) => plan::Previous::Remembered(m),
+        None => previous_manifest(&opts.out, opts.force, decode_all),
     };
     let scan = match &scan_only {
         Some(paths) => plan::Scan::Only(paths),
@@ -240,7 +242,7 @@ fn build_remembering(
 
     let per_lang = counts(&site, &plan);
     let rewrite = !incremental || !plan.touched.is_empty() || any_rendered;
-    let rewrite = rewrite || !plan.removed.is_empty();
+    let rewrite = rewrite || !plan.removed.is_empty() || plan.has_stale_shards();
     let moves_outputs = incremental && (any_rendered || !plan.removed.is_empty());
     // While outputs are being replaced the manifest on disk no longer describes them: marked so,
     // a build that stops half-way leaves a manifest the next build does not trust.
@@ -295,12 +297,19 @@ fn build_remembering(
     })
 }
 
-/// The previous build's manifest, unless forced or the output folder is not ours.
-pub(crate) fn previous_manifest(out: &Path, force: bool) -> Manifest {
+/// The previous build's manifest, unless forced or the output folder is not ours; `decode_all`
+/// when no shard may be left undecoded (see [`plan::Previous`]).
+pub(crate) fn previous_manifest(out: &Path, force: bool, decode_all: bool) -> plan::Previous {
     if force || !out.join(output::MARKER).exists() {
-        return Manifest::default();
+        return plan::Previous::Nothing;
     }
-    Manifest::read(out).unwrap_or_default()
+    match manifest::StoredManifest::read(out) {
+        Some(manifest) => plan::Previous::Stored {
+            manifest,
+            decode_all,
+        },
+        None => plan::Previous::Nothing,
+    }
 }
 
 /// Renders every job of `plan` into a throwaway folder, writing nothing to `out`: the errors and
@@ -439,6 +448,9 @@ fn counts(site: &SiteContext, plan: &Plan) -> BTreeMap<String, LangCounts> {
         .iter()
         .map(|l| (l.clone(), LangCounts::default()))
         .collect();
+    for (lang, &closed) in site.config.languages.iter().zip(&plan.closed_pages) {
+        per.entry(lang.clone()).or_default().unchanged += closed;
+    }
     for job in &plan.jobs {
         if let JobKind::Page(i) = job.kind {
             let c = per.entry(plan.sources[i].src.lang.clone()).or_default();

@@ -2,16 +2,16 @@
 //! what hashes differently), check the guides, and list the output jobs with the hash of their
 //! inputs, each carrying what the previous build recorded for it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use super::manifest::{
-    hash, now_ns, DataEntry, Digest, FileStat, GuideEntry, Hasher, JobEntry, Manifest, PageEntry,
-    SourceEntry, Stamp, Summary,
+    feed_stamps, hash, joined_in_order, now_ns, shard_of, DataEntry, Digest, FileStat, GuideEntry,
+    Hasher, JobEntry, Listing, Manifest, OnDisk, PageEntry, ShardContext, SourceEntry, Stamp,
+    StoredManifest, Summary, SHARDS,
 };
 use super::SiteContext;
 use crate::config::SiteConfig;
@@ -83,11 +83,22 @@ pub(crate) struct Plan {
     /// folder's listing, a guide's data, a deleted guide): the manifest is rewritten for them
     /// even if no job renders.
     pub(crate) touched: BTreeSet<String>,
-    /// Which manifest shards are on disk (see [`Manifest::stored`]).
-    stored: Option<Vec<Digest>>,
+    /// Per language (in site order): pages of guides in shards left closed (unchanged, not
+    /// decoded, so not in `sources`).
+    pub(crate) closed_pages: Vec<usize>,
+    /// What the manifest on disk holds (see [`Manifest::stored`]).
+    stored: Option<OnDisk>,
+    /// The site-wide inputs the manifest's shard headers are written against.
+    context: ShardContext,
 }
 
 impl Plan {
+    /// True when a manifest shard on disk must be rewritten although none of its guides changed
+    /// (it was written against other site-wide inputs).
+    pub(crate) fn has_stale_shards(&self) -> bool {
+        self.stored.as_ref().is_some_and(OnDisk::any_stale)
+    }
+
     /// A job's id, for messages: `page:<lang>/<slug>`, `index:<lang>`, `root`, `sitemap`, `style`.
     pub(crate) fn job_id(&self, job: &Job) -> String {
         match &job.kind {
@@ -158,7 +169,9 @@ impl Plan {
                 (slug, entry)
             })
             .collect();
-        let mut manifest = Manifest::new(guides, site_jobs).stored_as(self.stored);
+        let mut manifest = Manifest::new(guides, site_jobs)
+            .stored_as(self.stored)
+            .with_context(self.context);
         manifest.touch(touched);
         manifest
     }
@@ -180,10 +193,6 @@ fn page_prefix(lang: &str, slug: &str) -> String {
     format!("{lang}/{slug}/")
 }
 
-/// How many changed pages of an incremental build have their code highlighted on a thread of
-/// their own while the build is still planned (an edit usually touches one or two).
-const WARM_PAGES: usize = 4;
-
 /// How a plan finds out which sources changed.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Scan<'a> {
@@ -194,219 +203,388 @@ pub(crate) enum Scan<'a> {
     Only(&'a BTreeSet<PathBuf>),
 }
 
-/// Plans a build of `root` against the `previous` manifest (`force` renders everything;
+/// The previous build, as a plan gets it.
+pub(crate) enum Previous {
+    /// None: a first build, `--force`, or an unreadable manifest.
+    Nothing,
+    /// Read from the output folder. Unless `decode_all` (the manifest is kept in memory after
+    /// the build), a shard whose recorded stamps match what `stat` says now is left undecoded.
+    Stored {
+        manifest: StoredManifest,
+        decode_all: bool,
+    },
+    /// Kept in memory by `serve` since its last build.
+    Remembered(Manifest),
+}
+
+/// Plans a build of `root` against the `previous` build (`force` renders everything;
 /// `verify_outputs` also re-renders jobs whose recorded files are missing from `out`).
 pub(crate) fn plan(
     site: &SiteContext,
     root: &Path,
     out: &Path,
-    previous: impl FnOnce() -> Manifest + Send,
+    previous: impl FnOnce() -> Previous + Send,
     force: bool,
     verify_outputs: bool,
     scan: Scan<'_>,
 ) -> Result<Plan, Vec<Diagnostic>> {
     let now = now_ns();
     let config = &site.config;
-    let changed_guides = match scan {
-        Scan::Only(paths) => changed_guides(paths),
-        Scan::Everything => None,
-    };
     let content_dir = ContentDir::open(root);
-    // Without a watcher's word, every folder and page is statted: while the previous manifest
-    // is decoded on one thread, the others stat (the two together are most of a no-change build).
-    let (previous, folders): (Manifest, Vec<(GuideFolder, Option<FolderMeta>)>) =
-        match &changed_guides {
-            Some(changed) => {
-                let previous = previous();
-                let folders = known_folders(root, &previous.guides, changed);
-                (previous, folders.into_iter().map(|f| (f, None)).collect())
-            }
-            None => {
-                let (previous, statted) = rayon::join(previous, || {
-                    content::guide_folders(root).map(|folders| {
-                        folders
-                            .into_par_iter()
-                            .map(|f| {
-                                let meta = FolderMeta::of(&f, &content_dir, config);
-                                (f, Some(meta))
-                            })
-                            .collect()
-                    })
-                });
-                (previous, statted.map_err(|e| vec![e])?)
-            }
-        };
-    let incremental = !previous.is_empty();
-    let stored = previous.stored();
-    let Manifest {
-        guides: mut previous_guides,
-        site_jobs: mut previous_site_jobs,
-        ..
-    } = previous;
-    // Each folder takes its previous entry along (moved, not copied).
-    let tasks: Vec<_> = folders
-        .into_iter()
-        .map(|(f, meta)| {
-            let prev = previous_guides.remove(&f.name);
-            let trusted = changed_guides
-                .as_ref()
-                .is_some_and(|c| !c.contains(f.name.as_str()));
-            (f, meta, prev, trusted)
+    let stat_all = || {
+        content::guide_folders(root).map(|folders| {
+            folders
+                .into_par_iter()
+                .map(|f| {
+                    let meta = FolderMeta::of(&f, &content_dir, config);
+                    (f, Some(meta))
+                })
+                .collect::<Vec<_>>()
         })
-        .collect();
-    let mut touched = BTreeSet::new();
-    let mut removed: Vec<Removed> = Vec::new();
-    for (slug, guide) in previous_guides {
-        removed.extend(removed_pages(&slug, guide.pages));
-        touched.insert(slug);
-    }
-    // A few changed pages of an incremental build get their code highlighted early.
-    let warm = AtomicUsize::new(if incremental { WARM_PAGES } else { 0 });
-    let read: Vec<GuideRead> = tasks
-        .into_par_iter()
-        .map(|(folder, meta, prev, trusted)| match prev {
-            Some(prev) if trusted => GuideRead::unchanged(&folder, prev),
-            prev => {
-                let meta = meta.unwrap_or_else(|| FolderMeta::of(&folder, &content_dir, config));
-                read_guide(&folder, meta, prev, config, now, &warm)
-            }
-        })
-        .collect();
-    let count = read.iter().map(|r| r.sources.len()).sum();
-    let mut sources = Vec::with_capacity(count);
-    let mut previous_outputs = Vec::with_capacity(count);
-    // Per guide, its languages joined (which its page jobs hash); per source, its guide's index.
-    let mut guide_langs: Vec<String> = Vec::new();
-    let mut guide_of_source: Vec<usize> = Vec::with_capacity(count);
-    let mut errors = Vec::new();
-    let mut guides: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut folder_stamps = BTreeMap::new();
-    let mut previous_data = BTreeMap::new();
-    let site_order = |l: &String| config.languages.iter().position(|x| x == l);
-    for mut r in read {
-        if r.changed {
-            touched.insert(r.slug.clone());
-        }
-        errors.append(&mut r.errors);
-        removed.append(&mut r.removed);
-        if r.sources.is_empty() {
-            continue;
-        }
-        if let Some(d) = r.previous_data {
-            previous_data.insert(r.slug.clone(), d);
-        }
-        let mut langs: Vec<String> = r.sources.iter().map(|s| s.src.lang.clone()).collect();
-        langs.sort_by_key(site_order);
-        guide_of_source.extend(std::iter::repeat_n(guide_langs.len(), r.sources.len()));
-        guide_langs.push(langs.join(","));
-        guides.insert(r.slug.clone(), langs);
-        folder_stamps.insert(r.slug, r.folder);
-        sources.append(&mut r.sources);
-        previous_outputs.append(&mut r.outputs);
-    }
-    let data = guide_data_entries(site, &sources, &previous_data, &mut touched, &mut errors);
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-
-    let site_hash = site.inputs_hash;
-    // A build trusts its manifest (a file deleted by hand comes back with `--force`); `check`
-    // also verifies that every recorded output is still there.
-    let needs_render = |before: Option<&JobEntry>, inputs: &Digest, prefix: &str| {
-        force
-            || before.is_none_or(|j| {
-                j.inputs != *inputs
-                    || (verify_outputs
-                        && !j.paths().all(|f| out.join(format!("{prefix}{f}")).exists()))
-            })
     };
-    let langs_of = |i: usize| guide_langs[guide_of_source[i]].as_str();
-    // Per page, in parallel: its job, carrying its previous entry.
-    let mut jobs: Vec<Job> = sources
-        .par_iter()
-        .zip(previous_outputs)
-        .enumerate()
-        .map(|(i, (s, previous))| {
-            let mut h = Hasher::new();
-            h.digest(&site_hash).digest(&s.hash).part(langs_of(i));
-            if let Some(d) = data.get(&s.src.slug) {
-                h.digest(&d.data);
+    // Without a watcher's word, every folder and page is statted while the previous manifest is
+    // read on another thread (the two together are most of a no-change build). With it (`serve`
+    // remembers its manifest), only the guides it reported are looked at.
+    let (previous, folders, changed_guides) = match scan {
+        Scan::Only(paths) => {
+            let previous = previous();
+            match (&previous, changed_guides(paths)) {
+                (Previous::Remembered(m), Some(changed)) => {
+                    let folders = known_folders(root, &m.guides, &changed);
+                    let folders = folders.into_iter().map(|f| (f, None)).collect();
+                    (previous, Ok(folders), Some(changed))
+                }
+                _ => (previous, stat_all(), None),
             }
-            if s.summary.uses_catalog {
-                h.digest(&site.catalog_hash);
+        }
+        Scan::Everything => {
+            let (previous, folders) = rayon::join(previous, stat_all);
+            (previous, folders, None)
+        }
+    };
+    let folders = folders.map_err(|e| vec![e])?;
+    let context = shard_context(site);
+    let (stored, mut remembered, decode_all) = match previous {
+        Previous::Nothing => (None, None, true),
+        Previous::Stored {
+            manifest,
+            decode_all,
+        } => (Some(manifest), None, decode_all),
+        Previous::Remembered(m) => (None, Some(m), true),
+    };
+    // A shard whose recorded stamps are what `stat` says now holds only unchanged guides.
+    let mut closed = [false; SHARDS];
+    if let Some(stored) = stored.as_ref().filter(|_| !decode_all && !verify_outputs) {
+        let observed = observed_stamps(&folders);
+        for (i, c) in closed.iter_mut().enumerate() {
+            let header = stored.header(i);
+            *c = header.context == context.digest
+                && header.stamps.is_some()
+                && header.stamps == observed[i];
+        }
+    }
+    let planner = Planner {
+        site,
+        out,
+        content_dir: &content_dir,
+        folders: &folders,
+        changed_guides: changed_guides.as_ref(),
+        force,
+        verify_outputs,
+        now,
+        context: &context,
+        stored: stored.as_ref(),
+    };
+    loop {
+        let (manifest, incremental) = match (&stored, remembered.take()) {
+            (Some(s), _) => match s.decode(&closed, &context.digest) {
+                Some(m) => (m, true),
+                None => (Manifest::default(), false),
+            },
+            (None, Some(m)) => {
+                let incremental = !m.is_empty();
+                (m, incremental)
             }
-            let inputs = h.finish();
-            let prefix = if verify_outputs {
-                page_prefix(&s.src.lang, &s.src.slug)
-            } else {
-                String::new()
-            };
-            Job {
-                render: needs_render(previous.as_ref(), &inputs, &prefix),
-                kind: JobKind::Page(i),
+            (None, None) => (Manifest::default(), false),
+        };
+        // A corrupt shard: plan as a first build.
+        if !incremental {
+            closed = [false; SHARDS];
+        }
+        match planner.pass(manifest, incremental, &closed)? {
+            Some(plan) => return Ok(plan),
+            // An index or the sitemap must be rendered, which needs every page: decode all.
+            None => closed = [false; SHARDS],
+        }
+    }
+}
+
+/// What every pass of a plan shares.
+struct Planner<'a> {
+    site: &'a SiteContext,
+    out: &'a Path,
+    content_dir: &'a ContentDir,
+    folders: &'a [(GuideFolder, Option<FolderMeta>)],
+    changed_guides: Option<&'a BTreeSet<&'a str>>,
+    force: bool,
+    verify_outputs: bool,
+    now: u64,
+    context: &'a ShardContext,
+    stored: Option<&'a StoredManifest>,
+}
+
+impl Planner<'_> {
+    /// Plans the guides of the shards not `closed` against `previous` (their decoded entries).
+    /// `None` when shards are closed but a site-wide job that lists every page must render.
+    fn pass(
+        &self,
+        previous: Manifest,
+        incremental: bool,
+        closed: &[bool; SHARDS],
+    ) -> Result<Option<Plan>, Vec<Diagnostic>> {
+        let (site, config, now) = (self.site, &self.site.config, self.now);
+        let stored = previous.stored();
+        let Manifest {
+            guides: mut previous_guides,
+            site_jobs: mut previous_site_jobs,
+            ..
+        } = previous;
+        // Each folder of an open shard takes its previous entry along (moved, not copied).
+        let tasks: Vec<_> = self
+            .folders
+            .iter()
+            .filter(|(f, _)| !closed[shard_of(&f.name)])
+            .map(|(f, meta)| {
+                let prev = previous_guides.remove(&f.name);
+                let trusted = self
+                    .changed_guides
+                    .is_some_and(|c| !c.contains(f.name.as_str()));
+                (f, meta.as_ref(), prev, trusted)
+            })
+            .collect();
+        let mut touched = BTreeSet::new();
+        let mut removed: Vec<Removed> = Vec::new();
+        for (slug, guide) in previous_guides {
+            removed.extend(removed_pages(&slug, guide.pages));
+            touched.insert(slug);
+        }
+        let read: Vec<GuideRead> = tasks
+            .into_par_iter()
+            .map(|(folder, meta, prev, trusted)| match prev {
+                Some(prev) if trusted => GuideRead::unchanged(folder, prev),
+                prev => {
+                    let fresh;
+                    let meta = match meta {
+                        Some(m) => m,
+                        None => {
+                            fresh = FolderMeta::of(folder, self.content_dir, config);
+                            &fresh
+                        }
+                    };
+                    read_guide(folder, meta, prev, config, now)
+                }
+            })
+            .collect();
+        let count = read.iter().map(|r| r.sources.len()).sum();
+        let mut sources = Vec::with_capacity(count);
+        let mut previous_outputs = Vec::with_capacity(count);
+        // Per guide, its languages joined (which its page jobs hash); per source, its guide's index.
+        let mut guide_langs: Vec<String> = Vec::new();
+        let mut guide_of_source: Vec<usize> = Vec::with_capacity(count);
+        let mut errors = Vec::new();
+        let mut guides: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut folder_stamps = BTreeMap::new();
+        let mut previous_data = BTreeMap::new();
+        let site_order = |l: &String| config.languages.iter().position(|x| x == l);
+        for mut r in read {
+            if r.changed {
+                touched.insert(r.slug.clone());
+            }
+            errors.append(&mut r.errors);
+            removed.append(&mut r.removed);
+            if r.sources.is_empty() {
+                continue;
+            }
+            if let Some(d) = r.previous_data {
+                previous_data.insert(r.slug.clone(), d);
+            }
+            let mut langs: Vec<String> = r.sources.iter().map(|s| s.src.lang.clone()).collect();
+            langs.sort_by_key(site_order);
+            guide_of_source.extend(std::iter::repeat_n(guide_langs.len(), r.sources.len()));
+            guide_langs.push(joined_in_order(
+                langs.iter().map(String::as_str),
+                &config.languages,
+            ));
+            guides.insert(r.slug.clone(), langs);
+            folder_stamps.insert(r.slug, r.folder);
+            sources.append(&mut r.sources);
+            previous_outputs.append(&mut r.outputs);
+        }
+        let data = guide_data_entries(site, &sources, &previous_data, &mut touched, &mut errors);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+
+        let site_hash = site.inputs_hash;
+        let (force, verify_outputs, out) = (self.force, self.verify_outputs, self.out);
+        // A build trusts its manifest (a file deleted by hand comes back with `--force`); `check`
+        // also verifies that every recorded output is still there.
+        let needs_render = |before: Option<&JobEntry>, inputs: &Digest, prefix: &str| {
+            force
+                || before.is_none_or(|j| {
+                    j.inputs != *inputs
+                        || (verify_outputs
+                            && !j.paths().all(|f| out.join(format!("{prefix}{f}")).exists()))
+                })
+        };
+        let langs_of = |i: usize| guide_langs[guide_of_source[i]].as_str();
+        // Per page, in parallel: its job, carrying its previous entry.
+        let mut jobs: Vec<Job> = sources
+            .par_iter()
+            .zip(previous_outputs)
+            .enumerate()
+            .map(|(i, (s, previous))| {
+                let mut h = Hasher::new();
+                h.digest(&site_hash).digest(&s.hash).part(langs_of(i));
+                if let Some(d) = data.get(&s.src.slug) {
+                    h.digest(&d.data);
+                }
+                if s.summary.uses_catalog {
+                    h.digest(&site.catalog_hash);
+                }
+                let inputs = h.finish();
+                let prefix = if verify_outputs {
+                    page_prefix(&s.src.lang, &s.src.slug)
+                } else {
+                    String::new()
+                };
+                Job {
+                    render: needs_render(previous.as_ref(), &inputs, &prefix),
+                    kind: JobKind::Page(i),
+                    inputs,
+                    previous,
+                }
+            })
+            .collect();
+        // What the language indexes and the sitemap show of every page, shard by shard: a
+        // closed shard's part comes from its header.
+        let langs = &config.languages;
+        let mut listings: Vec<Option<Listing>> = closed
+            .iter()
+            .map(|&c| (!c).then(|| Listing::new(langs.len())))
+            .collect();
+        for (i, s) in sources.iter().enumerate() {
+            if let Some(listing) = &mut listings[shard_of(&s.src.slug)] {
+                let at = langs.iter().position(|l| *l == s.src.lang);
+                listing.page(at, &s.src.slug, &s.src.lang, &s.summary, langs_of(i));
+            }
+        }
+        let stored_manifest = self.stored;
+        let parts: Vec<(Vec<Digest>, Digest)> = listings
+            .par_iter()
+            .enumerate()
+            .map(|(i, listing)| match (listing, stored_manifest) {
+                (Some(l), _) => l.finish(),
+                (None, Some(m)) => (m.header(i).listed.clone(), m.header(i).mapped),
+                (None, None) => Listing::new(langs.len()).finish(),
+            })
+            .collect();
+        let mut site_job = |kind: JobKind, inputs: Digest| {
+            let previous = previous_site_jobs.remove(&site_job_id(&kind));
+            jobs.push(Job {
+                render: needs_render(previous.as_ref(), &inputs, ""),
+                kind,
                 inputs,
                 previous,
-            }
-        })
-        .collect();
-    // What the language indexes and the sitemap show of every page.
-    let mut listed: HashMap<&str, Hasher> = HashMap::new();
-    let mut mapped = Hasher::new();
-    mapped.digest(&site_hash);
-    for (i, s) in sources.iter().enumerate() {
-        let date = s.summary.date.as_deref().unwrap_or("");
-        let description = s.summary.description.as_deref().unwrap_or("");
-        let list = listed.entry(s.src.lang.as_str()).or_insert_with(|| {
+            });
+        };
+        for (k, lang) in langs.iter().enumerate() {
             let mut h = Hasher::new();
             h.digest(&site_hash);
-            h
-        });
-        list.part(&s.src.slug)
-            .part(&s.summary.title)
-            .part(date)
-            .part(description);
-        mapped
-            .part(&s.src.slug)
-            .part(&s.src.lang)
-            .part(date)
-            .part(langs_of(i));
+            for (listed, _) in &parts {
+                h.digest(&listed.get(k).copied().unwrap_or_default());
+            }
+            site_job(JobKind::Index(lang.clone()), h.finish());
+        }
+        site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
+        let mut mapped = Hasher::new();
+        mapped.digest(&site_hash);
+        for (_, m) in &parts {
+            mapped.digest(m);
+        }
+        site_job(JobKind::Sitemap, mapped.finish());
+        site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
+        let lists_pages = |j: &Job| matches!(j.kind, JobKind::Index(_) | JobKind::Sitemap);
+        if closed.contains(&true) && jobs.iter().any(|j| j.render && lists_pages(j)) {
+            return Ok(None);
+        }
+        for (id, entry) in previous_site_jobs {
+            removed.push(Removed {
+                id,
+                prefix: String::new(),
+                entry,
+            });
+        }
+        let mut closed_pages = vec![0; langs.len()];
+        if let Some(m) = stored_manifest {
+            for i in (0..SHARDS).filter(|&i| closed[i]) {
+                for (n, &pages) in closed_pages.iter_mut().zip(&m.header(i).pages) {
+                    *n += pages as usize;
+                }
+            }
+        }
+        Ok(Some(Plan {
+            sources,
+            guides,
+            folders: folder_stamps,
+            data,
+            jobs,
+            removed,
+            incremental,
+            touched,
+            closed_pages,
+            stored,
+            context: self.context.clone(),
+        }))
     }
-    let mut site_job = |kind: JobKind, inputs: Digest| {
-        let previous = previous_site_jobs.remove(&site_job_id(&kind));
-        jobs.push(Job {
-            render: needs_render(previous.as_ref(), &inputs, ""),
-            kind,
-            inputs,
-            previous,
-        });
-    };
-    for lang in &config.languages {
-        let inputs = listed
-            .get(lang.as_str())
-            .map_or_else(|| Hasher::new().digest(&site_hash).finish(), Hasher::finish);
-        site_job(JobKind::Index(lang.clone()), inputs);
+}
+
+/// The site-wide inputs a manifest shard's header is trusted against.
+fn shard_context(site: &SiteContext) -> ShardContext {
+    let mut h = Hasher::new();
+    h.digest(&site.inputs_hash)
+        .digest(&site.catalog_hash)
+        .part(ESTIMATOR_VERSION);
+    for lang in &site.config.languages {
+        h.part(lang);
     }
-    site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
-    site_job(JobKind::Sitemap, mapped.finish());
-    site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
-    for (id, entry) in previous_site_jobs {
-        removed.push(Removed {
-            id,
-            prefix: String::new(),
-            entry,
-        });
+    ShardContext {
+        digest: h.finish(),
+        languages: site.config.languages.clone(),
     }
-    Ok(Plan {
-        sources,
-        guides,
-        folders: folder_stamps,
-        data,
-        jobs,
-        removed,
-        incremental,
-        touched,
-        stored,
-    })
+}
+
+/// Per guide shard: the digest of its guides' slugs and what `stat` says of their folders and
+/// pages (see [`feed_stamps`]), or `None` when a folder could not be statted.
+fn observed_stamps(folders: &[(GuideFolder, Option<FolderMeta>)]) -> Vec<Option<Digest>> {
+    let mut by_shard: Vec<Vec<&(GuideFolder, Option<FolderMeta>)>> = vec![Vec::new(); SHARDS];
+    for f in folders {
+        by_shard[shard_of(&f.0.name)].push(f);
+    }
+    by_shard
+        .par_iter()
+        .map(|guides| {
+            let mut h = Hasher::new();
+            let mut pages = Vec::new();
+            for (folder, meta) in guides {
+                let meta = meta.as_ref()?;
+                pages.clear();
+                pages.extend(meta.pages.iter().map(|p| p.map(|s| *s.fields())));
+                feed_stamps(&mut h, &folder.name, meta.folder?.fields(), &pages);
+            }
+            Some(h.finish())
+        })
+        .collect()
 }
 
 /// The outputs of a guide's pages that are gone.
@@ -581,17 +759,17 @@ fn known_folders(
 /// page is hashed only when its own stamp changed (and parsed only when its bytes did).
 fn read_guide(
     folder: &GuideFolder,
-    meta: FolderMeta,
+    meta: &FolderMeta,
     previous: Option<GuideEntry>,
     config: &SiteConfig,
     now: u64,
-    warm: &AtomicUsize,
 ) -> GuideRead {
     let slug = folder.name.clone();
     let FolderMeta {
         folder: meta,
         pages,
     } = meta;
+    let meta = *meta;
     let stamp = meta.and_then(|m| Stamp::of(&m, now));
     let (mut previous_pages, previous_folder, previous_data) = match previous {
         Some(g) => (g.pages, g.folder, g.data),
@@ -630,7 +808,7 @@ fn read_guide(
             .iter()
             .position(|l| *l == src.lang)
             .and_then(|i| pages[i]);
-        match read_source(src, meta, prev_source, now, warm) {
+        match read_source(src, meta, prev_source, now) {
             Ok((s, c)) => {
                 changed |= c;
                 sources.push(s);
@@ -659,7 +837,6 @@ fn read_source(
     stat: Option<FileStat>,
     previous: Option<SourceEntry>,
     now: u64,
-    warm: &AtomicUsize,
 ) -> Result<(Source, bool), Vec<Diagnostic>> {
     let cannot = |e: std::io::Error| {
         vec![Diagnostic::error(format!("cannot read: {e}")).in_file(src.shown())]
@@ -697,16 +874,6 @@ fn read_source(
     }
     let page = content::parse(src.clone(), &bytes)?;
     let summary = summarize(&page);
-    let take = |n: usize| n.checked_sub(1);
-    if warm
-        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, take)
-        .is_ok()
-    {
-        let body = page.body().to_string();
-        let _ = std::thread::Builder::new()
-            .name("vramdoc-warm".into())
-            .spawn(move || crate::markdown::warm_highlighting(&body));
-    }
     let source = Source {
         src,
         hash: h,

@@ -56,19 +56,6 @@ pub fn render_html(markdown: &str) -> RenderedMarkdown {
     RenderedMarkdown { html, headings }
 }
 
-/// Highlights the fenced code of `markdown` into the highlighting cache, so that rendering the
-/// page soon after finds its blocks ready. A build calls it on another thread for a page that
-/// changed, to get the first highlighting of a language (compiling its grammar's patterns, the
-/// slowest part of rendering one page) done while the rest of the site is still being checked.
-pub fn warm_highlighting(markdown: &str) {
-    let events: Vec<Event<'_>> = Parser::new_ext(markdown, options()).collect();
-    for (i, event) in events.iter().enumerate() {
-        if let Event::Start(pulldown_cmark::Tag::CodeBlock(kind)) = event {
-            rewrite::code_block(kind, &events[i + 1..]);
-        }
-    }
-}
-
 /// Class-based CSS for highlighted code: the light theme, plus a dark one under
 /// `@media (prefers-color-scheme: dark)`, generated from syntect's bundled themes. Token classes
 /// carry the `hl-` prefix; the theme's base colours apply to `pre.code`.

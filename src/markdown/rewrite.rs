@@ -231,7 +231,7 @@ fn heading_text(rest: &[Event<'_>]) -> String {
 
 /// HTML for a code block whose content starts at `rest[0]`, and how many events it used
 /// (text events plus the closing tag).
-pub(super) fn code_block(kind: &CodeBlockKind<'_>, rest: &[Event<'_>]) -> (String, usize) {
+fn code_block(kind: &CodeBlockKind<'_>, rest: &[Event<'_>]) -> (String, usize) {
     let mut code = String::new();
     let mut consumed = 0;
     for event in rest {
