@@ -235,6 +235,39 @@ fn shell_comments_options_and_variables() {
 }
 
 #[test]
+fn python_names_with_non_ascii_letters_stay_whole() {
+    // Names are matched with ASCII classes plus "any non-ASCII character": a keyword inside a
+    // name that uses Chinese letters is still not a keyword.
+    let out = html("```python\n批次if = 变量 + 1\nprint(形状)\n```\n");
+    assert_eq!(spans_with_class(&out, "hl-keyword"), ["=", "+"]);
+    assert_eq!(spans_with_class(&out, "hl-constant"), ["1"]);
+    assert_eq!(spans_with_class(&out, "hl-support"), ["print"]);
+}
+
+#[test]
+fn yaml_keys_scalars_and_comments() {
+    let md = "```yaml\n# nanoGPT config\nn_layer: 12  # depth\nlr: 6e-4\ncompile: true\nout_dir: out-shakespeare#1\ngpu: \"a100-80gb\"\nlayers:\n  - name: attn\n  - 3\nnote: ~\n```\n";
+    let out = html(md);
+    assert_eq!(
+        spans_with_class(&out, "hl-tag"),
+        ["n_layer", "lr", "compile", "out_dir", "gpu", "layers", "name", "note"]
+    );
+    assert_eq!(
+        spans_with_class(&out, "hl-comment"),
+        ["# nanoGPT config\n", "# depth\n"]
+    );
+    assert_eq!(
+        spans_with_class(&out, "hl-constant"),
+        ["12", "6e-4", "true", "3", "~"]
+    );
+    assert_eq!(
+        spans_with_class(&out, "hl-string").concat(),
+        "&quot;a100-80gb&quot;"
+    );
+    assert!(out.contains("out-shakespeare#1"), "{out}");
+}
+
+#[test]
 fn unknown_or_missing_language_is_escaped_plain_text() {
     let out = html("```nosuchlang\na < b && c\n```\n");
     assert_eq!(

@@ -19,11 +19,18 @@ const DARK_THEME: &str = "base16-ocean.dark";
 
 /// Compact grammars for the languages guides use most. syntect's bundled Python and Bash
 /// grammars cost ~200 µs a line with fancy-regex (their look-arounds run in its backtracking
-/// VM), which alone would cap a build below 1,000 pages/s; these avoid look-arounds.
-const COMPACT_SYNTAXES: [&str; 2] = [
+/// VM), which alone would cap a build below 1,000 pages/s; these avoid look-arounds. The YAML
+/// one spares a one-page rebuild loading syntect's whole bundled set for a config snippet.
+const COMPACT_SYNTAXES: [&str; 3] = [
     include_str!("syntaxes/python.sublime-syntax"),
     include_str!("syntaxes/shell.sublime-syntax"),
+    include_str!("syntaxes/yaml.sublime-syntax"),
 ];
+
+/// The compact grammars compiled: syntect's dump of [`build_compact_set`]. Loading it takes
+/// about 0.2 ms where building the set from its YAML took 5 to 9, a large part of rebuilding one
+/// page. A test rebuilds the set and fails when the dump differs (`VRAMDOC_BLESS=1` rewrites it).
+const COMPACT_DUMP: &[u8] = include_bytes!("syntaxes/compact.packdump");
 
 /// syntect's bundled grammars, for every other language.
 fn default_set() -> &'static SyntaxSet {
@@ -31,19 +38,24 @@ fn default_set() -> &'static SyntaxSet {
     SET.get_or_init(SyntaxSet::load_defaults_newlines)
 }
 
-/// The compact grammars; one that failed to load (a unit test guards against it) leaves its
-/// language to the bundled grammar.
+/// The compact grammars, from their dump (or built, should the dump not load).
 fn compact_set() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
     SET.get_or_init(|| {
-        let mut builder = SyntaxSetBuilder::new();
-        for source in COMPACT_SYNTAXES {
-            if let Ok(definition) = SyntaxDefinition::load_from_str(source, true, None) {
-                builder.add(definition);
-            }
-        }
-        builder.build()
+        syntect::dumps::from_reader(COMPACT_DUMP).unwrap_or_else(|_| build_compact_set())
     })
+}
+
+/// The compact grammars built from their YAML; one that failed to load (a unit test guards
+/// against it) leaves its language to the bundled grammar.
+fn build_compact_set() -> SyntaxSet {
+    let mut builder = SyntaxSetBuilder::new();
+    for source in COMPACT_SYNTAXES {
+        if let Ok(definition) = SyntaxDefinition::load_from_str(source, true, None) {
+            builder.add(definition);
+        }
+    }
+    builder.build()
 }
 
 /// The grammar (and the set it belongs to) for a fence's language token: a compact one when
@@ -139,7 +151,7 @@ mod tests {
                 panic!("compact grammar does not load: {error}");
             }
         }
-        for lang in ["py", "python", "sh", "bash", "shell", "zsh"] {
+        for lang in ["py", "python", "sh", "bash", "shell", "zsh", "yaml", "yml"] {
             let (syntax, _) = find_syntax(lang).expect(lang);
             assert!(
                 syntax.name.ends_with("(vramdoc)"),
@@ -148,10 +160,35 @@ mod tests {
             );
         }
         assert_eq!(
-            find_syntax("yaml").map(|(s, _)| s.name.as_str()),
-            Some("YAML")
+            find_syntax("json").map(|(s, _)| s.name.as_str()),
+            Some("JSON")
         );
         assert!(find_syntax("text").is_none());
         assert!(find_syntax("nosuchlang").is_none());
+    }
+
+    /// The committed dump is what the grammars build to today (syntect's dumps are
+    /// deterministic); `VRAMDOC_BLESS=1 cargo test compact_dump` rewrites it after a grammar edit.
+    #[test]
+    fn compact_dump_matches_the_grammars() {
+        let fresh = syntect::dumps::dump_binary(&build_compact_set());
+        if std::env::var_os("VRAMDOC_BLESS").is_some() {
+            let path = concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/src/markdown/syntaxes/compact.packdump"
+            );
+            std::fs::write(path, &fresh).unwrap();
+            return;
+        }
+        assert!(
+            fresh == COMPACT_DUMP,
+            "src/markdown/syntaxes/compact.packdump is out of date: run `VRAMDOC_BLESS=1 cargo test compact_dump` and commit it"
+        );
+        let loaded: SyntaxSet = syntect::dumps::from_reader(COMPACT_DUMP).unwrap();
+        let names: Vec<&str> = loaded.syntaxes().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["Python (vramdoc)", "Shell (vramdoc)", "YAML (vramdoc)"]
+        );
     }
 }
