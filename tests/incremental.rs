@@ -393,6 +393,22 @@ fn remembered_builds_check_only_what_the_watcher_reported() {
     // Nothing reported: nothing to do.
     let idle = build_with(&opts, &mut memory).unwrap();
     assert_eq!(counts(&idle, "en"), (0, 3, 0));
+    // A body edit: the shards of the guides not reported stay as they are in memory.
+    t.guide("plain", "en", "Plain en", "A new sentence.");
+    memory.changed(&[PathBuf::from("content/plain/en.md")]);
+    let edit = build_with(&opts, &mut memory).unwrap();
+    assert_eq!(counts(&edit, "en"), (1, 2, 0));
+    assert_eq!(counts(&edit, "zh"), (0, 2, 0));
+    // A new title re-renders the indexes, which list the guides of every shard.
+    computed(&t, "on-4070", "es", "rtx-4070", "En una 4070, otra vez");
+    memory.changed(&[PathBuf::from("content/on-4070/es.md")]);
+    let retitled = build_with(&opts, &mut memory).unwrap();
+    assert_eq!(counts(&retitled, "es"), (1, 1, 0));
+    let index = t.output("es/index.html");
+    assert!(
+        index.contains("En una 4070, otra vez") && index.contains("Plain es"),
+        "{index}"
+    );
     // The remembered builds left what a clean build makes.
     let remembered = t.snapshot_output();
     t.run(&["build", "--force", "--quiet"]);

@@ -59,12 +59,19 @@ pub struct OnDisk {
     /// Per guide shard: written against other site-wide inputs, so rewritten (with a header the
     /// next build can trust) even if none of its guides changed.
     stale: Vec<bool>,
+    /// Per guide shard: its header as last read or written.
+    headers: Vec<ShardHeader>,
 }
 
 impl OnDisk {
     /// True when a shard must be rewritten although none of its guides changed.
     pub fn any_stale(&self) -> bool {
         self.stale.contains(&true)
+    }
+
+    /// The guide shards' headers as last read or written.
+    pub fn headers(&self) -> &[ShardHeader] {
+        &self.headers
     }
 }
 
@@ -133,6 +140,15 @@ impl Manifest {
         self.stored.clone()
     }
 
+    /// Takes out the guides of the shards `closed` says, leaving the others.
+    pub fn split_off_shards(&mut self, closed: &[bool; SHARDS]) -> BTreeMap<String, GuideEntry> {
+        let (kept, open) = std::mem::take(&mut self.guides)
+            .into_iter()
+            .partition(|(slug, _)| closed[shard_of(slug)]);
+        self.guides = open;
+        kept
+    }
+
     /// Reads and decodes the whole manifest of an output folder; `None` if absent, unreadable,
     /// of another format, or left by a build that stopped half-way.
     pub fn read(out: &Path) -> Option<Manifest> {
@@ -164,33 +180,36 @@ impl Manifest {
         }
         let site: Vec<(&String, &JobEntry)> = self.site_jobs.iter().collect();
         let context = &self.context;
-        let encoded: Vec<(usize, Vec<u8>, Digest)> = (0..=SHARDS)
+        type Encoded = (usize, Vec<u8>, Digest, Option<ShardHeader>);
+        let encoded: Vec<Encoded> = (0..=SHARDS)
             .into_par_iter()
             .filter(|&i| wanted[i])
             .map(|i| {
-                let bytes = if i < SHARDS {
+                let (bytes, header) = if i < SHARDS {
                     let header = ShardHeader::of(&by_shard[i], context);
-                    encode(Some(&header), &by_shard[i])
+                    (encode(Some(&header), &by_shard[i]), Some(header))
                 } else {
-                    encode(None, &site)
+                    (encode(None, &site), None)
                 };
                 let digest = hash(&bytes);
-                (i, bytes, digest)
+                (i, bytes, digest, header)
             })
             .collect();
         let mut stored = self.stored.take().unwrap_or_else(|| OnDisk {
             digests: vec![Digest::default(); SHARDS + 1],
             closed: vec![false; SHARDS],
             stale: vec![false; SHARDS],
+            headers: vec![ShardHeader::default(); SHARDS],
         });
         let mut changed = Vec::new();
-        for (i, bytes, digest) in encoded {
+        for (i, bytes, digest, header) in encoded {
             if stored.digests[i] != digest {
                 changed.push((format!("{DIR}/{}", shard_name(i)), bytes));
             }
             stored.digests[i] = digest;
-            if i < SHARDS {
+            if let Some(header) = header {
                 stored.stale[i] = false;
+                stored.headers[i] = header;
             }
         }
         self.stored = Some(stored);
@@ -252,9 +271,9 @@ impl StoredManifest {
         })
     }
 
-    /// Guide shard `i`'s header.
-    pub fn header(&self, i: usize) -> &ShardHeader {
-        &self.headers[i]
+    /// The guide shards' headers.
+    pub fn headers(&self) -> &[ShardHeader] {
+        &self.headers
     }
 
     /// Reads and decodes the site-wide shard and the guide shards not `closed`; `None` if one
@@ -296,6 +315,7 @@ impl StoredManifest {
                 digests,
                 closed: closed.to_vec(),
                 stale,
+                headers: self.headers.clone(),
             }),
             touched: BTreeSet::new(),
             context: ShardContext::default(),

@@ -10,8 +10,8 @@ use rayon::prelude::*;
 
 use super::manifest::{
     feed_stamps, hash, joined_in_order, now_ns, shard_of, DataEntry, Digest, FileStat, GuideEntry,
-    Hasher, JobEntry, Listing, Manifest, OnDisk, PageEntry, ShardContext, SourceEntry, Stamp,
-    StoredManifest, Summary, SHARDS,
+    Hasher, JobEntry, Listing, Manifest, OnDisk, PageEntry, ShardContext, ShardHeader, SourceEntry,
+    Stamp, StoredManifest, Summary, SHARDS,
 };
 use super::SiteContext;
 use crate::config::SiteConfig;
@@ -86,6 +86,9 @@ pub(crate) struct Plan {
     /// Per language (in site order): pages of guides in shards left closed (unchanged, not
     /// decoded, so not in `sources`).
     pub(crate) closed_pages: Vec<usize>,
+    /// The entries of guides in closed shards, when the previous manifest was in memory (`serve`):
+    /// put back unchanged into the next manifest.
+    kept: BTreeMap<String, GuideEntry>,
     /// What the manifest on disk holds (see [`Manifest::stored`]).
     stored: Option<OnDisk>,
     /// The site-wide inputs the manifest's shard headers are written against.
@@ -147,7 +150,7 @@ impl Plan {
         // Sources are sorted by guide like the folders: one walk, no lookups.
         let mut data = self.data;
         let mut pages = self.sources.into_iter().zip(outputs).peekable();
-        let guides = self
+        let mut guides: BTreeMap<String, GuideEntry> = self
             .folders
             .into_iter()
             .map(|(slug, folder)| {
@@ -169,6 +172,8 @@ impl Plan {
                 (slug, entry)
             })
             .collect();
+        let mut kept = self.kept;
+        guides.append(&mut kept);
         let mut manifest = Manifest::new(guides, site_jobs)
             .stored_as(self.stored)
             .with_context(self.context);
@@ -245,12 +250,25 @@ pub(crate) fn plan(
     // Without a watcher's word, every folder and page is statted while the previous manifest is
     // read on another thread (the two together are most of a no-change build). With it (`serve`
     // remembers its manifest), only the guides it reported are looked at.
+    let context = shard_context(site);
+    let mut closed = [false; SHARDS];
     let (previous, folders, changed_guides) = match scan {
         Scan::Only(paths) => {
             let previous = previous();
             match (&previous, changed_guides(paths)) {
                 (Previous::Remembered(m), Some(changed)) => {
-                    let folders = known_folders(root, &m.guides, &changed);
+                    // A shard holding no reported guide is unchanged: its entries stay as they are.
+                    if let Some(on_disk) = m.stored() {
+                        let unchanged = |i: usize, h: &ShardHeader| {
+                            h.context == context.digest
+                                && !changed.iter().any(|slug| shard_of(slug) == i)
+                        };
+                        for (i, h) in on_disk.headers().iter().enumerate().take(SHARDS) {
+                            closed[i] = unchanged(i, h);
+                        }
+                    }
+                    // Every known folder, closed shards' too: a second pass may need them.
+                    let folders = known_folders(root, m.guides.keys(), &changed);
                     let folders = folders.into_iter().map(|f| (f, None)).collect();
                     (previous, Ok(folders), Some(changed))
                 }
@@ -263,8 +281,7 @@ pub(crate) fn plan(
         }
     };
     let folders = folders.map_err(|e| vec![e])?;
-    let context = shard_context(site);
-    let (stored, mut remembered, decode_all) = match previous {
+    let (stored, remembered, decode_all) = match previous {
         Previous::Nothing => (None, None, true),
         Previous::Stored {
             manifest,
@@ -273,16 +290,23 @@ pub(crate) fn plan(
         Previous::Remembered(m) => (None, Some(m), true),
     };
     // A shard whose recorded stamps are what `stat` says now holds only unchanged guides.
-    let mut closed = [false; SHARDS];
     if let Some(stored) = stored.as_ref().filter(|_| !decode_all && !verify_outputs) {
         let observed = observed_stamps(&folders);
-        for (i, c) in closed.iter_mut().enumerate() {
-            let header = stored.header(i);
+        for ((c, header), observed) in closed.iter_mut().zip(stored.headers()).zip(&observed) {
             *c = header.context == context.digest
                 && header.stamps.is_some()
-                && header.stamps == observed[i];
+                && header.stamps == *observed;
         }
     }
+    // A remembered manifest is split: the guides of unchanged shards are kept aside whole.
+    let (mut remembered, mut kept) = match remembered {
+        Some(mut m) => {
+            let kept = m.split_off_shards(&closed);
+            (Some(m), kept)
+        }
+        None => (None, BTreeMap::new()),
+    };
+    let remembered_headers = remembered.as_ref().and_then(Manifest::stored);
     let planner = Planner {
         site,
         out,
@@ -293,7 +317,11 @@ pub(crate) fn plan(
         verify_outputs,
         now,
         context: &context,
-        stored: stored.as_ref(),
+        headers: match (&stored, &remembered_headers) {
+            (Some(s), _) => Some(s.headers()),
+            (None, Some(on_disk)) => Some(on_disk.headers()),
+            (None, None) => None,
+        },
     };
     loop {
         let (manifest, incremental) = match (&stored, remembered.take()) {
@@ -302,7 +330,7 @@ pub(crate) fn plan(
                 None => (Manifest::default(), false),
             },
             (None, Some(m)) => {
-                let incremental = !m.is_empty();
+                let incremental = !m.is_empty() || !kept.is_empty();
                 (m, incremental)
             }
             (None, None) => (Manifest::default(), false),
@@ -311,10 +339,22 @@ pub(crate) fn plan(
         if !incremental {
             closed = [false; SHARDS];
         }
+        // A second pass of a remembered manifest needs its open part again.
+        let again = (!kept.is_empty()).then(|| manifest.clone());
         match planner.pass(manifest, incremental, &closed)? {
-            Some(plan) => return Ok(plan),
-            // An index or the sitemap must be rendered, which needs every page: decode all.
-            None => closed = [false; SHARDS],
+            Some(mut plan) => {
+                plan.kept = kept;
+                return Ok(plan);
+            }
+            // An index or the sitemap must be rendered, which needs every page: open every
+            // shard (decoded again from disk, or the kept guides put back).
+            None => {
+                closed = [false; SHARDS];
+                if let Some(mut m) = again {
+                    m.guides.append(&mut kept);
+                    remembered = Some(m);
+                }
+            }
         }
     }
 }
@@ -330,7 +370,8 @@ struct Planner<'a> {
     verify_outputs: bool,
     now: u64,
     context: &'a ShardContext,
-    stored: Option<&'a StoredManifest>,
+    /// The guide shards' headers, when known (for closed shards' counts and index digests).
+    headers: Option<&'a [ShardHeader]>,
 }
 
 impl Planner<'_> {
@@ -479,15 +520,17 @@ impl Planner<'_> {
                 listing.page(at, &s.src.slug, &s.src.lang, &s.summary, langs_of(i));
             }
         }
-        let stored_manifest = self.stored;
+        let headers = self.headers;
         let parts: Vec<(Vec<Digest>, Digest)> = listings
             .par_iter()
             .enumerate()
-            .map(|(i, listing)| match (listing, stored_manifest) {
-                (Some(l), _) => l.finish(),
-                (None, Some(m)) => (m.header(i).listed.clone(), m.header(i).mapped),
-                (None, None) => Listing::new(langs.len()).finish(),
-            })
+            .map(
+                |(i, listing)| match (listing, headers.and_then(|h| h.get(i))) {
+                    (Some(l), _) => l.finish(),
+                    (None, Some(h)) => (h.listed.clone(), h.mapped),
+                    (None, None) => Listing::new(langs.len()).finish(),
+                },
+            )
             .collect();
         let mut site_job = |kind: JobKind, inputs: Digest| {
             let previous = previous_site_jobs.remove(&site_job_id(&kind));
@@ -526,9 +569,9 @@ impl Planner<'_> {
             });
         }
         let mut closed_pages = vec![0; langs.len()];
-        if let Some(m) = stored_manifest {
-            for i in (0..SHARDS).filter(|&i| closed[i]) {
-                for (n, &pages) in closed_pages.iter_mut().zip(&m.header(i).pages) {
+        if let Some(headers) = headers {
+            for (h, _) in headers.iter().zip(closed).filter(|(_, &c)| c) {
+                for (n, &pages) in closed_pages.iter_mut().zip(&h.pages) {
                     *n += pages as usize;
                 }
             }
@@ -543,6 +586,7 @@ impl Planner<'_> {
             incremental,
             touched,
             closed_pages,
+            kept: BTreeMap::new(),
             stored,
             context: self.context.clone(),
         }))
@@ -729,14 +773,13 @@ fn changed_guides(paths: &BTreeSet<PathBuf>) -> Option<BTreeSet<&str>> {
 
 /// The guide folders without listing `content/`: the previous build's, plus the changed ones that
 /// exist now (a new guide), less the changed ones that are gone. Sorted by name.
-fn known_folders(
+fn known_folders<'a>(
     root: &Path,
-    previous: &BTreeMap<String, GuideEntry>,
-    changed: &BTreeSet<&str>,
+    previous: impl Iterator<Item = &'a String>,
+    changed: &BTreeSet<&'a str>,
 ) -> Vec<GuideFolder> {
     let content = root.join("content");
     let names: BTreeSet<&str> = previous
-        .keys()
         .map(String::as_str)
         .filter(|n| !changed.contains(n))
         .chain(
