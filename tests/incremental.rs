@@ -7,7 +7,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use support::SiteTest;
+use support::{Run, SiteTest};
+
+/// Asserts that a build's output says `text` (its per-language counts).
+fn says(run: &Run, text: &str) {
+    assert!(run.stdout.contains(text), "{}", run.stdout);
+}
 
 const SCENARIO: &str = "scenario:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n  block_size: 512\n  batch_size: 16\n  dtype: float16\n  gpu: GPU\n";
 
@@ -77,11 +82,7 @@ fn no_change_rebuild_rewrites_nothing() {
     let bytes = t.snapshot_output();
     std::thread::sleep(std::time::Duration::from_millis(20));
     let run = t.build_ok();
-    assert!(
-        run.stdout.contains("en: rebuilt 0, unchanged 3, removed 0"),
-        "{}",
-        run.stdout
-    );
+    says(&run, "en: rebuilt 0, unchanged 3, removed 0");
     assert_eq!(changed(&before, &mtimes(&t)), Vec::<String>::new());
     assert_eq!(bytes, t.snapshot_output());
 }
@@ -94,16 +95,8 @@ fn editing_one_guide_rebuilds_exactly_its_page() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     t.guide("plain", "es", "Plain es", "Ahora con otra frase.");
     let run = t.build_ok();
-    assert!(
-        run.stdout.contains("es: rebuilt 1, unchanged 2, removed 0"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("en: rebuilt 0, unchanged 3"),
-        "{}",
-        run.stdout
-    );
+    says(&run, "es: rebuilt 1, unchanged 2, removed 0");
+    says(&run, "en: rebuilt 0, unchanged 3");
     assert_eq!(
         changed(&before, &mtimes(&t)),
         vec!["es/plain/index.html", "es/plain/index.md"]
@@ -116,11 +109,7 @@ fn deleting_a_guide_removes_its_outputs() {
     t.build_ok();
     std::fs::remove_dir_all(t.root().join("content/plain")).unwrap();
     let run = t.build_ok();
-    assert!(
-        run.stdout.contains("zh: rebuilt 0, unchanged 2, removed 1"),
-        "{}",
-        run.stdout
-    );
+    says(&run, "zh: rebuilt 0, unchanged 2, removed 1");
     for lang in ["en", "es", "zh"] {
         assert!(
             !t.root().join(format!("public/{lang}/plain")).exists(),
@@ -141,12 +130,7 @@ fn catalog_change_rebuilds_exactly_the_pages_whose_numbers_change() {
     t.file("data/gpus.yaml", "gpus:\n  - id: a100-80gb\n    name: NVIDIA A100 80GB (site)\n    capacity_bytes: 81000000000\n    memory_gb_marketing: 80\n");
     let run = t.build_ok();
     for lang in ["en", "es", "zh"] {
-        assert!(
-            run.stdout
-                .contains(&format!("{lang}: rebuilt 1, unchanged 2")),
-            "{}",
-            run.stdout
-        );
+        says(&run, &format!("{lang}: rebuilt 1, unchanged 2"));
     }
     let changed = changed(&before, &mtimes(&t));
     assert!(
@@ -174,12 +158,7 @@ fn scenario_change_rebuilds_that_guide_in_every_language() {
     }
     let run = t.build_ok();
     for lang in ["en", "es", "zh"] {
-        assert!(
-            run.stdout
-                .contains(&format!("{lang}: rebuilt 1, unchanged 2")),
-            "{}",
-            run.stdout
-        );
+        says(&run, &format!("{lang}: rebuilt 1, unchanged 2"));
         assert!(t
             .output(&format!("{lang}/on-4070/index.html"))
             .contains("3090"));
@@ -279,11 +258,7 @@ fn trusted_stamps_still_see_same_size_edits_and_new_files() {
         .set_modified(modified)
         .unwrap();
     let run = t.build_ok();
-    assert!(
-        run.stdout.contains("es: rebuilt 1, unchanged 2"),
-        "{}",
-        run.stdout
-    );
+    says(&run, "es: rebuilt 1, unchanged 2");
     assert!(t.output("es/plain/index.html").contains("No numbers HERE."));
     // A new file in a guide folder whose stamp was trusted is still seen.
     t.guide("plain", "fr", "Plain fr", "Pas de chiffres.");
@@ -328,11 +303,7 @@ fn unchanged_manifest_shards_are_trusted_unread() {
     // A new title changes the language index, which lists every guide, closed shards' too.
     t.guide("plain", "en", "Plain renamed", "No numbers here.");
     let run = t.build_ok();
-    assert!(
-        run.stdout.contains("en: rebuilt 1, unchanged 2, removed 0"),
-        "{}",
-        run.stdout
-    );
+    says(&run, "en: rebuilt 1, unchanged 2, removed 0");
     let index = t.output("en/index.html");
     for title in ["Plain renamed", "On a 4070 en", "On an A100 en"] {
         assert!(index.contains(title), "{title} missing from {index}");
@@ -340,22 +311,14 @@ fn unchanged_manifest_shards_are_trusted_unread() {
     // A body edit leaves the indexes alone.
     t.guide("plain", "zh", "Plain zh", "只改了正文。");
     let run = t.build_ok();
-    assert!(
-        run.stdout.contains("zh: rebuilt 1, unchanged 2, removed 0"),
-        "{}",
-        run.stdout
-    );
+    says(&run, "zh: rebuilt 1, unchanged 2, removed 0");
 
     // A catalog change rebuilds one guide, and rewrites every shard against the new catalog so
     // that the next build can trust them again.
     let plain_shard = std::fs::read(shard("plain")).unwrap();
     t.file("data/gpus.yaml", "gpus:\n  - id: a100-80gb\n    name: NVIDIA A100 80GB (site)\n    capacity_bytes: 81000000000\n    memory_gb_marketing: 80\n");
     let run = t.build_ok();
-    assert!(
-        run.stdout.contains("es: rebuilt 1, unchanged 2"),
-        "{}",
-        run.stdout
-    );
+    says(&run, "es: rebuilt 1, unchanged 2");
     assert_ne!(plain_shard, std::fs::read(shard("plain")).unwrap());
 
     // All of it left what a clean build makes.
