@@ -312,13 +312,26 @@ fn unchanged_manifest_shards_are_trusted_unread() {
     t.guide("plain", "zh", "Plain zh", "只改了正文。");
     let run = t.build_ok();
     says(&run, "zh: rebuilt 1, unchanged 2, removed 0");
+    // A new guide and a deleted one: the indexes and the sitemap follow.
+    t.guide("extra", "en", "Extra en", "One more.");
+    let run = t.build_ok();
+    says(&run, "en: rebuilt 1, unchanged 3, removed 0");
+    let index = t.output("en/index.html");
+    for title in ["Extra en", "Plain renamed", "On a 4070 en", "On an A100 en"] {
+        assert!(index.contains(title), "{title} missing from {index}");
+    }
+    std::fs::remove_dir_all(t.root().join("content/on-4070")).unwrap();
+    let run = t.build_ok();
+    says(&run, "es: rebuilt 0, unchanged 2, removed 1");
+    assert!(!t.output("sitemap.xml").contains("/on-4070/"));
+    assert!(t.output("sitemap.xml").contains("/extra/"));
 
     // A catalog change rebuilds one guide, and rewrites every shard against the new catalog so
     // that the next build can trust them again.
     let plain_shard = std::fs::read(shard("plain")).unwrap();
     t.file("data/gpus.yaml", "gpus:\n  - id: a100-80gb\n    name: NVIDIA A100 80GB (site)\n    capacity_bytes: 81000000000\n    memory_gb_marketing: 80\n");
     let run = t.build_ok();
-    says(&run, "es: rebuilt 1, unchanged 2");
+    says(&run, "es: rebuilt 1, unchanged 1, removed 0");
     assert_ne!(plain_shard, std::fs::read(shard("plain")).unwrap());
 
     // All of it left what a clean build makes.
