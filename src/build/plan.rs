@@ -1,6 +1,7 @@
 //! Planning a build: read every source cheaply (stat first, hash only what changed, parse only
 //! what hashes differently), check the guides, and list the output jobs with the hash of their
-//! inputs, each carrying what the previous build recorded for it.
+//! inputs, each carrying what the previous build recorded for it. The guides of a manifest shard
+//! whose recorded stamps all match are not planned at all: the shard's header stands for them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
