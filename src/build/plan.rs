@@ -508,31 +508,14 @@ impl Planner<'_> {
                 }
             })
             .collect();
-        // What the language indexes and the sitemap show of every page, shard by shard: a
-        // closed shard's part comes from its header.
         let langs = &config.languages;
-        let mut listings: Vec<Option<Listing>> = closed
-            .iter()
-            .map(|&c| (!c).then(|| Listing::new(langs.len())))
-            .collect();
-        for (i, s) in sources.iter().enumerate() {
-            if let Some(listing) = &mut listings[shard_of(&s.src.slug)] {
-                let at = langs.iter().position(|l| *l == s.src.lang);
-                listing.page(at, &s.src.slug, &s.src.lang, &s.summary, langs_of(i));
-            }
-        }
-        let headers = self.headers;
-        let parts: Vec<(Vec<Digest>, Digest)> = listings
-            .par_iter()
-            .enumerate()
-            .map(
-                |(i, listing)| match (listing, headers.and_then(|h| h.get(i))) {
-                    (Some(l), _) => l.finish(),
-                    (None, Some(h)) => (h.listed.clone(), h.mapped),
-                    (None, None) => Listing::new(langs.len()).finish(),
-                },
-            )
-            .collect();
+        let (index_inputs, sitemap_inputs) = listing_inputs(
+            sources.iter().enumerate().map(|(i, s)| (s, langs_of(i))),
+            closed,
+            self.headers,
+            langs,
+            &site_hash,
+        );
         let mut site_job = |kind: JobKind, inputs: Digest| {
             let previous = previous_site_jobs.remove(&site_job_id(&kind));
             jobs.push(Job {
@@ -542,21 +525,11 @@ impl Planner<'_> {
                 previous,
             });
         };
-        for (k, lang) in langs.iter().enumerate() {
-            let mut h = Hasher::new();
-            h.digest(&site_hash);
-            for (listed, _) in &parts {
-                h.digest(&listed.get(k).copied().unwrap_or_default());
-            }
-            site_job(JobKind::Index(lang.clone()), h.finish());
+        for (lang, inputs) in langs.iter().zip(index_inputs) {
+            site_job(JobKind::Index(lang.clone()), inputs);
         }
         site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
-        let mut mapped = Hasher::new();
-        mapped.digest(&site_hash);
-        for (_, m) in &parts {
-            mapped.digest(m);
-        }
-        site_job(JobKind::Sitemap, mapped.finish());
+        site_job(JobKind::Sitemap, sitemap_inputs);
         site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
         let lists_pages = |j: &Job| matches!(j.kind, JobKind::Index(_) | JobKind::Sitemap);
         if closed.contains(&true) && jobs.iter().any(|j| j.render && lists_pages(j)) {
@@ -570,7 +543,7 @@ impl Planner<'_> {
             });
         }
         let mut closed_pages = vec![0; langs.len()];
-        if let Some(headers) = headers {
+        if let Some(headers) = self.headers {
             for (h, _) in headers.iter().zip(closed).filter(|(_, &c)| c) {
                 for (n, &pages) in closed_pages.iter_mut().zip(&h.pages) {
                     *n += pages as usize;
@@ -592,6 +565,55 @@ impl Planner<'_> {
             context: self.context.clone(),
         }))
     }
+}
+
+/// The inputs of each language's index (in site order) and of the sitemap: what they show of
+/// every page, hashed shard by shard. `pages` (source and its guide's languages, sorted by guide)
+/// are those of the open shards; a closed shard's part comes from its header.
+fn listing_inputs<'a>(
+    pages: impl Iterator<Item = (&'a Source, &'a str)>,
+    closed: &[bool; SHARDS],
+    headers: Option<&[ShardHeader]>,
+    langs: &[String],
+    site_hash: &Digest,
+) -> (Vec<Digest>, Digest) {
+    let mut listings: Vec<Option<Listing>> = closed
+        .iter()
+        .map(|&c| (!c).then(|| Listing::new(langs.len())))
+        .collect();
+    for (s, guide_langs) in pages {
+        if let Some(listing) = &mut listings[shard_of(&s.src.slug)] {
+            let at = langs.iter().position(|l| *l == s.src.lang);
+            listing.page(at, &s.src.slug, &s.src.lang, &s.summary, guide_langs);
+        }
+    }
+    let parts: Vec<(Vec<Digest>, Digest)> = listings
+        .par_iter()
+        .enumerate()
+        .map(
+            |(i, listing)| match (listing, headers.and_then(|h| h.get(i))) {
+                (Some(l), _) => l.finish(),
+                (None, Some(h)) => (h.listed.clone(), h.mapped),
+                (None, None) => Listing::new(langs.len()).finish(),
+            },
+        )
+        .collect();
+    let index = (0..langs.len())
+        .map(|k| {
+            let mut h = Hasher::new();
+            h.digest(site_hash);
+            for (listed, _) in &parts {
+                h.digest(&listed.get(k).copied().unwrap_or_default());
+            }
+            h.finish()
+        })
+        .collect();
+    let mut sitemap = Hasher::new();
+    sitemap.digest(site_hash);
+    for (_, mapped) in &parts {
+        sitemap.digest(mapped);
+    }
+    (index, sitemap.finish())
 }
 
 /// The site-wide inputs a manifest shard's header is trusted against.
