@@ -56,17 +56,21 @@ pub struct OnDisk {
     digests: Vec<Digest>,
     /// Per guide shard: left undecoded because nothing in it changed; its bytes stay as they are.
     closed: Vec<bool>,
-    /// Per guide shard: written against other site-wide inputs, so rewritten (with a header the
-    /// next build can trust) even if none of its guides changed.
-    stale: Vec<bool>,
     /// Per guide shard: its header as last read or written.
     headers: Vec<ShardHeader>,
 }
 
 impl OnDisk {
+    /// True when decoded guide shard `i` was written against other site-wide inputs than
+    /// `context`: it is rewritten (with a header the next build can trust) even if none of its
+    /// guides changed.
+    fn is_stale(&self, i: usize, context: &Digest) -> bool {
+        !self.closed[i] && self.headers[i].context != *context
+    }
+
     /// True when a shard must be rewritten although none of its guides changed.
-    pub fn any_stale(&self) -> bool {
-        self.stale.contains(&true)
+    pub fn any_stale(&self, context: &Digest) -> bool {
+        (0..SHARDS).any(|i| self.is_stale(i, context))
     }
 
     /// The guide shards' headers as last read or written.
@@ -153,7 +157,7 @@ impl Manifest {
     /// of another format, or left by a build that stopped half-way.
     pub fn read(out: &Path) -> Option<Manifest> {
         let stored = StoredManifest::read(out)?;
-        stored.decode(&[false; SHARDS], &Digest::default())
+        stored.decode(&[false; SHARDS])
     }
 
     /// The shards whose bytes differ from those on disk (all of them when nothing is): paths
@@ -168,7 +172,7 @@ impl Manifest {
         }
         if let Some(on_disk) = &self.stored {
             for (i, w) in wanted.iter_mut().enumerate().take(SHARDS) {
-                *w = (*w || on_disk.stale[i]) && !on_disk.closed[i];
+                *w = (*w || on_disk.is_stale(i, &self.context.digest)) && !on_disk.closed[i];
             }
         }
         let mut by_shard: Vec<Vec<(&String, &GuideEntry)>> = vec![Vec::new(); SHARDS];
@@ -198,7 +202,6 @@ impl Manifest {
         let mut stored = self.stored.take().unwrap_or_else(|| OnDisk {
             digests: vec![Digest::default(); SHARDS + 1],
             closed: vec![false; SHARDS],
-            stale: vec![false; SHARDS],
             headers: vec![ShardHeader::default(); SHARDS],
         });
         let mut changed = Vec::new();
@@ -208,7 +211,6 @@ impl Manifest {
             }
             stored.digests[i] = digest;
             if let Some(header) = header {
-                stored.stale[i] = false;
                 stored.headers[i] = header;
             }
         }
@@ -277,8 +279,8 @@ impl StoredManifest {
     }
 
     /// Reads and decodes the site-wide shard and the guide shards not `closed`; `None` if one
-    /// does not decode. Shards written against another `context` are marked for rewriting.
-    pub fn decode(&self, closed: &[bool; SHARDS], context: &Digest) -> Option<Manifest> {
+    /// does not decode.
+    pub fn decode(&self, closed: &[bool; SHARDS]) -> Option<Manifest> {
         type Decoded = Option<(Vec<(String, GuideEntry)>, Digest)>;
         let decoded: Vec<Decoded> = (0..SHARDS)
             .into_par_iter()
@@ -302,19 +304,12 @@ impl StoredManifest {
         let site_jobs: Vec<(String, JobEntry)> =
             postcard::from_bytes(self.site.strip_prefix(MAGIC.as_slice())?).ok()?;
         digests.push(hash(&self.site));
-        let stale = self
-            .headers
-            .iter()
-            .zip(closed)
-            .map(|(header, &closed)| !closed && header.context != *context)
-            .collect();
         Some(Manifest {
             guides: guides.into_iter().collect(),
             site_jobs: site_jobs.into_iter().collect(),
             stored: Some(OnDisk {
                 digests,
                 closed: closed.to_vec(),
-                stale,
                 headers: self.headers.clone(),
             }),
             touched: BTreeSet::new(),
@@ -337,7 +332,9 @@ impl ShardHeader {
         let mut listing = Listing::new(langs.len());
         let mut pages = vec![0u32; langs.len()];
         for (slug, guide) in guides {
-            let page_langs = joined_in_order(guide.pages.iter().map(|(l, _)| l.as_str()), langs);
+            let mut page_langs: Vec<&str> = guide.pages.iter().map(|(l, _)| l.as_str()).collect();
+            sort_in_site_order(&mut page_langs, langs);
+            let page_langs = page_langs.join(",");
             for (lang, page) in &guide.pages {
                 let at = langs.iter().position(|l| l == lang);
                 if let Some(i) = at {
@@ -394,12 +391,10 @@ pub fn feed_stamps(h: &mut Hasher, slug: &str, folder: &[u64; 4], pages: &[Optio
     }
 }
 
-/// The languages among `present` in the site's order, joined with commas (what a page's job and
-/// the sitemap record of which translations a guide has).
-pub fn joined_in_order<'a>(present: impl Iterator<Item = &'a str>, site: &[String]) -> String {
-    let mut langs: Vec<&str> = present.collect();
-    langs.sort_by_key(|l| site.iter().position(|x| x == l));
-    langs.join(",")
+/// Sorts a guide's languages into the site's order (how its page jobs, language switcher and
+/// sitemap entries list its translations).
+pub fn sort_in_site_order<T: AsRef<str>>(langs: &mut [T], site: &[String]) {
+    langs.sort_by_key(|l| site.iter().position(|x| x == l.as_ref()));
 }
 
 /// What a shard's pages contribute to the language indexes (per language) and to the sitemap:

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::manifest::{
-    feed_stamps, hash, joined_in_order, now_ns, shard_of, DataEntry, Digest, FileStat, GuideEntry,
-    Hasher, JobEntry, Listing, Manifest, OnDisk, PageEntry, ShardContext, ShardHeader, SourceEntry,
-    Stamp, StoredManifest, Summary, SHARDS,
+    feed_stamps, hash, now_ns, shard_of, sort_in_site_order, DataEntry, Digest, FileStat,
+    GuideEntry, Hasher, JobEntry, Listing, Manifest, OnDisk, PageEntry, ShardContext, ShardHeader,
+    SourceEntry, Stamp, StoredManifest, Summary, SHARDS,
 };
 use super::SiteContext;
 use crate::config::SiteConfig;
@@ -100,7 +100,8 @@ impl Plan {
     /// True when a manifest shard on disk must be rewritten although none of its guides changed
     /// (it was written against other site-wide inputs).
     pub(crate) fn has_stale_shards(&self) -> bool {
-        self.stored.as_ref().is_some_and(OnDisk::any_stale)
+        let context = &self.context.digest;
+        self.stored.as_ref().is_some_and(|d| d.any_stale(context))
     }
 
     /// A job's id, for messages: `page:<lang>/<slug>`, `index:<lang>`, `root`, `sitemap`, `style`.
@@ -326,7 +327,7 @@ pub(crate) fn plan(
     };
     loop {
         let (manifest, incremental) = match (&stored, remembered.take()) {
-            (Some(s), _) => match s.decode(&closed, &context.digest) {
+            (Some(s), _) => match s.decode(&closed) {
                 Some(m) => (m, true),
                 None => (Manifest::default(), false),
             },
@@ -437,7 +438,6 @@ impl Planner<'_> {
         let mut guides: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut folder_stamps = BTreeMap::new();
         let mut previous_data = BTreeMap::new();
-        let site_order = |l: &String| config.languages.iter().position(|x| x == l);
         for mut r in read {
             if r.changed {
                 touched.insert(r.slug.clone());
@@ -451,23 +451,45 @@ impl Planner<'_> {
                 previous_data.insert(r.slug.clone(), d);
             }
             let mut langs: Vec<String> = r.sources.iter().map(|s| s.src.lang.clone()).collect();
-            langs.sort_by_key(site_order);
+            sort_in_site_order(&mut langs, &config.languages);
             guide_of_source.extend(std::iter::repeat_n(guide_langs.len(), r.sources.len()));
-            guide_langs.push(joined_in_order(
-                langs.iter().map(String::as_str),
-                &config.languages,
-            ));
+            guide_langs.push(langs.join(","));
             guides.insert(r.slug.clone(), langs);
             folder_stamps.insert(r.slug, r.folder);
             sources.append(&mut r.sources);
             previous_outputs.append(&mut r.outputs);
+        }
+        let site_hash = site.inputs_hash;
+        let langs = &config.languages;
+        let langs_of = |i: usize| guide_langs[guide_of_source[i]].as_str();
+        let (index_inputs, sitemap_inputs) = listing_inputs(
+            sources.iter().enumerate().map(|(i, s)| (s, langs_of(i))),
+            closed,
+            self.headers,
+            langs,
+            &site_hash,
+        );
+        // An index or the sitemap that must render needs every page, closed shards' too: known
+        // here, before any guide's data or page job is computed for nothing. (Shards are only
+        // closed without `--force` or output checks, so changed inputs are what renders.)
+        if closed.contains(&true) && errors.is_empty() {
+            let differs = |kind: JobKind, inputs: &Digest| {
+                previous_site_jobs
+                    .get(&site_job_id(&kind))
+                    .is_none_or(|j| j.inputs != *inputs)
+            };
+            let mut indexes = langs.iter().zip(&index_inputs);
+            if differs(JobKind::Sitemap, &sitemap_inputs)
+                || indexes.any(|(l, inputs)| differs(JobKind::Index(l.clone()), inputs))
+            {
+                return Ok(None);
+            }
         }
         let data = guide_data_entries(site, &sources, &previous_data, &mut touched, &mut errors);
         if !errors.is_empty() {
             return Err(errors);
         }
 
-        let site_hash = site.inputs_hash;
         let (force, verify_outputs, out) = (self.force, self.verify_outputs, self.out);
         // A build trusts its manifest (a file deleted by hand comes back with `--force`); `check`
         // also verifies that every recorded output is still there.
@@ -479,7 +501,6 @@ impl Planner<'_> {
                             && !j.paths().all(|f| out.join(format!("{prefix}{f}")).exists()))
                 })
         };
-        let langs_of = |i: usize| guide_langs[guide_of_source[i]].as_str();
         // Per page, in parallel: its job, carrying its previous entry.
         let mut jobs: Vec<Job> = sources
             .par_iter()
@@ -508,14 +529,6 @@ impl Planner<'_> {
                 }
             })
             .collect();
-        let langs = &config.languages;
-        let (index_inputs, sitemap_inputs) = listing_inputs(
-            sources.iter().enumerate().map(|(i, s)| (s, langs_of(i))),
-            closed,
-            self.headers,
-            langs,
-            &site_hash,
-        );
         let mut site_job = |kind: JobKind, inputs: Digest| {
             let previous = previous_site_jobs.remove(&site_job_id(&kind));
             jobs.push(Job {
@@ -531,10 +544,6 @@ impl Planner<'_> {
         site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
         site_job(JobKind::Sitemap, sitemap_inputs);
         site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
-        let lists_pages = |j: &Job| matches!(j.kind, JobKind::Index(_) | JobKind::Sitemap);
-        if closed.contains(&true) && jobs.iter().any(|j| j.render && lists_pages(j)) {
-            return Ok(None);
-        }
         for (id, entry) in previous_site_jobs {
             removed.push(Removed {
                 id,
