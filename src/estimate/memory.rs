@@ -1,7 +1,7 @@
 //! Where the bytes go in a nanoGPT training step and in `estimate_loss`, component by component.
 //!
 //! Source: an exact replay of nanoGPT's train step on PyTorch fake tensors (the project's
-//! `tests/data/nanogpt_replay.json`, produced by `tools/nanogpt_replay`; `tests/calibration.rs`
+//! `tests/data/nanogpt_replay.json`, produced by `tools/nanogpt_replay`; `tests/it/calibration.rs`
 //! holds every replayed config within 2 %, most within 0.1 %), with the per-layer activation
 //! terms of Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
 //! Models" (34·sbh per layer with dropout and 16-bit LayerNorm inputs), adapted to nanoGPT.

@@ -1,8 +1,8 @@
 //! `vramdoc check`: each kind of problem is caught, and a clean, freshly built site passes.
 
-mod support;
 
-use support::SiteTest;
+
+use crate::support::SiteTest;
 
 fn site() -> SiteTest {
     let t = SiteTest::new();

@@ -1,9 +1,9 @@
 //! Guides whose numbers, tables and charts are computed: the same figures in every language,
 //! formatted per locale, code left alone, and every error located.
 
-mod support;
 
-use support::SiteTest;
+
+use crate::support::SiteTest;
 
 /// DESIGN.md's reference model (6 layers, 6 heads, 384 wide, block 512, no bias).
 const SCENARIO: &str = "scenario:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n  block_size: 512\n  batch_size: 16\n  bias: false\n  dtype: float16\n  gpu: rtx-4070\nvariants:\n  - id: half\n    label: LABEL\n    set: { batch_size: 8, gradient_accumulation_steps: 80 }\n";

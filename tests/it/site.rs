@@ -1,8 +1,8 @@
 //! The site generator end to end, through the real binary on fixture sites.
 
-mod support;
 
-use support::SiteTest;
+
+use crate::support::SiteTest;
 
 /// A guide in all three languages with headings, a table, code and a footnote.
 fn three_language_site() -> SiteTest {

@@ -1,7 +1,7 @@
 //! `vramdoc serve` end to end: the real binary on a fixture site, polled with plain HTTP/1.0.
-#![cfg(feature = "serve")]
 
-mod support;
+
+
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::SiteTest;
+use crate::support::SiteTest;
 
 /// How long any one thing may take to show up before the test fails.
 const PATIENCE: Duration = Duration::from_secs(20);

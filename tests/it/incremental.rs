@@ -1,13 +1,13 @@
 //! Incremental builds: only what changed is rendered and written, and the result is the same as
 //! a clean build's, whatever the thread count.
 
-mod support;
+
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use support::{Run, SiteTest};
+use crate::support::{Run, SiteTest};
 
 /// Asserts that a build's output says `text` (its per-language counts).
 fn says(run: &Run, text: &str) {

@@ -1,6 +1,6 @@
 //! Fixture sites for integration tests: write a site into a temp folder, build it with the real
 //! binary, and read what came out.
-#![allow(dead_code, unreachable_pub)]
+
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,21 @@
+//! vramdoc's integration tests, one binary (as ripgrep and mdBook do): one link instead of
+//! fifteen. Each module tests one part through the library or the real `vramdoc` binary.
+#![allow(dead_code, unreachable_pub)]
+
+mod support;
+
+mod calibration;
+mod chart;
+mod check;
+mod computed_guides;
+mod estimate_cli;
+mod estimate_memory;
+mod estimate_params;
+mod estimate_props;
+mod estimate_scenario;
+mod incremental;
+mod locales;
+mod markdown;
+#[cfg(feature = "serve")]
+mod serve;
+mod site;
