@@ -336,7 +336,8 @@ fn unchanged_manifest_shards_are_trusted_unread() {
 
     // All of it left what a clean build makes.
     let incremental = t.snapshot_output();
-    t.run(&["build", "--force", "--quiet"]);
+    let run = t.run(&["build", "--force", "--quiet"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(incremental, t.snapshot_output());
 }
 
@@ -387,6 +388,7 @@ fn remembered_builds_check_only_what_the_watcher_reported() {
     );
     // The remembered builds left what a clean build makes.
     let remembered = t.snapshot_output();
-    t.run(&["build", "--force", "--quiet"]);
+    let run = t.run(&["build", "--force", "--quiet"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(remembered, t.snapshot_output());
 }
