@@ -52,7 +52,9 @@ pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), V
 }
 
 /// Hash of every site-wide input a page's rendering depends on: vramdoc's version, the
-/// configuration, and the embedded and site templates, locales and static files.
+/// configuration, and the embedded and site templates, locales and static files. Files are named
+/// by their path relative to the root, so `--root .`, `--root $PWD` and `serve` (which makes the
+/// root absolute) share one cache.
 fn site_inputs_hash(root: &Path) -> Digest {
     let mut h = Hasher::new();
     h.part(env!("CARGO_PKG_VERSION"));
@@ -71,7 +73,8 @@ fn site_inputs_hash(root: &Path) -> Digest {
         collect_files(&root.join(dir), &mut files);
         files.sort();
         for f in files {
-            h.part(f.to_string_lossy().as_bytes())
+            let rel = f.strip_prefix(root).unwrap_or(&f);
+            h.part(rel.to_string_lossy().as_bytes())
                 .part(std::fs::read(&f).unwrap_or_default());
         }
     }
@@ -103,7 +106,11 @@ fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
                 .with_help("each entry needs an id, a name and capacity_bytes")]
         })?;
     }
-    let listed: Vec<String> = catalog.iter().map(|g| format!("{g:?}")).collect();
-    let h = Hasher::new().part(listed.join("\n")).finish();
+    // The catalog's serialized data, not its `Debug` text (which may change with the code).
+    let mut hasher = Hasher::new();
+    for gpu in catalog.iter() {
+        hasher.part(serde_json::to_vec(gpu).unwrap_or_default());
+    }
+    let h = hasher.finish();
     Ok((catalog, h))
 }

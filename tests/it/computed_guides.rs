@@ -1,8 +1,6 @@
 //! Guides whose numbers, tables and charts are computed: the same figures in every language,
 //! formatted per locale, code left alone, and every error located.
 
-
-
 use crate::support::SiteTest;
 
 /// DESIGN.md's reference model (6 layers, 6 heads, 384 wide, block 512, no bias).
@@ -186,7 +184,9 @@ fn changing_the_scenario_changes_every_language() {
 fn builds_are_byte_identical_including_svg() {
     let t = site();
     let first = t.clean_build_into("out-1");
-    let svgs = first.iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "svg"));
+    let svgs = first
+        .iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "svg"));
     assert!(svgs.count() > 0, "no chart was written");
     assert_eq!(first, t.clean_build_into("out-2"));
 }

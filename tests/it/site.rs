@@ -1,7 +1,5 @@
 //! The site generator end to end, through the real binary on fixture sites.
 
-
-
 use crate::support::SiteTest;
 
 /// A guide in all three languages with headings, a table, code and a footnote.
@@ -333,7 +331,11 @@ fn invalid_fluent_syntax_is_located() {
 fn two_builds_are_byte_identical() {
     let t = three_language_site();
     let first = t.clean_build_into("out-1");
-    assert!(first.len() > 10, "the build wrote only {} files", first.len());
+    assert!(
+        first.len() > 10,
+        "the build wrote only {} files",
+        first.len()
+    );
     assert_eq!(first, t.clean_build_into("out-2"));
 }
 
@@ -354,9 +356,17 @@ fn every_subcommand_has_help() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let run = t.run(&args);
         assert_eq!(run.code, 0, "vramdoc {args:?}: {}", run.stderr);
-        assert!(run.stdout.contains("Usage"), "vramdoc {args:?}: {}", run.stdout);
+        assert!(
+            run.stdout.contains("Usage"),
+            "vramdoc {args:?}: {}",
+            run.stdout
+        );
         if let [name, _] = args[..] {
-            assert!(run.stdout.contains(&format!("vramdoc {name}")), "{}", run.stdout);
+            assert!(
+                run.stdout.contains(&format!("vramdoc {name}")),
+                "{}",
+                run.stdout
+            );
         }
     }
 }
