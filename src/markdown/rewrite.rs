@@ -207,9 +207,14 @@ impl<'a> Rewriter<'a> {
     fn close_heading(&mut self, level: HeadingLevel) {
         let mut tag = String::new();
         if let Some((id, _)) = self.open_heading.take() {
+            // Focusable, so it must be named for screen readers: the heading's own text
+            // (language-neutral, and what a reader would copy the link for).
+            let text = self.headings.last().map_or("", |h| h.text.as_str());
             tag.push_str(" <a class=\"anchor\" href=\"#");
             escape_html(&mut tag, &id);
-            tag.push_str("\" aria-hidden=\"true\">#</a>");
+            tag.push_str("\" aria-label=\"");
+            escape_html(&mut tag, if text.is_empty() { &id } else { text });
+            tag.push_str("\">#</a>");
         }
         tag.push_str("</");
         tag.push_str(level_tag(level));

@@ -113,7 +113,12 @@ fn every_language_shows_the_same_computed_numbers() {
         md.contains("| Componente | Memoria | Parte del pico |"),
         "{md}"
     );
-    assert!(md.contains("![") && md.contains("(breakdown.svg)"));
+    // Charts through the base URL, so they resolve under a Jekyll permalink too.
+    assert!(
+        md.contains("(https://example.org/docs/es/computed/breakdown.svg)"),
+        "{md}"
+    );
+    assert!(md.contains("permalink: /es/computed/"), "{md}");
     assert!(es.contains("<table>"));
 }
 
