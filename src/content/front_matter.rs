@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use yaml_serde::Value as Yaml;
 
+use super::variants::Variant;
 use crate::diagnostics::Diagnostic;
 
 /// The typed front matter of one page.
@@ -32,8 +33,8 @@ pub struct FrontMatter {
     pub description: Option<String>,
     /// `scenario:` mapping, if any, with its line.
     pub scenario: Option<(Yaml, usize)>,
-    /// `variants:` list, if any, with its line.
-    pub variants: Option<(Yaml, usize)>,
+    /// `variants:`, parsed (see [`super::variants`]); empty when absent.
+    pub variants: Vec<Variant>,
     /// Every other key, as JSON for templates, in file order.
     pub extra: Vec<(String, serde_json::Value)>,
 }
@@ -133,7 +134,7 @@ pub fn parse(
         date: None,
         description: None,
         scenario: None,
-        variants: None,
+        variants: Vec::new(),
         extra: Vec::new(),
     };
     for (k, v) in map {
@@ -204,7 +205,16 @@ pub fn parse(
                 ),
             },
             "scenario" => fm.scenario = Some((v, line)),
-            "variants" => fm.variants = Some((v, line)),
+            "variants" => {
+                let lines: Vec<&str> = split.yaml.split('\n').collect();
+                match super::variants::parse(&v, line, &lines, split.yaml_line) {
+                    Ok(list) => fm.variants = list,
+                    Err(list) => errors.extend(
+                        list.into_iter()
+                            .map(|(l, msg, help)| at(l, 1, msg).with_help(help)),
+                    ),
+                }
+            }
             _ => match serde_json::to_value(&v) {
                 Ok(json) => fm.extra.push((key.clone(), json)),
                 Err(e) => errors.push(at(

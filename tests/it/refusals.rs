@@ -123,3 +123,188 @@ fn real_dates_with_times_are_accepted_and_published() {
     t.build_ok();
     assert!(t.output("sitemap.xml").contains("2024-02-29"));
 }
+
+/// A small scenario that builds fast.
+const SCENARIO: &str = "scenario:\n  n_layer: 2\n  n_head: 2\n  n_embd: 64\n  block_size: 64\n  batch_size: 2\n  gpu: rtx-4070\n";
+
+// Class 7: variants and function arguments.
+
+#[test]
+fn duplicate_variant_ids_list_labels_and_unknown_keys_are_errors_at_their_line() {
+    let front = format!(
+        "{SCENARIO}variants:\n  - id: half\n    label: Half\n    set: {{ batch_size: 1 }}\n  - id: half\n    label: [Other]\n    colour: red\n    set:\n      batch_size: 4\n      dtype: [float16]\n"
+    );
+    let t = page(&front, "{{ options_table() }}");
+    let run = refused(
+        &t,
+        "content/g/en.md:15",
+        "duplicate variant id `half` (first used at line 12)",
+    );
+    for (line, message) in [
+        (16, "the label of variant `half` must be text, found a list"),
+        (17, "unknown key `colour` in variant 2"),
+        (
+            20,
+            "`dtype` in variant `half` must be a number, string or boolean",
+        ),
+    ] {
+        assert!(
+            run.stderr.contains(message)
+                && run.stderr.contains(&format!("--> content/g/en.md:{line}:")),
+            "expected `{message}` at line {line} in\n{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_variant_setting_the_estimator_refuses_is_located_at_its_key() {
+    let front = format!(
+        "{SCENARIO}variants:\n  - id: v\n    set:\n      batch_size: 4\n      flavour: 1\n"
+    );
+    refused(
+        &page(&front, "x"),
+        "content/g/en.md:15",
+        "variant `v`, `flavour`",
+    );
+}
+
+#[test]
+fn variant_labels_are_per_language_and_shown_in_the_options_table() {
+    let t = SiteTest::new();
+    for (lang, label) in [("en", "Quarter batch"), ("es", "Cuarto de lote")] {
+        t.file(
+            &format!("content/g/{lang}.md"),
+            &format!("---\ntitle: T\nlang: {lang}\ndate: 2026-11-20\n{SCENARIO}variants:\n  - id: q\n    label: \"{label}\"\n    set: {{ batch_size: 1 }}\n---\n\n{{{{ options_table() }}}}\n"),
+        );
+    }
+    t.build_ok();
+    assert!(t.output("en/g/index.md").contains("| Quarter batch |"));
+    assert!(t.output("es/g/index.md").contains("| Cuarto de lote |"));
+}
+
+#[test]
+fn extra_unknown_or_repeated_function_arguments_are_errors() {
+    for (expr, message) in [
+        (
+            "percent(bytes.logits, bytes.peak, bytes.total)",
+            "`percent()` takes 2 argument(s) without a name, 3 given",
+        ),
+        (
+            "percent(bytes.logits, bytes.peak, x=1)",
+            "`percent()` has no argument `x`",
+        ),
+        ("params_table(1)", "`params_table()` takes 0 argument(s)"),
+        (
+            "options_table(sort=\"x\")",
+            "`options_table()` has no argument `sort`",
+        ),
+        (
+            "breakdown_table(variant=\"a\", variant=\"b\")",
+            "`variant` is given twice",
+        ),
+        (
+            "chart(\"sweep\", \"block_size\")",
+            "`chart()` takes 1 argument(s)",
+        ),
+        (
+            "chart(\"sweep\", ovr=\"block_size\")",
+            "`chart()` has no argument `ovr`",
+        ),
+        (
+            "percent(bytes.logits, bytes.peak) | bytes",
+            "`| bytes` cannot follow `percent()`",
+        ),
+    ] {
+        let t = page(SCENARIO, &format!("Text.\n\n{{{{ {expr} }}}}\n"));
+        refused(&t, "content/g/en.md:15", message);
+    }
+}
+
+// Class 8: non-finite numbers are never published.
+
+#[test]
+fn percent_of_huge_numbers_is_an_error_not_inf_or_nan() {
+    let huge = "9".repeat(400);
+    for expr in [
+        format!("percent({huge}, 1)"),
+        format!("percent(-{huge}, 1)"),
+        format!("percent({huge}, {huge})"),
+        format!("percent(1, {huge}0)"),
+    ] {
+        let t = page(SCENARIO, &format!("Share: {{{{ {expr} }}}}.\n"));
+        let run = refused(&t, "content/g/en.md:13", "is not a finite number");
+        assert!(!run.stderr.contains("inf%"), "{}", run.stderr);
+    }
+    // Huge but finite is fine, and an ordinary ratio is unchanged.
+    let t = page(SCENARIO, "Share: {{ percent(1, 4) }}.\n");
+    t.build_ok();
+    assert!(t.output("en/g/index.html").contains("Share: 25%."));
+}
+
+// Class 11: translations agree by value.
+
+#[test]
+fn translations_with_reordered_keys_and_equal_numbers_agree() {
+    let t = SiteTest::new();
+    let en = format!("{SCENARIO}  dropout: 0.1\nvariants:\n  - id: v\n    set: {{ batch_size: 4, dropout: 0.0 }}\n");
+    let es = "scenario:\n  gpu: rtx-4070\n  dropout: 0.10\n  batch_size: 2.0\n  block_size: 64\n  n_embd: 64\n  n_head: 2\n  n_layer: 2\nvariants:\n  - id: v\n    label: Lote 4\n    set: { dropout: 0, batch_size: 4.0 }\n";
+    for (lang, front) in [("en", en.as_str()), ("es", es)] {
+        t.file(
+            &format!("content/g/{lang}.md"),
+            &format!("---\ntitle: T\nlang: {lang}\ndate: 2026-11-20\n{front}---\n\n{{{{ bytes.peak | int }}}} {{{{ variants.v.bytes.peak | int }}}}\n"),
+        );
+    }
+    t.build_ok();
+    let digits = |s: String| -> String { s.chars().filter(char::is_ascii_digit).collect() };
+    let (en, es) = (t.output("en/g/index.md"), t.output("es/g/index.md"));
+    let body = |s: &str| s.rsplit("---").next().unwrap().to_string();
+    assert_eq!(digits(body(&en)), digits(body(&es)));
+}
+
+#[test]
+fn disagreeing_translations_name_the_key_both_values_and_the_line() {
+    let t = SiteTest::new();
+    let front = format!("{SCENARIO}variants:\n  - id: v\n    set: {{ batch_size: 4 }}\n");
+    t.file(
+        "content/g/en.md",
+        &format!("---\ntitle: T\nlang: en\n{front}---\nx\n"),
+    );
+    t.file(
+        "content/g/es.md",
+        &format!(
+            "---\ntitle: T\nlang: es\n{}---\nx\n",
+            front.replace("batch_size: 2", "batch_size: 3")
+        ),
+    );
+    let run = refused(
+        &t,
+        "content/g/es.md:9",
+        "disagree on `scenario.batch_size`: `2` in content/g/en.md, `3` here",
+    );
+    assert!(!run.stderr.contains("content/g/es.md:1:"), "{}", run.stderr);
+    t.file(
+        "content/g/es.md",
+        &format!(
+            "---\ntitle: T\nlang: es\n{}---\nx\n",
+            front.replace("batch_size: 4", "batch_size: 5")
+        ),
+    );
+    refused(
+        &t,
+        "content/g/es.md:13",
+        "disagree on `variants.v.set.batch_size`: `4` in content/g/en.md, `5` here",
+    );
+    t.file(
+        "content/g/es.md",
+        &format!(
+            "---\ntitle: T\nlang: es\n{}  dropout: 0.2\n---\nx\n",
+            SCENARIO
+        ),
+    );
+    refused(
+        &t,
+        "content/g/es.md:11",
+        "disagree on `scenario.dropout`: `(not set)` in content/g/en.md, `0.2` here",
+    );
+}
