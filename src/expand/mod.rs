@@ -241,6 +241,21 @@ fn variant_arg(v: Option<&ArgValue>) -> Result<Option<&str>, String> {
     }
 }
 
+/// Every message key expansion builds at run time (what-if labels, sweep chart titles and axes):
+/// each must exist in every locale.
+pub fn runtime_message_keys() -> Vec<String> {
+    let mut keys: Vec<String> = crate::estimate::WhatIfKind::ALL
+        .iter()
+        .filter_map(|k| serde_json::to_value(k).ok())
+        .filter_map(|v| v.as_str().map(tables::whatif_key))
+        .collect();
+    for over in charts::SWEEP_OVER {
+        keys.push(charts::sweep_title_key(over));
+        keys.push(charts::sweep_axis_key(over));
+    }
+    keys
+}
+
 /// Formats a looked-up value with an optional filter.
 fn format_value(
     v: &Value,

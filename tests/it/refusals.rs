@@ -308,3 +308,137 @@ fn disagreeing_translations_name_the_key_both_values_and_the_line() {
         "disagree on `scenario.dropout`: `(not set)` in content/g/en.md, `0.2` here",
     );
 }
+
+// Class 9: messages that cannot be shown as written are warnings naming file and key, and
+// `vramdoc check` fails on them.
+
+/// A site whose guide page renders, for the message tests.
+fn message_site() -> SiteTest {
+    let t = SiteTest::new();
+    t.guide("g", "en", "T", "Body.");
+    t
+}
+
+/// Runs `vramdoc check` after a build and asserts it failed mentioning each of `wanted`.
+fn check_fails_with(t: &SiteTest, wanted: &[&str]) {
+    let run = t.run(&["check"]);
+    assert_ne!(run.code, 0, "check passed:\n{}", run.stdout);
+    for w in wanted {
+        assert!(run.stdout.contains(w), "expected `{w}` in\n{}", run.stdout);
+    }
+}
+
+#[test]
+fn unknown_t_key_in_a_template_is_a_warning_at_its_line() {
+    let t = message_site();
+    t.file(
+        "templates/guide.html",
+        "{% extends \"base.html\" %}{% block main %}\n<p>{{ t(key='no-such-key') }}</p>\n{% endblock main %}",
+    );
+    let run = t.build_ok();
+    assert!(
+        run.stderr
+            .contains("`t()` asks for the message `no-such-key`, which no locale has")
+            && run.stderr.contains("--> templates/guide.html:2:"),
+        "{}",
+        run.stderr
+    );
+    check_fails_with(&t, &["templates/guide.html:2", "no-such-key"]);
+}
+
+#[test]
+fn unknown_t_key_computed_in_a_template_is_a_warning_naming_the_template() {
+    let t = message_site();
+    t.file(
+        "templates/guide.html",
+        "{% extends \"base.html\" %}{% block main %}<p>{{ t(key='status-' ~ lang) }}</p>{% endblock main %}",
+    );
+    let run = t.build_ok();
+    assert!(
+        run.stderr.contains("no locale has the message `status-en`")
+            && run.stderr.contains("templates/guide.html"),
+        "{}",
+        run.stderr
+    );
+    check_fails_with(&t, &["status-en"]);
+}
+
+#[test]
+fn fluent_missing_variable_cycle_and_duplicate_id_are_warnings_naming_file_and_key() {
+    let t = message_site();
+    t.file(
+        "locales/en/site.ftl",
+        "toc-title = Contents\ntoc-title = Contents, again\nloop-a = { loop-b }\nloop-b = { loop-a }\nexact-bytes = { $bytes } bytes, { $missing }\n",
+    );
+    for lang in ["es", "zh"] {
+        t.file(
+            &format!("locales/{lang}/site.ftl"),
+            "loop-a = a\nloop-b = b\n",
+        );
+    }
+    t.file(
+        "content/g/en.md",
+        "---\ntitle: T\nlang: en\nscenario:\n  n_layer: 2\n  n_head: 2\n  n_embd: 64\n  block_size: 64\n  batch_size: 2\n  gpu: rtx-4070\n---\n\n{{ bytes.peak | bytes }}\n",
+    );
+    let run = t.build_ok();
+    for (location, message) in [
+        (
+            "locales/en/site.ftl:2",
+            "message `toc-title` is defined twice (first at locales/en/site.ftl:1)",
+        ),
+        (
+            "locales/en/site.ftl:3",
+            "message `loop-a` cannot be formatted: it refers to itself",
+        ),
+        (
+            "locales/en/site.ftl:4",
+            "message `loop-b` cannot be formatted",
+        ),
+        (
+            "locales/en/site.ftl:5",
+            "message `exact-bytes` did not format for `en`: no value for the variable `$missing`",
+        ),
+    ] {
+        assert!(
+            run.stderr.contains(message) && run.stderr.contains(&format!("--> {location}:")),
+            "expected `{message}` at {location} in\n{}",
+            run.stderr
+        );
+    }
+    check_fails_with(
+        &t,
+        &[
+            "toc-title",
+            "loop-a",
+            "loop-b",
+            "`$missing`",
+            "locales/en/site.ftl:5",
+        ],
+    );
+}
+
+#[test]
+fn a_site_message_overriding_a_builtin_one_is_not_a_duplicate() {
+    let t = message_site();
+    t.file("locales/en/site.ftl", "toc-title = On this page\n");
+    let run = t.build_ok();
+    assert!(!run.stderr.contains("defined twice"), "{}", run.stderr);
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+}
+
+#[test]
+fn every_message_key_built_at_run_time_exists_in_every_locale() {
+    use vramdoc::estimate::{Dtype, WhatIfKind};
+    let mut keys = vramdoc::expand::runtime_message_keys();
+    for kind in WhatIfKind::ALL {
+        for dtype in [Dtype::Float32, Dtype::Bfloat16, Dtype::Float16] {
+            keys.push(vramdoc::report::option_key(kind, dtype));
+        }
+    }
+    assert!(keys.len() > 20, "{keys:?}");
+    for lang in ["en", "es", "zh"] {
+        let loc = vramdoc::i18n::Localizer::builtin(lang).unwrap();
+        let missing: Vec<&String> = keys.iter().filter(|k| !loc.has_own(k)).collect();
+        assert!(missing.is_empty(), "`{lang}` lacks {missing:?}");
+    }
+}
