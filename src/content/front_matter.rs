@@ -2,9 +2,10 @@
 //!
 //! `title` and `lang` are required strings; `translated` (bool), `type`, `layout`, `date` and
 //! `updated` (calendar dates `YYYY-MM-DD`, optionally followed by a time) and `description` are
-//! typed; `scenario` and `variants` are kept as YAML for the estimator; every other key is passed
-//! to templates as is. YAML merge keys (`<<: *anchor`) are applied. Line numbers in errors count
-//! from the top of the file (the opening `---` is line 1), and each error is at its own line.
+//! typed; `scenario` is kept as YAML for the estimator and `variants` parsed into
+//! [`super::Variant`]s; every other key is passed to templates as is. YAML merge keys
+//! (`<<: *anchor`) are applied. Line numbers in errors count from the top of the file (the
+//! opening `---` is line 1), and each error is at its own line.
 
 use std::path::Path;
 use std::sync::Arc;
