@@ -236,6 +236,7 @@ fn build_remembering(
             Err(mut e) => errors.append(&mut e),
         }
     }
+    warnings.append(&mut site.message_warnings());
     if !errors.is_empty() {
         return Err(with_warnings(errors, &warnings));
     }
@@ -348,6 +349,7 @@ pub(crate) fn dry_run(
             Err(mut e) => all.append(&mut e),
         }
     }
+    warnings.append(&mut site.message_warnings());
     (all, warnings)
 }
 

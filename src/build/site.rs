@@ -33,8 +33,10 @@ pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), V
         &config.languages,
         &config.default_language,
     )?);
-    let warnings = locales.missing_key_warnings();
+    let mut warnings = locales.missing_key_warnings();
+    warnings.extend_from_slice(locales.load_warnings());
     let renderer = Renderer::new(root, locales.clone())?;
+    warnings.extend_from_slice(renderer.warnings());
     let (catalog, catalog_hash) = load_catalog(root)?;
     let inputs_hash = site_inputs_hash(root);
     Ok((
@@ -49,6 +51,14 @@ pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), V
         },
         warnings,
     ))
+}
+
+impl SiteContext {
+    /// The problems met while formatting messages since the last call (see
+    /// `Locales::take_warnings`).
+    pub(crate) fn message_warnings(&self) -> Vec<Diagnostic> {
+        self.locales.take_warnings(self.renderer.unknown_keys())
+    }
 }
 
 /// Hash of every site-wide input a page's rendering depends on: vramdoc's version, the

@@ -8,6 +8,8 @@ mod input;
 mod pyexpr;
 mod render;
 
+pub use render::option_key;
+
 use std::path::PathBuf;
 
 use crate::diagnostics::Diagnostic;

@@ -283,7 +283,8 @@ fn scenario_problems_are_errors() {
     );
     let run = t.build_err();
     assert!(
-        run.stderr.contains("disagree on the scenario")
+        run.stderr
+            .contains("disagree on `scenario.batch_size`: `16` in content/split/en.md, `12` here")
             && run.stderr.contains("content/split/en.md")
             && run.stderr.contains("content/split/es.md"),
         "{}",

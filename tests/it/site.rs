@@ -215,7 +215,7 @@ fn each_front_matter_error_names_file_line_and_fix() {
         (
             "---\ntitle: x\nlang: en\ndate: yesterday\n---\n",
             "content/case/en.md:4:1",
-            "`date` must look like",
+            "`date` must be a calendar date",
         ),
         (
             "---\ntitle: x\nlang: es\n---\n",
