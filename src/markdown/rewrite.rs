@@ -81,7 +81,10 @@ impl<'a> Rewriter<'a> {
                     this.emit(Event::Html(html.into()));
                 }
                 Event::Start(Tag::Table(alignments)) => {
-                    this.emit(Event::Html("<div class=\"table-wrap\">\n".into()));
+                    // Scrollable when wider than the page: focusable for keyboard users.
+                    this.emit(Event::Html(
+                        "<div class=\"table-wrap\" tabindex=\"0\">\n".into(),
+                    ));
                     this.table = Some(OpenTable {
                         alignments: alignments.clone(),
                         ..OpenTable::default()
@@ -338,15 +341,16 @@ fn code_block(kind: &CodeBlockKind<'_>, rest: &[Event<'_>]) -> (String, usize) {
         CodeBlockKind::Indented => None,
     };
     let mut html = String::with_capacity(code.len() * 2 + 80);
+    // `tabindex`: a block wider than the page scrolls, and keyboard users must reach it.
     match lang {
         Some(lang) => {
-            html.push_str("<pre class=\"code\" data-lang=\"");
+            html.push_str("<pre class=\"code\" tabindex=\"0\" data-lang=\"");
             escape_html(&mut html, lang);
             html.push_str("\"><code class=\"language-");
             escape_html(&mut html, lang);
             html.push_str("\">");
         }
-        None => html.push_str("<pre class=\"code\"><code>"),
+        None => html.push_str("<pre class=\"code\" tabindex=\"0\"><code>"),
     }
     push_code_html(&mut html, &code, lang);
     html.push_str("</code></pre>\n");

@@ -11,7 +11,10 @@ fn html(markdown: &str) -> String {
 #[test]
 fn tables_are_wrapped_for_horizontal_scrolling() {
     let out = html("| key | value |\n|-----|------:|\n| n_layer | 6 |\n");
-    assert!(out.contains("<div class=\"table-wrap\">\n<table>"), "{out}");
+    assert!(
+        out.contains("<div class=\"table-wrap\" tabindex=\"0\">\n<table>"),
+        "{out}"
+    );
     assert!(out.contains("</table>\n</div>"), "{out}");
     assert!(out.contains("<th>key</th>"), "{out}");
     assert!(out.contains("<td data-label=\"key\">n_layer</td>"), "{out}");
@@ -154,7 +157,7 @@ fn known_language_is_highlighted_with_classes() {
     let out = html("```python\nbatch_size = 8  # was 16\n```\n");
     assert!(
         out.starts_with(
-            "<pre class=\"code\" data-lang=\"python\"><code class=\"language-python\">"
+            "<pre class=\"code\" tabindex=\"0\" data-lang=\"python\"><code class=\"language-python\">"
         ),
         "{out}"
     );
@@ -288,15 +291,15 @@ fn unknown_or_missing_language_is_escaped_plain_text() {
     let out = html("```nosuchlang\na < b && c\n```\n");
     assert_eq!(
         out,
-        "<pre class=\"code\" data-lang=\"nosuchlang\"><code class=\"language-nosuchlang\">a &lt; b &amp;&amp; c\n</code></pre>\n"
+        "<pre class=\"code\" tabindex=\"0\" data-lang=\"nosuchlang\"><code class=\"language-nosuchlang\">a &lt; b &amp;&amp; c\n</code></pre>\n"
     );
     let out = html("```\nplain\n```\n\n    indented\n");
     assert!(
-        out.contains("<pre class=\"code\"><code>plain\n</code></pre>"),
+        out.contains("<pre class=\"code\" tabindex=\"0\"><code>plain\n</code></pre>"),
         "{out}"
     );
     assert!(
-        out.contains("<pre class=\"code\"><code>indented\n</code></pre>"),
+        out.contains("<pre class=\"code\" tabindex=\"0\"><code>indented\n</code></pre>"),
         "{out}"
     );
 }
