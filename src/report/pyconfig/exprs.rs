@@ -158,8 +158,9 @@ impl Parser<'_> {
         Ok(Some(op))
     }
 
-    /// Binary operators by precedence level: `|`, `^`, `&`, shifts, `+ -`, `* / // % @`.
-    fn binary(&mut self, level: usize) -> PResult<Expr> {
+    /// Binary operators of precedence level `min` and above (precedence climbing, one frame per
+    /// operand): `|`, `^`, `&`, shifts, `+ -`, `* / // % @`.
+    fn binary(&mut self, min: usize) -> PResult<Expr> {
         const LEVELS: &[&[&str]] = &[
             &["|"],
             &["^"],
@@ -168,12 +169,12 @@ impl Parser<'_> {
             &["+", "-"],
             &["*", "/", "//", "%", "@"],
         ];
-        let Some(ops) = LEVELS.get(level) else {
-            return self.factor();
-        };
-        let mut a = self.binary(level + 1)?;
+        let mut a = self.factor()?;
         while let Tok::Op(op) = self.tok.tok {
-            if !ops.contains(&op) {
+            let Some(level) = LEVELS.iter().position(|ops| ops.contains(&op)) else {
+                break;
+            };
+            if level < min {
                 break;
             }
             let Some(bin) = BinOp::from_token(op) else {

@@ -536,6 +536,42 @@ mod statement_tests {
     }
 
     #[test]
+    fn hostile_nesting_is_an_error_not_a_stack_overflow() {
+        let catalog = GpuCatalog::builtin();
+        let deep = |open: &str, close: &str| {
+            format!("n_layer = {}1{}\n", open.repeat(5000), close.repeat(5000))
+        };
+        let mut blocks = String::new();
+        for depth in 0..300 {
+            blocks += &format!("{}if True:\n", " ".repeat(depth));
+        }
+        blocks += &format!("{}n_layer = 1\n", " ".repeat(300));
+        let cases = [
+            deep("(", ")"),
+            deep("[", "]"),
+            deep("-", ""),
+            deep("not ", ""),
+            deep("2 ** ", ""),
+            deep("int(", ")"),
+            deep("1 if True else ", ""),
+            blocks,
+        ];
+        // Half the stack of a test thread, for a margin in debug builds.
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                for text in cases {
+                    let mut s = Session::new(&catalog, None);
+                    let d = s.run_file(Path::new("c.py"), &text).unwrap_err();
+                    assert!(d.line.is_some(), "{}", d.message);
+                }
+            })
+            .expect("thread")
+            .join()
+            .expect("no stack overflow");
+    }
+
+    #[test]
     fn train_py_stops_at_the_configurator() {
         let s = run("n_layer = 3\nexec(open('configurator.py').read())\nn_layer = 4\nfor i in x: n_layer = i\n");
         assert_eq!(get(&s, "n_layer"), Value::Int(3));

@@ -10,7 +10,7 @@ use super::lexer::{Lexer, Tok, Token};
 use super::value::BinOp;
 
 /// The deepest nesting of expressions or blocks accepted (hostile input cannot overflow the stack).
-pub(super) const MAX_DEPTH: usize = 100;
+pub(super) const MAX_DEPTH: usize = 40;
 
 /// A parse error at a position; `fatal` ones end the file.
 #[derive(Debug, Clone, PartialEq)]
