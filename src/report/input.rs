@@ -36,63 +36,30 @@ pub(crate) struct Sources<'a> {
     pub(crate) catalog: &'a GpuCatalog,
 }
 
-/// Reads the inputs, applies overrides and flags in order; every error says where and what to do.
-pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Box<Diagnostic>> {
+/// Reads the inputs, applies overrides and flags in order; every error says where and what to
+/// do, and all of them are reported together.
+pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
     let mut session = Session::new(src.catalog, src.gpu);
     for input in src.inputs {
-        match input {
-            Input::File(path) => read_file(&mut session, path)?,
-            Input::Override(arg) => session.apply_override(arg)?,
+        let result = match input {
+            Input::File(path) => read_file(&mut session, path),
+            Input::Override(arg) => session.apply_override(arg),
+        };
+        if let Err(d) = result {
+            session.errors.push(*d);
         }
     }
     let mut out = Loaded::default();
-    for key in KEYS {
-        let Some(origin) = session.origins.get(*key) else {
-            continue;
-        };
-        let lit = match session.literal(key) {
-            Some(Ok(lit)) => lit,
-            Some(Err(msg)) => return Err(Box::new(origin.error(&format!("`{key}` {msg}")))),
-            None => continue,
-        };
-        out.scenario
-            .set(key, lit)
-            .map_err(|e| origin.error(&e.to_string()))?;
-    }
-    if let Some(origin) = session.origins.get("init_from") {
-        if let Some(Ok(Literal::Str(model))) = session.literal("init_from") {
-            pretrained(&mut out.scenario, &model).map_err(|e| origin.error(&e.to_string()))?;
+    let mut errors = std::mem::take(&mut session.errors);
+    errors.extend(apply_keys(&session, &mut out.scenario));
+    errors.extend(apply_sets(&mut session, &mut out.scenario, src.sets));
+    if let Some(gpu) = src.gpu {
+        if let Err(e) = out.scenario.set("gpu", Literal::Str(gpu.to_owned())) {
+            errors.push(flag_error("--gpu", &e));
         }
     }
-    for arg in src.sets {
-        let Some((key, value)) = arg.split_once('=') else {
-            return Err(Box::new(
-                Diagnostic::error(format!("--set {arg}: expected KEY=VALUE"))
-                    .with_help("for example --set batch_size=8 or --set dtype=float16"),
-            ));
-        };
-        let key = key.trim();
-        let lit = match session.eval_str(value) {
-            Ok(Some(lit)) => lit,
-            Ok(None) => Literal::Str(value.trim().to_owned()),
-            Err((msg, col)) => {
-                return Err(Box::new(
-                    Diagnostic::error(format!("--set {arg}: column {col} of the value: {msg}"))
-                        .with_help("write a value vramdoc can evaluate, such as 8, 0.1 or float16"),
-                ))
-            }
-        };
-        out.scenario
-            .set(key, lit.clone())
-            .map_err(|e| flag_error(&format!("--set {arg}"), &e))?;
-        let origin = Origin::Arg(format!("--set {arg}"));
-        session.set_key(key, &lit, origin.clone());
-        session.origins.insert(key.to_owned(), origin);
-    }
-    if let Some(gpu) = src.gpu {
-        out.scenario
-            .set("gpu", Literal::Str(gpu.to_owned()))
-            .map_err(|e| flag_error("--gpu", &e))?;
+    if !errors.is_empty() {
+        return Err(errors);
     }
     out.ignored = session
         .assigned
@@ -103,6 +70,71 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Box<Diagnostic>> {
     out.notes = std::mem::take(&mut session.notes);
     out.origins = std::mem::take(&mut session.origins);
     Ok(out)
+}
+
+/// Sets the scenario from the keys the inputs set, then applies `init_from`.
+fn apply_keys(session: &Session<'_>, scenario: &mut Scenario) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    for key in KEYS {
+        let Some(origin) = session.origins.get(*key) else {
+            continue;
+        };
+        let result = match session.literal(key) {
+            Some(Ok(lit)) => scenario.set(key, lit).map_err(|e| e.to_string()),
+            Some(Err(msg)) => Err(format!("`{key}` {msg}")),
+            None => Ok(()),
+        };
+        if let Err(msg) = result {
+            errors.push(origin.error(&msg));
+        }
+    }
+    if let Some(origin) = session.origins.get("init_from") {
+        if let Some(Ok(Literal::Str(model))) = session.literal("init_from") {
+            if let Err(e) = pretrained(scenario, &model) {
+                errors.push(origin.error(&e.to_string()));
+            }
+        }
+    }
+    errors
+}
+
+/// Applies `--set KEY=VALUE`: VALUE is evaluated in the config's globals (a string when it does
+/// not parse or names something undefined).
+fn apply_sets(
+    session: &mut Session<'_>,
+    scenario: &mut Scenario,
+    sets: &[String],
+) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    for arg in sets {
+        let Some((key, value)) = arg.split_once('=') else {
+            errors.push(
+                Diagnostic::error(format!("--set {arg}: expected KEY=VALUE"))
+                    .with_help("for example --set batch_size=8 or --set dtype=float16"),
+            );
+            continue;
+        };
+        let key = key.trim();
+        let lit = match session.eval_str(value) {
+            Ok(Some(lit)) => lit,
+            Ok(None) => Literal::Str(value.trim().to_owned()),
+            Err((msg, col)) => {
+                errors.push(
+                    Diagnostic::error(format!("--set {arg}: column {col} of the value: {msg}"))
+                        .with_help("write a value vramdoc can evaluate, such as 8, 0.1 or float16"),
+                );
+                continue;
+            }
+        };
+        if let Err(e) = scenario.set(key, lit.clone()) {
+            errors.push(flag_error(&format!("--set {arg}"), &e));
+            continue;
+        }
+        let origin = Origin::Arg(format!("--set {arg}"));
+        session.set_key(key, &lit, origin.clone());
+        session.origins.insert(key.to_owned(), origin);
+    }
+    errors
 }
 
 /// Reads one FILE (`-` is standard input) and runs or applies it.
@@ -136,7 +168,9 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
     if is_yaml {
         yaml_file(session, label, &text)
     } else {
-        session.run_file(label, &text)
+        // Its errors are in the session's list already.
+        let _ = session.run_file(label, &text);
+        Ok(())
     }
 }
 
@@ -246,6 +280,10 @@ mod tests {
     use super::*;
 
     fn py(text: &str, gpu: Option<&str>) -> Result<Loaded, Box<Diagnostic>> {
+        py_all(text, gpu).map_err(|mut errors| Box::new(errors.remove(0)))
+    }
+
+    fn py_all(text: &str, gpu: Option<&str>) -> Result<Loaded, Vec<Diagnostic>> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.py");
         std::fs::write(&path, text).unwrap();
@@ -314,5 +352,17 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn every_error_is_reported_once() {
+        let errors = py_all(
+            "n_layer = 0\nn_head = foo()\nn_embd = n_head * 64\nx = 1 / 0\nbatch_size = 'x'\n",
+            None,
+        )
+        .unwrap_err();
+        let lines: Vec<_> = errors.iter().map(|d| d.line).collect();
+        // n_embd's line follows from n_head's error and is not reported again.
+        assert_eq!(lines, [Some(2), Some(4), Some(1), Some(5)], "{errors:?}");
     }
 }

@@ -140,8 +140,10 @@ pub fn run(args: &EstimateArgs) -> i32 {
             print!("{text}");
             0
         }
-        Err(diag) => {
-            eprintln!("{}", diag.render());
+        Err(diags) => {
+            for d in diags {
+                eprintln!("{}", d.render());
+            }
             1
         }
     }
@@ -149,11 +151,33 @@ pub fn run(args: &EstimateArgs) -> i32 {
 
 /// The whole report as a string, or the first error.
 pub fn report(args: &EstimateArgs) -> Result<String, Box<Diagnostic>> {
-    report_with_notes(args).map(|(text, _)| text)
+    report_with_notes(args)
+        .map(|(text, _)| text)
+        .map_err(|mut diags| Box::new(diags.remove(0)))
 }
 
-/// The report and the notes on the config files' skipped statements and assumptions.
-pub fn report_with_notes(args: &EstimateArgs) -> Result<(String, Vec<String>), Box<Diagnostic>> {
+/// The report and the notes on the config files' skipped statements and assumptions, or every
+/// error found in the inputs (at least one).
+pub fn report_with_notes(args: &EstimateArgs) -> Result<(String, Vec<String>), Vec<Diagnostic>> {
+    report_inner(args).map_err(|e| e.0)
+}
+
+/// Errors of `vramdoc estimate`: the inputs' are all reported, the others one at a time.
+struct Errors(Vec<Diagnostic>);
+
+impl From<Diagnostic> for Errors {
+    fn from(d: Diagnostic) -> Self {
+        Errors(vec![d])
+    }
+}
+
+impl From<Box<Diagnostic>> for Errors {
+    fn from(d: Box<Diagnostic>) -> Self {
+        Errors(vec![*d])
+    }
+}
+
+fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     let args = args.resolve()?;
     let mut catalog = GpuCatalog::builtin();
     if let Some(path) = &args.catalog {
@@ -169,7 +193,8 @@ pub fn report_with_notes(args: &EstimateArgs) -> Result<(String, Vec<String>), B
         sets: &args.sets,
         gpu: args.gpu.as_deref(),
         catalog: &catalog,
-    })?;
+    })
+    .map_err(Errors)?;
     let notes = std::mem::take(&mut loaded.notes);
     let scenario_error = |e: estimate::ScenarioError| {
         let origin = e.key.as_deref().and_then(|k| loaded.origins.get(k));

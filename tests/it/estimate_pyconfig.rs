@@ -380,3 +380,35 @@ fn integer_overflow_is_an_error_with_a_location_never_a_panic() {
         "{notes}"
     );
 }
+
+#[test]
+fn every_error_in_the_inputs_is_reported_at_once() {
+    let t = SiteTest::new();
+    t.file(
+        "a.py",
+        "n_layer = 0\nn_head = get_heads()\nn_embd = n_head * 64\n",
+    );
+    t.file("b.py", "dtype = 'float8'\n");
+    let r = t.run(&[
+        "estimate",
+        "a.py",
+        "b.py",
+        "--no_key=1",
+        "--set",
+        "batch_size=0",
+    ]);
+    let out = failure(&r);
+    for needle in [
+        "a.py:2:10",
+        "a.py:1:1",
+        "b.py:1:1",
+        "--no_key=1",
+        "--set batch_size=0",
+    ] {
+        assert!(out.contains(needle), "missing {needle}:\n{out}");
+    }
+    assert!(
+        !out.contains("a.py:3"),
+        "n_embd follows from n_head's error:\n{out}"
+    );
+}

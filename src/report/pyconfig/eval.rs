@@ -17,6 +17,8 @@ pub(crate) enum Binding {
     Known(Value),
     /// Assigned by a statement vramdoc could not evaluate: why, and where (`file:line`).
     Unknown(String),
+    /// Assigned by a statement reported as an error.
+    Failed,
 }
 
 /// The globals configs are run in.
@@ -39,6 +41,21 @@ pub(crate) struct EvalError {
     pub(crate) line: usize,
     pub(crate) col: usize,
     pub(crate) python: bool,
+    /// It follows from an error already reported.
+    pub(crate) cascade: bool,
+}
+
+impl EvalError {
+    /// `err` at a position.
+    pub(crate) fn at(err: OpError, line: usize, col: usize) -> Self {
+        EvalError {
+            msg: err.msg,
+            line,
+            col,
+            python: err.python,
+            cascade: err.cascade,
+        }
+    }
 }
 
 type EResult = Result<Value, EvalError>;
@@ -93,12 +110,7 @@ const SUBMODULES: &[&str] = &["os.path", "torch.cuda"];
 
 /// Evaluates `e` in `env`.
 pub(crate) fn eval(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
-    let at = |err: OpError| EvalError {
-        msg: err.msg,
-        line: e.line,
-        col: e.col,
-        python: err.python,
-    };
+    let at = |err: OpError| EvalError::at(err, e.line, e.col);
     match &e.kind {
         ExprKind::Const(v) => Ok(v.clone()),
         ExprKind::BigInt(text) => Err(at(OpError::unsupported(format!(
@@ -160,6 +172,7 @@ fn lookup(name: &str, env: &Env) -> Result<Value, OpError> {
         Some(Binding::Unknown(why)) => Err(OpError::unsupported(format!(
             "`{name}` could not be evaluated ({why})"
         ))),
+        Some(Binding::Failed) => Err(OpError::cascade(name)),
         None if value_builtin(name) || OTHER_BUILTINS.contains(&name) => Err(OpError::unsupported(
             format!("the builtin `{name}` is only evaluated when called"),
         )),
@@ -180,12 +193,7 @@ fn compare_chain(first: &Expr, rest: &[(CmpOp, Expr)], env: &Env, host: &Host<'_
     let mut left = eval(first, env, host)?;
     for (op, e) in rest {
         let right = eval(e, env, host)?;
-        let ok = compare(*op, &left, &right).map_err(|err| EvalError {
-            msg: err.msg,
-            line: e.line,
-            col: e.col,
-            python: err.python,
-        })?;
+        let ok = compare(*op, &left, &right).map_err(|err| EvalError::at(err, e.line, e.col))?;
         if !ok {
             return Ok(Value::Bool(false));
         }
@@ -267,12 +275,7 @@ fn call(
     env: &Env,
     host: &Host<'_>,
 ) -> EResult {
-    let at = |err: OpError| EvalError {
-        msg: err.msg,
-        line: e.line,
-        col: e.col,
-        python: err.python,
-    };
+    let at = |err: OpError| EvalError::at(err, e.line, e.col);
     let path = match &f.kind {
         ExprKind::Name(n) if !env.contains_key(n) && value_builtin(n) => {
             if !kwargs.is_empty() {

@@ -23,27 +23,28 @@ enum Flow {
 
 type XResult = Result<Flow, Box<Diagnostic>>;
 
-/// Runs `text` (the file at `path`) in `session`.
-pub(crate) fn run_file(
-    session: &mut Session<'_>,
-    path: &Path,
-    text: &str,
-) -> Result<(), Box<Diagnostic>> {
+/// Runs `text` (the file at `path`) in `session`; errors go to `session.errors`. A statement
+/// with an error leaves its names unset (later uses of them are not reported again); a syntax
+/// error ends the file, as in Python.
+pub(crate) fn run_file(session: &mut Session<'_>, path: &Path, text: &str) {
     let source: Arc<str> = Arc::from(text.strip_prefix('\u{feff}').unwrap_or(text));
     let mut ex = Exec {
         s: session,
         path,
         source: Arc::clone(&source),
     };
-    let mut parser = Parser::new(&source).map_err(|e| ex.error(&e.msg, e.line, e.col))?;
+    let mut parser = match Parser::new(&source) {
+        Ok(p) => p,
+        Err(e) => return ex.s.errors.push(*ex.error(&e.msg, e.line, e.col)),
+    };
     loop {
         let stmts = match parser.next_line() {
             Ok(Some(stmts)) => stmts,
-            Ok(None) => return Ok(()),
-            Err(e) => return Err(ex.error(&e.msg, e.line, e.col)),
+            Ok(None) => return,
+            Err(e) => return ex.s.errors.push(*ex.error(&e.msg, e.line, e.col)),
         };
-        if ex.block(&stmts)? == Flow::Stop {
-            return Ok(());
+        if ex.block(&stmts) == Flow::Stop {
+            return;
         }
     }
 }
@@ -88,10 +89,16 @@ impl Exec<'_, '_> {
         self.s.notes.push(note);
     }
 
-    fn block(&mut self, stmts: &[Stmt]) -> XResult {
+    /// Runs statements; one with an error is recorded and its names are marked failed.
+    fn block(&mut self, stmts: &[Stmt]) -> Flow {
         for stmt in stmts {
-            if self.stmt(stmt)? == Flow::Stop {
-                return Ok(Flow::Stop);
+            match self.stmt(stmt) {
+                Ok(Flow::Stop) => return Flow::Stop,
+                Ok(Flow::Next) => {}
+                Err(d) => {
+                    self.s.errors.push(*d);
+                    self.fail(&stmt.kind);
+                }
             }
             if self.s.host.assumed_bf16.replace(false) && !self.s.noted_bf16 {
                 self.s.noted_bf16 = true;
@@ -102,7 +109,16 @@ impl Exec<'_, '_> {
                 ));
             }
         }
-        Ok(Flow::Next)
+        Flow::Next
+    }
+
+    /// Marks the names a statement binds as failed, so their later uses are not reported again.
+    fn fail(&mut self, kind: &StmtKind) {
+        let mut names = Vec::new();
+        kind.bound_names(&mut names);
+        for n in names {
+            self.s.env.insert(n, Binding::Failed);
+        }
     }
 
     fn stmt(&mut self, stmt: &Stmt) -> XResult {
@@ -121,12 +137,8 @@ impl Exec<'_, '_> {
                         };
                         eval(&current, &self.s.env, &self.s.host).and_then(|a| {
                             let b = eval(value, &self.s.env, &self.s.host)?;
-                            value::binop(*op, &a, &b).map_err(|e| EvalError {
-                                msg: e.msg,
-                                line: value.line,
-                                col: value.col,
-                                python: e.python,
-                            })
+                            value::binop(*op, &a, &b)
+                                .map_err(|e| EvalError::at(e, value.line, value.col))
                         })
                     }
                     _ => eval(value, &self.s.env, &self.s.host),
@@ -183,8 +195,12 @@ impl Exec<'_, '_> {
     fn if_stmt(&mut self, stmt: &Stmt, branches: &[(Expr, Vec<Stmt>)], orelse: &[Stmt]) -> XResult {
         for (k, (cond, body)) in branches.iter().enumerate() {
             match eval(cond, &self.s.env, &self.s.host) {
-                Ok(v) if v.truthy() => return self.block(body),
+                Ok(v) if v.truthy() => return Ok(self.block(body)),
                 Ok(_) => {}
+                Err(e) if e.cascade => {
+                    self.fail(&stmt.kind);
+                    return Ok(Flow::Next);
+                }
                 Err(e) if e.python => {
                     let msg = format!("`{}`: {}", self.quote(cond.line), e.msg);
                     return Err(self.error(&msg, e.line, e.col));
@@ -200,7 +216,7 @@ impl Exec<'_, '_> {
                 }
             }
         }
-        self.block(orelse)
+        Ok(self.block(orelse))
     }
 
     /// A statement that is not run: an error if it may set a key, else its names become
@@ -238,21 +254,17 @@ impl Exec<'_, '_> {
     ) -> Result<(), Box<Diagnostic>> {
         let v = match v {
             Ok(v) => v,
+            Err(e) if e.cascade => {
+                self.fail(&StmtKind::Assign(targets.to_vec(), placeholder()));
+                return Ok(());
+            }
             Err(e) if e.python => {
                 let msg = format!("`{}`: {}", self.quote(stmt.line), e.msg);
                 return Err(self.error(&msg, e.line, e.col));
             }
             Err(e) => {
                 let mut names = Vec::new();
-                StmtKind::Assign(
-                    targets.to_vec(),
-                    Expr {
-                        kind: ExprKind::Const(Value::None),
-                        line: 0,
-                        col: 0,
-                    },
-                )
-                .bound_names(&mut names);
+                StmtKind::Assign(targets.to_vec(), placeholder()).bound_names(&mut names);
                 return self.undecided(stmt, &names, &e.msg, e.line, e.col);
             }
         };
@@ -310,6 +322,15 @@ impl Exec<'_, '_> {
             }
         }
         Ok(())
+    }
+}
+
+/// An expression standing for an assignment's value when only its targets matter.
+fn placeholder() -> Expr {
+    Expr {
+        kind: ExprKind::Const(Value::None),
+        line: 0,
+        col: 0,
     }
 }
 

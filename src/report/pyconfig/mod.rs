@@ -121,6 +121,8 @@ pub(crate) struct Session<'a> {
     pub(crate) assigned: Vec<String>,
     /// Skipped statements and assumptions, for the report.
     pub(crate) notes: Vec<String>,
+    /// Every error found so far, in order.
+    pub(crate) errors: Vec<Diagnostic>,
     noted_bf16: bool,
 }
 
@@ -158,13 +160,20 @@ impl<'a> Session<'a> {
             origins: HashMap::new(),
             assigned: Vec::new(),
             notes: Vec::new(),
+            errors: Vec::new(),
             noted_bf16: false,
         }
     }
 
-    /// Runs a Python config file (`text` read from `path`) in these globals.
+    /// Runs a Python config file (`text` read from `path`) in these globals; its errors are
+    /// added to [`Session::errors`], and the first of them is returned.
     pub(crate) fn run_file(&mut self, path: &Path, text: &str) -> Result<(), Box<Diagnostic>> {
-        exec::run_file(self, path, text)
+        let before = self.errors.len();
+        exec::run_file(self, path, text);
+        match self.errors.get(before) {
+            Some(d) => Err(Box::new(d.clone())),
+            None => Ok(()),
+        }
     }
 
     /// Sets a key from a YAML scenario file.
@@ -235,6 +244,7 @@ impl<'a> Session<'a> {
         match self.env.get(name)? {
             Binding::Known(v) => Some(to_literal(v)),
             Binding::Unknown(why) => Some(Err(format!("could not be evaluated ({why})"))),
+            Binding::Failed => None,
         }
     }
 

@@ -37,6 +37,8 @@ pub(crate) struct OpError {
     pub(crate) msg: String,
     /// True for a Python exception (the config would fail in nanoGPT too).
     pub(crate) python: bool,
+    /// True when it follows from an error already reported (a name whose statement failed).
+    pub(crate) cascade: bool,
 }
 
 impl OpError {
@@ -45,6 +47,7 @@ impl OpError {
         OpError {
             msg: msg.into(),
             python: true,
+            cascade: false,
         }
     }
 
@@ -53,6 +56,16 @@ impl OpError {
         OpError {
             msg: msg.into(),
             python: false,
+            cascade: false,
+        }
+    }
+
+    /// The use of a name whose statement was already reported as an error.
+    pub(crate) fn cascade(name: &str) -> Self {
+        OpError {
+            msg: format!("`{name}` was not set because of an error above"),
+            python: false,
+            cascade: true,
         }
     }
 }
