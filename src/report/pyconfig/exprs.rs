@@ -6,7 +6,7 @@ use super::lexer::Tok;
 use super::parser::{CallArgs, PResult, ParseError, Parser, MAX_DEPTH};
 use super::value::{BinOp, Value};
 
-impl Parser<'_> {
+impl Parser {
     /// `a, b, c` (a tuple when there is a comma) or one expression.
     pub(crate) fn expr_list(&mut self) -> PResult<Expr> {
         let (line, col) = (self.tok.line, self.tok.col);

@@ -56,9 +56,8 @@ const OPS: &[&str] = &[
 ];
 
 /// The tokenizer over one file's text.
-pub(crate) struct Lexer<'a> {
+pub(crate) struct Lexer {
     chars: Vec<char>,
-    src: std::marker::PhantomData<&'a str>,
     i: usize,
     line: usize,
     col: usize,
@@ -69,16 +68,15 @@ pub(crate) struct Lexer<'a> {
     done: bool,
 }
 
-impl<'a> Lexer<'a> {
+impl Lexer {
     /// A lexer over `text` (a leading byte-order mark is skipped).
-    pub(crate) fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &str) -> Self {
         Lexer {
             chars: text
                 .strip_prefix('\u{feff}')
                 .unwrap_or(text)
                 .chars()
                 .collect(),
-            src: std::marker::PhantomData,
             i: 0,
             line: 1,
             col: 1,

@@ -30,8 +30,8 @@ pub(super) type CallArgs = (Vec<Expr>, Vec<(String, Expr)>);
 const SKIPPED_COMPOUND: &[&str] = &["def", "class", "for", "while", "with", "try", "async"];
 
 /// The parser over one file.
-pub(crate) struct Parser<'a> {
-    lx: Lexer<'a>,
+pub(crate) struct Parser {
+    lx: Lexer,
     pub(super) tok: Token,
     ahead: Option<Token>,
     pub(super) depth: usize,
@@ -39,9 +39,9 @@ pub(crate) struct Parser<'a> {
     line_toks: Vec<Tok>,
 }
 
-impl<'a> Parser<'a> {
+impl Parser {
     /// A parser over `text`.
-    pub(crate) fn new(text: &'a str) -> PResult<Self> {
+    pub(crate) fn new(text: &str) -> PResult<Self> {
         let mut lx = Lexer::new(text);
         let tok = lex(&mut lx)?;
         Ok(Parser {
@@ -503,7 +503,7 @@ impl<'a> Parser<'a> {
     }
 }
 
-fn lex(lx: &mut Lexer<'_>) -> PResult<Token> {
+fn lex(lx: &mut Lexer) -> PResult<Token> {
     lx.next_token().map_err(|e| ParseError {
         msg: e.msg,
         line: e.line,
