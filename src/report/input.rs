@@ -1,119 +1,177 @@
-//! Builds the scenario of `vramdoc estimate` from a file, nanoGPT-style overrides and flags.
+//! Builds the scenario of `vramdoc estimate` from files, nanoGPT-style overrides and flags.
 //!
-//! Precedence, lowest first: nanoGPT's defaults, FILE (YAML or a nanoGPT Python config),
-//! nanoGPT-style `--key=value` overrides, `init_from = 'gpt2*'` (which, as in nanoGPT, replaces
-//! the model's shape), `--set KEY=VALUE`, `--gpu`.
+//! Precedence, lowest first: nanoGPT's defaults; FILEs (YAML scenarios or nanoGPT Python
+//! configs, run in order in the same globals by [`super::pyconfig`]) and `--key=value`
+//! overrides, in command-line order as nanoGPT's `configurator.py` applies them;
+//! `init_from = 'gpt2*'` (which, as in nanoGPT, replaces the model's shape); `--set KEY=VALUE`;
+//! `--gpu`.
 
+use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::pyexpr;
+use super::pyconfig::{is_key, Origin, Session};
+use super::Input;
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{Literal, Scenario, ScenarioError, KEYS};
-
-/// train.py's configuration keys that do not change GPU memory (accepted and ignored).
-pub(crate) const IGNORED_TRAIN_KEYS: &[&str] = &[
-    "out_dir",
-    "eval_interval",
-    "log_interval",
-    "eval_iters",
-    "eval_only",
-    "always_save_checkpoint",
-    "wandb_log",
-    "wandb_project",
-    "wandb_run_name",
-    "dataset",
-    "learning_rate",
-    "max_iters",
-    "weight_decay",
-    "beta1",
-    "beta2",
-    "grad_clip",
-    "decay_lr",
-    "warmup_iters",
-    "lr_decay_iters",
-    "min_lr",
-    "backend",
-    "device",
-    "seed",
-];
+use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError, KEYS};
 
 /// Where the scenario came from, for the report's notes.
 #[derive(Debug, Default)]
 pub(crate) struct Loaded {
     /// The resulting scenario (not yet validated against the catalog).
     pub(crate) scenario: Scenario,
-    /// Keys of the config file that do not affect memory and were skipped.
+    /// Names the config files or overrides set that do not affect memory.
     pub(crate) ignored: Vec<String>,
+    /// Statements of the config files that were skipped, and assumptions made.
+    pub(crate) notes: Vec<String>,
+    /// Where each key that an input set was set.
+    pub(crate) origins: std::collections::HashMap<String, Origin>,
 }
 
 /// Everything that shapes the scenario, as given on the command line.
 pub(crate) struct Sources<'a> {
-    pub(crate) file: Option<&'a Path>,
-    pub(crate) overrides: &'a [String],
+    pub(crate) inputs: &'a [Input],
     pub(crate) sets: &'a [String],
     pub(crate) gpu: Option<&'a str>,
+    pub(crate) catalog: &'a GpuCatalog,
 }
 
-/// Reads the file, applies overrides and flags in order; every error says where and what to do.
-pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Box<Diagnostic>> {
-    let mut out = Loaded::default();
-    let mut init_from: Option<(String, String)> = None; // (model, where it was set)
-    if let Some(path) = src.file {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Diagnostic::error(format!("cannot read the scenario file: {e}"))
-                .in_file(path)
-                .with_help("pass a YAML scenario or a nanoGPT config such as config/train_shakespeare_char.py")
-        })?;
-        let is_yaml = matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml")
-        );
-        if is_yaml {
-            out.scenario = yaml_file(path, &text)?;
-        } else {
-            python_file(path, &text, &mut out, &mut init_from)?;
-        }
-    }
-    for arg in src.overrides {
-        let Some((key, value)) = arg.strip_prefix("--").and_then(|a| a.split_once('=')) else {
-            return Err(Box::new(
-                Diagnostic::error(format!("unexpected argument `{arg}`"))
-                    .with_help("overrides take nanoGPT's form --key=value, e.g. --batch_size=8"),
-            ));
+/// Reads the inputs, applies overrides and flags in order; every error says where and what to
+/// do, and all of them are reported together.
+pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
+    let mut session = Session::new(src.catalog, src.gpu);
+    for input in src.inputs {
+        let result = match input {
+            Input::File(path) => read_file(&mut session, path),
+            Input::Override(arg) => session.apply_override(arg),
         };
-        let value = pyexpr::override_value(value);
-        if key == "init_from" {
-            init_from = Some((text_of(&value), format!("--init_from={}", text_of(&value))));
-        } else if IGNORED_TRAIN_KEYS.contains(&key) {
-            out.ignored.push(key.to_owned());
-        } else {
-            out.scenario
-                .set(key, value)
-                .map_err(|e| flag_error(arg, &e))?;
+        if let Err(d) = result {
+            session.errors.push(*d);
         }
     }
-    if let Some((model, origin)) = init_from {
-        pretrained(&mut out.scenario, &model).map_err(|e| flag_error(&origin, &e))?;
+    let mut out = Loaded::default();
+    let mut errors = std::mem::take(&mut session.errors);
+    errors.extend(apply_keys(&session, &mut out.scenario));
+    errors.extend(apply_sets(&mut session, &mut out.scenario, src.sets));
+    if let Some(gpu) = src.gpu {
+        if let Err(e) = out.scenario.set("gpu", Literal::Str(gpu.to_owned())) {
+            errors.push(flag_error("--gpu", &e));
+        }
     }
-    for arg in src.sets {
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    out.ignored = session
+        .assigned
+        .iter()
+        .filter(|n| !is_key(n))
+        .cloned()
+        .collect();
+    out.notes = std::mem::take(&mut session.notes);
+    out.origins = std::mem::take(&mut session.origins);
+    Ok(out)
+}
+
+/// Sets the scenario from the keys the inputs set, then applies `init_from`.
+fn apply_keys(session: &Session<'_>, scenario: &mut Scenario) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    for key in KEYS {
+        let Some(origin) = session.origins.get(*key) else {
+            continue;
+        };
+        let result = match session.literal(key) {
+            Some(Ok(lit)) => scenario.set(key, lit).map_err(|e| e.to_string()),
+            Some(Err(msg)) => Err(format!("`{key}` {msg}")),
+            None => Ok(()),
+        };
+        if let Err(msg) = result {
+            errors.push(origin.error(&msg));
+        }
+    }
+    if let Some(origin) = session.origins.get("init_from") {
+        if let Some(Ok(Literal::Str(model))) = session.literal("init_from") {
+            if let Err(e) = pretrained(scenario, &model) {
+                errors.push(origin.error(&e.to_string()));
+            }
+        }
+    }
+    errors
+}
+
+/// Applies `--set KEY=VALUE`: VALUE is evaluated in the config's globals (a string when it does
+/// not parse or names something undefined).
+fn apply_sets(
+    session: &mut Session<'_>,
+    scenario: &mut Scenario,
+    sets: &[String],
+) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    for arg in sets {
         let Some((key, value)) = arg.split_once('=') else {
-            return Err(Box::new(
+            errors.push(
                 Diagnostic::error(format!("--set {arg}: expected KEY=VALUE"))
                     .with_help("for example --set batch_size=8 or --set dtype=float16"),
-            ));
+            );
+            continue;
         };
-        let lit = pyexpr::override_value(value);
-        out.scenario
-            .set(key.trim(), lit)
-            .map_err(|e| flag_error(&format!("--set {arg}"), &e))?;
+        let key = key.trim();
+        let lit = match session.eval_str(value) {
+            Ok(Some(lit)) => lit,
+            Ok(None) => Literal::Str(value.trim().to_owned()),
+            Err((msg, col)) => {
+                errors.push(
+                    Diagnostic::error(format!("--set {arg}: column {col} of the value: {msg}"))
+                        .with_help("write a value vramdoc can evaluate, such as 8, 0.1 or float16"),
+                );
+                continue;
+            }
+        };
+        if let Err(e) = scenario.set(key, lit.clone()) {
+            errors.push(flag_error(&format!("--set {arg}"), &e));
+            continue;
+        }
+        let origin = Origin::Arg(format!("--set {arg}"));
+        session.set_key(key, &lit, origin.clone());
+        session.origins.insert(key.to_owned(), origin);
     }
-    if let Some(gpu) = src.gpu {
-        out.scenario
-            .set("gpu", Literal::Str(gpu.to_owned()))
-            .map_err(|e| flag_error("--gpu", &e))?;
+    errors
+}
+
+/// Reads one FILE (`-` is standard input) and runs or applies it.
+fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnostic>> {
+    let stdin = path == Path::new("-");
+    let read = if stdin {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).map(|_| text)
+    } else {
+        std::fs::read_to_string(path)
+    };
+    let label = if stdin { Path::new("<stdin>") } else { path };
+    let text = read.map_err(|e| {
+        Diagnostic::error(format!("cannot read the scenario file: {e}"))
+            .in_file(label)
+            .with_help(
+                "pass a YAML scenario or a nanoGPT config such as config/train_shakespeare_char.py",
+            )
+    })?;
+    let is_yaml = if stdin {
+        matches!(
+            yaml_serde::from_str::<yaml_serde::Value>(&text),
+            Ok(yaml_serde::Value::Mapping(_))
+        )
+    } else {
+        matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        )
+    };
+    if is_yaml {
+        yaml_file(session, label, &text)
+    } else {
+        // Its errors are in the session's list already.
+        let _ = session.run_file(label, &text);
+        Ok(())
     }
-    Ok(out)
 }
 
 /// A command-line error naming the flag and the key.
@@ -122,16 +180,10 @@ fn flag_error(flag: &str, e: &ScenarioError) -> Diagnostic {
         .with_help(format!("scenario keys: {}", KEYS.join(", ")))
 }
 
-/// The text of a string literal (or the literal's Python spelling).
-fn text_of(l: &Literal) -> String {
-    match l {
-        Literal::Str(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// A YAML scenario: a mapping of keys, or a document with a `scenario:` mapping.
-fn yaml_file(path: &Path, text: &str) -> Result<Scenario, Box<Diagnostic>> {
+/// A YAML scenario: a mapping of keys, or a document with a `scenario:` mapping. Its keys are
+/// checked as a whole, then set in the session's globals.
+fn yaml_file(session: &mut Session<'_>, path: &Path, text: &str) -> Result<(), Box<Diagnostic>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let doc: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| {
         let mut d = Diagnostic::error(format!("invalid YAML: {e}")).in_file(path);
         if let Some(loc) = e.location() {
@@ -147,49 +199,37 @@ fn yaml_file(path: &Path, text: &str) -> Result<Scenario, Box<Diagnostic>> {
             line,
             text,
         ))
-    })
-}
-
-/// A nanoGPT config file: `key = value` lines with Python literals and comments.
-fn python_file(
-    path: &Path,
-    text: &str,
-    out: &mut Loaded,
-    init_from: &mut Option<(String, String)>,
-) -> Result<(), Box<Diagnostic>> {
-    for (n, raw) in text.lines().enumerate() {
-        let line = pyexpr::strip_comment(raw).trim();
-        if line.is_empty() || line.starts_with("import ") || line.starts_with("from ") {
+    })?;
+    let source: Arc<str> = Arc::from(text);
+    for (k, v) in map.as_mapping().into_iter().flatten() {
+        let (Some(key), Some(lit)) = (k.as_str(), yaml_literal(v)) else {
             continue;
-        }
-        let at = |msg: String| located(Diagnostic::error(msg).in_file(path), Some(n + 1), text);
-        let Some((key, value)) = line
-            .split_once('=')
-            .filter(|(k, v)| !v.starts_with('=') && is_ident(k.trim()))
-        else {
-            return Err(Box::new(
-                at(format!("expected `key = value`, found `{line}`")).with_help(
-                    "vramdoc reads nanoGPT config files: one `key = value` assignment per line",
-                ),
-            ));
         };
-        let key = key.trim();
-        let lit = pyexpr::eval(value);
-        if key == "init_from" {
-            if let Some(Literal::Str(model)) = lit {
-                *init_from = Some((model, format!("{}:{}", path.display(), n + 1)));
-            }
-        } else if KEYS.contains(&key) {
-            let lit = lit.ok_or_else(|| {
-                at(format!("`{key}`: cannot evaluate `{}`", value.trim()))
-                    .with_help("use a literal such as 6, 0.1, True or 'bfloat16'")
-            })?;
-            out.scenario.set(key, lit).map_err(|e| at(e.to_string()))?;
-        } else {
-            out.ignored.push(key.to_owned());
-        }
+        let origin = Origin::File {
+            path: path.to_path_buf(),
+            line: find_key_line(text, key, ':').unwrap_or(1),
+            col: 1,
+            source: Arc::clone(&source),
+        };
+        session.set_key(key, &lit, origin);
     }
     Ok(())
+}
+
+/// A YAML scalar as a literal (`from_yaml` has already checked it).
+fn yaml_literal(v: &yaml_serde::Value) -> Option<Literal> {
+    use yaml_serde::Value;
+    Some(match v {
+        Value::Null => Literal::None,
+        Value::Bool(b) => Literal::Bool(*b),
+        Value::String(s) => Literal::Str(s.clone()),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Literal::Int(i),
+            (None, Some(f)) => Literal::Float(f),
+            _ => return None,
+        },
+        _ => return None,
+    })
 }
 
 /// Applies nanoGPT's `from_pretrained`: GPT-2's shape, vocabulary 50257 and biases, with the
@@ -217,14 +257,6 @@ fn pretrained(s: &mut Scenario, model: &str) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// The 1-based line where `key` is assigned (`key:` in YAML).
 fn find_key_line(text: &str, key: &str, sep: char) -> Option<usize> {
     text.lines()
@@ -247,14 +279,21 @@ fn located(d: Diagnostic, line: Option<usize>, text: &str) -> Diagnostic {
 mod tests {
     use super::*;
 
-    fn py(text: &str) -> Result<Loaded, Box<Diagnostic>> {
-        let mut out = Loaded::default();
-        let mut init = None;
-        python_file(Path::new("c.py"), text, &mut out, &mut init)?;
-        if let Some((m, _)) = init {
-            pretrained(&mut out.scenario, &m).map_err(|e| Diagnostic::error(e.to_string()))?;
-        }
-        Ok(out)
+    fn py(text: &str, gpu: Option<&str>) -> Result<Loaded, Box<Diagnostic>> {
+        py_all(text, gpu).map_err(|mut errors| Box::new(errors.remove(0)))
+    }
+
+    fn py_all(text: &str, gpu: Option<&str>) -> Result<Loaded, Vec<Diagnostic>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.py");
+        std::fs::write(&path, text).unwrap();
+        let catalog = GpuCatalog::builtin();
+        load(&Sources {
+            inputs: &[Input::File(path)],
+            sets: &[],
+            gpu,
+            catalog: &catalog,
+        })
     }
 
     #[test]
@@ -263,7 +302,7 @@ mod tests {
                    gradient_accumulation_steps = 1\nbatch_size = 64\nblock_size = 256 # context\n\
                    n_layer = 6\nn_head = 6\nn_embd = 384\ndropout = 0.2\nlearning_rate = 1e-3\n\
                    # compile = False\nimport time\nwandb_run_name = 'ft-' + str(time.time())\n";
-        let l = py(cfg).unwrap();
+        let l = py(cfg, None).unwrap();
         let s = l.scenario;
         assert_eq!(
             (s.batch_size, s.block_size, s.n_layer, s.n_embd, s.dropout),
@@ -271,13 +310,21 @@ mod tests {
         );
         assert!(s.compile);
         assert!(l.ignored.contains(&"learning_rate".to_owned()));
+        assert!(
+            l.notes.iter().any(|n| n.contains(":13: skipped")),
+            "{:?}",
+            l.notes
+        );
     }
 
     #[test]
     fn init_from_gpt2_sets_the_shape() {
-        let s = py("init_from = 'gpt2-xl'\nblock_size = 512\nbatch_size = 1\n")
-            .unwrap()
-            .scenario;
+        let s = py(
+            "init_from = 'gpt2-xl'\nblock_size = 512\nbatch_size = 1\n",
+            None,
+        )
+        .unwrap()
+        .scenario;
         assert_eq!(
             (
                 s.n_layer,
@@ -293,9 +340,29 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let err = py("n_layer = 6\nn_head = 0\n").unwrap_err();
-        assert!(err.location().contains(":2"), "{}", err.location());
-        assert!(py("n_layer = six\n").is_err());
-        assert!(py("if True:\n").is_err());
+        let err = py("n_layer = 6\nn_head = 0\n", None).unwrap_err();
+        assert!(err.location().contains(":2:1"), "{}", err.location());
+        let err = py("n_layer = six\n", None).unwrap_err();
+        assert!(err.location().ends_with(":1:11"), "{}", err.location());
+        assert!(py("if True:\n", None).is_err());
+        let err = py("x = 1\nn_embd = n_head * foo()\n", None).unwrap_err();
+        assert!(err.location().ends_with(":2:19"), "{}", err.location());
+        assert!(
+            err.message.contains("n_embd = n_head * foo()"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn every_error_is_reported_once() {
+        let errors = py_all(
+            "n_layer = 0\nn_head = foo()\nn_embd = n_head * 64\nx = 1 / 0\nbatch_size = 'x'\n",
+            None,
+        )
+        .unwrap_err();
+        let lines: Vec<_> = errors.iter().map(|d| d.line).collect();
+        // n_embd's line follows from n_head's error and is not reported again.
+        assert_eq!(lines, [Some(2), Some(4), Some(1), Some(5)], "{errors:?}");
     }
 }

@@ -5,7 +5,7 @@
 //! ([`input`]), and formats the results ([`render`], localized through [`crate::i18n`]).
 
 mod input;
-mod pyexpr;
+mod pyconfig;
 mod render;
 
 pub use render::option_key;
@@ -19,8 +19,9 @@ use crate::i18n::Localizer;
 /// Arguments of `vramdoc estimate`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct EstimateArgs {
-    /// FILE (a YAML scenario or a nanoGPT Python config) and nanoGPT-style `--key=value`
-    /// overrides, in any order, as nanoGPT's `train.py config/x.py --batch_size=8` takes them.
+    /// FILEs (YAML scenarios or nanoGPT Python configs; `-` is standard input) and nanoGPT-style
+    /// `--key=value` overrides, applied in order as nanoGPT's `train.py config/x.py --batch_size=8`
+    /// applies them.
     #[arg(value_name = "FILE | --KEY=VALUE", allow_hyphen_values = true)]
     pub inputs: Vec<String>,
     /// Set a scenario key, e.g. `--set batch_size=8` (repeatable; Python literals).
@@ -46,10 +47,8 @@ pub struct EstimateArgs {
 /// `--gpu t4` written after the file arrive there; [`EstimateArgs::resolve`] takes them back out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    /// The scenario file.
-    pub file: Option<PathBuf>,
-    /// nanoGPT-style `--key=value` overrides, in order.
-    pub overrides: Vec<String>,
+    /// Scenario files and nanoGPT-style `--key=value` overrides, in command-line order.
+    pub inputs: Vec<Input>,
     /// `--set KEY=VALUE` values, in order.
     pub sets: Vec<String>,
     /// `--gpu`.
@@ -62,12 +61,20 @@ pub struct Request {
     pub catalog: Option<PathBuf>,
 }
 
+/// One input of `vramdoc estimate`, applied in command-line order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A YAML scenario or a nanoGPT Python config (`-`: standard input).
+    File(PathBuf),
+    /// A nanoGPT-style `--key=value` override.
+    Override(String),
+}
+
 impl EstimateArgs {
     /// Separates FILE, overrides and any of vramdoc's flags that clap left in `inputs`.
     pub fn resolve(&self) -> Result<Request, Box<Diagnostic>> {
         let mut r = Request {
-            file: None,
-            overrides: Vec::new(),
+            inputs: Vec::new(),
             sets: self.set.clone(),
             gpu: self.gpu.clone(),
             format: self.format,
@@ -84,21 +91,11 @@ impl EstimateArgs {
                 flag,
                 "--gpu" | "--set" | "--format" | "--lang" | "--catalog"
             ) {
-                if item.starts_with("--") {
-                    r.overrides.push(item.clone());
-                } else if let Some(first) = &r.file {
-                    return Err(Box::new(
-                        Diagnostic::error(format!(
-                            "more than one scenario file: {} and {item}",
-                            first.display()
-                        ))
-                        .with_help(
-                            "pass one FILE; change single keys with --set KEY=VALUE or --key=value",
-                        ),
-                    ));
+                r.inputs.push(if item.starts_with("--") {
+                    Input::Override(item.clone())
                 } else {
-                    r.file = Some(PathBuf::from(item));
-                }
+                    Input::File(PathBuf::from(item))
+                });
                 continue;
             }
             let value = match inline.or_else(|| items.next().cloned()) {
@@ -134,15 +131,21 @@ pub enum Format {
     Json,
 }
 
-/// Runs `vramdoc estimate`; prints the report to stdout, errors to stderr; returns the exit code.
+/// Runs `vramdoc estimate`; prints the report to stdout, notes and errors to stderr; returns the
+/// exit code.
 pub fn run(args: &EstimateArgs) -> i32 {
-    match report(args) {
-        Ok(text) => {
+    match report_with_notes(args) {
+        Ok((text, notes)) => {
+            for note in notes {
+                eprintln!("note: {note}");
+            }
             print!("{text}");
             0
         }
-        Err(diag) => {
-            eprintln!("{}", diag.render());
+        Err(diags) => {
+            for d in diags {
+                eprintln!("{}", d.render());
+            }
             1
         }
     }
@@ -150,6 +153,33 @@ pub fn run(args: &EstimateArgs) -> i32 {
 
 /// The whole report as a string, or the first error.
 pub fn report(args: &EstimateArgs) -> Result<String, Box<Diagnostic>> {
+    report_with_notes(args)
+        .map(|(text, _)| text)
+        .map_err(|mut diags| Box::new(diags.remove(0)))
+}
+
+/// The report and the notes on the config files' skipped statements and assumptions, or every
+/// error found in the inputs (at least one).
+pub fn report_with_notes(args: &EstimateArgs) -> Result<(String, Vec<String>), Vec<Diagnostic>> {
+    report_inner(args).map_err(|e| e.0)
+}
+
+/// Errors of `vramdoc estimate`: the inputs' are all reported, the others one at a time.
+struct Errors(Vec<Diagnostic>);
+
+impl From<Diagnostic> for Errors {
+    fn from(d: Diagnostic) -> Self {
+        Errors(vec![d])
+    }
+}
+
+impl From<Box<Diagnostic>> for Errors {
+    fn from(d: Box<Diagnostic>) -> Self {
+        Errors(vec![*d])
+    }
+}
+
+fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     let args = args.resolve()?;
     let mut catalog = GpuCatalog::builtin();
     if let Some(path) = &args.catalog {
@@ -160,17 +190,20 @@ pub fn report(args: &EstimateArgs) -> Result<String, Box<Diagnostic>> {
             .extend_from_yaml(&text)
             .map_err(|e| Diagnostic::error(e.to_string()).in_file(path))?;
     }
-    let loaded = input::load(&input::Sources {
-        file: args.file.as_deref(),
-        overrides: &args.overrides,
+    let mut loaded = input::load(&input::Sources {
+        inputs: &args.inputs,
         sets: &args.sets,
         gpu: args.gpu.as_deref(),
-    })?;
+        catalog: &catalog,
+    })
+    .map_err(Errors)?;
+    let notes = std::mem::take(&mut loaded.notes);
     let scenario_error = |e: estimate::ScenarioError| {
-        let mut d = Diagnostic::error(e.to_string());
-        if let Some(file) = &args.file {
-            d = d.in_file(file);
-        }
+        let origin = e.key.as_deref().and_then(|k| loaded.origins.get(k));
+        let d = match origin {
+            Some(o) => o.error(&e.to_string()),
+            None => Diagnostic::error(e.to_string()),
+        };
         d.with_help(match e.key.as_deref() {
             Some("gpu") => {
                 "pick an id from the list above, or add the card with --catalog FILE".to_owned()
@@ -190,17 +223,18 @@ pub fn report(args: &EstimateArgs) -> Result<String, Box<Diagnostic>> {
         }
         let text =
             serde_json::to_string_pretty(&value).map_err(|e| Diagnostic::error(e.to_string()))?;
-        return Ok(text + "\n");
+        return Ok((text + "\n", notes));
     }
     let loc = Localizer::builtin(&args.lang).map_err(|diags| {
         let detail = diags.first().map(|d| d.render()).unwrap_or_default();
         Diagnostic::error(format!("--lang {}: no such language ({detail})", args.lang))
             .with_help("use en, es or zh")
     })?;
-    Ok(match args.format {
+    let text = match args.format {
         Format::Markdown => render::markdown(&est, &options, &loc),
         _ => render::table(&est, &options, &loc, &loaded.ignored),
-    })
+    };
+    Ok((text, notes))
 }
 
 #[cfg(test)]
@@ -243,12 +277,24 @@ mod tests {
             ],
         ] {
             let r = Cli::try_parse_from(argv).unwrap().args.resolve().unwrap();
-            assert_eq!(r.file.as_deref(), Some(Path::new("cfg.py")), "{argv:?}");
-            assert_eq!(
-                r.overrides,
-                ["--batch_size=8", "--compile=False"],
-                "{argv:?}"
-            );
+            let files: Vec<_> = r
+                .inputs
+                .iter()
+                .filter_map(|i| match i {
+                    Input::File(f) => Some(f.as_path()),
+                    Input::Override(_) => None,
+                })
+                .collect();
+            assert_eq!(files, [Path::new("cfg.py")], "{argv:?}");
+            let overrides: Vec<_> = r
+                .inputs
+                .iter()
+                .filter_map(|i| match i {
+                    Input::Override(o) => Some(o.as_str()),
+                    Input::File(_) => None,
+                })
+                .collect();
+            assert_eq!(overrides, ["--batch_size=8", "--compile=False"], "{argv:?}");
             assert_eq!(r.gpu.as_deref(), Some("t4"), "{argv:?}");
         }
         let r = Cli::try_parse_from([
@@ -268,10 +314,18 @@ mod tests {
             (r.sets, r.format, r.lang.as_str()),
             (vec!["n_layer=6".to_owned()], Format::Json, "zh")
         );
-        let two = Cli::try_parse_from(["x", "a.py", "b.py"])
+        let two = Cli::try_parse_from(["x", "a.py", "--n_layer=2", "b.py"])
             .unwrap()
             .args
-            .resolve();
-        assert!(two.is_err());
+            .resolve()
+            .unwrap();
+        assert_eq!(
+            two.inputs,
+            [
+                Input::File("a.py".into()),
+                Input::Override("--n_layer=2".into()),
+                Input::File("b.py".into())
+            ]
+        );
     }
 }

@@ -12,6 +12,7 @@ mod estimate_cli;
 mod estimate_memory;
 mod estimate_params;
 mod estimate_props;
+mod estimate_pyconfig;
 mod estimate_scenario;
 mod incremental;
 mod locales;

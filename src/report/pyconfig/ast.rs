@@ -1,0 +1,137 @@
+//! The syntax tree of the config language: expressions and statements with positions.
+
+use super::value::{BinOp, Value};
+
+/// An expression with the 1-based line and column where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Expr {
+    pub(crate) kind: ExprKind,
+    pub(crate) line: usize,
+    pub(crate) col: usize,
+}
+
+/// Comparison operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    In,
+    NotIn,
+    Is,
+    IsNot,
+}
+
+/// The kinds of expression.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ExprKind {
+    /// A literal.
+    Const(Value),
+    /// An integer literal beyond 64 bits.
+    BigInt(String),
+    /// A form that parses but is not evaluated (f-strings, bytes, `1j`), with the reason.
+    Opaque(String),
+    /// A name.
+    Name(String),
+    /// `-x`, `+x`, `~x`.
+    Unary(char, Box<Expr>),
+    /// `not x`.
+    Not(Box<Expr>),
+    /// `a op b`.
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    /// `a and b` (true) or `a or b` (false).
+    Logic(bool, Box<Expr>, Box<Expr>),
+    /// `a < b <= c`.
+    Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
+    /// `a if cond else b`: (cond, a, b).
+    IfElse(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `f(args, key=value)`.
+    Call(Box<Expr>, Vec<Expr>, Vec<(String, Expr)>),
+    /// `x.name`.
+    Attr(Box<Expr>, String),
+    /// `x[i]`.
+    Index(Box<Expr>, Box<Expr>),
+    /// `(a, b)`.
+    Tuple(Vec<Expr>),
+    /// `[a, b]`.
+    List(Vec<Expr>),
+}
+
+/// An assignment target.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Target {
+    /// A name.
+    Name(String, usize, usize),
+    /// `a, b` or `(a, b)` or `[a, b]`.
+    Tuple(Vec<Target>),
+    /// An attribute, subscript or starred target (not evaluated), as written.
+    Other(String),
+}
+
+/// A statement with the line and column where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Stmt {
+    pub(crate) kind: StmtKind,
+    pub(crate) line: usize,
+    pub(crate) col: usize,
+}
+
+/// The kinds of statement.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum StmtKind {
+    /// `a = b = value`.
+    Assign(Vec<Target>, Expr),
+    /// `a += value`.
+    AugAssign(Target, BinOp, Expr),
+    /// `a: T = value` (the value is optional).
+    AnnAssign(Target, Option<Expr>),
+    /// An expression on its own (a docstring, a call).
+    Expr(Expr),
+    /// `if`/`elif` branches and the `else` block.
+    If(Vec<(Expr, Vec<Stmt>)>, Vec<Stmt>),
+    /// `import a.b as c`, `from a import b`: (bound name, module path).
+    Import(Vec<(String, String)>),
+    /// `del a, b`.
+    Del(Vec<String>),
+    /// `pass`, `global`, `nonlocal`.
+    Pass,
+    /// Something not evaluated: `def`, `class`, `for`, `while`, `with`, `try`, or a line using a
+    /// form outside the language. `binds` are the names it assigns where it runs.
+    Skip {
+        /// Why it is skipped.
+        why: String,
+        /// Names the statement assigns in the module's scope.
+        binds: Vec<String>,
+    },
+}
+
+impl StmtKind {
+    /// Every name this statement may bind in the module's scope (for undecidable branches).
+    pub(crate) fn bound_names(&self, out: &mut Vec<String>) {
+        fn target(t: &Target, out: &mut Vec<String>) {
+            match t {
+                Target::Name(n, ..) => out.push(n.clone()),
+                Target::Tuple(ts) => ts.iter().for_each(|t| target(t, out)),
+                Target::Other(_) => {}
+            }
+        }
+        match self {
+            StmtKind::Assign(ts, _) => ts.iter().for_each(|t| target(t, out)),
+            StmtKind::AugAssign(t, ..) | StmtKind::AnnAssign(t, Some(_)) => target(t, out),
+            StmtKind::If(branches, orelse) => {
+                for s in branches.iter().flat_map(|(_, b)| b).chain(orelse) {
+                    s.kind.bound_names(out);
+                }
+            }
+            StmtKind::Import(names) => out.extend(names.iter().map(|(n, _)| n.clone())),
+            StmtKind::Skip { binds, .. } => out.extend(binds.iter().cloned()),
+            StmtKind::AnnAssign(_, None)
+            | StmtKind::Expr(_)
+            | StmtKind::Del(_)
+            | StmtKind::Pass => {}
+        }
+    }
+}

@@ -1,0 +1,488 @@
+//! Evaluates expressions over an environment: names bound earlier, operators, the builtins
+//! `int float bool str min max abs round len`, and the few library calls configs make
+//! (`torch.cuda.is_available()`, `torch.cuda.is_bf16_supported()`, `os.path.exists/join`).
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::ast::{CmpOp, Expr, ExprKind};
+use super::value::{self, OpError, Value};
+use crate::estimate::GpuCatalog;
+
+/// What a name is bound to.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Binding {
+    /// A value.
+    Known(Value),
+    /// Assigned by a statement vramdoc could not evaluate: why, and where (`file:line`).
+    Unknown(String),
+    /// Assigned by a statement reported as an error.
+    Failed,
+}
+
+/// The globals configs are run in.
+pub(crate) type Env = HashMap<String, Binding>;
+
+/// What the evaluator knows of the machine: the GPU for `torch.cuda`.
+pub(crate) struct Host<'a> {
+    /// The catalog that says whether a card supports bf16.
+    pub(crate) catalog: &'a GpuCatalog,
+    /// `--gpu`, which takes precedence over a `gpu` the config sets.
+    pub(crate) gpu: Option<&'a str>,
+    /// Set when `torch.cuda.is_bf16_supported()` was answered without knowing the GPU.
+    pub(crate) assumed_bf16: Cell<bool>,
+}
+
+/// An evaluation error at a position; `python` is true when Python itself would raise.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EvalError {
+    pub(crate) msg: String,
+    pub(crate) line: usize,
+    pub(crate) col: usize,
+    pub(crate) python: bool,
+    /// It follows from an error already reported.
+    pub(crate) cascade: bool,
+}
+
+impl EvalError {
+    /// `err` at a position.
+    pub(crate) fn at(err: OpError, line: usize, col: usize) -> Self {
+        EvalError {
+            msg: err.msg,
+            line,
+            col,
+            python: err.python,
+            cascade: err.cascade,
+        }
+    }
+}
+
+type EResult = Result<Value, EvalError>;
+
+/// Python builtins that exist but are not evaluated (a call is "cannot evaluate", not a NameError).
+const OTHER_BUILTINS: &[&str] = &[
+    "print",
+    "open",
+    "exec",
+    "eval",
+    "range",
+    "sum",
+    "sorted",
+    "list",
+    "tuple",
+    "dict",
+    "set",
+    "isinstance",
+    "getattr",
+    "setattr",
+    "hasattr",
+    "globals",
+    "locals",
+    "type",
+    "input",
+    "repr",
+    "format",
+    "enumerate",
+    "zip",
+    "map",
+    "filter",
+    "any",
+    "all",
+    "divmod",
+    "pow",
+    "hex",
+    "oct",
+    "bin",
+    "ord",
+    "chr",
+    "id",
+    "hash",
+    "vars",
+    "iter",
+    "next",
+    "reversed",
+    "__import__",
+];
+
+/// Modules whose attributes are modules too (`os.path`, `torch.cuda`).
+const SUBMODULES: &[&str] = &["os.path", "torch.cuda"];
+
+/// Evaluates `e` in `env`.
+pub(crate) fn eval(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
+    let at = |err: OpError| EvalError::at(err, e.line, e.col);
+    match &e.kind {
+        ExprKind::Const(v) => Ok(v.clone()),
+        ExprKind::BigInt(text) => Err(at(OpError::unsupported(format!(
+            "integer {text} is beyond 64 bits"
+        )))),
+        ExprKind::Opaque(why) => Err(at(OpError::unsupported(why.clone()))),
+        ExprKind::Name(n) => lookup(n, env).map_err(at),
+        ExprKind::Unary(op, x) => value::unary(*op, &eval(x, env, host)?).map_err(at),
+        ExprKind::Not(x) => Ok(Value::Bool(!eval(x, env, host)?.truthy())),
+        ExprKind::Bin(op, a, b) => {
+            let (a, b) = (eval(a, env, host)?, eval(b, env, host)?);
+            value::binop(*op, &a, &b).map_err(at)
+        }
+        ExprKind::Logic(and, a, b) => {
+            let a = eval(a, env, host)?;
+            if a.truthy() == *and {
+                eval(b, env, host)
+            } else {
+                Ok(a)
+            }
+        }
+        ExprKind::Compare(first, rest) => compare_chain(first, rest, env, host),
+        ExprKind::IfElse(cond, a, b) => {
+            if eval(cond, env, host)?.truthy() {
+                eval(a, env, host)
+            } else {
+                eval(b, env, host)
+            }
+        }
+        ExprKind::Call(f, args, kwargs) => call(e, f, args, kwargs, env, host),
+        ExprKind::Attr(base, name) => match eval(base, env, host)? {
+            Value::Module(m) if SUBMODULES.contains(&format!("{m}.{name}").as_str()) => {
+                Ok(Value::Module(format!("{m}.{name}")))
+            }
+            Value::Module(m) => Err(at(OpError::unsupported(format!(
+                "`{m}.{name}` is not evaluated"
+            )))),
+            other => Err(at(OpError::unsupported(format!(
+                "attributes of {} values are not evaluated",
+                other.type_name()
+            )))),
+        },
+        ExprKind::Index(base, index) => {
+            let (base, index) = (eval(base, env, host)?, eval(index, env, host)?);
+            subscript(&base, &index).map_err(at)
+        }
+        ExprKind::Tuple(items) => Ok(Value::Tuple(eval_all(items, env, host)?)),
+        ExprKind::List(items) => Ok(Value::List(eval_all(items, env, host)?)),
+    }
+}
+
+fn eval_all(items: &[Expr], env: &Env, host: &Host<'_>) -> Result<Vec<Value>, EvalError> {
+    items.iter().map(|x| eval(x, env, host)).collect()
+}
+
+fn lookup(name: &str, env: &Env) -> Result<Value, OpError> {
+    match env.get(name) {
+        Some(Binding::Known(v)) => Ok(v.clone()),
+        Some(Binding::Unknown(why)) => Err(OpError::unsupported(format!(
+            "`{name}` could not be evaluated ({why})"
+        ))),
+        Some(Binding::Failed) => Err(OpError::cascade(name)),
+        None if value_builtin(name) || OTHER_BUILTINS.contains(&name) => Err(OpError::unsupported(
+            format!("the builtin `{name}` is only evaluated when called"),
+        )),
+        None => Err(OpError::python(format!(
+            "NameError: name '{name}' is not defined"
+        ))),
+    }
+}
+
+fn value_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "int" | "float" | "bool" | "str" | "min" | "max" | "abs" | "round" | "len"
+    )
+}
+
+fn compare_chain(first: &Expr, rest: &[(CmpOp, Expr)], env: &Env, host: &Host<'_>) -> EResult {
+    let mut left = eval(first, env, host)?;
+    for (op, e) in rest {
+        let right = eval(e, env, host)?;
+        let ok = compare(*op, &left, &right).map_err(|err| EvalError::at(err, e.line, e.col))?;
+        if !ok {
+            return Ok(Value::Bool(false));
+        }
+        left = right;
+    }
+    Ok(Value::Bool(true))
+}
+
+fn compare(op: CmpOp, a: &Value, b: &Value) -> Result<bool, OpError> {
+    use std::cmp::Ordering::*;
+    Ok(match op {
+        CmpOp::Eq => value::equal(a, b),
+        CmpOp::Ne => !value::equal(a, b),
+        CmpOp::Is => same(a, b),
+        CmpOp::IsNot => !same(a, b),
+        CmpOp::In => value::contains(b, a)?,
+        CmpOp::NotIn => !value::contains(b, a)?,
+        CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {
+            if [a, b]
+                .iter()
+                .any(|v| matches!(v, Value::Float(f) if f.is_nan()))
+            {
+                return Ok(false);
+            }
+            let ord = value::compare(a, b)?;
+            match op {
+                CmpOp::Lt => ord == Less,
+                CmpOp::Le => ord != Greater,
+                CmpOp::Gt => ord == Greater,
+                _ => ord != Less,
+            }
+        }
+    })
+}
+
+/// `is`: identity, which for the values a config compares this way (None, True, False) is
+/// equality of the same type.
+fn same(a: &Value, b: &Value) -> bool {
+    std::mem::discriminant(a) == std::mem::discriminant(b) && a == b
+}
+
+fn subscript(base: &Value, index: &Value) -> Result<Value, OpError> {
+    let i = match index {
+        Value::Int(i) => *i,
+        Value::Bool(b) => i64::from(*b),
+        other => {
+            return Err(OpError::python(format!(
+                "TypeError: indices must be integers, not {}",
+                other.type_name()
+            )))
+        }
+    };
+    let pick = |len: usize| -> Result<usize, OpError> {
+        let len = i64::try_from(len).unwrap_or(i64::MAX);
+        let k = if i < 0 { i.checked_add(len) } else { Some(i) };
+        k.filter(|k| (0..len).contains(k))
+            .and_then(|k| usize::try_from(k).ok())
+            .ok_or_else(|| OpError::python("IndexError: index out of range"))
+    };
+    match base {
+        Value::Tuple(v) | Value::List(v) => Ok(v[pick(v.len())?].clone()),
+        Value::Str(s) => {
+            let chars: Vec<char> = s.chars().collect();
+            Ok(Value::Str(chars[pick(chars.len())?].to_string()))
+        }
+        other => Err(OpError::python(format!(
+            "TypeError: '{}' object is not subscriptable",
+            other.type_name()
+        ))),
+    }
+}
+
+/// A call: a builtin, a library function vramdoc knows, or "cannot evaluate".
+fn call(
+    e: &Expr,
+    f: &Expr,
+    args: &[Expr],
+    kwargs: &[(String, Expr)],
+    env: &Env,
+    host: &Host<'_>,
+) -> EResult {
+    let at = |err: OpError| EvalError::at(err, e.line, e.col);
+    let path = match &f.kind {
+        ExprKind::Name(n) if !env.contains_key(n) && value_builtin(n) => {
+            if !kwargs.is_empty() {
+                return Err(at(OpError::unsupported(format!(
+                    "keyword arguments to `{n}()` are not evaluated"
+                ))));
+            }
+            let args = eval_all(args, env, host)?;
+            return super::builtins::call(n, &args).map_err(at);
+        }
+        ExprKind::Name(n) if !env.contains_key(n) && OTHER_BUILTINS.contains(&n.as_str()) => {
+            return Err(at(OpError::unsupported(format!(
+                "`{n}(...)` is not evaluated"
+            ))))
+        }
+        ExprKind::Attr(base, name) => match eval(base, env, host)? {
+            Value::Module(m) => format!("{m}.{name}"),
+            other => {
+                return Err(at(OpError::unsupported(format!(
+                    "methods of {} values are not evaluated",
+                    other.type_name()
+                ))))
+            }
+        },
+        _ => {
+            let v = eval(f, env, host)?;
+            return Err(at(OpError::python(format!(
+                "TypeError: '{}' object is not callable",
+                v.type_name()
+            ))));
+        }
+    };
+    let args = eval_all(args, env, host)?;
+    library(&path, &args, env, host).map_err(at)
+}
+
+/// The library functions configs call.
+fn library(path: &str, args: &[Value], env: &Env, host: &Host<'_>) -> Result<Value, OpError> {
+    let strs = || -> Result<Vec<&str>, OpError> {
+        args.iter()
+            .map(|a| match a {
+                Value::Str(s) => Ok(s.as_str()),
+                other => Err(OpError::python(format!(
+                    "TypeError: {path}() expects str, not {}",
+                    other.type_name()
+                ))),
+            })
+            .collect()
+    };
+    match (path, args.len()) {
+        ("torch.cuda.is_available", 0) => Ok(Value::Bool(true)),
+        ("torch.cuda.is_bf16_supported", 0) => Ok(Value::Bool(bf16(env, host))),
+        ("os.path.exists" | "os.path.isfile" | "os.path.isdir", 1) => {
+            let p = Path::new(strs()?[0]);
+            Ok(Value::Bool(match path {
+                "os.path.exists" => p.exists(),
+                "os.path.isfile" => p.is_file(),
+                _ => p.is_dir(),
+            }))
+        }
+        ("os.path.join", 1..) => Ok(Value::Str(path_join(&strs()?))),
+        _ => Err(OpError::unsupported(format!("`{path}()` is not evaluated"))),
+    }
+}
+
+/// Whether the GPU (`--gpu`, else the config's `gpu`) supports bf16; `true` when it is not
+/// known, as most cards nanoGPT is trained on do (noted in the report).
+fn bf16(env: &Env, host: &Host<'_>) -> bool {
+    let from_env = match env.get("gpu") {
+        Some(Binding::Known(Value::Str(s))) => Some(s.as_str()),
+        _ => None,
+    };
+    let card = host
+        .gpu
+        .or(from_env)
+        .and_then(|id| host.catalog.get(id.trim()));
+    match card {
+        Some(gpu) => gpu.bf16,
+        None => {
+            host.assumed_bf16.set(true);
+            true
+        }
+    }
+}
+
+/// `os.path.join` on POSIX: an absolute part restarts the path.
+fn path_join(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for p in parts {
+        if p.starts_with('/') || out.is_empty() {
+            out = (*p).to_owned();
+        } else if out.ends_with('/') {
+            out.push_str(p);
+        } else {
+            out.push('/');
+            out.push_str(p);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::pyconfig::parser::Parser;
+
+    fn ev(src: &str, gpu: Option<&str>) -> EResult {
+        let catalog = GpuCatalog::builtin();
+        let host = Host {
+            catalog: &catalog,
+            gpu,
+            assumed_bf16: Cell::new(false),
+        };
+        let mut env = Env::new();
+        env.insert("n_head".into(), Binding::Known(Value::Int(6)));
+        env.insert(
+            "torch".into(),
+            Binding::Known(Value::Module("torch".into())),
+        );
+        env.insert("os".into(), Binding::Known(Value::Module("os".into())));
+        env.insert("t".into(), Binding::Unknown("line 3".into()));
+        let mut p = Parser::new(src).expect("parse");
+        let e = p.expr_list().expect("expr");
+        eval(&e, &env, &host)
+    }
+
+    #[test]
+    fn names_operators_and_builtins() {
+        assert_eq!(ev("n_head * 64", None), Ok(Value::Int(384)));
+        assert_eq!(ev("2**4 // 3 % 4", None), Ok(Value::Int(1)));
+        assert_eq!(
+            ev("-7 // 2, 7 / 2", None),
+            Ok(Value::Tuple(vec![Value::Int(-4), Value::Float(3.5)]))
+        );
+        assert_eq!(
+            ev("int(3.9) + int('12') + int(True)", None),
+            Ok(Value::Int(16))
+        );
+        assert_eq!(
+            ev(
+                "min(4, 2, 8), max([1, 5]), abs(-3), round(2.5), len('abc')",
+                None
+            ),
+            Ok(Value::Tuple(vec![
+                Value::Int(2),
+                Value::Int(5),
+                Value::Int(3),
+                Value::Int(2),
+                Value::Int(3)
+            ]))
+        );
+        assert_eq!(
+            ev("str(1e-3) + str(True)", None),
+            Ok(Value::Str("0.001True".into()))
+        );
+        assert_eq!(
+            ev("1 < n_head <= 6 and not False", None),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            ev("'a' if n_head > 8 else 'b'", None),
+            Ok(Value::Str("b".into()))
+        );
+        assert_eq!(
+            ev("None is None, 3 in (1, 3), 'x' not in 'abc'", None),
+            Ok(Value::Tuple(vec![Value::Bool(true); 3]))
+        );
+        assert_eq!(ev("(1, 2)[-1]", None), Ok(Value::Int(2)));
+    }
+
+    #[test]
+    fn torch_follows_the_gpu_and_os_path_reads_the_disk() {
+        let dtype = "'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'";
+        assert_eq!(ev(dtype, Some("t4")), Ok(Value::Str("float16".into())));
+        assert_eq!(
+            ev(dtype, Some("rtx-4070")),
+            Ok(Value::Str("bfloat16".into()))
+        );
+        assert_eq!(ev(dtype, None), Ok(Value::Str("bfloat16".into())));
+        assert_eq!(
+            ev("os.path.exists('/no/such/path/x')", None),
+            Ok(Value::Bool(false))
+        );
+        assert_eq!(
+            ev("os.path.join('out', 'ckpt.pt')", None),
+            Ok(Value::Str("out/ckpt.pt".into()))
+        );
+        assert_eq!(
+            ev("os.path.join('a', '/b', 'c')", None),
+            Ok(Value::Str("/b/c".into()))
+        );
+    }
+
+    #[test]
+    fn errors_say_whether_python_would_fail() {
+        let e = ev("n_head + undefined", None).unwrap_err();
+        assert!(
+            e.python && e.msg.contains("NameError") && e.col == 10,
+            "{e:?}"
+        );
+        let e = ev("(-9223372036854775807 - 1) // -1", None).unwrap_err();
+        assert!(!e.python && e.msg.contains("64 bits"), "{e:?}");
+        assert!(!ev("t + 1", None).unwrap_err().python);
+        assert!(!ev("print(1)", None).unwrap_err().python);
+        assert!(!ev("os.getcwd()", None).unwrap_err().python);
+        assert!(ev("1 / 0", None).unwrap_err().python);
+        assert!(ev("int(float('inf'))", None).unwrap_err().python);
+        assert!(!ev("f'{n_head}'", None).unwrap_err().python);
+    }
+}

@@ -1,0 +1,357 @@
+//! Runs a file's statements against the session's globals, as nanoGPT's `exec` would, as far
+//! as they can be decided; what cannot be is skipped with a note, or is an error when it sets a
+//! configuration key.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::ast::{Expr, ExprKind, Stmt, StmtKind, Target};
+use super::eval::{eval, Binding, EvalError};
+use super::parser::Parser;
+use super::value::{self, Value};
+use super::{is_key, Origin, Session};
+use crate::diagnostics::Diagnostic;
+
+/// What to do after a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    /// Go on.
+    Next,
+    /// train.py's `exec(open('configurator.py').read())`: its configuration ends here.
+    Stop,
+}
+
+type XResult = Result<Flow, Box<Diagnostic>>;
+
+/// Runs `text` (the file at `path`) in `session`; errors go to `session.errors`. A statement
+/// with an error leaves its names unset (later uses of them are not reported again); a syntax
+/// error ends the file, as in Python.
+pub(crate) fn run_file(session: &mut Session<'_>, path: &Path, text: &str) {
+    let source: Arc<str> = Arc::from(text.strip_prefix('\u{feff}').unwrap_or(text));
+    let mut ex = Exec {
+        s: session,
+        path,
+        source: Arc::clone(&source),
+    };
+    let mut parser = match Parser::new(&source) {
+        Ok(p) => p,
+        Err(e) => return ex.s.errors.push(*ex.error(&e.msg, e.line, e.col)),
+    };
+    loop {
+        let stmts = match parser.next_line() {
+            Ok(Some(stmts)) => stmts,
+            Ok(None) => return,
+            Err(e) => return ex.s.errors.push(*ex.error(&e.msg, e.line, e.col)),
+        };
+        if ex.block(&stmts) == Flow::Stop {
+            return;
+        }
+    }
+}
+
+struct Exec<'e, 's> {
+    s: &'e mut Session<'s>,
+    path: &'e Path,
+    source: Arc<str>,
+}
+
+impl Exec<'_, '_> {
+    fn error(&self, msg: &str, line: usize, col: usize) -> Box<Diagnostic> {
+        Box::new(
+            Diagnostic::error(msg.to_owned())
+                .in_file(self.path)
+                .at(line, col)
+                .with_source(Arc::clone(&self.source)),
+        )
+    }
+
+    /// The statement's line as written, shortened.
+    fn quote(&self, line: usize) -> String {
+        let text = self
+            .source
+            .lines()
+            .nth(line.saturating_sub(1))
+            .unwrap_or("")
+            .trim();
+        if text.chars().count() > 72 {
+            format!("{}…", text.chars().take(71).collect::<String>())
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn note(&mut self, line: usize, why: &str) {
+        let note = format!(
+            "{}:{line}: skipped `{}`: {why}",
+            self.path.display(),
+            self.quote(line)
+        );
+        self.s.notes.push(note);
+    }
+
+    /// Runs statements; one with an error is recorded and its names are marked failed.
+    fn block(&mut self, stmts: &[Stmt]) -> Flow {
+        for stmt in stmts {
+            match self.stmt(stmt) {
+                Ok(Flow::Stop) => return Flow::Stop,
+                Ok(Flow::Next) => {}
+                Err(d) => {
+                    self.s.errors.push(*d);
+                    self.fail(&stmt.kind);
+                }
+            }
+            if self.s.host.assumed_bf16.replace(false) && !self.s.noted_bf16 {
+                self.s.noted_bf16 = true;
+                self.s.notes.push(format!(
+                    "{}:{}: torch.cuda.is_bf16_supported() taken as True (no known GPU); pass --gpu ID to decide it for a card",
+                    self.path.display(),
+                    stmt.line
+                ));
+            }
+        }
+        Flow::Next
+    }
+
+    /// Marks the names a statement binds as failed, so their later uses are not reported again.
+    fn fail(&mut self, kind: &StmtKind) {
+        let mut names = Vec::new();
+        kind.bound_names(&mut names);
+        for n in names {
+            self.s.env.insert(n, Binding::Failed);
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) -> XResult {
+        match &stmt.kind {
+            StmtKind::Assign(targets, value) => {
+                let v = eval(value, &self.s.env, &self.s.host);
+                self.assign(stmt, targets, v)?;
+            }
+            StmtKind::AugAssign(target, op, value) => {
+                let v = match target {
+                    Target::Name(n, line, col) => {
+                        let current = Expr {
+                            kind: ExprKind::Name(n.clone()),
+                            line: *line,
+                            col: *col,
+                        };
+                        eval(&current, &self.s.env, &self.s.host).and_then(|a| {
+                            let b = eval(value, &self.s.env, &self.s.host)?;
+                            value::binop(*op, &a, &b)
+                                .map_err(|e| EvalError::at(e, value.line, value.col))
+                        })
+                    }
+                    _ => eval(value, &self.s.env, &self.s.host),
+                };
+                self.assign(stmt, std::slice::from_ref(target), v)?;
+            }
+            StmtKind::AnnAssign(target, Some(value)) => {
+                let v = eval(value, &self.s.env, &self.s.host);
+                self.assign(stmt, std::slice::from_ref(target), v)?;
+            }
+            StmtKind::AnnAssign(_, None) | StmtKind::Pass => {}
+            StmtKind::Expr(e) => return Ok(self.expr_stmt(stmt, e)),
+            StmtKind::If(branches, orelse) => return self.if_stmt(stmt, branches, orelse),
+            StmtKind::Import(names) => {
+                for (bound, module) in names {
+                    self.s
+                        .env
+                        .insert(bound.clone(), Binding::Known(Value::Module(module.clone())));
+                }
+            }
+            StmtKind::Del(names) => {
+                for n in names {
+                    if self.s.env.remove(n).is_none() {
+                        let msg = format!("NameError: name '{n}' is not defined");
+                        return Err(self.error(&msg, stmt.line, stmt.col));
+                    }
+                }
+            }
+            StmtKind::Skip { why, binds } => {
+                self.undecided(stmt, binds, why, stmt.line, stmt.col)?
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// An expression statement: docstrings are silent, train.py's configurator line stops the
+    /// file, anything else (`print(...)`) is skipped with a note.
+    fn expr_stmt(&mut self, stmt: &Stmt, e: &Expr) -> Flow {
+        match &e.kind {
+            ExprKind::Const(_) => Flow::Next,
+            ExprKind::Call(f, args, _)
+                if matches!(&f.kind, ExprKind::Name(n) if n == "exec")
+                    && args.iter().any(mentions_configurator) =>
+            {
+                Flow::Stop
+            }
+            _ => {
+                self.note(stmt.line, "expression statements are not evaluated");
+                Flow::Next
+            }
+        }
+    }
+
+    fn if_stmt(&mut self, stmt: &Stmt, branches: &[(Expr, Vec<Stmt>)], orelse: &[Stmt]) -> XResult {
+        for (k, (cond, body)) in branches.iter().enumerate() {
+            match eval(cond, &self.s.env, &self.s.host) {
+                Ok(v) if v.truthy() => return Ok(self.block(body)),
+                Ok(_) => {}
+                Err(e) if e.cascade => {
+                    self.fail(&stmt.kind);
+                    return Ok(Flow::Next);
+                }
+                Err(e) if e.python => {
+                    let msg = format!("`{}`: {}", self.quote(cond.line), e.msg);
+                    return Err(self.error(&msg, e.line, e.col));
+                }
+                Err(e) => {
+                    let mut names = Vec::new();
+                    for s in branches[k..].iter().flat_map(|(_, b)| b).chain(orelse) {
+                        s.kind.bound_names(&mut names);
+                    }
+                    let why = format!("cannot decide the condition: {}", e.msg);
+                    self.undecided(stmt, &names, &why, e.line, e.col)?;
+                    return Ok(Flow::Next);
+                }
+            }
+        }
+        Ok(self.block(orelse))
+    }
+
+    /// A statement that is not run: an error if it may set a key, else its names become
+    /// unknown and a note says so.
+    fn undecided(
+        &mut self,
+        stmt: &Stmt,
+        names: &[String],
+        why: &str,
+        line: usize,
+        col: usize,
+    ) -> Result<(), Box<Diagnostic>> {
+        if let Some(key) = names.iter().find(|n| is_key(n)) {
+            let msg = format!(
+                "`{}` sets `{key}` but vramdoc cannot evaluate it: {why}",
+                self.quote(stmt.line)
+            );
+            return Err(Box::new(self.error(&msg, line, col).with_help(help(key))));
+        }
+        let unknown = format!("line {}: {why}", stmt.line);
+        for n in names {
+            self.s
+                .env
+                .insert(n.clone(), Binding::Unknown(unknown.clone()));
+        }
+        self.note(stmt.line, why);
+        Ok(())
+    }
+
+    fn assign(
+        &mut self,
+        stmt: &Stmt,
+        targets: &[Target],
+        v: Result<Value, EvalError>,
+    ) -> Result<(), Box<Diagnostic>> {
+        let v = match v {
+            Ok(v) => v,
+            Err(e) if e.cascade => {
+                self.fail(&StmtKind::Assign(targets.to_vec(), placeholder()));
+                return Ok(());
+            }
+            Err(e) if e.python => {
+                let msg = format!("`{}`: {}", self.quote(stmt.line), e.msg);
+                return Err(self.error(&msg, e.line, e.col));
+            }
+            Err(e) => {
+                let mut names = Vec::new();
+                StmtKind::Assign(targets.to_vec(), placeholder()).bound_names(&mut names);
+                return self.undecided(stmt, &names, &e.msg, e.line, e.col);
+            }
+        };
+        for t in targets {
+            self.bind(stmt, t, v.clone())?;
+        }
+        Ok(())
+    }
+
+    fn bind(&mut self, stmt: &Stmt, target: &Target, v: Value) -> Result<(), Box<Diagnostic>> {
+        match target {
+            Target::Name(n, line, col) => {
+                if is_key(n) {
+                    self.s.origins.insert(
+                        n.clone(),
+                        Origin::File {
+                            path: self.path.to_path_buf(),
+                            line: *line,
+                            col: *col,
+                            source: Arc::clone(&self.source),
+                        },
+                    );
+                }
+                if !self.s.assigned.contains(n) {
+                    self.s.assigned.push(n.clone());
+                }
+                self.s.env.insert(n.clone(), Binding::Known(v));
+            }
+            Target::Tuple(items) => {
+                let values = match v {
+                    Value::Tuple(vs) | Value::List(vs) => vs,
+                    Value::Str(s) => s.chars().map(|c| Value::Str(c.to_string())).collect(),
+                    other => {
+                        let msg = format!(
+                            "TypeError: cannot unpack non-iterable {} object",
+                            other.type_name()
+                        );
+                        return Err(self.error(&msg, stmt.line, stmt.col));
+                    }
+                };
+                if values.len() != items.len() {
+                    let msg = format!(
+                        "ValueError: {} values to unpack into {} names",
+                        values.len(),
+                        items.len()
+                    );
+                    return Err(self.error(&msg, stmt.line, stmt.col));
+                }
+                for (t, v) in items.iter().zip(values) {
+                    self.bind(stmt, t, v)?;
+                }
+            }
+            Target::Other(what) => {
+                self.note(stmt.line, &format!("assignment to {what} is not evaluated"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An expression standing for an assignment's value when only its targets matter.
+fn placeholder() -> Expr {
+    Expr {
+        kind: ExprKind::Const(Value::None),
+        line: 0,
+        col: 0,
+    }
+}
+
+/// What to do about a key vramdoc could not evaluate.
+fn help(key: &str) -> String {
+    format!(
+        "vramdoc evaluates literals, names bound earlier, arithmetic, comparisons, `x if c else y`, \
+         int/float/bool/str/min/max/abs/round/len, torch.cuda.is_available/is_bf16_supported and \
+         os.path.exists/join; write `{key}` that way or pass --{key}=VALUE"
+    )
+}
+
+/// Whether an expression holds a string mentioning `configurator` (train.py's
+/// `exec(open('configurator.py').read())`).
+fn mentions_configurator(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Const(Value::Str(s)) => s.contains("configurator"),
+        ExprKind::Call(f, args, _) => {
+            mentions_configurator(f) || args.iter().any(mentions_configurator)
+        }
+        ExprKind::Attr(base, _) => mentions_configurator(base),
+        _ => false,
+    }
+}

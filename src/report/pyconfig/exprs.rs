@@ -1,0 +1,385 @@
+//! Expressions from tokens: precedence climbing from conditional expressions down to atoms
+//! (names, literals, brackets), with calls, attributes and subscripts.
+
+use super::ast::{CmpOp, Expr, ExprKind};
+use super::lexer::Tok;
+use super::parser::{CallArgs, PResult, ParseError, Parser, MAX_DEPTH};
+use super::value::{BinOp, Value};
+
+impl Parser {
+    /// `a, b, c` (a tuple when there is a comma) or one expression.
+    pub(crate) fn expr_list(&mut self) -> PResult<Expr> {
+        let (line, col) = (self.tok.line, self.tok.col);
+        let first = self.expr()?;
+        if !self.is_op(",") {
+            return Ok(first);
+        }
+        let mut items = vec![first];
+        while self.eat_op(",")? {
+            if self.ends_expr() {
+                break;
+            }
+            items.push(self.expr()?);
+        }
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            line,
+            col,
+        })
+    }
+
+    fn ends_expr(&self) -> bool {
+        matches!(
+            self.tok.tok,
+            Tok::Newline | Tok::Eof | Tok::Op("=" | ")" | "]" | ";" | ":")
+        )
+    }
+
+    /// One expression, conditional expressions included.
+    pub(crate) fn expr(&mut self) -> PResult<Expr> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            return self.err("expression nested too deeply");
+        }
+        let out = self.expr_inner();
+        self.depth -= 1;
+        out
+    }
+
+    fn expr_inner(&mut self) -> PResult<Expr> {
+        if self.is_kw("lambda") {
+            return self.err("`lambda` is not evaluated");
+        }
+        let a = self.or_test()?;
+        if !self.is_kw("if") {
+            if self.is_op(":=") {
+                return self.err("`:=` is not evaluated");
+            }
+            return Ok(a);
+        }
+        self.advance()?;
+        let cond = self.or_test()?;
+        if !self.is_kw("else") {
+            return self.err("expected `else` in a conditional expression");
+        }
+        self.advance()?;
+        let b = self.expr()?;
+        let (line, col) = (a.line, a.col);
+        Ok(Expr {
+            kind: ExprKind::IfElse(Box::new(cond), Box::new(a), Box::new(b)),
+            line,
+            col,
+        })
+    }
+
+    fn or_test(&mut self) -> PResult<Expr> {
+        let mut a = self.and_test()?;
+        while self.is_kw("or") {
+            self.advance()?;
+            let b = self.and_test()?;
+            a = join(a, b, |a, b| ExprKind::Logic(false, a, b));
+        }
+        Ok(a)
+    }
+
+    fn and_test(&mut self) -> PResult<Expr> {
+        let mut a = self.not_test()?;
+        while self.is_kw("and") {
+            self.advance()?;
+            let b = self.not_test()?;
+            a = join(a, b, |a, b| ExprKind::Logic(true, a, b));
+        }
+        Ok(a)
+    }
+
+    fn not_test(&mut self) -> PResult<Expr> {
+        if !self.is_kw("not") {
+            return self.comparison();
+        }
+        let (line, col) = (self.tok.line, self.tok.col);
+        self.advance()?;
+        self.depth += 1;
+        let inner = if self.depth > MAX_DEPTH {
+            self.err("expression nested too deeply")
+        } else {
+            self.not_test()
+        };
+        self.depth -= 1;
+        Ok(Expr {
+            kind: ExprKind::Not(Box::new(inner?)),
+            line,
+            col,
+        })
+    }
+
+    fn comparison(&mut self) -> PResult<Expr> {
+        let first = self.binary(0)?;
+        let mut rest = Vec::new();
+        while let Some(op) = self.cmp_op()? {
+            rest.push((op, self.binary(0)?));
+        }
+        if rest.is_empty() {
+            return Ok(first);
+        }
+        let (line, col) = (first.line, first.col);
+        Ok(Expr {
+            kind: ExprKind::Compare(Box::new(first), rest),
+            line,
+            col,
+        })
+    }
+
+    fn cmp_op(&mut self) -> PResult<Option<CmpOp>> {
+        let not_in = self.is_kw("not") && matches!(self.peek2()?, Tok::Name(m) if m == "in");
+        let op = match &self.tok.tok {
+            Tok::Op("==") => CmpOp::Eq,
+            Tok::Op("!=") => CmpOp::Ne,
+            Tok::Op("<") => CmpOp::Lt,
+            Tok::Op("<=") => CmpOp::Le,
+            Tok::Op(">") => CmpOp::Gt,
+            Tok::Op(">=") => CmpOp::Ge,
+            Tok::Name(n) if n == "in" => CmpOp::In,
+            Tok::Name(n) if n == "is" => {
+                self.advance()?;
+                if self.is_kw("not") {
+                    self.advance()?;
+                    return Ok(Some(CmpOp::IsNot));
+                }
+                return Ok(Some(CmpOp::Is));
+            }
+            Tok::Name(_) if not_in => {
+                self.advance()?;
+                CmpOp::NotIn
+            }
+            _ => return Ok(None),
+        };
+        self.advance()?;
+        Ok(Some(op))
+    }
+
+    /// Binary operators of precedence level `min` and above (precedence climbing, one frame per
+    /// operand): `|`, `^`, `&`, shifts, `+ -`, `* / // % @`.
+    fn binary(&mut self, min: usize) -> PResult<Expr> {
+        const LEVELS: &[&[&str]] = &[
+            &["|"],
+            &["^"],
+            &["&"],
+            &["<<", ">>"],
+            &["+", "-"],
+            &["*", "/", "//", "%", "@"],
+        ];
+        let mut a = self.factor()?;
+        while let Tok::Op(op) = self.tok.tok {
+            let Some(level) = LEVELS.iter().position(|ops| ops.contains(&op)) else {
+                break;
+            };
+            if level < min {
+                break;
+            }
+            let Some(bin) = BinOp::from_token(op) else {
+                return self.err("the `@` operator is not evaluated");
+            };
+            self.advance()?;
+            let b = self.binary(level + 1)?;
+            a = join(a, b, |a, b| ExprKind::Bin(bin, a, b));
+        }
+        Ok(a)
+    }
+
+    fn factor(&mut self) -> PResult<Expr> {
+        let op = match self.tok.tok {
+            Tok::Op("-") => '-',
+            Tok::Op("+") => '+',
+            Tok::Op("~") => '~',
+            _ => return self.power(),
+        };
+        let (line, col) = (self.tok.line, self.tok.col);
+        self.advance()?;
+        self.depth += 1;
+        let inner = if self.depth > MAX_DEPTH {
+            self.err("expression nested too deeply")
+        } else {
+            self.factor()
+        };
+        self.depth -= 1;
+        Ok(Expr {
+            kind: ExprKind::Unary(op, Box::new(inner?)),
+            line,
+            col,
+        })
+    }
+
+    fn power(&mut self) -> PResult<Expr> {
+        let base = self.primary()?;
+        if !self.eat_op("**")? {
+            return Ok(base);
+        }
+        self.depth += 1;
+        let exp = if self.depth > MAX_DEPTH {
+            self.err("expression nested too deeply")
+        } else {
+            self.factor()
+        };
+        self.depth -= 1;
+        Ok(join(base, exp?, |a, b| ExprKind::Bin(BinOp::Pow, a, b)))
+    }
+    fn primary(&mut self) -> PResult<Expr> {
+        let mut e = self.atom()?;
+        loop {
+            let (line, col) = (e.line, e.col);
+            let kind = if self.eat_op(".")? {
+                ExprKind::Attr(Box::new(e), self.name()?)
+            } else if self.eat_op("(")? {
+                let (args, kwargs) = self.call_args()?;
+                ExprKind::Call(Box::new(e), args, kwargs)
+            } else if self.eat_op("[")? {
+                let index = self.expr_list()?;
+                if self.is_op(":") {
+                    return self.err("slices are not evaluated");
+                }
+                self.expect_op("]")?;
+                ExprKind::Index(Box::new(e), Box::new(index))
+            } else {
+                return Ok(e);
+            };
+            e = Expr { kind, line, col };
+        }
+    }
+
+    fn call_args(&mut self) -> PResult<CallArgs> {
+        let (mut args, mut kwargs) = (Vec::new(), Vec::new());
+        while !self.is_op(")") {
+            if self.is_op("*") || self.is_op("**") {
+                return self.err("`*` and `**` arguments are not evaluated");
+            }
+            if matches!(self.tok.tok, Tok::Name(_)) && matches!(self.peek2()?, Tok::Op("=")) {
+                let name = self.name()?;
+                self.advance()?;
+                kwargs.push((name, self.expr()?));
+            } else {
+                args.push(self.expr()?);
+                if self.is_kw("for") {
+                    return self.err("generator expressions are not evaluated");
+                }
+            }
+            if !self.eat_op(",")? {
+                break;
+            }
+        }
+        self.expect_op(")")?;
+        Ok((args, kwargs))
+    }
+
+    fn atom(&mut self) -> PResult<Expr> {
+        let (line, col) = (self.tok.line, self.tok.col);
+        let at = |kind| Expr { kind, line, col };
+        let t = self.advance()?;
+        Ok(at(match t.tok {
+            Tok::Int(i) => ExprKind::Const(Value::Int(i)),
+            Tok::BigInt(text) => ExprKind::BigInt(text),
+            Tok::Float(f) => ExprKind::Const(Value::Float(f)),
+            Tok::Imaginary => ExprKind::Opaque("complex numbers are not evaluated".into()),
+            Tok::Str { text, special } => self.strings(text, special)?,
+            Tok::Name(n) => match n.as_str() {
+                "True" => ExprKind::Const(Value::Bool(true)),
+                "False" => ExprKind::Const(Value::Bool(false)),
+                "None" => ExprKind::Const(Value::None),
+                "lambda" | "yield" | "await" => return self.err(format!("`{n}` is not evaluated")),
+                "if" | "else" | "elif" | "for" | "in" | "and" | "or" | "not" | "is" | "def"
+                | "class" | "import" | "from" | "return" | "pass" | "del" | "while" | "with"
+                | "try" | "except" | "finally" | "raise" | "global" => {
+                    return Err(ParseError {
+                        msg: format!("SyntaxError: unexpected `{n}`"),
+                        line,
+                        col,
+                        fatal: false,
+                    })
+                }
+                _ => ExprKind::Name(n),
+            },
+            Tok::Op("(") => return self.paren(line, col),
+            Tok::Op("[") => ExprKind::List(self.sequence("]")?),
+            Tok::Op("{") => return self.err("dicts and sets are not evaluated"),
+            Tok::Op("...") => return self.err("`...` is not evaluated"),
+            other => {
+                return Err(ParseError {
+                    msg: format!("SyntaxError: unexpected {}", describe(&other)),
+                    line,
+                    col,
+                    fatal: false,
+                })
+            }
+        }))
+    }
+
+    /// Adjacent string literals concatenate (`'a' 'b'`).
+    fn strings(&mut self, mut text: String, mut special: Option<char>) -> PResult<ExprKind> {
+        while let Tok::Str {
+            text: more,
+            special: s,
+        } = &self.tok.tok
+        {
+            text.push_str(more);
+            special = special.or(*s);
+            self.advance()?;
+        }
+        Ok(match special {
+            Some('f') => ExprKind::Opaque("f-strings are not evaluated".into()),
+            Some(_) => ExprKind::Opaque("bytes literals are not evaluated".into()),
+            None => ExprKind::Const(Value::Str(text)),
+        })
+    }
+
+    fn paren(&mut self, line: usize, col: usize) -> PResult<Expr> {
+        if self.eat_op(")")? {
+            return Ok(Expr {
+                kind: ExprKind::Tuple(Vec::new()),
+                line,
+                col,
+            });
+        }
+        let inner = self.expr_list()?;
+        if self.is_kw("for") {
+            return self.err("generator expressions are not evaluated");
+        }
+        self.expect_op(")")?;
+        // `(x)` is x itself; `(x,)` came back from expr_list as a tuple.
+        Ok(Expr { line, col, ..inner })
+    }
+
+    fn sequence(&mut self, close: &str) -> PResult<Vec<Expr>> {
+        let mut items = Vec::new();
+        while !self.is_op(close) {
+            items.push(self.expr()?);
+            if self.is_kw("for") {
+                return self.err("comprehensions are not evaluated");
+            }
+            if !self.eat_op(",")? {
+                break;
+            }
+        }
+        self.expect_op(close)?;
+        Ok(items)
+    }
+}
+
+fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Op(o) => format!("`{o}`"),
+        Tok::Newline | Tok::Eof => "end of line".into(),
+        Tok::Indent => "indent".into(),
+        Tok::Dedent => "dedent".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Joins two expressions at the first one's position.
+fn join(a: Expr, b: Expr, f: impl FnOnce(Box<Expr>, Box<Expr>) -> ExprKind) -> Expr {
+    let (line, col) = (a.line, a.col);
+    Expr {
+        kind: f(Box::new(a), Box::new(b)),
+        line,
+        col,
+    }
+}

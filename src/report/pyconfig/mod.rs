@@ -1,0 +1,329 @@
+//! The config language nanoGPT accepts: Python files exec'd in order in train.py's globals,
+//! then `--key=value` overrides, as nanoGPT's `configurator.py` applies them.
+//!
+//! [`lexer`] makes tokens, [`parser`] statements and [`exprs`] expressions ([`ast`]), [`eval`] evaluates
+//! expressions over the globals ([`value`] holds the values and checked operators, [`builtins`]
+//! the builtins) and [`exec`] runs statements. A [`Session`] is the globals plus what the report
+//! needs: where each key was set, which names the files assigned, and notes on skipped lines.
+
+mod ast;
+mod builtins;
+mod eval;
+mod exec;
+mod exprs;
+mod lexer;
+mod parser;
+mod value;
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ast::ExprKind;
+pub(crate) use eval::Binding;
+use eval::{Env, Host};
+use parser::Parser;
+pub(crate) use value::Value;
+
+use crate::diagnostics::Diagnostic;
+use crate::estimate::{GpuCatalog, Literal, Scenario, KEYS};
+
+/// train.py's globals that do not shape memory, with their defaults.
+const TRAIN_GLOBALS: &[(&str, Init)] = &[
+    ("out_dir", Init::S("out")),
+    ("eval_interval", Init::I(2000)),
+    ("log_interval", Init::I(1)),
+    ("eval_iters", Init::I(200)),
+    ("eval_only", Init::B(false)),
+    ("always_save_checkpoint", Init::B(true)),
+    ("init_from", Init::S("scratch")),
+    ("wandb_log", Init::B(false)),
+    ("wandb_project", Init::S("owt")),
+    ("wandb_run_name", Init::S("gpt2")),
+    ("dataset", Init::S("openwebtext")),
+    ("learning_rate", Init::F(6e-4)),
+    ("max_iters", Init::I(600_000)),
+    ("weight_decay", Init::F(1e-1)),
+    ("beta1", Init::F(0.9)),
+    ("beta2", Init::F(0.95)),
+    ("grad_clip", Init::F(1.0)),
+    ("decay_lr", Init::B(true)),
+    ("warmup_iters", Init::I(2000)),
+    ("lr_decay_iters", Init::I(600_000)),
+    ("min_lr", Init::F(6e-5)),
+    ("backend", Init::S("nccl")),
+    ("device", Init::S("cuda")),
+];
+
+/// The modules train.py imports before it runs the configurator: (name, module).
+const TRAIN_MODULES: &[(&str, &str)] = &[
+    ("os", "os"),
+    ("time", "time"),
+    ("math", "math"),
+    ("pickle", "pickle"),
+    ("np", "numpy"),
+    ("torch", "torch"),
+];
+
+/// A default value in [`TRAIN_GLOBALS`].
+enum Init {
+    S(&'static str),
+    I(i64),
+    F(f64),
+    B(bool),
+}
+
+/// Where a key got its value.
+#[derive(Debug, Clone)]
+pub(crate) enum Origin {
+    /// A line of a file.
+    File {
+        path: PathBuf,
+        line: usize,
+        col: usize,
+        source: Arc<str>,
+    },
+    /// A command-line argument.
+    Arg(String),
+}
+
+impl Origin {
+    /// An error located here.
+    pub(crate) fn error(&self, msg: &str) -> Diagnostic {
+        match self {
+            Origin::File {
+                path,
+                line,
+                col,
+                source,
+            } => Diagnostic::error(msg.to_owned())
+                .in_file(path)
+                .at(*line, *col)
+                .with_source(Arc::clone(source)),
+            Origin::Arg(arg) => Diagnostic::error(format!("{arg}: {msg}")),
+        }
+    }
+}
+
+/// Whether `name` is a key that shapes the estimate (a scenario key or `init_from`).
+pub(crate) fn is_key(name: &str) -> bool {
+    name == "init_from" || KEYS.contains(&name)
+}
+
+/// The globals configs run in, and what the report needs to know about them.
+pub(crate) struct Session<'a> {
+    env: Env,
+    host: Host<'a>,
+    /// Where each key was last set by a file or an override.
+    pub(crate) origins: HashMap<String, Origin>,
+    /// Names the inputs assigned, in first-assignment order.
+    pub(crate) assigned: Vec<String>,
+    /// Skipped statements and assumptions, for the report.
+    pub(crate) notes: Vec<String>,
+    /// Every error found so far, in order.
+    pub(crate) errors: Vec<Diagnostic>,
+    noted_bf16: bool,
+}
+
+impl<'a> Session<'a> {
+    /// train.py's globals (and vramdoc's own keys at their defaults); `gpu` is `--gpu`.
+    pub(crate) fn new(catalog: &'a GpuCatalog, gpu: Option<&'a str>) -> Self {
+        let mut env = Env::new();
+        for (name, d) in TRAIN_GLOBALS {
+            let v = match d {
+                Init::S(s) => Value::Str((*s).to_owned()),
+                Init::I(i) => Value::Int(*i),
+                Init::F(f) => Value::Float(*f),
+                Init::B(b) => Value::Bool(*b),
+            };
+            env.insert((*name).to_owned(), Binding::Known(v));
+        }
+        for (name, module) in TRAIN_MODULES {
+            env.insert(
+                (*name).to_owned(),
+                Binding::Known(Value::Module((*module).to_owned())),
+            );
+        }
+        let defaults = Scenario::default();
+        for (key, text) in defaults.display_values() {
+            let v = literal_eval(&text).unwrap_or(Value::Str(text));
+            env.insert(key.to_owned(), Binding::Known(v));
+        }
+        Session {
+            env,
+            host: Host {
+                catalog,
+                gpu,
+                assumed_bf16: Cell::new(false),
+            },
+            origins: HashMap::new(),
+            assigned: Vec::new(),
+            notes: Vec::new(),
+            errors: Vec::new(),
+            noted_bf16: false,
+        }
+    }
+
+    /// Runs a Python config file (`text` read from `path`) in these globals; its errors are
+    /// added to [`Session::errors`], and the first of them is returned.
+    pub(crate) fn run_file(&mut self, path: &Path, text: &str) -> Result<(), Box<Diagnostic>> {
+        let before = self.errors.len();
+        exec::run_file(self, path, text);
+        match self.errors.get(before) {
+            Some(d) => Err(Box::new(d.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Sets a key from a YAML scenario file.
+    pub(crate) fn set_key(&mut self, key: &str, lit: &Literal, origin: Origin) {
+        let v = match lit {
+            Literal::Int(i) => Value::Int(*i),
+            Literal::Float(f) => Value::Float(*f),
+            Literal::Bool(b) => Value::Bool(*b),
+            Literal::Str(s) => Value::Str(s.clone()),
+            Literal::None => Value::None,
+        };
+        self.env.insert(key.to_owned(), Binding::Known(v));
+        self.origins.insert(key.to_owned(), origin);
+    }
+
+    /// Applies nanoGPT's `--key=value`: the key must exist, the value is `literal_eval`'d (or
+    /// kept as a string) and must have the type of the value it replaces.
+    pub(crate) fn apply_override(&mut self, arg: &str) -> Result<(), Box<Diagnostic>> {
+        let fail = |msg: String, help: &str| {
+            Box::new(Diagnostic::error(format!("{arg}: {msg}")).with_help(help.to_owned()))
+        };
+        let Some((key, raw)) = arg.strip_prefix("--").and_then(|a| a.split_once('=')) else {
+            return Err(fail(
+                "unexpected argument".into(),
+                "overrides take nanoGPT's form --key=value, e.g. --batch_size=8",
+            ));
+        };
+        let Some(existing) = self.env.get(key) else {
+            return Err(fail(
+                format!("Unknown config key: {key}"),
+                &format!(
+                    "nanoGPT only overrides keys train.py defines; scenario keys: {}",
+                    KEYS.join(", ")
+                ),
+            ));
+        };
+        let new = match literal_value(raw) {
+            Ok(Some(v)) => v,
+            Ok(None) => Value::Str(raw.to_owned()),
+            Err(e) => return Err(fail(e, "write a value that fits 64 bits")),
+        };
+        if let Binding::Known(old) = existing {
+            if !matches!(old, Value::None) && old.type_name() != new.type_name() {
+                return Err(fail(
+                    format!(
+                        "nanoGPT's configurator requires the type of `{key}`'s value {} ({}), got {} ({})",
+                        old.repr(),
+                        old.type_name(),
+                        new.repr(),
+                        new.type_name()
+                    ),
+                    &format!("write a {} literal, e.g. --{key}={}", old.type_name(), old.repr()),
+                ));
+            }
+        }
+        self.env.insert(key.to_owned(), Binding::Known(new));
+        if is_key(key) {
+            self.origins
+                .insert(key.to_owned(), Origin::Arg(arg.to_owned()));
+        } else if !self.assigned.iter().any(|a| a == key) {
+            self.assigned.push(key.to_owned());
+        }
+        Ok(())
+    }
+
+    /// The value of `name` as a scenario literal, if it is bound to one.
+    pub(crate) fn literal(&self, name: &str) -> Option<Result<Literal, String>> {
+        match self.env.get(name)? {
+            Binding::Known(v) => Some(to_literal(v)),
+            Binding::Unknown(why) => Some(Err(format!("could not be evaluated ({why})"))),
+            Binding::Failed => None,
+        }
+    }
+
+    /// Evaluates `src` (a `--set` value) in these globals: `Ok(None)` when it does not parse or
+    /// names something undefined (the caller takes the text as a string).
+    pub(crate) fn eval_str(&self, src: &str) -> Result<Option<Literal>, (String, usize)> {
+        let Some(expr) = parse_one(src) else {
+            return Ok(None);
+        };
+        match eval::eval(&expr, &self.env, &self.host) {
+            Ok(v) => to_literal(&v).map(Some).map_err(|m| (m, 1)),
+            Err(e) if e.msg.starts_with("NameError") => Ok(None),
+            Err(e) => Err((e.msg, e.col)),
+        }
+    }
+}
+
+/// One expression filling all of `src`, or `None`.
+fn parse_one(src: &str) -> Option<ast::Expr> {
+    let mut p = Parser::new(src).ok()?;
+    let e = p.expr_list().ok()?;
+    p.next_line().ok()?.is_none().then_some(e)
+}
+
+/// Python's `ast.literal_eval` on the forms configs use: numbers, strings, `True`/`False`/
+/// `None`, signs, tuples and lists. `None` when `src` is not such a literal.
+pub(crate) fn literal_eval(src: &str) -> Option<Value> {
+    literal_value(src).ok().flatten()
+}
+
+/// [`literal_eval`], with an error for a literal beyond 64 bits.
+fn literal_value(src: &str) -> Result<Option<Value>, String> {
+    fn is_literal(e: &ast::Expr) -> bool {
+        match &e.kind {
+            ExprKind::Const(_) | ExprKind::BigInt(_) => true,
+            ExprKind::Unary('-' | '+', x) => matches!(
+                &x.kind,
+                ExprKind::Const(Value::Int(_) | Value::Float(_)) | ExprKind::BigInt(_)
+            ),
+            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().all(is_literal),
+            _ => false,
+        }
+    }
+    let Some(e) = parse_one(src) else {
+        return Ok(None);
+    };
+    if !is_literal(&e) {
+        return Ok(None);
+    }
+    let catalog = GpuCatalog::default();
+    let host = Host {
+        catalog: &catalog,
+        gpu: None,
+        assumed_bf16: Cell::new(false),
+    };
+    match eval::eval(&e, &Env::new(), &host) {
+        Ok(v) => Ok(Some(v)),
+        // -9223372036854775808 is a literal whose positive part does not fit.
+        Err(_) if src.trim() == i64::MIN.to_string() => Ok(Some(Value::Int(i64::MIN))),
+        Err(err) => Err(format!("column {}: {}", err.col, err.msg)),
+    }
+}
+
+/// A value as a scenario literal.
+fn to_literal(v: &Value) -> Result<Literal, String> {
+    Ok(match v {
+        Value::None => Literal::None,
+        Value::Bool(b) => Literal::Bool(*b),
+        Value::Int(i) => Literal::Int(*i),
+        Value::Float(f) => Literal::Float(*f),
+        Value::Str(s) => Literal::Str(s.clone()),
+        other => {
+            return Err(format!(
+                "expected a number, a boolean or a string, got {}",
+                other.repr()
+            ))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests;
