@@ -201,6 +201,73 @@ def replay_saved_bytes(sc: dict, total_params: int) -> int:
     return t["L"] * t["layer"] + copies + head + small + dropout
 
 
+def _buffers(sc: dict) -> int:
+    """The fp32 causal-mask buffers (manual attention only): 4 L s^2."""
+    return 0 if sc["flash"] else 4 * sc["n_layer"] * sc["block_size"] ** 2
+
+
+def resume_load_peak(sc: dict, params: dict) -> int:
+    """Peak of train.py's resume sequence, at ``model.to(device)``.
+
+    ``torch.load(map_location=device)`` puts the checkpoint on the GPU: the
+    weights (4P, the tied wte/lm_head once) and mask buffers, the two fp32
+    Adam moments (8P) and one fp32 ``step`` per parameter tensor (fused
+    AdamW). The model, built on the CPU, is then moved over (4P + buffers).
+    ``optimizer.load_state_dict`` takes the checkpoint's tensors by reference
+    (same dtype and device), so it adds nothing.
+    """
+    n_tensors = params["decay_tensors"] + params["no_decay_tensors"]
+    return 16 * params["total"] + 2 * _buffers(sc) + 4 * n_tensors
+
+
+def resume_retained(sc: dict, params: dict) -> int:
+    """What ``checkpoint = None`` does not free: the checkpoint's weights.
+
+    train.py's module-level ``state_dict = checkpoint['model']`` keeps them
+    (4P + buffers) for the whole run; the Adam state is the optimizer's own.
+    """
+    return 4 * params["total"] + _buffers(sc)
+
+
+def ddp_buckets(params: dict) -> int:
+    """DDP's reducer buckets without ``gradient_as_bucket_view``: 4P."""
+    return 4 * params["total"]
+
+
+def run_forms(run: dict) -> list[tuple[str, int, int]]:
+    """(figure, replay, closed form) for one entry of ``runs``."""
+    sc, params = run["scenario"], run["params"]
+    p = params["total"]
+    n_tensors = params["decay_tensors"] + params["no_decay_tensors"]
+    extra_train, extra_eval = 0, 0
+    rows = []
+    if sc.get("init_from") == "resume":
+        kept = resume_retained(sc, params)
+        rows.append(("resume load", run["resume_load_peak_bytes"], resume_load_peak(sc, params)))
+        # Training already holds the Adam state; evaluation at the resumed
+        # iteration holds it too (8P and the steps), unlike iteration 0.
+        extra_train, extra_eval = kept, kept + 8 * p + 4 * n_tensors
+    if sc.get("ddp_world_size", 1) > 1:
+        rows.append(("buckets", run["ddp_bucket_bytes"], ddp_buckets(params)))
+        extra_train += ddp_buckets(params)
+        extra_eval += ddp_buckets(params)
+    if "train_peak_bytes" in run:
+        rows.append(("train", run["train_peak_bytes"], replay_train_peak(sc, p) + extra_train))
+    rows.append(("eval", run["eval_peak_bytes"], replay_eval_peak(sc, p) + extra_eval))
+    return rows
+
+
+def runs_table(doc: dict) -> str:
+    """Markdown table of the ``runs``: every figure against its closed form."""
+    mib = 2**20
+    rows = ["| run | figure | replay (MiB) | formula (MiB) | diff |", "|---|---|---:|---:|---:|"]
+    for run in doc.get("runs", []):
+        for figure, got, form in run_forms(run):
+            rows.append(f"| {run['name']} | {figure} | {got / mib:.1f} | {form / mib:.1f} | "
+                        f"{pct(form, got)} |")
+    return "\n".join(rows)
+
+
 def table(doc: dict, train_form, eval_form) -> str:
     """Markdown table of replay vs. one pair of closed forms."""
     mib = 2**20
@@ -234,6 +301,9 @@ def main(argv: list[str]) -> int:
         for c in doc["configs"]
     )
     print(f"\nreplay_saved_bytes is within {worst} bytes of every saved_for_backward_bytes.")
+    if doc.get("runs"):
+        print("\nRuns: eval-only, resume, DDP (plain forms plus each run's own terms)\n")
+        print(runs_table(doc))
     return 0
 
 

@@ -4,6 +4,12 @@ Sizes follow nanoGPT's own configs: 6/6/384 is ``train_shakespeare_char`` (and
 the project's cross-check model at block 512), 4/4/128 a tiny debug model,
 12/12/768 GPT-2 small (124M). Vocabulary 50304 is GPT-2's padded to a
 multiple of 64, 65 the Shakespeare character set.
+
+``GRID`` holds plain training runs (one process, from scratch or from GPT-2
+weights); ``RUNS`` holds the runs that differ from one: ``eval_only``,
+``init_from='resume'`` and DDP (``ddp_world_size`` processes). GPT-2 weights
+(``init_from='gpt2*'``) come with bias, vocabulary 50257 and block 1024
+(``GPT.from_pretrained``), optionally cropped to a smaller block.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ class Scenario:
     bias: bool = False
     dropout: float = 0.0
     eval_batch: int | None = None
+    init_from: str = "scratch"
+    eval_only: bool = False
+    ddp_world_size: int = 1
 
     @property
     def eval_batch_size(self) -> int:
@@ -50,6 +59,10 @@ class Scenario:
             "flash": self.flash,
             "compile": False,
             "eval_batch_size": self.eval_batch_size,
+            # Only where they apply, so the plain scenarios keep their bytes.
+            **({"init_from": self.init_from} if self.init_from != "scratch" else {}),
+            **({"eval_only": True} if self.eval_only else {}),
+            **({"ddp_world_size": self.ddp_world_size} if self.ddp_world_size > 1 else {}),
         }
 
 
@@ -98,4 +111,62 @@ GRID: list[Scenario] = [
     _s("char-6x384-s256-v65-b64-bf16-flash-acc1-drop", CHAR, 65, 256, 64, 1, "bfloat16", True,
        dropout=0.2),
     _s("tiny-4x128-s64-v65-b4-fp16-flash-acc2", TINY, 65, 64, 4, 2, "float16", True),
+]
+
+# GPT.from_pretrained's shapes: (n_layer, n_head, n_embd), vocab 50257, block
+# 1024, bias on.
+PRETRAINED = {
+    "gpt2": (12, 12, 768),
+    "gpt2-medium": (24, 16, 1024),
+    "gpt2-large": (36, 20, 1280),
+    "gpt2-xl": (48, 25, 1600),
+}
+
+
+def _gpt2(name: str, init_from: str, block: int, batch: int, accum: int, dtype: str,
+          flash: bool, **kw) -> Scenario:
+    """A run that starts from OpenAI's GPT-2 weights (``init_from='gpt2*'``)."""
+    return _s(name, PRETRAINED[init_from], 50257, block, batch, accum, dtype, flash,
+              bias=True, init_from=init_from, **kw)
+
+
+GRID += [
+    # Fine-tunes (config/finetune_shakespeare.py style), at block 1024 and
+    # cropped (crop_block_size).
+    _gpt2("ft-gpt2-s1024-b4-bf16-flash-acc2", "gpt2", 1024, 4, 2, "bfloat16", True),
+    _gpt2("ft-gpt2-s256-b8-fp16-flash-acc2", "gpt2", 256, 8, 2, "float16", True),
+    _gpt2("ft-gpt2-medium-s1024-b1-bf16-flash-acc2", "gpt2-medium", 1024, 1, 2, "bfloat16",
+          True),
+    _gpt2("ft-gpt2-medium-s512-b2-bf16-manual-acc1", "gpt2-medium", 512, 2, 1, "bfloat16",
+          False),
+]
+
+RUNS: list[Scenario] = [
+    # eval_only=True (config/eval_gpt2*.py: batch 8, block 1024): weights and
+    # estimate_loss() only.
+    _s("eval-char-6x384-s256-v65-b64-bf16-flash", CHAR, 65, 256, 64, 1, "bfloat16", True,
+       eval_only=True),
+    _s("eval-char-6x384-s256-v65-b64-fp16-flash", CHAR, 65, 256, 64, 1, "float16", True,
+       eval_only=True),
+    _gpt2("eval-gpt2-s1024-b8-bf16-flash", "gpt2", 1024, 8, 1, "bfloat16", True,
+          eval_only=True),
+    _gpt2("eval-gpt2-s1024-b8-fp16-flash", "gpt2", 1024, 8, 1, "float16", True,
+          eval_only=True),
+    _gpt2("eval-gpt2-xl-s1024-b8-bf16-flash", "gpt2-xl", 1024, 8, 1, "bfloat16", True,
+          eval_only=True),
+    _gpt2("eval-gpt2-xl-s1024-b8-fp16-flash", "gpt2-xl", 1024, 8, 1, "float16", True,
+          eval_only=True),
+    # init_from='resume': the checkpoint is loaded onto the GPU.
+    _s("resume-char-6x384-s256-v65-b64-bf16-flash-acc1", CHAR, 65, 256, 64, 1, "bfloat16",
+       True, init_from="resume"),
+    _s("resume-6x384-s512-v50304-b8-bf16-manual-acc2", CHAR, 50304, 512, 8, 2, "bfloat16",
+       False, init_from="resume"),
+    _s("resume-gpt2-12x768-s1024-b12-bf16-flash-acc2-bias", GPT2, 50304, 1024, 12, 2,
+       "bfloat16", True, bias=True, init_from="resume"),
+    # DDP: train.py's gradient_accumulation_steps = 4, divided by the world
+    # size (the scenario records the per-process value).
+    _s("ddp2-gpt2-12x768-s1024-b12-bf16-flash-acc2-bias", GPT2, 50304, 1024, 12, 2,
+       "bfloat16", True, bias=True, ddp_world_size=2),
+    _s("ddp4-gpt2-12x768-s1024-b12-bf16-flash-acc1-bias", GPT2, 50304, 1024, 12, 1,
+       "bfloat16", True, bias=True, ddp_world_size=4),
 ]

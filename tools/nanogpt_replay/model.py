@@ -203,6 +203,20 @@ class GPT(nn.Module):
             loss = None
         return logits, loss
 
+    def crop_block_size(self, block_size: int) -> None:
+        """nanoGPT's model surgery: keep the first ``block_size`` positions.
+
+        As in nanoGPT, the new position embedding and the attention masks are
+        views of the old storages; ``model.to(device)`` then copies only the
+        cropped part.
+        """
+        assert block_size <= self.config.block_size
+        self.config.block_size = block_size
+        self.transformer.wpe.weight = nn.Parameter(self.transformer.wpe.weight[:block_size])
+        for block in self.transformer.h:
+            if hasattr(block.attn, "bias"):
+                block.attn.bias = block.attn.bias[:, :, :block_size, :block_size]
+
     def optimizer_groups(self, weight_decay: float):
         """nanoGPT's grouping: tensors with dim >= 2 decay, the others do not."""
         params = {n: p for n, p in self.named_parameters() if p.requires_grad}

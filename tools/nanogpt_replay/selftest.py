@@ -6,7 +6,12 @@
 2. The emulated CUDA autocast policy on fake CPU tensors produces the same
    forward op stream (op, output dtypes and shapes) as real CUDA autocast on
    fake CUDA tensors, for flash/manual attention, bf16/fp16, dropout 0/0.1.
-3. nanoGPT's parameter counts for the project's cross-check configuration.
+3. nanoGPT's parameter counts for the project's cross-check configuration,
+   and for GPT-2 small, medium and XL as ``GPT.from_pretrained`` builds them
+   (Hugging Face's published counts).
+4. The setups of the extended runs, by hand: ``model.to(device)`` after
+   ``crop_block_size``, the resume load (checkpoint, model, optimizer state
+   loaded by reference), and DDP's gradient buckets.
 """
 
 from __future__ import annotations
@@ -166,11 +171,92 @@ def parameter_counts() -> None:
     check("no_decay", (params["no_decay"], params["no_decay_tensors"]), (4_992, 13))
 
 
+def gpt2_parameter_counts() -> None:
+    """GPT-2 shapes (bias, vocab 50257, block 1024): Hugging Face's counts."""
+    print("GPT-2 parameter counts (GPT.from_pretrained shapes)")
+    from grid import PRETRAINED
+    from replay import count_params
+
+    want = {"gpt2": 124_439_808, "gpt2-medium": 354_823_168, "gpt2-xl": 1_557_611_200}
+    for name, total in want.items():
+        n_layer, n_head, n_embd = PRETRAINED[name]
+        cfg = GPTConfig(block_size=1024, vocab_size=50257, n_layer=n_layer, n_head=n_head,
+                        n_embd=n_embd, bias=True)
+        with FakeTensorMode():
+            params = count_params(GPT(cfg))
+        check(f"{name} total", params["total"], total)
+        check(f"{name} non_embedding", params["non_embedding"], total - 1024 * n_embd)
+
+
+def _tiny(flash: bool, block: int = 32) -> GPTConfig:
+    return GPTConfig(block_size=block, vocab_size=97, n_layer=2, n_head=2, n_embd=16,
+                     bias=True, flash=flash)
+
+
+def _tiny_params(block: int) -> int:
+    """Parameters of ``_tiny`` by hand: embeddings, 2 blocks, ln_f."""
+    h, L = 16, 2
+    per_block = 2 * 2 * h + (3 * h * h + 3 * h) + (h * h + h) + (4 * h * h + 4 * h) + (
+        4 * h * h + h)
+    return 97 * h + block * h + L * per_block + 2 * h
+
+
+def setups_by_hand() -> None:
+    """Crop + to(device), resume load and DDP buckets on a tiny model."""
+    print("extended setups, by hand (fp32)")
+    from replay import fake_process_group, resume_model, to_device, wrap_ddp
+
+    L, n_tensors = 2, 2 + 2 * 12 + 2  # wte, wpe; 12 per block; ln_f weight, bias
+    # from_pretrained-style: host model at block 32, cropped to 8, to(device):
+    # the device holds the cropped weights and the cropped masks only.
+    with FakeTensorMode(), StorageTracker("cpu") as tr:
+        with tr.host_side():
+            model = GPT(_tiny(flash=False), sdpa=cuda_sdpa)
+        check("host model not counted", tr.total, 0)
+        model.crop_block_size(8)
+        to_device(model, tr)
+        check("cropped model on the device", tr.total, 4 * _tiny_params(8) + L * 4 * 8 * 8)
+        check("parameter count after crop", sum(p.numel() for p in model.parameters()),
+              _tiny_params(8))
+    # Resume: the checkpoint (weights, masks, two moments and an fp32 step per
+    # tensor) and the model are on the device at once; the optimizer takes the
+    # checkpoint's moments and steps by reference.
+    P = _tiny_params(32)
+    masks = L * 4 * 32 * 32
+    with FakeTensorMode(), StorageTracker("cpu") as tr:
+        model, ckpt = resume_model(_tiny(flash=False), tr)
+        load = 4 * P + masks + 8 * P + 4 * n_tensors + 4 * P + masks
+        check("resume: checkpoint and model", (tr.total, tr.peak), (load, load))
+        opt = model.configure_optimizers(0.1, 6e-4, (0.9, 0.95), fused=True)
+        opt.load_state_dict(ckpt["optimizer"])
+        check("resume: optimizer.load_state_dict adds nothing", tr.total, load)
+        del ckpt  # without train.py's state_dict global, only the weights go
+        check("resume: checkpoint dropped, the optimizer keeps its state", tr.total,
+              load - 4 * P - masks)
+    # DDP: one fp32 bucket element per unique parameter; the 1 MiB / 25 MiB
+    # assignment after the first iteration has the same total.
+    import torch.distributed as dist
+
+    with FakeTensorMode(), StorageTracker("cpu") as tr:
+        model = GPT(_tiny(flash=True), sdpa=cuda_sdpa)
+        base = tr.total
+        with fake_process_group(2):
+            ddp = wrap_ddp(model, 2)
+            check("DDP buckets", tr.total - base, 4 * _tiny_params(32))
+            params = list(reversed(list(model.parameters())))
+            buckets, _ = dist._compute_bucket_assignment_by_size(params, [2**20, 25 * 2**20])
+            check("rebuilt buckets hold every parameter once",
+                  sum(params[i].numel() for b in buckets for i in b), _tiny_params(32))
+            del ddp
+
+
 def run_selftest() -> int:
     """Run every check; exit status 1 if any failed."""
     tracker_by_hand()
     scratch_by_hand()
     autocast_matches_cuda()
     parameter_counts()
+    gpt2_parameter_counts()
+    setups_by_hand()
     print(f"{len(FAILURES)} failed" if FAILURES else "all checks passed")
     return 1 if FAILURES else 0

@@ -25,8 +25,9 @@ storages (the model's parameters and buffers, which live anyway).
 
 from __future__ import annotations
 
+import contextlib
 import weakref
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -60,6 +61,26 @@ class StorageTracker(TorchDispatchMode):
         self.phase = "setup"
         self.peak_phase = "setup"
         self._refs: dict[int, weakref.ref] = {}
+        self._host_mode = False
+        self._host: dict[int, weakref.ref] = {}
+
+    @contextlib.contextmanager
+    def host_side(self) -> Iterator[None]:
+        """Storages created inside are host (CPU) memory: not counted.
+
+        train.py builds the model on the CPU for ``init_from='resume'`` and
+        ``'gpt2*'`` and then calls ``model.to(device)``; :meth:`is_host` tells
+        the replay which tensors that call has to copy.
+        """
+        self._host_mode = True
+        try:
+            yield
+        finally:
+            self._host_mode = False
+
+    def is_host(self, t: torch.Tensor) -> bool:
+        """Whether ``t``'s storage was created under :meth:`host_side`."""
+        return storage_key(t) in self._host
 
     def _free(self, key: int) -> None:
         self.total -= self.live.pop(key, 0)
@@ -72,7 +93,10 @@ class StorageTracker(TorchDispatchMode):
             return
         st = t.untyped_storage()
         key = st._cdata
-        if key in self.live:
+        if key in self.live or key in self._host:
+            return
+        if self._host_mode:
+            self._host[key] = weakref.ref(st, lambda _r, k=key: self._host.pop(k, None))
             return
         nbytes = st.nbytes()
         self.live[key] = nbytes
