@@ -53,3 +53,7 @@ chart-series-total = estimated total (nvidia-smi)
 chart-max-fit = largest that fits: { $value }
 chart-sweep-alt = { $title }; the largest value that fits is { $value }.
 chart-segment = { $name }: { $size }
+verdict-tight = tight
+component-total-range = Range of the total (context and fragmentation, low–high)
+component-other-processes = Held by other programs on the card
+chart-series-range = range (context and fragmentation)

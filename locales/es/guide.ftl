@@ -53,3 +53,7 @@ chart-series-total = total estimado (nvidia-smi)
 chart-max-fit = el mayor que cabe: { $value }
 chart-sweep-alt = { $title }; el mayor valor que cabe es { $value }.
 chart-segment = { $name }: { $size }
+verdict-tight = va justo
+component-total-range = Rango del total (contexto y fragmentación, mín.–máx.)
+component-other-processes = Ocupado por otros programas en la tarjeta
+chart-series-range = rango (contexto y fragmentación)

@@ -53,3 +53,7 @@ chart-series-total = 估算总量（nvidia-smi）
 chart-max-fit = 最大可用值：{ $value }
 chart-sweep-alt = { $title }；放得下的最大值为 { $value }。
 chart-segment = { $name }：{ $size }
+verdict-tight = 很紧张
+component-total-range = 总计范围（上下文与碎片，低–高）
+component-other-processes = 其他程序占用
+chart-series-range = 范围（上下文与碎片）

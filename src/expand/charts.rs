@@ -152,6 +152,8 @@ fn draw(
             };
             let catalog = ctx.catalog;
             let mut points = Vec::new();
+            // The largest value whose verdict is "fits" (high end and other programs within capacity).
+            let mut max_fit = None;
             for x in xs {
                 let mut s = data.scenario.clone();
                 s.set(key, Literal::Int(x as i64)).map_err(|e| e.message)?;
@@ -159,20 +161,16 @@ fn draw(
                     s.eval_batch_size = None;
                 }
                 if let Ok(e) = estimate::estimate(&s, catalog) {
+                    if e.verdict == Some(estimate::Verdict::Fits) {
+                        max_fit = max_fit.max(Some(x));
+                    }
                     points.push(SweepPoint {
                         x,
                         peak_bytes: e.bytes.total,
+                        range: Some((e.bytes.total_low, e.bytes.total_high)),
                     });
                 }
             }
-            let cap = capacity.as_ref().map(|c| c.1);
-            let max_fit = cap.and_then(|c| {
-                points
-                    .iter()
-                    .filter(|p| p.peak_bytes <= c)
-                    .map(|p| p.x)
-                    .max()
-            });
             let max_fit_label = max_fit.map(|x| {
                 (
                     loc.t_args("chart-max-fit", &[("value", FluentValue::from(loc.int(x)))]),
@@ -185,6 +183,7 @@ fn draw(
                 x_label: loc.t(&format!("chart-x-{}", over.replace('_', "-"))),
                 y_label: loc.t("chart-y-memory"),
                 series_label: loc.t("chart-series-total"),
+                range_label: loc.t("chart-series-range"),
                 points,
                 capacity,
                 max_fit: max_fit_label,

@@ -114,6 +114,17 @@ fn eval(
             let data = need_data()?;
             let v = data::lookup(&data.root, path)
                 .ok_or_else(|| format!("unknown name `{}`", path.join(".")))?;
+            // `fits | verdict` shows the three-state `verdict` beside it: `false` may be "tight".
+            if let (Some("verdict") | None, Some("fits"), Value::Bool(_)) =
+                (e.filter.as_deref(), path.last().map(String::as_str), v)
+            {
+                let mut sibling = path.clone();
+                sibling.pop();
+                sibling.push("verdict".to_owned());
+                if let Some(Value::String(state)) = data::lookup(&data.root, &sibling) {
+                    return Ok(verdict_state(ctx.loc, state));
+                }
+            }
             format_value(v, e.filter.as_deref(), ctx.loc, &path.join("."))
         }
         ExprKind::Call { name, args } => {
@@ -206,6 +217,7 @@ fn format_value(
         },
         (Some("count"), _) => Ok(loc.count(unsigned()?)),
         (Some("verdict") | None, Value::Bool(b)) => Ok(verdict(loc, *b)),
+        (Some("verdict"), Value::String(state)) => Ok(verdict_state(loc, state)),
         (Some("verdict"), _) => Err(format!(
             "`verdict` needs a true/false value such as `fits`, not `{name}`"
         )),
@@ -231,6 +243,16 @@ pub(crate) fn figure(loc: &Localizer, bytes: u64, shown: String) -> String {
         &[("bytes", FluentValue::from(loc.int(bytes)))],
     );
     format!("<span class=\"figure\" title=\"{exact}\">{shown}</span>")
+}
+
+/// The three-state verdict (`fits`, `tight`, `does_not_fit`, as the estimate's JSON spells it)
+/// in the page's language.
+pub(crate) fn verdict_state(loc: &Localizer, state: &str) -> String {
+    loc.t(match state {
+        "fits" => "verdict-fits",
+        "tight" => "verdict-tight",
+        _ => "verdict-no-fit",
+    })
 }
 
 /// "fits" / "does not fit" in the page's language.

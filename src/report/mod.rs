@@ -27,6 +27,10 @@ pub struct EstimateArgs {
     /// Check the estimate against this GPU (e.g. rtx-4070, rtx-3060-12gb, a100-80gb).
     #[arg(long, value_name = "ID")]
     pub gpu: Option<String>,
+    /// Memory other programs hold on the card, as nvidia-smi lists them ("2.1 GiB", "2150 MiB"
+    /// or bytes): counted in the verdict. Sets the scenario key `other_processes`.
+    #[arg(long, value_name = "SIZE")]
+    pub other_processes: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -52,6 +56,8 @@ pub struct Request {
     pub sets: Vec<String>,
     /// `--gpu`.
     pub gpu: Option<String>,
+    /// `--other-processes`.
+    pub other_processes: Option<String>,
     /// `--format`.
     pub format: Format,
     /// `--lang`.
@@ -68,6 +74,7 @@ impl EstimateArgs {
             overrides: Vec::new(),
             sets: self.set.clone(),
             gpu: self.gpu.clone(),
+            other_processes: self.other_processes.clone(),
             format: self.format,
             lang: self.lang.clone(),
             catalog: self.catalog.clone(),
@@ -80,7 +87,7 @@ impl EstimateArgs {
             };
             if !matches!(
                 flag,
-                "--gpu" | "--set" | "--format" | "--lang" | "--catalog"
+                "--gpu" | "--set" | "--format" | "--lang" | "--catalog" | "--other-processes"
             ) {
                 if item.starts_with("--") {
                     r.overrides.push(item.clone());
@@ -105,6 +112,7 @@ impl EstimateArgs {
             };
             match flag {
                 "--gpu" => r.gpu = Some(value),
+                "--other-processes" => r.other_processes = Some(value),
                 "--set" => r.sets.push(value),
                 "--lang" => r.lang = value,
                 "--catalog" => r.catalog = Some(PathBuf::from(value)),
@@ -158,12 +166,21 @@ pub fn report(args: &EstimateArgs) -> Result<String, Box<Diagnostic>> {
             .extend_from_yaml(&text)
             .map_err(|e| Diagnostic::error(e.to_string()).in_file(path))?;
     }
-    let loaded = input::load(&input::Sources {
+    let mut loaded = input::load(&input::Sources {
         file: args.file.as_deref(),
         overrides: &args.overrides,
         sets: &args.sets,
         gpu: args.gpu.as_deref(),
     })?;
+    if let Some(size) = &args.other_processes {
+        loaded
+            .scenario
+            .set("other_processes", estimate::Literal::Str(size.clone()))
+            .map_err(|e| {
+                Diagnostic::error(format!("--other-processes {size}: {}", e.message))
+                    .with_help("give the memory nvidia-smi lists for the other processes, e.g. --other-processes \"2.1 GiB\"")
+            })?;
+    }
     let scenario_error = |e: estimate::ScenarioError| {
         let mut d = Diagnostic::error(e.to_string());
         if let Some(file) = &args.file {
