@@ -62,4 +62,4 @@ est-verdict-tight = Tight on the { $gpu } ({ $capacity }): the total is { $range
 est-verdict-others = Other programs hold { $other } of the card, counted above.
 est-total-range = Total range (context and fragmentation, low–high)
 est-other-processes = Held by other programs on the card
-est-tight = tight
+est-tight-range = tight ({ $range })

@@ -57,3 +57,4 @@ verdict-tight = tight
 component-total-range = Range of the total (context and fragmentation, low–high)
 component-other-processes = Held by other programs on the card
 chart-series-range = range (context and fragmentation)
+verdict-tight-range = tight ({ $range })

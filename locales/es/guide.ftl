@@ -57,3 +57,4 @@ verdict-tight = va justo
 component-total-range = Rango del total (contexto y fragmentación, mín.–máx.)
 component-other-processes = Ocupado por otros programas en la tarjeta
 chart-series-range = rango (contexto y fragmentación)
+verdict-tight-range = va justo ({ $range })

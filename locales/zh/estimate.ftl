@@ -62,4 +62,4 @@ est-verdict-tight = { $gpu }（{ $capacity }）很紧张：合计为 { $range }�
 est-verdict-others = 其他程序占用了该卡的 { $other }，已计入上述结论。
 est-total-range = 合计范围（上下文与碎片，低–高）
 est-other-processes = 其他程序占用
-est-tight = 紧张
+est-tight-range = 紧张（{ $range }）

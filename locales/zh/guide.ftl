@@ -57,3 +57,4 @@ verdict-tight = 很紧张
 component-total-range = 总计范围（上下文与碎片，低–高）
 component-other-processes = 其他程序占用
 chart-series-range = 范围（上下文与碎片）
+verdict-tight-range = 很紧张（{ $range }）

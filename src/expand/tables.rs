@@ -159,10 +159,12 @@ pub(super) fn options(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
     );
     // The verdict, with the range of the total when it is tight (that is where the range matters).
     let fits_text = |v: &Value| match v["verdict"].as_str() {
-        Some("tight") => format!(
-            "{} ({})",
-            verdict_state(loc, "tight"),
-            loc.byte_range(u(v, "total_low"), u(v, "total_high"))
+        Some("tight") => loc.t_args(
+            "verdict-tight-range",
+            &[(
+                "range",
+                FluentValue::from(loc.byte_range(u(v, "total_low"), u(v, "total_high"))),
+            )],
         ),
         Some(state) => verdict_state(loc, state),
         None => loc.t("verdict-unknown"),

@@ -4,9 +4,9 @@
 //! The estimator itself is pure ([`crate::estimate`]); this module reads the inputs
 //! ([`input`]), and formats the results ([`render`], localized through [`crate::i18n`]).
 
-mod input;
+pub(crate) mod input;
 mod pyexpr;
-mod render;
+pub(crate) mod render;
 
 use std::path::PathBuf;
 

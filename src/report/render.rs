@@ -236,15 +236,21 @@ pub(crate) fn verdict(e: &Estimate, loc: &Localizer) -> String {
         },
         &args,
     );
+    // Chinese runs sentences together; the other languages separate them with a space.
+    let sep = if loc.lang().starts_with("zh") {
+        ""
+    } else {
+        " "
+    };
     if b.other_processes > 0 {
-        text += " ";
+        text += sep;
         text += &loc.t_args(
             "est-verdict-others",
             &[("other", FluentValue::from(loc.bytes(b.other_processes)))],
         );
     }
     if !gpu.bf16 && e.scenario.dtype == Dtype::Bfloat16 {
-        text += " ";
+        text += sep;
         text += &loc.t_args("est-warn-no-bf16", &[("gpu", name)]);
     }
     text
@@ -254,17 +260,19 @@ pub(crate) fn verdict(e: &Estimate, loc: &Localizer) -> String {
 pub(crate) fn option_verdict(o: &WhatIf, loc: &Localizer) -> String {
     match o.verdict {
         Some(Verdict::Fits) => loc.t("est-yes"),
-        Some(Verdict::Tight) => format!(
-            "{} ({})",
-            loc.t("est-tight"),
-            loc.byte_range(o.total_low, o.total_high)
+        Some(Verdict::Tight) => loc.t_args(
+            "est-tight-range",
+            &[(
+                "range",
+                FluentValue::from(loc.byte_range(o.total_low, o.total_high)),
+            )],
         ),
         Some(Verdict::DoesNotFit) => loc.t("est-no"),
         None => "—".to_owned(),
     }
 }
 
-fn header(loc: &Localizer) -> Vec<String> {
+pub(crate) fn header(loc: &Localizer) -> Vec<String> {
     [
         "est-col-option",
         "est-col-change",
@@ -277,7 +285,7 @@ fn header(loc: &Localizer) -> Vec<String> {
     .collect()
 }
 
-fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
+pub(crate) fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
     let kind = serde_json::to_value(o.kind)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -325,7 +333,7 @@ fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
 }
 
 /// Label/value rows, labels padded to one width; values right-aligned when `right`.
-fn aligned(rows: &[(String, String)], right: bool) -> String {
+pub(crate) fn aligned(rows: &[(String, String)], right: bool) -> String {
     let lw = rows.iter().map(|r| width(&r.0)).max().unwrap_or(0);
     let vw = rows.iter().map(|r| width(&r.1)).max().unwrap_or(0);
     let mut out = String::new();
@@ -346,7 +354,7 @@ fn aligned(rows: &[(String, String)], right: bool) -> String {
 }
 
 /// Rows of cells in padded columns; the numeric columns (2, 3) right-aligned.
-fn columns(rows: &[Vec<String>]) -> String {
+pub(crate) fn columns(rows: &[Vec<String>]) -> String {
     let n = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..n)
         .map(|i| rows.iter().map(|r| width(&r[i])).max().unwrap_or(0))
