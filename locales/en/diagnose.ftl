@@ -46,3 +46,5 @@ diag-gpu-from-message = The card is the one the message describes ({ $capacity }
 diag-estimate = The estimator puts the peak allocated by PyTorch at { $peak } and the process at { $range }.
 diag-missing = No scenario given, so the message alone says what is above. These keys would name the tensor and rank the options: { $keys } (--config FILE or --set KEY=VALUE).
 diag-phase-training_step = a training micro-step (forward or backward)
+diag-col-figure = Figure in the message
+diag-col-size = Size

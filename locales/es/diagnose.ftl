@@ -46,3 +46,5 @@ diag-gpu-from-message = La tarjeta es la que describe el mensaje ({ $capacity })
 diag-estimate = El estimador sitúa el pico asignado por PyTorch en { $peak } y el total del proceso en { $range }.
 diag-missing = No se indicó ningún escenario, así que el mensaje solo dice lo anterior. Estas claves permitirían identificar el tensor y ordenar las opciones: { $keys } (--config FICHERO o --set CLAVE=VALOR).
 diag-phase-training_step = un micro-paso de entrenamiento (forward o backward)
+diag-col-figure = Cifra del mensaje
+diag-col-size = Tamaño

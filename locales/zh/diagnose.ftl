@@ -46,3 +46,5 @@ diag-gpu-from-message = 显卡取自报错信息所描述的那张（{ $capacity
 diag-estimate = 估算器给出 PyTorch 分配的峰值为 { $peak }，进程总占用为 { $range }。
 diag-missing = 未提供场景，因此仅凭报错信息只能得出以上结论。提供以下键即可确定是哪个张量并给出排序后的方案：{ $keys }（--config 文件 或 --set 键=值）。
 diag-phase-training_step = 训练微步（前向或反向传播）
+diag-col-figure = 报错中的数值
+diag-col-size = 大小

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{self, Estimate, GpuCatalog, Literal, WhatIf};
+use crate::estimate::{self, Estimate, GpuCatalog, Literal, Scenario, WhatIf};
 use crate::i18n::Localizer;
 use crate::report::input;
 use crate::report::Format;
@@ -54,6 +54,8 @@ pub struct DiagnoseArgs {
     #[arg(long, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
 }
+
+pub use render::guide_block;
 
 /// The catalog id given to the card described only by the message's capacity.
 pub const MESSAGE_GPU: &str = "gpu-from-message";
@@ -179,7 +181,7 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
             .extend_from_yaml(&text)
             .map_err(|e| Diagnostic::error(e.to_string()).in_file(p))?;
     }
-    let diagnosis = diagnose(msg, args, &mut catalog)?;
+    let diagnosis = diagnose(msg, args, &catalog)?;
     if args.format == Format::Json {
         let text = serde_json::to_string_pretty(&diagnosis)
             .map_err(|e| Diagnostic::error(e.to_string()))?;
@@ -197,8 +199,11 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
 }
 
 /// The card the message describes: the catalog entry whose capacity is the printed one, else a
-/// new catalog entry with the printed capacity.
-fn gpu_from_message(m: &OomMessage, catalog: &mut GpuCatalog) -> Result<String, Box<Diagnostic>> {
+/// new catalog entry ([`MESSAGE_GPU`]) with the printed capacity.
+fn gpu_from_message(
+    m: &OomMessage,
+    catalog: &mut GpuCatalog,
+) -> Result<String, estimate::ScenarioError> {
     let tol = m.capacity.tolerance.max(1);
     if let Some(g) = catalog
         .iter()
@@ -207,21 +212,15 @@ fn gpu_from_message(m: &OomMessage, catalog: &mut GpuCatalog) -> Result<String, 
         return Ok(g.id.clone());
     }
     let index = m.gpu_index.unwrap_or(0);
-    catalog
-        .extend_from_yaml(&format!(
-            "gpus:\n  - {{id: {MESSAGE_GPU}, name: \"GPU {index}\", capacity_bytes: {}}}\n",
-            m.capacity.bytes.max(1)
-        ))
-        .map_err(|e| Box::new(Diagnostic::error(e.to_string())))?;
+    catalog.extend_from_yaml(&format!(
+        "gpus:\n  - {{id: {MESSAGE_GPU}, name: \"GPU {index}\", capacity_bytes: {}}}\n",
+        m.capacity.bytes.max(1)
+    ))?;
     Ok(MESSAGE_GPU.to_owned())
 }
 
-/// Puts the message, the scenario and the estimator together.
-pub fn diagnose(
-    m: OomMessage,
-    args: &DiagnoseArgs,
-    catalog: &mut GpuCatalog,
-) -> Result<Diagnosis, Box<Diagnostic>> {
+/// What the message alone tells: its numbers, other programs' memory and fragmentation.
+pub fn from_message(m: OomMessage) -> Diagnosis {
     let other = m.process.map(|p| {
         m.capacity
             .bytes
@@ -237,65 +236,90 @@ pub fn diagnose(
     let unalloc = m.reserved_unallocated.bytes;
     let cause = m.free.bytes < m.requested.bytes
         && m.free.bytes.saturating_add(unalloc) >= m.requested.bytes;
-    let fragmentation = Fragmentation {
-        reserved_unallocated: unalloc,
-        cause,
-        advise_expandable_segments: cause
-            || unalloc >= 512 << 20
-            || unalloc.saturating_mul(5) >= m.reserved.bytes.max(1),
-    };
-    let have_scenario = args.config.is_some() || !args.set.is_empty();
-    let mut d = Diagnosis {
+    Diagnosis {
         other_processes_bytes: other,
         non_pytorch_bytes: non_pytorch,
         outside_pytorch_bytes: outside,
-        fragmentation,
+        fragmentation: Fragmentation {
+            reserved_unallocated: unalloc,
+            cause,
+            advise_expandable_segments: cause
+                || unalloc >= 512 << 20
+                || unalloc.saturating_mul(5) >= m.reserved.bytes.max(1),
+        },
         identified: None,
         estimate: None,
         what_if: Vec::new(),
-        missing_keys: Vec::new(),
+        missing_keys: SHARPENING_KEYS.to_vec(),
         message: m,
-    };
-    if !have_scenario {
-        d.missing_keys = SHARPENING_KEYS.to_vec();
-        return Ok(d);
     }
-    let gpu = match &args.gpu {
-        Some(g) => g.clone(),
-        None => gpu_from_message(&d.message, catalog)?,
+}
+
+/// The message read against a scenario: the card (the scenario's, else the message's), other
+/// programs' memory (the scenario's, else the message's), the tensor, the phase and the options.
+pub fn with_scenario(
+    m: OomMessage,
+    mut scenario: Scenario,
+    catalog: &GpuCatalog,
+) -> Result<Diagnosis, estimate::ScenarioError> {
+    let mut d = from_message(m);
+    d.missing_keys.clear();
+    let mut own;
+    let catalog = if scenario.gpu.is_none() {
+        own = catalog.clone();
+        scenario.gpu = Some(gpu_from_message(&d.message, &mut own)?);
+        &own
+    } else {
+        catalog
     };
+    if scenario.other_processes == 0 {
+        scenario.other_processes = d.other_processes_bytes.unwrap_or(0);
+    }
+    let est = estimate::estimate(&scenario, catalog)?;
+    d.what_if = estimate::what_if(&scenario, catalog)?;
+    d.identified = Some(tensors::identify(&d.message, &est));
+    d.estimate = Some(est);
+    Ok(d)
+}
+
+/// Puts the message, the command line's scenario and the estimator together.
+pub fn diagnose(
+    m: OomMessage,
+    args: &DiagnoseArgs,
+    catalog: &GpuCatalog,
+) -> Result<Diagnosis, Box<Diagnostic>> {
+    let have_scenario = args.config.is_some() || !args.set.is_empty();
+    if !have_scenario {
+        return Ok(from_message(m));
+    }
     let mut loaded = input::load(&input::Sources {
         file: args.config.as_deref(),
         overrides: &[],
         sets: &args.set,
-        gpu: Some(&gpu),
+        gpu: args.gpu.as_deref(),
     })?;
-    let scenario = &mut loaded.scenario;
-    match (&args.other_processes, other) {
-        (Some(size), _) => scenario
+    if let Some(size) = &args.other_processes {
+        loaded
+            .scenario
             .set("other_processes", Literal::Str(size.clone()))
             .map_err(|e| {
                 Box::new(
                     Diagnostic::error(format!("--other-processes {size}: {}", e.message))
                         .with_help("give a size such as \"2.1 GiB\" or \"2150 MiB\""),
                 )
-            })?,
-        (None, Some(o)) if scenario.other_processes == 0 => scenario.other_processes = o,
-        _ => {}
+            })?;
     }
-    let scenario_error = |e: estimate::ScenarioError| {
+    with_scenario(m, loaded.scenario, catalog).map_err(|e| {
         let mut diag = Diagnostic::error(e.to_string());
         if let Some(file) = &args.config {
             diag = diag.in_file(file);
         }
         Box::new(diag.with_help(match e.key.as_deref() {
+            Some("gpu") => {
+                "pick an id from the list above, or add the card with --catalog FILE".to_owned()
+            }
             Some(key) => format!("fix `{key}` in the config or with --set {key}=VALUE"),
             None => "check the scenario's sizes".to_owned(),
         }))
-    };
-    let est = estimate::estimate(scenario, catalog).map_err(scenario_error)?;
-    d.what_if = estimate::what_if(scenario, catalog).map_err(scenario_error)?;
-    d.identified = Some(tensors::identify(&d.message, &est));
-    d.estimate = Some(est);
-    Ok(d)
+    })
 }

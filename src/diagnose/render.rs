@@ -177,6 +177,15 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     lines
 }
 
+/// The header of the Markdown table of the message's numbers.
+fn table_head(loc: &Localizer) -> String {
+    format!(
+        "| {} | {} |\n|:---|---:|\n",
+        loc.t("diag-col-figure"),
+        loc.t("diag-col-size")
+    )
+}
+
 /// A readable terminal report.
 pub(super) fn table(d: &Diagnosis, loc: &Localizer) -> String {
     let mut out = format!("{}\n\n{}\n", loc.t("diag-title"), heading_message(d, loc));
@@ -210,12 +219,13 @@ pub(super) fn table(d: &Diagnosis, loc: &Localizer) -> String {
 /// Markdown: the same content with headings, a table of the numbers and of the options.
 pub(super) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
     let mut out = format!(
-        "## {}\n\n### {}\n\n| | |\n|---|---:|\n",
+        "## {}\n\n### {}\n\n{}",
         loc.t("diag-title"),
-        heading_message(d, loc)
+        heading_message(d, loc),
+        table_head(loc)
     );
     for (label, value) in message_rows(d, loc) {
-        out += &format!("| {label} | {value} |\n");
+        out += &format!("| {} | {value} |\n", label.replace('|', "\\|"));
     }
     out += &format!("\n### {}\n\n", loc.t("diag-heading-tensor"));
     for line in tensor_lines(d, loc) {
@@ -245,6 +255,32 @@ pub(super) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
             out += &format!("| {} |\n", option_row(o, loc, true).join(" | "));
         }
         out += &format!("\n† {}\n", loc.t("est-changes-training"));
+    }
+    out
+}
+
+/// The block `{{ diagnosis() }}` puts in a guide: the message's numbers, the tensor and phase,
+/// fragmentation and the verdict, without headings (the guide has its own) or options (the
+/// guide's `options_table()` lists them).
+pub fn guide_block(d: &Diagnosis, loc: &Localizer) -> String {
+    let mut out = format!("**{}**\n\n{}", heading_message(d, loc), table_head(loc));
+    for (label, value) in message_rows(d, loc) {
+        out += &format!("| {} | {value} |\n", label.replace('|', "\\|"));
+    }
+    out += &format!("\n**{}**\n\n", loc.t("diag-heading-tensor"));
+    out += &tensor_lines(d, loc).join("\n\n");
+    out += &format!(
+        "\n\n**{}**\n\n{}\n",
+        loc.t("diag-heading-fragmentation"),
+        fragmentation_line(d, loc)
+    );
+    let est = estimate_lines(d, loc);
+    if !est.is_empty() {
+        out += &format!(
+            "\n**{}**\n\n{}\n",
+            loc.t("diag-heading-estimate"),
+            est.join("\n\n")
+        );
     }
     out
 }

@@ -4,7 +4,7 @@
 //! Values: `{{ bytes.logits | bytes }}`, `{{ params.non_embedding | count }}`,
 //! `{{ variants.micro8.fits | verdict }}`, `{{ percent(bytes.logits, bytes.peak) }}`.
 //! Blocks (alone on a line): `breakdown_table()`, `params_table()`, `options_table()`,
-//! `chart("breakdown")`, `chart("sweep", over="batch_size" | "block_size")`.
+//! `chart("breakdown")`, `chart("sweep", over="batch_size" | "block_size")`, `diagnosis()`.
 //! See the README for the full list. Unknown names and bad arguments are errors with file and line.
 
 mod charts;
@@ -37,6 +37,8 @@ pub struct ExpandContext<'a> {
     pub catalog: &'a crate::estimate::GpuCatalog,
     /// Charts drawn so far in this build.
     pub charts: &'a ChartCache,
+    /// The front matter's `error:`, the out-of-memory message `diagnosis()` explains.
+    pub error: Option<&'a str>,
 }
 
 /// An expanded body and the chart files it references.
@@ -153,12 +155,13 @@ fn eval(
                     }
                     Ok(ctx.loc.percent(a / b))
                 }
-                "breakdown_table" | "params_table" | "options_table" | "chart" if !block => {
+                "breakdown_table" | "params_table" | "options_table" | "chart" | "diagnosis" if !block => {
                     Err(format!("`{name}()` makes a table or chart: put it alone on its own line"))
                 }
                 "breakdown_table" => tables::breakdown(need_data()?, ctx, variant_arg(named("variant"))?),
                 "params_table" => Ok(tables::params(need_data()?, ctx)),
                 "options_table" => Ok(tables::options(need_data()?, ctx)),
+                "diagnosis" => diagnosis(need_data()?, ctx),
                 "chart" => {
                     let kind = match arg(0) {
                         Some(ArgValue::Str(s)) => s.as_str(),
@@ -177,11 +180,23 @@ fn eval(
                     Ok(md)
                 }
                 other => Err(format!(
-                    "unknown function `{other}` (known: percent, breakdown_table, params_table, options_table, chart)"
+                    "unknown function `{other}` (known: percent, breakdown_table, params_table, options_table, chart, diagnosis)"
                 )),
             }
         }
     }
+}
+
+/// `{{ diagnosis() }}`: the front matter's `error:` explained against the guide's scenario.
+fn diagnosis(data: &GuideData, ctx: &ExpandContext<'_>) -> Result<String, String> {
+    let text = ctx.error.ok_or(
+        "`diagnosis()` explains the front matter's `error:`: add the out-of-memory message there (`error: |` and the message, indented)",
+    )?;
+    let m =
+        crate::diagnose::message::parse(text).map_err(|e| format!("front matter `error:`: {e}"))?;
+    let d = crate::diagnose::with_scenario(m, data.scenario.clone(), ctx.catalog)
+        .map_err(|e| e.to_string())?;
+    Ok(crate::diagnose::guide_block(&d, ctx.loc))
 }
 
 fn variant_arg(v: Option<&ArgValue>) -> Result<Option<&str>, String> {

@@ -428,9 +428,89 @@ proptest! {
                     lang: "en".into(),
                     catalog: None,
                 };
-                let mut catalog = vramdoc::estimate::GpuCatalog::builtin();
-                let _ = diagnose(m, &args, &mut catalog);
+                let catalog = vramdoc::estimate::GpuCatalog::builtin();
+                let _ = diagnose(m, &args, &catalog);
             }
         }
     }
+}
+
+/// A guide whose front matter quotes seed 002's message, with its scenario.
+fn seed_002_guide(lang: &str, error: Option<&str>, prose: &str) -> String {
+    let error = error.map_or_else(String::new, |e| {
+        let indented: Vec<String> = e.lines().map(|l| format!("  {l}")).collect();
+        format!("error: |\n{}\n", indented.join("\n"))
+    });
+    format!(
+        "---\ntitle: \"OOM\"\nlang: {lang}\ndate: 2026-11-20\nscenario:\n  batch_size: 64\n  gradient_accumulation_steps: 1\n  dtype: bfloat16\n  compile: true\n  gpu: rtx-3060-12gb\n{error}---\n\n{prose}\n\n{{{{ diagnosis() }}}}\n"
+    )
+}
+
+#[test]
+fn guides_embed_the_diagnosis_of_their_error() {
+    let t = SiteTest::new();
+    t.file(
+        "content/oom/en.md",
+        &seed_002_guide(
+            "en",
+            Some(SEED_002),
+            "PyTorch tried to allocate 6.14 GiB with 2.68 GiB free, and a forum said 7.5 GiB.",
+        ),
+    )
+    .file(
+        "content/oom/es.md",
+        &seed_002_guide("es", Some(SEED_002), "PyTorch intentó reservar 6.14 GiB."),
+    );
+    let r = t.build_ok();
+    // Figures quoted from the message are measurements; the one that is not is still flagged.
+    assert!(r.stderr.contains("`7.5 GiB` typed by hand"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("`6.14 GiB`") && !r.stderr.contains("`2.68 GiB`"),
+        "{}",
+        r.stderr
+    );
+    let en = t.output("en/oom/index.md");
+    for needle in [
+        "The 6.14\u{a0}GiB are the evaluation logits",
+        "| Held by other programs (capacity − free − this process) | 1.97\u{a0}GiB |",
+        "iteration 0",
+        "Does not fit on the NVIDIA GeForce RTX 3060 12GB",
+    ] {
+        assert!(en.contains(needle), "missing {needle:?} in\n{en}");
+    }
+    let es = t.output("es/oom/index.md");
+    assert!(
+        es.contains("Los 6,14\u{a0}GiB son los logits de la evaluación"),
+        "{es}"
+    );
+    let html = t.output("es/oom/index.html");
+    assert!(html.contains("<table>") && html.contains("Reservado por PyTorch pero sin asignar"));
+}
+
+#[test]
+fn diagnosis_without_or_with_a_bad_error_is_a_build_error() {
+    let t = SiteTest::new();
+    t.file(
+        "content/a/en.md",
+        &seed_002_guide("en", None, "No message."),
+    )
+    .file(
+        "content/b/en.md",
+        &seed_002_guide(
+            "en",
+            Some("RuntimeError: CUDA out of memory. Tried to allocate a lot"),
+            "Bad.",
+        ),
+    );
+    let r = t.build_err();
+    assert!(
+        r.stderr.contains("content/a/en.md") && r.stderr.contains("add the out-of-memory message"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("content/b/en.md") && r.stderr.contains("\"Tried to allocate a lot\""),
+        "{}",
+        r.stderr
+    );
 }
