@@ -58,3 +58,4 @@ component-total-range = Range of the total (context and fragmentation, low–hig
 component-other-processes = Held by other programs on the card
 chart-series-range = range (context and fragmentation)
 verdict-tight-range = tight ({ $range })
+chart-capacity-others = { $gpu }: { $free } of { $size } beside other programs

@@ -58,3 +58,4 @@ component-total-range = Rango del total (contexto y fragmentación, mín.–máx
 component-other-processes = Ocupado por otros programas en la tarjeta
 chart-series-range = rango (contexto y fragmentación)
 verdict-tight-range = va justo ({ $range })
+chart-capacity-others = { $gpu }: { $free } de { $size } junto a otros programas

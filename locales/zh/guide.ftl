@@ -58,3 +58,4 @@ component-total-range = 总计范围（上下文与碎片，低–高）
 component-other-processes = 其他程序占用
 chart-series-range = 范围（上下文与碎片）
 verdict-tight-range = 很紧张（{ $range }）
+chart-capacity-others = { $gpu }：除其他程序外可用 { $free }（共 { $size }）

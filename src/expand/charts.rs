@@ -56,19 +56,30 @@ fn draw(
     let loc = ctx.loc;
     let fmt = |x: f64| loc.decimal(x, if x.fract() == 0.0 { 0 } else { 1 });
     let est = &data.root;
+    // The line is what this run can use: the capacity less what other programs hold.
     let capacity = est.get("gpu").filter(|g| !g.is_null()).map(|g| {
         let bytes = g["capacity_bytes"].as_u64().unwrap_or(0);
-        let label = loc.t_args(
-            "chart-capacity",
-            &[
-                (
-                    "gpu",
-                    FluentValue::from(g["name"].as_str().unwrap_or_default()),
-                ),
-                ("size", FluentValue::from(loc.bytes(bytes))),
-            ],
-        );
-        (label, bytes)
+        let other = est["bytes"]["other_processes"].as_u64().unwrap_or(0);
+        let name = FluentValue::from(g["name"].as_str().unwrap_or_default());
+        let label = if other > 0 {
+            loc.t_args(
+                "chart-capacity-others",
+                &[
+                    ("gpu", name),
+                    ("size", FluentValue::from(loc.bytes(bytes))),
+                    (
+                        "free",
+                        FluentValue::from(loc.bytes(bytes.saturating_sub(other))),
+                    ),
+                ],
+            )
+        } else {
+            loc.t_args(
+                "chart-capacity",
+                &[("gpu", name), ("size", FluentValue::from(loc.bytes(bytes)))],
+            )
+        };
+        (label, bytes.saturating_sub(other))
     });
     match kind {
         "breakdown" => {

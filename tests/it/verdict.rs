@@ -75,6 +75,9 @@ fn spare_within_the_range_is_tight_and_other_programs_make_it_not_fit() {
         u(&v["bytes"]["other_processes"]),
         (2.07f64 * (1u64 << 30) as f64).round() as u64
     );
+    // --other-processes after FILE (where clap collects nanoGPT-style overrides) still counts.
+    let v = json(&t, &["estimate", "s.yaml", "--other-processes", "1 GiB"]);
+    assert_eq!(u(&v["bytes"]["other_processes"]), 1 << 30);
 
     // The table shows the range, the other programs and the verdict, in each language.
     let r = t.run(&args);
@@ -204,10 +207,32 @@ fn guides_show_three_states_the_range_and_other_programs() {
         md.contains("| With a desktop |") && md.contains("| does not fit |"),
         "{md}"
     );
+    // The desktop variant's chart draws the capacity less the other programs.
     let svg = t.output("en/tight/sweep-batch-size.svg");
+    assert!(
+        svg.contains("NVIDIA GeForce RTX 4070: 11.72"),
+        "capacity label"
+    );
     assert!(
         svg.to_ascii_uppercase().contains("#B3D4E8"),
         "no shaded range"
     );
     assert!(svg.contains("range (context and fragmentation)"));
+}
+
+#[test]
+fn charts_draw_the_capacity_left_beside_other_programs() {
+    let t = SiteTest::new();
+    t.file(
+        "content/desk/en.md",
+        "---\ntitle: \"Desk\"\nlang: en\ndate: 2026-11-20\nscenario:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n  block_size: 512\n  batch_size: 16\n  gpu: rtx-4070\n  other_processes: 2118 MiB\n---\n\n{{ chart(\"sweep\", over=\"batch_size\") }}\n\n{{ chart(\"breakdown\") }}\n",
+    );
+    t.build_ok();
+    // The breakdown's legend shortens long labels; the sweep's shows the whole of it.
+    for chart in ["sweep-batch-size.svg", "breakdown.svg"] {
+        let svg = t.output(&format!("en/desk/{chart}"));
+        assert!(svg.contains("9.65\u{a0}GiB of 1"), "{chart}: {svg}");
+    }
+    let sweep = t.output("en/desk/sweep-batch-size.svg");
+    assert!(sweep.contains("beside other programs"), "{sweep}");
 }
