@@ -233,6 +233,9 @@ fn format_value(
         (Some("count"), _) => Ok(loc.count(unsigned()?)),
         (Some("verdict") | None, Value::Bool(b)) => Ok(verdict(loc, *b)),
         (Some("verdict"), Value::String(state)) => Ok(verdict_state(loc, state)),
+        (None, Value::String(state)) if name == "verdict" || name.ends_with(".verdict") => {
+            Ok(verdict_state(loc, state))
+        }
         (Some("verdict"), _) => Err(format!(
             "`verdict` needs a true/false value such as `fits`, not `{name}`"
         )),

@@ -400,7 +400,7 @@ fn message_from_standard_input() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// No text, random or a valid message cut and spliced, makes parsing or diagnosing panic.
     #[test]
@@ -410,26 +410,32 @@ proptest! {
         insert in "[0-9 .;()GiMBKbytes]{0,12}",
         which in 0usize..2,
     ) {
-        use vramdoc::diagnose::{diagnose, message, DiagnoseArgs};
+        use vramdoc::diagnose::{self, message, DiagnoseArgs};
+        use vramdoc::report::Format;
         let base = [SEED_002, V1][which];
         let mut spliced: String = base.chars().take(cut).collect();
         spliced.push_str(&insert);
         spliced.extend(base.chars().skip(cut + insert.len() / 2));
         for text in [noise.as_str(), spliced.as_str()] {
             if let Ok(m) = message::parse(text) {
+                let catalog = vramdoc::estimate::GpuCatalog::builtin();
+                let _ = diagnose::from_message(m.clone());
+                let _ = diagnose::with_scenario(m, vramdoc::estimate::Scenario::default(), &catalog);
+            }
+            // The whole command, rendering included, in every format.
+            for (format, lang) in [(Format::Table, "zh"), (Format::Markdown, "es"), (Format::Json, "en")] {
                 let args = DiagnoseArgs {
                     file: None,
-                    message: None,
+                    message: Some(text.to_owned()),
                     config: None,
                     set: vec!["batch_size=64".into()],
                     gpu: None,
                     other_processes: None,
-                    format: vramdoc::report::Format::Json,
-                    lang: "en".into(),
+                    format,
+                    lang: lang.into(),
                     catalog: None,
                 };
-                let catalog = vramdoc::estimate::GpuCatalog::builtin();
-                let _ = diagnose(m, &args, &catalog);
+                let _ = diagnose::report(&args);
             }
         }
     }

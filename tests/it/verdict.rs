@@ -184,13 +184,13 @@ fn guides_show_three_states_the_range_and_other_programs() {
     let t = SiteTest::new();
     t.file(
         "content/tight/en.md",
-        "---\ntitle: \"Tight\"\nlang: en\ndate: 2026-11-20\nscenario:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n  block_size: 512\n  bias: false\n  dtype: float16\n  batch_size: 64\n  gradient_accumulation_steps: 1\n  gpu: rtx-4070\nvariants:\n  - id: desktop\n    label: \"With a desktop\"\n    set: { other_processes: 2118 MiB }\n  - id: small\n    label: \"Micro-batch 8\"\n    set: { batch_size: 8, gradient_accumulation_steps: 8 }\n---\n\nVerdict: {{ fits | verdict }}; with a desktop: {{ variants.desktop.fits | verdict }}; small: {{ variants.small.verdict | verdict }}.\n\n{{ breakdown_table() }}\n\n{{ breakdown_table(variant=\"desktop\") }}\n\n{{ options_table() }}\n\n{{ chart(\"sweep\", over=\"batch_size\") }}\n",
+        "---\ntitle: \"Tight\"\nlang: en\ndate: 2026-11-20\nscenario:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n  block_size: 512\n  bias: false\n  dtype: float16\n  batch_size: 64\n  gradient_accumulation_steps: 1\n  gpu: rtx-4070\nvariants:\n  - id: desktop\n    label: \"With a desktop\"\n    set: { other_processes: 2118 MiB }\n  - id: small\n    label: \"Micro-batch 8\"\n    set: { batch_size: 8, gradient_accumulation_steps: 8 }\n---\n\nVerdict: {{ fits | verdict }}; with a desktop: {{ variants.desktop.fits | verdict }}; small: {{ variants.small.verdict | verdict }}; bare: {{ verdict }}.\n\n{{ breakdown_table() }}\n\n{{ breakdown_table(variant=\"desktop\") }}\n\n{{ options_table() }}\n\n{{ chart(\"sweep\", over=\"batch_size\") }}\n",
     );
     let r = t.build_ok();
     assert!(!r.stderr.contains("warning"), "{}", r.stderr);
     let md = t.output("en/tight/index.md");
     assert!(
-        md.contains("Verdict: tight; with a desktop: does not fit; small: fits."),
+        md.contains("Verdict: tight; with a desktop: does not fit; small: fits; bare: tight."),
         "{md}"
     );
     assert!(
