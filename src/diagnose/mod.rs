@@ -41,7 +41,8 @@ pub struct DiagnoseArgs {
     /// the message's capacity itself.
     #[arg(long, value_name = "ID")]
     pub gpu: Option<String>,
-    /// Memory other programs hold on the card; by default what the message implies.
+    /// Memory other programs hold on the card; by default the scenario's `other_processes`, else
+    /// what the message implies.
     #[arg(long, value_name = "SIZE")]
     pub other_processes: Option<String>,
     /// Output format.
@@ -256,11 +257,23 @@ pub fn from_message(m: OomMessage) -> Diagnosis {
 }
 
 /// The message read against a scenario: the card (the scenario's, else the message's), other
-/// programs' memory (the scenario's, else the message's), the tensor, the phase and the options.
+/// programs' memory (the scenario's when set, else the message's), the tensor, the phase and
+/// the options.
 pub fn with_scenario(
+    m: OomMessage,
+    scenario: Scenario,
+    catalog: &GpuCatalog,
+) -> Result<Diagnosis, estimate::ScenarioError> {
+    with_scenario_as_given(m, scenario, catalog, false)
+}
+
+/// [`with_scenario`]; `keep_other` keeps the scenario's `other_processes` even when 0 (an
+/// explicit `--other-processes 0`).
+fn with_scenario_as_given(
     m: OomMessage,
     mut scenario: Scenario,
     catalog: &GpuCatalog,
+    keep_other: bool,
 ) -> Result<Diagnosis, estimate::ScenarioError> {
     let mut d = from_message(m);
     d.missing_keys.clear();
@@ -272,7 +285,7 @@ pub fn with_scenario(
     } else {
         catalog
     };
-    if scenario.other_processes == 0 {
+    if scenario.other_processes == 0 && !keep_other {
         scenario.other_processes = d.other_processes_bytes.unwrap_or(0);
     }
     let est = estimate::estimate(&scenario, catalog)?;
@@ -309,7 +322,8 @@ pub fn diagnose(
                 )
             })?;
     }
-    with_scenario(m, loaded.scenario, catalog).map_err(|e| {
+    let keep_other = args.other_processes.is_some();
+    with_scenario_as_given(m, loaded.scenario, catalog, keep_other).map_err(|e| {
         let mut diag = Diagnostic::error(e.to_string());
         if let Some(file) = &args.config {
             diag = diag.in_file(file);

@@ -273,6 +273,18 @@ fn other_processes_lines_and_their_memory() {
         ],
     );
     assert_eq!(v["estimate"]["bytes"]["other_processes"], 1u64 << 30);
+    let v = json(
+        &t,
+        &[
+            "--message",
+            msg,
+            "--set",
+            "batch_size=8",
+            "--other-processes",
+            "0",
+        ],
+    );
+    assert_eq!(v["estimate"]["bytes"]["other_processes"], 0);
 }
 
 #[test]
