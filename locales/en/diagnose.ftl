@@ -48,3 +48,4 @@ diag-missing = No scenario given, so the message alone says what is above. These
 diag-phase-training_step = a training micro-step (forward or backward)
 diag-col-figure = Figure in the message
 diag-col-size = Size
+diag-frag-v1 = This message comes from PyTorch 1, whose allocator has no expandable segments: set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 there instead, as the message itself suggests.

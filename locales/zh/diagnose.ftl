@@ -48,3 +48,4 @@ diag-missing = 未提供场景，因此仅凭报错信息只能得出以上结�
 diag-phase-training_step = 训练微步（前向或反向传播）
 diag-col-figure = 报错中的数值
 diag-col-size = 大小
+diag-frag-v1 = 该报错来自 PyTorch 1，其分配器没有可扩展段：请改用 PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128，正如报错信息本身所建议的。

@@ -146,6 +146,7 @@ fn quote(text: &str) -> String {
     }
 }
 
+/// A parse error expecting `expected`, quoting `text` (its line is set by [`parse`]).
 fn err(expected: &str, text: &str) -> ParseError {
     ParseError {
         expected: expected.to_owned(),
@@ -186,6 +187,7 @@ pub fn parse(text: &str) -> Result<OomMessage, ParseError> {
     })
 }
 
+/// [`parse`] without the line numbers of its errors.
 fn parse_flat(text: &str) -> Result<OomMessage, ParseError> {
     // Messages are often pasted wrapped: read them as one line.
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -53,6 +53,7 @@ fn message_rows(d: &Diagnosis, loc: &Localizer) -> Vec<(String, String)> {
     rows
 }
 
+/// The heading over the message's numbers, naming PyTorch's format.
 fn heading_message(d: &Diagnosis, loc: &Localizer) -> String {
     let version = match d.message.format {
         MessageFormat::Pytorch1 => "1",
@@ -64,6 +65,7 @@ fn heading_message(d: &Diagnosis, loc: &Localizer) -> String {
     )
 }
 
+/// A candidate tensor described in words.
 fn tensor_text(c: &Candidate, loc: &Localizer) -> String {
     loc.t(&format!("diag-t-{}", c.kind))
 }
@@ -123,6 +125,7 @@ fn tensor_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     lines
 }
 
+/// The fragmentation finding as a sentence, with the advice when it applies.
 fn fragmentation_line(d: &Diagnosis, loc: &Localizer) -> String {
     let f = &d.fragmentation;
     let key = if f.cause {
@@ -132,7 +135,7 @@ fn fragmentation_line(d: &Diagnosis, loc: &Localizer) -> String {
     } else {
         "diag-frag-none"
     };
-    loc.t_args(
+    let mut line = loc.t_args(
         key,
         &[
             (
@@ -145,7 +148,17 @@ fn fragmentation_line(d: &Diagnosis, loc: &Localizer) -> String {
                 FluentValue::from(loc.bytes(d.message.requested.bytes)),
             ),
         ],
-    )
+    );
+    // PyTorch 1's allocator has no expandable segments: its own message names max_split_size_mb.
+    if f.advise_expandable_segments && d.message.format == MessageFormat::Pytorch1 {
+        line.push_str(if loc.lang().starts_with("zh") {
+            ""
+        } else {
+            " "
+        });
+        line.push_str(&loc.t("diag-frag-v1"));
+    }
+    line
 }
 
 /// The verdict sentence and, when the card came from the message, where it came from.

@@ -31,12 +31,14 @@ const SEED_002_CONFIG: &str = "batch_size = 64\nblock_size = 1024\ngradient_accu
 /// PyTorch 1's format, wrapped over two lines as terminals print it.
 const V1: &str = "RuntimeError: CUDA out of memory. Tried to allocate 6.14 GiB (GPU 0; 11.76 GiB total capacity;\n 8.91 GiB already allocated; 1.36 GiB free; 9.18 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.";
 
+/// Runs `vramdoc diagnose ARGS`.
 fn run(t: &SiteTest, args: &[&str]) -> Run {
     let mut all = vec!["diagnose"];
     all.extend_from_slice(args);
     t.run(&all)
 }
 
+/// Runs `vramdoc diagnose ARGS --format json` and parses its output.
 fn json(t: &SiteTest, args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.extend_from_slice(&["--format", "json"]);
@@ -45,10 +47,12 @@ fn json(t: &SiteTest, args: &[&str]) -> Value {
     serde_json::from_str(&r.stdout).expect("JSON")
 }
 
+/// A JSON byte count as a float.
 fn bytes(v: &Value) -> f64 {
     v.as_u64().unwrap_or_else(|| panic!("not bytes: {v}")) as f64
 }
 
+/// Asserts a JSON byte count equals `expected` (to the byte).
 fn near(v: &Value, expected: f64) {
     assert!((bytes(v) - expected).abs() < 1.0, "{v} != {expected}");
 }
@@ -221,6 +225,14 @@ fn fragmentation_is_found_and_expandable_segments_advised() {
         r.stdout
     );
     assert!(r.stdout.contains("缓存已碎片化"), "{}", r.stdout);
+    // A PyTorch 1 message gets PyTorch 1's setting.
+    let v1 = "RuntimeError: CUDA out of memory. Tried to allocate 1.54 GiB (GPU 0; 11.76 GiB total capacity; 8.10 GiB already allocated; 1.02 GiB free; 10.05 GiB reserved in total by PyTorch)";
+    let r = run(&t, &["--message", v1]);
+    assert!(
+        r.stdout.contains("the cache was fragmented") && r.stdout.contains("max_split_size_mb:128"),
+        "{}",
+        r.stdout
+    );
     // A small unallocated remainder is not fragmentation.
     let v = json(&t, &["--message", V1]);
     assert_eq!(v["fragmentation"]["cause"], false);

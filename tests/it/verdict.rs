@@ -28,6 +28,7 @@ const RTX4070_MB64: &[&str] = &[
     "rtx-4070",
 ];
 
+/// Runs `vramdoc ARGS --format json` and parses its output.
 fn json(t: &SiteTest, args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.extend_from_slice(&["--format", "json"]);
@@ -36,6 +37,7 @@ fn json(t: &SiteTest, args: &[&str]) -> Value {
     serde_json::from_str(&r.stdout).expect("JSON")
 }
 
+/// A JSON value that must be a u64.
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
 }
