@@ -111,6 +111,8 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
             };
         }
     };
+    problems.extend(diag_problems(site.locales.load_warnings()));
+    problems.extend(diag_problems(site.renderer.warnings()));
     let languages = site.config.languages.clone();
     for (lang, key) in site.locales.missing_keys() {
         problems.push(Problem {

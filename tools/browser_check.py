@@ -229,6 +229,9 @@ def check_switcher(c, path, page, lang, kind):
         url = urllib.parse.urljoin(c.origin + path, href)
         want = f"/{other}/" + path[len(lang) + 2:]
         got = urllib.parse.urlsplit(url).path
+        # Links name index.html so the output also works from disk (file://).
+        if got.endswith("/index.html"):
+            got = got[: -len("index.html")]
         c.check(got == want, f"{path}: switcher {other} -> {href} is the same page in {other}", f"leads to {got}, expected {want}")
         status, _, body = c.fetch(url)
         target = parse(body.decode("utf-8", "replace")) if status == 200 else Page()
@@ -383,8 +386,9 @@ def main():
             if lang:
                 check_switcher(c, path, page, lang, kind)
             if path == "/en/" and guide is None:
-                guide = next((v.strip("/") for t, _, v in page.refs if t == "a" and v.count("/") == 1
-                              and v.endswith("/") and not v.startswith((".", "/", "#"))), None)
+                guide = next((v.split("/")[0] for t, _, v in page.refs if t == "a"
+                              and v.endswith("/index.html") and v.count("/") == 1
+                              and not v.startswith((".", "/", "#"))), None)
             if kind == "guide":
                 c.check(sum(1 for t, _, _ in page.refs if t == "img") >= 3, f"{path}: has at least 3 charts")
                 if lang == "zh":

@@ -12,3 +12,11 @@ index-intro = { $count ->
 }
 date-format = { $year }-{ $month }-{ $day }
 test-number = { NUMBER($value, minimumFractionDigits: 2) } GiB
+index-description = Where a nanoGPT training run's GPU memory goes, computed for each guide's card, and what to change when it does not fit.
+nav-breadcrumbs = Breadcrumb
+not-found-title = Page not found
+not-found-text = Nothing is published at this address. These are the guides in this language:
+not-found-languages = Nothing is published at this address. Choose a language:
+code-copy = Copy
+code-copied = Copied
+feed-title = Atom feed

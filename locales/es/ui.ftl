@@ -12,3 +12,11 @@ index-intro = { $count ->
 }
 date-format = { $day }/{ $month }/{ $year }
 test-number = { NUMBER($value, minimumFractionDigits: 2) } GiB
+index-description = Adónde va la memoria de la GPU al entrenar con nanoGPT, calculado para la tarjeta de cada guía, y qué cambiar cuando no cabe.
+nav-breadcrumbs = Ruta de navegación
+not-found-title = Página no encontrada
+not-found-text = No hay nada publicado en esta dirección. Estas son las guías en este idioma:
+not-found-languages = No hay nada publicado en esta dirección. Elige un idioma:
+code-copy = Copiar
+code-copied = Copiado
+feed-title = Canal Atom

@@ -25,13 +25,10 @@ pub(crate) fn compute_one(page: &Page, catalog: &GpuCatalog) -> Result<GuideData
         .as_ref()
         .map(|(v, l)| (v, *l))
         .unwrap_or((&Yaml::Null, 1));
-    expand::guide_data(
-        scenario,
-        page.front.variants.as_ref().map(|v| &v.0),
-        catalog,
-    )
-    .map_err(|e| {
-        let line = e.key.as_deref().map_or(line, |k| key_line(page, line, k));
+    expand::guide_data(scenario, &page.front.variants, catalog).map_err(|e| {
+        let line = e
+            .line
+            .unwrap_or_else(|| e.key.as_deref().map_or(line, |k| key_line(page, line, k)));
         vec![
             Diagnostic::error(format!("invalid scenario: {}", e.message))
                 .in_file(page.src.shown())
@@ -59,34 +56,13 @@ pub(crate) fn data_hash(d: &GuideData) -> super::manifest::Digest {
     h.finish()
 }
 
-/// The variants without their (per-language) labels.
-pub(crate) fn variant_sets(p: &Page) -> Vec<(Option<Yaml>, Option<Yaml>)> {
-    match p.front.variants.as_ref().map(|v| &v.0) {
-        Some(Yaml::Sequence(items)) => items
-            .iter()
-            .map(|i| (i.get("id").cloned(), i.get("set").cloned()))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// The (id, label) pairs of a page's variants, in its language.
 pub(crate) fn variant_labels(p: &Page) -> Vec<(String, String)> {
-    match p.front.variants.as_ref().map(|v| &v.0) {
-        Some(Yaml::Sequence(items)) => items
-            .iter()
-            .filter_map(|i| {
-                let id = i.get("id")?.as_str()?.to_string();
-                let label = i
-                    .get("label")
-                    .and_then(Yaml::as_str)
-                    .unwrap_or(&id)
-                    .to_string();
-                Some((id, label))
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
+    p.front
+        .variants
+        .iter()
+        .map(|v| (v.id.clone(), v.label.clone()))
+        .collect()
 }
 
 /// The file line of `key` (e.g. `scenario.n_head`, `variants[1]`) within the block at `line`.

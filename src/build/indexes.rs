@@ -1,11 +1,12 @@
-//! Site-wide outputs: each language's index, the language chooser, the sitemap, the stylesheet.
-//! Each is a pure function from the plan's summaries to files.
+//! Site-wide outputs: each language's index (with its Atom feed and 404 page), the language
+//! chooser (with the root 404 page), the sitemap (with `llms.txt`), and the static assets. Each is
+//! a pure function from the plan's summaries to files.
 
 use serde::Serialize;
 use tera::Context;
 
 use super::pages::{
-    alternates, display_date, lang_links, language_name, site_ctx, x_default, Alternate,
+    alternates, display_date, lang_links, language_name, page_meta, site_ctx, x_default, Alternate,
 };
 use super::plan::Plan;
 use super::SiteContext;
@@ -25,27 +26,33 @@ struct GuideEntry<'a> {
     description: Option<&'a str>,
 }
 
-/// `<lang>/index.html`: the guides of one language, newest first.
-pub(crate) fn language_index(
-    site: &SiteContext,
-    plan: &Plan,
-    lang: &str,
-) -> Result<File, Diagnostic> {
-    let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
+/// The guides of one language in index order: newest first, undated last, ties by slug, so every
+/// language lists the same guides in the same order.
+fn index_order<'p>(plan: &'p Plan, lang: &str) -> Vec<&'p super::plan::Source> {
     let mut entries: Vec<_> = plan.sources.iter().filter(|s| s.src.lang == lang).collect();
-    // Newest first; undated last; ties by title then slug, so the order is stable.
     entries.sort_by(|a, b| {
         b.summary
             .date
             .cmp(&a.summary.date)
-            .then_with(|| a.summary.title.cmp(&b.summary.title))
             .then(a.src.slug.cmp(&b.src.slug))
     });
+    entries
+}
+
+/// `<lang>/index.html` (the guides of one language, in [`index_order`]), `<lang>/atom.xml` (the
+/// same guides as an Atom feed) and `<lang>/404.html` (a not-found page listing them).
+pub(crate) fn language_index(
+    site: &SiteContext,
+    plan: &Plan,
+    lang: &str,
+) -> Result<Vec<File>, Diagnostic> {
+    let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
+    let entries = index_order(plan, lang);
     let guides: Vec<GuideEntry<'_>> = entries
         .iter()
         .map(|s| GuideEntry {
             title: &s.summary.title,
-            href: format!("{}/", s.src.slug),
+            href: format!("{}/index.html", s.src.slug),
             date: s.summary.date.as_deref(),
             date_display: s
                 .summary
@@ -55,6 +62,7 @@ pub(crate) fn language_index(
             description: s.summary.description.as_deref(),
         })
         .collect();
+    let description = site.locales.get(lang).map(|l| l.t("index-description"));
     let mut ctx = Context::new();
     ctx.insert("lang", lang);
     ctx.insert("root", "../");
@@ -63,23 +71,136 @@ pub(crate) fn language_index(
     ctx.insert("guides", &guides);
     ctx.insert(
         "languages",
-        &lang_links(site, &langs, lang, |l| format!("../{l}/")),
+        &lang_links(site, &langs, lang, |l| format!("../{l}/index.html")),
     );
     ctx.insert("alternates", &alternates(site, &langs, |l| format!("{l}/")));
     ctx.insert("x_default", &site.config.base_url);
+    let url = format!("{}{lang}/", site.config.base_url);
+    ctx.insert(
+        "meta",
+        &page_meta(
+            site.config.title(lang),
+            description.as_deref(),
+            Some(&url),
+            "website",
+            lang,
+        ),
+    );
     let html = site.renderer.render("index.html", &ctx)?;
-    Ok((format!("{lang}/index.html"), html.into_bytes()))
+    let feed = atom_feed(site, lang, &entries);
+
+    // The 404 page is served for any missing path, at any depth: its links start at the site's
+    // root path, not at its own folder.
+    let base = base_path(&site.config.base_url);
+    let absolute: Vec<GuideEntry<'_>> = guides
+        .into_iter()
+        .map(|g| GuideEntry {
+            href: format!("{base}{lang}/{}", g.href),
+            ..g
+        })
+        .collect();
+    ctx.insert("root", &base);
+    ctx.insert("guides", &absolute);
+    ctx.insert(
+        "languages",
+        &lang_links(site, &langs, lang, |l| format!("{base}{l}/index.html")),
+    );
+    ctx.insert("alternates", &Vec::<Alternate>::new());
+    ctx.insert("x_default", &None::<String>);
+    let title = site.locales.get(lang).map(|l| l.t("not-found-title"));
+    ctx.insert(
+        "meta",
+        &page_meta(
+            title.as_deref().unwrap_or("404"),
+            None,
+            None,
+            "website",
+            lang,
+        ),
+    );
+    let not_found = site.renderer.render("not_found.html", &ctx)?;
+    Ok(vec![
+        (format!("{lang}/index.html"), html.into_bytes()),
+        (format!("{lang}/atom.xml"), feed.into_bytes()),
+        (format!("{lang}/404.html"), not_found.into_bytes()),
+    ])
 }
 
-/// `index.html`: the language chooser.
-pub(crate) fn root(site: &SiteContext) -> Result<File, Diagnostic> {
+/// The path part of the base URL (`https://example.org/docs/` → `/docs/`), where the site's root
+/// is served.
+fn base_path(base_url: &str) -> String {
+    let after_scheme = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    match after_scheme.find('/') {
+        Some(at) => after_scheme[at..].to_string(),
+        None => "/".to_string(),
+    }
+}
+
+/// An RFC 3339 timestamp for a front-matter date (`YYYY-MM-DD`, optionally with a time): the
+/// date at midnight UTC, so the feed does not depend on the build's clock.
+fn feed_time(date: &str) -> String {
+    format!("{}T00:00:00Z", &date[..date.len().min(10)])
+}
+
+/// `<lang>/atom.xml` (RFC 4287): the language's guides in index order. `updated` is the newest
+/// guide's date, so the feed is the same bytes for the same guides.
+fn atom_feed(site: &SiteContext, lang: &str, entries: &[&super::plan::Source]) -> String {
+    let base = &site.config.base_url;
+    let newest = entries
+        .iter()
+        .filter_map(|s| s.summary.date.as_deref())
+        .max();
+    let mut xml = String::with_capacity(400 * (entries.len() + 1));
+    xml.push_str("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\" xml:lang=\"");
+    escape_html(&mut xml, lang);
+    xml.push_str("\">\n  <title>");
+    escape_html(&mut xml, site.config.title(lang));
+    xml.push_str("</title>\n  <id>");
+    escape_html(&mut xml, &format!("{base}{lang}/"));
+    xml.push_str("</id>\n  <link rel=\"alternate\" href=\"");
+    escape_html(&mut xml, &format!("{base}{lang}/"));
+    xml.push_str("\"/>\n  <link rel=\"self\" href=\"");
+    escape_html(&mut xml, &format!("{base}{lang}/atom.xml"));
+    xml.push_str("\"/>\n  <updated>");
+    xml.push_str(&feed_time(newest.unwrap_or("1970-01-01")));
+    xml.push_str("</updated>\n  <generator>vramdoc</generator>\n");
+    for s in entries {
+        let url = format!("{base}{lang}/{}/", s.src.slug);
+        xml.push_str("  <entry>\n    <title>");
+        escape_html(&mut xml, &s.summary.title);
+        xml.push_str("</title>\n    <id>");
+        escape_html(&mut xml, &url);
+        xml.push_str("</id>\n    <link rel=\"alternate\" href=\"");
+        escape_html(&mut xml, &url);
+        xml.push_str("\"/>\n    <updated>");
+        xml.push_str(&feed_time(
+            s.summary.date.as_deref().or(newest).unwrap_or("1970-01-01"),
+        ));
+        xml.push_str("</updated>\n    <author><name>");
+        escape_html(&mut xml, site.config.title(lang));
+        xml.push_str("</name></author>\n");
+        if let Some(d) = &s.summary.description {
+            xml.push_str("    <summary>");
+            escape_html(&mut xml, d);
+            xml.push_str("</summary>\n");
+        }
+        xml.push_str("  </entry>\n");
+    }
+    xml.push_str("</feed>\n");
+    xml
+}
+
+/// `index.html` (the language chooser) and `404.html` (a not-found page offering the languages).
+pub(crate) fn root(site: &SiteContext) -> Result<Vec<File>, Diagnostic> {
     let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
     let default = site.config.default_language.as_str();
     let chooser: Vec<serde_json::Value> = langs
         .iter()
         .map(|l| {
             serde_json::json!({
-                "lang": l, "name": language_name(site, l), "href": format!("{l}/"),
+                "lang": l, "name": language_name(site, l), "href": format!("{l}/index.html"),
                 "site_title": site.config.title(l),
             })
         })
@@ -90,14 +211,52 @@ pub(crate) fn root(site: &SiteContext) -> Result<File, Diagnostic> {
     ctx.insert("languages", &chooser);
     ctx.insert("alternates", &alternates(site, &langs, |l| format!("{l}/")));
     ctx.insert("x_default", &site.config.base_url);
+    let description = site.locales.get(default).map(|l| l.t("index-description"));
+    ctx.insert(
+        "meta",
+        &page_meta(
+            site.config.title(default),
+            description.as_deref(),
+            Some(&site.config.base_url),
+            "website",
+            default,
+        ),
+    );
     let html = site.renderer.render("root.html", &ctx)?;
-    Ok(("index.html".into(), html.into_bytes()))
+
+    let base = base_path(&site.config.base_url);
+    let mut ctx = Context::new();
+    ctx.insert("lang", default);
+    ctx.insert("root", &base);
+    ctx.insert("site", &site_ctx(site, default));
+    ctx.insert(
+        "languages",
+        &lang_links(site, &langs, "", |l| format!("{base}{l}/index.html")),
+    );
+    ctx.insert("alternates", &Vec::<Alternate>::new());
+    let title = site.locales.get(default).map(|l| l.t("not-found-title"));
+    ctx.insert(
+        "meta",
+        &page_meta(
+            title.as_deref().unwrap_or("404"),
+            None,
+            None,
+            "website",
+            default,
+        ),
+    );
+    let not_found = site.renderer.render("not_found.html", &ctx)?;
+    Ok(vec![
+        ("index.html".into(), html.into_bytes()),
+        ("404.html".into(), not_found.into_bytes()),
+    ])
 }
 
-/// `sitemap.xml`: every language index and guide page, with `hreflang` alternates. Written
-/// directly, not through a template: the sitemap protocol fixes its format, and on a large site a
-/// template context holding every URL and alternate took more memory than the rest of the build.
-pub(crate) fn sitemap(site: &SiteContext, plan: &Plan) -> Result<File, Diagnostic> {
+/// `sitemap.xml` (every language index and guide page, with `hreflang` alternates) and
+/// `llms.txt`. Written directly, not through a template: the sitemap protocol fixes its format,
+/// and on a large site a template context holding every URL and alternate took more memory than
+/// the rest of the build.
+pub(crate) fn sitemap(site: &SiteContext, plan: &Plan) -> Result<Vec<File>, Diagnostic> {
     let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
     let mut xml = String::with_capacity(512 * (plan.sources.len() + langs.len()) + 256);
     xml.push_str(
@@ -127,7 +286,34 @@ pub(crate) fn sitemap(site: &SiteContext, plan: &Plan) -> Result<File, Diagnosti
         push_url(&mut xml, &loc, lastmod, &alts);
     }
     xml.push_str("</urlset>\n");
-    Ok(("sitemap.xml".into(), xml.into_bytes()))
+    Ok(vec![
+        ("sitemap.xml".into(), xml.into_bytes()),
+        ("llms.txt".into(), llms_txt(site, plan).into_bytes()),
+    ])
+}
+
+/// `llms.txt` (the llmstxt.org convention): the site's title and description, then per language
+/// every guide's Markdown edition with its description, in index order.
+fn llms_txt(site: &SiteContext, plan: &Plan) -> String {
+    let default = site.config.default_language.as_str();
+    let mut text = format!("# {}\n\n", site.config.title(default));
+    if let Some(loc) = site.locales.get(default) {
+        text.push_str(&format!("> {}\n", loc.t("index-description")));
+    }
+    for lang in &site.config.languages {
+        text.push_str(&format!("\n## {} ({lang})\n\n", language_name(site, lang)));
+        for s in index_order(plan, lang) {
+            let url = format!("{}{lang}/{}/index.md", site.config.base_url, s.src.slug);
+            // Markdown link text: brackets would end it early.
+            let title = s.summary.title.replace(['[', ']'], "");
+            text.push_str(&format!("- [{title}]({url})"));
+            if let Some(d) = &s.summary.description {
+                text.push_str(&format!(": {}", d.replace('\n', " ")));
+            }
+            text.push('\n');
+        }
+    }
+    text
 }
 
 /// Appends one `<url>` element.
@@ -151,13 +337,17 @@ fn push_url(xml: &mut String, loc: &str, lastmod: Option<&str>, alternates: &[Al
     xml.push_str("  </url>\n");
 }
 
-/// `style.css`: the stylesheet plus the highlighting classes.
-pub(crate) fn style() -> File {
-    let mut css = assets::STATIC
+/// The static assets: every embedded `static/` file (`style.css` with the highlighting classes
+/// appended, the favicon, the copy-button script).
+pub(crate) fn style() -> Vec<File> {
+    assets::STATIC
         .iter()
-        .find(|(n, _)| *n == "style.css")
-        .map(|(_, t)| t.to_string())
-        .unwrap_or_default();
-    css.push_str(&markdown::highlight_css());
-    ("style.css".into(), css.into_bytes())
+        .map(|(name, text)| {
+            let mut text = text.to_string();
+            if *name == "style.css" {
+                text.push_str(&markdown::highlight_css());
+            }
+            (name.to_string(), text.into_bytes())
+        })
+        .collect()
 }

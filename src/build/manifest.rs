@@ -424,7 +424,14 @@ impl Listing {
                 .part(date)
                 .part(s.description.as_deref().unwrap_or(""));
         }
-        self.mapped.part(slug).part(lang).part(date).part(langs);
+        // The sitemap job also writes llms.txt, which shows titles and descriptions.
+        self.mapped
+            .part(slug)
+            .part(lang)
+            .part(date)
+            .part(langs)
+            .part(&s.title)
+            .part(s.description.as_deref().unwrap_or(""));
     }
 
     /// The per-language digests and the sitemap's.

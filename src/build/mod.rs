@@ -236,6 +236,7 @@ fn build_remembering(
             Err(mut e) => errors.append(&mut e),
         }
     }
+    warnings.append(&mut site.message_warnings());
     if !errors.is_empty() {
         return Err(with_warnings(errors, &warnings));
     }
@@ -348,6 +349,7 @@ pub(crate) fn dry_run(
             Err(mut e) => all.append(&mut e),
         }
     }
+    warnings.append(&mut site.message_warnings());
     (all, warnings)
 }
 
@@ -394,9 +396,8 @@ fn run_job(
     data: &GuideDataStore,
     staging: &output::Staging,
 ) -> JobResult {
-    let one = |r: Result<indexes::File, Diagnostic>| {
-        r.map(|f| (vec![f], Vec::new())).map_err(|e| vec![e])
-    };
+    let many =
+        |r: Result<Vec<indexes::File>, Diagnostic>| r.map(|f| (f, Vec::new())).map_err(|e| vec![e]);
     let (files, warnings) = match &job.kind {
         JobKind::Page(i) => {
             let source = &plan.sources[*i];
@@ -412,10 +413,10 @@ fn run_job(
             let r = rendered?;
             (r.files, r.warnings)
         }
-        JobKind::Index(lang) => one(indexes::language_index(site, plan, lang))?,
-        JobKind::Root => one(indexes::root(site))?,
-        JobKind::Sitemap => one(indexes::sitemap(site, plan))?,
-        JobKind::Style => (vec![indexes::style()], Vec::new()),
+        JobKind::Index(lang) => many(indexes::language_index(site, plan, lang))?,
+        JobKind::Root => many(indexes::root(site))?,
+        JobKind::Sitemap => many(indexes::sitemap(site, plan))?,
+        JobKind::Style => (indexes::style(), Vec::new()),
     };
     let prefix = plan.job_prefix(job);
     let mut entry = JobEntry {

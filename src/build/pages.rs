@@ -89,12 +89,18 @@ pub(crate) fn render_guide(
     let rendered = markdown::render_html(&expanded.markdown);
     let warnings = lint_page(page, data.is_some(), &rendered.html);
     let dir = format!("{lang}/{slug}");
+    // The Markdown edition links its charts through the base URL, so they still resolve when a
+    // Jekyll blog publishes the page under a permalink of its own.
+    let page_url = format!("{}{dir}/", site.config.base_url);
+    let mut expanded_md = expanded.markdown;
+    for (file, _) in &expanded.charts {
+        expanded_md = expanded_md.replace(&format!("]({file})"), &format!("]({page_url}{file})"));
+    }
     let mut files: Vec<(String, Vec<u8>)> = expanded
         .charts
         .into_iter()
         .map(|(file, svg)| (format!("{dir}/{file}"), svg.into_bytes()))
         .collect();
-    let expanded_md = expanded.markdown;
 
     let mut ctx = Context::new();
     ctx.insert("lang", lang);
@@ -103,7 +109,9 @@ pub(crate) fn render_guide(
     ctx.insert("site", &site_ctx(site, lang));
     ctx.insert(
         "languages",
-        &lang_links(site, available, lang, |l| format!("../../{l}/{slug}/")),
+        &lang_links(site, available, lang, |l| {
+            format!("../../{l}/{slug}/index.html")
+        }),
     );
     ctx.insert(
         "alternates",
@@ -114,6 +122,17 @@ pub(crate) fn render_guide(
         &x_default(site, available, |l| format!("{l}/{slug}/")),
     );
     let fm = &page.front;
+    let url = format!("{}{lang}/{slug}/", site.config.base_url);
+    ctx.insert(
+        "meta",
+        &page_meta(
+            &fm.title,
+            fm.description.as_deref(),
+            Some(&url),
+            "article",
+            lang,
+        ),
+    );
     ctx.insert(
         "page",
         &PageCtx {
@@ -138,7 +157,7 @@ pub(crate) fn render_guide(
                     text: h.text.clone(),
                 })
                 .collect(),
-            url: format!("{}{lang}/{slug}/", site.config.base_url),
+            url,
         },
     );
     let at_page = |d: Diagnostic| vec![d.in_file(page.src.shown())];
@@ -196,6 +215,41 @@ fn lint_page(page: &Page, computed: bool, html: &str) -> Vec<Diagnostic> {
         );
     }
     warnings
+}
+
+/// What the `<head>` says about a page to search engines and link previews: title, description,
+/// canonical URL (none for a 404 page), Open Graph type and locale.
+#[derive(Serialize)]
+pub(crate) struct PageMeta<'a> {
+    title: &'a str,
+    description: Option<&'a str>,
+    url: Option<&'a str>,
+    og_type: &'a str,
+    og_locale: String,
+}
+
+/// The [`PageMeta`] of a page in `lang`. Open Graph wants `language_TERRITORY`; the territory is
+/// the one a bare language code most often means.
+pub(crate) fn page_meta<'a>(
+    title: &'a str,
+    description: Option<&'a str>,
+    url: Option<&'a str>,
+    og_type: &'a str,
+    lang: &str,
+) -> PageMeta<'a> {
+    let og_locale = match lang {
+        "en" => "en_US".to_string(),
+        "es" => "es_ES".to_string(),
+        "zh" => "zh_CN".to_string(),
+        other => other.replace('-', "_"),
+    };
+    PageMeta {
+        title,
+        description,
+        url,
+        og_type,
+        og_locale,
+    }
 }
 
 /// The site's title and URL in `lang`.
@@ -295,6 +349,8 @@ fn markdown_front_matter(page: &Page) -> Result<String, Vec<Diagnostic>> {
     let s = |v: &str| yaml_serde::Value::String(v.to_string());
     put("title", s(&fm.title));
     put("lang", s(&fm.lang));
+    // Jekyll publishes the page at the same path as the HTML edition.
+    put("permalink", s(&format!("/{}/{}/", fm.lang, page.src.slug)));
     if let Some(v) = &fm.date {
         put("date", s(v));
     }

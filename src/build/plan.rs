@@ -961,18 +961,11 @@ fn read_source(
 /// The parts of a parsed page that other outputs depend on.
 pub(crate) fn summarize(page: &Page) -> Summary {
     let fm = &page.front;
-    let scenario_hash = match &fm.scenario {
-        None => None,
-        Some((scenario, _)) => {
-            let mut h = Hasher::new();
-            h.part(yaml_serde::to_string(scenario).unwrap_or_default());
-            for (id, set) in super::guides::variant_sets(page) {
-                h.part(yaml_serde::to_string(&id).unwrap_or_default());
-                h.part(yaml_serde::to_string(&set).unwrap_or_default());
-            }
-            Some(h.finish())
-        }
-    };
+    let scenario_hash = content::agree::shared_text(page).map(|text| {
+        let mut h = Hasher::new();
+        h.part(text);
+        h.finish()
+    });
     let updated = fm
         .extra
         .iter()
@@ -997,20 +990,39 @@ fn check_translations_agree(guide: &[Source]) -> Vec<Diagnostic> {
     for s in &guide[1..] {
         match () {
             () if f.summary.scenario_hash != s.summary.scenario_hash => {
-                let line = content::load(&s.src)
+                let pages = content::load(&f.src).and_then(|a| Ok((a, content::load(&s.src)?)));
+                let found = pages
+                    .as_ref()
                     .ok()
-                    .and_then(|p| p.front.scenario.map(|(_, l)| l))
-                    .unwrap_or(1);
-                errors.push(
-                    Diagnostic::error(format!(
-                        "the translations disagree on the scenario or variants: {} and {} must have the same `scenario:` and variant `id`/`set:` values",
-                        f.src.shown().display(),
-                        s.src.shown().display()
-                    ))
+                    .and_then(|(a, b)| content::agree::first_difference(a, b));
+                let (message, line) = match found {
+                    Some(d) => (
+                        format!(
+                            "the translations disagree on `{}`: `{}` in {}, `{}` here",
+                            d.key,
+                            d.first,
+                            f.src.shown().display(),
+                            d.second
+                        ),
+                        d.line,
+                    ),
+                    None => (
+                        format!(
+                            "the translations disagree on the scenario or variants: {} and {} must have the same `scenario:` and variant `id`/`set:` values",
+                            f.src.shown().display(),
+                            s.src.shown().display()
+                        ),
+                        1,
+                    ),
+                };
+                let mut d = Diagnostic::error(message)
                     .in_file(s.src.shown())
                     .at(line, 1)
-                    .with_help("a guide's translations share one scenario; only titles, prose and variant labels differ"),
-                );
+                    .with_help("a guide's translations share one scenario; only titles, prose and variant labels differ");
+                if let Ok((_, b)) = &pages {
+                    d = d.with_source(b.text.clone());
+                }
+                errors.push(d);
             }
             () => {}
         }

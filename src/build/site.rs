@@ -33,8 +33,10 @@ pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), V
         &config.languages,
         &config.default_language,
     )?);
-    let warnings = locales.missing_key_warnings();
+    let mut warnings = locales.missing_key_warnings();
+    warnings.extend_from_slice(locales.load_warnings());
     let renderer = Renderer::new(root, locales.clone())?;
+    warnings.extend_from_slice(renderer.warnings());
     let (catalog, catalog_hash) = load_catalog(root)?;
     let inputs_hash = site_inputs_hash(root);
     Ok((
@@ -51,8 +53,18 @@ pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), V
     ))
 }
 
+impl SiteContext {
+    /// The problems met while formatting messages since the last call (see
+    /// `Locales::take_warnings`).
+    pub(crate) fn message_warnings(&self) -> Vec<Diagnostic> {
+        self.locales.take_warnings(self.renderer.unknown_keys())
+    }
+}
+
 /// Hash of every site-wide input a page's rendering depends on: vramdoc's version, the
-/// configuration, and the embedded and site templates, locales and static files.
+/// configuration, and the embedded and site templates, locales and static files. Files are named
+/// by their path relative to the root, so `--root .`, `--root $PWD` and `serve` (which makes the
+/// root absolute) share one cache.
 fn site_inputs_hash(root: &Path) -> Digest {
     let mut h = Hasher::new();
     h.part(env!("CARGO_PKG_VERSION"));
@@ -71,7 +83,8 @@ fn site_inputs_hash(root: &Path) -> Digest {
         collect_files(&root.join(dir), &mut files);
         files.sort();
         for f in files {
-            h.part(f.to_string_lossy().as_bytes())
+            let rel = f.strip_prefix(root).unwrap_or(&f);
+            h.part(rel.to_string_lossy().as_bytes())
                 .part(std::fs::read(&f).unwrap_or_default());
         }
     }
@@ -103,7 +116,11 @@ fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
                 .with_help("each entry needs an id, a name and capacity_bytes")]
         })?;
     }
-    let listed: Vec<String> = catalog.iter().map(|g| format!("{g:?}")).collect();
-    let h = Hasher::new().part(listed.join("\n")).finish();
+    // The catalog's serialized data, not its `Debug` text (which may change with the code).
+    let mut hasher = Hasher::new();
+    for gpu in catalog.iter() {
+        hasher.part(serde_json::to_vec(gpu).unwrap_or_default());
+    }
+    let h = hasher.finish();
     Ok((catalog, h))
 }

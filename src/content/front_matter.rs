@@ -1,15 +1,18 @@
 //! Front matter: the YAML between the leading `---` lines of a guide.
 //!
-//! `title` and `lang` are required strings; `translated` (bool), `type`, `layout`, `date`
-//! (`YYYY-MM-DD`, optionally followed by a time) and `description` are typed; `scenario` and
-//! `variants` are kept as YAML for the estimator; every other key is passed to templates as is.
-//! Line numbers in errors count from the top of the file (the opening `---` is line 1).
+//! `title` and `lang` are required strings; `translated` (bool), `type`, `layout`, `date` and
+//! `updated` (calendar dates `YYYY-MM-DD`, optionally followed by a time) and `description` are
+//! typed; `scenario` is kept as YAML for the estimator and `variants` parsed into
+//! [`super::Variant`]s; every other key is passed to templates as is. YAML merge keys
+//! (`<<: *anchor`) are applied. Line numbers in errors count from the top of the file (the
+//! opening `---` is line 1), and each error is at its own line.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use yaml_serde::Value as Yaml;
 
+use super::variants::Variant;
 use crate::diagnostics::Diagnostic;
 
 /// The typed front matter of one page.
@@ -31,8 +34,8 @@ pub struct FrontMatter {
     pub description: Option<String>,
     /// `scenario:` mapping, if any, with its line.
     pub scenario: Option<(Yaml, usize)>,
-    /// `variants:` list, if any, with its line.
-    pub variants: Option<(Yaml, usize)>,
+    /// `variants:`, parsed (see [`super::variants`]); empty when absent.
+    pub variants: Vec<Variant>,
     /// Every other key, as JSON for templates, in file order.
     pub extra: Vec<(String, serde_json::Value)>,
 }
@@ -101,18 +104,15 @@ pub fn parse(
     let value: Yaml = if split.yaml.trim().is_empty() {
         Yaml::Mapping(Default::default())
     } else {
-        yaml_serde::from_str(split.yaml).map_err(|e| {
-            let (line, col) = e
-                .location()
-                .map(|l| (l.line(), l.column()))
-                .unwrap_or((1, 1));
-            let msg = shift_lines(&e.to_string(), split.yaml_line - 1);
+        parse_yaml(split.yaml).map_err(|e| {
+            let (line, col) = e.line_col.unwrap_or((1, 1));
+            let msg = shift_lines(&e.message, split.yaml_line - 1);
             vec![at(
                 line + split.yaml_line - 1,
                 col,
                 format!("invalid YAML in front matter: {msg}"),
             )
-            .with_help("check the indentation and quote values that contain `:` or `#`")]
+            .with_help(e.help)]
         })?
     };
     let Yaml::Mapping(map) = value else {
@@ -135,7 +135,7 @@ pub fn parse(
         date: None,
         description: None,
         scenario: None,
-        variants: None,
+        variants: Vec::new(),
         extra: Vec::new(),
     };
     for (k, v) in map {
@@ -175,16 +175,20 @@ pub fn parse(
             "date" => {
                 fm.date = want_string(&v, &mut errors);
                 if let Some(d) = &fm.date {
-                    if !is_date(d) {
-                        errors.push(
-                            at(
-                                line,
-                                1,
-                                format!("`date` must look like 2026-11-20, found `{d}`"),
-                            )
-                            .with_help("write the date as YYYY-MM-DD, e.g. `date: 2026-11-20`"),
-                        );
+                    if let Err(why) = check_date(d) {
+                        errors.push(date_error(at(line, 1, String::new()), "date", d, &why));
                     }
+                }
+            }
+            "updated" => {
+                if let Some(d) = want_string(&v, &mut errors) {
+                    if let Err(why) = check_date(&d) {
+                        errors.push(date_error(at(line, 1, String::new()), "updated", &d, &why));
+                    }
+                }
+                match serde_json::to_value(&v) {
+                    Ok(json) => fm.extra.push((key.clone(), json)),
+                    Err(e) => errors.push(at(line, 1, format!("`updated` cannot be read: {e}"))),
                 }
             }
             "translated" => match v {
@@ -202,7 +206,16 @@ pub fn parse(
                 ),
             },
             "scenario" => fm.scenario = Some((v, line)),
-            "variants" => fm.variants = Some((v, line)),
+            "variants" => {
+                let lines: Vec<&str> = split.yaml.split('\n').collect();
+                match super::variants::parse(&v, line, &lines, split.yaml_line) {
+                    Ok(list) => fm.variants = list,
+                    Err(list) => errors.extend(
+                        list.into_iter()
+                            .map(|(l, msg, help)| at(l, 1, msg).with_help(help)),
+                    ),
+                }
+            }
             _ => match serde_json::to_value(&v) {
                 Ok(json) => fm.extra.push((key.clone(), json)),
                 Err(e) => errors.push(at(
@@ -241,6 +254,94 @@ pub fn parse(
     }
 }
 
+/// Why the YAML of a front matter block does not parse, located within the block.
+struct YamlError {
+    /// The parser's message.
+    message: String,
+    /// 1-based line and column within the block, where known.
+    line_col: Option<(usize, usize)>,
+    /// What to do.
+    help: &'static str,
+}
+
+/// Parses a front matter block, applying YAML merge keys (`<<: *anchor`). Errors the parser
+/// reports without a usable place (a duplicate key is reported at its mapping's start, an alias
+/// bomb and a bad merge nowhere) are located at the first line at which the block, cut after that
+/// line, fails the same way.
+fn parse_yaml(yaml: &str) -> Result<Yaml, YamlError> {
+    /// How a parse failed: the kind of error, to compare prefixes with.
+    fn kind(e: &yaml_serde::Error) -> Option<&'static str> {
+        let msg = e.to_string();
+        [
+            "duplicate entry",
+            "repetition limit exceeded",
+            "recursion limit exceeded",
+        ]
+        .into_iter()
+        .find(|k| msg.contains(k))
+    }
+    let parse = |text: &str| -> Result<Yaml, (yaml_serde::Error, bool)> {
+        let mut v: Yaml = yaml_serde::from_str(text).map_err(|e| (e, false))?;
+        v.apply_merge().map_err(|e| (e, true))?;
+        Ok(v)
+    };
+    let (err, merge) = match parse(yaml) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let message = err.to_string();
+    let relocate = merge || kind(&err).is_some();
+    let line_col = if relocate {
+        let want = kind(&err);
+        let fails_alike = |n: usize| {
+            let prefix: String = yaml.split_inclusive('\n').take(n).collect();
+            match parse(&prefix) {
+                Err((e, m)) => m == merge && kind(&e) == want,
+                Ok(_) => false,
+            }
+        };
+        let lines = yaml.split_inclusive('\n').count();
+        // The smallest failing prefix, by bisection (the whole block fails).
+        let (mut lo, mut hi) = (1, lines);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if fails_alike(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let text = yaml.split('\n').nth(hi - 1).unwrap_or("");
+        let col = text.len() - text.trim_start().len() + 1;
+        Some((hi, col))
+    } else {
+        err.location().map(|l| (l.line(), l.column()))
+    };
+    let help = match (merge, kind(&err)) {
+        (true, _) => {
+            "a merge key `<<:` takes a mapping or a list of mappings, e.g. `<<: *defaults`"
+        }
+        (_, Some("duplicate entry")) => "remove one of the two entries with this key",
+        (_, Some(_)) => "aliases (`*name`) here expand too much: write the values out",
+        _ => "check the indentation and quote values that contain `:` or `#`",
+    };
+    // The parser's own "at line N" would now contradict the located line.
+    let message = if relocate {
+        message
+            .split(" at line ")
+            .next()
+            .unwrap_or(&message)
+            .to_string()
+    } else {
+        message
+    };
+    Err(YamlError {
+        message,
+        line_col,
+        help,
+    })
+}
+
 /// 1-based file line of a top-level `key:` in the front matter (the block's first line if absent).
 pub fn key_line(split: &Split<'_>, key: &str) -> usize {
     split
@@ -254,6 +355,17 @@ pub fn key_line(split: &Split<'_>, key: &str) -> usize {
         })
         .map(|i| i + split.yaml_line)
         .unwrap_or(split.yaml_line)
+}
+
+/// The error for a `date:` or `updated:` value that is not a calendar date.
+fn date_error(d: Diagnostic, key: &str, value: &str, why: &str) -> Diagnostic {
+    Diagnostic {
+        message: format!("`{key}` must be a calendar date like 2026-11-20, found `{value}`: {why}"),
+        ..d
+    }
+    .with_help(format!(
+        "write `{key}: YYYY-MM-DD` (a real day), optionally with a time: `{key}: 2026-11-20T09:30:00Z`"
+    ))
 }
 
 fn type_name(v: &Yaml) -> &'static str {
@@ -286,20 +398,85 @@ fn shift_lines(msg: &str, by: usize) -> String {
     out
 }
 
-/// `YYYY-MM-DD`, optionally followed by a time (`T...` or ` ...`).
-fn is_date(s: &str) -> bool {
+/// Checks a `date:`/`updated:` value: a real calendar date `YYYY-MM-DD`, optionally followed by
+/// `T` or a space and a time `HH:MM[:SS[.fraction]]` with an optional `Z` or `±HH:MM` offset.
+/// The error says what is wrong.
+pub fn check_date(s: &str) -> Result<(), String> {
     let b = s.as_bytes();
-    b.len() >= 10
+    let shape = b.len() >= 10
         && b[..10].iter().enumerate().all(|(i, c)| {
             if i == 4 || i == 7 {
                 *c == b'-'
             } else {
                 c.is_ascii_digit()
             }
-        })
-        && (b.len() == 10 || b[10] == b'T' || b[10] == b' ')
-        && (1..=12).contains(&s[5..7].parse::<u8>().unwrap_or(0))
-        && (1..=31).contains(&s[8..10].parse::<u8>().unwrap_or(0))
+        });
+    if !shape {
+        return Err("it is not written YYYY-MM-DD".into());
+    }
+    let num = |r: std::ops::Range<usize>| s[r].parse::<u32>().unwrap_or(0);
+    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+    if !(1..=12).contains(&month) {
+        return Err(format!("there is no month {month:02}"));
+    }
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1..=days).contains(&day) {
+        return Err(format!("{year:04}-{month:02} has {days} days"));
+    }
+    match b.get(10) {
+        None => Ok(()),
+        Some(b'T' | b' ') => check_time(&s[11..]),
+        Some(_) => Err("the date must be followed by nothing, or `T`/a space and a time".into()),
+    }
+}
+
+/// Checks `HH:MM[:SS[.fraction]]` followed by nothing, `Z` or `±HH:MM`.
+fn check_time(t: &str) -> Result<(), String> {
+    let bad = || {
+        Err(format!(
+            "the time `{t}` is not HH:MM[:SS] with an optional Z or ±HH:MM"
+        ))
+    };
+    let two = |s: &str, max: u32| -> Option<u32> {
+        (s.len() == 2 && s.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+            .filter(|v| *v <= max)
+    };
+    let (clock, zone) = match t.find(['Z', 'z', '+', '-']) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t.trim_end(), ""),
+    };
+    let clock = clock.trim_end();
+    let (hms, frac) = match clock.split_once('.') {
+        Some((hms, frac)) => (hms, Some(frac)),
+        None => (clock, None),
+    };
+    let parts: Vec<&str> = hms.split(':').collect();
+    let ok_clock = matches!(parts.len(), 2 | 3)
+        && two(parts[0], 23).is_some()
+        && two(parts[1], 59).is_some()
+        && parts.get(2).is_none_or(|s| two(s, 60).is_some())
+        && frac.is_none_or(|f| {
+            parts.len() == 3 && !f.is_empty() && f.bytes().all(|c| c.is_ascii_digit())
+        });
+    let ok_zone = match zone {
+        "" | "Z" | "z" => true,
+        z => z[1..]
+            .split_once(':')
+            .is_some_and(|(h, m)| two(h, 23).is_some() && two(m, 59).is_some()),
+    };
+    if ok_clock && ok_zone {
+        Ok(())
+    } else {
+        bad()
+    }
 }
 
 /// Keys of the extra map, for templates, as a JSON object in file order.

@@ -3,7 +3,9 @@
 //! The folder name is the guide's slug; the file stem is its language and must equal the front
 //! matter's `lang`. Reading normalizes a UTF-8 byte-order mark and CRLF line endings away.
 
+pub mod agree;
 pub mod front_matter;
+pub mod variants;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use std::sync::Arc;
 use crate::config::SiteConfig;
 use crate::diagnostics::Diagnostic;
 pub use front_matter::FrontMatter;
+pub use variants::Variant;
 
 /// Where one page's source lives: `content/<slug>/<lang>.md`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -144,6 +144,40 @@ mod tests {
         }
     }
 
+    /// Every built-in card: one id or alias finds exactly one card; PyTorch sees less than the
+    /// box says but no less than 90 % of it (the driver keeps a few hundred MiB); bf16 only from
+    /// Ampere on (Pascal, Volta and Turing cards have no bf16 tensor cores).
+    #[test]
+    fn builtin_entries_are_consistent() {
+        let catalog = GpuCatalog::builtin();
+        let mut names = std::collections::BTreeSet::new();
+        for g in catalog.iter() {
+            for name in std::iter::once(&g.id).chain(&g.aliases) {
+                assert!(names.insert(name.to_lowercase()), "{name} names two cards");
+            }
+            let boxed = g.memory_gb_marketing * (1u64 << 30) as f64;
+            let seen = g.capacity_bytes as f64;
+            assert!(
+                seen < boxed && seen > 0.9 * boxed,
+                "{}: {seen} of {boxed}",
+                g.id
+            );
+            let pre_ampere = ["rtx-20", "titan-rtx", "t4", "v100", "p100"];
+            let old = pre_ampere.iter().any(|p| g.id.starts_with(p));
+            assert_eq!(g.bf16, !old, "{}: bf16", g.id);
+        }
+        for id in [
+            "rtx-3080",
+            "rtx-2080-ti",
+            "rtx-4060-ti-16gb",
+            "rtx-5090",
+            "a10g",
+            "l40s",
+        ] {
+            assert!(catalog.get(id).is_some(), "{id} missing");
+        }
+    }
+
     #[test]
     fn aliases_and_overrides() {
         let mut catalog = GpuCatalog::builtin();

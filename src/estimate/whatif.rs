@@ -33,6 +33,22 @@ pub enum WhatIfKind {
     Optimizer,
 }
 
+impl WhatIfKind {
+    /// Every kind, in declaration order (for checks that each has its messages).
+    pub const ALL: [WhatIfKind; 10] = [
+        WhatIfKind::MicroBatch,
+        WhatIfKind::MaxMicroBatch,
+        WhatIfKind::EvalBatch,
+        WhatIfKind::BlockSize,
+        WhatIfKind::Flash,
+        WhatIfKind::GradCheckpoint,
+        WhatIfKind::Dtype,
+        WhatIfKind::NEmbd,
+        WhatIfKind::NLayer,
+        WhatIfKind::Optimizer,
+    ];
+}
+
 /// One changed key, with its new value as a display string (`"8"`, `"True"`, `"bfloat16"`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {

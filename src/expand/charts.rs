@@ -188,10 +188,10 @@ fn draw(
                     x,
                 )
             });
-            let title = loc.t(&format!("chart-sweep-title-{}", over.replace('_', "-")));
+            let title = loc.t(&sweep_title_key(over));
             let svg = chart::sweep_svg(&SweepChart {
                 title: title.clone(),
-                x_label: loc.t(&format!("chart-x-{}", over.replace('_', "-"))),
+                x_label: loc.t(&sweep_axis_key(over)),
                 y_label: loc.t("chart-y-memory"),
                 series_label: loc.t("chart-series-total"),
                 range_label: loc.t("chart-series-range"),
@@ -224,4 +224,17 @@ fn powers(from: u64, to: u64) -> Vec<u64> {
     std::iter::successors(Some(from), |x| x.checked_mul(2))
         .take_while(|x| *x <= to)
         .collect()
+}
+
+/// The scenario keys a sweep chart can run over.
+pub(crate) const SWEEP_OVER: [&str; 2] = ["batch_size", "block_size"];
+
+/// The message key of a sweep chart's title.
+pub(crate) fn sweep_title_key(over: &str) -> String {
+    format!("chart-sweep-title-{}", over.replace('_', "-"))
+}
+
+/// The message key of a sweep chart's x axis label.
+pub(crate) fn sweep_axis_key(over: &str) -> String {
+    format!("chart-x-{}", over.replace('_', "-"))
 }

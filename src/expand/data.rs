@@ -4,6 +4,7 @@
 use serde_json::{json, Map, Value};
 use yaml_serde::Value as Yaml;
 
+use crate::content::Variant;
 use crate::estimate::{self, GpuCatalog, Literal, Scenario};
 
 /// One named variant of the scenario (ids and overrides are the same in every language).
@@ -37,17 +38,20 @@ pub struct DataError {
     pub key: Option<String>,
     /// What is wrong.
     pub message: String,
+    /// The file line, when the error is in a variant (whose lines are known).
+    pub line: Option<usize>,
 }
 
 /// Computes a guide's data from its front matter `scenario:` and `variants:`.
 pub fn guide_data(
     scenario: &Yaml,
-    variants: Option<&Yaml>,
+    variants: &[Variant],
     catalog: &GpuCatalog,
 ) -> Result<GuideData, DataError> {
     let scen_err = |e: estimate::ScenarioError| DataError {
         key: e.key.as_ref().map(|k| format!("scenario.{k}")),
         message: e.message.clone(),
+        line: None,
     };
     let base = Scenario::from_yaml(scenario).map_err(scen_err)?;
     base.validate(catalog).map_err(scen_err)?;
@@ -55,53 +59,44 @@ pub fn guide_data(
     let mut root = serde_json::to_value(&est).map_err(|e| DataError {
         key: None,
         message: e.to_string(),
+        line: None,
     })?;
     let mut vdata = Vec::new();
-    if let Some(list) = variants {
-        let Yaml::Sequence(items) = list else {
-            return Err(DataError {
-                key: Some("variants".into()),
-                message: "`variants` must be a list".into(),
-            });
-        };
-        for (i, item) in items.iter().enumerate() {
+    for v in variants {
+        let id = &v.id;
+        let mut s = base.clone();
+        let mut pairs = Vec::new();
+        for setting in &v.set {
             let at = |m: String| DataError {
-                key: Some(format!("variants[{i}]")),
+                key: Some(format!("variants.{id}.set.{}", setting.key)),
                 message: m,
+                line: Some(setting.line),
             };
-            let id = item
-                .get("id")
-                .and_then(Yaml::as_str)
-                .ok_or_else(|| at("each variant needs an `id`".into()))?;
-            let Some(Yaml::Mapping(set)) = item.get("set") else {
-                return Err(at(format!(
-                    "variant `{id}` needs a `set:` mapping of scenario keys"
-                )));
-            };
-            let mut s = base.clone();
-            let mut pairs = Vec::new();
-            for (k, v) in set {
-                let key = k.as_str().unwrap_or_default().to_string();
-                let lit = literal(v).ok_or_else(|| {
-                    at(format!(
-                        "`{key}` in variant `{id}` must be a number, string or boolean"
-                    ))
-                })?;
-                pairs.push((key.clone(), display_literal(&lit)));
-                s.set(&key, lit)
-                    .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
-            }
-            s.validate(catalog)
-                .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
-            let e = estimate::estimate(&s, catalog)
-                .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
-            let ev = serde_json::to_value(&e).map_err(|e| at(e.to_string()))?;
-            vdata.push(VariantData {
-                id: id.to_string(),
-                set: pairs,
-                estimate: ev,
-            });
+            let lit = literal(&setting.value).ok_or_else(|| {
+                at(format!(
+                    "`{}` in variant `{id}` must be a number, string or boolean",
+                    setting.key
+                ))
+            })?;
+            pairs.push((setting.key.clone(), display_literal(&lit)));
+            s.set(&setting.key, lit)
+                .map_err(|e| at(format!("variant `{id}`, `{}`: {}", setting.key, e.message)))?;
         }
+        let at = |m: String| DataError {
+            key: Some(format!("variants.{id}")),
+            message: m,
+            line: Some(v.line),
+        };
+        s.validate(catalog)
+            .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
+        let e = estimate::estimate(&s, catalog)
+            .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
+        let ev = serde_json::to_value(&e).map_err(|e| at(e.to_string()))?;
+        vdata.push(VariantData {
+            id: id.clone(),
+            set: pairs,
+            estimate: ev,
+        });
     }
     let what_if = estimate::what_if(&base, catalog)
         .map_err(scen_err)?

@@ -130,6 +130,7 @@ fn eval(
             format_value(v, e.filter.as_deref(), ctx.loc, &path.join("."))
         }
         ExprKind::Call { name, args } => {
+            check_signature(name, args, e.filter.as_deref())?;
             let arg = |i: usize| {
                 args.iter()
                     .filter(|a| a.name.is_none())
@@ -150,10 +151,19 @@ fn eval(
                         _ => Err("percent(a, b) takes two numbers or paths".to_string()),
                     };
                     let (a, b) = (num(0)?, num(1)?);
+                    if let Some(x) = [a, b].into_iter().find(|x| !x.is_finite()) {
+                        return Err(format!("percent(a, b): {x} is not a finite number"));
+                    }
                     if b == 0.0 {
                         return Err("percent(a, b): b is zero".into());
                     }
-                    Ok(ctx.loc.percent(a / b))
+                    let ratio = a / b;
+                    if !ratio.is_finite() || !(ratio * 100.0).is_finite() {
+                        return Err(format!(
+                            "percent(a, b): {a} / {b} is not a finite number"
+                        ));
+                    }
+                    Ok(ctx.loc.percent(ratio))
                 }
                 "breakdown_table" | "params_table" | "options_table" | "chart" | "diagnosis" if !block => {
                     Err(format!("`{name}()` makes a table or chart: put it alone on its own line"))
@@ -199,6 +209,56 @@ fn diagnosis(data: &GuideData, ctx: &ExpandContext<'_>) -> Result<String, String
     Ok(crate::diagnose::guide_block(&d, ctx.loc))
 }
 
+/// The positional count and named arguments each function takes.
+fn signature(name: &str) -> Option<(usize, &'static [&'static str], &'static str)> {
+    Some(match name {
+        "percent" => (2, &[], "percent(a, b)"),
+        "breakdown_table" => (
+            0,
+            &["variant"],
+            "breakdown_table() or breakdown_table(variant=\"id\")",
+        ),
+        "params_table" => (0, &[], "params_table()"),
+        "diagnosis" => (0, &[], "diagnosis()"),
+        "options_table" => (0, &[], "options_table()"),
+        "chart" => (
+            1,
+            &["over"],
+            "chart(\"breakdown\") or chart(\"sweep\", over=\"batch_size\")",
+        ),
+        _ => return None,
+    })
+}
+
+/// Refuses arguments a function would ignore: extra positional ones, unknown or repeated named
+/// ones, and a filter after a call (a function formats its own result).
+fn check_signature(name: &str, args: &[parse::Arg], filter: Option<&str>) -> Result<(), String> {
+    let Some((positional, named, usage)) = signature(name) else {
+        return Ok(());
+    };
+    let given = args.iter().filter(|a| a.name.is_none()).count();
+    if given > positional {
+        return Err(format!(
+            "`{name}()` takes {positional} argument(s) without a name, {given} given: write {usage}"
+        ));
+    }
+    for (i, a) in args.iter().enumerate() {
+        let Some(n) = &a.name else { continue };
+        if !named.contains(&n.as_str()) {
+            return Err(format!("`{name}()` has no argument `{n}`: write {usage}"));
+        }
+        if args[..i].iter().any(|b| b.name.as_ref() == Some(n)) {
+            return Err(format!("`{n}` is given twice to `{name}()`"));
+        }
+    }
+    if let Some(f) = filter {
+        return Err(format!(
+            "`| {f}` cannot follow `{name}()`, which formats its own result"
+        ));
+    }
+    Ok(())
+}
+
 fn variant_arg(v: Option<&ArgValue>) -> Result<Option<&str>, String> {
     match v {
         None => Ok(None),
@@ -206,6 +266,21 @@ fn variant_arg(v: Option<&ArgValue>) -> Result<Option<&str>, String> {
         Some(ArgValue::Path(p)) if p.len() == 1 => Ok(Some(&p[0])),
         Some(_) => Err("`variant` must be a variant id".into()),
     }
+}
+
+/// Every message key expansion builds at run time (what-if labels, sweep chart titles and axes):
+/// each must exist in every locale.
+pub fn runtime_message_keys() -> Vec<String> {
+    let mut keys: Vec<String> = crate::estimate::WhatIfKind::ALL
+        .iter()
+        .filter_map(|k| serde_json::to_value(k).ok())
+        .filter_map(|v| v.as_str().map(tables::whatif_key))
+        .collect();
+    for over in charts::SWEEP_OVER {
+        keys.push(charts::sweep_title_key(over));
+        keys.push(charts::sweep_axis_key(over));
+    }
+    keys
 }
 
 /// Formats a looked-up value with an optional filter.

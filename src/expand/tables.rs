@@ -208,7 +208,7 @@ pub(super) fn options(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
     }
     for w in &data.what_if {
         let kind = w["kind"].as_str().unwrap_or_default();
-        let mut label = loc.t(&format!("whatif-{}", kind.replace('_', "-")));
+        let mut label = loc.t(&whatif_key(kind));
         if let Some(pct) = w.get("extra_compute_pct").and_then(Value::as_f64) {
             label.push_str(&format!(
                 " ({})",
@@ -240,4 +240,10 @@ pub(super) fn options(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
         ));
     }
     md
+}
+
+/// The message key of a what-if option's label (`kind` as `vramdoc estimate --format json`
+/// spells it, e.g. `micro_batch`).
+pub(crate) fn whatif_key(kind: &str) -> String {
+    format!("whatif-{}", kind.replace('_', "-"))
 }

@@ -1,12 +1,13 @@
 //! One language's Fluent bundle, built from the embedded defaults plus a site's own files.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
 use fluent_bundle::concurrent::FluentBundle;
-use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
+use fluent_bundle::resolver::errors::{ReferenceKind, ResolverError};
+use fluent_bundle::{FluentArgs, FluentError, FluentResource, FluentValue};
 use intl_memoizer::concurrent::IntlLangMemoizer;
 use intl_memoizer::Memoizable;
 use unic_langid::LanguageIdentifier;
@@ -19,6 +20,33 @@ use crate::diagnostics::Diagnostic;
 pub struct Bundle {
     inner: FluentBundle<FluentResource>,
     keys: BTreeSet<String>,
+    /// Where each message that wins is defined.
+    defined: BTreeMap<String, Origin>,
+    /// Problems found while loading: duplicate ids, cycles, references to nothing.
+    warnings: Vec<Diagnostic>,
+}
+
+/// Where a message is defined: its file (as shown), 1-based line and the file's text.
+#[derive(Debug, Clone)]
+pub(crate) struct Origin {
+    /// `locales/<lang>/<file>.ftl`.
+    pub(crate) file: String,
+    /// 1-based line of `id =`.
+    pub(crate) line: usize,
+    /// The file's text, for snippets.
+    pub(crate) source: Arc<str>,
+    /// True for a site's own file (which may override a built-in message once).
+    site: bool,
+}
+
+impl Origin {
+    /// A warning located at this message.
+    pub(crate) fn warning(&self, message: String) -> Diagnostic {
+        Diagnostic::warning(message)
+            .in_file(&self.file)
+            .at(self.line, 1)
+            .with_source(self.source.clone())
+    }
 }
 
 impl Bundle {
@@ -36,10 +64,10 @@ impl Bundle {
         if let Err(e) = inner.add_builtins() {
             return Err(vec![Diagnostic::error(format!("fluent builtins: {e:?}"))]);
         }
-        let mut sources: Vec<(String, Arc<str>)> = assets::LOCALES
+        let mut sources: Vec<(String, Arc<str>, bool)> = assets::LOCALES
             .iter()
             .filter(|(path, _)| path.starts_with(&format!("{lang}/")) && path.ends_with(".ftl"))
-            .map(|(path, text)| (format!("locales/{path}"), Arc::<str>::from(*text)))
+            .map(|(path, text)| (format!("locales/{path}"), Arc::<str>::from(*text), false))
             .collect();
         let mut errors = Vec::new();
         if let Some(root) = site_root {
@@ -57,7 +85,7 @@ impl Bundle {
                         f.file_name().unwrap_or_default().to_string_lossy()
                     );
                     match std::fs::read_to_string(&f) {
-                        Ok(text) => sources.push((shown, Arc::from(text))),
+                        Ok(text) => sources.push((shown, Arc::from(text), true)),
                         Err(e) => {
                             errors.push(Diagnostic::error(format!("cannot read: {e}")).in_file(&f))
                         }
@@ -66,7 +94,9 @@ impl Bundle {
             }
         }
         let mut keys = BTreeSet::new();
-        for (path, text) in sources {
+        let mut defined: BTreeMap<String, Origin> = BTreeMap::new();
+        let mut warnings = Vec::new();
+        for (path, text, site) in sources {
             let resource = match FluentResource::try_new(text.to_string()) {
                 Ok(r) => r,
                 Err((r, errs)) => {
@@ -85,18 +115,81 @@ impl Bundle {
                     r
                 }
             };
+            let mut lines = message_lines(&text).into_iter();
             for entry in resource.entries() {
                 if let fluent_syntax::ast::Entry::Message(m) = entry {
-                    keys.insert(m.id.name.to_string());
+                    let id = m.id.name.to_string();
+                    let line = lines.find(|(i, _)| *i == id).map_or(1, |(_, l)| l);
+                    let origin = Origin {
+                        file: path.clone(),
+                        line,
+                        source: text.clone(),
+                        site,
+                    };
+                    if let Some(first) = defined.get(&id).filter(|o| o.site == site) {
+                        warnings.push(
+                            origin
+                                .warning(format!(
+                                    "message `{id}` is defined twice (first at {}:{}); this one wins",
+                                    first.file, first.line
+                                ))
+                                .with_help("keep one definition of each message id"),
+                        );
+                    }
+                    keys.insert(id.clone());
+                    defined.insert(id, origin);
                 }
             }
             inner.add_resource_overriding(resource);
         }
-        if errors.is_empty() {
-            Ok(Bundle { inner, keys })
-        } else {
-            Err(errors)
+        if !errors.is_empty() {
+            return Err(errors);
         }
+        let mut bundle = Bundle {
+            inner,
+            keys,
+            defined,
+            warnings,
+        };
+        bundle.warnings.extend(bundle.static_problems());
+        Ok(bundle)
+    }
+
+    /// Messages that cannot format whatever the arguments: a cycle, or a reference to a message,
+    /// term or function that does not exist. (A missing variable depends on the caller and is
+    /// reported when a page formats the message.)
+    fn static_problems(&self) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for (id, origin) in &self.defined {
+            let Some(pattern) = self.inner.get_message(id).and_then(|m| m.value()) else {
+                continue;
+            };
+            let mut errs = Vec::new();
+            let _ = self.inner.format_pattern(pattern, None, &mut errs);
+            let problems: BTreeSet<String> = errs
+                .iter()
+                .filter(|e| !is_missing_variable(e))
+                .map(describe)
+                .collect();
+            for p in problems {
+                out.push(
+                    origin
+                        .warning(format!("message `{id}` cannot be formatted: {p}"))
+                        .with_help("fix the reference; a page would show `{…}` in its place"),
+                );
+            }
+        }
+        out
+    }
+
+    /// Problems found while loading this language's files.
+    pub(crate) fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    /// Where message `key` is defined, if this language has it.
+    pub(crate) fn origin(&self, key: &str) -> Option<&Origin> {
+        self.defined.get(key)
     }
 
     /// True if the message exists in this language.
@@ -109,15 +202,57 @@ impl Bundle {
         self.keys.iter().cloned()
     }
 
-    /// Formats a message, or `None` if this language lacks it.
-    pub fn format(&self, key: &str, args: &FluentArgs<'_>) -> Option<String> {
+    /// Formats a message, or `None` if this language lacks it; with the problems met while
+    /// formatting (a missing variable, a cycle), described.
+    pub fn format(&self, key: &str, args: &FluentArgs<'_>) -> Option<(String, Vec<String>)> {
         let msg = self.inner.get_message(key)?;
         let pattern = msg.value()?;
         let mut errs = Vec::new();
         let out: Cow<'_, str> = self.inner.format_pattern(pattern, Some(args), &mut errs);
-        Some(out.into_owned())
+        let problems = errs.iter().map(describe).collect();
+        Some((out.into_owned(), problems))
     }
 }
+
+/// True for a reference to a variable the caller did not pass.
+fn is_missing_variable(e: &FluentError) -> bool {
+    matches!(
+        e,
+        FluentError::ResolverError(ResolverError::Reference(ReferenceKind::Variable { .. }))
+    )
+}
+
+/// A formatting problem in words.
+fn describe(e: &FluentError) -> String {
+    match e {
+        FluentError::ResolverError(ResolverError::Reference(ReferenceKind::Variable { id })) => {
+            format!("no value for the variable `${id}`")
+        }
+        FluentError::ResolverError(ResolverError::Cyclic) => {
+            "it refers to itself (a cycle of references)".into()
+        }
+        FluentError::ResolverError(r) => r.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// `(id, line)` of every message definition (`id =` at the start of a line), in file order.
+fn message_lines(text: &str) -> Vec<(String, usize)> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let id: String = l
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            let rest = l[id.len()..].trim_start();
+            (l.starts_with(|c: char| c.is_ascii_alphabetic()) && rest.starts_with('='))
+                .then_some((id, i + 1))
+        })
+        .collect()
+}
+
+impl Bundle {}
 
 /// 1-based line and column of a byte offset.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {

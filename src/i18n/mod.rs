@@ -8,9 +8,10 @@
 mod bundle;
 pub mod numbers;
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use fluent_bundle::{FluentArgs, FluentValue};
 
@@ -24,6 +25,45 @@ pub struct Localizer {
     bundle: Arc<Bundle>,
     fallback: Option<Arc<Bundle>>,
     numbers: NumberFormat,
+    issues: Arc<Issues>,
+}
+
+/// A problem met while formatting a message for a page: an unknown key (`problem` is `None`) or
+/// a message that did not format cleanly. Kept until the build reports it (once per kind).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Issue {
+    /// The template being rendered, if the message was asked for by one.
+    template: Option<String>,
+    lang: String,
+    key: String,
+    problem: Option<String>,
+}
+
+/// The issues of every language of a site, shared by its localizers.
+#[derive(Debug, Default)]
+struct Issues(Mutex<BTreeSet<Issue>>);
+
+impl Issues {
+    fn record(&self, issue: Issue) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(issue);
+    }
+}
+
+thread_local! {
+    /// The template this thread is rendering (see [`in_template`]).
+    static TEMPLATE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (a template render) with `name` recorded as the template asking for messages, so a
+/// problem with a message names it.
+pub fn in_template<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    let before = TEMPLATE.with(|t| t.replace(Some(name.to_string())));
+    let out = f();
+    TEMPLATE.with(|t| *t.borrow_mut() = before);
+    out
 }
 
 impl std::fmt::Debug for Localizer {
@@ -60,15 +100,37 @@ impl Localizer {
         self.t_fluent(key, &fargs)
     }
 
-    /// The message `key` formatted with prepared Fluent arguments.
+    /// The message `key` formatted with prepared Fluent arguments. An unknown key gives the key
+    /// itself and a message that does not format cleanly gives Fluent's `{…}` text; both are
+    /// recorded for the build to report (see [`Locales::take_warnings`]).
     pub fn t_fluent(&self, key: &str, args: &FluentArgs<'_>) -> String {
-        if let Some(s) = self.bundle.format(key, args) {
-            return s;
+        let found = self
+            .bundle
+            .format(key, args)
+            .or_else(|| self.fallback.as_ref().and_then(|b| b.format(key, args)));
+        let issue = |problem| Issue {
+            template: TEMPLATE.with(|t| t.borrow().clone()),
+            lang: self.lang.clone(),
+            key: key.to_string(),
+            problem,
+        };
+        match found {
+            Some((text, problems)) => {
+                for p in problems {
+                    self.issues.record(issue(Some(p)));
+                }
+                text
+            }
+            None => {
+                self.issues.record(issue(None));
+                key.to_string()
+            }
         }
-        if let Some(s) = self.fallback.as_ref().and_then(|b| b.format(key, args)) {
-            return s;
-        }
-        key.to_string()
+    }
+
+    /// True if this language's own files (not the default language's) have `key`.
+    pub fn has_own(&self, key: &str) -> bool {
+        self.bundle.has(key)
     }
 
     /// True if this language or the default language has `key`.
@@ -117,6 +179,8 @@ pub struct Locales {
     default: String,
     by_lang: BTreeMap<String, Arc<Localizer>>,
     missing: Vec<(String, String)>,
+    warnings: Vec<Diagnostic>,
+    issues: Arc<Issues>,
 }
 
 impl Locales {
@@ -153,7 +217,10 @@ impl Locales {
             .unwrap_or_default();
         let mut missing = Vec::new();
         let mut by_lang = BTreeMap::new();
+        let issues = Arc::new(Issues::default());
+        let mut warnings = Vec::new();
         for (lang, bundle) in bundles {
+            warnings.extend_from_slice(bundle.warnings());
             for key in &default_keys {
                 if !bundle.has(key) {
                     missing.push((lang.clone(), key.clone()));
@@ -172,6 +239,7 @@ impl Locales {
                     bundle,
                     fallback: fb,
                     numbers,
+                    issues: issues.clone(),
                 }),
             );
         }
@@ -179,6 +247,8 @@ impl Locales {
             default: default.to_string(),
             by_lang,
             missing,
+            warnings,
+            issues,
         })
     }
 
@@ -210,6 +280,65 @@ impl Locales {
                 .with_help(format!("add `{key} = ...` to a file in locales/{lang}/"))
             })
             .collect()
+    }
+
+    /// Problems found in the Fluent files while loading: a message id defined twice (the later
+    /// one wins), a cycle, a reference to a message, term or function that does not exist.
+    pub fn load_warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    /// The problems met while formatting messages since the last call, as warnings naming the
+    /// file and key, in a stable order; unknown keys in `reported` (already reported with their
+    /// template line) are left out.
+    pub fn take_warnings(&self, reported: &BTreeSet<String>) -> Vec<Diagnostic> {
+        let issues =
+            std::mem::take(&mut *self.issues.0.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut out = Vec::new();
+        for i in issues {
+            let Some(problem) = i.problem else {
+                if reported.contains(&i.key) {
+                    continue;
+                }
+                let file = i.template.map_or_else(
+                    || format!("locales/{}", self.default),
+                    |t| format!("templates/{t}"),
+                );
+                out.push(
+                    Diagnostic::warning(format!(
+                        "no locale has the message `{}` (asked for in `{}`); the page shows the key itself",
+                        i.key, i.lang
+                    ))
+                    .in_file(file)
+                    .with_help(format!(
+                        "add `{} = ...` to a file in locales/{}/, or fix the key",
+                        i.key, self.default
+                    )),
+                );
+                continue;
+            };
+            let origin = self.by_lang.get(&i.lang).and_then(|l| {
+                l.bundle
+                    .origin(&i.key)
+                    .or_else(|| l.fallback.as_ref().and_then(|b| b.origin(&i.key)))
+            });
+            let message = format!(
+                "message `{}` did not format for `{}`: {problem}; the page shows `{{…}}` in its place",
+                i.key, i.lang
+            );
+            let d = match origin {
+                Some(o) => o.warning(message),
+                None => Diagnostic::warning(message).in_file(format!("locales/{}", i.lang)),
+            };
+            let help = match &i.template {
+                Some(t) => {
+                    format!("pass the variable from templates/{t}, or remove it from the message")
+                }
+                None => "pass the variable, or remove it from the message".to_string(),
+            };
+            out.push(d.with_help(help));
+        }
+        out
     }
 
     fn into_localizer(mut self, lang: &str) -> Result<Localizer, Vec<Diagnostic>> {

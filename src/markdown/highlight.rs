@@ -2,8 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use syntect::highlighting::ThemeSet;
-use syntect::html::{css_for_theme_with_class_style, ClassStyle, ClassedHTMLGenerator};
+use syntect::html::{ClassStyle, ClassedHTMLGenerator};
 use syntect::parsing::{SyntaxDefinition, SyntaxReference, SyntaxSet, SyntaxSetBuilder};
 use syntect::util::LinesWithEndings;
 
@@ -12,10 +11,6 @@ use crate::cache::BoundedCache;
 
 /// Every highlighted token class starts with this prefix, so the CSS cannot clash with the site's.
 const CLASS_STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "hl-" };
-/// Theme used by default (light backgrounds).
-const LIGHT_THEME: &str = "InspiredGitHub";
-/// Theme used under `prefers-color-scheme: dark`.
-const DARK_THEME: &str = "base16-ocean.dark";
 
 /// Compact grammars for the languages guides use most. syntect's bundled Python and Bash
 /// grammars cost ~200 µs a line with fancy-regex (their look-arounds run in its backtracking
@@ -113,31 +108,11 @@ fn highlight(code: &str, syntax: &SyntaxReference, set: &SyntaxSet) -> Option<St
     Some(generator.finalize())
 }
 
-/// CSS for the highlighted spans: the light theme, then the dark one inside
-/// `@media (prefers-color-scheme: dark)`. The theme's base colours apply to `pre.code`.
+/// CSS for the highlighted spans (`highlight.css`): one palette of colour variables per colour
+/// scheme and one set of class rules, so the dark scheme can never lose to a more specific light
+/// selector (syntect's generated theme CSS had exactly that bug).
 pub(crate) fn highlight_css() -> &'static str {
-    static CSS: OnceLock<String> = OnceLock::new();
-    CSS.get_or_init(|| {
-        let themes = ThemeSet::load_defaults();
-        let mut css = String::new();
-        if let Some(light) = themes.themes.get(LIGHT_THEME) {
-            css.push_str(&theme_css(light));
-        }
-        if let Some(dark) = themes.themes.get(DARK_THEME) {
-            css.push_str("\n@media (prefers-color-scheme: dark) {\n");
-            css.push_str(&theme_css(dark));
-            css.push_str("}\n");
-        }
-        css
-    })
-}
-
-fn theme_css(theme: &syntect::highlighting::Theme) -> String {
-    // syntect only fails here on a formatting error into a String, which cannot happen; an
-    // empty string (unstyled code) is the harmless fallback.
-    css_for_theme_with_class_style(theme, CLASS_STYLE)
-        .map(|css| css.replacen(".hl-code {", "pre.code {", 1))
-        .unwrap_or_default()
+    include_str!("highlight.css")
 }
 
 #[cfg(test)]

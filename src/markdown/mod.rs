@@ -56,9 +56,8 @@ pub fn render_html(markdown: &str) -> RenderedMarkdown {
     RenderedMarkdown { html, headings }
 }
 
-/// Class-based CSS for highlighted code: the light theme, plus a dark one under
-/// `@media (prefers-color-scheme: dark)`, generated from syntect's bundled themes. Token classes
-/// carry the `hl-` prefix; the theme's base colours apply to `pre.code`.
+/// Class-based CSS for highlighted code: token classes carry the `hl-` prefix and take their
+/// colours from variables that the dark colour scheme redefines.
 pub fn highlight_css() -> String {
     highlight::highlight_css().to_owned()
 }

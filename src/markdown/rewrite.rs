@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use pulldown_cmark::{CodeBlockKind, CowStr, Event, HeadingLevel, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, CowStr, Event, HeadingLevel, Tag, TagEnd};
 
 use super::escape::escape_html;
 use super::highlight::push_code_html;
@@ -16,8 +16,19 @@ struct Footnote<'a> {
     events: Vec<Event<'a>>,
 }
 
+/// The table being rewritten: its column alignments and header texts, so each body cell can
+/// carry its column's name (`data-label`), which the phone layout shows beside the value.
+#[derive(Default)]
+struct OpenTable {
+    alignments: Vec<Alignment>,
+    in_head: bool,
+    labels: Vec<String>,
+    column: usize,
+}
+
 /// Rewrites a parsed event stream; see the module documentation.
 pub(crate) struct Rewriter<'a> {
+    table: Option<OpenTable>,
     ids: IdRegistry,
     headings: Vec<Heading>,
     out: Vec<Event<'a>>,
@@ -39,6 +50,7 @@ impl<'a> Rewriter<'a> {
             }
         }
         let mut this = Rewriter {
+            table: None,
             ids,
             headings: Vec::new(),
             out: Vec::with_capacity(events.len() + 8),
@@ -69,13 +81,55 @@ impl<'a> Rewriter<'a> {
                     this.emit(Event::Html(html.into()));
                 }
                 Event::Start(Tag::Table(alignments)) => {
-                    this.emit(Event::Html("<div class=\"table-wrap\">\n".into()));
+                    // Scrollable when wider than the page: focusable for keyboard users.
+                    this.emit(Event::Html(
+                        "<div class=\"table-wrap\" tabindex=\"0\">\n".into(),
+                    ));
+                    this.table = Some(OpenTable {
+                        alignments: alignments.clone(),
+                        ..OpenTable::default()
+                    });
                     this.emit(Event::Start(Tag::Table(alignments)));
                 }
                 Event::End(TagEnd::Table) => {
+                    this.table = None;
                     this.emit(Event::End(TagEnd::Table));
                     this.emit(Event::Html("</div>\n".into()));
                 }
+                Event::Start(Tag::TableHead) => {
+                    if let Some(t) = &mut this.table {
+                        t.in_head = true;
+                    }
+                    this.emit(Event::Start(Tag::TableHead));
+                }
+                Event::End(TagEnd::TableHead) => {
+                    if let Some(t) = &mut this.table {
+                        t.in_head = false;
+                    }
+                    this.emit(Event::End(TagEnd::TableHead));
+                }
+                Event::Start(Tag::TableRow) => {
+                    if let Some(t) = &mut this.table {
+                        t.column = 0;
+                    }
+                    this.emit(Event::Start(Tag::TableRow));
+                }
+                Event::Start(Tag::TableCell) => match &mut this.table {
+                    Some(t) if t.in_head => {
+                        t.labels.push(cell_text(&events[i..]));
+                        this.emit(Event::Start(Tag::TableCell));
+                    }
+                    Some(t) => {
+                        let html = body_cell(t);
+                        t.column += 1;
+                        this.emit(Event::Html(html.into()));
+                    }
+                    None => this.emit(Event::Start(Tag::TableCell)),
+                },
+                Event::End(TagEnd::TableCell) => match &this.table {
+                    Some(t) if !t.in_head => this.emit(Event::Html("</td>".into())),
+                    _ => this.emit(Event::End(TagEnd::TableCell)),
+                },
                 Event::FootnoteReference(label) => {
                     let id = this.footnote_id(&label);
                     if !this.footnote_order.contains(&id) {
@@ -156,9 +210,14 @@ impl<'a> Rewriter<'a> {
     fn close_heading(&mut self, level: HeadingLevel) {
         let mut tag = String::new();
         if let Some((id, _)) = self.open_heading.take() {
+            // Focusable, so it must be named for screen readers: the heading's own text
+            // (language-neutral, and what a reader would copy the link for).
+            let text = self.headings.last().map_or("", |h| h.text.as_str());
             tag.push_str(" <a class=\"anchor\" href=\"#");
             escape_html(&mut tag, &id);
-            tag.push_str("\" aria-hidden=\"true\">#</a>");
+            tag.push_str("\" aria-label=\"");
+            escape_html(&mut tag, if text.is_empty() { &id } else { text });
+            tag.push_str("\">#</a>");
         }
         tag.push_str("</");
         tag.push_str(level_tag(level));
@@ -203,6 +262,25 @@ impl<'a> Rewriter<'a> {
     }
 }
 
+/// The opening tag of a body cell: its column's alignment, as pulldown-cmark writes it, and its
+/// column's header text as `data-label`.
+fn body_cell(t: &OpenTable) -> String {
+    let mut html = String::from("<td");
+    match t.alignments.get(t.column) {
+        Some(Alignment::Left) => html.push_str(" style=\"text-align: left\""),
+        Some(Alignment::Center) => html.push_str(" style=\"text-align: center\""),
+        Some(Alignment::Right) => html.push_str(" style=\"text-align: right\""),
+        _ => {}
+    }
+    if let Some(label) = t.labels.get(t.column).filter(|l| !l.is_empty()) {
+        html.push_str(" data-label=\"");
+        escape_html(&mut html, label);
+        html.push('"');
+    }
+    html.push('>');
+    html
+}
+
 fn level_tag(level: HeadingLevel) -> &'static str {
     match level {
         HeadingLevel::H1 => "h1",
@@ -223,6 +301,19 @@ fn heading_text(rest: &[Event<'_>]) -> String {
             Event::End(TagEnd::Heading(_)) => break,
             Event::Text(text) | Event::Code(text) => raw.push_str(text),
             Event::SoftBreak | Event::HardBreak => raw.push(' '),
+            _ => {}
+        }
+    }
+    raw.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The plain text of a table cell whose content starts at `rest[0]`.
+fn cell_text(rest: &[Event<'_>]) -> String {
+    let mut raw = String::new();
+    for event in rest {
+        match event {
+            Event::End(TagEnd::TableCell) => break,
+            Event::Text(text) | Event::Code(text) => raw.push_str(text),
             _ => {}
         }
     }
@@ -250,15 +341,16 @@ fn code_block(kind: &CodeBlockKind<'_>, rest: &[Event<'_>]) -> (String, usize) {
         CodeBlockKind::Indented => None,
     };
     let mut html = String::with_capacity(code.len() * 2 + 80);
+    // `tabindex`: a block wider than the page scrolls, and keyboard users must reach it.
     match lang {
         Some(lang) => {
-            html.push_str("<pre class=\"code\" data-lang=\"");
+            html.push_str("<pre class=\"code\" tabindex=\"0\" data-lang=\"");
             escape_html(&mut html, lang);
             html.push_str("\"><code class=\"language-");
             escape_html(&mut html, lang);
             html.push_str("\">");
         }
-        None => html.push_str("<pre class=\"code\"><code>"),
+        None => html.push_str("<pre class=\"code\" tabindex=\"0\"><code>"),
     }
     push_code_html(&mut html, &code, lang);
     html.push_str("</code></pre>\n");

@@ -6,6 +6,7 @@
 //! overrides any of them with a file of the same name in its `templates/`. HTML and XML are
 //! autoescaped; `.md` is not.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -19,6 +20,10 @@ use crate::i18n::Locales;
 /// Renders pages through tera.
 pub struct Renderer {
     tera: Tera,
+    /// `t(key="...")` calls whose key no locale has, found when loading the templates.
+    warnings: Vec<Diagnostic>,
+    /// The keys of those calls.
+    unknown_keys: BTreeSet<String>,
 }
 
 impl Renderer {
@@ -57,6 +62,7 @@ impl Renderer {
         if !errors.is_empty() {
             return Err(errors);
         }
+        let (warnings, unknown_keys) = unknown_t_keys(&sources, &locales);
         let mut tera = Tera::new();
         tera.autoescape_on([".html", ".xml"]);
         let loc = locales.clone();
@@ -68,12 +74,26 @@ impl Renderer {
                 .in_file("templates")
                 .with_help("fix the template named in the message (a site's templates/ override the defaults)")]
         })?;
-        Ok(Renderer { tera })
+        Ok(Renderer {
+            tera,
+            warnings,
+            unknown_keys,
+        })
+    }
+
+    /// Warnings about the templates: `t()` keys that no locale has, at their line.
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    /// The keys of those `t()` calls (already reported; see `Locales::take_warnings`).
+    pub fn unknown_keys(&self) -> &BTreeSet<String> {
+        &self.unknown_keys
     }
 
     /// Renders `template` with `ctx`.
     pub fn render(&self, template: &str, ctx: &Context) -> Result<String, Diagnostic> {
-        self.tera.render(template, ctx).map_err(|e| {
+        crate::i18n::in_template(template, || self.tera.render(template, ctx)).map_err(|e| {
             let mut msg = e.to_string();
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
@@ -111,6 +131,64 @@ fn translate(locales: &Locales, kwargs: Kwargs, state: &State<'_>) -> String {
         args.set(name, fluent_value(v));
     }
     loc.t_fluent(&key, &args)
+}
+
+/// Every `t(key="literal")` in the templates whose key the default language (behind every
+/// other) lacks: a warning at its line, and the set of those keys.
+fn unknown_t_keys(
+    sources: &[(String, String)],
+    locales: &Locales,
+) -> (Vec<Diagnostic>, BTreeSet<String>) {
+    let mut warnings = Vec::new();
+    let mut keys = BTreeSet::new();
+    let Some(default) = locales.get(locales.default_lang()) else {
+        return (warnings, keys);
+    };
+    for (name, text) in sources {
+        let shared: Arc<str> = Arc::from(text.as_str());
+        for (i, line) in text.lines().enumerate() {
+            let mut rest = line;
+            while let Some(at) = rest.find("t(") {
+                let word_start = at == 0
+                    || !rest[..at]
+                        .chars()
+                        .last()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_');
+                rest = &rest[at + 2..];
+                let Some(args) = rest.trim_start().strip_prefix("key") else {
+                    continue;
+                };
+                let Some(args) = args.trim_start().strip_prefix('=') else {
+                    continue;
+                };
+                let args = args.trim_start();
+                let Some(q) = args.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+                    continue;
+                };
+                let Some(end) = args[1..].find(q) else {
+                    continue;
+                };
+                let key = &args[1..1 + end];
+                if word_start && !default.has(key) {
+                    let col = line[..line.len() - rest.len() - 2].chars().count() + 1;
+                    warnings.push(
+                        Diagnostic::warning(format!(
+                            "`t()` asks for the message `{key}`, which no locale has; pages show the key itself"
+                        ))
+                        .in_file(format!("templates/{name}"))
+                        .at(i + 1, col)
+                        .with_source(shared.clone())
+                        .with_help(format!(
+                            "add `{key} = ...` to a file in locales/{}/, or fix the key",
+                            locales.default_lang()
+                        )),
+                    );
+                    keys.insert(key.to_string());
+                }
+            }
+        }
+    }
+    (warnings, keys)
 }
 
 fn fluent_value(v: &Value) -> FluentValue<'static> {

@@ -8,6 +8,8 @@ pub(crate) mod input;
 mod pyexpr;
 pub(crate) mod render;
 
+pub use render::option_key;
+
 use std::path::PathBuf;
 
 use crate::diagnostics::Diagnostic;

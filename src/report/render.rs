@@ -285,15 +285,26 @@ pub(crate) fn header(loc: &Localizer) -> Vec<String> {
     .collect()
 }
 
+/// The message key of an option's label: per kind, and for a float16 switch its own.
+pub fn option_key(kind: WhatIfKind, dtype: Dtype) -> String {
+    match (kind, dtype) {
+        (WhatIfKind::Dtype, Dtype::Float16) => "est-opt-dtype_fp16".to_owned(),
+        _ => {
+            let name = serde_json::to_value(kind).ok();
+            format!(
+                "est-opt-{}",
+                name.as_ref().and_then(|v| v.as_str()).unwrap_or_default()
+            )
+        }
+    }
+}
+
 pub(crate) fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
     let kind = serde_json::to_value(o.kind)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    let key = match (o.kind, o.scenario.dtype) {
-        (WhatIfKind::Dtype, Dtype::Float16) => "est-opt-dtype_fp16".to_owned(),
-        _ => format!("est-opt-{kind}"),
-    };
+    let key = option_key(o.kind, o.scenario.dtype);
     let mut label = match (o.extra_compute_pct, kind.as_str()) {
         (Some(pct), _) => loc.t_args(
             &key,

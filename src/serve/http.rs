@@ -73,10 +73,21 @@ fn file_reply(shared: &Shared, path: &Path, bytes: Vec<u8>) -> Reply {
     Reply::new(200, ty, body)
 }
 
-/// The site's own `404.html` if it has one, else a small page; both get the reload script, so
-/// a tab left on a missing page reloads once a build creates it.
+/// The site's own not-found page if it has one (`<lang>/404.html` under a language folder, else
+/// `404.html`), else a small page; all get the reload script, so a tab left on a missing page
+/// reloads once a build creates it.
 fn not_found(shared: &Shared, url: &str) -> Reply {
-    let page = std::fs::read_to_string(shared.out.join("404.html")).unwrap_or_else(|_| {
+    let first = url
+        .trim_start_matches('/')
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("");
+    let own = [format!("{first}/404.html"), "404.html".to_string()]
+        .into_iter()
+        .filter(|p| !first.is_empty() || p == "404.html")
+        .filter(|p| !p.contains("..") && !p.starts_with('/'))
+        .find_map(|p| std::fs::read_to_string(shared.out.join(p)).ok());
+    let page = own.unwrap_or_else(|| {
         let shown = escape_html(url.split('?').next().unwrap_or(""));
         format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Not found</title></head>\n\

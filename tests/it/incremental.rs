@@ -1,8 +1,6 @@
 //! Incremental builds: only what changed is rendered and written, and the result is the same as
 //! a clean build's, whatever the thread count.
 
-
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
@@ -336,7 +334,8 @@ fn unchanged_manifest_shards_are_trusted_unread() {
 
     // All of it left what a clean build makes.
     let incremental = t.snapshot_output();
-    t.run(&["build", "--force", "--quiet"]);
+    let run = t.run(&["build", "--force", "--quiet"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(incremental, t.snapshot_output());
 }
 
@@ -387,6 +386,44 @@ fn remembered_builds_check_only_what_the_watcher_reported() {
     );
     // The remembered builds left what a clean build makes.
     let remembered = t.snapshot_output();
-    t.run(&["build", "--force", "--quiet"]);
+    let run = t.run(&["build", "--force", "--quiet"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(remembered, t.snapshot_output());
+}
+
+#[test]
+fn root_spelling_and_serve_share_one_cache() {
+    // Site inputs under every folder the build hashes: a template, a locale file, a static file.
+    let t = site();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for rel in [
+        "templates/guide.html",
+        "locales/es/guide.ftl",
+        "static/style.css",
+    ] {
+        t.file(rel, &std::fs::read_to_string(repo.join(rel)).unwrap());
+    }
+    t.file(
+        "data/gpus.yaml",
+        "gpus:\n  - id: my-card\n    name: My card\n    capacity_bytes: 12000000000\n",
+    );
+    t.build_ok();
+    let before = mtimes(&t);
+    let abs = t.root().to_str().unwrap().to_string();
+    let out = t.root().join("public");
+    let run = t.run(&["build", "--root", &abs, "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for lang in ["en", "es", "zh"] {
+        says(&run, &format!("{lang}: rebuilt 0, unchanged 3, removed 0"));
+    }
+    // `serve` builds through the library with the root made absolute.
+    use vramdoc::build::{build_with, BuildOptions, Memory};
+    let opts = BuildOptions::new(t.root().to_path_buf(), Some(out)).quiet(true);
+    let report = build_with(&opts, &mut Memory::new()).expect("build");
+    assert!(
+        report.per_lang.values().all(|c| c.rebuilt == 0),
+        "{}",
+        report.summary(t.root())
+    );
+    assert_eq!(before, mtimes(&t));
 }

@@ -17,6 +17,7 @@ mod estimate_scenario;
 mod incremental;
 mod locales;
 mod markdown;
+mod refusals;
 #[cfg(feature = "serve")]
 mod serve;
 mod site;

@@ -1,6 +1,7 @@
 //! Markdown rendering: extensions, heading ids, code highlighting, escaping, the stray
 //! emphasis lint, and a snapshot of a representative guide body.
 
+use std::collections::BTreeMap;
 use vramdoc::markdown::{highlight_css, render_html, slugify, stray_emphasis_markers, Heading};
 
 fn html(markdown: &str) -> String {
@@ -10,11 +11,29 @@ fn html(markdown: &str) -> String {
 #[test]
 fn tables_are_wrapped_for_horizontal_scrolling() {
     let out = html("| key | value |\n|-----|------:|\n| n_layer | 6 |\n");
-    assert!(out.contains("<div class=\"table-wrap\">\n<table>"), "{out}");
+    assert!(
+        out.contains("<div class=\"table-wrap\" tabindex=\"0\">\n<table>"),
+        "{out}"
+    );
     assert!(out.contains("</table>\n</div>"), "{out}");
     assert!(out.contains("<th>key</th>"), "{out}");
+    assert!(out.contains("<td data-label=\"key\">n_layer</td>"), "{out}");
     assert!(
-        out.contains("<td style=\"text-align: right\">6</td>"),
+        out.contains("<td style=\"text-align: right\" data-label=\"value\">6</td>"),
+        "{out}"
+    );
+}
+
+#[test]
+fn table_cells_are_labelled_with_their_escaped_column_header() {
+    let out = html("| a `<b>` & c | d |\n|---|---|\n| 1 | 2 |\n| 3 |\n");
+    assert!(
+        out.contains("data-label=\"a &lt;b&gt; &amp; c\">1</td>"),
+        "{out}"
+    );
+    assert!(out.contains("data-label=\"d\">2</td>"), "{out}");
+    assert!(
+        out.contains("data-label=\"a &lt;b&gt; &amp; c\">3</td>"),
         "{out}"
     );
 }
@@ -72,7 +91,7 @@ fn headings_get_ids_anchor_links_and_plain_text() {
         "<h2 id=\"why-batch_size-matters\">Why <code>batch_size</code> <em>matters</em>"
     ));
     assert!(rendered.html.contains(
-        "<a class=\"anchor\" href=\"#why-batch_size-matters\" aria-hidden=\"true\">#</a></h2>"
+        "<a class=\"anchor\" href=\"#why-batch_size-matters\" aria-label=\"Why batch_size matters\">#</a></h2>"
     ));
 }
 
@@ -138,7 +157,7 @@ fn known_language_is_highlighted_with_classes() {
     let out = html("```python\nbatch_size = 8  # was 16\n```\n");
     assert!(
         out.starts_with(
-            "<pre class=\"code\" data-lang=\"python\"><code class=\"language-python\">"
+            "<pre class=\"code\" tabindex=\"0\" data-lang=\"python\"><code class=\"language-python\">"
         ),
         "{out}"
     );
@@ -272,15 +291,15 @@ fn unknown_or_missing_language_is_escaped_plain_text() {
     let out = html("```nosuchlang\na < b && c\n```\n");
     assert_eq!(
         out,
-        "<pre class=\"code\" data-lang=\"nosuchlang\"><code class=\"language-nosuchlang\">a &lt; b &amp;&amp; c\n</code></pre>\n"
+        "<pre class=\"code\" tabindex=\"0\" data-lang=\"nosuchlang\"><code class=\"language-nosuchlang\">a &lt; b &amp;&amp; c\n</code></pre>\n"
     );
     let out = html("```\nplain\n```\n\n    indented\n");
     assert!(
-        out.contains("<pre class=\"code\"><code>plain\n</code></pre>"),
+        out.contains("<pre class=\"code\" tabindex=\"0\"><code>plain\n</code></pre>"),
         "{out}"
     );
     assert!(
-        out.contains("<pre class=\"code\"><code>indented\n</code></pre>"),
+        out.contains("<pre class=\"code\" tabindex=\"0\"><code>indented\n</code></pre>"),
         "{out}"
     );
 }
@@ -330,17 +349,74 @@ fn smart_punctuation_is_off() {
     assert!(out.contains("'bfloat16' -- or not..."), "{out}");
 }
 
+/// The `--name: #rrggbb` declarations of a CSS block.
+fn colour_vars(block: &str) -> BTreeMap<String, String> {
+    block
+        .split(';')
+        .filter_map(|decl| {
+            let decl = decl.rsplit(['{', '}']).next()?;
+            let (name, value) = decl.split_once(':')?;
+            let (name, value) = (name.trim(), value.trim());
+            (name.starts_with("--") && value.starts_with('#') && value.len() == 7)
+                .then(|| (name.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+/// WCAG 2 contrast ratio of two `#rrggbb` colours.
+fn contrast(a: &str, b: &str) -> f64 {
+    let luminance = |hex: &str| {
+        let channel = |i: usize| {
+            let c = f64::from(u8::from_str_radix(&hex[i..i + 2], 16).unwrap()) / 255.0;
+            if c <= 0.03928 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5)
+    };
+    let (x, y) = (luminance(a), luminance(b));
+    (x.max(y) + 0.05) / (x.min(y) + 0.05)
+}
+
+/// Token colours are variables set once per scheme, and every one of them (and the code's own
+/// text colour) reads at WCAG AA (4.5:1) on the code background of its scheme.
 #[test]
-fn highlight_css_has_light_and_dark_themes() {
+fn highlight_colours_are_readable_in_both_schemes() {
     let css = highlight_css();
-    let dark = css
-        .find("@media (prefers-color-scheme: dark) {")
-        .expect("dark block");
-    assert!(css[..dark].contains("pre.code {"), "light base rule");
-    assert!(css[dark..].contains("pre.code {"), "dark base rule");
-    assert!(css[..dark].contains(".hl-comment"), "light token rules");
-    assert!(css[dark..].contains(".hl-comment"), "dark token rules");
-    assert!(!css.contains(".hl-code {"));
+    let site_css = include_str!("../../static/style.css");
+    let dark_at = |s: &str| {
+        s.find("@media (prefers-color-scheme: dark)")
+            .expect("dark block")
+    };
+    let (light_hl, dark_hl) = css.split_at(dark_at(&css));
+    let (light_site, dark_site) = site_css.split_at(dark_at(site_css));
+    for (scheme, hl, site) in [
+        ("light", light_hl, light_site),
+        ("dark", dark_hl, dark_site),
+    ] {
+        let mut hl = colour_vars(hl);
+        let site = colour_vars(site);
+        assert!(hl.len() >= 6, "{scheme}: token colours {hl:?}");
+        let bg = &site["--code-bg"];
+        hl.insert("--fg".to_string(), site["--fg"].clone());
+        for (name, colour) in &hl {
+            let ratio = contrast(colour, bg);
+            assert!(
+                ratio >= 4.5,
+                "{scheme}: {name} {colour} on {bg} is {ratio:.2}:1"
+            );
+        }
+    }
+    assert_eq!(
+        colour_vars(light_hl).keys().collect::<Vec<_>>(),
+        colour_vars(dark_hl).keys().collect::<Vec<_>>()
+    );
+    // Token rules only name variables, so the schemes cannot outrank each other.
+    for line in css.lines().filter(|l| l.starts_with(".hl-")) {
+        assert!(line.contains("var(--hl-"), "{line}");
+    }
     assert_eq!(css.matches('{').count(), css.matches('}').count());
 }
 

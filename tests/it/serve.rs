@@ -1,8 +1,5 @@
 //! `vramdoc serve` end to end: the real binary on a fixture site, polled with plain HTTP/1.0.
 
-
-
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;

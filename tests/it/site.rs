@@ -1,7 +1,5 @@
 //! The site generator end to end, through the real binary on fixture sites.
 
-
-
 use crate::support::SiteTest;
 
 /// A guide in all three languages with headings, a table, code and a footnote.
@@ -65,7 +63,7 @@ fn builds_every_language_with_switcher_and_hreflang() {
             .output(&format!("{lang}/index.html"))
             .contains("memory-basics/"));
     }
-    assert!(t.output("index.html").contains("href=\"zh/\""));
+    assert!(t.output("index.html").contains("href=\"zh/index.html\""));
     let sitemap = t.output("sitemap.xml");
     assert!(sitemap.contains("<loc>https://example.org/docs/es/memory-basics/</loc>"));
     assert!(sitemap.contains("<xhtml:link rel=\"alternate\" hreflang=\"zh\" href=\"https://example.org/docs/zh/memory-basics/\"/>"));
@@ -217,7 +215,7 @@ fn each_front_matter_error_names_file_line_and_fix() {
         (
             "---\ntitle: x\nlang: en\ndate: yesterday\n---\n",
             "content/case/en.md:4:1",
-            "`date` must look like",
+            "`date` must be a calendar date",
         ),
         (
             "---\ntitle: x\nlang: es\n---\n",
@@ -332,18 +330,120 @@ fn invalid_fluent_syntax_is_located() {
 #[test]
 fn two_builds_are_byte_identical() {
     let t = three_language_site();
-    t.build_ok();
-    let first = t.snapshot_output();
-    t.build_ok();
-    assert_eq!(first, t.snapshot_output());
+    let first = t.clean_build_into("out-1");
+    assert!(
+        first.len() > 10,
+        "the build wrote only {} files",
+        first.len()
+    );
+    assert_eq!(first, t.clean_build_into("out-2"));
 }
 
 #[test]
 fn every_subcommand_has_help() {
+    use clap::CommandFactory;
     let t = SiteTest::new();
-    for args in [&["--help"][..], &["build", "--help"]] {
-        let run = t.run(args);
-        assert_eq!(run.code, 0);
-        assert!(run.stdout.contains("Usage"), "{}", run.stdout);
+    // The subcommands come from the parser itself, so a new one is covered without editing here.
+    let names: Vec<String> = vramdoc::cli::Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|n| n != "help")
+        .collect();
+    assert!(names.len() >= 3, "subcommands: {names:?}");
+    let mut runs = vec![vec!["--help".to_string()]];
+    runs.extend(names.iter().map(|n| vec![n.clone(), "--help".to_string()]));
+    for args in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = t.run(&args);
+        assert_eq!(run.code, 0, "vramdoc {args:?}: {}", run.stderr);
+        assert!(
+            run.stdout.contains("Usage"),
+            "vramdoc {args:?}: {}",
+            run.stdout
+        );
+        if let [name, _] = args[..] {
+            assert!(
+                run.stdout.contains(&format!("vramdoc {name}")),
+                "{}",
+                run.stdout
+            );
+        }
     }
+}
+
+/// What docs readers expect beside the pages: a feed and a 404 page per language, `llms.txt`,
+/// a favicon, the copy-button script, canonical and Open Graph tags, links that open from disk,
+/// and one index order (date, then slug) in every language.
+#[test]
+fn feeds_404_pages_llms_txt_and_head_tags() {
+    let t = SiteTest::new();
+    // Same date; the titles sort differently in each language, the slugs do not.
+    for (slug, en, es) in [("b-guide", "Alpha", "Zeta"), ("a-guide", "Zeta", "Alpha")] {
+        t.guide(slug, "en", en, "Text.");
+        t.guide(slug, "es", es, "Texto.");
+    }
+    t.build_ok();
+    for lang in ["en", "es"] {
+        let index = t.output(&format!("{lang}/index.html"));
+        let a = index.find("a-guide/index.html").expect("a-guide listed");
+        let b = index.find("b-guide/index.html").expect("b-guide listed");
+        assert!(a < b, "{lang}: equal dates are ordered by slug");
+        assert!(
+            index.contains(&format!("href=\"../{lang}/atom.xml\"")),
+            "{index}"
+        );
+        let feed = t.output(&format!("{lang}/atom.xml"));
+        assert!(feed.starts_with("<?xml"), "{feed}");
+        assert!(feed.contains(&format!(
+            "<id>https://example.org/docs/{lang}/a-guide/</id>"
+        )));
+        assert!(feed.contains("<updated>2026-11-20T00:00:00Z</updated>"));
+        assert_eq!(feed.matches("<entry>").count(), 2);
+        let not_found = t.output(&format!("{lang}/404.html"));
+        assert!(not_found.contains(&format!("href=\"/docs/{lang}/a-guide/index.html\"")));
+        assert!(
+            not_found.contains("href=\"/docs/style.css\""),
+            "{not_found}"
+        );
+        assert!(!not_found.contains("rel=\"canonical\""));
+    }
+    assert!(t
+        .output("404.html")
+        .contains("href=\"/docs/es/index.html\""));
+    let llms = t.output("llms.txt");
+    assert!(llms.starts_with("# Test site\n"), "{llms}");
+    assert!(
+        llms.contains("- [Zeta](https://example.org/docs/en/a-guide/index.md)"),
+        "{llms}"
+    );
+    assert!(
+        llms.contains("- [Alpha](https://example.org/docs/es/a-guide/index.md)"),
+        "{llms}"
+    );
+    assert!(t.output("favicon.svg").starts_with("<svg"));
+    assert!(t.output("vramdoc.js").contains("copy-code"));
+    let page = t.output("en/a-guide/index.html");
+    for tag in [
+        "<link rel=\"canonical\" href=\"https://example.org/docs/en/a-guide/\">",
+        "<meta property=\"og:title\" content=\"Zeta\">",
+        "<meta property=\"og:type\" content=\"article\">",
+        "<meta property=\"og:locale\" content=\"en_US\">",
+        "<link rel=\"icon\" href=\"../../favicon.svg\"",
+        "<a href=\"../index.html\">Test site</a>",
+        "<a href=\"../../es/a-guide/index.html\" hreflang=\"es\"",
+    ] {
+        assert!(page.contains(tag), "missing {tag}:\n{page}");
+    }
+    // A feed or 404 page does not change a guide's page: editing a title re-renders the index
+    // (and its feed and 404 page), not the other guide.
+    t.guide("a-guide", "en", "Zeta 2", "Text.");
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("en: rebuilt 1, unchanged 1"),
+        "{}",
+        run.stdout
+    );
+    assert!(t.output("en/atom.xml").contains("Zeta 2"));
+    assert!(t.output("en/404.html").contains("Zeta 2"));
+    assert!(t.output("llms.txt").contains("[Zeta 2]"));
 }

@@ -1,7 +1,6 @@
 //! Fixture sites for integration tests: write a site into a temp folder, build it with the real
 //! binary, and read what came out.
 
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -92,10 +91,24 @@ impl SiteTest {
 
     /// Every file under `public/` with its bytes, sorted by path.
     pub fn snapshot_output(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        self.snapshot_of("public")
+    }
+
+    /// Every file under the folder `rel` (relative to the root) with its bytes, sorted by path.
+    pub fn snapshot_of(&self, rel: &str) -> Vec<(PathBuf, Vec<u8>)> {
         let mut files = Vec::new();
-        collect(&self.root().join("public"), Path::new(""), &mut files);
+        collect(&self.root().join(rel), Path::new(""), &mut files);
         files.sort();
         files
+    }
+
+    /// A clean build into the fresh output folder `rel` (which must not exist yet), asserting
+    /// success; returns what it wrote.
+    pub fn clean_build_into(&self, rel: &str) -> Vec<(PathBuf, Vec<u8>)> {
+        assert!(!self.root().join(rel).exists(), "{rel} already exists");
+        let r = self.run(&["build", "--quiet", "--out", rel]);
+        assert_eq!(r.code, 0, "build failed:\n{}\n{}", r.stdout, r.stderr);
+        self.snapshot_of(rel)
     }
 }
 

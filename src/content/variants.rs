@@ -1,0 +1,294 @@
+//! A guide's `variants:`: named what-ifs of its scenario, parsed once, with their lines.
+//!
+//! ```yaml
+//! variants:
+//!   - id: micro8                      # a name for `variants.<id>.…` paths, unique in the guide
+//!     label: "Micro-batch 8"          # per language; the id when absent
+//!     set: { batch_size: 8 }          # scenario keys and scalar values
+//! ```
+//! Any other key, a duplicate id, a label that is not text and a `set:` value that is not a
+//! scalar are errors at their line.
+
+use yaml_serde::Value as Yaml;
+
+/// One named variant of a guide's scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// The id (letters, digits, `_` and `-`), unique among the guide's variants.
+    pub id: String,
+    /// The label shown in the options table, in the page's language (the id when absent).
+    pub label: String,
+    /// The overridden scenario keys, in file order.
+    pub set: Vec<Setting>,
+    /// 1-based file line of the variant's `- ` item.
+    pub line: usize,
+}
+
+/// One `key: value` of a variant's `set:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    /// The scenario key.
+    pub key: String,
+    /// The value: a number, string, boolean or null.
+    pub value: Yaml,
+    /// 1-based file line where the key is written.
+    pub line: usize,
+}
+
+/// A problem in `variants:`: its file line, the message and advice.
+pub type VariantError = (usize, String, String);
+
+/// The keys a variant may have.
+const KEYS: [&str; 3] = ["id", "label", "set"];
+
+/// Parses the value of `variants:`, written at file line `key_line`; `lines` are the front
+/// matter's lines, the first at file line `first_line`. Returns every problem found.
+pub fn parse(
+    value: &Yaml,
+    key_line: usize,
+    lines: &[&str],
+    first_line: usize,
+) -> Result<Vec<Variant>, Vec<VariantError>> {
+    let items = match value {
+        Yaml::Sequence(items) => items,
+        Yaml::Null => return Ok(Vec::new()),
+        _ => {
+            return Err(vec![(
+                key_line,
+                "`variants` must be a list".into(),
+                "write each variant as a `- id: ...` item under `variants:`".into(),
+            )])
+        }
+    };
+    let starts = item_lines(lines, first_line, key_line, items.len());
+    let mut errors = Vec::new();
+    let mut variants: Vec<Variant> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let line = starts[i];
+        let end = starts.get(i + 1).copied().unwrap_or(usize::MAX);
+        let block = Block {
+            lines,
+            first_line,
+            start: line,
+            end,
+        };
+        let Yaml::Mapping(map) = item else {
+            errors.push((
+                line,
+                format!(
+                    "variant {} must be a mapping with `id`, `label` and `set`",
+                    i + 1
+                ),
+                "write `- id: name`, then `label:` and `set:` under it".into(),
+            ));
+            continue;
+        };
+        for k in map.keys() {
+            let name = k.as_str().map_or_else(|| format!("{k:?}"), str::to_string);
+            if !KEYS.contains(&name.as_str()) {
+                errors.push((
+                    block.key_line(&name),
+                    format!("unknown key `{name}` in variant {}", i + 1),
+                    "a variant has only `id`, `label` and `set`".into(),
+                ));
+            }
+        }
+        let id = match map.get("id") {
+            Some(Yaml::String(s)) if is_id(s) => s.clone(),
+            Some(Yaml::Number(n)) if is_id(&n.to_string()) => n.to_string(),
+            Some(other) => {
+                errors.push((
+                    block.key_line("id"),
+                    format!("variant id {} is not a name", shown(other)),
+                    "use letters, digits, `_` and `-`, e.g. `id: micro8`".into(),
+                ));
+                continue;
+            }
+            None => {
+                errors.push((
+                    line,
+                    format!("variant {} has no `id`", i + 1),
+                    "add `id: name` (letters, digits, `_` and `-`)".into(),
+                ));
+                continue;
+            }
+        };
+        if let Some(first) = variants.iter().find(|v| v.id == id) {
+            errors.push((
+                block.key_line("id"),
+                format!(
+                    "duplicate variant id `{id}` (first used at line {})",
+                    first.line
+                ),
+                "give each variant its own id".into(),
+            ));
+        }
+        let label = match map.get("label") {
+            None | Some(Yaml::Null) => id.clone(),
+            Some(Yaml::String(s)) => s.clone(),
+            Some(Yaml::Number(n)) => n.to_string(),
+            Some(other) => {
+                errors.push((
+                    block.key_line("label"),
+                    format!(
+                        "the label of variant `{id}` must be text, found {}",
+                        kind(other)
+                    ),
+                    "write `label: \"...\"` (quote it if it contains `[`, `{` or `:`)".into(),
+                ));
+                id.clone()
+            }
+        };
+        let mut set = Vec::new();
+        match map.get("set") {
+            Some(Yaml::Mapping(pairs)) => {
+                let set_line = block.key_line("set");
+                let inner = Block {
+                    start: set_line,
+                    ..block
+                };
+                for (k, v) in pairs {
+                    let Some(key) = k.as_str() else {
+                        errors.push((
+                            set_line,
+                            format!(
+                                "`set:` of variant `{id}` has a key that is not a name: {}",
+                                shown(k)
+                            ),
+                            "write scenario keys such as `batch_size: 8`".into(),
+                        ));
+                        continue;
+                    };
+                    let kline = inner.key_line(key);
+                    match v {
+                        Yaml::Bool(_) | Yaml::Number(_) | Yaml::String(_) | Yaml::Null => {
+                            set.push(Setting {
+                                key: key.to_string(),
+                                value: v.clone(),
+                                line: kline,
+                            })
+                        }
+                        other => errors.push((
+                            kline,
+                            format!(
+                                "`{key}` in variant `{id}` must be a number, string or boolean, found {}",
+                                kind(other)
+                            ),
+                            format!("write `{key}: value`"),
+                        )),
+                    }
+                }
+            }
+            other => errors.push((
+                other.map_or(line, |_| block.key_line("set")),
+                format!("variant `{id}` needs a `set:` mapping of scenario keys"),
+                "add e.g. `set: { batch_size: 8 }`".into(),
+            )),
+        }
+        variants.push(Variant {
+            id,
+            label,
+            set,
+            line,
+        });
+    }
+    if errors.is_empty() {
+        Ok(variants)
+    } else {
+        Err(errors)
+    }
+}
+
+/// True for an id usable in `variants.<id>` paths: letters, digits, `_` and `-`.
+fn is_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn shown(v: &Yaml) -> String {
+    match v {
+        Yaml::String(s) => format!("`{s}`"),
+        other => kind(other).to_string(),
+    }
+}
+
+fn kind(v: &Yaml) -> &'static str {
+    match v {
+        Yaml::Null => "nothing",
+        Yaml::Bool(_) => "a boolean",
+        Yaml::Number(_) => "a number",
+        Yaml::String(_) => "a string",
+        Yaml::Sequence(_) => "a list",
+        Yaml::Mapping(_) => "a mapping",
+        Yaml::Tagged(_) => "a tagged value",
+    }
+}
+
+/// The lines of one variant item, for locating its keys.
+#[derive(Clone, Copy)]
+struct Block<'a> {
+    lines: &'a [&'a str],
+    first_line: usize,
+    /// File line where the search starts.
+    start: usize,
+    /// File line where the next item starts (exclusive).
+    end: usize,
+}
+
+impl Block<'_> {
+    /// The file line of `key:` in this block (the block's first line if not found).
+    fn key_line(&self, key: &str) -> usize {
+        let from = self.start.saturating_sub(self.first_line);
+        self.lines
+            .iter()
+            .enumerate()
+            .skip(from)
+            .take_while(|(i, _)| i + self.first_line < self.end)
+            .find(|(_, l)| has_key(l, key))
+            .map_or(self.start, |(i, _)| i + self.first_line)
+    }
+}
+
+/// True when `line` writes `key:` as a key (block or flow style).
+pub(crate) fn has_key(line: &str, key: &str) -> bool {
+    let mut from = 0;
+    while let Some(i) = line[from..].find(key) {
+        let at = from + i;
+        let before = line[..at].trim_end_matches(['"', '\'']);
+        let after = line[at + key.len()..].trim_start_matches(['"', '\'']);
+        let starts = before
+            .chars()
+            .last()
+            .is_none_or(|c| c == ' ' || c == '-' || c == '{' || c == ',');
+        if starts && after.trim_start().starts_with(':') {
+            return true;
+        }
+        from = at + key.len();
+    }
+    false
+}
+
+/// The file lines of the `n` items of the block list under `variants:` at `key_line` (each the
+/// key line itself for a flow list `[...]`).
+fn item_lines(lines: &[&str], first_line: usize, key_line: usize, n: usize) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut indent = None;
+    for (i, l) in lines.iter().enumerate().skip(key_line + 1 - first_line) {
+        let trimmed = l.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let ind = l.len() - trimmed.len();
+        if ind == 0 && !trimmed.starts_with('-') {
+            break;
+        }
+        if (trimmed == "-" || trimmed.starts_with("- ")) && *indent.get_or_insert(ind) == ind {
+            found.push(i + first_line);
+        }
+    }
+    if found.len() != n {
+        return vec![key_line; n];
+    }
+    found
+}

@@ -1,0 +1,177 @@
+// Reader-experience checks of a built vramdoc site in headless Chromium (Playwright + axe-core).
+//
+// Serves the site on 127.0.0.1 and, for the root, every language index, every guide and every
+// 404 page, in the light and the dark colour scheme:
+//   - axe-core finds no serious or critical violation;
+//   - at 390 CSS px wide no page scrolls sideways;
+//   - every highlighted code token has at least 4.5:1 contrast against its code block.
+// Then, from disk (file://), a guide reaches its translation and shows a chart. Screenshots of a
+// guide in each language at 390 and 1280 px in both schemes go to --shots.
+//
+// Usage: node check.mjs --site DIR [--guide SLUG] [--shots DIR] [--chromium PATH]
+// Prints one line per check and "N passed, M failed"; exits 1 on any failure, 2 if it cannot run.
+
+import { chromium } from "playwright-core";
+import { createServer } from "node:http";
+import { readFile, stat, mkdir, readdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const require = createRequire(import.meta.url);
+const AXE_SOURCE = await readFile(require.resolve("axe-core/axe.min.js"), "utf8");
+const LANGS = ["en", "es", "zh"];
+const SCHEMES = ["light", "dark"];
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
+
+function parseArgs(argv) {
+  const args = { site: null, guide: null, shots: null, chromium: process.env.CHROMIUM || "/usr/bin/chromium" };
+  for (let i = 2; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, "");
+    if (!(key in args)) throw new Error(`unknown option ${argv[i]}`);
+    args[key] = argv[i + 1];
+  }
+  if (!args.site) throw new Error("--site DIR is required");
+  return args;
+}
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript",
+  ".svg": "image/svg+xml", ".xml": "application/xml", ".md": "text/markdown; charset=utf-8",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+/** A static server for the site folder; folders answer with their index.html, misses with 404.html. */
+function serve(root) {
+  const server = createServer(async (req, res) => {
+    const urlPath = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    let file = path.join(root, urlPath);
+    if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
+    try {
+      if ((await stat(file)).isDirectory()) file = path.join(file, "index.html");
+      const body = await readFile(file);
+      res.writeHead(200, { "content-type": TYPES[path.extname(file)] || "application/octet-stream" }).end(body);
+    } catch {
+      const lang = urlPath.split("/")[1];
+      const page = await readFile(path.join(root, lang, "404.html")).catch(() => readFile(path.join(root, "404.html")));
+      res.writeHead(404, { "content-type": TYPES[".html"] }).end(page);
+    }
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+let passed = 0;
+let failed = 0;
+function check(ok, what, detail = "") {
+  if (ok) { passed++; console.log(`ok   ${what}`); } else { failed++; console.log(`FAIL ${what}${detail ? `: ${detail}` : ""}`); }
+  return ok;
+}
+
+/** The guide slugs of a language, from its folder. */
+async function guides(site, lang) {
+  const entries = await readdir(path.join(site, lang), { withFileTypes: true });
+  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+}
+
+/** Serious and critical axe-core violations on the loaded page. */
+async function axeViolations(page) {
+  await page.addScriptTag({ content: AXE_SOURCE });
+  const result = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
+  });
+  return result.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/** Code tokens below 4.5:1 against their block's background (WCAG 2 relative luminance). */
+async function lowContrastTokens(page) {
+  return page.evaluate(() => {
+    const rgb = (s) => s.match(/[\d.]+/g).slice(0, 3).map(Number);
+    const lum = ([r, g, b]) => {
+      const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)]; return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+    const bad = [];
+    for (const pre of document.querySelectorAll("pre")) {
+      const bg = rgb(getComputedStyle(pre).backgroundColor);
+      for (const el of [pre, ...pre.querySelectorAll("span")]) {
+        if (!el.textContent.trim()) continue;
+        const r = ratio(rgb(getComputedStyle(el).color), bg);
+        if (r < 4.5) bad.push(`${el.className || "pre"} "${el.textContent.trim().slice(0, 20)}" ${r.toFixed(2)}:1`);
+      }
+    }
+    return bad;
+  });
+}
+
+async function main() {
+  const args = parseArgs(process.argv);
+  const site = path.resolve(args.site);
+  const server = await serve(site);
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const browser = await chromium.launch({
+    executablePath: args.chromium,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+  });
+  try {
+    const slugs = await guides(site, "en");
+    const guide = args.guide || slugs[0];
+    const pages = ["/", "/404.html", ...LANGS.flatMap((l) => [`/${l}/`, `/${l}/404.html`, ...slugs.map((s) => `/${l}/${s}/`)])];
+    for (const scheme of SCHEMES) {
+      for (const viewport of [DESKTOP, PHONE]) {
+        const context = await browser.newContext({ viewport, colorScheme: scheme });
+        const page = await context.newPage();
+        for (const url of pages) {
+          const where = `${url} (${scheme}, ${viewport.width} px)`;
+          await page.goto(origin + url, { waitUntil: "load" });
+          if (viewport === PHONE) {
+            const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
+            check(scroll <= width, `${where}: no sideways scrolling`, `content is ${scroll} px wide`);
+          } else {
+            const violations = await axeViolations(page);
+            check(violations.length === 0, `${where}: no serious or critical axe-core violations`,
+              violations.map((v) => `${v.id} (${v.impact}) at ${v.nodes.join(", ")}`).join("; "));
+            const low = await lowContrastTokens(page);
+            check(low.length === 0, `${where}: code tokens at 4.5:1 or more`, low.slice(0, 5).join("; "));
+          }
+        }
+        if (args.shots) {
+          await mkdir(args.shots, { recursive: true });
+          for (const lang of LANGS) {
+            await page.goto(`${origin}/${lang}/${guide}/`, { waitUntil: "load" });
+            const file = path.join(args.shots, `${lang}-${guide}-${viewport.width}-${scheme}.png`);
+            await page.screenshot({ path: file, fullPage: viewport === PHONE });
+          }
+        }
+        await context.close();
+      }
+    }
+
+    // From disk: the output must work when someone unzips it and opens a page.
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    const start = pathToFileURL(path.join(site, "en", guide, "index.html")).href;
+    await page.goto(start, { waitUntil: "load" });
+    await page.click('nav.lang-switch a[hreflang="es"]');
+    await page.waitForLoadState("load");
+    const lang = await page.evaluate(() => document.documentElement.lang);
+    check(lang === "es" && page.url().startsWith("file:"), "file://: the language switcher reaches the Spanish page", `at ${page.url()}, lang ${lang}`);
+    const charts = await page.evaluate(() => [...document.images].filter((i) => i.src.endsWith(".svg")).map((i) => i.naturalWidth));
+    check(charts.length > 0 && charts.every((w) => w > 0), "file://: the charts load", `natural widths ${charts}`);
+    await page.click("a.site-title");
+    await page.waitForLoadState("load");
+    check(page.url().endsWith("/es/index.html"), "file://: the site title leads to the language index, not a folder listing", page.url());
+    await context.close();
+  } finally {
+    await browser.close();
+    server.close();
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => { console.error(`error: ${e.stack || e}`); process.exit(2); });
