@@ -49,3 +49,4 @@ diag-phase-training_step = a training micro-step (forward or backward)
 diag-col-figure = Figure in the message
 diag-col-size = Size
 diag-frag-v1 = This message comes from PyTorch 1, whose allocator has no expandable segments: set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 there instead, as the message itself suggests.
+diag-gpu-candidates = The card has the capacity the message prints ({ $capacity }), as { $cards } do; name yours with --gpu ID.

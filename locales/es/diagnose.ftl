@@ -49,3 +49,4 @@ diag-phase-training_step = un micro-paso de entrenamiento (forward o backward)
 diag-col-figure = Cifra del mensaje
 diag-col-size = Tamaño
 diag-frag-v1 = Este mensaje es de PyTorch 1, cuyo asignador no tiene segmentos expandibles: ahí usa en su lugar PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128, como sugiere el propio mensaje.
+diag-gpu-candidates = La tarjeta tiene la capacidad que indica el mensaje ({ $capacity }), igual que { $cards }; indica la tuya con --gpu ID.

@@ -49,3 +49,4 @@ diag-phase-training_step = 训练微步（前向或反向传播）
 diag-col-figure = 报错中的数值
 diag-col-size = 大小
 diag-frag-v1 = 该报错来自 PyTorch 1，其分配器没有可扩展段：请改用 PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128，正如报错信息本身所建议的。
+diag-gpu-candidates = 该卡的容量与报错信息所示相同（{ $capacity }），{ $cards } 都是这个容量；请用 --gpu ID 指明你的显卡。

@@ -97,6 +97,9 @@ pub struct Diagnosis {
     pub what_if: Vec<WhatIf>,
     /// Scenario keys that would sharpen the diagnosis, when no scenario was given.
     pub missing_keys: Vec<&'static str>,
+    /// The catalog cards with the message's capacity, when it is more than one (and no `gpu`
+    /// was given): the diagnosis then uses the printed capacity.
+    pub gpu_candidates: Vec<String>,
 }
 
 /// Keys that decide which tensor an allocation is.
@@ -199,25 +202,32 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
     })
 }
 
-/// The card the message describes: the catalog entry whose capacity is the printed one, else a
-/// new catalog entry ([`MESSAGE_GPU`]) with the printed capacity.
+/// The card the message describes: the one catalog entry whose capacity is the printed one
+/// (within its rounding); when none or several are, a new entry ([`MESSAGE_GPU`]) with the
+/// printed capacity, and the names of the cards it could be.
 fn gpu_from_message(
     m: &OomMessage,
     catalog: &mut GpuCatalog,
-) -> Result<String, estimate::ScenarioError> {
+) -> Result<(String, Vec<String>), estimate::ScenarioError> {
     let tol = m.capacity.tolerance.max(1);
-    if let Some(g) = catalog
+    let matches: Vec<(String, String, bool)> = catalog
         .iter()
-        .find(|g| g.capacity_bytes.abs_diff(m.capacity.bytes) <= tol)
-    {
-        return Ok(g.id.clone());
+        .filter(|g| g.capacity_bytes.abs_diff(m.capacity.bytes) <= tol)
+        .map(|g| (g.id.clone(), g.name.clone(), g.bf16))
+        .collect();
+    if let [(id, _, _)] = matches.as_slice() {
+        return Ok((id.clone(), Vec::new()));
     }
     let index = m.gpu_index.unwrap_or(0);
+    let bf16 = matches.is_empty() || matches.iter().any(|(_, _, b)| *b);
     catalog.extend_from_yaml(&format!(
-        "gpus:\n  - {{id: {MESSAGE_GPU}, name: \"GPU {index}\", capacity_bytes: {}}}\n",
+        "gpus:\n  - {{id: {MESSAGE_GPU}, name: \"GPU {index}\", capacity_bytes: {}, bf16: {bf16}}}\n",
         m.capacity.bytes.max(1)
     ))?;
-    Ok(MESSAGE_GPU.to_owned())
+    Ok((
+        MESSAGE_GPU.to_owned(),
+        matches.into_iter().map(|(_, name, _)| name).collect(),
+    ))
 }
 
 /// What the message alone tells: its numbers, other programs' memory and fragmentation.
@@ -252,6 +262,7 @@ pub fn from_message(m: OomMessage) -> Diagnosis {
         estimate: None,
         what_if: Vec::new(),
         missing_keys: SHARPENING_KEYS.to_vec(),
+        gpu_candidates: Vec::new(),
         message: m,
     }
 }
@@ -280,7 +291,9 @@ fn with_scenario_as_given(
     let mut own;
     let catalog = if scenario.gpu.is_none() {
         own = catalog.clone();
-        scenario.gpu = Some(gpu_from_message(&d.message, &mut own)?);
+        let (id, candidates) = gpu_from_message(&d.message, &mut own)?;
+        scenario.gpu = Some(id);
+        d.gpu_candidates = candidates;
         &own
     } else {
         catalog

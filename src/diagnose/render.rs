@@ -168,13 +168,25 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     };
     let mut lines = Vec::new();
     if e.gpu.as_ref().is_some_and(|g| g.id == super::MESSAGE_GPU) {
-        lines.push(loc.t_args(
-            "diag-gpu-from-message",
-            &[(
-                "capacity",
-                FluentValue::from(loc.bytes(d.message.capacity.bytes)),
-            )],
-        ));
+        let capacity = FluentValue::from(loc.bytes(d.message.capacity.bytes));
+        lines.push(if d.gpu_candidates.is_empty() {
+            loc.t_args("diag-gpu-from-message", &[("capacity", capacity)])
+        } else {
+            loc.t_args(
+                "diag-gpu-candidates",
+                &[
+                    ("capacity", capacity),
+                    (
+                        "cards",
+                        FluentValue::from(d.gpu_candidates.join(if loc.lang().starts_with("zh") {
+                            "、"
+                        } else {
+                            ", "
+                        })),
+                    ),
+                ],
+            )
+        });
     }
     lines.push(loc.t_args(
         "diag-estimate",

@@ -133,8 +133,19 @@ fn seed_002_allocation_is_the_evaluation_logits() {
     assert_eq!(id["phase"], "evaluation");
     assert_eq!(id["phase_source"], "traceback");
     assert_eq!(id["before_first_step"], true);
-    // The card is recognized from the printed capacity; other programs are counted.
-    assert_eq!(v["estimate"]["gpu"]["id"], "rtx-3060-12gb");
+    // Two cards of the catalog print 11.69 GiB: the diagnosis uses the printed capacity and
+    // names both; other programs are counted.
+    assert_eq!(v["estimate"]["gpu"]["id"], "gpu-from-message");
+    near(
+        &v["estimate"]["gpu"]["capacity_bytes"],
+        (11.69 * GIB).round(),
+    );
+    let cards = v["gpu_candidates"].as_array().unwrap();
+    assert!(
+        cards.iter().any(|c| c == "NVIDIA GeForce RTX 3060 12GB"),
+        "{cards:?}"
+    );
+    assert!(cards.len() >= 2, "{cards:?}");
     assert_eq!(
         v["estimate"]["scenario"]["other_processes"],
         v["other_processes_bytes"]
@@ -150,6 +161,24 @@ fn seed_002_allocation_is_the_evaluation_logits() {
         .any(|o| o["verdict"] == "fits"));
 
     // Without the traceback, the memory in use decides: iteration 0's evaluation.
+    let named = json(
+        &t,
+        &[
+            "oom.txt",
+            "--config",
+            "train_gpt2.py",
+            "--gpu",
+            "rtx-3060-12gb",
+        ],
+    );
+    assert_eq!(named["estimate"]["gpu"]["id"], "rtx-3060-12gb");
+    assert!(named["gpu_candidates"].as_array().unwrap().is_empty());
+    let r = run(&t, &["oom.txt", "--config", "train_gpt2.py"]);
+    assert!(
+        r.stdout.contains("NVIDIA GeForce RTX 3060 12GB, ") && r.stdout.contains("--gpu ID"),
+        "{}",
+        r.stdout
+    );
     let bare: String = SEED_002
         .lines()
         .filter(|l| !l.starts_with(' ') && !l.starts_with("Traceback"))
@@ -165,7 +194,15 @@ fn seed_002_allocation_is_the_evaluation_logits() {
     // Seed 002 is Spanish: the report in Spanish.
     let es = run(
         &t,
-        &["oom.txt", "--config", "train_gpt2.py", "--lang", "es"],
+        &[
+            "oom.txt",
+            "--config",
+            "train_gpt2.py",
+            "--gpu",
+            "rtx-3060-12gb",
+            "--lang",
+            "es",
+        ],
     );
     assert_eq!(es.code, 0, "{}", es.stderr);
     for needle in [
