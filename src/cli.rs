@@ -37,6 +37,9 @@ pub enum Command {
     /// Estimate a nanoGPT training run's GPU memory: breakdown, verdict against a GPU, and what
     /// to change. FILE is a YAML scenario or a nanoGPT Python config; `--key=value` overrides work.
     Estimate(crate::report::EstimateArgs),
+    /// Explain a PyTorch CUDA out-of-memory message: its numbers, other programs' memory, which
+    /// tensor failed and when, fragmentation, and what to change. Reads a file, --message or stdin.
+    Diagnose(crate::diagnose::DiagnoseArgs),
     /// Check the site without writing it: errors, stale output, missing strings and
     /// translations, outdated translations, broken links. Exits non-zero on any problem.
     Check {
@@ -79,6 +82,7 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     match cli.command {
         Command::Estimate(args) => crate::report::run(&args),
+        Command::Diagnose(args) => crate::diagnose::run(&args),
         Command::Check { root, out, format } => {
             let out = out.unwrap_or_else(|| root.join("public"));
             let report = crate::check::check(&root, &out);

@@ -11,6 +11,7 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod content;
+pub mod diagnose;
 pub mod diagnostics;
 pub mod estimate;
 pub mod expand;

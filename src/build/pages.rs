@@ -77,6 +77,7 @@ pub(crate) fn render_guide(
         variant_labels: &labels,
         catalog: &site.catalog,
         charts: &site.charts,
+        error: guide_error(page),
     };
     let expanded = expand::expand(
         page.body(),
@@ -174,10 +175,23 @@ pub(crate) fn render_guide(
 
 /// Warnings about a page's prose: hand-typed memory figures (in computed guides, where an
 /// expression could give the figure) and emphasis markers that CommonMark left as literal asterisks.
+/// The front matter's `error:` (the out-of-memory message the guide explains), if any.
+fn guide_error(page: &Page) -> Option<&str> {
+    page.front
+        .extra
+        .iter()
+        .find(|(k, _)| k == "error")
+        .and_then(|(_, v)| v.as_str())
+}
+
 fn lint_page(page: &Page, computed: bool, html: &str) -> Vec<Diagnostic> {
     let body = page.body();
     let typed = if computed {
+        let error = guide_error(page).unwrap_or_default();
         lint::typed_memory_figures(body)
+            .into_iter()
+            .filter(|(_, text)| !lint::in_quoted_message(text, error))
+            .collect()
     } else {
         Vec::new()
     };

@@ -81,6 +81,8 @@ pub struct SweepPoint {
     pub x: u64,
     /// Peak memory at that value.
     pub peak_bytes: u64,
+    /// The range of `peak_bytes` (low, high), shaded around the line when given.
+    pub range: Option<(u64, u64)>,
 }
 
 /// The sweep: peak memory against the swept value, with capacity line and largest fit.
@@ -93,6 +95,8 @@ pub struct SweepChart<'a> {
     pub y_label: String,
     /// Legend text of the line.
     pub series_label: String,
+    /// Legend text of the shaded range (shown when any point has a range).
+    pub range_label: String,
     /// Points with strictly ascending `x` (powers of two typically).
     pub points: Vec<SweepPoint>,
     /// Capacity line: legend text and bytes.

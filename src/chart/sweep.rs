@@ -2,7 +2,7 @@
 //! and the largest size that fits marked.
 
 use plotters::chart::ChartBuilder;
-use plotters::element::{Circle, DashedPathElement, PathElement};
+use plotters::element::{Circle, DashedPathElement, PathElement, Polygon};
 use plotters::series::LineSeries;
 use plotters::style::{Color, RGBColor, WHITE};
 
@@ -16,6 +16,8 @@ use super::{axis_top, gib, ChartError, SweepChart, CAPACITY_COLOR, DESC_PX, INK,
 const SERIES_COLOR: RGBColor = RGBColor(0x00, 0x72, 0xB2);
 /// Colour of the largest-fit marker.
 const FIT_COLOR: RGBColor = RGBColor(0x00, 0x9E, 0x73);
+/// Colour of the shaded range around the line (the series colour, light).
+const RANGE_COLOR: RGBColor = RGBColor(0xB3, 0xD4, 0xE8);
 /// Grid line colour.
 const GRID: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
 /// At most this many x ticks; with more points every n-th gets one.
@@ -25,6 +27,9 @@ const MAX_X_TICKS: usize = 12;
 pub(crate) fn draw(chart: &SweepChart<'_>) -> Result<String, ChartError> {
     validate(chart)?;
     let mut legend = vec![(Key::LineWithDot(SERIES_COLOR), chart.series_label.clone())];
+    if chart.points.iter().any(|p| p.range.is_some()) {
+        legend.push((Key::Swatch(RANGE_COLOR), chart.range_label.clone()));
+    }
     if let Some((label, _)) = &chart.capacity {
         legend.push((Key::Dashed(CAPACITY_COLOR), label.clone()));
     }
@@ -69,7 +74,7 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>) -> Result<(), ChartError> {
     let peak = chart
         .points
         .iter()
-        .map(|p| gib(p.peak_bytes))
+        .map(|p| gib(p.range.map_or(p.peak_bytes, |r| r.1.max(p.peak_bytes))))
         .fold(0.0, f64::max);
     let capacity = chart.capacity.as_ref().map(|(_, bytes)| gib(*bytes));
     let y_top = axis_top(peak.max(capacity.unwrap_or(0.0)));
@@ -107,6 +112,22 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>) -> Result<(), ChartError> {
         .draw()
         .map_err(ChartError::drawing)?;
 
+    // The range as one polygon: the low ends left to right, then the high ends back.
+    let band: Vec<(f64, f64)> = xs
+        .iter()
+        .zip(&chart.points)
+        .filter_map(|(x, p)| p.range.map(|r| (*x, gib(r.0))))
+        .chain(
+            xs.iter()
+                .zip(&chart.points)
+                .rev()
+                .filter_map(|(x, p)| p.range.map(|r| (*x, gib(r.1)))),
+        )
+        .collect();
+    if band.len() >= 4 {
+        ctx.draw_series(std::iter::once(Polygon::new(band, RANGE_COLOR.filled())))
+            .map_err(ChartError::drawing)?;
+    }
     if let Some(capacity) = capacity {
         ctx.draw_series(std::iter::once(DashedPathElement::new(
             vec![(x_min, capacity), (x_max, capacity)],

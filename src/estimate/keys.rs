@@ -64,6 +64,7 @@ pub const KEYS: &[&str] = &[
     "eval_batch_size",
     "pure_bf16",
     "gpu",
+    "other_processes",
 ];
 
 impl Scenario {
@@ -118,6 +119,7 @@ impl Scenario {
                     }
                 }
             }
+            "other_processes" => self.other_processes = byte_size(key, &value)?,
             _ => {
                 return Err(ScenarioError::key(
                     key,
@@ -193,6 +195,49 @@ fn count(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
         ));
     }
     u64::try_from(n).map_err(|_| ScenarioError::key(key, format!("{n} is out of range")))
+}
+
+/// A byte count: a whole number of bytes, or a string with a unit as nvidia-smi and PyTorch
+/// print them (`"2118 MiB"`, `"2.1 GiB"`, `"2.1GB"`; KiB/MiB/GiB/TiB are powers of 1024,
+/// kB/MB/GB/TB powers of 1000, `B` bytes). [`parse_byte_size`] reads the string form.
+fn byte_size(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
+    let bad = |v: &dyn std::fmt::Display| {
+        ScenarioError::key(
+            key,
+            format!("expected bytes such as 2254438400, \"2150 MiB\" or \"2.1 GiB\", got {v}"),
+        )
+    };
+    match value {
+        Literal::Int(i) => u64::try_from(*i).map_err(|_| bad(value)),
+        Literal::Float(f) if f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e18 => Ok(*f as u64),
+        Literal::Str(s) => parse_byte_size(s).ok_or_else(|| bad(value)),
+        other => Err(bad(other)),
+    }
+}
+
+/// Parses `"2.1 GiB"`, `"2118MiB"`, `"300 MB"`, `"1024"` (bytes) into bytes; `None` when the text
+/// is not a non-negative number with an optional known unit or is out of range.
+pub fn parse_byte_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number.parse().ok()?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" | "bytes" => 1.0,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return None,
+    };
+    let bytes = (value * scale).round();
+    (0.0..9.0e18).contains(&bytes).then_some(bytes as u64)
 }
 
 /// `True`/`False`; the strings "true"/"false" are accepted too.

@@ -20,20 +20,23 @@ use serde::Serialize;
 
 pub use error::ScenarioError;
 pub use gpu::{Gpu, GpuCatalog};
-pub use keys::{Literal, KEYS};
+pub use keys::{parse_byte_size, Literal, KEYS};
 pub use memory::TrainMoment;
 pub use overhead::{
-    ALLOCATOR_SLACK_DEN, ALLOCATOR_SLACK_NUM, COMPILE_KERNELS_BYTES, CUBLAS_WORKSPACE_BYTES,
-    CUDA_CONTEXT_BYTES,
+    ALLOCATOR_SLACK_DEN, ALLOCATOR_SLACK_HIGH_PCT, ALLOCATOR_SLACK_LOW_PCT, ALLOCATOR_SLACK_NUM,
+    COMPILE_KERNELS_BYTES, COMPILE_KERNELS_HIGH_BYTES, COMPILE_KERNELS_LOW_BYTES,
+    CUBLAS_WORKSPACE_BYTES, CUBLAS_WORKSPACE_HIGH_BYTES, CUDA_CONTEXT_BYTES,
+    CUDA_CONTEXT_HIGH_BYTES, CUDA_CONTEXT_LOW_BYTES,
 };
 pub use params::Params;
 pub use scenario::{Dtype, Optimizer, Scenario};
 pub use whatif::{what_if, Change, WhatIf, WhatIfKind};
 
 use num::N;
+use overhead::End;
 
 /// Version of the formulas and constants; bump on any change (site builds cache on it).
-pub const ESTIMATOR_VERSION: &str = "2";
+pub const ESTIMATOR_VERSION: &str = "3";
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
 ///
@@ -62,8 +65,14 @@ pub struct Bytes {
     pub peak: u64,
     /// `cuda_context + allocator_slack + cublas_workspace`.
     pub overhead: u64,
-    /// `peak + overhead`: what nvidia-smi shows for the process.
+    /// `peak + overhead`: what nvidia-smi shows for the process (the overhead at its middle).
     pub total: u64,
+    /// `total` with every overhead term at its documented low end (`overhead.rs`).
+    pub total_low: u64,
+    /// `total` with every overhead term at its documented high end (`overhead.rs`).
+    pub total_high: u64,
+    /// Memory other programs hold on the card (the scenario's `other_processes`).
+    pub other_processes: u64,
     /// One logits tensor at the training micro-batch: `b·s·V·c`.
     pub logits_tensor: u64,
     /// One logits tensor at the eval micro-batch.
@@ -84,6 +93,44 @@ pub enum Phase {
     Train,
     /// `estimate_loss()`.
     Eval,
+}
+
+/// Whether a scenario fits its GPU, given the range of the overhead and other programs' memory.
+///
+/// With `C` the capacity and `O` what other programs hold: fits when `total_high + O ≤ C`, does
+/// not fit when `total_low + O > C`, tight in between ([`Verdict::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Even the high end fits beside the other programs.
+    Fits,
+    /// The low end fits and the high end does not: it depends on the driver and the allocator.
+    Tight,
+    /// Even the low end does not fit.
+    DoesNotFit,
+}
+
+impl Verdict {
+    /// The verdict for a range `low..=high` of totals beside `other` bytes on `capacity` bytes.
+    pub fn of(low: u64, high: u64, other: u64, capacity: u64) -> Verdict {
+        let with = |t: u64| u128::from(t) + u128::from(other);
+        if with(high) <= u128::from(capacity) {
+            Verdict::Fits
+        } else if with(low) > u128::from(capacity) {
+            Verdict::DoesNotFit
+        } else {
+            Verdict::Tight
+        }
+    }
+
+    /// `fits`, `tight` or `does_not_fit`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Fits => "fits",
+            Verdict::Tight => "tight",
+            Verdict::DoesNotFit => "does_not_fit",
+        }
+    }
 }
 
 /// The GPU an estimate was checked against.
@@ -118,9 +165,11 @@ pub struct Estimate {
     pub tokens_per_step: u64,
     /// The scenario's GPU, if it names one.
     pub gpu: Option<GpuRef>,
-    /// `total <= capacity_bytes`, if a GPU is named.
+    /// The three-state verdict against the GPU, if one is named.
+    pub verdict: Option<Verdict>,
+    /// `verdict == fits`, if a GPU is named.
     pub fits: Option<bool>,
-    /// `capacity_bytes − total`, if a GPU is named.
+    /// `capacity_bytes − other_processes − total`, if a GPU is named.
     pub headroom_bytes: Option<i64>,
     /// [`ESTIMATOR_VERSION`].
     pub estimator_version: &'static str,
@@ -137,9 +186,13 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
     } else {
         (train_peak, Phase::Train)
     };
-    let (context, slack, cublas) = overhead::overhead(peak, s.compile);
+    let (context, slack, cublas) = overhead::overhead(peak, s.compile, End::Mid);
     let overhead = context + slack + cublas;
     let total = peak + overhead;
+    let at = |end| {
+        let (c, sl, cu) = overhead::overhead(peak, s.compile, end);
+        peak + c + sl + cu
+    };
     let u = |n: N, what: &str| n.to_u64(what);
     let bytes = Bytes {
         weights: u(m.train.weights, "the weights")?,
@@ -154,6 +207,9 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         peak: u(peak, "the peak")?,
         overhead: u(overhead, "the overhead")?,
         total: u(total, "the total")?,
+        total_low: u(at(End::Low), "the total")?,
+        total_high: u(at(End::High), "the total")?,
+        other_processes: s.other_processes,
         logits_tensor: u(m.logits_tensor, "the logits tensor")?,
         eval_logits_tensor: u(m.eval_logits_tensor, "the eval logits tensor")?,
         cuda_context: u(context, "the CUDA context")?,
@@ -169,6 +225,14 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         "the tokens per step",
     )?;
     let gpu = s.gpu.as_deref().and_then(|id| catalog.get(id));
+    let verdict = gpu.map(|g| {
+        Verdict::of(
+            bytes.total_low,
+            bytes.total_high,
+            s.other_processes,
+            g.capacity_bytes,
+        )
+    });
     Ok(Estimate {
         scenario: s.clone(),
         params,
@@ -183,9 +247,14 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
             capacity_bytes: g.capacity_bytes,
             bf16: g.bf16,
         }),
-        fits: gpu.map(|g| bytes.total <= g.capacity_bytes),
-        // Both sides are ≤ 2^63 − 1 (catalog check and N::to_u64), so this cannot overflow.
-        headroom_bytes: gpu.map(|g| g.capacity_bytes as i64 - bytes.total as i64),
+        verdict,
+        fits: verdict.map(|v| v == Verdict::Fits),
+        headroom_bytes: gpu.map(|g| {
+            let h = i128::from(g.capacity_bytes)
+                - i128::from(s.other_processes)
+                - i128::from(bytes.total);
+            h.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+        }),
         estimator_version: ESTIMATOR_VERSION,
     })
 }

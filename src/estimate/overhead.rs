@@ -1,40 +1,90 @@
-//! What nvidia-smi shows beyond PyTorch's allocated memory, as named constants.
+//! What nvidia-smi shows beyond PyTorch's allocated memory: named constants, each a documented
+//! low, middle and high.
 //!
-//! nvidia-smi's figure for the process = PyTorch's reserved memory + the CUDA context.
-//! The values below are the midpoints of the ranges in ESTIMATOR-NOTES.md; they are
-//! estimates, so a scenario within a few hundred MiB of the card's capacity is "tight".
+//! nvidia-smi's figure for the process = PyTorch's reserved memory + the CUDA context
+//! (ESTIMATOR-NOTES.md, "What nvidia-smi shows"). The training peak itself follows an exact
+//! replay; these components are estimates, so every one has a range and the estimate's
+//! `total_low ≤ total ≤ total_high` spans them (the low ends summed, the high ends summed).
 
 use super::num::N;
 
-const MIB: u128 = 1 << 20;
+const MIB: u64 = 1 << 20;
 
-/// CUDA context with lazy module loading (`CUDA_MODULE_LOADING=LAZY`, PyTorch's default since
-/// CUDA 11.7): 0.3–0.6 GiB across cards and drivers; 450 MiB is the middle. (Eager loading costs
-/// 1–2 GiB.)
-pub const CUDA_CONTEXT_BYTES: u64 = 450 * MIB as u64;
+/// CUDA context with lazy module loading (`CUDA_MODULE_LOADING=LAZY`, the default since
+/// CUDA 11.7 / PyTorch 1.13): 0.3–0.6 GiB across cards and drivers; 450 MiB is the middle
+/// (ESTIMATOR-NOTES.md).
+pub const CUDA_CONTEXT_BYTES: u64 = 450 * MIB;
+/// Low end of the CUDA context: lazy loading on a lean driver, 300 MiB (ESTIMATOR-NOTES.md).
+pub const CUDA_CONTEXT_LOW_BYTES: u64 = 300 * MIB;
+/// High end of the CUDA context: without lazy loading (CUDA < 11.7 or
+/// `CUDA_MODULE_LOADING=EAGER`) every kernel of every library is loaded, 1–2 GiB
+/// (ESTIMATOR-NOTES.md); 1 GiB, eager loading's lower figure, since the recent stacks this tool
+/// models load lazily by default and the 2 GiB comes from old stacks with every library loaded.
+pub const CUDA_CONTEXT_HIGH_BYTES: u64 = 1024 * MIB;
 
 /// torch.compile's allowance on top of the context: Inductor's Triton kernels are loaded as CUDA
 /// modules (hundreds of kernels of tens of KiB each). An allowance, not a measurement.
-pub const COMPILE_KERNELS_BYTES: u64 = 64 * MIB as u64;
+pub const COMPILE_KERNELS_BYTES: u64 = 64 * MIB;
+/// Low end of torch.compile's allowance: a few hundred small kernels, 32 MiB.
+pub const COMPILE_KERNELS_LOW_BYTES: u64 = 32 * MIB;
+/// High end of torch.compile's allowance: autotuned variants and the Triton runtime's own
+/// buffers, 256 MiB (ESTIMATOR-NOTES.md: compile lowers memory for these models; it does not
+/// "add 1–2 GB").
+pub const COMPILE_KERNELS_HIGH_BYTES: u64 = 256 * MIB;
 
 /// Reserved-but-unallocated memory of PyTorch's caching allocator at the peak, as a fraction
-/// of the peak: typically 5–30 % (less with `expandable_segments:True`); 17.5 % is the middle.
+/// of the peak: typically 5–30 % (less with `expandable_segments:True`); 17.5 % is the middle
+/// (ESTIMATOR-NOTES.md).
 pub const ALLOCATOR_SLACK_NUM: u64 = 7;
 /// Denominator of [`ALLOCATOR_SLACK_NUM`] (7/40 = 17.5 %).
 pub const ALLOCATOR_SLACK_DEN: u64 = 40;
+/// Low end of the allocator slack in percent of the peak: 5 %, a cache with
+/// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (ESTIMATOR-NOTES.md).
+pub const ALLOCATOR_SLACK_LOW_PCT: u64 = 5;
+/// High end of the allocator slack in percent of the peak: 30 %, a fragmented cache of
+/// fixed-size segments (ESTIMATOR-NOTES.md).
+pub const ALLOCATOR_SLACK_HIGH_PCT: u64 = 30;
 
 /// cuBLAS workspace with PyTorch's default `CUBLAS_WORKSPACE_CONFIG=:4096:2:16:8`:
 /// 2 × 4 MiB + 8 × 16 KiB per stream.
-pub const CUBLAS_WORKSPACE_BYTES: u64 = 2 * 4 * MIB as u64 + 8 * 16 * 1024;
+pub const CUBLAS_WORKSPACE_BYTES: u64 = 2 * 4 * MIB + 8 * 16 * 1024;
+/// High end of the cuBLAS workspace: PyTorch's default on Hopper, `:4096:8`, 8 × 4 MiB.
+pub const CUBLAS_WORKSPACE_HIGH_BYTES: u64 = 8 * 4 * MIB;
 
-/// The three overhead terms for a peak: (CUDA context, allocator slack, cuBLAS workspace).
-pub(crate) fn overhead(peak: N, compile: bool) -> (N, N, N) {
-    let context = N::from(CUDA_CONTEXT_BYTES)
-        + if compile {
-            N::from(COMPILE_KERNELS_BYTES)
-        } else {
-            N::ZERO
-        };
-    let slack = peak * u128::from(ALLOCATOR_SLACK_NUM) / u128::from(ALLOCATOR_SLACK_DEN);
-    (context, slack, N::from(CUBLAS_WORKSPACE_BYTES))
+/// One of the overhead terms' three values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// The documented low end.
+    Low,
+    /// The middle (the point estimate `total`).
+    Mid,
+    /// The documented high end.
+    High,
+}
+
+/// The three overhead terms for a peak at one end of their ranges:
+/// (CUDA context with compile's kernels, allocator slack, cuBLAS workspace).
+pub(crate) fn overhead(peak: N, compile: bool, end: End) -> (N, N, N) {
+    let (context, kernels, slack, cublas) = match end {
+        End::Low => (
+            CUDA_CONTEXT_LOW_BYTES,
+            COMPILE_KERNELS_LOW_BYTES,
+            peak * u128::from(ALLOCATOR_SLACK_LOW_PCT) / 100,
+            CUBLAS_WORKSPACE_BYTES,
+        ),
+        End::Mid => (
+            CUDA_CONTEXT_BYTES,
+            COMPILE_KERNELS_BYTES,
+            peak * u128::from(ALLOCATOR_SLACK_NUM) / u128::from(ALLOCATOR_SLACK_DEN),
+            CUBLAS_WORKSPACE_BYTES,
+        ),
+        End::High => (
+            CUDA_CONTEXT_HIGH_BYTES,
+            COMPILE_KERNELS_HIGH_BYTES,
+            peak * u128::from(ALLOCATOR_SLACK_HIGH_PCT) / 100,
+            CUBLAS_WORKSPACE_HIGH_BYTES,
+        ),
+    };
+    let context = N::from(context) + if compile { N::from(kernels) } else { N::ZERO };
+    (context, slack, N::from(cublas))
 }

@@ -119,6 +119,9 @@ pub struct Scenario {
     pub pure_bf16: bool,
     /// GPU id in the catalog, if the question is "does it fit on this card".
     pub gpu: Option<String>,
+    /// Bytes of the card held by other programs (a desktop, another job): counted in the
+    /// verdict, not in the estimate. 0 for a headless server.
+    pub other_processes: u64,
 }
 
 impl Default for Scenario {
@@ -142,6 +145,7 @@ impl Default for Scenario {
             eval_batch_size: None,
             pure_bf16: false,
             gpu: None,
+            other_processes: 0,
         }
     }
 }
@@ -166,6 +170,7 @@ struct Resolved<'a> {
     eval_batch_size: u64,
     pure_bf16: bool,
     gpu: Option<&'a str>,
+    other_processes: u64,
 }
 
 impl Serialize for Scenario {
@@ -188,6 +193,7 @@ impl Serialize for Scenario {
             eval_batch_size: self.eval_batch(),
             pure_bf16: self.pure_bf16,
             gpu: self.gpu.as_deref(),
+            other_processes: self.other_processes,
         }
         .serialize(serializer)
     }
@@ -223,6 +229,7 @@ impl Scenario {
             ),
             ("pure_bf16", py(self.pure_bf16)),
             ("gpu", self.gpu.clone().unwrap_or_else(|| "None".to_owned())),
+            ("other_processes", self.other_processes.to_string()),
         ]
     }
 

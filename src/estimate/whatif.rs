@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
 use super::scenario::{Dtype, Optimizer, Scenario};
-use super::{estimate, Estimate};
+use super::{estimate, Estimate, Verdict};
 
 /// The kind of change an option makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -71,9 +71,15 @@ pub struct WhatIf {
     pub peak: u64,
     /// Its total (nvidia-smi) bytes.
     pub total: u64,
+    /// Its total with the overhead at the low end.
+    pub total_low: u64,
+    /// Its total with the overhead at the high end.
+    pub total_high: u64,
     /// Base total minus this option's total (negative: it needs more).
     pub saving_bytes: i64,
-    /// Whether it fits the scenario's GPU, if one is named.
+    /// Its three-state verdict against the scenario's GPU, if one is named.
+    pub verdict: Option<Verdict>,
+    /// Whether it fits the scenario's GPU (`verdict == fits`), if one is named.
     pub fits: Option<bool>,
     /// Its effective batch (sequences per optimizer step).
     pub effective_batch: u64,
@@ -116,10 +122,12 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             }
         }
     }
-    if let Some(gpu) = s.gpu.as_deref().and_then(|id| catalog.get(id)) {
-        let cap = gpu.capacity_bytes;
-        let fits =
-            |b: u64| estimate(&with_micro_batch(s, b, eff), catalog).map(|e| e.bytes.total <= cap);
+    if s.gpu.is_some() {
+        // "Fits" is the verdict's: the high end beside the other programs within capacity.
+        let fits = |b: u64| {
+            estimate(&with_micro_batch(s, b, eff), catalog)
+                .map(|e| e.verdict == Some(Verdict::Fits))
+        };
         if fits(1)? {
             let (mut lo, mut hi) = (1, eff);
             while lo < hi {
@@ -272,7 +280,10 @@ fn option(
         changes: diff(&base.scenario, &changed),
         peak: e.bytes.peak,
         total: e.bytes.total,
+        total_low: e.bytes.total_low,
+        total_high: e.bytes.total_high,
         saving_bytes: base.bytes.total as i64 - e.bytes.total as i64,
+        verdict: e.verdict,
         fits: e.fits,
         effective_batch: e.effective_batch,
         params_total: e.params.total,

@@ -56,19 +56,30 @@ fn draw(
     let loc = ctx.loc;
     let fmt = |x: f64| loc.decimal(x, if x.fract() == 0.0 { 0 } else { 1 });
     let est = &data.root;
+    // The line is what this run can use: the capacity less what other programs hold.
     let capacity = est.get("gpu").filter(|g| !g.is_null()).map(|g| {
         let bytes = g["capacity_bytes"].as_u64().unwrap_or(0);
-        let label = loc.t_args(
-            "chart-capacity",
-            &[
-                (
-                    "gpu",
-                    FluentValue::from(g["name"].as_str().unwrap_or_default()),
-                ),
-                ("size", FluentValue::from(loc.bytes(bytes))),
-            ],
-        );
-        (label, bytes)
+        let other = est["bytes"]["other_processes"].as_u64().unwrap_or(0);
+        let name = FluentValue::from(g["name"].as_str().unwrap_or_default());
+        let label = if other > 0 {
+            loc.t_args(
+                "chart-capacity-others",
+                &[
+                    ("gpu", name),
+                    ("size", FluentValue::from(loc.bytes(bytes))),
+                    (
+                        "free",
+                        FluentValue::from(loc.bytes(bytes.saturating_sub(other))),
+                    ),
+                ],
+            )
+        } else {
+            loc.t_args(
+                "chart-capacity",
+                &[("gpu", name), ("size", FluentValue::from(loc.bytes(bytes)))],
+            )
+        };
+        (label, bytes.saturating_sub(other))
     });
     match kind {
         "breakdown" => {
@@ -152,6 +163,8 @@ fn draw(
             };
             let catalog = ctx.catalog;
             let mut points = Vec::new();
+            // The largest value whose verdict is "fits" (high end and other programs within capacity).
+            let mut max_fit = None;
             for x in xs {
                 let mut s = data.scenario.clone();
                 s.set(key, Literal::Int(x as i64)).map_err(|e| e.message)?;
@@ -159,20 +172,16 @@ fn draw(
                     s.eval_batch_size = None;
                 }
                 if let Ok(e) = estimate::estimate(&s, catalog) {
+                    if e.verdict == Some(estimate::Verdict::Fits) {
+                        max_fit = max_fit.max(Some(x));
+                    }
                     points.push(SweepPoint {
                         x,
                         peak_bytes: e.bytes.total,
+                        range: Some((e.bytes.total_low, e.bytes.total_high)),
                     });
                 }
             }
-            let cap = capacity.as_ref().map(|c| c.1);
-            let max_fit = cap.and_then(|c| {
-                points
-                    .iter()
-                    .filter(|p| p.peak_bytes <= c)
-                    .map(|p| p.x)
-                    .max()
-            });
             let max_fit_label = max_fit.map(|x| {
                 (
                     loc.t_args("chart-max-fit", &[("value", FluentValue::from(loc.int(x)))]),
@@ -185,6 +194,7 @@ fn draw(
                 x_label: loc.t(&sweep_axis_key(over)),
                 y_label: loc.t("chart-y-memory"),
                 series_label: loc.t("chart-series-total"),
+                range_label: loc.t("chart-series-range"),
                 points,
                 capacity,
                 max_fit: max_fit_label,

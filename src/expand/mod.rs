@@ -4,7 +4,7 @@
 //! Values: `{{ bytes.logits | bytes }}`, `{{ params.non_embedding | count }}`,
 //! `{{ variants.micro8.fits | verdict }}`, `{{ percent(bytes.logits, bytes.peak) }}`.
 //! Blocks (alone on a line): `breakdown_table()`, `params_table()`, `options_table()`,
-//! `chart("breakdown")`, `chart("sweep", over="batch_size" | "block_size")`.
+//! `chart("breakdown")`, `chart("sweep", over="batch_size" | "block_size")`, `diagnosis()`.
 //! See the README for the full list. Unknown names and bad arguments are errors with file and line.
 
 mod charts;
@@ -37,6 +37,8 @@ pub struct ExpandContext<'a> {
     pub catalog: &'a crate::estimate::GpuCatalog,
     /// Charts drawn so far in this build.
     pub charts: &'a ChartCache,
+    /// The front matter's `error:`, the out-of-memory message `diagnosis()` explains.
+    pub error: Option<&'a str>,
 }
 
 /// An expanded body and the chart files it references.
@@ -114,6 +116,17 @@ fn eval(
             let data = need_data()?;
             let v = data::lookup(&data.root, path)
                 .ok_or_else(|| format!("unknown name `{}`", path.join(".")))?;
+            // `fits | verdict` shows the three-state `verdict` beside it: `false` may be "tight".
+            if let (Some("verdict") | None, Some("fits"), Value::Bool(_)) =
+                (e.filter.as_deref(), path.last().map(String::as_str), v)
+            {
+                let mut sibling = path.clone();
+                sibling.pop();
+                sibling.push("verdict".to_owned());
+                if let Some(Value::String(state)) = data::lookup(&data.root, &sibling) {
+                    return Ok(verdict_state(ctx.loc, state));
+                }
+            }
             format_value(v, e.filter.as_deref(), ctx.loc, &path.join("."))
         }
         ExprKind::Call { name, args } => {
@@ -152,12 +165,13 @@ fn eval(
                     }
                     Ok(ctx.loc.percent(ratio))
                 }
-                "breakdown_table" | "params_table" | "options_table" | "chart" if !block => {
+                "breakdown_table" | "params_table" | "options_table" | "chart" | "diagnosis" if !block => {
                     Err(format!("`{name}()` makes a table or chart: put it alone on its own line"))
                 }
                 "breakdown_table" => tables::breakdown(need_data()?, ctx, variant_arg(named("variant"))?),
                 "params_table" => Ok(tables::params(need_data()?, ctx)),
                 "options_table" => Ok(tables::options(need_data()?, ctx)),
+                "diagnosis" => diagnosis(need_data()?, ctx),
                 "chart" => {
                     let kind = match arg(0) {
                         Some(ArgValue::Str(s)) => s.as_str(),
@@ -176,11 +190,23 @@ fn eval(
                     Ok(md)
                 }
                 other => Err(format!(
-                    "unknown function `{other}` (known: percent, breakdown_table, params_table, options_table, chart)"
+                    "unknown function `{other}` (known: percent, breakdown_table, params_table, options_table, chart, diagnosis)"
                 )),
             }
         }
     }
+}
+
+/// `{{ diagnosis() }}`: the front matter's `error:` explained against the guide's scenario.
+fn diagnosis(data: &GuideData, ctx: &ExpandContext<'_>) -> Result<String, String> {
+    let text = ctx.error.ok_or(
+        "`diagnosis()` explains the front matter's `error:`: add the out-of-memory message there (`error: |` and the message, indented)",
+    )?;
+    let m =
+        crate::diagnose::message::parse(text).map_err(|e| format!("front matter `error:`: {e}"))?;
+    let d = crate::diagnose::with_scenario(m, data.scenario.clone(), ctx.catalog)
+        .map_err(|e| e.to_string())?;
+    Ok(crate::diagnose::guide_block(&d, ctx.loc))
 }
 
 /// The positional count and named arguments each function takes.
@@ -193,6 +219,7 @@ fn signature(name: &str) -> Option<(usize, &'static [&'static str], &'static str
             "breakdown_table() or breakdown_table(variant=\"id\")",
         ),
         "params_table" => (0, &[], "params_table()"),
+        "diagnosis" => (0, &[], "diagnosis()"),
         "options_table" => (0, &[], "options_table()"),
         "chart" => (
             1,
@@ -280,6 +307,10 @@ fn format_value(
         },
         (Some("count"), _) => Ok(loc.count(unsigned()?)),
         (Some("verdict") | None, Value::Bool(b)) => Ok(verdict(loc, *b)),
+        (Some("verdict"), Value::String(state)) => Ok(verdict_state(loc, state)),
+        (None, Value::String(state)) if name == "verdict" || name.ends_with(".verdict") => {
+            Ok(verdict_state(loc, state))
+        }
         (Some("verdict"), _) => Err(format!(
             "`verdict` needs a true/false value such as `fits`, not `{name}`"
         )),
@@ -305,6 +336,16 @@ pub(crate) fn figure(loc: &Localizer, bytes: u64, shown: String) -> String {
         &[("bytes", FluentValue::from(loc.int(bytes)))],
     );
     format!("<span class=\"figure\" title=\"{exact}\">{shown}</span>")
+}
+
+/// The three-state verdict (`fits`, `tight`, `does_not_fit`, as the estimate's JSON spells it)
+/// in the page's language.
+pub(crate) fn verdict_state(loc: &Localizer, state: &str) -> String {
+    loc.t(match state {
+        "fits" => "verdict-fits",
+        "tight" => "verdict-tight",
+        _ => "verdict-no-fit",
+    })
 }
 
 /// "fits" / "does not fit" in the page's language.

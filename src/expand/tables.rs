@@ -4,7 +4,7 @@ use fluent_bundle::FluentValue;
 use serde_json::Value;
 
 use super::data::GuideData;
-use super::{figure, verdict, ExpandContext};
+use super::{figure, verdict_state, ExpandContext};
 
 fn u(v: &Value, path: &str) -> u64 {
     path.split('.')
@@ -88,6 +88,15 @@ pub(super) fn breakdown(
         false,
     );
     bold(&mut md, "component-total", u(est, "bytes.total"));
+    md.push_str(&format!(
+        "| {} | {} | |\n",
+        loc.t("component-total-range"),
+        loc.byte_range(u(est, "bytes.total_low"), u(est, "bytes.total_high"))
+    ));
+    let other = u(est, "bytes.other_processes");
+    if other > 0 {
+        row(&mut md, "component-other-processes", other, false);
+    }
     if let Some(cap) = est
         .get("gpu")
         .and_then(|g| g.get("capacity_bytes"))
@@ -95,12 +104,12 @@ pub(super) fn breakdown(
     {
         let name = est["gpu"]["name"].as_str().unwrap_or_default();
         let label = loc.t_args("component-capacity", &[("gpu", FluentValue::from(name))]);
-        let fits = est.get("fits").and_then(Value::as_bool).unwrap_or(false);
+        let state = est["verdict"].as_str().unwrap_or("does_not_fit");
         md.push_str(&format!(
             "| {} | {} | {} |\n",
             cell(&label),
             figure(loc, cap, loc.bytes(cap)),
-            verdict(loc, fits)
+            verdict_state(loc, state)
         ));
     }
     Ok(md)
@@ -148,8 +157,16 @@ pub(super) fn options(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
         loc.t("table-saving"),
         loc.t("table-verdict")
     );
-    let fits_text = |v: &Value| match v.as_bool() {
-        Some(b) => verdict(loc, b),
+    // The verdict, with the range of the total when it is tight (that is where the range matters).
+    let fits_text = |v: &Value| match v["verdict"].as_str() {
+        Some("tight") => loc.t_args(
+            "verdict-tight-range",
+            &[(
+                "range",
+                FluentValue::from(loc.byte_range(u(v, "total_low"), u(v, "total_high"))),
+            )],
+        ),
+        Some(state) => verdict_state(loc, state),
         None => loc.t("verdict-unknown"),
     };
     let saving = |total: i64| {
@@ -182,7 +199,11 @@ pub(super) fn options(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
             loc.int(u(&v.estimate, "effective_batch")),
             figure(loc, total, loc.bytes(total)),
             saving(total as i64),
-            fits_text(&v.estimate["fits"])
+            fits_text(&serde_json::json!({
+                "verdict": v.estimate["verdict"],
+                "total_low": v.estimate["bytes"]["total_low"],
+                "total_high": v.estimate["bytes"]["total_high"],
+            }))
         ));
     }
     for w in &data.what_if {
@@ -215,7 +236,7 @@ pub(super) fn options(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
             loc.int(w["effective_batch"].as_u64().unwrap_or(0)),
             figure(loc, total, loc.bytes(total)),
             saving(total as i64),
-            fits_text(&w["fits"])
+            fits_text(w)
         ));
     }
     md

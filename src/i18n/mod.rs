@@ -148,6 +148,11 @@ impl Localizer {
         self.numbers.bytes(n)
     }
 
+    /// A range of byte sizes, "12.10–13.40 GiB" (see [`NumberFormat::byte_range`]).
+    pub fn byte_range(&self, low: u64, high: u64) -> String {
+        self.numbers.byte_range(low, high)
+    }
+
     /// A grouped whole number.
     pub fn int(&self, n: u64) -> String {
         self.numbers.int(n)

@@ -93,6 +93,16 @@ impl NumberFormat {
         }
     }
 
+    /// A range of byte sizes, the unit written once when both ends share it: "12.10–13.40 GiB",
+    /// "300–600 MiB"; otherwise both ends in full ("900 MiB–1.20 GiB").
+    pub fn byte_range(&self, low: u64, high: u64) -> String {
+        let (lo, hi) = (self.bytes(low), self.bytes(high));
+        match (lo.rsplit_once(NBSP), hi.rsplit_once(NBSP)) {
+            (Some((ln, lu)), Some((_, hu))) if lu == hu => format!("{ln}–{hi}"),
+            _ => format!("{lo}–{hi}"),
+        }
+    }
+
     /// A byte size in GiB with two decimals.
     pub fn gib(&self, n: u64) -> String {
         format!("{}{NBSP}GiB", self.decimal(n as f64 / GIB as f64, 2))

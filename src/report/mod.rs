@@ -4,9 +4,9 @@
 //! The estimator itself is pure ([`crate::estimate`]); this module reads the inputs
 //! ([`input`]), and formats the results ([`render`], localized through [`crate::i18n`]).
 
-mod input;
+pub(crate) mod input;
 mod pyconfig;
-mod render;
+pub(crate) mod render;
 
 pub use render::option_key;
 
@@ -30,6 +30,10 @@ pub struct EstimateArgs {
     /// Check the estimate against this GPU (e.g. rtx-4070, rtx-3060-12gb, a100-80gb).
     #[arg(long, value_name = "ID")]
     pub gpu: Option<String>,
+    /// Memory other programs hold on the card, as nvidia-smi lists them ("2.1 GiB", "2150 MiB"
+    /// or bytes): counted in the verdict. Sets the scenario key `other_processes`.
+    #[arg(long, value_name = "SIZE")]
+    pub other_processes: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -53,6 +57,8 @@ pub struct Request {
     pub sets: Vec<String>,
     /// `--gpu`.
     pub gpu: Option<String>,
+    /// `--other-processes`.
+    pub other_processes: Option<String>,
     /// `--format`.
     pub format: Format,
     /// `--lang`.
@@ -77,6 +83,7 @@ impl EstimateArgs {
             inputs: Vec::new(),
             sets: self.set.clone(),
             gpu: self.gpu.clone(),
+            other_processes: self.other_processes.clone(),
             format: self.format,
             lang: self.lang.clone(),
             catalog: self.catalog.clone(),
@@ -89,7 +96,7 @@ impl EstimateArgs {
             };
             if !matches!(
                 flag,
-                "--gpu" | "--set" | "--format" | "--lang" | "--catalog"
+                "--gpu" | "--set" | "--format" | "--lang" | "--catalog" | "--other-processes"
             ) {
                 r.inputs.push(if item.starts_with("--") {
                     Input::Override(item.clone())
@@ -104,6 +111,7 @@ impl EstimateArgs {
             };
             match flag {
                 "--gpu" => r.gpu = Some(value),
+                "--other-processes" => r.other_processes = Some(value),
                 "--set" => r.sets.push(value),
                 "--lang" => r.lang = value,
                 "--catalog" => r.catalog = Some(PathBuf::from(value)),
@@ -198,6 +206,15 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     })
     .map_err(Errors)?;
     let notes = std::mem::take(&mut loaded.notes);
+    if let Some(size) = &args.other_processes {
+        loaded
+            .scenario
+            .set("other_processes", estimate::Literal::Str(size.clone()))
+            .map_err(|e| {
+                Diagnostic::error(format!("--other-processes {size}: {}", e.message))
+                    .with_help("give the memory nvidia-smi lists for the other processes, e.g. --other-processes \"2.1 GiB\"")
+            })?;
+    }
     let scenario_error = |e: estimate::ScenarioError| {
         let origin = e.key.as_deref().and_then(|k| loaded.origins.get(k));
         let d = match origin {

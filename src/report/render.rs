@@ -2,7 +2,9 @@
 
 use fluent_bundle::FluentValue;
 
-use crate::estimate::{Dtype, Estimate, Optimizer, Phase, TrainMoment, WhatIf, WhatIfKind};
+use crate::estimate::{
+    Dtype, Estimate, Optimizer, Phase, TrainMoment, Verdict, WhatIf, WhatIfKind,
+};
 use crate::i18n::Localizer;
 
 /// A readable terminal report: scenario, model, breakdown, verdict, options.
@@ -164,7 +166,7 @@ fn breakdown_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
     let with = |key: &str, name: &'static str, v: &str| {
         loc.t_args(key, &[(name, FluentValue::from(v.to_owned()))])
     };
-    vec![
+    let mut rows = vec![
         (with("est-weights", "dtype", dtype), loc.bytes(b.weights)),
         (loc.t("est-gradients"), loc.bytes(b.gradients)),
         (
@@ -180,7 +182,15 @@ fn breakdown_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
         (with("est-peak", "phase", &phase), loc.bytes(b.peak)),
         (loc.t("est-overhead"), loc.bytes(b.overhead)),
         (loc.t("est-total"), loc.bytes(b.total)),
-    ]
+        (
+            loc.t("est-total-range"),
+            loc.byte_range(b.total_low, b.total_high),
+        ),
+    ];
+    if b.other_processes > 0 {
+        rows.push((loc.t("est-other-processes"), loc.bytes(b.other_processes)));
+    }
+    rows
 }
 
 fn logits_line(e: &Estimate, loc: &Localizer) -> String {
@@ -199,40 +209,70 @@ fn logits_line(e: &Estimate, loc: &Localizer) -> String {
     )
 }
 
-fn verdict(e: &Estimate, loc: &Localizer) -> String {
-    let (Some(gpu), Some(fits), Some(headroom)) = (&e.gpu, e.fits, e.headroom_bytes) else {
+/// The three-state verdict as a sentence: the range, what other programs hold, the margin.
+pub(crate) fn verdict(e: &Estimate, loc: &Localizer) -> String {
+    let (Some(gpu), Some(state)) = (&e.gpu, e.verdict) else {
         return loc.t("est-verdict-none");
     };
+    let b = &e.bytes;
+    let cap = i128::from(gpu.capacity_bytes) - i128::from(b.other_processes);
+    let amount = |x: i128| FluentValue::from(loc.bytes(x.unsigned_abs() as u64));
     let name = FluentValue::from(gpu.name.clone());
-    let capacity = FluentValue::from(loc.bytes(gpu.capacity_bytes));
-    let amount = FluentValue::from(loc.bytes(headroom.unsigned_abs()));
-    let mut text = if fits {
-        loc.t_args(
-            "est-verdict-fits",
-            &[
-                ("gpu", name.clone()),
-                ("capacity", capacity),
-                ("headroom", amount),
-            ],
-        )
+    let args = [
+        ("gpu", name.clone()),
+        ("capacity", FluentValue::from(loc.bytes(gpu.capacity_bytes))),
+        (
+            "range",
+            FluentValue::from(loc.byte_range(b.total_low, b.total_high)),
+        ),
+        ("spare", amount(cap - i128::from(b.total_high))),
+        ("missing", amount(i128::from(b.total_low) - cap)),
+    ];
+    let mut text = loc.t_args(
+        match state {
+            Verdict::Fits => "est-verdict-fits",
+            Verdict::Tight => "est-verdict-tight",
+            Verdict::DoesNotFit => "est-verdict-no-fit",
+        },
+        &args,
+    );
+    // Chinese runs sentences together; the other languages separate them with a space.
+    let sep = if loc.lang().starts_with("zh") {
+        ""
     } else {
-        loc.t_args(
-            "est-verdict-no-fit",
-            &[
-                ("gpu", name.clone()),
-                ("capacity", capacity),
-                ("missing", amount),
-            ],
-        )
+        " "
     };
+    if b.other_processes > 0 {
+        text += sep;
+        text += &loc.t_args(
+            "est-verdict-others",
+            &[("other", FluentValue::from(loc.bytes(b.other_processes)))],
+        );
+    }
     if !gpu.bf16 && e.scenario.dtype == Dtype::Bfloat16 {
-        text += " ";
+        text += sep;
         text += &loc.t_args("est-warn-no-bf16", &[("gpu", name)]);
     }
     text
 }
 
-fn header(loc: &Localizer) -> Vec<String> {
+/// An option's verdict in a word, with the range of its total when tight.
+pub(crate) fn option_verdict(o: &WhatIf, loc: &Localizer) -> String {
+    match o.verdict {
+        Some(Verdict::Fits) => loc.t("est-yes"),
+        Some(Verdict::Tight) => loc.t_args(
+            "est-tight-range",
+            &[(
+                "range",
+                FluentValue::from(loc.byte_range(o.total_low, o.total_high)),
+            )],
+        ),
+        Some(Verdict::DoesNotFit) => loc.t("est-no"),
+        None => "—".to_owned(),
+    }
+}
+
+pub(crate) fn header(loc: &Localizer) -> Vec<String> {
     [
         "est-col-option",
         "est-col-change",
@@ -259,7 +299,7 @@ pub fn option_key(kind: WhatIfKind, dtype: Dtype) -> String {
     }
 }
 
-fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
+pub(crate) fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
     let kind = serde_json::to_value(o.kind)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -294,16 +334,17 @@ fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
     } else {
         loc.bytes(o.saving_bytes.unsigned_abs())
     };
-    let fits = match o.fits {
-        Some(true) => loc.t("est-yes"),
-        Some(false) => loc.t("est-no"),
-        None => "—".to_owned(),
-    };
-    vec![label, change, loc.bytes(o.total), saving, fits]
+    vec![
+        label,
+        change,
+        loc.bytes(o.total),
+        saving,
+        option_verdict(o, loc),
+    ]
 }
 
 /// Label/value rows, labels padded to one width; values right-aligned when `right`.
-fn aligned(rows: &[(String, String)], right: bool) -> String {
+pub(crate) fn aligned(rows: &[(String, String)], right: bool) -> String {
     let lw = rows.iter().map(|r| width(&r.0)).max().unwrap_or(0);
     let vw = rows.iter().map(|r| width(&r.1)).max().unwrap_or(0);
     let mut out = String::new();
@@ -324,7 +365,7 @@ fn aligned(rows: &[(String, String)], right: bool) -> String {
 }
 
 /// Rows of cells in padded columns; the numeric columns (2, 3) right-aligned.
-fn columns(rows: &[Vec<String>]) -> String {
+pub(crate) fn columns(rows: &[Vec<String>]) -> String {
     let n = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..n)
         .map(|i| rows.iter().map(|r| width(&r[i])).max().unwrap_or(0))

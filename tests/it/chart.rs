@@ -181,11 +181,13 @@ fn sweep<'a>(capacity: bool, max_fit: bool, format: &'a dyn Fn(f64) -> String) -
         x_label: "微批大小（batch_size）".into(),
         y_label: "峰值显存（GiB）".into(),
         series_label: "峰值显存".into(),
+        range_label: "范围（上下文与碎片）".into(),
         points: [1u64, 2, 4, 8, 16, 32]
             .iter()
             .map(|&x| SweepPoint {
                 x,
                 peak_bytes: GIB + x * 700 * (1 << 20),
+                range: None,
             })
             .collect(),
         capacity: capacity.then(|| ("RTX 4070：11.72 GiB".into(), 12_584_878_080)),
@@ -392,6 +394,7 @@ fn zero_and_single_values_give_a_sensible_chart() {
             points: vec![SweepPoint {
                 x: 4,
                 peak_bytes: 0,
+                range: None,
             }],
             log2_x,
             ..sweep(false, false, &en_format)
@@ -467,4 +470,29 @@ fn many_segments_fall_back_to_a_legend_grid() {
     anchors.sort_unstable();
     anchors.dedup();
     assert_eq!(anchors.len(), count, "two texts share a position");
+}
+
+#[test]
+fn sweep_shades_the_range_only_when_given() {
+    let fill = "#B3D4E8";
+    let without = sweep_svg(&sweep(true, true, &en_format)).expect("chart");
+    assert!(
+        !without.to_ascii_uppercase().contains(fill),
+        "no band without ranges"
+    );
+    assert!(!texts(&without).iter().any(|t| t == "范围（上下文与碎片）"));
+    let mut chart = sweep(true, true, &en_format);
+    for p in &mut chart.points {
+        p.range = Some((
+            p.peak_bytes - p.peak_bytes / 10,
+            p.peak_bytes + p.peak_bytes / 4,
+        ));
+    }
+    let with = sweep_svg(&chart).expect("chart");
+    assert!(
+        with.to_ascii_uppercase().contains(fill),
+        "band drawn: {with}"
+    );
+    assert_text(&texts(&with), "范围（上下文与碎片）");
+    assert_inside_picture(&with);
 }

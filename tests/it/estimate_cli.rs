@@ -15,6 +15,7 @@ fn args(
         inputs: inputs.iter().map(|s| s.to_string()).collect(),
         set: sets.iter().map(|s| s.to_string()).collect(),
         gpu: gpu.map(str::to_owned),
+        other_processes: None,
         format,
         lang: lang.to_owned(),
         catalog: None,
@@ -75,7 +76,20 @@ fn json_is_the_contract_plus_what_if() {
     let b = &v["bytes"];
     let total = b["total"].as_u64().unwrap();
     let cap = v["gpu"]["capacity_bytes"].as_u64().unwrap();
-    assert_eq!(v["fits"], total <= cap);
+    let (low, high) = (
+        b["total_low"].as_u64().unwrap(),
+        b["total_high"].as_u64().unwrap(),
+    );
+    assert!(low <= total && total <= high, "{low} {total} {high}");
+    let verdict = if high <= cap {
+        "fits"
+    } else if low > cap {
+        "does_not_fit"
+    } else {
+        "tight"
+    };
+    assert_eq!(v["verdict"], verdict);
+    assert_eq!(v["fits"], verdict == "fits");
     assert_eq!(
         v["headroom_bytes"].as_i64().unwrap(),
         cap as i64 - total as i64

@@ -1,9 +1,11 @@
-//! Property tests: memory grows with the model and the batch, `fits` is exactly
-//! `total <= capacity`, and no scenario (however absurd) panics.
+//! Property tests: memory grows with the model and the batch, `total_low ≤ total ≤ total_high`,
+//! the verdict follows its rule and is monotonic in capacity and in other programs' memory, and
+//! no scenario (however absurd) panics.
 
 use proptest::prelude::*;
 use vramdoc::estimate::{
-    estimate, what_if, Dtype, Estimate, GpuCatalog, Literal, Optimizer, Scenario, WhatIfKind,
+    estimate, what_if, Dtype, Estimate, GpuCatalog, Literal, Optimizer, Scenario, Verdict,
+    WhatIfKind,
 };
 
 fn dtype() -> impl Strategy<Value = Dtype> {
@@ -58,6 +60,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 eval_batch_size: eval,
                 pure_bf16: pure,
                 gpu: None,
+                other_processes: 0,
             },
         )
 }
@@ -98,18 +101,49 @@ proptest! {
     }
 
     #[test]
-    fn fits_exactly_when_total_is_within_capacity(s in scenario(), capacity in 1u64..=200_000_000_000) {
+    fn verdict_follows_the_rule_and_the_range_holds_the_total(
+        s in scenario(),
+        capacity in 1u64..=200_000_000_000,
+        other in prop_oneof![Just(0u64), 0u64..=4_000_000_000],
+    ) {
         let mut catalog = GpuCatalog::builtin();
-        let total = est(&s).bytes.total;
-        for (id, cap) in [("prop", capacity), ("exact", total), ("short", total - 1)] {
+        let base = est(&s);
+        let (low, total, high) = (base.bytes.total_low, base.bytes.total, base.bytes.total_high);
+        prop_assert!(low <= total && total <= high, "{} {} {}", low, total, high);
+        prop_assert!(low >= base.bytes.peak);
+        for (id, cap) in [("prop", capacity), ("high", high + other), ("low", low + other - 1), ("lowfit", low + other)] {
             catalog
                 .extend_from_yaml(&format!("gpus:\n  - {{id: {id}, name: P, capacity_bytes: {cap}}}\n"))
                 .expect("valid entry");
-            let e = estimate(&Scenario { gpu: Some(id.into()), ..s.clone() }, &catalog).expect("valid");
+            let e = estimate(&Scenario { gpu: Some(id.into()), other_processes: other, ..s.clone() }, &catalog).expect("valid");
             prop_assert_eq!(e.bytes.total, total);
-            prop_assert_eq!(e.fits, Some(total <= cap));
-            prop_assert_eq!(e.headroom_bytes, Some(cap as i64 - total as i64));
+            prop_assert_eq!(e.bytes.other_processes, other);
+            let want = if high + other <= cap {
+                Verdict::Fits
+            } else if low + other > cap {
+                Verdict::DoesNotFit
+            } else {
+                Verdict::Tight
+            };
+            prop_assert_eq!(e.verdict, Some(want));
+            prop_assert_eq!(e.fits, Some(want == Verdict::Fits));
+            prop_assert_eq!(e.headroom_bytes, Some(cap as i64 - other as i64 - total as i64));
         }
+    }
+
+    #[test]
+    fn verdict_is_monotonic_in_capacity_and_other_programs(
+        s in scenario(),
+        caps in proptest::collection::vec(1u64..=100_000_000_000, 2),
+        others in proptest::collection::vec(0u64..=20_000_000_000, 2),
+    ) {
+        let b = est(&s).bytes;
+        let (c0, c1) = (caps[0].min(caps[1]), caps[0].max(caps[1]));
+        let (o0, o1) = (others[0].min(others[1]), others[0].max(others[1]));
+        let v = |o: u64, c: u64| Verdict::of(b.total_low, b.total_high, o, c);
+        // Fits < Tight < DoesNotFit: more capacity never worsens it, more other memory never improves it.
+        prop_assert!(v(o0, c1) <= v(o0, c0));
+        prop_assert!(v(o0, c0) <= v(o1, c0));
     }
 
     #[test]
@@ -145,10 +179,12 @@ proptest! {
             dropout,
             gpu,
             optimizer: Optimizer::Adamw8bit,
+            other_processes: sizes[0],
         };
         let catalog = GpuCatalog::builtin();
         if let Ok(e) = estimate(&s, &catalog) {
             prop_assert!(e.bytes.total >= e.bytes.peak);
+            prop_assert!(e.bytes.total_low <= e.bytes.total && e.bytes.total <= e.bytes.total_high);
             let _ = serde_json::to_string(&e).expect("serializable");
         }
         let _ = what_if(&s, &catalog);
@@ -235,6 +271,7 @@ fn largest_micro_batch_offered_always_fits() {
         eval_batch_size: None,
         pure_bf16: true,
         gpu: Some("rtx-4070".into()),
+        other_processes: 0,
     };
     let catalog = GpuCatalog::builtin();
     for o in what_if(&s, &catalog).expect("valid") {

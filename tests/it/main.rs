@@ -8,6 +8,7 @@ mod calibration;
 mod chart;
 mod check;
 mod computed_guides;
+mod diagnose;
 mod estimate_cli;
 mod estimate_memory;
 mod estimate_params;
@@ -21,3 +22,4 @@ mod refusals;
 #[cfg(feature = "serve")]
 mod serve;
 mod site;
+mod verdict;
