@@ -328,6 +328,7 @@ pub fn diagnose(
         sets: &args.set,
         gpu: args.gpu.as_deref(),
         catalog,
+        base: std::path::Path::new("."),
     })
     .map_err(|errors| {
         let first = errors.into_iter().next();

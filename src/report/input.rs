@@ -2,9 +2,10 @@
 //!
 //! Precedence, lowest first: nanoGPT's defaults; FILEs (YAML scenarios or nanoGPT Python
 //! configs, run in order in the same globals by [`super::pyconfig`]) and `--key=value`
-//! overrides, in command-line order as nanoGPT's `configurator.py` applies them;
-//! `init_from = 'gpt2*'` (which, as in nanoGPT, replaces the model's shape); `--set KEY=VALUE`;
-//! `--gpu`.
+//! overrides, in command-line order as nanoGPT's `configurator.py` applies them; `--set
+//! KEY=VALUE`; then what train.py does with them ([`super::nanogpt`]: the dataset's vocabulary
+//! unless a key set it, a GPT-2 or resumed checkpoint's shape, which nanoGPT imposes over the
+//! config's, the device); `--gpu`.
 
 use std::io::Read;
 use std::path::Path;
@@ -34,6 +35,9 @@ pub(crate) struct Sources<'a> {
     pub(crate) sets: &'a [String],
     pub(crate) gpu: Option<&'a str>,
     pub(crate) catalog: &'a GpuCatalog,
+    /// The folder train.py would run in: `data/<dataset>/meta.pkl` and `<out_dir>/ckpt.pt` are
+    /// read relative to it.
+    pub(crate) base: &'a Path,
 }
 
 /// Reads the inputs, applies overrides and flags in order; every error says where and what to
@@ -53,6 +57,13 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
     let mut errors = std::mem::take(&mut session.errors);
     errors.extend(apply_keys(&session, &mut out.scenario));
     errors.extend(apply_sets(&mut session, &mut out.scenario, src.sets));
+    // What train.py does with the globals (keys given with `--set` count as given).
+    if errors.is_empty() {
+        match super::nanogpt::apply(&session, &mut out.scenario, src.base) {
+            Ok(notes) => session.notes.extend(notes),
+            Err(e) => errors.extend(e),
+        }
+    }
     if let Some(gpu) = src.gpu {
         if let Err(e) = out.scenario.set("gpu", Literal::Str(gpu.to_owned())) {
             errors.push(flag_error("--gpu", &e));
@@ -86,13 +97,6 @@ fn apply_keys(session: &Session<'_>, scenario: &mut Scenario) -> Vec<Diagnostic>
         };
         if let Err(msg) = result {
             errors.push(origin.error(&msg));
-        }
-    }
-    if let Some(origin) = session.origins.get("init_from") {
-        if let Some(Ok(Literal::Str(model))) = session.literal("init_from") {
-            if let Err(e) = pretrained(scenario, &model) {
-                errors.push(origin.error(&e.to_string()));
-            }
         }
     }
     errors
@@ -232,31 +236,6 @@ fn yaml_literal(v: &yaml_serde::Value) -> Option<Literal> {
     })
 }
 
-/// Applies nanoGPT's `from_pretrained`: GPT-2's shape, vocabulary 50257 and biases, with the
-/// context cropped to the configured `block_size` when that is shorter (`crop_block_size`).
-fn pretrained(s: &mut Scenario, model: &str) -> Result<(), ScenarioError> {
-    let (l, a, h) = match model {
-        "scratch" | "resume" => return Ok(()),
-        "gpt2" => (12, 12, 768),
-        "gpt2-medium" => (24, 16, 1024),
-        "gpt2-large" => (36, 20, 1280),
-        "gpt2-xl" => (48, 25, 1600),
-        other => {
-            return Err(ScenarioError::key(
-                "init_from",
-                format!("unknown model '{other}'; nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large, gpt2-xl"),
-            ))
-        }
-    };
-    s.n_layer = l;
-    s.n_head = a;
-    s.n_embd = h;
-    s.vocab_size = 50257;
-    s.bias = true;
-    s.block_size = s.block_size.min(1024);
-    Ok(())
-}
-
 /// The 1-based line where `key` is assigned (`key:` in YAML).
 fn find_key_line(text: &str, key: &str, sep: char) -> Option<usize> {
     text.lines()
@@ -293,6 +272,7 @@ mod tests {
             sets: &[],
             gpu,
             catalog: &catalog,
+            base: dir.path(),
         })
     }
 

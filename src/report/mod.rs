@@ -4,7 +4,10 @@
 //! The estimator itself is pure ([`crate::estimate`]); this module reads the inputs
 //! ([`input`]), and formats the results ([`render`], localized through [`crate::i18n`]).
 
+mod artifacts;
 pub(crate) mod input;
+mod nanogpt;
+mod pickle;
 mod pyconfig;
 pub(crate) mod render;
 
@@ -43,6 +46,10 @@ pub struct EstimateArgs {
     /// A YAML file of extra GPUs (`gpus:` list with id, name, capacity_bytes).
     #[arg(long, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
+    /// The folder train.py runs in, where `data/<dataset>/meta.pkl` and `<out_dir>/ckpt.pt` are
+    /// read [default: the working folder].
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 /// The arguments with vramdoc's own flags separated from nanoGPT-style overrides.
@@ -65,6 +72,8 @@ pub struct Request {
     pub lang: String,
     /// `--catalog`.
     pub catalog: Option<PathBuf>,
+    /// `--data-dir`.
+    pub data_dir: Option<PathBuf>,
 }
 
 /// One input of `vramdoc estimate`, applied in command-line order.
@@ -87,6 +96,7 @@ impl EstimateArgs {
             format: self.format,
             lang: self.lang.clone(),
             catalog: self.catalog.clone(),
+            data_dir: self.data_dir.clone(),
         };
         let mut items = self.inputs.iter();
         while let Some(item) = items.next() {
@@ -96,7 +106,13 @@ impl EstimateArgs {
             };
             if !matches!(
                 flag,
-                "--gpu" | "--set" | "--format" | "--lang" | "--catalog" | "--other-processes"
+                "--gpu"
+                    | "--set"
+                    | "--format"
+                    | "--lang"
+                    | "--catalog"
+                    | "--other-processes"
+                    | "--data-dir"
             ) {
                 r.inputs.push(if item.starts_with("--") {
                     Input::Override(item.clone())
@@ -115,6 +131,7 @@ impl EstimateArgs {
                 "--set" => r.sets.push(value),
                 "--lang" => r.lang = value,
                 "--catalog" => r.catalog = Some(PathBuf::from(value)),
+                "--data-dir" => r.data_dir = Some(PathBuf::from(value)),
                 _ => {
                     r.format =
                         <Format as clap::ValueEnum>::from_str(&value, true).map_err(|_| {
@@ -203,6 +220,10 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
         sets: &args.sets,
         gpu: args.gpu.as_deref(),
         catalog: &catalog,
+        base: args
+            .data_dir
+            .as_deref()
+            .unwrap_or(std::path::Path::new(".")),
     })
     .map_err(Errors)?;
     let notes = std::mem::take(&mut loaded.notes);

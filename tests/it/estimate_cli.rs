@@ -19,6 +19,7 @@ fn args(
         format,
         lang: lang.to_owned(),
         catalog: None,
+        data_dir: None,
     }
 }
 

@@ -18,6 +18,7 @@ mod estimate_scenario;
 mod incremental;
 mod locales;
 mod markdown;
+mod nanogpt_runs;
 mod refusals;
 #[cfg(feature = "serve")]
 mod serve;

@@ -1,0 +1,173 @@
+//! nanoGPT's files that decide the model's shape: `data/<dataset>/meta.pkl`, whose `vocab_size`
+//! train.py uses for a character-level or custom-tokenized dataset, and `<out_dir>/ckpt.pt`,
+//! whose `model_args` a run with `init_from = 'resume'` is built from (train.py copies
+//! `n_layer n_head n_embd block_size bias vocab_size` from it and ignores the config's values).
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_pickle::Value;
+
+use super::pickle::{self, MAX_PICKLE_BYTES};
+
+/// The model keys train.py takes from a checkpoint when resuming, in its order.
+pub(crate) const CHECKPOINT_KEYS: [&str; 6] = [
+    "n_layer",
+    "n_head",
+    "n_embd",
+    "block_size",
+    "bias",
+    "vocab_size",
+];
+
+/// What a checkpoint says about the run that wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Checkpoint {
+    /// `model_args`: each of [`CHECKPOINT_KEYS`] with its value, as a Python literal.
+    pub(crate) model_args: Vec<(String, String)>,
+    /// `iter_num`, when present.
+    pub(crate) iter_num: Option<i64>,
+}
+
+/// Reads a file of at most `limit` bytes, refusing what is not a regular file.
+fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "{} is larger than the {} MiB vramdoc reads",
+            path.display(),
+            limit >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `vocab_size` from a dataset's `meta.pkl` (written by nanoGPT's `prepare.py` scripts: a dict
+/// with `vocab_size`, `itos`, `stoi`).
+pub(crate) fn dataset_vocab(meta: &Path) -> Result<u64, String> {
+    let bytes = read_limited(meta, MAX_PICKLE_BYTES as u64)?;
+    let value = pickle::decode(&bytes).map_err(|e| format!("{}: {e}", meta.display()))?;
+    match pickle::get(&value, "vocab_size") {
+        Some(Value::I64(n)) if *n > 0 => Ok(*n as u64),
+        Some(other) => Err(format!(
+            "{}: vocab_size is {other:?}, not a positive integer",
+            meta.display()
+        )),
+        None => Err(format!("{}: no vocab_size in it", meta.display())),
+    }
+}
+
+/// `model_args` and `iter_num` from a checkpoint written by nanoGPT's `torch.save(checkpoint,
+/// ...)`: a zip archive whose `<name>/data.pkl` holds the dict; the tensors are in other members
+/// and are not read. Only the central directory and that one member are touched, so a 20 GB
+/// GPT-2 XL checkpoint reads as fast as a small one.
+pub(crate) fn checkpoint(path: &Path) -> Result<Checkpoint, String> {
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
+        return Err(format!("{shown} is not a regular file"));
+    }
+    let mut archive = zip::ZipArchive::new(file)
+        .map_err(|e| format!("{shown} is not a PyTorch checkpoint (a zip archive): {e}"))?;
+    let name = archive
+        .file_names()
+        .filter(|n| n.ends_with("/data.pkl") || *n == "data.pkl")
+        .min_by_key(|n| n.len())
+        .map(str::to_string)
+        .ok_or_else(|| format!("{shown} has no data.pkl: not a checkpoint saved by torch.save"))?;
+    let mut member = archive
+        .by_name(&name)
+        .map_err(|e| format!("{shown}: {e}"))?;
+    let mut bytes = Vec::new();
+    (&mut member)
+        .take(MAX_PICKLE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{shown}: cannot read {name}: {e}"))?;
+    let value = pickle::decode(&bytes).map_err(|e| format!("{shown}: {name}: {e}"))?;
+    let args = pickle::get(&value, "model_args").ok_or_else(|| {
+        format!("{shown} has no model_args: it was not written by nanoGPT's train.py")
+    })?;
+    let mut model_args = Vec::new();
+    for key in CHECKPOINT_KEYS {
+        let literal = match pickle::get(args, key) {
+            Some(Value::I64(n)) => n.to_string(),
+            Some(Value::Bool(b)) => if *b { "True" } else { "False" }.to_string(),
+            Some(Value::None) | None if key == "bias" => continue,
+            Some(other) => {
+                return Err(format!(
+                    "{shown}: model_args[{key:?}] is {other:?}, not a number"
+                ))
+            }
+            None => return Err(format!("{shown}: model_args has no {key:?}")),
+        };
+        model_args.push((key.to_string(), literal));
+    }
+    let iter_num = match pickle::get(&value, "iter_num") {
+        Some(Value::I64(n)) => Some(*n),
+        _ => None,
+    };
+    Ok(Checkpoint {
+        model_args,
+        iter_num,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/nanogpt")
+            .join(name)
+    }
+
+    #[test]
+    fn a_torch_checkpoint_gives_its_model_args() {
+        let c = checkpoint(&fixture("out-gpt2-xl/ckpt.pt")).unwrap();
+        let args: Vec<(&str, &str)> = c
+            .model_args
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            args,
+            [
+                ("n_layer", "48"),
+                ("n_head", "25"),
+                ("n_embd", "1600"),
+                ("block_size", "1024"),
+                ("bias", "True"),
+                ("vocab_size", "50257")
+            ]
+        );
+        assert_eq!(c.iter_num, Some(20));
+    }
+
+    #[test]
+    fn a_dataset_meta_gives_its_vocabulary() {
+        assert_eq!(
+            dataset_vocab(&fixture("data/shakespeare_char/meta.pkl")),
+            Ok(65)
+        );
+    }
+
+    #[test]
+    fn wrong_files_are_errors_naming_the_file() {
+        let meta = fixture("data/shakespeare_char/meta.pkl");
+        let e = checkpoint(&meta).unwrap_err();
+        assert!(e.contains("meta.pkl") && e.contains("zip"), "{e}");
+        let e = dataset_vocab(&fixture("out-gpt2-xl/ckpt.pt")).unwrap_err();
+        assert!(e.contains("ckpt.pt"), "{e}");
+        let e = dataset_vocab(&fixture("nothing/meta.pkl")).unwrap_err();
+        assert!(e.contains("cannot read"), "{e}");
+    }
+}

@@ -1,0 +1,210 @@
+//! What nanoGPT's `train.py` does with the configured globals before it builds the model, so the
+//! estimate is of the run nanoGPT would do:
+//! - `device` other than CUDA: there is no GPU memory to estimate;
+//! - `init_from = 'scratch'`: the vocabulary is `data/<dataset>/meta.pkl`'s `vocab_size` when
+//!   that file exists, else GPT-2's 50304 (train.py: `meta_vocab_size if ... else 50304`);
+//! - `init_from = 'gpt2*'`: `GPT.from_pretrained`: GPT-2's shape, vocabulary 50257 and biases;
+//!   a shorter `block_size` crops the 1024 positions (`crop_block_size`), a longer one fails
+//!   nanoGPT's `assert t <= self.config.block_size` at the first forward;
+//! - `init_from = 'resume'`: the shape comes from `<out_dir>/ckpt.pt`'s `model_args` (train.py
+//!   overwrites the config's values with them).
+//!
+//! Paths are relative to the folder train.py would run in: the working folder, or `--data-dir`.
+
+use std::path::Path;
+
+use super::artifacts::{self, CHECKPOINT_KEYS};
+use super::pyconfig::Session;
+use crate::diagnostics::Diagnostic;
+use crate::estimate::{Literal, Scenario};
+
+/// GPT-2's positions: a pretrained model's `block_size` cannot exceed them.
+const GPT2_BLOCK: i64 = 1024;
+
+/// A string global of the config (`device`, `dataset`, `init_from`, `out_dir`).
+fn text(session: &Session<'_>, name: &str) -> Option<String> {
+    match session.literal(name) {
+        Some(Ok(Literal::Str(s))) => Some(s),
+        _ => None,
+    }
+}
+
+/// An error located where the config set `key`, or unlocated when a default decided it.
+fn at_key(session: &Session<'_>, key: &str, msg: &str) -> Diagnostic {
+    match session.origins.get(key) {
+        Some(origin) => origin.error(msg),
+        None => Diagnostic::error(msg.to_owned()),
+    }
+}
+
+/// Applies train.py's model set-up to `scenario`; returns notes for the report, or the errors.
+pub(crate) fn apply(
+    session: &Session<'_>,
+    scenario: &mut Scenario,
+    base: &Path,
+) -> Result<Vec<String>, Vec<Diagnostic>> {
+    let mut notes = Vec::new();
+    let device = text(session, "device").unwrap_or_else(|| "cuda".into());
+    if !device.starts_with("cuda") {
+        return Err(vec![at_key(
+            session,
+            "device",
+            &format!("device = '{device}': this run does not use a CUDA GPU, so it has no GPU memory to estimate"),
+        )
+        .with_help("vramdoc estimates CUDA memory; set device = 'cuda' (train.py's default) to estimate the run on a GPU")]);
+    }
+    let init = text(session, "init_from").unwrap_or_else(|| "scratch".into());
+    let result = match init.as_str() {
+        "scratch" => scratch_vocabulary(session, scenario, base, &mut notes),
+        "resume" => resumed_shape(session, scenario, base, &mut notes),
+        model => pretrained_shape(session, scenario, model, &mut notes),
+    };
+    result.map(|()| notes).map_err(|d| vec![d])
+}
+
+/// `init_from = 'scratch'`: the dataset's vocabulary, unless the config set `vocab_size` itself.
+fn scratch_vocabulary(
+    session: &Session<'_>,
+    scenario: &mut Scenario,
+    base: &Path,
+    notes: &mut Vec<String>,
+) -> Result<(), Diagnostic> {
+    if session.origins.contains_key("vocab_size") {
+        return Ok(());
+    }
+    let dataset = text(session, "dataset").unwrap_or_else(|| "openwebtext".into());
+    let rel = Path::new("data").join(&dataset).join("meta.pkl");
+    let meta = base.join(&rel);
+    if meta.exists() {
+        let vocab = artifacts::dataset_vocab(&meta).map_err(|e| {
+            at_key(session, "dataset", &e)
+                .with_help("train.py reads vocab_size from this file; regenerate it with the dataset's prepare.py")
+        })?;
+        scenario
+            .set("vocab_size", Literal::Int(vocab as i64))
+            .map_err(|e| at_key(session, "dataset", &format!("{}: {e}", rel.display())))?;
+        notes.push(format!(
+            "vocab_size = {vocab}, from {} (train.py takes the vocabulary from the dataset's meta.pkl)",
+            rel.display()
+        ));
+    } else {
+        notes.push(format!(
+            "no {} in {}: vocab_size = {} (GPT-2's tokenizer padded to 50304, train.py's choice without a meta.pkl); run from nanoGPT's folder, pass --data-dir DIR, or --set vocab_size=N",
+            rel.display(),
+            base.display(),
+            scenario.vocab_size
+        ));
+    }
+    Ok(())
+}
+
+/// `init_from = 'gpt2*'`: GPT-2's shape; a longer `block_size` is nanoGPT's assertion error.
+fn pretrained_shape(
+    session: &Session<'_>,
+    scenario: &mut Scenario,
+    model: &str,
+    notes: &mut Vec<String>,
+) -> Result<(), Diagnostic> {
+    let (layers, heads, width) = match model {
+        "gpt2" => (12, 12, 768),
+        "gpt2-medium" => (24, 16, 1024),
+        "gpt2-large" => (36, 20, 1280),
+        "gpt2-xl" => (48, 25, 1600),
+        other => {
+            return Err(at_key(
+                session,
+                "init_from",
+                &format!("init_from = '{other}': nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl"),
+            ))
+        }
+    };
+    if i64::try_from(scenario.block_size).unwrap_or(i64::MAX) > GPT2_BLOCK {
+        return Err(at_key(
+            session,
+            "block_size",
+            &format!(
+                "block_size = {} with init_from = '{model}': GPT-2 checkpoints have {GPT2_BLOCK} positions, and nanoGPT fails (`assert t <= self.config.block_size`) on longer sequences",
+                scenario.block_size
+            ),
+        )
+        .with_help(format!("use block_size = {GPT2_BLOCK} or less: nanoGPT crops the positions to a shorter block")));
+    }
+    for (key, value) in [
+        ("n_layer", Literal::Int(layers)),
+        ("n_head", Literal::Int(heads)),
+        ("n_embd", Literal::Int(width)),
+        ("vocab_size", Literal::Int(50257)),
+        ("bias", Literal::Bool(true)),
+    ] {
+        scenario
+            .set(key, value)
+            .map_err(|e| at_key(session, "init_from", &e.to_string()))?;
+    }
+    notes.push(format!(
+        "init_from = '{model}': GPT-2's shape ({layers} layers, {heads} heads, {width} wide, vocabulary 50257, biases), block_size {}",
+        scenario.block_size
+    ));
+    Ok(())
+}
+
+/// `init_from = 'resume'`: the shape from the checkpoint, or the keys the config gives when
+/// there is none to read.
+fn resumed_shape(
+    session: &Session<'_>,
+    scenario: &mut Scenario,
+    base: &Path,
+    notes: &mut Vec<String>,
+) -> Result<(), Diagnostic> {
+    let out_dir = text(session, "out_dir").unwrap_or_else(|| "out".into());
+    let rel = Path::new(&out_dir).join("ckpt.pt");
+    let path = base.join(&rel);
+    if !path.exists() {
+        let missing: Vec<&str> = CHECKPOINT_KEYS
+            .iter()
+            .copied()
+            .filter(|k| !session.origins.contains_key(*k))
+            .collect();
+        if missing.is_empty() {
+            notes.push(format!(
+                "init_from = 'resume': no {} in {}, so the shape is the one the config gives",
+                rel.display(),
+                base.display()
+            ));
+            return Ok(());
+        }
+        return Err(at_key(
+            session,
+            "init_from",
+            &format!(
+                "init_from = 'resume' builds the model from {}, which is not in {}, and the config does not give {}",
+                rel.display(),
+                base.display(),
+                missing.join(", ")
+            ),
+        )
+        .with_help("run vramdoc where train.py runs (or pass --data-dir DIR), or give the checkpoint's shape, e.g. --set n_layer=48"));
+    }
+    let ckpt = artifacts::checkpoint(&path).map_err(|e| at_key(session, "init_from", &e))?;
+    let mut shape = Vec::new();
+    for (key, literal) in &ckpt.model_args {
+        let value = match literal.as_str() {
+            "True" => Literal::Bool(true),
+            "False" => Literal::Bool(false),
+            n => Literal::Int(n.parse().unwrap_or_default()),
+        };
+        scenario
+            .set(key, value)
+            .map_err(|e| at_key(session, "init_from", &format!("{}: {e}", rel.display())))?;
+        shape.push(format!("{key}={literal}"));
+    }
+    let when = ckpt
+        .iter_num
+        .map(|n| format!(", saved at iteration {n}"))
+        .unwrap_or_default();
+    notes.push(format!(
+        "init_from = 'resume': the shape comes from {}{when}: {}",
+        rel.display(),
+        shape.join(" ")
+    ));
+    Ok(())
+}
