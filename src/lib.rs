@@ -20,3 +20,4 @@ pub mod render;
 pub mod report;
 #[cfg(feature = "serve")]
 pub mod serve;
+pub mod site_files;

@@ -1,7 +1,5 @@
 //! `vramdoc check`: each kind of problem is caught, and a clean, freshly built site passes.
 
-
-
 use crate::support::SiteTest;
 
 fn site() -> SiteTest {

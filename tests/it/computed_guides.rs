@@ -1,8 +1,6 @@
 //! Guides whose numbers, tables and charts are computed: the same figures in every language,
 //! formatted per locale, code left alone, and every error located.
 
-
-
 use crate::support::SiteTest;
 
 /// DESIGN.md's reference model (6 layers, 6 heads, 384 wide, block 512, no bias).

@@ -1,8 +1,6 @@
 //! Incremental builds: only what changed is rendered and written, and the result is the same as
 //! a clean build's, whatever the thread count.
 
-
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;

@@ -1,7 +1,5 @@
 //! The site generator end to end, through the real binary on fixture sites.
 
-
-
 use crate::support::SiteTest;
 
 /// A guide in all three languages with headings, a table, code and a footnote.

@@ -1,7 +1,6 @@
 //! Fixture sites for integration tests: write a site into a temp folder, build it with the real
 //! binary, and read what came out.
 
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
