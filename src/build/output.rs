@@ -10,6 +10,7 @@
 //! it (`.<name>.lock`), and then removes staging folders that killed builds left behind (only
 //! folders named like vramdoc's and holding its [`MARKER`]).
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -53,6 +54,8 @@ pub struct Staging {
     committed: bool,
     /// Changes made to `out` so far, oldest first.
     journal: Mutex<Vec<Change>>,
+    /// How many times each output path was set aside (see [`Staging::set_aside`]).
+    aside: Mutex<HashMap<String, usize>>,
     /// The output folder's lock, held until the build ends.
     _lock: File,
 }
@@ -84,6 +87,7 @@ impl Staging {
             dir,
             committed: false,
             journal: Mutex::new(Vec::new()),
+            aside: Mutex::new(HashMap::new()),
             _lock: lock,
         };
         // Marked from the start, so a build killed before it ends leaves a folder the next one
@@ -135,11 +139,7 @@ impl Staging {
             self.make_dirs(parent).map_err(cannot)?;
         }
         let backup = match std::fs::symlink_metadata(&to) {
-            Ok(_) => {
-                let backup = self.backup_path(rel).map_err(cannot)?;
-                std::fs::rename(&to, &backup).map_err(cannot)?;
-                Some(backup)
-            }
+            Ok(_) => Some(self.set_aside(&to, rel).map_err(cannot)?),
             Err(e) if e.kind() == ErrorKind::NotFound => None,
             Err(e) => return Err(cannot(e)),
         };
@@ -174,8 +174,7 @@ impl Staging {
             Diagnostic::error(format!("cannot remove {}: {e}", path.display()))
                 .with_help("make the output folder writable, or remove it and build again")
         };
-        let backup = self.backup_path(rel).map_err(cannot)?;
-        std::fs::rename(&path, &backup).map_err(cannot)?;
+        let backup = self.set_aside(&path, rel).map_err(cannot)?;
         self.journal(Change::Removed {
             rel: rel.to_string(),
             backup,
@@ -313,19 +312,31 @@ impl Staging {
         Ok(())
     }
 
-    /// A free path in the staging folder to keep the output file `rel` in until the build ends.
-    fn backup_path(&self, rel: &str) -> std::io::Result<PathBuf> {
-        let mut path = self.dir.join(REPLACED).join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
+    /// Moves the output file `path` (at `rel`) into the staging folder, to keep it until the
+    /// build ends; returns where it went.
+    fn set_aside(&self, path: &Path, rel: &str) -> std::io::Result<PathBuf> {
+        let n = {
+            let mut aside = self.aside.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = aside.get(rel).map_or(0, |n| n + 1);
+            aside.insert(rel.to_string(), n);
+            n
+        };
+        // A path replaced twice in one build keeps its first (the original) version too.
+        let backup = match n {
+            0 => self.dir.join(REPLACED).join(rel),
+            n => self.dir.join(REPLACED).join(format!("{rel}.{n}")),
+        };
+        match std::fs::rename(path, &backup) {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                // The backup's folder is made only when first needed.
+                if let Some(parent) = backup.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::rename(path, &backup)?;
+            }
+            other => other?,
         }
-        // A path replaced twice in one build keeps its first (the original) version.
-        let mut n = 0;
-        while std::fs::symlink_metadata(&path).is_ok() {
-            n += 1;
-            path = self.dir.join(REPLACED).join(format!("{rel}.{n}"));
-        }
-        Ok(path)
+        Ok(backup)
     }
 
     fn journal(&self, change: Change) {

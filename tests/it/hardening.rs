@@ -153,6 +153,23 @@ fn a_file_that_cannot_be_replaced_rolls_the_whole_update_back() {
 }
 
 #[test]
+fn a_removal_that_fails_puts_back_the_files_already_removed() {
+    let t = two_guides();
+    t.build_ok();
+    let out = t.root().join("public");
+    // Removing the deleted guide's English outputs works; its Spanish ones are in the way.
+    std::fs::remove_dir_all(out.join("es/alpha")).unwrap();
+    std::fs::write(out.join("es/alpha"), "in the way\n").unwrap();
+    let before = files(&out);
+    std::fs::remove_dir_all(t.root().join("content/alpha")).unwrap();
+    let r = t.build_err();
+    assert!(r.stderr.contains("cannot remove"), "{}", r.stderr);
+    assert!(r.stderr.contains("was left unchanged"), "{}", r.stderr);
+    assert_eq!(files(&out), before, "the output is exactly as it was");
+    assert!(out.join("en/alpha").is_dir(), "the removed folder is back");
+}
+
+#[test]
 fn leftovers_of_killed_builds_are_removed_and_only_those() {
     let t = two_guides();
     t.build_ok();
@@ -437,4 +454,26 @@ fn a_page_above_the_size_limit_is_refused() {
         r.stderr
     );
     assert!(r.stderr.contains("content/alpha/zh.md"), "{}", r.stderr);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_guide_folder_linked_from_outside_the_site_is_refused() {
+    let t = two_guides();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("en.md"),
+        "---\ntitle: \"Outside\"\nlang: en\n---\n\nOUTSIDE-TEXT\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path(), t.root().join("content/gamma")).unwrap();
+    let r = t.build_err();
+    assert!(r.stderr.contains("content/gamma"), "{}", r.stderr);
+    assert!(r.stderr.contains("outside the site"), "{}", r.stderr);
+    t.file(
+        "vramdoc.yaml",
+        &format!("{CONFIG}follow_external_symlinks: true\n"),
+    );
+    t.build_ok();
+    assert!(t.output("en/gamma/index.html").contains("OUTSIDE-TEXT"));
 }
