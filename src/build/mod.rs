@@ -206,6 +206,9 @@ pub fn try_build(
         ..opts.clone()
     };
     let (site, mut warnings) = load_site(&opts.root).map_err(unchanged)?;
+    // Held until the build ends, from before the previous manifest is read: another build of the
+    // same output folder waits for this one, then plans from what it wrote.
+    let _lock = output::OutputLock::take(&opts.out).map_err(|e| unchanged(vec![e]))?;
     phases.mark("load site");
     let with_warnings = |mut errors: Vec<Diagnostic>, warnings: &[Diagnostic]| {
         errors.extend_from_slice(warnings);

@@ -6,9 +6,10 @@
 //! ends, so a failure half-way puts back what was already changed ([`Staging::rollback`]). A
 //! failed build removes its staging folder. A folder not written by vramdoc is never replaced.
 //!
-//! One build at a time writes an output folder: [`Staging::new`] takes a lock on a file beside
-//! it (`.<name>.lock`), and then removes staging folders that killed builds left behind (only
-//! folders named like vramdoc's and holding its [`MARKER`]).
+//! One build at a time writes an output folder: it holds an [`OutputLock`] (on `.<name>.lock`
+//! beside it) from before it reads the previous manifest until it ends, and [`Staging::new`]
+//! removes staging folders that killed builds left behind (only folders named like vramdoc's and
+//! holding its [`MARKER`]).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -56,20 +57,38 @@ pub struct Staging {
     journal: Mutex<Vec<Change>>,
     /// How many times each output path was set aside (see [`Staging::set_aside`]).
     aside: Mutex<HashMap<String, usize>>,
-    /// The output folder's lock, held until the build ends.
-    _lock: File,
+}
+
+/// The lock on an output folder (see [`OutputLock::take`]); released when dropped, or when the
+/// process ends however it ends.
+#[derive(Debug)]
+pub struct OutputLock {
+    _file: File,
+}
+
+impl OutputLock {
+    /// Takes the exclusive lock of the output folder `out` (on `.<name>.lock` beside it),
+    /// waiting, and saying so on stderr, while another build holds it.
+    pub fn take(out: &Path) -> Result<OutputLock, Diagnostic> {
+        let parent = parent_of(out);
+        std::fs::create_dir_all(&parent)
+            .map_err(|e| Diagnostic::error(format!("cannot create {}: {e}", parent.display())))?;
+        let path = parent.join(format!(".{}.lock", out_name(out)));
+        Ok(OutputLock {
+            _file: lock_output(&path, out)?,
+        })
+    }
 }
 
 impl Staging {
-    /// Creates an empty staging folder beside `out`, after taking the output folder's lock,
-    /// checking that `out` may be replaced and removing what killed builds left behind.
-    /// `out` must not be a symlink (see [`resolve_out`]).
+    /// Creates an empty staging folder beside `out`, after checking that `out` may be replaced
+    /// and removing what killed builds left behind. The caller holds `out`'s [`OutputLock`] (or
+    /// owns `out` alone); `out` must not be a symlink (see [`resolve_out`]).
     pub fn new(out: &Path, site_root: &Path) -> Result<Staging, Diagnostic> {
         let parent = parent_of(out);
         std::fs::create_dir_all(&parent)
             .map_err(|e| Diagnostic::error(format!("cannot create {}: {e}", parent.display())))?;
         let name = out_name(out);
-        let lock = lock_output(&parent.join(format!(".{name}.lock")), out)?;
         check_replaceable(out, site_root)?;
         remove_leftovers(&parent, &name);
         let dir = tempfile::Builder::new()
@@ -88,7 +107,6 @@ impl Staging {
             committed: false,
             journal: Mutex::new(Vec::new()),
             aside: Mutex::new(HashMap::new()),
-            _lock: lock,
         };
         // Marked from the start, so a build killed before it ends leaves a folder the next one
         // recognises as its own and removes.
