@@ -452,7 +452,7 @@ fn lock_output(path: &Path, out: &Path) -> Result<File, Diagnostic> {
 
 /// Removes the staging folders (`.<name>.staging-*`, and their `.old` swaps, or the `.<name>.old`
 /// of earlier versions) that builds killed half-way left beside the output folder. Only folders
-/// holding vramdoc's [`MARKER`] are touched; the caller holds the output folder's lock.
+/// holding vramdoc's [`MARKER`], or empty, are removed; the caller holds the output folder's lock.
 fn remove_leftovers(parent: &Path, name: &str) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
@@ -465,8 +465,14 @@ fn remove_leftovers(parent: &Path, name: &str) {
             continue;
         };
         let ours = n.starts_with(&staging) || n == old;
-        if ours && e.file_type().is_ok_and(|t| t.is_dir()) && e.path().join(MARKER).is_file() {
+        if !ours || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        if e.path().join(MARKER).is_file() {
             let _ = std::fs::remove_dir_all(e.path());
+        } else {
+            // Killed between creating the folder and marking it: empty, so `remove_dir` does it.
+            let _ = std::fs::remove_dir(e.path());
         }
     }
 }

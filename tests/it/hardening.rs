@@ -219,17 +219,25 @@ fn a_killed_build_leaves_nothing_the_next_build_keeps() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Killed as soon as its staging folder appears.
+    // Killed while it renders into its staging folder.
     let start = Instant::now();
-    while !names(t.root())
-        .iter()
-        .any(|n| n.starts_with(".public.staging-"))
-        && start.elapsed() < Duration::from_secs(20)
-    {
+    let rendering = || {
+        names(t.root())
+            .iter()
+            .filter(|n| n.starts_with(".public.staging-"))
+            .any(|n| t.root().join(n).join("en").is_dir())
+    };
+    while !rendering() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no staging folder"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the build ended first");
         std::thread::sleep(Duration::from_millis(1));
     }
-    let _ = child.kill();
+    child.kill().unwrap();
     let _ = child.wait();
+    assert!(rendering(), "the killed build left its staging folder");
     t.build_ok();
     assert_eq!(
         names(t.root()),
