@@ -286,26 +286,33 @@ fn a_second_build_waits_for_the_lock_and_says_so() {
     let t = two_guides();
     let lock = std::fs::File::create(t.root().join(".public.lock")).unwrap();
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
-    let child = Command::new(env!("CARGO_BIN_EXE_vramdoc"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vramdoc"))
         .arg("build")
         .current_dir(t.root())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // The first line on stderr says it waits (read on a thread: the build blocks meanwhile).
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+        let _ = tx.send(lines.next().and_then(Result::ok).unwrap_or_default());
+        lines.map_while(Result::ok).collect::<Vec<_>>()
+    });
+    let first = rx.recv_timeout(Duration::from_secs(60)).unwrap();
     assert!(
-        !t.root().join("public").exists(),
-        "the build waits while another holds the lock"
+        first.contains("another vramdoc build is writing"),
+        "{first}"
     );
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none(), "it waits");
+    assert!(!t.root().join("public").exists(), "and writes nothing");
     drop(lock);
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("another vramdoc build is writing"),
-        "{stderr}"
-    );
+    let status = child.wait().unwrap();
+    let rest = reader.join().unwrap();
+    assert!(status.success(), "{rest:?}");
     assert!(t.root().join("public/en/alpha/index.html").is_file());
 }
 
