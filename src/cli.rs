@@ -109,17 +109,24 @@ pub fn main() -> i32 {
 }
 
 fn run_build(opts: BuildOptions) -> i32 {
-    match build::build(&opts) {
+    match build::try_build(&opts, None) {
         Ok(report) => {
             print_diagnostics(&report.warnings);
             println!("{}", report.summary(&opts.out));
             0
         }
-        Err(diags) => {
-            print_diagnostics(&diags);
-            let n = crate::diagnostics::error_count(&diags);
+        Err(failure) => {
+            let diags = &failure.diagnostics;
+            print_diagnostics(diags);
+            let n = crate::diagnostics::error_count(diags);
+            let state = match failure.output {
+                build::OutputState::Unchanged => "was left unchanged",
+                build::OutputState::Changed => {
+                    "could not be restored (see above); the next build rewrites it"
+                }
+            };
             eprintln!(
-                "build failed with {n} error{}; {} was left unchanged",
+                "build failed with {n} error{}; {} {state}",
                 if n == 1 { "" } else { "s" },
                 opts.out.display()
             );

@@ -5,7 +5,10 @@
 //! base_url: https://example.org/docs/
 //! languages: [en, es, zh]
 //! default_language: en
+//! follow_external_symlinks: false   # read files that symlinks lead to outside the site
 //! ```
+//!
+//! Every problem is reported at once, each at its line in the file.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -30,6 +33,9 @@ pub struct SiteConfig {
     pub languages: Vec<String>,
     /// The language `x-default` points to and whose strings fill gaps in the others.
     pub default_language: String,
+    /// Whether the build reads files (pages, templates, locales, data) that symlinks lead to
+    /// outside the site root; off, such a symlink is an error.
+    pub follow_external_symlinks: bool,
 }
 
 #[derive(Deserialize)]
@@ -39,6 +45,8 @@ struct RawConfig {
     base_url: String,
     languages: Vec<String>,
     default_language: Option<String>,
+    #[serde(default)]
+    follow_external_symlinks: bool,
 }
 
 #[derive(Deserialize)]
@@ -52,13 +60,17 @@ impl SiteConfig {
     /// Reads and checks `root/vramdoc.yaml`.
     pub fn load(root: &Path) -> Result<SiteConfig, Vec<Diagnostic>> {
         let path = root.join(CONFIG_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            vec![Diagnostic::error(format!("cannot read the site configuration: {e}"))
-                .in_file(&path)
-                .with_help(format!(
-                    "create {CONFIG_FILE} with `title`, `base_url`, `languages` and `default_language`"
-                ))]
-        })?;
+        if let Err(e) = std::fs::metadata(&path) {
+            return Err(vec![Diagnostic::error(format!(
+                "cannot read the site configuration: {e}"
+            ))
+            .in_file(&path)
+            .with_help(format!(
+                "create {CONFIG_FILE} with `title`, `base_url`, `languages` and `default_language`"
+            ))]);
+        }
+        let text = crate::site_files::read_to_string(&path, Path::new(CONFIG_FILE))
+            .map_err(|e| vec![e])?;
         Self::parse(&text, Path::new(CONFIG_FILE))
     }
 
@@ -75,38 +87,75 @@ impl SiteConfig {
             vec![d]
         })?;
         let mut errors = Vec::new();
-        if raw.languages.is_empty() {
-            errors.push(Diagnostic::error("`languages` is empty").in_file(shown));
-        }
-        for lang in &raw.languages {
-            if lang.parse::<unic_langid::LanguageIdentifier>().is_err() || lang.is_empty() {
-                errors.push(
-                    Diagnostic::error(format!("`{lang}` in `languages` is not a language tag"))
-                        .in_file(shown)
-                        .with_help("use tags such as en, es, zh"),
-                );
+        // Each problem points at its key's line (or its list item's), with the file as snippet.
+        let at = |d: Diagnostic, pos: Option<(usize, usize)>| {
+            let d = d.in_file(shown).with_source(source.clone());
+            match pos {
+                Some((line, col)) => d.at(line, col),
+                None => d,
             }
+        };
+        let key = |k: &str| key_line(text, k).map(|l| (l, 1));
+        if raw.languages.is_empty() {
+            errors.push(at(
+                Diagnostic::error("`languages` is empty").with_help("list them, e.g. [en, es, zh]"),
+                key("languages"),
+            ));
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for (i, lang) in raw.languages.iter().enumerate() {
+            let pos = list_item(text, "languages", i).or_else(|| key("languages"));
+            if lang.parse::<unic_langid::LanguageIdentifier>().is_err() || lang.is_empty() {
+                errors.push(at(
+                    Diagnostic::error(format!("`{lang}` in `languages` is not a language tag"))
+                        .with_help("use tags such as en, es, zh"),
+                    pos,
+                ));
+            } else if seen.iter().any(|s| s.eq_ignore_ascii_case(lang)) {
+                // Case too: `en` and `EN` would share one folder on case-insensitive disks.
+                errors.push(at(
+                    Diagnostic::error(format!("`{lang}` is listed twice in `languages`"))
+                        .with_help("list each language once"),
+                    pos,
+                ));
+            }
+            seen.push(lang);
         }
         let default_language = raw
             .default_language
             .unwrap_or_else(|| raw.languages.first().cloned().unwrap_or_default());
         if !raw.languages.contains(&default_language) {
-            errors.push(
+            errors.push(at(
                 Diagnostic::error(format!(
                     "default_language `{default_language}` is not in `languages`"
                 ))
-                .in_file(shown),
-            );
+                .with_help(format!(
+                    "set it to one of {}, or add it to `languages`",
+                    raw.languages.join(", ")
+                )),
+                key("default_language").or_else(|| key("languages")),
+            ));
         }
         let mut base_url = raw.base_url.trim().to_string();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            errors.push(
+        let scheme = base_url.starts_with("http://") || base_url.starts_with("https://");
+        let host = base_url.split("://").nth(1).unwrap_or("");
+        if !scheme || host.is_empty() || host.starts_with('/') {
+            errors.push(at(
                 Diagnostic::error(format!(
                     "base_url `{base_url}` is not an absolute http(s) URL"
                 ))
-                .in_file(shown)
                 .with_help("write it like https://example.org/ or https://example.org/docs/"),
-            );
+                key("base_url"),
+            ));
+        } else if base_url.contains(|c: char| c.is_whitespace() || c == '"' || c == '<' || c == '>')
+        {
+            errors.push(at(
+                Diagnostic::error(format!(
+                    "base_url `{base_url}` contains a space, quote or angle bracket"
+                ))
+                .with_help("percent-encode it (a space is %20)"),
+                key("base_url"),
+            ));
         }
         if !base_url.ends_with('/') {
             base_url.push('/');
@@ -118,16 +167,25 @@ impl SiteConfig {
                 .map(|l| (l.clone(), t.clone()))
                 .collect(),
             RawTitle::PerLanguage(map) => {
+                for lang in map.keys().filter(|l| !raw.languages.contains(l)) {
+                    errors.push(at(
+                        Diagnostic::error(format!(
+                            "`title` has an entry for `{lang}`, which is not in `languages`"
+                        ))
+                        .with_help("remove it, or add the language to `languages`"),
+                        key("title"),
+                    ));
+                }
                 let mut titles = BTreeMap::new();
                 for lang in &raw.languages {
                     match map.get(lang).or_else(|| map.get(&default_language)) {
                         Some(t) => {
                             titles.insert(lang.clone(), t.clone());
                         }
-                        None => errors.push(
-                            Diagnostic::error(format!("`title` has no entry for `{lang}`"))
-                                .in_file(shown),
-                        ),
+                        None => errors.push(at(
+                            Diagnostic::error(format!("`title` has no entry for `{lang}`")),
+                            key("title"),
+                        )),
                     }
                 }
                 titles
@@ -139,6 +197,7 @@ impl SiteConfig {
                 base_url,
                 languages: raw.languages,
                 default_language,
+                follow_external_symlinks: raw.follow_external_symlinks,
             })
         } else {
             Err(errors)
@@ -152,5 +211,68 @@ impl SiteConfig {
             .or_else(|| self.titles.get(&self.default_language))
             .map(String::as_str)
             .unwrap_or("")
+    }
+}
+
+/// The 1-based line of the top-level `key:` in a YAML text.
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            l.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'))
+        })
+        .map(|i| i + 1)
+}
+
+/// The 1-based line and column of item `index` of the top-level list `key`, written either
+/// inline (`key: [a, b]`) or as a block (`- a` lines).
+fn list_item(text: &str, key: &str, index: usize) -> Option<(usize, usize)> {
+    let first = key_line(text, key)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let line = lines[first - 1];
+    let after = line.find(':')? + 1;
+    if let Some(open) = line[after..].find('[').map(|o| after + o + 1) {
+        let mut start = open;
+        for (i, item) in line[open..].split([',', ']']).enumerate() {
+            if i == index {
+                let lead = item.len() - item.trim_start().len();
+                let col = line[..start + lead].chars().count() + 1;
+                return Some((first, col));
+            }
+            start += item.len() + 1;
+        }
+        return None;
+    }
+    let mut n = 0;
+    for (i, l) in lines.iter().enumerate().skip(first) {
+        let t = l.trim_start();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let Some(item) = t.strip_prefix('-') else {
+            break;
+        };
+        if n == index {
+            let lead = l.len() - t.len() + 1 + (item.len() - item.trim_start().len());
+            return Some((i + 1, l[..lead].chars().count() + 1));
+        }
+        n += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_items_are_located_inline_and_as_blocks() {
+        let inline = "title: T\nlanguages: [en, es,  en]\n";
+        assert_eq!(list_item(inline, "languages", 0), Some((2, 13)));
+        assert_eq!(list_item(inline, "languages", 2), Some((2, 22)));
+        let block = "languages:\n  - en\n  # c\n  - es\nbase_url: x\n";
+        assert_eq!(list_item(block, "languages", 1), Some((4, 5)));
+        assert_eq!(list_item(block, "languages", 2), None);
+        assert_eq!(key_line(block, "base_url"), Some(5));
     }
 }

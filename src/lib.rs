@@ -21,3 +21,4 @@ pub mod render;
 pub mod report;
 #[cfg(feature = "serve")]
 pub mod serve;
+pub mod site_files;

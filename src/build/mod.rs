@@ -151,10 +151,37 @@ impl Memory {
     }
 }
 
-/// Builds the site. On failure returns every diagnostic (errors and warnings) and leaves `out`
-/// untouched.
+/// What a failed build left in the output folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputState {
+    /// Exactly what was there before the build.
+    Unchanged,
+    /// Not as it was: restoring it failed half-way, and the diagnostics say what is where. A
+    /// partly updated output's manifest stays marked incomplete, so the next build rewrites it.
+    Changed,
+}
+
+/// Why a build failed: every diagnostic (errors and warnings), and the output folder's state.
+#[derive(Debug, Clone)]
+pub struct BuildFailure {
+    /// Errors and warnings, sorted.
+    pub diagnostics: Vec<Diagnostic>,
+    /// What became of the output folder.
+    pub output: OutputState,
+}
+
+/// A failure that left the output folder untouched.
+fn unchanged(diagnostics: Vec<Diagnostic>) -> BuildFailure {
+    BuildFailure {
+        diagnostics,
+        output: OutputState::Unchanged,
+    }
+}
+
+/// Builds the site. On failure returns every diagnostic (errors and warnings); `out` is left
+/// untouched unless restoring it failed (see [`try_build`]).
 pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
-    build_remembering(opts, None)
+    try_build(opts, None).map_err(|f| f.diagnostics)
 }
 
 /// Builds the site using and updating `memory` (see [`Memory`]).
@@ -162,16 +189,26 @@ pub fn build_with(
     opts: &BuildOptions,
     memory: &mut Memory,
 ) -> Result<BuildReport, Vec<Diagnostic>> {
-    build_remembering(opts, Some(memory))
+    try_build(opts, Some(memory)).map_err(|f| f.diagnostics)
 }
 
-fn build_remembering(
+/// Builds the site, with `memory` if given; a failure also says what state the output folder
+/// is in.
+pub fn try_build(
     opts: &BuildOptions,
     mut memory: Option<&mut Memory>,
-) -> Result<BuildReport, Vec<Diagnostic>> {
+) -> Result<BuildReport, BuildFailure> {
     let start = Instant::now();
     let mut phases = Phases::new();
-    let (site, mut warnings) = load_site(&opts.root)?;
+    // A symlinked `--out` is written where it leads, so the link stays and its target is updated.
+    let opts = &BuildOptions {
+        out: output::resolve_out(&opts.out).map_err(|e| unchanged(vec![e]))?,
+        ..opts.clone()
+    };
+    let (site, mut warnings) = load_site(&opts.root).map_err(unchanged)?;
+    // Held until the build ends, from before the previous manifest is read: another build of the
+    // same output folder waits for this one, then plans from what it wrote.
+    let _lock = output::OutputLock::take(&opts.out).map_err(|e| unchanged(vec![e]))?;
     phases.mark("load site");
     let with_warnings = |mut errors: Vec<Diagnostic>, warnings: &[Diagnostic]| {
         errors.extend_from_slice(warnings);
@@ -201,11 +238,11 @@ fn build_remembering(
     let plan = plan::plan(
         &site, &opts.root, &opts.out, previous, opts.force, false, scan,
     )
-    .map_err(|e| with_warnings(e, &warnings))?;
+    .map_err(|e| unchanged(with_warnings(e, &warnings)))?;
     let incremental = plan.incremental;
     phases.mark("read manifest, plan");
     let staging = output::Staging::new(&opts.out, &opts.root)
-        .map_err(|e| with_warnings(vec![e], &warnings))?;
+        .map_err(|e| unchanged(with_warnings(vec![e], &warnings)))?;
     let data = GuideDataStore::new(&plan, |j| j.render);
     phases.mark("guide data");
 
@@ -238,55 +275,84 @@ fn build_remembering(
     }
     warnings.append(&mut site.message_warnings());
     if !errors.is_empty() {
-        return Err(with_warnings(errors, &warnings));
+        return Err(unchanged(with_warnings(errors, &warnings)));
     }
 
     let per_lang = counts(&site, &plan);
     let rewrite = !incremental || !plan.touched.is_empty() || any_rendered;
     let rewrite = rewrite || !plan.removed.is_empty() || plan.has_stale_shards();
     let moves_outputs = incremental && (any_rendered || !plan.removed.is_empty());
-    // While outputs are being replaced the manifest on disk no longer describes them: marked so,
-    // a build that stops half-way leaves a manifest the next build does not trust.
-    if moves_outputs {
-        staging
-            .write_output(manifest::DIRTY, b"")
-            .map_err(|e| vec![e])?;
-    }
-    let files_written = if incremental {
-        apply(&staging, &plan, &rendered)?
-    } else {
-        rendered.iter().flatten().map(|e| e.files.len()).sum()
-    };
-    if rewrite || memory.is_some() {
-        let mut next = plan.into_manifest(rendered);
-        let shards = if rewrite {
-            next.changed_shards()
+    let keep = memory.is_some();
+    // Every change to the output folder is journaled by `staging`: a failure half-way puts back
+    // what was already changed, so a failed build leaves the output as it was.
+    let written = (|| -> Result<(usize, Option<Manifest>), Vec<Diagnostic>> {
+        // While outputs are being replaced the manifest on disk no longer describes them: marked
+        // so, a build that stops half-way leaves a manifest the next build does not trust.
+        if moves_outputs {
+            staging
+                .write_output(manifest::DIRTY, b"")
+                .map_err(|e| vec![e])?;
+        }
+        let files_written = if incremental {
+            apply(&staging, &plan, &rendered)?
         } else {
-            Vec::new()
+            rendered.iter().flatten().map(|e| e.files.len()).sum()
         };
-        for (path, bytes) in &shards {
-            if incremental {
-                staging.write_output(path, bytes)
+        let next = if rewrite || keep {
+            let mut next = plan.into_manifest(rendered);
+            let shards = if rewrite {
+                next.changed_shards()
             } else {
-                staging.write(path, bytes)
+                Vec::new()
+            };
+            for (path, bytes) in &shards {
+                if incremental {
+                    staging.write_output(path, bytes)
+                } else {
+                    staging.write(path, bytes)
+                }
+                .map_err(|e| vec![e])?;
             }
-            .map_err(|e| vec![e])?;
+            Some(next)
+        } else {
+            drop_in_background(plan);
+            None
+        };
+        Ok((files_written, next))
+    })();
+    let (files_written, next) = match written {
+        Ok(w) => w,
+        Err(mut errors) => {
+            let output = match staging.rollback() {
+                Ok(()) => OutputState::Unchanged,
+                Err(d) => {
+                    errors.push(d);
+                    OutputState::Changed
+                }
+            };
+            return Err(BuildFailure {
+                diagnostics: with_warnings(errors, &warnings),
+                output,
+            });
         }
-        match memory {
-            Some(m) => {
-                m.manifest = Some(next);
-                m.changed = Some(BTreeSet::new());
-            }
-            None => drop_in_background(next),
-        }
-    } else {
-        drop_in_background(plan);
-    }
+    };
     if moves_outputs {
-        staging.remove_from_output(manifest::DIRTY);
+        // Kept aside with the replaced files until the staging folder goes.
+        let _ = staging.remove_from_output(manifest::DIRTY);
     }
     if !incremental {
-        staging.commit().map_err(|e| vec![e])?;
+        staging.commit().map_err(|(e, output)| BuildFailure {
+            diagnostics: with_warnings(vec![e], &warnings),
+            output,
+        })?;
+    }
+    match (memory, next) {
+        (Some(m), next) => {
+            m.manifest = next;
+            m.changed = Some(BTreeSet::new());
+        }
+        (None, Some(next)) => drop_in_background(next),
+        (None, None) => {}
     }
     phases.mark("write");
     diagnostics::sort(&mut warnings);
@@ -376,13 +442,17 @@ fn apply(
         }
         for old in before.into_iter().flat_map(JobEntry::paths) {
             if entry.file(old).is_none() {
-                staging.remove_from_output(&format!("{prefix}{old}"));
+                staging
+                    .remove_from_output(&format!("{prefix}{old}"))
+                    .map_err(|e| vec![e])?;
             }
         }
     }
     for gone in &plan.removed {
         for name in gone.entry.paths() {
-            staging.remove_from_output(&format!("{}{name}", gone.prefix));
+            staging
+                .remove_from_output(&format!("{}{name}", gone.prefix))
+                .map_err(|e| vec![e])?;
         }
     }
     Ok(written)

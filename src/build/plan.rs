@@ -935,7 +935,7 @@ fn read_source(
         return Ok((source, false));
     }
     let stamp = stat.and_then(|f| Stamp::of(&f, now));
-    let bytes = std::fs::read(src.path()).map_err(cannot)?;
+    let bytes = crate::site_files::read(&src.path(), &src.shown()).map_err(|e| vec![e])?;
     let h = hash(&bytes);
     if let Some(e) = previous.filter(|e| e.hash == h) {
         let changed = e.stamp != stamp;

@@ -10,6 +10,7 @@ use crate::diagnostics::Diagnostic;
 use crate::estimate::GpuCatalog;
 use crate::i18n::Locales;
 use crate::render::Renderer;
+use crate::site_files;
 
 /// Everything a page needs to render, loaded once per build.
 pub(crate) struct SiteContext {
@@ -28,6 +29,17 @@ pub(crate) struct SiteContext {
 /// Loads the configuration, locale bundles, templates and GPU catalog, and hashes them.
 pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), Vec<Diagnostic>> {
     let config = SiteConfig::load(root)?;
+    // Checked before anything in them is read: each problem is reported, all at once.
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for dir in SITE_DIRS {
+        let (found, mut bad) = site_files::walk(root, dir, config.follow_external_symlinks);
+        files.push(found);
+        errors.append(&mut bad);
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
     let locales = Arc::new(Locales::load(
         Some(root),
         &config.languages,
@@ -38,7 +50,7 @@ pub(crate) fn load_site(root: &Path) -> Result<(SiteContext, Vec<Diagnostic>), V
     let renderer = Renderer::new(root, locales.clone())?;
     warnings.extend_from_slice(renderer.warnings());
     let (catalog, catalog_hash) = load_catalog(root)?;
-    let inputs_hash = site_inputs_hash(root);
+    let inputs_hash = site_inputs_hash(root, &files[..3]);
     Ok((
         SiteContext {
             config,
@@ -61,11 +73,15 @@ impl SiteContext {
     }
 }
 
+/// The site's folders of site-wide inputs, each checked by [`site_files::walk`] before the build
+/// reads anything in them (templates, locales and static files are hashed, in this order).
+const SITE_DIRS: [&str; 4] = ["templates", "locales", "static", "data"];
+
 /// Hash of every site-wide input a page's rendering depends on: vramdoc's version, the
-/// configuration, and the embedded and site templates, locales and static files. Files are named
-/// by their path relative to the root, so `--root .`, `--root $PWD` and `serve` (which makes the
-/// root absolute) share one cache.
-fn site_inputs_hash(root: &Path) -> Digest {
+/// configuration, and the embedded and site templates, locales and static files (`files`: those
+/// of the site, per folder, sorted). Files are named by their path relative to the root, so
+/// `--root .`, `--root $PWD` and `serve` (which makes the root absolute) share one cache.
+fn site_inputs_hash(root: &Path, files: &[Vec<PathBuf>]) -> Digest {
     let mut h = Hasher::new();
     h.part(env!("CARGO_PKG_VERSION"));
     h.part(std::fs::read(root.join(crate::config::CONFIG_FILE)).unwrap_or_default());
@@ -78,38 +94,21 @@ fn site_inputs_hash(root: &Path) -> Digest {
             h.part(name).part(text);
         }
     }
-    for dir in ["templates", "locales", "static"] {
-        let mut files = Vec::new();
-        collect_files(&root.join(dir), &mut files);
-        files.sort();
-        for f in files {
-            let rel = f.strip_prefix(root).unwrap_or(&f);
-            h.part(rel.to_string_lossy().as_bytes())
-                .part(std::fs::read(&f).unwrap_or_default());
-        }
+    for f in files.iter().flatten() {
+        let rel = f.strip_prefix(root).unwrap_or(f);
+        h.part(rel.to_string_lossy().as_bytes())
+            .part(site_files::read(f, f).unwrap_or_default());
     }
     h.finish()
-}
-
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect_files(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
 }
 
 /// The built-in GPU catalog plus the site's own `data/gpus.yaml`, if any, and its hash.
 fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
     let mut catalog = GpuCatalog::builtin();
     let path = root.join("data").join("gpus.yaml");
-    if let Ok(text) = std::fs::read_to_string(&path) {
+    if std::fs::metadata(&path).is_ok() {
+        let text =
+            site_files::read_to_string(&path, Path::new("data/gpus.yaml")).map_err(|e| vec![e])?;
         catalog.extend_from_yaml(&text).map_err(|e| {
             vec![Diagnostic::error(e.message.clone())
                 .in_file("data/gpus.yaml")

@@ -134,10 +134,30 @@ pub fn list_guide(folder: &GuideFolder, config: &SiteConfig) -> (Vec<PageSource>
         );
         return (pages, errors);
     };
+    // `dir` is `<root>/content/<name>`.
+    let root = dir
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("."));
+    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink());
+    if is_link(dir) || dir.parent().is_some_and(is_link) {
+        if let Err(e) = crate::site_files::check_inside(
+            root,
+            dir,
+            Path::new(&format!("content/{name}")),
+            config.follow_external_symlinks,
+        ) {
+            errors.push(e);
+            return (pages, errors);
+        }
+    }
     let shared: Arc<Path> = Arc::from(dir.as_path());
-    let mut files: Vec<PathBuf> = files.flatten().map(|e| e.path()).collect();
+    let mut files: Vec<(PathBuf, bool)> = files
+        .flatten()
+        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_symlink())))
+        .collect();
     files.sort();
-    for file in files {
+    for (file, symlink) in files {
         if file.extension().is_none_or(|x| x != "md") {
             continue;
         }
@@ -157,6 +177,13 @@ pub fn list_guide(folder: &GuideFolder, config: &SiteConfig) -> (Vec<PageSource>
             );
             continue;
         }
+        if symlink {
+            let follow = config.follow_external_symlinks;
+            if let Err(e) = crate::site_files::check_inside(root, &file, &shown, follow) {
+                errors.push(e);
+                continue;
+            }
+        }
         pages.push(PageSource {
             slug: name.clone(),
             lang,
@@ -168,8 +195,7 @@ pub fn list_guide(folder: &GuideFolder, config: &SiteConfig) -> (Vec<PageSource>
 
 /// Reads and parses one page, checking that its `lang` matches its file name.
 pub fn load(src: &PageSource) -> Result<Page, Vec<Diagnostic>> {
-    let bytes = std::fs::read(src.path())
-        .map_err(|e| vec![Diagnostic::error(format!("cannot read: {e}")).in_file(src.shown())])?;
+    let bytes = crate::site_files::read(&src.path(), &src.shown()).map_err(|e| vec![e])?;
     parse(src.clone(), &bytes)
 }
 

@@ -84,11 +84,9 @@ impl Bundle {
                         "locales/{lang}/{}",
                         f.file_name().unwrap_or_default().to_string_lossy()
                     );
-                    match std::fs::read_to_string(&f) {
+                    match crate::site_files::read_to_string(&f, Path::new(&shown)) {
                         Ok(text) => sources.push((shown, Arc::from(text), true)),
-                        Err(e) => {
-                            errors.push(Diagnostic::error(format!("cannot read: {e}")).in_file(&f))
-                        }
+                        Err(e) => errors.push(e),
                     }
                 }
             }

@@ -7,7 +7,7 @@
 //! autoescaped; `.md` is not.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use fluent_bundle::{FluentArgs, FluentValue};
@@ -47,15 +47,13 @@ impl Renderer {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                match std::fs::read_to_string(&f) {
+                let shown = PathBuf::from(format!("templates/{name}"));
+                match crate::site_files::read_to_string(&f, &shown) {
                     Ok(text) => {
                         sources.retain(|(n, _)| *n != name);
                         sources.push((name, text));
                     }
-                    Err(e) => errors.push(
-                        Diagnostic::error(format!("cannot read template: {e}"))
-                            .in_file(format!("templates/{name}")),
-                    ),
+                    Err(e) => errors.push(e),
                 }
             }
         }

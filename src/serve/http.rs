@@ -22,6 +22,15 @@ pub(crate) enum Answer {
 
 /// Decides the answer to `request`.
 pub(crate) fn route(request: &Request, shared: &Shared) -> Answer {
+    if let Some(host) = &request.host {
+        if !is_local_host(host, shared.port) {
+            return Answer::Reply(text(
+                403,
+                "text/plain; charset=utf-8",
+                "vramdoc serve answers only requests for 127.0.0.1, localhost or [::1]\n",
+            ));
+        }
+    }
     if request.method != "GET" && request.method != "HEAD" {
         let reply = text(
             405,
@@ -100,6 +109,19 @@ fn not_found(shared: &Shared, url: &str) -> Reply {
     text(404, "text/html; charset=utf-8", &html)
 }
 
+/// True when a `Host` header names this machine's loopback (`127.0.0.1`, `localhost` or
+/// `[::1]`), with `port` or no port. Any other name is refused, as Vite's and webpack's dev
+/// servers do: a page on another site whose name was re-pointed at 127.0.0.1 (DNS rebinding)
+/// sends its own name, and must not read the preview.
+fn is_local_host(host: &str, port: u16) -> bool {
+    let (name, given_port) = match host.rsplit_once(':') {
+        Some((name, p)) if !name.is_empty() && !p.contains(']') => (name, Some(p)),
+        _ => (host, None),
+    };
+    let name_ok = name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "[::1]";
+    name_ok && given_port.is_none_or(|p| p.parse::<u16>() == Ok(port))
+}
+
 fn text(code: u16, ty: &str, body: &str) -> Reply {
     Reply::new(code, ty, body.as_bytes().to_vec())
 }
@@ -136,6 +158,34 @@ fn escape_html(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loopback_hosts_on_this_port_are_local() {
+        for ok in [
+            "127.0.0.1:1111",
+            "localhost:1111",
+            "LOCALHOST:1111",
+            "[::1]:1111",
+            "127.0.0.1",
+            "localhost",
+            "[::1]",
+        ] {
+            assert!(is_local_host(ok, 1111), "{ok}");
+        }
+        for bad in [
+            "evil.example:1111",
+            "127.0.0.1:2222",
+            "localhost.evil.example:1111",
+            "127.0.0.1.nip.io:1111",
+            "[::1]:",
+            "::1",
+            "",
+            ":1111",
+            "0.0.0.0:1111",
+        ] {
+            assert!(!is_local_host(bad, 1111), "{bad}");
+        }
+    }
 
     #[test]
     fn location_urls_are_ascii_and_html_is_escaped() {

@@ -54,6 +54,8 @@ impl ServeOptions {
 pub(crate) struct Shared {
     /// The output folder (absolute).
     pub(crate) out: PathBuf,
+    /// The port the server listens on (a request's `Host` must name it, if it names one).
+    pub(crate) port: u16,
     /// The latest build's outcome.
     pub(crate) state: BuildState,
     /// Held for reading while a file is served and for writing while a build runs.
@@ -76,6 +78,8 @@ impl Server {
         let root = absolute(&opts.build.root);
         let out = absolute(&opts.build.out);
         let build_opts = BuildOptions::new(root.clone(), Some(out.clone())).quiet(true);
+        // A folder no build may write is not served either: its files are not this site's.
+        build::output::check_output(&out, &root)?;
         let listener = TcpListener::bind(("127.0.0.1", opts.port)).map_err(|e| {
             Diagnostic::error(format!("cannot listen on 127.0.0.1:{}: {e}", opts.port))
                 .with_help("another program may be using this port; pass another one with --port")
@@ -86,6 +90,7 @@ impl Server {
         let mut watch = Watch::start(&root, &out)?;
         let shared = Arc::new(Shared {
             out,
+            port: addr.port(),
             state: BuildState::new(),
             output: RwLock::new(()),
             streams: events::Streams::default(),
@@ -191,7 +196,7 @@ fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], memory: &m
         .output
         .write()
         .unwrap_or_else(PoisonError::into_inner);
-    match build::build_with(opts, memory) {
+    match build::try_build(opts, Some(memory)) {
         Ok(report) => {
             for w in &report.warnings {
                 eprintln!("{}", w.render());
@@ -199,13 +204,20 @@ fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], memory: &m
             println!("{cause}{}", report.summary(&opts.out));
             shared.state.record_ok();
         }
-        Err(diags) => {
+        Err(failure) => {
+            let diags = failure.diagnostics;
             for d in &diags {
                 eprintln!("{}", d.render());
             }
             let n = diagnostics::error_count(&diags);
+            let serving = match failure.output {
+                build::OutputState::Unchanged => "still serving the previous output",
+                build::OutputState::Changed => {
+                    "the output could not be restored (see above); the next build rewrites it"
+                }
+            };
             eprintln!(
-                "{cause}build failed with {n} error{}; still serving the previous output",
+                "{cause}build failed with {n} error{}; {serving}",
                 if n == 1 { "" } else { "s" }
             );
             shared.state.record_failure(&diags);

@@ -58,6 +58,8 @@ pub(crate) struct Request {
     pub(crate) method: String,
     /// The request target as sent (path and query).
     pub(crate) target: String,
+    /// The `Host` header's value, if the request had one.
+    pub(crate) host: Option<String>,
 }
 
 /// Accepts connections until the server stops; each gets a thread of its own.
@@ -128,14 +130,23 @@ fn read_request(stream: &TcpStream) -> Result<Request, Option<Reply>> {
         Ok(0) | Err(_) => return Err(None),
         Ok(_) => {}
     }
-    let request = parse_request_line(&line).ok_or_else(|| bad("malformed request line"))?;
-    // Skip the headers; none is needed. A head that does not end within the limit is refused.
+    let mut request = parse_request_line(&line).ok_or_else(|| bad("malformed request line"))?;
+    // Only `Host` is kept. A head that does not end within the limit is refused.
     loop {
         let mut header = String::new();
         match reader.read_line(&mut header) {
             Ok(0) => return Err(bad("request head too long or cut short")),
             Ok(_) if header == "\r\n" || header == "\n" => return Ok(request),
-            Ok(_) => {}
+            Ok(_) => {
+                if let Some((name, value)) = header.split_once(':') {
+                    if name.eq_ignore_ascii_case("host") {
+                        if request.host.is_some() {
+                            return Err(bad("more than one Host header"));
+                        }
+                        request.host = Some(value.trim().to_owned());
+                    }
+                }
+            }
             Err(_) => return Err(None),
         }
     }
@@ -156,6 +167,7 @@ pub(crate) fn parse_request_line(line: &str) -> Option<Request> {
     Some(Request {
         method: method.to_owned(),
         target: target.to_owned(),
+        host: None,
     })
 }
 
@@ -183,6 +195,7 @@ fn reason(code: u16) -> &'static str {
         200 => "OK",
         301 => "Moved Permanently",
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         503 => "Service Unavailable",
@@ -200,7 +213,8 @@ mod tests {
             parse_request_line("GET /en/?x=1 HTTP/1.1\r\n"),
             Some(Request {
                 method: "GET".into(),
-                target: "/en/?x=1".into()
+                target: "/en/?x=1".into(),
+                host: None,
             })
         );
         assert!(parse_request_line("HEAD / HTTP/1.0\n").is_some());

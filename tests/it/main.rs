@@ -15,6 +15,7 @@ mod estimate_params;
 mod estimate_props;
 mod estimate_pyconfig;
 mod estimate_scenario;
+mod hardening;
 mod incremental;
 mod locales;
 mod markdown;

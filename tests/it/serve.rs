@@ -313,3 +313,84 @@ fn a_busy_port_is_an_error_that_says_what_to_do() {
     );
     assert!(r.stderr.contains("--port"), "{}", r.stderr);
 }
+
+#[test]
+fn a_folder_it_may_not_build_into_is_not_served_either() {
+    let t = guide_site();
+    t.file("mine/notes.html", "<p>my own notes</p>\n");
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vramdoc"))
+        .args(["serve", "--out", "mine", "--port", &port.to_string()])
+        .current_dir(t.root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > PATIENCE {
+            let served = request(port, "GET /notes.html HTTP/1.0\r\n\r\n").map(|r| r.code);
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve kept running (GET /notes.html: {served:?})");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(!status.success());
+    assert!(
+        stderr.contains("mine: it was not written by vramdoc"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.root().join("mine/notes.html")).unwrap(),
+        "<p>my own notes</p>\n"
+    );
+}
+
+#[test]
+fn only_requests_for_the_loopback_names_are_answered() {
+    let t = guide_site();
+    let s = Served::start(&t);
+    s.poll("the first page", || s.get(PAGE).filter(|r| r.code == 200));
+    let port = s.port;
+    let get = |host: &str| {
+        request(
+            port,
+            &format!("GET {PAGE} HTTP/1.1\r\nHost: {host}\r\n\r\n"),
+        )
+        .unwrap()
+        .code
+    };
+    for ok in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        assert_eq!(get(&ok), 200, "{ok}");
+    }
+    // DNS rebinding: a page served from another name that now resolves to 127.0.0.1.
+    for bad in [
+        format!("evil.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+        format!("127.0.0.1:{}", port.wrapping_add(1)),
+    ] {
+        assert_eq!(get(&bad), 403, "{bad}");
+    }
+    let events = request(
+        port,
+        "GET /__vramdoc/status HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(events.code, 403, "the server's own endpoints too");
+}
