@@ -5,6 +5,7 @@
 //! base_url: https://example.org/docs/
 //! languages: [en, es, zh]
 //! default_language: en
+//! markdown: { unsafe_html: false }  # true keeps raw HTML and javascript:/data: URLs in guides
 //! ```
 
 use std::collections::BTreeMap;
@@ -30,6 +31,9 @@ pub struct SiteConfig {
     pub languages: Vec<String>,
     /// The language `x-default` points to and whose strings fill gaps in the others.
     pub default_language: String,
+    /// `markdown.unsafe_html`: keep raw HTML and links with unsafe URL schemes in guides
+    /// (dropped with a warning by default).
+    pub unsafe_html: bool,
 }
 
 #[derive(Deserialize)]
@@ -39,6 +43,16 @@ struct RawConfig {
     base_url: String,
     languages: Vec<String>,
     default_language: Option<String>,
+    #[serde(default)]
+    markdown: RawMarkdown,
+}
+
+/// The `markdown:` section.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMarkdown {
+    #[serde(default)]
+    unsafe_html: bool,
 }
 
 #[derive(Deserialize)]
@@ -139,6 +153,7 @@ impl SiteConfig {
                 base_url,
                 languages: raw.languages,
                 default_language,
+                unsafe_html: raw.markdown.unsafe_html,
             })
         } else {
             Err(errors)

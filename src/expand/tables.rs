@@ -93,7 +93,8 @@ pub(super) fn breakdown(
         .and_then(|g| g.get("capacity_bytes"))
         .and_then(Value::as_u64)
     {
-        let name = est["gpu"]["name"].as_str().unwrap_or_default();
+        // Catalog data is a site's own file: escaped like any text, as the charts do.
+        let name = super::escape_text(est["gpu"]["name"].as_str().unwrap_or_default());
         let label = loc.t_args("component-capacity", &[("gpu", FluentValue::from(name))]);
         let fits = est.get("fits").and_then(Value::as_bool).unwrap_or(false);
         md.push_str(&format!(

@@ -193,15 +193,15 @@ fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], memory: &m
         .unwrap_or_else(PoisonError::into_inner);
     match build::build_with(opts, memory) {
         Ok(report) => {
-            for w in &report.warnings {
-                eprintln!("{}", w.render());
+            for text in diagnostics::render_capped(&report.warnings) {
+                eprintln!("{text}");
             }
             println!("{cause}{}", report.summary(&opts.out));
             shared.state.record_ok();
         }
         Err(diags) => {
-            for d in &diags {
-                eprintln!("{}", d.render());
+            for text in diagnostics::render_capped(&diags) {
+                eprintln!("{text}");
             }
             let n = diagnostics::error_count(&diags);
             eprintln!(
