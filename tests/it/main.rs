@@ -13,6 +13,7 @@ mod estimate_memory;
 mod estimate_params;
 mod estimate_props;
 mod estimate_scenario;
+mod hostile_input;
 mod incremental;
 mod locales;
 mod markdown;
