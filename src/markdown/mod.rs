@@ -91,9 +91,27 @@ fn explicit_heading_ids(markdown: &str) -> Vec<String> {
 /// A guide's Markdown source with raw HTML and links or images with unsafe URL schemes
 /// (`javascript:`, `vbscript:`, `data:`, `file:`) removed, and what was removed (for warnings).
 /// Line breaks are kept, so later messages point at the right lines.
+///
+/// Removing can make new constructs (`[x]<b>(javascript:y)` becomes a link), so the result is
+/// stripped again until nothing more goes (what the first pass found is reported); after
+/// [`MAX_STRIP_PASSES`], whatever Markdown is left is escaped as plain text.
 pub fn strip_unsafe_html(markdown: &str) -> (Cow<'_, str>, Vec<Dropped>) {
-    safety::strip_unsafe(markdown, options())
+    let (mut text, dropped) = safety::strip_unsafe(markdown, options());
+    if dropped.is_empty() {
+        return (text, dropped);
+    }
+    for _ in 1..MAX_STRIP_PASSES {
+        let (again, more) = safety::strip_unsafe(&text, options());
+        if more.is_empty() {
+            return (text, dropped);
+        }
+        text = Cow::Owned(again.into_owned());
+    }
+    (Cow::Owned(safety::escape_all(&text)), dropped)
 }
+
+/// How many times [`strip_unsafe_html`] strips before it escapes the rest.
+pub const MAX_STRIP_PASSES: usize = 8;
 
 /// Class-based CSS for highlighted code: the light theme, plus a dark one under
 /// `@media (prefers-color-scheme: dark)`, generated from syntect's bundled themes. Token classes

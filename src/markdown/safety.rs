@@ -137,6 +137,13 @@ fn excerpt(text: &str) -> String {
     short
 }
 
+/// `text` with every ASCII punctuation character backslash-escaped: plain text, whatever it was.
+pub(crate) fn escape_all(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    escape_markdown(&mut out, text);
+    out
+}
+
 /// Appends `text` with ASCII punctuation backslash-escaped, so it reads as plain text again.
 fn escape_markdown(out: &mut String, text: &str) {
     for c in text.chars() {

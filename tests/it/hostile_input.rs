@@ -203,7 +203,8 @@ fn hostile_html_site() -> SiteTest {
         "scenario:\n  n_layer: 2\n  n_head: 2\n  n_embd: 64\n  block_size: 64\n  batch_size: 4\n  gpu: evil\nvariants:\n  - id: v1\n    label: \"Half <img src=x onerror=alert(1)> batch\"\n    set: { batch_size: 2 }\n",
         "\nHello <b onclick=\"steal()\">bold</b> and [click me](javascript:alert(1)) and \
          ![pic](DATA:text/html,x).\n\n<script>\nalert(1)\n</script>\n\nOn {{ gpu.name }}.\n\n\
-         {{ breakdown_table() }}\n\n{{ options_table() }}\n\n[fine](https://example.org/)\n",
+         {{ breakdown_table() }}\n\n{{ options_table() }}\n\n[fine](https://example.org/)\n\n\
+         Removing a tag must not make a link: [x]<i>(javascript:z)\n",
     );
     site
 }

@@ -17,6 +17,7 @@ mod hostile_input;
 mod incremental;
 mod locales;
 mod markdown;
+mod parser_props;
 #[cfg(feature = "serve")]
 mod serve;
 mod site;
