@@ -135,9 +135,10 @@ fn run_build(opts: BuildOptions) -> i32 {
     }
 }
 
-/// Prints diagnostics to stderr, each with its snippet.
+/// Prints diagnostics to stderr, each with its snippet (the first
+/// [`crate::diagnostics::MAX_PRINTED`], then a count of the rest).
 pub fn print_diagnostics(diags: &[Diagnostic]) {
-    for d in diags {
-        eprintln!("{}", d.render());
+    for text in crate::diagnostics::render_capped(diags) {
+        eprintln!("{text}");
     }
 }

@@ -6,6 +6,7 @@
 //! languages: [en, es, zh]
 //! default_language: en
 //! follow_external_symlinks: false   # read files that symlinks lead to outside the site
+//! markdown: { unsafe_html: false }  # true keeps raw HTML and javascript:/data: URLs in guides
 //! ```
 //!
 //! Every problem is reported at once, each at its line in the file.
@@ -36,6 +37,9 @@ pub struct SiteConfig {
     /// Whether the build reads files (pages, templates, locales, data) that symlinks lead to
     /// outside the site root; off, such a symlink is an error.
     pub follow_external_symlinks: bool,
+    /// `markdown.unsafe_html`: keep raw HTML and links with unsafe URL schemes in guides
+    /// (dropped with a warning by default).
+    pub unsafe_html: bool,
 }
 
 #[derive(Deserialize)]
@@ -47,6 +51,16 @@ struct RawConfig {
     default_language: Option<String>,
     #[serde(default)]
     follow_external_symlinks: bool,
+    #[serde(default)]
+    markdown: RawMarkdown,
+}
+
+/// The `markdown:` section.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMarkdown {
+    #[serde(default)]
+    unsafe_html: bool,
 }
 
 #[derive(Deserialize)]
@@ -198,6 +212,7 @@ impl SiteConfig {
                 languages: raw.languages,
                 default_language,
                 follow_external_symlinks: raw.follow_external_symlinks,
+                unsafe_html: raw.markdown.unsafe_html,
             })
         } else {
             Err(errors)

@@ -120,7 +120,7 @@ impl Diagnostic {
         let mut group = Group::with_title(level.primary_title(title.as_str()));
         if let (Some(source), Some(line)) = (&self.source, self.line) {
             if let Some(text) = line_text(source, line) {
-                let col = self.column.unwrap_or(1);
+                let (text, col) = snippet_window(text, self.column.unwrap_or(1));
                 let offset = text
                     .char_indices()
                     .nth(col - 1)
@@ -149,6 +149,28 @@ impl Diagnostic {
         }
         Renderer::plain().render(&report)
     }
+}
+
+/// Characters of a long line shown on each side of the column a diagnostic points at.
+const SNIPPET_CONTEXT: usize = 60;
+
+/// The part of a line a snippet shows, and the column within it: the whole line when short,
+/// else [`SNIPPET_CONTEXT`] characters on each side of `col`, so rendering a diagnostic on a
+/// line of megabytes costs as little as on a short one.
+fn snippet_window(text: &str, col: usize) -> (&str, usize) {
+    let col = col.max(1);
+    if text.len() <= 4 * SNIPPET_CONTEXT {
+        return (text, col);
+    }
+    let skip = col.saturating_sub(SNIPPET_CONTEXT + 1);
+    let mut chars = text.char_indices().skip(skip);
+    let Some((start, _)) = chars.next() else {
+        return (&text[text.len()..], 1);
+    };
+    let end = chars
+        .nth(2 * SNIPPET_CONTEXT)
+        .map_or(text.len(), |(i, _)| i);
+    (&text[start..end], col - skip)
 }
 
 /// The text of a 1-based line, without its line ending.
@@ -185,6 +207,31 @@ pub fn sort(diags: &mut [Diagnostic]) {
     diags.sort_by(|a, b| {
         (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
     });
+}
+
+/// At most this many diagnostics are printed; a count stands for the rest.
+pub const MAX_PRINTED: usize = 200;
+
+/// Renders `diags` for a terminal: the first [`MAX_PRINTED`], then one line counting the errors
+/// and warnings left out (a page can carry tens of thousands of the same warning).
+pub fn render_capped(diags: &[Diagnostic]) -> Vec<String> {
+    let mut out: Vec<String> = diags
+        .iter()
+        .take(MAX_PRINTED)
+        .map(Diagnostic::render)
+        .collect();
+    if let Some(rest) = diags.get(MAX_PRINTED..).filter(|r| !r.is_empty()) {
+        let errors = error_count(rest);
+        let warnings = rest.len() - errors;
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        out.push(format!(
+            "... and {} more not shown ({errors} error{}, {warnings} warning{})",
+            rest.len(),
+            plural(errors),
+            plural(warnings)
+        ));
+    }
+    out
 }
 
 /// Counts the errors among `diags`.

@@ -70,7 +70,23 @@ pub(crate) fn render_guide(
         .locales
         .get(lang)
         .ok_or_else(|| vec![Diagnostic::error(format!("no locale `{lang}`"))])?;
-    let labels = super::guides::variant_labels(page);
+    let unsafe_html = site.config.unsafe_html;
+    let mut labels = super::guides::variant_labels(page);
+    let mut dropped = Vec::new();
+    let body = if unsafe_html {
+        std::borrow::Cow::Borrowed(page.body())
+    } else {
+        let (body, found) = markdown::strip_unsafe_html(page.body());
+        dropped.extend(found.into_iter().map(|d| (d, None)));
+        for ((_, label), variant) in labels.iter_mut().zip(&page.front.variants) {
+            let (clean, found) = markdown::strip_unsafe_html(label);
+            if !found.is_empty() {
+                *label = clean.into_owned();
+                dropped.extend(found.into_iter().map(|d| (d, Some(variant.line))));
+            }
+        }
+        body
+    };
     let ctx = ExpandContext {
         loc,
         data,
@@ -79,15 +95,10 @@ pub(crate) fn render_guide(
         charts: &site.charts,
         error: guide_error(page),
     };
-    let expanded = expand::expand(
-        page.body(),
-        page.body_line,
-        &ctx,
-        &page.src.shown(),
-        &page.text,
-    )?;
-    let rendered = markdown::render_html(&expanded.markdown);
-    let warnings = lint_page(page, data.is_some(), &rendered.html);
+    let expanded = expand::expand(&body, page.body_line, &ctx, &page.src.shown(), &page.text)?;
+    let rendered = markdown::render_html_with(&expanded.markdown, unsafe_html);
+    let mut warnings = dropped_warnings(page, dropped);
+    warnings.extend(lint_page(page, data.is_some(), &rendered.html));
     let dir = format!("{lang}/{slug}");
     // The Markdown edition links its charts through the base URL, so they still resolve when a
     // Jekyll blog publishes the page under a permalink of its own.
@@ -173,6 +184,36 @@ pub(crate) fn render_guide(
     Ok(Rendered { files, warnings })
 }
 
+/// One warning per raw HTML fragment or unsafe link removed from the page (`None`: from its
+/// body, at the fragment's line; `Some(line)`: from the label of the variant at that line).
+fn dropped_warnings(
+    page: &Page,
+    dropped: Vec<(markdown::Dropped, Option<usize>)>,
+) -> Vec<Diagnostic> {
+    let mut lines = expand::LineCounter::new(page.body(), page.body_line);
+    dropped
+        .into_iter()
+        .map(|(d, variant_line)| {
+            let (line, col) = match variant_line {
+                None => lines.locate(d.offset),
+                Some(line) => (line, 1),
+            };
+            let place = if variant_line.is_some() { " in a variant label" } else { "" };
+            let message = match d.what {
+                markdown::DroppedKind::RawHtml(html) => format!("raw HTML `{html}`{place} was dropped"),
+                markdown::DroppedKind::UnsafeUrl(url) => {
+                    format!("link to `{url}`{place} was dropped (unsafe URL scheme); its text is kept")
+                }
+            };
+            Diagnostic::warning(message)
+                .in_file(page.src.shown())
+                .at(line, col)
+                .with_source(page.text.clone())
+                .with_help("write Markdown instead; a site whose every author is trusted can set `markdown: { unsafe_html: true }` in vramdoc.yaml")
+        })
+        .collect()
+}
+
 /// Warnings about a page's prose: hand-typed memory figures (in computed guides, where an
 /// expression could give the figure) and emphasis markers that CommonMark left as literal asterisks.
 /// The front matter's `error:` (the out-of-memory message the guide explains), if any.
@@ -195,11 +236,11 @@ fn lint_page(page: &Page, computed: bool, html: &str) -> Vec<Diagnostic> {
     } else {
         Vec::new()
     };
+    let mut lines = expand::LineCounter::new(body, page.body_line);
     let mut warnings: Vec<Diagnostic> = typed
         .into_iter()
         .map(|(range, text)| {
-            let line = page.body_line + body[..range.start].matches('\n').count();
-            let col = body[..range.start].rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            let (line, col) = lines.locate(range.start);
             Diagnostic::warning(format!("memory figure `{text}` typed by hand"))
                 .in_file(page.src.shown())
                 .at(line, col)

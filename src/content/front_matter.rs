@@ -101,6 +101,7 @@ pub fn parse(
             .at(line, col)
             .with_source(source.clone())
     };
+    check_limits(split, file, source).map_err(|d| vec![d])?;
     let value: Yaml = if split.yaml.trim().is_empty() {
         Yaml::Mapping(Default::default())
     } else {
@@ -482,4 +483,53 @@ fn check_time(t: &str) -> Result<(), String> {
 /// Keys of the extra map, for templates, as a JSON object in file order.
 pub fn extra_json(fm: &FrontMatter) -> serde_json::Map<String, serde_json::Value> {
     fm.extra.iter().cloned().collect()
+}
+
+/// The largest front matter accepted, in bytes (a guide's is a few hundred).
+pub const MAX_FRONT_MATTER_BYTES: usize = 64 * 1024;
+
+/// The most `[` and `{` (YAML flow collections, or those characters in strings) a front matter
+/// may contain: the YAML scanner's time grows with nesting depth times length.
+pub const MAX_FLOW_BRACKETS: usize = 512;
+
+/// Refuses front matter too large or too bracket-heavy to parse in linear time, before the YAML
+/// parser sees it (100,000 nested `[` took it 10 s).
+fn check_limits(split: &Split<'_>, file: &Path, source: &Arc<str>) -> Result<(), Diagnostic> {
+    let error = |line: usize, msg: String, help: &str| {
+        Diagnostic::error(msg)
+            .in_file(file)
+            .at(line, 1)
+            .with_source(source.clone())
+            .with_help(help.to_string())
+    };
+    if split.yaml.len() > MAX_FRONT_MATTER_BYTES {
+        return Err(error(
+            split.yaml_line,
+            format!(
+                "front matter is {} KiB; the limit is {} KiB",
+                split.yaml.len().div_ceil(1024),
+                MAX_FRONT_MATTER_BYTES / 1024
+            ),
+            "keep the front matter to the page's settings and put long text in the body",
+        ));
+    }
+    let mut line = split.yaml_line;
+    let mut brackets = 0;
+    for b in split.yaml.bytes() {
+        match b {
+            b'\n' => line += 1,
+            b'[' | b'{' => {
+                brackets += 1;
+                if brackets > MAX_FLOW_BRACKETS {
+                    return Err(error(
+                        line,
+                        format!("front matter has more than {MAX_FLOW_BRACKETS} `[` and `{{`"),
+                        "write lists and mappings as indented YAML blocks, not deeply nested `[...]` or `{...}`",
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }

@@ -199,8 +199,23 @@ pub fn load(src: &PageSource) -> Result<Page, Vec<Diagnostic>> {
     parse(src.clone(), &bytes)
 }
 
+/// The largest page accepted, in bytes. Markdown parsing keeps about 100 bytes per line or
+/// inline item, so a page of 2 million short lines would need hundreds of MiB; a long guide is
+/// 50 KiB.
+pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+
 /// Parses a page's raw bytes.
 pub fn parse(src: PageSource, bytes: &[u8]) -> Result<Page, Vec<Diagnostic>> {
+    if bytes.len() > MAX_PAGE_BYTES {
+        return Err(vec![Diagnostic::error(format!(
+            "the page is {:.1} MiB; the limit is {} MiB",
+            bytes.len() as f64 / (1024.0 * 1024.0),
+            MAX_PAGE_BYTES / (1024 * 1024)
+        ))
+        .in_file(src.shown())
+        .at(1, 1)
+        .with_help("split it into several guides")]);
+    }
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]
             .iter()

@@ -11,6 +11,11 @@ const UNITS: &[&str] = &["GiB", "MiB", "KiB", "TiB", "GB", "MB", "KB", "TB"];
 pub fn typed_memory_figures(body: &str) -> Vec<(Range<usize>, String)> {
     let mut skip = super::parse::code_ranges(body);
     skip.extend(super::parse::find(body).into_iter().map(|f| f.span));
+    // Figures are found in text order, so one cursor over the sorted ranges answers "inside
+    // code or an expression?" for all of them.
+    skip.sort_by_key(|r| (r.start, r.end));
+    let mut skip_at = 0;
+    let mut max_end = 0;
     let bytes = body.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -44,7 +49,11 @@ pub fn typed_memory_figures(body: &str) -> Vec<(Range<usize>, String)> {
                 .is_none_or(|c| !c.is_ascii_alphanumeric());
             // A whole number of GB names a card's size ("a 12 GB card"), not a computed figure.
             let card_size = *unit == "GB" && !body[start..i].contains(['.', ',']);
-            if word_ends && !card_size && !skip.iter().any(|r| r.contains(&start)) {
+            while skip.get(skip_at).is_some_and(|r| r.start <= start) {
+                max_end = max_end.max(skip[skip_at].end);
+                skip_at += 1;
+            }
+            if word_ends && !card_size && max_end <= start {
                 out.push((start..end, body[start..end].to_string()));
             }
             i = end;

@@ -64,16 +64,12 @@ pub fn expand(
     };
     let mut errors = Vec::new();
     let mut last = 0;
+    let mut lines = LineCounter::new(body, body_line);
     for found in parse::find(body) {
         out.markdown.push_str(&body[last..found.span.start]);
         last = found.span.end;
         let text = &body[found.span.clone()];
-        let line = body_line + body[..found.span.start].matches('\n').count();
-        let col = body[..found.span.start]
-            .rsplit('\n')
-            .next()
-            .map_or(0, |l| l.chars().count())
-            + 1;
+        let (line, col) = lines.locate(found.span.start);
         let result = found
             .expr
             .and_then(|e| eval(&e, found.block, ctx, &mut out.charts));
@@ -98,6 +94,51 @@ pub fn expand(
         Ok(out)
     } else {
         Err(errors)
+    }
+}
+
+/// 1-based line and column of byte offsets visited in increasing order, in time linear in the
+/// text (a page of 80,000 expressions must not rescan its text for each one).
+pub(crate) struct LineCounter<'a> {
+    text: &'a str,
+    /// Offset up to which lines have been counted.
+    pos: usize,
+    /// The line at `pos`.
+    line: usize,
+    /// Byte offset where that line starts.
+    line_start: usize,
+    /// Offset up to which the current line's characters have been counted, and their count.
+    col_pos: usize,
+    col_chars: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    /// Counts lines of `text` from `first_line` (the line its first byte is on).
+    pub(crate) fn new(text: &'a str, first_line: usize) -> Self {
+        LineCounter {
+            text,
+            pos: 0,
+            line: first_line,
+            line_start: 0,
+            col_pos: 0,
+            col_chars: 0,
+        }
+    }
+
+    /// `(line, column)` of byte `offset`; offsets must not decrease between calls.
+    pub(crate) fn locate(&mut self, offset: usize) -> (usize, usize) {
+        let offset = offset.clamp(self.pos, self.text.len());
+        let gap = &self.text.as_bytes()[self.pos..offset];
+        if let Some(last_nl) = gap.iter().rposition(|b| *b == b'\n') {
+            self.line += gap.iter().filter(|b| **b == b'\n').count();
+            self.line_start = self.pos + last_nl + 1;
+            self.col_pos = self.line_start;
+            self.col_chars = 0;
+        }
+        self.pos = offset;
+        self.col_chars += self.text[self.col_pos..offset].chars().count();
+        self.col_pos = offset;
+        (self.line, self.col_chars + 1)
     }
 }
 
@@ -319,7 +360,7 @@ fn format_value(
             (None, Some(i)) => Ok(loc.numbers().signed(i)),
             _ => Ok(loc.decimal(n.as_f64().unwrap_or(0.0), 2)),
         },
-        (None, Value::String(s)) => Ok(s.clone()),
+        (None, Value::String(s)) => Ok(escape_text(s)),
         (None, _) => Err(format!(
             "`{name}` is a group of values; name one of its fields"
         )),
@@ -327,6 +368,14 @@ fn format_value(
             "unknown filter `{f}` (known: bytes, gib, mib, int, count, verdict)"
         )),
     }
+}
+
+/// Text from data (GPU names from a site's catalog, scenario values) made safe to put into
+/// Markdown: HTML's special characters become entities, so they show as written.
+pub(crate) fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    crate::markdown::escape_html(&mut out, text);
+    out
 }
 
 /// A byte figure with the exact count in its `title`.

@@ -81,9 +81,14 @@ pub(crate) fn find(body: &str) -> Vec<Found> {
     let code = code_ranges(body);
     let mut found = Vec::new();
     let mut from = 0;
+    // Code ranges come in document order and do not overlap: one cursor walks them.
+    let mut next_code = 0;
     while let Some(rel) = body[from..].find("{{") {
         let start = from + rel;
-        if let Some(r) = code.iter().find(|r| r.contains(&start)) {
+        while code.get(next_code).is_some_and(|r| r.end <= start) {
+            next_code += 1;
+        }
+        if let Some(r) = code.get(next_code).filter(|r| r.contains(&start)) {
             from = r.end.max(start + 2);
             continue;
         }
@@ -97,13 +102,18 @@ pub(crate) fn find(body: &str) -> Vec<Found> {
         };
         let end = start + 2 + end_rel + 2;
         let inner = &body[start + 2..end - 2];
-        let line_start = body[..start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let line_end = body[end..]
-            .find('\n')
-            .map(|i| end + i)
-            .unwrap_or(body.len());
-        let block =
-            body[line_start..start].trim().is_empty() && body[end..line_end].trim().is_empty();
+        // Alone on its line; both scans stop at the first other character, so a long line of
+        // expressions is not rescanned for each one.
+        let blank = |c: char| c != '\n' && c.is_whitespace();
+        let block = body[..start]
+            .chars()
+            .rev()
+            .find(|c| !blank(*c))
+            .is_none_or(|c| c == '\n')
+            && body[end..]
+                .chars()
+                .find(|c| !blank(*c))
+                .is_none_or(|c| c == '\n');
         found.push(Found {
             span: start..end,
             block,

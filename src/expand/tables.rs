@@ -102,7 +102,8 @@ pub(super) fn breakdown(
         .and_then(|g| g.get("capacity_bytes"))
         .and_then(Value::as_u64)
     {
-        let name = est["gpu"]["name"].as_str().unwrap_or_default();
+        // Catalog data is a site's own file: escaped like any text, as the charts do.
+        let name = super::escape_text(est["gpu"]["name"].as_str().unwrap_or_default());
         let label = loc.t_args("component-capacity", &[("gpu", FluentValue::from(name))]);
         let state = est["verdict"].as_str().unwrap_or("does_not_fit");
         md.push_str(&format!(

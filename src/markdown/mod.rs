@@ -12,9 +12,13 @@ pub(crate) use escape::escape_html;
 mod highlight;
 mod lint;
 mod rewrite;
+mod safety;
 mod slug;
 
-use pulldown_cmark::{html, Event, Options, Parser};
+use std::borrow::Cow;
+
+use pulldown_cmark::{html, Event, Options, Parser, Tag};
+pub use safety::{Dropped, DroppedKind};
 
 /// The HTML of a guide body and the headings it contains (for a table of contents).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,14 +51,67 @@ fn options() -> Options {
 
 /// Render a guide body (already expanded: it may contain inline raw HTML like
 /// `<span class="figure" title="6,593,445,888 bytes">6.14 GiB</span>` and image links to .svg
-/// files). Raw HTML passes through; text inside code is escaped and never re-interpreted.
+/// files). Raw HTML other than those figure spans, and links or images with unsafe URL schemes,
+/// are dropped (see [`render_html_with`]); text inside code is escaped and never re-interpreted.
 pub fn render_html(markdown: &str) -> RenderedMarkdown {
-    let events: Vec<Event<'_>> = Parser::new_ext(markdown, options()).collect();
-    let (events, headings) = rewrite::Rewriter::rewrite(events);
-    let mut html = String::with_capacity(markdown.len() + markdown.len() / 2);
-    html::push_html(&mut html, events.into_iter());
-    RenderedMarkdown { html, headings }
+    render_html_with(markdown, false)
 }
+
+/// [`render_html`], keeping every raw HTML fragment and URL when `unsafe_html` is true (the
+/// site's `markdown: { unsafe_html: true }`). The events stream from parser to writer, so memory
+/// stays proportional to the page, not to its number of lines.
+pub fn render_html_with(markdown: &str, unsafe_html: bool) -> RenderedMarkdown {
+    let mut rewriter = rewrite::Rewriter::new(
+        Parser::new_ext(markdown, options()),
+        &explicit_heading_ids(markdown),
+        unsafe_html,
+    );
+    let mut html = String::with_capacity(markdown.len() + markdown.len() / 2);
+    html::push_html(&mut html, &mut rewriter);
+    RenderedMarkdown {
+        html,
+        headings: rewriter.into_headings(),
+    }
+}
+
+/// The explicit `{#id}`s of a page's headings (a separate pass, only when there can be any), so
+/// generated ids avoid them wherever they appear.
+fn explicit_heading_ids(markdown: &str) -> Vec<String> {
+    if !markdown.contains('{') {
+        return Vec::new();
+    }
+    Parser::new_ext(markdown, options())
+        .filter_map(|event| match event {
+            Event::Start(Tag::Heading { id: Some(id), .. }) => Some(id.into_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A guide's Markdown source with raw HTML and links or images with unsafe URL schemes
+/// (`javascript:`, `vbscript:`, `data:`, `file:`) removed, and what was removed (for warnings).
+/// Line breaks are kept, so later messages point at the right lines.
+///
+/// Removing can make new constructs (`[x]<b>(javascript:y)` becomes a link), so the result is
+/// stripped again until nothing more goes (what the first pass found is reported); after
+/// [`MAX_STRIP_PASSES`], whatever Markdown is left is escaped as plain text.
+pub fn strip_unsafe_html(markdown: &str) -> (Cow<'_, str>, Vec<Dropped>) {
+    let (mut text, dropped) = safety::strip_unsafe(markdown, options());
+    if dropped.is_empty() {
+        return (text, dropped);
+    }
+    for _ in 1..MAX_STRIP_PASSES {
+        let (again, more) = safety::strip_unsafe(&text, options());
+        if more.is_empty() {
+            return (text, dropped);
+        }
+        text = Cow::Owned(again.into_owned());
+    }
+    (Cow::Owned(safety::escape_all(&text)), dropped)
+}
+
+/// How many times [`strip_unsafe_html`] strips before it escapes the rest.
+pub const MAX_STRIP_PASSES: usize = 8;
 
 /// Class-based CSS for highlighted code: token classes carry the `hl-` prefix and take their
 /// colours from variables that the dark colour scheme redefines.

@@ -1,12 +1,13 @@
 //! The event pass between pulldown-cmark's parser and its HTML writer: heading ids and
 //! anchors, highlighted code blocks, scrollable tables, footnotes gathered at the end.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use pulldown_cmark::{Alignment, CodeBlockKind, CowStr, Event, HeadingLevel, Tag, TagEnd};
 
 use super::escape::escape_html;
 use super::highlight::push_code_html;
+use super::safety::{is_unsafe_url, is_vramdoc_markup};
 use super::slug::{slugify, IdRegistry};
 use super::Heading;
 
@@ -26,12 +27,21 @@ struct OpenTable {
     column: usize,
 }
 
-/// Rewrites a parsed event stream; see the module documentation.
-pub(crate) struct Rewriter<'a> {
+/// Rewrites a parsed event stream as the HTML writer pulls it (see the module documentation);
+/// only a heading, a code block or a header cell is held at a time, so memory does not grow with
+/// the page.
+pub(crate) struct Rewriter<'a, I> {
+    source: I,
     table: Option<OpenTable>,
+    /// Rewritten events not yet handed to the writer.
+    pending: VecDeque<Event<'a>>,
+    finished: bool,
+    /// Keep raw HTML and links or images with unsafe URL schemes (`markdown.unsafe_html`).
+    unsafe_html: bool,
+    /// For each open link and image: true when it is dropped (an unsafe URL).
+    dropped: Vec<bool>,
     ids: IdRegistry,
     headings: Vec<Heading>,
-    out: Vec<Event<'a>>,
     open_heading: Option<(String, HeadingLevel)>,
     footnote_ids: HashMap<String, String>,
     /// Footnote ids in the order of their first reference (the writer numbers them so).
@@ -40,128 +50,188 @@ pub(crate) struct Rewriter<'a> {
     current_footnote: Option<Footnote<'a>>,
 }
 
-impl<'a> Rewriter<'a> {
-    /// Rewrites `events`; returns the events for the HTML writer and the page's headings.
-    pub(crate) fn rewrite(mut events: Vec<Event<'a>>) -> (Vec<Event<'a>>, Vec<Heading>) {
-        let mut ids = IdRegistry::default();
-        for event in &events {
-            if let Event::Start(Tag::Heading { id: Some(id), .. }) = event {
-                ids.reserve(id);
+impl<'a, I: Iterator<Item = Event<'a>>> Iterator for Rewriter<'a, I> {
+    type Item = Event<'a>;
+
+    fn next(&mut self) -> Option<Event<'a>> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some(event);
+            }
+            if self.finished {
+                return None;
+            }
+            match self.source.next() {
+                Some(event) => self.handle(event),
+                None => {
+                    self.finished = true;
+                    self.append_footnotes();
+                }
             }
         }
-        let mut this = Rewriter {
+    }
+}
+
+impl<'a, I: Iterator<Item = Event<'a>>> Rewriter<'a, I> {
+    /// A rewriter of `source`; `reserved` are the page's explicit heading ids (generated ids
+    /// avoid them).
+    pub(crate) fn new(source: I, reserved: &[String], unsafe_html: bool) -> Self {
+        let mut ids = IdRegistry::default();
+        for id in reserved {
+            ids.reserve(id);
+        }
+        Rewriter {
+            source,
             table: None,
+            pending: VecDeque::new(),
+            finished: false,
+            unsafe_html,
+            dropped: Vec::new(),
             ids,
             headings: Vec::new(),
-            out: Vec::with_capacity(events.len() + 8),
             open_heading: None,
             footnote_ids: HashMap::new(),
             footnote_order: Vec::new(),
             footnotes: Vec::new(),
             current_footnote: None,
-        };
-        let mut i = 0;
-        while i < events.len() {
-            let event = std::mem::replace(&mut events[i], Event::SoftBreak);
-            i += 1;
-            match event {
-                Event::Start(Tag::Heading {
-                    level,
+        }
+    }
+
+    /// The page's headings, once every event has been pulled.
+    pub(crate) fn into_headings(self) -> Vec<Heading> {
+        self.headings
+    }
+
+    /// Rewrites one event from the parser (reading ahead through a heading or code block).
+    fn handle(&mut self, event: Event<'a>) {
+        match event {
+            Event::Start(Tag::Heading {
+                level,
+                id,
+                classes,
+                attrs,
+            }) => {
+                let mut inner = Vec::new();
+                for e in self.source.by_ref() {
+                    let end = matches!(e, Event::End(TagEnd::Heading(_)));
+                    inner.push(e);
+                    if end {
+                        break;
+                    }
+                }
+                let text = heading_text(&inner);
+                self.open_heading(level, id, &classes, &attrs, text);
+                for e in inner {
+                    self.handle(e);
+                }
+            }
+            Event::End(TagEnd::Heading(level)) => self.close_heading(level),
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let html = code_block(&kind, &mut self.source);
+                self.emit(Event::Html(html.into()));
+            }
+            Event::Html(html) | Event::InlineHtml(html)
+                if !self.unsafe_html && !is_vramdoc_markup(&html) => {}
+            Event::Start(Tag::Link { ref dest_url, .. } | Tag::Image { ref dest_url, .. }) => {
+                let drop = !self.unsafe_html && is_unsafe_url(dest_url);
+                self.dropped.push(drop);
+                if !drop {
+                    self.emit(event);
+                }
+            }
+            Event::End(TagEnd::Link | TagEnd::Image) => {
+                if self.dropped.pop() != Some(true) {
+                    self.emit(event);
+                }
+            }
+            Event::Start(Tag::Table(alignments)) => {
+                // Scrollable when wider than the page: focusable for keyboard users.
+                self.emit(Event::Html(
+                    "<div class=\"table-wrap\" tabindex=\"0\">\n".into(),
+                ));
+                self.table = Some(OpenTable {
+                    alignments: alignments.clone(),
+                    ..OpenTable::default()
+                });
+                self.emit(Event::Start(Tag::Table(alignments)));
+            }
+            Event::End(TagEnd::Table) => {
+                self.table = None;
+                self.emit(Event::End(TagEnd::Table));
+                self.emit(Event::Html("</div>\n".into()));
+            }
+            Event::Start(Tag::TableHead) | Event::End(TagEnd::TableHead) => {
+                if let Some(t) = &mut self.table {
+                    t.in_head = matches!(event, Event::Start(_));
+                }
+                self.emit(event);
+            }
+            Event::Start(Tag::TableRow) => {
+                if let Some(t) = &mut self.table {
+                    t.column = 0;
+                }
+                self.emit(event);
+            }
+            Event::Start(Tag::TableCell) => self.open_cell(event),
+            Event::End(TagEnd::TableCell) => match &self.table {
+                Some(t) if !t.in_head => self.emit(Event::Html("</td>".into())),
+                _ => self.emit(event),
+            },
+            Event::FootnoteReference(label) => {
+                let id = self.footnote_id(&label);
+                if !self.footnote_order.contains(&id) {
+                    self.footnote_order.push(id.clone());
+                }
+                self.emit(Event::FootnoteReference(id.into()));
+            }
+            Event::Start(Tag::FootnoteDefinition(label)) => {
+                let id = self.footnote_id(&label);
+                let start = Event::Start(Tag::FootnoteDefinition(id.clone().into()));
+                self.current_footnote = Some(Footnote {
                     id,
-                    classes,
-                    attrs,
-                }) => {
-                    let text = heading_text(&events[i..]);
-                    this.open_heading(level, id, &classes, &attrs, text);
+                    events: vec![start],
+                });
+            }
+            Event::End(TagEnd::FootnoteDefinition) => {
+                if let Some(mut footnote) = self.current_footnote.take() {
+                    footnote.events.push(Event::End(TagEnd::FootnoteDefinition));
+                    self.footnotes.push(footnote);
                 }
-                Event::End(TagEnd::Heading(level)) => this.close_heading(level),
-                Event::Start(Tag::CodeBlock(kind)) => {
-                    let (html, consumed) = code_block(&kind, &events[i..]);
-                    i += consumed;
-                    this.emit(Event::Html(html.into()));
-                }
-                Event::Start(Tag::Table(alignments)) => {
-                    // Scrollable when wider than the page: focusable for keyboard users.
-                    this.emit(Event::Html(
-                        "<div class=\"table-wrap\" tabindex=\"0\">\n".into(),
-                    ));
-                    this.table = Some(OpenTable {
-                        alignments: alignments.clone(),
-                        ..OpenTable::default()
-                    });
-                    this.emit(Event::Start(Tag::Table(alignments)));
-                }
-                Event::End(TagEnd::Table) => {
-                    this.table = None;
-                    this.emit(Event::End(TagEnd::Table));
-                    this.emit(Event::Html("</div>\n".into()));
-                }
-                Event::Start(Tag::TableHead) => {
-                    if let Some(t) = &mut this.table {
-                        t.in_head = true;
-                    }
-                    this.emit(Event::Start(Tag::TableHead));
-                }
-                Event::End(TagEnd::TableHead) => {
-                    if let Some(t) = &mut this.table {
-                        t.in_head = false;
-                    }
-                    this.emit(Event::End(TagEnd::TableHead));
-                }
-                Event::Start(Tag::TableRow) => {
-                    if let Some(t) = &mut this.table {
-                        t.column = 0;
-                    }
-                    this.emit(Event::Start(Tag::TableRow));
-                }
-                Event::Start(Tag::TableCell) => match &mut this.table {
-                    Some(t) if t.in_head => {
-                        t.labels.push(cell_text(&events[i..]));
-                        this.emit(Event::Start(Tag::TableCell));
-                    }
-                    Some(t) => {
-                        let html = body_cell(t);
-                        t.column += 1;
-                        this.emit(Event::Html(html.into()));
-                    }
-                    None => this.emit(Event::Start(Tag::TableCell)),
-                },
-                Event::End(TagEnd::TableCell) => match &this.table {
-                    Some(t) if !t.in_head => this.emit(Event::Html("</td>".into())),
-                    _ => this.emit(Event::End(TagEnd::TableCell)),
-                },
-                Event::FootnoteReference(label) => {
-                    let id = this.footnote_id(&label);
-                    if !this.footnote_order.contains(&id) {
-                        this.footnote_order.push(id.clone());
-                    }
-                    this.emit(Event::FootnoteReference(id.into()));
-                }
-                Event::Start(Tag::FootnoteDefinition(label)) => {
-                    let id = this.footnote_id(&label);
-                    let start = Event::Start(Tag::FootnoteDefinition(id.clone().into()));
-                    this.current_footnote = Some(Footnote {
-                        id,
-                        events: vec![start],
-                    });
-                }
-                Event::End(TagEnd::FootnoteDefinition) => {
-                    if let Some(mut footnote) = this.current_footnote.take() {
-                        footnote.events.push(Event::End(TagEnd::FootnoteDefinition));
-                        this.footnotes.push(footnote);
-                    }
-                }
-                other => this.emit(other),
+            }
+            other => self.emit(other),
+        }
+    }
+
+    /// A table cell: a header cell is read ahead for its text (the column's label); a body cell
+    /// opens with its column's alignment and label.
+    fn open_cell(&mut self, event: Event<'a>) {
+        let Some(t) = &mut self.table else {
+            return self.emit(event);
+        };
+        if !t.in_head {
+            let html = body_cell(t);
+            t.column += 1;
+            return self.emit(Event::Html(html.into()));
+        }
+        let mut inner = Vec::new();
+        for e in self.source.by_ref() {
+            let end = matches!(e, Event::End(TagEnd::TableCell));
+            inner.push(e);
+            if end {
+                break;
             }
         }
-        this.append_footnotes();
-        (this.out, this.headings)
+        t.labels.push(cell_text(&inner));
+        self.emit(event);
+        for e in inner {
+            self.handle(e);
+        }
     }
 
     fn emit(&mut self, event: Event<'a>) {
         match &mut self.current_footnote {
             Some(footnote) => footnote.events.push(event),
-            None => self.out.push(event),
+            None => self.pending.push_back(event),
         }
     }
 
@@ -210,13 +280,12 @@ impl<'a> Rewriter<'a> {
     fn close_heading(&mut self, level: HeadingLevel) {
         let mut tag = String::new();
         if let Some((id, _)) = self.open_heading.take() {
-            // Focusable, so it must be named for screen readers: the heading's own text
+            // Focusable, so it must be named for screen readers: by the heading it links to
             // (language-neutral, and what a reader would copy the link for).
-            let text = self.headings.last().map_or("", |h| h.text.as_str());
             tag.push_str(" <a class=\"anchor\" href=\"#");
             escape_html(&mut tag, &id);
-            tag.push_str("\" aria-label=\"");
-            escape_html(&mut tag, if text.is_empty() { &id } else { text });
+            tag.push_str("\" aria-labelledby=\"");
+            escape_html(&mut tag, &id);
             tag.push_str("\">#</a>");
         }
         tag.push_str("</");
@@ -253,12 +322,12 @@ impl<'a> Rewriter<'a> {
         let order = &self.footnote_order;
         let rank = |id: &str| order.iter().position(|o| o == id).unwrap_or(usize::MAX);
         self.footnotes.sort_by_key(|f| rank(&f.id));
-        self.out
-            .push(Event::Html("<section class=\"footnotes\">\n".into()));
+        self.pending
+            .push_back(Event::Html("<section class=\"footnotes\">\n".into()));
         for footnote in self.footnotes.drain(..) {
-            self.out.extend(footnote.events);
+            self.pending.extend(footnote.events);
         }
-        self.out.push(Event::Html("</section>\n".into()));
+        self.pending.push_back(Event::Html("</section>\n".into()));
     }
 }
 
@@ -281,6 +350,19 @@ fn body_cell(t: &OpenTable) -> String {
     html
 }
 
+/// The plain text of a table cell whose content is `rest` (up to its closing tag).
+fn cell_text(rest: &[Event<'_>]) -> String {
+    let mut raw = String::new();
+    for event in rest {
+        match event {
+            Event::End(TagEnd::TableCell) => break,
+            Event::Text(text) | Event::Code(text) => raw.push_str(text),
+            _ => {}
+        }
+    }
+    raw.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn level_tag(level: HeadingLevel) -> &'static str {
     match level {
         HeadingLevel::H1 => "h1",
@@ -292,7 +374,7 @@ fn level_tag(level: HeadingLevel) -> &'static str {
     }
 }
 
-/// Plain text of a heading whose content starts at `rest[0]`: text and inline code, without
+/// Plain text of a heading whose content is `rest` (up to its closing tag): text and inline code, without
 /// markup or raw HTML tags, whitespace collapsed.
 fn heading_text(rest: &[Event<'_>]) -> String {
     let mut raw = String::new();
@@ -307,28 +389,12 @@ fn heading_text(rest: &[Event<'_>]) -> String {
     raw.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The plain text of a table cell whose content starts at `rest[0]`.
-fn cell_text(rest: &[Event<'_>]) -> String {
-    let mut raw = String::new();
-    for event in rest {
-        match event {
-            Event::End(TagEnd::TableCell) => break,
-            Event::Text(text) | Event::Code(text) => raw.push_str(text),
-            _ => {}
-        }
-    }
-    raw.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// HTML for a code block whose content starts at `rest[0]`, and how many events it used
-/// (text events plus the closing tag).
-fn code_block(kind: &CodeBlockKind<'_>, rest: &[Event<'_>]) -> (String, usize) {
+/// HTML for a code block whose content comes next from `rest` (read up to the closing tag).
+fn code_block<'a>(kind: &CodeBlockKind<'_>, rest: impl Iterator<Item = Event<'a>>) -> String {
     let mut code = String::new();
-    let mut consumed = 0;
     for event in rest {
-        consumed += 1;
         match event {
-            Event::Text(text) => code.push_str(text),
+            Event::Text(text) => code.push_str(&text),
             Event::End(TagEnd::CodeBlock) => break,
             _ => {}
         }
@@ -354,5 +420,5 @@ fn code_block(kind: &CodeBlockKind<'_>, rest: &[Event<'_>]) -> (String, usize) {
     }
     push_code_html(&mut html, &code, lang);
     html.push_str("</code></pre>\n");
-    (html, consumed)
+    html
 }

@@ -1,6 +1,6 @@
 //! Heading slugs and page-unique ids.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Slug used when a heading has no letters or digits at all (e.g. `## ???`).
 const EMPTY_SLUG: &str = "section";
@@ -34,6 +34,9 @@ fn is_slug_char(c: char) -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct IdRegistry {
     used: HashSet<String>,
+    /// Per base, the next suffix to try: 10,000 identical headings cost linear time, not
+    /// quadratic.
+    next_suffix: HashMap<String, usize>,
 }
 
 impl IdRegistry {
@@ -48,13 +51,13 @@ impl IdRegistry {
         if self.used.insert(base.to_owned()) {
             return base.to_owned();
         }
-        let mut n = 1usize;
+        let next = self.next_suffix.entry(base.to_owned()).or_insert(1);
         loop {
-            let candidate = format!("{base}-{n}");
+            let candidate = format!("{base}-{next}");
+            *next += 1;
             if self.used.insert(candidate.clone()) {
                 return candidate;
             }
-            n += 1;
         }
     }
 }

@@ -198,16 +198,16 @@ fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], memory: &m
         .unwrap_or_else(PoisonError::into_inner);
     match build::try_build(opts, Some(memory)) {
         Ok(report) => {
-            for w in &report.warnings {
-                eprintln!("{}", w.render());
+            for text in diagnostics::render_capped(&report.warnings) {
+                eprintln!("{text}");
             }
             println!("{cause}{}", report.summary(&opts.out));
             shared.state.record_ok();
         }
         Err(failure) => {
             let diags = failure.diagnostics;
-            for d in &diags {
-                eprintln!("{}", d.render());
+            for text in diagnostics::render_capped(&diags) {
+                eprintln!("{text}");
             }
             let n = diagnostics::error_count(&diags);
             let serving = match failure.output {

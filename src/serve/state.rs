@@ -96,6 +96,7 @@ impl BuildState {
         let errors = diags
             .iter()
             .filter(|d| d.is_error())
+            .take(crate::diagnostics::MAX_PRINTED)
             .map(|d| StatusError {
                 file: d.file.as_ref().map(|f| f.display().to_string()),
                 line: d.line,

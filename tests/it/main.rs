@@ -16,10 +16,12 @@ mod estimate_props;
 mod estimate_pyconfig;
 mod estimate_scenario;
 mod hardening;
+mod hostile_input;
 mod incremental;
 mod locales;
 mod markdown;
 mod nanogpt_runs;
+mod parser_props;
 mod refusals;
 #[cfg(feature = "serve")]
 mod serve;

@@ -91,7 +91,7 @@ fn headings_get_ids_anchor_links_and_plain_text() {
         "<h2 id=\"why-batch_size-matters\">Why <code>batch_size</code> <em>matters</em>"
     ));
     assert!(rendered.html.contains(
-        "<a class=\"anchor\" href=\"#why-batch_size-matters\" aria-label=\"Why batch_size matters\">#</a></h2>"
+        "<a class=\"anchor\" href=\"#why-batch_size-matters\" aria-labelledby=\"why-batch_size-matters\">#</a></h2>"
     ));
 }
 

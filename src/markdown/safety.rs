@@ -1,0 +1,181 @@
+//! The raw HTML policy: guides are written by translators and contributors, so raw HTML and links
+//! or images with script-capable URL schemes are dropped (as Hugo does) unless the site sets
+//! `markdown: { unsafe_html: true }`. The figure spans vramdoc itself writes are kept.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+
+/// Something dropped from a guide's Markdown source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    /// Byte offset in the source where it began.
+    pub offset: usize,
+    /// What it was, for a warning: the start of the raw HTML, or the unsafe URL.
+    pub what: DroppedKind,
+}
+
+/// The kind of thing dropped, with a short excerpt of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DroppedKind {
+    /// Raw HTML (a tag, comment or HTML block).
+    RawHtml(String),
+    /// A link or image whose URL has an unsafe scheme (`javascript:`, `vbscript:`, `data:`,
+    /// `file:`); the link text is kept as plain text.
+    UnsafeUrl(String),
+}
+
+/// True for the inline HTML vramdoc's expressions write: `<span class="figure" title="...">`
+/// (with a plain title) and `</span>`.
+pub(crate) fn is_vramdoc_markup(html: &str) -> bool {
+    html == "</span>"
+        || html
+            .strip_prefix("<span class=\"figure\" title=\"")
+            .and_then(|rest| rest.strip_suffix("\">"))
+            .is_some_and(|title| !title.contains(['"', '<', '>']))
+}
+
+/// True for a URL whose scheme can run script or smuggle content: `javascript:`, `vbscript:`,
+/// `data:` and `file:` (ASCII case and the whitespace browsers ignore do not matter).
+pub(crate) fn is_unsafe_url(url: &str) -> bool {
+    let scheme: String = url
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace() && !c.is_control())
+        .take(11)
+        .flat_map(char::to_lowercase)
+        .collect();
+    ["javascript:", "vbscript:", "data:", "file:"]
+        .iter()
+        .any(|s| scheme.starts_with(s))
+}
+
+/// `markdown` with raw HTML and unsafe links and images removed, and what was removed. Line
+/// breaks are kept, so later messages still point at the right lines; an unsafe link becomes
+/// its text. Borrows when nothing was removed.
+pub(crate) fn strip_unsafe(
+    markdown: &str,
+    options: pulldown_cmark::Options,
+) -> (Cow<'_, str>, Vec<Dropped>) {
+    if !markdown.contains(['<', ':']) {
+        return (Cow::Borrowed(markdown), Vec::new());
+    }
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    let mut dropped = Vec::new();
+    // The unsafe link or image being replaced: its range, its text so far, its nesting depth.
+    let mut open: Option<(Range<usize>, String, usize)> = None;
+    let mut in_html_block = false;
+    for (event, range) in Parser::new_ext(markdown, options).into_offset_iter() {
+        if let Some((_, text, depth)) = &mut open {
+            match &event {
+                Event::Text(t) | Event::Code(t) => escape_markdown(text, t),
+                Event::SoftBreak | Event::HardBreak => text.push('\n'),
+                Event::Start(Tag::Link { .. } | Tag::Image { .. }) => *depth += 1,
+                Event::End(TagEnd::Link | TagEnd::Image) if *depth > 0 => *depth -= 1,
+                Event::End(TagEnd::Link | TagEnd::Image) => {
+                    let (whole, mut text, _) = open.take().expect("open link");
+                    let lines = markdown[whole.clone()].matches('\n').count();
+                    let have = text.matches('\n').count();
+                    text.extend(std::iter::repeat_n('\n', lines.saturating_sub(have)));
+                    edits.push((whole, text));
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match event {
+            Event::Start(Tag::HtmlBlock) => in_html_block = false,
+            Event::Html(html) | Event::InlineHtml(html) if !is_vramdoc_markup(&html) => {
+                if !in_html_block {
+                    dropped.push(Dropped {
+                        offset: range.start,
+                        what: DroppedKind::RawHtml(excerpt(&html)),
+                    });
+                }
+                in_html_block = true;
+                let lines = markdown[range.clone()].matches('\n').count();
+                edits.push((range, "\n".repeat(lines)));
+            }
+            Event::End(TagEnd::HtmlBlock) => in_html_block = false,
+            Event::InlineHtml(_) | Event::Html(_) => {}
+            Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. })
+                if is_unsafe_url(&dest_url) =>
+            {
+                dropped.push(Dropped {
+                    offset: range.start,
+                    what: DroppedKind::UnsafeUrl(excerpt(&dest_url)),
+                });
+                open = Some((range, String::new(), 0));
+            }
+            _ => in_html_block = false,
+        }
+    }
+    if edits.is_empty() {
+        return (Cow::Borrowed(markdown), dropped);
+    }
+    let mut out = String::with_capacity(markdown.len());
+    let mut last = 0;
+    for (range, replacement) in edits {
+        if range.start < last {
+            continue;
+        }
+        out.push_str(&markdown[last..range.start]);
+        out.push_str(&replacement);
+        last = range.end;
+    }
+    out.push_str(&markdown[last..]);
+    (Cow::Owned(out), dropped)
+}
+
+/// The first line of `text`, at most 40 characters, for a message.
+fn excerpt(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or("");
+    let mut short: String = line.chars().take(40).collect();
+    if short.len() < line.len() {
+        short.push('…');
+    }
+    short
+}
+
+/// `text` with every ASCII punctuation character backslash-escaped: plain text, whatever it was.
+pub(crate) fn escape_all(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    escape_markdown(&mut out, text);
+    out
+}
+
+/// Appends `text` with ASCII punctuation backslash-escaped, so it reads as plain text again.
+fn escape_markdown(out: &mut String, text: &str) {
+    for c in text.chars() {
+        if c.is_ascii_punctuation() {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsafe_schemes() {
+        assert!(is_unsafe_url("javascript:alert(1)"));
+        assert!(is_unsafe_url(" JavaScript:alert(1)"));
+        assert!(is_unsafe_url("java\tscript:x"));
+        assert!(is_unsafe_url("data:text/html,<b>"));
+        assert!(!is_unsafe_url("https://example.org/"));
+        assert!(!is_unsafe_url("sweep.svg"));
+        assert!(!is_unsafe_url("#javascript:"));
+    }
+
+    #[test]
+    fn figure_spans_are_ours() {
+        assert!(is_vramdoc_markup(
+            "<span class=\"figure\" title=\"6,593,445,888 bytes\">"
+        ));
+        assert!(!is_vramdoc_markup(
+            "<span class=\"figure\" title=\"x\" onclick=\"y\">"
+        ));
+    }
+}
