@@ -1,7 +1,7 @@
 //! Setting scenario keys from literals: `--set`, Python config files and YAML front matter.
 
 use super::error::ScenarioError;
-use super::scenario::{Dtype, Optimizer, Scenario};
+use super::scenario::{Dtype, InitFrom, Optimizer, Scenario};
 
 /// A value for [`Scenario::set`], as parsed from a Python config, a `--set` flag or YAML.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +65,9 @@ pub const KEYS: &[&str] = &[
     "pure_bf16",
     "gpu",
     "other_processes",
+    "eval_only",
+    "init_from",
+    "ddp_world_size",
 ];
 
 impl Scenario {
@@ -120,6 +123,16 @@ impl Scenario {
                 }
             }
             "other_processes" => self.other_processes = byte_size(key, &value)?,
+            "eval_only" => self.eval_only = boolean(key, &value)?,
+            "ddp_world_size" => self.ddp_world_size = count(key, &value)?,
+            "init_from" => {
+                self.init_from = InitFrom::parse(&text(key, &value)?).ok_or_else(|| {
+                    ScenarioError::key(
+                        key,
+                        format!("unknown init_from {value}; nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl"),
+                    )
+                })?
+            }
             _ => {
                 return Err(ScenarioError::key(
                     key,

@@ -82,6 +82,8 @@ pub enum TrainMoment {
     AttentionBackward,
     /// Recomputing one checkpointed block during backward.
     BlockRecompute,
+    /// No training step (`eval_only`): the weights are all there is beside the evaluation.
+    NoTraining,
 }
 
 /// The memory held at one moment, split as the JSON contract's `bytes` fields.
@@ -152,6 +154,57 @@ pub(crate) fn memory(s: &Scenario, p: &params::Params) -> Memory {
         logits_tensor: tokens(s.batch_size) * x.c,
         eval_logits_tensor: tokens(s.eval_batch()) * x.c,
     }
+}
+
+/// What a run's set-up keeps beside the training step, for `init_from = 'resume'` and DDP.
+///
+/// Source: the replay's `runs` (`tests/data/nanogpt_replay.json`, `tools/nanogpt_replay`;
+/// closed forms in `tests/data/README.md`), read against nanoGPT's train.py and torch 2.x:
+/// - Resume: `torch.load(ckpt_path, map_location=device)` puts the checkpoint on the GPU: the
+///   model's state dict (`weights`: `p·P` plus the mask buffers) and the optimizer's state with
+///   its per-tensor `step` scalars (4 bytes each with fused AdamW). The model is built on the CPU
+///   and moved over while all of it is held: the load peak is `2·weights + optimizer + steps`.
+///   `optimizer.load_state_dict` keeps the checkpoint's tensors (a shallow copy), and train.py's
+///   global `state_dict = checkpoint['model']` keeps the checkpoint's weights alive after
+///   `checkpoint = None`: every later moment holds `weights` more than a run from scratch, and
+///   the first evaluation already holds the optimizer state.
+/// - DDP (`gradient_as_bucket_view=False`, nanoGPT's default): the reducer's buckets hold a copy
+///   of every gradient, `p·P` in all (25 MiB buckets after a 1 MiB first one), from the
+///   wrapping on.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Setup {
+    /// The checkpoint's weights that stay referenced after loading (resume).
+    pub(crate) retained: N,
+    /// The peak while the checkpoint is loaded (resume), else 0.
+    pub(crate) load_peak: N,
+    /// Optimizer state and step scalars held from iteration 0 (resume).
+    pub(crate) loaded_optimizer: N,
+    /// DDP's gradient buckets.
+    pub(crate) ddp_buckets: N,
+}
+
+/// The [`Setup`] of a scenario.
+pub(crate) fn setup(s: &Scenario, p: &params::Params) -> Setup {
+    let x = Precision::of(s);
+    let total = N::from(p.total);
+    let weights = weights(s, x, total);
+    let mut out = Setup::default();
+    if s.init_from == super::InitFrom::Resume {
+        let steps = match s.optimizer {
+            Optimizer::Sgd => N::ZERO,
+            Optimizer::Adamw | Optimizer::Adamw8bit => {
+                N::from(p.decay_tensors + p.no_decay_tensors) * 4
+            }
+        };
+        let optimizer = optimizer_state(s, x, total) + steps;
+        out.retained = weights;
+        out.loaded_optimizer = optimizer;
+        out.load_peak = weights * 2 + optimizer;
+    }
+    if s.ddp_world_size > 1 {
+        out.ddp_buckets = total * x.p;
+    }
+    out
 }
 
 /// Weights: `p·P`, plus the causal-mask buffer `p·s²` that every manual-attention block

@@ -29,14 +29,14 @@ pub use overhead::{
     CUDA_CONTEXT_HIGH_BYTES, CUDA_CONTEXT_LOW_BYTES,
 };
 pub use params::Params;
-pub use scenario::{Dtype, Optimizer, Scenario};
+pub use scenario::{Dtype, InitFrom, Optimizer, Scenario, GPT2_BLOCK, GPT2_VOCAB};
 pub use whatif::{what_if, Change, WhatIf, WhatIfKind};
 
 use num::N;
 use overhead::End;
 
 /// Version of the formulas and constants; bump on any change (site builds cache on it).
-pub const ESTIMATOR_VERSION: &str = "3";
+pub const ESTIMATOR_VERSION: &str = "4";
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
 ///
@@ -61,8 +61,17 @@ pub struct Bytes {
     pub eval_peak: u64,
     /// `estimate_loss()`'s peak at iteration 0, before the optimizer state exists.
     pub eval_first_peak: u64,
-    /// `max(train_peak, eval_peak)`: `torch.cuda.max_memory_allocated()`.
+    /// The largest of `train_peak`, `eval_peak`, `eval_first_peak` and `resume_load_peak`:
+    /// `torch.cuda.max_memory_allocated()`.
     pub peak: u64,
+    /// `init_from = 'resume'`: the peak while `torch.load` holds the checkpoint on the GPU and the
+    /// model is moved over (`2·weights + optimizer state + step scalars`); 0 otherwise.
+    pub resume_load_peak: u64,
+    /// `init_from = 'resume'`: the checkpoint's weights train.py's `state_dict` keeps alive for
+    /// the whole run (counted in `weights`); 0 otherwise.
+    pub resume_retained: u64,
+    /// DDP's gradient buckets on each GPU (counted in `gradients`); 0 on one GPU.
+    pub ddp_buckets: u64,
     /// `cuda_context + allocator_slack + cublas_workspace`.
     pub overhead: u64,
     /// `peak + overhead`: what nvidia-smi shows for the process (the overhead at its middle).
@@ -93,6 +102,8 @@ pub enum Phase {
     Train,
     /// `estimate_loss()`.
     Eval,
+    /// Loading a checkpoint (`init_from = 'resume'`).
+    Load,
 }
 
 /// Whether a scenario fits its GPU, given the range of the overhead and other programs' memory.
@@ -159,10 +170,14 @@ pub struct Estimate {
     pub peak_phase: Phase,
     /// The moment of the training step at which `train_peak` occurs.
     pub train_peak_moment: TrainMoment,
-    /// Sequences per optimizer step: `batch_size · gradient_accumulation_steps`.
+    /// Sequences per optimizer step, for the whole job: `batch_size · gradient_accumulation_steps`
+    /// (train.py divides the accumulation among the DDP processes, each with its own batches).
     pub effective_batch: u64,
     /// `effective_batch · block_size`.
     pub tokens_per_step: u64,
+    /// Micro-steps each process runs per optimizer step: `gradient_accumulation_steps /
+    /// ddp_world_size`.
+    pub accumulation_per_gpu: u64,
     /// The scenario's GPU, if it names one.
     pub gpu: Option<GpuRef>,
     /// The three-state verdict against the GPU, if one is named.
@@ -178,14 +193,45 @@ pub struct Estimate {
 /// Estimates one scenario; errors name the scenario key at fault.
 pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, ScenarioError> {
     s.validate(catalog)?;
-    let params = params::count(s)?;
-    let m = memory::memory(s, &params);
-    let train_peak = m.train.sum();
-    let (peak, peak_phase) = if m.eval > train_peak {
-        (m.eval, Phase::Eval)
+    // The run train.py does (a GPT-2 checkpoint's shape), as one DDP process sees it.
+    let run = s.as_run();
+    let process = run.per_process();
+    let params = params::count(&run)?;
+    let m = memory::memory(&process, &params);
+    let setup = memory::setup(&process, &params);
+    // What the set-up keeps beside every moment (`memory::setup`): the resumed checkpoint's
+    // weights and DDP's buckets; the first evaluation of a resumed run also holds the loaded
+    // optimizer state.
+    let beside = setup.retained + setup.ddp_buckets;
+    let eval_first = m.eval_first + beside + setup.loaded_optimizer;
+    let (train, train_moment, eval) = if run.eval_only {
+        let held = memory::Components {
+            weights: m.train.weights + setup.retained,
+            gradients: setup.ddp_buckets,
+            ..memory::Components::default()
+        };
+        (held, TrainMoment::NoTraining, eval_first)
     } else {
-        (train_peak, Phase::Train)
+        let mut train = m.train;
+        train.weights = train.weights + setup.retained;
+        train.gradients = train.gradients + setup.ddp_buckets;
+        (train, m.train_moment, m.eval + beside)
     };
+    let train_peak = train.sum();
+    let candidates = [
+        (train_peak, Phase::Train),
+        (eval, Phase::Eval),
+        (eval_first, Phase::Eval),
+        (setup.load_peak, Phase::Load),
+    ];
+    let (peak, peak_phase) = candidates
+        .into_iter()
+        .skip(usize::from(run.eval_only))
+        .fold(
+            (N::ZERO, Phase::Train),
+            |best, c| if c.0 > best.0 { c } else { best },
+        );
+    let s = &run;
     let (context, slack, cublas) = overhead::overhead(peak, s.compile, End::Mid);
     let overhead = context + slack + cublas;
     let total = peak + overhead;
@@ -195,16 +241,19 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
     };
     let u = |n: N, what: &str| n.to_u64(what);
     let bytes = Bytes {
-        weights: u(m.train.weights, "the weights")?,
-        gradients: u(m.train.gradients, "the gradients")?,
-        optimizer: u(m.train.optimizer, "the optimizer state")?,
-        autocast_weights: u(m.train.autocast_weights, "the autocast weight copies")?,
-        activations: u(m.train.activations, "the activations")?,
-        logits: u(m.train.logits, "the logits")?,
+        weights: u(train.weights, "the weights")?,
+        gradients: u(train.gradients, "the gradients")?,
+        optimizer: u(train.optimizer, "the optimizer state")?,
+        autocast_weights: u(train.autocast_weights, "the autocast weight copies")?,
+        activations: u(train.activations, "the activations")?,
+        logits: u(train.logits, "the logits")?,
         train_peak: u(train_peak, "the training peak")?,
-        eval_peak: u(m.eval, "the evaluation peak")?,
-        eval_first_peak: u(m.eval_first, "the evaluation peak")?,
+        eval_peak: u(eval, "the evaluation peak")?,
+        eval_first_peak: u(eval_first, "the evaluation peak")?,
         peak: u(peak, "the peak")?,
+        resume_load_peak: u(setup.load_peak, "the checkpoint load")?,
+        resume_retained: u(setup.retained, "the retained checkpoint")?,
+        ddp_buckets: u(setup.ddp_buckets, "the DDP buckets")?,
         overhead: u(overhead, "the overhead")?,
         total: u(total, "the total")?,
         total_low: u(at(End::Low), "the total")?,
@@ -238,9 +287,10 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         params,
         bytes,
         peak_phase,
-        train_peak_moment: m.train_moment,
+        train_peak_moment: train_moment,
         effective_batch,
         tokens_per_step,
+        accumulation_per_gpu: process.gradient_accumulation_steps,
         gpu: gpu.map(|g| GpuRef {
             id: g.id.clone(),
             name: g.name.clone(),

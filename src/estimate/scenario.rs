@@ -77,6 +77,74 @@ impl Optimizer {
     }
 }
 
+/// train.py's `init_from`: where the model's weights come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum InitFrom {
+    /// A new model (nanoGPT's default).
+    #[serde(rename = "scratch")]
+    Scratch,
+    /// `<out_dir>/ckpt.pt`: loaded onto the GPU with its optimizer state (see `memory::setup`).
+    #[serde(rename = "resume")]
+    Resume,
+    /// OpenAI's GPT-2 124M weights (`GPT.from_pretrained('gpt2')`).
+    #[serde(rename = "gpt2")]
+    Gpt2,
+    /// GPT-2 medium (350M).
+    #[serde(rename = "gpt2-medium")]
+    Gpt2Medium,
+    /// GPT-2 large (774M).
+    #[serde(rename = "gpt2-large")]
+    Gpt2Large,
+    /// GPT-2 XL (1.5B).
+    #[serde(rename = "gpt2-xl")]
+    Gpt2Xl,
+}
+
+impl InitFrom {
+    /// The spelling train.py uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InitFrom::Scratch => "scratch",
+            InitFrom::Resume => "resume",
+            InitFrom::Gpt2 => "gpt2",
+            InitFrom::Gpt2Medium => "gpt2-medium",
+            InitFrom::Gpt2Large => "gpt2-large",
+            InitFrom::Gpt2Xl => "gpt2-xl",
+        }
+    }
+
+    /// Parses train.py's spelling.
+    pub fn parse(s: &str) -> Option<InitFrom> {
+        [
+            InitFrom::Scratch,
+            InitFrom::Resume,
+            InitFrom::Gpt2,
+            InitFrom::Gpt2Medium,
+            InitFrom::Gpt2Large,
+            InitFrom::Gpt2Xl,
+        ]
+        .into_iter()
+        .find(|i| i.as_str() == s.trim())
+    }
+
+    /// A GPT-2 checkpoint's `(n_layer, n_head, n_embd)`, as nanoGPT's `GPT.from_pretrained` sets
+    /// them (with `vocab_size = 50257`, `block_size = 1024`, `bias = True`).
+    pub fn pretrained_shape(self) -> Option<(u64, u64, u64)> {
+        match self {
+            InitFrom::Gpt2 => Some((12, 12, 768)),
+            InitFrom::Gpt2Medium => Some((24, 16, 1024)),
+            InitFrom::Gpt2Large => Some((36, 20, 1280)),
+            InitFrom::Gpt2Xl => Some((48, 25, 1600)),
+            InitFrom::Scratch | InitFrom::Resume => None,
+        }
+    }
+}
+
+/// GPT-2's vocabulary (a pretrained model keeps it; nanoGPT pads only new models to 50304).
+pub const GPT2_VOCAB: u64 = 50257;
+/// GPT-2's positions: a pretrained model's `block_size` can be cropped below, never raised above.
+pub const GPT2_BLOCK: u64 = 1024;
+
 /// A nanoGPT training configuration, as far as GPU memory is concerned.
 ///
 /// Field names are nanoGPT's `train.py` names; `flash`, `grad_checkpoint`, `optimizer`,
@@ -122,6 +190,15 @@ pub struct Scenario {
     /// Bytes of the card held by other programs (a desktop, another job): counted in the
     /// verdict, not in the estimate. 0 for a headless server.
     pub other_processes: u64,
+    /// train.py's `eval_only`: one `estimate_loss()` at iteration 0, then exit (no gradients,
+    /// no optimizer state).
+    pub eval_only: bool,
+    /// train.py's `init_from`. A GPT-2 checkpoint replaces `n_layer`, `n_head`, `n_embd`,
+    /// `vocab_size` and `bias` with its own ([`Scenario::as_run`]).
+    pub init_from: InitFrom,
+    /// Processes of a `torchrun` DDP job (`--nproc_per_node` × `--nnodes`); the estimate is per
+    /// GPU. train.py divides `gradient_accumulation_steps` by it.
+    pub ddp_world_size: u64,
 }
 
 impl Default for Scenario {
@@ -146,6 +223,9 @@ impl Default for Scenario {
             pure_bf16: false,
             gpu: None,
             other_processes: 0,
+            eval_only: false,
+            init_from: InitFrom::Scratch,
+            ddp_world_size: 1,
         }
     }
 }
@@ -171,6 +251,9 @@ struct Resolved<'a> {
     pure_bf16: bool,
     gpu: Option<&'a str>,
     other_processes: u64,
+    eval_only: bool,
+    init_from: InitFrom,
+    ddp_world_size: u64,
 }
 
 impl Serialize for Scenario {
@@ -194,6 +277,9 @@ impl Serialize for Scenario {
             pure_bf16: self.pure_bf16,
             gpu: self.gpu.as_deref(),
             other_processes: self.other_processes,
+            eval_only: self.eval_only,
+            init_from: self.init_from,
+            ddp_world_size: self.ddp_world_size,
         }
         .serialize(serializer)
     }
@@ -230,7 +316,33 @@ impl Scenario {
             ("pure_bf16", py(self.pure_bf16)),
             ("gpu", self.gpu.clone().unwrap_or_else(|| "None".to_owned())),
             ("other_processes", self.other_processes.to_string()),
+            ("eval_only", py(self.eval_only)),
+            ("init_from", self.init_from.as_str().to_owned()),
+            ("ddp_world_size", self.ddp_world_size.to_string()),
         ]
+    }
+
+    /// The run train.py does: a GPT-2 checkpoint's shape in place of the configured one (nanoGPT
+    /// takes only `dropout` from the config then). Accumulation stays the configured (global)
+    /// one; [`Scenario::per_process`] divides it.
+    pub fn as_run(&self) -> Scenario {
+        let mut run = self.clone();
+        if let Some((layers, heads, width)) = self.init_from.pretrained_shape() {
+            run.n_layer = layers;
+            run.n_head = heads;
+            run.n_embd = width;
+            run.vocab_size = GPT2_VOCAB;
+            run.bias = true;
+        }
+        run
+    }
+
+    /// One DDP process's view: train.py's `gradient_accumulation_steps //= ddp_world_size`.
+    pub fn per_process(&self) -> Scenario {
+        let mut one = self.clone();
+        one.gradient_accumulation_steps =
+            (self.gradient_accumulation_steps / self.ddp_world_size.max(1)).max(1);
+        one
     }
 
     /// The evaluation micro-batch: `eval_batch_size`, or `batch_size` when unset.
@@ -257,6 +369,28 @@ impl Scenario {
             if value == 0 {
                 return Err(ScenarioError::key(key, "must be at least 1"));
             }
+        }
+        if self.ddp_world_size == 0 {
+            return Err(ScenarioError::key("ddp_world_size", "must be at least 1"));
+        }
+        if self.gradient_accumulation_steps % self.ddp_world_size != 0 {
+            return Err(ScenarioError::key(
+                "gradient_accumulation_steps",
+                format!(
+                    "gradient_accumulation_steps ({}) must be a multiple of the {} DDP processes: train.py asserts it before dividing",
+                    self.gradient_accumulation_steps, self.ddp_world_size
+                ),
+            ));
+        }
+        if self.init_from.pretrained_shape().is_some() && self.block_size > GPT2_BLOCK {
+            return Err(ScenarioError::key(
+                "block_size",
+                format!(
+                    "block_size = {} with init_from = '{}': GPT-2 checkpoints have {GPT2_BLOCK} positions, and nanoGPT fails (`assert t <= self.config.block_size`) on longer sequences",
+                    self.block_size,
+                    self.init_from.as_str()
+                ),
+            ));
         }
         if self.n_embd % self.n_head != 0 {
             return Err(ScenarioError::key(

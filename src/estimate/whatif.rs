@@ -97,6 +97,9 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
     let base = estimate(s, catalog)?;
     let mut out = Vec::new();
     let eff = base.effective_batch;
+    // Micro-batches must divide what each DDP process runs per step, so that the accumulation
+    // stays a multiple of the processes (train.py asserts it).
+    let per_process = eff / s.ddp_world_size.max(1);
     let mut push = |kind,
                     changed: Scenario,
                     changes_training,
@@ -110,7 +113,7 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
     // Same effective batch, smaller micro-batches: b/2, b/4, b/8 (largest divisors of it).
     let mut last = s.batch_size;
     for div in [2, 4, 8] {
-        if let Some(b) = largest_divisor_at_most(eff, s.batch_size / div) {
+        if let Some(b) = largest_divisor_at_most(per_process, s.batch_size / div) {
             if b < last {
                 last = b;
                 push(
@@ -129,7 +132,7 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
                 .map(|e| e.verdict == Some(Verdict::Fits))
         };
         if fits(1)? {
-            let (mut lo, mut hi) = (1, eff);
+            let (mut lo, mut hi) = (1, per_process);
             while lo < hi {
                 let mid = lo + (hi - lo).div_ceil(2);
                 if fits(mid)? {
@@ -141,14 +144,14 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             // Memory is not monotonic in the micro-batch everywhere (at accumulation 1 the
             // gradients are freed before the forward), so confirm the candidate and walk down the
             // divisors of the effective batch until one fits.
-            let mut found = largest_divisor_at_most(eff, lo);
+            let mut found = largest_divisor_at_most(per_process, lo);
             while let Some(b) = found {
                 if fits(b)? {
                     break;
                 }
                 found = b
                     .checked_sub(1)
-                    .and_then(|n| largest_divisor_at_most(eff, n));
+                    .and_then(|n| largest_divisor_at_most(per_process, n));
             }
             if let Some(b) = found.filter(|&b| b != s.batch_size) {
                 push(
@@ -293,11 +296,14 @@ fn option(
     }
 }
 
-/// The scenario with micro-batch `b` and the accumulation that keeps `eff` sequences per step.
+/// The scenario with micro-batch `b` and the accumulation that keeps `eff` sequences per step
+/// (exactly when `b` divides each DDP process's share; rounded down to a multiple of the
+/// processes, at least one micro-step each, while searching).
 fn with_micro_batch(s: &Scenario, b: u64, eff: u64) -> Scenario {
+    let world = s.ddp_world_size.max(1);
     Scenario {
         batch_size: b,
-        gradient_accumulation_steps: eff / b.max(1),
+        gradient_accumulation_steps: (eff / b.max(1) / world).max(1) * world,
         ..s.clone()
     }
 }

@@ -304,7 +304,8 @@ mod tests {
             None,
         )
         .unwrap()
-        .scenario;
+        .scenario
+        .as_run();
         assert_eq!(
             (
                 s.n_layer,

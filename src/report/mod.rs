@@ -37,6 +37,13 @@ pub struct EstimateArgs {
     /// or bytes): counted in the verdict. Sets the scenario key `other_processes`.
     #[arg(long, value_name = "SIZE")]
     pub other_processes: Option<String>,
+    /// torchrun's `--nproc_per_node`: GPUs per machine of a DDP job (the estimate is per GPU;
+    /// train.py divides `gradient_accumulation_steps` among the processes).
+    #[arg(long, value_name = "N")]
+    pub nproc_per_node: Option<u64>,
+    /// torchrun's `--nnodes`: machines of a DDP job.
+    #[arg(long, value_name = "N")]
+    pub nnodes: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -66,6 +73,10 @@ pub struct Request {
     pub gpu: Option<String>,
     /// `--other-processes`.
     pub other_processes: Option<String>,
+    /// `--nproc-per-node` (also `--nproc_per_node`).
+    pub nproc_per_node: Option<u64>,
+    /// `--nnodes`.
+    pub nnodes: Option<u64>,
     /// `--format`.
     pub format: Format,
     /// `--lang`.
@@ -93,6 +104,8 @@ impl EstimateArgs {
             sets: self.set.clone(),
             gpu: self.gpu.clone(),
             other_processes: self.other_processes.clone(),
+            nproc_per_node: self.nproc_per_node,
+            nnodes: self.nnodes,
             format: self.format,
             lang: self.lang.clone(),
             catalog: self.catalog.clone(),
@@ -112,6 +125,9 @@ impl EstimateArgs {
                     | "--lang"
                     | "--catalog"
                     | "--other-processes"
+                    | "--nproc-per-node"
+                    | "--nproc_per_node"
+                    | "--nnodes"
                     | "--data-dir"
             ) {
                 r.inputs.push(if item.starts_with("--") {
@@ -128,6 +144,23 @@ impl EstimateArgs {
             match flag {
                 "--gpu" => r.gpu = Some(value),
                 "--other-processes" => r.other_processes = Some(value),
+                "--nproc-per-node" | "--nproc_per_node" | "--nnodes" => {
+                    let n = value
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|&n| n >= 1)
+                        .ok_or_else(|| {
+                            Diagnostic::error(format!(
+                                "{flag} {value}: expected a whole number of at least 1"
+                            ))
+                            .with_help("as torchrun takes it, e.g. --nproc-per-node 8")
+                        })?;
+                    if flag == "--nnodes" {
+                        r.nnodes = Some(n);
+                    } else {
+                        r.nproc_per_node = Some(n);
+                    }
+                }
                 "--set" => r.sets.push(value),
                 "--lang" => r.lang = value,
                 "--catalog" => r.catalog = Some(PathBuf::from(value)),
@@ -227,6 +260,19 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     })
     .map_err(Errors)?;
     let notes = std::mem::take(&mut loaded.notes);
+    if args.nproc_per_node.is_some() || args.nnodes.is_some() {
+        let world = args
+            .nproc_per_node
+            .unwrap_or(1)
+            .saturating_mul(args.nnodes.unwrap_or(1));
+        loaded
+            .scenario
+            .set(
+                "ddp_world_size",
+                estimate::Literal::Int(world.min(i64::MAX as u64) as i64),
+            )
+            .map_err(|e| Diagnostic::error(format!("--nproc-per-node/--nnodes: {}", e.message)))?;
+    }
     if let Some(size) = &args.other_processes {
         loaded
             .scenario

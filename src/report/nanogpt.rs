@@ -3,9 +3,9 @@
 //! - `device` other than CUDA: there is no GPU memory to estimate;
 //! - `init_from = 'scratch'`: the vocabulary is `data/<dataset>/meta.pkl`'s `vocab_size` when
 //!   that file exists, else GPT-2's 50304 (train.py: `meta_vocab_size if ... else 50304`);
-//! - `init_from = 'gpt2*'`: `GPT.from_pretrained`: GPT-2's shape, vocabulary 50257 and biases;
-//!   a shorter `block_size` crops the 1024 positions (`crop_block_size`), a longer one fails
-//!   nanoGPT's `assert t <= self.config.block_size` at the first forward;
+//! - `init_from = 'gpt2*'`: `GPT.from_pretrained`: GPT-2's shape, vocabulary 50257 and biases
+//!   (applied by the estimator, `Scenario::as_run`, which also refuses a `block_size` above the
+//!   1024 positions, as nanoGPT's `assert t <= self.config.block_size` would);
 //! - `init_from = 'resume'`: the shape comes from `<out_dir>/ckpt.pt`'s `model_args` (train.py
 //!   overwrites the config's values with them).
 //!
@@ -16,10 +16,7 @@ use std::path::Path;
 use super::artifacts::{self, CHECKPOINT_KEYS};
 use super::pyconfig::Session;
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{Literal, Scenario};
-
-/// GPT-2's positions: a pretrained model's `block_size` cannot exceed them.
-const GPT2_BLOCK: i64 = 1024;
+use crate::estimate::{InitFrom, Literal, Scenario, GPT2_VOCAB};
 
 /// A string global of the config (`device`, `dataset`, `init_from`, `out_dir`).
 fn text(session: &Session<'_>, name: &str) -> Option<String> {
@@ -98,50 +95,25 @@ fn scratch_vocabulary(
     Ok(())
 }
 
-/// `init_from = 'gpt2*'`: GPT-2's shape; a longer `block_size` is nanoGPT's assertion error.
+/// `init_from = 'gpt2*'`: a note on the shape the estimator gives the run (`Scenario::as_run`:
+/// the checkpoint's layers, heads, width, vocabulary and biases; it also refuses a `block_size`
+/// above GPT-2's 1024 positions, as nanoGPT's forward asserts).
 fn pretrained_shape(
     session: &Session<'_>,
-    scenario: &mut Scenario,
+    scenario: &Scenario,
     model: &str,
     notes: &mut Vec<String>,
 ) -> Result<(), Diagnostic> {
-    let (layers, heads, width) = match model {
-        "gpt2" => (12, 12, 768),
-        "gpt2-medium" => (24, 16, 1024),
-        "gpt2-large" => (36, 20, 1280),
-        "gpt2-xl" => (48, 25, 1600),
-        other => {
-            return Err(at_key(
-                session,
-                "init_from",
-                &format!("init_from = '{other}': nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl"),
-            ))
-        }
-    };
-    if i64::try_from(scenario.block_size).unwrap_or(i64::MAX) > GPT2_BLOCK {
+    let shape = InitFrom::parse(model).and_then(InitFrom::pretrained_shape);
+    let Some((layers, heads, width)) = shape else {
         return Err(at_key(
             session,
-            "block_size",
-            &format!(
-                "block_size = {} with init_from = '{model}': GPT-2 checkpoints have {GPT2_BLOCK} positions, and nanoGPT fails (`assert t <= self.config.block_size`) on longer sequences",
-                scenario.block_size
-            ),
-        )
-        .with_help(format!("use block_size = {GPT2_BLOCK} or less: nanoGPT crops the positions to a shorter block")));
-    }
-    for (key, value) in [
-        ("n_layer", Literal::Int(layers)),
-        ("n_head", Literal::Int(heads)),
-        ("n_embd", Literal::Int(width)),
-        ("vocab_size", Literal::Int(50257)),
-        ("bias", Literal::Bool(true)),
-    ] {
-        scenario
-            .set(key, value)
-            .map_err(|e| at_key(session, "init_from", &e.to_string()))?;
-    }
+            "init_from",
+            &format!("init_from = '{model}': nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl"),
+        ));
+    };
     notes.push(format!(
-        "init_from = '{model}': GPT-2's shape ({layers} layers, {heads} heads, {width} wide, vocabulary 50257, biases), block_size {}",
+        "init_from = '{model}': GPT-2's shape ({layers} layers, {heads} heads, {width} wide, vocabulary {GPT2_VOCAB}, biases), block_size {}",
         scenario.block_size
     ));
     Ok(())

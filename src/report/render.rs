@@ -99,7 +99,7 @@ fn scenario_pairs(e: &Estimate) -> Vec<String> {
 fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
     let p = &e.params;
     let arg = |name: &'static str, v: String| (name, FluentValue::from(v));
-    vec![
+    let mut rows = vec![
         (
             loc.t("est-params-total"),
             loc.t_args(
@@ -132,7 +132,33 @@ fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
                 ],
             ),
         ),
-    ]
+    ];
+    if e.scenario.ddp_world_size > 1 {
+        rows.push((
+            loc.t("est-ddp"),
+            loc.t_args(
+                "est-ddp-value",
+                &[
+                    arg("world", loc.int(e.scenario.ddp_world_size)),
+                    arg("accumulation", loc.int(e.accumulation_per_gpu)),
+                    arg("buckets", loc.bytes(e.bytes.ddp_buckets)),
+                ],
+            ),
+        ));
+    }
+    if e.bytes.resume_load_peak > 0 {
+        rows.push((
+            loc.t("est-resume"),
+            loc.t_args(
+                "est-resume-value",
+                &[
+                    arg("load", loc.bytes(e.bytes.resume_load_peak)),
+                    arg("retained", loc.bytes(e.bytes.resume_retained)),
+                ],
+            ),
+        ));
+    }
+    rows
 }
 
 fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
@@ -143,6 +169,7 @@ fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
         TrainMoment::BackwardEnd => "est-moment-backward_end",
         TrainMoment::AttentionBackward => "est-moment-attention_backward",
         TrainMoment::BlockRecompute => "est-moment-block_recompute",
+        TrainMoment::NoTraining => "est-moment-no_training",
     };
     loc.t_args(
         "est-heading-memory",
@@ -162,6 +189,7 @@ fn breakdown_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
     let phase = loc.t(match e.peak_phase {
         Phase::Train => "est-phase-train",
         Phase::Eval => "est-phase-eval",
+        Phase::Load => "est-phase-load",
     });
     let with = |key: &str, name: &'static str, v: &str| {
         loc.t_args(key, &[(name, FluentValue::from(v.to_owned()))])

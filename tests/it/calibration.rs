@@ -7,11 +7,36 @@
 //! real CUDA tensors (see `BackwardEnd` in `src/estimate/train.rs`).
 
 use serde::Deserialize;
-use vramdoc::estimate::{estimate, Dtype, GpuCatalog, Scenario};
+use vramdoc::estimate::{estimate, Dtype, GpuCatalog, InitFrom, Scenario};
 
 #[derive(Deserialize)]
 struct Replay {
     configs: Vec<Config>,
+    #[serde(default)]
+    runs: Vec<Run>,
+}
+
+/// A replayed run beyond the training step: eval-only, resumed from a checkpoint, or one DDP
+/// process (its `gradient_accumulation_steps` is the per-process value).
+#[derive(Deserialize)]
+struct Run {
+    name: String,
+    scenario: RunScenario,
+    params: ReplayParams,
+    eval_peak_bytes: u64,
+    train_peak_bytes: Option<u64>,
+    resume_load_peak_bytes: Option<u64>,
+    ddp_bucket_bytes: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct RunScenario {
+    #[serde(flatten)]
+    base: ReplayScenario,
+    #[serde(default)]
+    eval_only: bool,
+    init_from: Option<String>,
+    ddp_world_size: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -40,7 +65,7 @@ struct ReplayScenario {
     eval_batch_size: u64,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, PartialEq, Debug)]
 struct ReplayParams {
     total: u64,
     non_embedding: u64,
@@ -134,5 +159,80 @@ fn every_replayed_config_within_two_percent() {
             ));
         }
     }
+    assert!(failures.is_empty(), "outside 2 %:\n{}", failures.join("\n"));
+}
+
+/// Eval-only runs, resumed runs (the checkpoint load, what stays after it) and DDP processes
+/// (their gradient buckets): the same 2 %, and parameters exact.
+#[test]
+fn every_replayed_run_within_two_percent() {
+    let catalog = GpuCatalog::builtin();
+    let data = replay();
+    assert!(data.runs.len() >= 10, "{} runs", data.runs.len());
+    let mut failures = Vec::new();
+    let mut kinds = [0usize; 3];
+    for r in &data.runs {
+        let mut s = scenario(&r.scenario.base);
+        s.eval_only = r.scenario.eval_only;
+        if let Some(init) = &r.scenario.init_from {
+            s.init_from = InitFrom::parse(init).expect("replayed init_from");
+        }
+        if let Some(world) = r.scenario.ddp_world_size {
+            s.ddp_world_size = world;
+            // The replay records one process's accumulation; the config's is the job's.
+            s.gradient_accumulation_steps *= world;
+        }
+        let e = estimate(&s, &catalog).expect("replayed scenario is valid");
+        let p = &e.params;
+        let got = ReplayParams {
+            total: p.total,
+            non_embedding: p.non_embedding,
+            decay: p.decay,
+            no_decay: p.no_decay,
+            decay_tensors: p.decay_tensors,
+            no_decay_tensors: p.no_decay_tensors,
+        };
+        assert_eq!(got, r.params, "{}: parameter counts", r.name);
+        let mut figures = vec![("eval", e.bytes.eval_first_peak, r.eval_peak_bytes)];
+        if let Some(train) = r.train_peak_bytes {
+            figures.push(("train", e.bytes.train_peak, train));
+        }
+        if let Some(load) = r.resume_load_peak_bytes {
+            figures.push(("load", e.bytes.resume_load_peak, load));
+            kinds[1] += 1;
+        }
+        if let Some(buckets) = r.ddp_bucket_bytes {
+            figures.push(("buckets", e.bytes.ddp_buckets, buckets));
+            kinds[2] += 1;
+        }
+        if r.scenario.eval_only {
+            kinds[0] += 1;
+            assert_eq!(
+                e.bytes.peak, e.bytes.eval_first_peak,
+                "{}: eval-only peak",
+                r.name
+            );
+            assert_eq!(
+                e.bytes.optimizer + e.bytes.activations,
+                0,
+                "{}: no training state",
+                r.name
+            );
+        }
+        for (what, ours, truth) in figures {
+            let diff = pct(ours, truth);
+            println!(
+                "{:52} {what:8} {ours:>14} vs {truth:>14} {diff:+6.2}%",
+                r.name
+            );
+            if diff.abs() > 2.0 {
+                failures.push(format!("{}: {what} {diff:+.2} %", r.name));
+            }
+        }
+    }
+    assert!(
+        kinds.iter().all(|&k| k >= 2),
+        "eval-only, resume, DDP runs: {kinds:?}"
+    );
     assert!(failures.is_empty(), "outside 2 %:\n{}", failures.join("\n"));
 }

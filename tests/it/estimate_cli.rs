@@ -16,6 +16,8 @@ fn args(
         set: sets.iter().map(|s| s.to_string()).collect(),
         gpu: gpu.map(str::to_owned),
         other_processes: None,
+        nproc_per_node: None,
+        nnodes: None,
         format,
         lang: lang.to_owned(),
         catalog: None,

@@ -61,6 +61,9 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 pure_bf16: pure,
                 gpu: None,
                 other_processes: 0,
+                eval_only: false,
+                init_from: vramdoc::estimate::InitFrom::Scratch,
+                ddp_world_size: 1,
             },
         )
 }
@@ -180,6 +183,9 @@ proptest! {
             gpu,
             optimizer: Optimizer::Adamw8bit,
             other_processes: sizes[0],
+            eval_only: false,
+            init_from: vramdoc::estimate::InitFrom::Scratch,
+            ddp_world_size: 1,
         };
         let catalog = GpuCatalog::builtin();
         if let Ok(e) = estimate(&s, &catalog) {
@@ -272,6 +278,9 @@ fn largest_micro_batch_offered_always_fits() {
         pure_bf16: true,
         gpu: Some("rtx-4070".into()),
         other_processes: 0,
+        eval_only: false,
+        init_from: vramdoc::estimate::InitFrom::Scratch,
+        ddp_world_size: 1,
     };
     let catalog = GpuCatalog::builtin();
     for o in what_if(&s, &catalog).expect("valid") {

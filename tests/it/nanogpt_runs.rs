@@ -217,3 +217,127 @@ fn a_cpu_or_mps_run_gets_no_gpu_estimate() {
     let r = t.run(&["estimate", "--device=cuda:1", "--format", "json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+#[test]
+fn eval_only_runs_hold_no_training_state() {
+    let t = checkout();
+    // nanoGPT's config/eval_gpt2_xl.py, in its shape: the README's GPT-2 XL baseline.
+    t.file(
+        "config/eval_gpt2_xl.py",
+        "batch_size = 8\neval_iters = 500 # use more iterations to get good estimate\neval_only = True\nwandb_log = False\ninit_from = 'gpt2-xl'\n",
+    );
+    let r = t.run(&[
+        "estimate",
+        "config/eval_gpt2_xl.py",
+        "--gpu",
+        "a100-40gb",
+        "--format",
+        "json",
+    ]);
+    let v = json(&r);
+    let bytes = &v["bytes"];
+    assert_eq!(bytes["optimizer"], 0);
+    assert_eq!(bytes["activations"], 0);
+    assert_eq!(bytes["peak"], bytes["eval_first_peak"]);
+    assert_eq!(v["train_peak_moment"], "no_training");
+    assert_eq!(v["verdict"], "fits", "{}", r.stdout);
+    // The replay's eval-gpt2-xl-s1024-b8 run (eager): 13,570,504,588 bytes at the evaluation.
+    let r = t.run(&[
+        "estimate",
+        "config/eval_gpt2_xl.py",
+        "--compile=False",
+        "--format",
+        "json",
+    ]);
+    let peak = json(&r)["bytes"]["peak"].as_u64().unwrap() as f64;
+    assert!((peak / 13_570_504_588.0 - 1.0).abs() < 0.02, "{peak}");
+    // Training the same model would not fit on that card.
+    let r = t.run(&[
+        "estimate",
+        "config/eval_gpt2_xl.py",
+        "--eval_only=False",
+        "--gpu",
+        "a100-40gb",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(json(&r)["verdict"], "does_not_fit");
+}
+
+#[test]
+fn a_resumed_run_holds_the_checkpoint_it_loaded() {
+    let t = checkout();
+    t.file(
+        "config/resume.py",
+        "init_from = 'resume'\nout_dir = 'out-gpt2-xl'\nbatch_size = 1\n",
+    );
+    let v = json(&t.run(&["estimate", "config/resume.py", "--format", "json"]));
+    let b = &v["bytes"];
+    let p = v["params"]["total"].as_u64().unwrap();
+    // Flash attention: no mask buffers, so the checkpoint's weights are 4 bytes a parameter,
+    // and loading holds them twice beside 8 bytes of AdamW moments and a step scalar per tensor.
+    assert_eq!(b["resume_retained"], 4 * p);
+    let tensors = v["params"]["decay_tensors"].as_u64().unwrap()
+        + v["params"]["no_decay_tensors"].as_u64().unwrap();
+    assert_eq!(b["resume_load_peak"], 16 * p + 4 * tensors);
+    let fresh = json(&t.run(&[
+        "estimate",
+        "config/resume.py",
+        "--init_from=gpt2-xl",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(
+        b["train_peak"].as_u64().unwrap(),
+        fresh["bytes"]["train_peak"].as_u64().unwrap() + 4 * p,
+        "train.py's state_dict keeps the checkpoint's weights for the whole run"
+    );
+}
+
+#[test]
+fn ddp_divides_the_accumulation_and_adds_gradient_buckets() {
+    let t = checkout();
+    let one = json(&t.run(&["estimate", "--batch_size=12", "--format", "json"]));
+    let r = t.run(&[
+        "estimate",
+        "--batch_size=12",
+        "--nproc-per-node",
+        "4",
+        "--nnodes",
+        "2",
+        "--gpu",
+        "a100-80gb",
+        "--format",
+        "json",
+    ]);
+    let v = json(&r);
+    assert_eq!(v["scenario"]["ddp_world_size"], 8);
+    assert_eq!(v["accumulation_per_gpu"], 5, "train.py: 40 // 8");
+    assert_eq!(
+        v["effective_batch"], one["effective_batch"],
+        "the job's batch is unchanged"
+    );
+    let p = v["params"]["total"].as_u64().unwrap();
+    assert_eq!(
+        v["bytes"]["ddp_buckets"],
+        4 * p,
+        "gradient_as_bucket_view=False: a copy of every gradient"
+    );
+    // Every option keeps the accumulation a multiple of the 8 processes.
+    for option in v["what_if"].as_array().unwrap() {
+        for change in option["changes"].as_array().unwrap() {
+            if change["key"] == "gradient_accumulation_steps" {
+                let value: u64 = change["value"].as_str().unwrap().parse().unwrap();
+                assert_eq!(value % 8, 0, "{option}");
+            }
+        }
+    }
+    // train.py asserts the accumulation divides among the processes.
+    let r = t.run(&["estimate", "--nproc-per-node", "3"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("multiple of the 3 DDP processes"),
+        "{}",
+        r.stderr
+    );
+}
