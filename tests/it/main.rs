@@ -26,4 +26,5 @@ mod refusals;
 #[cfg(feature = "serve")]
 mod serve;
 mod site;
+mod validation;
 mod verdict;
