@@ -20,6 +20,7 @@ mod hostile_input;
 mod incremental;
 mod locales;
 mod markdown;
+mod nanogpt_configs;
 mod nanogpt_runs;
 mod parser_props;
 mod refusals;
