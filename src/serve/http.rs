@@ -139,19 +139,10 @@ fn ascii_url(url: &str) -> String {
     out
 }
 
-/// Escapes text for HTML element content and attribute values.
+/// Text escaped for HTML element content and attribute values (the site's one escaper).
 fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
+    crate::markdown::escape_html(&mut out, s);
     out
 }
 
