@@ -86,7 +86,8 @@ pub(crate) fn render_guide(
         &page.src.shown(),
         &page.text,
     )?;
-    let rendered = markdown::render_html(&expanded.markdown);
+    let mut rendered = markdown::render_html(&expanded.markdown);
+    rendered.html = expand::chart_pictures(&rendered.html, &expanded.pictures);
     let warnings = lint_page(page, data.is_some(), &rendered.html);
     let dir = format!("{lang}/{slug}");
     // The Markdown edition links its charts through the base URL, so they still resolve when a

@@ -5,7 +5,7 @@ use fluent_bundle::FluentValue;
 use super::data::GuideData;
 use super::ExpandContext;
 use crate::cache::BoundedCache;
-use crate::chart::{self, BreakdownChart, Segment, SweepChart, SweepPoint};
+use crate::chart::{self, BreakdownChart, Layout, Segment, SweepChart, SweepPoint};
 use crate::estimate::{self, Literal};
 
 /// Charts already drawn in this build, by scenario, GPU, language and kind: pages that share a
@@ -20,8 +20,55 @@ impl Default for ChartCache {
     }
 }
 
-/// A drawn chart: (file name, SVG, alt text).
-type Drawn = (String, String, String);
+/// A drawn chart: its file name, its wide and narrow SVGs and its alt text.
+#[derive(Debug, Clone)]
+pub(super) struct Drawn {
+    /// File name of the wide drawing (`breakdown.svg`); the narrow one is [`narrow_name`].
+    pub(super) file: String,
+    /// The wide drawing.
+    pub(super) wide: String,
+    /// The narrow drawing (phones).
+    pub(super) narrow: String,
+    /// Alt text.
+    pub(super) alt: String,
+}
+
+/// The file name of a chart's narrow drawing: `breakdown.svg` → `breakdown-narrow.svg`.
+pub fn narrow_name(file: &str) -> String {
+    match file.strip_suffix(".svg") {
+        Some(stem) => format!("{stem}-narrow.svg"),
+        None => format!("{file}-narrow"),
+    }
+}
+
+/// Viewports up to this width get a chart's narrow drawing.
+const NARROW_MEDIA: &str = "(max-width: 540px)";
+
+/// `html` with each `<img src="FILE" …>` of a chart in `files` wrapped in a `<picture>` whose
+/// `<source>` gives viewports up to 540 px the narrow drawing.
+pub fn chart_pictures(html: &str, files: &[String]) -> String {
+    let mut out = html.to_owned();
+    for file in files {
+        let img = format!("<img src=\"{file}\"");
+        let mut done = String::with_capacity(out.len() + 128);
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(&img) {
+            let Some(end) = rest[at..].find('>').map(|e| at + e + 1) else {
+                break;
+            };
+            done.push_str(&rest[..at]);
+            done.push_str(&format!(
+                "<picture><source media=\"{NARROW_MEDIA}\" srcset=\"{}\">{}</picture>",
+                narrow_name(file),
+                &rest[at..end]
+            ));
+            rest = &rest[end..];
+        }
+        done.push_str(rest);
+        out = done;
+    }
+    out
+}
 
 /// Chart `kind` ("breakdown" or "sweep" over `over`), from the cache or drawn now.
 pub(super) fn chart(
@@ -41,12 +88,13 @@ pub(super) fn chart(
         return Ok(hit);
     }
     let drawn = draw(data, ctx, kind, over)?;
-    let bytes = key.len() + drawn.0.len() + drawn.1.len() + drawn.2.len();
+    let bytes =
+        key.len() + drawn.file.len() + drawn.wide.len() + drawn.narrow.len() + drawn.alt.len();
     ctx.charts.0.insert(key, drawn.clone(), bytes);
     Ok(drawn)
 }
 
-/// Draws chart `kind` ("breakdown" or "sweep" over `over`); returns (file name, SVG, alt text).
+/// Draws chart `kind` ("breakdown" or "sweep" over `over`) in both layouts.
 fn draw(
     data: &GuideData,
     ctx: &ExpandContext<'_>,
@@ -85,21 +133,19 @@ fn draw(
         "breakdown" => {
             let b = &est["bytes"];
             let get = |k: &str| b[k].as_u64().unwrap_or(0);
+            // The table's rows, in its order and with its values: the autocast copies on their
+            // own row when there are any, the overhead as the table's `bytes.overhead`.
             let segments = [
                 ("component-weights", get("weights")),
                 ("component-gradients", get("gradients")),
                 ("component-optimizer", get("optimizer")),
-                (
-                    "component-activations",
-                    get("activations") + get("autocast_weights"),
-                ),
+                ("component-autocast", get("autocast_weights")),
+                ("component-activations", get("activations")),
                 ("component-logits", get("logits")),
-                (
-                    "component-overhead",
-                    get("total").saturating_sub(get("train_peak")),
-                ),
+                ("component-overhead", get("overhead")),
             ]
             .into_iter()
+            .filter(|(k, bytes)| *bytes > 0 || *k != "component-autocast")
             .map(|(k, bytes)| Segment {
                 label: loc.t_args(
                     "chart-segment",
@@ -112,14 +158,15 @@ fn draw(
             })
             .collect();
             let title = loc.t("chart-breakdown-title");
-            let svg = chart::breakdown_svg(&BreakdownChart {
+            let chart = BreakdownChart {
                 title: title.clone(),
                 axis_label: "GiB".into(),
                 segments,
                 capacity: capacity.clone(),
                 format_gib: &fmt,
-            })
-            .map_err(|e| format!("chart: {e}"))?;
+            };
+            let svg =
+                |layout| chart::breakdown_svg_in(&chart, layout).map_err(|e| format!("chart: {e}"));
             let alt = loc.t_args(
                 "chart-breakdown-alt",
                 &[
@@ -127,34 +174,16 @@ fn draw(
                     ("peak", FluentValue::from(loc.bytes(get("peak")))),
                 ],
             );
-            Ok(("breakdown.svg".into(), svg, alt))
+            Ok(Drawn {
+                file: "breakdown.svg".into(),
+                wide: svg(Layout::Wide)?,
+                narrow: svg(Layout::Narrow)?,
+                alt,
+            })
         }
         "sweep" => {
-            let (xs, key): (Vec<u64>, &str) = match over {
-                "batch_size" => (
-                    powers(
-                        1,
-                        data.scenario
-                            .batch_size
-                            .max(1)
-                            .next_power_of_two()
-                            .saturating_mul(4)
-                            .max(64),
-                    ),
-                    "batch_size",
-                ),
-                "block_size" => (
-                    powers(
-                        64,
-                        data.scenario
-                            .block_size
-                            .max(1)
-                            .next_power_of_two()
-                            .saturating_mul(2)
-                            .max(2048),
-                    ),
-                    "block_size",
-                ),
+            let key = match over {
+                "batch_size" | "block_size" => over,
                 other => {
                     return Err(format!(
                         "cannot sweep over `{other}` (use batch_size or block_size)"
@@ -162,26 +191,34 @@ fn draw(
                 }
             };
             let catalog = ctx.catalog;
-            let mut points = Vec::new();
-            // The largest value whose verdict is "fits" (high end and other programs within capacity).
-            let mut max_fit = None;
-            for x in xs {
+            let at = |x: u64| -> Option<estimate::Estimate> {
                 let mut s = data.scenario.clone();
-                s.set(key, Literal::Int(x as i64)).map_err(|e| e.message)?;
+                s.set(key, Literal::Int(i64::try_from(x).ok()?)).ok()?;
                 if key == "batch_size" {
                     s.eval_batch_size = None;
                 }
-                if let Ok(e) = estimate::estimate(&s, catalog) {
-                    if e.verdict == Some(estimate::Verdict::Fits) {
-                        max_fit = max_fit.max(Some(x));
-                    }
-                    points.push(SweepPoint {
+                estimate::estimate(&s, catalog).ok()
+            };
+            let current = if key == "batch_size" {
+                data.scenario.batch_size
+            } else {
+                data.scenario.block_size
+            }
+            .max(1);
+            let max_fit = largest_fit(current, |x| {
+                at(x).is_some_and(|e| e.verdict == Some(estimate::Verdict::Fits))
+            });
+            let xs = sweep_xs(key, current, max_fit);
+            let points: Vec<SweepPoint> = xs
+                .into_iter()
+                .filter_map(|x| {
+                    at(x).map(|e| SweepPoint {
                         x,
                         peak_bytes: e.bytes.total,
                         range: Some((e.bytes.total_low, e.bytes.total_high)),
-                    });
-                }
-            }
+                    })
+                })
+                .collect();
             let max_fit_label = max_fit.map(|x| {
                 (
                     loc.t_args("chart-max-fit", &[("value", FluentValue::from(loc.int(x)))]),
@@ -189,7 +226,8 @@ fn draw(
                 )
             });
             let title = loc.t(&sweep_title_key(over));
-            let svg = chart::sweep_svg(&SweepChart {
+            let format_bytes = |b: u64| loc.bytes(b);
+            let chart = SweepChart {
                 title: title.clone(),
                 x_label: loc.t(&sweep_axis_key(over)),
                 y_label: loc.t("chart-y-memory"),
@@ -199,9 +237,11 @@ fn draw(
                 capacity,
                 max_fit: max_fit_label,
                 format_gib: &fmt,
-                log2_x: true,
-            })
-            .map_err(|e| format!("chart: {e}"))?;
+                format_bytes: &format_bytes,
+                log2_x: false,
+            };
+            let svg =
+                |layout| chart::sweep_svg_in(&chart, layout).map_err(|e| format!("chart: {e}"));
             let alt = match max_fit {
                 Some(x) => loc.t_args(
                     "chart-sweep-alt",
@@ -212,7 +252,12 @@ fn draw(
                 ),
                 None => title,
             };
-            Ok((format!("sweep-{}.svg", over.replace('_', "-")), svg, alt))
+            Ok(Drawn {
+                file: format!("sweep-{}.svg", over.replace('_', "-")),
+                wide: svg(Layout::Wide)?,
+                narrow: svg(Layout::Narrow)?,
+                alt,
+            })
         }
         other => Err(format!(
             "unknown chart `{other}` (use \"breakdown\" or \"sweep\")"
@@ -220,10 +265,61 @@ fn draw(
     }
 }
 
-fn powers(from: u64, to: u64) -> Vec<u64> {
-    std::iter::successors(Some(from), |x| x.checked_mul(2))
-        .take_while(|x| *x <= to)
-        .collect()
+/// Sweeps search no further than this for the largest value that fits.
+const SEARCH_LIMIT: u64 = 1 << 24;
+/// A sweep shows about this many points.
+const SWEEP_POINTS: u64 = 24;
+
+/// The largest x ≥ 1 for which `fits` holds, over every integer: doubling from `start` to a
+/// value that does not fit, then bisection (the verdict worsens as x grows), then a walk down
+/// to a value confirmed to fit, as the what-if search does. `None` when 1 does not fit.
+fn largest_fit(start: u64, fits: impl Fn(u64) -> bool) -> Option<u64> {
+    if !fits(1) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1, start.max(2));
+    while fits(hi) {
+        lo = hi;
+        if hi >= SEARCH_LIMIT {
+            return Some(hi);
+        }
+        hi = (hi * 2).min(SEARCH_LIMIT);
+    }
+    // Invariant: fits(lo), !fits(hi).
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+/// The x values a sweep over `key` draws: evenly spaced from the start of the axis to the
+/// current value or 1.5 × the first that does not fit, whichever is larger, plus both of
+/// those and the largest that fits, so the line passes exactly through the marked points.
+fn sweep_xs(key: &str, current: u64, max_fit: Option<u64>) -> Vec<u64> {
+    let first_over = max_fit.map_or(1, |f| f + 1);
+    let end = current
+        .max(first_over + first_over / 2)
+        .max(if key == "batch_size" { 8 } else { 256 });
+    let step = end.div_ceil(SWEEP_POINTS).max(1);
+    let step = if key == "block_size" {
+        step.next_multiple_of(8)
+    } else {
+        step
+    };
+    let mut xs: Vec<u64> = (1..).map(|i| i * step).take_while(|x| *x <= end).collect();
+    if key == "batch_size" {
+        xs.push(1);
+    }
+    xs.extend([current, first_over]);
+    xs.extend(max_fit);
+    xs.sort_unstable();
+    xs.dedup();
+    xs
 }
 
 /// The scenario keys a sweep chart can run over.
