@@ -204,6 +204,8 @@ pub struct SweepChart<'a> {
     pub max_fit: Option<(String, u64)>,
     /// Formats a GiB value for tick labels in the locale's style.
     pub format_gib: &'a dyn Fn(f64) -> String,
+    /// Formats an x value (tick labels, the value beyond the axis) as the page formats counts.
+    pub format_x: &'a dyn Fn(u64) -> String,
     /// Formats bytes as the page's tables do, for the label of values beyond the y axis
     /// (the axis stops at 1.6 × capacity so that the region around it stays readable).
     pub format_bytes: &'a dyn Fn(u64) -> String,

@@ -110,7 +110,7 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>, layout: Layout) -> Result<(), C
         .y_label_area_size(y_area)
         .build_cartesian_2d(TickedAxis::new(x_min, x_max, ticks), 0f64..y_top)
         .map_err(ChartError::drawing)?;
-    let format_x = |v: &f64| format!("{}", from_x(*v).round());
+    let format_x = |v: &f64| (chart.format_x)(from_x(*v).round().max(0.0) as u64);
     let format_y = |v: &f64| (chart.format_gib)(*v);
     ctx.configure_mesh()
         .disable_mesh()
@@ -227,7 +227,7 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>, layout: Layout) -> Result<(), C
         .map_err(ChartError::drawing)?;
         let label = format!(
             "{}: {}",
-            from_x(*x).round(),
+            (chart.format_x)(p.x),
             (chart.format_bytes)(p.peak_bytes)
         );
         let style = font(sizes.tick_px, INK.light, false).pos(Pos::new(HPos::Right, VPos::Center));

@@ -227,6 +227,7 @@ fn draw(
             });
             let title = loc.t(&sweep_title_key(over));
             let format_bytes = |b: u64| loc.bytes(b);
+            let format_x = |x: u64| loc.int(x);
             let chart = SweepChart {
                 title: title.clone(),
                 x_label: loc.t(&sweep_axis_key(over)),
@@ -237,6 +238,7 @@ fn draw(
                 capacity,
                 max_fit: max_fit_label,
                 format_gib: &fmt,
+                format_x: &format_x,
                 format_bytes: &format_bytes,
                 log2_x: false,
             };

@@ -210,6 +210,7 @@ fn sweep<'a>(capacity: bool, max_fit: bool, format: &'a dyn Fn(f64) -> String) -
         capacity: capacity.then(|| ("RTX 4070：11.72 GiB".into(), 12_584_878_080)),
         max_fit: max_fit.then(|| ("能放下的最大值：8".into(), 8)),
         format_gib: format,
+        format_x: &|x| x.to_string(),
         format_bytes: &|b| format!("{:.2} GiB", b as f64 / GIB as f64),
         log2_x: true,
     }
