@@ -9,16 +9,27 @@ use crate::chart::{self, BreakdownChart, Layout, Segment, SweepChart, SweepPoint
 use crate::estimate::{self, Literal};
 
 /// Charts already drawn in this build, by scenario, GPU, language and kind: pages that share a
-/// scenario and a language share their charts (drawing a sweep costs a dozen estimates). At most
-/// 16 MiB, so memory does not grow with a site whose every guide has a scenario of its own.
+/// scenario and a language share their charts. Beside them, each sweep's computed points and
+/// largest fit by scenario alone, which every language of a guide shares (a sweep costs a few
+/// dozen estimates). At most 16 MiB each, so memory does not grow with a site whose every guide
+/// has a scenario of its own.
 #[derive(Debug)]
-pub struct ChartCache(BoundedCache<String, Drawn>);
+pub struct ChartCache {
+    drawn: BoundedCache<String, Drawn>,
+    sweeps: BoundedCache<String, Sweep>,
+}
 
 impl Default for ChartCache {
     fn default() -> Self {
-        ChartCache(BoundedCache::new(16 << 20))
+        ChartCache {
+            drawn: BoundedCache::new(16 << 20),
+            sweeps: BoundedCache::new(16 << 20),
+        }
     }
 }
+
+/// A sweep's points and the largest value that fits, before labelling.
+type Sweep = (Vec<SweepPoint>, Option<u64>);
 
 /// A drawn chart: its file name, its wide and narrow SVGs and its alt text.
 #[derive(Debug, Clone)]
@@ -84,13 +95,13 @@ pub(super) fn chart(
         data.root["gpu"],
         ctx.loc.lang()
     );
-    if let Some(hit) = ctx.charts.0.get(&key) {
+    if let Some(hit) = ctx.charts.drawn.get(&key) {
         return Ok(hit);
     }
     let drawn = draw(data, ctx, kind, over)?;
     let bytes =
         key.len() + drawn.file.len() + drawn.wide.len() + drawn.narrow.len() + drawn.alt.len();
-    ctx.charts.0.insert(key, drawn.clone(), bytes);
+    ctx.charts.drawn.insert(key, drawn.clone(), bytes);
     Ok(drawn)
 }
 
@@ -190,35 +201,7 @@ fn draw(
                     ))
                 }
             };
-            let catalog = ctx.catalog;
-            let at = |x: u64| -> Option<estimate::Estimate> {
-                let mut s = data.scenario.clone();
-                s.set(key, Literal::Int(i64::try_from(x).ok()?)).ok()?;
-                if key == "batch_size" {
-                    s.eval_batch_size = None;
-                }
-                estimate::estimate(&s, catalog).ok()
-            };
-            let current = if key == "batch_size" {
-                data.scenario.batch_size
-            } else {
-                data.scenario.block_size
-            }
-            .max(1);
-            let max_fit = largest_fit(current, |x| {
-                at(x).is_some_and(|e| e.verdict == Some(estimate::Verdict::Fits))
-            });
-            let xs = sweep_xs(key, current, max_fit);
-            let points: Vec<SweepPoint> = xs
-                .into_iter()
-                .filter_map(|x| {
-                    at(x).map(|e| SweepPoint {
-                        x,
-                        peak_bytes: e.bytes.total,
-                        range: Some((e.bytes.total_low, e.bytes.total_high)),
-                    })
-                })
-                .collect();
+            let (points, max_fit) = sweep(data, ctx, key);
             let max_fit_label = max_fit.map(|x| {
                 (
                     loc.t_args("chart-max-fit", &[("value", FluentValue::from(loc.int(x)))]),
@@ -265,6 +248,50 @@ fn draw(
             "unknown chart `{other}` (use \"breakdown\" or \"sweep\")"
         )),
     }
+}
+
+/// The points of the sweep over `key` and the largest value that fits, from the cache or
+/// computed now.
+fn sweep(data: &GuideData, ctx: &ExpandContext<'_>, key: &str) -> Sweep {
+    let cache_key = format!(
+        "{:?}|{}|{}|{key}",
+        data.scenario, data.root["bytes"], data.root["gpu"]
+    );
+    if let Some(hit) = ctx.charts.sweeps.get(&cache_key) {
+        return hit;
+    }
+    let catalog = ctx.catalog;
+    let at = |x: u64| -> Option<estimate::Estimate> {
+        let mut s = data.scenario.clone();
+        s.set(key, Literal::Int(i64::try_from(x).ok()?)).ok()?;
+        if key == "batch_size" {
+            s.eval_batch_size = None;
+        }
+        estimate::estimate(&s, catalog).ok()
+    };
+    let current = if key == "batch_size" {
+        data.scenario.batch_size
+    } else {
+        data.scenario.block_size
+    }
+    .max(1);
+    let max_fit = largest_fit(current, |x| {
+        at(x).is_some_and(|e| e.verdict == Some(estimate::Verdict::Fits))
+    });
+    let points: Vec<SweepPoint> = sweep_xs(key, current, max_fit)
+        .into_iter()
+        .filter_map(|x| {
+            at(x).map(|e| SweepPoint {
+                x,
+                peak_bytes: e.bytes.total,
+                range: Some((e.bytes.total_low, e.bytes.total_high)),
+            })
+        })
+        .collect();
+    let bytes = cache_key.len() + points.len() * std::mem::size_of::<SweepPoint>() + 16;
+    let computed = (points, max_fit);
+    ctx.charts.sweeps.insert(cache_key, computed.clone(), bytes);
+    computed
 }
 
 /// Sweeps search no further than this for the largest value that fits.
