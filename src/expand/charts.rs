@@ -300,8 +300,9 @@ const SEARCH_LIMIT: u64 = 1 << 24;
 const SWEEP_POINTS: u64 = 24;
 
 /// The largest x ≥ 1 for which `fits` holds, over every integer: doubling from `start` to a
-/// value that does not fit, then bisection (the verdict worsens as x grows), then a walk down
-/// to a value confirmed to fit, as the what-if search does. `None` when 1 does not fit.
+/// value that does not fit, then bisection between the last value seen to fit and it (the
+/// verdict worsens as x grows), so the answer is always one `fits` confirmed. `None` when 1
+/// does not fit; [`SEARCH_LIMIT`] when everything up to it fits.
 fn largest_fit(start: u64, fits: impl Fn(u64) -> bool) -> Option<u64> {
     if !fits(1) {
         return None;
@@ -362,4 +363,34 @@ pub(crate) fn sweep_title_key(over: &str) -> String {
 /// The message key of a sweep chart's x axis label.
 pub(crate) fn sweep_axis_key(over: &str) -> String {
     format!("chart-x-{}", over.replace('_', "-"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn largest_fit_tries_every_integer() {
+        for start in [1, 2, 16, 1000] {
+            assert_eq!(largest_fit(start, |x| x <= 11), Some(11), "from {start}");
+            assert_eq!(largest_fit(start, |x| x <= 1), Some(1), "from {start}");
+        }
+        assert_eq!(largest_fit(16, |_| false), None);
+        assert_eq!(largest_fit(16, |_| true), Some(SEARCH_LIMIT));
+    }
+
+    #[test]
+    fn sweep_values_include_the_marked_ones() {
+        let xs = sweep_xs("batch_size", 16, Some(11));
+        assert_eq!(xs.first(), Some(&1));
+        assert!(
+            xs.contains(&16) && xs.contains(&11) && xs.contains(&12),
+            "{xs:?}"
+        );
+        assert!(xs.windows(2).all(|w| w[0] < w[1]), "{xs:?}");
+        assert_eq!(xs.last(), Some(&18), "1.5 × the first that does not fit");
+        let xs = sweep_xs("block_size", 1024, Some(202));
+        assert!(xs.contains(&1024) && xs.contains(&202) && xs.contains(&203));
+        assert_eq!(xs.last(), Some(&1024));
+    }
 }
