@@ -96,7 +96,8 @@ pub(crate) fn render_guide(
         error: guide_error(page),
     };
     let expanded = expand::expand(&body, page.body_line, &ctx, &page.src.shown(), &page.text)?;
-    let rendered = markdown::render_html_with(&expanded.markdown, unsafe_html);
+    let mut rendered = markdown::render_html_with(&expanded.markdown, unsafe_html);
+    rendered.html = expand::chart_pictures(&rendered.html, &expanded.pictures);
     let mut warnings = dropped_warnings(page, dropped);
     warnings.extend(lint_page(page, data.is_some(), &rendered.html));
     let dir = format!("{lang}/{slug}");

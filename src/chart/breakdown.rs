@@ -3,22 +3,20 @@
 
 use plotters::chart::ChartBuilder;
 use plotters::element::{DashedPathElement, Rectangle};
-use plotters::style::{Color, RGBColor, WHITE};
+use plotters::style::Color;
 
 use super::frame::{render, Area};
 use super::legend::Key;
 use super::text::font;
 use super::{
-    axis_top, gib, BreakdownChart, ChartError, CAPACITY_COLOR, DESC_PX, INK, PALETTE, TICK_PX,
+    axis_top, gib, BreakdownChart, ChartError, Layout, BACKGROUND, CAPACITY_COLOR, INK, PALETTE,
 };
 
-/// Grid line colour.
-const GRID: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
 /// The bar spans this band of the plot's height (y runs 0..1).
 const BAR: (f64, f64) = (0.22, 0.78);
 
 /// See [`super::breakdown_svg`].
-pub(crate) fn draw(chart: &BreakdownChart<'_>) -> Result<String, ChartError> {
+pub(crate) fn draw(chart: &BreakdownChart<'_>, layout: Layout) -> Result<String, ChartError> {
     if chart.segments.is_empty() {
         return Err(ChartError::NoSegments);
     }
@@ -31,32 +29,33 @@ pub(crate) fn draw(chart: &BreakdownChart<'_>) -> Result<String, ChartError> {
     if let Some((label, _)) = &chart.capacity {
         legend.push((Key::Dashed(CAPACITY_COLOR), label.clone()));
     }
-    render(&chart.title, legend, |area| plot(chart, area))
+    render(&chart.title, legend, layout, |area| {
+        plot(chart, area, layout)
+    })
 }
 
-fn plot(chart: &BreakdownChart<'_>, area: &Area<'_>) -> Result<(), ChartError> {
+fn plot(chart: &BreakdownChart<'_>, area: &Area<'_>, layout: Layout) -> Result<(), ChartError> {
+    let sizes = layout.sizes();
     let total: f64 = chart.segments.iter().map(|s| gib(s.bytes)).sum();
     let capacity = chart.capacity.as_ref().map(|(_, bytes)| gib(*bytes));
     let top = axis_top(total.max(capacity.unwrap_or(0.0)));
 
     let mut ctx = ChartBuilder::on(area)
         .margin_left(12)
-        .margin_right(28)
-        .x_label_area_size(52)
+        .margin_right(sizes.tick_px * 2)
+        .x_label_area_size(sizes.tick_px * 3 + sizes.desc_px)
         .build_cartesian_2d(0f64..top, 0f64..1f64)
         .map_err(ChartError::drawing)?;
     let format = |v: &f64| (chart.format_gib)(*v);
     ctx.configure_mesh()
-        .disable_y_mesh()
+        .disable_mesh()
         .disable_y_axis()
-        .x_labels(8)
+        .x_labels(sizes.max_ticks)
         .x_label_formatter(&format)
         .x_desc(chart.axis_label.as_str())
-        .label_style(font(TICK_PX, INK, false))
-        .axis_desc_style(font(DESC_PX, INK, false))
-        .axis_style(INK)
-        .bold_line_style(GRID)
-        .light_line_style(WHITE.mix(0.0))
+        .label_style(font(sizes.tick_px, INK.light, false))
+        .axis_desc_style(font(sizes.desc_px, INK.light, false))
+        .axis_style(INK.light)
         .draw()
         .map_err(ChartError::drawing)?;
 
@@ -68,11 +67,11 @@ fn plot(chart: &BreakdownChart<'_>, area: &Area<'_>) -> Result<(), ChartError> {
             let color = PALETTE[i % PALETTE.len()];
             bars.push(Rectangle::new(
                 [(start, BAR.0), (end, BAR.1)],
-                color.filled(),
+                color.light.filled(),
             ));
             bars.push(Rectangle::new(
                 [(start, BAR.0), (end, BAR.1)],
-                WHITE.stroke_width(1),
+                BACKGROUND.light.stroke_width(1),
             ));
         }
         start = end;
@@ -84,7 +83,7 @@ fn plot(chart: &BreakdownChart<'_>, area: &Area<'_>) -> Result<(), ChartError> {
             vec![(capacity, 0.06), (capacity, 0.94)],
             8,
             5,
-            CAPACITY_COLOR.stroke_width(3),
+            CAPACITY_COLOR.light.stroke_width(3),
         )))
         .map_err(ChartError::drawing)?;
     }

@@ -2,15 +2,19 @@
 //! capacity) and the sweep (peak memory against micro-batch or block size).
 //!
 //! The caller passes already-localized strings and a number formatter; this module knows
-//! nothing of estimates or locales. Output is a fixed 720×420 picture with a white
-//! background (readable on dark pages too), a `<title>`, and a legend under the plot laid out
-//! with a generous text-width estimate so Chinese and Spanish labels fit. Same input,
-//! byte-identical SVG. Pure: no I/O.
+//! nothing of estimates or locales. Each chart comes in two [`Layout`]s: `Wide` (720 units,
+//! for desktops) and `Narrow` (360 units, for phones), so that its text
+//! stays at least 11 CSS px wherever the page shows it. The height follows the legend, whose
+//! labels (and the title) wrap onto more lines instead of being cut, with a generous
+//! text-width estimate so Chinese and Spanish labels fit. Each SVG has a `<title>` and draws
+//! its own background in the reader's colour scheme (a `<style>` with `prefers-color-scheme:
+//! dark` recolours it). Same input, byte-identical SVG. Pure: no I/O.
 //!
-//! Colours: segments follow [Okabe–Ito](https://jfly.uni-koeln.de/color/) in input order
-//! (`#0072B2`, `#E69F00`, `#009E73`, `#CC79A7`, `#56B4E9`, `#999999`, `#F0E442`); the capacity
-//! line is dashed `#C00020`; the sweep line is `#0072B2`; the largest-fit marker (a vertical
-//! line and a ring around its point) is `#009E73`.
+//! Colours ([`Ink`]: light scheme, then dark): segments follow
+//! [Okabe–Ito](https://jfly.uni-koeln.de/color/) hues in input order, darkened on white and
+//! lightened on the dark background so that each keeps 3:1 against it; text keeps 4.5:1. The
+//! capacity line is dashed `#C00020`; the sweep line is `#0072B2`; the largest-fit marker (a
+//! vertical line and a ring around its point) is `#009E73`.
 
 mod axis;
 mod breakdown;
@@ -23,31 +27,126 @@ use std::fmt;
 
 use plotters::style::RGBColor;
 
-/// Width of every chart in SVG user units (the page scales it with `width: 100%`).
-pub(crate) const WIDTH: u32 = 720;
-/// Height of every chart in SVG user units.
-pub(crate) const HEIGHT: u32 = 420;
 /// Blank border around the drawing.
 pub(crate) const MARGIN: f64 = 16.0;
-/// Tick label size in pixels (the page scales the chart down on phones, so sizes are large).
-pub(crate) const TICK_PX: u32 = 16;
-/// Axis description size in pixels.
-pub(crate) const DESC_PX: u32 = 17;
+
+/// A colour in the light and in the dark colour scheme.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ink {
+    /// Drawn in the SVG (the light scheme).
+    pub(crate) light: RGBColor,
+    /// What the dark scheme's `<style>` turns it into.
+    pub(crate) dark: RGBColor,
+}
+
+/// Shorthand for an [`Ink`] from two `0xRRGGBB` values.
+const fn ink(light: u32, dark: u32) -> Ink {
+    const fn rgb(c: u32) -> RGBColor {
+        RGBColor((c >> 16) as u8, (c >> 8) as u8, c as u8)
+    }
+    Ink {
+        light: rgb(light),
+        dark: rgb(dark),
+    }
+}
+
+/// The chart's background (the page's own in each scheme).
+pub(crate) const BACKGROUND: Ink = ink(0xFFFFFF, 0x14171B);
 /// Text and axis colour.
-pub(crate) const INK: RGBColor = RGBColor(0x22, 0x22, 0x22);
+pub(crate) const INK: Ink = ink(0x222222, 0xE3E6EA);
 /// Colour of the capacity line.
-pub(crate) const CAPACITY_COLOR: RGBColor = RGBColor(0xC0, 0x00, 0x20);
-/// Segment colours in stacking order (Okabe–Ito, distinguishable with colour-blindness);
+pub(crate) const CAPACITY_COLOR: Ink = ink(0xC00020, 0xFF6B7A);
+/// Colour of the sweep's line.
+pub(crate) const SERIES_COLOR: Ink = ink(0x0072B2, 0x56B4E9);
+/// Colour of the largest-fit marker.
+pub(crate) const FIT_COLOR: Ink = ink(0x009E73, 0x00C08B);
+/// Fill of the shaded range around the sweep's line (its edges are drawn in
+/// [`SERIES_COLOR`], which carries the contrast).
+pub(crate) const RANGE_COLOR: Ink = ink(0xB3D4E8, 0x23445A);
+/// Segment colours in stacking order (Okabe–Ito hues, distinguishable with colour-blindness);
 /// a chart with more segments than colours starts over.
-pub(crate) const PALETTE: [RGBColor; 7] = [
-    RGBColor(0x00, 0x72, 0xB2), // blue: weights
-    RGBColor(0xE6, 0x9F, 0x00), // orange: gradients
-    RGBColor(0x00, 0x9E, 0x73), // green: optimizer
-    RGBColor(0xCC, 0x79, 0xA7), // pink: activations
-    RGBColor(0x56, 0xB4, 0xE9), // sky blue: logits
-    RGBColor(0x99, 0x99, 0x99), // grey: overhead
-    RGBColor(0xF0, 0xE4, 0x42), // yellow
+pub(crate) const PALETTE: [Ink; 7] = [
+    ink(0x0072B2, 0x56B4E9), // blue
+    ink(0xB86E00, 0xE69F00), // orange
+    ink(0x007A5A, 0x00B386), // green
+    ink(0xB0538A, 0xE08BC0), // pink
+    ink(0x6A4FB0, 0xB8A4FF), // violet
+    ink(0x6E6E6E, 0xA0A0A0), // grey
+    ink(0x7A6C00, 0xF0E442), // yellow
 ];
+/// Every colour the charts draw text with (4.5:1 against [`BACKGROUND`] in both schemes).
+pub(crate) const TEXT_INKS: [Ink; 1] = [INK];
+/// Every colour the charts draw marks with (3:1 against [`BACKGROUND`] in both schemes).
+pub(crate) const MARK_INKS: [Ink; 11] = [
+    INK,
+    CAPACITY_COLOR,
+    SERIES_COLOR,
+    FIT_COLOR,
+    PALETTE[0],
+    PALETTE[1],
+    PALETTE[2],
+    PALETTE[3],
+    PALETTE[4],
+    PALETTE[5],
+    PALETTE[6],
+];
+
+/// Which of a chart's two drawings to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// 720 units wide: pages wider than 540 px.
+    Wide,
+    /// 360 units wide, smaller text and fewer ticks: phones.
+    Narrow,
+}
+
+/// Sizes of a [`Layout`], in SVG user units.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sizes {
+    /// Width of the picture.
+    pub(crate) width: u32,
+    /// Height of the plot area (axes and their labels included).
+    pub(crate) plot_height: u32,
+    /// Tick label size.
+    pub(crate) tick_px: u32,
+    /// Axis description size.
+    pub(crate) desc_px: u32,
+    /// Legend text size.
+    pub(crate) legend_px: u32,
+    /// Title size.
+    pub(crate) title_px: u32,
+    /// At most this many ticks on a value axis.
+    pub(crate) max_ticks: usize,
+}
+
+impl Layout {
+    /// The sizes of this layout. Wide text is 16 units: shown 540 px wide (the narrowest page
+    /// that gets it, 508 px of content) that is 11.3 px. Narrow text is 13 units: shown at
+    /// 330 px or more it stays above 11 px.
+    pub(crate) fn sizes(self) -> Sizes {
+        match self {
+            Layout::Wide => Sizes {
+                width: 720,
+                plot_height: 260,
+                tick_px: 16,
+                desc_px: 17,
+                legend_px: 17,
+                title_px: 22,
+                max_ticks: 10,
+            },
+            Layout::Narrow => Sizes {
+                width: 360,
+                plot_height: 230,
+                tick_px: 13,
+                desc_px: 13,
+                legend_px: 14,
+                title_px: 16,
+                max_ticks: 6,
+            },
+        }
+    }
+}
+
 /// Bytes in one GiB; axes are drawn in GiB.
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -97,7 +196,7 @@ pub struct SweepChart<'a> {
     pub series_label: String,
     /// Legend text of the shaded range (shown when any point has a range).
     pub range_label: String,
-    /// Points with strictly ascending `x` (powers of two typically).
+    /// Points with strictly ascending `x`.
     pub points: Vec<SweepPoint>,
     /// Capacity line: legend text and bytes.
     pub capacity: Option<(String, u64)>,
@@ -105,6 +204,11 @@ pub struct SweepChart<'a> {
     pub max_fit: Option<(String, u64)>,
     /// Formats a GiB value for tick labels in the locale's style.
     pub format_gib: &'a dyn Fn(f64) -> String,
+    /// Formats an x value (tick labels, the value beyond the axis) as the page formats counts.
+    pub format_x: &'a dyn Fn(u64) -> String,
+    /// Formats bytes as the page's tables do, for the label of values beyond the y axis
+    /// (the axis stops at 1.6 × capacity so that the region around it stays readable).
+    pub format_bytes: &'a dyn Fn(u64) -> String,
     /// Space the x axis by powers of two instead of linearly.
     pub log2_x: bool,
 }
@@ -160,14 +264,24 @@ impl fmt::Display for ChartError {
 
 impl std::error::Error for ChartError {}
 
-/// Draws the breakdown chart as a standalone SVG document.
+/// Draws the breakdown chart as a standalone SVG document in the wide layout.
 pub fn breakdown_svg(chart: &BreakdownChart<'_>) -> Result<String, ChartError> {
-    breakdown::draw(chart)
+    breakdown::draw(chart, Layout::Wide)
 }
 
-/// Draws the sweep chart as a standalone SVG document.
+/// Draws the breakdown chart as a standalone SVG document in `layout`.
+pub fn breakdown_svg_in(chart: &BreakdownChart<'_>, layout: Layout) -> Result<String, ChartError> {
+    breakdown::draw(chart, layout)
+}
+
+/// Draws the sweep chart as a standalone SVG document in the wide layout.
 pub fn sweep_svg(chart: &SweepChart<'_>) -> Result<String, ChartError> {
-    sweep::draw(chart)
+    sweep::draw(chart, Layout::Wide)
+}
+
+/// Draws the sweep chart as a standalone SVG document in `layout`.
+pub fn sweep_svg_in(chart: &SweepChart<'_>, layout: Layout) -> Result<String, ChartError> {
+    sweep::draw(chart, layout)
 }
 
 /// Bytes as GiB for plotting.

@@ -1,34 +1,34 @@
-//! The sweep chart: peak memory against micro-batch (or block) size, with the capacity line
-//! and the largest size that fits marked.
+//! The sweep chart: the total memory against micro-batch (or block) size, with the capacity
+//! line and the largest size that fits marked. The y axis stops at [`Y_LIMIT`] × the capacity
+//! so that the region around the line stays readable; the line leaves through the top edge
+//! and the largest value is written there ("1536: 59.49 GiB") instead of drawn to scale.
 
 use plotters::chart::ChartBuilder;
-use plotters::element::{Circle, DashedPathElement, PathElement, Polygon};
-use plotters::series::LineSeries;
-use plotters::style::{Color, RGBColor, WHITE};
+use plotters::element::{Circle, DashedPathElement, PathElement, Polygon, Text};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::Color;
 
 use super::axis::TickedAxis;
 use super::frame::{render, Area};
 use super::legend::Key;
 use super::text::{font, text_width};
-use super::{axis_top, gib, ChartError, SweepChart, CAPACITY_COLOR, DESC_PX, INK, TICK_PX, WIDTH};
+use super::{
+    axis_top, gib, ChartError, Layout, SweepChart, CAPACITY_COLOR, FIT_COLOR, INK, RANGE_COLOR,
+    SERIES_COLOR,
+};
 
-/// Colour of the measured line.
-const SERIES_COLOR: RGBColor = RGBColor(0x00, 0x72, 0xB2);
-/// Colour of the largest-fit marker.
-const FIT_COLOR: RGBColor = RGBColor(0x00, 0x9E, 0x73);
-/// Colour of the shaded range around the line (the series colour, light).
-const RANGE_COLOR: RGBColor = RGBColor(0xB3, 0xD4, 0xE8);
-/// Grid line colour.
-const GRID: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
-/// At most this many x ticks; with more points every n-th gets one.
-const MAX_X_TICKS: usize = 12;
+/// The y axis shows at most this multiple of the capacity.
+const Y_LIMIT: f64 = 1.6;
 
 /// See [`super::sweep_svg`].
-pub(crate) fn draw(chart: &SweepChart<'_>) -> Result<String, ChartError> {
+pub(crate) fn draw(chart: &SweepChart<'_>, layout: Layout) -> Result<String, ChartError> {
     validate(chart)?;
     let mut legend = vec![(Key::LineWithDot(SERIES_COLOR), chart.series_label.clone())];
     if chart.points.iter().any(|p| p.range.is_some()) {
-        legend.push((Key::Swatch(RANGE_COLOR), chart.range_label.clone()));
+        legend.push((
+            Key::Band(RANGE_COLOR, SERIES_COLOR),
+            chart.range_label.clone(),
+        ));
     }
     if let Some((label, _)) = &chart.capacity {
         legend.push((Key::Dashed(CAPACITY_COLOR), label.clone()));
@@ -36,7 +36,9 @@ pub(crate) fn draw(chart: &SweepChart<'_>) -> Result<String, ChartError> {
     if let Some((label, _)) = &chart.max_fit {
         legend.push((Key::Ring(FIT_COLOR), label.clone()));
     }
-    render(&chart.title, legend, |area| plot(chart, area))
+    render(&chart.title, legend, layout, |area| {
+        plot(chart, area, layout)
+    })
 }
 
 fn validate(chart: &SweepChart<'_>) -> Result<(), ChartError> {
@@ -58,7 +60,8 @@ fn validate(chart: &SweepChart<'_>) -> Result<(), ChartError> {
     Ok(())
 }
 
-fn plot(chart: &SweepChart<'_>, area: &Area<'_>) -> Result<(), ChartError> {
+fn plot(chart: &SweepChart<'_>, area: &Area<'_>, layout: Layout) -> Result<(), ChartError> {
+    let sizes = layout.sizes();
     let to_x = |x: u64| {
         if chart.log2_x {
             (x as f64).log2()
@@ -71,76 +74,106 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>) -> Result<(), ChartError> {
     let fit_x = chart.max_fit.as_ref().map(|(_, x)| to_x(*x));
     let (x_min, x_max) = x_range(&xs, fit_x);
 
+    let high = |p: &super::SweepPoint| p.range.map_or(p.peak_bytes, |r| r.1.max(p.peak_bytes));
     let peak = chart
         .points
         .iter()
-        .map(|p| gib(p.range.map_or(p.peak_bytes, |r| r.1.max(p.peak_bytes))))
+        .map(|p| gib(high(p)))
         .fold(0.0, f64::max);
     let capacity = chart.capacity.as_ref().map(|(_, bytes)| gib(*bytes));
-    let y_top = axis_top(peak.max(capacity.unwrap_or(0.0)));
+    let shown = match capacity {
+        Some(c) if c > 0.0 => peak.min(c * Y_LIMIT).max(c),
+        _ => peak,
+    };
+    let y_top = axis_top(shown);
 
-    let step = xs.len().div_ceil(MAX_X_TICKS);
-    let ticks: Vec<f64> = xs.iter().copied().step_by(step).collect();
+    let ticks: Vec<f64> = if chart.log2_x {
+        let step = xs.len().div_ceil(sizes.max_ticks);
+        xs.iter().copied().step_by(step).collect()
+    } else {
+        linear_ticks(x_min, x_max, sizes.max_ticks)
+    };
+    let tick_px = f64::from(sizes.tick_px);
     let y_label_width = [y_top, y_top / 3.0]
         .iter()
-        .map(|v| text_width(&(chart.format_gib)(*v), f64::from(TICK_PX)))
+        .map(|v| text_width(&(chart.format_gib)(*v), tick_px))
         .fold(0.0, f64::max);
     // Capped so that an odd formatter (very long tick labels) cannot squeeze the plot away.
-    let y_area = (y_label_width + f64::from(DESC_PX) * 1.4 + 20.0).min(f64::from(WIDTH) * 0.3);
+    let width = f64::from(sizes.width);
+    let y_area = (y_label_width + f64::from(sizes.desc_px) * 1.4 + 20.0).min(width * 0.3);
     let y_area = y_area.ceil() as u32;
 
     let mut ctx = ChartBuilder::on(area)
-        .margin_right(28)
-        .margin_top(6)
-        .x_label_area_size(52)
+        .margin_right(sizes.tick_px * 2)
+        .margin_top(sizes.tick_px)
+        .x_label_area_size(sizes.tick_px * 3 + sizes.desc_px)
         .y_label_area_size(y_area)
         .build_cartesian_2d(TickedAxis::new(x_min, x_max, ticks), 0f64..y_top)
         .map_err(ChartError::drawing)?;
-    let format_x = |v: &f64| format!("{}", from_x(*v).round());
+    let format_x = |v: &f64| (chart.format_x)(from_x(*v).round().max(0.0) as u64);
     let format_y = |v: &f64| (chart.format_gib)(*v);
     ctx.configure_mesh()
+        .disable_mesh()
         .x_label_formatter(&format_x)
         .y_label_formatter(&format_y)
-        .y_labels(6)
+        .y_labels(sizes.max_ticks)
         .x_desc(chart.x_label.as_str())
         .y_desc(chart.y_label.as_str())
-        .label_style(font(TICK_PX, INK, false))
-        .axis_desc_style(font(DESC_PX, INK, false))
-        .axis_style(INK)
-        .bold_line_style(GRID)
-        .light_line_style(WHITE.mix(0.0))
+        .label_style(font(sizes.tick_px, INK.light, false))
+        .axis_desc_style(font(sizes.desc_px, INK.light, false))
+        .axis_style(INK.light)
         .draw()
         .map_err(ChartError::drawing)?;
 
-    // The range as one polygon: the low ends left to right, then the high ends back.
-    let band: Vec<(f64, f64)> = xs
+    // The range as one polygon: the low ends left to right, then the high ends back, both cut
+    // at the top of the axis; its edges are drawn in the series colour.
+    let ranged: Vec<(f64, (f64, f64))> = xs
         .iter()
         .zip(&chart.points)
-        .filter_map(|(x, p)| p.range.map(|r| (*x, gib(r.0))))
-        .chain(
-            xs.iter()
-                .zip(&chart.points)
-                .rev()
-                .filter_map(|(x, p)| p.range.map(|r| (*x, gib(r.1)))),
-        )
+        .filter_map(|(x, p)| p.range.map(|r| (*x, (gib(r.0), gib(r.1)))))
         .collect();
-    if band.len() >= 4 {
-        ctx.draw_series(std::iter::once(Polygon::new(band, RANGE_COLOR.filled())))
-            .map_err(ChartError::drawing)?;
+    if ranged.len() >= 2 {
+        let lows = clip_top(
+            &ranged.iter().map(|(x, r)| (*x, r.0)).collect::<Vec<_>>(),
+            y_top,
+        );
+        let highs = clip_top(
+            &ranged.iter().map(|(x, r)| (*x, r.1)).collect::<Vec<_>>(),
+            y_top,
+        );
+        let band: Vec<(f64, f64)> = lows
+            .iter()
+            .map(|p| p.0)
+            .chain(highs.iter().rev().map(|p| p.0))
+            .collect();
+        ctx.draw_series(std::iter::once(Polygon::new(
+            band,
+            RANGE_COLOR.light.filled(),
+        )))
+        .map_err(ChartError::drawing)?;
+        for edge in [&lows, &highs] {
+            for run in below_runs(edge) {
+                ctx.draw_series(std::iter::once(PathElement::new(
+                    run,
+                    SERIES_COLOR.light.stroke_width(1),
+                )))
+                .map_err(ChartError::drawing)?;
+            }
+        }
     }
     if let Some(capacity) = capacity {
         ctx.draw_series(std::iter::once(DashedPathElement::new(
             vec![(x_min, capacity), (x_max, capacity)],
             8,
             5,
-            CAPACITY_COLOR.stroke_width(3),
+            CAPACITY_COLOR.light.stroke_width(3),
         )))
         .map_err(ChartError::drawing)?;
     }
     if let Some(fit_x) = fit_x {
         ctx.draw_series(std::iter::once(PathElement::new(
             vec![(fit_x, 0.0), (fit_x, y_top)],
-            FIT_COLOR.mix(0.8).stroke_width(2),
+            FIT_COLOR.light.stroke_width(2),
         )))
         .map_err(ChartError::drawing)?;
     }
@@ -150,23 +183,112 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>) -> Result<(), ChartError> {
         .zip(&chart.points)
         .map(|(x, p)| (*x, gib(p.peak_bytes)))
         .collect();
-    ctx.draw_series(LineSeries::new(
-        coords.iter().copied(),
-        SERIES_COLOR.stroke_width(3),
-    ))
-    .map_err(ChartError::drawing)?;
+    for run in below_runs(&clip_top(&coords, y_top)) {
+        ctx.draw_series(std::iter::once(PathElement::new(
+            run,
+            SERIES_COLOR.light.stroke_width(3),
+        )))
+        .map_err(ChartError::drawing)?;
+    }
+    let dot: i32 = if layout == Layout::Narrow { 3 } else { 4 };
     ctx.draw_series(
         coords
             .iter()
-            .map(|c| Circle::new(*c, 4, SERIES_COLOR.filled())),
+            .filter(|c| c.1 <= y_top)
+            .map(|c| Circle::new(*c, dot, SERIES_COLOR.light.filled())),
     )
     .map_err(ChartError::drawing)?;
     if let Some(fit_x) = fit_x {
-        let rings = coords.iter().filter(|(x, _)| *x == fit_x);
-        ctx.draw_series(rings.map(|c| Circle::new(*c, 9, FIT_COLOR.stroke_width(3))))
+        let rings = coords.iter().filter(|(x, y)| *x == fit_x && *y <= y_top);
+        ctx.draw_series(rings.map(|c| Circle::new(*c, 9, FIT_COLOR.light.stroke_width(3))))
+            .map_err(ChartError::drawing)?;
+    }
+
+    // Beyond the axis: the line leaves through the top edge; the largest value is written
+    // there, under a triangle at its x, instead of being drawn to scale.
+    let beyond = xs
+        .iter()
+        .zip(&chart.points)
+        .filter(|(_, p)| gib(p.peak_bytes) > y_top)
+        .max_by_key(|(_, p)| p.peak_bytes);
+    if let Some((x, p)) = beyond {
+        let base = area.get_base_pixel();
+        let (px, py) = ctx.backend_coord(&(*x, y_top));
+        let (px, py) = (px - base.0, py - base.1);
+        let size = dot + 2;
+        area.draw(&Polygon::new(
+            vec![
+                (px - size, py + 2 * size),
+                (px + size, py + 2 * size),
+                (px, py),
+            ],
+            SERIES_COLOR.light.filled(),
+        ))
+        .map_err(ChartError::drawing)?;
+        let label = format!(
+            "{}: {}",
+            (chart.format_x)(p.x),
+            (chart.format_bytes)(p.peak_bytes)
+        );
+        let style = font(sizes.tick_px, INK.light, false).pos(Pos::new(HPos::Right, VPos::Center));
+        area.draw(&Text::new(label, (px - 2 * size, py + size), style))
             .map_err(ChartError::drawing)?;
     }
     Ok(())
+}
+
+/// `points` (a graph, ascending x) with the points where it crosses `top` inserted, each
+/// flagged with whether it lies above `top` (then its y is `top`).
+fn clip_top(points: &[(f64, f64)], top: f64) -> Vec<((f64, f64), bool)> {
+    let mut out = Vec::with_capacity(points.len() + 4);
+    for (i, &(x, y)) in points.iter().enumerate() {
+        if let Some(&(px, py)) = i.checked_sub(1).map(|j| &points[j]) {
+            if (py > top) != (y > top) {
+                let t = (top - py) / (y - py);
+                out.push(((px + t * (x - px), top), false));
+            }
+        }
+        out.push(((x, y.min(top)), y > top));
+    }
+    out
+}
+
+/// The runs of a [`clip_top`] result that lie within the axis, as polylines.
+fn below_runs(points: &[((f64, f64), bool)]) -> Vec<Vec<(f64, f64)>> {
+    let mut runs = vec![Vec::new()];
+    for &(p, above) in points {
+        if above {
+            if runs.last().is_some_and(|r| !r.is_empty()) {
+                runs.push(Vec::new());
+            }
+        } else if let Some(run) = runs.last_mut() {
+            run.push(p);
+        }
+    }
+    runs.retain(|r| !r.is_empty());
+    runs
+}
+
+/// Whole-number ticks over `lo..=hi` at a step of 1, 2 or 5 × 10ⁿ, at most `max` of them.
+fn linear_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
+    let span = (hi - lo).max(1.0);
+    let mut step = 1.0;
+    'search: for exp in 0..19 {
+        for m in [1.0, 2.0, 5.0] {
+            step = m * 10f64.powi(exp);
+            if span / step < max.max(2) as f64 {
+                break 'search;
+            }
+        }
+    }
+    let first = (lo / step).ceil() * step;
+    let mut ticks = Vec::new();
+    let mut t = first;
+    while t <= hi {
+        ticks.push(t);
+        t += step;
+    }
+    ticks
 }
 
 /// The x range: the data (and the marker) with half a step of room on each side.

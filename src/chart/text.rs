@@ -12,9 +12,7 @@ const FAMILY: &str = "sans-serif";
 /// plotters writes `font-size = size / 1.24` into the SVG; see [`font`].
 const PLOTTERS_SCALE: f64 = 1.24;
 /// How much wider bold text is than regular (DejaVu Sans Bold against Book).
-const BOLD_FACTOR: f64 = 1.13;
-/// Appended to text cut to fit.
-const ELLIPSIS: char = '…';
+pub(crate) const BOLD_FACTOR: f64 = 1.13;
 
 /// Estimated width in pixels of regular `text` at `px` pixels per em (generous, rarely short).
 pub(crate) fn text_width(text: &str, px: f64) -> f64 {
@@ -47,31 +45,56 @@ fn is_wide(c: char) -> bool {
         | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 | 0x20000..=0x3FFFD)
 }
 
-/// The largest whole pixel size in `min..=max` at which `text` (bold or not) fits `width`,
-/// and the text itself, cut with an ellipsis if it does not fit even at `min`.
-pub(crate) fn fit(text: &str, width: f64, (max, min): (u32, u32), bold: bool) -> (String, u32) {
-    let scale = if bold { BOLD_FACTOR } else { 1.0 };
-    let width_at = |text: &str, px: u32| text_width(text, f64::from(px)) * scale;
-    let mut px = max;
-    while px > min && width_at(text, px) > width {
-        px -= 1;
-    }
-    if width_at(text, px) <= width {
-        return (text.to_owned(), px);
-    }
-    let budget = width - width_at("…", px);
-    let mut cut = String::new();
-    let mut used = 0.0;
+/// `text` broken into lines no wider than `width` at `px`: at spaces, and anywhere between
+/// full-width characters (Chinese has no spaces); a word longer than a line is broken where it
+/// must. Nothing is dropped: the lines joined give `text` back, less the spaces broken at.
+pub(crate) fn wrap(text: &str, width: f64, px: f64) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    // Tokens: a run of narrow non-space characters, a single wide character, or one space.
+    let mut tokens: Vec<String> = Vec::new();
     for c in text.chars() {
-        used += char_em(c) * f64::from(px) * scale;
-        if used > budget {
-            break;
+        let joins = !is_wide(c)
+            && c != ' '
+            && tokens
+                .last()
+                .and_then(|t| t.chars().last())
+                .is_some_and(|last| !is_wide(last) && last != ' ');
+        match tokens.last_mut() {
+            Some(last) if joins => last.push(c),
+            _ => tokens.push(c.to_string()),
         }
-        cut.push(c);
     }
-    let mut cut = cut.trim_end().to_owned();
-    cut.push(ELLIPSIS);
-    (cut, px)
+    for token in tokens {
+        if token == " " {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            continue;
+        }
+        if line.is_empty() || text_width(&line, px) + text_width(&token, px) <= width {
+            line.push_str(&token);
+        } else {
+            lines.push(line.trim_end().to_owned());
+            line = token;
+        }
+        // A word longer than the whole line: break it by characters.
+        while text_width(&line, px) > width && line.chars().count() > 1 {
+            let mut head = String::new();
+            for c in line.chars() {
+                if !head.is_empty() && text_width(&head, px) + char_em(c) * px > width {
+                    break;
+                }
+                head.push(c);
+            }
+            line = line[head.len()..].to_owned();
+            lines.push(head);
+        }
+    }
+    if !line.trim_end().is_empty() || lines.is_empty() {
+        lines.push(line.trim_end().to_owned());
+    }
+    lines
 }
 
 /// A plotters text style that comes out as `px` in the SVG's `font-size` (plotters divides
@@ -91,6 +114,32 @@ pub(crate) fn font(px: u32, color: RGBColor, bold: bool) -> TextStyle<'static> {
         .color(&color)
 }
 
+/// The `<style>` that swaps every chart colour for its dark-scheme counterpart. Presentation
+/// attributes (`fill="#…"`) yield to any style rule, so the SVG reads in both schemes without
+/// a second copy, also inside `<img>`, where the page's own CSS cannot reach.
+fn dark_style() -> String {
+    use super::{BACKGROUND, MARK_INKS, RANGE_COLOR, TEXT_INKS};
+    let hex = |c: RGBColor| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+    let mut seen = Vec::new();
+    let mut css = String::from("<style>@media (prefers-color-scheme: dark) {");
+    for ink in [BACKGROUND, RANGE_COLOR]
+        .iter()
+        .chain(&TEXT_INKS)
+        .chain(&MARK_INKS)
+    {
+        if seen.contains(&ink.light) {
+            continue;
+        }
+        seen.push(ink.light);
+        let (light, dark) = (hex(ink.light), hex(ink.dark));
+        css.push_str(&format!(
+            "\n[fill=\"{light}\"] {{ fill: {dark} }} [stroke=\"{light}\"] {{ stroke: {dark} }}"
+        ));
+    }
+    css.push_str("\n}</style>");
+    css
+}
+
 /// Appends `text` XML-escaped.
 pub(crate) fn escape_xml(out: &mut String, text: &str) {
     for c in text.chars() {
@@ -106,7 +155,8 @@ pub(crate) fn escape_xml(out: &mut String, text: &str) {
 }
 
 /// Finishes plotters' SVG: `<title>` (the accessible name) right after the opening `<svg …>`
-/// tag, `role="img"`, and font sizes rounded to two decimals (`15.000000000000002` → `15`).
+/// tag, `role="img"`, the `<style>` that recolours the chart in the dark scheme, and font
+/// sizes rounded to two decimals (`15.000000000000002` → `15`).
 pub(crate) fn finish_svg(svg: &str, title: &str) -> String {
     let mut out = String::with_capacity(svg.len() + title.len() + 32);
     let mut rest = svg;
@@ -117,7 +167,8 @@ pub(crate) fn finish_svg(svg: &str, title: &str) -> String {
         out.push_str(&svg[..close]);
         out.push_str(" role=\"img\">\n<title>");
         escape_xml(&mut out, title);
-        out.push_str("</title>");
+        out.push_str("</title>\n");
+        out.push_str(&dark_style());
         rest = &svg[close + 1..];
     }
     const ATTR: &str = "font-size=\"";
@@ -147,24 +198,61 @@ mod tests {
     }
 
     #[test]
-    fn fit_shrinks_then_cuts() {
-        assert_eq!(fit("ab", 100.0, (20, 10), false), ("ab".to_owned(), 20));
-        let (text, px) = fit("显存显存", 60.0, (20, 10), false);
-        assert_eq!((text.as_str(), px), ("显存显存", 15));
-        // Bold is wider: 4 em × 1.13 at 14 px is 63.28 > 60, at 13 px 58.76.
-        let (text, px) = fit("显存显存", 60.0, (20, 10), true);
-        assert_eq!((text.as_str(), px), ("显存显存", 13));
-        let (text, px) = fit("显存显存显存显存", 45.0, (20, 10), false);
-        assert_eq!(px, 10);
-        assert_eq!(text, "显存显…");
+    fn finish_adds_title_style_and_rounds_font_sizes() {
+        let svg = "<svg width=\"1\" height=\"1\">\n<text font-size=\"15.000000000000002\">x</text>\n</svg>\n";
+        let done = finish_svg(svg, "a<b");
+        assert!(done.starts_with(
+            "<svg width=\"1\" height=\"1\" role=\"img\">\n<title>a&lt;b</title>\n<style>"
+        ));
+        assert!(done.ends_with("</style>\n<text font-size=\"15\">x</text>\n</svg>\n"));
+        assert!(
+            done.contains("[fill=\"#FFFFFF\"] { fill: #14171B }"),
+            "{done}"
+        );
     }
 
     #[test]
-    fn finish_adds_title_and_rounds_font_sizes() {
-        let svg = "<svg width=\"1\" height=\"1\">\n<text font-size=\"15.000000000000002\">x</text>\n</svg>\n";
-        assert_eq!(
-            finish_svg(svg, "a<b"),
-            "<svg width=\"1\" height=\"1\" role=\"img\">\n<title>a&lt;b</title>\n<text font-size=\"15\">x</text>\n</svg>\n"
-        );
+    fn wrap_breaks_at_spaces_and_between_wide_characters() {
+        assert_eq!(wrap("ab cd", 1000.0, 10.0), ["ab cd"]);
+        assert_eq!(wrap("aaaa bbbb", 30.0, 10.0), ["aaaa", "bbbb"]);
+        // The space counts: "aaa" and "bbb" fit 36 side by side, not with a space between.
+        assert_eq!(wrap("aaa bbb", 36.0, 10.0), ["aaa", "bbb"]);
+        assert_eq!(wrap("显存显存", 25.0, 10.0), ["显存", "显存"]);
+        let long = "x".repeat(20);
+        let lines = wrap(&long, 30.0, 10.0);
+        assert!(lines.len() > 1 && lines.concat() == long, "{lines:?}");
+        assert_eq!(wrap("", 30.0, 10.0), [""]);
+    }
+
+    /// WCAG 2 contrast ratio of two colours.
+    fn contrast(a: RGBColor, b: RGBColor) -> f64 {
+        let lum = |c: RGBColor| {
+            let f = |v: u8| {
+                let v = f64::from(v) / 255.0;
+                if v <= 0.03928 {
+                    v / 12.92
+                } else {
+                    ((v + 0.055) / 1.055).powf(2.4)
+                }
+            };
+            0.2126 * f(c.0) + 0.7152 * f(c.1) + 0.0722 * f(c.2)
+        };
+        let (x, y) = (lum(a), lum(b));
+        (x.max(y) + 0.05) / (x.min(y) + 0.05)
+    }
+
+    #[test]
+    fn colours_keep_their_contrast_in_both_schemes() {
+        use super::super::{BACKGROUND, MARK_INKS, TEXT_INKS};
+        for (inks, least) in [(&TEXT_INKS[..], 4.5), (&MARK_INKS[..], 3.0)] {
+            for ink in inks {
+                let light = contrast(ink.light, BACKGROUND.light);
+                let dark = contrast(ink.dark, BACKGROUND.dark);
+                assert!(
+                    light >= least && dark >= least,
+                    "{ink:?}: {light:.2} and {dark:.2}"
+                );
+            }
+        }
     }
 }

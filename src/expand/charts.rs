@@ -5,23 +5,81 @@ use fluent_bundle::FluentValue;
 use super::data::GuideData;
 use super::ExpandContext;
 use crate::cache::BoundedCache;
-use crate::chart::{self, BreakdownChart, Segment, SweepChart, SweepPoint};
+use crate::chart::{self, BreakdownChart, Layout, Segment, SweepChart, SweepPoint};
 use crate::estimate::{self, Literal};
 
 /// Charts already drawn in this build, by scenario, GPU, language and kind: pages that share a
-/// scenario and a language share their charts (drawing a sweep costs a dozen estimates). At most
-/// 16 MiB, so memory does not grow with a site whose every guide has a scenario of its own.
+/// scenario and a language share their charts. Beside them, each sweep's computed points and
+/// largest fit by scenario alone, which every language of a guide shares (a sweep costs a few
+/// dozen estimates). At most 16 MiB each, so memory does not grow with a site whose every guide
+/// has a scenario of its own.
 #[derive(Debug)]
-pub struct ChartCache(BoundedCache<String, Drawn>);
+pub struct ChartCache {
+    drawn: BoundedCache<String, Drawn>,
+    sweeps: BoundedCache<String, Sweep>,
+}
 
 impl Default for ChartCache {
     fn default() -> Self {
-        ChartCache(BoundedCache::new(16 << 20))
+        ChartCache {
+            drawn: BoundedCache::new(16 << 20),
+            sweeps: BoundedCache::new(16 << 20),
+        }
     }
 }
 
-/// A drawn chart: (file name, SVG, alt text).
-type Drawn = (String, String, String);
+/// A sweep's points and the largest value that fits, before labelling.
+type Sweep = (Vec<SweepPoint>, Option<u64>);
+
+/// A drawn chart: its file name, its wide and narrow SVGs and its alt text.
+#[derive(Debug, Clone)]
+pub(super) struct Drawn {
+    /// File name of the wide drawing (`breakdown.svg`); the narrow one is [`narrow_name`].
+    pub(super) file: String,
+    /// The wide drawing.
+    pub(super) wide: String,
+    /// The narrow drawing (phones).
+    pub(super) narrow: String,
+    /// Alt text.
+    pub(super) alt: String,
+}
+
+/// The file name of a chart's narrow drawing: `breakdown.svg` → `breakdown-narrow.svg`.
+pub fn narrow_name(file: &str) -> String {
+    match file.strip_suffix(".svg") {
+        Some(stem) => format!("{stem}-narrow.svg"),
+        None => format!("{file}-narrow"),
+    }
+}
+
+/// Viewports up to this width get a chart's narrow drawing.
+const NARROW_MEDIA: &str = "(max-width: 540px)";
+
+/// `html` with each `<img src="FILE" …>` of a chart in `files` wrapped in a `<picture>` whose
+/// `<source>` gives viewports up to 540 px the narrow drawing.
+pub fn chart_pictures(html: &str, files: &[String]) -> String {
+    let mut out = html.to_owned();
+    for file in files {
+        let img = format!("<img src=\"{file}\"");
+        let mut done = String::with_capacity(out.len() + 128);
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(&img) {
+            let Some(end) = rest[at..].find('>').map(|e| at + e + 1) else {
+                break;
+            };
+            done.push_str(&rest[..at]);
+            done.push_str(&format!(
+                "<picture><source media=\"{NARROW_MEDIA}\" srcset=\"{}\">{}</picture>",
+                narrow_name(file),
+                &rest[at..end]
+            ));
+            rest = &rest[end..];
+        }
+        done.push_str(rest);
+        out = done;
+    }
+    out
+}
 
 /// Chart `kind` ("breakdown" or "sweep" over `over`), from the cache or drawn now.
 pub(super) fn chart(
@@ -37,16 +95,17 @@ pub(super) fn chart(
         data.root["gpu"],
         ctx.loc.lang()
     );
-    if let Some(hit) = ctx.charts.0.get(&key) {
+    if let Some(hit) = ctx.charts.drawn.get(&key) {
         return Ok(hit);
     }
     let drawn = draw(data, ctx, kind, over)?;
-    let bytes = key.len() + drawn.0.len() + drawn.1.len() + drawn.2.len();
-    ctx.charts.0.insert(key, drawn.clone(), bytes);
+    let bytes =
+        key.len() + drawn.file.len() + drawn.wide.len() + drawn.narrow.len() + drawn.alt.len();
+    ctx.charts.drawn.insert(key, drawn.clone(), bytes);
     Ok(drawn)
 }
 
-/// Draws chart `kind` ("breakdown" or "sweep" over `over`); returns (file name, SVG, alt text).
+/// Draws chart `kind` ("breakdown" or "sweep" over `over`) in both layouts.
 fn draw(
     data: &GuideData,
     ctx: &ExpandContext<'_>,
@@ -85,21 +144,19 @@ fn draw(
         "breakdown" => {
             let b = &est["bytes"];
             let get = |k: &str| b[k].as_u64().unwrap_or(0);
+            // The table's rows, in its order and with its values: the autocast copies on their
+            // own row when there are any, the overhead as the table's `bytes.overhead`.
             let segments = [
                 ("component-weights", get("weights")),
                 ("component-gradients", get("gradients")),
                 ("component-optimizer", get("optimizer")),
-                (
-                    "component-activations",
-                    get("activations") + get("autocast_weights"),
-                ),
+                ("component-autocast", get("autocast_weights")),
+                ("component-activations", get("activations")),
                 ("component-logits", get("logits")),
-                (
-                    "component-overhead",
-                    get("total").saturating_sub(get("train_peak")),
-                ),
+                ("component-overhead", get("overhead")),
             ]
             .into_iter()
+            .filter(|(k, bytes)| *bytes > 0 || *k != "component-autocast")
             .map(|(k, bytes)| Segment {
                 label: loc.t_args(
                     "chart-segment",
@@ -112,14 +169,15 @@ fn draw(
             })
             .collect();
             let title = loc.t("chart-breakdown-title");
-            let svg = chart::breakdown_svg(&BreakdownChart {
+            let chart = BreakdownChart {
                 title: title.clone(),
                 axis_label: "GiB".into(),
                 segments,
                 capacity: capacity.clone(),
                 format_gib: &fmt,
-            })
-            .map_err(|e| format!("chart: {e}"))?;
+            };
+            let svg =
+                |layout| chart::breakdown_svg_in(&chart, layout).map_err(|e| format!("chart: {e}"));
             let alt = loc.t_args(
                 "chart-breakdown-alt",
                 &[
@@ -127,61 +185,23 @@ fn draw(
                     ("peak", FluentValue::from(loc.bytes(get("peak")))),
                 ],
             );
-            Ok(("breakdown.svg".into(), svg, alt))
+            Ok(Drawn {
+                file: "breakdown.svg".into(),
+                wide: svg(Layout::Wide)?,
+                narrow: svg(Layout::Narrow)?,
+                alt,
+            })
         }
         "sweep" => {
-            let (xs, key): (Vec<u64>, &str) = match over {
-                "batch_size" => (
-                    powers(
-                        1,
-                        data.scenario
-                            .batch_size
-                            .max(1)
-                            .next_power_of_two()
-                            .saturating_mul(4)
-                            .max(64),
-                    ),
-                    "batch_size",
-                ),
-                "block_size" => (
-                    powers(
-                        64,
-                        data.scenario
-                            .block_size
-                            .max(1)
-                            .next_power_of_two()
-                            .saturating_mul(2)
-                            .max(2048),
-                    ),
-                    "block_size",
-                ),
+            let key = match over {
+                "batch_size" | "block_size" => over,
                 other => {
                     return Err(format!(
                         "cannot sweep over `{other}` (use batch_size or block_size)"
                     ))
                 }
             };
-            let catalog = ctx.catalog;
-            let mut points = Vec::new();
-            // The largest value whose verdict is "fits" (high end and other programs within capacity).
-            let mut max_fit = None;
-            for x in xs {
-                let mut s = data.scenario.clone();
-                s.set(key, Literal::Int(x as i64)).map_err(|e| e.message)?;
-                if key == "batch_size" {
-                    s.eval_batch_size = None;
-                }
-                if let Ok(e) = estimate::estimate(&s, catalog) {
-                    if e.verdict == Some(estimate::Verdict::Fits) {
-                        max_fit = max_fit.max(Some(x));
-                    }
-                    points.push(SweepPoint {
-                        x,
-                        peak_bytes: e.bytes.total,
-                        range: Some((e.bytes.total_low, e.bytes.total_high)),
-                    });
-                }
-            }
+            let (points, max_fit) = sweep(data, ctx, key);
             let max_fit_label = max_fit.map(|x| {
                 (
                     loc.t_args("chart-max-fit", &[("value", FluentValue::from(loc.int(x)))]),
@@ -189,7 +209,9 @@ fn draw(
                 )
             });
             let title = loc.t(&sweep_title_key(over));
-            let svg = chart::sweep_svg(&SweepChart {
+            let format_bytes = |b: u64| loc.bytes(b);
+            let format_x = |x: u64| loc.int(x);
+            let chart = SweepChart {
                 title: title.clone(),
                 x_label: loc.t(&sweep_axis_key(over)),
                 y_label: loc.t("chart-y-memory"),
@@ -199,9 +221,12 @@ fn draw(
                 capacity,
                 max_fit: max_fit_label,
                 format_gib: &fmt,
-                log2_x: true,
-            })
-            .map_err(|e| format!("chart: {e}"))?;
+                format_x: &format_x,
+                format_bytes: &format_bytes,
+                log2_x: false,
+            };
+            let svg =
+                |layout| chart::sweep_svg_in(&chart, layout).map_err(|e| format!("chart: {e}"));
             let alt = match max_fit {
                 Some(x) => loc.t_args(
                     "chart-sweep-alt",
@@ -212,7 +237,12 @@ fn draw(
                 ),
                 None => title,
             };
-            Ok((format!("sweep-{}.svg", over.replace('_', "-")), svg, alt))
+            Ok(Drawn {
+                file: format!("sweep-{}.svg", over.replace('_', "-")),
+                wide: svg(Layout::Wide)?,
+                narrow: svg(Layout::Narrow)?,
+                alt,
+            })
         }
         other => Err(format!(
             "unknown chart `{other}` (use \"breakdown\" or \"sweep\")"
@@ -220,10 +250,106 @@ fn draw(
     }
 }
 
-fn powers(from: u64, to: u64) -> Vec<u64> {
-    std::iter::successors(Some(from), |x| x.checked_mul(2))
-        .take_while(|x| *x <= to)
-        .collect()
+/// The points of the sweep over `key` and the largest value that fits, from the cache or
+/// computed now.
+fn sweep(data: &GuideData, ctx: &ExpandContext<'_>, key: &str) -> Sweep {
+    let cache_key = format!(
+        "{:?}|{}|{}|{key}",
+        data.scenario, data.root["bytes"], data.root["gpu"]
+    );
+    if let Some(hit) = ctx.charts.sweeps.get(&cache_key) {
+        return hit;
+    }
+    let catalog = ctx.catalog;
+    let at = |x: u64| -> Option<estimate::Estimate> {
+        let mut s = data.scenario.clone();
+        s.set(key, Literal::Int(i64::try_from(x).ok()?)).ok()?;
+        if key == "batch_size" {
+            s.eval_batch_size = None;
+        }
+        estimate::estimate(&s, catalog).ok()
+    };
+    let current = if key == "batch_size" {
+        data.scenario.batch_size
+    } else {
+        data.scenario.block_size
+    }
+    .max(1);
+    let max_fit = largest_fit(current, |x| {
+        at(x).is_some_and(|e| e.verdict == Some(estimate::Verdict::Fits))
+    });
+    let points: Vec<SweepPoint> = sweep_xs(key, current, max_fit)
+        .into_iter()
+        .filter_map(|x| {
+            at(x).map(|e| SweepPoint {
+                x,
+                peak_bytes: e.bytes.total,
+                range: Some((e.bytes.total_low, e.bytes.total_high)),
+            })
+        })
+        .collect();
+    let bytes = cache_key.len() + points.len() * std::mem::size_of::<SweepPoint>() + 16;
+    let computed = (points, max_fit);
+    ctx.charts.sweeps.insert(cache_key, computed.clone(), bytes);
+    computed
+}
+
+/// Sweeps search no further than this for the largest value that fits.
+const SEARCH_LIMIT: u64 = 1 << 24;
+/// A sweep shows about this many points.
+const SWEEP_POINTS: u64 = 24;
+
+/// The largest x ≥ 1 for which `fits` holds, over every integer: doubling from `start` to a
+/// value that does not fit, then bisection between the last value seen to fit and it (the
+/// verdict worsens as x grows), so the answer is always one `fits` confirmed. `None` when 1
+/// does not fit; [`SEARCH_LIMIT`] when everything up to it fits.
+fn largest_fit(start: u64, fits: impl Fn(u64) -> bool) -> Option<u64> {
+    if !fits(1) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1, start.max(2));
+    while fits(hi) {
+        lo = hi;
+        if hi >= SEARCH_LIMIT {
+            return Some(hi);
+        }
+        hi = (hi * 2).min(SEARCH_LIMIT);
+    }
+    // Invariant: fits(lo), !fits(hi).
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+/// The x values a sweep over `key` draws: evenly spaced from the start of the axis to the
+/// current value or 1.5 × the first that does not fit, whichever is larger, plus both of
+/// those and the largest that fits, so the line passes exactly through the marked points.
+fn sweep_xs(key: &str, current: u64, max_fit: Option<u64>) -> Vec<u64> {
+    let first_over = max_fit.map_or(1, |f| f + 1);
+    let end = current
+        .max(first_over + first_over / 2)
+        .max(if key == "batch_size" { 8 } else { 256 });
+    let step = end.div_ceil(SWEEP_POINTS).max(1);
+    let step = if key == "block_size" {
+        step.next_multiple_of(8)
+    } else {
+        step
+    };
+    let mut xs: Vec<u64> = (1..).map(|i| i * step).take_while(|x| *x <= end).collect();
+    if key == "batch_size" {
+        xs.push(1);
+    }
+    xs.extend([current, first_over]);
+    xs.extend(max_fit);
+    xs.sort_unstable();
+    xs.dedup();
+    xs
 }
 
 /// The scenario keys a sweep chart can run over.
@@ -237,4 +363,34 @@ pub(crate) fn sweep_title_key(over: &str) -> String {
 /// The message key of a sweep chart's x axis label.
 pub(crate) fn sweep_axis_key(over: &str) -> String {
     format!("chart-x-{}", over.replace('_', "-"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn largest_fit_tries_every_integer() {
+        for start in [1, 2, 16, 1000] {
+            assert_eq!(largest_fit(start, |x| x <= 11), Some(11), "from {start}");
+            assert_eq!(largest_fit(start, |x| x <= 1), Some(1), "from {start}");
+        }
+        assert_eq!(largest_fit(16, |_| false), None);
+        assert_eq!(largest_fit(16, |_| true), Some(SEARCH_LIMIT));
+    }
+
+    #[test]
+    fn sweep_values_include_the_marked_ones() {
+        let xs = sweep_xs("batch_size", 16, Some(11));
+        assert_eq!(xs.first(), Some(&1));
+        assert!(
+            xs.contains(&16) && xs.contains(&11) && xs.contains(&12),
+            "{xs:?}"
+        );
+        assert!(xs.windows(2).all(|w| w[0] < w[1]), "{xs:?}");
+        assert_eq!(xs.last(), Some(&18), "1.5 × the first that does not fit");
+        let xs = sweep_xs("block_size", 1024, Some(202));
+        assert!(xs.contains(&1024) && xs.contains(&202) && xs.contains(&203));
+        assert_eq!(xs.last(), Some(&1024));
+    }
 }

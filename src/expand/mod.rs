@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
 use crate::i18n::Localizer;
-pub use charts::ChartCache;
+pub use charts::{chart_pictures, narrow_name as narrow_chart_name, ChartCache};
 pub use data::{guide_data, GuideData};
 use parse::{ArgValue, Expr, ExprKind};
 
@@ -46,8 +46,12 @@ pub struct ExpandContext<'a> {
 pub struct Expanded {
     /// Markdown with every expression replaced.
     pub markdown: String,
-    /// `(file name, SVG)` for each chart, written beside the page.
+    /// `(file name, SVG)` for each chart, written beside the page: the wide drawing and the
+    /// narrow one ([`narrow_chart_name`]).
     pub charts: Vec<(String, String)>,
+    /// The file names of the wide drawings, which the HTML page shows in a `<picture>`
+    /// ([`chart_pictures`]); the Markdown edition links them as plain images.
+    pub pictures: Vec<String>,
 }
 
 /// Expands every expression of `body` (which starts at 1-based `body_line` of `file`).
@@ -61,6 +65,7 @@ pub fn expand(
     let mut out = Expanded {
         markdown: String::with_capacity(body.len() + 1024),
         charts: Vec::new(),
+        pictures: Vec::new(),
     };
     let mut errors = Vec::new();
     let mut last = 0;
@@ -90,6 +95,17 @@ pub fn expand(
         }
     }
     out.markdown.push_str(&body[last..]);
+    out.pictures = out
+        .charts
+        .iter()
+        .map(|(file, _)| file)
+        .filter(|file| {
+            out.charts
+                .iter()
+                .any(|(f, _)| *f == charts::narrow_name(file))
+        })
+        .cloned()
+        .collect();
     if errors.is_empty() {
         Ok(out)
     } else {
@@ -223,10 +239,11 @@ fn eval(
                         Some(ArgValue::Str(s)) => s.as_str(),
                         Some(_) => return Err("`over` must be \"batch_size\" or \"block_size\"".into()),
                     };
-                    let (file, svg, alt) = charts::chart(need_data()?, ctx, kind, over)?;
-                    let md = format!("![{}]({file})", alt.replace(['[', ']'], ""));
-                    if !charts.iter().any(|(f, _)| *f == file) {
-                        charts.push((file, svg));
+                    let drawn = charts::chart(need_data()?, ctx, kind, over)?;
+                    let md = format!("![{}]({})", drawn.alt.replace(['[', ']'], ""), drawn.file);
+                    if !charts.iter().any(|(f, _)| *f == drawn.file) {
+                        charts.push((charts::narrow_name(&drawn.file), drawn.narrow));
+                        charts.push((drawn.file, drawn.wide));
                     }
                     Ok(md)
                 }

@@ -2,7 +2,8 @@
 //! degenerate inputs, and values far above capacity.
 
 use vramdoc::chart::{
-    breakdown_svg, sweep_svg, BreakdownChart, ChartError, Segment, SweepChart, SweepPoint,
+    breakdown_svg, breakdown_svg_in, sweep_svg, sweep_svg_in, BreakdownChart, ChartError, Layout,
+    Segment, SweepChart, SweepPoint,
 };
 
 const GIB: u64 = 1 << 30;
@@ -82,12 +83,28 @@ fn assert_text(texts: &[String], label: &str) {
     );
 }
 
+/// The SVG without its `<style>` (which names every colour for the dark scheme).
+fn drawing(svg: &str) -> String {
+    match (svg.find("<style>"), svg.find("</style>")) {
+        (Some(a), Some(b)) => format!("{}{}", &svg[..a], &svg[b + "</style>".len()..]),
+        _ => svg.to_owned(),
+    }
+}
+
+/// The picture's size from the `<svg>` tag.
+fn picture_size(svg: &str) -> (f64, f64) {
+    let tag = tags(svg, "svg").next().expect("svg tag");
+    let number = |name| attr(tag, name).and_then(|v| v.parse().ok()).expect("size");
+    (number("width"), number("height"))
+}
+
 fn assert_inside_picture(svg: &str) {
+    let (width, height) = picture_size(svg);
     let coords = coordinates(svg);
     assert!(coords.len() > 10, "expected a drawing, found {coords:?}");
     for (x, y) in coords {
-        let inside = (0.0..=720.0).contains(&x) && (0.0..=420.0).contains(&y);
-        assert!(inside, "({x}, {y}) outside 720×420");
+        let inside = (0.0..=width).contains(&x) && (0.0..=height).contains(&y);
+        assert!(inside, "({x}, {y}) outside {width}×{height}");
     }
 }
 
@@ -193,6 +210,8 @@ fn sweep<'a>(capacity: bool, max_fit: bool, format: &'a dyn Fn(f64) -> String) -
         capacity: capacity.then(|| ("RTX 4070：11.72 GiB".into(), 12_584_878_080)),
         max_fit: max_fit.then(|| ("能放下的最大值：8".into(), 8)),
         format_gib: format,
+        format_x: &|x| x.to_string(),
+        format_bytes: &|b| format!("{:.2} GiB", b as f64 / GIB as f64),
         log2_x: true,
     }
 }
@@ -217,7 +236,7 @@ fn breakdown_contains_localized_labels_in_every_language() {
             svg.contains(&format!("<title>{}</title>", labels.title)),
             "title element"
         );
-        assert_text(&texts, labels.title);
+        assert!(texts.join(" ").contains(labels.title), "title (wrapped)");
         assert!(
             !texts.iter().any(|t| t.ends_with('…')),
             "nothing cut: {texts:?}"
@@ -301,16 +320,21 @@ fn max_fit_marker_only_when_given() {
     let with = sweep_svg(&sweep(true, true, &en_format)).expect("chart");
     let without = sweep_svg(&sweep(true, false, &en_format)).expect("chart");
     // Legend ring, vertical line, ring around the point at x = 8.
-    assert_eq!(with.matches(FIT_STROKE).count(), 3, "{with}");
-    assert!(!without.contains(FIT_STROKE));
+    assert_eq!(drawing(&with).matches(FIT_STROKE).count(), 3, "{with}");
+    assert!(!drawing(&without).contains(FIT_STROKE));
     assert!(!texts(&without).iter().any(|t| t.starts_with("能放下")));
 
     // The ring sits on the fourth data point (x = 1, 2, 4, 8): same centre.
     let mut points = circles(&with, &["r=\"4\"", "fill=\"#0072B2\""]);
     points.sort_by_key(|(cx, _)| cx.parse::<i64>().unwrap_or(0));
     let rings = circles(&with, &["r=\"9\"", FIT_STROKE]);
-    // The legend's dot is the first circle drawn left of every data point.
-    assert_eq!(points.len(), 7, "six points and the legend dot: {points:?}");
+    // The legend's dot is the first circle drawn left of every data point; x = 32 (22.9 GiB)
+    // is beyond the axis, which stops at 1.6 × the capacity, so it has no dot.
+    assert_eq!(
+        points.len(),
+        6,
+        "five points and the legend dot: {points:?}"
+    );
     assert_eq!(rings, vec![points[4].clone()], "ring on x = 8");
 }
 
@@ -432,50 +456,84 @@ fn values_far_above_capacity_stay_on_the_axis() {
 }
 
 #[test]
-fn long_labels_are_shrunk_or_cut_never_overflowing() {
+fn long_labels_wrap_never_cut_nor_overflowing() {
     let mut chart = breakdown(&ZH, true, &en_format);
     chart.title = "显存".repeat(60);
     chart.segments[0].label = "权重".repeat(60);
-    let svg = breakdown_svg(&chart).expect("chart");
-    let texts = texts(&svg);
-    assert!(
-        texts.iter().filter(|t| t.ends_with('…')).count() == 2,
-        "{texts:?}"
-    );
-    assert!(
-        svg.contains(&format!("<title>{}</title>", "显存".repeat(60))),
-        "full title kept"
-    );
-    assert_inside_picture(&svg);
+    for layout in [Layout::Wide, Layout::Narrow] {
+        let svg = breakdown_svg_in(&chart, layout).expect("chart");
+        let texts = texts(&svg);
+        assert!(!texts.iter().any(|t| t.ends_with('…')), "{texts:?}");
+        let all = texts.concat();
+        assert!(all.contains(&"显存".repeat(60)), "whole title: {texts:?}");
+        assert!(all.contains(&"权重".repeat(60)), "whole label: {texts:?}");
+        assert!(
+            svg.contains(&format!("<title>{}</title>", "显存".repeat(60))),
+            "full title kept"
+        );
+        assert_inside_picture(&svg);
+    }
+}
+
+/// Text elements' boxes by the generous width estimate do not overlap: (x, y, width, size).
+fn assert_no_overlapping_text(svg: &str) {
+    let boxes: Vec<(f64, f64, f64, f64)> = tags(svg, "text")
+        .zip(texts(svg))
+        .filter_map(|(tag, text)| {
+            let n = |name| attr(tag, name)?.parse::<f64>().ok();
+            let size = n("font-size")?;
+            let width = text.chars().count() as f64 * size;
+            let x = match attr(tag, "text-anchor") {
+                Some("end") => n("x")? - width,
+                Some("middle") => n("x")? - width / 2.0,
+                _ => n("x")?,
+            };
+            Some((x, n("y")?, width, size))
+        })
+        .collect();
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            let apart_y = (a.1 - b.1).abs() >= a.3.min(b.3);
+            let apart_x = a.0 + a.2 <= b.0 || b.0 + b.2 <= a.0;
+            assert!(apart_x || apart_y, "texts at {a:?} and {b:?} overlap");
+        }
+    }
 }
 
 #[test]
-fn many_segments_fall_back_to_a_legend_grid() {
+fn many_segments_stack_in_the_legend_without_overlap() {
     let format = en_format;
     let chart = BreakdownChart {
         segments: (0..30)
             .map(|i| Segment {
-                label: format!("Segment number {i} with a long label"),
+                label: format!("Segment number {i} with a long label: 1.23 GiB"),
                 bytes: GIB / 4,
             })
             .collect(),
         ..breakdown(&EN, true, &format)
     };
-    let svg = breakdown_svg(&chart).expect("chart");
-    assert_inside_picture(&svg);
-    let mut anchors: Vec<(&str, &str)> = tags(&svg, "text")
-        .map(|tag| (attr(tag, "x").unwrap_or(""), attr(tag, "y").unwrap_or("")))
-        .collect();
-    let count = anchors.len();
-    anchors.sort_unstable();
-    anchors.dedup();
-    assert_eq!(anchors.len(), count, "two texts share a position");
+    for layout in [Layout::Wide, Layout::Narrow] {
+        let svg = breakdown_svg_in(&chart, layout).expect("chart");
+        assert_inside_picture(&svg);
+        let all = texts(&svg).join(" ");
+        for i in 0..30 {
+            let label = format!("Segment number {i} with a long label: 1.23 GiB");
+            assert!(all.contains(&label), "{label} in {all}");
+        }
+        let mut anchors: Vec<(&str, &str)> = tags(&svg, "text")
+            .map(|tag| (attr(tag, "x").unwrap_or(""), attr(tag, "y").unwrap_or("")))
+            .collect();
+        let count = anchors.len();
+        anchors.sort_unstable();
+        anchors.dedup();
+        assert_eq!(anchors.len(), count, "two texts share a position");
+    }
 }
 
 #[test]
 fn sweep_shades_the_range_only_when_given() {
     let fill = "#B3D4E8";
-    let without = sweep_svg(&sweep(true, true, &en_format)).expect("chart");
+    let without = drawing(&sweep_svg(&sweep(true, true, &en_format)).expect("chart"));
     assert!(
         !without.to_ascii_uppercase().contains(fill),
         "no band without ranges"
@@ -495,4 +553,68 @@ fn sweep_shades_the_range_only_when_given() {
     );
     assert_text(&texts(&with), "范围（上下文与碎片）");
     assert_inside_picture(&with);
+}
+
+#[test]
+fn narrow_drawings_are_360_wide_with_text_for_phones() {
+    let breakdown = breakdown(&ES, true, &es_format);
+    let sweep = sweep(true, true, &en_format);
+    for svg in [
+        breakdown_svg_in(&breakdown, Layout::Narrow).expect("chart"),
+        sweep_svg_in(&sweep, Layout::Narrow).expect("chart"),
+    ] {
+        assert_eq!(picture_size(&svg).0, 360.0);
+        assert_inside_picture(&svg);
+        // Shown 330 px wide or wider (a 390 px phone shows it about 356 px wide), 13 units
+        // or more stay at 11 px or more.
+        for size in svg.split("font-size=\"").skip(1) {
+            let size: f64 = size.split('"').next().unwrap().parse().unwrap();
+            assert!(size >= 13.0, "font-size {size}");
+        }
+    }
+}
+
+#[test]
+fn sweep_far_above_capacity_keeps_the_axis_near_it_and_writes_the_value() {
+    let mut chart = sweep(true, false, &en_format);
+    chart.points.push(SweepPoint {
+        x: 64,
+        peak_bytes: 150 * GIB,
+        range: None,
+    });
+    for layout in [Layout::Wide, Layout::Narrow] {
+        let svg = sweep_svg_in(&chart, layout).expect("chart");
+        // 11.72 GiB of capacity: the axis stops by 1.6 × 11.72 × 1.08 ≈ 20.3 GiB.
+        // The y axis' tick labels are the right-aligned numbers.
+        let top = tags(&svg, "text")
+            .zip(texts(&svg))
+            .filter(|(tag, _)| attr(tag, "text-anchor") == Some("end"))
+            .filter_map(|(_, t)| t.parse::<f64>().ok())
+            .fold(0.0, f64::max);
+        assert!((11.0..=20.3).contains(&top), "ticks reach {top}");
+        assert_text(&texts(&svg), "64: 150.00 GiB");
+        assert_inside_picture(&svg);
+    }
+}
+
+#[test]
+fn dark_scheme_recolours_every_colour_drawn() {
+    let mut chart = sweep(true, true, &en_format);
+    for p in &mut chart.points {
+        p.range = Some((p.peak_bytes / 2, p.peak_bytes * 2));
+    }
+    for svg in [
+        sweep_svg(&chart).expect("chart"),
+        breakdown_svg(&breakdown(&EN, true, &en_format)).expect("chart"),
+    ] {
+        assert!(svg.contains("@media (prefers-color-scheme: dark)"));
+        let body = drawing(&svg);
+        for attr in ["fill", "stroke"] {
+            for value in body.split(&format!(" {attr}=\"#")).skip(1) {
+                let colour = &value[..6];
+                let rule = format!("[{attr}=\"#{colour}\"] {{ {attr}: #");
+                assert!(svg.contains(&rule), "no dark rule for {attr} #{colour}");
+            }
+        }
+    }
 }

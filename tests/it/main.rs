@@ -6,6 +6,7 @@ mod support;
 
 mod calibration;
 mod chart;
+mod chart_pages;
 mod check;
 mod computed_guides;
 mod diagnose;

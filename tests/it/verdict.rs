@@ -211,8 +211,9 @@ fn guides_show_three_states_the_range_and_other_programs() {
     );
     // The desktop variant's chart draws the capacity less the other programs.
     let svg = t.output("en/tight/sweep-batch-size.svg");
+    // (the legend wraps the label after the colon)
     assert!(
-        svg.contains("NVIDIA GeForce RTX 4070: 11.72"),
+        svg.contains("NVIDIA GeForce RTX 4070:") && svg.contains("11.72\u{a0}GiB"),
         "capacity label"
     );
     assert!(
@@ -230,11 +231,17 @@ fn charts_draw_the_capacity_left_beside_other_programs() {
         "---\ntitle: \"Desk\"\nlang: en\ndate: 2026-11-20\nscenario:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n  block_size: 512\n  batch_size: 16\n  gpu: rtx-4070\n  other_processes: 2118 MiB\n---\n\n{{ chart(\"sweep\", over=\"batch_size\") }}\n\n{{ chart(\"breakdown\") }}\n",
     );
     t.build_ok();
-    // The breakdown's legend shortens long labels; the sweep's shows the whole of it.
+    // Legends wrap long labels onto more lines, never cut them.
     for chart in ["sweep-batch-size.svg", "breakdown.svg"] {
         let svg = t.output(&format!("en/desk/{chart}"));
-        assert!(svg.contains("9.65\u{a0}GiB of 1"), "{chart}: {svg}");
+        assert!(svg.contains("9.65\u{a0}GiB of"), "{chart}: {svg}");
     }
     let sweep = t.output("en/desk/sweep-batch-size.svg");
-    assert!(sweep.contains("beside other programs"), "{sweep}");
+    // The legend wraps the label, so look at its words.
+    let words: Vec<&str> = sweep
+        .split("<text")
+        .filter_map(|t| t.split('>').nth(1)?.split("</text").next())
+        .flat_map(str::split_whitespace)
+        .collect();
+    assert!(words.join(" ").contains("beside other programs"), "{sweep}");
 }

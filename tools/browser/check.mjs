@@ -4,7 +4,11 @@
 // 404 page, in the light and the dark colour scheme:
 //   - axe-core finds no serious or critical violation;
 //   - at 390 CSS px wide no page scrolls sideways;
-//   - every highlighted code token has at least 4.5:1 contrast against its code block.
+//   - every highlighted code token has at least 4.5:1 contrast against its code block;
+//   - every chart the page shows decodes (both schemes, both widths), and at 390 CSS px its
+//     smallest text is at least 11 CSS px: the SVG the page picked (a <picture> may pick a
+//     narrow drawing) is fetched, its viewBox and font sizes read, and each size scaled by the
+//     width the image is rendered at.
 // Then, from disk (file://), a guide reaches its translation and shows a chart. Screenshots of a
 // guide in each language at 390 and 1280 px in both schemes go to --shots.
 //
@@ -107,6 +111,42 @@ async function lowContrastTokens(page) {
   });
 }
 
+/** Smallest chart text on a phone must be at least this many CSS px. */
+const MIN_CHART_PX = 11;
+
+/** The charts the loaded page shows: the SVG each <img> picked, its rendered width, whether it decoded. */
+async function chartImages(page) {
+  return page.evaluate(() => [...document.images]
+    .filter((i) => (i.currentSrc || i.src).split(/[?#]/)[0].endsWith(".svg") && !i.closest("header, footer"))
+    .map((i) => ({ src: i.currentSrc || i.src, width: i.clientWidth, decoded: i.complete && i.naturalWidth > 0 })));
+}
+
+/** The smallest font size in an SVG document, in user units, and its viewBox width. */
+function svgTextSizes(svg) {
+  const viewBox = svg.match(/<svg[^>]*\sviewBox="([^"]+)"/);
+  const width = viewBox ? Number(viewBox[1].trim().split(/[\s,]+/)[2])
+    : Number((svg.match(/<svg[^>]*\swidth="([\d.]+)"/) || [])[1]);
+  const sizes = [...svg.matchAll(/font-size[=:]\s*"?([\d.]+)/g)].map((m) => Number(m[1]));
+  return { viewWidth: width, smallest: sizes.length ? Math.min(...sizes) : Infinity, count: sizes.length };
+}
+
+/** Charts of the loaded page whose text renders below MIN_CHART_PX, as "file: N px" lines, and
+ * the smallest rendered size of any chart text on the page. */
+async function smallChartText(page, charts) {
+  const bad = [];
+  let least = Infinity;
+  for (const chart of charts) {
+    const svg = await page.evaluate(async (src) => (await fetch(src)).text(), chart.src);
+    const { viewWidth, smallest, count } = svgTextSizes(svg);
+    const name = chart.src.split("/").slice(-1)[0];
+    if (!(viewWidth > 0) || count === 0) { bad.push(`${name}: no viewBox or no text sizes`); continue; }
+    const rendered = smallest * chart.width / viewWidth;
+    least = Math.min(least, rendered);
+    if (rendered < MIN_CHART_PX) bad.push(`${name}: ${rendered.toFixed(1)} px (font-size ${smallest} of ${viewWidth} units shown ${chart.width} px wide)`);
+  }
+  return { bad, least };
+}
+
 async function main() {
   const args = parseArgs(process.argv);
   const site = path.resolve(args.site);
@@ -128,6 +168,16 @@ async function main() {
         for (const url of pages) {
           const where = `${url} (${scheme}, ${viewport.width} px)`;
           await page.goto(origin + url, { waitUntil: "load" });
+          const charts = await chartImages(page);
+          if (charts.length > 0) {
+            const broken = charts.filter((c) => !c.decoded).map((c) => c.src.split("/").slice(-1)[0]);
+            check(broken.length === 0, `${where}: ${charts.length} charts decode`, `not decoded: ${broken.join(", ")}`);
+            if (viewport === PHONE) {
+              const { bad, least } = await smallChartText(page, charts);
+              check(bad.length === 0, `${where}: chart text at ${MIN_CHART_PX} CSS px or more (smallest ${least.toFixed(1)} px)`,
+                bad.join("; "));
+            }
+          }
           if (viewport === PHONE) {
             const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
             check(scroll <= width, `${where}: no sideways scrolling`, `content is ${scroll} px wide`);
