@@ -13,6 +13,7 @@ pub mod output;
 mod pages;
 pub(crate) mod plan;
 mod site;
+pub mod stamp;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
