@@ -122,15 +122,14 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
         });
     }
     let previous = || build::previous_manifest(out, false, true);
-    let plan = match build::plan::plan(
-        &site,
+    let request = build::plan::Request {
         root,
         out,
-        previous,
-        false,
-        true,
-        build::plan::Scan::Everything,
-    ) {
+        purpose: build::plan::Purpose::Check,
+        scan: build::plan::Scan::Everything,
+        now: build::manifest::now_ns(),
+    };
+    let plan = match build::plan::plan(&site, &request, previous) {
         Ok(p) => p,
         Err(errors) => {
             problems.extend(diag_problems(&errors));

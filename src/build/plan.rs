@@ -10,9 +10,9 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::manifest::{
-    feed_stamps, hash, now_ns, shard_of, sort_in_site_order, DataEntry, Digest, FileStat,
-    GuideEntry, Hasher, JobEntry, Listing, Manifest, OnDisk, PageEntry, ShardContext, ShardHeader,
-    SourceEntry, Stamp, StoredManifest, Summary, SHARDS,
+    feed_stamps, hash, shard_of, sort_in_site_order, DataEntry, Digest, FileStat, GuideEntry,
+    Hasher, JobEntry, Listing, Manifest, OnDisk, PageEntry, ShardContext, ShardHeader, SourceEntry,
+    Stamp, StoredManifest, Summary, SHARDS,
 };
 use super::SiteContext;
 use crate::config::SiteConfig;
@@ -224,18 +224,48 @@ pub(crate) enum Previous {
     Remembered(Manifest),
 }
 
-/// Plans a build of `root` against the `previous` build (`force` renders everything;
-/// `verify_outputs` also re-renders jobs whose recorded files are missing from `out`).
+/// What a plan is for: a build trusts its manifest (a file deleted by hand comes back with
+/// `--force`, which plans against no previous build); `check` also verifies that every recorded
+/// output is still there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// Render the jobs whose inputs changed.
+    Build,
+    /// Also re-render jobs whose recorded files are missing from the output folder.
+    Check,
+}
+
+/// What to plan: which site, against which output folder, how, and when.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Request<'a> {
+    /// The site root.
+    pub(crate) root: &'a Path,
+    /// The output folder.
+    pub(crate) out: &'a Path,
+    /// A build, or a check.
+    pub(crate) purpose: Purpose,
+    /// Which sources are looked at.
+    pub(crate) scan: Scan<'a>,
+    /// When the build started (ns since the epoch): stamps younger than 2 s before it are not
+    /// recorded.
+    pub(crate) now: u64,
+}
+
+/// Plans a build as `request` says, against the `previous` build (read while the sources are
+/// statted; [`Previous::Nothing`] renders everything).
 pub(crate) fn plan(
     site: &SiteContext,
-    root: &Path,
-    out: &Path,
+    request: &Request<'_>,
     previous: impl FnOnce() -> Previous + Send,
-    force: bool,
-    verify_outputs: bool,
-    scan: Scan<'_>,
 ) -> Result<Plan, Vec<Diagnostic>> {
-    let now = now_ns();
+    let Request {
+        root,
+        out,
+        purpose,
+        scan,
+        now,
+    } = *request;
+    let verify_outputs = purpose == Purpose::Check;
     let config = &site.config;
     let content_dir = ContentDir::open(root);
     let stat_all = || {
@@ -315,7 +345,6 @@ pub(crate) fn plan(
         content_dir: &content_dir,
         folders: &folders,
         changed_guides: changed_guides.as_ref(),
-        force,
         verify_outputs,
         now,
         context: &context,
@@ -368,7 +397,6 @@ struct Planner<'a> {
     content_dir: &'a ContentDir,
     folders: &'a [(GuideFolder, Option<FolderMeta>)],
     changed_guides: Option<&'a BTreeSet<&'a str>>,
-    force: bool,
     verify_outputs: bool,
     now: u64,
     context: &'a ShardContext,
@@ -490,16 +518,14 @@ impl Planner<'_> {
             return Err(errors);
         }
 
-        let (force, verify_outputs, out) = (self.force, self.verify_outputs, self.out);
-        // A build trusts its manifest (a file deleted by hand comes back with `--force`); `check`
-        // also verifies that every recorded output is still there.
+        let (verify_outputs, out) = (self.verify_outputs, self.out);
+        // See [`Purpose`].
         let needs_render = |before: Option<&JobEntry>, inputs: &Digest, prefix: &str| {
-            force
-                || before.is_none_or(|j| {
-                    j.inputs != *inputs
-                        || (verify_outputs
-                            && !j.paths().all(|f| out.join(format!("{prefix}{f}")).exists()))
-                })
+            before.is_none_or(|j| {
+                j.inputs != *inputs
+                    || (verify_outputs
+                        && !j.paths().all(|f| out.join(format!("{prefix}{f}")).exists()))
+            })
         };
         // Per page, in parallel: its job, carrying its previous entry.
         let mut jobs: Vec<Job> = sources
