@@ -45,13 +45,13 @@ pub(crate) fn compute_one(page: &Page, catalog: &GpuCatalog) -> Result<GuideData
 /// pages that name `catalog.` depend on it (see the page job's inputs).
 pub(crate) fn data_hash(d: &GuideData) -> super::manifest::Digest {
     let mut h = Hasher::new();
-    let mut root = d.root.clone();
-    if let Some(m) = root.as_object_mut() {
-        m.remove("catalog");
+    h.part(serde_json::to_string(&d.estimate).unwrap_or_default());
+    for v in &d.variants {
+        h.part(&v.id);
+        h.part(serde_json::to_string(&v.estimate).unwrap_or_default());
     }
-    h.part(root.to_string());
     for w in &d.what_if {
-        h.part(w.to_string());
+        h.part(serde_json::to_string(w).unwrap_or_default());
     }
     h.finish()
 }

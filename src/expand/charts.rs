@@ -7,6 +7,7 @@ use super::ExpandContext;
 use crate::cache::BoundedCache;
 use crate::chart::{self, BreakdownChart, Segment, SweepChart, SweepPoint};
 use crate::estimate::{self, Literal};
+use crate::present::Line;
 
 /// Charts already drawn in this build, by scenario, GPU, language and kind: pages that share a
 /// scenario and a language share their charts (drawing a sweep costs a dozen estimates). At most
@@ -31,10 +32,10 @@ pub(super) fn chart(
     over: &str,
 ) -> Result<Drawn, String> {
     let key = format!(
-        "{:?}|{}|{}|{}|{kind}|{over}",
+        "{:?}|{:?}|{:?}|{}|{kind}|{over}",
         data.scenario,
-        data.root["bytes"],
-        data.root["gpu"],
+        data.estimate.bytes,
+        data.estimate.gpu,
         ctx.loc.lang()
     );
     if let Some(hit) = ctx.charts.0.get(&key) {
@@ -55,7 +56,7 @@ fn draw(
 ) -> Result<Drawn, String> {
     let loc = ctx.loc;
     let fmt = |x: f64| loc.decimal(x, if x.fract() == 0.0 { 0 } else { 1 });
-    let est = &data.root;
+    let est = &serde_json::to_value(&data.estimate).map_err(|e| e.to_string())?;
     // The line is what this run can use: the capacity less what other programs hold.
     let capacity = est.get("gpu").filter(|g| !g.is_null()).map(|g| {
         let bytes = g["capacity_bytes"].as_u64().unwrap_or(0);
@@ -86,16 +87,16 @@ fn draw(
             let b = &est["bytes"];
             let get = |k: &str| b[k].as_u64().unwrap_or(0);
             let segments = [
-                ("component-weights", get("weights")),
-                ("component-gradients", get("gradients")),
-                ("component-optimizer", get("optimizer")),
+                (Line::Weights, get("weights")),
+                (Line::Gradients, get("gradients")),
+                (Line::Optimizer, get("optimizer")),
                 (
-                    "component-activations",
+                    Line::Activations,
                     get("activations") + get("autocast_weights"),
                 ),
-                ("component-logits", get("logits")),
+                (Line::Logits, get("logits")),
                 (
-                    "component-overhead",
+                    Line::Overhead,
                     get("total").saturating_sub(get("train_peak")),
                 ),
             ]
@@ -104,7 +105,14 @@ fn draw(
                 label: loc.t_args(
                     "chart-segment",
                     &[
-                        ("name", FluentValue::from(loc.t(k))),
+                        (
+                            "name",
+                            FluentValue::from(k.label(
+                                &data.scenario,
+                                data.estimate.peak_phase,
+                                loc,
+                            )),
+                        ),
                         ("size", FluentValue::from(loc.bytes(bytes))),
                     ],
                 ),
