@@ -1,4 +1,4 @@
-//! The computed data behind one guide: its estimate, its variants', the what-ifs and the catalog,
+//! The computed data behind one guide: its estimate, its variants', the what-ifs, as the estimator's types,
 //! computed once per guide and shared by all its translations.
 
 use serde_json::{json, Value};

@@ -237,7 +237,6 @@ pub fn option_rows(
     options: &[WhatIf],
     loc: &Localizer,
 ) -> Vec<OptionRow> {
-    let mut rows: Vec<OptionRow> = Vec::new();
     let candidates = variants
         .iter()
         .map(|v| {
@@ -260,6 +259,13 @@ pub fn option_rows(
             }
         })
         .chain(options.iter().map(|o| OptionRow::of(o, loc)));
+    merge(candidates)
+}
+
+/// One row per distinct change, in first-seen order: a row making the same change as an earlier
+/// one adds its name to that row's label (and its "changes training" mark).
+pub fn merge(candidates: impl IntoIterator<Item = OptionRow>) -> Vec<OptionRow> {
+    let mut rows: Vec<OptionRow> = Vec::new();
     for row in candidates {
         let same = |r: &&mut OptionRow| {
             r.changes.len() == row.changes.len()

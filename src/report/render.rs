@@ -32,10 +32,11 @@ pub(crate) fn table(
     if options.is_empty() {
         out += &format!("  {}\n", loc.t("est-no-options"));
     } else {
+        let (cells, notes) = option_table(options, loc, false);
         let mut rows = vec![header(loc)];
-        rows.extend(option_table_rows(e, options, loc, false));
+        rows.extend(cells);
         out += &columns(&rows);
-        for note in present::footnotes(&present::option_rows(e, &[], options, loc), loc) {
+        for note in notes {
             out += &format!("  {note}\n");
         }
     }
@@ -83,12 +84,11 @@ pub(crate) fn markdown(e: &Estimate, options: &[WhatIf], loc: &Localizer) -> Str
     } else {
         let h = header(loc);
         out += &format!("| {} |\n|---|---|---:|---:|:-:|\n", h.join(" | "));
-        for cells in option_table_rows(e, options, loc, true) {
-            out += &format!("| {} |\n", cells.join(" | "));
+        let (cells, notes) = option_table(options, loc, true);
+        for row in cells {
+            out += &format!("| {} |\n", row.join(" | "));
         }
-        out += "\n";
-        out += &present::footnotes(&present::option_rows(e, &[], options, loc), loc).join("\n\n");
-        out += "\n";
+        out += &format!("\n{}\n", notes.join("\n\n"));
     }
     out + &format!("\n_{}_\n", loc.t("est-note"))
 }
@@ -249,17 +249,16 @@ pub(crate) fn header(loc: &Localizer) -> Vec<String> {
     .collect()
 }
 
-/// The options table's rows of `e`'s options, one per distinct change (`present::option_rows`).
-fn option_table_rows(
-    e: &Estimate,
+/// The options table's rows, one per distinct change (`present::merge`), as cells, and the
+/// footnotes of the markers they use.
+pub(crate) fn option_table(
     options: &[WhatIf],
     loc: &Localizer,
     md: bool,
-) -> Vec<Vec<String>> {
-    present::option_rows(e, &[], options, loc)
-        .iter()
-        .map(|r| row_cells(r, loc, md))
-        .collect()
+) -> (Vec<Vec<String>>, Vec<String>) {
+    let rows = present::merge(options.iter().map(|o| OptionRow::of(o, loc)));
+    let cells = rows.iter().map(|r| row_cells(r, loc, md)).collect();
+    (cells, present::footnotes(&rows, loc))
 }
 
 /// One option as table cells: label with markers, changes as command-line overrides, total,
@@ -278,11 +277,6 @@ fn row_cells(r: &OptionRow, loc: &Localizer, md: bool) -> Vec<String> {
         r.saving_text(loc),
         r.verdict_text(loc),
     ]
-}
-
-/// One what-if as table cells (as [`row_cells`]).
-pub(crate) fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
-    row_cells(&OptionRow::of(o, loc), loc, md)
 }
 
 /// Label/value rows, labels padded to one width; values right-aligned when `right`.
