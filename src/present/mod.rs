@@ -412,7 +412,7 @@ pub fn verdict_word(v: Option<Verdict>, low: u64, high: u64, loc: &Localizer) ->
     }
 }
 
-/// The footnote keys of the markers the rows use (`est-changes-training`, `est-needs-code`).
+/// The footnotes explaining the markers the rows use: `† est-changes-training`, `‡ est-needs-code`.
 pub fn footnotes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
     let mut notes = Vec::new();
     if rows.iter().any(|r| r.changes_training) {
