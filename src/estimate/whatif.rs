@@ -280,7 +280,7 @@ fn option(
 ) -> WhatIf {
     WhatIf {
         kind,
-        changes: diff(&base.scenario, &changed),
+        changes: changes_between(&base.scenario, &changed),
         peak: e.bytes.peak,
         total: e.bytes.total,
         total_low: e.bytes.total_low,
@@ -357,8 +357,8 @@ fn checkpoint_extra_compute_pct(s: &Scenario) -> f64 {
     (1000.0 * blocks / train).round() / 10.0
 }
 
-/// The keys whose values differ, in key order, with display values.
-fn diff(a: &Scenario, b: &Scenario) -> Vec<Change> {
+/// The keys whose values differ from `a` to `b`, in key order, with `b`'s display values.
+pub fn changes_between(a: &Scenario, b: &Scenario) -> Vec<Change> {
     let av = a.display_values();
     b.display_values()
         .into_iter()
