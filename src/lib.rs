@@ -17,6 +17,7 @@ pub mod estimate;
 pub mod expand;
 pub mod i18n;
 pub mod markdown;
+pub mod present;
 pub mod render;
 pub mod report;
 #[cfg(feature = "serve")]

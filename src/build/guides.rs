@@ -1,9 +1,9 @@
 //! A guide's computed data (one estimate per guide, shared by its translations) and the parts of
 //! its front matter that describe it.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
 
 use yaml_serde::Value as Yaml;
 
@@ -45,13 +45,13 @@ pub(crate) fn compute_one(page: &Page, catalog: &GpuCatalog) -> Result<GuideData
 /// pages that name `catalog.` depend on it (see the page job's inputs).
 pub(crate) fn data_hash(d: &GuideData) -> super::manifest::Digest {
     let mut h = Hasher::new();
-    let mut root = d.root.clone();
-    if let Some(m) = root.as_object_mut() {
-        m.remove("catalog");
+    h.part(serde_json::to_string(&d.estimate).unwrap_or_default());
+    for v in &d.variants {
+        h.part(&v.id);
+        h.part(serde_json::to_string(&v.estimate).unwrap_or_default());
     }
-    h.part(root.to_string());
     for w in &d.what_if {
-        h.part(w.to_string());
+        h.part(serde_json::to_string(w).unwrap_or_default());
     }
     h.finish()
 }
@@ -82,105 +82,69 @@ fn key_line(page: &Page, line: usize, key: &str) -> usize {
         .map_or(line, |(i, _)| i + 1)
 }
 
-/// Each guide's computed data for the pages a build renders: made when the guide's first page
-/// needs it and freed once its last page has rendered, so memory holds the estimates of the
-/// guides being rendered, not the whole site's (pages are rendered guide by guide).
-pub(crate) struct GuideDataStore {
-    slots: HashMap<String, Slot>,
+/// Each guide's computed data for the pages a build renders, by slug: the data the plan computed
+/// (a guide whose scenario, catalog or estimator changed), and the data of the other guides with a
+/// page to render (a page edited, a scenario unchanged), computed here once, in parallel.
+pub(crate) struct GuideDatas<'a> {
+    planned: &'a BTreeMap<String, GuideData>,
+    extra: BTreeMap<String, GuideData>,
 }
 
-/// One guide's data and how many of its pages have yet to use it.
-struct Slot {
-    state: Mutex<SlotState>,
-    pages_left: AtomicUsize,
-}
-
-enum SlotState {
-    NotYet,
-    Ready(Arc<GuideData>),
-    /// Computing it failed; the first page that asked reported why.
-    Failed,
-    /// Every page used it.
-    Freed,
-}
-
-impl GuideDataStore {
-    /// A store for the page jobs `wanted` selects whose guide has a scenario.
-    pub(crate) fn new(plan: &Plan, wanted: impl Fn(&Job) -> bool) -> GuideDataStore {
-        let mut counts: HashMap<&str, usize> = HashMap::new();
+impl<'a> GuideDatas<'a> {
+    /// The data of the guides of the page jobs `wanted` selects.
+    pub(crate) fn new(
+        site: &SiteContext,
+        plan: &'a Plan,
+        wanted: impl Fn(&Job) -> bool,
+    ) -> Result<GuideDatas<'a>, Vec<Diagnostic>> {
+        // Per guide still to compute: the first of its pages that has a scenario.
+        let mut missing: BTreeMap<&str, usize> = BTreeMap::new();
         for job in plan.jobs.iter().filter(|j| wanted(j)) {
             if let JobKind::Page(i) = job.kind {
                 let slug = plan.sources[i].src.slug.as_str();
-                if plan.data.contains_key(slug) {
-                    *counts.entry(slug).or_default() += 1;
+                if plan.data.contains_key(slug) && !plan.computed.contains_key(slug) {
+                    missing.entry(slug).or_insert(i);
                 }
             }
         }
-        let slots = counts
-            .into_iter()
-            .map(|(slug, n)| {
-                let slot = Slot {
-                    state: Mutex::new(SlotState::NotYet),
-                    pages_left: AtomicUsize::new(n),
-                };
-                (slug.to_string(), slot)
+        type Computed = Result<Option<GuideData>, Vec<Diagnostic>>;
+        let computed: Vec<(String, Computed)> = missing
+            .into_par_iter()
+            .map(|(slug, page)| {
+                let same = |s: &&super::plan::Source| s.src.slug == slug;
+                let first = page - plan.sources[..page].iter().rev().take_while(same).count();
+                let source = plan.sources[first..]
+                    .iter()
+                    .take_while(same)
+                    .find(|s| s.summary.scenario_hash.is_some());
+                let data = source
+                    .map(|s| content::load(&s.src).and_then(|p| compute_one(&p, &site.catalog)))
+                    .transpose();
+                (slug.to_owned(), data)
             })
             .collect();
-        GuideDataStore { slots }
-    }
-
-    /// The data of the guide of page `page` (an index into the plan's sources; `None` without a
-    /// scenario), computed by the first of its pages that asks while the others wait for it. An
-    /// error goes to that first page only.
-    pub(crate) fn get(
-        &self,
-        site: &SiteContext,
-        plan: &Plan,
-        page: usize,
-    ) -> Result<Option<Arc<GuideData>>, Vec<Diagnostic>> {
-        let slug = plan.sources[page].src.slug.as_str();
-        let Some(slot) = self.slots.get(slug) else {
-            return Ok(None);
-        };
-        let mut state = slot.state.lock().unwrap_or_else(PoisonError::into_inner);
-        match &*state {
-            SlotState::Ready(data) => return Ok(Some(data.clone())),
-            SlotState::Failed => return Err(Vec::new()),
-            SlotState::NotYet | SlotState::Freed => {}
-        }
-        // A guide's pages are adjacent in the plan: its first page with a scenario is near.
-        let same = |s: &&super::plan::Source| s.src.slug == slug;
-        let first = page - plan.sources[..page].iter().rev().take_while(same).count();
-        let source = plan.sources[first..]
-            .iter()
-            .take_while(same)
-            .find(|s| s.summary.scenario_hash.is_some());
-        let computed = match source {
-            Some(s) => content::load(&s.src).and_then(|p| compute_one(&p, &site.catalog)),
-            None => return Ok(None),
-        };
-        match computed {
-            Ok(data) => {
-                let data = Arc::new(data);
-                *state = SlotState::Ready(data.clone());
-                Ok(Some(data))
-            }
-            Err(e) => {
-                *state = SlotState::Failed;
-                Err(e)
-            }
-        }
-    }
-
-    /// Records that a page of guide `slug` is done with its data; the last one frees it.
-    pub(crate) fn done(&self, slug: &str) {
-        if let Some(slot) = self.slots.get(slug) {
-            if slot.pages_left.fetch_sub(1, Ordering::AcqRel) == 1 {
-                let mut state = slot.state.lock().unwrap_or_else(PoisonError::into_inner);
-                if matches!(*state, SlotState::Ready(_)) {
-                    *state = SlotState::Freed;
+        let mut extra = BTreeMap::new();
+        let mut errors = Vec::new();
+        for (slug, r) in computed {
+            match r {
+                Ok(Some(d)) => {
+                    extra.insert(slug, d);
                 }
+                Ok(None) => {}
+                Err(mut e) => errors.append(&mut e),
             }
         }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(GuideDatas {
+            planned: &plan.computed,
+            extra,
+        })
+    }
+
+    /// The data of guide `slug`, if it has a scenario.
+    pub(crate) fn get(&self, slug: &str) -> Option<&GuideData> {
+        self.planned.get(slug).or_else(|| self.extra.get(slug))
     }
 }

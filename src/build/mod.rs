@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use crate::content;
 use crate::diagnostics::{self, Diagnostic};
-use guides::GuideDataStore;
+use guides::GuideDatas;
 use manifest::{hash, JobEntry, Manifest};
 use plan::{Job, JobKind, Plan};
 pub(crate) use site::{load_site, SiteContext};
@@ -260,7 +260,8 @@ pub fn try_build(
     phases.mark("read manifest, plan");
     let staging = output::Staging::new(&opts.out, &opts.root)
         .map_err(|e| unchanged(with_warnings(vec![e], &warnings)))?;
-    let data = GuideDataStore::new(&plan, |j| j.render);
+    let data = GuideDatas::new(&site, &plan, |j| j.render)
+        .map_err(|e| unchanged(with_warnings(e, &warnings)))?;
     phases.mark("guide data");
 
     let to_render: Vec<usize> = (0..plan.jobs.len())
@@ -419,7 +420,10 @@ pub(crate) fn dry_run(
         Err(e) => return (vec![e], Vec::new()),
     };
     let mut all = Vec::new();
-    let data = GuideDataStore::new(plan, |_| true);
+    let data = match GuideDatas::new(site, plan, |_| true) {
+        Ok(d) => d,
+        Err(e) => return (e, Vec::new()),
+    };
     let results: Vec<JobResult> = plan
         .jobs
         .par_iter()
@@ -480,7 +484,7 @@ fn run_job(
     site: &SiteContext,
     plan: &Plan,
     job: &Job,
-    data: &GuideDataStore,
+    data: &GuideDatas<'_>,
     staging: &output::Staging,
 ) -> JobResult {
     let many =
@@ -488,16 +492,13 @@ fn run_job(
     let (files, warnings) = match &job.kind {
         JobKind::Page(i) => {
             let source = &plan.sources[*i];
-            let rendered = data.get(site, plan, *i).and_then(|guide| {
-                let page = content::load(&source.src)?;
-                let available: Vec<&str> = plan.guides[&source.src.slug]
-                    .iter()
-                    .map(String::as_str)
-                    .collect();
-                pages::render_guide(site, &page, &available, guide.as_deref())
-            });
-            data.done(&source.src.slug);
-            let r = rendered?;
+            let guide = data.get(&source.src.slug);
+            let page = content::load(&source.src)?;
+            let available: Vec<&str> = plan.guides[&source.src.slug]
+                .iter()
+                .map(String::as_str)
+                .collect();
+            let r = pages::render_guide(site, &page, &available, guide)?;
             (r.files, r.warnings)
         }
         JobKind::Index(lang) => many(indexes::language_index(site, plan, lang))?,

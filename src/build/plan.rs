@@ -19,6 +19,7 @@ use crate::config::SiteConfig;
 use crate::content::{self, GuideFolder, Page, PageSource};
 use crate::diagnostics::Diagnostic;
 use crate::estimate::ESTIMATOR_VERSION;
+use crate::expand::GuideData;
 
 /// One source page as the plan knows it.
 #[derive(Debug, Clone)]
@@ -74,6 +75,9 @@ pub(crate) struct Plan {
     pub(crate) folders: BTreeMap<String, Option<Stamp>>,
     /// Per guide with a scenario: its data entry (inputs and data hashes).
     pub(crate) data: BTreeMap<String, DataEntry>,
+    /// The data of the guides whose entry was computed while planning (its inputs changed), kept
+    /// for rendering so that no guide's data is computed twice in one build.
+    pub(crate) computed: BTreeMap<String, GuideData>,
     /// The page jobs (in the order of `sources`), then the site-wide ones.
     pub(crate) jobs: Vec<Job>,
     /// What the previous build wrote that no job writes any more.
@@ -513,7 +517,8 @@ impl Planner<'_> {
                 return Ok(None);
             }
         }
-        let data = guide_data_entries(site, &sources, &previous_data, &mut touched, &mut errors);
+        let (data, computed) =
+            guide_data_entries(site, &sources, &previous_data, &mut touched, &mut errors);
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -590,6 +595,7 @@ impl Planner<'_> {
             guides,
             folders: folder_stamps,
             data,
+            computed,
             jobs,
             removed,
             incremental,
@@ -1067,14 +1073,15 @@ fn data_inputs(site: &SiteContext, scenario_hash: &Digest) -> Digest {
 
 /// Each guide's data entry: reused when its inputs are unchanged, else computed now (so that a
 /// catalog or estimator change rebuilds exactly the pages whose numbers changed). Guides whose
-/// entry differs from the previous build's are added to `touched`.
+/// entry differs from the previous build's are added to `touched`. The data computed is
+/// returned beside the entries.
 fn guide_data_entries(
     site: &SiteContext,
     sources: &[Source],
     previous: &BTreeMap<String, DataEntry>,
     touched: &mut BTreeSet<String>,
     errors: &mut Vec<Diagnostic>,
-) -> BTreeMap<String, DataEntry> {
+) -> (BTreeMap<String, DataEntry>, BTreeMap<String, GuideData>) {
     let mut firsts: BTreeMap<&str, (&Source, Digest)> = BTreeMap::new();
     for s in sources {
         if let Some(h) = s.summary.scenario_hash {
@@ -1084,33 +1091,41 @@ fn guide_data_entries(
     for slug in previous.keys().filter(|s| !firsts.contains_key(s.as_str())) {
         touched.insert(slug.clone());
     }
-    let computed: Vec<(String, Result<DataEntry, Vec<Diagnostic>>)> = firsts
+    type Computed = Result<(DataEntry, Option<GuideData>), Vec<Diagnostic>>;
+    let computed: Vec<(String, Computed)> = firsts
         .par_iter()
         .map(|(slug, (s, scenario_hash))| {
             let inputs = data_inputs(site, scenario_hash);
             if let Some(prev) = previous.get(*slug).filter(|d| d.inputs == inputs) {
-                return (slug.to_string(), Ok(*prev));
+                return (slug.to_string(), Ok((*prev, None)));
             }
             let entry = content::load(&s.src)
                 .and_then(|p| super::guides::compute_one(&p, &site.catalog))
-                .map(|d| DataEntry {
-                    inputs,
-                    data: super::guides::data_hash(&d),
+                .map(|d| {
+                    let entry = DataEntry {
+                        inputs,
+                        data: super::guides::data_hash(&d),
+                    };
+                    (entry, Some(d))
                 });
             (slug.to_string(), entry)
         })
         .collect();
     let mut out = BTreeMap::new();
+    let mut datas = BTreeMap::new();
     for (slug, r) in computed {
         match r {
-            Ok(e) => {
+            Ok((e, d)) => {
                 if previous.get(&slug) != Some(&e) {
                     touched.insert(slug.clone());
+                }
+                if let Some(d) = d {
+                    datas.insert(slug.clone(), d);
                 }
                 out.insert(slug, e);
             }
             Err(mut e) => errors.append(&mut e),
         }
     }
-    out
+    (out, datas)
 }

@@ -6,7 +6,7 @@ use super::message::Format as MessageFormat;
 use super::tensors::{Candidate, Phase, PhaseSource};
 use super::Diagnosis;
 use crate::i18n::Localizer;
-use crate::report::render::{aligned, columns, header, option_row, verdict};
+use crate::report::render::{aligned, columns, header, option_table, verdict};
 
 /// The message's numbers as (label, value) rows.
 fn message_rows(d: &Diagnosis, loc: &Localizer) -> Vec<(String, String)> {
@@ -233,10 +233,13 @@ pub(super) fn table(d: &Diagnosis, loc: &Localizer) -> String {
     }
     if !d.what_if.is_empty() {
         out += &format!("\n{}\n", loc.t("est-heading-options"));
+        let (cells, notes) = option_table(&d.what_if, loc, false);
         let mut rows = vec![header(loc)];
-        rows.extend(d.what_if.iter().map(|o| option_row(o, loc, false)));
+        rows.extend(cells);
         out += &columns(&rows);
-        out += &format!("  † {}\n", loc.t("est-changes-training"));
+        for note in notes {
+            out += &format!("  {note}\n");
+        }
     }
     out
 }
@@ -276,10 +279,11 @@ pub(super) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
             loc.t("est-heading-options"),
             h.join(" | ")
         );
-        for o in &d.what_if {
-            out += &format!("| {} |\n", option_row(o, loc, true).join(" | "));
+        let (cells, notes) = option_table(&d.what_if, loc, true);
+        for row in cells {
+            out += &format!("| {} |\n", row.join(" | "));
         }
-        out += &format!("\n† {}\n", loc.t("est-changes-training"));
+        out += &format!("\n{}\n", notes.join("\n\n"));
     }
     out
 }

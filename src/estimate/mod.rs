@@ -30,7 +30,7 @@ pub use overhead::{
 };
 pub use params::Params;
 pub use scenario::{Dtype, InitFrom, Optimizer, Scenario, GPT2_BLOCK, GPT2_VOCAB};
-pub use whatif::{what_if, Change, WhatIf, WhatIfKind};
+pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 
 use num::N;
 use overhead::End;

@@ -110,9 +110,12 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
         Ok(())
     };
 
+    // An eval-only run has no training step: no accumulation to trade against, no gradients to
+    // checkpoint, no optimizer state; only what changes the evaluation or the model is offered.
+    let training = !s.eval_only;
     // Same effective batch, smaller micro-batches: b/2, b/4, b/8 (largest divisors of it).
     let mut last = s.batch_size;
-    for div in [2, 4, 8] {
+    for div in [2, 4, 8].into_iter().filter(|_| training) {
         if let Some(b) = largest_divisor_at_most(per_process, s.batch_size / div) {
             if b < last {
                 last = b;
@@ -125,7 +128,7 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             }
         }
     }
-    if s.gpu.is_some() {
+    if training && s.gpu.is_some() {
         // "Fits" is the verdict's: the high end beside the other programs within capacity.
         let fits = |b: u64| {
             estimate(&with_micro_batch(s, b, eff), catalog)
@@ -163,7 +166,7 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             }
         }
     }
-    if base.bytes.eval_peak > base.bytes.train_peak && s.eval_batch() > 1 {
+    if training && base.bytes.eval_peak > base.bytes.train_peak && s.eval_batch() > 1 {
         let mut changed = s.clone();
         let eval_at = |e: u64| {
             let mut c = s.clone();
@@ -193,7 +196,7 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             None,
         )?;
     }
-    if !s.grad_checkpoint {
+    if training && !s.grad_checkpoint {
         let changed = Scenario {
             grad_checkpoint: true,
             ..s.clone()
@@ -224,7 +227,7 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             None,
         )?;
     }
-    if s.optimizer == Optimizer::Adamw {
+    if training && s.optimizer == Optimizer::Adamw {
         let changed = Scenario {
             optimizer: Optimizer::Adamw8bit,
             ..s.clone()
@@ -280,7 +283,7 @@ fn option(
 ) -> WhatIf {
     WhatIf {
         kind,
-        changes: diff(&base.scenario, &changed),
+        changes: changes_between(&base.scenario, &changed),
         peak: e.bytes.peak,
         total: e.bytes.total,
         total_low: e.bytes.total_low,
@@ -357,8 +360,8 @@ fn checkpoint_extra_compute_pct(s: &Scenario) -> f64 {
     (1000.0 * blocks / train).round() / 10.0
 }
 
-/// The keys whose values differ, in key order, with display values.
-fn diff(a: &Scenario, b: &Scenario) -> Vec<Change> {
+/// The keys whose values differ from `a` to `b`, in key order, with `b`'s display values.
+pub fn changes_between(a: &Scenario, b: &Scenario) -> Vec<Change> {
     let av = a.display_values();
     b.display_values()
         .into_iter()

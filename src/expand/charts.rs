@@ -7,6 +7,7 @@ use super::ExpandContext;
 use crate::cache::BoundedCache;
 use crate::chart::{self, BreakdownChart, Layout, Segment, SweepChart, SweepPoint};
 use crate::estimate::{self, Literal};
+use crate::present::Line;
 
 /// Charts already drawn in this build, by scenario, GPU, language and kind: pages that share a
 /// scenario and a language share their charts. Beside them, each sweep's computed points and
@@ -89,10 +90,10 @@ pub(super) fn chart(
     over: &str,
 ) -> Result<Drawn, String> {
     let key = format!(
-        "{:?}|{}|{}|{}|{kind}|{over}",
+        "{:?}|{:?}|{:?}|{}|{kind}|{over}",
         data.scenario,
-        data.root["bytes"],
-        data.root["gpu"],
+        data.estimate.bytes,
+        data.estimate.gpu,
         ctx.loc.lang()
     );
     if let Some(hit) = ctx.charts.drawn.get(&key) {
@@ -114,7 +115,7 @@ fn draw(
 ) -> Result<Drawn, String> {
     let loc = ctx.loc;
     let fmt = |x: f64| loc.decimal(x, if x.fract() == 0.0 { 0 } else { 1 });
-    let est = &data.root;
+    let est = &serde_json::to_value(&data.estimate).map_err(|e| e.to_string())?;
     // The line is what this run can use: the capacity less what other programs hold.
     let capacity = est.get("gpu").filter(|g| !g.is_null()).map(|g| {
         let bytes = g["capacity_bytes"].as_u64().unwrap_or(0);
@@ -147,21 +148,28 @@ fn draw(
             // The table's rows, in its order and with its values: the autocast copies on their
             // own row when there are any, the overhead as the table's `bytes.overhead`.
             let segments = [
-                ("component-weights", get("weights")),
-                ("component-gradients", get("gradients")),
-                ("component-optimizer", get("optimizer")),
-                ("component-autocast", get("autocast_weights")),
-                ("component-activations", get("activations")),
-                ("component-logits", get("logits")),
-                ("component-overhead", get("overhead")),
+                (Line::Weights, get("weights")),
+                (Line::Gradients, get("gradients")),
+                (Line::Optimizer, get("optimizer")),
+                (Line::Autocast, get("autocast_weights")),
+                (Line::Activations, get("activations")),
+                (Line::Logits, get("logits")),
+                (Line::Overhead, get("overhead")),
             ]
             .into_iter()
-            .filter(|(k, bytes)| *bytes > 0 || *k != "component-autocast")
+            .filter(|(k, bytes)| *bytes > 0 || *k != Line::Autocast)
             .map(|(k, bytes)| Segment {
                 label: loc.t_args(
                     "chart-segment",
                     &[
-                        ("name", FluentValue::from(loc.t(k))),
+                        (
+                            "name",
+                            FluentValue::from(k.label(
+                                &data.scenario,
+                                data.estimate.peak_phase,
+                                loc,
+                            )),
+                        ),
                         ("size", FluentValue::from(loc.bytes(bytes))),
                     ],
                 ),
@@ -254,8 +262,8 @@ fn draw(
 /// computed now.
 fn sweep(data: &GuideData, ctx: &ExpandContext<'_>, key: &str) -> Sweep {
     let cache_key = format!(
-        "{:?}|{}|{}|{key}",
-        data.scenario, data.root["bytes"], data.root["gpu"]
+        "{:?}|{:?}|{:?}|{key}",
+        data.scenario, data.estimate.bytes, data.estimate.gpu
     );
     if let Some(hit) = ctx.charts.sweeps.get(&cache_key) {
         return hit;

@@ -1,34 +1,32 @@
-//! The computed data behind one guide: its estimate, its variants', the what-ifs and the catalog,
+//! The computed data behind one guide: its estimate, its variants', the what-ifs, as the estimator's types,
 //! computed once per guide and shared by all its translations.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use yaml_serde::Value as Yaml;
 
 use crate::content::Variant;
-use crate::estimate::{self, GpuCatalog, Literal, Scenario};
+use crate::estimate::{self, Estimate, GpuCatalog, Literal, Scenario, WhatIf};
 
 /// One named variant of the scenario (ids and overrides are the same in every language).
 #[derive(Debug, Clone)]
 pub struct VariantData {
     /// The id used in `variants.<id>.…` paths.
     pub id: String,
-    /// The overridden keys and their values, as written.
-    pub set: Vec<(String, String)>,
-    /// The variant's estimate, as JSON.
-    pub estimate: Value,
+    /// The variant's estimate.
+    pub estimate: Estimate,
 }
 
-/// Everything a guide's expressions can read.
+/// Everything a guide's expressions can read, as the estimator's types.
 #[derive(Debug, Clone)]
 pub struct GuideData {
     /// The guide's scenario.
     pub scenario: Scenario,
-    /// The lookup root: the estimate's fields plus `variants` and `catalog`.
-    pub root: Value,
+    /// The scenario's estimate.
+    pub estimate: Estimate,
     /// The variants, in front-matter order.
     pub variants: Vec<VariantData>,
-    /// The computed what-if options, as JSON (see `estimate::WhatIf`).
-    pub what_if: Vec<Value>,
+    /// The computed what-if options.
+    pub what_if: Vec<WhatIf>,
 }
 
 /// A problem with a guide's scenario or variants: which key, and why.
@@ -56,16 +54,10 @@ pub fn guide_data(
     let base = Scenario::from_yaml(scenario).map_err(scen_err)?;
     base.validate(catalog).map_err(scen_err)?;
     let est = estimate::estimate(&base, catalog).map_err(scen_err)?;
-    let mut root = serde_json::to_value(&est).map_err(|e| DataError {
-        key: None,
-        message: e.to_string(),
-        line: None,
-    })?;
     let mut vdata = Vec::new();
     for v in variants {
         let id = &v.id;
         let mut s = base.clone();
-        let mut pairs = Vec::new();
         for setting in &v.set {
             let at = |m: String| DataError {
                 key: Some(format!("variants.{id}.set.{}", setting.key)),
@@ -78,7 +70,6 @@ pub fn guide_data(
                     setting.key
                 ))
             })?;
-            pairs.push((setting.key.clone(), display_literal(&lit)));
             s.set(&setting.key, lit)
                 .map_err(|e| at(format!("variant `{id}`, `{}`: {}", setting.key, e.message)))?;
         }
@@ -91,36 +82,15 @@ pub fn guide_data(
             .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
         let e = estimate::estimate(&s, catalog)
             .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
-        let ev = serde_json::to_value(&e).map_err(|e| at(e.to_string()))?;
         vdata.push(VariantData {
             id: id.clone(),
-            set: pairs,
-            estimate: ev,
+            estimate: e,
         });
     }
-    let what_if = estimate::what_if(&base, catalog)
-        .map_err(scen_err)?
-        .iter()
-        .filter_map(|w| serde_json::to_value(w).ok())
-        .collect();
-    let mut vmap = Map::new();
-    for v in &vdata {
-        vmap.insert(v.id.clone(), v.estimate.clone());
-    }
-    let mut cmap = Map::new();
-    for g in catalog.iter() {
-        cmap.insert(
-            g.id.clone(),
-            json!({ "id": g.id, "name": g.name, "capacity_bytes": g.capacity_bytes }),
-        );
-    }
-    if let Value::Object(m) = &mut root {
-        m.insert("variants".into(), Value::Object(vmap));
-        m.insert("catalog".into(), Value::Object(cmap));
-    }
+    let what_if = estimate::what_if(&base, catalog).map_err(scen_err)?;
     Ok(GuideData {
         scenario: base,
-        root,
+        estimate: est,
         variants: vdata,
         what_if,
     })
@@ -140,17 +110,84 @@ pub fn literal(v: &Yaml) -> Option<Literal> {
     }
 }
 
-fn display_literal(l: &Literal) -> String {
-    match l {
-        Literal::Int(i) => i.to_string(),
-        Literal::Float(f) => f.to_string(),
-        Literal::Bool(b) => b.to_string(),
-        Literal::Str(s) => s.clone(),
-        Literal::None => "None".into(),
+impl GuideData {
+    /// The estimate of variant `id`.
+    pub fn variant(&self, id: &str) -> Result<&Estimate, String> {
+        self.variants
+            .iter()
+            .find(|v| v.id == id)
+            .map(|v| &v.estimate)
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.variants.iter().map(|v| v.id.as_str()).collect();
+                format!("no variant with id `{id}` (known: {})", known.join(", "))
+            })
+    }
+
+    /// The value at a dotted `path` (`bytes.logits`, `variants.<id>.fits`,
+    /// `catalog.<gpu-id>.name`), read from the typed estimate; an unknown path is an error that
+    /// names it.
+    pub fn lookup(&self, path: &[String], catalog: &GpuCatalog) -> Result<Value, String> {
+        let unknown = || format!("unknown name `{}`", path.join("."));
+        let (est, rest) = match path.first().map(String::as_str) {
+            Some("variants") => {
+                let id = path.get(1).ok_or_else(unknown)?;
+                (self.variant(id)?, &path[2..])
+            }
+            Some("catalog") => {
+                let id = path.get(1).ok_or_else(unknown)?;
+                let gpu = catalog
+                    .get(id)
+                    .ok_or_else(|| format!("no GPU `{id}` in the catalog"))?;
+                return match path.get(2).map(String::as_str) {
+                    Some("id") if path.len() == 3 => Ok(json!(gpu.id)),
+                    Some("name") if path.len() == 3 => Ok(json!(gpu.name)),
+                    Some("capacity_bytes") if path.len() == 3 => Ok(json!(gpu.capacity_bytes)),
+                    None => Ok(
+                        json!({ "id": gpu.id, "name": gpu.name, "capacity_bytes": gpu.capacity_bytes }),
+                    ),
+                    _ => Err(unknown()),
+                };
+            }
+            _ => (&self.estimate, path),
+        };
+        let Some((head, tail)) = rest.split_first() else {
+            return Err(format!(
+                "`{}` is a group of values; name one of its fields",
+                path.join(".")
+            ));
+        };
+        let top = match head.as_str() {
+            "scenario" => serde_json::to_value(&est.scenario),
+            "params" => serde_json::to_value(est.params),
+            "bytes" => serde_json::to_value(est.bytes),
+            "peak_phase" => serde_json::to_value(est.peak_phase),
+            "train_peak_moment" => serde_json::to_value(est.train_peak_moment),
+            "effective_batch" => Ok(json!(est.effective_batch)),
+            "tokens_per_step" => Ok(json!(est.tokens_per_step)),
+            "gpu" => serde_json::to_value(&est.gpu),
+            "verdict" => serde_json::to_value(est.verdict),
+            "fits" => Ok(json!(est.fits)),
+            "headroom_bytes" => Ok(json!(est.headroom_bytes)),
+            "estimator_version" => Ok(json!(est.estimator_version)),
+            _ => return Err(unknown()),
+        }
+        .map_err(|e| e.to_string())?;
+        let mut v = &top;
+        for seg in tail {
+            v = match v {
+                Value::Object(m) => m.get(seg.as_str()).ok_or_else(unknown)?,
+                // A field of a GPU when the scenario names none: the value is missing, not unknown.
+                Value::Null
+                    if head == "gpu" && tail.len() == 1 && GPU_FIELDS.contains(&seg.as_str()) =>
+                {
+                    v
+                }
+                _ => return Err(unknown()),
+            };
+        }
+        Ok(v.clone())
     }
 }
 
-/// Looks up a dotted path in the guide's data.
-pub fn lookup<'a>(root: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter().try_fold(root, |v, seg| v.get(seg.as_str()))
-}
+/// The fields of `gpu`.
+const GPU_FIELDS: [&str; 4] = ["id", "name", "capacity_bytes", "bf16"];

@@ -171,20 +171,19 @@ fn eval(
     match &e.kind {
         ExprKind::Path(path) => {
             let data = need_data()?;
-            let v = data::lookup(&data.root, path)
-                .ok_or_else(|| format!("unknown name `{}`", path.join(".")))?;
+            let v = data.lookup(path, ctx.catalog)?;
             // `fits | verdict` shows the three-state `verdict` beside it: `false` may be "tight".
             if let (Some("verdict") | None, Some("fits"), Value::Bool(_)) =
-                (e.filter.as_deref(), path.last().map(String::as_str), v)
+                (e.filter.as_deref(), path.last().map(String::as_str), &v)
             {
                 let mut sibling = path.clone();
                 sibling.pop();
                 sibling.push("verdict".to_owned());
-                if let Some(Value::String(state)) = data::lookup(&data.root, &sibling) {
-                    return Ok(verdict_state(ctx.loc, state));
+                if let Ok(Value::String(state)) = data.lookup(&sibling, ctx.catalog) {
+                    return Ok(verdict_state(ctx.loc, &state));
                 }
             }
-            format_value(v, e.filter.as_deref(), ctx.loc, &path.join("."))
+            format_value(&v, e.filter.as_deref(), ctx.loc, &path.join("."))
         }
         ExprKind::Call { name, args } => {
             check_signature(name, args, e.filter.as_deref())?;
@@ -203,7 +202,7 @@ fn eval(
                 "percent" => {
                     let data = need_data()?;
                     let num = |i| match arg(i) {
-                        Some(ArgValue::Path(p)) => data::lookup(&data.root, p).and_then(Value::as_f64).ok_or_else(|| format!("`{}` is not a number", p.join("."))),
+                        Some(ArgValue::Path(p)) => data.lookup(p, ctx.catalog)?.as_f64().ok_or_else(|| format!("`{}` is not a number", p.join("."))),
                         Some(ArgValue::Num(n)) => Ok(*n),
                         _ => Err("percent(a, b) takes two numbers or paths".to_string()),
                     };
@@ -326,14 +325,10 @@ fn variant_arg(v: Option<&ArgValue>) -> Result<Option<&str>, String> {
     }
 }
 
-/// Every message key expansion builds at run time (what-if labels, sweep chart titles and axes):
+/// Every message key expansion builds at run time (the rows' labels, sweep chart titles and axes):
 /// each must exist in every locale.
 pub fn runtime_message_keys() -> Vec<String> {
-    let mut keys: Vec<String> = crate::estimate::WhatIfKind::ALL
-        .iter()
-        .filter_map(|k| serde_json::to_value(k).ok())
-        .filter_map(|v| v.as_str().map(tables::whatif_key))
-        .collect();
+    let mut keys = crate::present::runtime_message_keys();
     for over in charts::SWEEP_OVER {
         keys.push(charts::sweep_title_key(over));
         keys.push(charts::sweep_axis_key(over));

@@ -2,10 +2,11 @@
 
 use fluent_bundle::FluentValue;
 
-use crate::estimate::{
-    Dtype, Estimate, Optimizer, Phase, TrainMoment, Verdict, WhatIf, WhatIfKind,
-};
+use crate::estimate::{Dtype, Estimate, TrainMoment, Verdict, WhatIf};
 use crate::i18n::Localizer;
+use crate::present::{self, Line, OptionRow};
+
+pub use crate::present::option_key;
 
 /// A readable terminal report: scenario, model, breakdown, verdict, options.
 pub(crate) fn table(
@@ -31,10 +32,13 @@ pub(crate) fn table(
     if options.is_empty() {
         out += &format!("  {}\n", loc.t("est-no-options"));
     } else {
+        let (cells, notes) = option_table(options, loc, false);
         let mut rows = vec![header(loc)];
-        rows.extend(options.iter().map(|o| option_row(o, loc, false)));
+        rows.extend(cells);
         out += &columns(&rows);
-        out += &format!("  † {}\n", loc.t("est-changes-training"));
+        for note in notes {
+            out += &format!("  {note}\n");
+        }
     }
     if !ignored.is_empty() {
         let keys = FluentValue::from(ignored.join(", "));
@@ -80,10 +84,11 @@ pub(crate) fn markdown(e: &Estimate, options: &[WhatIf], loc: &Localizer) -> Str
     } else {
         let h = header(loc);
         out += &format!("| {} |\n|---|---|---:|---:|:-:|\n", h.join(" | "));
-        for o in options {
-            out += &format!("| {} |\n", option_row(o, loc, true).join(" | "));
+        let (cells, notes) = option_table(options, loc, true);
+        for row in cells {
+            out += &format!("| {} |\n", row.join(" | "));
         }
-        out += &format!("\n† {}\n", loc.t("est-changes-training"));
+        out += &format!("\n{}\n", notes.join("\n\n"));
     }
     out + &format!("\n_{}_\n", loc.t("est-note"))
 }
@@ -177,46 +182,20 @@ fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
     )
 }
 
-/// The components, then the peaks and totals; an empty label marks a separator.
+/// The components, then the peaks and totals (`present::memory_rows`); an empty label marks a
+/// separator.
 fn breakdown_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
-    let b = &e.bytes;
-    let dtype = if e.scenario.pure_bf16 { "bf16" } else { "fp32" };
-    let optimizer = match e.scenario.optimizer {
-        Optimizer::Adamw => "AdamW",
-        Optimizer::Adamw8bit => "AdamW 8-bit",
-        Optimizer::Sgd => "SGD + momentum",
-    };
-    let phase = loc.t(match e.peak_phase {
-        Phase::Train => "est-phase-train",
-        Phase::Eval => "est-phase-eval",
-        Phase::Load => "est-phase-load",
-    });
-    let with = |key: &str, name: &'static str, v: &str| {
-        loc.t_args(key, &[(name, FluentValue::from(v.to_owned()))])
-    };
-    let mut rows = vec![
-        (with("est-weights", "dtype", dtype), loc.bytes(b.weights)),
-        (loc.t("est-gradients"), loc.bytes(b.gradients)),
-        (
-            with("est-optimizer", "optimizer", optimizer),
-            loc.bytes(b.optimizer),
-        ),
-        (loc.t("est-autocast"), loc.bytes(b.autocast_weights)),
-        (loc.t("est-activations"), loc.bytes(b.activations)),
-        (loc.t("est-logits"), loc.bytes(b.logits)),
-        (String::new(), String::new()),
-        (loc.t("est-train-peak"), loc.bytes(b.train_peak)),
-        (loc.t("est-eval-peak"), loc.bytes(b.eval_peak)),
-        (with("est-peak", "phase", &phase), loc.bytes(b.peak)),
-        (loc.t("est-overhead"), loc.bytes(b.overhead)),
-        (loc.t("est-total"), loc.bytes(b.total)),
-        (
-            loc.t("est-total-range"),
-            loc.byte_range(b.total_low, b.total_high),
-        ),
-    ];
-    if b.other_processes > 0 {
-        rows.push((loc.t("est-other-processes"), loc.bytes(b.other_processes)));
+    let mut rows = Vec::new();
+    for row in present::memory_rows(e, loc) {
+        if row.line == Line::TrainPeak {
+            rows.push((String::new(), String::new()));
+        }
+        let value = if row.line == Line::TotalRange {
+            loc.byte_range(row.bytes, row.high)
+        } else {
+            loc.bytes(row.bytes)
+        };
+        rows.push((row.label, value));
     }
     rows
 }
@@ -284,22 +263,6 @@ pub(crate) fn verdict(e: &Estimate, loc: &Localizer) -> String {
     text
 }
 
-/// An option's verdict in a word, with the range of its total when tight.
-pub(crate) fn option_verdict(o: &WhatIf, loc: &Localizer) -> String {
-    match o.verdict {
-        Some(Verdict::Fits) => loc.t("est-yes"),
-        Some(Verdict::Tight) => loc.t_args(
-            "est-tight-range",
-            &[(
-                "range",
-                FluentValue::from(loc.byte_range(o.total_low, o.total_high)),
-            )],
-        ),
-        Some(Verdict::DoesNotFit) => loc.t("est-no"),
-        None => "—".to_owned(),
-    }
-}
-
 pub(crate) fn header(loc: &Localizer) -> Vec<String> {
     [
         "est-col-option",
@@ -313,61 +276,33 @@ pub(crate) fn header(loc: &Localizer) -> Vec<String> {
     .collect()
 }
 
-/// The message key of an option's label: per kind, and for a float16 switch its own.
-pub fn option_key(kind: WhatIfKind, dtype: Dtype) -> String {
-    match (kind, dtype) {
-        (WhatIfKind::Dtype, Dtype::Float16) => "est-opt-dtype_fp16".to_owned(),
-        _ => {
-            let name = serde_json::to_value(kind).ok();
-            format!(
-                "est-opt-{}",
-                name.as_ref().and_then(|v| v.as_str()).unwrap_or_default()
-            )
-        }
-    }
+/// The options table's rows, one per distinct change (`present::merge`), as cells, and the
+/// footnotes of the markers they use.
+pub(crate) fn option_table(
+    options: &[WhatIf],
+    loc: &Localizer,
+    md: bool,
+) -> (Vec<Vec<String>>, Vec<String>) {
+    let rows = present::merge(options.iter().map(|o| OptionRow::of(o, loc)));
+    let cells = rows.iter().map(|r| row_cells(r, loc, md)).collect();
+    (cells, present::footnotes(&rows, loc))
 }
 
-pub(crate) fn option_row(o: &WhatIf, loc: &Localizer, md: bool) -> Vec<String> {
-    let kind = serde_json::to_value(o.kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    let key = option_key(o.kind, o.scenario.dtype);
-    let mut label = match (o.extra_compute_pct, kind.as_str()) {
-        (Some(pct), _) => loc.t_args(
-            &key,
-            &[("pct", FluentValue::from(loc.percent(pct / 100.0)))],
-        ),
-        (None, "n_embd" | "n_layer") => loc.t_args(
-            &key,
-            &[("params", FluentValue::from(loc.count(o.params_total)))],
-        ),
-        _ => loc.t(&key),
-    };
-    if o.changes_training {
-        label += " †";
-    }
-    let changes: Vec<String> = o
-        .changes
-        .iter()
-        .map(|c| format!("{}={}", c.key, c.value))
-        .collect();
+/// One option as table cells: label with markers, changes as command-line overrides, total,
+/// saving, verdict.
+fn row_cells(r: &OptionRow, loc: &Localizer, md: bool) -> Vec<String> {
+    let changes: Vec<String> = r.changes.iter().map(present::flag).collect();
     let change = if md {
         format!("`{}`", changes.join("` `"))
     } else {
         changes.join(" ")
     };
-    let saving = if o.saving_bytes < 0 {
-        format!("−{}", loc.bytes(o.saving_bytes.unsigned_abs()))
-    } else {
-        loc.bytes(o.saving_bytes.unsigned_abs())
-    };
     vec![
-        label,
+        r.marked_label(),
         change,
-        loc.bytes(o.total),
-        saving,
-        option_verdict(o, loc),
+        loc.bytes(r.total),
+        r.saving_text(loc),
+        r.verdict_text(loc),
     ]
 }
 

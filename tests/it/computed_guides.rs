@@ -216,6 +216,20 @@ fn expression_errors_name_file_line_and_what_is_wrong() {
         ),
         ("{{ bytes.peak | }}\n", "expected a filter name"),
         ("{{ scenario }}\n", "is a group of values"),
+        (
+            "{{ percent(bytes.nope, bytes.peak) }}\n",
+            "unknown name `bytes.nope`",
+        ),
+        (
+            "{{ bytes.peak.more | bytes }}\n",
+            "unknown name `bytes.peak.more`",
+        ),
+        ("{{ variants.ghost.fits }}\n", "no variant with id `ghost`"),
+        (
+            "{{ catalog.rtx-9999.name }}\n",
+            "no GPU `rtx-9999` in the catalog",
+        ),
+        ("{{ catalog.t4.bf16 }}\n", "unknown name `catalog.t4.bf16`"),
     ];
     for (body, message) in cases {
         let t = SiteTest::new();

@@ -60,7 +60,7 @@ fn the_issue_command_prints_breakdown_verdict_and_options() {
         "Total, as nvidia-smi shows it",
         "Fits on the NVIDIA GeForce RTX 4070",
         "Smaller micro-batch, same effective batch",
-        "batch_size=8 gradient_accumulation_steps=80",
+        "--batch_size=8 --gradient_accumulation_steps=80",
         "29.94M",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");

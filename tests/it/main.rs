@@ -25,6 +25,7 @@ mod nanogpt_configs;
 mod nanogpt_runs;
 mod parser_props;
 mod refusals;
+mod rows;
 #[cfg(feature = "serve")]
 mod serve;
 mod site;

@@ -106,6 +106,21 @@ fn every_config_file_resolves_to_nanogpts_run() {
         assert_eq!(v["scenario"]["eval_only"], true, "{file}");
         assert_eq!(v["bytes"]["optimizer"], 0, "{file}: no optimizer state");
         assert_eq!(v["bytes"]["peak"], v["bytes"]["eval_first_peak"], "{file}");
+        // No training options for a run that does not train.
+        for option in v["what_if"].as_array().unwrap() {
+            let kind = option["kind"].as_str().unwrap();
+            assert!(
+                ![
+                    "micro_batch",
+                    "max_micro_batch",
+                    "grad_checkpoint",
+                    "optimizer",
+                    "eval_batch"
+                ]
+                .contains(&kind),
+                "{file}: {kind}"
+            );
+        }
     }
 }
 

@@ -179,8 +179,8 @@ fn variant_labels_are_per_language_and_shown_in_the_options_table() {
         );
     }
     t.build_ok();
-    assert!(t.output("en/g/index.md").contains("| Quarter batch |"));
-    assert!(t.output("es/g/index.md").contains("| Cuarto de lote |"));
+    assert!(t.output("en/g/index.md").contains("| Quarter batch †"));
+    assert!(t.output("es/g/index.md").contains("| Cuarto de lote †"));
 }
 
 #[test]
