@@ -10,6 +10,7 @@
 //! it, so a no-change build decodes no guide entry and a one-guide edit decodes one shard.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -30,7 +31,7 @@ pub const SHARDS: usize = 64;
 
 /// The first bytes of every shard; the last four are the format, bumped whenever the manifest's
 /// shape or the meaning of its hashes changes (an older manifest is then ignored: a full build).
-const MAGIC: &[u8; 20] = b"vramdoc-manifest\x09\0\0\0";
+const MAGIC: &[u8; 20] = b"vramdoc-manifest\x0a\0\0\0";
 
 /// What the previous build recorded.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,8 +39,8 @@ pub struct Manifest {
     /// Per guide folder (its slug): the folder's stamp and its pages' entries. Only the guides of
     /// decoded shards (see [`OnDisk`]).
     pub guides: BTreeMap<String, GuideEntry>,
-    /// The site-wide jobs (`index:<lang>`, `root`, `sitemap`, `style`).
-    pub site_jobs: BTreeMap<String, JobEntry>,
+    /// The site-wide jobs.
+    pub site_jobs: BTreeMap<SiteJob, JobEntry>,
     /// What is on disk, so unchanged and undecoded shards are not rewritten; `None` when nothing
     /// is yet.
     stored: Option<OnDisk>,
@@ -114,7 +115,7 @@ impl Manifest {
     /// A manifest of these entries, with nothing on disk yet.
     pub fn new(
         guides: BTreeMap<String, GuideEntry>,
-        site_jobs: BTreeMap<String, JobEntry>,
+        site_jobs: BTreeMap<SiteJob, JobEntry>,
     ) -> Self {
         Manifest {
             guides,
@@ -183,7 +184,7 @@ impl Manifest {
                 by_shard[i].push((slug, guide));
             }
         }
-        let site: Vec<(&String, &JobEntry)> = self.site_jobs.iter().collect();
+        let site: Vec<(&SiteJob, &JobEntry)> = self.site_jobs.iter().collect();
         let context = &self.context;
         type Encoded = (usize, Vec<u8>, Digest, Option<ShardHeader>);
         let encoded: Vec<Encoded> = (0..=SHARDS)
@@ -302,7 +303,7 @@ impl StoredManifest {
             guides.extend(entries);
             digests.push(digest);
         }
-        let site_jobs: Vec<(String, JobEntry)> =
+        let site_jobs: Vec<(SiteJob, JobEntry)> =
             postcard::from_bytes(self.site.strip_prefix(MAGIC.as_slice())?).ok()?;
         digests.push(hash(&self.site));
         Some(Manifest {
@@ -470,6 +471,31 @@ fn encode<T: Serialize>(header: Option<&ShardHeader>, entries: &[T]) -> Vec<u8> 
     postcard::to_extend(&entries, bytes).unwrap_or_default()
 }
 
+/// A site-wide job, as its manifest entry is keyed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum SiteJob {
+    /// A language's index (with its Atom feed and 404 page).
+    Index(String),
+    /// The language chooser (with the root 404 page).
+    Root,
+    /// `sitemap.xml` and `llms.txt`.
+    Sitemap,
+    /// The static assets (`style.css`, favicon, scripts).
+    Style,
+}
+
+impl fmt::Display for SiteJob {
+    /// `index:<lang>`, `root`, `sitemap`, `style`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SiteJob::Index(lang) => write!(f, "index:{lang}"),
+            SiteJob::Root => f.write_str("root"),
+            SiteJob::Sitemap => f.write_str("sitemap"),
+            SiteJob::Style => f.write_str("style"),
+        }
+    }
+}
+
 /// A guide folder as the previous build saw it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GuideEntry {
@@ -585,7 +611,7 @@ mod tests {
             };
             guides.insert(slug.to_string(), entry);
         }
-        Manifest::new(guides, [("root".to_string(), job(b"x"))].into())
+        Manifest::new(guides, [(SiteJob::Root, job(b"x"))].into())
     }
 
     fn write(out: &Path, shards: &[(String, Vec<u8>)]) {

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use crate::content;
 use crate::diagnostics::{self, Diagnostic};
 use guides::GuideDatas;
-use manifest::{hash, JobEntry, Manifest};
+use manifest::{hash, JobEntry, Manifest, SiteJob};
 use plan::{Job, JobKind, Plan};
 pub(crate) use site::{load_site, SiteContext};
 
@@ -470,9 +470,10 @@ fn apply(
         }
     }
     for gone in &plan.removed {
+        let prefix = gone.id.prefix();
         for name in gone.entry.paths() {
             staging
-                .remove_from_output(&format!("{}{name}", gone.prefix))
+                .remove_from_output(&format!("{prefix}{name}"))
                 .map_err(|e| vec![e])?;
         }
     }
@@ -501,10 +502,10 @@ fn run_job(
             let r = pages::render_guide(site, &page, &available, guide)?;
             (r.files, r.warnings)
         }
-        JobKind::Index(lang) => many(indexes::language_index(site, plan, lang))?,
-        JobKind::Root => many(indexes::root(site))?,
-        JobKind::Sitemap => many(indexes::sitemap(site, plan))?,
-        JobKind::Style => (indexes::style(), Vec::new()),
+        JobKind::Site(SiteJob::Index(lang)) => many(indexes::language_index(site, plan, lang))?,
+        JobKind::Site(SiteJob::Root) => many(indexes::root(site))?,
+        JobKind::Site(SiteJob::Sitemap) => many(indexes::sitemap(site, plan))?,
+        JobKind::Site(SiteJob::Style) => (indexes::style(), Vec::new()),
     };
     let prefix = plan.job_prefix(job);
     let mut entry = JobEntry {
@@ -551,12 +552,8 @@ fn counts(site: &SiteContext, plan: &Plan) -> BTreeMap<String, LangCounts> {
         }
     }
     for gone in &plan.removed {
-        if let Some(lang) = gone
-            .id
-            .strip_prefix("page:")
-            .and_then(|r| r.split('/').next())
-        {
-            per.entry(lang.to_string()).or_default().removed += 1;
+        if let plan::JobId::Page { lang, .. } = &gone.id {
+            per.entry(lang.clone()).or_default().removed += 1;
         }
     }
     per

@@ -11,8 +11,8 @@ use rayon::prelude::*;
 
 use super::manifest::{
     feed_stamps, hash, shard_of, sort_in_site_order, DataEntry, Digest, FileStat, GuideEntry,
-    Hasher, JobEntry, Listing, Manifest, OnDisk, PageEntry, ShardContext, ShardHeader, SourceEntry,
-    Stamp, StoredManifest, Summary, SHARDS,
+    Hasher, JobEntry, Listing, Manifest, OnDisk, PageEntry, ShardContext, ShardHeader, SiteJob,
+    SourceEntry, Stamp, StoredManifest, Summary, SHARDS,
 };
 use super::SiteContext;
 use crate::config::SiteConfig;
@@ -45,23 +45,46 @@ pub(crate) struct Job {
 pub(crate) enum JobKind {
     /// A guide page (HTML, Markdown edition, charts); the index into `Plan::sources`.
     Page(usize),
-    /// A language's index.
-    Index(String),
-    /// The language chooser.
-    Root,
-    /// `sitemap.xml`.
-    Sitemap,
-    /// `style.css`.
-    Style,
+    /// A site-wide job.
+    Site(SiteJob),
+}
+
+/// A job named on its own (not by its place in a plan): for messages, counts and removals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum JobId {
+    /// The page of guide `slug` in `lang`.
+    Page { lang: String, slug: String },
+    /// A site-wide job.
+    Site(SiteJob),
+}
+
+impl JobId {
+    /// The folder its recorded file names are relative to: `<lang>/<slug>/` for a page, the
+    /// output root (empty) for the others.
+    pub(crate) fn prefix(&self) -> String {
+        match self {
+            JobId::Page { lang, slug } => page_prefix(lang, slug),
+            JobId::Site(_) => String::new(),
+        }
+    }
+}
+
+impl std::fmt::Display for JobId {
+    /// `page:<lang>/<slug>`, or the site job's name (`index:<lang>`, `root`, ...).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobId::Page { lang, slug } => write!(f, "page:{lang}/{slug}"),
+            JobId::Site(job) => job.fmt(f),
+        }
+    }
 }
 
 /// Outputs of the previous build whose job no longer exists (a deleted page or language).
 #[derive(Debug, Clone)]
 pub(crate) struct Removed {
-    /// The job's id (`page:<lang>/<slug>`, `index:<lang>`).
-    pub(crate) id: String,
-    /// The folder its file names are relative to (`<lang>/<slug>/`, or empty).
-    pub(crate) prefix: String,
+    /// The job that wrote them.
+    pub(crate) id: JobId,
+    /// What it wrote (file names relative to `id.prefix()`).
     pub(crate) entry: JobEntry,
 }
 
@@ -108,14 +131,17 @@ impl Plan {
         self.stored.as_ref().is_some_and(|d| d.any_stale(context))
     }
 
-    /// A job's id, for messages: `page:<lang>/<slug>`, `index:<lang>`, `root`, `sitemap`, `style`.
-    pub(crate) fn job_id(&self, job: &Job) -> String {
+    /// A job's id.
+    pub(crate) fn job_id(&self, job: &Job) -> JobId {
         match &job.kind {
             JobKind::Page(i) => {
                 let s = &self.sources[*i].src;
-                format!("page:{}/{}", s.lang, s.slug)
+                JobId::Page {
+                    lang: s.lang.clone(),
+                    slug: s.slug.clone(),
+                }
             }
-            kind => site_job_id(kind),
+            JobKind::Site(job) => JobId::Site(job.clone()),
         }
     }
 
@@ -146,9 +172,9 @@ impl Plan {
             let entry = new.or(job.previous);
             match job.kind {
                 JobKind::Page(i) => outputs[i] = entry,
-                kind => {
+                JobKind::Site(job) => {
                     if let Some(entry) = entry {
-                        site_jobs.insert(site_job_id(&kind), entry);
+                        site_jobs.insert(job, entry);
                     }
                 }
             }
@@ -185,17 +211,6 @@ impl Plan {
             .with_context(self.context);
         manifest.touch(touched);
         manifest
-    }
-}
-
-/// The id of a site-wide job.
-fn site_job_id(kind: &JobKind) -> String {
-    match kind {
-        JobKind::Index(lang) => format!("index:{lang}"),
-        JobKind::Root => "root".into(),
-        JobKind::Sitemap => "sitemap".into(),
-        JobKind::Style => "style".into(),
-        JobKind::Page(_) => String::new(),
     }
 }
 
@@ -505,14 +520,14 @@ impl Planner<'_> {
         // here, before any guide's data or page job is computed for nothing. (Shards are only
         // closed without `--force` or output checks, so changed inputs are what renders.)
         if closed.contains(&true) && errors.is_empty() {
-            let differs = |kind: JobKind, inputs: &Digest| {
+            let differs = |job: SiteJob, inputs: &Digest| {
                 previous_site_jobs
-                    .get(&site_job_id(&kind))
+                    .get(&job)
                     .is_none_or(|j| j.inputs != *inputs)
             };
             let mut indexes = langs.iter().zip(&index_inputs);
-            if differs(JobKind::Sitemap, &sitemap_inputs)
-                || indexes.any(|(l, inputs)| differs(JobKind::Index(l.clone()), inputs))
+            if differs(SiteJob::Sitemap, &sitemap_inputs)
+                || indexes.any(|(l, inputs)| differs(SiteJob::Index(l.clone()), inputs))
             {
                 return Ok(None);
             }
@@ -560,25 +575,24 @@ impl Planner<'_> {
                 }
             })
             .collect();
-        let mut site_job = |kind: JobKind, inputs: Digest| {
-            let previous = previous_site_jobs.remove(&site_job_id(&kind));
+        let mut site_job = |job: SiteJob, inputs: Digest| {
+            let previous = previous_site_jobs.remove(&job);
             jobs.push(Job {
                 render: needs_render(previous.as_ref(), &inputs, ""),
-                kind,
+                kind: JobKind::Site(job),
                 inputs,
                 previous,
             });
         };
         for (lang, inputs) in langs.iter().zip(index_inputs) {
-            site_job(JobKind::Index(lang.clone()), inputs);
+            site_job(SiteJob::Index(lang.clone()), inputs);
         }
-        site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
-        site_job(JobKind::Sitemap, sitemap_inputs);
-        site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
-        for (id, entry) in previous_site_jobs {
+        site_job(SiteJob::Root, Hasher::new().digest(&site_hash).finish());
+        site_job(SiteJob::Sitemap, sitemap_inputs);
+        site_job(SiteJob::Style, Hasher::new().digest(&site_hash).finish());
+        for (job, entry) in previous_site_jobs {
             removed.push(Removed {
-                id,
-                prefix: String::new(),
+                id: JobId::Site(job),
                 entry,
             });
         }
@@ -702,8 +716,10 @@ fn removed_pages(
 ) -> impl Iterator<Item = Removed> + '_ {
     pages.into_iter().filter_map(move |(lang, page)| {
         page.output.map(|entry| Removed {
-            id: format!("page:{lang}/{slug}"),
-            prefix: page_prefix(&lang, slug),
+            id: JobId::Page {
+                lang,
+                slug: slug.to_string(),
+            },
             entry,
         })
     })
