@@ -424,41 +424,119 @@ struct Planner<'a> {
 }
 
 impl Planner<'_> {
-    /// Plans the guides of the shards not `closed` against `previous` (their decoded entries).
-    /// `None` when shards are closed but a site-wide job that lists every page must render.
+    /// Plans the guides of the shards not `closed` against `previous` (their decoded entries):
+    /// scan them, list the jobs with their input digests, and diff those against the previous
+    /// build's. `None` when shards are closed but a site-wide job that lists every page must
+    /// render.
     fn pass(
         &self,
         previous: Manifest,
         incremental: bool,
         closed: &[bool; SHARDS],
     ) -> Result<Option<Plan>, Vec<Diagnostic>> {
-        let (site, config, now) = (self.site, &self.site.config, self.now);
+        let (site, langs) = (self.site, &self.site.config.languages);
         let stored = previous.stored();
         let Manifest {
-            guides: mut previous_guides,
+            guides: previous_guides,
             site_jobs: mut previous_site_jobs,
             ..
         } = previous;
-        // Each folder of an open shard takes its previous entry along (moved, not copied).
+        // Scan: the open shards' guides, read against their previous entries.
+        let mut scanned = Scanned::gather(self.scan(previous_guides, closed), langs);
+        let (index_inputs, sitemap_inputs) = listing_inputs(
+            scanned.pages(),
+            closed,
+            self.headers,
+            langs,
+            &site.inputs_hash,
+        );
+        // An index or the sitemap that must render needs every page, closed shards' too: known
+        // here, before any guide's data or page job is computed for nothing. (Shards are only
+        // closed without `--force` or output checks, so changed inputs are what renders.)
+        if closed.contains(&true) && scanned.errors.is_empty() {
+            let differs = |job: SiteJob, inputs: &Digest| {
+                previous_site_jobs
+                    .get(&job)
+                    .is_none_or(|j| j.inputs != *inputs)
+            };
+            let mut indexes = langs.iter().zip(&index_inputs);
+            if differs(SiteJob::Sitemap, &sitemap_inputs)
+                || indexes.any(|(l, inputs)| differs(SiteJob::Index(l.clone()), inputs))
+            {
+                return Ok(None);
+            }
+        }
+        let (data, computed) = guide_data_entries(
+            site,
+            &scanned.sources,
+            &scanned.previous_data,
+            &mut scanned.touched,
+            &mut scanned.errors,
+        );
+        if !scanned.errors.is_empty() {
+            return Err(scanned.errors);
+        }
+        // Jobs, each diffed against what the previous build recorded for it.
+        let diff = Diff {
+            out: self.out,
+            verify_outputs: self.verify_outputs,
+        };
+        let previous_outputs = std::mem::take(&mut scanned.previous_outputs);
+        let mut jobs = page_jobs(site, &scanned, previous_outputs, &data, &diff);
+        let site_inputs = SiteInputs {
+            site: site.inputs_hash,
+            indexes: index_inputs,
+            sitemap: sitemap_inputs,
+        };
+        jobs.extend(site_jobs(
+            langs,
+            site_inputs,
+            &mut previous_site_jobs,
+            &diff,
+        ));
+        let mut removed = scanned.removed;
+        removed.extend(previous_site_jobs.into_iter().map(|(job, entry)| Removed {
+            id: JobId::Site(job),
+            entry,
+        }));
+        Ok(Some(Plan {
+            sources: scanned.sources,
+            guides: scanned.guides,
+            folders: scanned.folders,
+            data,
+            computed,
+            jobs,
+            removed,
+            incremental,
+            touched: scanned.touched,
+            closed_pages: closed_page_counts(self.headers, closed, langs.len()),
+            kept: BTreeMap::new(),
+            stored,
+            context: self.context.clone(),
+        }))
+    }
+
+    /// Reads every guide folder of the open shards in parallel, each against its previous entry
+    /// (moved out of `previous`); what is left in `previous` is a deleted guide.
+    fn scan(
+        &self,
+        mut previous: BTreeMap<String, GuideEntry>,
+        closed: &[bool; SHARDS],
+    ) -> (Vec<GuideRead>, BTreeMap<String, GuideEntry>) {
+        let (config, now) = (&self.site.config, self.now);
         let tasks: Vec<_> = self
             .folders
             .iter()
             .filter(|(f, _)| !closed[shard_of(&f.name)])
             .map(|(f, meta)| {
-                let prev = previous_guides.remove(&f.name);
+                let prev = previous.remove(&f.name);
                 let trusted = self
                     .changed_guides
                     .is_some_and(|c| !c.contains(f.name.as_str()));
                 (f, meta.as_ref(), prev, trusted)
             })
             .collect();
-        let mut touched = BTreeSet::new();
-        let mut removed: Vec<Removed> = Vec::new();
-        for (slug, guide) in previous_guides {
-            removed.extend(removed_pages(&slug, guide.pages));
-            touched.insert(slug);
-        }
-        let read: Vec<GuideRead> = tasks
+        let read = tasks
             .into_par_iter()
             .map(|(folder, meta, prev, trusted)| match prev {
                 Some(prev) if trusted => GuideRead::unchanged(folder, prev),
@@ -475,151 +553,210 @@ impl Planner<'_> {
                 }
             })
             .collect();
+        (read, previous)
+    }
+}
+
+/// The scan's result: every page of the open shards, sorted by guide then language, with what
+/// the previous build recorded of them.
+struct Scanned {
+    sources: Vec<Source>,
+    /// Per source: the previous build's output entry (taken by [`page_jobs`]).
+    previous_outputs: Vec<Option<JobEntry>>,
+    /// Per guide: its languages in site order, joined with `,` (what its page jobs hash).
+    guide_langs: Vec<String>,
+    /// Per source: the index of its guide in `guide_langs`.
+    guide_of_source: Vec<usize>,
+    /// Languages each guide exists in, in site order.
+    guides: BTreeMap<String, Vec<String>>,
+    /// Per guide: its folder's stamp.
+    folders: BTreeMap<String, Option<Stamp>>,
+    /// Per guide: its previous data entry.
+    previous_data: BTreeMap<String, DataEntry>,
+    /// Guides whose manifest entry changed.
+    touched: BTreeSet<String>,
+    /// Pages of the previous build that are gone.
+    removed: Vec<Removed>,
+    errors: Vec<Diagnostic>,
+}
+
+impl Scanned {
+    /// Puts the guides read together (`deleted`: the previous entries of guides gone since).
+    fn gather(
+        (read, deleted): (Vec<GuideRead>, BTreeMap<String, GuideEntry>),
+        langs: &[String],
+    ) -> Scanned {
         let count = read.iter().map(|r| r.sources.len()).sum();
-        let mut sources = Vec::with_capacity(count);
-        let mut previous_outputs = Vec::with_capacity(count);
-        // Per guide, its languages joined (which its page jobs hash); per source, its guide's index.
-        let mut guide_langs: Vec<String> = Vec::new();
-        let mut guide_of_source: Vec<usize> = Vec::with_capacity(count);
-        let mut errors = Vec::new();
-        let mut guides: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut folder_stamps = BTreeMap::new();
-        let mut previous_data = BTreeMap::new();
+        let mut s = Scanned {
+            sources: Vec::with_capacity(count),
+            previous_outputs: Vec::with_capacity(count),
+            guide_langs: Vec::new(),
+            guide_of_source: Vec::with_capacity(count),
+            guides: BTreeMap::new(),
+            folders: BTreeMap::new(),
+            previous_data: BTreeMap::new(),
+            touched: BTreeSet::new(),
+            removed: Vec::new(),
+            errors: Vec::new(),
+        };
+        for (slug, guide) in deleted {
+            s.removed.extend(removed_pages(&slug, guide.pages));
+            s.touched.insert(slug);
+        }
         for mut r in read {
             if r.changed {
-                touched.insert(r.slug.clone());
+                s.touched.insert(r.slug.clone());
             }
-            errors.append(&mut r.errors);
-            removed.append(&mut r.removed);
+            s.errors.append(&mut r.errors);
+            s.removed.append(&mut r.removed);
             if r.sources.is_empty() {
                 continue;
             }
             if let Some(d) = r.previous_data {
-                previous_data.insert(r.slug.clone(), d);
+                s.previous_data.insert(r.slug.clone(), d);
             }
-            let mut langs: Vec<String> = r.sources.iter().map(|s| s.src.lang.clone()).collect();
-            sort_in_site_order(&mut langs, &config.languages);
-            guide_of_source.extend(std::iter::repeat_n(guide_langs.len(), r.sources.len()));
-            guide_langs.push(langs.join(","));
-            guides.insert(r.slug.clone(), langs);
-            folder_stamps.insert(r.slug, r.folder);
-            sources.append(&mut r.sources);
-            previous_outputs.append(&mut r.outputs);
+            let mut guide_langs: Vec<String> =
+                r.sources.iter().map(|s| s.src.lang.clone()).collect();
+            sort_in_site_order(&mut guide_langs, langs);
+            let guide = s.guide_langs.len();
+            s.guide_of_source
+                .extend(std::iter::repeat_n(guide, r.sources.len()));
+            s.guide_langs.push(guide_langs.join(","));
+            s.guides.insert(r.slug.clone(), guide_langs);
+            s.folders.insert(r.slug, r.folder);
+            s.sources.append(&mut r.sources);
+            s.previous_outputs.append(&mut r.outputs);
         }
-        let site_hash = site.inputs_hash;
-        let langs = &config.languages;
-        let langs_of = |i: usize| guide_langs[guide_of_source[i]].as_str();
-        let (index_inputs, sitemap_inputs) = listing_inputs(
-            sources.iter().enumerate().map(|(i, s)| (s, langs_of(i))),
-            closed,
-            self.headers,
-            langs,
-            &site_hash,
-        );
-        // An index or the sitemap that must render needs every page, closed shards' too: known
-        // here, before any guide's data or page job is computed for nothing. (Shards are only
-        // closed without `--force` or output checks, so changed inputs are what renders.)
-        if closed.contains(&true) && errors.is_empty() {
-            let differs = |job: SiteJob, inputs: &Digest| {
-                previous_site_jobs
-                    .get(&job)
-                    .is_none_or(|j| j.inputs != *inputs)
-            };
-            let mut indexes = langs.iter().zip(&index_inputs);
-            if differs(SiteJob::Sitemap, &sitemap_inputs)
-                || indexes.any(|(l, inputs)| differs(SiteJob::Index(l.clone()), inputs))
-            {
-                return Ok(None);
-            }
-        }
-        let (data, computed) =
-            guide_data_entries(site, &sources, &previous_data, &mut touched, &mut errors);
-        if !errors.is_empty() {
-            return Err(errors);
-        }
+        s
+    }
 
-        let (verify_outputs, out) = (self.verify_outputs, self.out);
-        // See [`Purpose`].
-        let needs_render = |before: Option<&JobEntry>, inputs: &Digest, prefix: &str| {
-            before.is_none_or(|j| {
-                j.inputs != *inputs
-                    || (verify_outputs
-                        && !j.paths().all(|f| out.join(format!("{prefix}{f}")).exists()))
-            })
-        };
-        // Per page, in parallel: its job, carrying its previous entry.
-        let mut jobs: Vec<Job> = sources
-            .par_iter()
-            .zip(previous_outputs)
-            .enumerate()
-            .map(|(i, (s, previous))| {
-                let mut h = Hasher::new();
-                h.digest(&site_hash).digest(&s.hash).part(langs_of(i));
-                if let Some(d) = data.get(&s.src.slug) {
-                    h.digest(&d.data);
-                }
-                if s.summary.uses_catalog {
-                    h.digest(&site.catalog_hash);
-                }
-                let inputs = h.finish();
-                let prefix = if verify_outputs {
-                    page_prefix(&s.src.lang, &s.src.slug)
-                } else {
-                    String::new()
-                };
-                Job {
-                    render: needs_render(previous.as_ref(), &inputs, &prefix),
-                    kind: JobKind::Page(i),
-                    inputs,
-                    previous,
-                }
-            })
-            .collect();
-        let mut site_job = |job: SiteJob, inputs: Digest| {
-            let previous = previous_site_jobs.remove(&job);
-            jobs.push(Job {
-                render: needs_render(previous.as_ref(), &inputs, ""),
+    /// The languages of source `i`'s guide, joined.
+    fn langs_of(&self, i: usize) -> &str {
+        &self.guide_langs[self.guide_of_source[i]]
+    }
+
+    /// Each source with its guide's languages.
+    fn pages(&self) -> impl Iterator<Item = (&Source, &str)> {
+        (self.sources.iter().enumerate()).map(|(i, s)| (s, self.langs_of(i)))
+    }
+}
+
+/// How a job's inputs are compared with what the previous build recorded for it (see
+/// [`Purpose`]).
+struct Diff<'a> {
+    out: &'a Path,
+    verify_outputs: bool,
+}
+
+impl Diff<'_> {
+    /// True when a job with `inputs` must render: nothing recorded, other inputs recorded, or
+    /// (verifying outputs) a recorded file missing under `prefix`.
+    fn needs_render(&self, before: Option<&JobEntry>, inputs: &Digest, prefix: &str) -> bool {
+        before.is_none_or(|j| {
+            j.inputs != *inputs
+                || (self.verify_outputs
+                    && !j
+                        .paths()
+                        .all(|f| self.out.join(format!("{prefix}{f}")).exists()))
+        })
+    }
+}
+
+/// Per page, in parallel (in the order of `scanned.sources`): its job and input digest (the
+/// site's inputs, the source's bytes, its guide's languages and computed data, and the catalog
+/// when the page reads it), carrying its entry in `previous` (indexed like the sources).
+fn page_jobs(
+    site: &SiteContext,
+    scanned: &Scanned,
+    previous: Vec<Option<JobEntry>>,
+    data: &BTreeMap<String, DataEntry>,
+    diff: &Diff<'_>,
+) -> Vec<Job> {
+    (scanned.sources.par_iter())
+        .zip(previous)
+        .enumerate()
+        .map(|(i, (s, previous))| {
+            let mut h = Hasher::new();
+            h.digest(&site.inputs_hash)
+                .digest(&s.hash)
+                .part(scanned.langs_of(i));
+            if let Some(d) = data.get(&s.src.slug) {
+                h.digest(&d.data);
+            }
+            if s.summary.uses_catalog {
+                h.digest(&site.catalog_hash);
+            }
+            let inputs = h.finish();
+            let prefix = if diff.verify_outputs {
+                page_prefix(&s.src.lang, &s.src.slug)
+            } else {
+                String::new()
+            };
+            Job {
+                render: diff.needs_render(previous.as_ref(), &inputs, &prefix),
+                kind: JobKind::Page(i),
+                inputs,
+                previous,
+            }
+        })
+        .collect()
+}
+
+/// What the site-wide jobs' input digests are made of.
+struct SiteInputs {
+    /// The site's own inputs (configuration, templates, locales).
+    site: Digest,
+    /// Per language in site order: what its index lists (see [`listing_inputs`]).
+    indexes: Vec<Digest>,
+    /// What the sitemap lists.
+    sitemap: Digest,
+}
+
+/// The site-wide jobs, in a fixed order, each taking its entry out of `previous`.
+fn site_jobs(
+    langs: &[String],
+    inputs: SiteInputs,
+    previous: &mut BTreeMap<SiteJob, JobEntry>,
+    diff: &Diff<'_>,
+) -> Vec<Job> {
+    let plain = Hasher::new().digest(&inputs.site).finish();
+    let indexes = langs.iter().zip(inputs.indexes);
+    let wanted = (indexes.map(|(lang, d)| (SiteJob::Index(lang.clone()), d))).chain([
+        (SiteJob::Root, plain),
+        (SiteJob::Sitemap, inputs.sitemap),
+        (SiteJob::Style, plain),
+    ]);
+    wanted
+        .map(|(job, inputs)| {
+            let previous = previous.remove(&job);
+            Job {
+                render: diff.needs_render(previous.as_ref(), &inputs, ""),
                 kind: JobKind::Site(job),
                 inputs,
                 previous,
-            });
-        };
-        for (lang, inputs) in langs.iter().zip(index_inputs) {
-            site_job(SiteJob::Index(lang.clone()), inputs);
-        }
-        site_job(SiteJob::Root, Hasher::new().digest(&site_hash).finish());
-        site_job(SiteJob::Sitemap, sitemap_inputs);
-        site_job(SiteJob::Style, Hasher::new().digest(&site_hash).finish());
-        for (job, entry) in previous_site_jobs {
-            removed.push(Removed {
-                id: JobId::Site(job),
-                entry,
-            });
-        }
-        let mut closed_pages = vec![0; langs.len()];
-        if let Some(headers) = self.headers {
-            for (h, _) in headers.iter().zip(closed).filter(|(_, &c)| c) {
-                for (n, &pages) in closed_pages.iter_mut().zip(&h.pages) {
-                    *n += pages as usize;
-                }
             }
+        })
+        .collect()
+}
+
+/// Per language: the pages of the guides in `closed` shards, from their headers.
+fn closed_page_counts(
+    headers: Option<&[ShardHeader]>,
+    closed: &[bool; SHARDS],
+    languages: usize,
+) -> Vec<usize> {
+    let mut counts = vec![0; languages];
+    for (h, _) in headers
+        .unwrap_or_default()
+        .iter()
+        .zip(closed)
+        .filter(|(_, &c)| c)
+    {
+        for (n, &pages) in counts.iter_mut().zip(&h.pages) {
+            *n += pages as usize;
         }
-        Ok(Some(Plan {
-            sources,
-            guides,
-            folders: folder_stamps,
-            data,
-            computed,
-            jobs,
-            removed,
-            incremental,
-            touched,
-            closed_pages,
-            kept: BTreeMap::new(),
-            stored,
-            context: self.context.clone(),
-        }))
     }
+    counts
 }
 
 /// The inputs of each language's index (in site order) and of the sitemap: what they show of
