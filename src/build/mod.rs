@@ -8,10 +8,12 @@
 
 mod guides;
 mod indexes;
+mod jobs;
 pub mod manifest;
 pub mod output;
 mod pages;
 pub(crate) mod plan;
+mod scan;
 mod site;
 pub mod stamp;
 

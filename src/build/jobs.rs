@@ -1,0 +1,259 @@
+//! The jobs and diff stages of a plan: every output job with the digest of its inputs (a page's
+//! source, languages and computed data; an index's or the sitemap's listing of every page), and
+//! whether that differs from what the previous build recorded for it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::manifest::{
+    shard_of, DataEntry, Digest, Hasher, JobEntry, Listing, ShardHeader, SiteJob, SHARDS,
+};
+use super::plan::{page_prefix, Job, JobKind, Source};
+use super::scan::Scanned;
+use super::SiteContext;
+use crate::content;
+use crate::diagnostics::Diagnostic;
+use crate::estimate::ESTIMATOR_VERSION;
+use crate::expand::GuideData;
+
+/// How a job's inputs are compared with what the previous build recorded for it (see
+/// [`Purpose`]).
+pub(super) struct Diff<'a> {
+    pub(super) out: &'a Path,
+    pub(super) verify_outputs: bool,
+}
+
+impl Diff<'_> {
+    /// True when a job with `inputs` must render: nothing recorded, other inputs recorded, or
+    /// (verifying outputs) a recorded file missing under `prefix`.
+    pub(super) fn needs_render(
+        &self,
+        before: Option<&JobEntry>,
+        inputs: &Digest,
+        prefix: &str,
+    ) -> bool {
+        before.is_none_or(|j| {
+            j.inputs != *inputs
+                || (self.verify_outputs
+                    && !j
+                        .paths()
+                        .all(|f| self.out.join(format!("{prefix}{f}")).exists()))
+        })
+    }
+}
+
+/// Per page, in parallel (in the order of `scanned.sources`): its job and input digest (the
+/// site's inputs, the source's bytes, its guide's languages and computed data, and the catalog
+/// when the page reads it), carrying its entry in `previous` (indexed like the sources).
+pub(super) fn page_jobs(
+    site: &SiteContext,
+    scanned: &Scanned,
+    previous: Vec<Option<JobEntry>>,
+    data: &BTreeMap<String, DataEntry>,
+    diff: &Diff<'_>,
+) -> Vec<Job> {
+    (scanned.sources.par_iter())
+        .zip(previous)
+        .enumerate()
+        .map(|(i, (s, previous))| {
+            let mut h = Hasher::new();
+            h.digest(&site.inputs_hash)
+                .digest(&s.hash)
+                .part(scanned.langs_of(i));
+            if let Some(d) = data.get(&s.src.slug) {
+                h.digest(&d.data);
+            }
+            if s.summary.uses_catalog {
+                h.digest(&site.catalog_hash);
+            }
+            let inputs = h.finish();
+            let prefix = if diff.verify_outputs {
+                page_prefix(&s.src.lang, &s.src.slug)
+            } else {
+                String::new()
+            };
+            Job {
+                render: diff.needs_render(previous.as_ref(), &inputs, &prefix),
+                kind: JobKind::Page(i),
+                inputs,
+                previous,
+            }
+        })
+        .collect()
+}
+
+/// What the site-wide jobs' input digests are made of.
+pub(super) struct SiteInputs {
+    /// The site's own inputs (configuration, templates, locales).
+    pub(super) site: Digest,
+    /// Per language in site order: what its index lists (see [`listing_inputs`]).
+    pub(super) indexes: Vec<Digest>,
+    /// What the sitemap lists.
+    pub(super) sitemap: Digest,
+}
+
+/// The site-wide jobs, in a fixed order, each taking its entry out of `previous`.
+pub(super) fn site_jobs(
+    langs: &[String],
+    inputs: SiteInputs,
+    previous: &mut BTreeMap<SiteJob, JobEntry>,
+    diff: &Diff<'_>,
+) -> Vec<Job> {
+    let plain = Hasher::new().digest(&inputs.site).finish();
+    let indexes = langs.iter().zip(inputs.indexes);
+    let wanted = (indexes.map(|(lang, d)| (SiteJob::Index(lang.clone()), d))).chain([
+        (SiteJob::Root, plain),
+        (SiteJob::Sitemap, inputs.sitemap),
+        (SiteJob::Style, plain),
+    ]);
+    wanted
+        .map(|(job, inputs)| {
+            let previous = previous.remove(&job);
+            Job {
+                render: diff.needs_render(previous.as_ref(), &inputs, ""),
+                kind: JobKind::Site(job),
+                inputs,
+                previous,
+            }
+        })
+        .collect()
+}
+
+/// Per language: the pages of the guides in `closed` shards, from their headers.
+pub(super) fn closed_page_counts(
+    headers: Option<&[ShardHeader]>,
+    closed: &[bool; SHARDS],
+    languages: usize,
+) -> Vec<usize> {
+    let mut counts = vec![0; languages];
+    for (h, _) in headers
+        .unwrap_or_default()
+        .iter()
+        .zip(closed)
+        .filter(|(_, &c)| c)
+    {
+        for (n, &pages) in counts.iter_mut().zip(&h.pages) {
+            *n += pages as usize;
+        }
+    }
+    counts
+}
+
+/// The inputs of each language's index (in site order) and of the sitemap: what they show of
+/// every page, hashed shard by shard. `pages` (source and its guide's languages, sorted by guide)
+/// are those of the open shards; a closed shard's part comes from its header.
+pub(super) fn listing_inputs<'a>(
+    pages: impl Iterator<Item = (&'a Source, &'a str)>,
+    closed: &[bool; SHARDS],
+    headers: Option<&[ShardHeader]>,
+    langs: &[String],
+    site_hash: &Digest,
+) -> (Vec<Digest>, Digest) {
+    let mut listings: Vec<Option<Listing>> = closed
+        .iter()
+        .map(|&c| (!c).then(|| Listing::new(langs.len())))
+        .collect();
+    for (s, guide_langs) in pages {
+        if let Some(listing) = &mut listings[shard_of(&s.src.slug)] {
+            let at = langs.iter().position(|l| *l == s.src.lang);
+            listing.page(at, &s.src.slug, &s.src.lang, &s.summary, guide_langs);
+        }
+    }
+    let parts: Vec<(Vec<Digest>, Digest)> = listings
+        .par_iter()
+        .enumerate()
+        .map(
+            |(i, listing)| match (listing, headers.and_then(|h| h.get(i))) {
+                (Some(l), _) => l.finish(),
+                (None, Some(h)) => (h.listed.clone(), h.mapped),
+                (None, None) => Listing::new(langs.len()).finish(),
+            },
+        )
+        .collect();
+    let index = (0..langs.len())
+        .map(|k| {
+            let mut h = Hasher::new();
+            h.digest(site_hash);
+            for (listed, _) in &parts {
+                h.digest(&listed.get(k).copied().unwrap_or_default());
+            }
+            h.finish()
+        })
+        .collect();
+    let mut sitemap = Hasher::new();
+    sitemap.digest(site_hash);
+    for (_, mapped) in &parts {
+        sitemap.digest(mapped);
+    }
+    (index, sitemap.finish())
+}
+
+/// Hash of everything a guide's computed data depends on.
+pub(super) fn data_inputs(site: &SiteContext, scenario_hash: &Digest) -> Digest {
+    Hasher::new()
+        .digest(scenario_hash)
+        .digest(&site.catalog_hash)
+        .part(ESTIMATOR_VERSION)
+        .finish()
+}
+
+/// Each guide's data entry: reused when its inputs are unchanged, else computed now (so that a
+/// catalog or estimator change rebuilds exactly the pages whose numbers changed). Guides whose
+/// entry differs from the previous build's are added to `touched`. The data computed is
+/// returned beside the entries.
+pub(super) fn guide_data_entries(
+    site: &SiteContext,
+    sources: &[Source],
+    previous: &BTreeMap<String, DataEntry>,
+    touched: &mut BTreeSet<String>,
+    errors: &mut Vec<Diagnostic>,
+) -> (BTreeMap<String, DataEntry>, BTreeMap<String, GuideData>) {
+    let mut firsts: BTreeMap<&str, (&Source, Digest)> = BTreeMap::new();
+    for s in sources {
+        if let Some(h) = s.summary.scenario_hash {
+            firsts.entry(s.src.slug.as_str()).or_insert((s, h));
+        }
+    }
+    for slug in previous.keys().filter(|s| !firsts.contains_key(s.as_str())) {
+        touched.insert(slug.clone());
+    }
+    type Computed = Result<(DataEntry, Option<GuideData>), Vec<Diagnostic>>;
+    let computed: Vec<(String, Computed)> = firsts
+        .par_iter()
+        .map(|(slug, (s, scenario_hash))| {
+            let inputs = data_inputs(site, scenario_hash);
+            if let Some(prev) = previous.get(*slug).filter(|d| d.inputs == inputs) {
+                return (slug.to_string(), Ok((*prev, None)));
+            }
+            let entry = content::load(&s.src)
+                .and_then(|p| super::guides::compute_one(&p, &site.catalog))
+                .map(|d| {
+                    let entry = DataEntry {
+                        inputs,
+                        data: super::guides::data_hash(&d),
+                    };
+                    (entry, Some(d))
+                });
+            (slug.to_string(), entry)
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    let mut datas = BTreeMap::new();
+    for (slug, r) in computed {
+        match r {
+            Ok((e, d)) => {
+                if previous.get(&slug) != Some(&e) {
+                    touched.insert(slug.clone());
+                }
+                if let Some(d) = d {
+                    datas.insert(slug.clone(), d);
+                }
+                out.insert(slug, e);
+            }
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    (out, datas)
+}

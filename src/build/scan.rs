@@ -1,0 +1,501 @@
+//! The scan stage of a plan: what the file system says of each guide folder and page (one `stat`
+//! each, relative to the open content folder), read against the previous build's entries: a
+//! folder is listed again only if its stamp changed, a page hashed only if its stamp changed and
+//! parsed only if its bytes did. Stamps are judged against the `now` the plan is given.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::manifest::{
+    feed_stamps, hash, shard_of, sort_in_site_order, DataEntry, Digest, FileStat, GuideEntry,
+    Hasher, JobEntry, PageEntry, SourceEntry, Stamp, Summary, SHARDS,
+};
+use super::plan::{JobId, Removed, Source};
+use crate::config::SiteConfig;
+use crate::content::{self, GuideFolder, Page, PageSource};
+use crate::diagnostics::Diagnostic;
+
+/// The scan's result: every page of the open shards, sorted by guide then language, with what
+/// the previous build recorded of them.
+pub(super) struct Scanned {
+    pub(super) sources: Vec<Source>,
+    /// Per source: the previous build's output entry (taken by [`page_jobs`]).
+    pub(super) previous_outputs: Vec<Option<JobEntry>>,
+    /// Per guide: its languages in site order, joined with `,` (what its page jobs hash).
+    pub(super) guide_langs: Vec<String>,
+    /// Per source: the index of its guide in `guide_langs`.
+    pub(super) guide_of_source: Vec<usize>,
+    /// Languages each guide exists in, in site order.
+    pub(super) guides: BTreeMap<String, Vec<String>>,
+    /// Per guide: its folder's stamp.
+    pub(super) folders: BTreeMap<String, Option<Stamp>>,
+    /// Per guide: its previous data entry.
+    pub(super) previous_data: BTreeMap<String, DataEntry>,
+    /// Guides whose manifest entry changed.
+    pub(super) touched: BTreeSet<String>,
+    /// Pages of the previous build that are gone.
+    pub(super) removed: Vec<Removed>,
+    pub(super) errors: Vec<Diagnostic>,
+}
+
+impl Scanned {
+    /// Puts the guides read together (`deleted`: the previous entries of guides gone since).
+    pub(super) fn gather(
+        (read, deleted): (Vec<GuideRead>, BTreeMap<String, GuideEntry>),
+        langs: &[String],
+    ) -> Scanned {
+        let count = read.iter().map(|r| r.sources.len()).sum();
+        let mut s = Scanned {
+            sources: Vec::with_capacity(count),
+            previous_outputs: Vec::with_capacity(count),
+            guide_langs: Vec::new(),
+            guide_of_source: Vec::with_capacity(count),
+            guides: BTreeMap::new(),
+            folders: BTreeMap::new(),
+            previous_data: BTreeMap::new(),
+            touched: BTreeSet::new(),
+            removed: Vec::new(),
+            errors: Vec::new(),
+        };
+        for (slug, guide) in deleted {
+            s.removed.extend(removed_pages(&slug, guide.pages));
+            s.touched.insert(slug);
+        }
+        for mut r in read {
+            if r.changed {
+                s.touched.insert(r.slug.clone());
+            }
+            s.errors.append(&mut r.errors);
+            s.removed.append(&mut r.removed);
+            if r.sources.is_empty() {
+                continue;
+            }
+            if let Some(d) = r.previous_data {
+                s.previous_data.insert(r.slug.clone(), d);
+            }
+            let mut guide_langs: Vec<String> =
+                r.sources.iter().map(|s| s.src.lang.clone()).collect();
+            sort_in_site_order(&mut guide_langs, langs);
+            let guide = s.guide_langs.len();
+            s.guide_of_source
+                .extend(std::iter::repeat_n(guide, r.sources.len()));
+            s.guide_langs.push(guide_langs.join(","));
+            s.guides.insert(r.slug.clone(), guide_langs);
+            s.folders.insert(r.slug, r.folder);
+            s.sources.append(&mut r.sources);
+            s.previous_outputs.append(&mut r.outputs);
+        }
+        s
+    }
+
+    /// The languages of source `i`'s guide, joined.
+    pub(super) fn langs_of(&self, i: usize) -> &str {
+        &self.guide_langs[self.guide_of_source[i]]
+    }
+
+    /// Each source with its guide's languages.
+    pub(super) fn pages(&self) -> impl Iterator<Item = (&Source, &str)> {
+        (self.sources.iter().enumerate()).map(|(i, s)| (s, self.langs_of(i)))
+    }
+}
+
+/// Per guide shard: the digest of its guides' slugs and what `stat` says of their folders and
+/// pages (see [`feed_stamps`]), or `None` when a folder could not be statted.
+pub(super) fn observed_stamps(
+    folders: &[(GuideFolder, Option<FolderMeta>)],
+) -> Vec<Option<Digest>> {
+    let mut by_shard: Vec<Vec<&(GuideFolder, Option<FolderMeta>)>> = vec![Vec::new(); SHARDS];
+    for f in folders {
+        by_shard[shard_of(&f.0.name)].push(f);
+    }
+    by_shard
+        .par_iter()
+        .map(|guides| {
+            let mut h = Hasher::new();
+            let mut pages = Vec::new();
+            for (folder, meta) in guides {
+                let meta = meta.as_ref()?;
+                pages.clear();
+                pages.extend(meta.pages.iter().map(|p| p.map(|s| *s.fields())));
+                feed_stamps(&mut h, &folder.name, meta.folder?.fields(), &pages);
+            }
+            Some(h.finish())
+        })
+        .collect()
+}
+
+/// The outputs of a guide's pages that are gone.
+pub(super) fn removed_pages(
+    slug: &str,
+    pages: Vec<(String, PageEntry)>,
+) -> impl Iterator<Item = Removed> + '_ {
+    pages.into_iter().filter_map(move |(lang, page)| {
+        page.output.map(|entry| Removed {
+            id: JobId::Page {
+                lang,
+                slug: slug.to_string(),
+            },
+            entry,
+        })
+    })
+}
+
+/// What the file system says of a guide folder before the manifest is consulted: the folder's
+/// stat, and that of `<lang>.md` for each configured language (in the site's order).
+pub(super) struct FolderMeta {
+    pub(super) folder: Option<FileStat>,
+    pub(super) pages: Vec<Option<FileStat>>,
+}
+
+impl FolderMeta {
+    pub(super) fn of(
+        folder: &GuideFolder,
+        content: &ContentDir,
+        config: &SiteConfig,
+    ) -> FolderMeta {
+        let pages = config
+            .languages
+            .iter()
+            .map(|l| content.stat(folder, Some(l)))
+            .collect();
+        FolderMeta {
+            folder: content.stat(folder, None),
+            pages,
+        }
+    }
+}
+
+/// The content folder, open where the platform allows, to stat guide folders and pages relative
+/// to it.
+pub(super) struct ContentDir {
+    #[cfg(unix)]
+    pub(super) fd: Option<rustix::fd::OwnedFd>,
+}
+
+impl ContentDir {
+    pub(super) fn open(root: &Path) -> ContentDir {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(root.join("content"), flags, Mode::empty()).ok();
+            ContentDir { fd }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = root;
+            ContentDir {}
+        }
+    }
+
+    /// Stats guide folder `folder`, or its page `<lang>.md`.
+    pub(super) fn stat(&self, folder: &GuideFolder, lang: Option<&str>) -> Option<FileStat> {
+        #[cfg(unix)]
+        if let Some(fd) = &self.fd {
+            let rel = match lang {
+                Some(l) => format!("{}/{l}.md", folder.name),
+                None => folder.name.clone(),
+            };
+            return FileStat::at(fd, &rel);
+        }
+        match lang {
+            Some(l) => FileStat::of_path(&folder.path.join(format!("{l}.md"))),
+            None => FileStat::of_path(&folder.path),
+        }
+    }
+}
+
+/// One guide folder read against its previous manifest entry.
+pub(super) struct GuideRead {
+    pub(super) slug: String,
+    pub(super) folder: Option<Stamp>,
+    pub(super) sources: Vec<Source>,
+    /// Per source: the previous build's output entry.
+    pub(super) outputs: Vec<Option<JobEntry>>,
+    /// Pages of the previous build that are gone.
+    pub(super) removed: Vec<Removed>,
+    pub(super) errors: Vec<Diagnostic>,
+    /// The previous build's data entry of the guide.
+    pub(super) previous_data: Option<DataEntry>,
+    /// True when the folder's listing or a page's entry differs from the previous build's.
+    pub(super) changed: bool,
+}
+
+impl GuideRead {
+    /// A guide the file watcher saw no change in: its previous entry, without a system call.
+    pub(super) fn unchanged(folder: &GuideFolder, previous: GuideEntry) -> GuideRead {
+        let dir: Arc<Path> = Arc::from(folder.path.as_path());
+        let (sources, outputs) = previous
+            .pages
+            .into_iter()
+            .map(|(lang, page)| {
+                let source = Source {
+                    src: content::page_source(&folder.name, &lang, &dir),
+                    hash: page.source.hash,
+                    summary: page.source.summary,
+                    stamp: page.source.stamp,
+                };
+                (source, page.output)
+            })
+            .unzip();
+        GuideRead {
+            slug: folder.name.clone(),
+            folder: previous.folder,
+            sources,
+            outputs,
+            removed: Vec::new(),
+            errors: Vec::new(),
+            previous_data: previous.data,
+            changed: false,
+        }
+    }
+}
+
+/// The guides (folder names) that `paths` touch, or `None` when a change there needs a full scan
+/// (the content folder itself, or the site configuration, which can change the languages).
+pub(super) fn changed_guides(paths: &BTreeSet<PathBuf>) -> Option<BTreeSet<&str>> {
+    let mut guides = BTreeSet::new();
+    for p in paths {
+        let mut parts = p.components().map(|c| c.as_os_str().to_str());
+        match (parts.next(), parts.next()) {
+            (Some(Some("content")), Some(Some(slug))) => {
+                guides.insert(slug);
+            }
+            (Some(Some("content")), None) => return None,
+            (Some(Some(crate::config::CONFIG_FILE)), None) => return None,
+            (Some(Some("content")), Some(None)) => return None,
+            _ => {}
+        }
+    }
+    Some(guides)
+}
+
+/// The guide folders without listing `content/`: the previous build's, plus the changed ones that
+/// exist now (a new guide), less the changed ones that are gone. Sorted by name.
+pub(super) fn known_folders<'a>(
+    root: &Path,
+    previous: impl Iterator<Item = &'a String>,
+    changed: &BTreeSet<&'a str>,
+) -> Vec<GuideFolder> {
+    let content = root.join("content");
+    let names: BTreeSet<&str> = previous
+        .map(String::as_str)
+        .filter(|n| !changed.contains(n))
+        .chain(
+            changed
+                .iter()
+                .copied()
+                .filter(|n| !n.starts_with('.') && content.join(n).is_dir()),
+        )
+        .collect();
+    names
+        .into_iter()
+        .map(|name| GuideFolder {
+            name: name.to_string(),
+            path: content.join(name),
+        })
+        .collect()
+}
+
+/// Reads one guide folder: its listing is reused when the folder's stamp is unchanged, and each
+/// page is hashed only when its own stamp changed (and parsed only when its bytes did).
+pub(super) fn read_guide(
+    folder: &GuideFolder,
+    meta: &FolderMeta,
+    previous: Option<GuideEntry>,
+    config: &SiteConfig,
+    now: u64,
+) -> GuideRead {
+    let slug = folder.name.clone();
+    let FolderMeta {
+        folder: meta,
+        pages,
+    } = meta;
+    let meta = *meta;
+    let stamp = meta.and_then(|m| Stamp::of(&m, now));
+    let (mut previous_pages, previous_folder, previous_data) = match previous {
+        Some(g) => (g.pages, g.folder, g.data),
+        None => Default::default(),
+    };
+    let listing_unchanged = previous_folder
+        .zip(meta)
+        .is_some_and(|(s, m)| s.matches(&m))
+        && previous_pages
+            .iter()
+            .all(|(l, _)| config.languages.contains(l));
+    let (found, mut errors) = if listing_unchanged {
+        let dir: Arc<Path> = Arc::from(folder.path.as_path());
+        let found = previous_pages
+            .iter()
+            .map(|(lang, _)| content::page_source(&slug, lang, &dir))
+            .collect();
+        (found, Vec::new())
+    } else {
+        content::list_guide(folder, config)
+    };
+    let mut changed = stamp != previous_folder || found.len() != previous_pages.len();
+    let mut sources = Vec::with_capacity(found.len());
+    let mut outputs = Vec::with_capacity(found.len());
+    for src in found {
+        let prev = previous_pages
+            .iter()
+            .position(|(l, _)| *l == src.lang)
+            .map(|i| previous_pages.swap_remove(i).1);
+        let (prev_source, prev_output) = match prev {
+            Some(p) => (Some(p.source), p.output),
+            None => (None, None),
+        };
+        let meta = config
+            .languages
+            .iter()
+            .position(|l| *l == src.lang)
+            .and_then(|i| pages[i]);
+        match read_source(src, meta, prev_source, now) {
+            Ok((s, c)) => {
+                changed |= c;
+                sources.push(s);
+                outputs.push(prev_output);
+            }
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    errors.extend(check_translations_agree(&sources));
+    GuideRead {
+        removed: removed_pages(&slug, previous_pages).collect(),
+        slug,
+        folder: stamp,
+        sources,
+        outputs,
+        errors,
+        previous_data,
+        changed,
+    }
+}
+
+/// Hashes a source unless its stamp is unchanged, and parses it only when its bytes changed.
+/// Returns the source and whether its manifest entry changed.
+pub(super) fn read_source(
+    src: PageSource,
+    stat: Option<FileStat>,
+    previous: Option<SourceEntry>,
+    now: u64,
+) -> Result<(Source, bool), Vec<Diagnostic>> {
+    let cannot = |e: std::io::Error| {
+        vec![Diagnostic::error(format!("cannot read: {e}")).in_file(src.shown())]
+    };
+    let stat = match stat {
+        Some(s) => Some(s),
+        // Not statted yet, or the stat failed: ask again, for the error's sake.
+        None => FileStat::from_metadata(&std::fs::metadata(src.path()).map_err(cannot)?),
+    };
+    let (previous, unchanged) = match previous {
+        Some(e) if e.stamp.zip(stat).is_some_and(|(s, f)| s.matches(&f)) => (None, Some(e)),
+        other => (other, None),
+    };
+    if let Some(e) = unchanged {
+        let source = Source {
+            hash: e.hash,
+            summary: e.summary,
+            stamp: e.stamp,
+            src,
+        };
+        return Ok((source, false));
+    }
+    let stamp = stat.and_then(|f| Stamp::of(&f, now));
+    let bytes = crate::site_files::read(&src.path(), &src.shown()).map_err(|e| vec![e])?;
+    let h = hash(&bytes);
+    if let Some(e) = previous.filter(|e| e.hash == h) {
+        let changed = e.stamp != stamp;
+        let source = Source {
+            src,
+            hash: h,
+            summary: e.summary,
+            stamp,
+        };
+        return Ok((source, changed));
+    }
+    let page = content::parse(src.clone(), &bytes)?;
+    let summary = summarize(&page);
+    let source = Source {
+        src,
+        hash: h,
+        summary,
+        stamp,
+    };
+    Ok((source, true))
+}
+
+/// The parts of a parsed page that other outputs depend on.
+pub(crate) fn summarize(page: &Page) -> Summary {
+    let fm = &page.front;
+    let scenario_hash = content::agree::shared_text(page).map(|text| {
+        let mut h = Hasher::new();
+        h.part(text);
+        h.finish()
+    });
+    let updated = fm
+        .extra
+        .iter()
+        .find(|(k, _)| k == "updated")
+        .and_then(|(_, v)| v.as_str().map(str::to_string));
+    Summary {
+        title: fm.title.clone(),
+        date: fm.date.clone(),
+        description: fm.description.clone(),
+        updated: updated.or_else(|| fm.date.clone()),
+        scenario_hash,
+        uses_catalog: page.body().contains("catalog."),
+    }
+}
+
+/// The translations of one guide (its pages) must share scenario and variant overrides.
+pub(super) fn check_translations_agree(guide: &[Source]) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    let Some(f) = guide.first() else {
+        return errors;
+    };
+    for s in &guide[1..] {
+        match () {
+            () if f.summary.scenario_hash != s.summary.scenario_hash => {
+                let pages = content::load(&f.src).and_then(|a| Ok((a, content::load(&s.src)?)));
+                let found = pages
+                    .as_ref()
+                    .ok()
+                    .and_then(|(a, b)| content::agree::first_difference(a, b));
+                let (message, line) = match found {
+                    Some(d) => (
+                        format!(
+                            "the translations disagree on `{}`: `{}` in {}, `{}` here",
+                            d.key,
+                            d.first,
+                            f.src.shown().display(),
+                            d.second
+                        ),
+                        d.line,
+                    ),
+                    None => (
+                        format!(
+                            "the translations disagree on the scenario or variants: {} and {} must have the same `scenario:` and variant `id`/`set:` values",
+                            f.src.shown().display(),
+                            s.src.shown().display()
+                        ),
+                        1,
+                    ),
+                };
+                let mut d = Diagnostic::error(message)
+                    .in_file(s.src.shown())
+                    .at(line, 1)
+                    .with_help("a guide's translations share one scenario; only titles, prose and variant labels differ");
+                if let Ok((_, b)) = &pages {
+                    d = d.with_source(b.text.clone());
+                }
+                errors.push(d);
+            }
+            () => {}
+        }
+    }
+    errors
+}
