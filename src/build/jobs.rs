@@ -19,7 +19,7 @@ use crate::estimate::ESTIMATOR_VERSION;
 use crate::expand::GuideData;
 
 /// How a job's inputs are compared with what the previous build recorded for it (see
-/// [`Purpose`]).
+/// [`super::plan::Purpose`]).
 pub(super) struct Diff<'a> {
     pub(super) out: &'a Path,
     pub(super) verify_outputs: bool,
@@ -256,4 +256,170 @@ pub(super) fn guide_data_entries(
         }
     }
     (out, datas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::manifest::{
+        hash, GuideEntry, Manifest, PageEntry, ShardContext, SourceEntry, Summary,
+    };
+    use std::sync::Arc;
+
+    fn entry(inputs: &[u8], files: &[&str]) -> JobEntry {
+        JobEntry {
+            inputs: hash(inputs),
+            files: files.iter().map(|f| (f.to_string(), hash(b""))).collect(),
+        }
+    }
+
+    #[test]
+    fn a_job_renders_when_its_inputs_differ_or_a_checked_output_is_missing() {
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("there.html"), "").unwrap();
+        let build = Diff {
+            out: out.path(),
+            verify_outputs: false,
+        };
+        let check = Diff {
+            verify_outputs: true,
+            ..build
+        };
+        let there = entry(b"a", &["there.html"]);
+        let gone = entry(b"a", &["gone.html"]);
+        assert!(build.needs_render(None, &hash(b"a"), ""));
+        assert!(build.needs_render(Some(&there), &hash(b"b"), ""));
+        assert!(!build.needs_render(Some(&there), &hash(b"a"), ""));
+        assert!(!build.needs_render(Some(&gone), &hash(b"a"), ""));
+        assert!(!check.needs_render(Some(&there), &hash(b"a"), ""));
+        assert!(check.needs_render(Some(&gone), &hash(b"a"), ""));
+    }
+
+    #[test]
+    fn site_jobs_come_in_a_fixed_order_and_take_their_previous_entries() {
+        let langs = ["en".to_string(), "zh".to_string()];
+        let inputs = SiteInputs {
+            site: hash(b"site"),
+            indexes: vec![hash(b"en"), hash(b"zh")],
+            sitemap: hash(b"map"),
+        };
+        let plain = Hasher::new().digest(&hash(b"site")).finish();
+        let mut previous = BTreeMap::from([
+            (
+                SiteJob::Root,
+                JobEntry {
+                    inputs: plain,
+                    files: Vec::new(),
+                },
+            ),
+            (SiteJob::Index("fr".into()), entry(b"fr", &[])),
+        ]);
+        let out = tempfile::tempdir().unwrap();
+        let diff = Diff {
+            out: out.path(),
+            verify_outputs: false,
+        };
+        let jobs = site_jobs(&langs, inputs, &mut previous, &diff);
+        let kinds: Vec<String> = jobs
+            .iter()
+            .map(|j| match &j.kind {
+                JobKind::Site(s) => format!("{s}:{}", j.render),
+                JobKind::Page(_) => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "index:en:true",
+                "index:zh:true",
+                "root:false",
+                "sitemap:true",
+                "style:true"
+            ]
+        );
+        assert_eq!(jobs[1].inputs, hash(b"zh"));
+        // What is left is a job that no longer exists (a removed language).
+        assert_eq!(
+            previous.keys().collect::<Vec<_>>(),
+            [&SiteJob::Index("fr".into())]
+        );
+    }
+
+    #[test]
+    fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
+        let langs = vec!["en".to_string(), "es".to_string()];
+        let summary = |slug: &str, lang: &str| Summary {
+            title: format!("{slug} {lang}"),
+            date: Some("2026-01-02".into()),
+            description: (lang == "en").then(|| "about".into()),
+            updated: None,
+            scenario_hash: None,
+            uses_catalog: false,
+        };
+        let slugs = ["alpha", "beta", "gamma", "delta"];
+        let mut guides = BTreeMap::new();
+        let mut sources = Vec::new();
+        let dir: Arc<Path> = Arc::from(Path::new("/nowhere"));
+        for slug in slugs {
+            // `delta` has no Spanish page.
+            let page_langs: &[&str] = if slug == "delta" {
+                &["en"]
+            } else {
+                &["en", "es"]
+            };
+            let mut pages = Vec::new();
+            for lang in page_langs {
+                let source = SourceEntry {
+                    hash: hash(slug.as_bytes()),
+                    stamp: None,
+                    summary: summary(slug, lang),
+                };
+                pages.push((
+                    lang.to_string(),
+                    PageEntry {
+                        source,
+                        output: None,
+                    },
+                ));
+                sources.push(Source {
+                    src: content::page_source(slug, lang, &dir),
+                    hash: hash(slug.as_bytes()),
+                    summary: summary(slug, lang),
+                    stamp: None,
+                });
+            }
+            let guide = GuideEntry {
+                folder: None,
+                pages,
+                data: None,
+            };
+            guides.insert(slug.to_string(), guide);
+        }
+        sources.sort_by(|a, b| (&a.src.slug, &a.src.lang).cmp(&(&b.src.slug, &b.src.lang)));
+        let context = ShardContext {
+            digest: hash(b"context"),
+            languages: langs.clone(),
+        };
+        let mut manifest = Manifest::new(guides, BTreeMap::new()).with_context(context);
+        manifest.changed_shards();
+        let headers = manifest.stored().unwrap().headers().to_vec();
+        let langs_of = |slug: &str| if slug == "delta" { "en" } else { "en,es" };
+        let pages = || sources.iter().map(|s| (s, langs_of(&s.src.slug)));
+        let site = hash(b"site");
+        let open = listing_inputs(pages(), &[false; SHARDS], None, &langs, &site);
+        let closed = listing_inputs(pages(), &[true; SHARDS], Some(&headers), &langs, &site);
+        assert_eq!(open, closed);
+        // Half open, half from headers: the same again.
+        let mut half = [false; SHARDS];
+        half[shard_of("alpha")] = true;
+        let mixed = listing_inputs(pages(), &half, Some(&headers), &langs, &site);
+        assert_eq!(open, mixed);
+        // And a title change shows.
+        let mut renamed = sources.clone();
+        renamed[0].summary.title = "Renamed".into();
+        let pages = renamed.iter().map(|s| (s, langs_of(&s.src.slug)));
+        let changed = listing_inputs(pages, &[false; SHARDS], None, &langs, &site);
+        assert_ne!(open.0[0], changed.0[0]);
+        assert_ne!(open.1, changed.1);
+    }
 }
