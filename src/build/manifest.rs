@@ -10,13 +10,13 @@
 //! it, so a no-change build decodes no guide entry and a one-guide edit decodes one shard.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+pub use super::model::{DataEntry, GuideEntry, JobEntry, PageEntry, SiteJob, SourceEntry, Summary};
 pub use super::stamp::{hash, now_ns, Digest, FileStat, Hasher, Stamp};
 
 /// The manifest's folder inside the output folder.
@@ -469,113 +469,6 @@ fn encode<T: Serialize>(header: Option<&ShardHeader>, entries: &[T]) -> Vec<u8> 
         bytes = postcard::to_extend(h, bytes).unwrap_or_default();
     }
     postcard::to_extend(&entries, bytes).unwrap_or_default()
-}
-
-/// A site-wide job, as its manifest entry is keyed.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum SiteJob {
-    /// A language's index (with its Atom feed and 404 page).
-    Index(String),
-    /// The language chooser (with the root 404 page).
-    Root,
-    /// `sitemap.xml` and `llms.txt`.
-    Sitemap,
-    /// The static assets (`style.css`, favicon, scripts).
-    Style,
-}
-
-impl fmt::Display for SiteJob {
-    /// `index:<lang>`, `root`, `sitemap`, `style`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SiteJob::Index(lang) => write!(f, "index:{lang}"),
-            SiteJob::Root => f.write_str("root"),
-            SiteJob::Sitemap => f.write_str("sitemap"),
-            SiteJob::Style => f.write_str("style"),
-        }
-    }
-}
-
-/// A guide folder as the previous build saw it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct GuideEntry {
-    /// The folder's stamp when listed; unchanged, its list of pages is reused without listing it
-    /// again (adding, removing or renaming a file changes a folder's stamp).
-    pub folder: Option<Stamp>,
-    /// Per language (sorted): the page's source and output. A vector, not a map: a guide has a
-    /// few pages, and a 10,000-guide manifest decodes much faster without a tree node per guide.
-    pub pages: Vec<(String, PageEntry)>,
-    /// The guide's computed data, when it has a scenario.
-    pub data: Option<DataEntry>,
-}
-
-/// One page: what its source was and what its job wrote (file names relative to the page's
-/// folder `<lang>/<slug>/`), kept together so a build finds both without a lookup.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PageEntry {
-    /// The source file.
-    pub source: SourceEntry,
-    /// The page job's entry.
-    pub output: Option<JobEntry>,
-}
-
-/// A source file's hash and the parts of its front matter other outputs depend on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SourceEntry {
-    /// blake3 of the file's bytes.
-    pub hash: Digest,
-    /// The file's stamp when hashed: unchanged, the file is not read again.
-    pub stamp: Option<Stamp>,
-    /// The index entry built from it.
-    pub summary: Summary,
-}
-
-/// The parts of a page that indexes and the sitemap show.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Summary {
-    /// Title.
-    pub title: String,
-    /// `date:`.
-    pub date: Option<String>,
-    /// `description:`.
-    pub description: Option<String>,
-    /// `updated:` (else `date:`), for translation status.
-    pub updated: Option<String>,
-    /// Hash of the page's `scenario:` and variant ids/overrides; `None` without a scenario.
-    pub scenario_hash: Option<Digest>,
-    /// True when the body reads other GPUs (`catalog.`), so the page depends on the catalog.
-    pub uses_catalog: bool,
-}
-
-/// A guide's scenario inputs and the hash of what they computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DataEntry {
-    /// Hash of scenario, variants, GPU catalog and estimator version.
-    pub inputs: Digest,
-    /// Hash of the computed data (what pages actually show).
-    pub data: Digest,
-}
-
-/// One output job: the hash of its inputs and the files it wrote, with their hashes (paths
-/// relative to the job's folder: the site root, or a page's `<lang>/<slug>/`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JobEntry {
-    /// Hash of everything the job's outputs depend on.
-    pub inputs: Digest,
-    /// Output paths (relative, `/`-separated, sorted) and the hash of their bytes.
-    pub files: Vec<(String, Digest)>,
-}
-
-impl JobEntry {
-    /// The recorded hash of output `path`.
-    pub fn file(&self, path: &str) -> Option<&Digest> {
-        self.files.iter().find(|(p, _)| p == path).map(|(_, h)| h)
-    }
-
-    /// The output paths.
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.files.iter().map(|(p, _)| p.as_str())
-    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod guides;
 mod indexes;
 mod jobs;
 pub mod manifest;
+pub mod model;
 pub mod output;
 mod pages;
 pub(crate) mod plan;
