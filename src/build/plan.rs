@@ -284,33 +284,93 @@ pub(crate) fn plan(
     request: &Request<'_>,
     previous: impl FnOnce() -> Previous + Send,
 ) -> Result<Plan, Vec<Diagnostic>> {
-    let Request {
-        root,
-        out,
-        purpose,
-        scan,
-        now,
-    } = *request;
-    let verify_outputs = purpose == Purpose::Check;
-    let config = &site.config;
-    let content_dir = ContentDir::open(root);
+    let verify_outputs = request.purpose == Purpose::Check;
+    let content_dir = ContentDir::open(request.root);
+    let context = shard_context(site);
+    let Observed {
+        previous,
+        folders,
+        changed_guides,
+        mut closed,
+    } = observe(site, request, previous, &content_dir, &context)?;
+    let (stored, remembered, decode_all) = match previous {
+        Previous::Nothing => (None, None, true),
+        Previous::Stored {
+            manifest,
+            decode_all,
+        } => (Some(manifest), None, decode_all),
+        Previous::Remembered(m) => (None, Some(m), true),
+    };
+    // A shard whose recorded stamps are what `stat` says now holds only unchanged guides.
+    if let Some(stored) = stored.as_ref().filter(|_| !decode_all && !verify_outputs) {
+        let observed = observed_stamps(&folders);
+        for ((c, header), observed) in closed.iter_mut().zip(stored.headers()).zip(&observed) {
+            *c = header.context == context.digest
+                && header.stamps.is_some()
+                && header.stamps == *observed;
+        }
+    }
+    // A remembered manifest is split: the guides of unchanged shards are kept aside whole.
+    let (remembered, kept) = match remembered {
+        Some(mut m) => {
+            let kept = m.split_off_shards(&closed);
+            (Some(m), kept)
+        }
+        None => (None, BTreeMap::new()),
+    };
+    let remembered_headers = remembered.as_ref().and_then(Manifest::stored);
+    let planner = Planner {
+        site,
+        out: request.out,
+        content_dir: &content_dir,
+        folders: &folders,
+        changed_guides: changed_guides.as_ref(),
+        verify_outputs,
+        now: request.now,
+        context: &context,
+        headers: match (&stored, &remembered_headers) {
+            (Some(s), _) => Some(s.headers()),
+            (None, Some(on_disk)) => Some(on_disk.headers()),
+            (None, None) => None,
+        },
+    };
+    planner.passes(stored.as_ref(), remembered, kept, closed)
+}
+
+/// What a plan finds before reading any guide: the previous build, the guide folders (with their
+/// stats, unless a watcher's word made them unnecessary), the guides the watcher reported, and
+/// the shards known unchanged.
+struct Observed<'a> {
+    previous: Previous,
+    folders: Vec<(GuideFolder, Option<FolderMeta>)>,
+    changed_guides: Option<BTreeSet<&'a str>>,
+    closed: [bool; SHARDS],
+}
+
+/// Without a watcher's word, every folder and page is statted while the previous manifest is
+/// read on another thread (the two together are most of a no-change build). With it (`serve`
+/// remembers its manifest), only the guides it reported are looked at.
+fn observe<'a>(
+    site: &SiteContext,
+    request: &Request<'a>,
+    previous: impl FnOnce() -> Previous + Send,
+    content_dir: &ContentDir,
+    context: &ShardContext,
+) -> Result<Observed<'a>, Vec<Diagnostic>> {
+    let root = request.root;
     let stat_all = || {
         content::guide_folders(root).map(|folders| {
             folders
                 .into_par_iter()
                 .map(|f| {
-                    let meta = FolderMeta::of(&f, &content_dir, config);
+                    let meta = FolderMeta::of(&f, content_dir, &site.config);
                     (f, Some(meta))
                 })
                 .collect::<Vec<_>>()
         })
     };
-    // Without a watcher's word, every folder and page is statted while the previous manifest is
-    // read on another thread (the two together are most of a no-change build). With it (`serve`
-    // remembers its manifest), only the guides it reported are looked at.
-    let context = shard_context(site);
     let mut closed = [false; SHARDS];
-    let (previous, folders, changed_guides) = match scan {
+    let (previous, folders, changed_guides) = match request.scan {
         Scan::Only(paths) => {
             let previous = previous();
             match (&previous, changed_guides(paths)) {
@@ -338,82 +398,12 @@ pub(crate) fn plan(
             (previous, folders, None)
         }
     };
-    let folders = folders.map_err(|e| vec![e])?;
-    let (stored, remembered, decode_all) = match previous {
-        Previous::Nothing => (None, None, true),
-        Previous::Stored {
-            manifest,
-            decode_all,
-        } => (Some(manifest), None, decode_all),
-        Previous::Remembered(m) => (None, Some(m), true),
-    };
-    // A shard whose recorded stamps are what `stat` says now holds only unchanged guides.
-    if let Some(stored) = stored.as_ref().filter(|_| !decode_all && !verify_outputs) {
-        let observed = observed_stamps(&folders);
-        for ((c, header), observed) in closed.iter_mut().zip(stored.headers()).zip(&observed) {
-            *c = header.context == context.digest
-                && header.stamps.is_some()
-                && header.stamps == *observed;
-        }
-    }
-    // A remembered manifest is split: the guides of unchanged shards are kept aside whole.
-    let (mut remembered, mut kept) = match remembered {
-        Some(mut m) => {
-            let kept = m.split_off_shards(&closed);
-            (Some(m), kept)
-        }
-        None => (None, BTreeMap::new()),
-    };
-    let remembered_headers = remembered.as_ref().and_then(Manifest::stored);
-    let planner = Planner {
-        site,
-        out,
-        content_dir: &content_dir,
-        folders: &folders,
-        changed_guides: changed_guides.as_ref(),
-        verify_outputs,
-        now,
-        context: &context,
-        headers: match (&stored, &remembered_headers) {
-            (Some(s), _) => Some(s.headers()),
-            (None, Some(on_disk)) => Some(on_disk.headers()),
-            (None, None) => None,
-        },
-    };
-    loop {
-        let (manifest, incremental) = match (&stored, remembered.take()) {
-            (Some(s), _) => match s.decode(&closed) {
-                Some(m) => (m, true),
-                None => (Manifest::default(), false),
-            },
-            (None, Some(m)) => {
-                let incremental = !m.is_empty() || !kept.is_empty();
-                (m, incremental)
-            }
-            (None, None) => (Manifest::default(), false),
-        };
-        // A corrupt shard: plan as a first build.
-        if !incremental {
-            closed = [false; SHARDS];
-        }
-        // A second pass of a remembered manifest needs its open part again.
-        let again = (!kept.is_empty()).then(|| manifest.clone());
-        match planner.pass(manifest, incremental, &closed)? {
-            Some(mut plan) => {
-                plan.kept = kept;
-                return Ok(plan);
-            }
-            // An index or the sitemap must be rendered, which needs every page: open every
-            // shard (decoded again from disk, or the kept guides put back).
-            None => {
-                closed = [false; SHARDS];
-                if let Some(mut m) = again {
-                    m.guides.append(&mut kept);
-                    remembered = Some(m);
-                }
-            }
-        }
-    }
+    Ok(Observed {
+        previous,
+        folders: folders.map_err(|e| vec![e])?,
+        changed_guides,
+        closed,
+    })
 }
 
 /// What every pass of a plan shares.
@@ -431,6 +421,52 @@ struct Planner<'a> {
 }
 
 impl Planner<'_> {
+    /// Plans with the shards `closed` left aside (decoded from `stored`, or the `remembered`
+    /// manifest's open part with `kept` holding the closed shards' guides); when a listing job
+    /// must render after all, plans again with every shard open.
+    fn passes(
+        &self,
+        stored: Option<&StoredManifest>,
+        mut remembered: Option<Manifest>,
+        mut kept: BTreeMap<String, GuideEntry>,
+        mut closed: [bool; SHARDS],
+    ) -> Result<Plan, Vec<Diagnostic>> {
+        loop {
+            let (manifest, incremental) = match (stored, remembered.take()) {
+                (Some(s), _) => match s.decode(&closed) {
+                    Some(m) => (m, true),
+                    None => (Manifest::default(), false),
+                },
+                (None, Some(m)) => {
+                    let incremental = !m.is_empty() || !kept.is_empty();
+                    (m, incremental)
+                }
+                (None, None) => (Manifest::default(), false),
+            };
+            // A corrupt shard: plan as a first build.
+            if !incremental {
+                closed = [false; SHARDS];
+            }
+            // A second pass of a remembered manifest needs its open part again.
+            let again = (!kept.is_empty()).then(|| manifest.clone());
+            match self.pass(manifest, incremental, &closed)? {
+                Some(mut plan) => {
+                    plan.kept = kept;
+                    return Ok(plan);
+                }
+                // An index or the sitemap must be rendered, which needs every page: open every
+                // shard (decoded again from disk, or the kept guides put back).
+                None => {
+                    closed = [false; SHARDS];
+                    if let Some(mut m) = again {
+                        m.guides.append(&mut kept);
+                        remembered = Some(m);
+                    }
+                }
+            }
+        }
+    }
+
     /// Plans the guides of the shards not `closed` against `previous` (their decoded entries):
     /// scan them, list the jobs with their input digests, and diff those against the previous
     /// build's. `None` when shards are closed but a site-wide job that lists every page must
