@@ -5,6 +5,7 @@
 use serde::Serialize;
 use tera::Context;
 
+use super::model::Listed;
 use super::pages::{
     alternates, display_date, lang_links, language_name, page_meta, site_ctx, x_default, Alternate,
 };
@@ -26,16 +27,15 @@ struct GuideEntry<'a> {
     description: Option<&'a str>,
 }
 
-/// The guides of one language in index order: newest first, undated last, ties by slug, so every
-/// language lists the same guides in the same order.
-fn index_order<'p>(plan: &'p Plan, lang: &str) -> Vec<&'p super::plan::Source> {
-    let mut entries: Vec<_> = plan.sources.iter().filter(|s| s.src.lang == lang).collect();
-    entries.sort_by(|a, b| {
-        b.summary
-            .date
-            .cmp(&a.summary.date)
-            .then(a.src.slug.cmp(&b.src.slug))
-    });
+/// What listings show of the guides of one language, in index order: newest first, undated last,
+/// ties by slug, so every language lists the same guides in the same order. Only these fields
+/// reach the index, feed and `llms.txt`: they are what the jobs' input digests are made of.
+fn index_order<'p>(plan: &'p Plan, lang: &str) -> Vec<Listed<'p>> {
+    let mut entries: Vec<Listed<'p>> = (plan.sources.iter())
+        .filter(|s| s.src.lang == lang)
+        .map(|s| s.listed())
+        .collect();
+    entries.sort_by(|a, b| b.date.cmp(&a.date).then(a.slug.cmp(b.slug)));
     entries
 }
 
@@ -51,15 +51,11 @@ pub(crate) fn language_index(
     let guides: Vec<GuideEntry<'_>> = entries
         .iter()
         .map(|s| GuideEntry {
-            title: &s.summary.title,
-            href: format!("{}/index.html", s.src.slug),
-            date: s.summary.date.as_deref(),
-            date_display: s
-                .summary
-                .date
-                .as_deref()
-                .map(|d| display_date(site, lang, d)),
-            description: s.summary.description.as_deref(),
+            title: s.title,
+            href: format!("{}/index.html", s.slug),
+            date: s.date,
+            date_display: s.date.map(|d| display_date(site, lang, d)),
+            description: s.description,
         })
         .collect();
     let description = site.locales.get(lang).map(|l| l.t("index-description"));
@@ -146,12 +142,9 @@ fn feed_time(date: &str) -> String {
 
 /// `<lang>/atom.xml` (RFC 4287): the language's guides in index order. `updated` is the newest
 /// guide's date, so the feed is the same bytes for the same guides.
-fn atom_feed(site: &SiteContext, lang: &str, entries: &[&super::plan::Source]) -> String {
+fn atom_feed(site: &SiteContext, lang: &str, entries: &[Listed<'_>]) -> String {
     let base = &site.config.base_url;
-    let newest = entries
-        .iter()
-        .filter_map(|s| s.summary.date.as_deref())
-        .max();
+    let newest = entries.iter().filter_map(|s| s.date).max();
     let mut xml = String::with_capacity(400 * (entries.len() + 1));
     xml.push_str("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\" xml:lang=\"");
     escape_html(&mut xml, lang);
@@ -167,21 +160,19 @@ fn atom_feed(site: &SiteContext, lang: &str, entries: &[&super::plan::Source]) -
     xml.push_str(&feed_time(newest.unwrap_or("1970-01-01")));
     xml.push_str("</updated>\n  <generator>vramdoc</generator>\n");
     for s in entries {
-        let url = format!("{base}{lang}/{}/", s.src.slug);
+        let url = format!("{base}{lang}/{}/", s.slug);
         xml.push_str("  <entry>\n    <title>");
-        escape_html(&mut xml, &s.summary.title);
+        escape_html(&mut xml, s.title);
         xml.push_str("</title>\n    <id>");
         escape_html(&mut xml, &url);
         xml.push_str("</id>\n    <link rel=\"alternate\" href=\"");
         escape_html(&mut xml, &url);
         xml.push_str("\"/>\n    <updated>");
-        xml.push_str(&feed_time(
-            s.summary.date.as_deref().or(newest).unwrap_or("1970-01-01"),
-        ));
+        xml.push_str(&feed_time(s.date.or(newest).unwrap_or("1970-01-01")));
         xml.push_str("</updated>\n    <author><name>");
         escape_html(&mut xml, site.config.title(lang));
         xml.push_str("</name></author>\n");
-        if let Some(d) = &s.summary.description {
+        if let Some(d) = s.description {
             xml.push_str("    <summary>");
             escape_html(&mut xml, d);
             xml.push_str("</summary>\n");
@@ -271,8 +262,8 @@ pub(crate) fn sitemap(site: &SiteContext, plan: &Plan) -> Result<Vec<File>, Diag
             &alternates(site, &langs, |l| format!("{l}/")),
         );
     }
-    for s in &plan.sources {
-        let slug = &s.src.slug;
+    for s in plan.sources.iter().map(|s| s.listed()) {
+        let slug = s.slug;
         let available: Vec<&str> = plan.guides[slug].iter().map(String::as_str).collect();
         let mut alts = alternates(site, &available, |l| format!("{l}/{slug}/"));
         if let Some(x) = x_default(site, &available, |l| format!("{l}/{slug}/")) {
@@ -281,8 +272,8 @@ pub(crate) fn sitemap(site: &SiteContext, plan: &Plan) -> Result<Vec<File>, Diag
                 url: x,
             });
         }
-        let loc = format!("{}{}/{slug}/", site.config.base_url, s.src.lang);
-        let lastmod = s.summary.date.as_deref().map(|d| &d[..d.len().min(10)]);
+        let loc = format!("{}{}/{slug}/", site.config.base_url, s.lang);
+        let lastmod = s.date.map(|d| &d[..d.len().min(10)]);
         push_url(&mut xml, &loc, lastmod, &alts);
     }
     xml.push_str("</urlset>\n");
@@ -303,11 +294,11 @@ fn llms_txt(site: &SiteContext, plan: &Plan) -> String {
     for lang in &site.config.languages {
         text.push_str(&format!("\n## {} ({lang})\n\n", language_name(site, lang)));
         for s in index_order(plan, lang) {
-            let url = format!("{}{lang}/{}/index.md", site.config.base_url, s.src.slug);
+            let url = format!("{}{lang}/{}/index.md", site.config.base_url, s.slug);
             // Markdown link text: brackets would end it early.
-            let title = s.summary.title.replace(['[', ']'], "");
+            let title = s.title.replace(['[', ']'], "");
             text.push_str(&format!("- [{title}]({url})"));
-            if let Some(d) = &s.summary.description {
+            if let Some(d) = s.description {
                 text.push_str(&format!(": {}", d.replace('\n', " ")));
             }
             text.push('\n');

@@ -158,7 +158,7 @@ pub(super) fn listing_inputs<'a>(
     for (s, guide_langs) in pages {
         if let Some(listing) = &mut listings[shard_of(&s.src.slug)] {
             let at = langs.iter().position(|l| *l == s.src.lang);
-            listing.page(at, &s.src.slug, &s.src.lang, &s.summary, guide_langs);
+            listing.page(at, &s.listed(), guide_langs);
         }
     }
     let parts: Vec<(Vec<Digest>, Digest)> = listings
@@ -421,5 +421,17 @@ mod tests {
         let changed = listing_inputs(pages, &[false; SHARDS], None, &langs, &site);
         assert_ne!(open.0[0], changed.0[0]);
         assert_ne!(open.1, changed.1);
+        // So does a description that goes, even to an empty one.
+        let mut blank = sources.clone();
+        blank[0].summary.description = Some(String::new());
+        let pages = blank.iter().map(|s| (s, langs_of(&s.src.slug)));
+        let blanked = listing_inputs(pages, &[false; SHARDS], None, &langs, &site);
+        assert_ne!(open.0[0], blanked.0[0]);
+        blank[0].summary.description = None;
+        let pages = blank.iter().map(|s| (s, langs_of(&s.src.slug)));
+        assert_ne!(
+            blanked,
+            listing_inputs(pages, &[false; SHARDS], None, &langs, &site)
+        );
     }
 }

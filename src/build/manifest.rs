@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-pub use super::model::{DataEntry, GuideEntry, JobEntry, PageEntry, SiteJob, SourceEntry, Summary};
+pub use super::model::{
+    DataEntry, GuideEntry, JobEntry, Listed, PageEntry, SiteJob, SourceEntry, Summary,
+};
 pub use super::stamp::{hash, now_ns, Digest, FileStat, Hasher, Stamp};
 
 /// The manifest's folder inside the output folder.
@@ -342,7 +344,7 @@ impl ShardHeader {
                 if let Some(i) = at {
                     pages[i] += 1;
                 }
-                listing.page(at, slug, lang, &page.source.summary, &page_langs);
+                listing.page(at, &page.source.summary.listed(slug, lang), &page_langs);
             }
             let Some(h) = &mut stamps else { continue };
             let recorded = |lang: &String| {
@@ -418,22 +420,30 @@ impl Listing {
 
     /// Adds a page: its language's position in the site (`None`: not a site language) and what
     /// the indexes and sitemap show of it.
-    pub fn page(&mut self, at: Option<usize>, slug: &str, lang: &str, s: &Summary, langs: &str) {
-        let date = s.date.as_deref().unwrap_or("");
-        if let Some(h) = at.and_then(|i| self.per_lang.get_mut(i)) {
-            h.part(slug)
-                .part(&s.title)
-                .part(date)
-                .part(s.description.as_deref().unwrap_or(""));
-        }
-        // The sitemap job also writes llms.txt, which shows titles and descriptions.
-        self.mapped
+    /// Every field of [`Listed`] is hashed (destructured, so a new field cannot be forgotten);
+    /// the sitemap also shows which languages the guide exists in (`langs`).
+    pub fn page(&mut self, at: Option<usize>, page: &Listed<'_>, langs: &str) {
+        let Listed {
+            slug,
+            lang,
+            title,
+            date,
+            description,
+        } = *page;
+        let mut fields = Hasher::new();
+        fields
             .part(slug)
             .part(lang)
-            .part(date)
-            .part(langs)
-            .part(&s.title)
-            .part(s.description.as_deref().unwrap_or(""));
+            .part(title)
+            .part(date.unwrap_or(""))
+            .part(date.map_or("0", |_| "1"))
+            .part(description.unwrap_or(""))
+            .part(description.map_or("0", |_| "1"));
+        let fields = fields.finish();
+        if let Some(h) = at.and_then(|i| self.per_lang.get_mut(i)) {
+            h.digest(&fields);
+        }
+        self.mapped.digest(&fields).part(langs);
     }
 
     /// The per-language digests and the sitemap's.

@@ -84,6 +84,36 @@ pub struct Summary {
     pub uses_catalog: bool,
 }
 
+/// What the language indexes, feeds, sitemap and `llms.txt` show of one page: the one list of
+/// fields their templates receive and their jobs' input digests are made of (see
+/// [`super::manifest::Listing`]), so that the two cannot drift apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listed<'a> {
+    /// The guide's slug.
+    pub slug: &'a str,
+    /// The page's language.
+    pub lang: &'a str,
+    /// Title.
+    pub title: &'a str,
+    /// `date:`.
+    pub date: Option<&'a str>,
+    /// `description:`.
+    pub description: Option<&'a str>,
+}
+
+impl Summary {
+    /// What listings show of the page of guide `slug` in `lang` with this summary.
+    pub fn listed<'a>(&'a self, slug: &'a str, lang: &'a str) -> Listed<'a> {
+        Listed {
+            slug,
+            lang,
+            title: &self.title,
+            date: self.date.as_deref(),
+            description: self.description.as_deref(),
+        }
+    }
+}
+
 /// A guide's scenario inputs and the hash of what they computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DataEntry {

@@ -15,7 +15,7 @@ use super::jobs::{
     closed_page_counts, guide_data_entries, listing_inputs, page_jobs, site_jobs, Diff, SiteInputs,
 };
 use super::manifest::{
-    shard_of, DataEntry, Digest, GuideEntry, Hasher, JobEntry, Manifest, OnDisk, PageEntry,
+    shard_of, DataEntry, Digest, GuideEntry, Hasher, JobEntry, Listed, Manifest, OnDisk, PageEntry,
     ShardContext, ShardHeader, SiteJob, SourceEntry, Stamp, StoredManifest, Summary, SHARDS,
 };
 use super::scan::{
@@ -36,6 +36,13 @@ pub(crate) struct Source {
     pub(crate) summary: Summary,
     /// The file's stamp, unless too recent to trust.
     pub(crate) stamp: Option<Stamp>,
+}
+
+impl Source {
+    /// What listings show of this page.
+    pub(crate) fn listed(&self) -> Listed<'_> {
+        self.summary.listed(&self.src.slug, &self.src.lang)
+    }
 }
 
 /// An output job, whether it must be rendered, and what the previous build recorded for it.
