@@ -459,3 +459,22 @@ fn root_spelling_and_serve_share_one_cache() {
     );
     assert_eq!(before, mtimes(&t));
 }
+
+#[test]
+fn an_empty_description_where_there_was_none_rerenders_the_feed() {
+    let t = site();
+    t.build_ok();
+    assert!(!t.output("en/atom.xml").contains("<summary>"));
+    // The feed shows an empty `<summary>` for an empty description: the index job's inputs must
+    // tell "empty" from "absent".
+    t.file(
+        "content/plain/en.md",
+        "---\ntitle: \"Plain en\"\nlang: en\ndate: 2026-11-20\ndescription: \"\"\n---\n\nNo numbers here.\n",
+    );
+    t.build_ok();
+    assert!(t.output("en/atom.xml").contains("<summary></summary>"));
+    let incremental = t.snapshot_output();
+    let run = t.run(&["build", "--force", "--quiet"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(incremental == t.snapshot_output());
+}
