@@ -230,34 +230,7 @@ pub fn try_build(
         diagnostics::sort(&mut errors);
         errors
     };
-    // A remembered manifest is taken; a successful build leaves its successor in `memory`, a
-    // failed one leaves nothing, so the next build reads the manifest from disk and checks everything.
-    let remembered = match memory.as_deref_mut() {
-        Some(m) if !opts.force && opts.out.join(output::MARKER).exists() => m.manifest.take(),
-        _ => None,
-    };
-    let scan_only = memory
-        .as_deref()
-        .and_then(|m| m.changed.clone())
-        .filter(|_| remembered.is_some());
-    // A manifest kept in memory afterwards is decoded whole.
-    let decode_all = memory.is_some();
-    let previous = || match remembered {
-        Some(m) => plan::Previous::Remembered(m),
-        None => previous_manifest(&opts.out, opts.force, decode_all),
-    };
-    let scan = match &scan_only {
-        Some(paths) => plan::Scan::Only(paths),
-        None => plan::Scan::Everything,
-    };
-    let request = plan::Request {
-        root: &opts.root,
-        out: &opts.out,
-        purpose: plan::Purpose::Build,
-        scan,
-        now: opts.now.unwrap_or_else(manifest::now_ns),
-    };
-    let plan = plan::plan(&site, &request, previous)
+    let plan = plan_build(&site, opts, memory.as_deref_mut())
         .map_err(|e| unchanged(with_warnings(e, &warnings)))?;
     let incremental = plan.incremental;
     phases.mark("read manifest, plan");
@@ -267,33 +240,9 @@ pub fn try_build(
         .map_err(|e| unchanged(with_warnings(e, &warnings)))?;
     phases.mark("guide data");
 
-    let to_render: Vec<usize> = (0..plan.jobs.len())
-        .filter(|&i| plan.jobs[i].render)
-        .collect();
-    let progress = progress_bar(to_render.len(), opts.quiet);
-    let results: Vec<(usize, JobResult)> = to_render
-        .par_iter()
-        .map(|&i| {
-            let r = run_job(&site, &plan, &plan.jobs[i], &data, &staging);
-            progress.inc(1);
-            (i, r)
-        })
-        .collect();
-    progress.finish_and_clear();
+    let (rendered, errors) = render(&site, &plan, &data, &staging, opts.quiet, &mut warnings);
     phases.mark("render");
-    let mut errors = Vec::new();
-    // Per job (indexed like `plan.jobs`): the entry of what it wrote, when rendered.
-    let mut rendered: Vec<Option<JobEntry>> = vec![None; plan.jobs.len()];
-    let any_rendered = !results.is_empty();
-    for (i, r) in results {
-        match r {
-            Ok((entry, mut w)) => {
-                warnings.append(&mut w);
-                rendered[i] = Some(entry);
-            }
-            Err(mut e) => errors.append(&mut e),
-        }
-    }
+    let any_rendered = rendered.iter().any(Option::is_some);
     warnings.append(&mut site.message_warnings());
     if !errors.is_empty() {
         return Err(unchanged(with_warnings(errors, &warnings)));
@@ -306,41 +255,7 @@ pub fn try_build(
     let keep = memory.is_some();
     // Every change to the output folder is journaled by `staging`: a failure half-way puts back
     // what was already changed, so a failed build leaves the output as it was.
-    let written = (|| -> Result<(usize, Option<Manifest>), Vec<Diagnostic>> {
-        // While outputs are being replaced the manifest on disk no longer describes them: marked
-        // so, a build that stops half-way leaves a manifest the next build does not trust.
-        if moves_outputs {
-            staging
-                .write_output(manifest::DIRTY, b"")
-                .map_err(|e| vec![e])?;
-        }
-        let files_written = if incremental {
-            apply(&staging, &plan, &rendered)?
-        } else {
-            rendered.iter().flatten().map(|e| e.files.len()).sum()
-        };
-        let next = if rewrite || keep {
-            let mut next = plan.into_manifest(rendered);
-            let shards = if rewrite {
-                next.changed_shards()
-            } else {
-                Vec::new()
-            };
-            for (path, bytes) in &shards {
-                if incremental {
-                    staging.write_output(path, bytes)
-                } else {
-                    staging.write(path, bytes)
-                }
-                .map_err(|e| vec![e])?;
-            }
-            Some(next)
-        } else {
-            drop_in_background(plan);
-            None
-        };
-        Ok((files_written, next))
-    })();
+    let written = write(&staging, plan, rendered, moves_outputs, rewrite, keep);
     let (files_written, next) = match written {
         Ok(w) => w,
         Err(mut errors) => {
@@ -383,6 +298,124 @@ pub fn try_build(
         warnings,
         elapsed: start.elapsed(),
     })
+}
+
+/// Plans a build as `opts` say, with what `memory` remembers (taken: a successful build leaves
+/// its successor there, a failed one nothing, so the next build reads the manifest from disk and
+/// checks everything).
+fn plan_build(
+    site: &SiteContext,
+    opts: &BuildOptions,
+    memory: Option<&mut Memory>,
+) -> Result<Plan, Vec<Diagnostic>> {
+    // A manifest kept in memory afterwards is decoded whole.
+    let decode_all = memory.is_some();
+    let (remembered, scan_only) = match memory {
+        Some(m) if !opts.force && opts.out.join(output::MARKER).exists() => {
+            let remembered = m.manifest.take();
+            let changed = m.changed.clone().filter(|_| remembered.is_some());
+            (remembered, changed)
+        }
+        _ => (None, None),
+    };
+    let previous = || match remembered {
+        Some(m) => plan::Previous::Remembered(m),
+        None => previous_manifest(&opts.out, opts.force, decode_all),
+    };
+    let scan = match &scan_only {
+        Some(paths) => plan::Scan::Only(paths),
+        None => plan::Scan::Everything,
+    };
+    let request = plan::Request {
+        root: &opts.root,
+        out: &opts.out,
+        purpose: plan::Purpose::Build,
+        scan,
+        now: opts.now.unwrap_or_else(manifest::now_ns),
+    };
+    plan::plan(site, &request, previous)
+}
+
+/// Renders the jobs that must render, in parallel, into the staging folder: per job (indexed like
+/// `plan.jobs`) the entry of what it wrote, and every error (warnings go to `warnings`).
+fn render(
+    site: &SiteContext,
+    plan: &Plan,
+    data: &GuideDatas<'_>,
+    staging: &output::Staging,
+    quiet: bool,
+    warnings: &mut Vec<Diagnostic>,
+) -> (Vec<Option<JobEntry>>, Vec<Diagnostic>) {
+    let to_render: Vec<usize> = (0..plan.jobs.len())
+        .filter(|&i| plan.jobs[i].render)
+        .collect();
+    let progress = progress_bar(to_render.len(), quiet);
+    let results: Vec<(usize, JobResult)> = to_render
+        .par_iter()
+        .map(|&i| {
+            let r = run_job(site, plan, &plan.jobs[i], data, staging);
+            progress.inc(1);
+            (i, r)
+        })
+        .collect();
+    progress.finish_and_clear();
+    let mut errors = Vec::new();
+    let mut rendered: Vec<Option<JobEntry>> = vec![None; plan.jobs.len()];
+    for (i, r) in results {
+        match r {
+            Ok((entry, mut w)) => {
+                warnings.append(&mut w);
+                rendered[i] = Some(entry);
+            }
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    (rendered, errors)
+}
+
+/// Writes a successful build: moves its files in (an incremental build), then the manifest
+/// shards that changed (`rewrite`); returns the number of files written and the next manifest
+/// when `rewrite` or `keep` (for `serve`'s memory).
+fn write(
+    staging: &output::Staging,
+    plan: Plan,
+    rendered: Vec<Option<JobEntry>>,
+    moves_outputs: bool,
+    rewrite: bool,
+    keep: bool,
+) -> Result<(usize, Option<Manifest>), Vec<Diagnostic>> {
+    let incremental = plan.incremental;
+    // While outputs are being replaced the manifest on disk no longer describes them: marked
+    // so, a build that stops half-way leaves a manifest the next build does not trust.
+    if moves_outputs {
+        staging
+            .write_output(manifest::DIRTY, b"")
+            .map_err(|e| vec![e])?;
+    }
+    let files_written = if incremental {
+        apply(staging, &plan, &rendered)?
+    } else {
+        rendered.iter().flatten().map(|e| e.files.len()).sum()
+    };
+    if !(rewrite || keep) {
+        drop_in_background(plan);
+        return Ok((files_written, None));
+    }
+    let mut next = plan.into_manifest(rendered);
+    let shards = if rewrite {
+        next.changed_shards()
+    } else {
+        Vec::new()
+    };
+    for (path, bytes) in &shards {
+        if incremental {
+            staging.write_output(path, bytes)
+        } else {
+            staging.write(path, bytes)
+        }
+        .map_err(|e| vec![e])?;
+    }
+    Ok((files_written, Some(next)))
 }
 
 /// The previous build's manifest, unless forced or the output folder is not ours; `decode_all`
