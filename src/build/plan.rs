@@ -504,15 +504,10 @@ impl Planner<'_> {
         // here, before any guide's data or page job is computed for nothing. (Shards are only
         // closed without `--force` or output checks, so changed inputs are what renders.)
         if closed.contains(&true) && scanned.errors.is_empty() {
-            let differs = |job: SiteJob, inputs: &Digest| {
-                previous_site_jobs
-                    .get(&job)
-                    .is_none_or(|j| j.inputs != *inputs)
-            };
-            let mut indexes = langs.iter().zip(&index_inputs);
-            if differs(SiteJob::Sitemap, &sitemap_inputs)
-                || indexes.any(|(l, inputs)| differs(SiteJob::Index(l.clone()), inputs))
-            {
+            let listings = (langs.iter().map(|l| SiteJob::Index(l.clone())))
+                .zip(index_inputs.iter().copied())
+                .chain([(SiteJob::Sitemap, sitemap_inputs)]);
+            if any_differs(listings, &previous_site_jobs) {
                 return Ok(None);
             }
         }
@@ -605,6 +600,15 @@ impl Planner<'_> {
             .collect();
         (read, previous)
     }
+}
+
+/// True when one of `jobs` (with their input digests) was recorded with other inputs, or not at
+/// all.
+fn any_differs(
+    mut jobs: impl Iterator<Item = (SiteJob, Digest)>,
+    recorded: &BTreeMap<SiteJob, JobEntry>,
+) -> bool {
+    jobs.any(|(job, inputs)| recorded.get(&job).is_none_or(|j| j.inputs != inputs))
 }
 
 /// The site-wide inputs a manifest shard's header is trusted against.
