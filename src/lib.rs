@@ -19,5 +19,6 @@ pub mod i18n;
 pub mod markdown;
 pub mod render;
 pub mod report;
+pub mod search;
 #[cfg(feature = "serve")]
 pub mod serve;

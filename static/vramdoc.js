@@ -46,3 +46,154 @@
     })(blocks[i]);
   }
 })();
+
+// vramdoc: search across the guides of the page's language. The form is hidden in the HTML and
+// shown here, so a page without JavaScript has no box. The index (<lang>/search-index.js, made
+// by the build) is a script that sets window.vramdocSearch, loaded with <script src> on first
+// use: fetch() is refused from file:// pages, scripts are not. Terms are cut as the build cuts
+// them (src/search/mod.rs): folded words, and bigrams of CJK runs; every term must occur in a
+// guide, and the last word of a query also matches as a prefix (search as you type).
+(function () {
+  "use strict";
+  var form = document.querySelector("form.site-search");
+  if (!form) { return; }
+  var input = form.querySelector("input");
+  var status = form.querySelector(".search-status");
+  var list = form.querySelector(".search-results");
+  var index = null;
+  var loading = false;
+  var MAX_RESULTS = 10;
+  form.hidden = false;
+
+  function fold(s) { return s.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase(); }
+  function isCjk(c) {
+    var n = c.codePointAt(0);
+    return (n >= 0x3040 && n <= 0x30FF) || (n >= 0x3100 && n <= 0x312F) || (n >= 0x3400 && n <= 0x4DBF) ||
+      (n >= 0x4E00 && n <= 0x9FFF) || (n >= 0xAC00 && n <= 0xD7AF) || (n >= 0xF900 && n <= 0xFAFF) ||
+      (n >= 0x20000 && n <= 0x3134F);
+  }
+  // The query's terms: {text, cjk} in order.
+  function terms(text) {
+    var out = [], word = "", run = [];
+    function flushRun() {
+      if (run.length === 1) { out.push({ text: run[0], cjk: true }); }
+      for (var i = 0; i + 1 < run.length; i++) { out.push({ text: run[i] + run[i + 1], cjk: true }); }
+      run = [];
+    }
+    function flushWord() { if (word) { out.push({ text: word, cjk: false }); word = ""; } }
+    for (var c of fold(text)) {
+      if (isCjk(c)) { flushWord(); run.push(c); }
+      else { flushRun(); if (/[\p{L}\p{N}]/u.test(c)) { word += c; } else { flushWord(); } }
+    }
+    flushRun(); flushWord();
+    return out;
+  }
+  // Per section, the weight of `term` there (the best of the keys it matches; a prefix match
+  // counts half).
+  function sectionsOf(term, last) {
+    var keys = index.keys, found = {}, exact = index.terms[term.text];
+    function add(postings, factor) {
+      var sec = 0;
+      for (var i = 0; i < postings.length; i += 2) {
+        sec += postings[i];
+        var w = postings[i + 1] * factor;
+        if (!(found[sec] >= w)) { found[sec] = w; }
+      }
+    }
+    if (exact) { add(exact, 1); }
+    var lone = term.cjk && Array.from(term.text).length === 1;
+    if ((last && !term.cjk) || lone) {
+      for (var k = 0; k < keys.length; k++) {
+        var key = keys[k];
+        if (key === term.text) { continue; }
+        if (key.startsWith(term.text) || (lone && key.endsWith(term.text))) { add(index.terms[key], 0.5); }
+      }
+    }
+    return found;
+  }
+  function search(query) {
+    var ts = terms(query);
+    var seen = {};
+    ts = ts.filter(function (t) { if (seen[t.text]) { return false; } seen[t.text] = true; return true; });
+    if (!ts.length) { return null; }
+    var perTerm = ts.map(function (t, i) { return sectionsOf(t, i === ts.length - 1 && !/\s$/.test(query)); });
+    // Per guide: the terms it holds and, per section, the sum of their weights there.
+    var docs = {};
+    perTerm.forEach(function (found, i) {
+      for (var sec in found) {
+        var d = index.sections[sec][0];
+        var doc = docs[d] || (docs[d] = { doc: d, has: {}, secs: {} });
+        doc.has[i] = Math.max(doc.has[i] || 0, found[sec]);
+        doc.secs[sec] = (doc.secs[sec] || 0) + found[sec];
+      }
+    });
+    var results = [];
+    for (var d in docs) {
+      var doc = docs[d], score = 0, best = -1, bestScore = -1;
+      if (Object.keys(doc.has).length !== ts.length) { continue; }
+      for (var i in doc.has) { score += doc.has[i]; }
+      for (var s in doc.secs) {
+        var n = Number(s);
+        if (doc.secs[s] > bestScore || (doc.secs[s] === bestScore && n < best)) { best = n; bestScore = doc.secs[s]; }
+      }
+      results.push({ doc: doc.doc, score: score, section: best });
+    }
+    results.sort(function (a, b) { return b.score - a.score || a.doc - b.doc; });
+    return results;
+  }
+  function say(text) { status.textContent = text; }
+  function show() {
+    var query = input.value;
+    list.textContent = "";
+    if (!query.trim()) { say(""); return; }
+    if (!index) { load(); return; }
+    var results = search(query);
+    if (!results) { say(""); return; }
+    if (!results.length) { say(form.getAttribute("data-none")); return; }
+    say(results.length === 1 ? form.getAttribute("data-one")
+      : form.getAttribute("data-many").replace("%n", String(results.length)));
+    var base = form.getAttribute("data-base");
+    results.slice(0, MAX_RESULTS).forEach(function (r) {
+      var doc = index.docs[r.doc], sec = index.sections[r.section];
+      var li = document.createElement("li");
+      var a = document.createElement("a");
+      a.href = base + doc[1] + (sec[2] ? "#" + encodeURIComponent(sec[2]) : "");
+      a.textContent = doc[0];
+      li.appendChild(a);
+      if (sec[1]) {
+        var where = document.createElement("span");
+        where.className = "search-section";
+        where.textContent = " › " + sec[1];
+        li.appendChild(where);
+      }
+      if (doc[2]) {
+        var p = document.createElement("p");
+        p.textContent = doc[2];
+        li.appendChild(p);
+      }
+      list.appendChild(li);
+    });
+  }
+  function load() {
+    if (loading) { return; }
+    loading = true;
+    say(form.getAttribute("data-loading"));
+    var script = document.createElement("script");
+    script.src = form.getAttribute("data-index");
+    script.onload = function () {
+      var i = window.vramdocSearch;
+      if (!i || i.v !== 1) { say(form.getAttribute("data-failed")); return; }
+      i.keys = Object.keys(i.terms);
+      index = i;
+      show();
+    };
+    script.onerror = function () { loading = false; say(form.getAttribute("data-failed")); };
+    document.head.appendChild(script);
+  }
+  form.addEventListener("submit", function (e) { e.preventDefault(); show(); });
+  input.addEventListener("input", show);
+  input.addEventListener("focus", function () { if (!index) { load(); } });
+  input.addEventListener("keydown", function (e) {
+    if (e.key === "Escape") { input.value = ""; show(); }
+  });
+})();

@@ -13,6 +13,7 @@ use super::SiteContext;
 use crate::assets;
 use crate::diagnostics::Diagnostic;
 use crate::markdown::{self, escape_html};
+use crate::search;
 
 /// A rendered file: relative path and bytes.
 pub(crate) type File = (String, Vec<u8>);
@@ -136,6 +137,20 @@ fn base_path(base_url: &str) -> String {
         Some(at) => after_scheme[at..].to_string(),
         None => "/".to_string(),
     }
+}
+
+/// `<lang>/search-index.js`: the search index of a language's guides, in [`index_order`] (see
+/// [`crate::search`]).
+pub(crate) fn search_index(plan: &Plan, lang: &str) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let docs: Vec<search::Doc<'_>> = index_order(plan, lang)
+        .into_iter()
+        .map(|s| search::Doc {
+            src: &s.src,
+            title: &s.summary.title,
+            description: s.summary.description.as_deref(),
+        })
+        .collect();
+    Ok(vec![search::language_index(lang, &docs)?])
 }
 
 /// An RFC 3339 timestamp for a front-matter date (`YYYY-MM-DD`, optionally with a time): the

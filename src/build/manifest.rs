@@ -29,7 +29,7 @@ pub const SHARDS: usize = 64;
 
 /// The first bytes of every shard; the last four are the format, bumped whenever the manifest's
 /// shape or the meaning of its hashes changes (an older manifest is then ignored: a full build).
-const MAGIC: &[u8; 20] = b"vramdoc-manifest\x09\0\0\0";
+const MAGIC: &[u8; 20] = b"vramdoc-manifest\x0a\0\0\0";
 
 /// What the previous build recorded.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -102,6 +102,9 @@ pub struct ShardHeader {
     pub listed: Vec<Digest>,
     /// What the sitemap shows of them.
     pub mapped: Digest,
+    /// Per language of the context: what its search index reads of them (see
+    /// [`Listing::text`]).
+    pub searched: Vec<Digest>,
 }
 
 impl Manifest {
@@ -341,6 +344,7 @@ impl ShardHeader {
                     pages[i] += 1;
                 }
                 listing.page(at, slug, lang, &page.source.summary, &page_langs);
+                listing.text(at, slug, &page.source.hash);
             }
             let Some(h) = &mut stamps else { continue };
             let recorded = |lang: &String| {
@@ -366,6 +370,7 @@ impl ShardHeader {
             pages,
             listed,
             mapped,
+            searched: listing.searched(),
         }
     }
 }
@@ -403,6 +408,8 @@ pub fn sort_in_site_order<T: AsRef<str>>(langs: &mut [T], site: &[String]) {
 pub struct Listing {
     per_lang: Vec<Hasher>,
     mapped: Hasher,
+    /// Per language: the slugs and source hashes of its pages (what its search index reads).
+    text: Vec<Hasher>,
 }
 
 impl Listing {
@@ -411,6 +418,7 @@ impl Listing {
         Listing {
             per_lang: (0..languages).map(|_| Hasher::new()).collect(),
             mapped: Hasher::new(),
+            text: (0..languages).map(|_| Hasher::new()).collect(),
         }
     }
 
@@ -432,6 +440,19 @@ impl Listing {
             .part(langs)
             .part(&s.title)
             .part(s.description.as_deref().unwrap_or(""));
+    }
+
+    /// Adds what a page's search index reads of it: its source (`source`: the hash of its bytes,
+    /// which hold its title, date, description and text).
+    pub fn text(&mut self, at: Option<usize>, slug: &str, source: &Digest) {
+        if let Some(h) = at.and_then(|i| self.text.get_mut(i)) {
+            h.part(slug).digest(source);
+        }
+    }
+
+    /// The per-language digests of the search indexes' inputs.
+    pub fn searched(&self) -> Vec<Digest> {
+        self.text.iter().map(Hasher::finish).collect()
     }
 
     /// The per-language digests and the sitemap's.

@@ -52,6 +52,8 @@ pub(crate) enum JobKind {
     Sitemap,
     /// `style.css`.
     Style,
+    /// A language's search index (`<lang>/search-index.js`).
+    Search(String),
 }
 
 /// Outputs of the previous build whose job no longer exists (a deleted page or language).
@@ -191,6 +193,7 @@ fn site_job_id(kind: &JobKind) -> String {
         JobKind::Root => "root".into(),
         JobKind::Sitemap => "sitemap".into(),
         JobKind::Style => "style".into(),
+        JobKind::Search(lang) => format!("search:{lang}"),
         JobKind::Page(_) => String::new(),
     }
 }
@@ -462,7 +465,7 @@ impl Planner<'_> {
         let site_hash = site.inputs_hash;
         let langs = &config.languages;
         let langs_of = |i: usize| guide_langs[guide_of_source[i]].as_str();
-        let (index_inputs, sitemap_inputs) = listing_inputs(
+        let (index_inputs, sitemap_inputs, search_inputs) = listing_inputs(
             sources.iter().enumerate().map(|(i, s)| (s, langs_of(i))),
             closed,
             self.headers,
@@ -479,8 +482,10 @@ impl Planner<'_> {
                     .is_none_or(|j| j.inputs != *inputs)
             };
             let mut indexes = langs.iter().zip(&index_inputs);
+            let mut searches = langs.iter().zip(&search_inputs);
             if differs(JobKind::Sitemap, &sitemap_inputs)
                 || indexes.any(|(l, inputs)| differs(JobKind::Index(l.clone()), inputs))
+                || searches.any(|(l, inputs)| differs(JobKind::Search(l.clone()), inputs))
             {
                 return Ok(None);
             }
@@ -544,6 +549,9 @@ impl Planner<'_> {
         site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
         site_job(JobKind::Sitemap, sitemap_inputs);
         site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
+        for (lang, inputs) in langs.iter().zip(search_inputs) {
+            site_job(JobKind::Search(lang.clone()), inputs);
+        }
         for (id, entry) in previous_site_jobs {
             removed.push(Removed {
                 id,
@@ -576,8 +584,8 @@ impl Planner<'_> {
     }
 }
 
-/// The inputs of each language's index (in site order) and of the sitemap: what they show of
-/// every page, hashed shard by shard. `pages` (source and its guide's languages, sorted by guide)
+/// The inputs of each language's index (in site order), of the sitemap and of each language's
+/// search index: what they show of every page, hashed shard by shard. `pages` (source and its guide's languages, sorted by guide)
 /// are those of the open shards; a closed shard's part comes from its header.
 fn listing_inputs<'a>(
     pages: impl Iterator<Item = (&'a Source, &'a str)>,
@@ -585,7 +593,7 @@ fn listing_inputs<'a>(
     headers: Option<&[ShardHeader]>,
     langs: &[String],
     site_hash: &Digest,
-) -> (Vec<Digest>, Digest) {
+) -> (Vec<Digest>, Digest, Vec<Digest>) {
     let mut listings: Vec<Option<Listing>> = closed
         .iter()
         .map(|&c| (!c).then(|| Listing::new(langs.len())))
@@ -594,6 +602,7 @@ fn listing_inputs<'a>(
         if let Some(listing) = &mut listings[shard_of(&s.src.slug)] {
             let at = langs.iter().position(|l| *l == s.src.lang);
             listing.page(at, &s.src.slug, &s.src.lang, &s.summary, guide_langs);
+            listing.text(at, &s.src.slug, &s.hash);
         }
     }
     let parts: Vec<(Vec<Digest>, Digest)> = listings
@@ -606,6 +615,27 @@ fn listing_inputs<'a>(
                 (None, None) => Listing::new(langs.len()).finish(),
             },
         )
+        .collect();
+    let searched: Vec<Vec<Digest>> = listings
+        .iter()
+        .enumerate()
+        .map(
+            |(i, listing)| match (listing, headers.and_then(|h| h.get(i))) {
+                (Some(l), _) => l.searched(),
+                (None, Some(h)) => h.searched.clone(),
+                (None, None) => Listing::new(langs.len()).searched(),
+            },
+        )
+        .collect();
+    let search = (0..langs.len())
+        .map(|k| {
+            let mut h = Hasher::new();
+            h.digest(site_hash);
+            for part in &searched {
+                h.digest(&part.get(k).copied().unwrap_or_default());
+            }
+            h.finish()
+        })
         .collect();
     let index = (0..langs.len())
         .map(|k| {
@@ -622,7 +652,7 @@ fn listing_inputs<'a>(
     for (_, mapped) in &parts {
         sitemap.digest(mapped);
     }
-    (index, sitemap.finish())
+    (index, sitemap.finish(), search)
 }
 
 /// The site-wide inputs a manifest shard's header is trusted against.

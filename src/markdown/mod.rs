@@ -12,7 +12,7 @@ pub(crate) use escape::escape_html;
 mod highlight;
 mod lint;
 mod rewrite;
-mod slug;
+pub(crate) mod slug;
 
 use pulldown_cmark::{html, Event, Options, Parser};
 

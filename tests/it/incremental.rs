@@ -97,7 +97,11 @@ fn editing_one_guide_rebuilds_exactly_its_page() {
     says(&run, "en: rebuilt 0, unchanged 3");
     assert_eq!(
         changed(&before, &mtimes(&t)),
-        vec!["es/plain/index.html", "es/plain/index.md"]
+        vec![
+            "es/plain/index.html",
+            "es/plain/index.md",
+            "es/search-index.js"
+        ]
     );
 }
 

@@ -20,6 +20,7 @@ mod locales;
 mod markdown;
 mod nanogpt_runs;
 mod refusals;
+mod search;
 #[cfg(feature = "serve")]
 mod serve;
 mod site;
