@@ -48,11 +48,12 @@
 })();
 
 // vramdoc: search across the guides of the page's language. The form is hidden in the HTML and
-// shown here, so a page without JavaScript has no box. The index (<lang>/search-index.js, made
-// by the build) is a script that sets window.vramdocSearch, loaded with <script src> on first
-// use: fetch() is refused from file:// pages, scripts are not. Terms are cut as the build cuts
-// them (src/search/mod.rs): folded words, and bigrams of CJK runs; every term must occur in a
-// guide, and the last word of a query also matches as a prefix (search as you type).
+// shown here, so a page without JavaScript has no box. The index (<lang>/search/00.js, 01.js, …,
+// made by the build; part 00 says how many there are) is a set of scripts that push their part
+// onto window.vramdocSearch, loaded with <script src> on first use: fetch() is refused from
+// file:// pages, scripts are not. Terms are cut as the build cuts them (src/search/mod.rs):
+// folded words, and bigrams of CJK runs; every term must occur in a guide, and the last word of
+// a query also matches as a prefix (search as you type).
 (function () {
   "use strict";
   var form = document.querySelector("form.site-search");
@@ -60,7 +61,7 @@
   var input = form.querySelector("input");
   var status = form.querySelector(".search-status");
   var list = form.querySelector(".search-results");
-  var index = null;
+  var parts = null;
   var loading = false;
   var MAX_RESULTS = 10;
   form.hidden = false;
@@ -72,15 +73,16 @@
       (n >= 0x4E00 && n <= 0x9FFF) || (n >= 0xAC00 && n <= 0xD7AF) || (n >= 0xF900 && n <= 0xFAFF) ||
       (n >= 0x20000 && n <= 0x3134F);
   }
-  // The query's terms: {text, cjk} in order.
+  // The query's terms: {text, cjk} in order, each once.
   function terms(text) {
-    var out = [], word = "", run = [];
+    var out = [], word = "", run = [], seen = {};
+    function push(t, cjk) { if (!seen[t]) { seen[t] = true; out.push({ text: t, cjk: cjk }); } }
     function flushRun() {
-      if (run.length === 1) { out.push({ text: run[0], cjk: true }); }
-      for (var i = 0; i + 1 < run.length; i++) { out.push({ text: run[i] + run[i + 1], cjk: true }); }
+      if (run.length === 1) { push(run[0], true); }
+      for (var i = 0; i + 1 < run.length; i++) { push(run[i] + run[i + 1], true); }
       run = [];
     }
-    function flushWord() { if (word) { out.push({ text: word, cjk: false }); word = ""; } }
+    function flushWord() { if (word) { push(word, false); word = ""; } }
     for (var c of fold(text)) {
       if (isCjk(c)) { flushWord(); run.push(c); }
       else { flushRun(); if (/[\p{L}\p{N}]/u.test(c)) { word += c; } else { flushWord(); } }
@@ -88,10 +90,10 @@
     flushRun(); flushWord();
     return out;
   }
-  // Per section, the weight of `term` there (the best of the keys it matches; a prefix match
-  // counts half).
-  function sectionsOf(term, last) {
-    var keys = index.keys, found = {}, exact = index.terms[term.text];
+  // Per section of part `ix`, the weight of `term` there (the best of the keys it matches; a
+  // prefix match counts half).
+  function sectionsOf(ix, term, prefix) {
+    var found = {}, exact = ix.terms[term.text];
     function add(postings, factor) {
       var sec = 0;
       for (var i = 0; i < postings.length; i += 2) {
@@ -102,32 +104,27 @@
     }
     if (exact) { add(exact, 1); }
     var lone = term.cjk && Array.from(term.text).length === 1;
-    if ((last && !term.cjk) || lone) {
-      for (var k = 0; k < keys.length; k++) {
-        var key = keys[k];
+    if ((prefix && !term.cjk) || lone) {
+      for (var k = 0; k < ix.keys.length; k++) {
+        var key = ix.keys[k];
         if (key === term.text) { continue; }
-        if (key.startsWith(term.text) || (lone && key.endsWith(term.text))) { add(index.terms[key], 0.5); }
+        if (key.startsWith(term.text) || (lone && key.endsWith(term.text))) { add(ix.terms[key], 0.5); }
       }
     }
     return found;
   }
-  function search(query) {
-    var ts = terms(query);
-    var seen = {};
-    ts = ts.filter(function (t) { if (seen[t.text]) { return false; } seen[t.text] = true; return true; });
-    if (!ts.length) { return null; }
-    var perTerm = ts.map(function (t, i) { return sectionsOf(t, i === ts.length - 1 && !/\s$/.test(query)); });
-    // Per guide: the terms it holds and, per section, the sum of their weights there.
+  // The guides of part `ix` holding every term: {ix, doc, score, section}.
+  function searchPart(ix, ts, prefixLast, results) {
     var docs = {};
-    perTerm.forEach(function (found, i) {
+    ts.forEach(function (t, i) {
+      var found = sectionsOf(ix, t, prefixLast && i === ts.length - 1);
       for (var sec in found) {
-        var d = index.sections[sec][0];
-        var doc = docs[d] || (docs[d] = { doc: d, has: {}, secs: {} });
+        var d = ix.sections[sec][0];
+        var doc = docs[d] || (docs[d] = { has: {}, secs: {} });
         doc.has[i] = Math.max(doc.has[i] || 0, found[sec]);
         doc.secs[sec] = (doc.secs[sec] || 0) + found[sec];
       }
     });
-    var results = [];
     for (var d in docs) {
       var doc = docs[d], score = 0, best = -1, bestScore = -1;
       if (Object.keys(doc.has).length !== ts.length) { continue; }
@@ -136,9 +133,15 @@
         var n = Number(s);
         if (doc.secs[s] > bestScore || (doc.secs[s] === bestScore && n < best)) { best = n; bestScore = doc.secs[s]; }
       }
-      results.push({ doc: doc.doc, score: score, section: best });
+      results.push({ ix: ix, doc: Number(d), score: score, section: best });
     }
-    results.sort(function (a, b) { return b.score - a.score || a.doc - b.doc; });
+  }
+  function search(query) {
+    var ts = terms(query);
+    if (!ts.length) { return null; }
+    var results = [];
+    parts.forEach(function (ix) { searchPart(ix, ts, !/\s$/.test(query), results); });
+    results.sort(function (a, b) { return b.score - a.score || a.ix.part - b.ix.part || a.doc - b.doc; });
     return results;
   }
   function say(text) { status.textContent = text; }
@@ -146,7 +149,7 @@
     var query = input.value;
     list.textContent = "";
     if (!query.trim()) { say(""); return; }
-    if (!index) { load(); return; }
+    if (!parts) { load(); return; }
     var results = search(query);
     if (!results) { say(""); return; }
     if (!results.length) { say(form.getAttribute("data-none")); return; }
@@ -154,7 +157,7 @@
       : form.getAttribute("data-many").replace("%n", String(results.length)));
     var base = form.getAttribute("data-base");
     results.slice(0, MAX_RESULTS).forEach(function (r) {
-      var doc = index.docs[r.doc], sec = index.sections[r.section];
+      var doc = r.ix.docs[r.doc], sec = r.ix.sections[r.section];
       var li = document.createElement("li");
       var a = document.createElement("a");
       a.href = base + doc[1] + (sec[2] ? "#" + encodeURIComponent(sec[2]) : "");
@@ -174,25 +177,41 @@
       list.appendChild(li);
     });
   }
+  // Loads part 00, then the others it announces; shows the results when all are in.
   function load() {
     if (loading) { return; }
     loading = true;
     say(form.getAttribute("data-loading"));
-    var script = document.createElement("script");
-    script.src = form.getAttribute("data-index");
-    script.onload = function () {
-      var i = window.vramdocSearch;
-      if (!i || i.v !== 1) { say(form.getAttribute("data-failed")); return; }
-      i.keys = Object.keys(i.terms);
-      index = i;
-      show();
-    };
-    script.onerror = function () { loading = false; say(form.getAttribute("data-failed")); };
-    document.head.appendChild(script);
+    var prefix = form.getAttribute("data-index");
+    var failed = false;
+    function fail() { if (!failed) { failed = true; loading = false; say(form.getAttribute("data-failed")); } }
+    function script(n, done) {
+      var s = document.createElement("script");
+      s.src = prefix + (n < 16 ? "0" : "") + n.toString(16) + ".js";
+      s.onload = done;
+      s.onerror = fail;
+      document.head.appendChild(s);
+    }
+    window.vramdocSearch = [];
+    script(0, function () {
+      var first = window.vramdocSearch[0];
+      if (!first || first.v !== 1) { fail(); return; }
+      var waiting = first.parts - 1;
+      function ready() {
+        var got = window.vramdocSearch.slice().sort(function (a, b) { return a.part - b.part; });
+        got.forEach(function (ix) { ix.keys = Object.keys(ix.terms); });
+        parts = got;
+        show();
+      }
+      if (waiting === 0) { ready(); return; }
+      for (var n = 1; n < first.parts; n++) {
+        script(n, function () { if (--waiting === 0 && !failed) { ready(); } });
+      }
+    });
   }
   form.addEventListener("submit", function (e) { e.preventDefault(); show(); });
   input.addEventListener("input", show);
-  input.addEventListener("focus", function () { if (!index) { load(); } });
+  input.addEventListener("focus", function () { if (!parts) { load(); } });
   input.addEventListener("keydown", function (e) {
     if (e.key === "Escape") { input.value = ""; show(); }
   });

@@ -5,6 +5,7 @@
 use serde::Serialize;
 use tera::Context;
 
+use super::manifest::{shard_of, SHARDS};
 use super::pages::{
     alternates, display_date, lang_links, language_name, page_meta, site_ctx, x_default, Alternate,
 };
@@ -139,18 +140,23 @@ fn base_path(base_url: &str) -> String {
     }
 }
 
-/// `<lang>/search-index.js`: the search index of a language's guides, in [`index_order`] (see
-/// [`crate::search`]).
-pub(crate) fn search_index(plan: &Plan, lang: &str) -> Result<Vec<File>, Vec<Diagnostic>> {
+/// `<lang>/search/<shard>.js`: the part of a language's search index holding the guides of one
+/// manifest shard, in [`index_order`] (see [`crate::search`]).
+pub(crate) fn search_index(
+    plan: &Plan,
+    lang: &str,
+    shard: usize,
+) -> Result<Vec<File>, Vec<Diagnostic>> {
     let docs: Vec<search::Doc<'_>> = index_order(plan, lang)
         .into_iter()
+        .filter(|s| shard_of(&s.src.slug) == shard)
         .map(|s| search::Doc {
             src: &s.src,
             title: &s.summary.title,
             description: s.summary.description.as_deref(),
         })
         .collect();
-    Ok(vec![search::language_index(lang, &docs)?])
+    Ok(vec![search::index_part(lang, shard, SHARDS, &docs)?])
 }
 
 /// An RFC 3339 timestamp for a front-matter date (`YYYY-MM-DD`, optionally with a time): the

@@ -417,7 +417,7 @@ fn run_job(
         JobKind::Root => many(indexes::root(site))?,
         JobKind::Sitemap => many(indexes::sitemap(site, plan))?,
         JobKind::Style => (indexes::style(), Vec::new()),
-        JobKind::Search(lang) => (indexes::search_index(plan, lang)?, Vec::new()),
+        JobKind::Search(lang, shard) => (indexes::search_index(plan, lang, *shard)?, Vec::new()),
     };
     let prefix = plan.job_prefix(job);
     let mut entry = JobEntry {

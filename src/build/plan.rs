@@ -52,8 +52,9 @@ pub(crate) enum JobKind {
     Sitemap,
     /// `style.css`.
     Style,
-    /// A language's search index (`<lang>/search-index.js`).
-    Search(String),
+    /// The part of a language's search index holding the guides of one manifest shard
+    /// (`<lang>/search/<shard>.js`), so an edit re-indexes only the guides of its shard.
+    Search(String, usize),
 }
 
 /// Outputs of the previous build whose job no longer exists (a deleted page or language).
@@ -193,7 +194,7 @@ fn site_job_id(kind: &JobKind) -> String {
         JobKind::Root => "root".into(),
         JobKind::Sitemap => "sitemap".into(),
         JobKind::Style => "style".into(),
-        JobKind::Search(lang) => format!("search:{lang}"),
+        JobKind::Search(lang, shard) => format!("search:{lang}:{shard:02x}"),
         JobKind::Page(_) => String::new(),
     }
 }
@@ -482,10 +483,15 @@ impl Planner<'_> {
                     .is_none_or(|j| j.inputs != *inputs)
             };
             let mut indexes = langs.iter().zip(&index_inputs);
-            let mut searches = langs.iter().zip(&search_inputs);
+            let mut searches = langs.iter().zip(&search_inputs).flat_map(|(l, parts)| {
+                parts
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, d)| (JobKind::Search(l.clone(), i), d))
+            });
             if differs(JobKind::Sitemap, &sitemap_inputs)
                 || indexes.any(|(l, inputs)| differs(JobKind::Index(l.clone()), inputs))
-                || searches.any(|(l, inputs)| differs(JobKind::Search(l.clone()), inputs))
+                || searches.any(|(kind, inputs)| differs(kind, inputs))
             {
                 return Ok(None);
             }
@@ -549,8 +555,10 @@ impl Planner<'_> {
         site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
         site_job(JobKind::Sitemap, sitemap_inputs);
         site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
-        for (lang, inputs) in langs.iter().zip(search_inputs) {
-            site_job(JobKind::Search(lang.clone()), inputs);
+        for (lang, parts) in langs.iter().zip(search_inputs) {
+            for (shard, inputs) in parts.into_iter().enumerate() {
+                site_job(JobKind::Search(lang.clone(), shard), inputs);
+            }
         }
         for (id, entry) in previous_site_jobs {
             removed.push(Removed {
@@ -585,7 +593,7 @@ impl Planner<'_> {
 }
 
 /// The inputs of each language's index (in site order), of the sitemap and of each language's
-/// search index: what they show of every page, hashed shard by shard. `pages` (source and its guide's languages, sorted by guide)
+/// search index parts (per shard): what they show of every page, hashed shard by shard. `pages` (source and its guide's languages, sorted by guide)
 /// are those of the open shards; a closed shard's part comes from its header.
 fn listing_inputs<'a>(
     pages: impl Iterator<Item = (&'a Source, &'a str)>,
@@ -593,7 +601,7 @@ fn listing_inputs<'a>(
     headers: Option<&[ShardHeader]>,
     langs: &[String],
     site_hash: &Digest,
-) -> (Vec<Digest>, Digest, Vec<Digest>) {
+) -> (Vec<Digest>, Digest, Vec<Vec<Digest>>) {
     let mut listings: Vec<Option<Listing>> = closed
         .iter()
         .map(|&c| (!c).then(|| Listing::new(langs.len())))
@@ -629,12 +637,15 @@ fn listing_inputs<'a>(
         .collect();
     let search = (0..langs.len())
         .map(|k| {
-            let mut h = Hasher::new();
-            h.digest(site_hash);
-            for part in &searched {
-                h.digest(&part.get(k).copied().unwrap_or_default());
-            }
-            h.finish()
+            searched
+                .iter()
+                .map(|part| {
+                    let mut h = Hasher::new();
+                    h.digest(site_hash)
+                        .digest(&part.get(k).copied().unwrap_or_default());
+                    h.finish()
+                })
+                .collect()
         })
         .collect();
     let index = (0..langs.len())

@@ -1,7 +1,9 @@
-//! Offline search: one index per language (`<lang>/search-index.js`), read by `static/vramdoc.js`
-//! in the browser. The index is a script that assigns a global, not a file the page fetches,
-//! because Chromium refuses `fetch()` from `file://` pages while it loads `<script src>`: the
-//! search then works from disk, under `serve` and from any base path alike.
+//! Offline search: an index per language, read by `static/vramdoc.js` in the browser. The index is
+//! a set of scripts (`<lang>/search/00.js` … one part per manifest shard, so an edit re-indexes
+//! only the guides of its shard) that each push their part onto a global, not files the page
+//! fetches, because Chromium refuses `fetch()` from `file://` pages while it loads
+//! `<script src>`: the search then works from disk, under `serve` and from any base path alike.
+//! Part `00` says how many parts there are.
 //!
 //! Terms are folded ([`fold`]: decomposed, combining marks dropped, lower-cased, so `Acumulación`
 //! is `acumulacion`). Words of spaced scripts are terms; runs of Chinese, Japanese or Korean
@@ -14,7 +16,7 @@
 //! syntax and `{{ }}` expressions left out: computed figures are not searchable), section by
 //! section, so a result links to the section where its terms weigh most.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use rayon::prelude::*;
@@ -26,9 +28,9 @@ use crate::content::{self, PageSource};
 use crate::diagnostics::Diagnostic;
 use crate::markdown::slug::{slugify, IdRegistry};
 
-/// The index file of a language, relative to the output root.
-pub fn index_path(lang: &str) -> String {
-    format!("{lang}/search-index.js")
+/// The file of part `part` of a language's index, relative to the output root.
+pub fn part_path(lang: &str, part: usize) -> String {
+    format!("{lang}/search/{part:02x}.js")
 }
 
 /// Format version of the index object (`v`), checked by the script.
@@ -45,6 +47,9 @@ const MAX_WEIGHT: u32 = 60;
 
 /// Folds text for matching: canonical decomposition, combining marks dropped, lower-cased.
 pub fn fold(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
     text.nfd()
         .filter(|&c| !is_combining_mark(c))
         .flat_map(char::to_lowercase)
@@ -122,7 +127,7 @@ pub struct Doc<'a> {
 struct Section {
     heading: String,
     anchor: String,
-    weights: BTreeMap<String, u32>,
+    weights: HashMap<String, u32>,
 }
 
 impl Section {
@@ -130,15 +135,17 @@ impl Section {
         Section {
             heading,
             anchor,
-            weights: BTreeMap::new(),
+            weights: HashMap::new(),
         }
     }
 
     /// Adds the terms of `text`, each occurrence weighing `weight`.
     fn add(&mut self, text: &str, weight: u32) {
-        terms(text, |t| {
-            let w = self.weights.entry(t.to_string()).or_default();
-            *w = (*w + weight).min(MAX_WEIGHT);
+        terms(text, |t| match self.weights.get_mut(t) {
+            Some(w) => *w = (*w + weight).min(MAX_WEIGHT),
+            None => {
+                self.weights.insert(t.to_string(), weight.min(MAX_WEIGHT));
+            }
         });
     }
 }
@@ -230,24 +237,34 @@ fn sections(title: &str, description: Option<&str>, body: &str) -> Vec<Section> 
     out
 }
 
-/// The index object written to the file (`window.vramdocSearch = …`).
+/// One part of the index, as written to its file (pushed onto `window.vramdocSearch`).
 #[derive(Serialize)]
 struct Index<'a> {
     /// Format version.
     v: u32,
     /// The language.
     lang: &'a str,
+    /// This part's number.
+    part: usize,
+    /// How many parts the language's index has.
+    parts: usize,
     /// Per page: title, link relative to the language folder, description.
     docs: Vec<(&'a str, String, &'a str)>,
-    /// Per section (all pages, in order): its page, heading and anchor.
+    /// Per section (all pages of the part, in order): its page, heading and anchor.
     sections: Vec<(u32, String, String)>,
     /// Per term, sorted: its sections and weights as flat pairs, the section number given as
     /// the difference from the previous pair's.
     terms: BTreeMap<String, Vec<u32>>,
 }
 
-/// Builds the index file of `lang` from its pages (in the order given); reads every page.
-pub fn language_index(lang: &str, docs: &[Doc<'_>]) -> Result<(String, Vec<u8>), Vec<Diagnostic>> {
+/// Builds part `part` (of `parts`) of the index of `lang` from its pages (in the order given);
+/// reads every page.
+pub fn index_part(
+    lang: &str,
+    part: usize,
+    parts: usize,
+    docs: &[Doc<'_>],
+) -> Result<(String, Vec<u8>), Vec<Diagnostic>> {
     let per_doc: Vec<Result<Vec<Section>, Vec<Diagnostic>>> = docs
         .par_iter()
         .map(|d| {
@@ -259,6 +276,8 @@ pub fn language_index(lang: &str, docs: &[Doc<'_>]) -> Result<(String, Vec<u8>),
     let mut index = Index {
         v: VERSION,
         lang,
+        part,
+        parts,
         docs: Vec::with_capacity(docs.len()),
         sections: Vec::new(),
         terms: BTreeMap::new(),
@@ -280,7 +299,9 @@ pub fn language_index(lang: &str, docs: &[Doc<'_>]) -> Result<(String, Vec<u8>),
         ));
         for s in secs {
             let sec_no = index.sections.len() as u32;
-            for (term, weight) in s.weights {
+            let mut weights: Vec<(String, u32)> = s.weights.into_iter().collect();
+            weights.sort_unstable();
+            for (term, weight) in weights {
                 let prev = last.insert(term.clone(), sec_no);
                 let delta = sec_no - prev.unwrap_or(0);
                 let postings = index.terms.entry(term).or_default();
@@ -296,11 +317,11 @@ pub fn language_index(lang: &str, docs: &[Doc<'_>]) -> Result<(String, Vec<u8>),
     let json = serde_json::to_string(&index).unwrap_or_default();
     let mut bytes = Vec::with_capacity(json.len() + 64);
     bytes.extend_from_slice(
-        b"/* vramdoc search index: generated, do not edit. */\nwindow.vramdocSearch = ",
+        b"/* vramdoc search index part: generated, do not edit. */\n(window.vramdocSearch = window.vramdocSearch || []).push(",
     );
     bytes.extend_from_slice(json.as_bytes());
-    bytes.extend_from_slice(b";\n");
-    Ok((index_path(lang), bytes))
+    bytes.extend_from_slice(b");\n");
+    Ok((part_path(lang, part), bytes))
 }
 
 #[cfg(test)]

@@ -1,35 +1,70 @@
-//! The offline search index (`<lang>/search-index.js`) through the real binary: Chinese cut into
+//! The offline search index (`<lang>/search/<part>.js`) through the real binary: Chinese cut into
 //! bigrams, Spanish accents and case folded, results in the page's language, section anchors
 //! that exist, deterministic bytes, and incremental rebuilds that follow every page's text.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::time::SystemTime;
+
+use vramdoc::build::manifest::shard_of;
 
 use serde_json::Value;
 
 use crate::support::SiteTest;
 
-/// Reads a language's index from the output folder `out` (relative to the site root): the
-/// object the script assigns.
-fn index_in(t: &SiteTest, out: &str, lang: &str) -> Value {
-    let path = t.root().join(out).join(lang).join("search-index.js");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+/// One part of a language's index: the object its script pushes.
+fn parse_part(text: &str) -> Value {
     let json = text
-        .split_once("window.vramdocSearch = ")
-        .expect("the script assigns window.vramdocSearch")
+        .split_once("(window.vramdocSearch = window.vramdocSearch || []).push(")
+        .expect("the script pushes its part onto window.vramdocSearch")
         .1
         .trim_end()
-        .trim_end_matches(';');
-    serde_json::from_str(json).expect("the index is JSON")
+        .trim_end_matches(");");
+    serde_json::from_str(json).expect("the part is JSON")
 }
 
-fn index(t: &SiteTest, lang: &str) -> Value {
+/// Reads every part of a language's index from the output folder `out` (relative to the site
+/// root), in order; part 00 says how many there are.
+fn index_in(t: &SiteTest, out: &str, lang: &str) -> Vec<Value> {
+    let read = |n: u64| {
+        let path = t
+            .root()
+            .join(out)
+            .join(lang)
+            .join(format!("search/{n:02x}.js"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        parse_part(&text)
+    };
+    let first = read(0);
+    let parts = first["parts"].as_u64().unwrap();
+    let mut all = vec![first];
+    all.extend((1..parts).map(read));
+    for (n, part) in all.iter().enumerate() {
+        assert_eq!(part["part"].as_u64(), Some(n as u64));
+        assert_eq!(part["lang"], lang);
+    }
+    all
+}
+
+fn index(t: &SiteTest, lang: &str) -> Vec<Value> {
     index_in(t, "public", lang)
 }
 
-/// The sections holding `term`, with the term's weight there.
-fn postings(index: &Value, term: &str) -> Vec<(usize, u64)> {
-    let Some(flat) = index["terms"][term].as_array() else {
+/// The part holding a guide (whose title is `title`) and the guide's number there.
+fn doc_in<'a>(index: &'a [Value], slug: &str) -> (&'a Value, usize) {
+    let href = format!("{slug}/index.html");
+    for part in index {
+        let docs = part["docs"].as_array().unwrap();
+        if let Some(i) = docs.iter().position(|d| d[1] == href.as_str()) {
+            return (part, i);
+        }
+    }
+    panic!("{slug} is not in the index");
+}
+
+/// The sections of one part holding `term`, with the term's weight there.
+fn postings(part: &Value, term: &str) -> Vec<(usize, u64)> {
+    let Some(flat) = part["terms"][term].as_array() else {
         return Vec::new();
     };
     let mut sec = 0;
@@ -41,20 +76,29 @@ fn postings(index: &Value, term: &str) -> Vec<(usize, u64)> {
         .collect()
 }
 
-/// The guide (slug) a section belongs to.
-fn slug_of(index: &Value, section: usize) -> String {
-    let doc = index["sections"][section][0].as_u64().unwrap() as usize;
-    let href = index["docs"][doc][1].as_str().unwrap();
+/// True when no part has `term`.
+fn absent(index: &[Value], term: &str) -> bool {
+    index.iter().all(|p| p["terms"][term].is_null())
+}
+
+/// The guide (slug) a section of a part belongs to.
+fn slug_of(part: &Value, section: usize) -> String {
+    let doc = part["sections"][section][0].as_u64().unwrap() as usize;
+    let href = part["docs"][doc][1].as_str().unwrap();
     href.trim_end_matches("/index.html").to_string()
 }
 
 /// The guides holding every term, as the page's script finds them.
-fn guides_with(index: &Value, terms: &[&str]) -> BTreeSet<String> {
+fn guides_with(index: &[Value], terms: &[&str]) -> BTreeSet<String> {
     let mut found: Option<BTreeSet<String>> = None;
     for term in terms {
-        let here: BTreeSet<String> = postings(index, term)
-            .into_iter()
-            .map(|(s, _)| slug_of(index, s))
+        let here: BTreeSet<String> = index
+            .iter()
+            .flat_map(|part| {
+                postings(part, term)
+                    .into_iter()
+                    .map(move |(s, _)| slug_of(part, s))
+            })
             .collect();
         found = Some(match found {
             None => here,
@@ -109,13 +153,14 @@ fn chinese_is_cut_into_bigrams_and_finds_its_guide() {
     assert_eq!(guides_with(&zh, &["显存"]), set(&["vram"]));
     // 梯度累积 has no spaces: its bigrams are the terms, and they lead to the section.
     assert_eq!(guides_with(&zh, &["梯度", "度累", "累积"]), set(&["vram"]));
-    assert!(zh["terms"]["梯度累积"].is_null());
+    assert!(absent(&zh, "梯度累积"));
     assert_eq!(guides_with(&zh, &["分词"]), set(&["tokens"]));
-    let (best, _) = postings(&zh, "累积")
+    let (part, _) = doc_in(&zh, "vram");
+    let (best, _) = postings(part, "累积")
         .into_iter()
         .max_by_key(|&(s, w)| (w, std::cmp::Reverse(s)))
         .unwrap();
-    let anchor = zh["sections"][best][2].as_str().unwrap();
+    let anchor = part["sections"][best][2].as_str().unwrap();
     assert_eq!(anchor, "梯度累积");
     assert!(t
         .output("zh/vram/index.html")
@@ -130,21 +175,19 @@ fn spanish_accents_and_case_are_folded_and_results_stay_in_the_language() {
     // "MEMORIA" (title) and "Memoria" (text) are one term; "acumulación" is found as typed
     // without its accent, and the accented form is not a separate term.
     assert_eq!(guides_with(&es, &["memoria"]), set(&["vram"]));
-    assert!(es["terms"]["MEMORIA"].is_null());
+    assert!(absent(&es, "MEMORIA"));
     assert_eq!(guides_with(&es, &["acumulacion"]), set(&["vram"]));
-    assert!(es["terms"]["acumulación"].is_null());
-    assert_eq!(es["lang"], "es");
-    let titles: Vec<&str> = es["docs"]
-        .as_array()
-        .unwrap()
+    assert!(absent(&es, "acumulación"));
+    let titles: Vec<&str> = es
         .iter()
+        .flat_map(|part| part["docs"].as_array().unwrap())
         .map(|d| d[0].as_str().unwrap())
         .collect();
     assert_eq!(titles.len(), 2);
     assert!(titles.contains(&"Tokenizadores"), "{titles:?}");
     // No other language's words in the Spanish index.
-    assert!(es["terms"]["显存"].is_null());
-    assert!(es["terms"]["tokenizers"].is_null());
+    assert!(absent(&es, "显存"));
+    assert!(absent(&es, "tokenizers"));
     // Words joined by `_` are separate terms, as the script cuts a query.
     let en = index(&t, "en");
     assert_eq!(
@@ -159,14 +202,14 @@ fn search_box_is_on_language_pages_only_and_hidden_without_javascript() {
     t.build_ok();
     let guide = t.output("es/vram/index.html");
     assert!(guide.contains(
-        "<form class=\"site-search\" role=\"search\" hidden data-index=\"../../es/search-index.js\" data-base=\"../../es/\""
+        "<form class=\"site-search\" role=\"search\" hidden data-index=\"../../es/search/\" data-base=\"../../es/\""
     ), "{guide}");
     assert!(guide.contains("<label for=\"site-search-q\">Buscar en las guías</label>"));
     let index = t.output("zh/index.html");
-    assert!(index.contains("data-index=\"../zh/search-index.js\" data-base=\"../zh/\""));
+    assert!(index.contains("data-index=\"../zh/search/\" data-base=\"../zh/\""));
     // The 404 page is served at any depth: it names the index from the base URL's path.
     let not_found = t.output("en/404.html");
-    assert!(not_found.contains("data-index=\"/docs/en/search-index.js\""));
+    assert!(not_found.contains("data-index=\"/docs/en/search/\""));
     assert!(!t.output("index.html").contains("site-search"));
 }
 
@@ -180,9 +223,10 @@ fn headings_with_expressions_and_explicit_ids_link_where_the_page_does() {
     t.build_ok();
     let en = index(&t, "en");
     let html = t.output("en/ids/index.html");
+    let (part, _) = doc_in(&en, "ids");
     let anchor = |term: &str| {
-        let (s, _) = postings(&en, term)[0];
-        en["sections"][s][2].as_str().unwrap().to_string()
+        let (s, _) = postings(part, term)[0];
+        part["sections"][s][2].as_str().unwrap().to_string()
     };
     assert_eq!(anchor("alpha"), "custom");
     assert_eq!(anchor("bravo"), "setup");
@@ -193,8 +237,8 @@ fn headings_with_expressions_and_explicit_ids_link_where_the_page_does() {
         assert!(html.contains(&format!("id=\"{id}\"")), "{id} in {html}");
     }
     // The expression's output is not indexed, and its source is not either.
-    assert!(en["terms"]["percent"].is_null());
-    assert!(!en["terms"]["peak"].is_null());
+    assert!(absent(&en, "percent"));
+    assert!(!absent(&en, "peak"));
 }
 
 #[test]
@@ -205,15 +249,28 @@ fn index_bytes_are_deterministic() {
     let search = |files: &[(PathBuf, Vec<u8>)]| -> Vec<(PathBuf, Vec<u8>)> {
         files
             .iter()
-            .filter(|(p, _)| p.ends_with("search-index.js"))
+            .filter(|(p, _)| p.to_string_lossy().contains("/search/"))
             .cloned()
             .collect()
     };
-    assert_eq!(search(&a).len(), 3);
+    assert_eq!(search(&a).len(), 3 * 64);
     assert_eq!(search(&a), search(&b));
     let forced = t.run(&["build", "--quiet", "--force", "--out", "out-a"]);
     assert_eq!(forced.code, 0, "{}", forced.stderr);
     assert_eq!(search(&t.snapshot_of("out-a")), search(&a));
+}
+
+/// Each index part's modification time, by path under the output folder.
+fn part_mtimes(t: &SiteTest) -> BTreeMap<String, SystemTime> {
+    let mut out = BTreeMap::new();
+    for lang in ["en", "es", "zh"] {
+        let dir = t.root().join("public").join(lang).join("search");
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let name = format!("{lang}/search/{}", e.file_name().to_string_lossy());
+            out.insert(name, e.metadata().unwrap().modified().unwrap());
+        }
+    }
+    out
 }
 
 /// Many guides, so that most manifest shards stay closed on a rebuild.
@@ -243,10 +300,7 @@ fn rebuild_follows_a_changed_text_an_added_and_a_deleted_guide() {
     // leaves the shards of unchanged guides closed (not decoded).
     std::thread::sleep(std::time::Duration::from_millis(2200));
     t.build_ok();
-    let en_before = std::fs::metadata(t.root().join("public/en/search-index.js"))
-        .unwrap()
-        .modified()
-        .unwrap();
+    let before = part_mtimes(&t);
     std::thread::sleep(std::time::Duration::from_millis(20));
     // Only the text changes (not the title, so the language index stays as it was).
     t.guide("tokens", "zh", "分词器", "分词器也影响显存。\n");
@@ -258,12 +312,18 @@ fn rebuild_follows_a_changed_text_an_added_and_a_deleted_guide() {
     assert_eq!(guides_with(&zh, &["批次"]), set(&["guide-7", "vram"]));
     // The guides of manifest shards left closed (unchanged) are still in the index.
     assert_eq!(guides_with(&zh, &["普通"]).len(), 23);
-    // English pages did not change: their index is not rewritten.
-    let en_after = std::fs::metadata(t.root().join("public/en/search-index.js"))
-        .unwrap()
-        .modified()
-        .unwrap();
-    assert_eq!(en_before, en_after);
+    // Only the parts holding the edited guides are rewritten (not English, not other shards).
+    let after = part_mtimes(&t);
+    let changed: BTreeSet<String> = after
+        .iter()
+        .filter(|(p, m)| before.get(*p) != Some(*m))
+        .map(|(p, _)| p.clone())
+        .collect();
+    let expected: BTreeSet<String> = ["tokens", "guide-7"]
+        .iter()
+        .map(|slug| format!("zh/search/{:02x}.js", shard_of(slug)))
+        .collect();
+    assert_eq!(changed, expected);
 
     // A new guide and a deleted one.
     t.guide("guide-new", "zh", "新指南", "新的显存说明。");
@@ -279,7 +339,7 @@ fn rebuild_follows_a_changed_text_an_added_and_a_deleted_guide() {
     let search = |files: &[(PathBuf, Vec<u8>)]| -> Vec<(PathBuf, Vec<u8>)> {
         files
             .iter()
-            .filter(|(p, _)| p.ends_with("search-index.js"))
+            .filter(|(p, _)| p.to_string_lossy().contains("/search/"))
             .cloned()
             .collect()
     };

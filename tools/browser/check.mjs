@@ -76,10 +76,12 @@ function check(ok, what, detail = "") {
   return ok;
 }
 
-/** The guide slugs of a language, from its folder. */
+/** The guide slugs of a language, from its folder: the folders with a page (not search/). */
 async function guides(site, lang) {
   const entries = await readdir(path.join(site, lang), { withFileTypes: true });
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const withPage = await Promise.all(folders.map((f) => stat(path.join(site, lang, f, "index.html")).then(() => true, () => false)));
+  return folders.filter((_, i) => withPage[i]);
 }
 
 /** Serious and critical axe-core violations on the loaded page. */
