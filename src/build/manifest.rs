@@ -5,9 +5,10 @@
 //! changed (on a 10,000-guide site an edit rewrites about 100 KB, not the 7 MB of the whole).
 //!
 //! A guide shard opens with a [`ShardHeader`]: the digest of every stamp it records, its page
-//! counts, and what its pages contribute to the language indexes and the sitemap. A build whose
-//! stats hash to the same stamp digest knows the shard's guides are unchanged without decoding
-//! it, so a no-change build decodes no guide entry and a one-guide edit decodes one shard.
+//! counts, and what its pages contribute to the language indexes, the sitemap and the search
+//! index parts. A build whose stats hash to the same stamp digest knows the shard's guides are
+//! unchanged without decoding it, so a no-change build decodes no guide entry and a one-guide
+//! edit decodes one shard.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

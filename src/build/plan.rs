@@ -483,10 +483,13 @@ impl Planner<'_> {
                     .is_none_or(|j| j.inputs != *inputs)
             };
             let mut indexes = langs.iter().zip(&index_inputs);
+            // A search part reads only its own shard's pages: it needs the others opened only
+            // when its own shard is closed (its inputs changed with nothing in the shard changing).
             let mut searches = langs.iter().zip(&search_inputs).flat_map(|(l, parts)| {
                 parts
                     .iter()
                     .enumerate()
+                    .filter(|&(i, _)| closed[i])
                     .map(move |(i, d)| (JobKind::Search(l.clone(), i), d))
             });
             if differs(JobKind::Sitemap, &sitemap_inputs)

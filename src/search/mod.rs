@@ -282,7 +282,8 @@ pub fn index_part(
         sections: Vec::new(),
         terms: BTreeMap::new(),
     };
-    let mut last: BTreeMap<String, u32> = BTreeMap::new();
+    // Per term: the last section it was seen in and its postings so far.
+    let mut postings: HashMap<String, (u32, Vec<u32>)> = HashMap::new();
     for (doc_no, (d, secs)) in docs.iter().zip(per_doc).enumerate() {
         let secs = match secs {
             Ok(s) => s,
@@ -299,14 +300,16 @@ pub fn index_part(
         ));
         for s in secs {
             let sec_no = index.sections.len() as u32;
-            let mut weights: Vec<(String, u32)> = s.weights.into_iter().collect();
-            weights.sort_unstable();
-            for (term, weight) in weights {
-                let prev = last.insert(term.clone(), sec_no);
-                let delta = sec_no - prev.unwrap_or(0);
-                let postings = index.terms.entry(term).or_default();
-                postings.push(delta);
-                postings.push(weight);
+            for (term, weight) in s.weights {
+                match postings.get_mut(&term) {
+                    Some((last, list)) => {
+                        list.extend([sec_no - *last, weight]);
+                        *last = sec_no;
+                    }
+                    None => {
+                        postings.insert(term, (sec_no, vec![sec_no, weight]));
+                    }
+                }
             }
             index.sections.push((doc_no, s.heading, s.anchor));
         }
@@ -314,6 +317,10 @@ pub fn index_part(
     if !errors.is_empty() {
         return Err(errors);
     }
+    index.terms = postings
+        .into_iter()
+        .map(|(t, (_, list))| (t, list))
+        .collect();
     let json = serde_json::to_string(&index).unwrap_or_default();
     let mut bytes = Vec::with_capacity(json.len() + 64);
     bytes.extend_from_slice(
