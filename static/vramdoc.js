@@ -49,7 +49,7 @@
 
 // vramdoc: search across the guides of the page's language. The form is hidden in the HTML and
 // shown here, so a page without JavaScript has no box. The index (<lang>/search/00.js, 01.js, …,
-// made by the build; part 00 says how many there are) is a set of scripts that push their part
+// made by the build; part 00 lists the parts) is a set of scripts that push their part
 // onto window.vramdocSearch, loaded with <script src> on first use: fetch() is refused from
 // file:// pages, scripts are not. Terms are cut as the build cuts them (src/search/mod.rs):
 // folded words, and bigrams of CJK runs; every term must occur in a guide, and the last word of
@@ -177,7 +177,7 @@
       list.appendChild(li);
     });
   }
-  // Loads part 00, then the others it announces; shows the results when all are in.
+  // Loads part 00, then the others it lists; shows the results when all are in.
   function load() {
     if (loading) { return; }
     loading = true;
@@ -196,7 +196,8 @@
     script(0, function () {
       var first = window.vramdocSearch[0];
       if (!first || first.v !== 1) { fail(); return; }
-      var waiting = first.parts - 1;
+      var others = first.parts.filter(function (n) { return n !== 0; });
+      var waiting = others.length;
       function ready() {
         var got = window.vramdocSearch.slice().sort(function (a, b) { return a.part - b.part; });
         got.forEach(function (ix) { ix.keys = Object.keys(ix.terms); });
@@ -204,9 +205,9 @@
         show();
       }
       if (waiting === 0) { ready(); return; }
-      for (var n = 1; n < first.parts; n++) {
+      others.forEach(function (n) {
         script(n, function () { if (--waiting === 0 && !failed) { ready(); } });
-      }
+      });
     });
   }
   form.addEventListener("submit", function (e) { e.preventDefault(); show(); });

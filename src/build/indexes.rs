@@ -141,7 +141,8 @@ fn base_path(base_url: &str) -> String {
 }
 
 /// `<lang>/search/<shard>.js`: the part of a language's search index holding the guides of one
-/// manifest shard, in [`index_order`] (see [`crate::search`]).
+/// manifest shard, in [`index_order`] (see [`crate::search`]). A shard without pages in the
+/// language has no part, except part 0, which is always written and lists the parts.
 pub(crate) fn search_index(
     plan: &Plan,
     lang: &str,
@@ -156,7 +157,15 @@ pub(crate) fn search_index(
             description: s.summary.description.as_deref(),
         })
         .collect();
-    Ok(vec![search::index_part(lang, shard, SHARDS, &docs)?])
+    let Some(k) = plan.search_parts_of(lang) else {
+        return Ok(Vec::new());
+    };
+    if shard != 0 && docs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let present: Vec<usize> = (0..SHARDS).filter(|&i| k[i]).collect();
+    let listed = (shard == 0).then_some(present.as_slice());
+    Ok(vec![search::index_part(lang, shard, listed, &docs)?])
 }
 
 /// An RFC 3339 timestamp for a front-matter date (`YYYY-MM-DD`, optionally with a time): the

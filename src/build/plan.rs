@@ -90,6 +90,9 @@ pub(crate) struct Plan {
     /// Per language (in site order): pages of guides in shards left closed (unchanged, not
     /// decoded, so not in `sources`).
     pub(crate) closed_pages: Vec<usize>,
+    /// Per language (in site order), per shard: true when the shard has pages in that language
+    /// (the search index parts that exist; part 0 lists them).
+    pub(crate) search_parts: Vec<Vec<bool>>,
     /// The entries of guides in closed shards, when the previous manifest was in memory (`serve`):
     /// put back unchanged into the next manifest.
     kept: BTreeMap<String, GuideEntry>,
@@ -105,6 +108,12 @@ impl Plan {
     pub(crate) fn has_stale_shards(&self) -> bool {
         let context = &self.context.digest;
         self.stored.as_ref().is_some_and(|d| d.any_stale(context))
+    }
+
+    /// Per shard, whether the language has a search index part there (see `search_parts`).
+    pub(crate) fn search_parts_of(&self, lang: &str) -> Option<&[bool]> {
+        let k = self.context.languages.iter().position(|l| l == lang)?;
+        self.search_parts.get(k).map(Vec::as_slice)
     }
 
     /// A job's id, for messages: `page:<lang>/<slug>`, `index:<lang>`, `root`, `sitemap`, `style`.
@@ -466,7 +475,7 @@ impl Planner<'_> {
         let site_hash = site.inputs_hash;
         let langs = &config.languages;
         let langs_of = |i: usize| guide_langs[guide_of_source[i]].as_str();
-        let (index_inputs, sitemap_inputs, search_inputs) = listing_inputs(
+        let (index_inputs, sitemap_inputs, search) = listing_inputs(
             sources.iter().enumerate().map(|(i, s)| (s, langs_of(i))),
             closed,
             self.headers,
@@ -485,7 +494,7 @@ impl Planner<'_> {
             let mut indexes = langs.iter().zip(&index_inputs);
             // A search part reads only its own shard's pages: it needs the others opened only
             // when its own shard is closed (its inputs changed with nothing in the shard changing).
-            let mut searches = langs.iter().zip(&search_inputs).flat_map(|(l, parts)| {
+            let mut searches = langs.iter().zip(&search.digests).flat_map(|(l, parts)| {
                 parts
                     .iter()
                     .enumerate()
@@ -558,7 +567,7 @@ impl Planner<'_> {
         site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
         site_job(JobKind::Sitemap, sitemap_inputs);
         site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
-        for (lang, parts) in langs.iter().zip(search_inputs) {
+        for (lang, parts) in langs.iter().zip(search.digests) {
             for (shard, inputs) in parts.into_iter().enumerate() {
                 site_job(JobKind::Search(lang.clone(), shard), inputs);
             }
@@ -588,6 +597,7 @@ impl Planner<'_> {
             incremental,
             touched,
             closed_pages,
+            search_parts: search.present,
             kept: BTreeMap::new(),
             stored,
             context: self.context.clone(),
@@ -604,7 +614,8 @@ fn listing_inputs<'a>(
     headers: Option<&[ShardHeader]>,
     langs: &[String],
     site_hash: &Digest,
-) -> (Vec<Digest>, Digest, Vec<Vec<Digest>>) {
+) -> (Vec<Digest>, Digest, SearchInputs) {
+    let mut parts_present = vec![vec![false; SHARDS]; langs.len()];
     let mut listings: Vec<Option<Listing>> = closed
         .iter()
         .map(|&c| (!c).then(|| Listing::new(langs.len())))
@@ -614,6 +625,9 @@ fn listing_inputs<'a>(
             let at = langs.iter().position(|l| *l == s.src.lang);
             listing.page(at, &s.src.slug, &s.src.lang, &s.summary, guide_langs);
             listing.text(at, &s.src.slug, &s.hash);
+            if let Some(k) = at {
+                parts_present[k][shard_of(&s.src.slug)] = true;
+            }
         }
     }
     let parts: Vec<(Vec<Digest>, Digest)> = listings
@@ -638,14 +652,28 @@ fn listing_inputs<'a>(
             },
         )
         .collect();
+    if let Some(headers) = headers {
+        for (i, h) in headers.iter().enumerate().filter(|&(i, _)| closed[i]) {
+            for (k, present) in parts_present.iter_mut().enumerate() {
+                present[i] = h.pages.get(k).is_some_and(|&n| n > 0);
+            }
+        }
+    }
+    // Part 0 also lists which parts exist.
     let search = (0..langs.len())
         .map(|k| {
             searched
                 .iter()
-                .map(|part| {
+                .enumerate()
+                .map(|(i, part)| {
                     let mut h = Hasher::new();
                     h.digest(site_hash)
                         .digest(&part.get(k).copied().unwrap_or_default());
+                    if i == 0 {
+                        for &present in &parts_present[k] {
+                            h.part(if present { "1" } else { "0" });
+                        }
+                    }
                     h.finish()
                 })
                 .collect()
@@ -666,7 +694,19 @@ fn listing_inputs<'a>(
     for (_, mapped) in &parts {
         sitemap.digest(mapped);
     }
+    let search = SearchInputs {
+        digests: search,
+        present: parts_present,
+    };
     (index, sitemap.finish(), search)
+}
+
+/// What the search index parts are built from: per language (in site order), per shard.
+struct SearchInputs {
+    /// Each part's inputs digest.
+    digests: Vec<Vec<Digest>>,
+    /// Whether the part exists (the shard has pages in the language).
+    present: Vec<Vec<bool>>,
 }
 
 /// The site-wide inputs a manifest shard's header is trusted against.

@@ -3,7 +3,8 @@
 //! only the guides of its shard) that each push their part onto a global, not files the page
 //! fetches, because Chromium refuses `fetch()` from `file://` pages while it loads
 //! `<script src>`: the search then works from disk, under `serve` and from any base path alike.
-//! Part `00` says how many parts there are.
+//! Part `00` is always written and lists the parts that exist (a shard without guides in the
+//! language has none).
 //!
 //! Terms are folded ([`fold`]: decomposed, combining marks dropped, lower-cased, so `Acumulación`
 //! is `acumulacion`). Words of spaced scripts are terms; runs of Chinese, Japanese or Korean
@@ -246,8 +247,9 @@ struct Index<'a> {
     lang: &'a str,
     /// This part's number.
     part: usize,
-    /// How many parts the language's index has.
-    parts: usize,
+    /// In part 0 only: the numbers of the language's parts (those with guides, and 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parts: Option<Vec<usize>>,
     /// Per page: title, link relative to the language folder, description.
     docs: Vec<(&'a str, String, &'a str)>,
     /// Per section (all pages of the part, in order): its page, heading and anchor.
@@ -257,12 +259,12 @@ struct Index<'a> {
     terms: BTreeMap<String, Vec<u32>>,
 }
 
-/// Builds part `part` (of `parts`) of the index of `lang` from its pages (in the order given);
-/// reads every page.
+/// Builds part `part` of the index of `lang` from its pages (in the order given); reads every
+/// page. `parts` lists the language's parts, given to part 0.
 pub fn index_part(
     lang: &str,
     part: usize,
-    parts: usize,
+    parts: Option<&[usize]>,
     docs: &[Doc<'_>],
 ) -> Result<(String, Vec<u8>), Vec<Diagnostic>> {
     let per_doc: Vec<Result<Vec<Section>, Vec<Diagnostic>>> = docs
@@ -277,7 +279,11 @@ pub fn index_part(
         v: VERSION,
         lang,
         part,
-        parts,
+        parts: parts.map(|p| {
+            let mut all = vec![0];
+            all.extend(p.iter().copied().filter(|&i| i != 0));
+            all
+        }),
         docs: Vec::with_capacity(docs.len()),
         sections: Vec::new(),
         terms: BTreeMap::new(),
