@@ -116,7 +116,8 @@ impl Plan {
         self.search_parts.get(k).map(Vec::as_slice)
     }
 
-    /// A job's id, for messages: `page:<lang>/<slug>`, `index:<lang>`, `root`, `sitemap`, `style`.
+    /// A job's id, for messages: `page:<lang>/<slug>`, `index:<lang>`, `root`, `sitemap`, `style`,
+    /// `search:<lang>:<shard>`.
     pub(crate) fn job_id(&self, job: &Job) -> String {
         match &job.kind {
             JobKind::Page(i) => {
@@ -606,8 +607,9 @@ impl Planner<'_> {
 }
 
 /// The inputs of each language's index (in site order), of the sitemap and of each language's
-/// search index parts (per shard): what they show of every page, hashed shard by shard. `pages` (source and its guide's languages, sorted by guide)
-/// are those of the open shards; a closed shard's part comes from its header.
+/// search index parts (per shard): what they show of every page, hashed shard by shard. `pages`
+/// (source and its guide's languages, sorted by guide) are those of the open shards; a closed
+/// shard's part comes from its header.
 fn listing_inputs<'a>(
     pages: impl Iterator<Item = (&'a Source, &'a str)>,
     closed: &[bool; SHARDS],
