@@ -5,6 +5,7 @@
 use serde::Serialize;
 use tera::Context;
 
+use super::manifest::{shard_of, SHARDS};
 use super::pages::{
     alternates, display_date, lang_links, language_name, page_meta, site_ctx, x_default, Alternate,
 };
@@ -13,6 +14,7 @@ use super::SiteContext;
 use crate::assets;
 use crate::diagnostics::Diagnostic;
 use crate::markdown::{self, escape_html};
+use crate::search;
 
 /// A rendered file: relative path and bytes.
 pub(crate) type File = (String, Vec<u8>);
@@ -136,6 +138,34 @@ fn base_path(base_url: &str) -> String {
         Some(at) => after_scheme[at..].to_string(),
         None => "/".to_string(),
     }
+}
+
+/// `<lang>/search/<shard>.js`: the part of a language's search index holding the guides of one
+/// manifest shard, in [`index_order`] (see [`crate::search`]). A shard without pages in the
+/// language has no part, except part 0, which is always written and lists the parts.
+pub(crate) fn search_index(
+    plan: &Plan,
+    lang: &str,
+    shard: usize,
+) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let docs: Vec<search::Doc<'_>> = index_order(plan, lang)
+        .into_iter()
+        .filter(|s| shard_of(&s.src.slug) == shard)
+        .map(|s| search::Doc {
+            src: &s.src,
+            title: &s.summary.title,
+            description: s.summary.description.as_deref(),
+        })
+        .collect();
+    let Some(k) = plan.search_parts_of(lang) else {
+        return Ok(Vec::new());
+    };
+    if shard != 0 && docs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let present: Vec<usize> = (0..SHARDS).filter(|&i| k[i]).collect();
+    let listed = (shard == 0).then_some(present.as_slice());
+    Ok(vec![search::index_part(lang, shard, listed, &docs)?])
 }
 
 /// An RFC 3339 timestamp for a front-matter date (`YYYY-MM-DD`, optionally with a time): the

@@ -53,6 +53,9 @@ pub(crate) enum JobKind {
     Sitemap,
     /// `style.css`.
     Style,
+    /// The part of a language's search index holding the guides of one manifest shard
+    /// (`<lang>/search/<shard>.js`), so an edit re-indexes only the guides of its shard.
+    Search(String, usize),
 }
 
 /// Outputs of the previous build whose job no longer exists (a deleted page or language).
@@ -91,6 +94,9 @@ pub(crate) struct Plan {
     /// Per language (in site order): pages of guides in shards left closed (unchanged, not
     /// decoded, so not in `sources`).
     pub(crate) closed_pages: Vec<usize>,
+    /// Per language (in site order), per shard: true when the shard has pages in that language
+    /// (the search index parts that exist; part 0 lists them).
+    pub(crate) search_parts: Vec<Vec<bool>>,
     /// The entries of guides in closed shards, when the previous manifest was in memory (`serve`):
     /// put back unchanged into the next manifest.
     kept: BTreeMap<String, GuideEntry>,
@@ -108,7 +114,14 @@ impl Plan {
         self.stored.as_ref().is_some_and(|d| d.any_stale(context))
     }
 
-    /// A job's id, for messages: `page:<lang>/<slug>`, `index:<lang>`, `root`, `sitemap`, `style`.
+    /// Per shard, whether the language has a search index part there (see `search_parts`).
+    pub(crate) fn search_parts_of(&self, lang: &str) -> Option<&[bool]> {
+        let k = self.context.languages.iter().position(|l| l == lang)?;
+        self.search_parts.get(k).map(Vec::as_slice)
+    }
+
+    /// A job's id, for messages: `page:<lang>/<slug>`, `index:<lang>`, `root`, `sitemap`, `style`,
+    /// `search:<lang>:<shard>`.
     pub(crate) fn job_id(&self, job: &Job) -> String {
         match &job.kind {
             JobKind::Page(i) => {
@@ -195,6 +208,7 @@ fn site_job_id(kind: &JobKind) -> String {
         JobKind::Root => "root".into(),
         JobKind::Sitemap => "sitemap".into(),
         JobKind::Style => "style".into(),
+        JobKind::Search(lang, shard) => format!("search:{lang}:{shard:02x}"),
         JobKind::Page(_) => String::new(),
     }
 }
@@ -466,7 +480,7 @@ impl Planner<'_> {
         let site_hash = site.inputs_hash;
         let langs = &config.languages;
         let langs_of = |i: usize| guide_langs[guide_of_source[i]].as_str();
-        let (index_inputs, sitemap_inputs) = listing_inputs(
+        let (index_inputs, sitemap_inputs, search) = listing_inputs(
             sources.iter().enumerate().map(|(i, s)| (s, langs_of(i))),
             closed,
             self.headers,
@@ -483,8 +497,18 @@ impl Planner<'_> {
                     .is_none_or(|j| j.inputs != *inputs)
             };
             let mut indexes = langs.iter().zip(&index_inputs);
+            // A search part reads only its own shard's pages: it needs the others opened only
+            // when its own shard is closed (its inputs changed with nothing in the shard changing).
+            let mut searches = langs.iter().zip(&search.digests).flat_map(|(l, parts)| {
+                parts
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| closed[i])
+                    .map(move |(i, d)| (JobKind::Search(l.clone(), i), d))
+            });
             if differs(JobKind::Sitemap, &sitemap_inputs)
                 || indexes.any(|(l, inputs)| differs(JobKind::Index(l.clone()), inputs))
+                || searches.any(|(kind, inputs)| differs(kind, inputs))
             {
                 return Ok(None);
             }
@@ -549,6 +573,11 @@ impl Planner<'_> {
         site_job(JobKind::Root, Hasher::new().digest(&site_hash).finish());
         site_job(JobKind::Sitemap, sitemap_inputs);
         site_job(JobKind::Style, Hasher::new().digest(&site_hash).finish());
+        for (lang, parts) in langs.iter().zip(search.digests) {
+            for (shard, inputs) in parts.into_iter().enumerate() {
+                site_job(JobKind::Search(lang.clone(), shard), inputs);
+            }
+        }
         for (id, entry) in previous_site_jobs {
             removed.push(Removed {
                 id,
@@ -575,6 +604,7 @@ impl Planner<'_> {
             incremental,
             touched,
             closed_pages,
+            search_parts: search.present,
             kept: BTreeMap::new(),
             stored,
             context: self.context.clone(),
@@ -582,16 +612,18 @@ impl Planner<'_> {
     }
 }
 
-/// The inputs of each language's index (in site order) and of the sitemap: what they show of
-/// every page, hashed shard by shard. `pages` (source and its guide's languages, sorted by guide)
-/// are those of the open shards; a closed shard's part comes from its header.
+/// The inputs of each language's index (in site order), of the sitemap and of each language's
+/// search index parts (per shard): what they show of every page, hashed shard by shard. `pages`
+/// (source and its guide's languages, sorted by guide) are those of the open shards; a closed
+/// shard's part comes from its header.
 fn listing_inputs<'a>(
     pages: impl Iterator<Item = (&'a Source, &'a str)>,
     closed: &[bool; SHARDS],
     headers: Option<&[ShardHeader]>,
     langs: &[String],
     site_hash: &Digest,
-) -> (Vec<Digest>, Digest) {
+) -> (Vec<Digest>, Digest, SearchInputs) {
+    let mut parts_present = vec![vec![false; SHARDS]; langs.len()];
     let mut listings: Vec<Option<Listing>> = closed
         .iter()
         .map(|&c| (!c).then(|| Listing::new(langs.len())))
@@ -600,6 +632,10 @@ fn listing_inputs<'a>(
         if let Some(listing) = &mut listings[shard_of(&s.src.slug)] {
             let at = langs.iter().position(|l| *l == s.src.lang);
             listing.page(at, &s.src.slug, &s.src.lang, &s.summary, guide_langs);
+            listing.text(at, &s.src.slug, &s.hash);
+            if let Some(k) = at {
+                parts_present[k][shard_of(&s.src.slug)] = true;
+            }
         }
     }
     let parts: Vec<(Vec<Digest>, Digest)> = listings
@@ -612,6 +648,44 @@ fn listing_inputs<'a>(
                 (None, None) => Listing::new(langs.len()).finish(),
             },
         )
+        .collect();
+    let searched: Vec<Vec<Digest>> = listings
+        .iter()
+        .enumerate()
+        .map(
+            |(i, listing)| match (listing, headers.and_then(|h| h.get(i))) {
+                (Some(l), _) => l.searched(),
+                (None, Some(h)) => h.searched.clone(),
+                (None, None) => Listing::new(langs.len()).searched(),
+            },
+        )
+        .collect();
+    if let Some(headers) = headers {
+        for (i, h) in headers.iter().enumerate().filter(|&(i, _)| closed[i]) {
+            for (k, present) in parts_present.iter_mut().enumerate() {
+                present[i] = h.pages.get(k).is_some_and(|&n| n > 0);
+            }
+        }
+    }
+    // Part 0 also lists which parts exist.
+    let search = (0..langs.len())
+        .map(|k| {
+            searched
+                .iter()
+                .enumerate()
+                .map(|(i, part)| {
+                    let mut h = Hasher::new();
+                    h.digest(site_hash)
+                        .digest(&part.get(k).copied().unwrap_or_default());
+                    if i == 0 {
+                        for &present in &parts_present[k] {
+                            h.part(if present { "1" } else { "0" });
+                        }
+                    }
+                    h.finish()
+                })
+                .collect()
+        })
         .collect();
     let index = (0..langs.len())
         .map(|k| {
@@ -628,7 +702,19 @@ fn listing_inputs<'a>(
     for (_, mapped) in &parts {
         sitemap.digest(mapped);
     }
-    (index, sitemap.finish())
+    let search = SearchInputs {
+        digests: search,
+        present: parts_present,
+    };
+    (index, sitemap.finish(), search)
+}
+
+/// What the search index parts are built from: per language (in site order), per shard.
+struct SearchInputs {
+    /// Each part's inputs digest.
+    digests: Vec<Vec<Digest>>,
+    /// Whether the part exists (the shard has pages in the language).
+    present: Vec<Vec<bool>>,
 }
 
 /// The site-wide inputs a manifest shard's header is trusted against.
