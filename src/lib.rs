@@ -20,6 +20,7 @@ pub mod markdown;
 pub mod present;
 pub mod render;
 pub mod report;
+pub mod search;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod site_files;

@@ -20,3 +20,11 @@ not-found-languages = Nothing is published at this address. Choose a language:
 code-copy = Copy
 code-copied = Copied
 feed-title = Atom feed
+search-label = Search the guides
+search-placeholder = e.g. out of memory, logits
+search-loading = Loading the search index…
+search-failed = The search index could not be loaded.
+search-none = No guide contains all of these words.
+# `%n` is replaced by the number of results.
+search-one = 1 guide found
+search-many = %n guides found

@@ -20,3 +20,11 @@ not-found-languages = No hay nada publicado en esta dirección. Elige un idioma:
 code-copy = Copiar
 code-copied = Copiado
 feed-title = Canal Atom
+search-label = Buscar en las guías
+search-placeholder = p. ej. memoria, acumulación
+search-loading = Cargando el índice de búsqueda…
+search-failed = No se pudo cargar el índice de búsqueda.
+search-none = Ninguna guía contiene todas estas palabras.
+# `%n` se sustituye por el número de resultados.
+search-one = 1 guía encontrada
+search-many = %n guías encontradas

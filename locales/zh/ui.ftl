@@ -17,3 +17,11 @@ not-found-languages = 这个地址下没有发布任何内容。请选择语言�
 code-copy = 复制
 code-copied = 已复制
 feed-title = Atom 订阅
+search-label = 搜索指南
+search-placeholder = 例如：显存、梯度累积
+search-loading = 正在加载搜索索引…
+search-failed = 无法加载搜索索引。
+search-none = 没有同时包含这些词的指南。
+# `%n` 会替换为结果数量。
+search-one = 找到 1 篇指南
+search-many = 找到 %n 篇指南

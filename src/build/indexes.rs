@@ -5,6 +5,7 @@
 use serde::Serialize;
 use tera::Context;
 
+use super::manifest::{shard_of, SHARDS};
 use super::model::Listed;
 use super::pages::{
     alternates, display_date, lang_links, language_name, page_meta, site_ctx, x_default, Alternate,
@@ -14,6 +15,7 @@ use super::SiteContext;
 use crate::assets;
 use crate::diagnostics::Diagnostic;
 use crate::markdown::{self, escape_html};
+use crate::search;
 
 /// A rendered file: relative path and bytes.
 pub(crate) type File = (String, Vec<u8>);
@@ -27,16 +29,26 @@ struct GuideEntry<'a> {
     description: Option<&'a str>,
 }
 
-/// What listings show of the guides of one language, in index order: newest first, undated last,
-/// ties by slug, so every language lists the same guides in the same order. Only these fields
-/// reach the index, feed and `llms.txt`: they are what the jobs' input digests are made of.
-fn index_order<'p>(plan: &'p Plan, lang: &str) -> Vec<Listed<'p>> {
-    let mut entries: Vec<Listed<'p>> = (plan.sources.iter())
-        .filter(|s| s.src.lang == lang)
-        .map(|s| s.listed())
-        .collect();
-    entries.sort_by(|a, b| b.date.cmp(&a.date).then(a.slug.cmp(b.slug)));
+/// The pages of one language in index order: newest first, undated last, ties by slug, so every
+/// language lists the same guides in the same order.
+fn index_sources<'p>(plan: &'p Plan, lang: &str) -> Vec<&'p super::plan::Source> {
+    let mut entries: Vec<_> = plan.sources.iter().filter(|s| s.src.lang == lang).collect();
+    entries.sort_by(|a, b| {
+        b.summary
+            .date
+            .cmp(&a.summary.date)
+            .then(a.src.slug.cmp(&b.src.slug))
+    });
     entries
+}
+
+/// What listings show of the guides of one language, in [`index_sources`] order. Only these
+/// fields reach the index, feed and `llms.txt`: they are what the jobs' input digests are made
+/// of.
+fn index_order<'p>(plan: &'p Plan, lang: &str) -> Vec<Listed<'p>> {
+    (index_sources(plan, lang).into_iter())
+        .map(|s| s.listed())
+        .collect()
 }
 
 /// `<lang>/index.html` (the guides of one language, in [`index_order`]), `<lang>/atom.xml` (the
@@ -132,6 +144,34 @@ fn base_path(base_url: &str) -> String {
         Some(at) => after_scheme[at..].to_string(),
         None => "/".to_string(),
     }
+}
+
+/// `<lang>/search/<shard>.js`: the part of a language's search index holding the guides of one
+/// manifest shard, in [`index_sources`] order (see [`crate::search`]). A shard without pages in
+/// the language has no part, except part 0, which is always written and lists the parts.
+pub(crate) fn search_index(
+    plan: &Plan,
+    lang: &str,
+    shard: usize,
+) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let docs: Vec<search::Doc<'_>> = index_sources(plan, lang)
+        .into_iter()
+        .filter(|s| shard_of(&s.src.slug) == shard)
+        .map(|s| search::Doc {
+            src: &s.src,
+            title: &s.summary.title,
+            description: s.summary.description.as_deref(),
+        })
+        .collect();
+    let Some(k) = plan.search_parts_of(lang) else {
+        return Ok(Vec::new());
+    };
+    if shard != 0 && docs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let present: Vec<usize> = (0..SHARDS).filter(|&i| k[i]).collect();
+    let listed = (shard == 0).then_some(present.as_slice());
+    Ok(vec![search::index_part(lang, shard, listed, &docs)?])
 }
 
 /// An RFC 3339 timestamp for a front-matter date (`YYYY-MM-DD`, optionally with a time): the

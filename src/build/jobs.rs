@@ -85,6 +85,7 @@ pub(super) fn page_jobs(
 }
 
 /// What the site-wide jobs' input digests are made of.
+#[derive(Debug, PartialEq)]
 pub(super) struct SiteInputs {
     /// The site's own inputs (configuration, templates, locales).
     pub(super) site: Digest,
@@ -92,6 +93,8 @@ pub(super) struct SiteInputs {
     pub(super) indexes: Vec<Digest>,
     /// What the sitemap lists.
     pub(super) sitemap: Digest,
+    /// What the search index parts read.
+    pub(super) search: SearchInputs,
 }
 
 /// The site-wide jobs, in a fixed order, each taking its entry out of `previous`.
@@ -103,11 +106,19 @@ pub(super) fn site_jobs(
 ) -> Vec<Job> {
     let plain = Hasher::new().digest(&inputs.site).finish();
     let indexes = langs.iter().zip(inputs.indexes);
-    let wanted = (indexes.map(|(lang, d)| (SiteJob::Index(lang.clone()), d))).chain([
-        (SiteJob::Root, plain),
-        (SiteJob::Sitemap, inputs.sitemap),
-        (SiteJob::Style, plain),
-    ]);
+    let search = langs
+        .iter()
+        .zip(inputs.search.digests)
+        .flat_map(|(lang, parts)| {
+            (parts.into_iter().enumerate()).map(|(i, d)| (SiteJob::Search(lang.clone(), i), d))
+        });
+    let wanted = (indexes.map(|(lang, d)| (SiteJob::Index(lang.clone()), d)))
+        .chain([
+            (SiteJob::Root, plain),
+            (SiteJob::Sitemap, inputs.sitemap),
+            (SiteJob::Style, plain),
+        ])
+        .chain(search);
     wanted
         .map(|(job, inputs)| {
             let previous = previous.remove(&job);
@@ -141,42 +152,62 @@ pub(super) fn closed_page_counts(
     counts
 }
 
-/// The inputs of each language's index (in site order) and of the sitemap: what they show of
-/// every page, hashed shard by shard. `pages` (source and its guide's languages, sorted by guide)
-/// are those of the open shards; a closed shard's part comes from its header.
+/// The inputs of each language's index (in site order), of the sitemap and of each language's
+/// search index parts (per shard): what they show of every page, hashed shard by shard. `pages`
+/// (source and its guide's languages, sorted by guide) are those of the open shards; a closed
+/// shard's part comes from its header.
 pub(super) fn listing_inputs<'a>(
     pages: impl Iterator<Item = (&'a Source, &'a str)>,
     closed: &[bool; SHARDS],
     headers: Option<&[ShardHeader]>,
     langs: &[String],
     site_hash: &Digest,
-) -> (Vec<Digest>, Digest) {
+) -> SiteInputs {
+    let mut present = vec![vec![false; SHARDS]; langs.len()];
     let mut listings: Vec<Option<Listing>> = closed
         .iter()
         .map(|&c| (!c).then(|| Listing::new(langs.len())))
         .collect();
     for (s, guide_langs) in pages {
-        if let Some(listing) = &mut listings[shard_of(&s.src.slug)] {
+        let shard = shard_of(&s.src.slug);
+        if let Some(listing) = &mut listings[shard] {
             let at = langs.iter().position(|l| *l == s.src.lang);
             listing.page(at, &s.listed(), guide_langs);
+            listing.text(at, &s.src.slug, &s.hash);
+            if let Some(k) = at {
+                present[k][shard] = true;
+            }
         }
     }
-    let parts: Vec<(Vec<Digest>, Digest)> = listings
-        .par_iter()
-        .enumerate()
-        .map(
-            |(i, listing)| match (listing, headers.and_then(|h| h.get(i))) {
-                (Some(l), _) => l.finish(),
-                (None, Some(h)) => (h.listed.clone(), h.mapped),
-                (None, None) => Listing::new(langs.len()).finish(),
-            },
-        )
+    // A closed shard's part comes from its header.
+    let header = |i: usize| headers.and_then(|h| h.get(i));
+    let parts: Vec<(Vec<Digest>, Digest, Vec<Digest>)> = (listings.par_iter().enumerate())
+        .map(|(i, listing)| match (listing, header(i)) {
+            (Some(l), _) => {
+                let (listed, mapped) = l.finish();
+                (listed, mapped, l.searched())
+            }
+            (None, Some(h)) => (h.listed.clone(), h.mapped, h.searched.clone()),
+            (None, None) => {
+                let empty = Listing::new(langs.len());
+                let (listed, mapped) = empty.finish();
+                (listed, mapped, empty.searched())
+            }
+        })
         .collect();
+    for (i, h) in (0..SHARDS)
+        .filter(|&i| closed[i])
+        .filter_map(|i| Some((i, header(i)?)))
+    {
+        for (k, present) in present.iter_mut().enumerate() {
+            present[i] = h.pages.get(k).is_some_and(|&n| n > 0);
+        }
+    }
     let index = (0..langs.len())
         .map(|k| {
             let mut h = Hasher::new();
             h.digest(site_hash);
-            for (listed, _) in &parts {
+            for (listed, _, _) in &parts {
                 h.digest(&listed.get(k).copied().unwrap_or_default());
             }
             h.finish()
@@ -184,10 +215,52 @@ pub(super) fn listing_inputs<'a>(
         .collect();
     let mut sitemap = Hasher::new();
     sitemap.digest(site_hash);
-    for (_, mapped) in &parts {
+    for (_, mapped, _) in &parts {
         sitemap.digest(mapped);
     }
-    (index, sitemap.finish())
+    let searched: Vec<&[Digest]> = parts.iter().map(|(_, _, s)| s.as_slice()).collect();
+    SiteInputs {
+        site: *site_hash,
+        indexes: index,
+        sitemap: sitemap.finish(),
+        search: search_inputs(&searched, present, site_hash),
+    }
+}
+
+/// Per language, per shard: the inputs of its search index part (what the part reads of its
+/// shard's pages, `searched[shard][language]`; part 0 also lists which parts exist).
+fn search_inputs(
+    searched: &[&[Digest]],
+    present: Vec<Vec<bool>>,
+    site_hash: &Digest,
+) -> SearchInputs {
+    let digests = (present.iter().enumerate())
+        .map(|(k, present_k)| {
+            (searched.iter().enumerate())
+                .map(|(i, part)| {
+                    let mut h = Hasher::new();
+                    h.digest(site_hash)
+                        .digest(&part.get(k).copied().unwrap_or_default());
+                    if i == 0 {
+                        for &p in present_k {
+                            h.part(if p { "1" } else { "0" });
+                        }
+                    }
+                    h.finish()
+                })
+                .collect()
+        })
+        .collect();
+    SearchInputs { digests, present }
+}
+
+/// What the search index parts are built from: per language (in site order), per shard.
+#[derive(Debug, PartialEq)]
+pub(super) struct SearchInputs {
+    /// Each part's inputs digest.
+    pub(super) digests: Vec<Vec<Digest>>,
+    /// Whether the part exists (the shard has pages in the language).
+    pub(super) present: Vec<Vec<bool>>,
 }
 
 /// Hash of everything a guide's computed data depends on.
@@ -302,6 +375,10 @@ mod tests {
             site: hash(b"site"),
             indexes: vec![hash(b"en"), hash(b"zh")],
             sitemap: hash(b"map"),
+            search: SearchInputs {
+                digests: vec![vec![hash(b"en 00")], Vec::new()],
+                present: vec![vec![true], Vec::new()],
+            },
         };
         let plain = Hasher::new().digest(&hash(b"site")).finish();
         let mut previous = BTreeMap::from([
@@ -334,7 +411,8 @@ mod tests {
                 "index:zh:true",
                 "root:false",
                 "sitemap:true",
-                "style:true"
+                "style:true",
+                "search:en:00:true"
             ]
         );
         assert_eq!(jobs[1].inputs, hash(b"zh"));
@@ -419,14 +497,16 @@ mod tests {
         renamed[0].summary.title = "Renamed".into();
         let pages = renamed.iter().map(|s| (s, langs_of(&s.src.slug)));
         let changed = listing_inputs(pages, &[false; SHARDS], None, &langs, &site);
-        assert_ne!(open.0[0], changed.0[0]);
-        assert_ne!(open.1, changed.1);
+        assert_ne!(open.indexes[0], changed.indexes[0]);
+        assert_ne!(open.sitemap, changed.sitemap);
+        // The search parts hash the pages' bytes (unchanged here), not their summaries.
+        assert_eq!(open.search, changed.search);
         // So does a description that goes, even to an empty one.
         let mut blank = sources.clone();
         blank[0].summary.description = Some(String::new());
         let pages = blank.iter().map(|s| (s, langs_of(&s.src.slug)));
         let blanked = listing_inputs(pages, &[false; SHARDS], None, &langs, &site);
-        assert_ne!(open.0[0], blanked.0[0]);
+        assert_ne!(open.indexes[0], blanked.indexes[0]);
         blank[0].summary.description = None;
         let pages = blank.iter().map(|s| (s, langs_of(&s.src.slug)));
         assert_ne!(

@@ -5,9 +5,10 @@
 //! changed (on a 10,000-guide site an edit rewrites about 100 KB, not the 7 MB of the whole).
 //!
 //! A guide shard opens with a [`ShardHeader`]: the digest of every stamp it records, its page
-//! counts, and what its pages contribute to the language indexes and the sitemap. A build whose
-//! stats hash to the same stamp digest knows the shard's guides are unchanged without decoding
-//! it, so a no-change build decodes no guide entry and a one-guide edit decodes one shard.
+//! counts, and what its pages contribute to the language indexes, the sitemap and the search
+//! index parts. A build whose stats hash to the same stamp digest knows the shard's guides are
+//! unchanged without decoding it, so a no-change build decodes no guide entry and a one-guide
+//! edit decodes one shard.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -33,7 +34,7 @@ pub const SHARDS: usize = 64;
 
 /// The first bytes of every shard; the last four are the format, bumped whenever the manifest's
 /// shape or the meaning of its hashes changes (an older manifest is then ignored: a full build).
-const MAGIC: &[u8; 20] = b"vramdoc-manifest\x0a\0\0\0";
+const MAGIC: &[u8; 20] = b"vramdoc-manifest\x0b\0\0\0";
 
 /// What the previous build recorded.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -106,6 +107,9 @@ pub struct ShardHeader {
     pub listed: Vec<Digest>,
     /// What the sitemap shows of them.
     pub mapped: Digest,
+    /// Per language of the context: what its search index reads of them (see
+    /// [`Listing::text`]).
+    pub searched: Vec<Digest>,
 }
 
 impl Manifest {
@@ -345,6 +349,7 @@ impl ShardHeader {
                     pages[i] += 1;
                 }
                 listing.page(at, &page.source.summary.listed(slug, lang), &page_langs);
+                listing.text(at, slug, &page.source.hash);
             }
             let Some(h) = &mut stamps else { continue };
             let recorded = |lang: &String| {
@@ -370,6 +375,7 @@ impl ShardHeader {
             pages,
             listed,
             mapped,
+            searched: listing.searched(),
         }
     }
 }
@@ -407,6 +413,8 @@ pub fn sort_in_site_order<T: AsRef<str>>(langs: &mut [T], site: &[String]) {
 pub struct Listing {
     per_lang: Vec<Hasher>,
     mapped: Hasher,
+    /// Per language: the slugs and source hashes of its pages (what its search index reads).
+    text: Vec<Hasher>,
 }
 
 impl Listing {
@@ -415,6 +423,7 @@ impl Listing {
         Listing {
             per_lang: (0..languages).map(|_| Hasher::new()).collect(),
             mapped: Hasher::new(),
+            text: (0..languages).map(|_| Hasher::new()).collect(),
         }
     }
 
@@ -444,6 +453,19 @@ impl Listing {
             h.digest(&fields);
         }
         self.mapped.digest(&fields).part(langs);
+    }
+
+    /// Adds what a page's search index reads of it: its source (`source`: the hash of its bytes,
+    /// which hold its title, date, description and text).
+    pub fn text(&mut self, at: Option<usize>, slug: &str, source: &Digest) {
+        if let Some(h) = at.and_then(|i| self.text.get_mut(i)) {
+            h.part(slug).digest(source);
+        }
+    }
+
+    /// The per-language digests of the search indexes' inputs.
+    pub fn searched(&self) -> Vec<Digest> {
+        self.text.iter().map(Hasher::finish).collect()
     }
 
     /// The per-language digests and the sitemap's.

@@ -350,14 +350,22 @@ fn render(
         .filter(|&i| plan.jobs[i].render)
         .collect();
     let progress = progress_bar(to_render.len(), quiet);
-    let results: Vec<(usize, JobResult)> = to_render
-        .par_iter()
-        .map(|&i| {
-            let r = run_job(site, plan, &plan.jobs[i], data, staging);
-            progress.inc(1);
-            (i, r)
-        })
-        .collect();
+    // Search index parts re-read and parse their pages: they run after the pages, so a large
+    // page is never parsed by both at once (peak memory stays that of one parse).
+    let (search, pages): (Vec<usize>, Vec<usize>) = to_render
+        .iter()
+        .partition(|&&i| matches!(plan.jobs[i].kind, JobKind::Site(SiteJob::Search(..))));
+    let wave = |jobs: &[usize]| -> Vec<(usize, JobResult)> {
+        jobs.par_iter()
+            .map(|&i| {
+                let r = run_job(site, plan, &plan.jobs[i], data, staging);
+                progress.inc(1);
+                (i, r)
+            })
+            .collect()
+    };
+    let mut results = wave(&pages);
+    results.extend(wave(&search));
     progress.finish_and_clear();
     let mut errors = Vec::new();
     let mut rendered: Vec<Option<JobEntry>> = vec![None; plan.jobs.len()];
@@ -542,6 +550,9 @@ fn run_job(
         JobKind::Site(SiteJob::Root) => many(indexes::root(site))?,
         JobKind::Site(SiteJob::Sitemap) => many(indexes::sitemap(site, plan))?,
         JobKind::Site(SiteJob::Style) => (indexes::style(), Vec::new()),
+        JobKind::Site(SiteJob::Search(lang, shard)) => {
+            (indexes::search_index(plan, lang, *shard)?, Vec::new())
+        }
     };
     let prefix = plan.job_prefix(job);
     let mut entry = JobEntry {

@@ -19,16 +19,20 @@ pub enum SiteJob {
     Sitemap,
     /// The static assets (`style.css`, favicon, scripts).
     Style,
+    /// The part of a language's search index holding the guides of one manifest shard
+    /// (`<lang>/search/<shard>.js`), so an edit re-indexes only the guides of its shard.
+    Search(String, usize),
 }
 
 impl fmt::Display for SiteJob {
-    /// `index:<lang>`, `root`, `sitemap`, `style`.
+    /// `index:<lang>`, `root`, `sitemap`, `style`, `search:<lang>:<shard>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SiteJob::Index(lang) => write!(f, "index:{lang}"),
             SiteJob::Root => f.write_str("root"),
             SiteJob::Sitemap => f.write_str("sitemap"),
             SiteJob::Style => f.write_str("style"),
+            SiteJob::Search(lang, shard) => write!(f, "search:{lang}:{shard:02x}"),
         }
     }
 }

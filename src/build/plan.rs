@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::jobs::{
-    closed_page_counts, guide_data_entries, listing_inputs, page_jobs, site_jobs, Diff, SiteInputs,
+    closed_page_counts, guide_data_entries, listing_inputs, page_jobs, site_jobs, Diff,
 };
 use super::manifest::{
     shard_of, DataEntry, Digest, GuideEntry, Hasher, JobEntry, Listed, Manifest, OnDisk, PageEntry,
@@ -128,6 +128,9 @@ pub(crate) struct Plan {
     /// Per language (in site order): pages of guides in shards left closed (unchanged, not
     /// decoded, so not in `sources`).
     pub(crate) closed_pages: Vec<usize>,
+    /// Per language (in site order), per shard: true when the shard has pages in that language
+    /// (the search index parts that exist; part 0 lists them).
+    pub(crate) search_parts: Vec<Vec<bool>>,
     /// The entries of guides in closed shards, when the previous manifest was in memory (`serve`):
     /// put back unchanged into the next manifest.
     kept: BTreeMap<String, GuideEntry>,
@@ -143,6 +146,12 @@ impl Plan {
     pub(crate) fn has_stale_shards(&self) -> bool {
         let context = &self.context.digest;
         self.stored.as_ref().is_some_and(|d| d.any_stale(context))
+    }
+
+    /// Per shard, whether the language has a search index part there (see `search_parts`).
+    pub(crate) fn search_parts_of(&self, lang: &str) -> Option<&[bool]> {
+        let k = self.context.languages.iter().position(|l| l == lang)?;
+        self.search_parts.get(k).map(Vec::as_slice)
     }
 
     /// A job's id.
@@ -493,7 +502,7 @@ impl Planner<'_> {
         } = previous;
         // Scan: the open shards' guides, read against their previous entries.
         let mut scanned = Scanned::gather(self.scan(previous_guides, closed), langs);
-        let (index_inputs, sitemap_inputs) = listing_inputs(
+        let mut site_inputs = listing_inputs(
             scanned.pages(),
             closed,
             self.headers,
@@ -502,11 +511,23 @@ impl Planner<'_> {
         );
         // An index or the sitemap that must render needs every page, closed shards' too: known
         // here, before any guide's data or page job is computed for nothing. (Shards are only
-        // closed without `--force` or output checks, so changed inputs are what renders.)
+        // closed without `--force` or output checks, so changed inputs are what renders.) A
+        // search part reads only its own shard's pages: it needs the others opened only when its
+        // own shard is closed (its inputs changed with nothing in the shard changing).
         if closed.contains(&true) && scanned.errors.is_empty() {
-            let listings = (langs.iter().map(|l| SiteJob::Index(l.clone())))
-                .zip(index_inputs.iter().copied())
-                .chain([(SiteJob::Sitemap, sitemap_inputs)]);
+            let indexes = (langs.iter().map(|l| SiteJob::Index(l.clone())))
+                .zip(site_inputs.indexes.iter().copied());
+            let searches = langs
+                .iter()
+                .zip(&site_inputs.search.digests)
+                .flat_map(|(l, parts)| {
+                    (parts.iter().enumerate())
+                        .filter(|&(i, _)| closed[i])
+                        .map(move |(i, d)| (SiteJob::Search(l.clone(), i), *d))
+                });
+            let listings = indexes
+                .chain([(SiteJob::Sitemap, site_inputs.sitemap)])
+                .chain(searches);
             if any_differs(listings, &previous_site_jobs) {
                 return Ok(None);
             }
@@ -528,11 +549,7 @@ impl Planner<'_> {
         };
         let previous_outputs = std::mem::take(&mut scanned.previous_outputs);
         let mut jobs = page_jobs(site, &scanned, previous_outputs, &data, &diff);
-        let site_inputs = SiteInputs {
-            site: site.inputs_hash,
-            indexes: index_inputs,
-            sitemap: sitemap_inputs,
-        };
+        let search_parts = std::mem::take(&mut site_inputs.search.present);
         jobs.extend(site_jobs(
             langs,
             site_inputs,
@@ -555,6 +572,7 @@ impl Planner<'_> {
             incremental,
             touched: scanned.touched,
             closed_pages: closed_page_counts(self.headers, closed, langs.len()),
+            search_parts,
             kept: BTreeMap::new(),
             stored,
             context: self.context.clone(),

@@ -13,7 +13,7 @@ mod highlight;
 mod lint;
 mod rewrite;
 mod safety;
-mod slug;
+pub(crate) mod slug;
 
 use std::borrow::Cow;
 
@@ -76,7 +76,7 @@ pub fn render_html_with(markdown: &str, unsafe_html: bool) -> RenderedMarkdown {
 
 /// The explicit `{#id}`s of a page's headings (a separate pass, only when there can be any), so
 /// generated ids avoid them wherever they appear.
-fn explicit_heading_ids(markdown: &str) -> Vec<String> {
+pub(crate) fn explicit_heading_ids(markdown: &str) -> Vec<String> {
     if !markdown.contains('{') {
         return Vec::new();
     }

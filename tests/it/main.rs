@@ -26,6 +26,7 @@ mod nanogpt_runs;
 mod parser_props;
 mod refusals;
 mod rows;
+mod search;
 #[cfg(feature = "serve")]
 mod serve;
 mod site;

@@ -9,7 +9,10 @@
 //     smallest text is at least 11 CSS px: the SVG the page picked (a <picture> may pick a
 //     narrow drawing) is fetched, its viewBox and font sizes read, and each size scaled by the
 //     width the image is rendered at.
-// Then, from disk (file://), a guide reaches its translation and shows a chart. Screenshots of a
+// Then, from disk (file://), a guide reaches its translation and shows a chart. Search: `显存` on a
+// Chinese page and `memoria` on a Spanish page list the guide whose title holds the word first,
+// only guides of the page's language, and lead there, served at the root, under a subpath
+// (/sub/) and from file://; the search results pass axe-core in both schemes. Screenshots of a
 // guide in each language at 390 and 1280 px in both schemes go to --shots.
 //
 // Usage: node check.mjs --site DIR [--guide SLUG] [--shots DIR] [--chromium PATH]
@@ -46,10 +49,15 @@ const TYPES = {
   ".txt": "text/plain; charset=utf-8",
 };
 
-/** A static server for the site folder; folders answer with their index.html, misses with 404.html. */
+/**
+ * A static server for the site folder; folders answer with their index.html, misses with 404.html.
+ * The same site is also served under SUBPATH, as from a base URL with a path.
+ */
+const SUBPATH = "/sub";
 function serve(root) {
   const server = createServer(async (req, res) => {
-    const urlPath = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    let urlPath = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    if (urlPath.startsWith(SUBPATH + "/")) urlPath = urlPath.slice(SUBPATH.length);
     let file = path.join(root, urlPath);
     if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
     try {
@@ -72,10 +80,12 @@ function check(ok, what, detail = "") {
   return ok;
 }
 
-/** The guide slugs of a language, from its folder. */
+/** The guide slugs of a language, from its folder: the folders with a page (not search/). */
 async function guides(site, lang) {
   const entries = await readdir(path.join(site, lang), { withFileTypes: true });
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const withPage = await Promise.all(folders.map((f) => stat(path.join(site, lang, f, "index.html")).then(() => true, () => false)));
+  return folders.filter((_, i) => withPage[i]);
 }
 
 /** Serious and critical axe-core violations on the loaded page. */
@@ -147,6 +157,45 @@ async function smallChartText(page, charts) {
   return { bad, least };
 }
 
+/** Case- and accent-folded text, as the search folds it. */
+const fold = (s) => s.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+
+/**
+ * Types `query` into the search box of the page at `url` and checks the results: the first is a
+ * guide whose title holds the query, all are in the page's language, and the first link leads to
+ * that guide (and to its section, when it names one). Leaves the page on the results.
+ */
+async function searchCheck(page, url, query, where) {
+  await page.goto(url, { waitUntil: "load" });
+  const lang = await page.evaluate(() => document.documentElement.lang);
+  await page.fill("#site-search-q", query);
+  // Until the index has loaded and the status says how many guides were found (or none).
+  await page.waitForFunction(() => {
+    const text = document.querySelector(".search-status")?.textContent || "";
+    return text !== "" && !text.endsWith("…");
+  }, null, { timeout: 10000 }).catch(() => {});
+  const results = await page.evaluate(() => [...document.querySelectorAll(".search-results li a")]
+    .map((a) => ({ title: a.textContent, href: a.href })));
+  const status = await page.evaluate(() => document.querySelector(".search-status")?.textContent);
+  if (!check(results.length > 0, `${where}: search "${query}" finds guides`, `status "${status}"`)) return;
+  check(fold(results[0].title).includes(fold(query)), `${where}: search "${query}" lists a guide with it in its title first`,
+    results.map((r) => r.title).join(" | "));
+  const foreign = results.filter((r) => !new URL(r.href).pathname.includes(`/${lang}/`));
+  check(foreign.length === 0, `${where}: search "${query}" lists only ${lang} guides`, foreign.map((r) => r.href).join(", "));
+  const target = new URL(results[0].href);
+  await page.click(".search-results li a");
+  await page.waitForLoadState("load");
+  const landed = await page.evaluate((id) => ({
+    lang: document.documentElement.lang,
+    title: document.querySelector("h1")?.textContent,
+    section: id ? Boolean(document.getElementById(id)) : true,
+  }), decodeURIComponent(target.hash.slice(1)));
+  check(landed.lang === lang && landed.title === results[0].title && landed.section,
+    `${where}: search "${query}": the first result leads to its guide${target.hash ? " and section" : ""}`,
+    `at ${page.url()}: ${JSON.stringify(landed)}`);
+  await page.goBack({ waitUntil: "load" }).catch(() => {});
+}
+
 async function main() {
   const args = parseArgs(process.argv);
   const site = path.resolve(args.site);
@@ -215,7 +264,33 @@ async function main() {
     await page.click("a.site-title");
     await page.waitForLoadState("load");
     check(page.url().endsWith("/es/index.html"), "file://: the site title leads to the language index, not a folder listing", page.url());
+
+    // Search, from disk, served at the root and under a subpath.
+    const searches = [["zh", "显存"], ["es", "memoria"]];
+    for (const [lang, query] of searches) {
+      await searchCheck(page, pathToFileURL(path.join(site, lang, guide, "index.html")).href, query, `file:// /${lang}/${guide}/`);
+      await searchCheck(page, `${origin}/${lang}/`, query, `/${lang}/`);
+      await searchCheck(page, `${origin}${SUBPATH}/${lang}/${guide}/`, query, `${SUBPATH}/${lang}/${guide}/`);
+    }
     await context.close();
+
+    // The search box and its results pass axe-core in both schemes.
+    for (const scheme of SCHEMES) {
+      const ctx = await browser.newContext({ viewport: DESKTOP, colorScheme: scheme });
+      const p = await ctx.newPage();
+      for (const [lang, query] of searches) {
+        await p.goto(`${origin}/${lang}/`, { waitUntil: "load" });
+        await p.fill("#site-search-q", query);
+        await p.waitForSelector(".search-results li", { timeout: 10000 }).catch(() => {});
+        const violations = await axeViolations(p);
+        check(violations.length === 0, `/${lang}/ with results for "${query}" (${scheme}): no serious or critical axe-core violations`,
+          violations.map((v) => `${v.id} (${v.impact}) at ${v.nodes.join(", ")}`).join("; "));
+      }
+      if (args.shots) {
+        await p.screenshot({ path: path.join(args.shots, `search-es-${scheme}.png`) });
+      }
+      await ctx.close();
+    }
   } finally {
     await browser.close();
     server.close();
