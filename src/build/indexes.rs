@@ -97,8 +97,6 @@ pub(crate) fn language_index(
     let html = site.renderer.render("index.html", &ctx)?;
     let feed = atom_feed(site, lang, &entries);
 
-    // The 404 page is served for any missing path, at any depth: its links start at the site's
-    // root path, not at its own folder.
     let base = base_path(&site.config.base_url);
     let absolute: Vec<GuideEntry<'_>> = guides
         .into_iter()
@@ -107,31 +105,45 @@ pub(crate) fn language_index(
             ..g
         })
         .collect();
-    ctx.insert("root", &base);
     ctx.insert("guides", &absolute);
-    ctx.insert(
-        "languages",
-        &lang_links(site, &langs, lang, |l| format!("{base}{l}/index.html")),
-    );
-    ctx.insert("alternates", &Vec::<Alternate>::new());
     ctx.insert("x_default", &None::<String>);
-    let title = site.locales.get(lang).map(|l| l.t("not-found-title"));
-    ctx.insert(
-        "meta",
-        &page_meta(
-            title.as_deref().unwrap_or("404"),
-            None,
-            None,
-            "website",
-            lang,
-        ),
-    );
-    let not_found = site.renderer.render("not_found.html", &ctx)?;
+    let not_found = not_found_page(site, ctx, lang, lang)?;
     Ok(vec![
         (format!("{lang}/index.html"), html.into_bytes()),
         (format!("{lang}/atom.xml"), feed.into_bytes()),
-        (format!("{lang}/404.html"), not_found.into_bytes()),
+        (format!("{lang}/404.html"), not_found),
     ])
+}
+
+/// A not-found page in `lang` (`current`: the language the switcher marks, none for the root's).
+/// It is served for any missing path at any depth, so its links start at the site's root path
+/// (from the base URL), not at its own folder; `ctx` brings the page's site title and, for a
+/// language's page, its guides.
+fn not_found_page(
+    site: &SiteContext,
+    mut ctx: Context,
+    lang: &str,
+    current: &str,
+) -> Result<Vec<u8>, Diagnostic> {
+    let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
+    let base = base_path(&site.config.base_url);
+    ctx.insert("lang", lang);
+    ctx.insert("root", &base);
+    ctx.insert(
+        "languages",
+        &lang_links(site, &langs, current, |l| format!("{base}{l}/index.html")),
+    );
+    ctx.insert("alternates", &Vec::<Alternate>::new());
+    let title = site.locales.get(lang).map(|l| l.t("not-found-title"));
+    let meta = page_meta(
+        title.as_deref().unwrap_or("404"),
+        None,
+        None,
+        "website",
+        lang,
+    );
+    ctx.insert("meta", &meta);
+    Ok(site.renderer.render("not_found.html", &ctx)?.into_bytes())
 }
 
 /// The path part of the base URL (`https://example.org/docs/` → `/docs/`), where the site's root
@@ -255,31 +267,12 @@ pub(crate) fn root(site: &SiteContext) -> Result<Vec<File>, Diagnostic> {
     );
     let html = site.renderer.render("root.html", &ctx)?;
 
-    let base = base_path(&site.config.base_url);
     let mut ctx = Context::new();
-    ctx.insert("lang", default);
-    ctx.insert("root", &base);
     ctx.insert("site", &site_ctx(site, default));
-    ctx.insert(
-        "languages",
-        &lang_links(site, &langs, "", |l| format!("{base}{l}/index.html")),
-    );
-    ctx.insert("alternates", &Vec::<Alternate>::new());
-    let title = site.locales.get(default).map(|l| l.t("not-found-title"));
-    ctx.insert(
-        "meta",
-        &page_meta(
-            title.as_deref().unwrap_or("404"),
-            None,
-            None,
-            "website",
-            default,
-        ),
-    );
-    let not_found = site.renderer.render("not_found.html", &ctx)?;
+    let not_found = not_found_page(site, ctx, default, "")?;
     Ok(vec![
         ("index.html".into(), html.into_bytes()),
-        ("404.html".into(), not_found.into_bytes()),
+        ("404.html".into(), not_found),
     ])
 }
 

@@ -14,8 +14,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{self, Estimate, GpuCatalog, Literal, Scenario, WhatIf};
-use crate::i18n::Localizer;
+use crate::estimate::{self, Estimate, GpuCatalog, Scenario, WhatIf};
 use crate::report::input;
 use crate::report::Format;
 use message::OomMessage;
@@ -176,26 +175,14 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
         }
         d.with_help("pass PyTorch's message as printed: \"CUDA out of memory. Tried to allocate …\" with the GPU's numbers that follow it")
     })?;
-    let mut catalog = GpuCatalog::builtin();
-    if let Some(p) = &args.catalog {
-        let text = std::fs::read_to_string(p).map_err(|e| {
-            Diagnostic::error(format!("cannot read the GPU catalog: {e}")).in_file(p)
-        })?;
-        catalog
-            .extend_from_yaml(&text)
-            .map_err(|e| Diagnostic::error(e.to_string()).in_file(p))?;
-    }
+    let catalog = crate::report::catalog_with(args.catalog.as_deref())?;
     let diagnosis = diagnose(msg, args, &catalog)?;
     if args.format == Format::Json {
         let text = serde_json::to_string_pretty(&diagnosis)
             .map_err(|e| Diagnostic::error(e.to_string()))?;
         return Ok(text + "\n");
     }
-    let loc = Localizer::builtin(&args.lang).map_err(|diags| {
-        let detail = diags.first().map(|d| d.render()).unwrap_or_default();
-        Diagnostic::error(format!("--lang {}: no such language ({detail})", args.lang))
-            .with_help("use en, es or zh")
-    })?;
+    let loc = crate::report::localizer(&args.lang)?;
     Ok(match args.format {
         Format::Markdown => render::markdown(&diagnosis, &loc),
         _ => render::table(&diagnosis, &loc),
@@ -335,15 +322,7 @@ pub fn diagnose(
         Box::new(first.unwrap_or_else(|| Diagnostic::error("the scenario could not be read")))
     })?;
     if let Some(size) = &args.other_processes {
-        loaded
-            .scenario
-            .set("other_processes", Literal::Str(size.clone()))
-            .map_err(|e| {
-                Box::new(
-                    Diagnostic::error(format!("--other-processes {size}: {}", e.message))
-                        .with_help("give a size such as \"2.1 GiB\" or \"2150 MiB\""),
-                )
-            })?;
+        crate::report::set_other_processes(&mut loaded.scenario, size)?;
     }
     let keep_other = args.other_processes.is_some();
     with_scenario_as_given(m, loaded.scenario, catalog, keep_other).map_err(|e| {

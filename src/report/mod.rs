@@ -237,10 +237,10 @@ impl From<Box<Diagnostic>> for Errors {
     }
 }
 
-fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
-    let args = args.resolve()?;
+/// The built-in GPU catalog plus `--catalog FILE`'s cards (`estimate` and `diagnose`).
+pub(crate) fn catalog_with(path: Option<&std::path::Path>) -> Result<GpuCatalog, Box<Diagnostic>> {
     let mut catalog = GpuCatalog::builtin();
-    if let Some(path) = &args.catalog {
+    if let Some(path) = path {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Diagnostic::error(format!("cannot read the GPU catalog: {e}")).in_file(path)
         })?;
@@ -248,6 +248,38 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
             .extend_from_yaml(&text)
             .map_err(|e| Diagnostic::error(e.to_string()).in_file(path))?;
     }
+    Ok(catalog)
+}
+
+/// The localizer of `--lang` (`estimate` and `diagnose`).
+pub(crate) fn localizer(lang: &str) -> Result<Localizer, Box<Diagnostic>> {
+    Localizer::builtin(lang).map_err(|diags| {
+        let detail = diags.first().map(|d| d.render()).unwrap_or_default();
+        Box::new(
+            Diagnostic::error(format!("--lang {lang}: no such language ({detail})"))
+                .with_help("use en, es or zh"),
+        )
+    })
+}
+
+/// Applies `--other-processes SIZE` to a scenario (`estimate` and `diagnose`).
+pub(crate) fn set_other_processes(
+    scenario: &mut estimate::Scenario,
+    size: &str,
+) -> Result<(), Box<Diagnostic>> {
+    scenario
+        .set("other_processes", estimate::Literal::Str(size.to_owned()))
+        .map_err(|e| {
+            Box::new(
+                Diagnostic::error(format!("--other-processes {size}: {}", e.message))
+                    .with_help("give the memory nvidia-smi lists for the other processes, e.g. --other-processes \"2.1 GiB\""),
+            )
+        })
+}
+
+fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
+    let args = args.resolve()?;
+    let catalog = catalog_with(args.catalog.as_deref())?;
     let mut loaded = input::load(&input::Sources {
         inputs: &args.inputs,
         sets: &args.sets,
@@ -274,13 +306,7 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
             .map_err(|e| Diagnostic::error(format!("--nproc-per-node/--nnodes: {}", e.message)))?;
     }
     if let Some(size) = &args.other_processes {
-        loaded
-            .scenario
-            .set("other_processes", estimate::Literal::Str(size.clone()))
-            .map_err(|e| {
-                Diagnostic::error(format!("--other-processes {size}: {}", e.message))
-                    .with_help("give the memory nvidia-smi lists for the other processes, e.g. --other-processes \"2.1 GiB\"")
-            })?;
+        set_other_processes(&mut loaded.scenario, size)?;
     }
     let scenario_error = |e: estimate::ScenarioError| {
         let origin = e.key.as_deref().and_then(|k| loaded.origins.get(k));
@@ -309,11 +335,7 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
             serde_json::to_string_pretty(&value).map_err(|e| Diagnostic::error(e.to_string()))?;
         return Ok((text + "\n", notes));
     }
-    let loc = Localizer::builtin(&args.lang).map_err(|diags| {
-        let detail = diags.first().map(|d| d.render()).unwrap_or_default();
-        Diagnostic::error(format!("--lang {}: no such language ({detail})", args.lang))
-            .with_help("use en, es or zh")
-    })?;
+    let loc = localizer(&args.lang)?;
     let text = match args.format {
         Format::Markdown => render::markdown(&est, &options, &loc),
         _ => render::table(&est, &options, &loc, &loaded.ignored),
