@@ -242,20 +242,6 @@ fn failed_incremental_build_changes_nothing() {
     assert_eq!(before, t.snapshot_output());
 }
 
-/// Builds the site (`--force` if `force`) as if 3 s had passed since its files were written (the clock is passed in, so
-/// no test sleeps): the sources' stamps are old enough to be recorded.
-fn build_later(t: &SiteTest, force: bool) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    let opts = vramdoc::build::BuildOptions::new(t.root(), None)
-        .quiet(true)
-        .force(force)
-        .at(now + 3_000_000_000);
-    vramdoc::build::build(&opts).unwrap();
-}
-
 #[test]
 fn recent_stamps_are_recorded_only_once_old_enough() {
     use vramdoc::build::manifest::Manifest;
@@ -271,7 +257,7 @@ fn recent_stamps_are_recorded_only_once_old_enough() {
     };
     // Files written a moment ago: too recent to record.
     assert_eq!(stamped(&Manifest::read(&out).unwrap()), 0);
-    build_later(&t, false);
+    t.build_later(false);
     assert_eq!(stamped(&Manifest::read(&out).unwrap()), 9);
 }
 
@@ -281,7 +267,7 @@ fn trusted_stamps_still_see_same_size_edits_and_new_files() {
     t.build_ok();
     // Stamps younger than the file system's timestamp granularity are not trusted; once the
     // sources are older, a build records them and the next one skips reading unchanged files.
-    build_later(&t, false);
+    t.build_later(false);
     let page = t.root().join("content/plain/es.md");
     let modified = std::fs::metadata(&page).unwrap().modified().unwrap();
     let text = std::fs::read_to_string(&page).unwrap();
@@ -326,7 +312,7 @@ fn unchanged_manifest_shards_are_trusted_unread() {
     t.build_ok();
     // Once the sources are older than the timestamp granularity, a build records their stamps in
     // the shard headers and the next build trusts a shard whose stamps all match, unread.
-    build_later(&t, false);
+    t.build_later(false);
     let whole = std::fs::read(shard("on-a100")).unwrap();
     std::fs::write(shard("on-a100"), &whole[..whole.len() - 8]).unwrap();
     let run = t.build_ok();
@@ -373,9 +359,9 @@ fn unchanged_manifest_shards_are_trusted_unread() {
 
     // All of it left what a clean build makes (both at the same clock, so that they record the
     // same stamps).
-    build_later(&t, false);
+    t.build_later(false);
     let incremental = t.snapshot_output();
-    build_later(&t, true);
+    t.build_later(true);
     assert!(incremental == t.snapshot_output());
 }
 

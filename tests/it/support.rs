@@ -102,6 +102,21 @@ impl SiteTest {
         files
     }
 
+    /// Builds the site (`--force` if `force`) through the library as if 3 s had passed since its
+    /// files were written (the clock is passed in, so no test sleeps): the sources' stamps are
+    /// old enough to be recorded.
+    pub fn build_later(&self, force: bool) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        let opts = vramdoc::build::BuildOptions::new(self.root(), None)
+            .quiet(true)
+            .force(force)
+            .at(now + 3_000_000_000);
+        vramdoc::build::build(&opts).unwrap();
+    }
+
     /// A clean build into the fresh output folder `rel` (which must not exist yet), asserting
     /// success; returns what it wrote.
     pub fn clean_build_into(&self, rel: &str) -> Vec<(PathBuf, Vec<u8>)> {
