@@ -132,6 +132,36 @@ pub(super) fn site_jobs(
         .collect()
 }
 
+/// True when shards are `closed` but a job that reads their pages must render (its inputs differ
+/// from those `recorded`): an index or the sitemap, which list every page, or a closed shard's
+/// search part (its inputs changed with nothing in the shard changing). Such a plan is made
+/// again with every shard open. (Shards are only closed without `--force` or output checks, so
+/// changed inputs are what renders.)
+pub(super) fn needs_closed_shards(
+    langs: &[String],
+    inputs: &SiteInputs,
+    closed: &[bool; SHARDS],
+    recorded: &BTreeMap<SiteJob, JobEntry>,
+) -> bool {
+    if !closed.contains(&true) {
+        return false;
+    }
+    let indexes =
+        (langs.iter().map(|l| SiteJob::Index(l.clone()))).zip(inputs.indexes.iter().copied());
+    let searches = langs
+        .iter()
+        .zip(&inputs.search.digests)
+        .flat_map(|(l, parts)| {
+            (parts.iter().enumerate())
+                .filter(|&(i, _)| closed[i])
+                .map(move |(i, d)| (SiteJob::Search(l.clone(), i), *d))
+        });
+    let mut listings = indexes
+        .chain([(SiteJob::Sitemap, inputs.sitemap)])
+        .chain(searches);
+    listings.any(|(job, inputs)| recorded.get(&job).is_none_or(|j| j.inputs != inputs))
+}
+
 /// Per language: the pages of the guides in `closed` shards, from their headers.
 pub(super) fn closed_page_counts(
     headers: Option<&[ShardHeader]>,
@@ -421,6 +451,44 @@ mod tests {
             previous.keys().collect::<Vec<_>>(),
             [&SiteJob::Index("fr".into())]
         );
+    }
+
+    #[test]
+    fn closed_shards_are_opened_only_for_a_listing_or_a_closed_search_part_that_changed() {
+        let langs = ["en".to_string()];
+        let inputs = || SiteInputs {
+            site: hash(b"site"),
+            indexes: vec![hash(b"en")],
+            sitemap: hash(b"map"),
+            search: SearchInputs {
+                digests: vec![vec![hash(b"part 0"), hash(b"part 1")]],
+                present: vec![vec![true, true]],
+            },
+        };
+        let entry = |d: Digest| JobEntry {
+            inputs: d,
+            files: Vec::new(),
+        };
+        let recorded = BTreeMap::from([
+            (SiteJob::Index("en".into()), entry(hash(b"en"))),
+            (SiteJob::Sitemap, entry(hash(b"map"))),
+            (SiteJob::Search("en".into(), 0), entry(hash(b"part 0"))),
+            (SiteJob::Search("en".into(), 1), entry(hash(b"part 1"))),
+        ]);
+        let mut closed = [false; SHARDS];
+        let mut changed = inputs();
+        changed.indexes[0] = hash(b"renamed");
+        assert!(!needs_closed_shards(&langs, &changed, &closed, &recorded));
+        closed[1] = true;
+        assert!(!needs_closed_shards(&langs, &inputs(), &closed, &recorded));
+        assert!(needs_closed_shards(&langs, &changed, &closed, &recorded));
+        // Shard 0 is open: its search part renders from its own pages.
+        let mut part0 = inputs();
+        part0.search.digests[0][0] = hash(b"edited");
+        assert!(!needs_closed_shards(&langs, &part0, &closed, &recorded));
+        let mut part1 = inputs();
+        part1.search.digests[0][1] = hash(b"edited");
+        assert!(needs_closed_shards(&langs, &part1, &closed, &recorded));
     }
 
     #[test]

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::jobs::{
-    closed_page_counts, guide_data_entries, listing_inputs, page_jobs, site_jobs, Diff,
+    closed_page_counts, guide_data_entries, listing_inputs, needs_closed_shards, page_jobs,
+    site_jobs, Diff,
 };
 use super::manifest::{
     shard_of, DataEntry, Digest, GuideEntry, Hasher, JobEntry, Listed, Manifest, OnDisk, PageEntry,
@@ -509,28 +510,11 @@ impl Planner<'_> {
             langs,
             &site.inputs_hash,
         );
-        // An index or the sitemap that must render needs every page, closed shards' too: known
-        // here, before any guide's data or page job is computed for nothing. (Shards are only
-        // closed without `--force` or output checks, so changed inputs are what renders.) A
-        // search part reads only its own shard's pages: it needs the others opened only when its
-        // own shard is closed (its inputs changed with nothing in the shard changing).
-        if closed.contains(&true) && scanned.errors.is_empty() {
-            let indexes = (langs.iter().map(|l| SiteJob::Index(l.clone())))
-                .zip(site_inputs.indexes.iter().copied());
-            let searches = langs
-                .iter()
-                .zip(&site_inputs.search.digests)
-                .flat_map(|(l, parts)| {
-                    (parts.iter().enumerate())
-                        .filter(|&(i, _)| closed[i])
-                        .map(move |(i, d)| (SiteJob::Search(l.clone(), i), *d))
-                });
-            let listings = indexes
-                .chain([(SiteJob::Sitemap, site_inputs.sitemap)])
-                .chain(searches);
-            if any_differs(listings, &previous_site_jobs) {
-                return Ok(None);
-            }
+        // Known here, before any guide's data or page job is computed for nothing.
+        if scanned.errors.is_empty()
+            && needs_closed_shards(langs, &site_inputs, closed, &previous_site_jobs)
+        {
+            return Ok(None);
         }
         let (data, computed) = guide_data_entries(
             site,
@@ -618,15 +602,6 @@ impl Planner<'_> {
             .collect();
         (read, previous)
     }
-}
-
-/// True when one of `jobs` (with their input digests) was recorded with other inputs, or not at
-/// all.
-fn any_differs(
-    mut jobs: impl Iterator<Item = (SiteJob, Digest)>,
-    recorded: &BTreeMap<SiteJob, JobEntry>,
-) -> bool {
-    jobs.any(|(job, inputs)| recorded.get(&job).is_none_or(|j| j.inputs != inputs))
 }
 
 /// The site-wide inputs a manifest shard's header is trusted against.
