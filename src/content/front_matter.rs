@@ -369,7 +369,8 @@ fn date_error(d: Diagnostic, key: &str, value: &str, why: &str) -> Diagnostic {
     ))
 }
 
-fn type_name(v: &Yaml) -> &'static str {
+/// How a YAML value is named in an error message ("a list", "a number", ...).
+pub(crate) fn type_name(v: &Yaml) -> &'static str {
     match v {
         Yaml::Null => "nothing",
         Yaml::Bool(_) => "a boolean",

@@ -11,6 +11,8 @@
 
 use yaml_serde::Value as Yaml;
 
+use super::front_matter::type_name;
+
 /// One named variant of a guide's scenario.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
@@ -132,7 +134,7 @@ pub fn parse(
                     block.key_line("label"),
                     format!(
                         "the label of variant `{id}` must be text, found {}",
-                        kind(other)
+                        type_name(other)
                     ),
                     "write `label: \"...\"` (quote it if it contains `[`, `{` or `:`)".into(),
                 ));
@@ -172,7 +174,7 @@ pub fn parse(
                             kline,
                             format!(
                                 "`{key}` in variant `{id}` must be a number, string or boolean, found {}",
-                                kind(other)
+                                type_name(other)
                             ),
                             format!("write `{key}: value`"),
                         )),
@@ -209,19 +211,7 @@ fn is_id(s: &str) -> bool {
 fn shown(v: &Yaml) -> String {
     match v {
         Yaml::String(s) => format!("`{s}`"),
-        other => kind(other).to_string(),
-    }
-}
-
-fn kind(v: &Yaml) -> &'static str {
-    match v {
-        Yaml::Null => "nothing",
-        Yaml::Bool(_) => "a boolean",
-        Yaml::Number(_) => "a number",
-        Yaml::String(_) => "a string",
-        Yaml::Sequence(_) => "a list",
-        Yaml::Mapping(_) => "a mapping",
-        Yaml::Tagged(_) => "a tagged value",
+        other => type_name(other).to_string(),
     }
 }
 
