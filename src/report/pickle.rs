@@ -200,6 +200,27 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Whatever bytes a `meta.pkl` or a checkpoint's `data.pkl` holds, reading them gives a
+        /// value or an error, never a panic (the opcode walker and serde-pickle alike).
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..256)) {
+            let _ = decode(&bytes);
+        }
+
+        /// The same for bytes made of real opcodes, which reach deeper into the decoder.
+        #[test]
+        fn random_opcode_streams_never_panic(ops in proptest::collection::vec(
+            proptest::sample::select(b"()}]NKJMXQqhcRtu.\x80\x85\x86\x88\x8c\x95".to_vec()), 0..64)) {
+            let mut bytes = vec![0x80, 2];
+            for op in ops {
+                bytes.push(op);
+                bytes.extend_from_slice(&[1, 0, 0, 0, b'a']);
+            }
+            let _ = decode(&bytes);
+        }
+    }
+
     #[test]
     fn broken_pickles_are_errors_not_panics() {
         for bad in [
