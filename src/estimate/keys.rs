@@ -1,7 +1,7 @@
 //! Setting scenario keys from literals: `--set`, Python config files and YAML front matter.
 
 use super::error::ScenarioError;
-use super::scenario::{Dtype, InitFrom, Optimizer, Scenario};
+use super::scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding};
 
 /// A value for [`Scenario::set`], as parsed from a Python config, a `--set` flag or YAML.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +68,7 @@ pub const KEYS: &[&str] = &[
     "eval_only",
     "init_from",
     "ddp_world_size",
+    "sharding",
 ];
 
 impl Scenario {
@@ -125,6 +126,14 @@ impl Scenario {
             "other_processes" => self.other_processes = byte_size(key, &value)?,
             "eval_only" => self.eval_only = boolean(key, &value)?,
             "ddp_world_size" => self.ddp_world_size = count(key, &value)?,
+            "sharding" => {
+                self.sharding = Sharding::parse(&text(key, &value)?).ok_or_else(|| {
+                    ScenarioError::key(
+                        key,
+                        format!("unknown sharding {value}; use none, zero1 (ZeroRedundancyOptimizer) or fsdp"),
+                    )
+                })?
+            }
             "init_from" => {
                 self.init_from = InitFrom::parse(&text(key, &value)?).ok_or_else(|| {
                     ScenarioError::key(

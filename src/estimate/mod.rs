@@ -29,14 +29,14 @@ pub use overhead::{
     CUDA_CONTEXT_HIGH_BYTES, CUDA_CONTEXT_LOW_BYTES,
 };
 pub use params::Params;
-pub use scenario::{Dtype, InitFrom, Optimizer, Scenario, GPT2_BLOCK, GPT2_VOCAB};
+pub use scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 
 use num::N;
 use overhead::End;
 
 /// Version of the formulas and constants; bump on any change (site builds cache on it).
-pub const ESTIMATOR_VERSION: &str = "4";
+pub const ESTIMATOR_VERSION: &str = "5";
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
 ///
@@ -70,7 +70,7 @@ pub struct Bytes {
     /// `init_from = 'resume'`: the checkpoint's weights train.py's `state_dict` keeps alive for
     /// the whole run (counted in `weights`); 0 otherwise.
     pub resume_retained: u64,
-    /// DDP's gradient buckets on each GPU (counted in `gradients`); 0 on one GPU.
+    /// DDP's gradient buckets on each GPU (counted in `gradients`); 0 on one GPU and with FSDP.
     pub ddp_buckets: u64,
     /// `cuda_context + allocator_slack + cublas_workspace`.
     pub overhead: u64,
@@ -217,6 +217,29 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         train.gradients = train.gradients + setup.ddp_buckets;
         (train, m.train_moment, m.eval + beside)
     };
+    // Sharding among the DDP processes (`memory::sharded`): FSDP replaces DDP's buckets.
+    let shard = memory::sharded(&process, &params, m.train.gradients, m.train.optimizer);
+    let (mut train, mut eval, mut eval_first) = (train, eval, eval_first);
+    if process.sharding != Sharding::None {
+        let no_buckets = if process.sharding == Sharding::Full {
+            setup.ddp_buckets
+        } else {
+            N::ZERO
+        };
+        train.weights = train.weights + shard.gathered - shard.freed_weights;
+        train.gradients = train.gradients - shard.freed_gradients - no_buckets;
+        train.optimizer = train.optimizer - shard.freed_optimizer;
+        // Evaluations hold the weights (and, after the first step, the optimizer state).
+        let evals =
+            |e: N, optimizer: N| e + shard.gathered - shard.freed_weights - optimizer - no_buckets;
+        let optimizer_freed = if run.eval_only {
+            N::ZERO
+        } else {
+            shard.freed_optimizer
+        };
+        eval = evals(eval, optimizer_freed);
+        eval_first = evals(eval_first, N::ZERO);
+    }
     let train_peak = train.sum();
     let candidates = [
         (train_peak, Phase::Train),
@@ -253,7 +276,11 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         peak: u(peak, "the peak")?,
         resume_load_peak: u(setup.load_peak, "the checkpoint load")?,
         resume_retained: u(setup.retained, "the retained checkpoint")?,
-        ddp_buckets: u(setup.ddp_buckets, "the DDP buckets")?,
+        ddp_buckets: if s.sharding == Sharding::Full {
+            0
+        } else {
+            u(setup.ddp_buckets, "the DDP buckets")?
+        },
         overhead: u(overhead, "the overhead")?,
         total: u(total, "the total")?,
         total_low: u(at(End::Low), "the total")?,

@@ -140,6 +140,42 @@ impl InitFrom {
     }
 }
 
+/// How a DDP job splits its training state among the processes (a code change in nanoGPT, which
+/// uses plain DDP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Sharding {
+    /// Plain DDP: every process holds everything.
+    #[serde(rename = "none")]
+    None,
+    /// `torch.distributed.optim.ZeroRedundancyOptimizer` around AdamW (ZeRO stage 1): each
+    /// process keeps the optimizer state of its share of the parameters.
+    #[serde(rename = "zero1")]
+    Optimizer,
+    /// FSDP with `FULL_SHARD` (ZeRO stage 3), one unit per transformer block plus the root:
+    /// parameters, gradients and optimizer state are all split; a unit's parameters are gathered
+    /// while it computes.
+    #[serde(rename = "fsdp")]
+    Full,
+}
+
+impl Sharding {
+    /// The scenario's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sharding::None => "none",
+            Sharding::Optimizer => "zero1",
+            Sharding::Full => "fsdp",
+        }
+    }
+
+    /// Parses `none`, `zero1` or `fsdp`.
+    pub fn parse(s: &str) -> Option<Sharding> {
+        [Sharding::None, Sharding::Optimizer, Sharding::Full]
+            .into_iter()
+            .find(|x| x.as_str() == s.trim())
+    }
+}
+
 /// GPT-2's vocabulary (a pretrained model keeps it; nanoGPT pads only new models to 50304).
 pub const GPT2_VOCAB: u64 = 50257;
 /// GPT-2's positions: a pretrained model's `block_size` can be cropped below, never raised above.
@@ -199,6 +235,8 @@ pub struct Scenario {
     /// Processes of a `torchrun` DDP job (`--nproc_per_node` × `--nnodes`); the estimate is per
     /// GPU. train.py divides `gradient_accumulation_steps` by it.
     pub ddp_world_size: u64,
+    /// How the DDP processes split the training state (a patch to train.py; see [`Sharding`]).
+    pub sharding: Sharding,
 }
 
 impl Default for Scenario {
@@ -226,6 +264,7 @@ impl Default for Scenario {
             eval_only: false,
             init_from: InitFrom::Scratch,
             ddp_world_size: 1,
+            sharding: Sharding::None,
         }
     }
 }
@@ -254,6 +293,7 @@ struct Resolved<'a> {
     eval_only: bool,
     init_from: InitFrom,
     ddp_world_size: u64,
+    sharding: Sharding,
 }
 
 impl Serialize for Scenario {
@@ -280,6 +320,7 @@ impl Serialize for Scenario {
             eval_only: self.eval_only,
             init_from: self.init_from,
             ddp_world_size: self.ddp_world_size,
+            sharding: self.sharding,
         }
         .serialize(serializer)
     }
@@ -319,6 +360,7 @@ impl Scenario {
             ("eval_only", py(self.eval_only)),
             ("init_from", self.init_from.as_str().to_owned()),
             ("ddp_world_size", self.ddp_world_size.to_string()),
+            ("sharding", self.sharding.as_str().to_owned()),
         ]
     }
 
@@ -372,6 +414,15 @@ impl Scenario {
         }
         if self.ddp_world_size == 0 {
             return Err(ScenarioError::key("ddp_world_size", "must be at least 1"));
+        }
+        if self.sharding != Sharding::None && self.ddp_world_size < 2 {
+            return Err(ScenarioError::key(
+                "sharding",
+                format!(
+                    "sharding = '{}' splits the training state among DDP processes: set ddp_world_size (or --nproc-per-node) to 2 or more",
+                    self.sharding.as_str()
+                ),
+            ));
         }
         if self.gradient_accumulation_steps % self.ddp_world_size != 0 {
             return Err(ScenarioError::key(

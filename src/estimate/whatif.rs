@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
-use super::scenario::{Dtype, Optimizer, Scenario};
+use super::scenario::{Dtype, Optimizer, Scenario, Sharding};
 use super::{estimate, Estimate, Verdict};
 
 /// The kind of change an option makes.
@@ -31,11 +31,15 @@ pub enum WhatIfKind {
     NLayer,
     /// An 8-bit optimizer.
     Optimizer,
+    /// ZeroRedundancyOptimizer: the optimizer state split among the DDP processes (a patch).
+    ShardedOptimizer,
+    /// FSDP: parameters, gradients and optimizer state split among the processes (a patch).
+    Fsdp,
 }
 
 impl WhatIfKind {
     /// Every kind, in declaration order (for checks that each has its messages).
-    pub const ALL: [WhatIfKind; 10] = [
+    pub const ALL: [WhatIfKind; 12] = [
         WhatIfKind::MicroBatch,
         WhatIfKind::MaxMicroBatch,
         WhatIfKind::EvalBatch,
@@ -46,6 +50,8 @@ impl WhatIfKind {
         WhatIfKind::NEmbd,
         WhatIfKind::NLayer,
         WhatIfKind::Optimizer,
+        WhatIfKind::ShardedOptimizer,
+        WhatIfKind::Fsdp,
     ];
 }
 
@@ -226,6 +232,22 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             true,
             None,
         )?;
+    }
+    if training && s.ddp_world_size > 1 && s.sharding == Sharding::None {
+        for (kind, sharding) in [
+            (WhatIfKind::ShardedOptimizer, Sharding::Optimizer),
+            (WhatIfKind::Fsdp, Sharding::Full),
+        ] {
+            push(
+                kind,
+                Scenario {
+                    sharding,
+                    ..s.clone()
+                },
+                false,
+                None,
+            )?;
+        }
     }
     if training && s.optimizer == Optimizer::Adamw {
         let changed = Scenario {

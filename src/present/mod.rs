@@ -165,7 +165,8 @@ pub fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
 /// (checkpointing, the 8-bit optimizer, a separate evaluation batch, pure bf16 weights) or, for
 /// `flash`, a PyTorch with `scaled_dot_product_attention` (2.0 or later). `gpu`, `vocab_size` and
 /// `other_processes` describe the run's surroundings and need neither.
-pub const CODE_KEYS: [&str; 5] = [
+pub const CODE_KEYS: [&str; 6] = [
+    "sharding",
     "grad_checkpoint",
     "optimizer",
     "eval_batch_size",
@@ -174,7 +175,7 @@ pub const CODE_KEYS: [&str; 5] = [
 ];
 
 /// Scenario keys whose values are strings (quoted in a Python config file).
-const STRING_KEYS: [&str; 3] = ["dtype", "optimizer", "gpu"];
+const STRING_KEYS: [&str; 4] = ["dtype", "optimizer", "gpu", "sharding"];
 
 /// A change as a line of a nanoGPT config file: `compile = False`, `dtype = 'bfloat16'`.
 pub fn config_line(c: &Change) -> String {

@@ -64,6 +64,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 eval_only: false,
                 init_from: vramdoc::estimate::InitFrom::Scratch,
                 ddp_world_size: 1,
+                sharding: vramdoc::estimate::Sharding::None,
             },
         )
 }
@@ -186,6 +187,7 @@ proptest! {
             eval_only: false,
             init_from: vramdoc::estimate::InitFrom::Scratch,
             ddp_world_size: 1,
+            sharding: vramdoc::estimate::Sharding::None,
         };
         let catalog = GpuCatalog::builtin();
         if let Ok(e) = estimate(&s, &catalog) {
@@ -281,6 +283,7 @@ fn largest_micro_batch_offered_always_fits() {
         eval_only: false,
         init_from: vramdoc::estimate::InitFrom::Scratch,
         ddp_world_size: 1,
+        sharding: vramdoc::estimate::Sharding::None,
     };
     let catalog = GpuCatalog::builtin();
     for o in what_if(&s, &catalog).expect("valid") {

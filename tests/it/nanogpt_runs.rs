@@ -341,3 +341,70 @@ fn ddp_divides_the_accumulation_and_adds_gradient_buckets() {
         r.stderr
     );
 }
+
+#[test]
+fn sharded_optimizer_and_fsdp_split_the_state_among_the_gpus() {
+    let t = checkout();
+    let base = [
+        "estimate",
+        "--batch_size=12",
+        "--nproc-per-node",
+        "8",
+        "--format",
+        "json",
+    ];
+    let ddp = json(&t.run(&base));
+    let p = ddp["params"]["total"].as_u64().unwrap();
+    // Both are offered to a DDP run, marked as needing code (they are not train.py settings).
+    let kinds: Vec<&str> = ddp["what_if"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"sharded_optimizer") && kinds.contains(&"fsdp"),
+        "{kinds:?}"
+    );
+    let table = t
+        .run(&["estimate", "--batch_size=12", "--nproc-per-node", "8"])
+        .stdout;
+    assert!(
+        table.contains("(ZeroRedundancyOptimizer) ‡") && table.contains("(FSDP) ‡"),
+        "{table}"
+    );
+
+    let mut args = base.to_vec();
+    args.extend(["--set", "sharding=zero1"]);
+    let zero = json(&t.run(&args));
+    // AdamW's two fp32 moments (8 bytes a parameter), an eighth of them on each GPU.
+    assert_eq!(zero["bytes"]["optimizer"], 8 * p / 8);
+    assert_eq!(
+        zero["bytes"]["gradients"], ddp["bytes"]["gradients"],
+        "gradients and buckets stay whole"
+    );
+
+    let mut args = base.to_vec();
+    args.extend(["--set", "sharding=fsdp"]);
+    let fsdp = json(&t.run(&args));
+    let (h, layers) = (768u64, 12u64);
+    let block = 12 * h * h + 2 * h; // one GPT-2 block without biases
+    let root = p - layers * block; // embeddings, final LayerNorm, tied head
+    let b = &fsdp["bytes"];
+    assert_eq!(
+        b["weights"],
+        4 * p / 8 + 4 * (root + 3 * block),
+        "an eighth, plus the gathered units"
+    );
+    assert_eq!(b["gradients"], 4 * p / 8);
+    assert_eq!(b["optimizer"], 8 * p / 8);
+    assert_eq!(b["ddp_buckets"], 0, "FSDP has no DDP reducer");
+
+    // Sharding needs processes to share with.
+    let r = t.run(&["estimate", "--set", "sharding=fsdp"]);
+    assert!(
+        r.code != 0 && r.stderr.contains("ddp_world_size"),
+        "{}",
+        r.stderr
+    );
+}
