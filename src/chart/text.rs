@@ -140,20 +140,6 @@ fn dark_style() -> String {
     css
 }
 
-/// Appends `text` XML-escaped.
-pub(crate) fn escape_xml(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-}
-
 /// Finishes plotters' SVG: `<title>` (the accessible name) right after the opening `<svg …>`
 /// tag, `role="img"`, the `<style>` that recolours the chart in the dark scheme, and font
 /// sizes rounded to two decimals (`15.000000000000002` → `15`).
@@ -166,7 +152,8 @@ pub(crate) fn finish_svg(svg: &str, title: &str) -> String {
     {
         out.push_str(&svg[..close]);
         out.push_str(" role=\"img\">\n<title>");
-        escape_xml(&mut out, title);
+        // The site's one escaper: its entities are valid XML too.
+        crate::markdown::escape_html(&mut out, title);
         out.push_str("</title>\n");
         out.push_str(&dark_style());
         rest = &svg[close + 1..];
