@@ -84,7 +84,7 @@ pub fn main() -> i32 {
         Command::Estimate(args) => crate::report::run(&args),
         Command::Diagnose(args) => crate::diagnose::run(&args),
         Command::Check { root, out, format } => {
-            let out = out.unwrap_or_else(|| root.join("public"));
+            let out = out.unwrap_or_else(|| root.join(build::DEFAULT_OUT));
             let report = crate::check::check(&root, &out);
             match format {
                 CheckFormat::Text => print!("{}", report.to_text()),

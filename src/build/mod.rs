@@ -32,6 +32,9 @@ use manifest::{hash, JobEntry, Manifest, SiteJob};
 use plan::{Job, JobKind, Plan};
 pub(crate) use site::{load_site, SiteContext};
 
+/// The output folder's name under the root when `--out` is not given.
+pub const DEFAULT_OUT: &str = "public";
+
 /// What to build and where.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -53,7 +56,7 @@ impl BuildOptions {
     /// Options for `root`, writing to `out` (default `root/public`).
     pub fn new(root: impl Into<PathBuf>, out: Option<PathBuf>) -> Self {
         let root = root.into();
-        let out = out.unwrap_or_else(|| root.join("public"));
+        let out = out.unwrap_or_else(|| root.join(DEFAULT_OUT));
         BuildOptions {
             root,
             out,

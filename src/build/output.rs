@@ -416,7 +416,7 @@ fn parent_of(out: &Path) -> PathBuf {
 fn out_name(out: &Path) -> String {
     out.file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "public".into())
+        .unwrap_or_else(|| super::DEFAULT_OUT.into())
 }
 
 /// Takes the exclusive lock on `path`, waiting (and saying so) while another build holds it.

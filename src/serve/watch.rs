@@ -20,7 +20,7 @@ use crate::diagnostics::Diagnostic;
 pub(crate) const WATCHED_DIRS: [&str; 5] = ["content", "templates", "locales", "data", "static"];
 
 /// The configuration file under the root.
-pub(crate) const CONFIG_FILE: &str = "vramdoc.yaml";
+pub(crate) use crate::config::CONFIG_FILE;
 
 /// How long the file system must be quiet before a batch of changes is reported.
 const DEBOUNCE: Duration = Duration::from_millis(100);
