@@ -7,7 +7,7 @@
 //! output that lead nowhere.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -240,9 +240,11 @@ fn translation_status(
 
 /// Relative links and images in the output's HTML pages whose target does not exist.
 fn broken_links(out: &Path) -> Vec<Problem> {
-    let mut pages = Vec::new();
-    collect_html(out, &mut pages);
-    pages.sort();
+    // The site's one directory walker (sorted, with a depth limit against symlink loops).
+    let (files, _) = crate::site_files::walk(out, "", true);
+    let pages = files
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "html"));
     let mut problems = Vec::new();
     for page in pages {
         let Ok(html) = std::fs::read_to_string(&page) else {
@@ -277,20 +279,6 @@ fn broken_links(out: &Path) -> Vec<Problem> {
         }
     }
     problems
-}
-
-fn collect_html(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect_html(&p, out);
-        } else if p.extension().is_some_and(|x| x == "html") {
-            out.push(p);
-        }
-    }
 }
 
 /// Values of `href="..."` and `src="..."` attributes.
