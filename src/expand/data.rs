@@ -164,6 +164,7 @@ impl GuideData {
             "train_peak_moment" => serde_json::to_value(est.train_peak_moment),
             "effective_batch" => Ok(json!(est.effective_batch)),
             "tokens_per_step" => Ok(json!(est.tokens_per_step)),
+            "accumulation_per_gpu" => Ok(json!(est.accumulation_per_gpu)),
             "gpu" => serde_json::to_value(&est.gpu),
             "verdict" => serde_json::to_value(est.verdict),
             "fits" => Ok(json!(est.fits)),

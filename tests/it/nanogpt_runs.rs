@@ -408,3 +408,55 @@ fn sharded_optimizer_and_fsdp_split_the_state_among_the_gpus() {
         r.stderr
     );
 }
+
+/// A guide can show what a DDP run and a resumed run add, by the same names the JSON uses.
+#[test]
+fn guides_read_the_ddp_and_resume_figures() {
+    let t = SiteTest::new();
+    t.file(
+        "content/ddp/en.md",
+        "---\ntitle: DDP\nlang: en\ndate: 2026-11-20\nscenario:\n  ddp_world_size: 8\n  init_from: resume\n  gpu: a100-80gb\n---\n\n\
+         Each GPU runs {{ accumulation_per_gpu }} micro-steps; buckets {{ bytes.ddp_buckets | int }} B; \
+         the load peaks at {{ bytes.resume_load_peak | int }} B.\n",
+    );
+    t.build_ok();
+    let page = t.output("en/ddp/index.html");
+    // On the command line, resuming without a checkpoint needs the shape: train.py's defaults.
+    let mut args = vec![
+        "estimate",
+        "--set",
+        "ddp_world_size=8",
+        "--set",
+        "init_from=resume",
+    ];
+    for key in [
+        "n_layer=12",
+        "n_head=12",
+        "n_embd=768",
+        "block_size=1024",
+        "bias=False",
+        "vocab_size=50304",
+    ] {
+        args.extend(["--set", key]);
+    }
+    args.extend(["--format", "json"]);
+    let v = json(&t.run(&args));
+    assert!(page.contains("Each GPU runs 5 micro-steps"), "{page}");
+    let buckets = v["bytes"]["ddp_buckets"].as_u64().unwrap();
+    let load = v["bytes"]["resume_load_peak"].as_u64().unwrap();
+    let grouped = |n: u64| {
+        let s = n.to_string();
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    assert!(
+        page.contains(&grouped(buckets)) && page.contains(&grouped(load)),
+        "{page}"
+    );
+}
