@@ -44,15 +44,9 @@ pub struct DiagnoseArgs {
     /// what the message implies.
     #[arg(long, value_name = "SIZE")]
     pub other_processes: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-    /// Language of the table and Markdown output (en, es, zh).
-    #[arg(long, default_value = "en")]
-    pub lang: String,
-    /// A YAML file of extra GPUs (`gpus:` list with id, name, capacity_bytes).
-    #[arg(long, value_name = "FILE")]
-    pub catalog: Option<PathBuf>,
+    /// Output format, language and extra GPUs.
+    #[command(flatten)]
+    pub output: crate::report::OutputArgs,
 }
 
 pub use render::guide_block;
@@ -175,15 +169,15 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
         }
         d.with_help("pass PyTorch's message as printed: \"CUDA out of memory. Tried to allocate …\" with the GPU's numbers that follow it")
     })?;
-    let catalog = crate::report::catalog_with(args.catalog.as_deref())?;
+    let catalog = crate::report::catalog_with(args.output.catalog.as_deref())?;
     let diagnosis = diagnose(msg, args, &catalog)?;
-    if args.format == Format::Json {
+    if args.output.format == Format::Json {
         let text = serde_json::to_string_pretty(&diagnosis)
             .map_err(|e| Diagnostic::error(e.to_string()))?;
         return Ok(text + "\n");
     }
-    let loc = crate::report::localizer(&args.lang)?;
-    Ok(match args.format {
+    let loc = crate::report::localizer(&args.output.lang)?;
+    Ok(match args.output.format {
         Format::Markdown => render::markdown(&diagnosis, &loc),
         _ => render::table(&diagnosis, &loc),
     })

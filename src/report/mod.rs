@@ -19,6 +19,21 @@ use crate::diagnostics::Diagnostic;
 use crate::estimate::{self, GpuCatalog};
 use crate::i18n::Localizer;
 
+/// The flags `vramdoc estimate` and `vramdoc diagnose` share: how to print, in which language,
+/// and extra GPUs for the catalog.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Language of the table and Markdown output (en, es, zh).
+    #[arg(long, default_value = "en")]
+    pub lang: String,
+    /// A YAML file of extra GPUs (`gpus:` list with id, name, capacity_bytes).
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+}
+
 /// Arguments of `vramdoc estimate`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct EstimateArgs {
@@ -44,15 +59,9 @@ pub struct EstimateArgs {
     /// torchrun's `--nnodes`: machines of a DDP job.
     #[arg(long, value_name = "N")]
     pub nnodes: Option<u64>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-    /// Language of the table and Markdown output (en, es, zh).
-    #[arg(long, default_value = "en")]
-    pub lang: String,
-    /// A YAML file of extra GPUs (`gpus:` list with id, name, capacity_bytes).
-    #[arg(long, value_name = "FILE")]
-    pub catalog: Option<PathBuf>,
+    /// Output format, language and extra GPUs.
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// The folder train.py runs in, where `data/<dataset>/meta.pkl` and `<out_dir>/ckpt.pt` are
     /// read [default: the working folder].
     #[arg(long, value_name = "DIR")]
@@ -106,9 +115,9 @@ impl EstimateArgs {
             other_processes: self.other_processes.clone(),
             nproc_per_node: self.nproc_per_node,
             nnodes: self.nnodes,
-            format: self.format,
-            lang: self.lang.clone(),
-            catalog: self.catalog.clone(),
+            format: self.output.format,
+            lang: self.output.lang.clone(),
+            catalog: self.output.catalog.clone(),
             data_dir: self.data_dir.clone(),
         };
         let mut items = self.inputs.iter();

@@ -492,9 +492,11 @@ proptest! {
                     set: vec!["batch_size=64".into()],
                     gpu: None,
                     other_processes: None,
-                    format,
-                    lang: lang.into(),
-                    catalog: None,
+                    output: vramdoc::report::OutputArgs {
+                        format,
+                        lang: lang.into(),
+                        catalog: None,
+                    },
                 };
                 let _ = diagnose::report(&args);
             }

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use vramdoc::report::{report, EstimateArgs, Format};
+use vramdoc::report::{report, EstimateArgs, Format, OutputArgs};
 
 fn args(
     inputs: &[&str],
@@ -18,9 +18,11 @@ fn args(
         other_processes: None,
         nproc_per_node: None,
         nnodes: None,
-        format,
-        lang: lang.to_owned(),
-        catalog: None,
+        output: OutputArgs {
+            format,
+            lang: lang.to_owned(),
+            catalog: None,
+        },
         data_dir: None,
     }
 }
