@@ -218,7 +218,13 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         (train, m.train_moment, m.eval + beside)
     };
     // Sharding among the DDP processes (`memory::sharded`): FSDP replaces DDP's buckets.
-    let shard = memory::sharded(&process, &params, m.train.gradients, m.train.optimizer);
+    // An eval-only run holds no gradients or optimizer state to split.
+    let (grads, optimizer) = if run.eval_only {
+        (N::ZERO, N::ZERO)
+    } else {
+        (m.train.gradients, m.train.optimizer)
+    };
+    let shard = memory::sharded(&process, &params, grads, optimizer);
     let (mut train, mut eval, mut eval_first) = (train, eval, eval_first);
     if process.sharding != Sharding::None {
         let no_buckets = if process.sharding == Sharding::Full {
