@@ -11,8 +11,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::build::{self, plan::Plan};
 use crate::diagnostics::Diagnostic;
+use crate::site::{self, plan::Plan};
 
 /// One problem found by `check`.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -101,7 +101,7 @@ impl CheckReport {
 pub fn check(root: &Path, out: &Path) -> CheckReport {
     let mut problems = Vec::new();
     // Missing-string warnings are reported below from `missing_keys`, as problems.
-    let (site, _missing_string_warnings) = match build::load_site(root) {
+    let (site, _missing_string_warnings) = match site::load_site(root) {
         Ok(x) => x,
         Err(errors) => {
             return CheckReport {
@@ -121,15 +121,15 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
             message: format!("locale `{lang}` has no message `{key}`"),
         });
     }
-    let previous = || build::previous_manifest(out, false, true);
-    let request = build::plan::Request {
+    let previous = || site::previous_manifest(out, false, true);
+    let request = site::plan::Request {
         root,
         out,
-        purpose: build::plan::Purpose::Check,
-        scan: build::plan::Scan::Everything,
-        now: build::manifest::now_ns(),
+        purpose: site::plan::Purpose::Check,
+        scan: site::plan::Scan::Everything,
+        now: site::manifest::now_ns(),
     };
-    let plan = match build::plan::plan(&site, &request, previous) {
+    let plan = match site::plan::plan(&site, &request, previous) {
         Ok(p) => p,
         Err(errors) => {
             problems.extend(diag_problems(&errors));
@@ -147,7 +147,7 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
         &site.config.default_language,
         &mut problems,
     );
-    let (errors, lint) = build::dry_run(&site, &plan, root);
+    let (errors, lint) = site::dry_run(&site, &plan, root);
     problems.extend(diag_problems(&errors));
     problems.extend(diag_problems(&lint));
     if never_built {

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::build::{self, BuildOptions};
 use crate::diagnostics::Diagnostic;
+use crate::site::{self, BuildOptions};
 
 /// vramdoc: GPU-memory troubleshooting guides in, a computed multilingual site out.
 #[derive(Parser, Debug)]
@@ -84,7 +84,7 @@ pub fn main() -> i32 {
         Command::Estimate(args) => crate::report::run(&args),
         Command::Diagnose(args) => crate::diagnose::run(&args),
         Command::Check { root, out, format } => {
-            let out = out.unwrap_or_else(|| root.join(build::DEFAULT_OUT));
+            let out = out.unwrap_or_else(|| root.join(site::DEFAULT_OUT));
             let report = crate::check::check(&root, &out);
             match format {
                 CheckFormat::Text => print!("{}", report.to_text()),
@@ -109,7 +109,7 @@ pub fn main() -> i32 {
 }
 
 fn run_build(opts: BuildOptions) -> i32 {
-    match build::try_build(&opts, None) {
+    match site::try_build(&opts, None) {
         Ok(report) => {
             print_diagnostics(&report.warnings);
             println!("{}", report.summary(&opts.out));
@@ -120,8 +120,8 @@ fn run_build(opts: BuildOptions) -> i32 {
             print_diagnostics(diags);
             let n = crate::diagnostics::error_count(diags);
             let state = match failure.output {
-                build::OutputState::Unchanged => "was left unchanged",
-                build::OutputState::Changed => {
+                site::OutputState::Unchanged => "was left unchanged",
+                site::OutputState::Changed => {
                     "could not be restored (see above); the next build rewrites it"
                 }
             };

@@ -4,7 +4,6 @@
 //! `content` → `estimate` → `expand` → `markdown` / `chart` → `render` → `build`.
 
 mod assets;
-pub mod build;
 mod cache;
 pub mod chart;
 pub mod check;
@@ -23,4 +22,5 @@ pub mod report;
 pub mod search;
 #[cfg(feature = "serve")]
 pub mod serve;
+pub mod site;
 pub mod site_files;

@@ -2,7 +2,7 @@
 //! changes, and reload open pages (server-sent events) or show the build's errors over them.
 //!
 //! Threads: the listener, a short-lived thread per connection (one request each; event streams
-//! stay open), and the rebuild loop, which owns the file watcher and calls [`build::build`] for
+//! stay open), and the rebuild loop, which owns the file watcher and calls [`site::build`] for
 //! each batch of changes. A build holds the output lock for writing, so a request never sees an
 //! output folder that is halfway replaced; the files on disk are never modified by the server.
 
@@ -22,8 +22,8 @@ use std::time::Duration;
 
 pub use state::{Status, StatusError};
 
-use crate::build::{self, BuildOptions};
 use crate::diagnostics::{self, Diagnostic};
+use crate::site::{self, BuildOptions};
 use state::BuildState;
 use watch::Watch;
 
@@ -79,7 +79,7 @@ impl Server {
         let out = absolute(&opts.build.out);
         let build_opts = BuildOptions::new(root.clone(), Some(out.clone())).quiet(true);
         // A folder no build may write is not served either: its files are not this site's.
-        build::output::check_output(&out, &root)?;
+        site::output::check_output(&out, &root)?;
         let listener = TcpListener::bind(("127.0.0.1", opts.port)).map_err(|e| {
             Diagnostic::error(format!("cannot listen on 127.0.0.1:{}: {e}", opts.port))
                 .with_help("another program may be using this port; pass another one with --port")
@@ -95,8 +95,8 @@ impl Server {
             output: RwLock::new(()),
             streams: events::Streams::default(),
         });
-        let mut memory = build::Memory::new();
-        rebuild(&build_opts, &shared, &[], &mut memory);
+        let mut kept = site::KeptBuild::new();
+        rebuild(&build_opts, &shared, &[], &mut kept);
         let mut threads = Vec::new();
         let http_shared = shared.clone();
         threads.push(spawn("vramdoc-http", move || {
@@ -107,12 +107,12 @@ impl Server {
             while !loop_shared.state.stopped() {
                 match watch.changes(Duration::from_millis(200)) {
                     Ok((changed, incomplete)) => {
-                        memory.changed(&changed);
+                        kept.changed(&changed);
                         if incomplete {
-                            memory.forget_changes();
+                            kept.forget_changes();
                         }
                         if !changed.is_empty() || incomplete {
-                            rebuild(&build_opts, &loop_shared, &changed, &mut memory);
+                            rebuild(&build_opts, &loop_shared, &changed, &mut kept);
                         }
                     }
                     Err(watch::Disconnected) => break,
@@ -185,8 +185,8 @@ pub fn run(opts: &ServeOptions) -> i32 {
 }
 
 /// Builds with the output locked, prints one line (or the errors), and records the outcome.
-/// `memory` makes the build check only the sources the watcher reported changed.
-fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], memory: &mut build::Memory) {
+/// `kept` makes the build check only the sources the watcher reported changed.
+fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], kept: &mut site::KeptBuild) {
     let cause = match changed {
         [] => String::new(),
         [one] => format!("{} changed: ", one.display()),
@@ -196,7 +196,7 @@ fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], memory: &m
         .output
         .write()
         .unwrap_or_else(PoisonError::into_inner);
-    match build::try_build(opts, Some(memory)) {
+    match site::try_build(opts, Some(kept)) {
         Ok(report) => {
             for text in diagnostics::render_capped(&report.warnings) {
                 eprintln!("{text}");
@@ -211,8 +211,8 @@ fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], memory: &m
             }
             let n = diagnostics::error_count(&diags);
             let serving = match failure.output {
-                build::OutputState::Unchanged => "still serving the previous output",
-                build::OutputState::Changed => {
+                site::OutputState::Unchanged => "still serving the previous output",
+                site::OutputState::Changed => {
                     "the output could not be restored (see above); the next build rewrites it"
                 }
             };

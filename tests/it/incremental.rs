@@ -103,7 +103,7 @@ fn editing_one_guide_rebuilds_exactly_its_page() {
             // The part of the Spanish search index holding the guide.
             format!(
                 "es/search/{:02x}.js",
-                vramdoc::build::manifest::shard_of("plain")
+                vramdoc::site::manifest::shard_of("plain")
             ),
         ]
     );
@@ -244,7 +244,7 @@ fn failed_incremental_build_changes_nothing() {
 
 #[test]
 fn recent_stamps_are_recorded_only_once_old_enough() {
-    use vramdoc::build::manifest::Manifest;
+    use vramdoc::site::manifest::Manifest;
     let t = site();
     t.build_ok();
     let out = t.root().join("public");
@@ -296,7 +296,7 @@ fn trusted_stamps_still_see_same_size_edits_and_new_files() {
 
 #[test]
 fn unchanged_manifest_shards_are_trusted_unread() {
-    use vramdoc::build::manifest::{shard_of, DIR};
+    use vramdoc::site::manifest::{shard_of, DIR};
     let t = site();
     let shard = |slug: &str| {
         t.root()
@@ -367,11 +367,11 @@ fn unchanged_manifest_shards_are_trusted_unread() {
 
 #[test]
 fn remembered_builds_check_only_what_the_watcher_reported() {
-    use vramdoc::build::{build_with, BuildOptions, Memory};
+    use vramdoc::site::{build_with, BuildOptions, KeptBuild};
     let t = site();
     let opts = BuildOptions::new(t.root(), None).quiet(true);
-    let mut memory = Memory::new();
-    let counts = |r: &vramdoc::build::BuildReport, lang: &str| {
+    let mut memory = KeptBuild::new();
+    let counts = |r: &vramdoc::site::BuildReport, lang: &str| {
         let c = r.per_lang[lang];
         (c.rebuilt, c.unchanged, c.removed)
     };
@@ -443,9 +443,9 @@ fn root_spelling_and_serve_share_one_cache() {
         says(&run, &format!("{lang}: rebuilt 0, unchanged 3, removed 0"));
     }
     // `serve` builds through the library with the root made absolute.
-    use vramdoc::build::{build_with, BuildOptions, Memory};
+    use vramdoc::site::{build_with, BuildOptions, KeptBuild};
     let opts = BuildOptions::new(t.root().to_path_buf(), Some(out)).quiet(true);
-    let report = build_with(&opts, &mut Memory::new()).expect("build");
+    let report = build_with(&opts, &mut KeptBuild::new()).expect("build");
     assert!(
         report.per_lang.values().all(|c| c.rebuilt == 0),
         "{}",

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use vramdoc::build::manifest::shard_of;
+use vramdoc::site::manifest::shard_of;
 
 use serde_json::Value;
 

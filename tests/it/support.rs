@@ -110,11 +110,11 @@ impl SiteTest {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_nanos() as u64;
-        let opts = vramdoc::build::BuildOptions::new(self.root(), None)
+        let opts = vramdoc::site::BuildOptions::new(self.root(), None)
             .quiet(true)
             .force(force)
             .at(now + 3_000_000_000);
-        vramdoc::build::build(&opts).unwrap();
+        vramdoc::site::build(&opts).unwrap();
     }
 
     /// A clean build into the fresh output folder `rel` (which must not exist yet), asserting

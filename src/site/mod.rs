@@ -8,6 +8,7 @@
 
 mod guides;
 mod indexes;
+mod inputs;
 mod jobs;
 pub mod manifest;
 pub mod model;
@@ -15,7 +16,6 @@ pub mod output;
 mod pages;
 pub(crate) mod plan;
 mod scan;
-mod site;
 pub mod stamp;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,9 +28,9 @@ use rayon::prelude::*;
 use crate::content;
 use crate::diagnostics::{self, Diagnostic};
 use guides::GuideDatas;
+pub(crate) use inputs::{load_site, SiteContext};
 use manifest::{hash, JobEntry, Manifest, SiteJob};
 use plan::{Job, JobKind, Plan};
-pub(crate) use site::{load_site, SiteContext};
 
 /// The output folder's name under the root when `--out` is not given.
 pub const DEFAULT_OUT: &str = "public";
@@ -144,16 +144,16 @@ type JobResult = Result<(JobEntry, Vec<Diagnostic>), Vec<Diagnostic>>;
 /// the last successful build wrote, so it is neither read nor decoded again, and the source paths
 /// a file watcher reported changed since, so the guides it did not report are not even statted.
 #[derive(Debug, Default)]
-pub struct Memory {
+pub struct KeptBuild {
     manifest: Option<Manifest>,
     /// `None`: unknown (check every source).
     changed: Option<BTreeSet<PathBuf>>,
 }
 
-impl Memory {
+impl KeptBuild {
     /// Nothing known yet: the next build reads the manifest and checks every source.
-    pub fn new() -> Memory {
-        Memory::default()
+    pub fn new() -> KeptBuild {
+        KeptBuild::default()
     }
 
     /// Records source paths (relative to the site root) reported changed since the last build.
@@ -202,19 +202,19 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport, Vec<Diagnostic>> {
     try_build(opts, None).map_err(|f| f.diagnostics)
 }
 
-/// Builds the site using and updating `memory` (see [`Memory`]).
+/// Builds the site using and updating `kept` (see [`KeptBuild`]).
 pub fn build_with(
     opts: &BuildOptions,
-    memory: &mut Memory,
+    kept: &mut KeptBuild,
 ) -> Result<BuildReport, Vec<Diagnostic>> {
-    try_build(opts, Some(memory)).map_err(|f| f.diagnostics)
+    try_build(opts, Some(kept)).map_err(|f| f.diagnostics)
 }
 
-/// Builds the site, with `memory` if given; a failure also says what state the output folder
+/// Builds the site, with `kept` if given; a failure also says what state the output folder
 /// is in.
 pub fn try_build(
     opts: &BuildOptions,
-    mut memory: Option<&mut Memory>,
+    mut kept: Option<&mut KeptBuild>,
 ) -> Result<BuildReport, BuildFailure> {
     let start = Instant::now();
     let mut phases = Phases::new();
@@ -233,7 +233,7 @@ pub fn try_build(
         diagnostics::sort(&mut errors);
         errors
     };
-    let plan = plan_build(&site, opts, memory.as_deref_mut())
+    let plan = plan_build(&site, opts, kept.as_deref_mut())
         .map_err(|e| unchanged(with_warnings(e, &warnings)))?;
     let incremental = plan.incremental;
     phases.mark("read manifest, plan");
@@ -255,7 +255,7 @@ pub fn try_build(
     let rewrite = !incremental || !plan.touched.is_empty() || any_rendered;
     let rewrite = rewrite || !plan.removed.is_empty() || plan.has_stale_shards();
     let moves_outputs = incremental && (any_rendered || !plan.removed.is_empty());
-    let keep = memory.is_some();
+    let keep = kept.is_some();
     // Every change to the output folder is journaled by `staging`: a failure half-way puts back
     // what was already changed, so a failed build leaves the output as it was.
     let written = write(&staging, plan, rendered, moves_outputs, rewrite, keep);
@@ -285,7 +285,7 @@ pub fn try_build(
             output,
         })?;
     }
-    match (memory, next) {
+    match (kept, next) {
         (Some(m), next) => {
             m.manifest = next;
             m.changed = Some(BTreeSet::new());
@@ -303,17 +303,17 @@ pub fn try_build(
     })
 }
 
-/// Plans a build as `opts` say, with what `memory` remembers (taken: a successful build leaves
+/// Plans a build as `opts` say, with what `kept` remembers (taken: a successful build leaves
 /// its successor there, a failed one nothing, so the next build reads the manifest from disk and
 /// checks everything).
 fn plan_build(
     site: &SiteContext,
     opts: &BuildOptions,
-    memory: Option<&mut Memory>,
+    kept: Option<&mut KeptBuild>,
 ) -> Result<Plan, Vec<Diagnostic>> {
     // A manifest kept in memory afterwards is decoded whole.
-    let decode_all = memory.is_some();
-    let (remembered, scan_only) = match memory {
+    let decode_all = kept.is_some();
+    let (remembered, scan_only) = match kept {
         Some(m) if !opts.force && opts.out.join(output::MARKER).exists() => {
             let remembered = m.manifest.take();
             let changed = m.changed.clone().filter(|_| remembered.is_some());

@@ -364,7 +364,7 @@ pub(super) fn guide_data_entries(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::manifest::{
+    use crate::site::manifest::{
         hash, GuideEntry, Manifest, PageEntry, ShardContext, SourceEntry, Summary,
     };
     use std::sync::Arc;
