@@ -217,3 +217,46 @@
     if (e.key === "Escape") { input.value = ""; show(); }
   });
 })();
+
+// vramdoc: the "All guides" list at the foot of a guide page. Without JavaScript it holds a link
+// to the language's index; opened with it, the list itself is loaded from <lang>/guides.js (a
+// script setting window.vramdocGuides, in index order) and shown in place, this guide marked.
+(function () {
+  "use strict";
+  var box = document.querySelector("details.all-guides[data-list]");
+  if (!box) { return; }
+  var loaded = false;
+  function show() {
+    var guides = window.vramdocGuides;
+    if (!Array.isArray(guides)) { return; }
+    var current = box.getAttribute("data-current");
+    var list = document.createElement("ol");
+    list.className = "all-guides-list";
+    guides.forEach(function (g) {
+      var item = document.createElement("li");
+      if (g.s === current) {
+        var here = document.createElement("span");
+        here.setAttribute("aria-current", "page");
+        here.textContent = g.t;
+        item.appendChild(here);
+      } else {
+        var link = document.createElement("a");
+        link.href = "../" + encodeURIComponent(g.s) + "/index.html";
+        link.textContent = g.t;
+        item.appendChild(link);
+      }
+      list.appendChild(item);
+    });
+    box.appendChild(list);
+    var fallback = box.querySelector("p");
+    if (fallback) { fallback.hidden = true; }
+  }
+  box.addEventListener("toggle", function () {
+    if (!box.open || loaded) { return; }
+    loaded = true;
+    var s = document.createElement("script");
+    s.src = box.getAttribute("data-list");
+    s.onload = show;
+    document.head.appendChild(s);
+  });
+})();

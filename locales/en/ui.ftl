@@ -28,3 +28,8 @@ search-none = No guide contains all of these words.
 # `%n` is replaced by the number of results.
 search-one = 1 guide found
 search-many = %n guides found
+nav-pager = More guides
+nav-previous = Previous guide
+nav-next = Next guide
+nav-guide-list = All guides
+nav-guide-list-link = The list of every guide

@@ -28,3 +28,8 @@ search-none = Ninguna guía contiene todas estas palabras.
 # `%n` se sustituye por el número de resultados.
 search-one = 1 guía encontrada
 search-many = %n guías encontradas
+nav-pager = Más guías
+nav-previous = Guía anterior
+nav-next = Guía siguiente
+nav-guide-list = Todas las guías
+nav-guide-list-link = La lista de todas las guías

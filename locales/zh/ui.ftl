@@ -25,3 +25,8 @@ search-none = 没有同时包含这些词的指南。
 # `%n` 会替换为结果数量。
 search-one = 找到 1 篇指南
 search-many = 找到 %n 篇指南
+nav-pager = 更多指南
+nav-previous = 上一篇
+nav-next = 下一篇
+nav-guide-list = 全部指南
+nav-guide-list-link = 查看全部指南列表

@@ -33,12 +33,7 @@ struct GuideEntry<'a> {
 /// language lists the same guides in the same order.
 fn index_sources<'p>(plan: &'p Plan, lang: &str) -> Vec<&'p super::plan::Source> {
     let mut entries: Vec<_> = plan.sources.iter().filter(|s| s.src.lang == lang).collect();
-    entries.sort_by(|a, b| {
-        b.summary
-            .date
-            .cmp(&a.summary.date)
-            .then(a.src.slug.cmp(&b.src.slug))
-    });
+    entries.sort_by(|a, b| a.listed().index_order(&b.listed()));
     entries
 }
 
@@ -112,7 +107,30 @@ pub(crate) fn language_index(
         (format!("{lang}/index.html"), html.into_bytes()),
         (format!("{lang}/atom.xml"), feed.into_bytes()),
         (format!("{lang}/404.html"), not_found),
+        (format!("{lang}/guides.js"), guide_list_script(&entries)),
     ])
+}
+
+/// `<lang>/guides.js`: the language's guides in index order, as a script that sets
+/// `window.vramdocGuides` to `[{s: slug, t: title}, ...]`. Each guide page's "All guides" list
+/// loads it when opened, so a page does not carry every other guide's title (1,000 guides in
+/// three languages would be 3,000 pages of 1,000 links each); a script rather than a fetched
+/// file, because browsers refuse `fetch()` from `file://` pages.
+fn guide_list_script(entries: &[Listed<'_>]) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Entry<'a> {
+        s: &'a str,
+        t: &'a str,
+    }
+    let list: Vec<Entry<'_>> = (entries.iter())
+        .map(|e| Entry {
+            s: e.slug,
+            t: e.title,
+        })
+        .collect();
+    // Plain strings and structs always serialize.
+    let json = serde_json::to_string(&list).unwrap_or_default();
+    format!("window.vramdocGuides = {json};\n").into_bytes()
 }
 
 /// A not-found page in `lang` (`current`: the language the switcher marks, none for the root's).

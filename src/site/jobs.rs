@@ -8,7 +8,8 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::manifest::{
-    shard_of, DataEntry, Digest, Hasher, JobEntry, Listing, ShardHeader, SiteJob, SHARDS,
+    shard_of, DataEntry, Digest, Hasher, JobEntry, Listing, NavLink, Neighbours, ShardHeader,
+    SiteJob, SHARDS,
 };
 use super::plan::{page_prefix, Job, JobKind, Source};
 use super::scan::Scanned;
@@ -45,12 +46,14 @@ impl Diff<'_> {
 }
 
 /// Per page, in parallel (in the order of `scanned.sources`): its job and input digest (the
-/// site's inputs, the source's bytes, its guide's languages and computed data, and the catalog
-/// when the page reads it), carrying its entry in `previous` (indexed like the sources).
+/// site's inputs, the source's bytes, its guide's languages, its `neighbours` (indexed like the
+/// sources) and computed data, and the catalog when the page reads it), carrying its entry in
+/// `previous` (indexed like the sources).
 pub(super) fn page_jobs(
     site: &SiteContext,
     scanned: &Scanned,
     previous: Vec<Option<JobEntry>>,
+    neighbours: &[Neighbours],
     data: &BTreeMap<String, DataEntry>,
     diff: &Diff<'_>,
 ) -> Vec<Job> {
@@ -62,6 +65,12 @@ pub(super) fn page_jobs(
             h.digest(&site.inputs_hash)
                 .digest(&s.hash)
                 .part(scanned.langs_of(i));
+            for link in [&neighbours[i].previous, &neighbours[i].next] {
+                match link {
+                    Some(l) => h.part(&l.slug).part(&l.title),
+                    None => h.part(""),
+                };
+            }
             if let Some(d) = data.get(&s.src.slug) {
                 h.digest(&d.data);
             }
@@ -82,6 +91,40 @@ pub(super) fn page_jobs(
             }
         })
         .collect()
+}
+
+/// Each page's neighbours in its language's index (indexed like `sources`), or `None` when
+/// some page's cannot be known: shards are `closed` (only the open shards' pages are in
+/// `sources`) and a page has none recorded. With shards closed the listings are unchanged (else
+/// every shard is opened), so the recorded neighbours are still right.
+pub(super) fn neighbours(
+    sources: &[Source],
+    recorded: &mut [Option<Neighbours>],
+    closed: &[bool; SHARDS],
+) -> Option<Vec<Neighbours>> {
+    if closed.contains(&true) {
+        return recorded.iter_mut().map(Option::take).collect();
+    }
+    let mut order: Vec<usize> = (0..sources.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&sources[a], &sources[b]);
+        (a.src.lang.cmp(&b.src.lang)).then(a.listed().index_order(&b.listed()))
+    });
+    let link = |i: usize| NavLink {
+        slug: sources[i].src.slug.clone(),
+        title: sources[i].summary.title.clone(),
+    };
+    let same_lang = |a: usize, b: usize| sources[a].src.lang == sources[b].src.lang;
+    let mut out = vec![Neighbours::default(); sources.len()];
+    for (at, &i) in order.iter().enumerate() {
+        let before = at.checked_sub(1).map(|p| order[p]);
+        let after = order.get(at + 1).copied();
+        out[i] = Neighbours {
+            previous: before.filter(|&p| same_lang(p, i)).map(link),
+            next: after.filter(|&n| same_lang(n, i)).map(link),
+        };
+    }
+    Some(out)
 }
 
 /// What the site-wide jobs' input digests are made of.
@@ -492,6 +535,68 @@ mod tests {
     }
 
     #[test]
+    fn neighbours_follow_each_languages_index_or_what_was_recorded() {
+        let dir: Arc<Path> = Arc::from(Path::new("/nowhere"));
+        let source = |slug: &str, lang: &str, date: Option<&str>| Source {
+            src: content::page_source(slug, lang, &dir),
+            hash: hash(slug.as_bytes()),
+            summary: Summary {
+                title: format!("{slug} {lang}"),
+                date: date.map(String::from),
+                description: None,
+                updated: None,
+                scenario_hash: None,
+                uses_catalog: false,
+            },
+            stamp: None,
+        };
+        // Sorted by guide then language, as the scan gives them.
+        let sources = vec![
+            source("a", "en", None),
+            source("a", "es", None),
+            source("b", "en", Some("2026-01-01")),
+            source("c", "en", Some("2026-05-01")),
+            source("c", "es", Some("2026-05-01")),
+        ];
+        let link = |slug: &str, lang: &str| {
+            Some(NavLink {
+                slug: slug.into(),
+                title: format!("{slug} {lang}"),
+            })
+        };
+        let open = neighbours(&sources, &mut vec![None; 5], &[false; SHARDS]).unwrap();
+        // en: c (newest), b, a (undated); es: c, a.
+        assert_eq!(
+            (&open[3].previous, &open[3].next),
+            (&None, &link("b", "en"))
+        );
+        assert_eq!(
+            (&open[2].previous, &open[2].next),
+            (&link("c", "en"), &link("a", "en"))
+        );
+        assert_eq!(
+            (&open[0].previous, &open[0].next),
+            (&link("b", "en"), &None)
+        );
+        assert_eq!(
+            (&open[4].previous, &open[4].next),
+            (&None, &link("a", "es"))
+        );
+        assert_eq!(
+            (&open[1].previous, &open[1].next),
+            (&link("c", "es"), &None)
+        );
+        // With a shard closed, the recorded ones are taken, and none recorded means opening all.
+        let mut closed = [false; SHARDS];
+        closed[7] = true;
+        let mut recorded: Vec<_> = open.iter().cloned().map(Some).collect();
+        assert_eq!(neighbours(&sources, &mut recorded, &closed), Some(open));
+        let mut missing = vec![Some(Neighbours::default()); 4];
+        missing.push(None);
+        assert_eq!(neighbours(&sources, &mut missing, &closed), None);
+    }
+
+    #[test]
     fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
         let langs = vec!["en".to_string(), "es".to_string()];
         let summary = |slug: &str, lang: &str| Summary {
@@ -525,6 +630,7 @@ mod tests {
                     PageEntry {
                         source,
                         output: None,
+                        neighbours: None,
                     },
                 ));
                 sources.push(Source {

@@ -18,7 +18,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use super::model::{
-    DataEntry, GuideEntry, JobEntry, Listed, PageEntry, SiteJob, SourceEntry, Summary,
+    DataEntry, GuideEntry, JobEntry, Listed, NavLink, Neighbours, PageEntry, SiteJob, SourceEntry,
+    Summary,
 };
 pub use super::stamp::{hash, now_ns, Digest, FileStat, Hasher, Stamp};
 
@@ -34,7 +35,7 @@ pub const SHARDS: usize = 64;
 
 /// The first bytes of every shard; the last four are the format, bumped whenever the manifest's
 /// shape or the meaning of its hashes changes (an older manifest is then ignored: a full build).
-const MAGIC: &[u8; 20] = b"vramdoc-manifest\x0b\0\0\0";
+const MAGIC: &[u8; 20] = b"vramdoc-manifest\x0c\0\0\0";
 
 /// What the previous build recorded.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -528,6 +529,7 @@ mod tests {
                     },
                 },
                 output: Some(job(slug.as_bytes())),
+                neighbours: None,
             };
             let entry = GuideEntry {
                 folder: None,

@@ -546,7 +546,11 @@ fn run_job(
                 .iter()
                 .map(String::as_str)
                 .collect();
-            let r = pages::render_guide(site, &page, &available, guide)?;
+            let place = pages::PagePlace {
+                available: &available,
+                neighbours: &plan.neighbours[*i],
+            };
+            let r = pages::render_guide(site, &page, &place, guide)?;
             (r.files, r.warnings)
         }
         JobKind::Site(SiteJob::Index(lang)) => many(indexes::language_index(site, plan, lang))?,

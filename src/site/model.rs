@@ -58,6 +58,29 @@ pub struct PageEntry {
     pub source: SourceEntry,
     /// The page job's entry.
     pub output: Option<JobEntry>,
+    /// The guides before and after it in its language's index when it was planned: kept, so an
+    /// edit planned with shards closed (the listing unchanged, so the neighbours too) still has
+    /// them.
+    pub neighbours: Option<Neighbours>,
+}
+
+/// A page's neighbours in its language's index order (see [`Listed::index_order`]): what its
+/// previous/next links show.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Neighbours {
+    /// The guide listed before it (newer, or the same date and an earlier slug).
+    pub previous: Option<NavLink>,
+    /// The guide listed after it.
+    pub next: Option<NavLink>,
+}
+
+/// A link to another guide in the same language.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NavLink {
+    /// The guide's slug.
+    pub slug: String,
+    /// Its page's title in that language.
+    pub title: String,
 }
 
 /// A source file's hash and the parts of its front matter other outputs depend on.
@@ -103,6 +126,14 @@ pub struct Listed<'a> {
     pub date: Option<&'a str>,
     /// `description:`.
     pub description: Option<&'a str>,
+}
+
+impl Listed<'_> {
+    /// The order of a language's index: newest first, undated last, ties by slug, so every
+    /// language lists the same guides in the same order.
+    pub fn index_order(&self, other: &Listed<'_>) -> std::cmp::Ordering {
+        (other.date.cmp(&self.date)).then(self.slug.cmp(other.slug))
+    }
 }
 
 impl Summary {

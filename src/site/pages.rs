@@ -4,6 +4,7 @@ use fluent_bundle::FluentValue;
 use serde::Serialize;
 use tera::Context;
 
+use super::model::{NavLink, Neighbours};
 use super::SiteContext;
 use crate::content::Page;
 use crate::diagnostics::Diagnostic;
@@ -56,16 +57,79 @@ struct TocEntry {
     text: String,
 }
 
-/// Renders `page` (whose guide exists in the languages `available`): its HTML page, Markdown
-/// edition and charts.
+/// Where a page sits in the site: the languages its guide exists in and its neighbours in its
+/// language's index.
+pub(crate) struct PagePlace<'a> {
+    pub(crate) available: &'a [&'a str],
+    pub(crate) neighbours: &'a Neighbours,
+}
+
+/// A previous/next link as the guide template receives it.
+#[derive(Serialize)]
+struct NavCtx<'a> {
+    title: &'a str,
+    href: String,
+}
+
+impl<'a> NavCtx<'a> {
+    fn of(link: &'a Option<NavLink>) -> Option<NavCtx<'a>> {
+        link.as_ref().map(|l| NavCtx {
+            title: &l.title,
+            href: format!("../{}/index.html", l.slug),
+        })
+    }
+}
+
+/// A page's body, expanded and rendered: the HTML, the Markdown edition's body, the charts
+/// (paths relative to the output root), the headings and the warnings.
+struct Body {
+    html: String,
+    markdown: String,
+    charts: Vec<(String, Vec<u8>)>,
+    headings: Vec<markdown::Heading>,
+    warnings: Vec<Diagnostic>,
+}
+
+/// Renders `page` at `place`: its HTML page, Markdown edition and charts.
 pub(crate) fn render_guide(
     site: &SiteContext,
     page: &Page,
-    available: &[&str],
+    place: &PagePlace<'_>,
     data: Option<&GuideData>,
 ) -> Result<Rendered, Vec<Diagnostic>> {
-    let lang = page.src.lang.as_str();
-    let slug = page.src.slug.as_str();
+    let Body {
+        html,
+        markdown,
+        mut charts,
+        headings,
+        warnings,
+    } = render_body(site, page, data)?;
+    let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
+    let dir = format!("{lang}/{slug}");
+    let ctx = guide_context(site, page, place, html, &headings);
+    let at_page = |d: Diagnostic| vec![d.in_file(page.src.shown())];
+    let html = site.renderer.render("guide.html", &ctx).map_err(at_page)?;
+    charts.push((format!("{dir}/index.html"), html.into_bytes()));
+
+    let mut md_ctx = Context::new();
+    md_ctx.insert("lang", lang);
+    md_ctx.insert("front_matter", &markdown_front_matter(page)?);
+    md_ctx.insert("body", markdown.trim_start_matches('\n'));
+    let md = site.renderer.render("guide.md", &md_ctx).map_err(at_page)?;
+    charts.push((format!("{dir}/index.md"), md.into_bytes()));
+    Ok(Rendered {
+        files: charts,
+        warnings,
+    })
+}
+
+/// Expands `page`'s body (raw HTML dropped unless the site allows it) and renders it.
+fn render_body(
+    site: &SiteContext,
+    page: &Page,
+    data: Option<&GuideData>,
+) -> Result<Body, Vec<Diagnostic>> {
+    let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
     let loc = site
         .locales
         .get(lang)
@@ -100,20 +164,36 @@ pub(crate) fn render_guide(
     rendered.html = expand::chart_pictures(&rendered.html, &expanded.pictures);
     let mut warnings = dropped_warnings(page, dropped);
     warnings.extend(lint_page(page, data.is_some(), &rendered.html));
-    let dir = format!("{lang}/{slug}");
     // The Markdown edition links its charts through the base URL, so they still resolve when a
     // Jekyll blog publishes the page under a permalink of its own.
-    let page_url = format!("{}{dir}/", site.config.base_url);
-    let mut expanded_md = expanded.markdown;
+    let page_url = format!("{}{lang}/{slug}/", site.config.base_url);
+    let mut markdown = expanded.markdown;
     for (file, _) in &expanded.charts {
-        expanded_md = expanded_md.replace(&format!("]({file})"), &format!("]({page_url}{file})"));
+        markdown = markdown.replace(&format!("]({file})"), &format!("]({page_url}{file})"));
     }
-    let mut files: Vec<(String, Vec<u8>)> = expanded
-        .charts
-        .into_iter()
-        .map(|(file, svg)| (format!("{dir}/{file}"), svg.into_bytes()))
+    let charts = (expanded.charts.into_iter())
+        .map(|(file, svg)| (format!("{lang}/{slug}/{file}"), svg.into_bytes()))
         .collect();
+    Ok(Body {
+        html: rendered.html,
+        markdown,
+        charts,
+        headings: rendered.headings,
+        warnings,
+    })
+}
 
+/// The guide template's context: the site, the language links, the page's meta tags, its
+/// fields, contents list and previous/next links.
+fn guide_context(
+    site: &SiteContext,
+    page: &Page,
+    place: &PagePlace<'_>,
+    content: String,
+    headings: &[markdown::Heading],
+) -> Context {
+    let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
+    let available = place.available;
     let mut ctx = Context::new();
     ctx.insert("lang", lang);
     ctx.insert("root", "../../");
@@ -145,6 +225,15 @@ pub(crate) fn render_guide(
             lang,
         ),
     );
+    ctx.insert("previous", &NavCtx::of(&place.neighbours.previous));
+    ctx.insert("next", &NavCtx::of(&place.neighbours.next));
+    let toc = (headings.iter().filter(|h| h.level <= 3))
+        .map(|h| TocEntry {
+            level: h.level,
+            id: h.id.clone(),
+            text: h.text.clone(),
+        })
+        .collect();
     ctx.insert(
         "page",
         &PageCtx {
@@ -158,31 +247,12 @@ pub(crate) fn render_guide(
             kind: fm.kind.as_deref(),
             layout: fm.layout.as_deref(),
             extra: crate::content::front_matter::extra_json(fm),
-            content: rendered.html,
-            toc: rendered
-                .headings
-                .iter()
-                .filter(|h| h.level <= 3)
-                .map(|h| TocEntry {
-                    level: h.level,
-                    id: h.id.clone(),
-                    text: h.text.clone(),
-                })
-                .collect(),
+            content,
+            toc,
             url,
         },
     );
-    let at_page = |d: Diagnostic| vec![d.in_file(page.src.shown())];
-    let html = site.renderer.render("guide.html", &ctx).map_err(at_page)?;
-    files.push((format!("{dir}/index.html"), html.into_bytes()));
-
-    let mut md_ctx = Context::new();
-    md_ctx.insert("lang", lang);
-    md_ctx.insert("front_matter", &markdown_front_matter(page)?);
-    md_ctx.insert("body", expanded_md.trim_start_matches('\n'));
-    let md = site.renderer.render("guide.md", &md_ctx).map_err(at_page)?;
-    files.push((format!("{dir}/index.md"), md.into_bytes()));
-    Ok(Rendered { files, warnings })
+    ctx
 }
 
 /// One warning per raw HTML fragment or unsafe link removed from the page (`None`: from its

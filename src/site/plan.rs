@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::jobs::{
-    closed_page_counts, guide_data_entries, listing_inputs, needs_closed_shards, page_jobs,
-    site_jobs, Diff,
+    closed_page_counts, guide_data_entries, listing_inputs, needs_closed_shards, neighbours,
+    page_jobs, site_jobs, Diff,
 };
 use super::manifest::{
-    shard_of, DataEntry, Digest, GuideEntry, Hasher, JobEntry, Listed, Manifest, OnDisk, PageEntry,
-    ShardContext, ShardHeader, SiteJob, SourceEntry, Stamp, StoredManifest, Summary, SHARDS,
+    shard_of, DataEntry, Digest, GuideEntry, Hasher, JobEntry, Listed, Manifest, Neighbours,
+    OnDisk, PageEntry, ShardContext, ShardHeader, SiteJob, SourceEntry, Stamp, StoredManifest,
+    Summary, SHARDS,
 };
 use super::scan::{
     changed_guides, known_folders, observed_stamps, read_guide, ContentDir, FolderMeta, GuideRead,
@@ -107,6 +108,8 @@ pub(crate) struct Removed {
 pub(crate) struct Plan {
     /// Every page, sorted by guide then language.
     pub(crate) sources: Vec<Source>,
+    /// Per source: the guides before and after it in its language's index.
+    pub(crate) neighbours: Vec<Neighbours>,
     /// Languages each guide exists in, in site order.
     pub(crate) guides: BTreeMap<String, Vec<String>>,
     /// Per guide: its folder's stamp, unless too recent to trust.
@@ -205,19 +208,29 @@ impl Plan {
         }
         // Sources are sorted by guide like the folders: one walk, no lookups.
         let mut data = self.data;
-        let mut pages = self.sources.into_iter().zip(outputs).peekable();
+        let mut pages = (self.sources.into_iter())
+            .zip(outputs.into_iter().zip(self.neighbours))
+            .peekable();
         let mut guides: BTreeMap<String, GuideEntry> = self
             .folders
             .into_iter()
             .map(|(slug, folder)| {
                 let mut entries = Vec::new();
-                while let Some((s, output)) = pages.next_if(|(s, _)| s.src.slug == slug) {
+                while let Some((s, (output, neighbours))) =
+                    pages.next_if(|(s, _)| s.src.slug == slug)
+                {
                     let source = SourceEntry {
                         hash: s.hash,
                         stamp: s.stamp,
                         summary: s.summary,
                     };
-                    entries.push((s.src.lang, PageEntry { source, output }));
+                    let neighbours = Some(neighbours);
+                    let page = PageEntry {
+                        source,
+                        output,
+                        neighbours,
+                    };
+                    entries.push((s.src.lang, page));
                 }
                 let data = data.remove(&slug);
                 let entry = GuideEntry {
@@ -516,6 +529,12 @@ impl Planner<'_> {
         {
             return Ok(None);
         }
+        // Previous/next links: from the listings when every shard is open, else as recorded.
+        let Some(neighbours) =
+            neighbours(&scanned.sources, &mut scanned.previous_neighbours, closed)
+        else {
+            return Ok(None);
+        };
         let (data, computed) = guide_data_entries(
             site,
             &scanned.sources,
@@ -532,7 +551,7 @@ impl Planner<'_> {
             verify_outputs: self.verify_outputs,
         };
         let previous_outputs = std::mem::take(&mut scanned.previous_outputs);
-        let mut jobs = page_jobs(site, &scanned, previous_outputs, &data, &diff);
+        let mut jobs = page_jobs(site, &scanned, previous_outputs, &neighbours, &data, &diff);
         let search_parts = std::mem::take(&mut site_inputs.search.present);
         jobs.extend(site_jobs(
             langs,
@@ -547,6 +566,7 @@ impl Planner<'_> {
         }));
         Ok(Some(Plan {
             sources: scanned.sources,
+            neighbours,
             guides: scanned.guides,
             folders: scanned.folders,
             data,

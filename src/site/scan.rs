@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::manifest::{
     feed_stamps, hash, shard_of, sort_in_site_order, DataEntry, Digest, FileStat, GuideEntry,
-    Hasher, JobEntry, PageEntry, SourceEntry, Stamp, Summary, SHARDS,
+    Hasher, JobEntry, Neighbours, PageEntry, SourceEntry, Stamp, Summary, SHARDS,
 };
 use super::plan::{JobId, Removed, Source};
 use crate::config::SiteConfig;
@@ -24,6 +24,8 @@ pub(super) struct Scanned {
     pub(super) sources: Vec<Source>,
     /// Per source: the previous build's output entry (taken by [`page_jobs`]).
     pub(super) previous_outputs: Vec<Option<JobEntry>>,
+    /// Per source: its neighbours in the index as the previous build recorded them.
+    pub(super) previous_neighbours: Vec<Option<Neighbours>>,
     /// Per guide: its languages in site order, joined with `,` (what its page jobs hash).
     pub(super) guide_langs: Vec<String>,
     /// Per source: the index of its guide in `guide_langs`.
@@ -51,6 +53,7 @@ impl Scanned {
         let mut s = Scanned {
             sources: Vec::with_capacity(count),
             previous_outputs: Vec::with_capacity(count),
+            previous_neighbours: Vec::with_capacity(count),
             guide_langs: Vec::new(),
             guide_of_source: Vec::with_capacity(count),
             guides: BTreeMap::new(),
@@ -87,6 +90,7 @@ impl Scanned {
             s.folders.insert(r.slug, r.folder);
             s.sources.append(&mut r.sources);
             s.previous_outputs.append(&mut r.outputs);
+            s.previous_neighbours.append(&mut r.neighbours);
         }
         s
     }
@@ -215,6 +219,8 @@ pub(super) struct GuideRead {
     pub(super) sources: Vec<Source>,
     /// Per source: the previous build's output entry.
     pub(super) outputs: Vec<Option<JobEntry>>,
+    /// Per source: the neighbours the previous build recorded.
+    pub(super) neighbours: Vec<Option<Neighbours>>,
     /// Pages of the previous build that are gone.
     pub(super) removed: Vec<Removed>,
     pub(super) errors: Vec<Diagnostic>,
@@ -228,24 +234,28 @@ impl GuideRead {
     /// A guide the file watcher saw no change in: its previous entry, without a system call.
     pub(super) fn unchanged(folder: &GuideFolder, previous: GuideEntry) -> GuideRead {
         let dir: Arc<Path> = Arc::from(folder.path.as_path());
-        let (sources, outputs) = previous
-            .pages
-            .into_iter()
-            .map(|(lang, page)| {
-                let source = Source {
-                    src: content::page_source(&folder.name, &lang, &dir),
-                    hash: page.source.hash,
-                    summary: page.source.summary,
-                    stamp: page.source.stamp,
-                };
-                (source, page.output)
-            })
-            .unzip();
+        let count = previous.pages.len();
+        let (mut sources, mut outputs, mut neighbours) = (
+            Vec::with_capacity(count),
+            Vec::with_capacity(count),
+            Vec::with_capacity(count),
+        );
+        for (lang, page) in previous.pages {
+            sources.push(Source {
+                src: content::page_source(&folder.name, &lang, &dir),
+                hash: page.source.hash,
+                summary: page.source.summary,
+                stamp: page.source.stamp,
+            });
+            outputs.push(page.output);
+            neighbours.push(page.neighbours);
+        }
         GuideRead {
             slug: folder.name.clone(),
             folder: previous.folder,
             sources,
             outputs,
+            neighbours,
             removed: Vec::new(),
             errors: Vec::new(),
             previous_data: previous.data,
@@ -339,14 +349,15 @@ pub(super) fn read_guide(
     let mut changed = stamp != previous_folder || found.len() != previous_pages.len();
     let mut sources = Vec::with_capacity(found.len());
     let mut outputs = Vec::with_capacity(found.len());
+    let mut neighbours = Vec::with_capacity(found.len());
     for src in found {
         let prev = previous_pages
             .iter()
             .position(|(l, _)| *l == src.lang)
             .map(|i| previous_pages.swap_remove(i).1);
-        let (prev_source, prev_output) = match prev {
-            Some(p) => (Some(p.source), p.output),
-            None => (None, None),
+        let (prev_source, prev_output, prev_neighbours) = match prev {
+            Some(p) => (Some(p.source), p.output, p.neighbours),
+            None => (None, None, None),
         };
         let meta = config
             .languages
@@ -358,6 +369,7 @@ pub(super) fn read_guide(
                 changed |= c;
                 sources.push(s);
                 outputs.push(prev_output);
+                neighbours.push(prev_neighbours);
             }
             Err(mut e) => errors.append(&mut e),
         }
@@ -369,6 +381,7 @@ pub(super) fn read_guide(
         folder: stamp,
         sources,
         outputs,
+        neighbours,
         errors,
         previous_data,
         changed,

@@ -115,7 +115,9 @@ fn deleting_a_guide_removes_its_outputs() {
     t.build_ok();
     std::fs::remove_dir_all(t.root().join("content/plain")).unwrap();
     let run = t.build_ok();
-    says(&run, "zh: rebuilt 0, unchanged 2, removed 1");
+    // The guide before it loses its "next" link.
+    says(&run, "zh: rebuilt 1, unchanged 1, removed 1");
+    assert!(!t.output("zh/on-a100/index.html").contains("../plain/"));
     for lang in ["en", "es", "zh"] {
         assert!(
             !t.root().join(format!("public/{lang}/plain")).exists(),
@@ -323,10 +325,12 @@ fn unchanged_manifest_shards_are_trusted_unread() {
     );
     std::fs::write(shard("on-a100"), &whole).unwrap();
 
-    // A new title changes the language index, which lists every guide, closed shards' too.
+    // A new title changes the language index, which lists every guide, closed shards' too, and
+    // the page of the guide before it (its "next" link).
     t.guide("plain", "en", "Plain renamed", "No numbers here.");
     let run = t.build_ok();
-    says(&run, "en: rebuilt 1, unchanged 2, removed 0");
+    says(&run, "en: rebuilt 2, unchanged 1, removed 0");
+    assert!(t.output("en/on-a100/index.html").contains("Plain renamed"));
     let index = t.output("en/index.html");
     for title in ["Plain renamed", "On a 4070 en", "On an A100 en"] {
         assert!(index.contains(title), "{title} missing from {index}");
@@ -338,14 +342,15 @@ fn unchanged_manifest_shards_are_trusted_unread() {
     // A new guide and a deleted one: the indexes and the sitemap follow.
     t.guide("extra", "en", "Extra en", "One more.");
     let run = t.build_ok();
-    says(&run, "en: rebuilt 1, unchanged 3, removed 0");
+    // The new guide and the one it now precedes.
+    says(&run, "en: rebuilt 2, unchanged 2, removed 0");
     let index = t.output("en/index.html");
     for title in ["Extra en", "Plain renamed", "On a 4070 en", "On an A100 en"] {
         assert!(index.contains(title), "{title} missing from {index}");
     }
     std::fs::remove_dir_all(t.root().join("content/on-4070")).unwrap();
     let run = t.build_ok();
-    says(&run, "es: rebuilt 0, unchanged 2, removed 1");
+    says(&run, "es: rebuilt 1, unchanged 1, removed 1");
     assert!(!t.output("sitemap.xml").contains("/on-4070/"));
     assert!(t.output("sitemap.xml").contains("/extra/"));
 
@@ -387,9 +392,10 @@ fn remembered_builds_check_only_what_the_watcher_reported() {
         PathBuf::from("content/on-a100"),
     ]);
     let next = build_with(&opts, &mut memory).unwrap();
-    assert_eq!(counts(&next, "en"), (1, 2, 1));
-    assert_eq!(counts(&next, "es"), (0, 2, 1));
-    assert_eq!(counts(&next, "zh"), (1, 1, 1));
+    // With their neighbours: the guides beside the new and the deleted one change links.
+    assert_eq!(counts(&next, "en"), (3, 0, 1));
+    assert_eq!(counts(&next, "es"), (2, 0, 1));
+    assert_eq!(counts(&next, "zh"), (2, 0, 1));
     assert!(t.output("zh/plain/index.html").contains("现在有新的一句。"));
     // Nothing reported: nothing to do.
     let idle = build_with(&opts, &mut memory).unwrap();
@@ -404,7 +410,11 @@ fn remembered_builds_check_only_what_the_watcher_reported() {
     computed(&t, "on-4070", "es", "rtx-4070", "En una 4070, otra vez");
     memory.changed(&[PathBuf::from("content/on-4070/es.md")]);
     let retitled = build_with(&opts, &mut memory).unwrap();
-    assert_eq!(counts(&retitled, "es"), (1, 1, 0));
+    // The retitled page and the one whose "previous" link shows the title.
+    assert_eq!(counts(&retitled, "es"), (2, 0, 0));
+    assert!(t
+        .output("es/plain/index.html")
+        .contains("En una 4070, otra vez"));
     let index = t.output("es/index.html");
     assert!(
         index.contains("En una 4070, otra vez") && index.contains("Plain es"),

@@ -434,16 +434,127 @@ fn feeds_404_pages_llms_txt_and_head_tags() {
     ] {
         assert!(page.contains(tag), "missing {tag}:\n{page}");
     }
-    // A feed or 404 page does not change a guide's page: editing a title re-renders the index
-    // (and its feed and 404 page), not the other guide.
+    // Editing a title re-renders the index (with its feed and 404 page) and the guide whose
+    // next/previous link shows that title; in Spanish, nothing.
     t.guide("a-guide", "en", "Zeta 2", "Text.");
     let run = t.build_ok();
     assert!(
-        run.stdout.contains("en: rebuilt 1, unchanged 1"),
+        run.stdout.contains("en: rebuilt 2, unchanged 0")
+            && run.stdout.contains("es: rebuilt 0, unchanged 2"),
         "{}",
         run.stdout
     );
+    assert!(t.output("en/b-guide/index.html").contains("Zeta 2"));
     assert!(t.output("en/atom.xml").contains("Zeta 2"));
     assert!(t.output("en/404.html").contains("Zeta 2"));
     assert!(t.output("llms.txt").contains("[Zeta 2]"));
+}
+
+/// Each guide page links the guides before and after it in its language's index (newest first,
+/// undated last, ties by slug) and offers the whole list, which `<lang>/guides.js` holds in the
+/// same order; a guide missing in a language is skipped there.
+#[test]
+fn previous_next_links_and_the_guide_list_follow_the_index_order() {
+    let t = SiteTest::new();
+    let dated = |slug: &str, lang: &str, title: &str, date: Option<&str>| {
+        let date = date.map(|d| format!("date: {d}\n")).unwrap_or_default();
+        t.file(
+            &format!("content/{slug}/{lang}.md"),
+            &format!("---\ntitle: \"{title}\"\nlang: {lang}\n{date}---\n\nText.\n"),
+        );
+    };
+    for lang in ["en", "es"] {
+        dated("old", lang, &format!("Old {lang}"), Some("2026-01-05"));
+        dated("new", lang, &format!("New {lang}"), Some("2026-11-20"));
+        dated(
+            "b-same",
+            lang,
+            &format!("B same {lang}"),
+            Some("2026-06-01"),
+        );
+        dated("undated", lang, &format!("Undated {lang}"), None);
+    }
+    dated("a-same", "en", "A same en", Some("2026-06-01"));
+    t.build_ok();
+    let order = |lang: &str| -> Vec<&str> {
+        match lang {
+            "en" => vec!["new", "a-same", "b-same", "old", "undated"],
+            _ => vec!["new", "b-same", "old", "undated"],
+        }
+    };
+    for lang in ["en", "es"] {
+        let slugs = order(lang);
+        let index = t.output(&format!("{lang}/index.html"));
+        let at: Vec<usize> = (slugs.iter())
+            .map(|s| index.find(&format!("\"{s}/index.html\"")).expect(s))
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{lang}: {index}");
+        let list = t.output(&format!("{lang}/guides.js"));
+        let listed: Vec<usize> = (slugs.iter())
+            .map(|s| list.find(&format!("\"s\":\"{s}\"")).expect(s))
+            .collect();
+        assert!(listed.windows(2).all(|w| w[0] < w[1]), "{list}");
+        assert_eq!(list.matches("\"s\":").count(), slugs.len(), "{list}");
+        for (i, slug) in slugs.iter().enumerate() {
+            let page = t.output(&format!("{lang}/{slug}/index.html"));
+            let prev = page
+                .split("rel=\"prev\" href=\"../")
+                .nth(1)
+                .map(|r| &r[..r.find('/').unwrap()]);
+            let next = page
+                .split("rel=\"next\" href=\"../")
+                .nth(1)
+                .map(|r| &r[..r.find('/').unwrap()]);
+            let want_prev = i.checked_sub(1).map(|p| slugs[p]);
+            let want_next = slugs.get(i + 1).copied();
+            assert_eq!((prev, next), (want_prev, want_next), "{lang}/{slug}");
+            if let Some(p) = want_prev {
+                let title = if p == "a-same" {
+                    "A same en".to_string()
+                } else {
+                    format!(
+                        "{} {lang}",
+                        p[..1].to_uppercase() + &p[1..].replace('-', " ")
+                    )
+                };
+                assert!(page.contains(&title), "{lang}/{slug} lacks {title}");
+            }
+            assert!(page.contains("data-list=\"../guides.js\""), "{page}");
+            assert!(page.contains("<a href=\"../index.html\">"), "{page}");
+        }
+    }
+    // Editing a body keeps every link; a new date moves the guide and fixes both neighbourhoods.
+    t.build_later(false);
+    let before = t.output("en/b-same/index.html");
+    t.file(
+        "content/b-same/en.md",
+        "---\ntitle: \"B same en\"\nlang: en\ndate: 2026-06-01\n---\n\nOther text.\n",
+    );
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("en: rebuilt 1, unchanged 4"),
+        "{}",
+        run.stdout
+    );
+    let after = t.output("en/b-same/index.html");
+    let pager = |p: &str| p[p.find("<nav class=\"pager\"").unwrap()..].to_string();
+    assert_eq!(pager(&before), pager(&after));
+    dated("old", "es", "Old es", Some("2026-12-01"));
+    let run = t.build_ok();
+    assert!(
+        run.stdout.contains("es: rebuilt 4, unchanged 0"),
+        "{}",
+        run.stdout
+    );
+    let page = t.output("es/old/index.html");
+    assert!(!page.contains("rel=\"prev\""), "{page}");
+    assert!(
+        page.contains("rel=\"next\" href=\"../new/index.html\""),
+        "{page}"
+    );
+    // What a clean build makes (both at the same clock, so that they record the same stamps).
+    t.build_later(false);
+    let incremental = t.snapshot_output();
+    t.build_later(true);
+    assert!(incremental == t.snapshot_output());
 }

@@ -88,6 +88,12 @@ async function guides(site, lang) {
   return folders.filter((_, i) => withPage[i]);
 }
 
+/** The guides of one language in index order, as `<lang>/guides.js` lists them. */
+async function indexOrder(site, lang) {
+  const text = await readFile(path.join(site, lang, "guides.js"), "utf8");
+  return JSON.parse(text.replace(/^window\.vramdocGuides = /, "").replace(/;\s*$/, "")).map((g) => g.s);
+}
+
 /** Serious and critical axe-core violations on the loaded page. */
 async function axeViolations(page) {
   await page.addScriptTag({ content: AXE_SOURCE });
@@ -264,6 +270,42 @@ async function main() {
     await page.click("a.site-title");
     await page.waitForLoadState("load");
     check(page.url().endsWith("/es/index.html"), "file://: the site title leads to the language index, not a folder listing", page.url());
+
+    // Previous/next and the guide list, from disk and served, in both schemes (axe-core on the
+    // opened list).
+    for (const lang of ["zh", "en"]) {
+      const all = await indexOrder(site, lang);
+      check(JSON.stringify([...all].sort()) === JSON.stringify(await guides(site, lang)), `/${lang}/guides.js lists every guide of the language`);
+      for (const [base, where] of [[pathToFileURL(site).href, "file://"], [origin, "served"]]) {
+        await page.goto(`${base}/${lang}/${all[0]}/index.html`, { waitUntil: "load" });
+        await page.click("details.all-guides summary");
+        await page.waitForSelector(".all-guides-list li", { timeout: 10000 }).catch(() => {});
+        const listed = await page.evaluate(() => [...document.querySelectorAll(".all-guides-list li")].map((li) => li.textContent));
+        const current = await page.evaluate(() => document.querySelectorAll('.all-guides-list [aria-current="page"]').length);
+        check(listed.length === all.length && current === 1, `${where} /${lang}/${all[0]}/: the guide list shows all ${all.length} guides, this one marked`,
+          `listed ${listed.length}, marked ${current}`);
+        if (where === "served") {
+          for (const scheme of SCHEMES) {
+            await page.emulateMedia({ colorScheme: scheme });
+            const violations = await axeViolations(page);
+            check(violations.length === 0, `/${lang}/${all[0]}/ with the guide list open (${scheme}): no serious or critical axe-core violations`,
+              violations.map((v) => `${v.id} (${v.impact}) at ${v.nodes.join(", ")}`).join("; "));
+          }
+          await page.emulateMedia({ colorScheme: "light" });
+        }
+        if (all.length > 1) {
+          await page.click(".all-guides-list a");
+          await page.waitForLoadState("load");
+          check(page.url().endsWith(`/${lang}/${all[1]}/index.html`), `${where} /${lang}/: the list's first link opens the next guide`, page.url());
+          await page.click('a[rel="prev"]');
+          await page.waitForLoadState("load");
+          check(page.url().endsWith(`/${lang}/${all[0]}/index.html`), `${where} /${lang}/: "previous" leads back`, page.url());
+          await page.click('a[rel="next"]');
+          await page.waitForLoadState("load");
+          check(page.url().endsWith(`/${lang}/${all[1]}/index.html`), `${where} /${lang}/: "next" follows the index order`, page.url());
+        }
+      }
+    }
 
     // Search, from disk, served at the root and under a subpath.
     const searches = [["zh", "显存"], ["es", "memoria"]];
