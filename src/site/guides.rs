@@ -7,7 +7,9 @@ use rayon::prelude::*;
 
 use yaml_serde::Value as Yaml;
 
-use super::plan::{Job, JobKind, Plan};
+use super::jobs::{Job, JobKind};
+use super::plan::Plan;
+use super::scan::Source;
 use super::SiteContext;
 use crate::content;
 
@@ -111,7 +113,7 @@ impl<'a> GuideDatas<'a> {
         let computed: Vec<(String, Computed)> = missing
             .into_par_iter()
             .map(|(slug, page)| {
-                let same = |s: &&super::plan::Source| s.src.slug == slug;
+                let same = |s: &&Source| s.src.slug == slug;
                 let first = page - plan.sources[..page].iter().rev().take_while(same).count();
                 let source = plan.sources[first..]
                     .iter()

@@ -5,8 +5,8 @@
 use serde::Serialize;
 use tera::Context;
 
+use super::listing::Listed;
 use super::manifest::{shard_of, SHARDS};
-use super::model::Listed;
 use super::pages::{
     alternates, display_date, lang_links, language_name, page_meta, site_ctx, x_default, Alternate,
 };
@@ -31,7 +31,7 @@ struct GuideEntry<'a> {
 
 /// The pages of one language in index order: newest first, undated last, ties by slug, so every
 /// language lists the same guides in the same order.
-fn index_sources<'p>(plan: &'p Plan, lang: &str) -> Vec<&'p super::plan::Source> {
+fn index_sources<'p>(plan: &'p Plan, lang: &str) -> Vec<&'p super::scan::Source> {
     let mut entries: Vec<_> = plan.sources.iter().filter(|s| s.src.lang == lang).collect();
     entries.sort_by(|a, b| a.listed().index_order(&b.listed()));
     entries

@@ -17,11 +17,12 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+pub use super::listing::{Listed, Listing};
 pub use super::model::{
-    DataEntry, GuideEntry, JobEntry, Listed, NavLink, Neighbours, PageEntry, SiteJob, SourceEntry,
-    Summary,
+    sort_in_site_order, DataEntry, GuideEntry, JobEntry, NavLink, Neighbours, PageEntry, SiteJob,
+    SourceEntry, Summary,
 };
-pub use super::stamp::{hash, now_ns, Digest, FileStat, Hasher, Stamp};
+pub use super::stamp::{feed_stamps, hash, now_ns, Digest, FileStat, Hasher, Stamp};
 
 /// The manifest's folder inside the output folder.
 pub const DIR: &str = ".vramdoc-manifest";
@@ -378,101 +379,6 @@ impl ShardHeader {
             mapped,
             searched: listing.searched(),
         }
-    }
-}
-
-/// Feeds one guide to a shard's stamp digest: its slug, its folder's stamp fields and, per
-/// language of the site in order, its page's stamp fields or an empty part when it has none. The
-/// build feeds what `stat` says now, the manifest what it recorded: equal digests, unchanged
-/// guides.
-pub fn feed_stamps(h: &mut Hasher, slug: &str, folder: &[u64; 4], pages: &[Option<[u64; 4]>]) {
-    let fields = |f: &[u64; 4]| {
-        let mut b = [0u8; 32];
-        for (chunk, x) in b.chunks_exact_mut(8).zip(f) {
-            chunk.copy_from_slice(&x.to_le_bytes());
-        }
-        b
-    };
-    h.part(slug).part(fields(folder));
-    for page in pages {
-        match page {
-            Some(f) => h.part(fields(f)),
-            None => h.part([]),
-        };
-    }
-}
-
-/// Sorts a guide's languages into the site's order (how its page jobs, language switcher and
-/// sitemap entries list its translations).
-pub fn sort_in_site_order<T: AsRef<str>>(langs: &mut [T], site: &[String]) {
-    langs.sort_by_key(|l| site.iter().position(|x| x == l.as_ref()));
-}
-
-/// What a shard's pages contribute to the language indexes (per language) and to the sitemap:
-/// fed page by page in guide order, by the plan from its sources and by a shard's header from
-/// its entries, so the two agree whenever the pages do.
-pub struct Listing {
-    per_lang: Vec<Hasher>,
-    mapped: Hasher,
-    /// Per language: the slugs and source hashes of its pages (what its search index reads).
-    text: Vec<Hasher>,
-}
-
-impl Listing {
-    /// An empty listing for a site of `languages` languages.
-    pub fn new(languages: usize) -> Listing {
-        Listing {
-            per_lang: (0..languages).map(|_| Hasher::new()).collect(),
-            mapped: Hasher::new(),
-            text: (0..languages).map(|_| Hasher::new()).collect(),
-        }
-    }
-
-    /// Adds a page: its language's position in the site (`None`: not a site language) and what
-    /// the indexes and sitemap show of it.
-    /// Every field of [`Listed`] is hashed (destructured, so a new field cannot be forgotten);
-    /// the sitemap also shows which languages the guide exists in (`langs`).
-    pub fn page(&mut self, at: Option<usize>, page: &Listed<'_>, langs: &str) {
-        let Listed {
-            slug,
-            lang,
-            title,
-            date,
-            description,
-        } = *page;
-        let mut fields = Hasher::new();
-        fields
-            .part(slug)
-            .part(lang)
-            .part(title)
-            .part(date.unwrap_or(""))
-            .part(date.map_or("0", |_| "1"))
-            .part(description.unwrap_or(""))
-            .part(description.map_or("0", |_| "1"));
-        let fields = fields.finish();
-        if let Some(h) = at.and_then(|i| self.per_lang.get_mut(i)) {
-            h.digest(&fields);
-        }
-        self.mapped.digest(&fields).part(langs);
-    }
-
-    /// Adds what a page's search index reads of it: its source (`source`: the hash of its bytes,
-    /// which hold its title, date, description and text).
-    pub fn text(&mut self, at: Option<usize>, slug: &str, source: &Digest) {
-        if let Some(h) = at.and_then(|i| self.text.get_mut(i)) {
-            h.part(slug).digest(source);
-        }
-    }
-
-    /// The per-language digests of the search indexes' inputs.
-    pub fn searched(&self) -> Vec<Digest> {
-        self.text.iter().map(Hasher::finish).collect()
-    }
-
-    /// The per-language digests and the sitemap's.
-    pub fn finish(&self) -> (Vec<Digest>, Digest) {
-        let listed = self.per_lang.iter().map(Hasher::finish).collect();
-        (listed, self.mapped.finish())
     }
 }
 

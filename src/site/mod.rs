@@ -10,6 +10,7 @@ mod guides;
 mod indexes;
 mod inputs;
 mod jobs;
+mod listing;
 pub mod manifest;
 pub mod model;
 pub mod output;
@@ -29,8 +30,9 @@ use crate::content;
 use crate::diagnostics::{self, Diagnostic};
 use guides::GuideDatas;
 pub(crate) use inputs::{load_site, SiteContext};
+use jobs::{Job, JobKind};
 use manifest::{hash, JobEntry, Manifest, SiteJob};
-use plan::{Job, JobKind, Plan};
+use plan::Plan;
 
 /// The output folder's name under the root when `--out` is not given.
 pub const DEFAULT_OUT: &str = "public";
@@ -606,7 +608,7 @@ fn counts(site: &SiteContext, plan: &Plan) -> BTreeMap<String, LangCounts> {
         }
     }
     for gone in &plan.removed {
-        if let plan::JobId::Page { lang, .. } = &gone.id {
+        if let jobs::JobId::Page { lang, .. } = &gone.id {
             per.entry(lang.clone()).or_default().removed += 1;
         }
     }

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::listing::Listed;
 use super::stamp::{Digest, Stamp};
 
 /// A site-wide job, as its manifest entry is keyed.
@@ -111,31 +112,6 @@ pub struct Summary {
     pub uses_catalog: bool,
 }
 
-/// What the language indexes, feeds, sitemap and `llms.txt` show of one page: the one list of
-/// fields their templates receive and their jobs' input digests are made of (see
-/// [`super::manifest::Listing`]), so that the two cannot drift apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Listed<'a> {
-    /// The guide's slug.
-    pub slug: &'a str,
-    /// The page's language.
-    pub lang: &'a str,
-    /// Title.
-    pub title: &'a str,
-    /// `date:`.
-    pub date: Option<&'a str>,
-    /// `description:`.
-    pub description: Option<&'a str>,
-}
-
-impl Listed<'_> {
-    /// The order of a language's index: newest first, undated last, ties by slug, so every
-    /// language lists the same guides in the same order.
-    pub fn index_order(&self, other: &Listed<'_>) -> std::cmp::Ordering {
-        (other.date.cmp(&self.date)).then(self.slug.cmp(other.slug))
-    }
-}
-
 impl Summary {
     /// What listings show of the page of guide `slug` in `lang` with this summary.
     pub fn listed<'a>(&'a self, slug: &'a str, lang: &'a str) -> Listed<'a> {
@@ -178,4 +154,10 @@ impl JobEntry {
     pub fn paths(&self) -> impl Iterator<Item = &str> {
         self.files.iter().map(|(p, _)| p.as_str())
     }
+}
+
+/// Sorts a guide's languages into the site's order (how its page jobs, language switcher and
+/// sitemap entries list its translations).
+pub fn sort_in_site_order<T: AsRef<str>>(langs: &mut [T], site: &[String]) {
+    langs.sort_by_key(|l| site.iter().position(|x| x == l.as_ref()));
 }

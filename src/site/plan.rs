@@ -13,96 +13,21 @@ use rayon::prelude::*;
 
 use super::jobs::{
     closed_page_counts, guide_data_entries, listing_inputs, needs_closed_shards, neighbours,
-    page_jobs, site_jobs, Diff,
+    page_jobs, page_prefix, site_jobs, Diff, Job, JobId, JobKind, Removed,
 };
 use super::manifest::{
-    shard_of, DataEntry, Digest, GuideEntry, Hasher, JobEntry, Listed, Manifest, Neighbours,
-    OnDisk, PageEntry, ShardContext, ShardHeader, SiteJob, SourceEntry, Stamp, StoredManifest,
-    Summary, SHARDS,
+    shard_of, DataEntry, GuideEntry, Hasher, JobEntry, Manifest, Neighbours, OnDisk, PageEntry,
+    ShardContext, ShardHeader, SourceEntry, Stamp, StoredManifest, SHARDS,
 };
 use super::scan::{
-    changed_guides, known_folders, observed_stamps, read_guide, ContentDir, FolderMeta, GuideRead,
-    Scanned,
+    observe, observed_stamps, read_guide, ContentDir, FolderMeta, GuideRead, Observed, Scanned,
+    Source,
 };
 use super::SiteContext;
-use crate::content::{self, GuideFolder, PageSource};
+use crate::content::GuideFolder;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::ESTIMATOR_VERSION;
 use crate::expand::GuideData;
-
-/// One source page as the plan knows it.
-#[derive(Debug, Clone)]
-pub(crate) struct Source {
-    pub(crate) src: PageSource,
-    pub(crate) hash: Digest,
-    pub(crate) summary: Summary,
-    /// The file's stamp, unless too recent to trust.
-    pub(crate) stamp: Option<Stamp>,
-}
-
-impl Source {
-    /// What listings show of this page.
-    pub(crate) fn listed(&self) -> Listed<'_> {
-        self.summary.listed(&self.src.slug, &self.src.lang)
-    }
-}
-
-/// An output job, whether it must be rendered, and what the previous build recorded for it.
-#[derive(Debug, Clone)]
-pub(crate) struct Job {
-    pub(crate) kind: JobKind,
-    pub(crate) inputs: Digest,
-    pub(crate) render: bool,
-    pub(crate) previous: Option<JobEntry>,
-}
-
-/// What a job renders.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum JobKind {
-    /// A guide page (HTML, Markdown edition, charts); the index into `Plan::sources`.
-    Page(usize),
-    /// A site-wide job.
-    Site(SiteJob),
-}
-
-/// A job named on its own (not by its place in a plan): for messages, counts and removals.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum JobId {
-    /// The page of guide `slug` in `lang`.
-    Page { lang: String, slug: String },
-    /// A site-wide job.
-    Site(SiteJob),
-}
-
-impl JobId {
-    /// The folder its recorded file names are relative to: `<lang>/<slug>/` for a page, the
-    /// output root (empty) for the others.
-    pub(crate) fn prefix(&self) -> String {
-        match self {
-            JobId::Page { lang, slug } => page_prefix(lang, slug),
-            JobId::Site(_) => String::new(),
-        }
-    }
-}
-
-impl std::fmt::Display for JobId {
-    /// `page:<lang>/<slug>`, or the site job's name (`index:<lang>`, `root`, ...).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            JobId::Page { lang, slug } => write!(f, "page:{lang}/{slug}"),
-            JobId::Site(job) => job.fmt(f),
-        }
-    }
-}
-
-/// Outputs of the previous build whose job no longer exists (a deleted page or language).
-#[derive(Debug, Clone)]
-pub(crate) struct Removed {
-    /// The job that wrote them.
-    pub(crate) id: JobId,
-    /// What it wrote (file names relative to `id.prefix()`).
-    pub(crate) entry: JobEntry,
-}
 
 /// Everything a build or a check needs to know before rendering.
 pub(crate) struct Plan {
@@ -251,11 +176,6 @@ impl Plan {
     }
 }
 
-/// The output folder of a page, with a trailing `/`.
-pub(super) fn page_prefix(lang: &str, slug: &str) -> String {
-    format!("{lang}/{slug}/")
-}
-
 /// How a plan finds out which sources changed.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Scan<'a> {
@@ -365,75 +285,6 @@ pub(crate) fn plan(
         },
     };
     planner.passes(stored.as_ref(), remembered, kept, closed)
-}
-
-/// What a plan finds before reading any guide: the previous build, the guide folders (with their
-/// stats, unless a watcher's word made them unnecessary), the guides the watcher reported, and
-/// the shards known unchanged.
-struct Observed<'a> {
-    previous: Previous,
-    folders: Vec<(GuideFolder, Option<FolderMeta>)>,
-    changed_guides: Option<BTreeSet<&'a str>>,
-    closed: [bool; SHARDS],
-}
-
-/// Without a watcher's word, every folder and page is statted while the previous manifest is
-/// read on another thread (the two together are most of a no-change build). With it (`serve`
-/// remembers its manifest), only the guides it reported are looked at.
-fn observe<'a>(
-    site: &SiteContext,
-    request: &Request<'a>,
-    previous: impl FnOnce() -> Previous + Send,
-    content_dir: &ContentDir,
-    context: &ShardContext,
-) -> Result<Observed<'a>, Vec<Diagnostic>> {
-    let root = request.root;
-    let stat_all = || {
-        content::guide_folders(root).map(|folders| {
-            folders
-                .into_par_iter()
-                .map(|f| {
-                    let meta = FolderMeta::of(&f, content_dir, &site.config);
-                    (f, Some(meta))
-                })
-                .collect::<Vec<_>>()
-        })
-    };
-    let mut closed = [false; SHARDS];
-    let (previous, folders, changed_guides) = match request.scan {
-        Scan::Only(paths) => {
-            let previous = previous();
-            match (&previous, changed_guides(paths)) {
-                (Previous::Remembered(m), Some(changed)) => {
-                    // A shard holding no reported guide is unchanged: its entries stay as they are.
-                    if let Some(on_disk) = m.stored() {
-                        let unchanged = |i: usize, h: &ShardHeader| {
-                            h.context == context.digest
-                                && !changed.iter().any(|slug| shard_of(slug) == i)
-                        };
-                        for (i, h) in on_disk.headers().iter().enumerate().take(SHARDS) {
-                            closed[i] = unchanged(i, h);
-                        }
-                    }
-                    // Every known folder, closed shards' too: a second pass may need them.
-                    let folders = known_folders(root, m.guides.keys(), &changed);
-                    let folders = folders.into_iter().map(|f| (f, None)).collect();
-                    (previous, Ok(folders), Some(changed))
-                }
-                _ => (previous, stat_all(), None),
-            }
-        }
-        Scan::Everything => {
-            let (previous, folders) = rayon::join(previous, stat_all);
-            (previous, folders, None)
-        }
-    };
-    Ok(Observed {
-        previous,
-        folders: folders.map_err(|e| vec![e])?,
-        changed_guides,
-        closed,
-    })
 }
 
 /// What every pass of a plan shares.

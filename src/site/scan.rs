@@ -9,14 +9,34 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::jobs::{JobId, Removed};
 use super::manifest::{
     feed_stamps, hash, shard_of, sort_in_site_order, DataEntry, Digest, FileStat, GuideEntry,
-    Hasher, JobEntry, Neighbours, PageEntry, SourceEntry, Stamp, Summary, SHARDS,
+    Hasher, JobEntry, Listed, Neighbours, PageEntry, ShardContext, ShardHeader, SourceEntry, Stamp,
+    Summary, SHARDS,
 };
-use super::plan::{JobId, Removed, Source};
+use super::plan::{Previous, Request, Scan};
+use super::SiteContext;
 use crate::config::SiteConfig;
 use crate::content::{self, GuideFolder, Page, PageSource};
 use crate::diagnostics::Diagnostic;
+
+/// One source page as the plan knows it.
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    pub(crate) src: PageSource,
+    pub(crate) hash: Digest,
+    pub(crate) summary: Summary,
+    /// The file's stamp, unless too recent to trust.
+    pub(crate) stamp: Option<Stamp>,
+}
+
+impl Source {
+    /// What listings show of this page.
+    pub(crate) fn listed(&self) -> Listed<'_> {
+        self.summary.listed(&self.src.slug, &self.src.lang)
+    }
+}
 
 /// The scan's result: every page of the open shards, sorted by guide then language, with what
 /// the previous build recorded of them.
@@ -511,6 +531,75 @@ pub(super) fn check_translations_agree(guide: &[Source]) -> Vec<Diagnostic> {
         }
     }
     errors
+}
+
+/// What a plan finds before reading any guide: the previous build, the guide folders (with their
+/// stats, unless a watcher's word made them unnecessary), the guides the watcher reported, and
+/// the shards known unchanged.
+pub(super) struct Observed<'a> {
+    pub(super) previous: Previous,
+    pub(super) folders: Vec<(GuideFolder, Option<FolderMeta>)>,
+    pub(super) changed_guides: Option<BTreeSet<&'a str>>,
+    pub(super) closed: [bool; SHARDS],
+}
+
+/// Without a watcher's word, every folder and page is statted while the previous manifest is
+/// read on another thread (the two together are most of a no-change build). With it (`serve`
+/// remembers its manifest), only the guides it reported are looked at.
+pub(super) fn observe<'a>(
+    site: &SiteContext,
+    request: &Request<'a>,
+    previous: impl FnOnce() -> Previous + Send,
+    content_dir: &ContentDir,
+    context: &ShardContext,
+) -> Result<Observed<'a>, Vec<Diagnostic>> {
+    let root = request.root;
+    let stat_all = || {
+        content::guide_folders(root).map(|folders| {
+            folders
+                .into_par_iter()
+                .map(|f| {
+                    let meta = FolderMeta::of(&f, content_dir, &site.config);
+                    (f, Some(meta))
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    let mut closed = [false; SHARDS];
+    let (previous, folders, changed_guides) = match request.scan {
+        Scan::Only(paths) => {
+            let previous = previous();
+            match (&previous, changed_guides(paths)) {
+                (Previous::Remembered(m), Some(changed)) => {
+                    // A shard holding no reported guide is unchanged: its entries stay as they are.
+                    if let Some(on_disk) = m.stored() {
+                        let unchanged = |i: usize, h: &ShardHeader| {
+                            h.context == context.digest
+                                && !changed.iter().any(|slug| shard_of(slug) == i)
+                        };
+                        for (i, h) in on_disk.headers().iter().enumerate().take(SHARDS) {
+                            closed[i] = unchanged(i, h);
+                        }
+                    }
+                    // Every known folder, closed shards' too: a second pass may need them.
+                    let folders = known_folders(root, m.guides.keys(), &changed);
+                    let folders = folders.into_iter().map(|f| (f, None)).collect();
+                    (previous, Ok(folders), Some(changed))
+                }
+                _ => (previous, stat_all(), None),
+            }
+        }
+        Scan::Everything => {
+            let (previous, folders) = rayon::join(previous, stat_all);
+            (previous, folders, None)
+        }
+    };
+    Ok(Observed {
+        previous,
+        folders: folders.map_err(|e| vec![e])?,
+        changed_guides,
+        closed,
+    })
 }
 
 #[cfg(test)]

@@ -187,6 +187,27 @@ pub fn now_ns() -> u64 {
         .unwrap_or(u64::MAX)
 }
 
+/// Feeds one guide to a shard's stamp digest: its slug, its folder's stamp fields and, per
+/// language of the site in order, its page's stamp fields or an empty part when it has none. The
+/// build feeds what `stat` says now, the manifest what it recorded: equal digests, unchanged
+/// guides.
+pub fn feed_stamps(h: &mut Hasher, slug: &str, folder: &[u64; 4], pages: &[Option<[u64; 4]>]) {
+    let fields = |f: &[u64; 4]| {
+        let mut b = [0u8; 32];
+        for (chunk, x) in b.chunks_exact_mut(8).zip(f) {
+            chunk.copy_from_slice(&x.to_le_bytes());
+        }
+        b
+    };
+    h.part(slug).part(fields(folder));
+    for page in pages {
+        match page {
+            Some(f) => h.part(fields(f)),
+            None => h.part([]),
+        };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
