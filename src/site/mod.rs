@@ -230,63 +230,30 @@ pub fn try_build(
     // same output folder waits for this one, then plans from what it wrote.
     let _lock = output::OutputLock::take(&opts.out).map_err(|e| unchanged(vec![e]))?;
     phases.mark("load site");
-    let with_warnings = |mut errors: Vec<Diagnostic>, warnings: &[Diagnostic]| {
-        errors.extend_from_slice(warnings);
-        diagnostics::sort(&mut errors);
-        errors
+    let fail = |errors: Vec<Diagnostic>, warnings: &[Diagnostic]| {
+        unchanged(with_warnings(errors, warnings))
     };
-    let plan = plan_build(&site, opts, kept.as_deref_mut())
-        .map_err(|e| unchanged(with_warnings(e, &warnings)))?;
-    let incremental = plan.incremental;
+    let plan = plan_build(&site, opts, kept.as_deref_mut()).map_err(|e| fail(e, &warnings))?;
     phases.mark("read manifest, plan");
-    let staging = output::Staging::new(&opts.out, &opts.root)
-        .map_err(|e| unchanged(with_warnings(vec![e], &warnings)))?;
-    let data = GuideDatas::new(&site, &plan, |j| j.render)
-        .map_err(|e| unchanged(with_warnings(e, &warnings)))?;
+    let staging =
+        output::Staging::new(&opts.out, &opts.root).map_err(|e| fail(vec![e], &warnings))?;
+    let data = GuideDatas::new(&site, &plan, |j| j.render).map_err(|e| fail(e, &warnings))?;
     phases.mark("guide data");
 
     let (rendered, errors) = render(&site, &plan, &data, &staging, opts.quiet, &mut warnings);
     phases.mark("render");
-    let any_rendered = rendered.iter().any(Option::is_some);
     warnings.append(&mut site.message_warnings());
     if !errors.is_empty() {
-        return Err(unchanged(with_warnings(errors, &warnings)));
+        return Err(fail(errors, &warnings));
     }
-
     let per_lang = counts(&site, &plan);
-    let rewrite = !incremental || !plan.touched.is_empty() || any_rendered;
-    let rewrite = rewrite || !plan.removed.is_empty() || plan.has_stale_shards();
-    let moves_outputs = incremental && (any_rendered || !plan.removed.is_empty());
-    let keep = kept.is_some();
-    // Every change to the output folder is journaled by `staging`: a failure half-way puts back
-    // what was already changed, so a failed build leaves the output as it was.
-    let written = write(&staging, plan, rendered, moves_outputs, rewrite, keep);
-    let (files_written, next) = match written {
-        Ok(w) => w,
-        Err(mut errors) => {
-            let output = match staging.rollback() {
-                Ok(()) => OutputState::Unchanged,
-                Err(d) => {
-                    errors.push(d);
-                    OutputState::Changed
-                }
-            };
-            return Err(BuildFailure {
+    let (files_written, next) =
+        put_in_place(staging, plan, rendered, kept.is_some()).map_err(|(errors, output)| {
+            BuildFailure {
                 diagnostics: with_warnings(errors, &warnings),
                 output,
-            });
-        }
-    };
-    if moves_outputs {
-        // Kept aside with the replaced files until the staging folder goes.
-        let _ = staging.remove_from_output(manifest::DIRTY);
-    }
-    if !incremental {
-        staging.commit().map_err(|(e, output)| BuildFailure {
-            diagnostics: with_warnings(vec![e], &warnings),
-            output,
+            }
         })?;
-    }
     match (kept, next) {
         (Some(m), next) => {
             m.manifest = next;
@@ -303,6 +270,52 @@ pub fn try_build(
         warnings,
         elapsed: start.elapsed(),
     })
+}
+
+/// `errors` followed by `warnings`, sorted by place.
+fn with_warnings(mut errors: Vec<Diagnostic>, warnings: &[Diagnostic]) -> Vec<Diagnostic> {
+    errors.extend_from_slice(warnings);
+    diagnostics::sort(&mut errors);
+    errors
+}
+
+/// Puts a rendered build in place: a first build swaps the staging folder in; a later one moves
+/// in what changed and rewrites the manifest where it must. Every change to the output folder is
+/// journaled by `staging`, so a failure half-way puts back what was already changed; the error
+/// says whether that worked. Returns the files written and the next manifest, when it is kept
+/// (`keep`, for `serve`) or must be dropped.
+fn put_in_place(
+    staging: output::Staging,
+    plan: Plan,
+    rendered: Vec<Option<JobEntry>>,
+    keep: bool,
+) -> Result<(usize, Option<Manifest>), (Vec<Diagnostic>, OutputState)> {
+    let incremental = plan.incremental;
+    let any_rendered = rendered.iter().any(Option::is_some);
+    let rewrite = !incremental || !plan.touched.is_empty() || any_rendered;
+    let rewrite = rewrite || !plan.removed.is_empty() || plan.has_stale_shards();
+    let moves_outputs = incremental && (any_rendered || !plan.removed.is_empty());
+    let written = match write(&staging, plan, rendered, moves_outputs, rewrite, keep) {
+        Ok(w) => w,
+        Err(mut errors) => {
+            let output = match staging.rollback() {
+                Ok(()) => OutputState::Unchanged,
+                Err(d) => {
+                    errors.push(d);
+                    OutputState::Changed
+                }
+            };
+            return Err((errors, output));
+        }
+    };
+    if moves_outputs {
+        // Kept aside with the replaced files until the staging folder goes.
+        let _ = staging.remove_from_output(manifest::DIRTY);
+    }
+    if !incremental {
+        staging.commit().map_err(|(e, output)| (vec![e], output))?;
+    }
+    Ok(written)
 }
 
 /// Plans a build as `opts` say, with what `kept` remembers (taken: a successful build leaves

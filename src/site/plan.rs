@@ -13,11 +13,11 @@ use rayon::prelude::*;
 
 use super::jobs::{
     closed_page_counts, guide_data_entries, listing_inputs, needs_closed_shards, neighbours,
-    page_jobs, page_prefix, site_jobs, Diff, Job, JobId, JobKind, Removed,
+    page_jobs, page_prefix, site_jobs, Diff, Job, JobId, JobKind, Removed, SiteInputs,
 };
 use super::manifest::{
     shard_of, DataEntry, GuideEntry, Hasher, JobEntry, Manifest, Neighbours, OnDisk, PageEntry,
-    ShardContext, ShardHeader, SourceEntry, Stamp, StoredManifest, SHARDS,
+    ShardContext, ShardHeader, SiteJob, SourceEntry, Stamp, StoredManifest, SHARDS,
 };
 use super::scan::{
     observe, observed_stamps, read_guide, ContentDir, FolderMeta, GuideRead, Observed, Scanned,
@@ -362,7 +362,7 @@ impl Planner<'_> {
         let stored = previous.stored();
         let Manifest {
             guides: previous_guides,
-            site_jobs: mut previous_site_jobs,
+            site_jobs: previous_site_jobs,
             ..
         } = previous;
         // Scan: the open shards' guides, read against their previous entries.
@@ -396,25 +396,14 @@ impl Planner<'_> {
         if !scanned.errors.is_empty() {
             return Err(scanned.errors);
         }
-        // Jobs, each diffed against what the previous build recorded for it.
-        let diff = Diff {
-            out: self.out,
-            verify_outputs: self.verify_outputs,
-        };
-        let previous_outputs = std::mem::take(&mut scanned.previous_outputs);
-        let mut jobs = page_jobs(site, &scanned, previous_outputs, &neighbours, &data, &diff);
         let search_parts = std::mem::take(&mut site_inputs.search.present);
-        jobs.extend(site_jobs(
-            langs,
+        let jobs = self.jobs(
+            &mut scanned,
             site_inputs,
-            &mut previous_site_jobs,
-            &diff,
-        ));
-        let mut removed = scanned.removed;
-        removed.extend(previous_site_jobs.into_iter().map(|(job, entry)| Removed {
-            id: JobId::Site(job),
-            entry,
-        }));
+            previous_site_jobs,
+            &neighbours,
+            &data,
+        );
         Ok(Some(Plan {
             sources: scanned.sources,
             neighbours,
@@ -423,7 +412,7 @@ impl Planner<'_> {
             data,
             computed,
             jobs,
-            removed,
+            removed: std::mem::take(&mut scanned.removed),
             incremental,
             touched: scanned.touched,
             closed_pages: closed_page_counts(self.headers, closed, langs.len()),
@@ -432,6 +421,44 @@ impl Planner<'_> {
             stored,
             context: self.context.clone(),
         }))
+    }
+
+    /// The jobs, each diffed against what the previous build recorded for it (page jobs in the
+    /// order of the sources, then the site-wide ones); previous site-wide jobs that no longer
+    /// exist join `scanned.removed`.
+    fn jobs(
+        &self,
+        scanned: &mut Scanned,
+        site_inputs: SiteInputs,
+        mut previous_site_jobs: BTreeMap<SiteJob, JobEntry>,
+        neighbours: &[Neighbours],
+        data: &BTreeMap<String, DataEntry>,
+    ) -> Vec<Job> {
+        let diff = Diff {
+            out: self.out,
+            verify_outputs: self.verify_outputs,
+        };
+        let previous_outputs = std::mem::take(&mut scanned.previous_outputs);
+        let mut jobs = page_jobs(
+            self.site,
+            scanned,
+            previous_outputs,
+            neighbours,
+            data,
+            &diff,
+        );
+        let langs = &self.site.config.languages;
+        jobs.extend(site_jobs(
+            langs,
+            site_inputs,
+            &mut previous_site_jobs,
+            &diff,
+        ));
+        (scanned.removed).extend(previous_site_jobs.into_iter().map(|(job, entry)| Removed {
+            id: JobId::Site(job),
+            entry,
+        }));
+        jobs
     }
 
     /// Reads every guide folder of the open shards in parallel, each against its previous entry
