@@ -1,17 +1,7 @@
 //! A guide's computed data (one estimate per guide, shared by its translations) and the parts of
 //! its front matter that describe it.
 
-use std::collections::BTreeMap;
-
-use rayon::prelude::*;
-
 use yaml_serde::Value as Yaml;
-
-use super::jobs::{Job, JobKind};
-use super::plan::Plan;
-use super::scan::Source;
-use super::SiteContext;
-use crate::content;
 
 use super::manifest::Hasher;
 use crate::content::Page;
@@ -82,71 +72,4 @@ fn key_line(page: &Page, line: usize, key: &str) -> usize {
                 .starts_with(&format!("{leaf}:"))
         })
         .map_or(line, |(i, _)| i + 1)
-}
-
-/// Each guide's computed data for the pages a build renders, by slug: the data the plan computed
-/// (a guide whose scenario, catalog or estimator changed), and the data of the other guides with a
-/// page to render (a page edited, a scenario unchanged), computed here once, in parallel.
-pub(crate) struct GuideDatas<'a> {
-    planned: &'a BTreeMap<String, GuideData>,
-    extra: BTreeMap<String, GuideData>,
-}
-
-impl<'a> GuideDatas<'a> {
-    /// The data of the guides of the page jobs `wanted` selects.
-    pub(crate) fn new(
-        site: &SiteContext,
-        plan: &'a Plan,
-        wanted: impl Fn(&Job) -> bool,
-    ) -> Result<GuideDatas<'a>, Vec<Diagnostic>> {
-        // Per guide still to compute: the first of its pages that has a scenario.
-        let mut missing: BTreeMap<&str, usize> = BTreeMap::new();
-        for job in plan.jobs.iter().filter(|j| wanted(j)) {
-            if let JobKind::Page(i) = job.kind {
-                let slug = plan.sources[i].src.slug.as_str();
-                if plan.data.contains_key(slug) && !plan.computed.contains_key(slug) {
-                    missing.entry(slug).or_insert(i);
-                }
-            }
-        }
-        type Computed = Result<Option<GuideData>, Vec<Diagnostic>>;
-        let computed: Vec<(String, Computed)> = missing
-            .into_par_iter()
-            .map(|(slug, page)| {
-                let same = |s: &&Source| s.src.slug == slug;
-                let first = page - plan.sources[..page].iter().rev().take_while(same).count();
-                let source = plan.sources[first..]
-                    .iter()
-                    .take_while(same)
-                    .find(|s| s.summary.scenario_hash.is_some());
-                let data = source
-                    .map(|s| content::load(&s.src).and_then(|p| compute_one(&p, &site.catalog)))
-                    .transpose();
-                (slug.to_owned(), data)
-            })
-            .collect();
-        let mut extra = BTreeMap::new();
-        let mut errors = Vec::new();
-        for (slug, r) in computed {
-            match r {
-                Ok(Some(d)) => {
-                    extra.insert(slug, d);
-                }
-                Ok(None) => {}
-                Err(mut e) => errors.append(&mut e),
-            }
-        }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        Ok(GuideDatas {
-            planned: &plan.computed,
-            extra,
-        })
-    }
-
-    /// The data of guide `slug`, if it has a scenario.
-    pub(crate) fn get(&self, slug: &str) -> Option<&GuideData> {
-        self.planned.get(slug).or_else(|| self.extra.get(slug))
-    }
 }

@@ -11,6 +11,7 @@ use super::manifest::{
     shard_of, DataEntry, Digest, Hasher, JobEntry, Listing, NavLink, Neighbours, ShardHeader,
     SiteJob, SHARDS,
 };
+use super::model::page_prefix;
 use super::scan::Scanned;
 use super::scan::Source;
 use super::SiteContext;
@@ -37,52 +38,8 @@ pub(crate) enum JobKind {
     Site(SiteJob),
 }
 
-/// A job named on its own (not by its place in a plan): for messages, counts and removals.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum JobId {
-    /// The page of guide `slug` in `lang`.
-    Page { lang: String, slug: String },
-    /// A site-wide job.
-    Site(SiteJob),
-}
-
-impl JobId {
-    /// The folder its recorded file names are relative to: `<lang>/<slug>/` for a page, the
-    /// output root (empty) for the others.
-    pub(crate) fn prefix(&self) -> String {
-        match self {
-            JobId::Page { lang, slug } => page_prefix(lang, slug),
-            JobId::Site(_) => String::new(),
-        }
-    }
-}
-
-impl std::fmt::Display for JobId {
-    /// `page:<lang>/<slug>`, or the site job's name (`index:<lang>`, `root`, ...).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            JobId::Page { lang, slug } => write!(f, "page:{lang}/{slug}"),
-            JobId::Site(job) => job.fmt(f),
-        }
-    }
-}
-
-/// Outputs of the previous build whose job no longer exists (a deleted page or language).
-#[derive(Debug, Clone)]
-pub(crate) struct Removed {
-    /// The job that wrote them.
-    pub(crate) id: JobId,
-    /// What it wrote (file names relative to `id.prefix()`).
-    pub(crate) entry: JobEntry,
-}
-
-/// The output folder of a page, with a trailing `/`.
-pub(super) fn page_prefix(lang: &str, slug: &str) -> String {
-    format!("{lang}/{slug}/")
-}
-
 /// How a job's inputs are compared with what the previous build recorded for it (see
-/// [`super::plan::Purpose`]).
+/// [`super::request::Purpose`]).
 pub(super) struct Diff<'a> {
     pub(super) out: &'a Path,
     pub(super) verify_outputs: bool,

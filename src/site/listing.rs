@@ -7,7 +7,7 @@ use super::stamp::{Digest, Hasher};
 
 /// What the language indexes, feeds, sitemap and `llms.txt` show of one page: the one list of
 /// fields their templates receive and their jobs' input digests are made of (see
-/// [`super::manifest::Listing`]), so that the two cannot drift apart.
+/// [`Listing`]), so that the two cannot drift apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Listed<'a> {
     /// The guide's slug.

@@ -16,23 +16,22 @@ pub mod model;
 pub mod output;
 mod pages;
 pub(crate) mod plan;
+mod render;
+mod request;
 mod scan;
 pub mod stamp;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
-
-use crate::content;
 use crate::diagnostics::{self, Diagnostic};
-use guides::GuideDatas;
 pub(crate) use inputs::{load_site, SiteContext};
-use jobs::{Job, JobKind};
-use manifest::{hash, JobEntry, Manifest, SiteJob};
+use jobs::JobKind;
+use manifest::{JobEntry, Manifest};
 use plan::Plan;
+pub(crate) use render::dry_run;
+use render::GuideDatas;
 
 /// The output folder's name under the root when `--out` is not given.
 pub const DEFAULT_OUT: &str = "public";
@@ -139,9 +138,6 @@ impl BuildReport {
     }
 }
 
-/// A rendered job's manifest entry and warnings, or its errors.
-type JobResult = Result<(JobEntry, Vec<Diagnostic>), Vec<Diagnostic>>;
-
 /// What a long-running process (`vramdoc serve`) keeps between builds of one site: the manifest
 /// the last successful build wrote, so it is neither read nor decoded again, and the source paths
 /// a file watcher reported changed since, so the guides it did not report are not even statted.
@@ -240,7 +236,8 @@ pub fn try_build(
     let data = GuideDatas::new(&site, &plan, |j| j.render).map_err(|e| fail(e, &warnings))?;
     phases.mark("guide data");
 
-    let (rendered, errors) = render(&site, &plan, &data, &staging, opts.quiet, &mut warnings);
+    let (rendered, errors) =
+        render::render(&site, &plan, &data, &staging, opts.quiet, &mut warnings);
     phases.mark("render");
     warnings.append(&mut site.message_warnings());
     if !errors.is_empty() {
@@ -354,51 +351,6 @@ fn plan_build(
     plan::plan(site, &request, previous)
 }
 
-/// Renders the jobs that must render, in parallel, into the staging folder: per job (indexed like
-/// `plan.jobs`) the entry of what it wrote, and every error (warnings go to `warnings`).
-fn render(
-    site: &SiteContext,
-    plan: &Plan,
-    data: &GuideDatas<'_>,
-    staging: &output::Staging,
-    quiet: bool,
-    warnings: &mut Vec<Diagnostic>,
-) -> (Vec<Option<JobEntry>>, Vec<Diagnostic>) {
-    let to_render: Vec<usize> = (0..plan.jobs.len())
-        .filter(|&i| plan.jobs[i].render)
-        .collect();
-    let progress = progress_bar(to_render.len(), quiet);
-    // Search index parts re-read and parse their pages: they run after the pages, so a large
-    // page is never parsed by both at once (peak memory stays that of one parse).
-    let (search, pages): (Vec<usize>, Vec<usize>) = to_render
-        .iter()
-        .partition(|&&i| matches!(plan.jobs[i].kind, JobKind::Site(SiteJob::Search(..))));
-    let wave = |jobs: &[usize]| -> Vec<(usize, JobResult)> {
-        jobs.par_iter()
-            .map(|&i| {
-                let r = run_job(site, plan, &plan.jobs[i], data, staging);
-                progress.inc(1);
-                (i, r)
-            })
-            .collect()
-    };
-    let mut results = wave(&pages);
-    results.extend(wave(&search));
-    progress.finish_and_clear();
-    let mut errors = Vec::new();
-    let mut rendered: Vec<Option<JobEntry>> = vec![None; plan.jobs.len()];
-    for (i, r) in results {
-        match r {
-            Ok((entry, mut w)) => {
-                warnings.append(&mut w);
-                rendered[i] = Some(entry);
-            }
-            Err(mut e) => errors.append(&mut e),
-        }
-    }
-    (rendered, errors)
-}
-
 /// Writes a successful build: moves its files in (an incremental build), then the manifest
 /// shards that changed (`rewrite`); returns the number of files written and the next manifest
 /// when `rewrite` or `keep` (for `serve`'s memory).
@@ -459,49 +411,6 @@ pub(crate) fn previous_manifest(out: &Path, force: bool, decode_all: bool) -> pl
     }
 }
 
-/// Renders every job of `plan` into a throwaway folder, writing nothing to `out`: the errors and
-/// warnings a build would report. Used by `vramdoc check`.
-pub(crate) fn dry_run(
-    site: &SiteContext,
-    plan: &Plan,
-    root: &Path,
-) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
-    let scratch = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => {
-            return (
-                vec![Diagnostic::error(format!(
-                    "cannot create a scratch folder: {e}"
-                ))],
-                Vec::new(),
-            )
-        }
-    };
-    let staging = match output::Staging::new(&scratch.path().join("out"), root) {
-        Ok(s) => s,
-        Err(e) => return (vec![e], Vec::new()),
-    };
-    let mut all = Vec::new();
-    let data = match GuideDatas::new(site, plan, |_| true) {
-        Ok(d) => d,
-        Err(e) => return (e, Vec::new()),
-    };
-    let results: Vec<JobResult> = plan
-        .jobs
-        .par_iter()
-        .map(|job| run_job(site, plan, job, &data, &staging))
-        .collect();
-    let mut warnings = Vec::new();
-    for r in results {
-        match r {
-            Ok((_, mut w)) => warnings.append(&mut w),
-            Err(mut e) => all.append(&mut e),
-        }
-    }
-    warnings.append(&mut site.message_warnings());
-    (all, warnings)
-}
-
 /// Moves changed files into the output folder and deletes outputs that are gone.
 /// Returns the number of files written.
 fn apply(
@@ -542,63 +451,6 @@ fn apply(
     Ok(written)
 }
 
-/// Renders one job into the staging folder; returns its manifest entry and warnings.
-fn run_job(
-    site: &SiteContext,
-    plan: &Plan,
-    job: &Job,
-    data: &GuideDatas<'_>,
-    staging: &output::Staging,
-) -> JobResult {
-    let many =
-        |r: Result<Vec<indexes::File>, Diagnostic>| r.map(|f| (f, Vec::new())).map_err(|e| vec![e]);
-    let (files, warnings) = match &job.kind {
-        JobKind::Page(i) => {
-            let source = &plan.sources[*i];
-            let guide = data.get(&source.src.slug);
-            let page = content::load(&source.src)?;
-            let available: Vec<&str> = plan.guides[&source.src.slug]
-                .iter()
-                .map(String::as_str)
-                .collect();
-            let place = pages::PagePlace {
-                available: &available,
-                neighbours: &plan.neighbours[*i],
-            };
-            let r = pages::render_guide(site, &page, &place, guide)?;
-            (r.files, r.warnings)
-        }
-        JobKind::Site(SiteJob::Index(lang)) => many(indexes::language_index(site, plan, lang))?,
-        JobKind::Site(SiteJob::Root) => many(indexes::root(site))?,
-        JobKind::Site(SiteJob::Sitemap) => many(indexes::sitemap(site, plan))?,
-        JobKind::Site(SiteJob::Style) => (indexes::style(), Vec::new()),
-        JobKind::Site(SiteJob::Search(lang, shard)) => {
-            (indexes::search_index(plan, lang, *shard)?, Vec::new())
-        }
-    };
-    let prefix = plan.job_prefix(job);
-    let mut entry = JobEntry {
-        inputs: job.inputs,
-        files: Vec::with_capacity(files.len()),
-    };
-    let mut made: Option<&str> = None;
-    for (path, bytes) in &files {
-        let dir = path.rsplit_once('/').map(|(d, _)| d);
-        if dir.is_some() && dir == made {
-            staging
-                .write_in_existing_dir(path, bytes)
-                .map_err(|e| vec![e])?;
-        } else {
-            staging.write(path, bytes).map_err(|e| vec![e])?;
-            made = dir;
-        }
-        let name = path.strip_prefix(&prefix).unwrap_or(path);
-        entry.files.push((name.to_string(), hash(bytes)));
-    }
-    entry.files.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok((entry, warnings))
-}
-
 /// Per-language page counts: rebuilt, unchanged, removed.
 fn counts(site: &SiteContext, plan: &Plan) -> BTreeMap<String, LangCounts> {
     let mut per: BTreeMap<String, LangCounts> = site
@@ -621,26 +473,11 @@ fn counts(site: &SiteContext, plan: &Plan) -> BTreeMap<String, LangCounts> {
         }
     }
     for gone in &plan.removed {
-        if let jobs::JobId::Page { lang, .. } = &gone.id {
+        if let model::JobId::Page { lang, .. } = &gone.id {
             per.entry(lang.clone()).or_default().removed += 1;
         }
     }
     per
-}
-
-/// A progress bar on stderr for builds of more than a few hundred pages, hidden when stderr is
-/// not a terminal or with `--quiet`.
-fn progress_bar(jobs: usize, quiet: bool) -> indicatif::ProgressBar {
-    if quiet || jobs < 300 || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(jobs as u64);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pages {elapsed}")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
 /// Frees a large structure (a site's plan or manifest: hundreds of thousands of small

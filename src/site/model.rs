@@ -38,6 +38,50 @@ impl fmt::Display for SiteJob {
     }
 }
 
+/// A job named on its own (not by its place in a plan): for messages, counts and removals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum JobId {
+    /// The page of guide `slug` in `lang`.
+    Page { lang: String, slug: String },
+    /// A site-wide job.
+    Site(SiteJob),
+}
+
+impl JobId {
+    /// The folder its recorded file names are relative to: `<lang>/<slug>/` for a page, the
+    /// output root (empty) for the others.
+    pub(crate) fn prefix(&self) -> String {
+        match self {
+            JobId::Page { lang, slug } => page_prefix(lang, slug),
+            JobId::Site(_) => String::new(),
+        }
+    }
+}
+
+impl std::fmt::Display for JobId {
+    /// `page:<lang>/<slug>`, or the site job's name (`index:<lang>`, `root`, ...).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobId::Page { lang, slug } => write!(f, "page:{lang}/{slug}"),
+            JobId::Site(job) => job.fmt(f),
+        }
+    }
+}
+
+/// Outputs of the previous build whose job no longer exists (a deleted page or language).
+#[derive(Debug, Clone)]
+pub(crate) struct Removed {
+    /// The job that wrote them.
+    pub(crate) id: JobId,
+    /// What it wrote (file names relative to `id.prefix()`).
+    pub(crate) entry: JobEntry,
+}
+
+/// The output folder of a page, with a trailing `/`.
+pub(crate) fn page_prefix(lang: &str, slug: &str) -> String {
+    format!("{lang}/{slug}/")
+}
+
 /// A guide folder as the previous build saw it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GuideEntry {

@@ -7,18 +7,20 @@
 //! digest, and the diff against the previous build's); this module puts them together.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 
 use super::jobs::{
     closed_page_counts, guide_data_entries, listing_inputs, needs_closed_shards, neighbours,
-    page_jobs, page_prefix, site_jobs, Diff, Job, JobId, JobKind, Removed, SiteInputs,
+    page_jobs, site_jobs, Diff, Job, JobKind, SiteInputs,
 };
 use super::manifest::{
     shard_of, DataEntry, GuideEntry, Hasher, JobEntry, Manifest, Neighbours, OnDisk, PageEntry,
     ShardContext, ShardHeader, SiteJob, SourceEntry, Stamp, StoredManifest, SHARDS,
 };
+use super::model::{page_prefix, JobId, Removed};
+pub(crate) use super::request::{Previous, Purpose, Request, Scan};
 use super::scan::{
     observe, observed_stamps, read_guide, ContentDir, FolderMeta, GuideRead, Observed, Scanned,
     Source,
@@ -174,57 +176,6 @@ impl Plan {
         manifest.touch(touched);
         manifest
     }
-}
-
-/// How a plan finds out which sources changed.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Scan<'a> {
-    /// Stat every guide folder and page (a page is read only if its stamp changed).
-    Everything,
-    /// Only these paths (relative to the root, as a file watcher reported them) changed since the
-    /// previous manifest was written: the other guides are taken from it without a system call.
-    Only(&'a BTreeSet<PathBuf>),
-}
-
-/// The previous build, as a plan gets it.
-pub(crate) enum Previous {
-    /// None: a first build, `--force`, or an unreadable manifest.
-    Nothing,
-    /// Read from the output folder. Unless `decode_all` (the manifest is kept in memory after
-    /// the build), a shard whose recorded stamps match what `stat` says now is left undecoded.
-    Stored {
-        manifest: StoredManifest,
-        decode_all: bool,
-    },
-    /// Kept in memory by `serve` since its last build.
-    Remembered(Manifest),
-}
-
-/// What a plan is for: a build trusts its manifest (a file deleted by hand comes back with
-/// `--force`, which plans against no previous build); `check` also verifies that every recorded
-/// output is still there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Purpose {
-    /// Render the jobs whose inputs changed.
-    Build,
-    /// Also re-render jobs whose recorded files are missing from the output folder.
-    Check,
-}
-
-/// What to plan: which site, against which output folder, how, and when.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Request<'a> {
-    /// The site root.
-    pub(crate) root: &'a Path,
-    /// The output folder.
-    pub(crate) out: &'a Path,
-    /// A build, or a check.
-    pub(crate) purpose: Purpose,
-    /// Which sources are looked at.
-    pub(crate) scan: Scan<'a>,
-    /// When the build started (ns since the epoch): stamps younger than 2 s before it are not
-    /// recorded.
-    pub(crate) now: u64,
 }
 
 /// Plans a build as `request` says, against the `previous` build (read while the sources are

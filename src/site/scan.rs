@@ -9,13 +9,13 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::jobs::{JobId, Removed};
 use super::manifest::{
     feed_stamps, hash, shard_of, sort_in_site_order, DataEntry, Digest, FileStat, GuideEntry,
     Hasher, JobEntry, Listed, Neighbours, PageEntry, ShardContext, ShardHeader, SourceEntry, Stamp,
     Summary, SHARDS,
 };
-use super::plan::{Previous, Request, Scan};
+use super::model::{JobId, Removed};
+use super::request::{Previous, Request, Scan};
 use super::SiteContext;
 use crate::config::SiteConfig;
 use crate::content::{self, GuideFolder, Page, PageSource};
