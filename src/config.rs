@@ -20,7 +20,7 @@ use serde::Deserialize;
 use crate::diagnostics::Diagnostic;
 
 /// The file name of the site configuration.
-pub const CONFIG_FILE: &str = "vramdoc.yaml";
+pub use crate::site_paths::CONFIG_FILE;
 
 /// A site's configuration.
 #[derive(Debug, Clone)]

@@ -24,3 +24,4 @@ pub mod search;
 pub mod serve;
 pub mod site;
 pub mod site_files;
+pub mod site_paths;

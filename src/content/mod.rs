@@ -82,10 +82,10 @@ pub struct GuideFolder {
 /// The guide folders under `root/content`, sorted by name (hidden folders skipped). One
 /// directory listing; the entry's file type comes with it, so no `stat` per guide.
 pub fn guide_folders(root: &Path) -> Result<Vec<GuideFolder>, Diagnostic> {
-    let content = root.join("content");
+    let content = crate::site_paths::SitePaths::new(root).content();
     let entries = std::fs::read_dir(&content).map_err(|e| {
         Diagnostic::error(format!("cannot read the content folder: {e}"))
-            .in_file("content")
+            .in_file(crate::site_paths::CONTENT_DIR)
             .with_help("guides live in content/<guide>/<lang>.md")
     })?;
     let mut dirs: Vec<GuideFolder> = entries

@@ -71,7 +71,7 @@ impl Bundle {
             .collect();
         let mut errors = Vec::new();
         if let Some(root) = site_root {
-            let dir = root.join("locales").join(lang);
+            let dir = crate::site_paths::SitePaths::new(root).locale(lang);
             if let Ok(entries) = std::fs::read_dir(&dir) {
                 let mut files: Vec<_> = entries
                     .flatten()

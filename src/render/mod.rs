@@ -34,7 +34,7 @@ impl Renderer {
             .map(|(name, text)| (name.to_string(), text.to_string()))
             .collect();
         let mut errors = Vec::new();
-        let dir = site_root.join("templates");
+        let dir = crate::site_paths::SitePaths::new(site_root).templates();
         if let Ok(entries) = std::fs::read_dir(&dir) {
             let mut files: Vec<_> = entries
                 .flatten()
@@ -69,7 +69,7 @@ impl Renderer {
         });
         tera.add_raw_templates(sources.iter().map(|(n, t)| (n.as_str(), t.as_str()))).map_err(|e| {
             vec![Diagnostic::error(format!("template error: {e}"))
-                .in_file("templates")
+                .in_file(crate::site_paths::TEMPLATES_DIR)
                 .with_help("fix the template named in the message (a site's templates/ override the defaults)")]
         })?;
         Ok(Renderer {

@@ -17,7 +17,7 @@ use notify_debouncer_full::{new_debouncer, DebounceEventResult, Debouncer, Recom
 use crate::diagnostics::Diagnostic;
 
 /// The source folders under the root that trigger a rebuild.
-pub(crate) const WATCHED_DIRS: [&str; 5] = ["content", "templates", "locales", "data", "static"];
+pub(crate) use crate::site_paths::SOURCE_DIRS as WATCHED_DIRS;
 
 /// The configuration file under the root.
 pub(crate) use crate::config::CONFIG_FILE;

@@ -11,6 +11,7 @@ use crate::estimate::GpuCatalog;
 use crate::i18n::Locales;
 use crate::render::Renderer;
 use crate::site_files;
+use crate::site_paths::{SitePaths, CATALOG_FILE};
 
 /// Everything a page needs to render, loaded once per build.
 pub(crate) struct SiteContext {
@@ -75,7 +76,7 @@ impl SiteContext {
 
 /// The site's folders of site-wide inputs, each checked by [`site_files::walk`] before the build
 /// reads anything in them (templates, locales and static files are hashed, in this order).
-const SITE_DIRS: [&str; 4] = ["templates", "locales", "static", "data"];
+use crate::site_paths::INPUT_DIRS as SITE_DIRS;
 
 /// Hash of every site-wide input a page's rendering depends on: vramdoc's version, the
 /// configuration, and the embedded and site templates, locales and static files (`files`: those
@@ -84,7 +85,7 @@ const SITE_DIRS: [&str; 4] = ["templates", "locales", "static", "data"];
 fn site_inputs_hash(root: &Path, files: &[Vec<PathBuf>]) -> Digest {
     let mut h = Hasher::new();
     h.part(env!("CARGO_PKG_VERSION"));
-    h.part(std::fs::read(root.join(crate::config::CONFIG_FILE)).unwrap_or_default());
+    h.part(std::fs::read(SitePaths::new(root).config()).unwrap_or_default());
     for set in [
         crate::assets::TEMPLATES,
         crate::assets::LOCALES,
@@ -105,13 +106,13 @@ fn site_inputs_hash(root: &Path, files: &[Vec<PathBuf>]) -> Digest {
 /// The built-in GPU catalog plus the site's own `data/gpus.yaml`, if any, and its hash.
 fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
     let mut catalog = GpuCatalog::builtin();
-    let path = root.join("data").join("gpus.yaml");
+    let path = SitePaths::new(root).catalog();
     if std::fs::metadata(&path).is_ok() {
         let text =
-            site_files::read_to_string(&path, Path::new("data/gpus.yaml")).map_err(|e| vec![e])?;
+            site_files::read_to_string(&path, Path::new(CATALOG_FILE)).map_err(|e| vec![e])?;
         catalog.extend_from_yaml(&text).map_err(|e| {
             vec![Diagnostic::error(e.message.clone())
-                .in_file("data/gpus.yaml")
+                .in_file(CATALOG_FILE)
                 .with_help("each entry needs an id, a name and capacity_bytes")]
         })?;
     }

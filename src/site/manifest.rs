@@ -25,7 +25,7 @@ pub use super::model::{
 pub use super::stamp::{feed_stamps, hash, now_ns, Digest, FileStat, Hasher, Stamp};
 
 /// The manifest's folder inside the output folder.
-pub const DIR: &str = ".vramdoc-manifest";
+pub const DIR: &str = crate::site_paths::MANIFEST_DIR;
 
 /// Present in [`DIR`] while a build moves files into the output folder; a manifest found with it
 /// (a build that stopped half-way) is not trusted.

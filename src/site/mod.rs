@@ -34,7 +34,7 @@ pub(crate) use render::dry_run;
 use render::GuideDatas;
 
 /// The output folder's name under the root when `--out` is not given.
-pub const DEFAULT_OUT: &str = "public";
+pub use crate::site_paths::DEFAULT_OUT;
 
 /// What to build and where.
 #[derive(Debug, Clone)]

@@ -20,6 +20,7 @@ use super::SiteContext;
 use crate::config::SiteConfig;
 use crate::content::{self, GuideFolder, Page, PageSource};
 use crate::diagnostics::Diagnostic;
+use crate::site_paths::{SitePaths, CONFIG_FILE, CONTENT_DIR};
 
 /// One source page as the plan knows it.
 #[derive(Debug, Clone)]
@@ -205,7 +206,7 @@ impl ContentDir {
         {
             use rustix::fs::{Mode, OFlags};
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-            let fd = rustix::fs::open(root.join("content"), flags, Mode::empty()).ok();
+            let fd = rustix::fs::open(SitePaths::new(root).content(), flags, Mode::empty()).ok();
             ContentDir { fd }
         }
         #[cfg(not(unix))]
@@ -291,12 +292,12 @@ pub(super) fn changed_guides(paths: &BTreeSet<PathBuf>) -> Option<BTreeSet<&str>
     for p in paths {
         let mut parts = p.components().map(|c| c.as_os_str().to_str());
         match (parts.next(), parts.next()) {
-            (Some(Some("content")), Some(Some(slug))) => {
+            (Some(Some(CONTENT_DIR)), Some(Some(slug))) => {
                 guides.insert(slug);
             }
-            (Some(Some("content")), None) => return None,
-            (Some(Some(crate::config::CONFIG_FILE)), None) => return None,
-            (Some(Some("content")), Some(None)) => return None,
+            (Some(Some(CONTENT_DIR)), None) => return None,
+            (Some(Some(CONFIG_FILE)), None) => return None,
+            (Some(Some(CONTENT_DIR)), Some(None)) => return None,
             _ => {}
         }
     }
@@ -310,7 +311,7 @@ pub(super) fn known_folders<'a>(
     previous: impl Iterator<Item = &'a String>,
     changed: &BTreeSet<&'a str>,
 ) -> Vec<GuideFolder> {
-    let content = root.join("content");
+    let content = SitePaths::new(root).content();
     let names: BTreeSet<&str> = previous
         .map(String::as_str)
         .filter(|n| !changed.contains(n))
