@@ -111,16 +111,8 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
             };
         }
     };
-    problems.extend(diag_problems(site.locales.load_warnings()));
-    problems.extend(diag_problems(site.renderer.warnings()));
+    problems.extend(load_problems(&site));
     let languages = site.config.languages.clone();
-    for (lang, key) in site.locales.missing_keys() {
-        problems.push(Problem {
-            kind: "missing-string",
-            file: Some(format!("locales/{lang}")),
-            message: format!("locale `{lang}` has no message `{key}`"),
-        });
-    }
     let previous = || site::previous_manifest(out, false, true);
     let request = site::plan::Request {
         root,
@@ -157,21 +149,7 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
             message: "the site has not been built here yet; run `vramdoc build`".into(),
         });
     } else {
-        for job in plan.jobs.iter().filter(|j| j.render) {
-            problems.push(Problem {
-                kind: "stale",
-                file: None,
-                message: format!("`{}` is out of date; run `vramdoc build`", plan.job_id(job)),
-            });
-        }
-        for gone in &plan.removed {
-            let id = &gone.id;
-            problems.push(Problem {
-                kind: "stale",
-                file: None,
-                message: format!("`{id}` belongs to a deleted source; run `vramdoc build`"),
-            });
-        }
+        problems.extend(stale_problems(&plan));
         problems.extend(broken_links(out));
     }
     CheckReport {
@@ -179,6 +157,39 @@ pub fn check(root: &Path, out: &Path) -> CheckReport {
         translations,
         problems,
     }
+}
+
+/// What loading the site warned of: problems in the Fluent files and the templates, and UI
+/// strings missing in a locale.
+fn load_problems(site: &site::SiteContext) -> Vec<Problem> {
+    let mut problems = diag_problems(site.locales.load_warnings());
+    problems.extend(diag_problems(site.renderer.warnings()));
+    for (lang, key) in site.locales.missing_keys() {
+        problems.push(Problem {
+            kind: "missing-string",
+            file: Some(format!("locales/{lang}")),
+            message: format!("locale `{lang}` has no message `{key}`"),
+        });
+    }
+    problems
+}
+
+/// The output the plan would render again (out of date) or remove (its source is gone).
+fn stale_problems(plan: &Plan) -> Vec<Problem> {
+    let rerendered = plan.jobs.iter().filter(|j| j.render).map(|job| Problem {
+        kind: "stale",
+        file: None,
+        message: format!("`{}` is out of date; run `vramdoc build`", plan.job_id(job)),
+    });
+    let removed = plan.removed.iter().map(|gone| Problem {
+        kind: "stale",
+        file: None,
+        message: format!(
+            "`{}` belongs to a deleted source; run `vramdoc build`",
+            gone.id
+        ),
+    });
+    rerendered.chain(removed).collect()
 }
 
 fn diag_problems(diags: &[Diagnostic]) -> Vec<Problem> {

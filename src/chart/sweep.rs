@@ -3,7 +3,10 @@
 //! so that the region around the line stays readable; the line leaves through the top edge
 //! and the largest value is written there ("1536: 59.49 GiB") instead of drawn to scale.
 
-use plotters::chart::ChartBuilder;
+use plotters::backend::SVGBackend;
+use plotters::chart::{ChartBuilder, ChartContext};
+use plotters::coord::cartesian::Cartesian2d;
+use plotters::coord::types::RangedCoordf64;
 use plotters::element::{Circle, DashedPathElement, PathElement, Polygon, Text};
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::Color;
@@ -13,8 +16,8 @@ use super::frame::{render, Area};
 use super::legend::Key;
 use super::text::{font, text_width};
 use super::{
-    axis_top, gib, ChartError, Layout, SweepChart, CAPACITY_COLOR, FIT_COLOR, INK, RANGE_COLOR,
-    SERIES_COLOR,
+    axis_top, gib, ChartError, Layout, Sizes, SweepChart, CAPACITY_COLOR, FIT_COLOR, INK,
+    RANGE_COLOR, SERIES_COLOR,
 };
 
 /// The y axis shows at most this multiple of the capacity.
@@ -60,57 +63,134 @@ fn validate(chart: &SweepChart<'_>) -> Result<(), ChartError> {
     Ok(())
 }
 
+/// Draws the sweep into `area`: axes, the shaded range, the capacity and largest-fit lines, the
+/// line with its dots, and the value beyond the top of the axis.
 fn plot(chart: &SweepChart<'_>, area: &Area<'_>, layout: Layout) -> Result<(), ChartError> {
-    let sizes = layout.sizes();
-    let to_x = |x: u64| {
-        if chart.log2_x {
-            (x as f64).log2()
-        } else {
-            x as f64
-        }
-    };
-    let from_x = |v: f64| if chart.log2_x { v.exp2() } else { v };
-    let xs: Vec<f64> = chart.points.iter().map(|p| to_x(p.x)).collect();
-    let fit_x = chart.max_fit.as_ref().map(|(_, x)| to_x(*x));
-    let (x_min, x_max) = x_range(&xs, fit_x);
+    let scale = Scale::of(chart);
+    let mut ctx = axes(chart, area, layout, &scale)?;
+    draw_range(&mut ctx, chart, &scale)?;
+    draw_markers(&mut ctx, &scale)?;
+    let dot: i32 = if layout == Layout::Narrow { 3 } else { 4 };
+    draw_line(&mut ctx, chart, &scale, dot)?;
+    draw_beyond(chart, area, &ctx, &scale, layout, dot)
+}
 
+/// The sweep's coordinate system once its axes are drawn.
+type Plot<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<TickedAxis, RangedCoordf64>>;
+
+/// Where a sweep's values sit on the axes.
+struct Scale {
+    /// Each point's position on the x axis (its log₂ on a log₂ axis).
+    xs: Vec<f64>,
+    /// The largest-fit marker's position on the x axis.
+    fit_x: Option<f64>,
+    /// The left end of the x axis.
+    x_min: f64,
+    /// The right end of the x axis.
+    x_max: f64,
+    /// The top of the y axis, in GiB.
+    y_top: f64,
+    /// The capacity line, in GiB.
+    capacity: Option<f64>,
+}
+
+impl Scale {
+    /// The axes' ranges and the points' positions for `chart`.
+    fn of(chart: &SweepChart<'_>) -> Scale {
+        let xs: Vec<f64> = chart.points.iter().map(|p| axis_x(chart, p.x)).collect();
+        let fit_x = chart.max_fit.as_ref().map(|(_, x)| axis_x(chart, *x));
+        let (x_min, x_max) = x_range(&xs, fit_x);
+        let capacity = chart.capacity.as_ref().map(|(_, bytes)| gib(*bytes));
+        let y_top = axis_top(shown_peak(chart, capacity));
+        Scale {
+            xs,
+            fit_x,
+            x_min,
+            x_max,
+            y_top,
+            capacity,
+        }
+    }
+}
+
+/// `x`'s position on the x axis: its log₂ on a log₂ axis, else itself.
+fn axis_x(chart: &SweepChart<'_>, x: u64) -> f64 {
+    if chart.log2_x {
+        (x as f64).log2()
+    } else {
+        x as f64
+    }
+}
+
+/// The value at position `v` of the x axis (the inverse of [`axis_x`]).
+fn value_x(chart: &SweepChart<'_>, v: f64) -> f64 {
+    if chart.log2_x {
+        v.exp2()
+    } else {
+        v
+    }
+}
+
+/// The largest value the y axis must show, in GiB: the highest point or range end, capped at
+/// [`Y_LIMIT`] × the capacity but never below the capacity.
+fn shown_peak(chart: &SweepChart<'_>, capacity: Option<f64>) -> f64 {
     let high = |p: &super::SweepPoint| p.range.map_or(p.peak_bytes, |r| r.1.max(p.peak_bytes));
     let peak = chart
         .points
         .iter()
         .map(|p| gib(high(p)))
         .fold(0.0, f64::max);
-    let capacity = chart.capacity.as_ref().map(|(_, bytes)| gib(*bytes));
-    let shown = match capacity {
+    match capacity {
         Some(c) if c > 0.0 => peak.min(c * Y_LIMIT).max(c),
         _ => peak,
-    };
-    let y_top = axis_top(shown);
+    }
+}
 
-    let ticks: Vec<f64> = if chart.log2_x {
-        let step = xs.len().div_ceil(sizes.max_ticks);
-        xs.iter().copied().step_by(step).collect()
+/// The x ticks: the swept values themselves on a log₂ axis (every n-th, so at most `max`),
+/// round numbers on a linear one.
+fn x_ticks(chart: &SweepChart<'_>, scale: &Scale, max: usize) -> Vec<f64> {
+    if chart.log2_x {
+        let step = scale.xs.len().div_ceil(max);
+        scale.xs.iter().copied().step_by(step).collect()
     } else {
-        linear_ticks(x_min, x_max, sizes.max_ticks)
-    };
+        linear_ticks(scale.x_min, scale.x_max, max)
+    }
+}
+
+/// The width left of the plot for the y tick labels and the axis description: room for the
+/// widest label, capped so that an odd formatter (very long tick labels) cannot squeeze the
+/// plot away.
+fn y_label_area(chart: &SweepChart<'_>, y_top: f64, sizes: Sizes) -> u32 {
     let tick_px = f64::from(sizes.tick_px);
     let y_label_width = [y_top, y_top / 3.0]
         .iter()
         .map(|v| text_width(&(chart.format_gib)(*v), tick_px))
         .fold(0.0, f64::max);
-    // Capped so that an odd formatter (very long tick labels) cannot squeeze the plot away.
     let width = f64::from(sizes.width);
     let y_area = (y_label_width + f64::from(sizes.desc_px) * 1.4 + 20.0).min(width * 0.3);
-    let y_area = y_area.ceil() as u32;
+    y_area.ceil() as u32
+}
 
+/// Sets up the coordinate system in `area` and draws its axes, ticks and descriptions.
+fn axes<'a, 'b>(
+    chart: &SweepChart<'_>,
+    area: &'a Area<'b>,
+    layout: Layout,
+    scale: &Scale,
+) -> Result<Plot<'a, 'b>, ChartError> {
+    let sizes = layout.sizes();
+    let ticks = x_ticks(chart, scale, sizes.max_ticks);
     let mut ctx = ChartBuilder::on(area)
         .margin_right(sizes.tick_px * 2)
         .margin_top(sizes.tick_px)
         .x_label_area_size(sizes.tick_px * 3 + sizes.desc_px)
-        .y_label_area_size(y_area)
-        .build_cartesian_2d(TickedAxis::new(x_min, x_max, ticks), 0f64..y_top)
+        .y_label_area_size(y_label_area(chart, scale.y_top, sizes))
+        .build_cartesian_2d(
+            TickedAxis::new(scale.x_min, scale.x_max, ticks),
+            0f64..scale.y_top,
+        )
         .map_err(ChartError::drawing)?;
-    let format_x = |v: &f64| (chart.format_x)(from_x(*v).round().max(0.0) as u64);
+    let format_x = |v: &f64| (chart.format_x)(value_x(chart, *v).round().max(0.0) as u64);
     let format_y = |v: &f64| (chart.format_gib)(*v);
     ctx.configure_mesh()
         .disable_mesh()
@@ -124,61 +204,88 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>, layout: Layout) -> Result<(), C
         .axis_style(INK.light)
         .draw()
         .map_err(ChartError::drawing)?;
+    Ok(ctx)
+}
 
-    // The range as one polygon: the low ends left to right, then the high ends back, both cut
-    // at the top of the axis; its edges are drawn in the series colour.
-    let ranged: Vec<(f64, (f64, f64))> = xs
+/// The range as one polygon: the low ends left to right, then the high ends back, both cut at
+/// the top of the axis; its edges are drawn in the series colour. Nothing when fewer than two
+/// points have a range.
+fn draw_range(
+    ctx: &mut Plot<'_, '_>,
+    chart: &SweepChart<'_>,
+    scale: &Scale,
+) -> Result<(), ChartError> {
+    let ranged: Vec<(f64, (f64, f64))> = scale
+        .xs
         .iter()
         .zip(&chart.points)
         .filter_map(|(x, p)| p.range.map(|r| (*x, (gib(r.0), gib(r.1)))))
         .collect();
-    if ranged.len() >= 2 {
-        let lows = clip_top(
-            &ranged.iter().map(|(x, r)| (*x, r.0)).collect::<Vec<_>>(),
-            y_top,
-        );
-        let highs = clip_top(
-            &ranged.iter().map(|(x, r)| (*x, r.1)).collect::<Vec<_>>(),
-            y_top,
-        );
-        let band: Vec<(f64, f64)> = lows
-            .iter()
-            .map(|p| p.0)
-            .chain(highs.iter().rev().map(|p| p.0))
-            .collect();
-        ctx.draw_series(std::iter::once(Polygon::new(
-            band,
-            RANGE_COLOR.light.filled(),
-        )))
-        .map_err(ChartError::drawing)?;
-        for edge in [&lows, &highs] {
-            for run in below_runs(edge) {
-                ctx.draw_series(std::iter::once(PathElement::new(
-                    run,
-                    SERIES_COLOR.light.stroke_width(1),
-                )))
-                .map_err(ChartError::drawing)?;
-            }
+    if ranged.len() < 2 {
+        return Ok(());
+    }
+    let lows = clip_top(
+        &ranged.iter().map(|(x, r)| (*x, r.0)).collect::<Vec<_>>(),
+        scale.y_top,
+    );
+    let highs = clip_top(
+        &ranged.iter().map(|(x, r)| (*x, r.1)).collect::<Vec<_>>(),
+        scale.y_top,
+    );
+    let band: Vec<(f64, f64)> = lows
+        .iter()
+        .map(|p| p.0)
+        .chain(highs.iter().rev().map(|p| p.0))
+        .collect();
+    ctx.draw_series(std::iter::once(Polygon::new(
+        band,
+        RANGE_COLOR.light.filled(),
+    )))
+    .map_err(ChartError::drawing)?;
+    for edge in [&lows, &highs] {
+        for run in below_runs(edge) {
+            ctx.draw_series(std::iter::once(PathElement::new(
+                run,
+                SERIES_COLOR.light.stroke_width(1),
+            )))
+            .map_err(ChartError::drawing)?;
         }
     }
-    if let Some(capacity) = capacity {
+    Ok(())
+}
+
+/// The dashed capacity line across the plot and the vertical line at the largest fit.
+fn draw_markers(ctx: &mut Plot<'_, '_>, scale: &Scale) -> Result<(), ChartError> {
+    if let Some(capacity) = scale.capacity {
         ctx.draw_series(std::iter::once(DashedPathElement::new(
-            vec![(x_min, capacity), (x_max, capacity)],
+            vec![(scale.x_min, capacity), (scale.x_max, capacity)],
             8,
             5,
             CAPACITY_COLOR.light.stroke_width(3),
         )))
         .map_err(ChartError::drawing)?;
     }
-    if let Some(fit_x) = fit_x {
+    if let Some(fit_x) = scale.fit_x {
         ctx.draw_series(std::iter::once(PathElement::new(
-            vec![(fit_x, 0.0), (fit_x, y_top)],
+            vec![(fit_x, 0.0), (fit_x, scale.y_top)],
             FIT_COLOR.light.stroke_width(2),
         )))
         .map_err(ChartError::drawing)?;
     }
+    Ok(())
+}
 
-    let coords: Vec<(f64, f64)> = xs
+/// The line through the points (cut where it leaves the axis), a dot of radius `dot` on each
+/// point within the axis, and a ring around the largest fit.
+fn draw_line(
+    ctx: &mut Plot<'_, '_>,
+    chart: &SweepChart<'_>,
+    scale: &Scale,
+    dot: i32,
+) -> Result<(), ChartError> {
+    let y_top = scale.y_top;
+    let coords: Vec<(f64, f64)> = scale
+        .xs
         .iter()
         .zip(&chart.points)
         .map(|(x, p)| (*x, gib(p.peak_bytes)))
@@ -190,7 +297,6 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>, layout: Layout) -> Result<(), C
         )))
         .map_err(ChartError::drawing)?;
     }
-    let dot: i32 = if layout == Layout::Narrow { 3 } else { 4 };
     ctx.draw_series(
         coords
             .iter()
@@ -198,43 +304,56 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>, layout: Layout) -> Result<(), C
             .map(|c| Circle::new(*c, dot, SERIES_COLOR.light.filled())),
     )
     .map_err(ChartError::drawing)?;
-    if let Some(fit_x) = fit_x {
+    if let Some(fit_x) = scale.fit_x {
         let rings = coords.iter().filter(|(x, y)| *x == fit_x && *y <= y_top);
         ctx.draw_series(rings.map(|c| Circle::new(*c, 9, FIT_COLOR.light.stroke_width(3))))
             .map_err(ChartError::drawing)?;
     }
+    Ok(())
+}
 
-    // Beyond the axis: the line leaves through the top edge; the largest value is written
-    // there, under a triangle at its x, instead of being drawn to scale.
-    let beyond = xs
+/// Beyond the axis: the line leaves through the top edge; the largest value is written there,
+/// under a triangle at its x, instead of being drawn to scale. Nothing when every point is
+/// within the axis.
+fn draw_beyond(
+    chart: &SweepChart<'_>,
+    area: &Area<'_>,
+    ctx: &Plot<'_, '_>,
+    scale: &Scale,
+    layout: Layout,
+    dot: i32,
+) -> Result<(), ChartError> {
+    let beyond = scale
+        .xs
         .iter()
         .zip(&chart.points)
-        .filter(|(_, p)| gib(p.peak_bytes) > y_top)
+        .filter(|(_, p)| gib(p.peak_bytes) > scale.y_top)
         .max_by_key(|(_, p)| p.peak_bytes);
-    if let Some((x, p)) = beyond {
-        let base = area.get_base_pixel();
-        let (px, py) = ctx.backend_coord(&(*x, y_top));
-        let (px, py) = (px - base.0, py - base.1);
-        let size = dot + 2;
-        area.draw(&Polygon::new(
-            vec![
-                (px - size, py + 2 * size),
-                (px + size, py + 2 * size),
-                (px, py),
-            ],
-            SERIES_COLOR.light.filled(),
-        ))
-        .map_err(ChartError::drawing)?;
-        let label = format!(
-            "{}: {}",
-            (chart.format_x)(p.x),
-            (chart.format_bytes)(p.peak_bytes)
-        );
-        let style = font(sizes.tick_px, INK.light, false).pos(Pos::new(HPos::Right, VPos::Center));
-        area.draw(&Text::new(label, (px - 2 * size, py + size), style))
-            .map_err(ChartError::drawing)?;
-    }
-    Ok(())
+    let Some((x, p)) = beyond else {
+        return Ok(());
+    };
+    let base = area.get_base_pixel();
+    let (px, py) = ctx.backend_coord(&(*x, scale.y_top));
+    let (px, py) = (px - base.0, py - base.1);
+    let size = dot + 2;
+    area.draw(&Polygon::new(
+        vec![
+            (px - size, py + 2 * size),
+            (px + size, py + 2 * size),
+            (px, py),
+        ],
+        SERIES_COLOR.light.filled(),
+    ))
+    .map_err(ChartError::drawing)?;
+    let label = format!(
+        "{}: {}",
+        (chart.format_x)(p.x),
+        (chart.format_bytes)(p.peak_bytes)
+    );
+    let tick_px = layout.sizes().tick_px;
+    let style = font(tick_px, INK.light, false).pos(Pos::new(HPos::Right, VPos::Center));
+    area.draw(&Text::new(label, (px - 2 * size, py + size), style))
+        .map_err(ChartError::drawing)
 }
 
 /// `points` (a graph, ascending x) with the points where it crosses `top` inserted, each

@@ -62,143 +62,239 @@ pub struct Candidate {
 
 /// The scenario's large tensors, each with the phases that allocate it.
 pub fn candidates(e: &Estimate) -> Vec<Candidate> {
-    let s = &e.scenario;
-    let c: u64 = if s.dtype == Dtype::Float32 { 4 } else { 2 };
-    let half = match s.dtype {
-        Dtype::Float32 => "float32",
-        Dtype::Bfloat16 => "bfloat16",
-        Dtype::Float16 => "float16",
-    };
-    let p: u64 = if s.pure_bf16 { 2 } else { 4 };
-    let p_dtype = if s.pure_bf16 { "bfloat16" } else { "float32" };
-    let autocast = s.dtype != Dtype::Float32 && !s.pure_bf16;
-    let (b, eb, t, v, h, a) = (
-        s.batch_size,
-        s.eval_batch(),
-        s.block_size,
-        s.vocab_size,
-        s.n_embd,
-        s.n_head,
-    );
-    let m = |x: u64, y: u64| x.saturating_mul(y);
+    let d = Dims::of(e);
     let mut out = Vec::new();
-    let mut push = |kind, shape: String, dtype, bytes: u64, phases: &'static [Phase]| {
-        out.push(Candidate {
-            kind,
-            shape,
-            dtype,
-            bytes,
-            phases,
-        })
-    };
+    logits(&d, &mut out);
+    embedding(&d, &mut out);
+    if !d.flash {
+        attention(&d, &mut out);
+    }
+    block_activations(&d, &mut out);
+    out
+}
+
+/// The scenario's sizes and dtypes that the candidates' shapes and bytes follow from.
+struct Dims {
+    /// Micro-batch size.
+    b: u64,
+    /// Evaluation batch size.
+    eb: u64,
+    /// Sequence length (`block_size`).
+    t: u64,
+    /// Vocabulary size.
+    v: u64,
+    /// Embedding width (`n_embd`).
+    h: u64,
+    /// Attention heads.
+    a: u64,
+    /// Bytes per element of the run's 16-bit (or float32) activations.
+    c: u64,
+    /// The dtype of those activations, as PyTorch names it.
+    half: &'static str,
+    /// Bytes per element of a parameter (and its gradient and moments).
+    p: u64,
+    /// The parameters' dtype, as PyTorch names it.
+    p_dtype: &'static str,
+    /// Mixed precision: 16-bit activations with fp32 copies where autocast makes them.
+    autocast: bool,
+    /// Whether the optimizer keeps full-size moments (not 8-bit AdamW).
+    full_moments: bool,
+    /// Flash attention (no attention-score tensors).
+    flash: bool,
+}
+
+impl Dims {
+    /// The sizes of `e`'s scenario.
+    fn of(e: &Estimate) -> Dims {
+        let s = &e.scenario;
+        Dims {
+            b: s.batch_size,
+            eb: s.eval_batch(),
+            t: s.block_size,
+            v: s.vocab_size,
+            h: s.n_embd,
+            a: s.n_head,
+            c: if s.dtype == Dtype::Float32 { 4 } else { 2 },
+            half: match s.dtype {
+                Dtype::Float32 => "float32",
+                Dtype::Bfloat16 => "bfloat16",
+                Dtype::Float16 => "float16",
+            },
+            p: if s.pure_bf16 { 2 } else { 4 },
+            p_dtype: if s.pure_bf16 { "bfloat16" } else { "float32" },
+            autocast: s.dtype != Dtype::Float32 && !s.pure_bf16,
+            full_moments: s.optimizer != Optimizer::Adamw8bit,
+            flash: s.flash,
+        }
+    }
+}
+
+/// `x × y`, saturating.
+fn m(x: u64, y: u64) -> u64 {
+    x.saturating_mul(y)
+}
+
+/// A candidate from its parts.
+fn candidate(
+    kind: &'static str,
+    shape: String,
+    dtype: &'static str,
+    bytes: u64,
+    phases: &'static [Phase],
+) -> Candidate {
+    Candidate {
+        kind,
+        shape,
+        dtype,
+        bytes,
+        phases,
+    }
+}
+
+/// Logits: (b·s, V) as the loss sees them, in training and in evaluation; train.py keeps them,
+/// cross-entropy saves a log-softmax of the same size, and its backward writes an fp32 gradient
+/// of it.
+fn logits(d: &Dims, out: &mut Vec<Candidate>) {
     use Phase::*;
-    // Logits: (b·s, V) as the loss sees them; train.py keeps them, cross-entropy saves a
-    // log-softmax of the same size, and its backward writes an fp32 gradient of it.
-    push(
+    let &Dims {
+        b,
+        eb,
+        t,
+        v,
+        c,
+        half,
+        ..
+    } = d;
+    out.push(candidate(
         "logits",
         format!("({}, {v})", m(b, t)),
         half,
         m(m(m(b, t), v), c),
         &[Forward, Backward],
-    );
-    if autocast {
+    ));
+    if d.autocast {
         // nll_loss is on CUDA autocast's fp32 list: an fp32 copy in the forward, an fp32
         // gradient in the backward.
-        push(
+        out.push(candidate(
             "logits_fp32",
             format!("({}, {v})", m(b, t)),
             "float32",
             m(m(m(b, t), v), 4),
             &[Forward, Backward],
-        );
+        ));
     }
-    push(
+    out.push(candidate(
         "eval_logits",
         format!("({}, {v})", m(eb, t)),
         half,
         m(m(m(eb, t), v), c),
         &[Evaluation],
-    );
-    if autocast {
-        push(
+    ));
+    if d.autocast {
+        out.push(candidate(
             "eval_logits_fp32",
             format!("({}, {v})", m(eb, t)),
             "float32",
             m(m(m(eb, t), v), 4),
             &[Evaluation],
-        );
+        ));
     }
-    // The largest parameter, wte (tied to lm_head): its gradient in the backward, its optimizer
-    // state at the first step (torch.optim creates the moments lazily, per parameter).
-    push(
+}
+
+/// The largest parameter, wte (tied to lm_head): its gradient in the backward, its optimizer
+/// state at the first step (torch.optim creates the moments lazily, per parameter).
+fn embedding(d: &Dims, out: &mut Vec<Candidate>) {
+    let &Dims {
+        v, h, p, p_dtype, ..
+    } = d;
+    out.push(candidate(
         "wte_grad",
         format!("({v}, {h})"),
         p_dtype,
         m(m(v, h), p),
-        &[Backward],
-    );
-    if s.optimizer != Optimizer::Adamw8bit {
-        push(
+        &[Phase::Backward],
+    ));
+    if d.full_moments {
+        out.push(candidate(
             "wte_moment",
             format!("({v}, {h})"),
             p_dtype,
             m(m(v, h), p),
-            &[OptimizerStep],
-        );
+            &[Phase::OptimizerStep],
+        ));
     }
-    if !s.flash {
-        // Manual attention: the (b, a, s, s) scores, fp32 softmax and its 16-bit copy.
-        let scores = m(m(m(b, a), t), t);
-        push(
-            "attention_scores_fp32",
+}
+
+/// Manual attention (no flash): the (b, a, s, s) scores, fp32 softmax and its 16-bit copy, and
+/// the evaluation's scores when its batch differs.
+fn attention(d: &Dims, out: &mut Vec<Candidate>) {
+    use Phase::*;
+    let &Dims {
+        b,
+        eb,
+        t,
+        a,
+        c,
+        half,
+        ..
+    } = d;
+    let scores = m(m(m(b, a), t), t);
+    out.push(candidate(
+        "attention_scores_fp32",
+        format!("({b}, {a}, {t}, {t})"),
+        "float32",
+        m(scores, 4),
+        &[Forward, Backward],
+    ));
+    if c != 4 {
+        out.push(candidate(
+            "attention_scores",
             format!("({b}, {a}, {t}, {t})"),
-            "float32",
-            m(scores, 4),
+            half,
+            m(scores, c),
             &[Forward, Backward],
-        );
-        if c != 4 {
-            push(
-                "attention_scores",
-                format!("({b}, {a}, {t}, {t})"),
-                half,
-                m(scores, c),
-                &[Forward, Backward],
-            );
-        }
-        let eval_scores = m(m(m(eb, a), t), t);
-        if eb != b {
-            push(
-                "eval_attention_scores_fp32",
-                format!("({eb}, {a}, {t}, {t})"),
-                "float32",
-                m(eval_scores, 4),
-                &[Evaluation],
-            );
-        }
+        ));
     }
-    // One block's MLP hidden layer (b, s, 4h) and the residual stream (b, s, h).
-    push(
+    let eval_scores = m(m(m(eb, a), t), t);
+    if eb != b {
+        out.push(candidate(
+            "eval_attention_scores_fp32",
+            format!("({eb}, {a}, {t}, {t})"),
+            "float32",
+            m(eval_scores, 4),
+            &[Evaluation],
+        ));
+    }
+}
+
+/// One block's MLP hidden layer (b, s, 4h), its qkv projection (b, s, 3h) and the residual
+/// stream (b, s, h).
+fn block_activations(d: &Dims, out: &mut Vec<Candidate>) {
+    use Phase::*;
+    let &Dims {
+        b, t, h, c, half, ..
+    } = d;
+    out.push(candidate(
         "mlp_hidden",
         format!("({b}, {t}, {})", m(4, h)),
         half,
         m(m(m(b, t), m(4, h)), c),
         &[Forward, Backward],
-    );
-    push(
+    ));
+    out.push(candidate(
         "qkv",
         format!("({b}, {t}, {})", m(3, h)),
         half,
         m(m(m(b, t), m(3, h)), c),
         &[Forward, Backward],
-    );
-    push(
+    ));
+    out.push(candidate(
         "residual",
         format!("({b}, {t}, {h})"),
         "float32",
         m(m(m(b, t), h), 4),
         &[Forward, Backward],
-    );
-    out
+    ));
 }
 
 /// Whether `bytes` is what the message's `requested` can stand for.

@@ -7,6 +7,7 @@ use super::ExpandContext;
 use crate::cache::BoundedCache;
 use crate::chart::{self, BreakdownChart, Layout, Segment, SweepChart, SweepPoint};
 use crate::estimate::{self, Literal};
+use crate::i18n::Localizer;
 use crate::present::Line;
 
 /// Charts already drawn in this build, by scenario, GPU, language and kind: pages that share a
@@ -116,8 +117,20 @@ fn draw(
     let loc = ctx.loc;
     let fmt = |x: f64| loc.decimal(x, if x.fract() == 0.0 { 0 } else { 1 });
     let est = &serde_json::to_value(&data.estimate).map_err(|e| e.to_string())?;
-    // The line is what this run can use: the capacity less what other programs hold.
-    let capacity = est.get("gpu").filter(|g| !g.is_null()).map(|g| {
+    let capacity = capacity_line(est, loc);
+    match kind {
+        "breakdown" => draw_breakdown(data, loc, est, capacity, &fmt),
+        "sweep" => draw_sweep(data, ctx, over, capacity, &fmt),
+        other => Err(format!(
+            "unknown chart `{other}` (use \"breakdown\" or \"sweep\")"
+        )),
+    }
+}
+
+/// The capacity line of the estimate `est` (as JSON), labelled, when it has a GPU. The line is
+/// what this run can use: the capacity less what other programs hold.
+fn capacity_line(est: &serde_json::Value, loc: &Localizer) -> Option<(String, u64)> {
+    est.get("gpu").filter(|g| !g.is_null()).map(|g| {
         let bytes = g["capacity_bytes"].as_u64().unwrap_or(0);
         let other = est["bytes"]["other_processes"].as_u64().unwrap_or(0);
         let name = FluentValue::from(g["name"].as_str().unwrap_or_default());
@@ -140,122 +153,138 @@ fn draw(
             )
         };
         (label, bytes.saturating_sub(other))
-    });
-    match kind {
-        "breakdown" => {
-            let b = &est["bytes"];
-            let get = |k: &str| b[k].as_u64().unwrap_or(0);
-            // The table's rows, in its order and with its values: the autocast copies on their
-            // own row when there are any, the overhead as the table's `bytes.overhead`.
-            let segments = [
-                (Line::Weights, get("weights")),
-                (Line::Gradients, get("gradients")),
-                (Line::Optimizer, get("optimizer")),
-                (Line::Autocast, get("autocast_weights")),
-                (Line::Activations, get("activations")),
-                (Line::Logits, get("logits")),
-                (Line::Overhead, get("overhead")),
-            ]
-            .into_iter()
-            .filter(|(k, bytes)| *bytes > 0 || *k != Line::Autocast)
-            .map(|(k, bytes)| Segment {
-                label: loc.t_args(
-                    "chart-segment",
-                    &[
-                        (
-                            "name",
-                            FluentValue::from(k.label(
-                                &data.scenario,
-                                data.estimate.peak_phase,
-                                loc,
-                            )),
-                        ),
-                        ("size", FluentValue::from(loc.bytes(bytes))),
-                    ],
-                ),
-                bytes,
-            })
-            .collect();
-            let title = loc.t("chart-breakdown-title");
-            let chart = BreakdownChart {
-                title: title.clone(),
-                axis_label: "GiB".into(),
-                segments,
-                capacity: capacity.clone(),
-                format_gib: &fmt,
-            };
-            let svg =
-                |layout| chart::breakdown_svg_in(&chart, layout).map_err(|e| format!("chart: {e}"));
-            let alt = loc.t_args(
-                "chart-breakdown-alt",
-                &[
-                    ("total", FluentValue::from(loc.bytes(get("total")))),
-                    ("peak", FluentValue::from(loc.bytes(get("peak")))),
-                ],
-            );
-            Ok(Drawn {
-                file: "breakdown.svg".into(),
-                wide: svg(Layout::Wide)?,
-                narrow: svg(Layout::Narrow)?,
-                alt,
-            })
-        }
-        "sweep" => {
-            let key = match over {
-                "batch_size" | "block_size" => over,
-                other => {
-                    return Err(format!(
-                        "cannot sweep over `{other}` (use batch_size or block_size)"
-                    ))
-                }
-            };
-            let (points, max_fit) = sweep(data, ctx, key);
-            let max_fit_label = max_fit.map(|x| {
+    })
+}
+
+/// The breakdown chart of the estimate `est` (as JSON): the table's rows as one bar against
+/// `capacity`.
+fn draw_breakdown(
+    data: &GuideData,
+    loc: &Localizer,
+    est: &serde_json::Value,
+    capacity: Option<(String, u64)>,
+    fmt: &dyn Fn(f64) -> String,
+) -> Result<Drawn, String> {
+    let b = &est["bytes"];
+    let get = |k: &str| b[k].as_u64().unwrap_or(0);
+    let segments = breakdown_segments(data, loc, get);
+    let chart = BreakdownChart {
+        title: loc.t("chart-breakdown-title"),
+        axis_label: "GiB".into(),
+        segments,
+        capacity,
+        format_gib: fmt,
+    };
+    let svg = |layout| chart::breakdown_svg_in(&chart, layout).map_err(|e| format!("chart: {e}"));
+    let alt = loc.t_args(
+        "chart-breakdown-alt",
+        &[
+            ("total", FluentValue::from(loc.bytes(get("total")))),
+            ("peak", FluentValue::from(loc.bytes(get("peak")))),
+        ],
+    );
+    Ok(Drawn {
+        file: "breakdown.svg".into(),
+        wide: svg(Layout::Wide)?,
+        narrow: svg(Layout::Narrow)?,
+        alt,
+    })
+}
+
+/// The breakdown's segments: the table's rows, in its order and with its values (`get` reads
+/// the estimate's `bytes.<key>`): the autocast copies on their own row when there are any, the
+/// overhead as the table's `bytes.overhead`.
+fn breakdown_segments(
+    data: &GuideData,
+    loc: &Localizer,
+    get: impl Fn(&str) -> u64,
+) -> Vec<Segment> {
+    [
+        (Line::Weights, get("weights")),
+        (Line::Gradients, get("gradients")),
+        (Line::Optimizer, get("optimizer")),
+        (Line::Autocast, get("autocast_weights")),
+        (Line::Activations, get("activations")),
+        (Line::Logits, get("logits")),
+        (Line::Overhead, get("overhead")),
+    ]
+    .into_iter()
+    .filter(|(k, bytes)| *bytes > 0 || *k != Line::Autocast)
+    .map(|(k, bytes)| Segment {
+        label: loc.t_args(
+            "chart-segment",
+            &[
                 (
-                    loc.t_args("chart-max-fit", &[("value", FluentValue::from(loc.int(x)))]),
-                    x,
-                )
-            });
-            let title = loc.t(&sweep_title_key(over));
-            let format_bytes = |b: u64| loc.bytes(b);
-            let format_x = |x: u64| loc.int(x);
-            let chart = SweepChart {
-                title: title.clone(),
-                x_label: loc.t(&sweep_axis_key(over)),
-                y_label: loc.t("chart-y-memory"),
-                series_label: loc.t("chart-series-total"),
-                range_label: loc.t("chart-series-range"),
-                points,
-                capacity,
-                max_fit: max_fit_label,
-                format_gib: &fmt,
-                format_x: &format_x,
-                format_bytes: &format_bytes,
-                log2_x: false,
-            };
-            let svg =
-                |layout| chart::sweep_svg_in(&chart, layout).map_err(|e| format!("chart: {e}"));
-            let alt = match max_fit {
-                Some(x) => loc.t_args(
-                    "chart-sweep-alt",
-                    &[
-                        ("title", FluentValue::from(title)),
-                        ("value", FluentValue::from(loc.int(x))),
-                    ],
+                    "name",
+                    FluentValue::from(k.label(&data.scenario, data.estimate.peak_phase, loc)),
                 ),
-                None => title,
-            };
-            Ok(Drawn {
-                file: format!("sweep-{}.svg", over.replace('_', "-")),
-                wide: svg(Layout::Wide)?,
-                narrow: svg(Layout::Narrow)?,
-                alt,
-            })
+                ("size", FluentValue::from(loc.bytes(bytes))),
+            ],
+        ),
+        bytes,
+    })
+    .collect()
+}
+
+/// The sweep chart over `over` (batch_size or block_size): the total memory at each value
+/// against `capacity`, with the largest value that fits marked.
+fn draw_sweep(
+    data: &GuideData,
+    ctx: &ExpandContext<'_>,
+    over: &str,
+    capacity: Option<(String, u64)>,
+    fmt: &dyn Fn(f64) -> String,
+) -> Result<Drawn, String> {
+    let loc = ctx.loc;
+    let key = match over {
+        "batch_size" | "block_size" => over,
+        other => {
+            return Err(format!(
+                "cannot sweep over `{other}` (use batch_size or block_size)"
+            ))
         }
-        other => Err(format!(
-            "unknown chart `{other}` (use \"breakdown\" or \"sweep\")"
-        )),
-    }
+    };
+    let (points, max_fit) = sweep(data, ctx, key);
+    let max_fit_label = max_fit.map(|x| {
+        (
+            loc.t_args("chart-max-fit", &[("value", FluentValue::from(loc.int(x)))]),
+            x,
+        )
+    });
+    let title = loc.t(&sweep_title_key(over));
+    let format_bytes = |b: u64| loc.bytes(b);
+    let format_x = |x: u64| loc.int(x);
+    let chart = SweepChart {
+        title: title.clone(),
+        x_label: loc.t(&sweep_axis_key(over)),
+        y_label: loc.t("chart-y-memory"),
+        series_label: loc.t("chart-series-total"),
+        range_label: loc.t("chart-series-range"),
+        points,
+        capacity,
+        max_fit: max_fit_label,
+        format_gib: fmt,
+        format_x: &format_x,
+        format_bytes: &format_bytes,
+        log2_x: false,
+    };
+    let svg = |layout| chart::sweep_svg_in(&chart, layout).map_err(|e| format!("chart: {e}"));
+    let alt = match max_fit {
+        Some(x) => loc.t_args(
+            "chart-sweep-alt",
+            &[
+                ("title", FluentValue::from(title)),
+                ("value", FluentValue::from(loc.int(x))),
+            ],
+        ),
+        None => title,
+    };
+    Ok(Drawn {
+        file: format!("sweep-{}.svg", over.replace('_', "-")),
+        wide: svg(Layout::Wide)?,
+        narrow: svg(Layout::Narrow)?,
+        alt,
+    })
 }
 
 /// The points of the sweep over `key` and the largest value that fits, from the cache or

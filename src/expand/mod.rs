@@ -158,100 +158,142 @@ impl<'a> LineCounter<'a> {
     }
 }
 
+/// Evaluates one expression to Markdown; `block` when it stands alone on its line.
 fn eval(
     e: &Expr,
     block: bool,
     ctx: &ExpandContext<'_>,
     charts: &mut Vec<(String, String)>,
 ) -> Result<String, String> {
-    let need_data = || {
-        ctx.data
-            .ok_or_else(|| "this guide has no `scenario:` in its front matter".to_string())
-    };
     match &e.kind {
-        ExprKind::Path(path) => {
-            let data = need_data()?;
-            let v = data.lookup(path, ctx.catalog)?;
-            // `fits | verdict` shows the three-state `verdict` beside it: `false` may be "tight".
-            if let (Some("verdict") | None, Some("fits"), Value::Bool(_)) =
-                (e.filter.as_deref(), path.last().map(String::as_str), &v)
-            {
-                let mut sibling = path.clone();
-                sibling.pop();
-                sibling.push("verdict".to_owned());
-                if let Ok(Value::String(state)) = data.lookup(&sibling, ctx.catalog) {
-                    return Ok(verdict_state(ctx.loc, &state));
-                }
-            }
-            format_value(&v, e.filter.as_deref(), ctx.loc, &path.join("."))
-        }
+        ExprKind::Path(path) => eval_path(path, e.filter.as_deref(), ctx),
         ExprKind::Call { name, args } => {
             check_signature(name, args, e.filter.as_deref())?;
-            let arg = |i: usize| {
-                args.iter()
-                    .filter(|a| a.name.is_none())
-                    .nth(i)
-                    .map(|a| &a.value)
-            };
-            let named = |n: &str| {
-                args.iter()
-                    .find(|a| a.name.as_deref() == Some(n))
-                    .map(|a| &a.value)
-            };
-            match name.as_str() {
-                "percent" => {
-                    let data = need_data()?;
-                    let num = |i| match arg(i) {
-                        Some(ArgValue::Path(p)) => data.lookup(p, ctx.catalog)?.as_f64().ok_or_else(|| format!("`{}` is not a number", p.join("."))),
-                        Some(ArgValue::Num(n)) => Ok(*n),
-                        _ => Err("percent(a, b) takes two numbers or paths".to_string()),
-                    };
-                    let (a, b) = (num(0)?, num(1)?);
-                    if let Some(x) = [a, b].into_iter().find(|x| !x.is_finite()) {
-                        return Err(format!("percent(a, b): {x} is not a finite number"));
-                    }
-                    if b == 0.0 {
-                        return Err("percent(a, b): b is zero".into());
-                    }
-                    let ratio = a / b;
-                    if !ratio.is_finite() || !(ratio * 100.0).is_finite() {
-                        return Err(format!(
-                            "percent(a, b): {a} / {b} is not a finite number"
-                        ));
-                    }
-                    Ok(ctx.loc.percent(ratio))
-                }
-                "breakdown_table" | "params_table" | "options_table" | "chart" | "diagnosis" if !block => {
-                    Err(format!("`{name}()` makes a table or chart: put it alone on its own line"))
-                }
-                "breakdown_table" => tables::breakdown(need_data()?, ctx, variant_arg(named("variant"))?),
-                "params_table" => Ok(tables::params(need_data()?, ctx)),
-                "options_table" => Ok(tables::options(need_data()?, ctx)),
-                "diagnosis" => diagnosis(need_data()?, ctx),
-                "chart" => {
-                    let kind = match arg(0) {
-                        Some(ArgValue::Str(s)) => s.as_str(),
-                        _ => return Err("chart(kind) takes \"breakdown\" or \"sweep\"".into()),
-                    };
-                    let over = match named("over") {
-                        None => "batch_size",
-                        Some(ArgValue::Str(s)) => s.as_str(),
-                        Some(_) => return Err("`over` must be \"batch_size\" or \"block_size\"".into()),
-                    };
-                    let drawn = charts::chart(need_data()?, ctx, kind, over)?;
-                    let md = format!("![{}]({})", drawn.alt.replace(['[', ']'], ""), drawn.file);
-                    if !charts.iter().any(|(f, _)| *f == drawn.file) {
-                        charts.push((charts::narrow_name(&drawn.file), drawn.narrow));
-                        charts.push((drawn.file, drawn.wide));
-                    }
-                    Ok(md)
-                }
-                other => Err(format!(
-                    "unknown function `{other}` (known: percent, breakdown_table, params_table, options_table, chart, diagnosis)"
-                )),
-            }
+            eval_call(name, args, block, ctx, charts)
         }
     }
+}
+
+/// The guide's computed data, or the error of a guide without a scenario.
+fn need_data<'a>(ctx: &ExpandContext<'a>) -> Result<&'a GuideData, String> {
+    ctx.data
+        .ok_or_else(|| "this guide has no `scenario:` in its front matter".to_string())
+}
+
+/// A value: `path` read from the guide's data and formatted by `filter`.
+fn eval_path(
+    path: &[String],
+    filter: Option<&str>,
+    ctx: &ExpandContext<'_>,
+) -> Result<String, String> {
+    let data = need_data(ctx)?;
+    let v = data.lookup(path, ctx.catalog)?;
+    // `fits | verdict` shows the three-state `verdict` beside it: `false` may be "tight".
+    if let (Some("verdict") | None, Some("fits"), Value::Bool(_)) =
+        (filter, path.last().map(String::as_str), &v)
+    {
+        let mut sibling = path.to_vec();
+        sibling.pop();
+        sibling.push("verdict".to_owned());
+        if let Ok(Value::String(state)) = data.lookup(&sibling, ctx.catalog) {
+            return Ok(verdict_state(ctx.loc, &state));
+        }
+    }
+    format_value(&v, filter, ctx.loc, &path.join("."))
+}
+
+/// A function call (its arguments already checked against its signature); tables, charts and
+/// the diagnosis only as a `block`, alone on their line. A chart's drawings go to `charts`.
+fn eval_call(
+    name: &str,
+    args: &[parse::Arg],
+    block: bool,
+    ctx: &ExpandContext<'_>,
+    charts: &mut Vec<(String, String)>,
+) -> Result<String, String> {
+    match name {
+        "percent" => percent(args, ctx),
+        "breakdown_table" | "params_table" | "options_table" | "chart" | "diagnosis" if !block => {
+            Err(format!("`{name}()` makes a table or chart: put it alone on its own line"))
+        }
+        "breakdown_table" => {
+            let data = need_data(ctx)?;
+            tables::breakdown(data, ctx, variant_arg(named_arg(args, "variant"))?)
+        }
+        "params_table" => Ok(tables::params(need_data(ctx)?, ctx)),
+        "options_table" => Ok(tables::options(need_data(ctx)?, ctx)),
+        "diagnosis" => diagnosis(need_data(ctx)?, ctx),
+        "chart" => chart(args, ctx, charts),
+        other => Err(format!(
+            "unknown function `{other}` (known: percent, breakdown_table, params_table, options_table, chart, diagnosis)"
+        )),
+    }
+}
+
+/// The `i`-th argument without a name.
+fn positional_arg(args: &[parse::Arg], i: usize) -> Option<&ArgValue> {
+    args.iter()
+        .filter(|a| a.name.is_none())
+        .nth(i)
+        .map(|a| &a.value)
+}
+
+/// The argument named `name`.
+fn named_arg<'a>(args: &'a [parse::Arg], name: &str) -> Option<&'a ArgValue> {
+    args.iter()
+        .find(|a| a.name.as_deref() == Some(name))
+        .map(|a| &a.value)
+}
+
+/// `{{ percent(a, b) }}`: a / b as a localized percentage; each of a and b a number or a path
+/// to one, b not zero and the ratio finite.
+fn percent(args: &[parse::Arg], ctx: &ExpandContext<'_>) -> Result<String, String> {
+    let data = need_data(ctx)?;
+    let num = |i| match positional_arg(args, i) {
+        Some(ArgValue::Path(p)) => data
+            .lookup(p, ctx.catalog)?
+            .as_f64()
+            .ok_or_else(|| format!("`{}` is not a number", p.join("."))),
+        Some(ArgValue::Num(n)) => Ok(*n),
+        _ => Err("percent(a, b) takes two numbers or paths".to_string()),
+    };
+    let (a, b) = (num(0)?, num(1)?);
+    if let Some(x) = [a, b].into_iter().find(|x| !x.is_finite()) {
+        return Err(format!("percent(a, b): {x} is not a finite number"));
+    }
+    if b == 0.0 {
+        return Err("percent(a, b): b is zero".into());
+    }
+    let ratio = a / b;
+    if !ratio.is_finite() || !(ratio * 100.0).is_finite() {
+        return Err(format!("percent(a, b): {a} / {b} is not a finite number"));
+    }
+    Ok(ctx.loc.percent(ratio))
+}
+
+/// `{{ chart(kind, over=…) }}`: the chart's Markdown image; its wide and narrow drawings are
+/// added to `charts` the first time the page shows it.
+fn chart(
+    args: &[parse::Arg],
+    ctx: &ExpandContext<'_>,
+    charts: &mut Vec<(String, String)>,
+) -> Result<String, String> {
+    let kind = match positional_arg(args, 0) {
+        Some(ArgValue::Str(s)) => s.as_str(),
+        _ => return Err("chart(kind) takes \"breakdown\" or \"sweep\"".into()),
+    };
+    let over = match named_arg(args, "over") {
+        None => "batch_size",
+        Some(ArgValue::Str(s)) => s.as_str(),
+        Some(_) => return Err("`over` must be \"batch_size\" or \"block_size\"".into()),
+    };
+    let drawn = charts::chart(need_data(ctx)?, ctx, kind, over)?;
+    let md = format!("![{}]({})", drawn.alt.replace(['[', ']'], ""), drawn.file);
+    if !charts.iter().any(|(f, _)| *f == drawn.file) {
+        charts.push((charts::narrow_name(&drawn.file), drawn.narrow));
+        charts.push((drawn.file, drawn.wide));
+    }
+    Ok(md)
 }
 
 /// `{{ diagnosis() }}`: the front matter's `error:` explained against the guide's scenario.

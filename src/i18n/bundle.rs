@@ -53,104 +53,57 @@ impl Bundle {
     /// Loads the embedded `locales/<lang>/*.ftl`, then the site's files of the same language
     /// (whose messages override the embedded ones).
     pub(crate) fn load(lang: &str, site_root: Option<&Path>) -> Result<Bundle, Vec<Diagnostic>> {
-        let langid: LanguageIdentifier = lang.parse().map_err(|_| {
-            vec![Diagnostic::error(format!(
-                "`{lang}` is not a valid language tag"
-            ))]
-        })?;
-        let mut inner = FluentBundle::new_concurrent(vec![langid]);
-        inner.set_use_isolating(false);
-        inner.set_formatter(Some(format_number));
-        if let Err(e) = inner.add_builtins() {
-            return Err(vec![Diagnostic::error(format!("fluent builtins: {e:?}"))]);
-        }
-        let mut sources: Vec<(String, Arc<str>, bool)> = assets::LOCALES
-            .iter()
-            .filter(|(path, _)| path.starts_with(&format!("{lang}/")) && path.ends_with(".ftl"))
-            .map(|(path, text)| (format!("locales/{path}"), Arc::<str>::from(*text), false))
-            .collect();
+        let mut bundle = Bundle {
+            inner: new_fluent_bundle(lang)?,
+            keys: BTreeSet::new(),
+            defined: BTreeMap::new(),
+            warnings: Vec::new(),
+        };
         let mut errors = Vec::new();
+        let mut sources = embedded_sources(lang);
         if let Some(root) = site_root {
-            let dir = crate::site_paths::SitePaths::new(root).locale(lang);
-            if let Ok(entries) = std::fs::read_dir(&dir) {
-                let mut files: Vec<_> = entries
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "ftl"))
-                    .collect();
-                files.sort();
-                for f in files {
-                    let shown = format!(
-                        "locales/{lang}/{}",
-                        f.file_name().unwrap_or_default().to_string_lossy()
-                    );
-                    match crate::site_files::read_to_string(&f, Path::new(&shown)) {
-                        Ok(text) => sources.push((shown, Arc::from(text), true)),
-                        Err(e) => errors.push(e),
-                    }
-                }
-            }
+            sources.extend(site_sources(root, lang, &mut errors));
         }
-        let mut keys = BTreeSet::new();
-        let mut defined: BTreeMap<String, Origin> = BTreeMap::new();
-        let mut warnings = Vec::new();
-        for (path, text, site) in sources {
-            let resource = match FluentResource::try_new(text.to_string()) {
-                Ok(r) => r,
-                Err((r, errs)) => {
-                    for e in errs {
-                        let (line, col) = line_col(&text, e.pos.start);
-                        errors.push(
-                            Diagnostic::error(format!("invalid Fluent syntax: {}", e.kind))
-                                .in_file(&path)
-                                .at(line, col)
-                                .with_source(text.clone())
-                                .with_help(
-                                    "see https://projectfluent.org/fluent/guide/ for the syntax",
-                                ),
-                        );
-                    }
-                    r
-                }
-            };
-            let mut lines = message_lines(&text).into_iter();
-            for entry in resource.entries() {
-                if let fluent_syntax::ast::Entry::Message(m) = entry {
-                    let id = m.id.name.to_string();
-                    let line = lines.find(|(i, _)| *i == id).map_or(1, |(_, l)| l);
-                    let origin = Origin {
-                        file: path.clone(),
-                        line,
-                        source: text.clone(),
-                        site,
-                    };
-                    if let Some(first) = defined.get(&id).filter(|o| o.site == site) {
-                        warnings.push(
-                            origin
-                                .warning(format!(
-                                    "message `{id}` is defined twice (first at {}:{}); this one wins",
-                                    first.file, first.line
-                                ))
-                                .with_help("keep one definition of each message id"),
-                        );
-                    }
-                    keys.insert(id.clone());
-                    defined.insert(id, origin);
-                }
-            }
-            inner.add_resource_overriding(resource);
+        for source in sources {
+            let resource = parse(&source, &mut errors);
+            bundle.record(&source, &resource);
+            bundle.inner.add_resource_overriding(resource);
         }
         if !errors.is_empty() {
             return Err(errors);
         }
-        let mut bundle = Bundle {
-            inner,
-            keys,
-            defined,
-            warnings,
-        };
         bundle.warnings.extend(bundle.static_problems());
         Ok(bundle)
+    }
+
+    /// Records the messages of `resource` (parsed from `source`): their ids and where each is
+    /// defined, warning of an id defined twice at the same level (built-in or site).
+    fn record(&mut self, source: &Source, resource: &FluentResource) {
+        let mut lines = message_lines(&source.text).into_iter();
+        for entry in resource.entries() {
+            if let fluent_syntax::ast::Entry::Message(m) = entry {
+                let id = m.id.name.to_string();
+                let line = lines.find(|(i, _)| *i == id).map_or(1, |(_, l)| l);
+                let origin = Origin {
+                    file: source.path.clone(),
+                    line,
+                    source: source.text.clone(),
+                    site: source.site,
+                };
+                if let Some(first) = self.defined.get(&id).filter(|o| o.site == source.site) {
+                    self.warnings.push(
+                        origin
+                            .warning(format!(
+                                "message `{id}` is defined twice (first at {}:{}); this one wins",
+                                first.file, first.line
+                            ))
+                            .with_help("keep one definition of each message id"),
+                    );
+                }
+                self.keys.insert(id.clone());
+                self.defined.insert(id, origin);
+            }
+        }
     }
 
     /// Messages that cannot format whatever the arguments: a cycle, or a reference to a message,
@@ -209,6 +162,98 @@ impl Bundle {
         let out: Cow<'_, str> = self.inner.format_pattern(pattern, Some(args), &mut errs);
         let problems = errs.iter().map(describe).collect();
         Some((out.into_owned(), problems))
+    }
+}
+
+/// A Fluent file to load: its path as shown, its text, and whether it is the site's own.
+struct Source {
+    /// `locales/<lang>/<file>.ftl`.
+    path: String,
+    /// The file's text.
+    text: Arc<str>,
+    /// True for a site's own file.
+    site: bool,
+}
+
+/// An empty Fluent bundle for `lang`: no isolation marks, numbers formatted by ICU4X, Fluent's
+/// built-in functions.
+fn new_fluent_bundle(lang: &str) -> Result<FluentBundle<FluentResource>, Vec<Diagnostic>> {
+    let langid: LanguageIdentifier = lang.parse().map_err(|_| {
+        vec![Diagnostic::error(format!(
+            "`{lang}` is not a valid language tag"
+        ))]
+    })?;
+    let mut inner = FluentBundle::new_concurrent(vec![langid]);
+    inner.set_use_isolating(false);
+    inner.set_formatter(Some(format_number));
+    if let Err(e) = inner.add_builtins() {
+        return Err(vec![Diagnostic::error(format!("fluent builtins: {e:?}"))]);
+    }
+    Ok(inner)
+}
+
+/// The embedded `locales/<lang>/*.ftl`.
+fn embedded_sources(lang: &str) -> Vec<Source> {
+    assets::LOCALES
+        .iter()
+        .filter(|(path, _)| path.starts_with(&format!("{lang}/")) && path.ends_with(".ftl"))
+        .map(|(path, text)| Source {
+            path: format!("locales/{path}"),
+            text: Arc::<str>::from(*text),
+            site: false,
+        })
+        .collect()
+}
+
+/// The site's `locales/<lang>/*.ftl` under `root`, sorted by name (none when the folder does
+/// not exist); a file that cannot be read goes to `errors`.
+fn site_sources(root: &Path, lang: &str, errors: &mut Vec<Diagnostic>) -> Vec<Source> {
+    let dir = crate::site_paths::SitePaths::new(root).locale(lang);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ftl"))
+        .collect();
+    files.sort();
+    let mut sources = Vec::new();
+    for f in files {
+        let shown = format!(
+            "locales/{lang}/{}",
+            f.file_name().unwrap_or_default().to_string_lossy()
+        );
+        match crate::site_files::read_to_string(&f, Path::new(&shown)) {
+            Ok(text) => sources.push(Source {
+                path: shown,
+                text: Arc::from(text),
+                site: true,
+            }),
+            Err(e) => errors.push(e),
+        }
+    }
+    sources
+}
+
+/// `source` parsed: what Fluent could read of it, with each syntax error (file, line and
+/// column) added to `errors`.
+fn parse(source: &Source, errors: &mut Vec<Diagnostic>) -> FluentResource {
+    match FluentResource::try_new(source.text.to_string()) {
+        Ok(r) => r,
+        Err((r, errs)) => {
+            for e in errs {
+                let (line, col) = line_col(&source.text, e.pos.start);
+                errors.push(
+                    Diagnostic::error(format!("invalid Fluent syntax: {}", e.kind))
+                        .in_file(&source.path)
+                        .at(line, col)
+                        .with_source(source.text.clone())
+                        .with_help("see https://projectfluent.org/fluent/guide/ for the syntax"),
+                );
+            }
+            r
+        }
     }
 }
 
