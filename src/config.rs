@@ -91,121 +91,18 @@ impl SiteConfig {
     /// Parses a configuration's text; `shown` is the path used in messages.
     pub fn parse(text: &str, shown: &Path) -> Result<SiteConfig, Vec<Diagnostic>> {
         let source: Arc<str> = Arc::from(text);
-        let raw: RawConfig = yaml_serde::from_str(text).map_err(|e| {
-            let mut d = Diagnostic::error(format!("invalid site configuration: {e}"))
-                .in_file(shown)
-                .with_source(source.clone());
-            if let Some(loc) = e.location() {
-                d = d.at(loc.line(), loc.column());
-            }
-            vec![d]
-        })?;
-        let mut errors = Vec::new();
-        // Each problem points at its key's line (or its list item's), with the file as snippet.
-        let at = |d: Diagnostic, pos: Option<(usize, usize)>| {
-            let d = d.in_file(shown).with_source(source.clone());
-            match pos {
-                Some((line, col)) => d.at(line, col),
-                None => d,
-            }
+        let raw = read_raw(text, shown, &source)?;
+        let mut check = Checker {
+            text,
+            shown,
+            source,
+            errors: Vec::new(),
         };
-        let key = |k: &str| key_line(text, k).map(|l| (l, 1));
-        if raw.languages.is_empty() {
-            errors.push(at(
-                Diagnostic::error("`languages` is empty").with_help("list them, e.g. [en, es, zh]"),
-                key("languages"),
-            ));
-        }
-        let mut seen: Vec<&str> = Vec::new();
-        for (i, lang) in raw.languages.iter().enumerate() {
-            let pos = list_item(text, "languages", i).or_else(|| key("languages"));
-            if lang.parse::<unic_langid::LanguageIdentifier>().is_err() || lang.is_empty() {
-                errors.push(at(
-                    Diagnostic::error(format!("`{lang}` in `languages` is not a language tag"))
-                        .with_help("use tags such as en, es, zh"),
-                    pos,
-                ));
-            } else if seen.iter().any(|s| s.eq_ignore_ascii_case(lang)) {
-                // Case too: `en` and `EN` would share one folder on case-insensitive disks.
-                errors.push(at(
-                    Diagnostic::error(format!("`{lang}` is listed twice in `languages`"))
-                        .with_help("list each language once"),
-                    pos,
-                ));
-            }
-            seen.push(lang);
-        }
-        let default_language = raw
-            .default_language
-            .unwrap_or_else(|| raw.languages.first().cloned().unwrap_or_default());
-        if !raw.languages.contains(&default_language) {
-            errors.push(at(
-                Diagnostic::error(format!(
-                    "default_language `{default_language}` is not in `languages`"
-                ))
-                .with_help(format!(
-                    "set it to one of {}, or add it to `languages`",
-                    raw.languages.join(", ")
-                )),
-                key("default_language").or_else(|| key("languages")),
-            ));
-        }
-        let mut base_url = raw.base_url.trim().to_string();
-        let scheme = base_url.starts_with("http://") || base_url.starts_with("https://");
-        let host = base_url.split("://").nth(1).unwrap_or("");
-        if !scheme || host.is_empty() || host.starts_with('/') {
-            errors.push(at(
-                Diagnostic::error(format!(
-                    "base_url `{base_url}` is not an absolute http(s) URL"
-                ))
-                .with_help("write it like https://example.org/ or https://example.org/docs/"),
-                key("base_url"),
-            ));
-        } else if base_url.contains(|c: char| c.is_whitespace() || c == '"' || c == '<' || c == '>')
-        {
-            errors.push(at(
-                Diagnostic::error(format!(
-                    "base_url `{base_url}` contains a space, quote or angle bracket"
-                ))
-                .with_help("percent-encode it (a space is %20)"),
-                key("base_url"),
-            ));
-        }
-        if !base_url.ends_with('/') {
-            base_url.push('/');
-        }
-        let titles = match raw.title {
-            RawTitle::One(t) => raw
-                .languages
-                .iter()
-                .map(|l| (l.clone(), t.clone()))
-                .collect(),
-            RawTitle::PerLanguage(map) => {
-                for lang in map.keys().filter(|l| !raw.languages.contains(l)) {
-                    errors.push(at(
-                        Diagnostic::error(format!(
-                            "`title` has an entry for `{lang}`, which is not in `languages`"
-                        ))
-                        .with_help("remove it, or add the language to `languages`"),
-                        key("title"),
-                    ));
-                }
-                let mut titles = BTreeMap::new();
-                for lang in &raw.languages {
-                    match map.get(lang).or_else(|| map.get(&default_language)) {
-                        Some(t) => {
-                            titles.insert(lang.clone(), t.clone());
-                        }
-                        None => errors.push(at(
-                            Diagnostic::error(format!("`title` has no entry for `{lang}`")),
-                            key("title"),
-                        )),
-                    }
-                }
-                titles
-            }
-        };
-        if errors.is_empty() {
+        check.languages(&raw.languages);
+        let default_language = check.default_language(raw.default_language, &raw.languages);
+        let base_url = check.base_url(&raw.base_url);
+        let titles = check.titles(raw.title, &raw.languages, &default_language);
+        if check.errors.is_empty() {
             Ok(SiteConfig {
                 titles,
                 base_url,
@@ -215,7 +112,7 @@ impl SiteConfig {
                 unsafe_html: raw.markdown.unsafe_html,
             })
         } else {
-            Err(errors)
+            Err(check.errors)
         }
     }
 
@@ -226,6 +123,164 @@ impl SiteConfig {
             .or_else(|| self.titles.get(&self.default_language))
             .map(String::as_str)
             .unwrap_or("")
+    }
+}
+
+/// Deserializes the configuration's YAML; a syntax or shape error is the only problem reported,
+/// at the parser's line and column.
+fn read_raw(text: &str, shown: &Path, source: &Arc<str>) -> Result<RawConfig, Vec<Diagnostic>> {
+    yaml_serde::from_str(text).map_err(|e| {
+        let mut d = Diagnostic::error(format!("invalid site configuration: {e}"))
+            .in_file(shown)
+            .with_source(source.clone());
+        if let Some(loc) = e.location() {
+            d = d.at(loc.line(), loc.column());
+        }
+        vec![d]
+    })
+}
+
+/// Collects the configuration's problems, each located in the file's text.
+struct Checker<'a> {
+    /// The configuration's text, searched for keys' lines.
+    text: &'a str,
+    /// The path used in messages.
+    shown: &'a Path,
+    /// The text again, shown as each problem's snippet.
+    source: Arc<str>,
+    /// The problems found so far, in the order they were found.
+    errors: Vec<Diagnostic>,
+}
+
+impl Checker<'_> {
+    /// Records `d` at `pos` (its key's line, or its list item's), with the file as snippet.
+    fn push(&mut self, d: Diagnostic, pos: Option<(usize, usize)>) {
+        let d = d.in_file(self.shown).with_source(self.source.clone());
+        self.errors.push(match pos {
+            Some((line, col)) => d.at(line, col),
+            None => d,
+        });
+    }
+
+    /// The line (column 1) of the top-level `k:`, if written.
+    fn key(&self, k: &str) -> Option<(usize, usize)> {
+        key_line(self.text, k).map(|l| (l, 1))
+    }
+
+    /// Checks that `languages` is not empty and holds valid tags, each once (ignoring case).
+    fn languages(&mut self, languages: &[String]) {
+        if languages.is_empty() {
+            self.push(
+                Diagnostic::error("`languages` is empty").with_help("list them, e.g. [en, es, zh]"),
+                self.key("languages"),
+            );
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for (i, lang) in languages.iter().enumerate() {
+            let pos = list_item(self.text, "languages", i).or_else(|| self.key("languages"));
+            if lang.parse::<unic_langid::LanguageIdentifier>().is_err() || lang.is_empty() {
+                self.push(
+                    Diagnostic::error(format!("`{lang}` in `languages` is not a language tag"))
+                        .with_help("use tags such as en, es, zh"),
+                    pos,
+                );
+            } else if seen.iter().any(|s| s.eq_ignore_ascii_case(lang)) {
+                // Case too: `en` and `EN` would share one folder on case-insensitive disks.
+                self.push(
+                    Diagnostic::error(format!("`{lang}` is listed twice in `languages`"))
+                        .with_help("list each language once"),
+                    pos,
+                );
+            }
+            seen.push(lang);
+        }
+    }
+
+    /// The default language: `default_language` or else the first language, which must be one
+    /// of `languages`.
+    fn default_language(&mut self, given: Option<String>, languages: &[String]) -> String {
+        let default_language =
+            given.unwrap_or_else(|| languages.first().cloned().unwrap_or_default());
+        if !languages.contains(&default_language) {
+            self.push(
+                Diagnostic::error(format!(
+                    "default_language `{default_language}` is not in `languages`"
+                ))
+                .with_help(format!(
+                    "set it to one of {}, or add it to `languages`",
+                    languages.join(", ")
+                )),
+                self.key("default_language")
+                    .or_else(|| self.key("languages")),
+            );
+        }
+        default_language
+    }
+
+    /// The base URL, trimmed and with a trailing slash, after checking that it is an absolute
+    /// http(s) URL with nothing that would need escaping in an attribute.
+    fn base_url(&mut self, given: &str) -> String {
+        let mut base_url = given.trim().to_string();
+        let scheme = base_url.starts_with("http://") || base_url.starts_with("https://");
+        let host = base_url.split("://").nth(1).unwrap_or("");
+        if !scheme || host.is_empty() || host.starts_with('/') {
+            self.push(
+                Diagnostic::error(format!(
+                    "base_url `{base_url}` is not an absolute http(s) URL"
+                ))
+                .with_help("write it like https://example.org/ or https://example.org/docs/"),
+                self.key("base_url"),
+            );
+        } else if base_url.contains(|c: char| c.is_whitespace() || c == '"' || c == '<' || c == '>')
+        {
+            self.push(
+                Diagnostic::error(format!(
+                    "base_url `{base_url}` contains a space, quote or angle bracket"
+                ))
+                .with_help("percent-encode it (a space is %20)"),
+                self.key("base_url"),
+            );
+        }
+        if !base_url.ends_with('/') {
+            base_url.push('/');
+        }
+        base_url
+    }
+
+    /// The title of each language: the single title for all, or each language's entry (the
+    /// default language's when it has none); an entry for an unlisted language is a problem.
+    fn titles(
+        &mut self,
+        title: RawTitle,
+        languages: &[String],
+        default_language: &str,
+    ) -> BTreeMap<String, String> {
+        let map = match title {
+            RawTitle::One(t) => return languages.iter().map(|l| (l.clone(), t.clone())).collect(),
+            RawTitle::PerLanguage(map) => map,
+        };
+        for lang in map.keys().filter(|l| !languages.contains(l)) {
+            self.push(
+                Diagnostic::error(format!(
+                    "`title` has an entry for `{lang}`, which is not in `languages`"
+                ))
+                .with_help("remove it, or add the language to `languages`"),
+                self.key("title"),
+            );
+        }
+        let mut titles = BTreeMap::new();
+        for lang in languages {
+            match map.get(lang).or_else(|| map.get(default_language)) {
+                Some(t) => {
+                    titles.insert(lang.clone(), t.clone());
+                }
+                None => self.push(
+                    Diagnostic::error(format!("`title` has no entry for `{lang}`")),
+                    self.key("title"),
+                ),
+            }
+        }
+        titles
     }
 }
 
