@@ -16,7 +16,7 @@ use super::variants::Variant;
 use crate::diagnostics::Diagnostic;
 
 /// The typed front matter of one page.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FrontMatter {
     /// The page title (required).
     pub title: String,
@@ -95,163 +95,227 @@ pub fn parse(
     file: &Path,
     source: &Arc<str>,
 ) -> Result<FrontMatter, Vec<Diagnostic>> {
-    let at = |line: usize, col: usize, msg: String| {
-        Diagnostic::error(msg)
-            .in_file(file)
-            .at(line, col)
-            .with_source(source.clone())
-    };
     check_limits(split, file, source).map_err(|d| vec![d])?;
-    let value: Yaml = if split.yaml.trim().is_empty() {
-        Yaml::Mapping(Default::default())
-    } else {
-        parse_yaml(split.yaml).map_err(|e| {
-            let (line, col) = e.line_col.unwrap_or((1, 1));
-            let msg = shift_lines(&e.message, split.yaml_line - 1);
-            vec![at(
-                line + split.yaml_line - 1,
-                col,
-                format!("invalid YAML in front matter: {msg}"),
-            )
-            .with_help(e.help)]
-        })?
+    let mut check = Checker {
+        split,
+        file,
+        source,
+        errors: Vec::new(),
     };
-    let Yaml::Mapping(map) = value else {
-        return Err(vec![at(
-            split.yaml_line,
-            1,
-            "front matter must be a mapping of `key: value` lines".into(),
-        )]);
-    };
-    let key_line = |key: &str| key_line(split, key);
-    let mut errors = Vec::new();
-    let mut title = None;
-    let mut lang = None;
-    let mut fm = FrontMatter {
-        title: String::new(),
-        lang: String::new(),
-        translated: false,
-        kind: None,
-        layout: None,
-        date: None,
-        description: None,
-        scenario: None,
-        variants: Vec::new(),
-        extra: Vec::new(),
-    };
+    let map = check.mapping()?;
+    let mut fm = FrontMatter::default();
+    let (mut title, mut lang) = (None, None);
     for (k, v) in map {
         let Yaml::String(key) = k else {
-            errors.push(at(
+            let d = check.at(
                 split.yaml_line,
-                1,
                 format!("front matter keys must be strings, found {k:?}"),
-            ));
+            );
+            check.errors.push(d);
             continue;
         };
-        let line = key_line(&key);
-        let want_string = |v: &Yaml, errors: &mut Vec<Diagnostic>| -> Option<String> {
-            match v {
-                Yaml::String(s) => Some(s.clone()),
-                Yaml::Number(n) => Some(n.to_string()),
-                Yaml::Null => None,
-                other => {
-                    errors.push(
-                        at(
-                            line,
-                            1,
-                            format!("`{key}` must be a string, found {}", type_name(other)),
-                        )
-                        .with_help(format!("write `{key}: \"...\"`")),
-                    );
-                    None
-                }
-            }
-        };
+        let line = key_line(split, &key);
         match key.as_str() {
-            "title" => title = want_string(&v, &mut errors),
-            "lang" => lang = want_string(&v, &mut errors),
-            "type" => fm.kind = want_string(&v, &mut errors),
-            "layout" => fm.layout = want_string(&v, &mut errors),
-            "description" => fm.description = want_string(&v, &mut errors),
-            "date" => {
-                fm.date = want_string(&v, &mut errors);
-                if let Some(d) = &fm.date {
-                    if let Err(why) = check_date(d) {
-                        errors.push(date_error(at(line, 1, String::new()), "date", d, &why));
-                    }
-                }
-            }
+            "title" => title = check.string(&key, line, &v),
+            "lang" => lang = check.string(&key, line, &v),
+            "type" => fm.kind = check.string(&key, line, &v),
+            "layout" => fm.layout = check.string(&key, line, &v),
+            "description" => fm.description = check.string(&key, line, &v),
+            "date" => fm.date = check.date(&key, line, &v),
             "updated" => {
-                if let Some(d) = want_string(&v, &mut errors) {
-                    if let Err(why) = check_date(&d) {
-                        errors.push(date_error(at(line, 1, String::new()), "updated", &d, &why));
-                    }
-                }
-                match serde_json::to_value(&v) {
-                    Ok(json) => fm.extra.push((key.clone(), json)),
-                    Err(e) => errors.push(at(line, 1, format!("`updated` cannot be read: {e}"))),
+                check.date(&key, line, &v);
+                check.extra(&mut fm.extra, &key, line, &v, "cannot be read");
+            }
+            "translated" => {
+                if let Some(b) = check.boolean(&key, line, &v) {
+                    fm.translated = b;
                 }
             }
-            "translated" => match v {
-                Yaml::Bool(b) => fm.translated = b,
-                other => errors.push(
-                    at(
-                        line,
-                        1,
-                        format!(
-                            "`translated` must be true or false, found {}",
-                            type_name(&other)
-                        ),
-                    )
-                    .with_help("write `translated: true` or `translated: false`"),
-                ),
-            },
             "scenario" => fm.scenario = Some((v, line)),
-            "variants" => {
-                let lines: Vec<&str> = split.yaml.split('\n').collect();
-                match super::variants::parse(&v, line, &lines, split.yaml_line) {
-                    Ok(list) => fm.variants = list,
-                    Err(list) => errors.extend(
-                        list.into_iter()
-                            .map(|(l, msg, help)| at(l, 1, msg).with_help(help)),
-                    ),
-                }
-            }
-            _ => match serde_json::to_value(&v) {
-                Ok(json) => fm.extra.push((key.clone(), json)),
-                Err(e) => errors.push(at(
-                    line,
-                    1,
-                    format!("`{key}` cannot be passed to templates: {e}"),
-                )),
-            },
+            "variants" => fm.variants = check.variants(&v, line),
+            _ => check.extra(
+                &mut fm.extra,
+                &key,
+                line,
+                &v,
+                "cannot be passed to templates",
+            ),
         }
     }
-    let reported = |errors: &[Diagnostic], key: &str| {
-        errors
-            .iter()
-            .any(|d| d.message.starts_with(&format!("`{key}`")))
-    };
-    match title {
-        Some(t) if !t.trim().is_empty() => fm.title = t,
-        _ if reported(&errors, "title") => {}
-        _ => errors.push(
-            at(split.yaml_line, 1, "front matter has no `title`".into())
-                .with_help("add `title: \"...\"`"),
-        ),
-    }
-    match lang {
-        Some(l) if !l.trim().is_empty() => fm.lang = l,
-        _ if reported(&errors, "lang") => {}
-        _ => errors.push(
-            at(split.yaml_line, 1, "front matter has no `lang`".into())
-                .with_help("add `lang: en` (or es, zh), matching the file name"),
-        ),
-    }
-    if errors.is_empty() {
+    fm.title = check.required("title", title, "add `title: \"...\"`");
+    fm.lang = check.required(
+        "lang",
+        lang,
+        "add `lang: en` (or es, zh), matching the file name",
+    );
+    if check.errors.is_empty() {
         Ok(fm)
     } else {
-        Err(errors)
+        Err(check.errors)
+    }
+}
+
+/// Collects the problems of one front matter block, each at its file line with the page as
+/// snippet.
+struct Checker<'a> {
+    /// The block.
+    split: &'a Split<'a>,
+    /// The page's path, for messages.
+    file: &'a Path,
+    /// The page's text, shown as snippets.
+    source: &'a Arc<str>,
+    /// The problems found so far, in the order they were found.
+    errors: Vec<Diagnostic>,
+}
+
+impl Checker<'_> {
+    /// An error `msg` at file line `line`, column 1.
+    fn at(&self, line: usize, msg: String) -> Diagnostic {
+        self.at_col(line, 1, msg)
+    }
+
+    /// An error `msg` at file line `line` and column `col`.
+    fn at_col(&self, line: usize, col: usize, msg: String) -> Diagnostic {
+        Diagnostic::error(msg)
+            .in_file(self.file)
+            .at(line, col)
+            .with_source(self.source.clone())
+    }
+
+    /// The block's YAML as a mapping (an empty block is an empty one); a syntax error, located
+    /// in the file, or a block that is not a mapping is the only problem reported.
+    fn mapping(&self) -> Result<yaml_serde::Mapping, Vec<Diagnostic>> {
+        let split = self.split;
+        let value: Yaml = if split.yaml.trim().is_empty() {
+            Yaml::Mapping(Default::default())
+        } else {
+            parse_yaml(split.yaml).map_err(|e| {
+                let (line, col) = e.line_col.unwrap_or((1, 1));
+                let msg = shift_lines(&e.message, split.yaml_line - 1);
+                vec![self
+                    .at_col(
+                        line + split.yaml_line - 1,
+                        col,
+                        format!("invalid YAML in front matter: {msg}"),
+                    )
+                    .with_help(e.help)]
+            })?
+        };
+        let Yaml::Mapping(map) = value else {
+            return Err(vec![self.at(
+                split.yaml_line,
+                "front matter must be a mapping of `key: value` lines".into(),
+            )]);
+        };
+        Ok(map)
+    }
+
+    /// The text of `key`'s value `v` (a number as written); nothing for a null, and an error
+    /// for any other kind of value.
+    fn string(&mut self, key: &str, line: usize, v: &Yaml) -> Option<String> {
+        match v {
+            Yaml::String(s) => Some(s.clone()),
+            Yaml::Number(n) => Some(n.to_string()),
+            Yaml::Null => None,
+            other => {
+                let d = self
+                    .at(
+                        line,
+                        format!("`{key}` must be a string, found {}", type_name(other)),
+                    )
+                    .with_help(format!("write `{key}: \"...\"`"));
+                self.errors.push(d);
+                None
+            }
+        }
+    }
+
+    /// The text of a `date:` or `updated:` value, which must be a calendar date (an error
+    /// otherwise, the text still returned).
+    fn date(&mut self, key: &str, line: usize, v: &Yaml) -> Option<String> {
+        let date = self.string(key, line, v);
+        if let Some(d) = &date {
+            if let Err(why) = check_date(d) {
+                let e = date_error(self.at(line, String::new()), key, d, &why);
+                self.errors.push(e);
+            }
+        }
+        date
+    }
+
+    /// The boolean value of `translated:`; an error for anything else.
+    fn boolean(&mut self, key: &str, line: usize, v: &Yaml) -> Option<bool> {
+        match v {
+            Yaml::Bool(b) => Some(*b),
+            other => {
+                let d = self
+                    .at(
+                        line,
+                        format!("`{key}` must be true or false, found {}", type_name(other)),
+                    )
+                    .with_help(format!("write `{key}: true` or `{key}: false`"));
+                self.errors.push(d);
+                None
+            }
+        }
+    }
+
+    /// Appends `key: v` to `extra` as JSON for templates; `failure` says what fails when the
+    /// value has no JSON form.
+    fn extra(
+        &mut self,
+        extra: &mut Vec<(String, serde_json::Value)>,
+        key: &str,
+        line: usize,
+        v: &Yaml,
+        failure: &str,
+    ) {
+        match serde_json::to_value(v) {
+            Ok(json) => extra.push((key.to_string(), json)),
+            Err(e) => {
+                let d = self.at(line, format!("`{key}` {failure}: {e}"));
+                self.errors.push(d);
+            }
+        }
+    }
+
+    /// The variants of `variants:` (written at `line`); their problems become errors at
+    /// their lines and leave the list empty.
+    fn variants(&mut self, v: &Yaml, line: usize) -> Vec<Variant> {
+        let lines: Vec<&str> = self.split.yaml.split('\n').collect();
+        match super::variants::parse(v, line, &lines, self.split.yaml_line) {
+            Ok(list) => list,
+            Err(list) => {
+                for (l, msg, help) in list {
+                    let d = self.at(l, msg).with_help(help);
+                    self.errors.push(d);
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    /// The required `key`'s value; when absent or blank, an error at the block's first line
+    /// with `help`, unless the value was already reported as malformed.
+    fn required(&mut self, key: &str, value: Option<String>, help: &str) -> String {
+        match value {
+            Some(v) if !v.trim().is_empty() => return v,
+            _ if self.reported(key) => {}
+            _ => {
+                let d = self
+                    .at(self.split.yaml_line, format!("front matter has no `{key}`"))
+                    .with_help(help);
+                self.errors.push(d);
+            }
+        }
+        String::new()
+    }
+
+    /// True when a problem with `key` (a message starting with it) is already recorded.
+    fn reported(&self, key: &str) -> bool {
+        self.errors
+            .iter()
+            .any(|d| d.message.starts_with(&format!("`{key}`")))
     }
 }
 
