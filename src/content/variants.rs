@@ -9,7 +9,7 @@
 //! Any other key, a duplicate id, a label that is not text and a `set:` value that is not a
 //! scalar are errors at their line.
 
-use yaml_serde::Value as Yaml;
+use yaml_serde::{Mapping, Value as Yaml};
 
 use super::front_matter::type_name;
 
@@ -66,139 +66,193 @@ pub fn parse(
     let mut errors = Vec::new();
     let mut variants: Vec<Variant> = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let line = starts[i];
-        let end = starts.get(i + 1).copied().unwrap_or(usize::MAX);
         let block = Block {
             lines,
             first_line,
-            start: line,
-            end,
+            start: starts[i],
+            end: starts.get(i + 1).copied().unwrap_or(usize::MAX),
         };
-        let Yaml::Mapping(map) = item else {
-            errors.push((
-                line,
-                format!(
-                    "variant {} must be a mapping with `id`, `label` and `set`",
-                    i + 1
-                ),
-                "write `- id: name`, then `label:` and `set:` under it".into(),
-            ));
-            continue;
-        };
-        for k in map.keys() {
-            let name = k.as_str().map_or_else(|| format!("{k:?}"), str::to_string);
-            if !KEYS.contains(&name.as_str()) {
-                errors.push((
-                    block.key_line(&name),
-                    format!("unknown key `{name}` in variant {}", i + 1),
-                    "a variant has only `id`, `label` and `set`".into(),
-                ));
-            }
+        if let Some(variant) = parse_item(item, i + 1, block, &variants, &mut errors) {
+            variants.push(variant);
         }
-        let id = match map.get("id") {
-            Some(Yaml::String(s)) if is_id(s) => s.clone(),
-            Some(Yaml::Number(n)) if is_id(&n.to_string()) => n.to_string(),
-            Some(other) => {
-                errors.push((
-                    block.key_line("id"),
-                    format!("variant id {} is not a name", shown(other)),
-                    "use letters, digits, `_` and `-`, e.g. `id: micro8`".into(),
-                ));
-                continue;
-            }
-            None => {
-                errors.push((
-                    line,
-                    format!("variant {} has no `id`", i + 1),
-                    "add `id: name` (letters, digits, `_` and `-`)".into(),
-                ));
-                continue;
-            }
-        };
-        if let Some(first) = variants.iter().find(|v| v.id == id) {
-            errors.push((
-                block.key_line("id"),
-                format!(
-                    "duplicate variant id `{id}` (first used at line {})",
-                    first.line
-                ),
-                "give each variant its own id".into(),
-            ));
-        }
-        let label = match map.get("label") {
-            None | Some(Yaml::Null) => id.clone(),
-            Some(Yaml::String(s)) => s.clone(),
-            Some(Yaml::Number(n)) => n.to_string(),
-            Some(other) => {
-                errors.push((
-                    block.key_line("label"),
-                    format!(
-                        "the label of variant `{id}` must be text, found {}",
-                        type_name(other)
-                    ),
-                    "write `label: \"...\"` (quote it if it contains `[`, `{` or `:`)".into(),
-                ));
-                id.clone()
-            }
-        };
-        let mut set = Vec::new();
-        match map.get("set") {
-            Some(Yaml::Mapping(pairs)) => {
-                let set_line = block.key_line("set");
-                let inner = Block {
-                    start: set_line,
-                    ..block
-                };
-                for (k, v) in pairs {
-                    let Some(key) = k.as_str() else {
-                        errors.push((
-                            set_line,
-                            format!(
-                                "`set:` of variant `{id}` has a key that is not a name: {}",
-                                shown(k)
-                            ),
-                            "write scenario keys such as `batch_size: 8`".into(),
-                        ));
-                        continue;
-                    };
-                    let kline = inner.key_line(key);
-                    match v {
-                        Yaml::Bool(_) | Yaml::Number(_) | Yaml::String(_) | Yaml::Null => {
-                            set.push(Setting {
-                                key: key.to_string(),
-                                value: v.clone(),
-                                line: kline,
-                            })
-                        }
-                        other => errors.push((
-                            kline,
-                            format!(
-                                "`{key}` in variant `{id}` must be a number, string or boolean, found {}",
-                                type_name(other)
-                            ),
-                            format!("write `{key}: value`"),
-                        )),
-                    }
-                }
-            }
-            other => errors.push((
-                other.map_or(line, |_| block.key_line("set")),
-                format!("variant `{id}` needs a `set:` mapping of scenario keys"),
-                "add e.g. `set: { batch_size: 8 }`".into(),
-            )),
-        }
-        variants.push(Variant {
-            id,
-            label,
-            set,
-            line,
-        });
     }
     if errors.is_empty() {
         Ok(variants)
     } else {
         Err(errors)
     }
+}
+
+/// Parses variant number `n` (1-based), written in `block`, recording its problems in `errors`;
+/// `earlier` are the variants before it. Nothing when it has no usable id (or is no mapping).
+fn parse_item(
+    item: &Yaml,
+    n: usize,
+    block: Block<'_>,
+    earlier: &[Variant],
+    errors: &mut Vec<VariantError>,
+) -> Option<Variant> {
+    let line = block.start;
+    let Yaml::Mapping(map) = item else {
+        errors.push((
+            line,
+            format!("variant {n} must be a mapping with `id`, `label` and `set`"),
+            "write `- id: name`, then `label:` and `set:` under it".into(),
+        ));
+        return None;
+    };
+    unknown_keys(map, n, block, errors);
+    let id = read_id(map, n, block, errors)?;
+    if let Some(first) = earlier.iter().find(|v| v.id == id) {
+        errors.push((
+            block.key_line("id"),
+            format!(
+                "duplicate variant id `{id}` (first used at line {})",
+                first.line
+            ),
+            "give each variant its own id".into(),
+        ));
+    }
+    let label = read_label(map, &id, block, errors);
+    let set = read_set(map, &id, block, errors);
+    Some(Variant {
+        id,
+        label,
+        set,
+        line,
+    })
+}
+
+/// Records an error for each key of variant `n` other than [`KEYS`].
+fn unknown_keys(map: &Mapping, n: usize, block: Block<'_>, errors: &mut Vec<VariantError>) {
+    for k in map.keys() {
+        let name = k.as_str().map_or_else(|| format!("{k:?}"), str::to_string);
+        if !KEYS.contains(&name.as_str()) {
+            errors.push((
+                block.key_line(&name),
+                format!("unknown key `{name}` in variant {n}"),
+                "a variant has only `id`, `label` and `set`".into(),
+            ));
+        }
+    }
+}
+
+/// The id of variant `n`: a name (a number counts as written); an error when it is missing or
+/// not a name.
+fn read_id(
+    map: &Mapping,
+    n: usize,
+    block: Block<'_>,
+    errors: &mut Vec<VariantError>,
+) -> Option<String> {
+    match map.get("id") {
+        Some(Yaml::String(s)) if is_id(s) => Some(s.clone()),
+        Some(Yaml::Number(num)) if is_id(&num.to_string()) => Some(num.to_string()),
+        Some(other) => {
+            errors.push((
+                block.key_line("id"),
+                format!("variant id {} is not a name", shown(other)),
+                "use letters, digits, `_` and `-`, e.g. `id: micro8`".into(),
+            ));
+            None
+        }
+        None => {
+            errors.push((
+                block.start,
+                format!("variant {n} has no `id`"),
+                "add `id: name` (letters, digits, `_` and `-`)".into(),
+            ));
+            None
+        }
+    }
+}
+
+/// The label of variant `id`: its text (a number as written), or the id when absent, null or
+/// not text (the last an error).
+fn read_label(map: &Mapping, id: &str, block: Block<'_>, errors: &mut Vec<VariantError>) -> String {
+    match map.get("label") {
+        None | Some(Yaml::Null) => id.to_string(),
+        Some(Yaml::String(s)) => s.clone(),
+        Some(Yaml::Number(n)) => n.to_string(),
+        Some(other) => {
+            errors.push((
+                block.key_line("label"),
+                format!(
+                    "the label of variant `{id}` must be text, found {}",
+                    type_name(other)
+                ),
+                "write `label: \"...\"` (quote it if it contains `[`, `{` or `:`)".into(),
+            ));
+            id.to_string()
+        }
+    }
+}
+
+/// The settings of variant `id`'s `set:`, which must be a mapping (an error otherwise, with no
+/// settings).
+fn read_set(
+    map: &Mapping,
+    id: &str,
+    block: Block<'_>,
+    errors: &mut Vec<VariantError>,
+) -> Vec<Setting> {
+    match map.get("set") {
+        Some(Yaml::Mapping(pairs)) => settings(pairs, id, block, errors),
+        other => {
+            errors.push((
+                other.map_or(block.start, |_| block.key_line("set")),
+                format!("variant `{id}` needs a `set:` mapping of scenario keys"),
+                "add e.g. `set: { batch_size: 8 }`".into(),
+            ));
+            Vec::new()
+        }
+    }
+}
+
+/// The `key: value` pairs of variant `id`'s `set:` mapping, each located at its key; a key
+/// that is not a name or a value that is not a scalar is an error, and left out.
+fn settings(
+    pairs: &Mapping,
+    id: &str,
+    block: Block<'_>,
+    errors: &mut Vec<VariantError>,
+) -> Vec<Setting> {
+    let set_line = block.key_line("set");
+    let inner = Block {
+        start: set_line,
+        ..block
+    };
+    let mut set = Vec::new();
+    for (k, v) in pairs {
+        let Some(key) = k.as_str() else {
+            errors.push((
+                set_line,
+                format!(
+                    "`set:` of variant `{id}` has a key that is not a name: {}",
+                    shown(k)
+                ),
+                "write scenario keys such as `batch_size: 8`".into(),
+            ));
+            continue;
+        };
+        let kline = inner.key_line(key);
+        match v {
+            Yaml::Bool(_) | Yaml::Number(_) | Yaml::String(_) | Yaml::Null => set.push(Setting {
+                key: key.to_string(),
+                value: v.clone(),
+                line: kline,
+            }),
+            other => errors.push((
+                kline,
+                format!(
+                    "`{key}` in variant `{id}` must be a number, string or boolean, found {}",
+                    type_name(other)
+                ),
+                format!("write `{key}: value`"),
+            )),
+        }
+    }
+    set
 }
 
 /// True for an id usable in `variants.<id>` paths: letters, digits, `_` and `-`.
