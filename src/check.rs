@@ -16,20 +16,20 @@ use crate::site::{self, plan::Plan};
 
 /// One problem found by `check`.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// `error`, `warning`, `stale`, `missing-string`, `missing-translation`,
     /// `outdated-translation` or `broken-link`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// The file concerned, if any.
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// What is wrong.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// A guide's translation status in one language.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
-pub enum Status {
+pub(crate) enum Status {
     /// Present and not older than the source.
     UpToDate,
     /// No file for this language.
@@ -40,23 +40,23 @@ pub enum Status {
 
 /// Everything `check` found.
 #[derive(Debug, Clone, Serialize)]
-pub struct CheckReport {
+pub(crate) struct CheckReport {
     /// The languages, in site order (the columns of `translations`).
-    pub languages: Vec<String>,
+    pub(crate) languages: Vec<String>,
     /// Guide slug → status per language.
-    pub translations: BTreeMap<String, Vec<Status>>,
+    pub(crate) translations: BTreeMap<String, Vec<Status>>,
     /// Every problem.
-    pub problems: Vec<Problem>,
+    pub(crate) problems: Vec<Problem>,
 }
 
 impl CheckReport {
     /// True when nothing is wrong.
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.problems.is_empty()
     }
 
     /// The report for a terminal: problems, then the translation-status table.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = String::new();
         for p in &self.problems {
             match &p.file {
@@ -98,7 +98,7 @@ impl CheckReport {
 }
 
 /// Checks the site at `root` against its output folder `out`.
-pub fn check(root: &Path, out: &Path) -> CheckReport {
+pub(crate) fn check(root: &Path, out: &Path) -> CheckReport {
     let mut problems = Vec::new();
     // Missing-string warnings are reported below from `missing_keys`, as problems.
     let (site, _missing_string_warnings) = match site::load_site(root) {

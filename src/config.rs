@@ -20,26 +20,26 @@ use serde::Deserialize;
 use crate::diagnostics::Diagnostic;
 
 /// The file name of the site configuration.
-pub use crate::site_paths::CONFIG_FILE;
+pub(crate) use crate::site_paths::CONFIG_FILE;
 
 /// A site's configuration.
 #[derive(Debug, Clone)]
-pub struct SiteConfig {
+pub(crate) struct SiteConfig {
     /// Site title per language (a single title applies to every language).
-    pub titles: BTreeMap<String, String>,
+    pub(crate) titles: BTreeMap<String, String>,
     /// Absolute URL the site is served from, with a trailing slash (used for the sitemap and
     /// `hreflang` links); pages link to each other relatively, so a subpath works too.
-    pub base_url: String,
+    pub(crate) base_url: String,
     /// Languages, in the order the language chooser lists them.
-    pub languages: Vec<String>,
+    pub(crate) languages: Vec<String>,
     /// The language `x-default` points to and whose strings fill gaps in the others.
-    pub default_language: String,
+    pub(crate) default_language: String,
     /// Whether the build reads files (pages, templates, locales, data) that symlinks lead to
     /// outside the site root; off, such a symlink is an error.
-    pub follow_external_symlinks: bool,
+    pub(crate) follow_external_symlinks: bool,
     /// `markdown.unsafe_html`: keep raw HTML and links with unsafe URL schemes in guides
     /// (dropped with a warning by default).
-    pub unsafe_html: bool,
+    pub(crate) unsafe_html: bool,
 }
 
 #[derive(Deserialize)]
@@ -72,7 +72,7 @@ enum RawTitle {
 
 impl SiteConfig {
     /// Reads and checks `root/vramdoc.yaml`.
-    pub fn load(root: &Path) -> Result<SiteConfig, Vec<Diagnostic>> {
+    pub(crate) fn load(root: &Path) -> Result<SiteConfig, Vec<Diagnostic>> {
         let path = root.join(CONFIG_FILE);
         if let Err(e) = std::fs::metadata(&path) {
             return Err(vec![Diagnostic::error(format!(
@@ -89,7 +89,7 @@ impl SiteConfig {
     }
 
     /// Parses a configuration's text; `shown` is the path used in messages.
-    pub fn parse(text: &str, shown: &Path) -> Result<SiteConfig, Vec<Diagnostic>> {
+    pub(crate) fn parse(text: &str, shown: &Path) -> Result<SiteConfig, Vec<Diagnostic>> {
         let source: Arc<str> = Arc::from(text);
         let raw = read_raw(text, shown, &source)?;
         let mut check = Checker {
@@ -117,7 +117,7 @@ impl SiteConfig {
     }
 
     /// The site title in `lang`.
-    pub fn title(&self, lang: &str) -> &str {
+    pub(crate) fn title(&self, lang: &str) -> &str {
         self.titles
             .get(lang)
             .or_else(|| self.titles.get(&self.default_language))

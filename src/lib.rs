@@ -6,9 +6,9 @@
 mod assets;
 mod cache;
 pub mod chart;
-pub mod check;
+pub(crate) mod check;
 pub mod cli;
-pub mod config;
+pub(crate) mod config;
 pub mod content;
 pub mod diagnose;
 pub mod diagnostics;
@@ -17,11 +17,11 @@ pub mod expand;
 pub mod i18n;
 pub mod markdown;
 pub mod present;
-pub mod render;
+pub(crate) mod render;
 pub mod report;
-pub mod search;
+pub(crate) mod search;
 #[cfg(feature = "serve")]
-pub mod serve;
+pub(crate) mod serve;
 pub mod site;
-pub mod site_files;
-pub mod site_paths;
+pub(crate) mod site_files;
+pub(crate) mod site_paths;

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use crate::diagnostics::Diagnostic;
 
 /// The largest file the build reads from a site: 10 MiB.
-pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Reads the regular file at `path`; `shown` is the path used in messages.
-pub fn read(path: &Path, shown: &Path) -> Result<Vec<u8>, Diagnostic> {
+pub(crate) fn read(path: &Path, shown: &Path) -> Result<Vec<u8>, Diagnostic> {
     let file = open_nonblocking(path)
         .map_err(|e| Diagnostic::error(format!("cannot read: {e}")).in_file(shown))?;
     let meta = file
@@ -46,7 +46,7 @@ pub fn read(path: &Path, shown: &Path) -> Result<Vec<u8>, Diagnostic> {
 }
 
 /// Reads the regular file at `path` as UTF-8 text (see [`read`]).
-pub fn read_to_string(path: &Path, shown: &Path) -> Result<String, Diagnostic> {
+pub(crate) fn read_to_string(path: &Path, shown: &Path) -> Result<String, Diagnostic> {
     String::from_utf8(read(path, shown)?).map_err(|e| {
         let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
             .iter()
@@ -62,7 +62,7 @@ pub fn read_to_string(path: &Path, shown: &Path) -> Result<String, Diagnostic> {
 
 /// Refuses `path` (a symlink, or a path through a symlinked folder) when it leads outside the
 /// site `root` and `follow_external` is off. Also refuses a symlink that leads nowhere.
-pub fn check_inside(
+pub(crate) fn check_inside(
     root: &Path,
     path: &Path,
     shown: &Path,
@@ -94,7 +94,11 @@ pub fn check_inside(
 /// Every file under `root/dir` (recursively, sorted), each checked: symlinks leading outside
 /// the site (unless `follow_external`), anything but regular files and folders, and files above
 /// [`MAX_FILE_BYTES`] are reported, all at once. A missing folder has no files.
-pub fn walk(root: &Path, dir: &str, follow_external: bool) -> (Vec<PathBuf>, Vec<Diagnostic>) {
+pub(crate) fn walk(
+    root: &Path,
+    dir: &str,
+    follow_external: bool,
+) -> (Vec<PathBuf>, Vec<Diagnostic>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     walk_into(

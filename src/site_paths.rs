@@ -3,28 +3,28 @@
 use std::path::{Path, PathBuf};
 
 /// The site's configuration file.
-pub const CONFIG_FILE: &str = "vramdoc.yaml";
+pub(crate) const CONFIG_FILE: &str = "vramdoc.yaml";
 /// The guides: `content/<guide>/<lang>.md`.
-pub const CONTENT_DIR: &str = "content";
+pub(crate) const CONTENT_DIR: &str = "content";
 /// The site's own templates, overriding the embedded ones by name.
-pub const TEMPLATES_DIR: &str = "templates";
+pub(crate) const TEMPLATES_DIR: &str = "templates";
 /// The site's own Fluent bundles: `locales/<lang>/*.ftl`.
-pub const LOCALES_DIR: &str = "locales";
+pub(crate) const LOCALES_DIR: &str = "locales";
 /// Files copied to the output as they are.
-pub const STATIC_DIR: &str = "static";
+pub(crate) const STATIC_DIR: &str = "static";
 /// Data the estimator reads (the GPU catalog).
-pub const DATA_DIR: &str = "data";
+pub(crate) const DATA_DIR: &str = "data";
 /// The site's GPU catalog, merged over the built-in one.
-pub const CATALOG_FILE: &str = "data/gpus.yaml";
+pub(crate) const CATALOG_FILE: &str = "data/gpus.yaml";
 /// The output folder's name under the root when `--out` is not given.
-pub const DEFAULT_OUT: &str = "public";
+pub(crate) const DEFAULT_OUT: &str = "public";
 /// The manifest's folder inside the output folder.
-pub const MANIFEST_DIR: &str = ".vramdoc-manifest";
+pub(crate) const MANIFEST_DIR: &str = ".vramdoc-manifest";
 
 /// The folders of site-wide inputs, in the order their files are hashed.
-pub const INPUT_DIRS: [&str; 4] = [TEMPLATES_DIR, LOCALES_DIR, STATIC_DIR, DATA_DIR];
+pub(crate) const INPUT_DIRS: [&str; 4] = [TEMPLATES_DIR, LOCALES_DIR, STATIC_DIR, DATA_DIR];
 /// The folders whose changes `serve` rebuilds for (with the configuration file).
-pub const SOURCE_DIRS: [&str; 5] = [
+pub(crate) const SOURCE_DIRS: [&str; 5] = [
     CONTENT_DIR,
     TEMPLATES_DIR,
     LOCALES_DIR,
@@ -34,38 +34,38 @@ pub const SOURCE_DIRS: [&str; 5] = [
 
 /// A site's paths under its root.
 #[derive(Debug, Clone, Copy)]
-pub struct SitePaths<'a> {
+pub(crate) struct SitePaths<'a> {
     root: &'a Path,
 }
 
 impl<'a> SitePaths<'a> {
     /// The paths of the site at `root`.
-    pub fn new(root: &'a Path) -> SitePaths<'a> {
+    pub(crate) fn new(root: &'a Path) -> SitePaths<'a> {
         SitePaths { root }
     }
 
     /// `vramdoc.yaml`.
-    pub fn config(&self) -> PathBuf {
+    pub(crate) fn config(&self) -> PathBuf {
         self.root.join(CONFIG_FILE)
     }
 
     /// `content/`.
-    pub fn content(&self) -> PathBuf {
+    pub(crate) fn content(&self) -> PathBuf {
         self.root.join(CONTENT_DIR)
     }
 
     /// `templates/`.
-    pub fn templates(&self) -> PathBuf {
+    pub(crate) fn templates(&self) -> PathBuf {
         self.root.join(TEMPLATES_DIR)
     }
 
     /// `locales/<lang>/`.
-    pub fn locale(&self, lang: &str) -> PathBuf {
+    pub(crate) fn locale(&self, lang: &str) -> PathBuf {
         self.root.join(LOCALES_DIR).join(lang)
     }
 
     /// `data/gpus.yaml`.
-    pub fn catalog(&self) -> PathBuf {
+    pub(crate) fn catalog(&self) -> PathBuf {
         self.root.join(CATALOG_FILE)
     }
 }

@@ -15,17 +15,17 @@ use serde::Serialize;
 
 /// A size read from the message: the bytes it stands for and half its last printed digit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Size {
+pub(crate) struct Size {
     /// The printed value in bytes.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Half of the last printed digit, in bytes ("6.14 GiB": 0.005 GiB).
-    pub tolerance: u64,
+    pub(crate) tolerance: u64,
 }
 
 /// Which of PyTorch's two message formats the text uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Format {
+pub(crate) enum Format {
     /// `(GPU 0; … total capacity; … already allocated; … free; … reserved in total by PyTorch)`.
     Pytorch1,
     /// `GPU 0 has a total capacity of … of which … is free. … this process has …`.
@@ -34,51 +34,51 @@ pub enum Format {
 
 /// Another process the message lists (`Process 1234 has 2.07 GiB memory in use`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ProcessLine {
+pub(crate) struct ProcessLine {
     /// Its process id.
-    pub pid: u64,
+    pub(crate) pid: u64,
     /// What it holds.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 /// The numbers of one out-of-memory message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OomMessage {
     /// The message format.
-    pub format: Format,
+    pub(crate) format: Format,
     /// The allocation that failed.
-    pub requested: Size,
+    pub(crate) requested: Size,
     /// The GPU index, if printed.
-    pub gpu_index: Option<u64>,
+    pub(crate) gpu_index: Option<u64>,
     /// The card's total capacity.
-    pub capacity: Size,
+    pub(crate) capacity: Size,
     /// Free memory on the card when the allocation failed.
-    pub free: Size,
+    pub(crate) free: Size,
     /// Everything this process held, PyTorch's and not (2.x only).
-    pub process: Option<Size>,
+    pub(crate) process: Option<Size>,
     /// Memory in tensors allocated by PyTorch.
-    pub allocated: Size,
+    pub(crate) allocated: Size,
     /// Reserved by PyTorch's caching allocator but not in tensors (2.x, or reserved − allocated).
-    pub reserved_unallocated: Size,
+    pub(crate) reserved_unallocated: Size,
     /// Reserved by PyTorch in total (1.x, or allocated + reserved-unallocated).
-    pub reserved: Size,
+    pub(crate) reserved: Size,
     /// Processes the message lists, in order.
-    pub processes: Vec<ProcessLine>,
+    pub(crate) processes: Vec<ProcessLine>,
     /// Function names of the traceback's frames (`File "…", line N, in NAME`), outermost first.
-    pub frames: Vec<String>,
+    pub(crate) frames: Vec<String>,
     /// Source lines quoted in the traceback (`losses = estimate_loss()`), outermost first.
-    pub code: Vec<String>,
+    pub(crate) code: Vec<String>,
 }
 
 /// A message that could not be read: what was expected, and the text quoted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
     /// What was expected there.
-    pub expected: String,
+    pub(crate) expected: String,
     /// The part of the message that could not be read (at most 160 characters).
-    pub quoted: String,
+    pub(crate) quoted: String,
     /// The 1-based line of the text where that part starts.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 impl std::fmt::Display for ParseError {

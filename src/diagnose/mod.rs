@@ -6,7 +6,7 @@
 
 pub mod message;
 mod render;
-pub mod tensors;
+pub(crate) mod tensors;
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -49,50 +49,50 @@ pub struct DiagnoseArgs {
     pub output: crate::report::OutputArgs,
 }
 
-pub use render::guide_block;
+pub(crate) use render::guide_block;
 
 /// The catalog id given to the card described only by the message's capacity.
-pub const MESSAGE_GPU: &str = "gpu-from-message";
+pub(crate) const MESSAGE_GPU: &str = "gpu-from-message";
 
 /// Fragmentation: what PyTorch's cache held without using it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Fragmentation {
+pub(crate) struct Fragmentation {
     /// Reserved by PyTorch but unallocated.
-    pub reserved_unallocated: u64,
+    pub(crate) reserved_unallocated: u64,
     /// Free plus reserved-unallocated would have held the allocation: the cache's blocks were
     /// there, just not in one piece.
-    pub cause: bool,
+    pub(crate) cause: bool,
     /// Worth `expandable_segments:True`: the cause, or at least 512 MiB or a fifth of the
     /// reserved memory unused.
-    pub advise_expandable_segments: bool,
+    pub(crate) advise_expandable_segments: bool,
 }
 
 /// Everything `diagnose` found (the JSON output).
 #[derive(Debug, Clone, Serialize)]
 pub struct Diagnosis {
     /// The message's numbers.
-    pub message: OomMessage,
+    pub(crate) message: OomMessage,
     /// Held by other programs: capacity − free − this process (PyTorch 2 messages).
-    pub other_processes_bytes: Option<u64>,
+    pub(crate) other_processes_bytes: Option<u64>,
     /// This process outside PyTorch's cache (CUDA context, libraries): in use − reserved
     /// (PyTorch 2 messages).
-    pub non_pytorch_bytes: Option<u64>,
+    pub(crate) non_pytorch_bytes: Option<u64>,
     /// Outside PyTorch's cache in all, this process's CUDA context and other programs together:
     /// capacity − free − reserved (PyTorch 1 messages, which do not print the process's total).
-    pub outside_pytorch_bytes: u64,
+    pub(crate) outside_pytorch_bytes: u64,
     /// The fragmentation finding.
-    pub fragmentation: Fragmentation,
+    pub(crate) fragmentation: Fragmentation,
     /// The tensor and phase, when a scenario was given.
-    pub identified: Option<Identified>,
+    pub(crate) identified: Option<Identified>,
     /// The scenario's estimate against the card (with the other programs' memory).
-    pub estimate: Option<Estimate>,
+    pub(crate) estimate: Option<Estimate>,
     /// The options, ranked as `vramdoc estimate` ranks them.
-    pub what_if: Vec<WhatIf>,
+    pub(crate) what_if: Vec<WhatIf>,
     /// Scenario keys that would sharpen the diagnosis, when no scenario was given.
-    pub missing_keys: Vec<&'static str>,
+    pub(crate) missing_keys: Vec<&'static str>,
     /// The catalog cards with the message's capacity, when it is more than one (and no `gpu`
     /// was given): the diagnosis then uses the printed capacity.
-    pub gpu_candidates: Vec<String>,
+    pub(crate) gpu_candidates: Vec<String>,
 }
 
 /// Keys that decide which tensor an allocation is.
@@ -111,7 +111,7 @@ const SHARPENING_KEYS: &[&str] = &[
 ];
 
 /// Runs `vramdoc diagnose`; prints the report to stdout, errors to stderr; returns the exit code.
-pub fn run(args: &DiagnoseArgs) -> i32 {
+pub(crate) fn run(args: &DiagnoseArgs) -> i32 {
     match report(args) {
         Ok(text) => {
             print!("{text}");
@@ -290,7 +290,7 @@ fn with_scenario_as_given(
 }
 
 /// Puts the message, the command line's scenario and the estimator together.
-pub fn diagnose(
+pub(crate) fn diagnose(
     m: OomMessage,
     args: &DiagnoseArgs,
     catalog: &GpuCatalog,

@@ -291,7 +291,7 @@ pub(super) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
 /// The block `{{ diagnosis() }}` puts in a guide: the message's numbers, the tensor and phase,
 /// fragmentation and the verdict, without headings (the guide has its own) or options (the
 /// guide's `options_table()` lists them).
-pub fn guide_block(d: &Diagnosis, loc: &Localizer) -> String {
+pub(crate) fn guide_block(d: &Diagnosis, loc: &Localizer) -> String {
     let mut out = format!("**{}**\n\n{}", heading_message(d, loc), table_head(loc));
     for (label, value) in message_rows(d, loc) {
         out += &format!("| {} | {value} |\n", label.replace('|', "\\|"));

@@ -18,7 +18,7 @@ const ROUND_LARGE: u64 = 2 << 20;
 /// A phase of nanoGPT's `train.py` loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub(crate) enum Phase {
     /// `estimate_loss()` (at iteration 0 it runs before the first training step).
     Evaluation,
     /// A micro-step's forward (`model(X, Y)`).
@@ -34,7 +34,7 @@ pub enum Phase {
 /// How the phase was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum PhaseSource {
+pub(crate) enum PhaseSource {
     /// The traceback's frames.
     Traceback,
     /// The memory in use: the phase whose estimated peak is closest to what PyTorch held plus
@@ -46,22 +46,22 @@ pub enum PhaseSource {
 
 /// A tensor of the scenario that an allocation can be.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// Which tensor (`logits`, `logits_fp32`, `eval_logits`, …).
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// Its shape, as PyTorch prints it.
-    pub shape: String,
+    pub(crate) shape: String,
     /// Its dtype (`bfloat16`, `float16`, `float32`).
-    pub dtype: &'static str,
+    pub(crate) dtype: &'static str,
     /// Its bytes.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// The phases in which it is allocated.
     #[serde(skip)]
-    pub phases: &'static [Phase],
+    pub(crate) phases: &'static [Phase],
 }
 
 /// The scenario's large tensors, each with the phases that allocate it.
-pub fn candidates(e: &Estimate) -> Vec<Candidate> {
+pub(crate) fn candidates(e: &Estimate) -> Vec<Candidate> {
     let d = Dims::of(e);
     let mut out = Vec::new();
     logits(&d, &mut out);
@@ -298,7 +298,7 @@ fn block_activations(d: &Dims, out: &mut Vec<Candidate>) {
 }
 
 /// Whether `bytes` is what the message's `requested` can stand for.
-pub fn size_matches(bytes: u64, requested: Size) -> bool {
+pub(crate) fn size_matches(bytes: u64, requested: Size) -> bool {
     let rounded = if bytes >= 10 << 20 {
         bytes.div_ceil(ROUND_LARGE).saturating_mul(ROUND_LARGE)
     } else {
@@ -311,7 +311,7 @@ pub fn size_matches(bytes: u64, requested: Size) -> bool {
 
 /// The phase the traceback names: `estimate_loss` → evaluation, a backward frame → backward, an
 /// optimizer's `step` → optimizer step, any other frame → a micro-step's forward.
-pub fn phase_from_traceback(m: &OomMessage) -> Option<Phase> {
+pub(crate) fn phase_from_traceback(m: &OomMessage) -> Option<Phase> {
     if m.frames.is_empty() && m.code.is_empty() {
         return None;
     }
@@ -336,18 +336,18 @@ pub fn phase_from_traceback(m: &OomMessage) -> Option<Phase> {
 
 /// The tensor and phase of a failed allocation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Identified {
+pub(crate) struct Identified {
     /// The matched tensor, if one has the requested size.
-    pub tensor: Option<Candidate>,
+    pub(crate) tensor: Option<Candidate>,
     /// The phase, if known.
-    pub phase: Option<Phase>,
+    pub(crate) phase: Option<Phase>,
     /// How the phase was found.
-    pub phase_source: Option<PhaseSource>,
+    pub(crate) phase_source: Option<PhaseSource>,
     /// For an evaluation: whether it ran before the first optimizer step (iteration 0, where
     /// nanoGPT evaluates before it trains), judged by the memory in use.
-    pub before_first_step: Option<bool>,
+    pub(crate) before_first_step: Option<bool>,
     /// The candidate closest in size, when none matches.
-    pub nearest: Option<Candidate>,
+    pub(crate) nearest: Option<Candidate>,
 }
 
 /// Matches the requested size against the scenario's tensors and settles the phase.
@@ -356,7 +356,7 @@ pub struct Identified {
 /// estimated peak (`eval_first_peak` at iteration 0, `eval_peak` later, `train_peak` for a
 /// micro-step) is closest to what PyTorch held plus the failed allocation, among the phases that
 /// allocate a tensor of that size.
-pub fn identify(m: &OomMessage, e: &Estimate) -> Identified {
+pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
     let all = candidates(e);
     let at_failure = m.allocated.bytes.saturating_add(m.requested.bytes);
     let gap = |peak: u64| peak.abs_diff(at_failure);

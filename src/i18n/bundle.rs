@@ -17,7 +17,7 @@ use crate::assets;
 use crate::diagnostics::Diagnostic;
 
 /// A language's messages.
-pub struct Bundle {
+pub(crate) struct Bundle {
     inner: FluentBundle<FluentResource>,
     keys: BTreeSet<String>,
     /// Where each message that wins is defined.
@@ -144,18 +144,18 @@ impl Bundle {
     }
 
     /// True if the message exists in this language.
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.keys.contains(key)
     }
 
     /// Every message id of this language.
-    pub fn keys(&self) -> impl Iterator<Item = String> + '_ {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = String> + '_ {
         self.keys.iter().cloned()
     }
 
     /// Formats a message, or `None` if this language lacks it; with the problems met while
     /// formatting (a missing variable, a cycle), described.
-    pub fn format(&self, key: &str, args: &FluentArgs<'_>) -> Option<(String, Vec<String>)> {
+    pub(crate) fn format(&self, key: &str, args: &FluentArgs<'_>) -> Option<(String, Vec<String>)> {
         let msg = self.inner.get_message(key)?;
         let pattern = msg.value()?;
         let mut errs = Vec::new();

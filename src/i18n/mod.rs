@@ -6,7 +6,7 @@
 //! Fluent's `NUMBER()` and every numeric argument are formatted by ICU4X (see [`numbers`]).
 
 mod bundle;
-pub mod numbers;
+pub(crate) mod numbers;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use fluent_bundle::{FluentArgs, FluentValue};
 
 use crate::diagnostics::Diagnostic;
-pub use bundle::Bundle;
-pub use numbers::NumberFormat;
+pub(crate) use bundle::Bundle;
+pub(crate) use numbers::NumberFormat;
 
 /// The UI strings and number formats of one language, with the default language behind it.
 pub struct Localizer {
@@ -59,7 +59,7 @@ thread_local! {
 
 /// Runs `f` (a template render) with `name` recorded as the template asking for messages, so a
 /// problem with a message names it.
-pub fn in_template<T>(name: &str, f: impl FnOnce() -> T) -> T {
+pub(crate) fn in_template<T>(name: &str, f: impl FnOnce() -> T) -> T {
     let before = TEMPLATE.with(|t| t.replace(Some(name.to_string())));
     let out = f();
     TEMPLATE.with(|t| *t.borrow_mut() = before);
@@ -82,17 +82,17 @@ impl Localizer {
     }
 
     /// The language tag, e.g. `es`.
-    pub fn lang(&self) -> &str {
+    pub(crate) fn lang(&self) -> &str {
         &self.lang
     }
 
     /// The message `key` with no arguments; the key itself if no language has it.
-    pub fn t(&self, key: &str) -> String {
+    pub(crate) fn t(&self, key: &str) -> String {
         self.t_args(key, &[])
     }
 
     /// The message `key` formatted with named arguments.
-    pub fn t_args(&self, key: &str, args: &[(&str, FluentValue<'_>)]) -> String {
+    pub(crate) fn t_args(&self, key: &str, args: &[(&str, FluentValue<'_>)]) -> String {
         let mut fargs = FluentArgs::new();
         for (name, value) in args {
             fargs.set(*name, value.clone());
@@ -103,7 +103,7 @@ impl Localizer {
     /// The message `key` formatted with prepared Fluent arguments. An unknown key gives the key
     /// itself and a message that does not format cleanly gives Fluent's `{…}` text; both are
     /// recorded for the build to report (see [`Locales::take_warnings`]).
-    pub fn t_fluent(&self, key: &str, args: &FluentArgs<'_>) -> String {
+    pub(crate) fn t_fluent(&self, key: &str, args: &FluentArgs<'_>) -> String {
         let found = self
             .bundle
             .format(key, args)
@@ -134,48 +134,48 @@ impl Localizer {
     }
 
     /// True if this language or the default language has `key`.
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.bundle.has(key) || self.fallback.as_ref().is_some_and(|b| b.has(key))
     }
 
     /// The locale's number formats.
-    pub fn numbers(&self) -> &NumberFormat {
+    pub(crate) fn numbers(&self) -> &NumberFormat {
         &self.numbers
     }
 
     /// A byte size such as "6.14 GiB" / "6,14 GiB".
-    pub fn bytes(&self, n: u64) -> String {
+    pub(crate) fn bytes(&self, n: u64) -> String {
         self.numbers.bytes(n)
     }
 
     /// A range of byte sizes, "12.10–13.40 GiB" (see [`NumberFormat::byte_range`]).
-    pub fn byte_range(&self, low: u64, high: u64) -> String {
+    pub(crate) fn byte_range(&self, low: u64, high: u64) -> String {
         self.numbers.byte_range(low, high)
     }
 
     /// A grouped whole number.
-    pub fn int(&self, n: u64) -> String {
+    pub(crate) fn int(&self, n: u64) -> String {
         self.numbers.int(n)
     }
 
     /// A short count such as "29.94M" / "2994万".
-    pub fn count(&self, n: u64) -> String {
+    pub(crate) fn count(&self, n: u64) -> String {
         self.numbers.count(n)
     }
 
     /// A decimal with exactly `frac_digits` fraction digits.
-    pub fn decimal(&self, x: f64, frac_digits: usize) -> String {
+    pub(crate) fn decimal(&self, x: f64, frac_digits: usize) -> String {
         self.numbers.decimal(x, frac_digits)
     }
 
     /// A ratio as a percentage.
-    pub fn percent(&self, ratio: f64) -> String {
+    pub(crate) fn percent(&self, ratio: f64) -> String {
         self.numbers.percent(ratio)
     }
 }
 
 /// The bundles of every configured language of a site.
-pub struct Locales {
+pub(crate) struct Locales {
     default: String,
     by_lang: BTreeMap<String, Arc<Localizer>>,
     missing: Vec<(String, String)>,
@@ -188,7 +188,7 @@ impl Locales {
     ///
     /// Returns the bundles and warnings (keys missing in a language), or every error found
     /// (unreadable files, Fluent syntax errors with file and line, unknown languages).
-    pub fn load(
+    pub(crate) fn load(
         site_root: Option<&Path>,
         languages: &[String],
         default: &str,
@@ -253,22 +253,22 @@ impl Locales {
     }
 
     /// The localizer of `lang`, if configured.
-    pub fn get(&self, lang: &str) -> Option<&Arc<Localizer>> {
+    pub(crate) fn get(&self, lang: &str) -> Option<&Arc<Localizer>> {
         self.by_lang.get(lang)
     }
 
     /// The default language's tag.
-    pub fn default_lang(&self) -> &str {
+    pub(crate) fn default_lang(&self) -> &str {
         &self.default
     }
 
     /// `(lang, key)` pairs the default language has and `lang` lacks.
-    pub fn missing_keys(&self) -> &[(String, String)] {
+    pub(crate) fn missing_keys(&self) -> &[(String, String)] {
         &self.missing
     }
 
     /// One warning per missing key: it falls back to the default language.
-    pub fn missing_key_warnings(&self) -> Vec<Diagnostic> {
+    pub(crate) fn missing_key_warnings(&self) -> Vec<Diagnostic> {
         self.missing
             .iter()
             .map(|(lang, key)| {
@@ -284,14 +284,14 @@ impl Locales {
 
     /// Problems found in the Fluent files while loading: a message id defined twice (the later
     /// one wins), a cycle, a reference to a message, term or function that does not exist.
-    pub fn load_warnings(&self) -> &[Diagnostic] {
+    pub(crate) fn load_warnings(&self) -> &[Diagnostic] {
         &self.warnings
     }
 
     /// The problems met while formatting messages since the last call, as warnings naming the
     /// file and key, in a stable order; unknown keys in `reported` (already reported with their
     /// template line) are left out.
-    pub fn take_warnings(&self, reported: &BTreeSet<String>) -> Vec<Diagnostic> {
+    pub(crate) fn take_warnings(&self, reported: &BTreeSet<String>) -> Vec<Diagnostic> {
         let issues =
             std::mem::take(&mut *self.issues.0.lock().unwrap_or_else(PoisonError::into_inner));
         let mut out = Vec::new();

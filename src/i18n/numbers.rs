@@ -11,11 +11,11 @@ use icu_decimal::{DecimalFormatter, DecimalFormatterPreferences};
 use icu_locale::Locale;
 
 /// Bytes in a KiB, MiB and GiB (binary prefixes, as PyTorch's allocator messages use).
-pub const KIB: u64 = 1 << 10;
+pub(crate) const KIB: u64 = 1 << 10;
 /// Bytes in a MiB.
-pub const MIB: u64 = 1 << 20;
+pub(crate) const MIB: u64 = 1 << 20;
 /// Bytes in a GiB.
-pub const GIB: u64 = 1 << 30;
+pub(crate) const GIB: u64 = 1 << 30;
 
 /// No-break space: keeps a number and its unit on one line, in HTML and Markdown alike.
 const NBSP: char = '\u{a0}';
@@ -33,7 +33,7 @@ enum Family {
 
 /// Formats numbers for one locale.
 #[derive(Debug)]
-pub struct NumberFormat {
+pub(crate) struct NumberFormat {
     formatter: DecimalFormatter,
     /// Groups only from five digits on: the mantissa of a short count ("2994万", not "2,994万").
     mantissa: DecimalFormatter,
@@ -42,7 +42,7 @@ pub struct NumberFormat {
 
 impl NumberFormat {
     /// A formatter for a BCP 47 language tag such as `en`, `es` or `zh`.
-    pub fn new(lang: &str) -> Result<Self, String> {
+    pub(crate) fn new(lang: &str) -> Result<Self, String> {
         let locale = Locale::try_from_str(lang)
             .map_err(|e| format!("invalid language tag {lang:?}: {e}"))?;
         let prefs: DecimalFormatterPreferences = (&locale).into();
@@ -65,23 +65,23 @@ impl NumberFormat {
     }
 
     /// A whole number with the locale's grouping: "30,130,176" / "30.130.176" / "30,130,176".
-    pub fn int(&self, n: u64) -> String {
+    pub(crate) fn int(&self, n: u64) -> String {
         self.formatter.format(&Decimal::from(n)).to_string()
     }
 
     /// A signed whole number with the locale's grouping and minus sign.
-    pub fn signed(&self, n: i64) -> String {
+    pub(crate) fn signed(&self, n: i64) -> String {
         self.formatter.format(&Decimal::from(n)).to_string()
     }
 
     /// `x` rounded to exactly `frac` fraction digits: "6.14" / "6,14".
-    pub fn decimal(&self, x: f64, frac: usize) -> String {
+    pub(crate) fn decimal(&self, x: f64, frac: usize) -> String {
         format_rounded(&self.formatter, x, frac)
     }
 
     /// A byte size in the largest binary unit that gives a number of at least 1: two decimals for
     /// GiB ("6.14 GiB"), whole numbers for MiB and KiB ("768 MiB"), exact bytes below that.
-    pub fn bytes(&self, n: u64) -> String {
+    pub(crate) fn bytes(&self, n: u64) -> String {
         if n >= GIB {
             self.gib(n)
         } else if n >= MIB {
@@ -95,7 +95,7 @@ impl NumberFormat {
 
     /// A range of byte sizes, the unit written once when both ends share it: "12.10–13.40 GiB",
     /// "300–600 MiB"; otherwise both ends in full ("900 MiB–1.20 GiB").
-    pub fn byte_range(&self, low: u64, high: u64) -> String {
+    pub(crate) fn byte_range(&self, low: u64, high: u64) -> String {
         let (lo, hi) = (self.bytes(low), self.bytes(high));
         match (lo.rsplit_once(NBSP), hi.rsplit_once(NBSP)) {
             (Some((ln, lu)), Some((_, hu))) if lu == hu => format!("{ln}–{hi}"),
@@ -104,19 +104,19 @@ impl NumberFormat {
     }
 
     /// A byte size in GiB with two decimals.
-    pub fn gib(&self, n: u64) -> String {
+    pub(crate) fn gib(&self, n: u64) -> String {
         format!("{}{NBSP}GiB", self.decimal(n as f64 / GIB as f64, 2))
     }
 
     /// A byte size in whole MiB.
-    pub fn mib(&self, n: u64) -> String {
+    pub(crate) fn mib(&self, n: u64) -> String {
         format!("{}{NBSP}MiB", self.decimal(n as f64 / MIB as f64, 0))
     }
 
     /// A short count, as a native reader of the locale writes parameter counts: "29.94M" (as
     /// nanoGPT prints them), "29,94 M", "2994万"; below a million (a myriad in Chinese) the grouped
     /// integer.
-    pub fn count(&self, n: u64) -> String {
+    pub(crate) fn count(&self, n: u64) -> String {
         let x = n as f64;
         match self.family {
             Family::English | Family::Spanish => {
@@ -155,7 +155,7 @@ impl NumberFormat {
 
     /// A ratio as a percentage: "63%" in English and Chinese, "63 %" in Spanish (CLDR's percent
     /// patterns); one decimal below 10 %.
-    pub fn percent(&self, ratio: f64) -> String {
+    pub(crate) fn percent(&self, ratio: f64) -> String {
         let pct = ratio * 100.0;
         let digits = if pct.abs() < 10.0 && pct != 0.0 { 1 } else { 0 };
         let num = self.decimal(pct, digits);

@@ -18,7 +18,7 @@ pub(crate) mod slug;
 use std::borrow::Cow;
 
 use pulldown_cmark::{html, Event, Options, Parser, Tag};
-pub use safety::{Dropped, DroppedKind};
+pub(crate) use safety::{Dropped, DroppedKind};
 
 /// The HTML of a guide body and the headings it contains (for a table of contents).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,7 +111,7 @@ pub fn strip_unsafe_html(markdown: &str) -> (Cow<'_, str>, Vec<Dropped>) {
 }
 
 /// How many times [`strip_unsafe_html`] strips before it escapes the rest.
-pub const MAX_STRIP_PASSES: usize = 8;
+pub(crate) const MAX_STRIP_PASSES: usize = 8;
 
 /// Class-based CSS for highlighted code: token classes carry the `hl-` prefix and take their
 /// colours from variables that the dark colour scheme redefines.

@@ -11,14 +11,14 @@ use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dropped {
     /// Byte offset in the source where it began.
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// What it was, for a warning: the start of the raw HTML, or the unsafe URL.
-    pub what: DroppedKind,
+    pub(crate) what: DroppedKind,
 }
 
 /// The kind of thing dropped, with a short excerpt of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DroppedKind {
+pub(crate) enum DroppedKind {
     /// Raw HTML (a tag, comment or HTML block).
     RawHtml(String),
     /// A link or image whose URL has an unsafe scheme (`javascript:`, `vbscript:`, `data:`,

@@ -18,7 +18,7 @@ use crate::diagnostics::Diagnostic;
 use crate::i18n::Locales;
 
 /// Renders pages through tera.
-pub struct Renderer {
+pub(crate) struct Renderer {
     tera: Tera,
     /// `t(key="...")` calls whose key no locale has, found when loading the templates.
     warnings: Vec<Diagnostic>,
@@ -28,7 +28,10 @@ pub struct Renderer {
 
 impl Renderer {
     /// Loads the embedded templates, then `site_root/templates/*` over them, and registers `t`.
-    pub fn new(site_root: &Path, locales: Arc<Locales>) -> Result<Renderer, Vec<Diagnostic>> {
+    pub(crate) fn new(
+        site_root: &Path,
+        locales: Arc<Locales>,
+    ) -> Result<Renderer, Vec<Diagnostic>> {
         let mut sources: Vec<(String, String)> = assets::TEMPLATES
             .iter()
             .map(|(name, text)| (name.to_string(), text.to_string()))
@@ -80,17 +83,17 @@ impl Renderer {
     }
 
     /// Warnings about the templates: `t()` keys that no locale has, at their line.
-    pub fn warnings(&self) -> &[Diagnostic] {
+    pub(crate) fn warnings(&self) -> &[Diagnostic] {
         &self.warnings
     }
 
     /// The keys of those `t()` calls (already reported; see `Locales::take_warnings`).
-    pub fn unknown_keys(&self) -> &BTreeSet<String> {
+    pub(crate) fn unknown_keys(&self) -> &BTreeSet<String> {
         &self.unknown_keys
     }
 
     /// Renders `template` with `ctx`.
-    pub fn render(&self, template: &str, ctx: &Context) -> Result<String, Diagnostic> {
+    pub(crate) fn render(&self, template: &str, ctx: &Context) -> Result<String, Diagnostic> {
         crate::i18n::in_template(template, || self.tera.render(template, ctx)).map_err(|e| {
             let mut msg = e.to_string();
             let mut source = std::error::Error::source(&e);

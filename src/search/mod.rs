@@ -30,7 +30,7 @@ use crate::diagnostics::Diagnostic;
 use crate::markdown::slug::{slugify, IdRegistry};
 
 /// The file of part `part` of a language's index, relative to the output root.
-pub fn part_path(lang: &str, part: usize) -> String {
+pub(crate) fn part_path(lang: &str, part: usize) -> String {
     format!("{lang}/search/{part:02x}.js")
 }
 
@@ -47,7 +47,7 @@ const DESCRIPTION_WEIGHT: u32 = 3;
 const MAX_WEIGHT: u32 = 60;
 
 /// Folds text for matching: canonical decomposition, combining marks dropped, lower-cased.
-pub fn fold(text: &str) -> String {
+pub(crate) fn fold(text: &str) -> String {
     if text.is_ascii() {
         return text.to_ascii_lowercase();
     }
@@ -59,7 +59,7 @@ pub fn fold(text: &str) -> String {
 
 /// True for characters of scripts written without spaces between words (Han, kana, Hangul,
 /// Bopomofo): their runs are cut into bigrams.
-pub fn is_cjk(c: char) -> bool {
+pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF   // Hiragana, Katakana
         | 0x3100..=0x312F // Bopomofo
@@ -72,7 +72,7 @@ pub fn is_cjk(c: char) -> bool {
 
 /// Calls `term` for every term of `text` in order: folded words of spaced scripts (runs of
 /// letters and digits), and the bigrams of runs of [`is_cjk`] characters.
-pub fn terms(text: &str, mut term: impl FnMut(&str)) {
+pub(crate) fn terms(text: &str, mut term: impl FnMut(&str)) {
     let folded = fold(text);
     let mut word = String::new();
     let mut run: Vec<char> = Vec::new();
@@ -114,13 +114,13 @@ pub fn terms(text: &str, mut term: impl FnMut(&str)) {
 }
 
 /// One page to index, in the order the language index lists it.
-pub struct Doc<'a> {
+pub(crate) struct Doc<'a> {
     /// Where the page's source is.
-    pub src: &'a PageSource,
+    pub(crate) src: &'a PageSource,
     /// Its title.
-    pub title: &'a str,
+    pub(crate) title: &'a str,
     /// Its description, if any.
-    pub description: Option<&'a str>,
+    pub(crate) description: Option<&'a str>,
 }
 
 /// A section of a page: its heading and anchor (both empty for the text before the first
@@ -261,7 +261,7 @@ struct Index<'a> {
 
 /// Builds part `part` of the index of `lang` from its pages (in the order given); reads every
 /// page. `parts` lists the language's parts, given to part 0.
-pub fn index_part(
+pub(crate) fn index_part(
     lang: &str,
     part: usize,
     parts: Option<&[usize]>,

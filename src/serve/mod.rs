@@ -20,7 +20,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use state::{Status, StatusError};
+#[cfg(test)]
+use state::Status;
 
 use crate::diagnostics::{self, Diagnostic};
 use crate::site::{self, BuildOptions};
@@ -28,20 +29,20 @@ use state::BuildState;
 use watch::Watch;
 
 /// The port `vramdoc serve` listens on unless told otherwise.
-pub const DEFAULT_PORT: u16 = 1111;
+pub(crate) const DEFAULT_PORT: u16 = 1111;
 
 /// What to build, where, and which port to serve it on.
 #[derive(Debug, Clone)]
-pub struct ServeOptions {
+pub(crate) struct ServeOptions {
     /// The site root and output folder, as for `vramdoc build`.
-    pub build: BuildOptions,
+    pub(crate) build: BuildOptions,
     /// The port on 127.0.0.1 (0 picks a free one; see [`Server::addr`]).
-    pub port: u16,
+    pub(crate) port: u16,
 }
 
 impl ServeOptions {
     /// Options for `root`, writing to `out` (default `root/public`), served on `port`.
-    pub fn new(root: impl Into<PathBuf>, out: Option<PathBuf>, port: u16) -> Self {
+    pub(crate) fn new(root: impl Into<PathBuf>, out: Option<PathBuf>, port: u16) -> Self {
         ServeOptions {
             build: BuildOptions::new(root, out).quiet(true),
             port,
@@ -65,7 +66,7 @@ pub(crate) struct Shared {
 }
 
 /// A running preview server; dropping it stops every thread it started.
-pub struct Server {
+pub(crate) struct Server {
     addr: SocketAddr,
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
@@ -74,7 +75,7 @@ pub struct Server {
 impl Server {
     /// Listens on 127.0.0.1, starts watching the sources, builds once (a failed first build is
     /// reported and served as an error overlay), then starts answering requests and rebuilding.
-    pub fn start(opts: &ServeOptions) -> Result<Server, Diagnostic> {
+    pub(crate) fn start(opts: &ServeOptions) -> Result<Server, Diagnostic> {
         let root = absolute(&opts.build.root);
         let out = absolute(&opts.build.out);
         let build_opts = BuildOptions::new(root.clone(), Some(out.clone())).quiet(true);
@@ -127,17 +128,18 @@ impl Server {
     }
 
     /// The address the server listens on.
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// The latest build's outcome.
-    pub fn status(&self) -> Status {
+    #[cfg(test)]
+    pub(crate) fn status(&self) -> Status {
         self.shared.state.snapshot()
     }
 
     /// Blocks until the server stops (it only stops when dropped, so: until the process ends).
-    pub fn wait(mut self) {
+    pub(crate) fn wait(mut self) {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -164,7 +166,7 @@ impl Drop for Server {
 }
 
 /// Runs `vramdoc serve` until the process is interrupted; returns the exit code.
-pub fn run(opts: &ServeOptions) -> i32 {
+pub(crate) fn run(opts: &ServeOptions) -> i32 {
     match Server::start(opts) {
         Ok(server) => {
             println!(

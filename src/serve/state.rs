@@ -13,31 +13,31 @@ use crate::diagnostics::Diagnostic;
 
 /// What `/__vramdoc/status` answers: `{version, ok, errors: [..]}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Status {
+pub(crate) struct Status {
     /// Counts builds since the server started (the first build is 1).
-    pub version: u64,
+    pub(crate) version: u64,
     /// False when the latest build failed (the previous output is still served).
-    pub ok: bool,
+    pub(crate) ok: bool,
     /// The latest build's errors (empty when `ok`).
-    pub errors: Vec<StatusError>,
+    pub(crate) errors: Vec<StatusError>,
 }
 
 /// One build error as the page overlay shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StatusError {
+pub(crate) struct StatusError {
     /// The file the error is in, relative to the site root, when known.
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// 1-based line in `file`, when known.
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
     /// What is wrong, in one line.
-    pub message: String,
+    pub(crate) message: String,
     /// The full rendering, as printed in the terminal (plain text, not escaped).
-    pub text: String,
+    pub(crate) text: String,
 }
 
 impl Status {
     /// The status as one line of JSON (the form server-sent events need).
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| {
             format!(
                 "{{\"version\":{},\"ok\":false,\"errors\":[{{\"file\":null,\"line\":null,\"message\":\"status not serializable\",\"text\":{:?}}}]}}",

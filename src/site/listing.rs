@@ -9,23 +9,23 @@ use super::stamp::{Digest, Hasher};
 /// fields their templates receive and their jobs' input digests are made of (see
 /// [`Listing`]), so that the two cannot drift apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Listed<'a> {
+pub(crate) struct Listed<'a> {
     /// The guide's slug.
-    pub slug: &'a str,
+    pub(crate) slug: &'a str,
     /// The page's language.
-    pub lang: &'a str,
+    pub(crate) lang: &'a str,
     /// Title.
-    pub title: &'a str,
+    pub(crate) title: &'a str,
     /// `date:`.
-    pub date: Option<&'a str>,
+    pub(crate) date: Option<&'a str>,
     /// `description:`.
-    pub description: Option<&'a str>,
+    pub(crate) description: Option<&'a str>,
 }
 
 impl Listed<'_> {
     /// The order of a language's index: newest first, undated last, ties by slug, so every
     /// language lists the same guides in the same order.
-    pub fn index_order(&self, other: &Listed<'_>) -> std::cmp::Ordering {
+    pub(crate) fn index_order(&self, other: &Listed<'_>) -> std::cmp::Ordering {
         (other.date.cmp(&self.date)).then(self.slug.cmp(other.slug))
     }
 }
@@ -33,7 +33,7 @@ impl Listed<'_> {
 /// What a shard's pages contribute to the language indexes (per language) and to the sitemap:
 /// fed page by page in guide order, by the plan from its sources and by a shard's header from
 /// its entries, so the two agree whenever the pages do.
-pub struct Listing {
+pub(crate) struct Listing {
     per_lang: Vec<Hasher>,
     mapped: Hasher,
     /// Per language: the slugs and source hashes of its pages (what its search index reads).
@@ -42,7 +42,7 @@ pub struct Listing {
 
 impl Listing {
     /// An empty listing for a site of `languages` languages.
-    pub fn new(languages: usize) -> Listing {
+    pub(crate) fn new(languages: usize) -> Listing {
         Listing {
             per_lang: (0..languages).map(|_| Hasher::new()).collect(),
             mapped: Hasher::new(),
@@ -54,7 +54,7 @@ impl Listing {
     /// the indexes and sitemap show of it.
     /// Every field of [`Listed`] is hashed (destructured, so a new field cannot be forgotten);
     /// the sitemap also shows which languages the guide exists in (`langs`).
-    pub fn page(&mut self, at: Option<usize>, page: &Listed<'_>, langs: &str) {
+    pub(crate) fn page(&mut self, at: Option<usize>, page: &Listed<'_>, langs: &str) {
         let Listed {
             slug,
             lang,
@@ -80,19 +80,19 @@ impl Listing {
 
     /// Adds what a page's search index reads of it: its source (`source`: the hash of its bytes,
     /// which hold its title, date, description and text).
-    pub fn text(&mut self, at: Option<usize>, slug: &str, source: &Digest) {
+    pub(crate) fn text(&mut self, at: Option<usize>, slug: &str, source: &Digest) {
         if let Some(h) = at.and_then(|i| self.text.get_mut(i)) {
             h.part(slug).digest(source);
         }
     }
 
     /// The per-language digests of the search indexes' inputs.
-    pub fn searched(&self) -> Vec<Digest> {
+    pub(crate) fn searched(&self) -> Vec<Digest> {
         self.text.iter().map(Hasher::finish).collect()
     }
 
     /// The per-language digests and the sitemap's.
-    pub fn finish(&self) -> (Vec<Digest>, Digest) {
+    pub(crate) fn finish(&self) -> (Vec<Digest>, Digest) {
         let listed = self.per_lang.iter().map(Hasher::finish).collect();
         (listed, self.mapped.finish())
     }

@@ -17,22 +17,22 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-pub use super::listing::{Listed, Listing};
-pub use super::model::{
+pub(crate) use super::listing::{Listed, Listing};
+pub(crate) use super::model::{
     sort_in_site_order, DataEntry, GuideEntry, JobEntry, NavLink, Neighbours, PageEntry, SiteJob,
     SourceEntry, Summary,
 };
-pub use super::stamp::{feed_stamps, hash, now_ns, Digest, FileStat, Hasher, Stamp};
+pub(crate) use super::stamp::{feed_stamps, hash, now_ns, Digest, FileStat, Hasher, Stamp};
 
 /// The manifest's folder inside the output folder.
 pub const DIR: &str = crate::site_paths::MANIFEST_DIR;
 
 /// Present in [`DIR`] while a build moves files into the output folder; a manifest found with it
 /// (a build that stopped half-way) is not trusted.
-pub const DIRTY: &str = ".vramdoc-manifest/dirty";
+pub(crate) const DIRTY: &str = ".vramdoc-manifest/dirty";
 
 /// Guide shards (the site-wide jobs have one more).
-pub const SHARDS: usize = 64;
+pub(crate) const SHARDS: usize = 64;
 
 /// The first bytes of every shard; the last four are the format, bumped whenever the manifest's
 /// shape or the meaning of its hashes changes (an older manifest is then ignored: a full build).
@@ -45,7 +45,7 @@ pub struct Manifest {
     /// decoded shards (see [`OnDisk`]).
     pub guides: BTreeMap<String, GuideEntry>,
     /// The site-wide jobs.
-    pub site_jobs: BTreeMap<SiteJob, JobEntry>,
+    pub(crate) site_jobs: BTreeMap<SiteJob, JobEntry>,
     /// What is on disk, so unchanged and undecoded shards are not rewritten; `None` when nothing
     /// is yet.
     stored: Option<OnDisk>,
@@ -57,7 +57,7 @@ pub struct Manifest {
 
 /// What the output folder holds of each shard, carried from the manifest read to the one written.
 #[derive(Debug, Clone, PartialEq)]
-pub struct OnDisk {
+pub(crate) struct OnDisk {
     /// Per shard (the guide shards, then the site's): the digest of its bytes as last read or
     /// written; unknown (default) for a shard left closed.
     digests: Vec<Digest>,
@@ -76,52 +76,52 @@ impl OnDisk {
     }
 
     /// True when a shard must be rewritten although none of its guides changed.
-    pub fn any_stale(&self, context: &Digest) -> bool {
+    pub(crate) fn any_stale(&self, context: &Digest) -> bool {
         (0..SHARDS).any(|i| self.is_stale(i, context))
     }
 
     /// The guide shards' headers as last read or written.
-    pub fn headers(&self) -> &[ShardHeader] {
+    pub(crate) fn headers(&self) -> &[ShardHeader] {
         &self.headers
     }
 }
 
 /// The site-wide inputs a shard header depends on: when they change, no shard is trusted unread.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ShardContext {
+pub(crate) struct ShardContext {
     /// Hash of the site's inputs, the GPU catalog, the estimator version and the languages.
-    pub digest: Digest,
+    pub(crate) digest: Digest,
     /// The site's languages, in its order (header counts and digests are per language).
-    pub languages: Vec<String>,
+    pub(crate) languages: Vec<String>,
 }
 
 /// What a guide shard says of itself before its entries.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ShardHeader {
+pub(crate) struct ShardHeader {
     /// The [`ShardContext`] digest it was written against.
-    pub context: Digest,
+    pub(crate) context: Digest,
     /// The digest of its guides' slugs and recorded stamps (see [`feed_stamps`]); `None` when a
     /// stamp was too recent to record, so the shard must be decoded and checked file by file.
-    pub stamps: Option<Digest>,
+    pub(crate) stamps: Option<Digest>,
     /// Per language of the context: how many pages the shard's guides have.
-    pub pages: Vec<u32>,
+    pub(crate) pages: Vec<u32>,
     /// Per language of the context: what its index shows of them (see [`Listing`]).
-    pub listed: Vec<Digest>,
+    pub(crate) listed: Vec<Digest>,
     /// What the sitemap shows of them.
-    pub mapped: Digest,
+    pub(crate) mapped: Digest,
     /// Per language of the context: what its search index reads of them (see
     /// [`Listing::text`]).
-    pub searched: Vec<Digest>,
+    pub(crate) searched: Vec<Digest>,
 }
 
 impl Manifest {
     /// True when nothing was recorded (no previous build).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.guides.is_empty() && self.site_jobs.is_empty()
     }
 
     /// A manifest of these entries, with nothing on disk yet.
-    pub fn new(
+    pub(crate) fn new(
         guides: BTreeMap<String, GuideEntry>,
         site_jobs: BTreeMap<SiteJob, JobEntry>,
     ) -> Self {
@@ -133,29 +133,32 @@ impl Manifest {
     }
 
     /// Marks guides whose entries changed (added, edited or deleted) since the shards on disk.
-    pub fn touch(&mut self, slugs: impl IntoIterator<Item = String>) {
+    pub(crate) fn touch(&mut self, slugs: impl IntoIterator<Item = String>) {
         self.touched.extend(slugs);
     }
 
     /// Carries over what is on disk from the manifest this one replaces.
-    pub fn stored_as(mut self, previous: Option<OnDisk>) -> Self {
+    pub(crate) fn stored_as(mut self, previous: Option<OnDisk>) -> Self {
         self.stored = previous;
         self
     }
 
     /// Sets the site-wide inputs the shard headers are written against.
-    pub fn with_context(mut self, context: ShardContext) -> Self {
+    pub(crate) fn with_context(mut self, context: ShardContext) -> Self {
         self.context = context;
         self
     }
 
     /// What is on disk (see [`Manifest::stored_as`]).
-    pub fn stored(&self) -> Option<OnDisk> {
+    pub(crate) fn stored(&self) -> Option<OnDisk> {
         self.stored.clone()
     }
 
     /// Takes out the guides of the shards `closed` says, leaving the others.
-    pub fn split_off_shards(&mut self, closed: &[bool; SHARDS]) -> BTreeMap<String, GuideEntry> {
+    pub(crate) fn split_off_shards(
+        &mut self,
+        closed: &[bool; SHARDS],
+    ) -> BTreeMap<String, GuideEntry> {
         let (kept, open) = std::mem::take(&mut self.guides)
             .into_iter()
             .partition(|(slug, _)| closed[shard_of(slug)]);
@@ -174,7 +177,7 @@ impl Manifest {
     /// relative to the output folder and bytes (deterministic: entries in order). Records them
     /// as stored. Only the shards of guides marked with [`Manifest::touch`], stale shards and the
     /// site-wide shard are encoded to compare; a closed shard is never rewritten.
-    pub fn changed_shards(&mut self) -> Vec<(String, Vec<u8>)> {
+    pub(crate) fn changed_shards(&mut self) -> Vec<(String, Vec<u8>)> {
         let mut wanted = [self.stored.is_none(); SHARDS + 1];
         wanted[SHARDS] = true;
         for slug in std::mem::take(&mut self.touched) {
@@ -231,7 +234,7 @@ impl Manifest {
 
 /// A manifest as read from disk: every guide shard's header, its entries read and decoded on
 /// demand (a no-change build of 10,000 guides reads 64 headers, not 7 MB of entries).
-pub struct StoredManifest {
+pub(crate) struct StoredManifest {
     dir: PathBuf,
     /// Per guide shard: its header.
     headers: Vec<ShardHeader>,
@@ -246,7 +249,7 @@ impl StoredManifest {
     /// Reads the site-wide shard and every guide shard's header; `None` if a shard is absent,
     /// unreadable or of another format, or the manifest was left by a build that stopped
     /// half-way.
-    pub fn read(out: &Path) -> Option<StoredManifest> {
+    pub(crate) fn read(out: &Path) -> Option<StoredManifest> {
         let dir = out.join(DIR);
         if out.join(DIRTY).exists() {
             return None;
@@ -284,13 +287,13 @@ impl StoredManifest {
     }
 
     /// The guide shards' headers.
-    pub fn headers(&self) -> &[ShardHeader] {
+    pub(crate) fn headers(&self) -> &[ShardHeader] {
         &self.headers
     }
 
     /// Reads and decodes the site-wide shard and the guide shards not `closed`; `None` if one
     /// does not decode.
-    pub fn decode(&self, closed: &[bool; SHARDS]) -> Option<Manifest> {
+    pub(crate) fn decode(&self, closed: &[bool; SHARDS]) -> Option<Manifest> {
         type Decoded = Option<(Vec<(String, GuideEntry)>, Digest)>;
         let decoded: Vec<Decoded> = (0..SHARDS)
             .into_par_iter()

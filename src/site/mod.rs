@@ -12,14 +12,14 @@ mod inputs;
 mod jobs;
 mod listing;
 pub mod manifest;
-pub mod model;
-pub mod output;
+pub(crate) mod model;
+pub(crate) mod output;
 mod pages;
 pub(crate) mod plan;
 mod render;
 mod request;
 mod scan;
-pub mod stamp;
+pub(crate) mod stamp;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -34,23 +34,23 @@ pub(crate) use render::dry_run;
 use render::GuideDatas;
 
 /// The output folder's name under the root when `--out` is not given.
-pub use crate::site_paths::DEFAULT_OUT;
+pub(crate) use crate::site_paths::DEFAULT_OUT;
 
 /// What to build and where.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct BuildOptions {
     /// The site root (holds `vramdoc.yaml`, `content/`, optional `templates/` and `locales/`).
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// The output folder.
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Render everything, ignoring the previous build's manifest.
-    pub force: bool,
+    pub(crate) force: bool,
     /// No progress bar.
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// When the build starts, in nanoseconds since the epoch (default: the system clock's now).
     /// Source stamps younger than 2 s before it are not trusted by the next build.
-    pub now: Option<u64>,
+    pub(crate) now: Option<u64>,
 }
 
 impl BuildOptions {
@@ -104,11 +104,10 @@ pub struct BuildReport {
     /// Page counts per language.
     pub per_lang: BTreeMap<String, LangCounts>,
     /// Files written or replaced in the output folder.
-    pub files_written: usize,
     /// Warnings (missing locale keys, lint findings).
-    pub warnings: Vec<Diagnostic>,
+    pub(crate) warnings: Vec<Diagnostic>,
     /// Wall-clock time.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
 }
 
 impl BuildReport {
@@ -162,14 +161,14 @@ impl KeptBuild {
     }
 
     /// Forgets what is known to have changed (a watcher error): the next build checks everything.
-    pub fn forget_changes(&mut self) {
+    pub(crate) fn forget_changes(&mut self) {
         self.changed = None;
     }
 }
 
 /// What a failed build left in the output folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputState {
+pub(crate) enum OutputState {
     /// Exactly what was there before the build.
     Unchanged,
     /// Not as it was: restoring it failed half-way, and the diagnostics say what is where. A
@@ -179,11 +178,11 @@ pub enum OutputState {
 
 /// Why a build failed: every diagnostic (errors and warnings), and the output folder's state.
 #[derive(Debug, Clone)]
-pub struct BuildFailure {
+pub(crate) struct BuildFailure {
     /// Errors and warnings, sorted.
-    pub diagnostics: Vec<Diagnostic>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
     /// What became of the output folder.
-    pub output: OutputState,
+    pub(crate) output: OutputState,
 }
 
 /// A failure that left the output folder untouched.
@@ -210,7 +209,7 @@ pub fn build_with(
 
 /// Builds the site, with `kept` if given; a failure also says what state the output folder
 /// is in.
-pub fn try_build(
+pub(crate) fn try_build(
     opts: &BuildOptions,
     mut kept: Option<&mut KeptBuild>,
 ) -> Result<BuildReport, BuildFailure> {
@@ -244,7 +243,7 @@ pub fn try_build(
         return Err(fail(errors, &warnings));
     }
     let per_lang = counts(&site, &plan);
-    let (files_written, next) =
+    let next =
         put_in_place(staging, plan, rendered, kept.is_some()).map_err(|(errors, output)| {
             BuildFailure {
                 diagnostics: with_warnings(errors, &warnings),
@@ -263,7 +262,6 @@ pub fn try_build(
     diagnostics::sort(&mut warnings);
     Ok(BuildReport {
         per_lang,
-        files_written,
         warnings,
         elapsed: start.elapsed(),
     })
@@ -279,21 +277,21 @@ fn with_warnings(mut errors: Vec<Diagnostic>, warnings: &[Diagnostic]) -> Vec<Di
 /// Puts a rendered build in place: a first build swaps the staging folder in; a later one moves
 /// in what changed and rewrites the manifest where it must. Every change to the output folder is
 /// journaled by `staging`, so a failure half-way puts back what was already changed; the error
-/// says whether that worked. Returns the files written and the next manifest, when it is kept
+/// says whether that worked. Returns the next manifest, when it is kept
 /// (`keep`, for `serve`) or must be dropped.
 fn put_in_place(
     staging: output::Staging,
     plan: Plan,
     rendered: Vec<Option<JobEntry>>,
     keep: bool,
-) -> Result<(usize, Option<Manifest>), (Vec<Diagnostic>, OutputState)> {
+) -> Result<Option<Manifest>, (Vec<Diagnostic>, OutputState)> {
     let incremental = plan.incremental;
     let any_rendered = rendered.iter().any(Option::is_some);
     let rewrite = !incremental || !plan.touched.is_empty() || any_rendered;
     let rewrite = rewrite || !plan.removed.is_empty() || plan.has_stale_shards();
     let moves_outputs = incremental && (any_rendered || !plan.removed.is_empty());
-    let written = match write(&staging, plan, rendered, moves_outputs, rewrite, keep) {
-        Ok(w) => w,
+    let next = match write(&staging, plan, rendered, moves_outputs, rewrite, keep) {
+        Ok(next) => next,
         Err(mut errors) => {
             let output = match staging.rollback() {
                 Ok(()) => OutputState::Unchanged,
@@ -312,7 +310,7 @@ fn put_in_place(
     if !incremental {
         staging.commit().map_err(|(e, output)| (vec![e], output))?;
     }
-    Ok(written)
+    Ok(next)
 }
 
 /// Plans a build as `opts` say, with what `kept` remembers (taken: a successful build leaves
@@ -352,7 +350,7 @@ fn plan_build(
 }
 
 /// Writes a successful build: moves its files in (an incremental build), then the manifest
-/// shards that changed (`rewrite`); returns the number of files written and the next manifest
+/// shards that changed (`rewrite`); returns the next manifest
 /// when `rewrite` or `keep` (for `serve`'s memory).
 fn write(
     staging: &output::Staging,
@@ -361,7 +359,7 @@ fn write(
     moves_outputs: bool,
     rewrite: bool,
     keep: bool,
-) -> Result<(usize, Option<Manifest>), Vec<Diagnostic>> {
+) -> Result<Option<Manifest>, Vec<Diagnostic>> {
     let incremental = plan.incremental;
     // While outputs are being replaced the manifest on disk no longer describes them: marked
     // so, a build that stops half-way leaves a manifest the next build does not trust.
@@ -370,14 +368,12 @@ fn write(
             .write_output(manifest::DIRTY, b"")
             .map_err(|e| vec![e])?;
     }
-    let files_written = if incremental {
-        apply(staging, &plan, &rendered)?
-    } else {
-        rendered.iter().flatten().map(|e| e.files.len()).sum()
-    };
+    if incremental {
+        apply(staging, &plan, &rendered)?;
+    }
     if !(rewrite || keep) {
         drop_in_background(plan);
-        return Ok((files_written, None));
+        return Ok(None);
     }
     let mut next = plan.into_manifest(rendered);
     let shards = if rewrite {
@@ -393,7 +389,7 @@ fn write(
         }
         .map_err(|e| vec![e])?;
     }
-    Ok((files_written, Some(next)))
+    Ok(Some(next))
 }
 
 /// The previous build's manifest, unless forced or the output folder is not ours; `decode_all`
@@ -412,13 +408,11 @@ pub(crate) fn previous_manifest(out: &Path, force: bool, decode_all: bool) -> pl
 }
 
 /// Moves changed files into the output folder and deletes outputs that are gone.
-/// Returns the number of files written.
 fn apply(
     staging: &output::Staging,
     plan: &Plan,
     rendered: &[Option<JobEntry>],
-) -> Result<usize, Vec<Diagnostic>> {
-    let mut written = 0;
+) -> Result<(), Vec<Diagnostic>> {
     for (job, entry) in plan.jobs.iter().zip(rendered) {
         let Some(entry) = entry else { continue };
         let prefix = plan.job_prefix(job);
@@ -429,7 +423,6 @@ fn apply(
                 before.and_then(|b| b.file(name)) == Some(h) && staging.out().join(&path).exists();
             if !same {
                 staging.move_into_output(&path).map_err(|e| vec![e])?;
-                written += 1;
             }
         }
         for old in before.into_iter().flat_map(JobEntry::paths) {
@@ -448,7 +441,7 @@ fn apply(
                 .map_err(|e| vec![e])?;
         }
     }
-    Ok(written)
+    Ok(())
 }
 
 /// Per-language page counts: rebuilt, unchanged, removed.

@@ -11,7 +11,7 @@ use super::stamp::{Digest, Stamp};
 
 /// A site-wide job, as its manifest entry is keyed.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum SiteJob {
+pub(crate) enum SiteJob {
     /// A language's index (with its Atom feed and 404 page).
     Index(String),
     /// The language chooser (with the root 404 page).
@@ -87,12 +87,12 @@ pub(crate) fn page_prefix(lang: &str, slug: &str) -> String {
 pub struct GuideEntry {
     /// The folder's stamp when listed; unchanged, its list of pages is reused without listing it
     /// again (adding, removing or renaming a file changes a folder's stamp).
-    pub folder: Option<Stamp>,
+    pub(crate) folder: Option<Stamp>,
     /// Per language (sorted): the page's source and output. A vector, not a map: a guide has a
     /// few pages, and a 10,000-guide manifest decodes much faster without a tree node per guide.
     pub pages: Vec<(String, PageEntry)>,
     /// The guide's computed data, when it has a scenario.
-    pub data: Option<DataEntry>,
+    pub(crate) data: Option<DataEntry>,
 }
 
 /// One page: what its source was and what its job wrote (file names relative to the page's
@@ -102,63 +102,63 @@ pub struct PageEntry {
     /// The source file.
     pub source: SourceEntry,
     /// The page job's entry.
-    pub output: Option<JobEntry>,
+    pub(crate) output: Option<JobEntry>,
     /// The guides before and after it in its language's index when it was planned: kept, so an
     /// edit planned with shards closed (the listing unchanged, so the neighbours too) still has
     /// them.
-    pub neighbours: Option<Neighbours>,
+    pub(crate) neighbours: Option<Neighbours>,
 }
 
 /// A page's neighbours in its language's index order (see [`Listed::index_order`]): what its
 /// previous/next links show.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Neighbours {
+pub(crate) struct Neighbours {
     /// The guide listed before it (newer, or the same date and an earlier slug).
-    pub previous: Option<NavLink>,
+    pub(crate) previous: Option<NavLink>,
     /// The guide listed after it.
-    pub next: Option<NavLink>,
+    pub(crate) next: Option<NavLink>,
 }
 
 /// A link to another guide in the same language.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct NavLink {
+pub(crate) struct NavLink {
     /// The guide's slug.
-    pub slug: String,
+    pub(crate) slug: String,
     /// Its page's title in that language.
-    pub title: String,
+    pub(crate) title: String,
 }
 
 /// A source file's hash and the parts of its front matter other outputs depend on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SourceEntry {
     /// blake3 of the file's bytes.
-    pub hash: Digest,
+    pub(crate) hash: Digest,
     /// The file's stamp when hashed: unchanged, the file is not read again.
     pub stamp: Option<Stamp>,
     /// The index entry built from it.
-    pub summary: Summary,
+    pub(crate) summary: Summary,
 }
 
 /// The parts of a page that indexes and the sitemap show.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Title.
-    pub title: String,
+    pub(crate) title: String,
     /// `date:`.
-    pub date: Option<String>,
+    pub(crate) date: Option<String>,
     /// `description:`.
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// `updated:` (else `date:`), for translation status.
-    pub updated: Option<String>,
+    pub(crate) updated: Option<String>,
     /// Hash of the page's `scenario:` and variant ids/overrides; `None` without a scenario.
-    pub scenario_hash: Option<Digest>,
+    pub(crate) scenario_hash: Option<Digest>,
     /// True when the body reads other GPUs (`catalog.`), so the page depends on the catalog.
-    pub uses_catalog: bool,
+    pub(crate) uses_catalog: bool,
 }
 
 impl Summary {
     /// What listings show of the page of guide `slug` in `lang` with this summary.
-    pub fn listed<'a>(&'a self, slug: &'a str, lang: &'a str) -> Listed<'a> {
+    pub(crate) fn listed<'a>(&'a self, slug: &'a str, lang: &'a str) -> Listed<'a> {
         Listed {
             slug,
             lang,
@@ -171,37 +171,37 @@ impl Summary {
 
 /// A guide's scenario inputs and the hash of what they computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DataEntry {
+pub(crate) struct DataEntry {
     /// Hash of scenario, variants, GPU catalog and estimator version.
-    pub inputs: Digest,
+    pub(crate) inputs: Digest,
     /// Hash of the computed data (what pages actually show).
-    pub data: Digest,
+    pub(crate) data: Digest,
 }
 
 /// One output job: the hash of its inputs and the files it wrote, with their hashes (paths
 /// relative to the job's folder: the site root, or a page's `<lang>/<slug>/`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JobEntry {
+pub(crate) struct JobEntry {
     /// Hash of everything the job's outputs depend on.
-    pub inputs: Digest,
+    pub(crate) inputs: Digest,
     /// Output paths (relative, `/`-separated, sorted) and the hash of their bytes.
-    pub files: Vec<(String, Digest)>,
+    pub(crate) files: Vec<(String, Digest)>,
 }
 
 impl JobEntry {
     /// The recorded hash of output `path`.
-    pub fn file(&self, path: &str) -> Option<&Digest> {
+    pub(crate) fn file(&self, path: &str) -> Option<&Digest> {
         self.files.iter().find(|(p, _)| p == path).map(|(_, h)| h)
     }
 
     /// The output paths.
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn paths(&self) -> impl Iterator<Item = &str> {
         self.files.iter().map(|(p, _)| p.as_str())
     }
 }
 
 /// Sorts a guide's languages into the site's order (how its page jobs, language switcher and
 /// sitemap entries list its translations).
-pub fn sort_in_site_order<T: AsRef<str>>(langs: &mut [T], site: &[String]) {
+pub(crate) fn sort_in_site_order<T: AsRef<str>>(langs: &mut [T], site: &[String]) {
     langs.sort_by_key(|l| site.iter().position(|x| x == l.as_ref()));
 }

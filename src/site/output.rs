@@ -22,7 +22,7 @@ use crate::diagnostics::Diagnostic;
 
 /// The marker file every output and staging folder carries; its presence allows replacing (or
 /// cleaning up) the folder.
-pub const MARKER: &str = ".vramdoc-build";
+pub(crate) const MARKER: &str = ".vramdoc-build";
 
 /// What [`MARKER`] says.
 const MARKER_TEXT: &[u8] =
@@ -49,7 +49,7 @@ enum Change {
 
 /// A staging folder that becomes the output folder on [`Staging::commit`].
 #[derive(Debug)]
-pub struct Staging {
+pub(crate) struct Staging {
     out: PathBuf,
     dir: PathBuf,
     committed: bool,
@@ -62,14 +62,14 @@ pub struct Staging {
 /// The lock on an output folder (see [`OutputLock::take`]); released when dropped, or when the
 /// process ends however it ends.
 #[derive(Debug)]
-pub struct OutputLock {
+pub(crate) struct OutputLock {
     _file: File,
 }
 
 impl OutputLock {
     /// Takes the exclusive lock of the output folder `out` (on `.<name>.lock` beside it),
     /// waiting, and saying so on stderr, while another build holds it.
-    pub fn take(out: &Path) -> Result<OutputLock, Diagnostic> {
+    pub(crate) fn take(out: &Path) -> Result<OutputLock, Diagnostic> {
         let parent = parent_of(out);
         std::fs::create_dir_all(&parent)
             .map_err(|e| Diagnostic::error(format!("cannot create {}: {e}", parent.display())))?;
@@ -84,7 +84,7 @@ impl Staging {
     /// Creates an empty staging folder beside `out`, after checking that `out` may be replaced
     /// and removing what killed builds left behind. The caller holds `out`'s [`OutputLock`] (or
     /// owns `out` alone); `out` must not be a symlink (see [`resolve_out`]).
-    pub fn new(out: &Path, site_root: &Path) -> Result<Staging, Diagnostic> {
+    pub(crate) fn new(out: &Path, site_root: &Path) -> Result<Staging, Diagnostic> {
         let parent = parent_of(out);
         std::fs::create_dir_all(&parent)
             .map_err(|e| Diagnostic::error(format!("cannot create {}: {e}", parent.display())))?;
@@ -115,18 +115,13 @@ impl Staging {
     }
 
     /// The output folder this staging folder replaces or updates.
-    pub fn out(&self) -> &Path {
+    pub(crate) fn out(&self) -> &Path {
         &self.out
-    }
-
-    /// The staging folder (files are written under it).
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     /// Writes `bytes` to `rel` (a `/`-separated path made by the build, never from user input
     /// unchecked) inside the staging folder.
-    pub fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), Diagnostic> {
+    pub(crate) fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), Diagnostic> {
         debug_assert!(!rel.split('/').any(|c| c == ".." || c.is_empty()));
         let path = self.dir.join(rel);
         if let Some(parent) = path.parent() {
@@ -139,7 +134,7 @@ impl Staging {
 
     /// Like [`Staging::write`], for a file whose folder was already created (saves a `mkdir`,
     /// the most expensive system call of a clean build).
-    pub fn write_in_existing_dir(&self, rel: &str, bytes: &[u8]) -> Result<(), Diagnostic> {
+    pub(crate) fn write_in_existing_dir(&self, rel: &str, bytes: &[u8]) -> Result<(), Diagnostic> {
         let path = self.dir.join(rel);
         std::fs::write(&path, bytes)
             .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", path.display())))
@@ -147,7 +142,7 @@ impl Staging {
 
     /// Moves `rel` from the staging folder into the output folder; what was there is kept aside
     /// until the build ends, so [`Staging::rollback`] can put it back.
-    pub fn move_into_output(&self, rel: &str) -> Result<(), Diagnostic> {
+    pub(crate) fn move_into_output(&self, rel: &str) -> Result<(), Diagnostic> {
         let to = self.out.join(rel);
         let cannot = |e: std::io::Error| {
             Diagnostic::error(format!("cannot replace {}: {e}", to.display()))
@@ -177,7 +172,7 @@ impl Staging {
 
     /// Removes `rel` from the output folder (kept aside until the build ends), and its parent
     /// folders once empty. A file already gone is not an error.
-    pub fn remove_from_output(&self, rel: &str) -> Result<(), Diagnostic> {
+    pub(crate) fn remove_from_output(&self, rel: &str) -> Result<(), Diagnostic> {
         let path = self.out.join(rel);
         if let Err(e) = std::fs::symlink_metadata(&path) {
             return match e.kind() {
@@ -209,7 +204,7 @@ impl Staging {
     }
 
     /// Writes `bytes` to `rel` in the output folder atomically (staged file, then rename).
-    pub fn write_output(&self, rel: &str, bytes: &[u8]) -> Result<(), Diagnostic> {
+    pub(crate) fn write_output(&self, rel: &str, bytes: &[u8]) -> Result<(), Diagnostic> {
         self.write(rel, bytes)?;
         self.move_into_output(rel)
     }
@@ -217,7 +212,7 @@ impl Staging {
     /// Undoes every change made to the output folder so far, newest first: files moved in are
     /// taken out, replaced and removed files put back, folders made or removed undone. An error
     /// says what could not be put back (the output folder is then partly updated).
-    pub fn rollback(&self) -> Result<(), Diagnostic> {
+    pub(crate) fn rollback(&self) -> Result<(), Diagnostic> {
         let changes =
             std::mem::take(&mut *self.journal.lock().unwrap_or_else(PoisonError::into_inner));
         let mut failed = Vec::new();
@@ -263,7 +258,7 @@ impl Staging {
 
     /// Replaces the output folder with the staging folder; an error says what state the output
     /// folder is in.
-    pub fn commit(mut self) -> Result<(), (Diagnostic, OutputState)> {
+    pub(crate) fn commit(mut self) -> Result<(), (Diagnostic, OutputState)> {
         let mut old = self.dir.clone().into_os_string();
         old.push(".old");
         let old = PathBuf::from(old);
@@ -375,7 +370,7 @@ impl Drop for Staging {
 
 /// The output folder to write for `--out`: `out` itself, or the folder a symlink leads to (the
 /// staging folder and the swap happen beside the target, so the link keeps working).
-pub fn resolve_out(out: &Path) -> Result<PathBuf, Diagnostic> {
+pub(crate) fn resolve_out(out: &Path) -> Result<PathBuf, Diagnostic> {
     match std::fs::symlink_metadata(out) {
         Ok(m) if m.file_type().is_symlink() => {
             let target = std::fs::canonicalize(out).map_err(|e| {
@@ -402,7 +397,7 @@ pub fn resolve_out(out: &Path) -> Result<PathBuf, Diagnostic> {
 }
 
 /// Checks, without writing anything, that a build may write `out` (after [`resolve_out`]).
-pub fn check_output(out: &Path, site_root: &Path) -> Result<(), Diagnostic> {
+pub(crate) fn check_output(out: &Path, site_root: &Path) -> Result<(), Diagnostic> {
     check_replaceable(&resolve_out(out)?, site_root)
 }
 

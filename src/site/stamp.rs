@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// The first 128 bits of a blake3 digest (ample for telling versions of a file apart).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Digest(pub [u8; 16]);
+pub(crate) struct Digest(pub [u8; 16]);
 
 /// Stored as one 16-byte string (a derived tuple would encode and decode byte by byte).
 impl Serialize for Digest {
@@ -59,16 +59,16 @@ impl From<blake3::Hash> for Digest {
 /// parts are gathered and hashed at once: hashers here take many small parts (titles, slugs,
 /// digests), and a blake3 update per part cost more than the hashing.
 #[derive(Default)]
-pub struct Hasher(Vec<u8>);
+pub(crate) struct Hasher(Vec<u8>);
 
 impl Hasher {
     /// A fresh hasher.
-    pub fn new() -> Hasher {
+    pub(crate) fn new() -> Hasher {
         Hasher(Vec::new())
     }
 
     /// Adds one part.
-    pub fn part(&mut self, bytes: impl AsRef<[u8]>) -> &mut Self {
+    pub(crate) fn part(&mut self, bytes: impl AsRef<[u8]>) -> &mut Self {
         let b = bytes.as_ref();
         self.0.extend_from_slice(&(b.len() as u64).to_le_bytes());
         self.0.extend_from_slice(b);
@@ -76,34 +76,34 @@ impl Hasher {
     }
 
     /// Adds a digest as one part.
-    pub fn digest(&mut self, d: &Digest) -> &mut Self {
+    pub(crate) fn digest(&mut self, d: &Digest) -> &mut Self {
         self.part(d.0)
     }
 
     /// The digest.
-    pub fn finish(&self) -> Digest {
+    pub(crate) fn finish(&self) -> Digest {
         hash(&self.0)
     }
 }
 
 /// The digest of some bytes.
-pub fn hash(bytes: &[u8]) -> Digest {
+pub(crate) fn hash(bytes: &[u8]) -> Digest {
     blake3::hash(bytes).into()
 }
 
 /// What one `stat` says of a file or folder: everything a [`Stamp`] is made of (size,
 /// modification and status-change times in nanoseconds, inode number; the last two on Unix).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileStat([u64; 4]);
+pub(crate) struct FileStat([u64; 4]);
 
 impl FileStat {
     /// Size, modification and status-change times (ns), inode.
-    pub fn fields(&self) -> &[u64; 4] {
+    pub(crate) fn fields(&self) -> &[u64; 4] {
         &self.0
     }
 
     /// From the standard library's metadata; `None` when the platform gives no times.
-    pub fn from_metadata(meta: &std::fs::Metadata) -> Option<FileStat> {
+    pub(crate) fn from_metadata(meta: &std::fs::Metadata) -> Option<FileStat> {
         let modified = meta
             .modified()
             .ok()?
@@ -121,14 +121,14 @@ impl FileStat {
     }
 
     /// Stats `path`.
-    pub fn of_path(path: &Path) -> Option<FileStat> {
+    pub(crate) fn of_path(path: &Path) -> Option<FileStat> {
         FileStat::from_metadata(&std::fs::metadata(path).ok()?)
     }
 
     /// Stats `rel` (following symbolic links) relative to the open folder `dir`: the kernel walks
     /// only `rel`'s components, not the whole path from the root.
     #[cfg(unix)]
-    pub fn at(dir: &rustix::fd::OwnedFd, rel: &str) -> Option<FileStat> {
+    pub(crate) fn at(dir: &rustix::fd::OwnedFd, rel: &str) -> Option<FileStat> {
         let st = rustix::fs::statat(dir, rel, rustix::fs::AtFlags::empty()).ok()?;
         // The fields' integer types differ between platforms.
         let unsigned = |x: i128| u64::try_from(x).ok();
@@ -161,25 +161,25 @@ const RACY_WINDOW_NS: u64 = 2_000_000_000;
 impl Stamp {
     /// The stamp of `stat`, unless its times are too recent to trust against `now_ns`
     /// (nanoseconds since the epoch when the build started).
-    pub fn of(stat: &FileStat, now_ns: u64) -> Option<Stamp> {
+    pub(crate) fn of(stat: &FileStat, now_ns: u64) -> Option<Stamp> {
         let [_, modified, changed, _] = stat.0;
         let latest = modified.max(changed);
         (latest.saturating_add(RACY_WINDOW_NS) < now_ns).then_some(Stamp(stat.0))
     }
 
     /// Size, modification and status-change times (ns), inode, as recorded.
-    pub fn fields(&self) -> &[u64; 4] {
+    pub(crate) fn fields(&self) -> &[u64; 4] {
         &self.0
     }
 
     /// True when `stat` has this stamp.
-    pub fn matches(&self, stat: &FileStat) -> bool {
+    pub(crate) fn matches(&self, stat: &FileStat) -> bool {
         self.0 == stat.0
     }
 }
 
 /// Nanoseconds since the epoch, now.
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()
@@ -191,7 +191,12 @@ pub fn now_ns() -> u64 {
 /// language of the site in order, its page's stamp fields or an empty part when it has none. The
 /// build feeds what `stat` says now, the manifest what it recorded: equal digests, unchanged
 /// guides.
-pub fn feed_stamps(h: &mut Hasher, slug: &str, folder: &[u64; 4], pages: &[Option<[u64; 4]>]) {
+pub(crate) fn feed_stamps(
+    h: &mut Hasher,
+    slug: &str,
+    folder: &[u64; 4],
+    pages: &[Option<[u64; 4]>],
+) {
     let fields = |f: &[u64; 4]| {
         let mut b = [0u8; 32];
         for (chunk, x) in b.chunks_exact_mut(8).zip(f) {
