@@ -4,6 +4,7 @@
 //! [`what_if`] the options a guide lists. `serde_json::to_value(&estimate)` is the JSON contract
 //! of `vramdoc estimate --format json` and what guides read by dotted path.
 
+mod combine;
 mod error;
 mod eval;
 mod finetune;
@@ -19,6 +20,7 @@ mod whatif;
 
 use serde::Serialize;
 
+pub use combine::LORA_RANK;
 pub use error::ScenarioError;
 pub use finetune::{LoraTarget, LoraTargets};
 pub use gpu::{Gpu, GpuCatalog};
