@@ -1,7 +1,7 @@
 //! Fine-tuning GPT-2 with frozen embeddings or LoRA (issue 13, item 4), through the real binary:
 //! parameter counts and state bytes against arithmetic done here, the combination search's answers
-//! on 24 GB and 16 GB cards, the new keys in every input form with located errors, and the
-//! options' labels and markers in every language.
+//! on 24 GB and 16 GB cards, the new keys in every input form with located errors, the options'
+//! labels and markers in every language, and the bundled guide's tables.
 
 use serde_json::Value;
 
@@ -380,4 +380,76 @@ fn the_keys_read_from_every_input_form_with_located_errors() {
     let r = estimate(&t, &["--lora_targets=q_proj"]);
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("--lora_targets=q_proj"), "{}", r.stderr);
+}
+
+#[test]
+fn the_bundled_guide_shows_the_least_invasive_fits_in_three_languages() {
+    let out = tempfile::tempdir().unwrap();
+    let public = out.path().join("public");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_vramdoc"))
+        .args([
+            "build",
+            "--quiet",
+            "--root",
+            env!("CARGO_MANIFEST_DIR"),
+            "--out",
+        ])
+        .arg(&public)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    for (lang, lora_variant, fits, tight) in [
+        (
+            "en",
+            "LoRA alone",
+            "Least invasive combination that fits",
+            "Least invasive combination that may fit",
+        ),
+        (
+            "es",
+            "Solo LoRA",
+            "La combinación menos invasiva que cabe",
+            "La combinación menos invasiva que podría caber",
+        ),
+        (
+            "zh",
+            "只用 LoRA",
+            "放得下的侵入性最小的组合",
+            "可能放得下的侵入性最小的组合",
+        ),
+    ] {
+        let md = std::fs::read_to_string(
+            public.join(format!("{lang}/finetune-gpt2-xl-small-card/index.md")),
+        )
+        .unwrap();
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+        // 24 GB: the guide's LoRA variant is the search's answer (one merged row).
+        let lora_rows: Vec<&&str> = rows
+            .iter()
+            .filter(|r| r.contains(lora_variant) && r.contains(fits))
+            .collect();
+        assert_eq!(lora_rows.len(), 1, "{lang}: {rows:#?}");
+        assert!(
+            lora_rows[0].contains("`lora_rank = 8` |"),
+            "{lang}: {}",
+            lora_rows[0]
+        );
+        assert!(
+            rows.iter()
+                .any(|r| r.contains(tight) && r.contains("`optimizer = 'adamw8bit'`")),
+            "{lang}"
+        );
+        // The T4's table: checkpointing and LoRA together.
+        assert!(
+            rows.iter().any(|r| r.starts_with(&format!("| {fits} † ‡"))
+                && r.contains("`grad_checkpoint = True`, `lora_rank = 8`")),
+            "{lang}: {rows:#?}"
+        );
+        // The other cards' variants are not options on the RTX 4090.
+        assert!(!rows.iter().any(|r| r.contains("`gpu = ")), "{lang}");
+    }
 }
