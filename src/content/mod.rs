@@ -114,7 +114,10 @@ pub fn page_source(slug: &str, lang: &str, dir: &Arc<Path>) -> PageSource {
 }
 
 /// The pages of one guide folder, sorted by language, or why it is not a guide.
-pub(crate) fn list_guide(folder: &GuideFolder, config: &SiteConfig) -> (Vec<PageSource>, Vec<Diagnostic>) {
+pub(crate) fn list_guide(
+    folder: &GuideFolder,
+    config: &SiteConfig,
+) -> (Vec<PageSource>, Vec<Diagnostic>) {
     let mut pages = Vec::new();
     let mut errors = Vec::new();
     let (name, dir) = (&folder.name, &folder.path);

@@ -1,6 +1,7 @@
 //! `estimate_loss()`'s peak: a forward under `no_grad` at the eval micro-batch.
 
-use super::memory::{autocast_copies, embedding_locals, tokens, weights, Dims, Precision, Totals};
+use super::finetune::Training;
+use super::memory::{embedding_locals, tokens, weights, Dims, Precision, Totals};
 use super::num::N;
 use super::scenario::Scenario;
 use super::train::loss_forward_logits;
@@ -9,8 +10,10 @@ use super::train::loss_forward_logits;
 ///
 /// No activations are saved; what is alive is the weights, optimizer state, X and Y, the
 /// forward's locals `tok_emb`/`pos_emb` (see [`embedding_locals`]), the previous batch's
-/// `logits` (still bound in the loop), autocast's cached weight copies so far, and the largest
-/// of three moments:
+/// `logits` (still bound in the loop), autocast's cached weight copies so far (trainable weights
+/// only: `memory::cached_copies`; with frozen embeddings or LoRA the frozen copies live only
+/// through their matmul, and a frozen lm_head's copy beside the new logits is one more moment),
+/// and the largest of three moments:
 /// - the loss: `ln_f`'s output (`r·sbh`) and [`loss_forward_logits`] per s·b·V element, with
 ///   every weight copy cached;
 /// - the last block's MLP: the block input held by the caller, the residual after attention and
@@ -27,19 +30,33 @@ pub(crate) fn eval_peak(s: &Scenario, x: Precision, t: &Totals, optimizer: N) ->
     let b = s.eval_batch();
     let d = Dims::at(s, b);
     let fixed = weights(s, x, t.params) + optimizer + tokens(s, b, 2) + embedding_locals(s, x, b);
-    let copies = autocast_copies(t, x);
+    // Autocast caches the copies of trainable weights only (`memory::cached_copies`); a frozen
+    // weight's copy lives while its matmul runs.
+    let copies = if x.autocast {
+        t.cached_copies * 2
+    } else {
+        N::ZERO
+    };
+    let train = Training::of(s);
     let (v, h) = (N::from(s.vocab_size), N::from(s.n_embd));
     let uncast = |sq: u128| {
-        if x.autocast {
-            (v * h + h * h * sq) * 2
-        } else {
-            N::ZERO
+        if !x.autocast {
+            return N::ZERO;
         }
+        let head = if train.embeddings { v * h } else { N::ZERO };
+        let block = if train.base { h * h * sq } else { N::ZERO };
+        (head + block) * 2
     };
     let loss = copies + d.sbh * x.r + d.sbv * loss_forward_logits(s, x);
     let prev_logits = d.sbv * x.c;
     let mlp = copies - uncast(4) + d.sbh * (3 * x.r + 8 * x.c) + prev_logits;
     let mut worst = loss.max(mlp);
+    if x.autocast && !train.embeddings {
+        // A frozen lm_head's copy is cast for its matmul only: ln_f's output, its 16-bit cast,
+        // the copy and the new logits beside the previous ones (small batches, short blocks).
+        let head = copies + d.sbh * (x.r + x.c) + v * h * 2 + d.sbv * (2 * x.c);
+        worst = worst.max(head);
+    }
     if !s.flash {
         // At the softmax (masked scores, fp32 copy, output) and at `att @ v` (the softmax, its
         // 16-bit copy, the contiguous copy of v and the output y: `2c·sbh`).

@@ -1,6 +1,7 @@
 //! Setting scenario keys from literals: `--set`, Python config files and YAML front matter.
 
 use super::error::ScenarioError;
+use super::finetune::LoraTargets;
 use super::scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding};
 
 /// A value for [`Scenario::set`], as parsed from a Python config, a `--set` flag or YAML.
@@ -69,6 +70,9 @@ pub const KEYS: &[&str] = &[
     "init_from",
     "ddp_world_size",
     "sharding",
+    "freeze_embeddings",
+    "lora_rank",
+    "lora_targets",
 ];
 
 impl Scenario {
@@ -134,6 +138,12 @@ impl Scenario {
                     )
                 })?
             }
+            "freeze_embeddings" => self.freeze_embeddings = boolean(key, &value)?,
+            "lora_rank" => self.lora_rank = whole(key, &value)?,
+            "lora_targets" => {
+                self.lora_targets = LoraTargets::parse(&text(key, &value)?)
+                    .map_err(|m| ScenarioError::key(key, m))?
+            }
             "init_from" => {
                 self.init_from = InitFrom::parse(&text(key, &value)?).ok_or_else(|| {
                     ScenarioError::key(
@@ -171,27 +181,7 @@ impl Scenario {
                     "scenario keys must be strings, got {k:?}"
                 )));
             };
-            let literal = match val {
-                Value::Null => Literal::None,
-                Value::Bool(b) => Literal::Bool(*b),
-                Value::String(s) => Literal::Str(s.clone()),
-                Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-                    (Some(i), _) => Literal::Int(i),
-                    (None, Some(f)) => Literal::Float(f),
-                    (None, None) => {
-                        return Err(ScenarioError::key(
-                            key,
-                            format!("number {n} is out of range"),
-                        ))
-                    }
-                },
-                _ => {
-                    return Err(ScenarioError::key(
-                        key,
-                        "expected a number, a boolean or a string, not a list or mapping",
-                    ))
-                }
-            };
+            let literal = yaml_literal(key, val)?;
             scenario.set(key, literal)?;
         }
         Ok(scenario)
@@ -217,6 +207,56 @@ fn count(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
         ));
     }
     u64::try_from(n).map_err(|_| ScenarioError::key(key, format!("{n} is out of range")))
+}
+
+/// A YAML scalar as the literal for `key`: numbers, booleans, strings, `null`, and for
+/// `lora_targets` a list of names (read comma-separated).
+pub fn yaml_literal(key: &str, val: &yaml_serde::Value) -> Result<Literal, ScenarioError> {
+    use yaml_serde::Value;
+    Ok(match val {
+        Value::Null => Literal::None,
+        Value::Bool(b) => Literal::Bool(*b),
+        Value::String(s) => Literal::Str(s.clone()),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Literal::Int(i),
+            (None, Some(f)) => Literal::Float(f),
+            (None, None) => {
+                return Err(ScenarioError::key(
+                    key,
+                    format!("number {n} is out of range"),
+                ))
+            }
+        },
+        Value::Sequence(items)
+            if key == "lora_targets"
+                && !items.is_empty()
+                && items.iter().all(|i| i.as_str().is_some()) =>
+        {
+            let names: Vec<&str> = items.iter().filter_map(|i| i.as_str()).collect();
+            Literal::Str(names.join(","))
+        }
+        _ => {
+            return Err(ScenarioError::key(
+                key,
+                "expected a number, a boolean or a string, not a list or mapping",
+            ))
+        }
+    })
+}
+
+/// A whole number ≥ 0 (`lora_rank = 0` turns LoRA off).
+fn whole(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
+    match value {
+        Literal::Int(0) => Ok(0),
+        Literal::Float(f) if *f == 0.0 => Ok(0),
+        other => count(key, other).map_err(|e| {
+            ScenarioError::key(
+                key,
+                e.message
+                    .replace("at least 1", "at least 0 (0 turns it off)"),
+            )
+        }),
+    }
 }
 
 /// A byte count: a whole number of bytes, or a string with a unit as nvidia-smi and PyTorch

@@ -15,6 +15,7 @@
 
 use serde::Serialize;
 
+use super::finetune::{LoraTarget, Training};
 use super::num::N;
 use super::params;
 use super::scenario::{Dtype, Optimizer, Scenario};
@@ -127,8 +128,13 @@ pub(crate) struct Memory {
 pub(crate) struct Totals {
     /// Unique parameters `P`.
     pub(crate) params: N,
-    /// Linear-layer parameters `P_lin`.
-    pub(crate) linear: N,
+    /// Parameters with gradients and optimizer state (`P`, less what the patches freeze).
+    pub(crate) trainable: N,
+    /// Elements of the 16-bit weight copies saved for backward under autocast ([`saved_copies`]).
+    pub(crate) saved_copies: N,
+    /// Elements of the 16-bit weight copies autocast caches for a whole forward
+    /// ([`cached_copies`]).
+    pub(crate) cached_copies: N,
     /// Optimizer state bytes.
     pub(crate) optimizer: N,
 }
@@ -138,8 +144,10 @@ pub(crate) fn memory(s: &Scenario, p: &params::Params) -> Memory {
     let x = Precision::of(s);
     let t = Totals {
         params: N::from(p.total),
-        linear: N::from(p.linear),
-        optimizer: optimizer_state(s, x, N::from(p.total)),
+        trainable: N::from(p.trainable),
+        saved_copies: saved_copies(s, p),
+        cached_copies: cached_copies(s, p),
+        optimizer: optimizer_state(s, x),
     };
     let v = N::from(s.vocab_size);
     let train = train::train_peak(s, x, &t);
@@ -196,13 +204,14 @@ pub(crate) fn setup(s: &Scenario, p: &params::Params) -> Setup {
                 N::from(p.decay_tensors + p.no_decay_tensors) * 4
             }
         };
-        let optimizer = optimizer_state(s, x, total) + steps;
+        let optimizer = optimizer_state(s, x) + steps;
         out.retained = weights;
         out.loaded_optimizer = optimizer;
         out.load_peak = weights * 2 + optimizer;
     }
     if s.ddp_world_size > 1 {
-        out.ddp_buckets = total * x.p;
+        // The reducer buckets the gradients of the parameters that require grad.
+        out.ddp_buckets = N::from(p.trainable) * x.p;
     }
     out
 }
@@ -270,17 +279,19 @@ pub(crate) fn weights(s: &Scenario, x: Precision, p_total: N) -> N {
     p_total * x.p + masks
 }
 
-/// Optimizer state. AdamW: two moments in the parameter dtype, `2·p·P` (8 bytes per parameter
-/// with nanoGPT's fp32 parameters). SGD with momentum: one buffer, `p·P`. bitsandbytes
-/// `AdamW8bit`: tensors of ≥ 4096 elements keep two 1-byte moments, one fp32 absmax per
-/// 256-element block per moment, and two 256-entry fp32 quantization maps; smaller tensors keep
-/// two fp32 moments (`min_8bit_size = 4096`).
-pub(crate) fn optimizer_state(s: &Scenario, x: Precision, p_total: N) -> N {
+/// Optimizer state, for the trainable parameters only (frozen ones are not in
+/// `configure_optimizers`' groups). AdamW: two moments in the parameter dtype, `2·p·P` (8 bytes
+/// per parameter with nanoGPT's fp32 parameters). SGD with momentum: one buffer, `p·P`.
+/// bitsandbytes `AdamW8bit`: tensors of ≥ 4096 elements keep two 1-byte moments, one fp32 absmax
+/// per 256-element block per moment, and two 256-entry fp32 quantization maps; smaller tensors
+/// keep two fp32 moments (`min_8bit_size = 4096`).
+pub(crate) fn optimizer_state(s: &Scenario, x: Precision) -> N {
+    let groups = params::tensor_groups(s);
+    let trainable = groups.iter().filter(|g| g.trainable);
     match s.optimizer {
-        Optimizer::Adamw => p_total * (2 * x.p),
-        Optimizer::Sgd => p_total * x.p,
-        Optimizer::Adamw8bit => params::tensor_groups(s)
-            .iter()
+        Optimizer::Adamw => trainable.map(|g| g.numel * g.count).sum::<N>() * (2 * x.p),
+        Optimizer::Sgd => trainable.map(|g| g.numel * g.count).sum::<N>() * x.p,
+        Optimizer::Adamw8bit => trainable
             .map(|g| {
                 let per_tensor = if g.numel >= N(4096) {
                     g.numel * 2 + (g.numel + N(255)) / 256 * 8 + N(2 * 256 * 4)
@@ -293,21 +304,68 @@ pub(crate) fn optimizer_state(s: &Scenario, x: Precision, p_total: N) -> N {
     }
 }
 
-/// Autocast's 16-bit copies of the Linear weights (`2·P_lin`): cast during the forward and
+/// Autocast's 16-bit copies of the Linear weights (`2·P_lin` bytes): cast during the forward and
 /// saved for backward, so all are alive when the backward starts. Zero without autocast.
 pub(crate) fn autocast_copies(t: &Totals, x: Precision) -> N {
     if x.autocast {
-        t.linear * 2
+        t.saved_copies * 2
     } else {
         N::ZERO
     }
 }
 
-/// Activations one block saves for backward at micro-batch `b`, in half-bytes (one unit = ½ byte,
-/// so that torch.compile's 34.5·sbh stays exact).
+/// Elements of the 16-bit weight copies that the backward needs, under autocast.
 ///
-/// Flash, dropout 0, eager: `(2r + 14c)·sbh` = 36·sbh under autocast, 64·sbh in fp32,
-/// 32·sbh pure bf16: the two LayerNorm inputs (`r` each; Korthikanti counts them at 2 bytes,
+/// Full training, and frozen embeddings alone: every Linear weight, `P_lin` (a frozen `lm_head`
+/// is not cached, but its copy is saved for the gradient of its input). LoRA: a frozen Linear
+/// saves its weight's copy only when its input needs a gradient, which in block 0 begins at the
+/// first adapter (its `ln_1` is frozen and its input, the frozen embeddings' output, needs
+/// none), so block 0's `c_attn` copy and those before the first target are freed at once; the
+/// adapters' `A` and `B` are cached and saved (`+ P_lora`). The copies of frozen biases are
+/// neither cached nor saved.
+pub(crate) fn saved_copies(s: &Scenario, p: &params::Params) -> N {
+    let train = Training::of(s);
+    if !train.lora() {
+        return N::from(p.linear);
+    }
+    let (h, v, l) = (N::from(s.n_embd), N::from(s.vocab_size), N::from(s.n_layer));
+    let hh = h * h;
+    let mut unsaved = hh * 3; // block 0's c_attn
+    let mut flowing = train.targets.has(LoraTarget::CAttn);
+    for (target, sq) in [
+        (LoraTarget::AttnProj, 1),
+        (LoraTarget::CFc, 4),
+        (LoraTarget::MlpProj, 4),
+    ] {
+        if !flowing {
+            unsaved = unsaved + hh * sq;
+        }
+        flowing |= train.targets.has(target);
+    }
+    v * h + l * hh * 12 - unsaved + N::from(p.lora)
+}
+
+/// Elements of the 16-bit weight copies autocast caches (and keeps until the forward's
+/// `autocast` context exits): those of leaf fp32 parameters that require grad (PyTorch's
+/// `cached_cast`), i.e. the trainable Linear parameters and the LoRA adapters. An evaluation
+/// holds them all at its end; a frozen weight's copy lives only while its matmul runs.
+pub(crate) fn cached_copies(s: &Scenario, p: &params::Params) -> N {
+    let train = Training::of(s);
+    if train.lora() {
+        N::from(p.lora)
+    } else if train.embeddings {
+        N::from(p.linear)
+    } else {
+        N::from(p.linear) - N::from(s.vocab_size) * N::from(s.n_embd)
+    }
+}
+
+/// Activations one block saves for backward at micro-batch `b`, in half-bytes (one unit = ½ byte,
+/// so that torch.compile's 34.5·sbh stays exact). `first`: block 0, whose input (the embeddings'
+/// output) needs no gradient when the embeddings are frozen.
+///
+/// Flash, dropout 0, eager, full training: `(2r + 14c)·sbh` = 36·sbh under autocast, 64·sbh in
+/// fp32, 32·sbh pure bf16: the two LayerNorm inputs (`r` each; Korthikanti counts them at 2 bytes,
 /// nanoGPT's are fp32), the c_attn input, q/k/v (3c), the attention output that c_proj reads
 /// (flash returns it already in c_proj's layout: one tensor, c), the c_fc input, the GELU input
 /// (4c) and output (4c); flash adds its fp32 logsumexp (`4·a·s·b`). torch.compile saves about
@@ -316,7 +374,20 @@ pub(crate) fn autocast_copies(t: &Totals, x: Precision) -> N {
 /// autocast, `4` in fp32 where one tensor serves both, `2` pure bf16) and masked_fill's bool
 /// mask (`s²`). Dropout > 0: two 1-byte masks (`2·sbh`) and, flash off, the attention dropout's
 /// mask and output (`+1`, `+5`, `+3` per a·s²·b element).
-pub(crate) fn layer_half_bytes(s: &Scenario, x: Precision, b: u64) -> N {
+///
+/// LoRA (`finetune.rs`; PyTorch autograd saves a tensor only for a gradient it will compute):
+/// a frozen Linear saves no input for its weight gradient, so the c_attn and c_fc inputs (`c`
+/// each), the GELU output (`4c`, mlp.c_proj's input) and, flash off, c_proj's input (`c`; with
+/// flash it is flash's own saved output) go; the LayerNorm inputs, q/k/v, the attention output,
+/// the GELU input and the dropout masks stay, as the gradient flows through every block. A
+/// targeted Linear saves what its adapter needs: `A`'s input (`c` per input element, `4c` for
+/// mlp.c_proj; PEFT casts a 16-bit input to the adapter's fp32 and autocast casts it back, so
+/// under autocast attn.c_proj's is a tensor of its own beside flash's output) and `B`'s input
+/// `x·A` (`c·s·b·r`). In block 0 with frozen embeddings nothing before the first trainable
+/// point needs a gradient: only the adapters' inputs are saved until the first adapter, then
+/// everything as above. (With `lora_dropout > 0`, not modelled, each adapter would also save a
+/// 1-byte dropout mask per input element.)
+pub(crate) fn block_half_bytes(s: &Scenario, x: Precision, b: u64, first: bool) -> N {
     let (seq, a, h, batch) = (
         N::from(s.block_size),
         N::from(s.n_head),
@@ -324,34 +395,111 @@ pub(crate) fn layer_half_bytes(s: &Scenario, x: Precision, b: u64) -> N {
         N::from(b),
     );
     let sbh = seq * batch * h;
-    let mut half = 2 * (2 * x.r + 14 * x.c);
-    if s.compile {
-        half -= 3 * x.c / 2;
-    }
-    let mut bytes = sbh * half;
+    let train = Training::of(s);
+    let sbr = seq * batch * N::from(train.rank);
+    let (c, r) = (x.c, x.r);
     let dropout = s.dropout > 0.0;
-    if dropout {
-        bytes = bytes + sbh * 4;
+    // Bytes saved, then doubled into half-bytes at the end (plus the compile adjustment).
+    let mut bytes = N::ZERO;
+    // Whether the activations flowing here need a gradient (or the layer's own weight does).
+    let mut req = train.base || !first || train.embeddings;
+    let lora = |t: LoraTarget| !train.base && train.targets.has(t) && train.lora();
+    // A frozen, adapted Linear of input width `w·sbh`: A's input and x·A.
+    let adapter = |w: u128| sbh * (w * c) + sbr * c;
+    // ln_1's input.
+    if req {
+        bytes = bytes + sbh * r;
     }
-    if s.flash {
-        bytes = bytes + a * seq * batch * 8;
-    } else {
-        let scores = a * seq * seq * batch;
-        let per_score = match (x.autocast, x.c) {
-            (true, _) => 6 + u128::from(dropout),
-            (false, 4) => 4 + 5 * u128::from(dropout),
-            (false, _) => 2 + 3 * u128::from(dropout),
-        };
-        bytes = bytes + scores * (2 * per_score) + seq * seq * 2;
+    // c_attn: its input for the weight gradient, or for the adapter's.
+    if train.base {
+        bytes = bytes + sbh * c;
+    } else if lora(LoraTarget::CAttn) {
+        bytes = bytes + adapter(1);
     }
-    bytes
+    req |= lora(LoraTarget::CAttn);
+    // The attention: q, k, v, then flash's output and logsumexp, or the manual scores.
+    if req {
+        bytes = bytes + sbh * (3 * c);
+        if s.flash {
+            bytes = bytes + sbh * c + a * seq * batch * 4;
+        } else {
+            let scores = a * seq * seq * batch;
+            let per_score = match (x.autocast, x.c) {
+                (true, _) => 6 + u128::from(dropout),
+                (false, 4) => 4 + 5 * u128::from(dropout),
+                (false, _) => 2 + 3 * u128::from(dropout),
+            };
+            bytes = bytes + scores * per_score + seq * seq;
+        }
+    }
+    // c_proj's input: flash's saved output when it is the same tensor.
+    let shared = s.flash && req;
+    if train.base {
+        if !s.flash {
+            bytes = bytes + sbh * c;
+        }
+    } else if lora(LoraTarget::AttnProj) {
+        bytes = bytes + adapter(1);
+        if shared && !x.autocast {
+            bytes = bytes - sbh * c;
+        }
+    }
+    req |= lora(LoraTarget::AttnProj);
+    if req && dropout {
+        bytes = bytes + sbh; // resid_dropout's mask
+    }
+    // ln_2's input, c_fc's input.
+    if req {
+        bytes = bytes + sbh * r;
+    }
+    if train.base {
+        bytes = bytes + sbh * c;
+    } else if lora(LoraTarget::CFc) {
+        bytes = bytes + adapter(1);
+    }
+    req |= lora(LoraTarget::CFc);
+    // GELU's input, then its output (mlp.c_proj's input).
+    if req {
+        bytes = bytes + sbh * (4 * c);
+    }
+    if train.base {
+        bytes = bytes + sbh * (4 * c);
+    } else if lora(LoraTarget::MlpProj) {
+        bytes = bytes + adapter(4);
+    }
+    req |= lora(LoraTarget::MlpProj);
+    if req && dropout {
+        bytes = bytes + sbh; // the MLP's dropout mask
+    }
+    let mut half = bytes * 2;
+    if s.compile {
+        half = half - sbh * (3 * x.c / 2);
+    }
+    half
 }
 
-/// The inputs of `ln_f` (`r·sbh`) and of `lm_head` (`c·sbh`), plus the embedding dropout's
-/// 1-byte mask when dropout > 0.
+/// [`block_half_bytes`] of every block but block 0.
+pub(crate) fn layer_half_bytes(s: &Scenario, x: Precision, b: u64) -> N {
+    block_half_bytes(s, x, b, false)
+}
+
+/// The inputs of `ln_f` (`r·sbh`) and of `lm_head` (`c·sbh`, saved only for the gradient of
+/// `lm_head.weight` = `wte.weight`: not when the embeddings are frozen), plus the embedding
+/// dropout's 1-byte mask when dropout > 0 (not when the embeddings are frozen: the dropout's
+/// input then needs no gradient).
 pub(crate) fn final_saved(s: &Scenario, x: Precision) -> N {
     let sbh = N::from(s.block_size) * N::from(s.batch_size) * N::from(s.n_embd);
+    let train = Training::of(s);
+    if !train.embeddings {
+        return sbh * x.r;
+    }
     sbh * (x.r + x.c) + if s.dropout > 0.0 { sbh } else { N::ZERO }
+}
+
+/// Token tensors alive during the backward: the current X and Y and the prefetched next pair;
+/// with frozen embeddings the embedding saves no X, so the old one is freed at the prefetch.
+pub(crate) fn backward_tokens(s: &Scenario, b: u64) -> N {
+    tokens(s, b, if Training::of(s).embeddings { 4 } else { 3 })
 }
 
 /// `count` int64 token tensors of shape (b, s): train.py keeps the current X, Y (saved by the

@@ -4,8 +4,10 @@
 //! [`what_if`] the options a guide lists. `serde_json::to_value(&estimate)` is the JSON contract
 //! of `vramdoc estimate --format json` and what guides read by dotted path.
 
+mod combine;
 mod error;
 mod eval;
+mod finetune;
 mod gpu;
 mod keys;
 mod memory;
@@ -18,9 +20,11 @@ mod whatif;
 
 use serde::Serialize;
 
+pub use combine::LORA_RANK;
 pub use error::ScenarioError;
+pub use finetune::{LoraTarget, LoraTargets};
 pub use gpu::{Gpu, GpuCatalog};
-pub use keys::{parse_byte_size, Literal, KEYS};
+pub use keys::{parse_byte_size, yaml_literal, Literal, KEYS};
 pub use memory::TrainMoment;
 pub use overhead::{
     ALLOCATOR_SLACK_DEN, ALLOCATOR_SLACK_HIGH_PCT, ALLOCATOR_SLACK_LOW_PCT, ALLOCATOR_SLACK_NUM,
@@ -36,7 +40,7 @@ use num::N;
 use overhead::End;
 
 /// Version of the formulas and constants; bump on any change (site builds cache on it).
-pub const ESTIMATOR_VERSION: &str = "5";
+pub const ESTIMATOR_VERSION: &str = "6";
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
 ///

@@ -5,31 +5,44 @@
 //! and `ln_f`; Linear layers and LayerNorms carry biases when `bias` is true (`lm_head` never does).
 //! Closed form: `P = V·h + s·h + L·(12h² + 2h) + h` without bias; each block adds `13h` with bias
 //! and `ln_f` adds `h`.
+//!
+//! With the fine-tuning patches (`finetune.rs`), LoRA adds `r·(in + out)` per target and block
+//! (`A` and `B`, no bias) to the model, and `configure_optimizers` (which, like nanoGPT's, leaves
+//! out parameters that do not require grad) groups only the trainable ones: the decay and
+//! no-decay figures count what the optimizer holds.
 
 use serde::Serialize;
 
 use super::error::ScenarioError;
+use super::finetune::Training;
 use super::num::N;
 use super::scenario::Scenario;
 
 /// Parameter counts of the scenario's model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Params {
-    /// Unique parameters (the tied `lm_head`/`wte` weight counted once).
+    /// Unique parameters (the tied `lm_head`/`wte` weight counted once), LoRA adapters included.
     pub total: u64,
     /// nanoGPT's `get_num_params()`: `total` minus the position embeddings `wpe`.
     pub non_embedding: u64,
     /// Token plus position embeddings (`wte` is also `lm_head`'s weight).
     pub embedding: u64,
-    /// Parameters in `configure_optimizers`' weight-decay group (every tensor with ≥ 2 dims).
+    /// Parameters that get gradients and optimizer state: `total`, less frozen embeddings, or
+    /// only the LoRA adapters.
+    pub trainable: u64,
+    /// LoRA adapter parameters (`A` and `B` of every target in every block); 0 without LoRA.
+    pub lora: u64,
+    /// Trainable parameters in `configure_optimizers`' weight-decay group (every tensor with ≥ 2
+    /// dims).
     pub decay: u64,
-    /// Parameters in the no-decay group (LayerNorm weights, all biases).
+    /// Trainable parameters in the no-decay group (LayerNorm weights, all biases).
     pub no_decay: u64,
     /// Tensors in the decay group: `wte`, `wpe` and four matrices per block.
     pub decay_tensors: u64,
     /// Tensors in the no-decay group.
     pub no_decay_tensors: u64,
-    /// Parameters of every Linear layer, `lm_head` included: what autocast casts to 16 bits.
+    /// Parameters of every Linear layer, `lm_head` included, LoRA adapters not: what autocast
+    /// casts to 16 bits.
     pub linear: u64,
 }
 
@@ -43,12 +56,15 @@ pub(crate) struct TensorGroup {
     pub(crate) count: N,
     /// In the weight-decay group.
     pub(crate) decay: bool,
-    /// Belongs to a Linear layer (autocast casts it).
+    /// Belongs to a Linear layer of the base model (autocast casts it).
     pub(crate) linear: bool,
+    /// Requires grad: has a gradient and optimizer state.
+    pub(crate) trainable: bool,
 }
 
-/// Every parameter tensor of the model, grouped by shape (groups with no tensors have count 0).
-pub(crate) fn tensor_groups(s: &Scenario) -> [TensorGroup; 12] {
+/// Every parameter tensor of the model, grouped by shape (groups with no tensors have count 0):
+/// the base model's twelve groups, then LoRA's `A` and `B` per target.
+pub(crate) fn tensor_groups(s: &Scenario) -> Vec<TensorGroup> {
     let (v, h, ctx, l) = (
         N::from(s.vocab_size),
         N::from(s.n_embd),
@@ -57,48 +73,65 @@ pub(crate) fn tensor_groups(s: &Scenario) -> [TensorGroup; 12] {
     );
     let b = N::from(s.bias);
     let one = N::from(1u64);
-    let group = |numel: N, count: N, decay: bool, linear: bool| TensorGroup {
+    let train = Training::of(s);
+    let (emb, base) = (train.embeddings, train.base);
+    let group = |numel: N, count: N, decay: bool, linear: bool, trainable: bool| TensorGroup {
         numel,
         count,
         decay,
         linear,
+        trainable,
     };
-    [
-        group(v * h, one, true, true),       // wte = lm_head.weight (tied)
-        group(ctx * h, one, true, false),    // wpe
-        group(h * h * 3, l, true, true),     // attn.c_attn.weight
-        group(h * h, l, true, true),         // attn.c_proj.weight
-        group(h * h * 4, l, true, true),     // mlp.c_fc.weight
-        group(h * h * 4, l, true, true),     // mlp.c_proj.weight
-        group(h, l * 2 + one, false, false), // ln_1, ln_2 weights and ln_f.weight
-        group(h, (l * 2 + one) * b, false, false), // their biases
-        group(h * 3, l * b, false, true),    // attn.c_attn.bias
-        group(h, l * b, false, true),        // attn.c_proj.bias
-        group(h * 4, l * b, false, true),    // mlp.c_fc.bias
-        group(h, l * b, false, true),        // mlp.c_proj.bias
-    ]
+    let mut groups = vec![
+        group(v * h, one, true, true, emb), // wte = lm_head.weight (tied)
+        group(ctx * h, one, true, false, emb), // wpe
+        group(h * h * 3, l, true, true, base), // attn.c_attn.weight
+        group(h * h, l, true, true, base),  // attn.c_proj.weight
+        group(h * h * 4, l, true, true, base), // mlp.c_fc.weight
+        group(h * h * 4, l, true, true, base), // mlp.c_proj.weight
+        group(h, l * 2 + one, false, false, base), // ln_1, ln_2 weights and ln_f.weight
+        group(h, (l * 2 + one) * b, false, false, base), // their biases
+        group(h * 3, l * b, false, true, base), // attn.c_attn.bias
+        group(h, l * b, false, true, base), // attn.c_proj.bias
+        group(h * 4, l * b, false, true, base), // mlp.c_fc.bias
+        group(h, l * b, false, true, base), // mlp.c_proj.bias
+    ];
+    if train.lora() {
+        let r = N::from(train.rank);
+        for t in train.targets.iter() {
+            let (i, o) = t.widths();
+            groups.push(group(r * h * i, l, true, false, true)); // lora_A: r × in
+            groups.push(group(h * o * r, l, true, false, true)); // lora_B: out × r
+        }
+    }
+    groups
 }
 
 /// Counts the parameters of a scenario; errors only when a count exceeds 2^63 − 1.
 pub(crate) fn count(s: &Scenario) -> Result<Params, ScenarioError> {
     let groups = tensor_groups(s);
+    let elements = |g: &TensorGroup| g.numel * g.count;
     let sum = |decay: bool, f: &dyn Fn(&TensorGroup) -> N| -> N {
-        groups.iter().filter(|g| g.decay == decay).map(f).sum()
+        groups
+            .iter()
+            .filter(|g| g.decay == decay && g.trainable)
+            .map(f)
+            .sum()
     };
-    let total: N = groups.iter().map(|g| g.numel * g.count).sum();
-    let linear: N = groups
-        .iter()
-        .filter(|g| g.linear)
-        .map(|g| g.numel * g.count)
-        .sum();
+    let total: N = groups.iter().map(elements).sum();
+    let trainable: N = groups.iter().filter(|g| g.trainable).map(elements).sum();
+    let linear: N = groups.iter().filter(|g| g.linear).map(elements).sum();
+    let lora = Training::of(s).lora_per_block(N::from(s.n_embd)) * N::from(s.n_layer);
     let wpe = N::from(s.block_size) * N::from(s.n_embd);
     let wte = N::from(s.vocab_size) * N::from(s.n_embd);
     Ok(Params {
         total: total.to_u64("the parameter count")?,
         non_embedding: (total - wpe).to_u64("the parameter count")?,
         embedding: (wte + wpe).to_u64("the embedding parameter count")?,
-        decay: sum(true, &|g| g.numel * g.count).to_u64("the parameter count")?,
-        no_decay: sum(false, &|g| g.numel * g.count).to_u64("the parameter count")?,
+        trainable: trainable.to_u64("the parameter count")?,
+        lora: lora.to_u64("the parameter count")?,
+        decay: sum(true, &elements).to_u64("the parameter count")?,
+        no_decay: sum(false, &elements).to_u64("the parameter count")?,
         decay_tensors: sum(true, &|g| g.count).to_u64("the tensor count")?,
         no_decay_tensors: sum(false, &|g| g.count).to_u64("the tensor count")?,
         linear: linear.to_u64("the parameter count")?,

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::error::ScenarioError;
+use super::finetune::LoraTargets;
 use super::gpu::GpuCatalog;
 
 /// The autocast (mixed-precision) dtype of `train.py`'s `dtype` key.
@@ -184,7 +185,8 @@ pub const GPT2_BLOCK: u64 = 1024;
 /// A nanoGPT training configuration, as far as GPU memory is concerned.
 ///
 /// Field names are nanoGPT's `train.py` names; `flash`, `grad_checkpoint`, `optimizer`,
-/// `eval_batch_size`, `pure_bf16` and `gpu` are this tool's additions. Fields are public for
+/// `eval_batch_size`, `pure_bf16`, `gpu` and the fine-tuning patches (`freeze_embeddings`,
+/// `lora_rank`, `lora_targets`) are this tool's additions. Fields are public for
 /// convenience: call [`Scenario::validate`] (or [`super::estimate`], which does) after editing them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
@@ -237,6 +239,14 @@ pub struct Scenario {
     pub ddp_world_size: u64,
     /// How the DDP processes split the training state (a patch to train.py; see [`Sharding`]).
     pub sharding: Sharding,
+    /// `wte` (which is also `lm_head.weight`: nanoGPT ties them) and `wpe` frozen: no gradient,
+    /// no optimizer state (a one-line patch; see `finetune.rs`).
+    pub freeze_embeddings: bool,
+    /// LoRA rank; 0 = no adapters. Nonzero freezes every base parameter and adds trainable
+    /// adapters to `lora_targets` in every block (a patch; see `finetune.rs`).
+    pub lora_rank: u64,
+    /// The Linear layers LoRA adapts (used when `lora_rank > 0`).
+    pub lora_targets: LoraTargets,
 }
 
 impl Default for Scenario {
@@ -265,6 +275,9 @@ impl Default for Scenario {
             init_from: InitFrom::Scratch,
             ddp_world_size: 1,
             sharding: Sharding::None,
+            freeze_embeddings: false,
+            lora_rank: 0,
+            lora_targets: LoraTargets::default(),
         }
     }
 }
@@ -294,6 +307,9 @@ struct Resolved<'a> {
     init_from: InitFrom,
     ddp_world_size: u64,
     sharding: Sharding,
+    freeze_embeddings: bool,
+    lora_rank: u64,
+    lora_targets: LoraTargets,
 }
 
 impl Serialize for Scenario {
@@ -321,6 +337,9 @@ impl Serialize for Scenario {
             init_from: self.init_from,
             ddp_world_size: self.ddp_world_size,
             sharding: self.sharding,
+            freeze_embeddings: self.freeze_embeddings,
+            lora_rank: self.lora_rank,
+            lora_targets: self.lora_targets,
         }
         .serialize(serializer)
     }
@@ -361,6 +380,9 @@ impl Scenario {
             ("init_from", self.init_from.as_str().to_owned()),
             ("ddp_world_size", self.ddp_world_size.to_string()),
             ("sharding", self.sharding.as_str().to_owned()),
+            ("freeze_embeddings", py(self.freeze_embeddings)),
+            ("lora_rank", self.lora_rank.to_string()),
+            ("lora_targets", self.lora_targets.display()),
         ]
     }
 
@@ -456,6 +478,16 @@ impl Scenario {
             return Err(ScenarioError::key(
                 "dropout",
                 format!("must be at least 0 and below 1, got {}", self.dropout),
+            ));
+        }
+        let width = self.as_run().n_embd;
+        if self.lora_rank > width {
+            return Err(ScenarioError::key(
+                "lora_rank",
+                format!(
+                    "lora_rank = {} is above the model's width ({width}): a LoRA update B·A has rank at most min(in, out), and an adapter wider than that is no low-rank update",
+                    self.lora_rank
+                ),
             ));
         }
         if self.pure_bf16 && self.dtype != Dtype::Bfloat16 {

@@ -5,9 +5,10 @@
 //! MLP backward (small vocabularies in fp32), the backward of the last block's manual attention
 //! (flash off), a checkpointed block's recompute, and the end of backward (tiny batches).
 
+use super::finetune::{LoraTarget, Training};
 use super::memory::{
-    autocast_copies, embedding_locals, final_saved, layer_half_bytes, tokens, weights, Components,
-    Dims, Precision, Totals, TrainMoment,
+    autocast_copies, backward_tokens, block_half_bytes, embedding_locals, final_saved,
+    layer_half_bytes, tokens, weights, Components, Dims, Precision, Totals, TrainMoment,
 };
 use super::num::N;
 use super::scenario::Scenario;
@@ -47,10 +48,18 @@ pub(crate) fn loss_forward_logits(s: &Scenario, x: Precision) -> u128 {
 
 /// Gradients that exist early in the backward of a step without accumulation (`.grad` was set
 /// to None): `wte`'s (from lm_head) and, roughly, the last block's MLP, attention projection and
-/// LayerNorms: `p·(V·h + 9h² + 8h)`.
+/// LayerNorms: `p·(V·h + 9h² + 8h)`; of these only what trains (frozen embeddings: no `V·h`;
+/// LoRA: the last block's adapters).
 fn early_grads(s: &Scenario, x: Precision) -> N {
     let (v, h) = (N::from(s.vocab_size), N::from(s.n_embd));
-    (v * h + h * h * 9 + h * 8) * x.p
+    let train = Training::of(s);
+    let wte = if train.embeddings { v * h } else { N::ZERO };
+    let block = if train.base {
+        h * h * 9 + h * 8
+    } else {
+        train.lora_per_block(h)
+    };
+    (wte + block) * x.p
 }
 
 /// The training step's peak and the moment it occurs.
@@ -58,7 +67,8 @@ pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components,
     let b = s.batch_size;
     let d = Dims::at(s, b);
     let l = N::from(s.n_layer);
-    let full_grads = t.params * x.p;
+    let full_grads = t.trainable * x.p;
+    let train = Training::of(s);
     let accumulating = s.gradient_accumulation_steps >= 2;
     // With accumulation, .grad lives from the second micro-step on; without, zero_grad
     // (set_to_none=True) freed it before the forward.
@@ -68,11 +78,12 @@ pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components,
         early_grads(s, x)
     };
     let layer = layer_half_bytes(s, x, b) / 2;
-    // Checkpointing keeps only each block's input, the residual stream.
+    // Checkpointing keeps only each block's input, the residual stream. Block 0 saves less when
+    // its input needs no gradient (frozen embeddings under LoRA).
     let blocks = if s.grad_checkpoint {
         l * d.sbh * x.r
     } else {
-        l * layer
+        (l - N::from(1u64)) * layer + block_half_bytes(s, x, b, true) / 2
     };
     let saved = blocks + final_saved(s, x);
     let base = Components {
@@ -80,7 +91,7 @@ pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components,
         gradients: if accumulating { full_grads } else { N::ZERO },
         optimizer: t.optimizer,
         autocast_weights: autocast_copies(t, x),
-        activations: saved + tokens(s, b, 4),
+        activations: saved + backward_tokens(s, b),
         logits: d.sbv * loss_backward_logits(s, x),
     };
     let mut best = (base, TrainMoment::LossBackward);
@@ -106,7 +117,12 @@ pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components,
     // in place when accumulating (two extra). (The fake-tensor replay adds out of place,
     // one `p·V·h` more: FakeTensor is a tensor subclass, excluded from in-place accumulation.)
     // The optimizer step that follows holds no more: fused AdamW has no temporaries.
-    let contributions = N::from(if accumulating { 2u64 } else { 1 });
+    // Frozen embeddings: no gradient for the tied weight at all.
+    let contributions = N::from(match (train.embeddings, accumulating) {
+        (false, _) => 0u64,
+        (true, true) => 2,
+        (true, false) => 1,
+    });
     let vh = N::from(s.vocab_size) * N::from(s.n_embd);
     consider(
         Components {
@@ -119,7 +135,7 @@ pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components,
         TrainMoment::BackwardEnd,
     );
     // During backward: the final activations are freed, the residual-stream gradient (r) lives.
-    let in_backward = blocks + d.sbh * x.r + tokens(s, b, 4);
+    let in_backward = blocks + d.sbh * x.r + backward_tokens(s, b);
     let recomputed = if s.grad_checkpoint { layer } else { N::ZERO };
     // The last block's MLP backward: the gradient of its 4h-wide hidden layer (`4c·sbh`) beside
     // every block's saved activations (the peak for small vocabularies in fp32).
@@ -155,7 +171,22 @@ pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components,
             (false, _, 4) => 8,
             _ => 4,
         };
-        let freed = d.sbh * (x.r + 10 * x.c);
+        let freed = if train.base {
+            d.sbh * (x.r + 10 * x.c)
+        } else {
+            // LoRA: ln_2's and GELU's inputs, and the adapters after the attention.
+            let sbr = N::from(s.block_size) * N::from(b) * N::from(train.rank);
+            let adapters: N = [
+                (LoraTarget::AttnProj, 1),
+                (LoraTarget::CFc, 1),
+                (LoraTarget::MlpProj, 4),
+            ]
+            .into_iter()
+            .filter(|(t, _)| train.targets.has(*t))
+            .map(|(_, w)| d.sbh * (w * x.c) + sbr * x.c)
+            .sum();
+            d.sbh * (x.r + 4 * x.c) + adapters
+        };
         consider(
             Components {
                 gradients: early,

@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
 use super::scenario::{Dtype, Optimizer, Scenario, Sharding};
-use super::{estimate, Estimate, Verdict};
+use super::{combine, estimate, Estimate, Verdict};
 
 /// The kind of change an option makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -35,11 +35,22 @@ pub enum WhatIfKind {
     ShardedOptimizer,
     /// FSDP: parameters, gradients and optimizer state split among the processes (a patch).
     Fsdp,
+    /// A fine-tune with frozen embeddings (`wte` = `lm_head.weight`, and `wpe`; a patch).
+    FreezeEmbeddings,
+    /// A fine-tune of LoRA adapters only (a patch; see `finetune.rs`).
+    Lora,
+    /// A fine-tune's least invasive combination of changes that fits the GPU (`combine.rs`).
+    Combination,
+    /// A fine-tune's least invasive combination whose verdict is "tight", when it is less
+    /// invasive than the one that fits (or none fits).
+    CombinationTight,
+    /// Every change of a fine-tune's search together, when no combination fits or is tight.
+    CombinationAll,
 }
 
 impl WhatIfKind {
     /// Every kind, in declaration order (for checks that each has its messages).
-    pub const ALL: [WhatIfKind; 12] = [
+    pub const ALL: [WhatIfKind; 17] = [
         WhatIfKind::MicroBatch,
         WhatIfKind::MaxMicroBatch,
         WhatIfKind::EvalBatch,
@@ -52,6 +63,11 @@ impl WhatIfKind {
         WhatIfKind::Optimizer,
         WhatIfKind::ShardedOptimizer,
         WhatIfKind::Fsdp,
+        WhatIfKind::FreezeEmbeddings,
+        WhatIfKind::Lora,
+        WhatIfKind::Combination,
+        WhatIfKind::CombinationTight,
+        WhatIfKind::CombinationAll,
     ];
 }
 
@@ -112,7 +128,7 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
                     pct: Option<f64>|
      -> Result<(), ScenarioError> {
         let e = estimate(&changed, catalog)?;
-        out.push(option(kind, &base, changed, &e, changes_training, pct));
+        out.push(option(kind, s, &base, changed, &e, changes_training, pct));
         Ok(())
     };
 
@@ -211,7 +227,7 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             WhatIfKind::GradCheckpoint,
             changed,
             false,
-            Some(checkpoint_extra_compute_pct(s)),
+            Some(checkpoint_extra_compute_pct(&s.as_run())),
         )?;
     }
     let bf16_ok = s
@@ -256,6 +272,18 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
         };
         push(WhatIfKind::Optimizer, changed, true, None)?;
     }
+    // A GPT-2 checkpoint fixes the model's shape (`Scenario::as_run`): no narrower or shallower
+    // model to offer; the fine-tuning patches instead, in the order of `combine::Lever`.
+    let pretrained = s.init_from.pretrained_shape().is_some();
+    let fine_tune = training && pretrained;
+    if fine_tune && !s.freeze_embeddings && s.lora_rank == 0 {
+        push(
+            WhatIfKind::FreezeEmbeddings,
+            combine::Lever::FreezeEmbeddings.apply(s),
+            true,
+            None,
+        )?;
+    }
     if s.block_size >= 2 {
         push(
             WhatIfKind::BlockSize,
@@ -267,9 +295,12 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             None,
         )?;
     }
+    if fine_tune && s.lora_rank == 0 {
+        push(WhatIfKind::Lora, combine::Lever::Lora.apply(s), true, None)?;
+    }
     let narrower =
         (u128::from(s.n_embd) * 3 / 4 / u128::from(s.n_head) * u128::from(s.n_head)) as u64;
-    if narrower >= s.n_head && narrower < s.n_embd {
+    if !pretrained && narrower >= s.n_head && narrower < s.n_embd {
         push(
             WhatIfKind::NEmbd,
             Scenario {
@@ -280,7 +311,7 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             None,
         )?;
     }
-    if s.n_layer >= 2 {
+    if !pretrained && s.n_layer >= 2 {
         push(
             WhatIfKind::NLayer,
             Scenario {
@@ -291,12 +322,34 @@ pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, Scenar
             None,
         )?;
     }
+    if fine_tune && s.gpu.is_some() {
+        for (kind, changed) in combine::search(s, catalog)? {
+            let e = estimate(&changed, catalog)?;
+            let pct = changed
+                .grad_checkpoint
+                .then(|| checkpoint_extra_compute_pct(&s.as_run()))
+                .filter(|_| !s.grad_checkpoint);
+            let training_changes = combine::changes_training(s, &changed);
+            let o = option(kind, s, &base, changed, &e, training_changes, pct);
+            // Options that leave training as it is come first.
+            let at = if training_changes {
+                out.len()
+            } else {
+                out.iter()
+                    .position(|w| w.changes_training)
+                    .unwrap_or(out.len())
+            };
+            out.insert(at, o);
+        }
+    }
     Ok(out)
 }
 
-/// Builds one option from its estimate.
+/// Builds one option from its estimate; `s` is the scenario as given (the base estimate's is the
+/// run, a GPT-2 checkpoint's shape in place of the given one).
 fn option(
     kind: WhatIfKind,
+    s: &Scenario,
     base: &Estimate,
     changed: Scenario,
     e: &Estimate,
@@ -305,7 +358,7 @@ fn option(
 ) -> WhatIf {
     WhatIf {
         kind,
-        changes: changes_between(&base.scenario, &changed),
+        changes: changes_between(s, &changed),
         peak: e.bytes.peak,
         total: e.bytes.total,
         total_low: e.bytes.total_low,
@@ -324,7 +377,7 @@ fn option(
 /// The scenario with micro-batch `b` and the accumulation that keeps `eff` sequences per step
 /// (exactly when `b` divides each DDP process's share; rounded down to a multiple of the
 /// processes, at least one micro-step each, while searching).
-fn with_micro_batch(s: &Scenario, b: u64, eff: u64) -> Scenario {
+pub(crate) fn with_micro_batch(s: &Scenario, b: u64, eff: u64) -> Scenario {
     let world = s.ddp_world_size.max(1);
     Scenario {
         batch_size: b,
@@ -337,7 +390,7 @@ fn with_micro_batch(s: &Scenario, b: u64, eff: u64) -> Scenario {
 ///
 /// Trial division up to √n (at most 2^20 steps, for n up to 2^40); beyond that, a scan down
 /// from `limit` of at most 2^16 candidates, so absurd sizes cannot stall the options.
-fn largest_divisor_at_most(n: u64, limit: u64) -> Option<u64> {
+pub(crate) fn largest_divisor_at_most(n: u64, limit: u64) -> Option<u64> {
     if limit == 0 || n == 0 {
         return None;
     }

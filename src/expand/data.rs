@@ -14,6 +14,8 @@ pub struct VariantData {
     pub id: String,
     /// The variant's estimate.
     pub estimate: Estimate,
+    /// The variant's own what-if options (`options_table(variant="id")`), as for a scenario.
+    pub what_if: Vec<WhatIf>,
 }
 
 /// Everything a guide's expressions can read, as the estimator's types.
@@ -82,9 +84,12 @@ pub fn guide_data(
             .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
         let e = estimate::estimate(&s, catalog)
             .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
+        let what_if = estimate::what_if(&s, catalog)
+            .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
         vdata.push(VariantData {
             id: id.clone(),
             estimate: e,
+            what_if,
         });
     }
     let what_if = estimate::what_if(&base, catalog).map_err(scen_err)?;
@@ -113,14 +118,15 @@ pub fn literal(v: &Yaml) -> Option<Literal> {
 impl GuideData {
     /// The estimate of variant `id`.
     pub fn variant(&self, id: &str) -> Result<&Estimate, String> {
-        self.variants
-            .iter()
-            .find(|v| v.id == id)
-            .map(|v| &v.estimate)
-            .ok_or_else(|| {
-                let known: Vec<&str> = self.variants.iter().map(|v| v.id.as_str()).collect();
-                format!("no variant with id `{id}` (known: {})", known.join(", "))
-            })
+        self.variant_data(id).map(|v| &v.estimate)
+    }
+
+    /// Variant `id`: its estimate and its what-ifs.
+    pub fn variant_data(&self, id: &str) -> Result<&VariantData, String> {
+        self.variants.iter().find(|v| v.id == id).ok_or_else(|| {
+            let known: Vec<&str> = self.variants.iter().map(|v| v.id.as_str()).collect();
+            format!("no variant with id `{id}` (known: {})", known.join(", "))
+        })
     }
 
     /// The value at a dotted `path` (`bytes.logits`, `variants.<id>.fits`,

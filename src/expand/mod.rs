@@ -3,7 +3,8 @@
 //!
 //! Values: `{{ bytes.logits | bytes }}`, `{{ params.non_embedding | count }}`,
 //! `{{ variants.micro8.fits | verdict }}`, `{{ percent(bytes.logits, bytes.peak) }}`.
-//! Blocks (alone on a line): `breakdown_table()`, `params_table()`, `options_table()`,
+//! Blocks (alone on a line): `breakdown_table()`, `params_table()`, `options_table()` (also
+//! `options_table(variant="id")`: a variant's own options),
 //! `chart("breakdown")`, `chart("sweep", over="batch_size" | "block_size")`, `diagnosis()`.
 //! See the README for the full list. Unknown names and bad arguments are errors with file and line.
 
@@ -221,7 +222,10 @@ fn eval_call(
             tables::breakdown(data, ctx, variant_arg(named_arg(args, "variant"))?)
         }
         "params_table" => Ok(tables::params(need_data(ctx)?, ctx)),
-        "options_table" => Ok(tables::options(need_data(ctx)?, ctx)),
+        "options_table" => {
+            let data = need_data(ctx)?;
+            tables::options(data, ctx, variant_arg(named_arg(args, "variant"))?)
+        }
         "diagnosis" => diagnosis(need_data(ctx)?, ctx),
         "chart" => chart(args, ctx, charts),
         other => Err(format!(
@@ -319,7 +323,11 @@ fn signature(name: &str) -> Option<(usize, &'static [&'static str], &'static str
         ),
         "params_table" => (0, &[], "params_table()"),
         "diagnosis" => (0, &[], "diagnosis()"),
-        "options_table" => (0, &[], "options_table()"),
+        "options_table" => (
+            0,
+            &["variant"],
+            "options_table() or options_table(variant=\"id\")",
+        ),
         "chart" => (
             1,
             &["over"],
@@ -371,6 +379,8 @@ fn variant_arg(v: Option<&ArgValue>) -> Result<Option<&str>, String> {
 /// each must exist in every locale.
 pub fn runtime_message_keys() -> Vec<String> {
     let mut keys = crate::present::runtime_message_keys();
+    // The parameter table's rows shown only for fine-tuning patches.
+    keys.extend(["param-trainable", "param-lora"].map(str::to_owned));
     for over in charts::SWEEP_OVER {
         keys.push(charts::sweep_title_key(over));
         keys.push(charts::sweep_axis_key(over));

@@ -78,12 +78,22 @@ pub(super) fn params(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
         loc.t("table-param-count"),
         loc.t("table-param-tensors")
     );
-    for (key, n, tensors) in [
+    let mut rows = vec![
         ("param-total", p.total, None),
         ("param-non-embedding", p.non_embedding, None),
+    ];
+    // Frozen embeddings or LoRA: what trains, and the adapters' share of the total.
+    if p.trainable != p.total {
+        rows.push(("param-trainable", p.trainable, None));
+    }
+    if p.lora > 0 {
+        rows.push(("param-lora", p.lora, None));
+    }
+    rows.extend([
         ("param-decay", p.decay, Some(p.decay_tensors)),
         ("param-no-decay", p.no_decay, Some(p.no_decay_tensors)),
-    ] {
+    ]);
+    for (key, n, tensors) in rows {
         let t = tensors.map(|t| loc.int(t)).unwrap_or_default();
         md.push_str(&format!(
             "| {} | {} ({}) | {} |\n",
@@ -97,23 +107,40 @@ pub(super) fn params(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
 }
 
 /// The front matter's variants, then the computed what-ifs, one row per distinct change, each
-/// with its effective batch, total, saving and verdict; footnotes explain the markers.
-pub(super) fn options(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
+/// with its effective batch, total, saving and verdict; footnotes explain the markers. For a
+/// `variant`: that variant's own what-ifs, against it (the other variants are changes of the
+/// guide's scenario, not of it).
+pub(super) fn options(
+    data: &GuideData,
+    ctx: &ExpandContext<'_>,
+    variant: Option<&str>,
+) -> Result<String, String> {
     let loc = ctx.loc;
-    let base = &data.estimate;
-    let variants: Vec<NamedVariant<'_>> = data
-        .variants
-        .iter()
-        .map(|v| NamedVariant {
-            label: ctx
-                .variant_labels
+    let (base, what_if, variants) = match variant {
+        Some(id) => {
+            let v = data.variant_data(id)?;
+            (&v.estimate, &v.what_if, Vec::new())
+        }
+        None => {
+            // A variant on another card is no option for this one (its verdict is against its
+            // own card): `options_table(variant="id")` shows its options.
+            let variants: Vec<NamedVariant<'_>> = data
+                .variants
                 .iter()
-                .find(|(id, _)| *id == v.id)
-                .map_or(v.id.as_str(), |(_, l)| l.as_str()),
-            estimate: &v.estimate,
-        })
-        .collect();
-    let rows = present::option_rows(base, &variants, &data.what_if, loc);
+                .filter(|v| v.estimate.scenario.gpu == data.estimate.scenario.gpu)
+                .map(|v| NamedVariant {
+                    label: ctx
+                        .variant_labels
+                        .iter()
+                        .find(|(id, _)| *id == v.id)
+                        .map_or(v.id.as_str(), |(_, l)| l.as_str()),
+                    estimate: &v.estimate,
+                })
+                .collect();
+            (&data.estimate, &data.what_if, variants)
+        }
+    };
+    let rows = present::option_rows(base, &variants, what_if, loc);
     let mut md = format!(
         "| {} | {} | {} | {} | {} | {} |\n|:---|:---|---:|---:|---:|:---|\n",
         loc.t("est-col-option"),
@@ -150,5 +177,5 @@ pub(super) fn options(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
         md.push_str(&notes.join("\n\n"));
         md.push('\n');
     }
-    md
+    Ok(md)
 }

@@ -162,20 +162,24 @@ pub fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
 }
 
 /// The scenario keys nanoGPT's `train.py` has no setting for: changing one is a code change
-/// (checkpointing, the 8-bit optimizer, a separate evaluation batch, pure bf16 weights) or, for
-/// `flash`, a PyTorch with `scaled_dot_product_attention` (2.0 or later). `gpu`, `vocab_size` and
-/// `other_processes` describe the run's surroundings and need neither.
-pub const CODE_KEYS: [&str; 6] = [
+/// (checkpointing, the 8-bit optimizer, a separate evaluation batch, pure bf16 weights, frozen
+/// embeddings, LoRA adapters) or, for `flash`, a PyTorch with `scaled_dot_product_attention`
+/// (2.0 or later). `gpu`, `vocab_size` and `other_processes` describe the run's surroundings and
+/// need neither.
+pub const CODE_KEYS: [&str; 9] = [
     "sharding",
     "grad_checkpoint",
     "optimizer",
     "eval_batch_size",
     "pure_bf16",
     "flash",
+    "freeze_embeddings",
+    "lora_rank",
+    "lora_targets",
 ];
 
 /// Scenario keys whose values are strings (quoted in a Python config file).
-const STRING_KEYS: [&str; 4] = ["dtype", "optimizer", "gpu", "sharding"];
+const STRING_KEYS: [&str; 5] = ["dtype", "optimizer", "gpu", "sharding", "lora_targets"];
 
 /// A change as a line of a nanoGPT config file: `compile = False`, `dtype = 'bfloat16'`.
 pub fn config_line(c: &Change) -> String {
@@ -328,6 +332,16 @@ pub fn option_label(o: &WhatIf, loc: &Localizer) -> String {
             &key,
             &[("params", FluentValue::from(loc.count(o.params_total)))],
         ),
+        (_, WhatIfKind::Lora) => loc.t_args(
+            &key,
+            &[
+                ("rank", FluentValue::from(loc.int(o.scenario.lora_rank))),
+                (
+                    "targets",
+                    FluentValue::from(o.scenario.lora_targets.display()),
+                ),
+            ],
+        ),
         _ => loc.t(&key),
     }
 }
@@ -460,6 +474,9 @@ pub fn runtime_message_keys() -> Vec<String> {
             "est-tight-range",
             "est-changes-training",
             "est-needs-code",
+            "est-trainable",
+            "est-trainable-frozen-value",
+            "est-trainable-lora-value",
         ]
         .map(str::to_owned),
     );

@@ -119,7 +119,7 @@ fn apply_sets(
             continue;
         };
         let key = key.trim();
-        let lit = match session.eval_str(value) {
+        let lit = match session.eval_str(key, value) {
             Ok(Some(lit)) => lit,
             Ok(None) => Literal::Str(value.trim().to_owned()),
             Err((msg, col)) => {
@@ -206,7 +206,9 @@ fn yaml_file(session: &mut Session<'_>, path: &Path, text: &str) -> Result<(), B
     })?;
     let source: Arc<str> = Arc::from(text);
     for (k, v) in map.as_mapping().into_iter().flatten() {
-        let (Some(key), Some(lit)) = (k.as_str(), yaml_literal(v)) else {
+        // The whole mapping was checked above: what is left out here cannot occur.
+        let Some(key) = k.as_str() else { continue };
+        let Ok(lit) = crate::estimate::yaml_literal(key, v) else {
             continue;
         };
         let origin = Origin::File {
@@ -218,22 +220,6 @@ fn yaml_file(session: &mut Session<'_>, path: &Path, text: &str) -> Result<(), B
         session.set_key(key, &lit, origin);
     }
     Ok(())
-}
-
-/// A YAML scalar as a literal (`from_yaml` has already checked it).
-fn yaml_literal(v: &yaml_serde::Value) -> Option<Literal> {
-    use yaml_serde::Value;
-    Some(match v {
-        Value::Null => Literal::None,
-        Value::Bool(b) => Literal::Bool(*b),
-        Value::String(s) => Literal::Str(s.clone()),
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => Literal::Int(i),
-            (None, Some(f)) => Literal::Float(f),
-            _ => return None,
-        },
-        _ => return None,
-    })
 }
 
 /// The 1-based line where `key` is assigned (`key:` in YAML).

@@ -138,6 +138,26 @@ fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
             ),
         ),
     ];
+    if p.trainable != p.total {
+        let s = &e.scenario;
+        let key = if s.lora_rank > 0 {
+            "est-trainable-lora-value"
+        } else {
+            "est-trainable-frozen-value"
+        };
+        rows.push((
+            loc.t("est-trainable"),
+            loc.t_args(
+                key,
+                &[
+                    arg("trainable", loc.int(p.trainable)),
+                    arg("total", loc.int(p.total)),
+                    arg("rank", loc.int(s.lora_rank)),
+                    arg("targets", s.lora_targets.display()),
+                ],
+            ),
+        ));
+    }
     if e.scenario.ddp_world_size > 1 {
         rows.push((
             loc.t("est-ddp"),

@@ -41,6 +41,9 @@ pub(crate) fn data_hash(d: &GuideData) -> super::manifest::Digest {
     for v in &d.variants {
         h.part(&v.id);
         h.part(serde_json::to_string(&v.estimate).unwrap_or_default());
+        for w in &v.what_if {
+            h.part(serde_json::to_string(w).unwrap_or_default());
+        }
     }
     for w in &d.what_if {
         h.part(serde_json::to_string(w).unwrap_or_default());

@@ -4,10 +4,12 @@
 //! evaluation peaks. Known gap: `gpt2-12x768-s512-b1-fp32-manual-acc1-bias` replays 1.5 % higher
 //! than the estimate because autograd adds the tied wte/lm_head weight's two gradients out of
 //! place for fake tensors (a tensor subclass) but in place for real ones; the estimate models
-//! real CUDA tensors (see `BackwardEnd` in `src/estimate/train.rs`).
+//! real CUDA tensors (see `BackwardEnd` in `src/estimate/train.rs`). The fine-tunes with frozen
+//! embeddings or LoRA adapters (`tools/nanogpt_replay/model.py`) are configs like the others,
+//! their scenario carrying `freeze_embeddings`, `lora_rank` and `lora_targets`.
 
 use serde::Deserialize;
-use vramdoc::estimate::{estimate, Dtype, GpuCatalog, InitFrom, Scenario};
+use vramdoc::estimate::{estimate, Dtype, GpuCatalog, InitFrom, LoraTargets, Scenario};
 
 #[derive(Deserialize)]
 struct Replay {
@@ -63,6 +65,12 @@ struct ReplayScenario {
     flash: bool,
     compile: bool,
     eval_batch_size: u64,
+    /// The fine-tuning patches (`tools/nanogpt_replay/model.py`), present where replayed.
+    #[serde(default)]
+    freeze_embeddings: bool,
+    #[serde(default)]
+    lora_rank: u64,
+    lora_targets: Option<String>,
 }
 
 #[derive(Deserialize, PartialEq, Debug)]
@@ -103,6 +111,13 @@ fn scenario(r: &ReplayScenario) -> Scenario {
         compile: r.compile,
         flash: r.flash,
         eval_batch_size: Some(r.eval_batch_size),
+        freeze_embeddings: r.freeze_embeddings,
+        lora_rank: r.lora_rank,
+        lora_targets: r
+            .lora_targets
+            .as_deref()
+            .map(|t| LoraTargets::parse(t).expect("replayed LoRA targets"))
+            .unwrap_or_default(),
         ..Scenario::default()
     }
 }
@@ -116,6 +131,18 @@ fn every_replayed_config_within_two_percent() {
     let catalog = GpuCatalog::builtin();
     let data = replay();
     assert!(!data.configs.is_empty());
+    // The fine-tuning patches are replayed too (frozen embeddings; LoRA on several targets).
+    let frozen = data
+        .configs
+        .iter()
+        .filter(|c| c.scenario.freeze_embeddings)
+        .count();
+    let lora = data
+        .configs
+        .iter()
+        .filter(|c| c.scenario.lora_rank > 0)
+        .count();
+    assert!(frozen >= 2 && lora >= 5, "frozen {frozen}, LoRA {lora}");
     let mut failures = Vec::new();
     for c in &data.configs {
         let e = estimate(&scenario(&c.scenario), &catalog).expect("replayed scenario is valid");

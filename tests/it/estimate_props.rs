@@ -65,6 +65,9 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 init_from: vramdoc::estimate::InitFrom::Scratch,
                 ddp_world_size: 1,
                 sharding: vramdoc::estimate::Sharding::None,
+                freeze_embeddings: false,
+                lora_rank: 0,
+                lora_targets: Default::default(),
             },
         )
 }
@@ -188,6 +191,9 @@ proptest! {
             init_from: vramdoc::estimate::InitFrom::Scratch,
             ddp_world_size: 1,
             sharding: vramdoc::estimate::Sharding::None,
+            freeze_embeddings: flags[0] != flags[1],
+            lora_rank: if flags[2] { sizes[7] } else { 0 },
+            lora_targets: vramdoc::estimate::LoraTargets::ALL,
         };
         let catalog = GpuCatalog::builtin();
         if let Ok(e) = estimate(&s, &catalog) {
@@ -284,6 +290,9 @@ fn largest_micro_batch_offered_always_fits() {
         init_from: vramdoc::estimate::InitFrom::Scratch,
         ddp_world_size: 1,
         sharding: vramdoc::estimate::Sharding::None,
+        freeze_embeddings: false,
+        lora_rank: 0,
+        lora_targets: Default::default(),
     };
     let catalog = GpuCatalog::builtin();
     for o in what_if(&s, &catalog).expect("valid") {

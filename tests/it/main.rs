@@ -16,6 +16,7 @@ mod estimate_params;
 mod estimate_props;
 mod estimate_pyconfig;
 mod estimate_scenario;
+mod finetune;
 mod hardening;
 mod hostile_input;
 mod incremental;

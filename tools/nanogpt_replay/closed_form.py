@@ -268,15 +268,23 @@ def runs_table(doc: dict) -> str:
     return "\n".join(rows)
 
 
+def patched(c: dict) -> bool:
+    """A fine-tune with frozen embeddings or LoRA adapters: these forms describe full training
+    only; the estimator's own forms (``src/estimate/memory.rs``, ``finetune.rs``) cover the
+    patches and ``tests/it/calibration.rs`` holds them to the replay."""
+    sc = c["scenario"]
+    return bool(sc.get("freeze_embeddings") or sc.get("lora_rank"))
+
+
 def table(doc: dict, train_form, eval_form) -> str:
-    """Markdown table of replay vs. one pair of closed forms."""
+    """Markdown table of replay vs. one pair of closed forms (full training only)."""
     mib = 2**20
     rows = [
         "| scenario | train replay (MiB) | train formula (MiB) | diff | "
         "eval replay (MiB) | eval formula (MiB) | diff |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for c in doc["configs"]:
+    for c in (c for c in doc["configs"] if not patched(c)):
         sc, p = c["scenario"], c["params"]["total"]
         tr, ev = c["train_peak_bytes"], c["eval_peak_bytes"]
         nt, ne = train_form(sc, p), eval_form(sc, p)
@@ -299,8 +307,15 @@ def main(argv: list[str]) -> int:
         abs(replay_saved_bytes(c["scenario"], c["params"]["total"])
             - c["saved_for_backward_bytes"])
         for c in doc["configs"]
+        if not patched(c)
     )
     print(f"\nreplay_saved_bytes is within {worst} bytes of every saved_for_backward_bytes.")
+    left_out = [c["name"] for c in doc["configs"] if patched(c)]
+    if left_out:
+        print(
+            f"\n{len(left_out)} fine-tunes with frozen embeddings or LoRA are left out of these "
+            "tables: tests/it/calibration.rs holds the estimator to them."
+        )
     if doc.get("runs"):
         print("\nRuns: eval-only, resume, DDP (plain forms plus each run's own terms)\n")
         print(runs_table(doc))

@@ -37,6 +37,9 @@ class Scenario:
     init_from: str = "scratch"
     eval_only: bool = False
     ddp_world_size: int = 1
+    freeze_embeddings: bool = False
+    lora_rank: int = 0
+    lora_targets: tuple[str, ...] = ()
 
     @property
     def eval_batch_size(self) -> int:
@@ -63,6 +66,12 @@ class Scenario:
             **({"init_from": self.init_from} if self.init_from != "scratch" else {}),
             **({"eval_only": True} if self.eval_only else {}),
             **({"ddp_world_size": self.ddp_world_size} if self.ddp_world_size > 1 else {}),
+            **({"freeze_embeddings": True} if self.freeze_embeddings else {}),
+            **(
+                {"lora_rank": self.lora_rank, "lora_targets": ",".join(self.lora_targets)}
+                if self.lora_rank
+                else {}
+            ),
         }
 
 
@@ -139,6 +148,34 @@ GRID += [
           True),
     _gpt2("ft-gpt2-medium-s512-b2-bf16-manual-acc1", "gpt2-medium", 512, 2, 1, "bfloat16",
           False),
+]
+
+ATTN = ("attn.c_attn",)
+ALL_LINEAR = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
+
+GRID += [
+    # Fine-tuning patches on GPT-2 weights (not in nanoGPT; see model.py):
+    # frozen embeddings (wte = lm_head.weight, and wpe) and LoRA adapters
+    # (every base parameter frozen). GPT-2 XL at finetune_shakespeare.py's
+    # micro-batch 1, then smaller models for the other code paths: fp16 and
+    # fp32, manual attention, dropout (the embedding dropout's mask), no
+    # accumulation, a first adapter after the attention (block 0 saves
+    # nothing before it).
+    _gpt2("ft-gpt2-xl-s1024-b1-bf16-flash-acc2-frozen-emb", "gpt2-xl", 1024, 1, 2,
+          "bfloat16", True, freeze_embeddings=True),
+    _gpt2("ft-gpt2-xl-s1024-b1-bf16-flash-acc2-lora8-attn", "gpt2-xl", 1024, 1, 2,
+          "bfloat16", True, lora_rank=8, lora_targets=ATTN),
+    _gpt2("ft-gpt2-xl-s512-b2-bf16-flash-acc2-lora16-all", "gpt2-xl", 512, 2, 2,
+          "bfloat16", True, lora_rank=16, lora_targets=ALL_LINEAR),
+    _gpt2("ft-gpt2-s512-b4-fp16-manual-acc1-frozen-emb-drop", "gpt2", 512, 4, 1,
+          "float16", False, freeze_embeddings=True, dropout=0.1),
+    _gpt2("ft-gpt2-s512-b4-fp32-flash-acc2-lora4-all", "gpt2", 512, 4, 2, "float32",
+          True, lora_rank=4, lora_targets=ALL_LINEAR),
+    _gpt2("ft-gpt2-medium-s256-b4-fp16-manual-acc2-lora8-proj-fc-drop", "gpt2-medium",
+          256, 4, 2, "float16", False, lora_rank=8,
+          lora_targets=("attn.c_proj", "mlp.c_fc"), dropout=0.1),
+    _gpt2("ft-gpt2-medium-s1024-b2-bf16-flash-acc1-lora8-mlp", "gpt2-medium", 1024, 2, 1,
+          "bfloat16", True, lora_rank=8, lora_targets=("mlp.c_fc", "mlp.c_proj")),
 ]
 
 RUNS: list[Scenario] = [

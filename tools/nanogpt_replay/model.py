@@ -16,7 +16,15 @@ depends on exactly which tensors each operation creates and keeps:
   ``F.cross_entropy(logits.view(-1, V), targets.view(-1), ignore_index=-1)``;
 * ``configure_optimizers`` puts every parameter with ``dim() >= 2`` in the
   weight-decay group and the rest in the no-decay group, and builds a fused
-  AdamW (nanoGPT asks for ``fused=True`` on CUDA).
+  AdamW (nanoGPT asks for ``fused=True`` on CUDA). Like nanoGPT's, it leaves
+  out parameters that do not require grad.
+
+Two fine-tuning patches, which nanoGPT does not have, are here too (the ones
+vramdoc's ``freeze_embeddings`` and ``lora_rank``/``lora_targets`` describe):
+:func:`freeze_embeddings` (``wte``, which *is* ``lm_head.weight``, and ``wpe``
+stop requiring grad) and :func:`apply_lora` (every parameter frozen, then
+:class:`LoRALinear` adapters around the named Linear layers of every block,
+as PEFT's ``get_peft_model`` with its defaults makes them).
 
 Two things are parameters here rather than facts of the environment: ``flash``
 (nanoGPT turns it on whenever ``F.scaled_dot_product_attention`` exists) and
@@ -233,3 +241,63 @@ class GPT(nn.Module):
         return torch.optim.AdamW(
             self.optimizer_groups(weight_decay), lr=learning_rate, betas=betas, **extra
         )
+
+
+class LoRALinear(nn.Module):
+    """A Linear layer with a LoRA adapter, as PEFT's ``lora.Linear`` runs it.
+
+    Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models":
+    ``h = W0 x + (alpha / r) * B A x`` with A (r x in) and B (out x r)
+    trainable and W0 frozen. The forward is PEFT's (peft/tuners/lora/layer.py,
+    ``Linear.forward``, with its defaults: ``lora_dropout=0`` so the dropout is
+    ``nn.Identity``, no DoRA, no bias on the adapter): the base layer's
+    result, then ``x`` cast to the adapter's dtype (``_cast_input_dtype``:
+    ``x.to(lora_A.weight.dtype)`` when the dtypes differ; under autocast a
+    16-bit input becomes an fp32 copy, which autocast casts back for the
+    matmul), then ``result + lora_B(lora_A(dropout(x))) * scaling`` and a cast
+    back to the result's dtype. A is initialised Kaiming-uniform and B zero
+    (PEFT's ``init_lora_weights=True``).
+    """
+
+    def __init__(self, base: nn.Linear, rank: int, alpha: float = 16.0):
+        super().__init__()
+        self.base_layer = base
+        self.lora_A = nn.Linear(base.in_features, rank, bias=False)
+        self.lora_B = nn.Linear(rank, base.out_features, bias=False)
+        self.lora_dropout = nn.Identity()
+        self.scaling = alpha / rank
+        nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5))
+        nn.init.zeros_(self.lora_B.weight)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        result = self.base_layer(x)
+        result_dtype = result.dtype
+        dtype = self.lora_A.weight.dtype
+        if x.dtype != dtype:
+            x = x.to(dtype=dtype)
+        result = result + self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling
+        return result.to(result_dtype)
+
+
+# The Linear layers of a block a LoRA adapter can wrap, by their module paths
+# inside ``Block`` (PEFT's ``target_modules`` matches such names).
+LORA_TARGETS = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
+
+
+def freeze_embeddings(model: GPT) -> None:
+    """The one-line patch: ``wte`` (= ``lm_head.weight``, tied) and ``wpe`` frozen."""
+    model.transformer.wte.weight.requires_grad_(False)
+    model.transformer.wpe.weight.requires_grad_(False)
+
+
+def apply_lora(model: GPT, rank: int, targets: tuple[str, ...]) -> None:
+    """PEFT's defaults: freeze every parameter (``bias='none'``: biases and
+    LayerNorms stay frozen too), then wrap ``targets`` of every block."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for block in model.transformer.h:
+        for path in targets:
+            assert path in LORA_TARGETS, path
+            parent_name, name = path.split(".")
+            parent = getattr(block, parent_name)
+            setattr(parent, name, LoRALinear(getattr(parent, name), rank))

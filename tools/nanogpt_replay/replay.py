@@ -52,7 +52,7 @@ from cuda_emulation import (  # noqa: E402
     kernel_scratch_bytes,
 )
 from grid import GRID, RUNS, Scenario  # noqa: E402
-from model import GPT, GPTConfig  # noqa: E402
+from model import GPT, GPTConfig, apply_lora, freeze_embeddings  # noqa: E402
 from tracker import SavedTensorCounter, StorageTracker  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -268,6 +268,14 @@ def replay(sc: Scenario, explain: bool = False) -> Result:
             if sc.block_size < 1024:
                 model.crop_block_size(sc.block_size)
             to_device(model, tracker)
+        # The fine-tuning patches, between model.to(device) and
+        # configure_optimizers (which leaves frozen parameters out). The
+        # adapters are made on the device, as PEFT moves them to their base
+        # layer's device.
+        if sc.freeze_embeddings:
+            freeze_embeddings(model)
+        if sc.lora_rank:
+            apply_lora(model, sc.lora_rank, sc.lora_targets)
         model.train()
         params = count_params(model)
         scaler = torch.amp.GradScaler("cpu", enabled=(dtype == torch.float16))

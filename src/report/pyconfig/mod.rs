@@ -242,7 +242,8 @@ impl<'a> Session<'a> {
     /// The value of `name` as a scenario literal, if it is bound to one.
     pub(crate) fn literal(&self, name: &str) -> Option<Result<Literal, String>> {
         match self.env.get(name)? {
-            Binding::Known(v) => Some(to_literal(v)),
+            // `lora_targets` alone takes a list of names (`['c_attn', 'c_fc']`).
+            Binding::Known(v) => Some(to_literal(v, name == "lora_targets")),
             Binding::Unknown(why) => Some(Err(format!("could not be evaluated ({why})"))),
             Binding::Failed => None,
         }
@@ -250,12 +251,19 @@ impl<'a> Session<'a> {
 
     /// Evaluates `src` (a `--set` value) in these globals: `Ok(None)` when it does not parse or
     /// names something undefined (the caller takes the text as a string).
-    pub(crate) fn eval_str(&self, src: &str) -> Result<Option<Literal>, (String, usize)> {
+    /// `key` says which scenario key it is for (`lora_targets` takes a list of names).
+    pub(crate) fn eval_str(
+        &self,
+        key: &str,
+        src: &str,
+    ) -> Result<Option<Literal>, (String, usize)> {
         let Some(expr) = parse_one(src) else {
             return Ok(None);
         };
         match eval::eval(&expr, &self.env, &self.host) {
-            Ok(v) => to_literal(&v).map(Some).map_err(|m| (m, 1)),
+            Ok(v) => to_literal(&v, key == "lora_targets")
+                .map(Some)
+                .map_err(|m| (m, 1)),
             Err(e) if e.msg.starts_with("NameError") => Ok(None),
             Err(e) => Err((e.msg, e.col)),
         }
@@ -309,13 +317,29 @@ fn literal_value(src: &str) -> Result<Option<Value>, String> {
 }
 
 /// A value as a scenario literal.
-fn to_literal(v: &Value) -> Result<Literal, String> {
+/// A value as a scenario literal; with `lists`, a list or tuple of strings becomes one
+/// comma-separated string (how `lora_targets` reads several names).
+fn to_literal(v: &Value, lists: bool) -> Result<Literal, String> {
     Ok(match v {
         Value::None => Literal::None,
         Value::Bool(b) => Literal::Bool(*b),
         Value::Int(i) => Literal::Int(*i),
         Value::Float(f) => Literal::Float(*f),
         Value::Str(s) => Literal::Str(s.clone()),
+        // A list of names (`lora_targets = ['c_attn', 'c_fc']`): the keys that take several
+        // names read them comma-separated.
+        Value::List(items) | Value::Tuple(items)
+            if lists && !items.is_empty() && items.iter().all(|i| matches!(i, Value::Str(_))) =>
+        {
+            let names: Vec<&str> = items
+                .iter()
+                .filter_map(|i| match i {
+                    Value::Str(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .collect();
+            Literal::Str(names.join(","))
+        }
         other => {
             return Err(format!(
                 "expected a number, a boolean or a string, got {}",

@@ -109,7 +109,7 @@ mod props {
                 "{d:?}"
             );
         }
-        let _ = s.eval_str(text);
+        let _ = s.eval_str("batch_size", text);
         if let Err(d) = s.apply_override(&format!("--n_layer={text}")) {
             prop_assert!(d.message.starts_with("--n_layer="), "{d:?}");
         }
