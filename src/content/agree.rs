@@ -8,7 +8,7 @@ use super::Page;
 
 /// A value in a canonical spelling: mappings with sorted keys, numbers by value, strings quoted
 /// (so `"12"` differs from `12`).
-pub fn canonical(v: &Yaml) -> String {
+pub(crate) fn canonical(v: &Yaml) -> String {
     match v {
         Yaml::Null => "null".into(),
         Yaml::Bool(b) => b.to_string(),
@@ -45,7 +45,7 @@ pub fn canonical(v: &Yaml) -> String {
 
 /// The canonical text of what translations share, for hashing: equal for two pages exactly when
 /// [`first_difference`] finds nothing.
-pub fn shared_text(page: &Page) -> Option<String> {
+pub(crate) fn shared_text(page: &Page) -> Option<String> {
     let (scenario, _) = page.front.scenario.as_ref()?;
     let mut out = canonical(scenario);
     for v in &page.front.variants {
@@ -70,19 +70,19 @@ fn sorted_set(v: &super::Variant) -> Vec<(String, String)> {
 
 /// Where two translations disagree: the key, its value in each, and the line in the second.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Difference {
+pub(crate) struct Difference {
     /// `scenario`, `scenario.<key>`, `variants[<n>].id` or `variants.<id>.set.<key>`.
-    pub key: String,
+    pub(crate) key: String,
     /// The value in the first page, as written (`(not set)` when absent).
-    pub first: String,
+    pub(crate) first: String,
     /// The value in the second page.
-    pub second: String,
+    pub(crate) second: String,
     /// 1-based line in the second page's file.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 /// The first difference between the shared parts of two translations, in the first page's order.
-pub fn first_difference(first: &Page, second: &Page) -> Option<Difference> {
+pub(crate) fn first_difference(first: &Page, second: &Page) -> Option<Difference> {
     let absent = || "(not set)".to_string();
     let diff = |key: String, a: Option<&Yaml>, b: Option<&Yaml>, line: usize| {
         let same = match (a, b) {

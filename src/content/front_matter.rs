@@ -17,44 +17,48 @@ use crate::diagnostics::Diagnostic;
 
 /// The typed front matter of one page.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct FrontMatter {
+pub(crate) struct FrontMatter {
     /// The page title (required).
-    pub title: String,
+    pub(crate) title: String,
     /// The page language (required; must match the file name).
-    pub lang: String,
+    pub(crate) lang: String,
     /// True when the text was machine-translated (the page shows a notice).
-    pub translated: bool,
+    pub(crate) translated: bool,
     /// `type:` (e.g. `guide`, `note`).
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// `layout:` (e.g. `post`); passed to the Markdown edition.
-    pub layout: Option<String>,
+    pub(crate) layout: Option<String>,
     /// `date:` as written, validated `YYYY-MM-DD[...]`.
-    pub date: Option<String>,
+    pub(crate) date: Option<String>,
     /// One-sentence summary for indexes and `<meta name="description">`.
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// `scenario:` mapping, if any, with its line.
-    pub scenario: Option<(Yaml, usize)>,
+    pub(crate) scenario: Option<(Yaml, usize)>,
     /// `variants:`, parsed (see [`super::variants`]); empty when absent.
-    pub variants: Vec<Variant>,
+    pub(crate) variants: Vec<Variant>,
     /// Every other key, as JSON for templates, in file order.
-    pub extra: Vec<(String, serde_json::Value)>,
+    pub(crate) extra: Vec<(String, serde_json::Value)>,
 }
 
 /// A page's text split into front matter and body.
 #[derive(Debug, Clone)]
-pub struct Split<'a> {
+pub(crate) struct Split<'a> {
     /// The YAML between the delimiters.
-    pub yaml: &'a str,
+    pub(crate) yaml: &'a str,
     /// 1-based line of the first YAML line.
-    pub yaml_line: usize,
+    pub(crate) yaml_line: usize,
     /// The Markdown after the closing delimiter.
-    pub body: &'a str,
+    pub(crate) body: &'a str,
     /// 1-based line of the body's first line.
-    pub body_line: usize,
+    pub(crate) body_line: usize,
 }
 
 /// Splits `text` (BOM already removed, line endings normalized to `\n`) at its front matter.
-pub fn split<'a>(text: &'a str, file: &Path, source: &Arc<str>) -> Result<Split<'a>, Diagnostic> {
+pub(crate) fn split<'a>(
+    text: &'a str,
+    file: &Path,
+    source: &Arc<str>,
+) -> Result<Split<'a>, Diagnostic> {
     let first = text.lines().next().unwrap_or("");
     if first.trim_end() != "---" {
         return Err(Diagnostic::error(
@@ -90,7 +94,7 @@ pub fn split<'a>(text: &'a str, file: &Path, source: &Arc<str>) -> Result<Split<
 }
 
 /// Parses and type-checks the YAML of a front matter block. All problems are returned together.
-pub fn parse(
+pub(crate) fn parse(
     split: &Split<'_>,
     file: &Path,
     source: &Arc<str>,
@@ -408,7 +412,7 @@ fn parse_yaml(yaml: &str) -> Result<Yaml, YamlError> {
 }
 
 /// 1-based file line of a top-level `key:` in the front matter (the block's first line if absent).
-pub fn key_line(split: &Split<'_>, key: &str) -> usize {
+pub(crate) fn key_line(split: &Split<'_>, key: &str) -> usize {
     split
         .yaml
         .split('\n')
@@ -467,7 +471,7 @@ fn shift_lines(msg: &str, by: usize) -> String {
 /// Checks a `date:`/`updated:` value: a real calendar date `YYYY-MM-DD`, optionally followed by
 /// `T` or a space and a time `HH:MM[:SS[.fraction]]` with an optional `Z` or `±HH:MM` offset.
 /// The error says what is wrong.
-pub fn check_date(s: &str) -> Result<(), String> {
+pub(crate) fn check_date(s: &str) -> Result<(), String> {
     let b = s.as_bytes();
     let shape = b.len() >= 10
         && b[..10].iter().enumerate().all(|(i, c)| {
@@ -546,16 +550,16 @@ fn check_time(t: &str) -> Result<(), String> {
 }
 
 /// Keys of the extra map, for templates, as a JSON object in file order.
-pub fn extra_json(fm: &FrontMatter) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn extra_json(fm: &FrontMatter) -> serde_json::Map<String, serde_json::Value> {
     fm.extra.iter().cloned().collect()
 }
 
 /// The largest front matter accepted, in bytes (a guide's is a few hundred).
-pub const MAX_FRONT_MATTER_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_FRONT_MATTER_BYTES: usize = 64 * 1024;
 
 /// The most `[` and `{` (YAML flow collections, or those characters in strings) a front matter
 /// may contain: the YAML scanner's time grows with nesting depth times length.
-pub const MAX_FLOW_BRACKETS: usize = 512;
+pub(crate) const MAX_FLOW_BRACKETS: usize = 512;
 
 /// Refuses front matter too large or too bracket-heavy to parse in linear time, before the YAML
 /// parser sees it (100,000 nested `[` took it 10 s).

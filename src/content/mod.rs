@@ -3,8 +3,8 @@
 //! The folder name is the guide's slug; the file stem is its language and must equal the front
 //! matter's `lang`. Reading normalizes a UTF-8 byte-order mark and CRLF line endings away.
 
-pub mod agree;
-pub mod front_matter;
+pub(crate) mod agree;
+pub(crate) mod front_matter;
 pub mod variants;
 
 use std::path::{Path, PathBuf};
@@ -12,28 +12,28 @@ use std::sync::Arc;
 
 use crate::config::SiteConfig;
 use crate::diagnostics::Diagnostic;
-pub use front_matter::FrontMatter;
+pub(crate) use front_matter::FrontMatter;
 pub use variants::Variant;
 
 /// Where one page's source lives: `content/<slug>/<lang>.md`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct PageSource {
     /// The guide's slug (its folder name).
-    pub slug: String,
+    pub(crate) slug: String,
     /// The language (the file stem).
-    pub lang: String,
+    pub(crate) lang: String,
     /// The guide's folder on disk (shared by its pages).
-    pub dir: Arc<Path>,
+    pub(crate) dir: Arc<Path>,
 }
 
 impl PageSource {
     /// The file on disk.
-    pub fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.dir.join(format!("{}.md", self.lang))
     }
 
     /// The path shown in messages: `content/<slug>/<lang>.md`.
-    pub fn shown(&self) -> PathBuf {
+    pub(crate) fn shown(&self) -> PathBuf {
         PathBuf::from(format!("content/{}/{}.md", self.slug, self.lang))
     }
 }
@@ -42,26 +42,26 @@ impl PageSource {
 #[derive(Debug, Clone)]
 pub struct Page {
     /// Where it came from.
-    pub src: PageSource,
+    pub(crate) src: PageSource,
     /// The whole normalized text (for error snippets).
-    pub text: Arc<str>,
+    pub(crate) text: Arc<str>,
     /// The typed front matter.
-    pub front: FrontMatter,
+    pub(crate) front: FrontMatter,
     /// Byte offset of the body in `text`.
-    pub body_offset: usize,
+    pub(crate) body_offset: usize,
     /// 1-based line of the body's first line.
-    pub body_line: usize,
+    pub(crate) body_line: usize,
 }
 
 impl Page {
     /// The Markdown body.
-    pub fn body(&self) -> &str {
+    pub(crate) fn body(&self) -> &str {
         &self.text[self.body_offset..]
     }
 }
 
 /// True for a valid slug: lower-case ASCII letters, digits and single inner hyphens.
-pub fn is_valid_slug(s: &str) -> bool {
+pub(crate) fn is_valid_slug(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
@@ -72,16 +72,16 @@ pub fn is_valid_slug(s: &str) -> bool {
 
 /// A guide folder under `content/`: its name and path (not yet checked to be a valid slug).
 #[derive(Debug, Clone)]
-pub struct GuideFolder {
+pub(crate) struct GuideFolder {
     /// The folder name (the guide's slug when valid).
-    pub name: String,
+    pub(crate) name: String,
     /// The folder on disk.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 /// The guide folders under `root/content`, sorted by name (hidden folders skipped). One
 /// directory listing; the entry's file type comes with it, so no `stat` per guide.
-pub fn guide_folders(root: &Path) -> Result<Vec<GuideFolder>, Diagnostic> {
+pub(crate) fn guide_folders(root: &Path) -> Result<Vec<GuideFolder>, Diagnostic> {
     let content = crate::site_paths::SitePaths::new(root).content();
     let entries = std::fs::read_dir(&content).map_err(|e| {
         Diagnostic::error(format!("cannot read the content folder: {e}"))
@@ -197,7 +197,7 @@ pub(crate) fn list_guide(
 }
 
 /// Reads and parses one page, checking that its `lang` matches its file name.
-pub fn load(src: &PageSource) -> Result<Page, Vec<Diagnostic>> {
+pub(crate) fn load(src: &PageSource) -> Result<Page, Vec<Diagnostic>> {
     let bytes = crate::site_files::read(&src.path(), &src.shown()).map_err(|e| vec![e])?;
     parse(src.clone(), &bytes)
 }
@@ -205,7 +205,7 @@ pub fn load(src: &PageSource) -> Result<Page, Vec<Diagnostic>> {
 /// The largest page accepted, in bytes. Markdown parsing keeps about 100 bytes per line or
 /// inline item, so a page of 2 million short lines would need hundreds of MiB; a long guide is
 /// 50 KiB.
-pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_PAGE_BYTES: usize = 1024 * 1024;
 
 /// Parses a page's raw bytes.
 pub fn parse(src: PageSource, bytes: &[u8]) -> Result<Page, Vec<Diagnostic>> {

@@ -38,14 +38,14 @@ pub struct Setting {
 }
 
 /// A problem in `variants:`: its file line, the message and advice.
-pub type VariantError = (usize, String, String);
+pub(crate) type VariantError = (usize, String, String);
 
 /// The keys a variant may have.
 const KEYS: [&str; 3] = ["id", "label", "set"];
 
 /// Parses the value of `variants:`, written at file line `key_line`; `lines` are the front
 /// matter's lines, the first at file line `first_line`. Returns every problem found.
-pub fn parse(
+pub(crate) fn parse(
     value: &Yaml,
     key_line: usize,
     lines: &[&str],

@@ -36,7 +36,7 @@ use super::{estimate, Verdict};
 
 /// The LoRA rank the options offer: the LoRA paper's GPT-3 experiments found rank 1–8 on the
 /// attention's projections enough (Hu et al. 2021, section 7.2); 8 is PEFT's default too.
-pub const LORA_RANK: u64 = 8;
+pub(crate) const LORA_RANK: u64 = 8;
 
 /// One change the search may make, least invasive first (the module documentation explains the
 /// order).

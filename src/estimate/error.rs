@@ -16,7 +16,7 @@ pub struct ScenarioError {
 
 impl ScenarioError {
     /// An error about one scenario key.
-    pub fn key(key: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn key(key: &str, message: impl Into<String>) -> Self {
         ScenarioError {
             key: Some(key.to_owned()),
             message: message.into(),
@@ -24,7 +24,7 @@ impl ScenarioError {
     }
 
     /// An error about the scenario (or catalog) as a whole.
-    pub fn general(message: impl Into<String>) -> Self {
+    pub(crate) fn general(message: impl Into<String>) -> Self {
         ScenarioError {
             key: None,
             message: message.into(),

@@ -45,7 +45,7 @@ pub enum LoraTarget {
 
 impl LoraTarget {
     /// The four, in the order a block runs them.
-    pub const ALL: [LoraTarget; 4] = [
+    pub(crate) const ALL: [LoraTarget; 4] = [
         LoraTarget::CAttn,
         LoraTarget::AttnProj,
         LoraTarget::CFc,
@@ -53,7 +53,7 @@ impl LoraTarget {
     ];
 
     /// The module path inside nanoGPT's `Block` (what PEFT's `target_modules` matches).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             LoraTarget::CAttn => "attn.c_attn",
             LoraTarget::AttnProj => "attn.c_proj",
@@ -63,7 +63,7 @@ impl LoraTarget {
     }
 
     /// `(in, out)` features as multiples of `n_embd`.
-    pub fn widths(self) -> (u128, u128) {
+    pub(crate) fn widths(self) -> (u128, u128) {
         match self {
             LoraTarget::CAttn => (1, 3),
             LoraTarget::AttnProj => (1, 1),
@@ -98,17 +98,17 @@ impl LoraTargets {
     pub const ALL: LoraTargets = LoraTargets(0b1111);
 
     /// Whether `t` is targeted.
-    pub fn has(self, t: LoraTarget) -> bool {
+    pub(crate) fn has(self, t: LoraTarget) -> bool {
         self.0 & t.bit() != 0
     }
 
     /// The targets, in block order.
-    pub fn iter(self) -> impl Iterator<Item = LoraTarget> {
+    pub(crate) fn iter(self) -> impl Iterator<Item = LoraTarget> {
         LoraTarget::ALL.into_iter().filter(move |t| self.has(*t))
     }
 
     /// The canonical spelling: module paths in block order, comma-separated.
-    pub fn display(self) -> String {
+    pub(crate) fn display(self) -> String {
         self.iter()
             .map(LoraTarget::as_str)
             .collect::<Vec<_>>()

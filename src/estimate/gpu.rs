@@ -14,20 +14,20 @@ const BUILTIN_YAML: &str = include_str!("../../data/gpus.yaml");
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
     /// Stable id used by guides and `--gpu` (e.g. `rtx-4070`).
-    pub id: String,
+    pub(crate) id: String,
     /// Display name.
-    pub name: String,
+    pub(crate) name: String,
     /// Memory PyTorch can see: `torch.cuda.get_device_properties().total_memory`, in bytes.
     pub capacity_bytes: u64,
     /// The memory size on the box, in GB (informative only).
     #[serde(default)]
-    pub memory_gb_marketing: f64,
+    pub(crate) memory_gb_marketing: f64,
     /// Whether the card has bf16 tensor cores (T4 and V100 do not).
     #[serde(default = "yes")]
-    pub bf16: bool,
+    pub(crate) bf16: bool,
     /// Other ids that find this card.
     #[serde(default)]
-    pub aliases: Vec<String>,
+    pub(crate) aliases: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -96,7 +96,7 @@ impl GpuCatalog {
     }
 
     /// Every GPU, in catalog order.
-    pub fn iter(&self) -> impl Iterator<Item = &Gpu> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Gpu> {
         self.gpus.iter()
     }
 }

@@ -21,7 +21,7 @@ pub enum Literal {
 
 impl Literal {
     /// [`Literal::None`], or a string that means it (`"None"`, `"none"`, `"null"`, `""`).
-    pub fn is_none(&self) -> bool {
+    pub(crate) fn is_none(&self) -> bool {
         match self {
             Literal::None => true,
             Literal::Str(s) => {

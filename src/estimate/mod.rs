@@ -20,18 +20,11 @@ mod whatif;
 
 use serde::Serialize;
 
-pub use combine::LORA_RANK;
 pub use error::ScenarioError;
 pub use finetune::{LoraTarget, LoraTargets};
 pub use gpu::{Gpu, GpuCatalog};
 pub use keys::{parse_byte_size, yaml_literal, Literal, KEYS};
 pub use memory::TrainMoment;
-pub use overhead::{
-    ALLOCATOR_SLACK_DEN, ALLOCATOR_SLACK_HIGH_PCT, ALLOCATOR_SLACK_LOW_PCT, ALLOCATOR_SLACK_NUM,
-    COMPILE_KERNELS_BYTES, COMPILE_KERNELS_HIGH_BYTES, COMPILE_KERNELS_LOW_BYTES,
-    CUBLAS_WORKSPACE_BYTES, CUBLAS_WORKSPACE_HIGH_BYTES, CUDA_CONTEXT_BYTES,
-    CUDA_CONTEXT_HIGH_BYTES, CUDA_CONTEXT_LOW_BYTES,
-};
 pub use params::Params;
 pub use scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
@@ -40,7 +33,7 @@ use num::N;
 use overhead::End;
 
 /// Version of the formulas and constants; bump on any change (site builds cache on it).
-pub const ESTIMATOR_VERSION: &str = "6";
+pub(crate) const ESTIMATOR_VERSION: &str = "6";
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
 ///
@@ -73,7 +66,7 @@ pub struct Bytes {
     pub resume_load_peak: u64,
     /// `init_from = 'resume'`: the checkpoint's weights train.py's `state_dict` keeps alive for
     /// the whole run (counted in `weights`); 0 otherwise.
-    pub resume_retained: u64,
+    pub(crate) resume_retained: u64,
     /// DDP's gradient buckets on each GPU (counted in `gradients`); 0 on one GPU and with FSDP.
     pub ddp_buckets: u64,
     /// `cuda_context + allocator_slack + cublas_workspace`.
@@ -139,7 +132,7 @@ impl Verdict {
     }
 
     /// `fits`, `tight` or `does_not_fit`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Fits => "fits",
             Verdict::Tight => "tight",
@@ -152,20 +145,20 @@ impl Verdict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GpuRef {
     /// Catalog id.
-    pub id: String,
+    pub(crate) id: String,
     /// Display name.
-    pub name: String,
+    pub(crate) name: String,
     /// Usable memory in bytes.
     pub capacity_bytes: u64,
     /// Whether the card has bf16 (T4 and V100 do not: bfloat16 there is a configuration error).
-    pub bf16: bool,
+    pub(crate) bf16: bool,
 }
 
 /// One scenario's estimate (the JSON contract of `vramdoc estimate --format json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Estimate {
     /// Every key with its resolved value.
-    pub scenario: Scenario,
+    pub(crate) scenario: Scenario,
     /// Parameter counts.
     pub params: Params,
     /// Memory figures.
@@ -181,7 +174,7 @@ pub struct Estimate {
     pub tokens_per_step: u64,
     /// Micro-steps each process runs per optimizer step: `gradient_accumulation_steps /
     /// ddp_world_size`.
-    pub accumulation_per_gpu: u64,
+    pub(crate) accumulation_per_gpu: u64,
     /// The scenario's GPU, if it names one.
     pub gpu: Option<GpuRef>,
     /// The three-state verdict against the GPU, if one is named.
@@ -191,7 +184,7 @@ pub struct Estimate {
     /// `capacity_bytes − other_processes − total`, if a GPU is named.
     pub headroom_bytes: Option<i64>,
     /// [`ESTIMATOR_VERSION`].
-    pub estimator_version: &'static str,
+    pub(crate) estimator_version: &'static str,
 }
 
 /// Estimates one scenario; errors name the scenario key at fault.

@@ -13,43 +13,43 @@ const MIB: u64 = 1 << 20;
 /// CUDA context with lazy module loading (`CUDA_MODULE_LOADING=LAZY`, the default since
 /// CUDA 11.7 / PyTorch 1.13): 0.3–0.6 GiB across cards and drivers; 450 MiB is the middle
 /// (ESTIMATOR-NOTES.md).
-pub const CUDA_CONTEXT_BYTES: u64 = 450 * MIB;
+pub(crate) const CUDA_CONTEXT_BYTES: u64 = 450 * MIB;
 /// Low end of the CUDA context: lazy loading on a lean driver, 300 MiB (ESTIMATOR-NOTES.md).
-pub const CUDA_CONTEXT_LOW_BYTES: u64 = 300 * MIB;
+pub(crate) const CUDA_CONTEXT_LOW_BYTES: u64 = 300 * MIB;
 /// High end of the CUDA context: without lazy loading (CUDA < 11.7 or
 /// `CUDA_MODULE_LOADING=EAGER`) every kernel of every library is loaded, 1–2 GiB
 /// (ESTIMATOR-NOTES.md); 1 GiB, eager loading's lower figure, since the recent stacks this tool
 /// models load lazily by default and the 2 GiB comes from old stacks with every library loaded.
-pub const CUDA_CONTEXT_HIGH_BYTES: u64 = 1024 * MIB;
+pub(crate) const CUDA_CONTEXT_HIGH_BYTES: u64 = 1024 * MIB;
 
 /// torch.compile's allowance on top of the context: Inductor's Triton kernels are loaded as CUDA
 /// modules (hundreds of kernels of tens of KiB each). An allowance, not a measurement.
-pub const COMPILE_KERNELS_BYTES: u64 = 64 * MIB;
+pub(crate) const COMPILE_KERNELS_BYTES: u64 = 64 * MIB;
 /// Low end of torch.compile's allowance: a few hundred small kernels, 32 MiB.
-pub const COMPILE_KERNELS_LOW_BYTES: u64 = 32 * MIB;
+pub(crate) const COMPILE_KERNELS_LOW_BYTES: u64 = 32 * MIB;
 /// High end of torch.compile's allowance: autotuned variants and the Triton runtime's own
 /// buffers, 256 MiB (ESTIMATOR-NOTES.md: compile lowers memory for these models; it does not
 /// "add 1–2 GB").
-pub const COMPILE_KERNELS_HIGH_BYTES: u64 = 256 * MIB;
+pub(crate) const COMPILE_KERNELS_HIGH_BYTES: u64 = 256 * MIB;
 
 /// Reserved-but-unallocated memory of PyTorch's caching allocator at the peak, as a fraction
 /// of the peak: typically 5–30 % (less with `expandable_segments:True`); 17.5 % is the middle
 /// (ESTIMATOR-NOTES.md).
-pub const ALLOCATOR_SLACK_NUM: u64 = 7;
+pub(crate) const ALLOCATOR_SLACK_NUM: u64 = 7;
 /// Denominator of [`ALLOCATOR_SLACK_NUM`] (7/40 = 17.5 %).
-pub const ALLOCATOR_SLACK_DEN: u64 = 40;
+pub(crate) const ALLOCATOR_SLACK_DEN: u64 = 40;
 /// Low end of the allocator slack in percent of the peak: 5 %, a cache with
 /// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (ESTIMATOR-NOTES.md).
-pub const ALLOCATOR_SLACK_LOW_PCT: u64 = 5;
+pub(crate) const ALLOCATOR_SLACK_LOW_PCT: u64 = 5;
 /// High end of the allocator slack in percent of the peak: 30 %, a fragmented cache of
 /// fixed-size segments (ESTIMATOR-NOTES.md).
-pub const ALLOCATOR_SLACK_HIGH_PCT: u64 = 30;
+pub(crate) const ALLOCATOR_SLACK_HIGH_PCT: u64 = 30;
 
 /// cuBLAS workspace with PyTorch's default `CUBLAS_WORKSPACE_CONFIG=:4096:2:16:8`:
 /// 2 × 4 MiB + 8 × 16 KiB per stream.
-pub const CUBLAS_WORKSPACE_BYTES: u64 = 2 * 4 * MIB + 8 * 16 * 1024;
+pub(crate) const CUBLAS_WORKSPACE_BYTES: u64 = 2 * 4 * MIB + 8 * 16 * 1024;
 /// High end of the cuBLAS workspace: PyTorch's default on Hopper, `:4096:8`, 8 × 4 MiB.
-pub const CUBLAS_WORKSPACE_HIGH_BYTES: u64 = 8 * 4 * MIB;
+pub(crate) const CUBLAS_WORKSPACE_HIGH_BYTES: u64 = 8 * 4 * MIB;
 
 /// One of the overhead terms' three values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

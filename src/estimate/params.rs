@@ -29,9 +29,9 @@ pub struct Params {
     pub embedding: u64,
     /// Parameters that get gradients and optimizer state: `total`, less frozen embeddings, or
     /// only the LoRA adapters.
-    pub trainable: u64,
+    pub(crate) trainable: u64,
     /// LoRA adapter parameters (`A` and `B` of every target in every block); 0 without LoRA.
-    pub lora: u64,
+    pub(crate) lora: u64,
     /// Trainable parameters in `configure_optimizers`' weight-decay group (every tensor with ≥ 2
     /// dims).
     pub decay: u64,

@@ -20,7 +20,7 @@ pub enum Dtype {
 
 impl Dtype {
     /// nanoGPT's spelling (`float32`, `bfloat16`, `float16`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Dtype::Float32 => "float32",
             Dtype::Bfloat16 => "bfloat16",
@@ -53,7 +53,7 @@ pub enum Optimizer {
 
 impl Optimizer {
     /// The canonical spelling (`adamw`, `adamw8bit`, `sgd`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Optimizer::Adamw => "adamw",
             Optimizer::Adamw8bit => "adamw8bit",
@@ -62,7 +62,7 @@ impl Optimizer {
     }
 
     /// Parses the canonical spelling and common variants (`adam`, `adamw_8bit`, `sgd_momentum`).
-    pub fn parse(s: &str) -> Option<Optimizer> {
+    pub(crate) fn parse(s: &str) -> Option<Optimizer> {
         let norm: String = s
             .trim()
             .to_ascii_lowercase()
@@ -103,7 +103,7 @@ pub enum InitFrom {
 
 impl InitFrom {
     /// The spelling train.py uses.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             InitFrom::Scratch => "scratch",
             InitFrom::Resume => "resume",
@@ -130,7 +130,7 @@ impl InitFrom {
 
     /// A GPT-2 checkpoint's `(n_layer, n_head, n_embd)`, as nanoGPT's `GPT.from_pretrained` sets
     /// them (with `vocab_size = 50257`, `block_size = 1024`, `bias = True`).
-    pub fn pretrained_shape(self) -> Option<(u64, u64, u64)> {
+    pub(crate) fn pretrained_shape(self) -> Option<(u64, u64, u64)> {
         match self {
             InitFrom::Gpt2 => Some((12, 12, 768)),
             InitFrom::Gpt2Medium => Some((24, 16, 1024)),
@@ -161,7 +161,7 @@ pub enum Sharding {
 
 impl Sharding {
     /// The scenario's spelling.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Sharding::None => "none",
             Sharding::Optimizer => "zero1",
@@ -170,7 +170,7 @@ impl Sharding {
     }
 
     /// Parses `none`, `zero1` or `fsdp`.
-    pub fn parse(s: &str) -> Option<Sharding> {
+    pub(crate) fn parse(s: &str) -> Option<Sharding> {
         [Sharding::None, Sharding::Optimizer, Sharding::Full]
             .into_iter()
             .find(|x| x.as_str() == s.trim())
@@ -348,7 +348,7 @@ impl Serialize for Scenario {
 impl Scenario {
     /// Every key with its value as nanoGPT's config files write it (`True`, `bfloat16`, `None`),
     /// in [`super::KEYS`] order.
-    pub fn display_values(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn display_values(&self) -> Vec<(&'static str, String)> {
         let py = |b: bool| if b { "True" } else { "False" }.to_owned();
         vec![
             ("n_layer", self.n_layer.to_string()),
@@ -389,7 +389,7 @@ impl Scenario {
     /// The run train.py does: a GPT-2 checkpoint's shape in place of the configured one (nanoGPT
     /// takes only `dropout` from the config then). Accumulation stays the configured (global)
     /// one; [`Scenario::per_process`] divides it.
-    pub fn as_run(&self) -> Scenario {
+    pub(crate) fn as_run(&self) -> Scenario {
         let mut run = self.clone();
         if let Some((layers, heads, width)) = self.init_from.pretrained_shape() {
             run.n_layer = layers;
@@ -402,7 +402,7 @@ impl Scenario {
     }
 
     /// One DDP process's view: train.py's `gradient_accumulation_steps //= ddp_world_size`.
-    pub fn per_process(&self) -> Scenario {
+    pub(crate) fn per_process(&self) -> Scenario {
         let mut one = self.clone();
         one.gradient_accumulation_steps =
             (self.gradient_accumulation_steps / self.ddp_world_size.max(1)).max(1);
@@ -415,7 +415,7 @@ impl Scenario {
     }
 
     /// Checks every key and the relations between keys; `gpu` must be in `catalog`.
-    pub fn validate(&self, catalog: &GpuCatalog) -> Result<(), ScenarioError> {
+    pub(crate) fn validate(&self, catalog: &GpuCatalog) -> Result<(), ScenarioError> {
         let positive = [
             ("n_layer", self.n_layer),
             ("n_head", self.n_head),

@@ -75,9 +75,9 @@ impl WhatIfKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
     /// Scenario key.
-    pub key: String,
+    pub(crate) key: String,
     /// New value, as nanoGPT's config files would write it (strings unquoted).
-    pub value: String,
+    pub(crate) value: String,
 }
 
 /// One computed option.
@@ -90,25 +90,25 @@ pub struct WhatIf {
     /// The changed scenario.
     pub scenario: Scenario,
     /// Its peak (allocated) bytes.
-    pub peak: u64,
+    pub(crate) peak: u64,
     /// Its total (nvidia-smi) bytes.
     pub total: u64,
     /// Its total with the overhead at the low end.
-    pub total_low: u64,
+    pub(crate) total_low: u64,
     /// Its total with the overhead at the high end.
-    pub total_high: u64,
+    pub(crate) total_high: u64,
     /// Base total minus this option's total (negative: it needs more).
     pub saving_bytes: i64,
     /// Its three-state verdict against the scenario's GPU, if one is named.
-    pub verdict: Option<Verdict>,
+    pub(crate) verdict: Option<Verdict>,
     /// Whether it fits the scenario's GPU (`verdict == fits`), if one is named.
     pub fits: Option<bool>,
     /// Its effective batch (sequences per optimizer step).
     pub effective_batch: u64,
     /// Its parameter count.
-    pub params_total: u64,
+    pub(crate) params_total: u64,
     /// Extra training compute in percent, an estimate (checkpointing only).
-    pub extra_compute_pct: Option<f64>,
+    pub(crate) extra_compute_pct: Option<f64>,
     /// Whether training itself changes (hyper-parameters, numerics or model), not just memory.
     pub changes_training: bool,
 }

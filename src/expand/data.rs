@@ -9,37 +9,37 @@ use crate::estimate::{self, Estimate, GpuCatalog, Literal, Scenario, WhatIf};
 
 /// One named variant of the scenario (ids and overrides are the same in every language).
 #[derive(Debug, Clone)]
-pub struct VariantData {
+pub(crate) struct VariantData {
     /// The id used in `variants.<id>.…` paths.
-    pub id: String,
+    pub(crate) id: String,
     /// The variant's estimate.
-    pub estimate: Estimate,
+    pub(crate) estimate: Estimate,
     /// The variant's own what-if options (`options_table(variant="id")`), as for a scenario.
-    pub what_if: Vec<WhatIf>,
+    pub(crate) what_if: Vec<WhatIf>,
 }
 
 /// Everything a guide's expressions can read, as the estimator's types.
 #[derive(Debug, Clone)]
 pub struct GuideData {
     /// The guide's scenario.
-    pub scenario: Scenario,
+    pub(crate) scenario: Scenario,
     /// The scenario's estimate.
-    pub estimate: Estimate,
+    pub(crate) estimate: Estimate,
     /// The variants, in front-matter order.
-    pub variants: Vec<VariantData>,
+    pub(crate) variants: Vec<VariantData>,
     /// The computed what-if options.
-    pub what_if: Vec<WhatIf>,
+    pub(crate) what_if: Vec<WhatIf>,
 }
 
 /// A problem with a guide's scenario or variants: which key, and why.
 #[derive(Debug, Clone)]
 pub struct DataError {
     /// `scenario.<key>` or `variants[i].…` where known.
-    pub key: Option<String>,
+    pub(crate) key: Option<String>,
     /// What is wrong.
-    pub message: String,
+    pub(crate) message: String,
     /// The file line, when the error is in a variant (whose lines are known).
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
 }
 
 /// Computes a guide's data from its front matter `scenario:` and `variants:`.
@@ -102,7 +102,7 @@ pub fn guide_data(
 }
 
 /// A YAML scalar as an estimator literal.
-pub fn literal(v: &Yaml) -> Option<Literal> {
+pub(crate) fn literal(v: &Yaml) -> Option<Literal> {
     match v {
         Yaml::Bool(b) => Some(Literal::Bool(*b)),
         Yaml::Number(n) => n
@@ -117,12 +117,12 @@ pub fn literal(v: &Yaml) -> Option<Literal> {
 
 impl GuideData {
     /// The estimate of variant `id`.
-    pub fn variant(&self, id: &str) -> Result<&Estimate, String> {
+    pub(crate) fn variant(&self, id: &str) -> Result<&Estimate, String> {
         self.variant_data(id).map(|v| &v.estimate)
     }
 
     /// Variant `id`: its estimate and its what-ifs.
-    pub fn variant_data(&self, id: &str) -> Result<&VariantData, String> {
+    pub(crate) fn variant_data(&self, id: &str) -> Result<&VariantData, String> {
         self.variants.iter().find(|v| v.id == id).ok_or_else(|| {
             let known: Vec<&str> = self.variants.iter().map(|v| v.id.as_str()).collect();
             format!("no variant with id `{id}` (known: {})", known.join(", "))
@@ -132,7 +132,7 @@ impl GuideData {
     /// The value at a dotted `path` (`bytes.logits`, `variants.<id>.fits`,
     /// `catalog.<gpu-id>.name`), read from the typed estimate; an unknown path is an error that
     /// names it.
-    pub fn lookup(&self, path: &[String], catalog: &GpuCatalog) -> Result<Value, String> {
+    pub(crate) fn lookup(&self, path: &[String], catalog: &GpuCatalog) -> Result<Value, String> {
         let unknown = || format!("unknown name `{}`", path.join("."));
         let (est, rest) = match path.first().map(String::as_str) {
             Some("variants") => {

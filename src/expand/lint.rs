@@ -64,7 +64,7 @@ pub fn typed_memory_figures(body: &str) -> Vec<(Range<usize>, String)> {
 
 /// Whether a typed figure ("6.14 GiB") is quoted from the guide's out-of-memory message (its
 /// front matter `error:`): a measured value, not one to compute. Spaces are ignored.
-pub fn in_quoted_message(figure: &str, message: &str) -> bool {
+pub(crate) fn in_quoted_message(figure: &str, message: &str) -> bool {
     let squeeze = |s: &str| -> String { s.chars().filter(|c| !c.is_whitespace()).collect() };
     let figure = squeeze(figure);
     !figure.is_empty() && squeeze(message).contains(&figure)

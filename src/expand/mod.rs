@@ -9,7 +9,7 @@
 //! See the README for the full list. Unknown names and bad arguments are errors with file and line.
 
 mod charts;
-pub mod data;
+pub(crate) mod data;
 pub mod lint;
 mod parse;
 mod tables;
@@ -46,13 +46,13 @@ pub struct ExpandContext<'a> {
 #[derive(Debug, Default)]
 pub struct Expanded {
     /// Markdown with every expression replaced.
-    pub markdown: String,
+    pub(crate) markdown: String,
     /// `(file name, SVG)` for each chart, written beside the page: the wide drawing and the
     /// narrow one ([`narrow_chart_name`]).
-    pub charts: Vec<(String, String)>,
+    pub(crate) charts: Vec<(String, String)>,
     /// The file names of the wide drawings, which the HTML page shows in a `<picture>`
     /// ([`chart_pictures`]); the Markdown edition links them as plain images.
-    pub pictures: Vec<String>,
+    pub(crate) pictures: Vec<String>,
 }
 
 /// Expands every expression of `body` (which starts at 1-based `body_line` of `file`).

@@ -11,7 +11,7 @@ use crate::i18n::Localizer;
 
 /// One line of the memory breakdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Line {
+pub(crate) enum Line {
     /// The parameters, in their storage dtype.
     Weights,
     /// The `.grad` tensors.
@@ -42,7 +42,7 @@ pub enum Line {
 
 impl Line {
     /// The components whose sum is the training peak, in display order.
-    pub const COMPONENTS: [Line; 6] = [
+    pub(crate) const COMPONENTS: [Line; 6] = [
         Line::Weights,
         Line::Gradients,
         Line::Optimizer,
@@ -52,12 +52,12 @@ impl Line {
     ];
 
     /// Whether the line is one of the [`Line::COMPONENTS`].
-    pub fn is_component(self) -> bool {
+    pub(crate) fn is_component(self) -> bool {
         Line::COMPONENTS.contains(&self)
     }
 
     /// The line's message key.
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Line::Weights => "est-weights",
             Line::Gradients => "est-gradients",
@@ -76,7 +76,7 @@ impl Line {
     }
 
     /// The line's label for scenario `s` whose peak is in `phase`, in `loc`'s language.
-    pub fn label(self, s: &Scenario, phase: Phase, loc: &Localizer) -> String {
+    pub(crate) fn label(self, s: &Scenario, phase: Phase, loc: &Localizer) -> String {
         let with = |name: &'static str, v: String| loc.t_args(self.key(), &[(name, v.into())]);
         match self {
             Line::Weights => with("dtype", weights_dtype(s).to_owned()),
@@ -114,20 +114,20 @@ fn optimizer_name(o: Optimizer) -> &'static str {
 
 /// One row of the memory breakdown: its line, label and bytes (`low..=high` for the range).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemoryRow {
+pub(crate) struct MemoryRow {
     /// Which line.
-    pub line: Line,
+    pub(crate) line: Line,
     /// Its label in the reader's language.
-    pub label: String,
+    pub(crate) label: String,
     /// Its bytes (the low end for [`Line::TotalRange`]).
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// The high end for [`Line::TotalRange`], else `bytes`.
-    pub high: u64,
+    pub(crate) high: u64,
 }
 
 /// The breakdown of `e`: the six components, then the peaks, overhead, total, its range and (when
 /// set) other programs' memory.
-pub fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
+pub(crate) fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
     let b = &e.bytes;
     let mut lines = vec![
         (Line::Weights, b.weights),
@@ -166,7 +166,7 @@ pub fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
 /// embeddings, LoRA adapters) or, for `flash`, a PyTorch with `scaled_dot_product_attention`
 /// (2.0 or later). `gpu`, `vocab_size` and `other_processes` describe the run's surroundings and
 /// need neither.
-pub const CODE_KEYS: [&str; 9] = [
+pub(crate) const CODE_KEYS: [&str; 9] = [
     "sharding",
     "grad_checkpoint",
     "optimizer",
@@ -182,7 +182,7 @@ pub const CODE_KEYS: [&str; 9] = [
 const STRING_KEYS: [&str; 5] = ["dtype", "optimizer", "gpu", "sharding", "lora_targets"];
 
 /// A change as a line of a nanoGPT config file: `compile = False`, `dtype = 'bfloat16'`.
-pub fn config_line(c: &Change) -> String {
+pub(crate) fn config_line(c: &Change) -> String {
     if STRING_KEYS.contains(&c.key.as_str()) && c.value != "None" {
         format!("{} = '{}'", c.key, c.value)
     } else {
@@ -191,53 +191,53 @@ pub fn config_line(c: &Change) -> String {
 }
 
 /// A change as a command-line override of `train.py`: `--compile=False`, `--dtype=bfloat16`.
-pub fn flag(c: &Change) -> String {
+pub(crate) fn flag(c: &Change) -> String {
     format!("--{}={}", c.key, c.value)
 }
 
 /// Whether a change needs a code change, not just a setting nanoGPT reads ([`CODE_KEYS`]).
-pub fn needs_code(c: &Change) -> bool {
+pub(crate) fn needs_code(c: &Change) -> bool {
     CODE_KEYS.contains(&c.key.as_str())
 }
 
 /// One row of an options table: one distinct change, with every name it goes by.
 #[derive(Debug, Clone, PartialEq)]
-pub struct OptionRow {
+pub(crate) struct OptionRow {
     /// The names of the options that make this change, in the reader's language, joined.
-    pub label: String,
+    pub(crate) label: String,
     /// The changed keys.
-    pub changes: Vec<Change>,
+    pub(crate) changes: Vec<Change>,
     /// Whether training itself changes (hyper-parameters, numerics or model).
-    pub changes_training: bool,
+    pub(crate) changes_training: bool,
     /// Whether some change is not a nanoGPT setting but a code change.
-    pub needs_code: bool,
+    pub(crate) needs_code: bool,
     /// Its total (nvidia-smi) bytes.
-    pub total: u64,
+    pub(crate) total: u64,
     /// Its total with the overhead at the low end.
-    pub total_low: u64,
+    pub(crate) total_low: u64,
     /// Its total with the overhead at the high end.
-    pub total_high: u64,
+    pub(crate) total_high: u64,
     /// Base total minus its total (negative: it needs more).
-    pub saving: i64,
+    pub(crate) saving: i64,
     /// Its verdict against the scenario's GPU, if one is named.
-    pub verdict: Option<Verdict>,
+    pub(crate) verdict: Option<Verdict>,
     /// Sequences per optimizer step.
-    pub effective_batch: u64,
+    pub(crate) effective_batch: u64,
     /// Tokens per optimizer step.
-    pub tokens_per_step: u64,
+    pub(crate) tokens_per_step: u64,
 }
 
 /// A named variant of a guide's scenario, as an options table lists it.
-pub struct NamedVariant<'a> {
+pub(crate) struct NamedVariant<'a> {
     /// Its label in the page's language.
-    pub label: &'a str,
+    pub(crate) label: &'a str,
     /// Its estimate.
-    pub estimate: &'a Estimate,
+    pub(crate) estimate: &'a Estimate,
 }
 
 /// The options table's rows: the `variants`, then the what-ifs `options` of `base`, one row per
 /// distinct change (the names of options making the same change are merged into one label).
-pub fn option_rows(
+pub(crate) fn option_rows(
     base: &Estimate,
     variants: &[NamedVariant<'_>],
     options: &[WhatIf],
@@ -270,7 +270,7 @@ pub fn option_rows(
 
 /// One row per distinct change, in first-seen order: a row making the same change as an earlier
 /// one adds its name to that row's label (and its "changes training" mark).
-pub fn merge(candidates: impl IntoIterator<Item = OptionRow>) -> Vec<OptionRow> {
+pub(crate) fn merge(candidates: impl IntoIterator<Item = OptionRow>) -> Vec<OptionRow> {
     let mut rows: Vec<OptionRow> = Vec::new();
     for row in candidates {
         let same = |r: &&mut OptionRow| {
@@ -321,7 +321,7 @@ pub fn option_key(kind: WhatIfKind, dtype: Dtype) -> String {
 }
 
 /// A what-if's label in `loc`'s language, without markers.
-pub fn option_label(o: &WhatIf, loc: &Localizer) -> String {
+pub(crate) fn option_label(o: &WhatIf, loc: &Localizer) -> String {
     let key = option_key(o.kind, o.scenario.dtype);
     match (o.extra_compute_pct, o.kind) {
         (Some(pct), _) => loc.t_args(
@@ -348,7 +348,7 @@ pub fn option_label(o: &WhatIf, loc: &Localizer) -> String {
 
 impl OptionRow {
     /// The row of one what-if, on its own.
-    pub fn of(o: &WhatIf, loc: &Localizer) -> OptionRow {
+    pub(crate) fn of(o: &WhatIf, loc: &Localizer) -> OptionRow {
         OptionRow {
             label: option_label(o, loc),
             changes: o.changes.clone(),
@@ -365,7 +365,7 @@ impl OptionRow {
     }
 
     /// The label with its markers: † changes training, ‡ needs a code change.
-    pub fn marked_label(&self) -> String {
+    pub(crate) fn marked_label(&self) -> String {
         let mut label = self.label.clone();
         if self.changes_training {
             label += " †";
@@ -377,7 +377,7 @@ impl OptionRow {
     }
 
     /// The saving in `loc`'s language: the bytes saved, "—" for none, or how much more it needs.
-    pub fn saving_text(&self, loc: &Localizer) -> String {
+    pub(crate) fn saving_text(&self, loc: &Localizer) -> String {
         match self.saving {
             s if s > 0 => loc.bytes(s.unsigned_abs()),
             0 => "—".to_owned(),
@@ -389,13 +389,13 @@ impl OptionRow {
     }
 
     /// The verdict in a word, with the range of the total when tight; "—" without a GPU.
-    pub fn verdict_text(&self, loc: &Localizer) -> String {
+    pub(crate) fn verdict_text(&self, loc: &Localizer) -> String {
         verdict_word(self.verdict, self.total_low, self.total_high, loc)
     }
 
     /// The effective batch in sequences, with the tokens per step when they differ from the
     /// base's while the sequences do not (a shorter context hides behind the same sequences).
-    pub fn batch_text(&self, base: &Estimate, loc: &Localizer) -> String {
+    pub(crate) fn batch_text(&self, base: &Estimate, loc: &Localizer) -> String {
         if self.effective_batch == base.effective_batch
             && self.tokens_per_step != base.tokens_per_step
         {
@@ -416,7 +416,7 @@ impl OptionRow {
 }
 
 /// A verdict in a word (`est-yes`, `est-no`, `est-tight-range`), "—" when there is none.
-pub fn verdict_word(v: Option<Verdict>, low: u64, high: u64, loc: &Localizer) -> String {
+pub(crate) fn verdict_word(v: Option<Verdict>, low: u64, high: u64, loc: &Localizer) -> String {
     match v {
         Some(Verdict::Fits) => loc.t("est-yes"),
         Some(Verdict::Tight) => loc.t_args(
@@ -429,7 +429,7 @@ pub fn verdict_word(v: Option<Verdict>, low: u64, high: u64, loc: &Localizer) ->
 }
 
 /// The footnotes explaining the markers the rows use: `† est-changes-training`, `‡ est-needs-code`.
-pub fn footnotes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
+pub(crate) fn footnotes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
     let mut notes = Vec::new();
     if rows.iter().any(|r| r.changes_training) {
         notes.push(format!("† {}", loc.t("est-changes-training")));
@@ -441,7 +441,7 @@ pub fn footnotes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
 }
 
 /// Every message key the rows build at run time (each must exist in every locale).
-pub fn runtime_message_keys() -> Vec<String> {
+pub(crate) fn runtime_message_keys() -> Vec<String> {
     let mut keys: Vec<String> = [
         Line::COMPONENTS.as_slice(),
         &[

@@ -11,8 +11,6 @@ mod pickle;
 mod pyconfig;
 pub(crate) mod render;
 
-pub use render::option_key;
-
 use std::path::PathBuf;
 
 use crate::diagnostics::Diagnostic;
@@ -73,32 +71,32 @@ pub struct EstimateArgs {
 /// Once clap starts collecting `inputs` it keeps everything that follows, so flags such as
 /// `--gpu t4` written after the file arrive there; [`EstimateArgs::resolve`] takes them back out.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Request {
+pub(crate) struct Request {
     /// Scenario files and nanoGPT-style `--key=value` overrides, in command-line order.
-    pub inputs: Vec<Input>,
+    pub(crate) inputs: Vec<Input>,
     /// `--set KEY=VALUE` values, in order.
-    pub sets: Vec<String>,
+    pub(crate) sets: Vec<String>,
     /// `--gpu`.
-    pub gpu: Option<String>,
+    pub(crate) gpu: Option<String>,
     /// `--other-processes`.
-    pub other_processes: Option<String>,
+    pub(crate) other_processes: Option<String>,
     /// `--nproc-per-node` (also `--nproc_per_node`).
-    pub nproc_per_node: Option<u64>,
+    pub(crate) nproc_per_node: Option<u64>,
     /// `--nnodes`.
-    pub nnodes: Option<u64>,
+    pub(crate) nnodes: Option<u64>,
     /// `--format`.
-    pub format: Format,
+    pub(crate) format: Format,
     /// `--lang`.
-    pub lang: String,
+    pub(crate) lang: String,
     /// `--catalog`.
-    pub catalog: Option<PathBuf>,
+    pub(crate) catalog: Option<PathBuf>,
     /// `--data-dir`.
-    pub data_dir: Option<PathBuf>,
+    pub(crate) data_dir: Option<PathBuf>,
 }
 
 /// One input of `vramdoc estimate`, applied in command-line order.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Input {
+pub(crate) enum Input {
     /// A YAML scenario or a nanoGPT Python config (`-`: standard input).
     File(PathBuf),
     /// A nanoGPT-style `--key=value` override.
@@ -107,7 +105,7 @@ pub enum Input {
 
 impl EstimateArgs {
     /// Separates FILE, overrides and any of vramdoc's flags that clap left in `inputs`.
-    pub fn resolve(&self) -> Result<Request, Box<Diagnostic>> {
+    pub(crate) fn resolve(&self) -> Result<Request, Box<Diagnostic>> {
         let mut r = Request {
             inputs: Vec::new(),
             sets: self.set.clone(),
@@ -200,7 +198,7 @@ pub enum Format {
 
 /// Runs `vramdoc estimate`; prints the report to stdout, notes and errors to stderr; returns the
 /// exit code.
-pub fn run(args: &EstimateArgs) -> i32 {
+pub(crate) fn run(args: &EstimateArgs) -> i32 {
     match report_with_notes(args) {
         Ok((text, notes)) => {
             for note in notes {
@@ -227,7 +225,9 @@ pub fn report(args: &EstimateArgs) -> Result<String, Box<Diagnostic>> {
 
 /// The report and the notes on the config files' skipped statements and assumptions, or every
 /// error found in the inputs (at least one).
-pub fn report_with_notes(args: &EstimateArgs) -> Result<(String, Vec<String>), Vec<Diagnostic>> {
+pub(crate) fn report_with_notes(
+    args: &EstimateArgs,
+) -> Result<(String, Vec<String>), Vec<Diagnostic>> {
     report_inner(args).map_err(|e| e.0)
 }
 

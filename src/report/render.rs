@@ -6,8 +6,6 @@ use crate::estimate::{Dtype, Estimate, TrainMoment, Verdict, WhatIf};
 use crate::i18n::Localizer;
 use crate::present::{self, Line, OptionRow};
 
-pub use crate::present::option_key;
-
 /// A readable terminal report: scenario, model, breakdown, verdict, options.
 pub(crate) fn table(
     e: &Estimate,

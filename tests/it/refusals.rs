@@ -432,7 +432,7 @@ fn every_message_key_built_at_run_time_exists_in_every_locale() {
     let mut keys = vramdoc::expand::runtime_message_keys();
     for kind in WhatIfKind::ALL {
         for dtype in [Dtype::Float32, Dtype::Bfloat16, Dtype::Float16] {
-            keys.push(vramdoc::report::option_key(kind, dtype));
+            keys.push(vramdoc::present::option_key(kind, dtype));
         }
     }
     assert!(keys.len() > 20, "{keys:?}");
