@@ -118,41 +118,22 @@ pub(crate) fn list_guide(
     folder: &GuideFolder,
     config: &SiteConfig,
 ) -> (Vec<PageSource>, Vec<Diagnostic>) {
-    let mut pages = Vec::new();
-    let mut errors = Vec::new();
     let (name, dir) = (&folder.name, &folder.path);
     if !is_valid_slug(name) {
-        errors.push(
-            Diagnostic::error(format!(
-                "guide folder `{name}` is not a valid slug (lower-case letters, digits and hyphens)"
-            ))
-            .in_file(format!("content/{name}"))
-            .with_help(format!("rename it, e.g. to `{}`", suggest_slug(name))),
-        );
-        return (pages, errors);
+        return (Vec::new(), vec![invalid_slug(name)]);
     }
     let Ok(files) = std::fs::read_dir(dir) else {
-        errors.push(
-            Diagnostic::error("cannot read the guide folder").in_file(format!("content/{name}")),
-        );
-        return (pages, errors);
+        let e =
+            Diagnostic::error("cannot read the guide folder").in_file(format!("content/{name}"));
+        return (Vec::new(), vec![e]);
     };
     // `dir` is `<root>/content/<name>`.
     let root = dir
         .parent()
         .and_then(Path::parent)
         .unwrap_or(Path::new("."));
-    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink());
-    if is_link(dir) || dir.parent().is_some_and(is_link) {
-        if let Err(e) = crate::site_files::check_inside(
-            root,
-            dir,
-            Path::new(&format!("content/{name}")),
-            config.follow_external_symlinks,
-        ) {
-            errors.push(e);
-            return (pages, errors);
-        }
+    if let Err(e) = check_linked_folder(root, folder, config) {
+        return (Vec::new(), vec![e]);
     }
     let shared: Arc<Path> = Arc::from(dir.as_path());
     let mut files: Vec<(PathBuf, bool)> = files
@@ -160,40 +141,76 @@ pub(crate) fn list_guide(
         .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_symlink())))
         .collect();
     files.sort();
+    let (mut pages, mut errors) = (Vec::new(), Vec::new());
     for (file, symlink) in files {
         if file.extension().is_none_or(|x| x != "md") {
             continue;
         }
-        let lang = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let shown = PathBuf::from(format!("content/{name}/{lang}.md"));
-        if !config.languages.contains(&lang) {
-            errors.push(
-                Diagnostic::error(format!(
-                    "`{lang}.md` is not a configured language (the site has {})",
-                    config.languages.join(", ")
-                ))
-                .in_file(&shown)
-                .with_help("name guide files after a language in vramdoc.yaml, e.g. en.md"),
-            );
-            continue;
+        match guide_page(root, name, &shared, &file, symlink, config) {
+            Ok(page) => pages.push(page),
+            Err(e) => errors.push(e),
         }
-        if symlink {
-            let follow = config.follow_external_symlinks;
-            if let Err(e) = crate::site_files::check_inside(root, &file, &shown, follow) {
-                errors.push(e);
-                continue;
-            }
-        }
-        pages.push(PageSource {
-            slug: name.clone(),
-            lang,
-            dir: shared.clone(),
-        });
     }
     (pages, errors)
+}
+
+/// The error for a guide folder whose name is not a valid slug, with a suggested name.
+fn invalid_slug(name: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "guide folder `{name}` is not a valid slug (lower-case letters, digits and hyphens)"
+    ))
+    .in_file(format!("content/{name}"))
+    .with_help(format!("rename it, e.g. to `{}`", suggest_slug(name)))
+}
+
+/// A guide folder that is a symlink, or inside a symlinked `content/`, must stay inside the
+/// site unless `follow_external_symlinks` is set.
+fn check_linked_folder(
+    root: &Path,
+    folder: &GuideFolder,
+    config: &SiteConfig,
+) -> Result<(), Diagnostic> {
+    let (name, dir) = (&folder.name, &folder.path);
+    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink());
+    if is_link(dir) || dir.parent().is_some_and(is_link) {
+        crate::site_files::check_inside(
+            root,
+            dir,
+            Path::new(&format!("content/{name}")),
+            config.follow_external_symlinks,
+        )?;
+    }
+    Ok(())
+}
+
+/// The page of Markdown file `file` in guide `name`: its stem must be a configured language,
+/// and a symlinked file must stay inside the site.
+fn guide_page(
+    root: &Path,
+    name: &str,
+    dir: &Arc<Path>,
+    file: &Path,
+    symlink: bool,
+    config: &SiteConfig,
+) -> Result<PageSource, Diagnostic> {
+    let lang = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let shown = PathBuf::from(format!("content/{name}/{lang}.md"));
+    if !config.languages.contains(&lang) {
+        return Err(Diagnostic::error(format!(
+            "`{lang}.md` is not a configured language (the site has {})",
+            config.languages.join(", ")
+        ))
+        .in_file(&shown)
+        .with_help("name guide files after a language in vramdoc.yaml, e.g. en.md"));
+    }
+    if symlink {
+        let follow = config.follow_external_symlinks;
+        crate::site_files::check_inside(root, file, &shown, follow)?;
+    }
+    Ok(page_source(name, &lang, dir))
 }
 
 /// Reads and parses one page, checking that its `lang` matches its file name.

@@ -77,6 +77,8 @@ pub const KEYS: &[&str] = &[
 
 impl Scenario {
     /// Sets one key from a literal; the error names the key and says what it accepts.
+    ///
+    /// A table of cases, one per key: each reads its value with the parser for its kind.
     pub fn set(&mut self, key: &str, value: Literal) -> Result<(), ScenarioError> {
         match key {
             "n_layer" => self.n_layer = count(key, &value)?,
@@ -92,66 +94,18 @@ impl Scenario {
             "grad_checkpoint" => self.grad_checkpoint = boolean(key, &value)?,
             "pure_bf16" => self.pure_bf16 = boolean(key, &value)?,
             "dropout" => self.dropout = probability(key, &value)?,
-            "dtype" => {
-                self.dtype = Dtype::parse(&text(key, &value)?).ok_or_else(|| {
-                    ScenarioError::key(
-                        key,
-                        format!("unknown dtype {value}; use float32, bfloat16 or float16"),
-                    )
-                })?
-            }
-            "optimizer" => {
-                self.optimizer = Optimizer::parse(&text(key, &value)?).ok_or_else(|| {
-                    ScenarioError::key(
-                        key,
-                        format!("unknown optimizer {value}; use adamw, adamw8bit or sgd"),
-                    )
-                })?
-            }
-            "eval_batch_size" => {
-                self.eval_batch_size = if value.is_none() {
-                    None
-                } else {
-                    Some(count(key, &value)?)
-                }
-            }
-            "gpu" => {
-                self.gpu = match value {
-                    v if v.is_none() => None,
-                    Literal::Str(s) => Some(s.trim().to_ascii_lowercase()),
-                    other => {
-                        return Err(ScenarioError::key(
-                            key,
-                            format!("expected a GPU id such as \"rtx-4070\", got {other}"),
-                        ))
-                    }
-                }
-            }
+            "dtype" => self.dtype = dtype(key, &value)?,
+            "optimizer" => self.optimizer = optimizer(key, &value)?,
+            "eval_batch_size" => self.eval_batch_size = optional_count(key, &value)?,
+            "gpu" => self.gpu = gpu_id(key, &value)?,
             "other_processes" => self.other_processes = byte_size(key, &value)?,
             "eval_only" => self.eval_only = boolean(key, &value)?,
             "ddp_world_size" => self.ddp_world_size = count(key, &value)?,
-            "sharding" => {
-                self.sharding = Sharding::parse(&text(key, &value)?).ok_or_else(|| {
-                    ScenarioError::key(
-                        key,
-                        format!("unknown sharding {value}; use none, zero1 (ZeroRedundancyOptimizer) or fsdp"),
-                    )
-                })?
-            }
+            "sharding" => self.sharding = sharding(key, &value)?,
             "freeze_embeddings" => self.freeze_embeddings = boolean(key, &value)?,
             "lora_rank" => self.lora_rank = whole(key, &value)?,
-            "lora_targets" => {
-                self.lora_targets = LoraTargets::parse(&text(key, &value)?)
-                    .map_err(|m| ScenarioError::key(key, m))?
-            }
-            "init_from" => {
-                self.init_from = InitFrom::parse(&text(key, &value)?).ok_or_else(|| {
-                    ScenarioError::key(
-                        key,
-                        format!("unknown init_from {value}; nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl"),
-                    )
-                })?
-            }
+            "lora_targets" => self.lora_targets = lora_targets(key, &value)?,
+            "init_from" => self.init_from = init_from(key, &value)?,
             _ => {
                 return Err(ScenarioError::key(
                     key,
@@ -207,6 +161,72 @@ fn count(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
         ));
     }
     u64::try_from(n).map_err(|_| ScenarioError::key(key, format!("{n} is out of range")))
+}
+
+/// `float32`, `bfloat16` or `float16` (and their short names).
+fn dtype(key: &str, value: &Literal) -> Result<Dtype, ScenarioError> {
+    Dtype::parse(&text(key, value)?).ok_or_else(|| {
+        ScenarioError::key(
+            key,
+            format!("unknown dtype {value}; use float32, bfloat16 or float16"),
+        )
+    })
+}
+
+/// `adamw`, `adamw8bit` or `sgd` (and their other spellings).
+fn optimizer(key: &str, value: &Literal) -> Result<Optimizer, ScenarioError> {
+    Optimizer::parse(&text(key, value)?).ok_or_else(|| {
+        ScenarioError::key(
+            key,
+            format!("unknown optimizer {value}; use adamw, adamw8bit or sgd"),
+        )
+    })
+}
+
+/// `none`, `zero1` or `fsdp`.
+fn sharding(key: &str, value: &Literal) -> Result<Sharding, ScenarioError> {
+    Sharding::parse(&text(key, value)?).ok_or_else(|| {
+        ScenarioError::key(
+            key,
+            format!("unknown sharding {value}; use none, zero1 (ZeroRedundancyOptimizer) or fsdp"),
+        )
+    })
+}
+
+/// `scratch`, `resume` or a GPT-2 checkpoint's name.
+fn init_from(key: &str, value: &Literal) -> Result<InitFrom, ScenarioError> {
+    InitFrom::parse(&text(key, value)?).ok_or_else(|| {
+        ScenarioError::key(
+            key,
+            format!("unknown init_from {value}; nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl"),
+        )
+    })
+}
+
+/// Linear layers to adapt, comma-separated (`attn.c_attn,mlp.c_fc`, `all-linear`).
+fn lora_targets(key: &str, value: &Literal) -> Result<LoraTargets, ScenarioError> {
+    LoraTargets::parse(&text(key, value)?).map_err(|m| ScenarioError::key(key, m))
+}
+
+/// A GPU id, lower-cased, or None (`None`, `null`, ...).
+fn gpu_id(key: &str, value: &Literal) -> Result<Option<String>, ScenarioError> {
+    match value {
+        v if v.is_none() => Ok(None),
+        Literal::Str(s) => Ok(Some(s.trim().to_ascii_lowercase())),
+        other => Err(ScenarioError::key(
+            key,
+            format!("expected a GPU id such as \"rtx-4070\", got {other}"),
+        )),
+    }
+}
+
+/// A whole number ≥ 1, or None (`None`, `null`, ...).
+fn optional_count(key: &str, value: &Literal) -> Result<Option<u64>, ScenarioError> {
+    if value.is_none() {
+        Ok(None)
+    } else {
+        count(key, value).map(Some)
+    }
 }
 
 /// A YAML scalar as the literal for `key`: numbers, booleans, strings, `null`, and for

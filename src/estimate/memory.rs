@@ -388,40 +388,115 @@ pub(crate) fn cached_copies(s: &Scenario, p: &params::Params) -> N {
 /// everything as above. (With `lora_dropout > 0`, not modelled, each adapter would also save a
 /// 1-byte dropout mask per input element.)
 pub(crate) fn block_half_bytes(s: &Scenario, x: Precision, b: u64, first: bool) -> N {
-    let (seq, a, h, batch) = (
-        N::from(s.block_size),
-        N::from(s.n_head),
-        N::from(s.n_embd),
-        N::from(b),
-    );
-    let sbh = seq * batch * h;
-    let train = Training::of(s);
-    let sbr = seq * batch * N::from(train.rank);
-    let (c, r) = (x.c, x.r);
-    let dropout = s.dropout > 0.0;
-    // Bytes saved, then doubled into half-bytes at the end (plus the compile adjustment).
-    let mut bytes = N::ZERO;
-    // Whether the activations flowing here need a gradient (or the layer's own weight does).
-    let mut req = train.base || !first || train.embeddings;
-    let lora = |t: LoraTarget| !train.base && train.targets.has(t) && train.lora();
-    // A frozen, adapted Linear of input width `w·sbh`: A's input and x·A.
-    let adapter = |w: u128| sbh * (w * c) + sbr * c;
-    // ln_1's input.
-    if req {
-        bytes = bytes + sbh * r;
+    let mut block = BlockSaves::new(s, x, b, first);
+    block.attention_half();
+    block.mlp_half();
+    // Bytes saved, doubled into half-bytes (plus the compile adjustment).
+    let mut half = block.bytes * 2;
+    if s.compile {
+        half = half - block.sbh * (3 * x.c / 2);
     }
-    // c_attn: its input for the weight gradient, or for the adapter's.
-    if train.base {
-        bytes = bytes + sbh * c;
-    } else if lora(LoraTarget::CAttn) {
-        bytes = bytes + adapter(1);
+    half
+}
+
+/// What one block saves for backward ([`block_half_bytes`]), added up sublayer by sublayer in
+/// forward order.
+struct BlockSaves<'a> {
+    s: &'a Scenario,
+    x: Precision,
+    /// What trains.
+    train: Training,
+    /// The micro-batch.
+    batch: N,
+    /// `s·b·h`: one residual-stream-sized tensor.
+    sbh: N,
+    /// `s·b·r`: one LoRA `x·A` (r the LoRA rank).
+    sbr: N,
+    /// Whether the activations flowing here need a gradient (or the layer's own weight does).
+    req: bool,
+    /// Bytes saved so far.
+    bytes: N,
+}
+
+impl<'a> BlockSaves<'a> {
+    /// Nothing saved yet; the gradient flows into block 0 only when it trains or the
+    /// embeddings do.
+    fn new(s: &'a Scenario, x: Precision, b: u64, first: bool) -> BlockSaves<'a> {
+        let batch = N::from(b);
+        let sbh = N::from(s.block_size) * batch * N::from(s.n_embd);
+        let train = Training::of(s);
+        BlockSaves {
+            s,
+            x,
+            train,
+            batch,
+            sbh,
+            sbr: N::from(s.block_size) * batch * N::from(train.rank),
+            req: train.base || !first || train.embeddings,
+            bytes: N::ZERO,
+        }
     }
-    req |= lora(LoraTarget::CAttn);
-    // The attention: q, k, v, then flash's output and logsumexp, or the manual scores.
-    if req {
-        bytes = bytes + sbh * (3 * c);
+
+    /// Whether `t` is an adapted Linear of a LoRA fine-tune.
+    fn lora(&self, t: LoraTarget) -> bool {
+        !self.train.base && self.train.targets.has(t) && self.train.lora()
+    }
+
+    /// A frozen, adapted Linear of input width `w·sbh`: A's input and x·A.
+    fn adapter(&self, w: u128) -> N {
+        self.sbh * (w * self.x.c) + self.sbr * self.x.c
+    }
+
+    /// Saves `n` more bytes.
+    fn save(&mut self, n: N) {
+        self.bytes = self.bytes + n;
+    }
+
+    /// A LayerNorm's input (`r`), when the gradient flows through it.
+    fn layer_norm(&mut self) {
+        if self.req {
+            self.save(self.sbh * self.x.r);
+        }
+    }
+
+    /// A Linear of input width `w·sbh`: its input for the weight gradient, or for its adapter;
+    /// the gradient flows from an adapter on.
+    fn linear(&mut self, t: LoraTarget, w: u128) {
+        if self.train.base {
+            self.save(self.sbh * (w * self.x.c));
+        } else if self.lora(t) {
+            self.save(self.adapter(w));
+        }
+        self.req |= self.lora(t);
+    }
+
+    /// A dropout's 1-byte mask, when dropout is on and the gradient flows.
+    fn dropout_mask(&mut self) {
+        if self.req && self.s.dropout > 0.0 {
+            self.save(self.sbh);
+        }
+    }
+
+    /// ln_1, c_attn, the attention, c_proj and resid_dropout.
+    fn attention_half(&mut self) {
+        self.layer_norm();
+        self.linear(LoraTarget::CAttn, 1);
+        self.attention();
+        self.attention_c_proj();
+        self.dropout_mask();
+    }
+
+    /// q, k, v, then flash's output and logsumexp, or the manual scores.
+    fn attention(&mut self) {
+        if !self.req {
+            return;
+        }
+        let (s, x, sbh, batch) = (self.s, self.x, self.sbh, self.batch);
+        let (seq, a) = (N::from(s.block_size), N::from(s.n_head));
+        let dropout = s.dropout > 0.0;
+        self.save(sbh * (3 * x.c));
         if s.flash {
-            bytes = bytes + sbh * c + a * seq * batch * 4;
+            self.save(sbh * x.c + a * seq * batch * 4);
         } else {
             let scores = a * seq * seq * batch;
             let per_score = match (x.autocast, x.c) {
@@ -429,53 +504,37 @@ pub(crate) fn block_half_bytes(s: &Scenario, x: Precision, b: u64, first: bool) 
                 (false, 4) => 4 + 5 * u128::from(dropout),
                 (false, _) => 2 + 3 * u128::from(dropout),
             };
-            bytes = bytes + scores * per_score + seq * seq;
+            self.save(scores * per_score + seq * seq);
         }
     }
-    // c_proj's input: flash's saved output when it is the same tensor.
-    let shared = s.flash && req;
-    if train.base {
-        if !s.flash {
-            bytes = bytes + sbh * c;
+
+    /// attn.c_proj's input: flash's saved output when it is the same tensor.
+    fn attention_c_proj(&mut self) {
+        let (sbh, c) = (self.sbh, self.x.c);
+        let shared = self.s.flash && self.req;
+        if self.train.base {
+            if !self.s.flash {
+                self.save(sbh * c);
+            }
+        } else if self.lora(LoraTarget::AttnProj) {
+            self.save(self.adapter(1));
+            if shared && !self.x.autocast {
+                self.bytes = self.bytes - sbh * c;
+            }
         }
-    } else if lora(LoraTarget::AttnProj) {
-        bytes = bytes + adapter(1);
-        if shared && !x.autocast {
-            bytes = bytes - sbh * c;
+        self.req |= self.lora(LoraTarget::AttnProj);
+    }
+
+    /// ln_2, c_fc, GELU's input, then its output (mlp.c_proj's input), and the MLP's dropout.
+    fn mlp_half(&mut self) {
+        self.layer_norm();
+        self.linear(LoraTarget::CFc, 1);
+        if self.req {
+            self.save(self.sbh * (4 * self.x.c));
         }
+        self.linear(LoraTarget::MlpProj, 4);
+        self.dropout_mask();
     }
-    req |= lora(LoraTarget::AttnProj);
-    if req && dropout {
-        bytes = bytes + sbh; // resid_dropout's mask
-    }
-    // ln_2's input, c_fc's input.
-    if req {
-        bytes = bytes + sbh * r;
-    }
-    if train.base {
-        bytes = bytes + sbh * c;
-    } else if lora(LoraTarget::CFc) {
-        bytes = bytes + adapter(1);
-    }
-    req |= lora(LoraTarget::CFc);
-    // GELU's input, then its output (mlp.c_proj's input).
-    if req {
-        bytes = bytes + sbh * (4 * c);
-    }
-    if train.base {
-        bytes = bytes + sbh * (4 * c);
-    } else if lora(LoraTarget::MlpProj) {
-        bytes = bytes + adapter(4);
-    }
-    req |= lora(LoraTarget::MlpProj);
-    if req && dropout {
-        bytes = bytes + sbh; // the MLP's dropout mask
-    }
-    let mut half = bytes * 2;
-    if s.compile {
-        half = half - sbh * (3 * x.c / 2);
-    }
-    half
 }
 
 /// [`block_half_bytes`] of every block but block 0.

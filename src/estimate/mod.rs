@@ -196,68 +196,158 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
     let params = params::count(&run)?;
     let m = memory::memory(&process, &params);
     let setup = memory::setup(&process, &params);
-    // What the set-up keeps beside every moment (`memory::setup`): the resumed checkpoint's
-    // weights and DDP's buckets; the first evaluation of a resumed run also holds the loaded
-    // optimizer state.
-    let beside = setup.retained + setup.ddp_buckets;
-    let eval_first = m.eval_first + beside + setup.loaded_optimizer;
-    let (train, train_moment, eval) = if run.eval_only {
-        let held = memory::Components {
-            weights: m.train.weights + setup.retained,
-            gradients: setup.ddp_buckets,
-            ..memory::Components::default()
+    let moments = Moments::with_setup(&run, &m, &setup).sharded(&process, &params, &m, &setup);
+    let (peak, peak_phase) = moments.peak(&setup, run.eval_only);
+    let s = &run;
+    let bytes = bytes(s, &m, &setup, &moments, peak)?;
+    let effective_batch = (N::from(s.batch_size) * N::from(s.gradient_accumulation_steps))
+        .to_u64("the effective batch")?;
+    let tokens_per_step =
+        (N::from(effective_batch) * N::from(s.block_size)).to_u64("the tokens per step")?;
+    let gpu = s.gpu.as_deref().and_then(|id| catalog.get(id));
+    let verdict = gpu.map(|g| {
+        Verdict::of(
+            bytes.total_low,
+            bytes.total_high,
+            s.other_processes,
+            g.capacity_bytes,
+        )
+    });
+    Ok(Estimate {
+        scenario: s.clone(),
+        params,
+        bytes,
+        peak_phase,
+        train_peak_moment: moments.train_moment,
+        effective_batch,
+        tokens_per_step,
+        accumulation_per_gpu: process.gradient_accumulation_steps,
+        gpu: gpu.map(|g| GpuRef {
+            id: g.id.clone(),
+            name: g.name.clone(),
+            capacity_bytes: g.capacity_bytes,
+            bf16: g.bf16,
+        }),
+        verdict,
+        fits: verdict.map(|v| v == Verdict::Fits),
+        headroom_bytes: gpu.map(|g| headroom(g.capacity_bytes, s.other_processes, bytes.total)),
+        estimator_version: ESTIMATOR_VERSION,
+    })
+}
+
+/// The memory of the training step and of the two evaluations, with what the run's set-up
+/// keeps beside them.
+struct Moments {
+    /// The training step's peak, by component (an eval-only run: what it holds beside the
+    /// evaluation).
+    train: memory::Components,
+    /// When in the step it occurs.
+    train_moment: TrainMoment,
+    /// `estimate_loss()` once optimizer state exists.
+    eval: N,
+    /// `estimate_loss()` at iteration 0.
+    eval_first: N,
+}
+
+impl Moments {
+    /// The memory model's moments plus what the set-up keeps beside every moment
+    /// (`memory::setup`): the resumed checkpoint's weights and DDP's buckets; the first
+    /// evaluation of a resumed run also holds the loaded optimizer state.
+    fn with_setup(run: &Scenario, m: &memory::Memory, setup: &memory::Setup) -> Moments {
+        let beside = setup.retained + setup.ddp_buckets;
+        let eval_first = m.eval_first + beside + setup.loaded_optimizer;
+        if run.eval_only {
+            let held = memory::Components {
+                weights: m.train.weights + setup.retained,
+                gradients: setup.ddp_buckets,
+                ..memory::Components::default()
+            };
+            Moments {
+                train: held,
+                train_moment: TrainMoment::NoTraining,
+                eval: eval_first,
+                eval_first,
+            }
+        } else {
+            let mut train = m.train;
+            train.weights = train.weights + setup.retained;
+            train.gradients = train.gradients + setup.ddp_buckets;
+            Moments {
+                train,
+                train_moment: m.train_moment,
+                eval: m.eval + beside,
+                eval_first,
+            }
+        }
+    }
+
+    /// The moments once the training state is sharded among the DDP processes
+    /// (`memory::sharded`): FSDP replaces DDP's buckets. An eval-only run holds no gradients or
+    /// optimizer state to split.
+    fn sharded(
+        mut self,
+        process: &Scenario,
+        params: &Params,
+        m: &memory::Memory,
+        setup: &memory::Setup,
+    ) -> Moments {
+        let (grads, optimizer) = if process.eval_only {
+            (N::ZERO, N::ZERO)
+        } else {
+            (m.train.gradients, m.train.optimizer)
         };
-        (held, TrainMoment::NoTraining, eval_first)
-    } else {
-        let mut train = m.train;
-        train.weights = train.weights + setup.retained;
-        train.gradients = train.gradients + setup.ddp_buckets;
-        (train, m.train_moment, m.eval + beside)
-    };
-    // Sharding among the DDP processes (`memory::sharded`): FSDP replaces DDP's buckets.
-    // An eval-only run holds no gradients or optimizer state to split.
-    let (grads, optimizer) = if run.eval_only {
-        (N::ZERO, N::ZERO)
-    } else {
-        (m.train.gradients, m.train.optimizer)
-    };
-    let shard = memory::sharded(&process, &params, grads, optimizer);
-    let (mut train, mut eval, mut eval_first) = (train, eval, eval_first);
-    if process.sharding != Sharding::None {
+        let shard = memory::sharded(process, params, grads, optimizer);
+        if process.sharding == Sharding::None {
+            return self;
+        }
         let no_buckets = if process.sharding == Sharding::Full {
             setup.ddp_buckets
         } else {
             N::ZERO
         };
+        let train = &mut self.train;
         train.weights = train.weights + shard.gathered - shard.freed_weights;
         train.gradients = train.gradients - shard.freed_gradients - no_buckets;
         train.optimizer = train.optimizer - shard.freed_optimizer;
         // Evaluations hold the weights (and, after the first step, the optimizer state).
         let evals =
             |e: N, optimizer: N| e + shard.gathered - shard.freed_weights - optimizer - no_buckets;
-        let optimizer_freed = if run.eval_only {
+        let optimizer_freed = if process.eval_only {
             N::ZERO
         } else {
             shard.freed_optimizer
         };
-        eval = evals(eval, optimizer_freed);
-        eval_first = evals(eval_first, N::ZERO);
+        self.eval = evals(self.eval, optimizer_freed);
+        self.eval_first = evals(self.eval_first, N::ZERO);
+        self
     }
-    let train_peak = train.sum();
-    let candidates = [
-        (train_peak, Phase::Train),
-        (eval, Phase::Eval),
-        (eval_first, Phase::Eval),
-        (setup.load_peak, Phase::Load),
-    ];
-    let (peak, peak_phase) = candidates
-        .into_iter()
-        .skip(usize::from(run.eval_only))
-        .fold(
+
+    /// The largest of the training step (not for an eval-only run), the evaluations and the
+    /// checkpoint load, and its phase; the earliest wins a tie.
+    fn peak(&self, setup: &memory::Setup, eval_only: bool) -> (N, Phase) {
+        let candidates = [
+            (self.train.sum(), Phase::Train),
+            (self.eval, Phase::Eval),
+            (self.eval_first, Phase::Eval),
+            (setup.load_peak, Phase::Load),
+        ];
+        candidates.into_iter().skip(usize::from(eval_only)).fold(
             (N::ZERO, Phase::Train),
             |best, c| if c.0 > best.0 { c } else { best },
-        );
-    let s = &run;
+        )
+    }
+}
+
+/// The `bytes` object: the moments' figures and the overhead at its middle and both ends, each
+/// checked to fit a u64 (the first that does not is the error).
+fn bytes(
+    s: &Scenario,
+    m: &memory::Memory,
+    setup: &memory::Setup,
+    moments: &Moments,
+    peak: N,
+) -> Result<Bytes, ScenarioError> {
+    let train = &moments.train;
     let (context, slack, cublas) = overhead::overhead(peak, s.compile, End::Mid);
     let overhead = context + slack + cublas;
     let total = peak + overhead;
@@ -266,16 +356,16 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         peak + c + sl + cu
     };
     let u = |n: N, what: &str| n.to_u64(what);
-    let bytes = Bytes {
+    Ok(Bytes {
         weights: u(train.weights, "the weights")?,
         gradients: u(train.gradients, "the gradients")?,
         optimizer: u(train.optimizer, "the optimizer state")?,
         autocast_weights: u(train.autocast_weights, "the autocast weight copies")?,
         activations: u(train.activations, "the activations")?,
         logits: u(train.logits, "the logits")?,
-        train_peak: u(train_peak, "the training peak")?,
-        eval_peak: u(eval, "the evaluation peak")?,
-        eval_first_peak: u(eval_first, "the evaluation peak")?,
+        train_peak: u(train.sum(), "the training peak")?,
+        eval_peak: u(moments.eval, "the evaluation peak")?,
+        eval_first_peak: u(moments.eval_first, "the evaluation peak")?,
         peak: u(peak, "the peak")?,
         resume_load_peak: u(setup.load_peak, "the checkpoint load")?,
         resume_retained: u(setup.retained, "the retained checkpoint")?,
@@ -294,47 +384,11 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         cuda_context: u(context, "the CUDA context")?,
         allocator_slack: u(slack, "the allocator slack")?,
         cublas_workspace: u(cublas, "the cuBLAS workspace")?,
-    };
-    let effective_batch = u(
-        N::from(s.batch_size) * N::from(s.gradient_accumulation_steps),
-        "the effective batch",
-    )?;
-    let tokens_per_step = u(
-        N::from(effective_batch) * N::from(s.block_size),
-        "the tokens per step",
-    )?;
-    let gpu = s.gpu.as_deref().and_then(|id| catalog.get(id));
-    let verdict = gpu.map(|g| {
-        Verdict::of(
-            bytes.total_low,
-            bytes.total_high,
-            s.other_processes,
-            g.capacity_bytes,
-        )
-    });
-    Ok(Estimate {
-        scenario: s.clone(),
-        params,
-        bytes,
-        peak_phase,
-        train_peak_moment: train_moment,
-        effective_batch,
-        tokens_per_step,
-        accumulation_per_gpu: process.gradient_accumulation_steps,
-        gpu: gpu.map(|g| GpuRef {
-            id: g.id.clone(),
-            name: g.name.clone(),
-            capacity_bytes: g.capacity_bytes,
-            bf16: g.bf16,
-        }),
-        verdict,
-        fits: verdict.map(|v| v == Verdict::Fits),
-        headroom_bytes: gpu.map(|g| {
-            let h = i128::from(g.capacity_bytes)
-                - i128::from(s.other_processes)
-                - i128::from(bytes.total);
-            h.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
-        }),
-        estimator_version: ESTIMATOR_VERSION,
     })
+}
+
+/// `capacity − other − total`, clamped to an i64.
+fn headroom(capacity: u64, other: u64, total: u64) -> i64 {
+    let h = i128::from(capacity) - i128::from(other) - i128::from(total);
+    h.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }

@@ -414,8 +414,18 @@ impl Scenario {
         self.eval_batch_size.unwrap_or(self.batch_size)
     }
 
-    /// Checks every key and the relations between keys; `gpu` must be in `catalog`.
+    /// Checks every key and the relations between keys; `gpu` must be in `catalog`. The first
+    /// problem found is the error.
     pub(crate) fn validate(&self, catalog: &GpuCatalog) -> Result<(), ScenarioError> {
+        self.check_counts()?;
+        self.check_ddp()?;
+        self.check_model()?;
+        self.check_precision()?;
+        self.check_gpu(catalog)
+    }
+
+    /// Sizes, batches and the process count are at least 1.
+    fn check_counts(&self) -> Result<(), ScenarioError> {
         let positive = [
             ("n_layer", self.n_layer),
             ("n_head", self.n_head),
@@ -437,6 +447,11 @@ impl Scenario {
         if self.ddp_world_size == 0 {
             return Err(ScenarioError::key("ddp_world_size", "must be at least 1"));
         }
+        Ok(())
+    }
+
+    /// Sharding needs processes to share with, and the accumulation divides among them.
+    fn check_ddp(&self) -> Result<(), ScenarioError> {
         if self.sharding != Sharding::None && self.ddp_world_size < 2 {
             return Err(ScenarioError::key(
                 "sharding",
@@ -455,6 +470,12 @@ impl Scenario {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The model nanoGPT can build: a GPT-2 checkpoint's context, whole heads, a dropout
+    /// probability, a LoRA rank within the width.
+    fn check_model(&self) -> Result<(), ScenarioError> {
         if self.init_from.pretrained_shape().is_some() && self.block_size > GPT2_BLOCK {
             return Err(ScenarioError::key(
                 "block_size",
@@ -490,6 +511,11 @@ impl Scenario {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Pure bf16 training only with `dtype = bfloat16`.
+    fn check_precision(&self) -> Result<(), ScenarioError> {
         if self.pure_bf16 && self.dtype != Dtype::Bfloat16 {
             return Err(ScenarioError::key(
                 "pure_bf16",
@@ -499,6 +525,11 @@ impl Scenario {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The GPU, if one is named, is in `catalog`.
+    fn check_gpu(&self, catalog: &GpuCatalog) -> Result<(), ScenarioError> {
         if let Some(id) = &self.gpu {
             if catalog.get(id).is_none() {
                 let known: Vec<&str> = catalog.iter().map(|g| g.id.as_str()).collect();

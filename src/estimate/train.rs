@@ -62,140 +62,206 @@ fn early_grads(s: &Scenario, x: Precision) -> N {
     (wte + block) * x.p
 }
 
-/// The training step's peak and the moment it occurs.
+/// The training step's peak and the moment it occurs: cross-entropy's backward, unless a later
+/// candidate holds strictly more.
 pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components, TrainMoment) {
-    let b = s.batch_size;
-    let d = Dims::at(s, b);
-    let l = N::from(s.n_layer);
-    let full_grads = t.trainable * x.p;
-    let train = Training::of(s);
-    let accumulating = s.gradient_accumulation_steps >= 2;
-    // With accumulation, .grad lives from the second micro-step on; without, zero_grad
-    // (set_to_none=True) freed it before the forward.
-    let early = if accumulating {
-        full_grads
-    } else {
-        early_grads(s, x)
-    };
-    let layer = layer_half_bytes(s, x, b) / 2;
-    // Checkpointing keeps only each block's input, the residual stream. Block 0 saves less when
-    // its input needs no gradient (frozen embeddings under LoRA).
-    let blocks = if s.grad_checkpoint {
-        l * d.sbh * x.r
-    } else {
-        (l - N::from(1u64)) * layer + block_half_bytes(s, x, b, true) / 2
-    };
-    let saved = blocks + final_saved(s, x);
-    let base = Components {
-        weights: weights(s, x, t.params),
-        gradients: if accumulating { full_grads } else { N::ZERO },
-        optimizer: t.optimizer,
-        autocast_weights: autocast_copies(t, x),
-        activations: saved + backward_tokens(s, b),
-        logits: d.sbv * loss_backward_logits(s, x),
-    };
-    let mut best = (base, TrainMoment::LossBackward);
+    let step = Step::of(s, x, t);
+    let mut best = (step.base, TrainMoment::LossBackward);
     let mut consider = |c: Components, m: TrainMoment| {
         if c.sum() > best.0.sum() {
             best = (c, m);
         }
     };
-    // The loss at the end of the forward: the forward's locals are still alive (tok_emb,
-    // pos_emb and, under autocast, ln_f's fp32 output beside lm_head's saved 16-bit copy).
-    let ln_f_out = if x.autocast { d.sbh * x.r } else { N::ZERO };
-    consider(
+    consider(step.loss_forward(), TrainMoment::LossForward);
+    consider(step.backward_end(), TrainMoment::BackwardEnd);
+    consider(step.mlp_backward(), TrainMoment::MlpBackward);
+    if s.grad_checkpoint {
+        consider(step.block_recompute(), TrainMoment::BlockRecompute);
+    }
+    if !s.flash {
+        consider(step.attention_backward(), TrainMoment::AttentionBackward);
+    }
+    best
+}
+
+/// What the candidate moments of one training step share.
+struct Step<'a> {
+    s: &'a Scenario,
+    x: Precision,
+    /// The micro-batch.
+    b: u64,
+    /// Its tensor shapes.
+    d: Dims,
+    /// What trains.
+    train: Training,
+    /// Whether `.grad` survives between micro-steps (`gradient_accumulation_steps >= 2`).
+    accumulating: bool,
+    /// Every trainable parameter's gradient, `p·P_trainable`.
+    full_grads: N,
+    /// The gradients that exist early in the backward.
+    early: N,
+    /// One block's saved activations (any block but block 0).
+    layer: N,
+    /// What the blocks save for backward.
+    blocks: N,
+    /// Cross-entropy's backward: every activation saved, the sbV buffers at their largest.
+    base: Components,
+}
+
+impl<'a> Step<'a> {
+    /// The shared terms, and cross-entropy's backward from them.
+    fn of(s: &'a Scenario, x: Precision, t: &Totals) -> Step<'a> {
+        let b = s.batch_size;
+        let d = Dims::at(s, b);
+        let l = N::from(s.n_layer);
+        let full_grads = t.trainable * x.p;
+        let accumulating = s.gradient_accumulation_steps >= 2;
+        // With accumulation, .grad lives from the second micro-step on; without, zero_grad
+        // (set_to_none=True) freed it before the forward.
+        let early = if accumulating {
+            full_grads
+        } else {
+            early_grads(s, x)
+        };
+        let layer = layer_half_bytes(s, x, b) / 2;
+        // Checkpointing keeps only each block's input, the residual stream. Block 0 saves less
+        // when its input needs no gradient (frozen embeddings under LoRA).
+        let blocks = if s.grad_checkpoint {
+            l * d.sbh * x.r
+        } else {
+            (l - N::from(1u64)) * layer + block_half_bytes(s, x, b, true) / 2
+        };
+        let base = Components {
+            weights: weights(s, x, t.params),
+            gradients: if accumulating { full_grads } else { N::ZERO },
+            optimizer: t.optimizer,
+            autocast_weights: autocast_copies(t, x),
+            activations: blocks + final_saved(s, x) + backward_tokens(s, b),
+            logits: d.sbv * loss_backward_logits(s, x),
+        };
+        Step {
+            s,
+            x,
+            b,
+            d,
+            train: Training::of(s),
+            accumulating,
+            full_grads,
+            early,
+            layer,
+            blocks,
+            base,
+        }
+    }
+
+    /// The loss at the end of the forward: the forward's locals are still alive (tok_emb,
+    /// pos_emb and, under autocast, ln_f's fp32 output beside lm_head's saved 16-bit copy).
+    fn loss_forward(&self) -> Components {
+        let (s, x, b, d) = (self.s, self.x, self.b, self.d);
+        let saved = self.blocks + final_saved(s, x);
+        let ln_f_out = if x.autocast { d.sbh * x.r } else { N::ZERO };
         Components {
             activations: saved + embedding_locals(s, x, b) + ln_f_out + tokens(s, b, 2),
             logits: d.sbv * loss_forward_logits(s, x),
-            ..base
-        },
-        TrainMoment::LossForward,
-    );
-    // The end of backward: every gradient exists, and the tied wte/lm_head weight's two
-    // contributions (lm_head's, then the embedding's, `V·h` each) meet in autograd's input
-    // buffer, which adds them in place on real tensors (one extra `p·V·h`), then into .grad
-    // in place when accumulating (two extra). (The fake-tensor replay adds out of place,
-    // one `p·V·h` more: FakeTensor is a tensor subclass, excluded from in-place accumulation.)
-    // The optimizer step that follows holds no more: fused AdamW has no temporaries.
-    // Frozen embeddings: no gradient for the tied weight at all.
-    let contributions = N::from(match (train.embeddings, accumulating) {
-        (false, _) => 0u64,
-        (true, true) => 2,
-        (true, false) => 1,
-    });
-    let vh = N::from(s.vocab_size) * N::from(s.n_embd);
-    consider(
-        Components {
-            gradients: full_grads + vh * contributions * x.p,
-            autocast_weights: N::ZERO,
-            activations: tokens(s, b, 2),
-            logits: d.sbv * x.c,
-            ..base
-        },
-        TrainMoment::BackwardEnd,
-    );
-    // During backward: the final activations are freed, the residual-stream gradient (r) lives.
-    let in_backward = blocks + d.sbh * x.r + backward_tokens(s, b);
-    let recomputed = if s.grad_checkpoint { layer } else { N::ZERO };
-    // The last block's MLP backward: the gradient of its 4h-wide hidden layer (`4c·sbh`) beside
-    // every block's saved activations (the peak for small vocabularies in fp32).
-    consider(
-        Components {
-            gradients: early,
-            activations: in_backward + recomputed + d.sbh * (4 * x.c),
-            logits: d.sbv * x.c,
-            ..base
-        },
-        TrainMoment::MlpBackward,
-    );
-    if s.grad_checkpoint {
-        consider(
-            Components {
-                gradients: early,
-                activations: in_backward + recomputed,
-                logits: d.sbv * x.c,
-                ..base
-            },
-            TrainMoment::BlockRecompute,
-        );
+            ..self.base
+        }
     }
-    if !s.flash {
-        // The last block's MLP activations and c_proj input are freed (`r + 10c`); the gradient
-        // of the attention output (c) and the softmax backward's score gradients live. Per
-        // a·s²·b element: the fp32 gradient of the scores and the result (8), less the 16-bit
-        // copy of the softmax that `att @ v` saved and has released by then (bf16 autocast 6;
-        // fp16 autocast 4, as the half-to-float softmax's gradient is 16-bit; fp32 8, where the
-        // copy is the softmax itself; pure bf16 4).
+
+    /// The end of backward: every gradient exists, and the tied wte/lm_head weight's two
+    /// contributions (lm_head's, then the embedding's, `V·h` each) meet in autograd's input
+    /// buffer, which adds them in place on real tensors (one extra `p·V·h`), then into .grad
+    /// in place when accumulating (two extra). (The fake-tensor replay adds out of place,
+    /// one `p·V·h` more: FakeTensor is a tensor subclass, excluded from in-place accumulation.)
+    /// The optimizer step that follows holds no more: fused AdamW has no temporaries.
+    /// Frozen embeddings: no gradient for the tied weight at all.
+    fn backward_end(&self) -> Components {
+        let (s, x) = (self.s, self.x);
+        let contributions = N::from(match (self.train.embeddings, self.accumulating) {
+            (false, _) => 0u64,
+            (true, true) => 2,
+            (true, false) => 1,
+        });
+        let vh = N::from(s.vocab_size) * N::from(s.n_embd);
+        Components {
+            gradients: self.full_grads + vh * contributions * x.p,
+            autocast_weights: N::ZERO,
+            activations: tokens(s, self.b, 2),
+            logits: self.d.sbv * x.c,
+            ..self.base
+        }
+    }
+
+    /// During backward: the final activations are freed, the residual-stream gradient (r)
+    /// lives, and a checkpointed run holds one recomputed block.
+    fn in_backward(&self) -> N {
+        let (s, d) = (self.s, self.d);
+        let recomputed = if s.grad_checkpoint {
+            self.layer
+        } else {
+            N::ZERO
+        };
+        self.blocks + d.sbh * self.x.r + backward_tokens(s, self.b) + recomputed
+    }
+
+    /// A moment during backward: the early gradients, one logits-sized gradient, and
+    /// `activations`.
+    fn during_backward(&self, activations: N) -> Components {
+        Components {
+            gradients: self.early,
+            activations,
+            logits: self.d.sbv * self.x.c,
+            ..self.base
+        }
+    }
+
+    /// The last block's MLP backward: the gradient of its 4h-wide hidden layer (`4c·sbh`)
+    /// beside every block's saved activations (the peak for small vocabularies in fp32).
+    fn mlp_backward(&self) -> Components {
+        self.during_backward(self.in_backward() + self.d.sbh * (4 * self.x.c))
+    }
+
+    /// Recomputing one checkpointed block during backward.
+    fn block_recompute(&self) -> Components {
+        self.during_backward(self.in_backward())
+    }
+
+    /// The backward of the last block's manual attention (flash off). The last block's MLP
+    /// activations and c_proj input are freed (`r + 10c`); the gradient of the attention
+    /// output (c) and the softmax backward's score gradients live. Per a·s²·b element: the
+    /// fp32 gradient of the scores and the result (8), less the 16-bit copy of the softmax
+    /// that `att @ v` saved and has released by then (bf16 autocast 6; fp16 autocast 4, as the
+    /// half-to-float softmax's gradient is 16-bit; fp32 8, where the copy is the softmax
+    /// itself; pure bf16 4).
+    fn attention_backward(&self) -> Components {
+        let (x, d) = (self.x, self.d);
         let per_score = match (x.autocast, x.fp16, x.c) {
             (true, false, _) => 6,
             (false, _, 4) => 8,
             _ => 4,
         };
-        let freed = if train.base {
-            d.sbh * (x.r + 10 * x.c)
-        } else {
-            // LoRA: ln_2's and GELU's inputs, and the adapters after the attention.
-            let sbr = N::from(s.block_size) * N::from(b) * N::from(train.rank);
-            let adapters: N = [
-                (LoraTarget::AttnProj, 1),
-                (LoraTarget::CFc, 1),
-                (LoraTarget::MlpProj, 4),
-            ]
-            .into_iter()
-            .filter(|(t, _)| train.targets.has(*t))
-            .map(|(_, w)| d.sbh * (w * x.c) + sbr * x.c)
-            .sum();
-            d.sbh * (x.r + 4 * x.c) + adapters
-        };
-        consider(
-            Components {
-                gradients: early,
-                activations: in_backward + recomputed - freed + d.sbh * x.c + d.scores * per_score,
-                logits: d.sbv * x.c,
-                ..base
-            },
-            TrainMoment::AttentionBackward,
-        );
+        let activations =
+            self.in_backward() - self.attention_freed() + d.sbh * x.c + d.scores * per_score;
+        self.during_backward(activations)
     }
-    best
+
+    /// What the last block has freed when its attention's backward runs: its MLP activations
+    /// and c_proj input (`r + 10c`); under LoRA, ln_2's and GELU's inputs and the adapters
+    /// after the attention.
+    fn attention_freed(&self) -> N {
+        let (s, x, d, train) = (self.s, self.x, self.d, self.train);
+        if train.base {
+            return d.sbh * (x.r + 10 * x.c);
+        }
+        let sbr = N::from(s.block_size) * N::from(self.b) * N::from(train.rank);
+        let adapters: N = [
+            (LoraTarget::AttnProj, 1),
+            (LoraTarget::CFc, 1),
+            (LoraTarget::MlpProj, 4),
+        ]
+        .into_iter()
+        .filter(|(t, _)| train.targets.has(*t))
+        .map(|(_, w)| d.sbh * (w * x.c) + sbr * x.c)
+        .sum();
+        d.sbh * (x.r + 4 * x.c) + adapters
+    }
 }

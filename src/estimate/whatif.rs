@@ -116,233 +116,346 @@ pub struct WhatIf {
 /// The options for a scenario, ordered by how little they change training: same effective
 /// batch and same math first, model-shrinking last. No-ops (flash when on, ...) are skipped.
 pub fn what_if(s: &Scenario, catalog: &GpuCatalog) -> Result<Vec<WhatIf>, ScenarioError> {
-    let base = estimate(s, catalog)?;
-    let mut out = Vec::new();
-    let eff = base.effective_batch;
-    // Micro-batches must divide what each DDP process runs per step, so that the accumulation
-    // stays a multiple of the processes (train.py asserts it).
-    let per_process = eff / s.ddp_world_size.max(1);
-    let mut push = |kind,
-                    changed: Scenario,
-                    changes_training,
-                    pct: Option<f64>|
-     -> Result<(), ScenarioError> {
-        let e = estimate(&changed, catalog)?;
-        out.push(option(kind, s, &base, changed, &e, changes_training, pct));
-        Ok(())
-    };
+    let mut o = Options::new(s, catalog)?;
+    o.smaller_micro_batches()?;
+    o.largest_micro_batch()?;
+    o.smaller_eval_batch()?;
+    o.flash()?;
+    o.grad_checkpoint()?;
+    o.dtype()?;
+    o.sharding()?;
+    o.eight_bit_optimizer()?;
+    o.freeze_embeddings()?;
+    o.shorter_context()?;
+    o.lora()?;
+    o.smaller_model()?;
+    o.combinations()?;
+    Ok(o.out)
+}
 
-    // An eval-only run has no training step: no accumulation to trade against, no gradients to
-    // checkpoint, no optimizer state; only what changes the evaluation or the model is offered.
-    let training = !s.eval_only;
-    // Same effective batch, smaller micro-batches: b/2, b/4, b/8 (largest divisors of it).
-    let mut last = s.batch_size;
-    for div in [2, 4, 8].into_iter().filter(|_| training) {
-        if let Some(b) = largest_divisor_at_most(per_process, s.batch_size / div) {
-            if b < last {
-                last = b;
-                push(
-                    WhatIfKind::MicroBatch,
-                    with_micro_batch(s, b, eff),
-                    false,
-                    None,
-                )?;
+/// The options of one scenario as they are computed, with what each is measured against.
+struct Options<'a> {
+    /// The scenario as given.
+    s: &'a Scenario,
+    /// The GPUs the options are checked against.
+    catalog: &'a GpuCatalog,
+    /// The scenario's own estimate.
+    base: Estimate,
+    /// The effective batch, which the micro-batch options keep.
+    eff: u64,
+    /// What each DDP process runs per step: micro-batches must divide it, so that the
+    /// accumulation stays a multiple of the processes (train.py asserts it).
+    per_process: u64,
+    /// Whether there is a training step. An eval-only run has no accumulation to trade against,
+    /// no gradients to checkpoint, no optimizer state; only what changes the evaluation or the
+    /// model is offered.
+    training: bool,
+    /// Whether a GPT-2 checkpoint fixes the model's shape (`Scenario::as_run`): no narrower or
+    /// shallower model to offer; the fine-tuning patches instead, in the order of
+    /// `combine::Lever`.
+    pretrained: bool,
+    /// The options so far.
+    out: Vec<WhatIf>,
+}
+
+impl<'a> Options<'a> {
+    /// No options yet, after estimating the scenario itself.
+    fn new(s: &'a Scenario, catalog: &'a GpuCatalog) -> Result<Options<'a>, ScenarioError> {
+        let base = estimate(s, catalog)?;
+        let eff = base.effective_batch;
+        Ok(Options {
+            s,
+            catalog,
+            eff,
+            per_process: eff / s.ddp_world_size.max(1),
+            training: !s.eval_only,
+            pretrained: s.init_from.pretrained_shape().is_some(),
+            base,
+            out: Vec::new(),
+        })
+    }
+
+    /// A training run from a GPT-2 checkpoint.
+    fn fine_tune(&self) -> bool {
+        self.training && self.pretrained
+    }
+
+    /// Estimates `changed` and appends it as an option of `kind`.
+    fn push(
+        &mut self,
+        kind: WhatIfKind,
+        changed: Scenario,
+        changes_training: bool,
+        pct: Option<f64>,
+    ) -> Result<(), ScenarioError> {
+        let e = estimate(&changed, self.catalog)?;
+        let o = option(kind, self.s, &self.base, changed, &e, changes_training, pct);
+        self.out.push(o);
+        Ok(())
+    }
+
+    /// Same effective batch, smaller micro-batches: b/2, b/4, b/8 (largest divisors of it).
+    fn smaller_micro_batches(&mut self) -> Result<(), ScenarioError> {
+        let s = self.s;
+        if !self.training {
+            return Ok(());
+        }
+        let mut last = s.batch_size;
+        for div in [2, 4, 8] {
+            if let Some(b) = largest_divisor_at_most(self.per_process, s.batch_size / div) {
+                if b < last {
+                    last = b;
+                    let changed = with_micro_batch(s, b, self.eff);
+                    self.push(WhatIfKind::MicroBatch, changed, false, None)?;
+                }
             }
         }
+        Ok(())
     }
-    if training && s.gpu.is_some() {
-        // "Fits" is the verdict's: the high end beside the other programs within capacity.
+
+    /// The largest micro-batch that fits the GPU, with the same effective batch, when it is not
+    /// the scenario's.
+    fn largest_micro_batch(&mut self) -> Result<(), ScenarioError> {
+        let s = self.s;
+        if !self.training || s.gpu.is_none() {
+            return Ok(());
+        }
+        if let Some(b) = self.largest_fitting_micro_batch()? {
+            if b != s.batch_size {
+                let changed = with_micro_batch(s, b, self.eff);
+                self.push(WhatIfKind::MaxMicroBatch, changed, false, None)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The largest divisor of each process's share whose micro-batch fits ("fits" is the
+    /// verdict's: the high end beside the other programs within capacity), None when not even
+    /// 1 fits.
+    fn largest_fitting_micro_batch(&self) -> Result<Option<u64>, ScenarioError> {
+        let (s, eff, per_process) = (self.s, self.eff, self.per_process);
         let fits = |b: u64| {
-            estimate(&with_micro_batch(s, b, eff), catalog)
+            estimate(&with_micro_batch(s, b, eff), self.catalog)
                 .map(|e| e.verdict == Some(Verdict::Fits))
         };
-        if fits(1)? {
-            let (mut lo, mut hi) = (1, per_process);
-            while lo < hi {
-                let mid = lo + (hi - lo).div_ceil(2);
-                if fits(mid)? {
-                    lo = mid
-                } else {
-                    hi = mid - 1
-                }
-            }
-            // Memory is not monotonic in the micro-batch everywhere (at accumulation 1 the
-            // gradients are freed before the forward), so confirm the candidate and walk down the
-            // divisors of the effective batch until one fits.
-            let mut found = largest_divisor_at_most(per_process, lo);
-            while let Some(b) = found {
-                if fits(b)? {
-                    break;
-                }
-                found = b
-                    .checked_sub(1)
-                    .and_then(|n| largest_divisor_at_most(per_process, n));
-            }
-            if let Some(b) = found.filter(|&b| b != s.batch_size) {
-                push(
-                    WhatIfKind::MaxMicroBatch,
-                    with_micro_batch(s, b, eff),
-                    false,
-                    None,
-                )?;
-            }
+        if !fits(1)? {
+            return Ok(None);
         }
-    }
-    if training && base.bytes.eval_peak > base.bytes.train_peak && s.eval_batch() > 1 {
-        let mut changed = s.clone();
-        let eval_at = |e: u64| {
-            let mut c = s.clone();
-            c.eval_batch_size = Some(e);
-            estimate(&c, catalog).map(|est| est.bytes.eval_peak)
-        };
-        let (mut lo, mut hi) = (1, s.eval_batch() - 1);
+        let (mut lo, mut hi) = (1, per_process);
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
-            if eval_at(mid)? <= base.bytes.train_peak {
+            if fits(mid)? {
                 lo = mid
             } else {
                 hi = mid - 1
             }
         }
+        // Memory is not monotonic in the micro-batch everywhere (at accumulation 1 the
+        // gradients are freed before the forward), so confirm the candidate and walk down the
+        // divisors of the effective batch until one fits.
+        let mut found = largest_divisor_at_most(per_process, lo);
+        while let Some(b) = found {
+            if fits(b)? {
+                break;
+            }
+            found = b
+                .checked_sub(1)
+                .and_then(|n| largest_divisor_at_most(per_process, n));
+        }
+        Ok(found)
+    }
+
+    /// When the evaluation sets the peak: the largest eval batch whose evaluation peaks no
+    /// higher than the training step.
+    fn smaller_eval_batch(&mut self) -> Result<(), ScenarioError> {
+        let (s, train_peak) = (self.s, self.base.bytes.train_peak);
+        if !(self.training && self.base.bytes.eval_peak > train_peak && s.eval_batch() > 1) {
+            return Ok(());
+        }
+        let eval_at = |e: u64| {
+            let mut c = s.clone();
+            c.eval_batch_size = Some(e);
+            estimate(&c, self.catalog).map(|est| est.bytes.eval_peak)
+        };
+        let (mut lo, mut hi) = (1, s.eval_batch() - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if eval_at(mid)? <= train_peak {
+                lo = mid
+            } else {
+                hi = mid - 1
+            }
+        }
+        let mut changed = s.clone();
         changed.eval_batch_size = Some(lo);
-        push(WhatIfKind::EvalBatch, changed, false, None)?;
+        self.push(WhatIfKind::EvalBatch, changed, false, None)
     }
-    if !s.flash {
-        push(
-            WhatIfKind::Flash,
-            Scenario {
-                flash: true,
-                ..s.clone()
-            },
-            false,
-            None,
-        )?;
+
+    /// Flash attention, when it is off.
+    fn flash(&mut self) -> Result<(), ScenarioError> {
+        if self.s.flash {
+            return Ok(());
+        }
+        let changed = Scenario {
+            flash: true,
+            ..self.s.clone()
+        };
+        self.push(WhatIfKind::Flash, changed, false, None)
     }
-    if training && !s.grad_checkpoint {
+
+    /// Per-block activation checkpointing, when it is off, with its extra compute.
+    fn grad_checkpoint(&mut self) -> Result<(), ScenarioError> {
+        let s = self.s;
+        if !self.training || s.grad_checkpoint {
+            return Ok(());
+        }
         let changed = Scenario {
             grad_checkpoint: true,
             ..s.clone()
         };
-        push(
-            WhatIfKind::GradCheckpoint,
-            changed,
-            false,
-            Some(checkpoint_extra_compute_pct(&s.as_run())),
-        )?;
+        let pct = checkpoint_extra_compute_pct(&s.as_run());
+        self.push(WhatIfKind::GradCheckpoint, changed, false, Some(pct))
     }
-    let bf16_ok = s
-        .gpu
-        .as_deref()
-        .and_then(|id| catalog.get(id))
-        .is_none_or(|g| g.bf16);
-    let better_dtype = match s.dtype {
-        Dtype::Float32 if bf16_ok => Some(Dtype::Bfloat16),
-        Dtype::Float32 => Some(Dtype::Float16),
-        Dtype::Bfloat16 if !bf16_ok && !s.pure_bf16 => Some(Dtype::Float16),
-        _ => None,
-    };
-    if let Some(dtype) = better_dtype {
-        push(
-            WhatIfKind::Dtype,
-            Scenario { dtype, ..s.clone() },
-            true,
-            None,
-        )?;
+
+    /// 16-bit autocast instead of fp32 (bf16 where the card has it), or fp16 instead of bf16 on
+    /// a card without bf16.
+    fn dtype(&mut self) -> Result<(), ScenarioError> {
+        let s = self.s;
+        let bf16_ok = s
+            .gpu
+            .as_deref()
+            .and_then(|id| self.catalog.get(id))
+            .is_none_or(|g| g.bf16);
+        let better_dtype = match s.dtype {
+            Dtype::Float32 if bf16_ok => Some(Dtype::Bfloat16),
+            Dtype::Float32 => Some(Dtype::Float16),
+            Dtype::Bfloat16 if !bf16_ok && !s.pure_bf16 => Some(Dtype::Float16),
+            _ => None,
+        };
+        match better_dtype {
+            Some(dtype) => self.push(
+                WhatIfKind::Dtype,
+                Scenario { dtype, ..s.clone() },
+                true,
+                None,
+            ),
+            None => Ok(()),
+        }
     }
-    if training && s.ddp_world_size > 1 && s.sharding == Sharding::None {
+
+    /// ZeroRedundancyOptimizer, then FSDP, for an unsharded DDP run.
+    fn sharding(&mut self) -> Result<(), ScenarioError> {
+        let s = self.s;
+        if !(self.training && s.ddp_world_size > 1 && s.sharding == Sharding::None) {
+            return Ok(());
+        }
         for (kind, sharding) in [
             (WhatIfKind::ShardedOptimizer, Sharding::Optimizer),
             (WhatIfKind::Fsdp, Sharding::Full),
         ] {
-            push(
-                kind,
-                Scenario {
-                    sharding,
-                    ..s.clone()
-                },
-                false,
-                None,
-            )?;
+            let changed = Scenario {
+                sharding,
+                ..s.clone()
+            };
+            self.push(kind, changed, false, None)?;
         }
+        Ok(())
     }
-    if training && s.optimizer == Optimizer::Adamw {
+
+    /// AdamW8bit in place of AdamW.
+    fn eight_bit_optimizer(&mut self) -> Result<(), ScenarioError> {
+        if !self.training || self.s.optimizer != Optimizer::Adamw {
+            return Ok(());
+        }
         let changed = Scenario {
             optimizer: Optimizer::Adamw8bit,
+            ..self.s.clone()
+        };
+        self.push(WhatIfKind::Optimizer, changed, true, None)
+    }
+
+    /// A fine-tune with frozen embeddings, when neither they nor LoRA are on.
+    fn freeze_embeddings(&mut self) -> Result<(), ScenarioError> {
+        let s = self.s;
+        if !self.fine_tune() || s.freeze_embeddings || s.lora_rank != 0 {
+            return Ok(());
+        }
+        let changed = combine::Lever::FreezeEmbeddings.apply(s);
+        self.push(WhatIfKind::FreezeEmbeddings, changed, true, None)
+    }
+
+    /// Half the context.
+    fn shorter_context(&mut self) -> Result<(), ScenarioError> {
+        let s = self.s;
+        if s.block_size < 2 {
+            return Ok(());
+        }
+        let changed = Scenario {
+            block_size: s.block_size / 2,
             ..s.clone()
         };
-        push(WhatIfKind::Optimizer, changed, true, None)?;
+        self.push(WhatIfKind::BlockSize, changed, true, None)
     }
-    // A GPT-2 checkpoint fixes the model's shape (`Scenario::as_run`): no narrower or shallower
-    // model to offer; the fine-tuning patches instead, in the order of `combine::Lever`.
-    let pretrained = s.init_from.pretrained_shape().is_some();
-    let fine_tune = training && pretrained;
-    if fine_tune && !s.freeze_embeddings && s.lora_rank == 0 {
-        push(
-            WhatIfKind::FreezeEmbeddings,
-            combine::Lever::FreezeEmbeddings.apply(s),
-            true,
-            None,
-        )?;
+
+    /// A fine-tune of LoRA adapters only, when LoRA is off.
+    fn lora(&mut self) -> Result<(), ScenarioError> {
+        if !self.fine_tune() || self.s.lora_rank != 0 {
+            return Ok(());
+        }
+        let changed = combine::Lever::Lora.apply(self.s);
+        self.push(WhatIfKind::Lora, changed, true, None)
     }
-    if s.block_size >= 2 {
-        push(
-            WhatIfKind::BlockSize,
-            Scenario {
-                block_size: s.block_size / 2,
-                ..s.clone()
-            },
-            true,
-            None,
-        )?;
-    }
-    if fine_tune && s.lora_rank == 0 {
-        push(WhatIfKind::Lora, combine::Lever::Lora.apply(s), true, None)?;
-    }
-    let narrower =
-        (u128::from(s.n_embd) * 3 / 4 / u128::from(s.n_head) * u128::from(s.n_head)) as u64;
-    if !pretrained && narrower >= s.n_head && narrower < s.n_embd {
-        push(
-            WhatIfKind::NEmbd,
-            Scenario {
+
+    /// A model from scratch ¾ as wide (a multiple of the heads), then half as deep.
+    fn smaller_model(&mut self) -> Result<(), ScenarioError> {
+        let s = self.s;
+        let narrower =
+            (u128::from(s.n_embd) * 3 / 4 / u128::from(s.n_head) * u128::from(s.n_head)) as u64;
+        if !self.pretrained && narrower >= s.n_head && narrower < s.n_embd {
+            let changed = Scenario {
                 n_embd: narrower,
                 ..s.clone()
-            },
-            true,
-            None,
-        )?;
-    }
-    if !pretrained && s.n_layer >= 2 {
-        push(
-            WhatIfKind::NLayer,
-            Scenario {
+            };
+            self.push(WhatIfKind::NEmbd, changed, true, None)?;
+        }
+        if !self.pretrained && s.n_layer >= 2 {
+            let changed = Scenario {
                 n_layer: s.n_layer / 2,
                 ..s.clone()
-            },
-            true,
-            None,
-        )?;
+            };
+            self.push(WhatIfKind::NLayer, changed, true, None)?;
+        }
+        Ok(())
     }
-    if fine_tune && s.gpu.is_some() {
-        for (kind, changed) in combine::search(s, catalog)? {
-            let e = estimate(&changed, catalog)?;
+
+    /// A fine-tune's least invasive combinations (`combine::search`), each placed before the
+    /// first option that changes training unless it changes training itself.
+    fn combinations(&mut self) -> Result<(), ScenarioError> {
+        let s = self.s;
+        if !self.fine_tune() || s.gpu.is_none() {
+            return Ok(());
+        }
+        for (kind, changed) in combine::search(s, self.catalog)? {
+            let e = estimate(&changed, self.catalog)?;
             let pct = changed
                 .grad_checkpoint
                 .then(|| checkpoint_extra_compute_pct(&s.as_run()))
                 .filter(|_| !s.grad_checkpoint);
             let training_changes = combine::changes_training(s, &changed);
-            let o = option(kind, s, &base, changed, &e, training_changes, pct);
+            let o = option(kind, s, &self.base, changed, &e, training_changes, pct);
             // Options that leave training as it is come first.
             let at = if training_changes {
-                out.len()
+                self.out.len()
             } else {
-                out.iter()
+                self.out
+                    .iter()
                     .position(|w| w.changes_training)
-                    .unwrap_or(out.len())
+                    .unwrap_or(self.out.len())
             };
-            out.insert(at, o);
+            self.out.insert(at, o);
         }
+        Ok(())
     }
-    Ok(out)
 }
 
 /// Builds one option from its estimate; `s` is the scenario as given (the base estimate's is the

@@ -99,65 +99,101 @@ fn scenario_pairs(e: &Estimate) -> Vec<String> {
         .collect()
 }
 
+/// The model section: parameters, optimizer groups and effective batch, then the rows that
+/// apply (trainable parameters, DDP, resume).
 fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
-    let p = &e.params;
-    let arg = |name: &'static str, v: String| (name, FluentValue::from(v));
     let mut rows = vec![
-        (
-            loc.t("est-params-total"),
-            loc.t_args(
-                "est-params-total-value",
-                &[
-                    arg("total", loc.count(p.total)),
-                    arg("non_embedding", loc.count(p.non_embedding)),
-                ],
-            ),
-        ),
-        (
-            loc.t("est-params-groups"),
-            loc.t_args(
-                "est-params-groups-value",
-                &[
-                    arg("decay", loc.int(p.decay)),
-                    arg("decay_tensors", loc.int(p.decay_tensors)),
-                    arg("no_decay", loc.int(p.no_decay)),
-                    arg("no_decay_tensors", loc.int(p.no_decay_tensors)),
-                ],
-            ),
-        ),
-        (
-            loc.t("est-effective-batch"),
-            loc.t_args(
-                "est-effective-batch-value",
-                &[
-                    arg("sequences", loc.int(e.effective_batch)),
-                    arg("tokens", loc.int(e.tokens_per_step)),
-                ],
-            ),
-        ),
+        params_row(e, loc),
+        groups_row(e, loc),
+        effective_batch_row(e, loc),
     ];
-    if p.trainable != p.total {
-        let s = &e.scenario;
-        let key = if s.lora_rank > 0 {
-            "est-trainable-lora-value"
-        } else {
-            "est-trainable-frozen-value"
-        };
-        rows.push((
-            loc.t("est-trainable"),
-            loc.t_args(
-                key,
-                &[
-                    arg("trainable", loc.int(p.trainable)),
-                    arg("total", loc.int(p.total)),
-                    arg("rank", loc.int(s.lora_rank)),
-                    arg("targets", s.lora_targets.display()),
-                ],
-            ),
-        ));
+    rows.extend(trainable_row(e, loc));
+    rows.extend(ddp_row(e, loc));
+    rows.extend(resume_row(e, loc));
+    rows
+}
+
+/// A named Fluent argument.
+fn arg(name: &'static str, v: String) -> (&'static str, FluentValue<'static>) {
+    (name, FluentValue::from(v))
+}
+
+/// The parameter count, and without position embeddings as nanoGPT prints it.
+fn params_row(e: &Estimate, loc: &Localizer) -> (String, String) {
+    let p = &e.params;
+    (
+        loc.t("est-params-total"),
+        loc.t_args(
+            "est-params-total-value",
+            &[
+                arg("total", loc.count(p.total)),
+                arg("non_embedding", loc.count(p.non_embedding)),
+            ],
+        ),
+    )
+}
+
+/// The optimizer's decayed and not-decayed groups, in parameters and tensors.
+fn groups_row(e: &Estimate, loc: &Localizer) -> (String, String) {
+    let p = &e.params;
+    (
+        loc.t("est-params-groups"),
+        loc.t_args(
+            "est-params-groups-value",
+            &[
+                arg("decay", loc.int(p.decay)),
+                arg("decay_tensors", loc.int(p.decay_tensors)),
+                arg("no_decay", loc.int(p.no_decay)),
+                arg("no_decay_tensors", loc.int(p.no_decay_tensors)),
+            ],
+        ),
+    )
+}
+
+/// Sequences and tokens per optimizer step.
+fn effective_batch_row(e: &Estimate, loc: &Localizer) -> (String, String) {
+    (
+        loc.t("est-effective-batch"),
+        loc.t_args(
+            "est-effective-batch-value",
+            &[
+                arg("sequences", loc.int(e.effective_batch)),
+                arg("tokens", loc.int(e.tokens_per_step)),
+            ],
+        ),
+    )
+}
+
+/// What a fine-tune trains (LoRA adapters or all but the frozen embeddings), when not
+/// everything.
+fn trainable_row(e: &Estimate, loc: &Localizer) -> Option<(String, String)> {
+    let (p, s) = (&e.params, &e.scenario);
+    if p.trainable == p.total {
+        return None;
     }
-    if e.scenario.ddp_world_size > 1 {
-        rows.push((
+    let key = if s.lora_rank > 0 {
+        "est-trainable-lora-value"
+    } else {
+        "est-trainable-frozen-value"
+    };
+    Some((
+        loc.t("est-trainable"),
+        loc.t_args(
+            key,
+            &[
+                arg("trainable", loc.int(p.trainable)),
+                arg("total", loc.int(p.total)),
+                arg("rank", loc.int(s.lora_rank)),
+                arg("targets", s.lora_targets.display()),
+            ],
+        ),
+    ))
+}
+
+/// A DDP run's processes, micro-steps per GPU and gradient buckets.
+fn ddp_row(e: &Estimate, loc: &Localizer) -> Option<(String, String)> {
+    (e.scenario.ddp_world_size > 1).then(|| {
+        (
             loc.t("est-ddp"),
             loc.t_args(
                 "est-ddp-value",
@@ -167,10 +203,14 @@ fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
                     arg("buckets", loc.bytes(e.bytes.ddp_buckets)),
                 ],
             ),
-        ));
-    }
-    if e.bytes.resume_load_peak > 0 {
-        rows.push((
+        )
+    })
+}
+
+/// A resumed run's checkpoint load peak and the weights it keeps.
+fn resume_row(e: &Estimate, loc: &Localizer) -> Option<(String, String)> {
+    (e.bytes.resume_load_peak > 0).then(|| {
+        (
             loc.t("est-resume"),
             loc.t_args(
                 "est-resume-value",
@@ -179,9 +219,8 @@ fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
                     arg("retained", loc.bytes(e.bytes.resume_retained)),
                 ],
             ),
-        ));
-    }
-    rows
+        )
+    })
 }
 
 fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
