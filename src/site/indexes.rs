@@ -6,11 +6,11 @@ use serde::Serialize;
 use tera::Context;
 
 use super::listing::Listed;
-use super::manifest::{shard_of, SHARDS};
 use super::pages::{
     alternates, display_date, lang_links, language_name, page_meta, site_ctx, x_default, Alternate,
 };
 use super::plan::Plan;
+use super::store::{part_of, PARTS};
 use super::SiteContext;
 use crate::assets;
 use crate::diagnostics::Diagnostic;
@@ -176,17 +176,17 @@ fn base_path(base_url: &str) -> String {
     }
 }
 
-/// `<lang>/search/<shard>.js`: the part of a language's search index holding the guides of one
-/// manifest shard, in [`index_sources`] order (see [`crate::search`]). A shard without pages in
-/// the language has no part, except part 0, which is always written and lists the parts.
+/// `<lang>/search/<part>.js`: the part of a language's search index holding the guides of one
+/// store part ([`part_of`]), in [`index_sources`] order (see [`crate::search`]). A part without
+/// pages in the language is not written, except part 0, which always is and lists the parts.
 pub(crate) fn search_index(
     plan: &Plan,
     lang: &str,
-    shard: usize,
+    part: usize,
 ) -> Result<Vec<File>, Vec<Diagnostic>> {
     let docs: Vec<search::Doc<'_>> = index_sources(plan, lang)
         .into_iter()
-        .filter(|s| shard_of(&s.src.slug) == shard)
+        .filter(|s| part_of(&s.src.slug) == part)
         .map(|s| search::Doc {
             src: &s.src,
             title: &s.summary.title,
@@ -196,12 +196,12 @@ pub(crate) fn search_index(
     let Some(k) = plan.search_parts_of(lang) else {
         return Ok(Vec::new());
     };
-    if shard != 0 && docs.is_empty() {
+    if part != 0 && docs.is_empty() {
         return Ok(Vec::new());
     }
-    let present: Vec<usize> = (0..SHARDS).filter(|&i| k[i]).collect();
-    let listed = (shard == 0).then_some(present.as_slice());
-    Ok(vec![search::index_part(lang, shard, listed, &docs)?])
+    let present: Vec<usize> = (0..PARTS).filter(|&i| k[i]).collect();
+    let listed = (part == 0).then_some(present.as_slice());
+    Ok(vec![search::index_part(lang, part, listed, &docs)?])
 }
 
 /// An RFC 3339 timestamp for a front-matter date (`YYYY-MM-DD`, optionally with a time): the

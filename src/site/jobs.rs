@@ -7,13 +7,11 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::manifest::{
-    shard_of, DataEntry, Digest, Hasher, JobEntry, Listing, NavLink, Neighbours, ShardHeader,
-    SiteJob, SHARDS,
-};
+use super::manifest::{DataEntry, Digest, Hasher, JobEntry, NavLink, Neighbours, SiteJob};
 use super::model::page_prefix;
 use super::scan::Scanned;
 use super::scan::Source;
+use super::store::{Closed, SiteInputs};
 use super::SiteContext;
 use crate::content;
 use crate::diagnostics::Diagnostic;
@@ -113,15 +111,15 @@ pub(super) fn page_jobs(
 }
 
 /// Each page's neighbours in its language's index (indexed like `sources`), or `None` when
-/// some page's cannot be known: shards are `closed` (only the open shards' pages are in
-/// `sources`) and a page has none recorded. With shards closed the listings are unchanged (else
-/// every shard is opened), so the recorded neighbours are still right.
+/// some page's cannot be known: guides are `closed` (only the others' pages are in `sources`)
+/// and a page has none recorded. With guides closed the listings are unchanged (else every
+/// guide is planned), so the recorded neighbours are still right.
 pub(super) fn neighbours(
     sources: &[Source],
     recorded: &mut [Option<Neighbours>],
-    closed: &[bool; SHARDS],
+    closed: &Closed,
 ) -> Option<Vec<Neighbours>> {
-    if closed.contains(&true) {
+    if closed.any() {
         return recorded.iter_mut().map(Option::take).collect();
     }
     let mut order: Vec<usize> = (0..sources.len()).collect();
@@ -144,19 +142,6 @@ pub(super) fn neighbours(
         };
     }
     Some(out)
-}
-
-/// What the site-wide jobs' input digests are made of.
-#[derive(Debug, PartialEq)]
-pub(super) struct SiteInputs {
-    /// The site's own inputs (configuration, templates, locales).
-    pub(super) site: Digest,
-    /// Per language in site order: what its index lists (see [`listing_inputs`]).
-    pub(super) indexes: Vec<Digest>,
-    /// What the sitemap lists.
-    pub(super) sitemap: Digest,
-    /// What the search index parts read.
-    pub(super) search: SearchInputs,
 }
 
 /// The site-wide jobs, in a fixed order, each taking its entry out of `previous`.
@@ -192,167 +177,6 @@ pub(super) fn site_jobs(
             }
         })
         .collect()
-}
-
-/// True when shards are `closed` but a job that reads their pages must render (its inputs differ
-/// from those `recorded`): an index or the sitemap, which list every page, or a closed shard's
-/// search part (its inputs changed with nothing in the shard changing). Such a plan is made
-/// again with every shard open. (Shards are only closed without `--force` or output checks, so
-/// changed inputs are what renders.)
-pub(super) fn needs_closed_shards(
-    langs: &[String],
-    inputs: &SiteInputs,
-    closed: &[bool; SHARDS],
-    recorded: &BTreeMap<SiteJob, JobEntry>,
-) -> bool {
-    if !closed.contains(&true) {
-        return false;
-    }
-    let indexes =
-        (langs.iter().map(|l| SiteJob::Index(l.clone()))).zip(inputs.indexes.iter().copied());
-    let searches = langs
-        .iter()
-        .zip(&inputs.search.digests)
-        .flat_map(|(l, parts)| {
-            (parts.iter().enumerate())
-                .filter(|&(i, _)| closed[i])
-                .map(move |(i, d)| (SiteJob::Search(l.clone(), i), *d))
-        });
-    let mut listings = indexes
-        .chain([(SiteJob::Sitemap, inputs.sitemap)])
-        .chain(searches);
-    listings.any(|(job, inputs)| recorded.get(&job).is_none_or(|j| j.inputs != inputs))
-}
-
-/// Per language: the pages of the guides in `closed` shards, from their headers.
-pub(super) fn closed_page_counts(
-    headers: Option<&[ShardHeader]>,
-    closed: &[bool; SHARDS],
-    languages: usize,
-) -> Vec<usize> {
-    let mut counts = vec![0; languages];
-    for (h, _) in headers
-        .unwrap_or_default()
-        .iter()
-        .zip(closed)
-        .filter(|(_, &c)| c)
-    {
-        for (n, &pages) in counts.iter_mut().zip(&h.pages) {
-            *n += pages as usize;
-        }
-    }
-    counts
-}
-
-/// The inputs of each language's index (in site order), of the sitemap and of each language's
-/// search index parts (per shard): what they show of every page, hashed shard by shard. `pages`
-/// (source and its guide's languages, sorted by guide) are those of the open shards; a closed
-/// shard's part comes from its header.
-pub(super) fn listing_inputs<'a>(
-    pages: impl Iterator<Item = (&'a Source, &'a str)>,
-    closed: &[bool; SHARDS],
-    headers: Option<&[ShardHeader]>,
-    langs: &[String],
-    site_hash: &Digest,
-) -> SiteInputs {
-    let mut present = vec![vec![false; SHARDS]; langs.len()];
-    let mut listings: Vec<Option<Listing>> = closed
-        .iter()
-        .map(|&c| (!c).then(|| Listing::new(langs.len())))
-        .collect();
-    for (s, guide_langs) in pages {
-        let shard = shard_of(&s.src.slug);
-        if let Some(listing) = &mut listings[shard] {
-            let at = langs.iter().position(|l| *l == s.src.lang);
-            listing.page(at, &s.listed(), guide_langs);
-            listing.text(at, &s.src.slug, &s.hash);
-            if let Some(k) = at {
-                present[k][shard] = true;
-            }
-        }
-    }
-    // A closed shard's part comes from its header.
-    let header = |i: usize| headers.and_then(|h| h.get(i));
-    let parts: Vec<(Vec<Digest>, Digest, Vec<Digest>)> = (listings.par_iter().enumerate())
-        .map(|(i, listing)| match (listing, header(i)) {
-            (Some(l), _) => {
-                let (listed, mapped) = l.finish();
-                (listed, mapped, l.searched())
-            }
-            (None, Some(h)) => (h.listed.clone(), h.mapped, h.searched.clone()),
-            (None, None) => {
-                let empty = Listing::new(langs.len());
-                let (listed, mapped) = empty.finish();
-                (listed, mapped, empty.searched())
-            }
-        })
-        .collect();
-    for (i, h) in (0..SHARDS)
-        .filter(|&i| closed[i])
-        .filter_map(|i| Some((i, header(i)?)))
-    {
-        for (k, present) in present.iter_mut().enumerate() {
-            present[i] = h.pages.get(k).is_some_and(|&n| n > 0);
-        }
-    }
-    let index = (0..langs.len())
-        .map(|k| {
-            let mut h = Hasher::new();
-            h.digest(site_hash);
-            for (listed, _, _) in &parts {
-                h.digest(&listed.get(k).copied().unwrap_or_default());
-            }
-            h.finish()
-        })
-        .collect();
-    let mut sitemap = Hasher::new();
-    sitemap.digest(site_hash);
-    for (_, mapped, _) in &parts {
-        sitemap.digest(mapped);
-    }
-    let searched: Vec<&[Digest]> = parts.iter().map(|(_, _, s)| s.as_slice()).collect();
-    SiteInputs {
-        site: *site_hash,
-        indexes: index,
-        sitemap: sitemap.finish(),
-        search: search_inputs(&searched, present, site_hash),
-    }
-}
-
-/// Per language, per shard: the inputs of its search index part (what the part reads of its
-/// shard's pages, `searched[shard][language]`; part 0 also lists which parts exist).
-fn search_inputs(
-    searched: &[&[Digest]],
-    present: Vec<Vec<bool>>,
-    site_hash: &Digest,
-) -> SearchInputs {
-    let digests = (present.iter().enumerate())
-        .map(|(k, present_k)| {
-            (searched.iter().enumerate())
-                .map(|(i, part)| {
-                    let mut h = Hasher::new();
-                    h.digest(site_hash)
-                        .digest(&part.get(k).copied().unwrap_or_default());
-                    if i == 0 {
-                        for &p in present_k {
-                            h.part(if p { "1" } else { "0" });
-                        }
-                    }
-                    h.finish()
-                })
-                .collect()
-        })
-        .collect();
-    SearchInputs { digests, present }
-}
-
-/// What the search index parts are built from: per language (in site order), per shard.
-#[derive(Debug, PartialEq)]
-pub(super) struct SearchInputs {
-    /// Each part's inputs digest.
-    pub(super) digests: Vec<Vec<Digest>>,
-    /// Whether the part exists (the shard has pages in the language).
-    pub(super) present: Vec<Vec<bool>>,
 }
 
 /// Hash of everything a guide's computed data depends on.

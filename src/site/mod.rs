@@ -13,13 +13,15 @@ mod jobs;
 mod listing;
 pub mod manifest;
 pub(crate) mod model;
-pub(crate) mod output;
+pub(crate) mod observe;
+pub mod output;
 mod pages;
 pub(crate) mod plan;
 mod render;
 mod request;
 mod scan;
 pub(crate) mod stamp;
+mod store;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -288,7 +290,7 @@ fn put_in_place(
     let incremental = plan.incremental;
     let any_rendered = rendered.iter().any(Option::is_some);
     let rewrite = !incremental || !plan.touched.is_empty() || any_rendered;
-    let rewrite = rewrite || !plan.removed.is_empty() || plan.has_stale_shards();
+    let rewrite = rewrite || !plan.removed.is_empty() || plan.has_stale_records();
     let moves_outputs = incremental && (any_rendered || !plan.removed.is_empty());
     let next = match write(&staging, plan, rendered, moves_outputs, rewrite, keep) {
         Ok(next) => next,

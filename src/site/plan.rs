@@ -1,7 +1,7 @@
 //! Planning a build: read every source cheaply (stat first, hash only what changed, parse only
 //! what hashes differently), check the guides, and list the output jobs with the hash of their
-//! inputs, each carrying what the previous build recorded for it. The guides of a manifest shard
-//! whose recorded stamps all match are not planned at all: the shard's header stands for them.
+//! inputs, each carrying what the previous build recorded for it. Guides the store knows unchanged
+//! ([`Closed`]) are not planned at all: what the store recorded of them stands for them.
 //!
 //! The stages: [`super::scan`] (stat, read, hash, parse), [`super::jobs`] (each job's input
 //! digest, and the diff against the previous build's); this module puts them together.
@@ -11,24 +11,22 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::jobs::{
-    closed_page_counts, guide_data_entries, listing_inputs, needs_closed_shards, neighbours,
-    page_jobs, site_jobs, Diff, Job, JobKind, SiteInputs,
-};
+use super::jobs::{guide_data_entries, neighbours, page_jobs, site_jobs, Diff, Job, JobKind};
 use super::manifest::{
-    shard_of, DataEntry, GuideEntry, Hasher, JobEntry, Manifest, Neighbours, OnDisk, PageEntry,
-    ShardContext, ShardHeader, SiteJob, SourceEntry, Stamp, StoredManifest, SHARDS,
+    DataEntry, GuideEntry, JobEntry, Manifest, Neighbours, OnDisk, PageEntry, SiteJob, SourceEntry,
+    Stamp, StoredManifest,
 };
 use super::model::{page_prefix, JobId, Removed};
+use super::observe::{observe, Observed};
 pub(crate) use super::request::{Previous, Purpose, Request, Scan};
-use super::scan::{
-    observe, observed_stamps, read_guide, ContentDir, FolderMeta, GuideRead, Observed, Scanned,
-    Source,
+use super::scan::{read_guide, ContentDir, FolderMeta, GuideRead, Scanned, Source};
+use super::store::{
+    self, closed_page_counts, listing_inputs, needs_closed_guides, Closed, Context, Headers,
+    SiteInputs,
 };
 use super::SiteContext;
 use crate::content::GuideFolder;
 use crate::diagnostics::Diagnostic;
-use crate::estimate::ESTIMATOR_VERSION;
 use crate::expand::GuideData;
 
 /// Everything a build or a check needs to know before rendering.
@@ -56,30 +54,30 @@ pub(crate) struct Plan {
     /// folder's listing, a guide's data, a deleted guide): the manifest is rewritten for them
     /// even if no job renders.
     pub(crate) touched: BTreeSet<String>,
-    /// Per language (in site order): pages of guides in shards left closed (unchanged, not
+    /// Per language (in site order): pages of the closed guides (unchanged, not
     /// decoded, so not in `sources`).
     pub(crate) closed_pages: Vec<usize>,
-    /// Per language (in site order), per shard: true when the shard has pages in that language
+    /// Per language (in site order), per search index part: true when the part has pages in that language
     /// (the search index parts that exist; part 0 lists them).
     pub(crate) search_parts: Vec<Vec<bool>>,
-    /// The entries of guides in closed shards, when the previous manifest was in memory (`serve`):
+    /// The entries of the closed guides, when the previous manifest was in memory (`serve`):
     /// put back unchanged into the next manifest.
     kept: BTreeMap<String, GuideEntry>,
     /// What the manifest on disk holds (see [`Manifest::stored`]).
     stored: Option<OnDisk>,
-    /// The site-wide inputs the manifest's shard headers are written against.
-    context: ShardContext,
+    /// The site-wide inputs the records are written against.
+    context: Context,
 }
 
 impl Plan {
-    /// True when a manifest shard on disk must be rewritten although none of its guides changed
+    /// True when records on disk must be rewritten although none of their guides changed
     /// (it was written against other site-wide inputs).
-    pub(crate) fn has_stale_shards(&self) -> bool {
+    pub(crate) fn has_stale_records(&self) -> bool {
         let context = &self.context.digest;
         self.stored.as_ref().is_some_and(|d| d.any_stale(context))
     }
 
-    /// Per shard, whether the language has a search index part there (see `search_parts`).
+    /// Per search index part, whether the language has one there (see `search_parts`).
     pub(crate) fn search_parts_of(&self, lang: &str) -> Option<&[bool]> {
         let k = self.context.languages.iter().position(|l| l == lang)?;
         self.search_parts.get(k).map(Vec::as_slice)
@@ -187,7 +185,7 @@ pub(crate) fn plan(
 ) -> Result<Plan, Vec<Diagnostic>> {
     let verify_outputs = request.purpose == Purpose::Check;
     let content_dir = ContentDir::open(request.root);
-    let context = shard_context(site);
+    let context = store::context(site);
     let Observed {
         previous,
         folders,
@@ -202,19 +200,14 @@ pub(crate) fn plan(
         } => (Some(manifest), None, decode_all),
         Previous::Remembered(m) => (None, Some(m), true),
     };
-    // A shard whose recorded stamps are what `stat` says now holds only unchanged guides.
+    // Guides whose recorded stamps are what `stat` says now are unchanged.
     if let Some(stored) = stored.as_ref().filter(|_| !decode_all && !verify_outputs) {
-        let observed = observed_stamps(&folders);
-        for ((c, header), observed) in closed.iter_mut().zip(stored.headers()).zip(&observed) {
-            *c = header.context == context.digest
-                && header.stamps.is_some()
-                && header.stamps == *observed;
-        }
+        closed = Closed::by_stamps(stored, &folders, &context);
     }
-    // A remembered manifest is split: the guides of unchanged shards are kept aside whole.
+    // A remembered manifest is split: the closed guides are kept aside whole.
     let (remembered, kept) = match remembered {
         Some(mut m) => {
-            let kept = m.split_off_shards(&closed);
+            let kept = closed.split_off(&mut m);
             (Some(m), kept)
         }
         None => (None, BTreeMap::new()),
@@ -229,11 +222,11 @@ pub(crate) fn plan(
         verify_outputs,
         now: request.now,
         context: &context,
-        headers: match (&stored, &remembered_headers) {
+        headers: Headers(match (&stored, &remembered_headers) {
             (Some(s), _) => Some(s.headers()),
             (None, Some(on_disk)) => Some(on_disk.headers()),
             (None, None) => None,
-        },
+        }),
     };
     planner.passes(stored.as_ref(), remembered, kept, closed)
 }
@@ -247,25 +240,25 @@ struct Planner<'a> {
     changed_guides: Option<&'a BTreeSet<&'a str>>,
     verify_outputs: bool,
     now: u64,
-    context: &'a ShardContext,
-    /// The guide shards' headers, when known (for closed shards' counts and index digests).
-    headers: Option<&'a [ShardHeader]>,
+    context: &'a Context,
+    /// What the records say of the closed guides, when known.
+    headers: Headers<'a>,
 }
 
 impl Planner<'_> {
-    /// Plans with the shards `closed` left aside (decoded from `stored`, or the `remembered`
-    /// manifest's open part with `kept` holding the closed shards' guides); when a listing job
-    /// must render after all, plans again with every shard open.
+    /// Plans with the guides `closed` left aside (the others decoded from `stored`, or the
+    /// `remembered` manifest's open part with `kept` holding the closed guides); when a listing
+    /// job must render after all, plans again with every guide.
     fn passes(
         &self,
         stored: Option<&StoredManifest>,
         mut remembered: Option<Manifest>,
         mut kept: BTreeMap<String, GuideEntry>,
-        mut closed: [bool; SHARDS],
+        mut closed: Closed,
     ) -> Result<Plan, Vec<Diagnostic>> {
         loop {
             let (manifest, incremental) = match (stored, remembered.take()) {
-                (Some(s), _) => match s.decode(&closed) {
+                (Some(s), _) => match closed.decode(s) {
                     Some(m) => (m, true),
                     None => (Manifest::default(), false),
                 },
@@ -275,9 +268,9 @@ impl Planner<'_> {
                 }
                 (None, None) => (Manifest::default(), false),
             };
-            // A corrupt shard: plan as a first build.
+            // Unreadable records: plan as a first build.
             if !incremental {
-                closed = [false; SHARDS];
+                closed = Closed::none();
             }
             // A second pass of a remembered manifest needs its open part again.
             let again = (!kept.is_empty()).then(|| manifest.clone());
@@ -286,10 +279,10 @@ impl Planner<'_> {
                     plan.kept = kept;
                     return Ok(plan);
                 }
-                // An index or the sitemap must be rendered, which needs every page: open every
-                // shard (decoded again from disk, or the kept guides put back).
+                // An index or the sitemap must be rendered, which needs every page: plan every
+                // guide (decoded again from disk, or the kept guides put back).
                 None => {
-                    closed = [false; SHARDS];
+                    closed = Closed::none();
                     if let Some(mut m) = again {
                         m.guides.append(&mut kept);
                         remembered = Some(m);
@@ -299,15 +292,15 @@ impl Planner<'_> {
         }
     }
 
-    /// Plans the guides of the shards not `closed` against `previous` (their decoded entries):
+    /// Plans the guides not `closed` against `previous` (their decoded entries):
     /// scan them, list the jobs with their input digests, and diff those against the previous
-    /// build's. `None` when shards are closed but a site-wide job that lists every page must
+    /// build's. `None` when guides are closed but a site-wide job that lists every page must
     /// render.
     fn pass(
         &self,
         previous: Manifest,
         incremental: bool,
-        closed: &[bool; SHARDS],
+        closed: &Closed,
     ) -> Result<Option<Plan>, Vec<Diagnostic>> {
         let (site, langs) = (self.site, &self.site.config.languages);
         let stored = previous.stored();
@@ -316,7 +309,7 @@ impl Planner<'_> {
             site_jobs: previous_site_jobs,
             ..
         } = previous;
-        // Scan: the open shards' guides, read against their previous entries.
+        // Scan: the guides not closed, read against their previous entries.
         let mut scanned = Scanned::gather(self.scan(previous_guides, closed), langs);
         let mut site_inputs = listing_inputs(
             scanned.pages(),
@@ -327,11 +320,11 @@ impl Planner<'_> {
         );
         // Known here, before any guide's data or page job is computed for nothing.
         if scanned.errors.is_empty()
-            && needs_closed_shards(langs, &site_inputs, closed, &previous_site_jobs)
+            && needs_closed_guides(langs, &site_inputs, closed, &previous_site_jobs)
         {
             return Ok(None);
         }
-        // Previous/next links: from the listings when every shard is open, else as recorded.
+        // Previous/next links: from the listings when no guide is closed, else as recorded.
         let Some(neighbours) =
             neighbours(&scanned.sources, &mut scanned.previous_neighbours, closed)
         else {
@@ -412,18 +405,18 @@ impl Planner<'_> {
         jobs
     }
 
-    /// Reads every guide folder of the open shards in parallel, each against its previous entry
+    /// Reads every guide folder not closed in parallel, each against its previous entry
     /// (moved out of `previous`); what is left in `previous` is a deleted guide.
     fn scan(
         &self,
         mut previous: BTreeMap<String, GuideEntry>,
-        closed: &[bool; SHARDS],
+        closed: &Closed,
     ) -> (Vec<GuideRead>, BTreeMap<String, GuideEntry>) {
         let (config, now) = (&self.site.config, self.now);
         let tasks: Vec<_> = self
             .folders
             .iter()
-            .filter(|(f, _)| !closed[shard_of(&f.name)])
+            .filter(|(f, _)| !closed.holds(&f.name))
             .map(|(f, meta)| {
                 let prev = previous.remove(&f.name);
                 let trusted = self
@@ -450,20 +443,5 @@ impl Planner<'_> {
             })
             .collect();
         (read, previous)
-    }
-}
-
-/// The site-wide inputs a manifest shard's header is trusted against.
-fn shard_context(site: &SiteContext) -> ShardContext {
-    let mut h = Hasher::new();
-    h.digest(&site.inputs_hash)
-        .digest(&site.catalog_hash)
-        .part(ESTIMATOR_VERSION);
-    for lang in &site.config.languages {
-        h.part(lang);
-    }
-    ShardContext {
-        digest: h.finish(),
-        languages: site.config.languages.clone(),
     }
 }

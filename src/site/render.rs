@@ -141,8 +141,8 @@ fn run_job(
         JobKind::Site(SiteJob::Root) => many(indexes::root(site))?,
         JobKind::Site(SiteJob::Sitemap) => many(indexes::sitemap(site, plan))?,
         JobKind::Site(SiteJob::Style) => (indexes::style(), Vec::new()),
-        JobKind::Site(SiteJob::Search(lang, shard)) => {
-            (indexes::search_index(plan, lang, *shard)?, Vec::new())
+        JobKind::Site(SiteJob::Search(lang, part)) => {
+            (indexes::search_index(plan, lang, *part)?, Vec::new())
         }
     };
     let prefix = plan.job_prefix(job);

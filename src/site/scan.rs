@@ -7,16 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use super::manifest::{
-    feed_stamps, hash, shard_of, sort_in_site_order, DataEntry, Digest, FileStat, GuideEntry,
-    Hasher, JobEntry, Listed, Neighbours, PageEntry, ShardContext, ShardHeader, SourceEntry, Stamp,
-    Summary, SHARDS,
+    hash, sort_in_site_order, DataEntry, Digest, FileStat, GuideEntry, Hasher, JobEntry, Listed,
+    Neighbours, PageEntry, SourceEntry, Stamp, Summary,
 };
 use super::model::{JobId, Removed};
-use super::request::{Previous, Request, Scan};
-use super::SiteContext;
 use crate::config::SiteConfig;
 use crate::content::{self, GuideFolder, Page, PageSource};
 use crate::diagnostics::Diagnostic;
@@ -39,7 +34,7 @@ impl Source {
     }
 }
 
-/// The scan's result: every page of the open shards, sorted by guide then language, with what
+/// The scan's result: every page of the guides not closed, sorted by guide then language, with what
 /// the previous build recorded of them.
 pub(super) struct Scanned {
     pub(super) sources: Vec<Source>,
@@ -125,31 +120,6 @@ impl Scanned {
     pub(super) fn pages(&self) -> impl Iterator<Item = (&Source, &str)> {
         (self.sources.iter().enumerate()).map(|(i, s)| (s, self.langs_of(i)))
     }
-}
-
-/// Per guide shard: the digest of its guides' slugs and what `stat` says of their folders and
-/// pages (see [`feed_stamps`]), or `None` when a folder could not be statted.
-pub(super) fn observed_stamps(
-    folders: &[(GuideFolder, Option<FolderMeta>)],
-) -> Vec<Option<Digest>> {
-    let mut by_shard: Vec<Vec<&(GuideFolder, Option<FolderMeta>)>> = vec![Vec::new(); SHARDS];
-    for f in folders {
-        by_shard[shard_of(&f.0.name)].push(f);
-    }
-    by_shard
-        .par_iter()
-        .map(|guides| {
-            let mut h = Hasher::new();
-            let mut pages = Vec::new();
-            for (folder, meta) in guides {
-                let meta = meta.as_ref()?;
-                pages.clear();
-                pages.extend(meta.pages.iter().map(|p| p.map(|s| *s.fields())));
-                feed_stamps(&mut h, &folder.name, meta.folder?.fields(), &pages);
-            }
-            Some(h.finish())
-        })
-        .collect()
 }
 
 /// The outputs of a guide's pages that are gone.
@@ -532,75 +502,6 @@ pub(super) fn check_translations_agree(guide: &[Source]) -> Vec<Diagnostic> {
         }
     }
     errors
-}
-
-/// What a plan finds before reading any guide: the previous build, the guide folders (with their
-/// stats, unless a watcher's word made them unnecessary), the guides the watcher reported, and
-/// the shards known unchanged.
-pub(super) struct Observed<'a> {
-    pub(super) previous: Previous,
-    pub(super) folders: Vec<(GuideFolder, Option<FolderMeta>)>,
-    pub(super) changed_guides: Option<BTreeSet<&'a str>>,
-    pub(super) closed: [bool; SHARDS],
-}
-
-/// Without a watcher's word, every folder and page is statted while the previous manifest is
-/// read on another thread (the two together are most of a no-change build). With it (`serve`
-/// remembers its manifest), only the guides it reported are looked at.
-pub(super) fn observe<'a>(
-    site: &SiteContext,
-    request: &Request<'a>,
-    previous: impl FnOnce() -> Previous + Send,
-    content_dir: &ContentDir,
-    context: &ShardContext,
-) -> Result<Observed<'a>, Vec<Diagnostic>> {
-    let root = request.root;
-    let stat_all = || {
-        content::guide_folders(root).map(|folders| {
-            folders
-                .into_par_iter()
-                .map(|f| {
-                    let meta = FolderMeta::of(&f, content_dir, &site.config);
-                    (f, Some(meta))
-                })
-                .collect::<Vec<_>>()
-        })
-    };
-    let mut closed = [false; SHARDS];
-    let (previous, folders, changed_guides) = match request.scan {
-        Scan::Only(paths) => {
-            let previous = previous();
-            match (&previous, changed_guides(paths)) {
-                (Previous::Remembered(m), Some(changed)) => {
-                    // A shard holding no reported guide is unchanged: its entries stay as they are.
-                    if let Some(on_disk) = m.stored() {
-                        let unchanged = |i: usize, h: &ShardHeader| {
-                            h.context == context.digest
-                                && !changed.iter().any(|slug| shard_of(slug) == i)
-                        };
-                        for (i, h) in on_disk.headers().iter().enumerate().take(SHARDS) {
-                            closed[i] = unchanged(i, h);
-                        }
-                    }
-                    // Every known folder, closed shards' too: a second pass may need them.
-                    let folders = known_folders(root, m.guides.keys(), &changed);
-                    let folders = folders.into_iter().map(|f| (f, None)).collect();
-                    (previous, Ok(folders), Some(changed))
-                }
-                _ => (previous, stat_all(), None),
-            }
-        }
-        Scan::Everything => {
-            let (previous, folders) = rayon::join(previous, stat_all);
-            (previous, folders, None)
-        }
-    };
-    Ok(Observed {
-        previous,
-        folders: folders.map_err(|e| vec![e])?,
-        changed_guides,
-        closed,
-    })
 }
 
 #[cfg(test)]
