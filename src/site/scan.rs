@@ -38,7 +38,7 @@ impl Source {
 /// the previous build recorded of them.
 pub(super) struct Scanned {
     pub(super) sources: Vec<Source>,
-    /// Per source: the previous build's output entry (taken by [`page_jobs`]).
+    /// Per source: the previous build's output entry (taken by [`super::jobs::page_jobs`]).
     pub(super) previous_outputs: Vec<Option<JobEntry>>,
     /// Per source: its neighbours in the index as the previous build recorded them.
     pub(super) previous_neighbours: Vec<Option<Neighbours>>,
