@@ -371,7 +371,7 @@ fn write(
             .map_err(|e| vec![e])?;
     }
     if incremental {
-        apply(staging, &plan, &rendered)?;
+        move_outputs(staging, &plan, &rendered)?;
     }
     if !(rewrite || keep) {
         drop_in_background(plan);
@@ -410,7 +410,7 @@ pub(crate) fn previous_manifest(out: &Path, force: bool, decode_all: bool) -> pl
 }
 
 /// Moves changed files into the output folder and deletes outputs that are gone.
-fn apply(
+fn move_outputs(
     staging: &output::Staging,
     plan: &Plan,
     rendered: &[Option<JobEntry>],

@@ -100,7 +100,7 @@ pub(crate) fn render_guide(
     let Body {
         html,
         markdown,
-        mut charts,
+        charts,
         headings,
         warnings,
     } = render_body(site, page, data)?;
@@ -109,18 +109,16 @@ pub(crate) fn render_guide(
     let ctx = guide_context(site, page, place, html, &headings);
     let at_page = |d: Diagnostic| vec![d.in_file(page.src.shown())];
     let html = site.renderer.render("guide.html", &ctx).map_err(at_page)?;
-    charts.push((format!("{dir}/index.html"), html.into_bytes()));
+    let mut files = charts;
+    files.push((format!("{dir}/index.html"), html.into_bytes()));
 
     let mut md_ctx = Context::new();
     md_ctx.insert("lang", lang);
     md_ctx.insert("front_matter", &markdown_front_matter(page)?);
     md_ctx.insert("body", markdown.trim_start_matches('\n'));
     let md = site.renderer.render("guide.md", &md_ctx).map_err(at_page)?;
-    charts.push((format!("{dir}/index.md"), md.into_bytes()));
-    Ok(Rendered {
-        files: charts,
-        warnings,
-    })
+    files.push((format!("{dir}/index.md"), md.into_bytes()));
+    Ok(Rendered { files, warnings })
 }
 
 /// Expands `page`'s body (raw HTML dropped unless the site allows it) and renders it.
