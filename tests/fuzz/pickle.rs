@@ -144,7 +144,29 @@ fn dict(rng: &mut Rng, depth: usize, keys: &[&str], out: &mut Vec<u8>) {
     out.push(b'u');
 }
 
-/// A pickle of a dict with `keys`, at a random protocol; `.` ends it.
+/// Appends `itos` as nanoGPT's prepare.py pickles it: a dict of `i: 'c'` items, each value
+/// memoized, to about `size` bytes (a tokenizer's vocabulary makes large `meta.pkl` files).
+fn vocabulary(rng: &mut Rng, size: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"\x8c\x04itos}(");
+    let start = out.len();
+    let mut i = 0u32;
+    while out.len() - start < size {
+        out.push(b'J');
+        out.extend_from_slice(&i.to_le_bytes());
+        let c = char::from_u32(32 + rng.below(0x3000) as u32).unwrap_or('x');
+        let mut buf = [0; 4];
+        let c = c.encode_utf8(&mut buf).as_bytes();
+        out.extend_from_slice(&[0x8c, c.len() as u8]);
+        out.extend_from_slice(c);
+        out.push(b'r');
+        out.extend_from_slice(&i.to_le_bytes());
+        i += 1;
+    }
+    out.push(b'u');
+}
+
+/// A pickle of a dict with `keys` and a vocabulary filling most of `max`, at a random
+/// protocol; `.` ends it.
 fn pickle(rng: &mut Rng, keys: &[&str], max: usize) -> Vec<u8> {
     let mut out = Vec::new();
     if !rng.one_in(4) {
@@ -152,7 +174,11 @@ fn pickle(rng: &mut Rng, keys: &[&str], max: usize) -> Vec<u8> {
     }
     let depth = 1 + rng.below(6);
     dict(rng, depth, keys, &mut out);
-    out.push(b'.');
+    // The dict's SETITEMS (`u`) comes after the vocabulary.
+    out.pop();
+    let size = rng.size(max * 3 / 4);
+    vocabulary(rng, size, &mut out);
+    out.extend_from_slice(b"u.");
     if rng.one_in(2) {
         mutate(rng, &mut out, DICT, max);
     }
