@@ -40,7 +40,25 @@ fn page(yaml: &str) -> Vec<u8> {
     format!("---\ntitle: T\nlang: en\n{yaml}---\nBody.\n").into_bytes()
 }
 
-const FAMILIES: &[Family] = yaml_families!(page);
+/// `count` variants in block form (flow braces would meet the bracket cap first).
+fn variants(n: usize, id: fn(usize) -> String) -> Vec<u8> {
+    let mut yaml = String::from("scenario:\n  n_layer: 2\nvariants:\n");
+    let mut i = 0;
+    while yaml.len() < n {
+        yaml.push_str(&format!(
+            "  - id: {}\n    label: L\n    set:\n      batch_size: 2\n",
+            id(i)
+        ));
+        i += 1;
+    }
+    page(&yaml)
+}
+
+const FAMILIES: &[Family] = yaml_families!(
+    page,
+    "many variants" => |n| variants(n, |i| format!("v{i}")),
+    "many duplicate variants" => |n| variants(n, |_| "v".to_string()),
+);
 
 /// `vramdoc build` reading `content/g/en.md`.
 pub(crate) fn target() -> Target {

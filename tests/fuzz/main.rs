@@ -75,6 +75,10 @@ const KNOWN_UNFIXED: &[(&str, &str, &str)] = &[
     ("python-config", "many failing key lines", STATEMENTS),
     ("python-config", "many failing other lines", STATEMENTS),
     ("python-config", "many skipped defs", STATEMENTS),
+    ("python-config", "big value per statement", PY_VALUES),
+    ("python-config", "nested repetition", PY_VALUES),
+    ("python-config", "string repetition", PY_VALUES),
+    ("python-set", "nested repetition", PY_VALUES),
     ("python-set", "chain +", CHAINS),
     ("python-set", "chain *", CHAINS),
     ("python-set", "chain x[0]", CHAINS),
@@ -109,10 +113,14 @@ const KNOWN_UNFIXED: &[(&str, &str, &str)] = &[
 
 const CHAINS: &str = "issue 18 item 1: a long operator chain overflows the stack";
 const STATEMENTS: &str = "issue 18 item 5: time quadratic in the number of statements";
+const PY_VALUES: &str = "found by this harness: `[[0] * 1000000] * 1000000` and one 1M-item \
+     value per line exhaust memory (MAX_LEN bounds one value's top level only)";
 const NESTED_PICKLES: &str = "issue 18 item 2: nested pickle values overflow the stack";
 const MARKS: &str = "issue 18 item 3: each MARK costs 4 KiB";
 const HUGE_INTS: &str =
     "found by this harness: a huge pickle integer takes time quadratic in its digits";
+const ORDERED_DICT_MEMO: &str = "found by this harness: each memo GET searches a Vec of every \
+     index OrderedDict was memoized under (strip_persistent_ids), quadratic";
 const LONG_LOGS: &str = "issue 18 item 5: diagnose is quadratic on long logs";
 const CLI_YAML: &str = "issue 18 item 5: deep YAML flow nesting is quadratic (and deeper)";
 const CLI_YAML_MEMORY: &str =

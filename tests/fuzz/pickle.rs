@@ -254,6 +254,23 @@ const PICKLE_FAMILIES: &[Family] = families![
     "huge LONG4" => |n| under_vocab([b"\x8b".as_slice(), &(n as u32).to_le_bytes(), &vec![0x7f; n]].concat()),
     "FRAME opcodes" => |n| under_vocab([times(b"\x95\x00\x00\x00\x00\x00\x00\x00\x00", n), b"K\x01".to_vec()].concat()),
     "OrderedDict calls" => |n| under_vocab([b"(".as_slice(), &times(b"ccollections\nOrderedDict\n)R", n), b"l"].concat()),
+    "OrderedDict memo gets" => |n| {
+        // Memoize the class under many indices, then fetch it often: each fetch looks the index
+        // up among those memoized.
+        let mut body = Vec::new();
+        let puts = (n / 2 / 31) as u32;
+        for i in 0..puts {
+            body.extend_from_slice(b"ccollections\nOrderedDict\nr");
+            body.extend_from_slice(&i.to_le_bytes());
+            body.push(b'0');
+        }
+        while body.len() < n {
+            body.push(b'j');
+            body.extend_from_slice(&(puts / 2).to_le_bytes());
+            body.push(b'0');
+        }
+        under_vocab([body, b"K\x01".to_vec()].concat())
+    },
     "persistent ids" => |n| under_vocab([b"(".as_slice(), &times(b"X\x01\x00\x00\x00sQ", n), b"l"].concat()),
     "GLOBAL os.system" => |n| under_vocab([b"(".as_slice(), &times(b"cos\nsystem\nX\x01\x00\x00\x00x\x85R", n), b"l"].concat()),
 ];

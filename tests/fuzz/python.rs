@@ -332,6 +332,20 @@ const CONFIG_FAMILIES: &[Family] = families![
     "many ; statements" => |n| format!("{}\n", repeat_to("x=1;", n)).into_bytes(),
     "many skipped defs" => |n| repeat_to("def f():\n    return 1\n", n).into_bytes(),
     "huge integer" => |n| format!("n_layer = {}\n", "9".repeat(n)).into_bytes(),
+    "long list literal" => |n| format!("x = [{}]\n", repeat_to("1, ", n)).into_bytes(),
+    "many call arguments" => |n| format!("x = max({}1)\n", repeat_to("1, ", n)).into_bytes(),
+    "big value per statement" => |n| {
+        let mut s = String::new();
+        for i in 0.. {
+            if s.len() >= n {
+                break;
+            }
+            s.push_str(&format!("a{i} = [0] * 1000000\n"));
+        }
+        s.into_bytes()
+    },
+    "nested repetition" => |n| format!("#{}\nx = [[0] * 1000000] * 1000000\n", "c".repeat(n)).into_bytes(),
+    "string repetition" => |n| format!("#{}\nx = ['a' * 1000000] * 1000000\n", "c".repeat(n)).into_bytes(),
     "long string" => |n| format!("dataset = '{}'\n", "a".repeat(n)).into_bytes(),
     "long comment" => |n| format!("#{}\nn_layer = 2\n", "c".repeat(n)).into_bytes(),
     "string concatenation" => |n| chain("dataset", "'a'", " 'a'", n),
@@ -389,6 +403,7 @@ const SET_FAMILIES: &[Family] = families![
     "chain a.b" => |n| format!("os{}", repeat_to(".path", n)).into_bytes(),
     "nesting ((" => |n| format!("{}1{}", "(".repeat(n / 2), ")".repeat(n / 2)).into_bytes(),
     "huge integer" => |n| "9".repeat(n).into_bytes(),
+    "nested repetition" => |n| format!("[[0] * 1000000] * 1000000{}", " ".repeat(n)).into_bytes(),
 ];
 
 /// `vramdoc estimate config.py --set n_layer=VALUE`.

@@ -234,11 +234,12 @@ pub(crate) fn deep_blocks(n: usize) -> String {
 }
 
 /// The YAML shapes both readers face; `wrap` places them (a scenario file as is, a page
-/// between `---` lines).
+/// between `---` lines); more families may follow.
 #[macro_export]
 macro_rules! yaml_families {
-    ($wrap:path) => {
+    ($wrap:path $(, $name:literal => $make:expr)* $(,)?) => {
         $crate::families![
+            $($name => $make,)*
             "flow [[ closed" => |n| $wrap(&$crate::yaml::nested("n_layer", "[", "]", n)),
             "flow [[ unclosed" => |n| $wrap(&format!("n_layer: {}\n", "[".repeat(n))),
             "flow {a: {a:" => |n| $wrap(&$crate::yaml::nested("n_layer", "{a: ", "}", n)),
