@@ -92,6 +92,7 @@ const KNOWN_UNFIXED: &[(&str, &str, &str)] = &[
     ("pickle-meta", "MARK then list", MARKS),
     ("pickle-meta", "huge LONG text", HUGE_INTS),
     ("pickle-meta", "huge LONG4", HUGE_INTS),
+    ("pickle-meta", "OrderedDict memo gets", ORDERED_DICT_MEMO),
     (
         "pickle-checkpoint",
         "nested lists in data.pkl",
