@@ -14,8 +14,6 @@ pub mod diagnose;
 pub mod diagnostics;
 pub mod estimate;
 pub mod expand;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod i18n;
 pub mod markdown;
 pub mod present;
@@ -27,3 +25,6 @@ pub(crate) mod serve;
 pub mod site;
 pub(crate) mod site_files;
 pub(crate) mod site_paths;
+// The fuzz targets' entry point (tests/fuzz), not an API.
+#[doc(hidden)]
+pub mod fuzzing;

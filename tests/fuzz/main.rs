@@ -15,6 +15,7 @@
 //! Environment: `VRAMDOC_FUZZ_SEED` (default [`DEFAULT_SEED`]), `VRAMDOC_FUZZ_CASES` (random
 //! cases per target), `VRAMDOC_FUZZ_SECONDS` (instead: run random cases for this long per
 //! target), `VRAMDOC_FUZZ_CASE` (only this random case, to reproduce one),
+//! `VRAMDOC_FUZZ_VERBOSE=1` (print each random case's size, CPU time and peak heap),
 //! `VRAMDOC_FUZZ_SAVE=1` (keep every random input under `target/tmp/fuzz-inputs/`; failing ones
 //! are always kept), `VRAMDOC_FUZZ_KNOWN=1` (also run the families listed in [`KNOWN_UNFIXED`]). Arguments that do
 //! not start with `-` select targets by name: `cargo test --test fuzz -- pickle`.
@@ -303,6 +304,7 @@ fn run_target(t: &Target, seed: u64, run_known: bool, family: Option<&str>) -> V
     }
     let only = env_num("VRAMDOC_FUZZ_CASE");
     let save_all = std::env::var("VRAMDOC_FUZZ_SAVE").is_ok_and(|v| v == "1");
+    let verbose = std::env::var("VRAMDOC_FUZZ_VERBOSE").is_ok_and(|v| v == "1");
     let seconds = env_num("VRAMDOC_FUZZ_SECONDS").map(Duration::from_secs);
     let cases = env_num("VRAMDOC_FUZZ_CASES").map_or(DEFAULT_CASES, |n| n as usize);
     let random_start = Instant::now();
@@ -334,6 +336,14 @@ fn run_target(t: &Target, seed: u64, run_known: bool, family: Option<&str>) -> V
             Ok(cost)
         }) {
             Ok(cost) => {
+                if verbose {
+                    println!(
+                        "  case {case}: {} bytes, {:.1} ms, peak {}",
+                        input.len(),
+                        cost.cpu.as_secs_f64() * 1e3,
+                        mib(cost.peak)
+                    );
+                }
                 if input.len() >= 16 << 10 {
                     worst = worst.max(cost.peak as f64 / input.len() as f64);
                 }
@@ -346,6 +356,9 @@ fn run_target(t: &Target, seed: u64, run_known: bool, family: Option<&str>) -> V
         }
         ran += 1;
         max_len = max_len.max(input.len());
+    }
+    if family.is_some() {
+        return failures;
     }
     println!(
         "  random: {ran} cases up to {max_len} bytes, largest peak {}, worst {:.1}x input (of 16 KiB+); {:.1} s in all",
