@@ -28,6 +28,7 @@ mod nanogpt_runs;
 mod parser_props;
 mod refusals;
 mod rows;
+mod sampling;
 mod search;
 #[cfg(feature = "serve")]
 mod serve;
