@@ -21,6 +21,7 @@ mod fingerprint;
 mod hardening;
 mod hostile_input;
 mod incremental;
+mod layering;
 mod locales;
 mod markdown;
 mod nanogpt_configs;
