@@ -34,6 +34,7 @@ mod harness;
 mod oom;
 mod pickle;
 mod python;
+mod self_check;
 mod yaml;
 
 use std::time::{Duration, Instant};
@@ -223,7 +224,7 @@ fn best_of_two(t: &Target, label: &str, input: &[u8]) -> Result<Cost, String> {
 
 /// Checks one family at `n` and [`SCALE`]` * n`; prints the measured CPU times, their ratio,
 /// the peak heap at the larger size and the heap each extra input byte cost.
-fn check_family(t: &Target, f: &Family) -> Result<(), String> {
+pub(crate) fn check_family(t: &Target, f: &Family) -> Result<(), String> {
     let n = t.family_size;
     let small = (f.make)(n);
     let large = (f.make)(SCALE * n);
@@ -421,6 +422,9 @@ fn main() {
                 "KNOWN_UNFIXED names {target}/{family}, which does not exist"
             ));
         }
+    }
+    if filters.is_empty() || filters.iter().any(|(name, _)| "self-check".contains(name)) {
+        failures.extend(self_check::run_self_check());
     }
     let mut ran = 0;
     for t in &all {
