@@ -19,6 +19,7 @@ mod estimate_scenario;
 mod finetune;
 mod hardening;
 mod hostile_input;
+mod hostile_pickles;
 mod incremental;
 mod locales;
 mod markdown;
