@@ -8,7 +8,7 @@ pub mod message;
 mod render;
 pub(crate) mod tensors;
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -130,7 +130,7 @@ fn read_message(args: &DiagnoseArgs) -> Result<(String, Option<PathBuf>), Box<Di
         return Ok((text.clone(), None));
     }
     match &args.file {
-        Some(path) if path.as_os_str() != "-" => std::fs::read(path)
+        Some(path) if path.as_os_str() != "-" => input::read_capped(Some(path))
             .map(|b| (String::from_utf8_lossy(&b).into_owned(), Some(path.clone())))
             .map_err(|e| {
                 Box::new(
@@ -148,8 +148,7 @@ fn read_message(args: &DiagnoseArgs) -> Result<(String, Option<PathBuf>), Box<Di
                     ),
                 ));
             }
-            let mut bytes = Vec::new();
-            stdin.lock().read_to_end(&mut bytes).map_err(|e| {
+            let bytes = input::read_capped(None).map_err(|e| {
                 Box::new(Diagnostic::error(format!(
                     "cannot read standard input: {e}"
                 )))

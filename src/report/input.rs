@@ -141,15 +141,47 @@ fn apply_sets(
     errors
 }
 
+/// Reads at most [`MAX_INPUT_BYTES`] from `path` (`None`: standard input) without ever holding
+/// more: `vramdoc estimate /dev/zero` or `yes | vramdoc diagnose -` stop at the cap with an
+/// error instead of growing until memory runs out. FIFOs and process substitutions (`<(...)`)
+/// are read like files. Errors are the sentence after "cannot read ...: ".
+pub(crate) fn read_capped(path: Option<&Path>) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    let limit = MAX_INPUT_BYTES + 1;
+    let read = match path {
+        Some(p) => std::fs::File::open(p).and_then(|f| f.take(limit).read_to_end(&mut bytes)),
+        None => std::io::stdin().lock().take(limit).read_to_end(&mut bytes),
+    };
+    read.map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!(
+            "it is larger than the {} MiB vramdoc reads",
+            MAX_INPUT_BYTES >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The most vramdoc reads from one command-line input (a scenario, config, catalog, message
+/// file or standard input): the site build's limit, 10 MiB.
+pub(crate) const MAX_INPUT_BYTES: u64 = crate::site_files::MAX_FILE_BYTES;
+
+/// [`read_capped`] as UTF-8 text.
+pub(crate) fn read_capped_text(path: Option<&Path>) -> Result<String, String> {
+    String::from_utf8(read_capped(path)?).map_err(|e| {
+        let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        format!("line {line} is not valid UTF-8; save the file as UTF-8")
+    })
+}
+
 /// Reads one FILE (`-` is standard input) and runs or applies it.
 fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnostic>> {
     let stdin = path == Path::new("-");
-    let read = if stdin {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map(|_| text)
-    } else {
-        std::fs::read_to_string(path)
-    };
+    let read = read_capped_text((!stdin).then_some(path));
     let label = if stdin { Path::new("<stdin>") } else { path };
     let text = read.map_err(|e| {
         Diagnostic::error(format!("cannot read the scenario file: {e}"))

@@ -250,7 +250,7 @@ impl From<Box<Diagnostic>> for Errors {
 pub(crate) fn catalog_with(path: Option<&std::path::Path>) -> Result<GpuCatalog, Box<Diagnostic>> {
     let mut catalog = GpuCatalog::builtin();
     if let Some(path) = path {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = input::read_capped_text(Some(path)).map_err(|e| {
             Diagnostic::error(format!("cannot read the GPU catalog: {e}")).in_file(path)
         })?;
         catalog

@@ -18,6 +18,7 @@ mod estimate_pyconfig;
 mod estimate_scenario;
 mod finetune;
 mod hardening;
+mod hostile_cli;
 mod hostile_input;
 mod hostile_pickles;
 mod incremental;
