@@ -26,3 +26,4 @@ pub mod site;
 pub(crate) mod site_files;
 pub(crate) mod site_paths;
 pub mod terminal;
+pub(crate) mod yaml_input;

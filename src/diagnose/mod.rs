@@ -114,11 +114,11 @@ const SHARPENING_KEYS: &[&str] = &[
 pub(crate) fn run(args: &DiagnoseArgs) -> i32 {
     match report(args) {
         Ok(text) => {
-            print!("{text}");
+            crate::terminal::print_out(&text);
             0
         }
         Err(diag) => {
-            eprintln!("{}", diag.render());
+            crate::terminal::eprint_line(&diag.render());
             1
         }
     }
@@ -168,7 +168,9 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
         }
         d.with_help("pass PyTorch's message as printed: \"CUDA out of memory. Tried to allocate …\" with the GPU's numbers that follow it")
     })?;
-    let catalog = crate::report::catalog_with(args.output.catalog.as_deref())?;
+    // diagnose prints one error: the catalog's first (estimate prints them all).
+    let catalog = crate::report::catalog_with(args.output.catalog.as_deref())
+        .map_err(|mut all| Box::new(all.remove(0)))?;
     let diagnosis = diagnose(msg, args, &catalog)?;
     if args.output.format == Format::Json {
         let text = serde_json::to_string_pretty(&diagnosis)

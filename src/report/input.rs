@@ -15,6 +15,7 @@ use super::pyconfig::{is_key, Origin, Session};
 use super::Input;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError, KEYS};
+use crate::yaml_input::{excess_flow_bracket, parse_located};
 
 /// Where the scenario came from, for the report's notes.
 #[derive(Debug, Default)]
@@ -190,6 +191,9 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
                 "pass a YAML scenario or a nanoGPT config such as config/train_shakespeare_char.py",
             )
     })?;
+    if stdin {
+        check_flow_brackets(label, &text)?;
+    }
     let is_yaml = if stdin {
         matches!(
             yaml_serde::from_str::<yaml_serde::Value>(&text),
@@ -210,6 +214,43 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
     }
 }
 
+/// The most `[` and `{` a command-line YAML input (a scenario, standard input, a `--catalog`)
+/// may contain: enough for any scenario or catalog written in flow style, few enough that the
+/// YAML parser's time stays linear (see [`excess_flow_bracket`]).
+pub(crate) const MAX_FLOW_BRACKETS: usize = 4096;
+
+/// Refuses YAML with more than [`MAX_FLOW_BRACKETS`] `[` and `{`, at the line of the first one
+/// too many, before the parser sees it.
+pub(crate) fn check_flow_brackets(path: &Path, text: &str) -> Result<(), Box<Diagnostic>> {
+    match excess_flow_bracket(text, MAX_FLOW_BRACKETS) {
+        None => Ok(()),
+        Some(line) => Err(Box::new(
+            Diagnostic::error(format!(
+                "more than {MAX_FLOW_BRACKETS} `[` and `{{`: vramdoc does not read YAML nested this deeply"
+            ))
+            .in_file(path)
+            .at(line, 1)
+            .with_source(Arc::from(text))
+            .with_help("write lists and mappings as indented YAML blocks, not deeply nested `[...]` or `{...}`"),
+        )),
+    }
+}
+
+/// Parses a command-line YAML input after [`check_flow_brackets`]; a syntax error or duplicate
+/// key is located at its own line.
+pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<yaml_serde::Value, Box<Diagnostic>> {
+    check_flow_brackets(path, text)?;
+    parse_located(text).map_err(|e| {
+        let mut d = Diagnostic::error(format!("invalid YAML: {}", e.message))
+            .in_file(path)
+            .with_help(e.help);
+        if let Some((line, col)) = e.line_col {
+            d = d.at(line, col).with_source(Arc::from(text));
+        }
+        Box::new(d)
+    })
+}
+
 /// A command-line error naming the flag and the key.
 fn flag_error(flag: &str, e: &ScenarioError) -> Diagnostic {
     Diagnostic::error(format!("{flag}: {e}"))
@@ -220,13 +261,7 @@ fn flag_error(flag: &str, e: &ScenarioError) -> Diagnostic {
 /// checked as a whole, then set in the session's globals.
 fn yaml_file(session: &mut Session<'_>, path: &Path, text: &str) -> Result<(), Box<Diagnostic>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let doc: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| {
-        let mut d = Diagnostic::error(format!("invalid YAML: {e}")).in_file(path);
-        if let Some(loc) = e.location() {
-            d = d.at(loc.line(), loc.column()).with_source(Arc::from(text));
-        }
-        d
-    })?;
+    let doc = parse_yaml(path, text)?;
     let map = doc.get("scenario").unwrap_or(&doc);
     Scenario::from_yaml(map).map_err(|e| {
         let line = e.key.as_deref().and_then(|k| find_key_line(text, k, ':'));

@@ -17,6 +17,7 @@ use super::artifacts::{self, CHECKPOINT_KEYS};
 use super::pyconfig::Session;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{InitFrom, Literal, Scenario, GPT2_VOCAB};
+use crate::terminal::visible_line;
 
 /// A string global of the config (`device`, `dataset`, `init_from`, `out_dir`).
 fn text(session: &Session<'_>, name: &str) -> Option<String> {
@@ -46,7 +47,7 @@ pub(crate) fn apply(
         return Err(vec![at_key(
             session,
             "device",
-            &format!("device = '{device}': this run does not use a CUDA GPU, so it has no GPU memory to estimate"),
+            &format!("device = '{}': this run does not use a CUDA GPU, so it has no GPU memory to estimate", visible_line(&device)),
         )
         .with_help("vramdoc estimates CUDA memory; set device = 'cuda' (train.py's default) to estimate the run on a GPU")]);
     }
@@ -109,7 +110,7 @@ fn pretrained_shape(
         return Err(at_key(
             session,
             "init_from",
-            &format!("init_from = '{model}': nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl"),
+            &format!("init_from = '{}': nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl", visible_line(model)),
         ));
     };
     notes.push(format!(

@@ -94,3 +94,189 @@ fn endless_inputs_stop_at_the_cap_with_an_error() {
         );
     }
 }
+
+#[test]
+fn deeply_nested_yaml_is_refused_fast_at_its_line() {
+    let t = SiteTest::new();
+    let deep = format!("n_layer: 2\nx: {}\n", "[".repeat(100_000));
+    t.file("deep.yaml", &deep);
+    t.file("c.py", "n_layer = 2\n");
+    t.file("cat.yaml", &format!("gpus:\n  - {}\n", "{".repeat(100_000)));
+    let cases: [(&[&str], &str); 3] = [
+        (&["estimate", "deep.yaml"], "deep.yaml:2:1"),
+        (
+            &["estimate", "c.py", "--catalog", "cat.yaml"],
+            "cat.yaml:2:1",
+        ),
+        (
+            &["diagnose", "--message", OOM, "--config", "deep.yaml"],
+            "deep.yaml:2:1",
+        ),
+    ];
+    for (args, at) in cases {
+        let r = run_within(t.root(), args, Stdio::null(), 5);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(
+            r.stderr.contains("more than 4096 `[` and `{`"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(at), "{at}: {}", r.stderr);
+    }
+    let r = run_piped(t.root(), &["estimate", "-"], deep.as_bytes());
+    assert!(r.stderr.contains("<stdin>:2:1"), "{}", r.stderr);
+}
+
+#[test]
+fn control_characters_never_reach_the_terminal_raw() {
+    let t = SiteTest::new();
+    // The string a config may hold: an OSC that retitles the terminal, and a forged line.
+    t.file(
+        "c.py",
+        "dataset = '\\x1b]0;TITLE\\x07\\nFAKE: fits'\nn_layer = 2\nn_head = 2\nn_embd = 64\n",
+    );
+    t.file("cpu.py", "device = '\\x1b[2J\\ncpu'\n");
+    t.file(
+        "cat.yaml",
+        "gpus:\n  - {id: evil, name: \"Evil\\e]0;T\\a\\nFAKE: fits\", capacity_bytes: 80000000000}\n",
+    );
+    for args in [
+        &["estimate", "c.py", "--gpu", "t4"][..],
+        &["estimate", "c.py", "--format", "markdown"],
+        &["estimate", "cpu.py"],
+        &["estimate", "c.py", "--catalog", "cat.yaml", "--gpu", "evil"],
+        &[
+            "diagnose",
+            "--message",
+            "CUDA out of memory. \x1b]0;T\x07 Tried",
+        ],
+    ] {
+        let r = run_within(t.root(), args, Stdio::null(), 20);
+        for (name, out) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
+            let raw = out
+                .chars()
+                .find(|c| c.is_control() && *c != '\n' && *c != '\t');
+            assert_eq!(raw, None, "{args:?} {name}: {out}");
+            assert!(
+                !out.lines().any(|l| l.starts_with("FAKE")),
+                "{args:?}: {out}"
+            );
+        }
+    }
+    // The note shows what the config holds, as symbols.
+    let r = run_within(t.root(), &["estimate", "c.py"], Stdio::null(), 20);
+    assert!(
+        r.stderr.contains("data/␛]0;TITLE␇␊FAKE: fits/meta.pkl"),
+        "{}",
+        r.stderr
+    );
+    // The catalog entry is refused at its line.
+    let r = run_within(
+        t.root(),
+        &["estimate", "c.py", "--catalog", "cat.yaml"],
+        Stdio::null(),
+        20,
+    );
+    assert!(
+        r.stderr.contains("cat.yaml:2:1") && r.stderr.contains("control character (U+001B)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn numbers_are_refused_rather_than_rounded_or_overflowed() {
+    let t = SiteTest::new();
+    t.file("c.py", "n_layer = 2\nn_head = 2\nn_embd = 64\n");
+    t.file("frac.yaml", "n_layer: 2\nother_processes: '1.5'\n");
+    t.file("big.yaml", "n_layer: 2\nbatch_size: 18446744073709551615\n");
+    let run = |args: &[&str]| run_within(t.root(), args, Stdio::null(), 20);
+    // A fraction of a byte, from the flag and from the scenario key.
+    let r = run(&["estimate", "c.py", "--other-processes", "1.5"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("--other-processes 1.5") && r.stderr.contains("whole number of bytes"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["estimate", "frac.yaml"]);
+    assert!(
+        r.code == 1 && r.stderr.contains("frac.yaml:2:1"),
+        "{}",
+        r.stderr
+    );
+    // A unit scales a fraction; whole bytes stay bytes.
+    for (size, bytes) in [("1.5 GiB", 1_610_612_736u64), ("1024", 1024)] {
+        let r = run(&[
+            "estimate",
+            "c.py",
+            "--other-processes",
+            size,
+            "--format",
+            "json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect(&r.stderr);
+        assert_eq!(v["scenario"]["other_processes"], bytes, "{size}");
+    }
+    // DDP processes beyond 2^63 - 1.
+    let r = run(&[
+        "estimate",
+        "c.py",
+        "--nproc-per-node",
+        "4294967295",
+        "--nnodes",
+        "4294967295",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("more processes than vramdoc can count"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("9223372036854775807"), "{}", r.stderr);
+    // 2^64 - 1 is echoed as written, at its line.
+    let r = run(&["estimate", "big.yaml"]);
+    assert!(
+        r.stderr.contains("18446744073709551615 is too large") && r.stderr.contains("big.yaml:2:1"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("e19"), "{}", r.stderr);
+}
+
+#[test]
+fn yaml_and_catalog_problems_are_each_at_their_line() {
+    let t = SiteTest::new();
+    t.file("c.py", "n_layer = 2\n");
+    t.file("dup.yaml", "n_layer: 2\nbatch_size: 4\nn_layer: 3\n");
+    t.file(
+        "cat.yaml",
+        "gpus:\n  - {id: a, name: A, capacity_bytes: 0}\n  - id: b\n    name: B\n  - {id: ok, name: OK, capacity_bytes: 5}\n  - {id: c d, name: C, capacity_bytes: 5}\n",
+    );
+    let r = run_within(t.root(), &["estimate", "dup.yaml"], Stdio::null(), 20);
+    assert!(
+        r.stderr.contains("duplicate entry") && r.stderr.contains("dup.yaml:3:1"),
+        "{}",
+        r.stderr
+    );
+    let r = run_within(
+        t.root(),
+        &["estimate", "c.py", "--catalog", "cat.yaml"],
+        Stdio::null(),
+        20,
+    );
+    for (line, what) in [
+        (2, "capacity_bytes must be"),
+        (3, "missing field `capacity_bytes`"),
+        (6, "without spaces"),
+    ] {
+        let at = format!("cat.yaml:{line}:1");
+        let block = r
+            .stderr
+            .split("error: ")
+            .find(|b| b.contains(&at))
+            .unwrap_or_else(|| panic!("{at}: {}", r.stderr));
+        assert!(block.contains(what), "{at}: {block}");
+    }
+    assert_eq!(r.stderr.matches("error: ").count(), 3, "{}", r.stderr);
+}
