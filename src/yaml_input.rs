@@ -120,8 +120,8 @@ mod tests {
 
     #[test]
     fn brackets_are_counted_to_their_line() {
-        assert_eq!(excess_flow_bracket("a: [1]\nb: {c: [2]}\n", 3), Some(2));
-        assert_eq!(excess_flow_bracket("a: [1]\nb: {c: [2]}\n", 4), None);
+        assert_eq!(excess_flow_bracket("a: [1]\nb: {c: [2]}\n", 2), Some(2));
+        assert_eq!(excess_flow_bracket("a: [1]\nb: {c: [2]}\n", 3), None);
     }
 
     #[test]
