@@ -143,6 +143,7 @@ fn control_characters_never_reach_the_terminal_raw() {
     for args in [
         &["estimate", "c.py", "--gpu", "t4"][..],
         &["estimate", "c.py", "--format", "markdown"],
+        &["estimate", "c.py", "--format", "json"],
         &["estimate", "cpu.py"],
         &["estimate", "c.py", "--catalog", "cat.yaml", "--gpu", "evil"],
         &[
