@@ -14,6 +14,8 @@ pub mod diagnose;
 pub mod diagnostics;
 pub mod estimate;
 pub mod expand;
+#[doc(hidden)]
+pub mod fingerprint;
 pub mod i18n;
 pub mod markdown;
 pub mod present;

@@ -32,8 +32,10 @@ pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 use num::N;
 use overhead::End;
 
-/// Version of the formulas and constants; bump on any change (site builds cache on it).
-pub(crate) const ESTIMATOR_VERSION: &str = "6";
+/// Version of the formulas and constants: the fingerprint of `src/estimate/` and `data/`, derived
+/// by `build.rs` (`src/fingerprint.rs`), so no formula edit can leave a site build serving numbers
+/// computed by the old one.
+pub(crate) const ESTIMATOR_VERSION: &str = crate::assets::ESTIMATOR_FINGERPRINT;
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
 ///

@@ -192,7 +192,7 @@ pub enum Format {
     Table,
     /// Markdown a guide can embed.
     Markdown,
-    /// The estimate as JSON (the contract in DESIGN.md), plus a `what_if` list.
+    /// The estimate as JSON (the contract in docs/contracts.md), plus a `what_if` list.
     Json,
 }
 

@@ -9,6 +9,9 @@
 //! - `init_from = 'resume'`: the shape comes from `<out_dir>/ckpt.pt`'s `model_args` (train.py
 //!   overwrites the config's values with them).
 //!
+//! A sampling run (nanoGPT's `sample.py`, recognized by the settings only it defines) is refused
+//! rather than estimated as training.
+//!
 //! Paths are relative to the folder train.py would run in: the working folder, or `--data-dir`.
 
 use std::path::Path;
@@ -18,6 +21,32 @@ use super::pyconfig::Session;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{InitFrom, Literal, Scenario, GPT2_VOCAB};
 use crate::terminal::visible_line;
+
+/// Settings that nanoGPT's `sample.py` defines and `train.py` does not: inputs that set one
+/// describe a sampling run.
+const SAMPLING_ONLY: &[&str] = &["max_new_tokens", "num_samples"];
+
+/// The refusal of a sampling run: estimating it as train.py's training step (what the inputs
+/// would otherwise give) is tens of gigabytes off. What sampling holds, from sample.py: the model
+/// in float32 (`from_pretrained` or the checkpoint's weights, then `model.to(device)`), and with
+/// `init_from = 'resume'` also the whole checkpoint it loaded with `map_location=device`
+/// (weights and AdamW state), which stays referenced until the script ends.
+fn sampling_refused(session: &Session<'_>, key: &str) -> Diagnostic {
+    at_key(
+        session,
+        key,
+        &format!(
+            "`{key}` is a setting of nanoGPT's sample.py: this input describes sampling from a \
+             trained model, and vramdoc estimates train.py's training step only (generation is \
+             not modelled yet)"
+        ),
+    )
+    .with_help(
+        "give train.py's config (e.g. config/train_gpt2.py) to estimate training; for sampling, \
+         the float32 weights alone take 4 bytes per parameter, and init_from='resume' also keeps \
+         the loaded checkpoint (weights and optimizer state) on the GPU",
+    )
+}
 
 /// A string global of the config (`device`, `dataset`, `init_from`, `out_dir`).
 fn text(session: &Session<'_>, name: &str) -> Option<String> {
@@ -50,6 +79,13 @@ pub(crate) fn apply(
             &format!("device = '{}': this run does not use a CUDA GPU, so it has no GPU memory to estimate", visible_line(&device)),
         )
         .with_help("vramdoc estimates CUDA memory; set device = 'cuda' (train.py's default) to estimate the run on a GPU")]);
+    }
+    if let Some(key) = session
+        .assigned
+        .iter()
+        .find(|a| SAMPLING_ONLY.contains(&a.as_str()))
+    {
+        return Err(vec![sampling_refused(session, key)]);
     }
     let init = text(session, "init_from").unwrap_or_else(|| "scratch".into());
     let result = match init.as_str() {

@@ -17,6 +17,7 @@ mod estimate_props;
 mod estimate_pyconfig;
 mod estimate_scenario;
 mod finetune;
+mod fingerprint;
 mod hardening;
 mod hostile_cli;
 mod hostile_input;

@@ -192,3 +192,69 @@ fn every_readme_training_command_resolves_to_nanogpts_run() {
     let (v, _) = resolve(&t, &["config/eval_gpt2.py"]);
     assert_eq!(v["train_peak_moment"], "no_training");
 }
+
+/// The settings block of nanoGPT's `sample.py`, in its shape (our own text): it ends at the
+/// configurator line, as train.py's does.
+const SAMPLE_PY: &str = "\"\"\"\nSample from a trained model\n\"\"\"\nimport os\nimport torch\n\
+from model import GPTConfig, GPT\n\n\
+init_from = 'resume' # 'resume' or a gpt2 variant\nout_dir = 'out'\nstart = \"\\n\"\n\
+num_samples = 10 # number of samples to draw\nmax_new_tokens = 500\ntemperature = 0.8\ntop_k = 200\n\
+seed = 1337\ndevice = 'cuda'\n\
+dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'\n\
+compile = False\nexec(open('configurator.py').read())\n\nmodel = None\n";
+
+#[test]
+fn sampling_with_sample_py_is_refused_not_estimated_as_training() {
+    let t = nanogpt();
+    t.file("sample.py", SAMPLE_PY);
+    // python sample.py --init_from=gpt2-xl (nanoGPT's README), and with other settings.
+    for args in [
+        vec![
+            "estimate",
+            "sample.py",
+            "--init_from=gpt2-xl",
+            "--gpu",
+            "rtx-3090",
+        ],
+        vec!["estimate", "sample.py", "--out_dir=out-shakespeare-char"],
+        vec![
+            "estimate",
+            "sample.py",
+            "--start=What is the answer?",
+            "--num_samples=5",
+            "--max_new_tokens=100",
+            "--format",
+            "json",
+        ],
+    ] {
+        let r = t.run(&args);
+        assert_ne!(r.code, 0, "{args:?} was estimated:\n{}", r.stdout);
+        assert!(r.stdout.is_empty(), "{args:?} printed an estimate");
+        // Located where the setting was last made: the file's line, or the override.
+        let at = if args.contains(&"--num_samples=5") {
+            "--num_samples=5: "
+        } else {
+            "sample.py:11:"
+        };
+        assert!(
+            r.stderr.contains(at)
+                && r.stderr
+                    .contains("`num_samples` is a setting of nanoGPT's sample.py"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    // The same refusal when the sampling setting comes from the command line alone.
+    t.file(
+        "just_resume.py",
+        "init_from = 'resume'\nmax_new_tokens = 64\n",
+    );
+    let r = t.run(&["estimate", "just_resume.py"]);
+    assert!(
+        r.code != 0
+            && r.stderr
+                .contains("`max_new_tokens` is a setting of nanoGPT's sample.py"),
+        "{}",
+        r.stderr
+    );
+}
