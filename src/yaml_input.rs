@@ -4,6 +4,11 @@
 
 use yaml_serde::Value as Yaml;
 
+/// The most `[` and `{` a whole YAML file a user gives (a command-line scenario, standard input,
+/// a GPU catalog) may contain: enough for any scenario or catalog written in flow style, few
+/// enough that parsing stays linear (4096 nested `[` parse in a quarter of a second).
+pub(crate) const MAX_FILE_FLOW_BRACKETS: usize = 4096;
+
 /// The 1-based line of the first `[` or `{` beyond `max` in `text` (flow collections, or those
 /// characters in strings: counting them all is linear and needs no YAML). The YAML scanner's time
 /// grows with the nesting depth times the length (100,000 nested `[` took it 17 s), so a cap on

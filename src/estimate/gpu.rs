@@ -102,12 +102,21 @@ impl GpuCatalog {
     /// Adds the `gpus:` entries of a YAML document; an entry whose id exists replaces it. The
     /// first problem is the error (see [`GpuCatalog::extend_checked`] for all of them).
     pub fn extend_from_yaml(&mut self, yaml: &str) -> Result<(), ScenarioError> {
+        let max = crate::yaml_input::MAX_FILE_FLOW_BRACKETS;
+        if let Some(line) = crate::yaml_input::excess_flow_bracket(yaml, max) {
+            return Err(ScenarioError::general(format!(
+                "invalid GPU catalog: more than {max} `[` and `{{` (line {line}); write entries as indented YAML blocks"
+            )));
+        }
         let doc: yaml_serde::Value = yaml_serde::from_str(yaml).map_err(|e| {
             ScenarioError::general(format!("invalid GPU catalog: {e}; {CATALOG_SHAPE}"))
         })?;
         self.extend_checked(yaml, &doc).map_err(|problems| {
             let first = problems.into_iter().next();
-            ScenarioError::general(first.map(|p| p.message).unwrap_or_default())
+            ScenarioError::general(first.map_or_else(String::new, |p| match p.line {
+                Some(line) => format!("{} (the entry at line {line})", p.message),
+                None => p.message,
+            }))
         })
     }
 
@@ -274,5 +283,22 @@ mod tests {
         assert_eq!(catalog.get("toy").map(|g| g.bf16), Some(true));
         let err = catalog.extend_from_yaml("gpus:\n  - {id: z, name: Z, capacity_bytes: 0}\n");
         assert!(err.is_err());
+    }
+
+    #[test]
+    fn every_bad_entry_is_found_with_its_line_and_nothing_is_added() {
+        let yaml = "gpus:\n  - {id: a, name: A, capacity_bytes: 0}\n  - {id: ok, name: OK, capacity_bytes: 5}\n  # a comment\n  - id: b\n    name: \"B\\e\"\n    capacity_bytes: 5\n";
+        let mut catalog = GpuCatalog::builtin();
+        let doc = yaml_serde::from_str(yaml).unwrap();
+        let problems = catalog.extend_checked(yaml, &doc).unwrap_err();
+        let lines: Vec<_> = problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, [Some(2), Some(5)], "{problems:?}");
+        assert!(problems[1].message.contains("U+001B"), "{problems:?}");
+        assert!(catalog.get("ok").is_none());
+        let e = catalog.extend_from_yaml(yaml).unwrap_err();
+        assert!(e.message.ends_with("(the entry at line 2)"), "{e}");
+        let deep = format!("gpus: {}", "[".repeat(100_000));
+        let e = catalog.extend_from_yaml(&deep).unwrap_err();
+        assert!(e.message.contains("more than 4096"), "{e}");
     }
 }

@@ -15,7 +15,7 @@ use super::pyconfig::{is_key, Origin, Session};
 use super::Input;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError, KEYS};
-use crate::yaml_input::{excess_flow_bracket, parse_located};
+use crate::yaml_input::{excess_flow_bracket, parse_located, MAX_FILE_FLOW_BRACKETS};
 
 /// Where the scenario came from, for the report's notes.
 #[derive(Debug, Default)]
@@ -214,10 +214,8 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
     }
 }
 
-/// The most `[` and `{` a command-line YAML input (a scenario, standard input, a `--catalog`)
-/// may contain: enough for any scenario or catalog written in flow style, few enough that the
-/// YAML parser's time stays linear (see [`excess_flow_bracket`]).
-pub(crate) const MAX_FLOW_BRACKETS: usize = 4096;
+/// The most `[` and `{` a command-line YAML input may contain (see [`MAX_FILE_FLOW_BRACKETS`]).
+pub(crate) const MAX_FLOW_BRACKETS: usize = MAX_FILE_FLOW_BRACKETS;
 
 /// Refuses YAML with more than [`MAX_FLOW_BRACKETS`] `[` and `{`, at the line of the first one
 /// too many, before the parser sees it.
