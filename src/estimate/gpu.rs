@@ -76,6 +76,20 @@ fn entry_lines(yaml: &str, count: usize) -> Option<Vec<usize>> {
     (found.len() == count).then_some(found)
 }
 
+/// Refuses a control character in an entry's id, name or aliases: they are printed in tables,
+/// verdicts and pages, where an escape sequence would reach the terminal or break the XML.
+fn check_plain_text(gpu: &Gpu) -> Result<(), ScenarioError> {
+    let texts = [&gpu.id, &gpu.name].into_iter().chain(&gpu.aliases);
+    match texts.flat_map(|t| t.chars()).find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(ScenarioError::general(format!(
+            "invalid GPU catalog entry \"{}\": a control character (U+{:04X}) in its id, name or aliases; write them as plain text",
+            crate::terminal::visible_line(&gpu.id),
+            c as u32
+        ))),
+    }
+}
+
 /// A list of GPUs, looked up by id or alias (case-insensitive).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct GpuCatalog {
@@ -143,7 +157,10 @@ impl GpuCatalog {
                 .map_err(|e| format!("invalid GPU catalog entry {}: {e}", i + 1))
                 .and_then(|mut gpu| {
                     gpu.id = gpu.id.trim().to_ascii_lowercase();
-                    check(&gpu).map(|()| gpu).map_err(|e| e.message)
+                    check_plain_text(&gpu)
+                        .and_then(|()| check(&gpu))
+                        .map(|()| gpu)
+                        .map_err(|e| e.message)
                 });
             match checked {
                 Ok(gpu) => gpus.push(gpu),
@@ -186,19 +203,11 @@ fn check(gpu: &Gpu) -> Result<(), ScenarioError> {
     let bad = |what: &str| {
         Err(ScenarioError::general(format!(
             "invalid GPU catalog entry \"{}\": {what}",
-            crate::terminal::visible_line(&gpu.id)
+            gpu.id
         )))
     };
     if gpu.id.is_empty() || gpu.id.contains(char::is_whitespace) {
         return bad("the id must be non-empty and without spaces, e.g. rtx-4070");
-    }
-    let texts = [&gpu.id, &gpu.name].into_iter().chain(&gpu.aliases);
-    if let Some(c) = texts.flat_map(|t| t.chars()).find(|c| c.is_control()) {
-        // Printed in tables, verdicts and pages: an escape sequence would reach the terminal.
-        return bad(&format!(
-            "a control character (U+{:04X}) in its id, name or aliases; write them as plain text",
-            c as u32
-        ));
     }
     if gpu.capacity_bytes == 0 || gpu.capacity_bytes > i64::MAX as u64 {
         return bad("capacity_bytes must be between 1 and 2^63 - 1");
