@@ -20,7 +20,6 @@ use super::artifacts::{self, CHECKPOINT_KEYS};
 use super::pyconfig::Session;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{InitFrom, Literal, Scenario, GPT2_VOCAB};
-use crate::terminal::visible_line;
 
 /// Settings that nanoGPT's `sample.py` defines and `train.py` does not: inputs that set one
 /// describe a sampling run.
@@ -76,7 +75,7 @@ pub(crate) fn apply(
         return Err(vec![at_key(
             session,
             "device",
-            &format!("device = '{}': this run does not use a CUDA GPU, so it has no GPU memory to estimate", visible_line(&device)),
+            &format!("device = '{}': this run does not use a CUDA GPU, so it has no GPU memory to estimate", crate::terminal::visible_line(&device)),
         )
         .with_help("vramdoc estimates CUDA memory; set device = 'cuda' (train.py's default) to estimate the run on a GPU")]);
     }
@@ -146,7 +145,7 @@ fn pretrained_shape(
         return Err(at_key(
             session,
             "init_from",
-            &format!("init_from = '{}': nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl", visible_line(model)),
+            &format!("init_from = '{}': nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl", crate::terminal::visible_line(model)),
         ));
     };
     notes.push(format!(
