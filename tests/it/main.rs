@@ -22,7 +22,9 @@ mod hardening;
 mod hostile_cli;
 mod hostile_input;
 mod hostile_pickles;
+mod hugging_face;
 mod incremental;
+mod layering;
 mod locales;
 mod markdown;
 mod nanogpt_configs;
@@ -30,6 +32,7 @@ mod nanogpt_runs;
 mod parser_props;
 mod refusals;
 mod rows;
+mod sampling;
 mod search;
 #[cfg(feature = "serve")]
 mod serve;
