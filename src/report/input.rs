@@ -201,13 +201,11 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
                 "pass a YAML scenario or a nanoGPT config such as config/train_shakespeare_char.py",
             )
     })?;
-<<<<<<< HEAD
-    if stdin {
-        check_flow_brackets(label, &text)?;
-=======
     if let Some(model) = hugging_face_model(&text) {
         return Err(Box::new(hugging_face_refused(label, &model)));
->>>>>>> main
+    }
+    if stdin {
+        check_flow_brackets(label, &text)?;
     }
     let is_yaml = if stdin {
         matches!(
@@ -229,7 +227,6 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
     }
 }
 
-<<<<<<< HEAD
 /// The most `[` and `{` a command-line YAML input may contain (see [`MAX_FILE_FLOW_BRACKETS`]).
 pub(crate) const MAX_FLOW_BRACKETS: usize = MAX_FILE_FLOW_BRACKETS;
 
@@ -263,7 +260,8 @@ pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<yaml_serde::Value, B
         }
         Box::new(d)
     })
-=======
+}
+
 /// The model a Hugging Face `config.json` describes (its `model_type`, else its first
 /// architecture), if `text` is one: a JSON object with either key.
 fn hugging_face_model(text: &str) -> Option<String> {
@@ -296,7 +294,6 @@ fn hugging_face_refused(label: &Path, model: &str) -> Diagnostic {
          with up to 16 % more memory than nanoGPT's GPT-2 of the same shape and settings; give a \
          nanoGPT config or YAML scenario only for runs of nanoGPT's code",
     )
->>>>>>> main
 }
 
 /// A command-line error naming the flag and the key.
