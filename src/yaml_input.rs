@@ -9,6 +9,15 @@ use yaml_serde::Value as Yaml;
 /// enough that parsing stays linear (4096 nested `[` parse in a quarter of a second).
 pub(crate) const MAX_FILE_FLOW_BRACKETS: usize = 4096;
 
+/// The largest YAML scenario read from the command line (a scenario is a few hundred bytes; front
+/// matter, which holds one, has the same limit). The YAML parser keeps hundreds of bytes per
+/// input byte for some shapes (4 MB of nested `- ` took 1.2 GB), so the size bounds the memory.
+pub(crate) const MAX_SCENARIO_YAML_BYTES: usize = 64 * 1024;
+
+/// The largest GPU catalog read (`--catalog`, a site's `data/gpus.yaml`): room for well over a
+/// thousand cards written out in blocks; the built-in one is 11 KB.
+pub(crate) const MAX_CATALOG_YAML_BYTES: usize = 256 * 1024;
+
 /// The 1-based line of the first `[` or `{` beyond `max` in `text` (flow collections, or those
 /// characters in strings: counting them all is linear and needs no YAML). The YAML scanner's time
 /// grows with the nesting depth times the length (100,000 nested `[` took it 17 s), so a cap on

@@ -116,6 +116,14 @@ impl GpuCatalog {
     /// Adds the `gpus:` entries of a YAML document; an entry whose id exists replaces it. The
     /// first problem is the error (see [`GpuCatalog::extend_checked`] for all of them).
     pub fn extend_from_yaml(&mut self, yaml: &str) -> Result<(), ScenarioError> {
+        let most = crate::yaml_input::MAX_CATALOG_YAML_BYTES;
+        if yaml.len() > most {
+            return Err(ScenarioError::general(format!(
+                "invalid GPU catalog: it is {} KiB, over the {} KiB vramdoc reads",
+                yaml.len().div_ceil(1024),
+                most / 1024
+            )));
+        }
         let max = crate::yaml_input::MAX_FILE_FLOW_BRACKETS;
         if let Some(line) = crate::yaml_input::excess_flow_bracket(yaml, max) {
             return Err(ScenarioError::general(format!(

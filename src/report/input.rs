@@ -15,7 +15,9 @@ use super::pyconfig::{is_key, Origin, Session};
 use super::Input;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError, KEYS};
-use crate::yaml_input::{excess_flow_bracket, parse_located, MAX_FILE_FLOW_BRACKETS};
+use crate::yaml_input::{
+    excess_flow_bracket, parse_located, MAX_FILE_FLOW_BRACKETS, MAX_SCENARIO_YAML_BYTES,
+};
 
 /// Where the scenario came from, for the report's notes.
 #[derive(Debug, Default)]
@@ -208,8 +210,18 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
         check_flow_brackets(label, &text)?;
     }
     let is_yaml = if stdin {
+        // Judged on the first lines only, so a large input costs the parser little here.
+        let head = if text.len() > MAX_SCENARIO_YAML_BYTES {
+            let cut = (0..=MAX_SCENARIO_YAML_BYTES)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            text[..cut].rsplit_once('\n').map_or("", |(head, _)| head)
+        } else {
+            &text
+        };
         matches!(
-            yaml_serde::from_str::<yaml_serde::Value>(&text),
+            yaml_serde::from_str::<yaml_serde::Value>(head),
             Ok(yaml_serde::Value::Mapping(_))
         )
     } else {
@@ -247,9 +259,27 @@ pub(crate) fn check_flow_brackets(path: &Path, text: &str) -> Result<(), Box<Dia
     }
 }
 
-/// Parses a command-line YAML input after [`check_flow_brackets`]; a syntax error or duplicate
-/// key is located at its own line.
-pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<yaml_serde::Value, Box<Diagnostic>> {
+/// Parses a command-line YAML input after [`check_flow_brackets`] and if it is at most
+/// `max_bytes` long; a syntax error or duplicate key is located at its own line.
+pub(crate) fn parse_yaml(
+    path: &Path,
+    text: &str,
+    max_bytes: usize,
+) -> Result<yaml_serde::Value, Box<Diagnostic>> {
+    check_flow_brackets(path, text)?;
+    if text.len() > max_bytes {
+        return Err(Box::new(
+            Diagnostic::error(format!(
+                "the YAML is {} KiB; vramdoc reads at most {} KiB of it",
+                text.len().div_ceil(1024),
+                max_bytes / 1024
+            ))
+            .in_file(path)
+            .with_help(
+                "a scenario is a few keys and a catalog a few cards: is this the right file?",
+            ),
+        ));
+    }
     check_flow_brackets(path, text)?;
     parse_located(text).map_err(|e| {
         let mut d = Diagnostic::error(format!("invalid YAML: {}", e.message))
@@ -306,7 +336,7 @@ fn flag_error(flag: &str, e: &ScenarioError) -> Diagnostic {
 /// checked as a whole, then set in the session's globals.
 fn yaml_file(session: &mut Session<'_>, path: &Path, text: &str) -> Result<(), Box<Diagnostic>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let doc = parse_yaml(path, text)?;
+    let doc = parse_yaml(path, text, MAX_SCENARIO_YAML_BYTES)?;
     let map = doc.get("scenario").unwrap_or(&doc);
     Scenario::from_yaml(map).map_err(|e| {
         let line = e.key.as_deref().and_then(|k| find_key_line(text, k, ':'));

@@ -255,7 +255,8 @@ pub(crate) fn catalog_with(path: Option<&std::path::Path>) -> Result<GpuCatalog,
     let text = input::read_capped_text(Some(path)).map_err(|e| {
         vec![Diagnostic::error(format!("cannot read the GPU catalog: {e}")).in_file(path)]
     })?;
-    let doc = input::parse_yaml(path, &text).map_err(|d| vec![*d])?;
+    let doc = input::parse_yaml(path, &text, crate::yaml_input::MAX_CATALOG_YAML_BYTES)
+        .map_err(|d| vec![*d])?;
     let source: std::sync::Arc<str> = std::sync::Arc::from(text.as_str());
     catalog.extend_checked(&text, &doc).map_err(|problems| {
         problems

@@ -281,3 +281,38 @@ fn yaml_and_catalog_problems_are_each_at_their_line() {
     }
     assert_eq!(r.stderr.matches("error: ").count(), 3, "{}", r.stderr);
 }
+
+#[test]
+fn yaml_too_large_to_parse_in_little_memory_is_refused_by_size() {
+    // Block nesting no bracket count sees: 4 MB of `- ` cost the YAML parser 1.2 GB.
+    let t = SiteTest::new();
+    let nested = format!("n_layer:\n{}1\n", "- ".repeat(2 << 20));
+    t.file("nested.yaml", &nested);
+    t.file("c.py", "n_layer = 2\n");
+    t.file(
+        "cat.yaml",
+        &format!(
+            "gpus:\n{}",
+            "  - id: a\n    name: A\n    capacity_bytes: 5\n".repeat(8000)
+        ),
+    );
+    let cases: [(&[&str], &str); 2] = [
+        (&["estimate", "nested.yaml"], "vramdoc reads at most 64 KiB"),
+        (
+            &["estimate", "c.py", "--catalog", "cat.yaml"],
+            "vramdoc reads at most 256 KiB",
+        ),
+    ];
+    for (args, what) in cases {
+        let r = run_within(t.root(), args, Stdio::null(), 10);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(r.stderr.contains(what), "{args:?}: {}", r.stderr);
+    }
+    // On standard input, the first lines say it is YAML, and the same limit applies.
+    let r = run_piped(t.root(), &["estimate", "-"], nested.as_bytes());
+    assert!(
+        r.stderr.contains("<stdin>") && r.stderr.contains("at most 64 KiB"),
+        "{}",
+        r.stderr
+    );
+}
