@@ -36,6 +36,8 @@ pub(crate) mod serve;
 pub mod site;
 pub(crate) mod site_files;
 pub(crate) mod site_paths;
+pub mod terminal;
+pub(crate) mod yaml_input;
 // The fuzz targets' entry point (tests/fuzz), not an API.
 #[doc(hidden)]
 pub mod fuzzing;

@@ -278,6 +278,7 @@ pub(crate) fn cli_scenario() -> Target {
         random: random_scenario,
         max_random: 256 << 10,
         families: FAMILIES,
-        family_size: 16 << 10,
+        // Under the 64 KiB cap at 16n, so the parser, not the cap, is measured.
+        family_size: 3 << 10,
     }
 }

@@ -69,7 +69,7 @@ def hf_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, s
     return cuda_sdpa(query, key, value, None, dropout_p, is_causal)
 
 
-def replay(run: Run) -> dict:
+def replay(run: Run, explain: bool = False) -> dict:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     dtype = DTYPES[run.dtype]
@@ -87,7 +87,7 @@ def replay(run: Run) -> dict:
     original_sdpa = F.scaled_dot_product_attention
     with contextlib.ExitStack() as stack:
         stack.enter_context(FakeTensorMode())
-        tracker = stack.enter_context(StorageTracker("cpu", scratch=kernel_scratch_bytes))
+        tracker = stack.enter_context(StorageTracker("cpu", snapshot=explain, scratch=kernel_scratch_bytes))
         stack.enter_context(cuda_dropout_patch())
         F.scaled_dot_product_attention = hf_sdpa
         stack.callback(lambda: setattr(F, "scaled_dot_product_attention", original_sdpa))
@@ -99,16 +99,27 @@ def replay(run: Run) -> dict:
         peaks = []
         for _step in range(2):
             tracker.reset_peak()
-            for _micro in range(run.accumulation):
+            for micro in range(run.accumulation):
+                tracker.phase = f"forward {micro + 1}"
                 with autocast(dtype):
                     out = model(input_ids=X, labels=X)
                 loss = out.loss / run.accumulation
                 del out
+                tracker.phase = f"backward {micro + 1}"
                 loss.backward()
+            tracker.phase = "clip"
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            tracker.phase = "optimizer step"
             opt.step()
             opt.zero_grad(set_to_none=True)
             peaks.append(tracker.peak)
+            live = tracker.peak_live
+    if explain:
+        groups: dict[tuple[str, int], int] = {}
+        for nbytes, origin in live:
+            groups[(origin, nbytes)] = groups.get((origin, nbytes), 0) + 1
+        for (origin, nbytes), n in sorted(groups.items(), key=lambda kv: -kv[0][1] * kv[1])[:40]:
+            print(f"{n * nbytes:>14} {n:>4} x {nbytes:>12}  {origin}")
     return {
         "run": asdict(run),
         "params": params,
@@ -136,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", action="append", default=[])
+    parser.add_argument("--explain", action="store_true", help="list the live storages at the peak")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     install_cuda_autocast_policy()
@@ -145,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     for run in RUNS:
         if args.only and run.name not in args.only:
             continue
-        e = replay(run)
+        e = replay(run, explain=args.explain)
         print(f"{run.name}: train peak {e['train_peak_bytes'] / 2**20:.1f} MiB", flush=True)
         entries.append(e)
     doc = {
