@@ -14,6 +14,7 @@ pub mod diagnose;
 pub mod diagnostics;
 pub mod estimate;
 pub mod expand;
+pub(crate) mod glossary;
 pub mod i18n;
 pub mod markdown;
 pub mod present;

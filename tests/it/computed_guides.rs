@@ -154,7 +154,7 @@ fn charts_are_localized_svg_files_referenced_from_both_editions() {
     assert!(t.output("zh/computed/breakdown.svg").contains("激活值"));
     assert!(t
         .output("es/computed/sweep-batch-size.svg")
-        .contains("micro-lote"));
+        .contains("microlote"));
 }
 
 #[test]
