@@ -4,7 +4,8 @@
 //! folder), output that is stale against its sources, UI strings missing in a locale, guides
 //! missing a translation, translations older than their source (`updated:` or else `date:` in the
 //! front matter, compared with the default language's), internal links or images in the
-//! output that lead nowhere, and words a language's glossary rejects (`glossary`).
+//! output that lead nowhere, words a language's glossary rejects (`glossary`), and verdicts
+//! given in prose without the total their table row shows (`prose-figure`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -116,6 +117,10 @@ pub(crate) fn check(root: &Path, out: &Path) -> CheckReport {
     problems.extend(located_problems(
         "glossary",
         &crate::glossary::check_site(root, &languages),
+    ));
+    problems.extend(located_problems(
+        "prose-figure",
+        &crate::prose_figures::check_site(root),
     ));
     let previous = || site::previous_manifest(out, false, true);
     let request = site::plan::Request {

@@ -18,6 +18,7 @@ pub(crate) mod glossary;
 pub mod i18n;
 pub mod markdown;
 pub mod present;
+pub(crate) mod prose_figures;
 pub(crate) mod render;
 pub mod report;
 pub(crate) mod search;

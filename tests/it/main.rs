@@ -33,3 +33,4 @@ mod serve;
 mod site;
 mod validation;
 mod verdict;
+mod words;
