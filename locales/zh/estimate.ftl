@@ -96,25 +96,22 @@ est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自�
 est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
 est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft
 
-est-trainable-frozen-value = { $total } 个参数中的 { $trainable } 个：嵌入层已冻结
-est-trainable-lora-value = { $total } 个参数中的 { $trainable } 个：只训练 LoRA 适配器，秩 { $rank }，加在 { $targets } 上
-
 ## 用 nanoGPT 的 sample.py 采样
 sample-title = 显存估算：用 nanoGPT 的 sample.py 采样
 sample-model = 模型
-sample-model-value = init_from={ $init_from }：{ $layers } 层，{ $heads } 个注意力头，宽度 { $width }，词表 { $vocab }，上下文 { $block }；{ $params }参数
+sample-model-value = init_from={ $init_from }：{ $layers }层，{ $heads }个注意力头，宽度 { $width }，词表 { $vocab }，上下文 { $block }；{ $params }个参数
 sample-precision = 精度
 sample-generation = 生成
 sample-generation-value = { $prompt_count ->
-    [one] 提示词 1 个 token
-   *[other] 提示词最多 { $prompt } 个 token
-}，每个样本生成 { $new } 个新 token，共 { $samples } 个样本，top_k 为 { $top_k }；最长上下文为 { $context } 个 token，每生成一个新 token 都要重新计算（没有 KV 缓存）
+    [one] 提示词 1个 token
+   *[other] 提示词最多 { $prompt }个 token
+}，每个样本生成 { $new }个新 token，共 { $samples }个样本，top_k 为 { $top_k }；最长上下文为 { $context }个 token，每生成一个新 token 都要重新计算（没有 KV 缓存）
 sample-heading-memory = 峰值时的显存（{ $moment }）
 sample-moment-forward = 对最长上下文做前向计算
 sample-moment-next-token = 根据 logits 选出下一个 token
 sample-weights = 权重（float32，model.to(device) 之后）
 sample-checkpoint = sample.py 留在 GPU 上的检查点
-sample-activations = 一次前向计算的张量（{ $context } 个 token）
+sample-activations = 一次前向计算的张量（{ $context }个 token）
 sample-logits = Logits、top-k 掩码与概率
 sample-ids = token 编号与位置（int64）
 sample-kv-cache = KV 缓存（nanoGPT 没有）
