@@ -481,13 +481,14 @@ pub(crate) fn footnotes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
         } else {
             "; "
         };
-        let stop = if loc.lang().starts_with("zh") {
-            "。"
+        // Chinese runs sentences together; the other languages put a space between them.
+        let (space, stop) = if loc.lang().starts_with("zh") {
+            ("", "。")
         } else {
-            "."
+            (" ", ".")
         };
         notes.push(format!(
-            "‡ {} {}{stop}",
+            "‡ {}{space}{}{stop}",
             loc.t("est-needs-code"),
             each.join(sep)
         ));

@@ -163,6 +163,11 @@ fn patches_and_training_changes_are_marked() {
         .filter(|r| r.changes.iter().any(|c| c.key == "optimizer"))
         .cloned()
         .collect();
+    // Chinese runs the sentences together, with its own full stop.
+    let zh = Localizer::builtin("zh").unwrap();
+    let zh_notes = footnotes(&lora_only, &zh);
+    let code = zh_notes.last().unwrap();
+    assert!(code.contains("代码。`") && code.ends_with('。'), "{code}");
     let notes = footnotes(&lora_only, &loc);
     assert!(
         notes.iter().any(|n| n.contains("bitsandbytes"))
