@@ -9,7 +9,7 @@ est-params-groups-value = { $decay } con decaimiento en { $decay_tensors } tenso
 est-effective-batch = Lote efectivo
 est-effective-batch-value = { $sequences } secuencias = { $tokens } tokens por paso
 est-ddp = DDP (por GPU)
-est-ddp-value = { $world } procesos, { $accumulation } micro-pasos cada uno por paso del optimizador; cada GPU guarda además búferes de gradientes de { $buckets }
+est-ddp-value = { $world } procesos, { $accumulation } micropasos cada uno por paso del optimizador; cada GPU guarda además búferes de gradientes de { $buckets }
 est-resume = Reanudación
 est-resume-value = cargar el checkpoint llega a { $load }; sus pesos ({ $retained }) siguen referenciados por el state_dict de train.py durante todo el entrenamiento
 est-heading-memory = Memoria en el pico del entrenamiento ({ $moment })
