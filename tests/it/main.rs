@@ -39,3 +39,4 @@ mod serve;
 mod site;
 mod validation;
 mod verdict;
+mod words;
