@@ -28,3 +28,14 @@ chart-segment = { $name }: { $size }
 verdict-tight = va justo
 chart-series-range = rango (contexto y fragmentación)
 chart-capacity-others = { $gpu }: { $free } de { $size } junto a otros programas
+
+# La respuesta corta bajo el título de una guía (issue 23).
+answer-title = Respuesta corta
+answer-verdict = En la { $gpu }: { $verdict }. La ejecución necesita unos { $total } (el total que mostraría nvidia-smi); la tarjeta ofrece a PyTorch { $capacity }.
+answer-change = El cambio que cabe alterando menos el entrenamiento: { $option }.
+answer-fits = Cabe tal como está configurado: no hace falta ningún cambio.
+answer-none = Ninguna opción cabe por sí sola; la tabla muestra cuánto se acerca cada una.
+answer-command-intro = O en la línea de órdenes:
+answer-needs-code = No es un ajuste que lea train.py: requiere cambiar el código.
+answer-to-table = Todas las opciones
+answer-to-charts = Gráficos

@@ -28,3 +28,14 @@ chart-segment = { $name }：{ $size }
 verdict-tight = 很紧张
 chart-series-range = 范围（上下文与碎片）
 chart-capacity-others = { $gpu }：除其他程序外可用 { $free }（共 { $size }）
+
+# 指南标题下的简短回答（issue 23）。
+answer-title = 简短回答
+answer-verdict = 在 { $gpu } 上：{ $verdict }。这次训练约需 { $total }（nvidia-smi 显示的总量），而这张卡给 PyTorch 的是 { $capacity }。
+answer-change = 对训练改动最小且能放下的改法：{ $option }。
+answer-fits = 按当前配置就能放下，无需改动。
+answer-none = 没有哪一项单独就能放下；表格列出了每一项差多少。
+answer-command-intro = 或者在命令行中：
+answer-needs-code = 这不是 train.py 读取的设置，需要改代码。
+answer-to-table = 全部选项
+answer-to-charts = 图表
