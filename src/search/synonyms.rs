@@ -131,15 +131,22 @@ pub(crate) struct Recent<'g> {
     groups: &'g [IndexedGroup],
     terms: std::collections::VecDeque<String>,
     keep: usize,
+    /// The terms a member ends with: only these can complete one (most terms are looked up
+    /// here and go no further).
+    ends: rustc_hash::FxHashSet<&'g str>,
 }
 
 impl<'g> Recent<'g> {
     pub(crate) fn new(groups: &'g [IndexedGroup]) -> Recent<'g> {
         let keep = longest(groups);
+        let ends = (groups.iter().flat_map(|g| &g.members))
+            .filter_map(|m| m.last().map(String::as_str))
+            .collect();
         Recent {
             groups,
             terms: std::collections::VecDeque::with_capacity(keep),
             keep,
+            ends,
         }
     }
 
@@ -156,6 +163,9 @@ impl<'g> Recent<'g> {
         slot.clear();
         slot.push_str(term);
         self.terms.push_back(slot);
+        if !self.ends.contains(term) {
+            return;
+        }
         let n = self.terms.len();
         for g in self.groups {
             for m in &g.members {

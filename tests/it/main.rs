@@ -30,6 +30,7 @@ mod rows;
 mod search;
 #[cfg(feature = "serve")]
 mod serve;
+mod short_answer;
 mod site;
 mod validation;
 mod verdict;
