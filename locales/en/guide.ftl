@@ -32,7 +32,7 @@ chart-capacity-others = { $gpu }: { $free } of { $size } beside other programs
 # The short answer under a guide's title (issue 23).
 answer-title = Short answer
 answer-verdict = On the { $gpu }: { $verdict }. The run needs about { $total } (the total nvidia-smi would show); the card gives PyTorch { $capacity }.
-answer-change = The change that fits with the least change to training: { $option }.
+answer-change = The change that fits with the least change to training: { $option } ({ $total }).
 answer-fits = It fits as configured: no change is needed.
 answer-none = None of the options fits on its own; the table shows how close each comes.
 answer-command-intro = Or on the command line:

@@ -32,7 +32,7 @@ chart-capacity-others = { $gpu }: { $free } de { $size } junto a otros programas
 # La respuesta corta bajo el título de una guía (issue 23).
 answer-title = Respuesta corta
 answer-verdict = En la { $gpu }: { $verdict }. La ejecución necesita unos { $total } (el total que mostraría nvidia-smi); la tarjeta ofrece a PyTorch { $capacity }.
-answer-change = El cambio que cabe alterando menos el entrenamiento: { $option }.
+answer-change = El cambio que cabe alterando menos el entrenamiento: { $option } ({ $total }).
 answer-fits = Cabe tal como está configurado: no hace falta ningún cambio.
 answer-none = Ninguna opción cabe por sí sola; la tabla muestra cuánto se acerca cada una.
 answer-command-intro = O en la línea de órdenes:

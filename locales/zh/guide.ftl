@@ -32,7 +32,7 @@ chart-capacity-others = { $gpu }：除其他程序外可用 { $free }（共 { $s
 # 指南标题下的简短回答（issue 23）。
 answer-title = 简短回答
 answer-verdict = 在 { $gpu } 上：{ $verdict }。这次训练约需 { $total }（nvidia-smi 显示的总量），而这张卡给 PyTorch 的是 { $capacity }。
-answer-change = 对训练改动最小且能放下的改法：{ $option }。
+answer-change = 对训练改动最小且能放下的改法：{ $option }（{ $total }）。
 answer-fits = 按当前配置就能放下，无需改动。
 answer-none = 没有哪一项单独就能放下；表格列出了每一项差多少。
 answer-command-intro = 或者在命令行中：

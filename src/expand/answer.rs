@@ -92,10 +92,10 @@ pub(crate) fn short_answer(data: &GuideData, ctx: &ExpandContext<'_>) -> Option<
     let total = figure(loc, row.total, loc.bytes(row.total));
     answer.change = Some(loc.t_args(
         "answer-change",
-        &[(
-            "option",
-            FluentValue::from(format!("{} ({total})", escape_text(&row.label))),
-        )],
+        &[
+            ("option", FluentValue::from(escape_text(&row.label))),
+            ("total", FluentValue::from(total)),
+        ],
     ));
     let lines: Vec<String> = row.changes.iter().map(present::config_line).collect();
     answer.config = lines.join("\n");
