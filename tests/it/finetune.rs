@@ -493,7 +493,7 @@ fn the_bundled_guide_shows_the_least_invasive_fits_in_three_languages() {
         // The T4's table: checkpointing and LoRA together.
         assert!(
             rows.iter().any(|r| r.starts_with(&format!("| {fits} † ‡"))
-                && r.contains("`grad_checkpoint = True`, `lora_rank = 8`")),
+                && r.contains("`grad_checkpoint = True`<br>`lora_rank = 8`")),
             "{lang}: {rows:#?}"
         );
         // The other cards' variants are not options on the RTX 4090.

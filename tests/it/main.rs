@@ -36,6 +36,7 @@ mod sampling;
 mod search;
 #[cfg(feature = "serve")]
 mod serve;
+mod short_answer;
 mod site;
 mod validation;
 mod verdict;
