@@ -201,19 +201,36 @@ pub enum Format {
 pub(crate) fn run(args: &EstimateArgs) -> i32 {
     match report_with_notes(args) {
         Ok((text, notes)) => {
-            for note in notes {
-                eprintln!("note: {note}");
+            for note in capped_notes(&notes) {
+                eprintln!("{note}");
             }
             print!("{text}");
             0
         }
         Err(diags) => {
-            for d in diags {
-                eprintln!("{}", d.render());
-            }
+            crate::cli::print_diagnostics(&diags);
             1
         }
     }
+}
+
+/// The `note:` lines to print: the first [`crate::diagnostics::MAX_PRINTED`], then a count of
+/// the rest (a config of thousands of skipped lines would otherwise print megabytes).
+fn capped_notes(notes: &[String]) -> Vec<String> {
+    let max = crate::diagnostics::MAX_PRINTED;
+    let mut out: Vec<String> = notes
+        .iter()
+        .take(max)
+        .map(|n| format!("note: {n}"))
+        .collect();
+    if notes.len() > max {
+        let rest = notes.len() - max;
+        out.push(format!(
+            "note: ... and {rest} more note{} not shown",
+            if rest == 1 { "" } else { "s" }
+        ));
+    }
+    out
 }
 
 /// The whole report as a string, or the first error.
