@@ -55,12 +55,36 @@ fn chains_up_to_the_cap_are_evaluated_without_recursion() {
     // 10,000 operands: 9,999 operators, under the cap of 10,000 in a row.
     let n = 10_000;
     let cases = [
-        (format!("n_layer = {}\n", chain("1", "+", n)), "n_layer", 10_000),
-        (format!("n_layer = 3*{}\n", chain("1", " * ", n - 1)), "n_layer", 3),
-        (format!("n_layer = 10001-{}\n", chain("1", "-", n - 1)), "n_layer", 2),
-        (format!("n_layer = {} and 6\n", chain("1", " and ", n - 1)), "n_layer", 6),
-        (format!("n_layer = {} or 7\n", chain("0", " or ", n - 1)), "n_layer", 7),
-        (format!("n_layer = len('ab'{})\n", "[0]".repeat(n)), "n_layer", 1),
+        (
+            format!("n_layer = {}\n", chain("1", "+", n)),
+            "n_layer",
+            10_000,
+        ),
+        (
+            format!("n_layer = 3*{}\n", chain("1", " * ", n - 1)),
+            "n_layer",
+            3,
+        ),
+        (
+            format!("n_layer = 10001-{}\n", chain("1", "-", n - 1)),
+            "n_layer",
+            2,
+        ),
+        (
+            format!("n_layer = {} and 6\n", chain("1", " and ", n - 1)),
+            "n_layer",
+            6,
+        ),
+        (
+            format!("n_layer = {} or 7\n", chain("0", " or ", n - 1)),
+            "n_layer",
+            7,
+        ),
+        (
+            format!("n_layer = len('ab'{})\n", "[0]".repeat(n)),
+            "n_layer",
+            1,
+        ),
     ];
     for (text, key, want) in cases {
         let s = scenario(&estimate(&text, FAST));
@@ -160,7 +184,8 @@ fn values_built_line_by_line_are_bounded_in_depth_and_size() {
     let run = estimate(&deep, FAST);
     assert_eq!(scenario(&run)["n_layer"], 4);
     assert!(
-        run.stderr.contains("c.py:33: skipped `x = [x]`: tuples and lists nested more than 32"),
+        run.stderr
+            .contains("c.py:33: skipped `x = [x]`: tuples and lists nested more than 32"),
         "{}",
         tail(&run.stderr)
     );
@@ -175,6 +200,16 @@ fn values_built_line_by_line_are_bounded_in_depth_and_size() {
             tail(&run.stderr)
         );
     }
+    // Copying a large list line after line is bounded by the work budget of the whole run.
+    let copies = format!("a = [0] * 1000000\n{}n_layer = 4\n", "b = a\n".repeat(1000));
+    let run = estimate(&copies, FAST);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("c.py:1002:11")
+            && run.stderr.contains("more than 8388608 items in all"),
+        "{}",
+        tail(&run.stderr)
+    );
 }
 
 #[test]
@@ -192,12 +227,16 @@ fn many_failing_lines_print_the_first_200_errors_and_a_count() {
 
 #[test]
 fn many_skipped_lines_print_the_first_200_notes_and_a_count() {
-    let run = estimate(&format!("{}n_layer = 5\n", "print(1)\n".repeat(20_000)), FAST);
+    let run = estimate(
+        &format!("{}n_layer = 5\n", "print(1)\n".repeat(20_000)),
+        FAST,
+    );
     assert_eq!(scenario(&run)["n_layer"], 5);
     assert_eq!(run.stderr.matches(": skipped `print(1)`").count(), 200);
     // The 19,800 other print lines and the note on the missing meta.pkl.
     assert!(
-        run.stderr.contains("note: ... and 19801 more notes not shown"),
+        run.stderr
+            .contains("note: ... and 19801 more notes not shown"),
         "{}",
         tail(&run.stderr)
     );
@@ -227,8 +266,14 @@ fn the_configurator_line_ends_the_file_with_a_note() {
 #[test]
 fn identifiers_are_read_in_nfkc_form_as_python_reads_them() {
     // U+FF4E FULLWIDTH LATIN SMALL LETTER N: Python binds `n_layer`.
-    let s = scenario(&estimate("\u{ff4e}_layer = 3\nn_head = \u{ff4e}_layer\n", FAST));
-    assert_eq!((s["n_layer"].clone(), s["n_head"].clone()), (3.into(), 3.into()));
+    let s = scenario(&estimate(
+        "\u{ff4e}_layer = 3\nn_head = \u{ff4e}_layer\n",
+        FAST,
+    ));
+    assert_eq!(
+        (s["n_layer"].clone(), s["n_head"].clone()),
+        (3.into(), 3.into())
+    );
 }
 
 #[test]
@@ -249,14 +294,21 @@ fn a_string_for_a_bool_key_is_refused_with_what_to_write() {
     }
     // Booleans, and strings for string keys, are fine.
     let s = scenario(&estimate("bias = True\ndtype = 'float16'\n", FAST));
-    assert_eq!((s["bias"].clone(), s["dtype"].clone()), (true.into(), "float16".into()));
+    assert_eq!(
+        (s["bias"].clone(), s["dtype"].clone()),
+        (true.into(), "float16".into())
+    );
 }
 
 #[test]
 fn old_mac_line_endings_are_lines_as_python_reads_them() {
     let s = scenario(&estimate("n_layer = 3\rn_head = 3\r\nn_embd = 96\r", FAST));
     assert_eq!(
-        (s["n_layer"].clone(), s["n_head"].clone(), s["n_embd"].clone()),
+        (
+            s["n_layer"].clone(),
+            s["n_head"].clone(),
+            s["n_embd"].clone()
+        ),
         (3.into(), 3.into(), 96.into())
     );
     let run = estimate("n_layer = 3\rbatch_size = oops\r", FAST);
@@ -287,7 +339,11 @@ fn del_is_honoured_and_deleting_a_key_is_refused_at_its_line() {
 fn annotated_assignments_on_standard_input_are_python() {
     let t = SiteTest::new();
     let json = |r: &Run| scenario(r);
-    let r = run_stdin(&t, &["estimate", "--format", "json", "-"], b"n_layer: int = 4\n");
+    let r = run_stdin(
+        &t,
+        &["estimate", "--format", "json", "-"],
+        b"n_layer: int = 4\n",
+    );
     assert_eq!(json(&r)["n_layer"], 4);
     // Lines of `key: value` alone stay a YAML scenario.
     let r = run_stdin(

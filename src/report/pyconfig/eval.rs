@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::ast::{CmpOp, Expr, ExprKind, Trailer};
-use super::size::Size;
+use super::size::{Budget, Size};
 use super::value::{self, OpError, Value};
 use crate::estimate::GpuCatalog;
 
@@ -33,6 +33,20 @@ pub(crate) struct Host<'a> {
     pub(crate) gpu: Option<&'a str>,
     /// Set when `torch.cuda.is_bf16_supported()` was answered without knowing the GPU.
     pub(crate) assumed_bf16: Cell<bool>,
+    /// The work done so far.
+    pub(crate) work: Budget,
+}
+
+impl<'a> Host<'a> {
+    /// A host deciding bf16 from `catalog` and `gpu` (`--gpu`), with no work done yet.
+    pub(crate) fn new(catalog: &'a GpuCatalog, gpu: Option<&'a str>) -> Self {
+        Host {
+            catalog,
+            gpu,
+            assumed_bf16: Cell::new(false),
+            work: Budget::default(),
+        }
+    }
 }
 
 /// An evaluation error at a position; `python` is true when Python itself would raise.
@@ -113,8 +127,17 @@ const OTHER_BUILTINS: &[&str] = &[
 /// Modules whose attributes are modules too (`os.path`, `torch.cuda`).
 const SUBMODULES: &[&str] = &["os.path", "torch.cuda"];
 
-/// Evaluates `e` in `env`.
+/// Evaluates `e` in `env`, within the run's work budget.
 pub(crate) fn eval(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
+    host.work
+        .check()
+        .map_err(|err| EvalError::at(err, e.line, e.col))?;
+    let v = eval_expr(e, env, host)?;
+    host.work.charge(&v);
+    Ok(v)
+}
+
+fn eval_expr(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
     let at = |err: OpError| EvalError::at(err, e.line, e.col);
     match &e.kind {
         ExprKind::Const(v) => Ok(v.clone()),
@@ -420,11 +443,7 @@ mod tests {
 
     fn ev(src: &str, gpu: Option<&str>) -> EResult {
         let catalog = GpuCatalog::builtin();
-        let host = Host {
-            catalog: &catalog,
-            gpu,
-            assumed_bf16: Cell::new(false),
-        };
+        let host = Host::new(&catalog, gpu);
         let mut env = Env::new();
         env.insert("n_head".into(), Binding::Known(Value::Int(6)));
         env.insert(

@@ -16,7 +16,6 @@ mod parser;
 mod size;
 mod value;
 
-use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -169,11 +168,7 @@ impl<'a> Session<'a> {
         }
         Session {
             env,
-            host: Host {
-                catalog,
-                gpu,
-                assumed_bf16: Cell::new(false),
-            },
+            host: Host::new(catalog, gpu),
             origins: HashMap::new(),
             assigned: Vec::new(),
             assigned_set: HashSet::new(),
@@ -364,11 +359,7 @@ fn literal_value(src: &str) -> Result<Option<Value>, String> {
         return Ok(None);
     }
     let catalog = GpuCatalog::default();
-    let host = Host {
-        catalog: &catalog,
-        gpu: None,
-        assumed_bf16: Cell::new(false),
-    };
+    let host = Host::new(&catalog, None);
     match eval::eval(&e, &Env::new(), &host) {
         Ok(v) => Ok(Some(v)),
         // -9223372036854775808 is a literal whose positive part does not fit.

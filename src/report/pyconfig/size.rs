@@ -1,9 +1,12 @@
 //! Bounds on the tuples and lists a config may build, so that no statement costs unbounded
-//! memory or stack: each new container is measured through its nested items before it exists.
+//! memory or stack: each new container is measured through its nested items before it exists,
+//! and the work of a whole run is counted against a budget.
 //!
 //! Values are copied, not shared, so `b = [a] * 1000` would copy `a` a thousand times, and
 //! `x = [x]` repeated on 20,000 lines would nest 20,000 deep (dropping or printing it recurses
 //! once per level).
+
+use std::cell::Cell;
 
 use super::value::{OpError, Value, MAX_LEN};
 
@@ -46,6 +49,12 @@ impl Size {
         self.depth = self.depth.max(other.depth);
     }
 
+    /// This and `other` together.
+    pub(crate) fn plus(mut self, other: Size) -> Size {
+        self.add(other);
+        self
+    }
+
     /// `times` copies of these items.
     pub(crate) fn times(self, times: usize) -> Size {
         Size {
@@ -81,4 +90,32 @@ pub(crate) fn of_items(items: &[Value]) -> Size {
         }
     }
     size
+}
+
+/// The most work one run may do, in items produced by expressions (a value counts its
+/// [`Size`], each time an expression yields it): one statement may build up to [`MAX_LEN`]
+/// items, and this bounds a file of a million statements that each copy a large list (`b = a`
+/// line after line) to a fraction of a second. Real configs produce a few thousand.
+pub(crate) const MAX_WORK: usize = 1 << 23;
+
+/// The work done so far in a run, against [`MAX_WORK`].
+#[derive(Debug, Default)]
+pub(crate) struct Budget(Cell<usize>);
+
+impl Budget {
+    /// An error once the budget is spent (checked before an expression does any work).
+    pub(crate) fn check(&self) -> Result<(), OpError> {
+        if self.0.get() > MAX_WORK {
+            return Err(OpError::unsupported(format!(
+                "the inputs have built more than {MAX_WORK} items in all, more than vramdoc \
+                 evaluates"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Counts the value an expression produced.
+    pub(crate) fn charge(&self, v: &Value) {
+        self.0.set(self.0.get().saturating_add(Size::of(v).items));
+    }
 }

@@ -5,6 +5,7 @@
 //! never a wrap-around or a panic.
 
 use std::cmp::Ordering;
+use std::iter::repeat_n;
 
 use super::size;
 
@@ -288,9 +289,7 @@ fn checked_len(n: usize) -> Result<(), OpError> {
 }
 
 fn concat(x: &[Value], y: &[Value]) -> Result<Vec<Value>, OpError> {
-    let mut total = size::of_items(x);
-    total.add(size::of_items(y));
-    total.check()?;
+    size::of_items(x).plus(size::of_items(y)).check()?;
     Ok(x.iter().chain(y).cloned().collect())
 }
 
@@ -311,10 +310,7 @@ fn repeat(seq: &Value, n: i64) -> OpResult {
         }
     };
     size::of_items(items).times(times).check()?;
-    let copies = std::iter::repeat_n(items, times)
-        .flatten()
-        .cloned()
-        .collect();
+    let copies = repeat_n(items, times).flatten().cloned().collect();
     Ok(match seq {
         Value::Tuple(_) => Value::Tuple(copies),
         _ => Value::List(copies),
