@@ -123,7 +123,7 @@ fn read_after_config(name: &str) -> bool {
 pub(crate) struct Session<'a> {
     env: Env,
     host: Host<'a>,
-    /// Where each key was last set by a file or an override.
+    /// Where each name (scenario key or not) was last set by a file or an override.
     pub(crate) origins: HashMap<String, Origin>,
     /// Names the inputs assigned, in first-assignment order.
     pub(crate) assigned: Vec<String>,
@@ -244,10 +244,9 @@ impl<'a> Session<'a> {
             }
         }
         self.env.insert(key.to_owned(), Binding::Known(new));
-        if is_key(key) {
-            self.origins
-                .insert(key.to_owned(), Origin::Arg(arg.to_owned()));
-        } else {
+        self.origins
+            .insert(key.to_owned(), Origin::Arg(arg.to_owned()));
+        if !is_key(key) {
             self.mark_assigned(key);
         }
         Ok(())
