@@ -29,9 +29,12 @@ fn best_of_three(dir: &std::path::Path, text: &str) -> Duration {
         .unwrap_or_default()
 }
 
+/// A kind of config: its name, and its text for a number of lines.
+type Shape = (&'static str, fn(usize) -> String);
+
 fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let shapes: [(&str, fn(usize) -> String); 4] = [
+    let shapes: [Shape; 4] = [
         ("failing lines (NameError)", |n| {
             "n_layer = undefined_name\n".repeat(n)
         }),
