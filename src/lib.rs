@@ -36,3 +36,5 @@ pub(crate) mod serve;
 pub mod site;
 pub(crate) mod site_files;
 pub(crate) mod site_paths;
+pub mod terminal;
+pub(crate) mod yaml_input;
