@@ -3,7 +3,8 @@
 //!
 //! [`lexer`] makes tokens, [`parser`] statements and [`exprs`] expressions ([`ast`]), [`eval`] evaluates
 //! expressions over the globals ([`value`] holds the values and checked operators, [`builtins`]
-//! the builtins) and [`exec`] runs statements. A [`Session`] is the globals plus what the report
+//! the builtins, [`size`] bounds what they build and the run's work) and [`exec`] runs
+//! statements. Nothing recurses once per operand of a chain, so a file's length costs no stack. A [`Session`] is the globals plus what the report
 //! needs: where each key was set, which names the files assigned, and notes on skipped lines.
 
 mod ast;
