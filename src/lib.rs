@@ -25,9 +25,11 @@ pub mod estimate;
 pub mod expand;
 #[doc(hidden)]
 pub mod fingerprint;
+pub(crate) mod glossary;
 pub mod i18n;
 pub mod markdown;
 pub mod present;
+pub(crate) mod prose_figures;
 pub(crate) mod render;
 pub mod report;
 pub(crate) mod search;

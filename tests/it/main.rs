@@ -40,3 +40,4 @@ mod serve;
 mod site;
 mod validation;
 mod verdict;
+mod words;
