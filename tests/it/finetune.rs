@@ -404,7 +404,8 @@ fn the_keys_read_from_every_input_form_with_located_errors() {
             "flag.py",
             "freeze_embeddings = 'yes'\n",
             1,
-            "expected True or False",
+            // A string is true in Python, whatever it says: refused, not read as a word.
+            "sets the bool key `freeze_embeddings` to the string 'yes'",
         ),
     ] {
         t.file(file, text);

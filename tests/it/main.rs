@@ -30,6 +30,7 @@ mod markdown;
 mod nanogpt_configs;
 mod nanogpt_runs;
 mod parser_props;
+mod pyconfig_limits;
 mod refusals;
 mod rows;
 mod sampling;
