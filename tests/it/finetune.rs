@@ -488,7 +488,7 @@ fn the_bundled_guide_shows_the_least_invasive_fits_in_three_languages() {
         );
         assert!(
             rows.iter().any(|r| r.contains(tight)
-                && r.contains("`grad_checkpoint = True`, `optimizer = 'adamw8bit'`")),
+                && r.contains("`grad_checkpoint = True`<br>`optimizer = 'adamw8bit'`")),
             "{lang}"
         );
         // The T4's table: checkpointing and LoRA together.

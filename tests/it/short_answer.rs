@@ -77,9 +77,9 @@ fn the_answer_is_the_first_option_that_fits_with_its_config_and_links() {
         "{verdict}"
     );
     assert!(verdict.contains(&text(total)), "{verdict} / {total}");
-    // The change: the first row of the options table whose verdict is "yes".
+    // The change: the first row of the options table whose verdict is "fits".
     let options = table(&md, "| Option |");
-    let first_fit = options.iter().find(|r| r[5] == "yes").expect("a row fits");
+    let first_fit = options.iter().find(|r| r[5] == "fits").expect("a row fits");
     let settings: Vec<String> = first_fit[1]
         .split("<br>")
         .map(|c| c.trim_matches('`').to_string())
