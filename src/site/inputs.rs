@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::manifest::{Digest, Hasher};
 use crate::config::SiteConfig;
+use crate::content::published;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::GpuCatalog;
 use crate::i18n::Locales;
@@ -115,6 +116,7 @@ fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
                 .in_file(CATALOG_FILE)
                 .with_help("each entry needs an id, a name and capacity_bytes")]
         })?;
+        unpublishable_names(&catalog, &text)?;
     }
     // The catalog's serialized data, not its `Debug` text (which may change with the code).
     let mut hasher = Hasher::new();
@@ -123,4 +125,37 @@ fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
     }
     let h = hasher.finish();
     Ok((catalog, h))
+}
+
+/// Refuses GPU names and ids of the site's catalog that hold a character that may not be
+/// published (`content::published`): they reach the guides' tables, charts and feeds. Each is
+/// reported at the line of its entry's `id` (the built-in entries are clean).
+fn unpublishable_names(catalog: &GpuCatalog, text: &str) -> Result<(), Vec<Diagnostic>> {
+    let source: std::sync::Arc<str> = std::sync::Arc::from(text);
+    let mut errors = Vec::new();
+    for gpu in catalog.iter() {
+        let texts = [("name", &gpu.name), ("id", &gpu.id)].into_iter();
+        let aliases = gpu.aliases.iter().map(|a| ("alias", a));
+        for (what, t) in texts.chain(aliases) {
+            let Some(msg) = published::refusal(&format!("the {what} of GPU `{}`", gpu.id.escape_debug()), t) else {
+                continue;
+            };
+            let line = text
+                .lines()
+                .position(|l| l.contains(gpu.id.as_str()))
+                .map_or(1, |i| i + 1);
+            errors.push(
+                Diagnostic::error(msg)
+                    .in_file(CATALOG_FILE)
+                    .at(line, 1)
+                    .with_source(source.clone())
+                    .with_help(published::HELP),
+            );
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }

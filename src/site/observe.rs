@@ -2,8 +2,15 @@
 //! word every guide folder and page is statted while the previous build's records are read on
 //! another thread; with it (`serve` keeps its records in memory) only the reported guides are
 //! looked at. Either way the store says which guides are known unchanged ([`Closed`]).
+//!
+//! A build that stats everything also stats each page's `index.html` in the output folder and
+//! each language's index: an output deleted by hand (`rm -rf public/en`) makes the build verify
+//! every recorded output, as `check` does, and render what is missing. One `stat` per page, in
+//! parallel with the sources' (a no-change build of 1,000 guides: see the README).
 
 use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -22,6 +29,8 @@ pub(super) struct Observed<'a> {
     pub(super) folders: Vec<(GuideFolder, Option<FolderMeta>)>,
     pub(super) changed_guides: Option<BTreeSet<&'a str>>,
     pub(super) closed: Closed,
+    /// True when a page's or a language's `index.html` is missing from the output folder.
+    pub(super) outputs_missing: bool,
 }
 
 /// Without a watcher's word, every folder and page is statted while the previous manifest is
@@ -35,12 +44,21 @@ pub(super) fn observe<'a>(
     context: &Context,
 ) -> Result<Observed<'a>, Vec<Diagnostic>> {
     let root = request.root;
+    let langs = &site.config.languages;
+    let out = OutputDir::open(request.out);
+    let missing = AtomicBool::new(langs.iter().any(|l| !out.has(&format!("{l}/index.html"))));
     let stat_all = || {
         content::guide_folders(root).map(|folders| {
             folders
                 .into_par_iter()
                 .map(|f| {
                     let meta = FolderMeta::of(&f, content_dir, &site.config);
+                    let gone = langs.iter().zip(&meta.pages).any(|(l, page)| {
+                        page.is_some() && !out.has(&format!("{l}/{}/index.html", f.name))
+                    });
+                    if gone {
+                        missing.store(true, Ordering::Relaxed);
+                    }
                     (f, Some(meta))
                 })
                 .collect::<Vec<_>>()
@@ -69,10 +87,43 @@ pub(super) fn observe<'a>(
             (previous, folders, None)
         }
     };
+    // Only a full scan looks at every page's output.
+    let outputs_missing = changed_guides.is_none() && missing.into_inner();
     Ok(Observed {
         previous,
         folders: folders.map_err(|e| vec![e])?,
         changed_guides,
         closed,
+        outputs_missing,
     })
+}
+
+/// The output folder, open where the platform allows, to stat outputs relative to it.
+struct OutputDir {
+    path: std::path::PathBuf,
+    #[cfg(unix)]
+    fd: Option<rustix::fd::OwnedFd>,
+}
+
+impl OutputDir {
+    fn open(out: &Path) -> OutputDir {
+        OutputDir {
+            path: out.to_path_buf(),
+            #[cfg(unix)]
+            fd: {
+                use rustix::fs::{Mode, OFlags};
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                rustix::fs::open(out, flags, Mode::empty()).ok()
+            },
+        }
+    }
+
+    /// True when `rel` exists in the output folder.
+    fn has(&self, rel: &str) -> bool {
+        #[cfg(unix)]
+        if let Some(fd) = &self.fd {
+            return rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty()).is_ok();
+        }
+        self.path.join(rel).exists()
+    }
 }
