@@ -171,13 +171,17 @@ impl Checker<'_> {
     /// starts with it).
     fn title_entry(&self, lang: &str) -> Option<(usize, usize)> {
         let first = key_line(self.text, "title")?;
-        self.text.lines().enumerate().skip(first).find_map(|(i, l)| {
-            let t = l.trim_start();
-            let rest = t.strip_prefix(lang)?;
-            rest.trim_start()
-                .starts_with(':')
-                .then_some((i + 1, l.len() - t.len() + 1))
-        })
+        self.text
+            .lines()
+            .enumerate()
+            .skip(first)
+            .find_map(|(i, l)| {
+                let t = l.trim_start();
+                let rest = t.strip_prefix(lang)?;
+                rest.trim_start()
+                    .starts_with(':')
+                    .then_some((i + 1, l.len() - t.len() + 1))
+            })
     }
 
     /// Checks that `languages` is not empty and holds valid tags, each once (ignoring case).

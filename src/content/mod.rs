@@ -185,14 +185,18 @@ fn unread_page(name: &str, file: &Path, config: &SiteConfig) -> Option<Diagnosti
     }
     let ext = file.extension().map(|x| x.to_string_lossy().to_lowercase());
     let stem = file.file_stem()?.to_string_lossy();
-    let markdown_like = ext.as_deref().is_some_and(|x| MARKDOWN_LIKE.contains(&x) || x == "md");
+    let markdown_like = ext
+        .as_deref()
+        .is_some_and(|x| MARKDOWN_LIKE.contains(&x) || x == "md");
     let language = config.languages.iter().any(|l| *l == stem);
     (markdown_like || language).then(|| {
         Diagnostic::warning(format!(
             "`{file_name}` is not read: guide pages are named `<lang>.md`"
         ))
         .in_file(format!("content/{name}/{file_name}"))
-        .with_help(format!("rename it to `{stem}.md` if it is a page, or move it out of content/"))
+        .with_help(format!(
+            "rename it to `{stem}.md` if it is a page, or move it out of content/"
+        ))
     })
 }
 

@@ -175,11 +175,7 @@ fn read_label(map: &Mapping, id: &str, block: Block<'_>, errors: &mut Vec<Varian
         Some(Yaml::String(s)) => {
             if let Some(msg) = super::published::refusal(&format!("the label of variant `{id}`"), s)
             {
-                errors.push((
-                    block.key_line("label"),
-                    msg,
-                    super::published::HELP.into(),
-                ));
+                errors.push((block.key_line("label"), msg, super::published::HELP.into()));
             }
             s.clone()
         }

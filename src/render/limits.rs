@@ -66,7 +66,9 @@ thread_local! {
 
 /// Runs `render` (one template render into the given writer) with a fresh budget; returns its
 /// result and the bound it ran past, if any.
-pub(crate) fn with_budget<T>(render: impl FnOnce(&mut LimitedWriter) -> T) -> (T, Vec<u8>, Option<Exceeded>) {
+pub(crate) fn with_budget<T>(
+    render: impl FnOnce(&mut LimitedWriter) -> T,
+) -> (T, Vec<u8>, Option<Exceeded>) {
     let before = BUDGET.with(|b| {
         b.replace(Some(Budget {
             range_left: MAX_RANGE_VALUES,
@@ -161,13 +163,17 @@ pub(crate) fn range(kwargs: Kwargs, _: &State<'_>) -> TeraResult<Vec<i128>> {
             "Function `range` was called with a `start` argument greater than the `end` one",
         ));
     }
-    let overflow = || Error::message("Function `range` was called with arguments that overflow i128");
+    let overflow =
+        || Error::message("Function `range` was called with arguments that overflow i128");
     let (span, by) = if step > 0 {
         (end.checked_sub(start).ok_or_else(overflow)?, step)
     } else if start <= end {
         (0, 1)
     } else {
-        (start.checked_sub(end).ok_or_else(overflow)?, step.checked_neg().ok_or_else(overflow)?)
+        (
+            start.checked_sub(end).ok_or_else(overflow)?,
+            step.checked_neg().ok_or_else(overflow)?,
+        )
     };
     let len = span.checked_add(by - 1).ok_or_else(overflow)? / by;
     if len > 100_000 {

@@ -363,12 +363,20 @@ fn llms_txt(site: &SiteContext, plan: &Plan) -> String {
 /// brackets are kept instead of ending the link text.
 fn markdown_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for (i, line) in text.split('\n').map(str::trim).filter(|l| !l.is_empty()).enumerate() {
+    for (i, line) in text
+        .split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
         if i > 0 {
             out.push(' ');
         }
         for c in line.chars() {
-            if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '!') {
+            if matches!(
+                c,
+                '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '!'
+            ) {
                 out.push('\\');
             }
             out.push(c);

@@ -137,7 +137,9 @@ fn unpublishable_names(catalog: &GpuCatalog, text: &str) -> Result<(), Vec<Diagn
         let texts = [("name", &gpu.name), ("id", &gpu.id)].into_iter();
         let aliases = gpu.aliases.iter().map(|a| ("alias", a));
         for (what, t) in texts.chain(aliases) {
-            let Some(msg) = published::refusal(&format!("the {what} of GPU `{}`", gpu.id.escape_debug()), t) else {
+            let Some(msg) =
+                published::refusal(&format!("the {what} of GPU `{}`", gpu.id.escape_debug()), t)
+            else {
                 continue;
             };
             let line = text

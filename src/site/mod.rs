@@ -235,8 +235,7 @@ pub(crate) fn try_build(
     let fail = |errors: Vec<Diagnostic>, warnings: &[Diagnostic]| {
         unchanged(with_warnings(errors, warnings))
     };
-    let mut plan =
-        plan_build(&site, opts, kept.as_deref_mut()).map_err(|e| fail(e, &warnings))?;
+    let mut plan = plan_build(&site, opts, kept.as_deref_mut()).map_err(|e| fail(e, &warnings))?;
     warnings.append(&mut plan.warnings);
     phases.mark("read manifest, plan");
     let staging =

@@ -18,6 +18,7 @@ mod estimate_pyconfig;
 mod estimate_scenario;
 mod finetune;
 mod hardening;
+mod hardening_site;
 mod hostile_input;
 mod incremental;
 mod locales;
