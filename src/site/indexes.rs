@@ -360,7 +360,8 @@ fn llms_txt(site: &SiteContext, plan: &Plan) -> String {
 /// around them) become one space, so a title cannot start a heading or list item of its own, and
 /// the characters with a meaning inside a line or link text (`\\`, `` ` ``, `*`, `_`, `[`, `]`,
 /// `<`, `>`, `&`, `!`) are backslash-escaped (CommonMark: any ASCII punctuation may be), so
-/// brackets are kept instead of ending the link text.
+/// brackets are kept instead of ending the link text. An `_` inside a word (`estimate_loss`)
+/// cannot start emphasis and stays as it is.
 fn markdown_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for (i, line) in text
@@ -372,11 +373,18 @@ fn markdown_line(text: &str) -> String {
         if i > 0 {
             out.push(' ');
         }
-        for c in line.chars() {
+        let chars: Vec<char> = line.chars().collect();
+        let word = |k: Option<usize>| {
+            k.and_then(|k| chars.get(k))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
+        for (j, &c) in chars.iter().enumerate() {
+            let in_word = c == '_' && word(j.checked_sub(1)) && word(Some(j + 1));
             if matches!(
                 c,
                 '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '!'
-            ) {
+            ) && !in_word
+            {
                 out.push('\\');
             }
             out.push(c);
