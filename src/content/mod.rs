@@ -211,7 +211,10 @@ pub(crate) fn ignored_entries(root: &Path) -> Vec<Diagnostic> {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let dir = e.path().is_dir();
+            // The entry's type comes with the listing; only a symlink costs a `stat`.
+            let dir = e
+                .file_type()
+                .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()));
             (name.starts_with('.') == dir && !(dir && name == ".")).then_some((name, dir))
         })
         .collect();

@@ -3,12 +3,13 @@
 //! another thread; with it (`serve` keeps its records in memory) only the reported guides are
 //! looked at. Either way the store says which guides are known unchanged ([`Closed`]).
 //!
-//! A build that stats everything also stats each page's `index.html` in the output folder and
-//! each language's index: an output deleted by hand (`rm -rf public/en`) makes the build verify
-//! every recorded output, as `check` does, and render what is missing. One `stat` per page, in
-//! parallel with the sources' (a no-change build of 1,000 guides: see the README).
+//! A build that stats everything also lists each language's folder in the output: a language's
+//! folder or index, or a page's folder, deleted by hand (`rm -rf public/en`) makes the build
+//! verify every recorded output, as `check` does, and render what is missing. One directory
+//! listing per language, not a `stat` per page (3,000 of those doubled a no-change build of
+//! 1,000 guides).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -45,16 +46,16 @@ pub(super) fn observe<'a>(
 ) -> Result<Observed<'a>, Vec<Diagnostic>> {
     let root = request.root;
     let langs = &site.config.languages;
-    let out = OutputDir::open(request.out);
-    let missing = AtomicBool::new(langs.iter().any(|l| !out.has(&format!("{l}/index.html"))));
+    let listings = output_listings(request.out, langs);
+    let missing = AtomicBool::new(listings.iter().any(Option::is_none));
     let stat_all = || {
         content::guide_folders(root).map(|folders| {
             folders
                 .into_par_iter()
                 .map(|f| {
                     let meta = FolderMeta::of(&f, content_dir, &site.config);
-                    let gone = langs.iter().zip(&meta.pages).any(|(l, page)| {
-                        page.is_some() && !out.has(&format!("{l}/{}/index.html", f.name))
+                    let gone = listings.iter().zip(&meta.pages).any(|(names, page)| {
+                        page.is_some() && names.as_ref().is_some_and(|n| !n.contains(&f.name))
                     });
                     if gone {
                         missing.store(true, Ordering::Relaxed);
@@ -98,32 +99,20 @@ pub(super) fn observe<'a>(
     })
 }
 
-/// The output folder, open where the platform allows, to stat outputs relative to it.
-struct OutputDir {
-    path: std::path::PathBuf,
-    #[cfg(unix)]
-    fd: Option<rustix::fd::OwnedFd>,
-}
-
-impl OutputDir {
-    fn open(out: &Path) -> OutputDir {
-        OutputDir {
-            path: out.to_path_buf(),
-            #[cfg(unix)]
-            fd: {
-                use rustix::fs::{Mode, OFlags};
-                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-                rustix::fs::open(out, flags, Mode::empty()).ok()
-            },
-        }
-    }
-
-    /// True when `rel` exists in the output folder.
-    fn has(&self, rel: &str) -> bool {
-        #[cfg(unix)]
-        if let Some(fd) = &self.fd {
-            return rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty()).is_ok();
-        }
-        self.path.join(rel).exists()
-    }
+/// What the output folder holds, per language (in site order): the names in `<out>/<lang>/`
+/// (one directory listing each), or `None` when the language's folder or its `index.html` is
+/// gone.
+fn output_listings(out: &Path, langs: &[String]) -> Vec<Option<HashSet<String>>> {
+    langs
+        .iter()
+        .map(|l| {
+            let dir = out.join(l);
+            let names: HashSet<String> = std::fs::read_dir(&dir)
+                .ok()?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.contains("index.html").then_some(names)
+        })
+        .collect()
 }

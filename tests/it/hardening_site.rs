@@ -203,7 +203,11 @@ fn a_build_restores_outputs_deleted_by_hand() {
     assert!(run.stdout.contains("en: rebuilt 2"), "{}", run.stdout);
     assert_eq!(site.snapshot_output(), whole);
     std::fs::remove_dir_all(site.root().join("public/es/a")).unwrap();
-    std::fs::remove_file(site.root().join("public/en/b/index.html")).unwrap();
+    std::fs::remove_dir_all(site.root().join("public/en/b")).unwrap();
+    site.build_ok();
+    assert_eq!(site.snapshot_output(), whole);
+    // A language's index alone.
+    std::fs::remove_file(site.root().join("public/es/index.html")).unwrap();
     site.build_ok();
     assert_eq!(site.snapshot_output(), whole);
     // Nothing deleted: nothing rebuilt.
