@@ -111,10 +111,24 @@ fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
     if std::fs::metadata(&path).is_ok() {
         let text =
             site_files::read_to_string(&path, Path::new(CATALOG_FILE)).map_err(|e| vec![e])?;
-        catalog.extend_from_yaml(&text).map_err(|e| {
-            vec![Diagnostic::error(e.message.clone())
-                .in_file(CATALOG_FILE)
-                .with_help("each entry needs an id, a name and capacity_bytes")]
+        // Every bad entry, each at its line (a control character in a name among them).
+        let shown = Path::new(CATALOG_FILE);
+        let max = crate::yaml_input::MAX_CATALOG_YAML_BYTES;
+        let doc = crate::report::input::parse_yaml(shown, &text, max).map_err(|d| vec![*d])?;
+        let source: Arc<str> = Arc::from(text.as_str());
+        catalog.extend_checked(&text, &doc).map_err(|problems| {
+            problems
+                .into_iter()
+                .map(|p| {
+                    let d = Diagnostic::error(p.message)
+                        .in_file(CATALOG_FILE)
+                        .with_help("each entry needs an id, a name and capacity_bytes");
+                    match p.line {
+                        Some(line) => d.at(line, 1).with_source(source.clone()),
+                        None => d,
+                    }
+                })
+                .collect::<Vec<_>>()
         })?;
         unpublishable_names(&catalog, &text)?;
     }
