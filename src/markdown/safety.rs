@@ -27,9 +27,10 @@ pub(crate) enum DroppedKind {
 }
 
 /// True for the inline HTML vramdoc's expressions write: `<span class="figure" title="...">`
-/// (with a plain title) and `</span>`.
+/// (with a plain title), `</span>`, and the `<br>` between the settings of an options table's cell.
 pub(crate) fn is_vramdoc_markup(html: &str) -> bool {
     html == "</span>"
+        || html == "<br>"
         || html
             .strip_prefix("<span class=\"figure\" title=\"")
             .and_then(|rest| rest.strip_suffix("\">"))

@@ -92,15 +92,6 @@ pub(crate) fn language_index(
     let html = site.renderer.render("index.html", &ctx)?;
     let feed = atom_feed(site, lang, &entries);
 
-    let base = base_path(&site.config.base_url);
-    let absolute: Vec<GuideEntry<'_>> = guides
-        .into_iter()
-        .map(|g| GuideEntry {
-            href: format!("{base}{lang}/{}", g.href),
-            ..g
-        })
-        .collect();
-    ctx.insert("guides", &absolute);
     ctx.insert("x_default", &None::<String>);
     let not_found = not_found_page(site, ctx, lang, lang)?;
     Ok(vec![
@@ -134,9 +125,11 @@ fn guide_list_script(entries: &[Listed<'_>]) -> Vec<u8> {
 }
 
 /// A not-found page in `lang` (`current`: the language the switcher marks, none for the root's).
-/// It is served for any missing path at any depth, so its links start at the site's root path
-/// (from the base URL), not at its own folder; `ctx` brings the page's site title and, for a
-/// language's page, its guides.
+/// Its links are relative to its own folder, so it works from disk and under any path the site
+/// is served at; since a server shows it for a missing path at any depth, a line of script in its
+/// `<head>` puts a `<base>` on its folder first: the part of the address before `/<lang>/` for a
+/// language's page, else the base URL's path (`not_found_base`). `ctx` brings the page's site
+/// title and, for a language's page, its guides (links relative to the language folder).
 fn not_found_page(
     site: &SiteContext,
     mut ctx: Context,
@@ -145,11 +138,16 @@ fn not_found_page(
 ) -> Result<Vec<u8>, Diagnostic> {
     let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
     let base = base_path(&site.config.base_url);
+    let root = if current.is_empty() { "" } else { "../" };
     ctx.insert("lang", lang);
-    ctx.insert("root", &base);
+    ctx.insert("root", root);
+    ctx.insert(
+        "not_found_base",
+        &serde_json::json!({ "path": base, "lang": current }),
+    );
     ctx.insert(
         "languages",
-        &lang_links(site, &langs, current, |l| format!("{base}{l}/index.html")),
+        &lang_links(site, &langs, current, |l| format!("{root}{l}/index.html")),
     );
     ctx.insert("alternates", &Vec::<Alternate>::new());
     let title = site.locales.get(lang).map(|l| l.t("not-found-title"));
@@ -263,6 +261,7 @@ pub(crate) fn root(site: &SiteContext) -> Result<Vec<File>, Diagnostic> {
             serde_json::json!({
                 "lang": l, "name": language_name(site, l), "href": format!("{l}/index.html"),
                 "site_title": site.config.title(l),
+                "about": site.locales.get(l).map(|loc| loc.t("index-description")),
             })
         })
         .collect();

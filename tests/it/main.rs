@@ -31,12 +31,14 @@ mod markdown;
 mod nanogpt_configs;
 mod nanogpt_runs;
 mod parser_props;
+mod pyconfig_limits;
 mod refusals;
 mod rows;
 mod sampling;
 mod search;
 #[cfg(feature = "serve")]
 mod serve;
+mod short_answer;
 mod site;
 mod validation;
 mod verdict;
