@@ -84,16 +84,19 @@ pub(crate) fn strip_unsafe(
             }
             continue;
         }
+        let block = matches!(event, Event::Html(_));
         match event {
             Event::Start(Tag::HtmlBlock) => in_html_block = false,
             Event::Html(html) | Event::InlineHtml(html) if !is_vramdoc_markup(&html) => {
+                // An HTML block comes as one event per line: one warning for the block. Each
+                // inline tag is its own (`## </script><script>` drops two).
                 if !in_html_block {
                     dropped.push(Dropped {
                         offset: range.start,
                         what: DroppedKind::RawHtml(excerpt(&html)),
                     });
                 }
-                in_html_block = true;
+                in_html_block = block;
                 let lines = markdown[range.clone()].matches('\n').count();
                 edits.push((range, "\n".repeat(lines)));
             }

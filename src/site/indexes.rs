@@ -337,7 +337,7 @@ pub(crate) fn sitemap(site: &SiteContext, plan: &Plan) -> Result<Vec<File>, Diag
 /// every guide's Markdown edition with its description, in index order.
 fn llms_txt(site: &SiteContext, plan: &Plan) -> String {
     let default = site.config.default_language.as_str();
-    let mut text = format!("# {}\n\n", site.config.title(default));
+    let mut text = format!("# {}\n\n", markdown_line(site.config.title(default)));
     if let Some(loc) = site.locales.get(default) {
         text.push_str(&format!("> {}\n", loc.t("index-description")));
     }
@@ -345,16 +345,51 @@ fn llms_txt(site: &SiteContext, plan: &Plan) -> String {
         text.push_str(&format!("\n## {} ({lang})\n\n", language_name(site, lang)));
         for s in index_order(plan, lang) {
             let url = format!("{}{lang}/{}/index.md", site.config.base_url, s.slug);
-            // Markdown link text: brackets would end it early.
-            let title = s.title.replace(['[', ']'], "");
-            text.push_str(&format!("- [{title}]({url})"));
+            text.push_str(&format!("- [{}]({url})", markdown_line(s.title)));
             if let Some(d) = s.description {
-                text.push_str(&format!(": {}", d.replace('\n', " ")));
+                text.push_str(&format!(": {}", markdown_line(d)));
             }
             text.push('\n');
         }
     }
     text
+}
+
+/// `text` as one line of Markdown that reads as the text itself: line breaks (and the spaces
+/// around them) become one space, so a title cannot start a heading or list item of its own, and
+/// the characters with a meaning inside a line or link text (`\\`, `` ` ``, `*`, `_`, `[`, `]`,
+/// `<`, `>`, `&`, `!`) are backslash-escaped (CommonMark: any ASCII punctuation may be), so
+/// brackets are kept instead of ending the link text. An `_` inside a word (`estimate_loss`)
+/// cannot start emphasis and stays as it is.
+fn markdown_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, line) in text
+        .split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        if i > 0 {
+            out.push(' ');
+        }
+        let chars: Vec<char> = line.chars().collect();
+        let word = |k: Option<usize>| {
+            k.and_then(|k| chars.get(k))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
+        for (j, &c) in chars.iter().enumerate() {
+            let in_word = c == '_' && word(j.checked_sub(1)) && word(Some(j + 1));
+            if matches!(
+                c,
+                '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '!'
+            ) && !in_word
+            {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Appends one `<url>` element.

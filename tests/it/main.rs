@@ -19,6 +19,7 @@ mod estimate_scenario;
 mod finetune;
 mod fingerprint;
 mod hardening;
+mod hardening_site;
 mod hostile_cli;
 mod hostile_input;
 mod hostile_pickles;
