@@ -25,3 +25,4 @@ pub(crate) mod serve;
 pub mod site;
 pub(crate) mod site_files;
 pub(crate) mod site_paths;
+pub mod translations;
