@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::diff::word_diff;
 use super::records::{self, Records, RECORDS_FILE};
-use super::sections::sections;
+use super::sections::{ids, sections};
 use super::status::{compare, PageStatus, SourceSection, State};
 use crate::config::SiteConfig;
 use crate::content;
@@ -143,7 +143,12 @@ pub(crate) fn translations(
         let status = guide
             .bodies
             .get(lang)
-            .map(|body| compare(&source, &sections(body), records));
+            .map(|body| {
+                let found = sections(body);
+                compare(&source, &ids(&found), |id| {
+                    records.and_then(|r| r.get(id)).map(|r| r.hash)
+                })
+            });
         let mut diffs = BTreeMap::new();
         for s in status.iter().flat_map(|p| &p.sections) {
             if s.state != State::Stale {

@@ -9,6 +9,7 @@ pub mod command;
 pub(crate) mod diff;
 pub(crate) mod guides;
 pub(crate) mod hash;
+pub(crate) mod notices;
 pub(crate) mod records;
 pub(crate) mod sections;
 pub(crate) mod status;

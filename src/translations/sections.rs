@@ -73,13 +73,18 @@ pub(crate) fn sections(body: &str) -> Vec<Section<'_>> {
     out
 }
 
+/// The ids of `sections`, in order.
+pub(crate) fn ids<'a>(sections: &'a [Section<'_>]) -> Vec<&'a str> {
+    sections.iter().map(|s| s.id.as_str()).collect()
+}
+
 /// Ids that more than one section of a page has, in order of their second use.
-pub(crate) fn duplicate_ids(sections: &[Section<'_>]) -> Vec<String> {
+pub(crate) fn duplicate_ids(ids: &[&str]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    let mut dups = Vec::new();
-    for s in sections {
-        if !seen.insert(s.id.as_str()) && !dups.contains(&s.id) {
-            dups.push(s.id.clone());
+    let mut dups: Vec<String> = Vec::new();
+    for id in ids {
+        if !seen.insert(*id) && !dups.iter().any(|d| d == id) {
+            dups.push(id.to_string());
         }
     }
     dups
@@ -89,14 +94,14 @@ pub(crate) fn duplicate_ids(sections: &[Section<'_>]) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn ids(body: &str) -> Vec<String> {
+    fn ids_of(body: &str) -> Vec<String> {
         sections(body).into_iter().map(|s| s.id).collect()
     }
 
     #[test]
     fn splits_at_second_and_third_level_headings_with_slug_or_explicit_id() {
         let body = "Lead text.\n\n## The problem\n\nText.\n\n### Sub part\n\nMore.\n\n#### deep\n\n## El problema {#the-fix}\n\nFin.\n";
-        assert_eq!(ids(body), ["_intro", "the-problem", "sub-part", "the-fix"]);
+        assert_eq!(ids_of(body), ["_intro", "the-problem", "sub-part", "the-fix"]);
         let s = sections(body);
         assert_eq!(s[1].text, "## The problem\n\nText.\n\n");
         assert_eq!(&s[3].text[..s[3].heading_end], "## El problema {#the-fix}\n");
@@ -106,13 +111,13 @@ mod tests {
     #[test]
     fn no_intro_when_blank_and_headings_in_code_are_not_sections() {
         let body = "\n\n## A\n\n```\n## not a heading\n```\n";
-        assert_eq!(ids(body), ["a"]);
+        assert_eq!(ids_of(body), ["a"]);
         assert_eq!(sections(body)[0].start, 2);
     }
 
     #[test]
     fn duplicates_are_named_once() {
         let body = "## A\n\n## A\n\n## B\n\n## A\n";
-        assert_eq!(duplicate_ids(&sections(body)), ["a"]);
+        assert_eq!(duplicate_ids(&ids(&sections(body))), ["a"]);
     }
 }

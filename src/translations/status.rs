@@ -3,12 +3,9 @@
 //! missing (the translation has no such section); and the translation's sections the source
 //! does not have, or has in another order.
 
-use std::collections::BTreeMap;
-
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::hash::section_hash;
-use super::records::Record;
 use super::sections::{duplicate_ids, Section};
 use crate::site::manifest::Digest;
 
@@ -35,8 +32,8 @@ impl State {
     }
 }
 
-/// A source section as staleness needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A section as staleness needs it: its id and normalized hash (kept in each page's summary).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) struct SourceSection {
     pub(crate) id: String,
     pub(crate) hash: Digest,
@@ -92,17 +89,18 @@ impl PageStatus {
     }
 }
 
-/// Compares a translation's sections with the source's and the translation's records.
+/// Compares a translation's section ids with the source's sections and the hashes recorded for
+/// the translation (`recorded`: a section id's recorded hash, if any).
 pub(crate) fn compare(
     source: &[SourceSection],
-    translation: &[Section<'_>],
-    records: Option<&BTreeMap<String, Record>>,
+    translation: &[&str],
+    recorded: impl Fn(&str) -> Option<Digest>,
 ) -> PageStatus {
-    let has = |id: &str| translation.iter().any(|t| t.id == id);
+    let has = |id: &str| translation.contains(&id);
     let sections = source
         .iter()
         .map(|s| {
-            let recorded = records.and_then(|r| r.get(&s.id)).map(|r| r.hash);
+            let recorded = recorded(&s.id);
             let state = match (has(&s.id), recorded) {
                 (false, _) => State::Missing,
                 (true, Some(h)) if h == s.hash => State::Current,
@@ -116,13 +114,13 @@ pub(crate) fn compare(
         .collect();
     let extra = translation
         .iter()
-        .filter(|t| !source.iter().any(|s| s.id == t.id))
-        .map(|t| t.id.clone())
+        .filter(|t| !source.iter().any(|s| s.id == **t))
+        .map(|t| t.to_string())
         .collect();
     let shared_source = source.iter().map(|s| s.id.as_str()).filter(|id| has(id));
     let shared_translation = translation
         .iter()
-        .map(|t| t.id.as_str())
+        .copied()
         .filter(|id| source.iter().any(|s| s.id == *id));
     PageStatus {
         sections,
@@ -134,9 +132,18 @@ pub(crate) fn compare(
 
 #[cfg(test)]
 mod tests {
-    use super::super::records::stored_text;
-    use super::super::sections::sections;
+    use std::collections::BTreeMap;
+
+    use super::super::records::{stored_text, Record};
+    use super::super::sections::{ids, sections};
     use super::*;
+
+    fn compare_texts(en: &str, es: &str, records: Option<&BTreeMap<String, Record>>) -> PageStatus {
+        let es = sections(es);
+        compare(&SourceSection::of(&sections(en)), &ids(&es), |id| {
+            records.and_then(|r| r.get(id)).map(|r| r.hash)
+        })
+    }
 
     const EN: &str = "Intro.\n\n## A\n\nAlpha text.\n\n## B\n\nBeta text.\n\n## C\n\nGamma.\n";
     const ES: &str = "Intro es.\n\n## Uno {#a}\n\nAlfa.\n\n## Dos {#b}\n\nBeta.\n\n## Tres {#c}\n\nGama.\n";
@@ -161,23 +168,21 @@ mod tests {
     #[test]
     fn marked_is_current_and_an_edit_makes_its_section_stale() {
         let records = marked(EN);
-        let now = SourceSection::of(&sections(EN));
-        let p = compare(&now, &sections(ES), Some(&records));
+        let p = compare_texts(EN, ES, Some(&records));
         assert!(p.complete(), "{p:?}");
         let edited = EN.replace("Beta text", "Beta words");
-        let p = compare(&SourceSection::of(&sections(&edited)), &sections(ES), Some(&records));
+        let p = compare_texts(&edited, ES, Some(&records));
         use State::*;
         assert_eq!(states(&p), [("_intro", Current), ("a", Current), ("b", Stale), ("c", Current)]);
         // Never marked: stale.
-        let p = compare(&now, &sections(ES), None);
+        let p = compare_texts(EN, ES, None);
         assert!(p.sections.iter().all(|s| s.state == Stale));
     }
 
     #[test]
     fn missing_extra_duplicate_and_misordered_sections() {
-        let now = SourceSection::of(&sections(EN));
         let es = "## Dos {#b}\n\nx\n\n## Uno {#a}\n\ny\n\n## Otro\n\nz\n\n## Otro\n";
-        let p = compare(&now, &sections(es), Some(&marked(EN)));
+        let p = compare_texts(EN, es, Some(&marked(EN)));
         use State::*;
         assert_eq!(states(&p), [("_intro", Missing), ("a", Current), ("b", Current), ("c", Missing)]);
         assert_eq!(p.extra, ["otro", "otro"]);
