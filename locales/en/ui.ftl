@@ -33,3 +33,14 @@ nav-previous = Previous guide
 nav-next = Next guide
 nav-guide-list = All guides
 nav-guide-list-link = The list of every guide
+# Translation notices; `$source` is the original's language, by its own name.
+translation-stale = This section changed in the original ({ $source }) after it was translated.
+translation-missing = This section is not translated yet; it is shown in the original ({ $source }).
+translation-read-original = Read the original
+translation-status-title = Translation status
+translation-status-intro = Each guide's sections in this language: current, changed in the original since they were translated (stale), or not translated yet (missing).
+translation-status-link = Translation status
+translation-state-current = current
+translation-state-stale = stale
+translation-state-missing = missing
+translation-status-complete = All sections of every guide are translated and current.

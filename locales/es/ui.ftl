@@ -33,3 +33,14 @@ nav-previous = Guía anterior
 nav-next = Guía siguiente
 nav-guide-list = Todas las guías
 nav-guide-list-link = La lista de todas las guías
+# Avisos de traducción; `$source` es el idioma del original, con su propio nombre.
+translation-stale = Esta sección cambió en el original ({ $source }) después de traducirse.
+translation-missing = Esta sección aún no está traducida; se muestra en el original ({ $source }).
+translation-read-original = Leer el original
+translation-status-title = Estado de la traducción
+translation-status-intro = Las secciones de cada guía en este idioma: al día, cambiadas en el original después de traducirse (desactualizadas) o aún sin traducir (faltan).
+translation-status-link = Estado de la traducción
+translation-state-current = al día
+translation-state-stale = desactualizada
+translation-state-missing = falta
+translation-status-complete = Todas las secciones de todas las guías están traducidas y al día.

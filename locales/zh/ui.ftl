@@ -30,3 +30,14 @@ nav-previous = 上一篇
 nav-next = 下一篇
 nav-guide-list = 全部指南
 nav-guide-list-link = 查看全部指南列表
+# 翻译提示；`$source` 是原文的语言（以其自身名称书写）。
+translation-stale = 本节译出后，原文（{ $source }）已有改动。
+translation-missing = 本节尚未翻译，以下为原文（{ $source }）。
+translation-read-original = 阅读原文
+translation-status-title = 翻译状态
+translation-status-intro = 本语言下每篇指南各节的状态：最新、译出后原文已改动（过期），或尚未翻译（缺失）。
+translation-status-link = 翻译状态
+translation-state-current = 最新
+translation-state-stale = 过期
+translation-state-missing = 缺失
+translation-status-complete = 所有指南的所有章节均已翻译且为最新。

@@ -94,6 +94,10 @@ pub(super) fn page_jobs(
             if s.summary.uses_catalog {
                 h.digest(&site.catalog_hash);
             }
+            // A translation's notices: only pages whose notices change render again.
+            if let Some(n) = &scanned.notices[i] {
+                h.digest(&n.digest);
+            }
             let inputs = h.finish();
             let prefix = if diff.verify_outputs {
                 page_prefix(&s.src.lang, &s.src.slug)

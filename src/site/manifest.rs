@@ -36,7 +36,7 @@ pub(crate) const SHARDS: usize = 64;
 
 /// The first bytes of every shard; the last four are the format, bumped whenever the manifest's
 /// shape or the meaning of its hashes changes (an older manifest is then ignored: a full build).
-const MAGIC: &[u8; 20] = b"vramdoc-manifest\x0c\0\0\0";
+const MAGIC: &[u8; 20] = b"vramdoc-manifest\x0d\0\0\0";
 
 /// What the previous build recorded.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -364,7 +364,13 @@ impl ShardHeader {
                     None => Some(None),
                 }
             };
-            let per_lang: Option<Vec<Option<[u64; 4]>>> = langs.iter().map(recorded).collect();
+            // The translation records file after the pages, as `stat` sees it too.
+            let records = match &guide.records {
+                Some(r) => r.stamp.map(|s| Some(*s.fields())),
+                None => Some(None),
+            };
+            let per_lang: Option<Vec<Option<[u64; 4]>>> =
+                langs.iter().map(recorded).chain([records]).collect();
             let known = guide.pages.iter().all(|(l, _)| langs.contains(l));
             match (guide.folder, per_lang) {
                 (Some(folder), Some(per_lang)) if known => {
@@ -435,6 +441,7 @@ mod tests {
                         updated: None,
                         scenario_hash: None,
                         uses_catalog: false,
+                        sections: Vec::new(),
                     },
                 },
                 output: Some(job(slug.as_bytes())),
@@ -444,6 +451,7 @@ mod tests {
                 folder: None,
                 pages: vec![("en".into(), page)],
                 data: None,
+                records: None,
             };
             guides.insert(slug.to_string(), entry);
         }

@@ -22,6 +22,7 @@ mod request;
 mod scan;
 pub(crate) mod stamp;
 mod store;
+pub(crate) mod translated;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -62,6 +62,8 @@ struct TocEntry {
 pub(crate) struct PagePlace<'a> {
     pub(crate) available: &'a [&'a str],
     pub(crate) neighbours: &'a Neighbours,
+    /// A translation's notices, when a section is not current.
+    pub(crate) notices: Option<&'a super::translated::Notices>,
 }
 
 /// A previous/next link as the guide template receives it.
@@ -97,14 +99,20 @@ pub(crate) fn render_guide(
     place: &PagePlace<'_>,
     data: Option<&GuideData>,
 ) -> Result<Rendered, Vec<Diagnostic>> {
+    let noticed = (place.notices)
+        .map(|n| super::translated::noticed_body(site, page, n))
+        .transpose()?;
     let Body {
-        html,
+        mut html,
         markdown,
         charts,
         headings,
         warnings,
-    } = render_body(site, page, data)?;
+    } = render_body(site, page, noticed.as_deref().unwrap_or(page.body()), data)?;
     let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
+    if let Some(n) = place.notices {
+        html = super::translated::mark_notices(&html, site, lang, &n.source_lang);
+    }
     let dir = format!("{lang}/{slug}");
     let ctx = guide_context(site, page, place, html, &headings);
     let at_page = |d: Diagnostic| vec![d.in_file(page.src.shown())];
@@ -115,6 +123,15 @@ pub(crate) fn render_guide(
     let mut md_ctx = Context::new();
     md_ctx.insert("lang", lang);
     md_ctx.insert("front_matter", &markdown_front_matter(page)?);
+    // The notices' links, absolute in the Markdown edition like its charts'.
+    let markdown = match place.notices {
+        Some(n) => {
+            let relative = format!("](../../{}/{slug}/", n.source_lang);
+            let absolute = format!("]({}{}/{slug}/", site.config.base_url, n.source_lang);
+            markdown.replace(&relative, &absolute)
+        }
+        None => markdown,
+    };
     md_ctx.insert("body", markdown.trim_start_matches('\n'));
     let md = site.renderer.render("guide.md", &md_ctx).map_err(at_page)?;
     files.push((format!("{dir}/index.md"), md.into_bytes()));
@@ -125,6 +142,7 @@ pub(crate) fn render_guide(
 fn render_body(
     site: &SiteContext,
     page: &Page,
+    body: &str,
     data: Option<&GuideData>,
 ) -> Result<Body, Vec<Diagnostic>> {
     let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
@@ -136,9 +154,9 @@ fn render_body(
     let mut labels = super::guides::variant_labels(page);
     let mut dropped = Vec::new();
     let body = if unsafe_html {
-        std::borrow::Cow::Borrowed(page.body())
+        std::borrow::Cow::Borrowed(body)
     } else {
-        let (body, found) = markdown::strip_unsafe_html(page.body());
+        let (body, found) = markdown::strip_unsafe_html(body);
         dropped.extend(found.into_iter().map(|d| (d, None)));
         for ((_, label), variant) in labels.iter_mut().zip(&page.front.variants) {
             let (clean, found) = markdown::strip_unsafe_html(label);

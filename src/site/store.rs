@@ -148,6 +148,7 @@ fn observed_stamps(folders: &[(GuideFolder, Option<FolderMeta>)]) -> Vec<Option<
                 let meta = meta.as_ref()?;
                 pages.clear();
                 pages.extend(meta.pages.iter().map(|p| p.map(|s| *s.fields())));
+                pages.push(meta.records.map(|s| *s.fields()));
                 feed_stamps(&mut h, &folder.name, meta.folder?.fields(), &pages);
             }
             Some(h.finish())

@@ -56,6 +56,7 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
         updated: None,
         scenario_hash: None,
         uses_catalog: false,
+        sections: Vec::new(),
     };
     let slugs = ["alpha", "beta", "gamma", "delta"];
     let mut guides = BTreeMap::new();
@@ -94,6 +95,7 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
             folder: None,
             pages,
             data: None,
+            records: None,
         };
         guides.insert(slug.to_string(), guide);
     }

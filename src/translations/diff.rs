@@ -14,19 +14,27 @@ pub(crate) fn word_diff(old: &str, new: &str) -> Vec<String> {
     let mut lines = Vec::new();
     // Context is counted in tokens; a word and the space after it are two.
     for group in diff.grouped_ops(CONTEXT * 2) {
-        let mut line = String::new();
+        // Runs of one kind of change, each shown once.
+        let mut runs: Vec<(ChangeTag, String)> = Vec::new();
         for op in group {
             for change in diff.iter_changes(&op) {
-                let text = change.value().replace('\n', " ");
-                match change.tag() {
-                    ChangeTag::Equal => line.push_str(&text),
-                    ChangeTag::Delete => line.push_str(&format!("[-{text}-]")),
-                    ChangeTag::Insert => line.push_str(&format!("{{+{text}+}}")),
+                match runs.last_mut() {
+                    Some((tag, text)) if *tag == change.tag() => text.push_str(change.value()),
+                    _ => runs.push((change.tag(), change.value().to_string())),
                 }
             }
         }
-        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
-        lines.push(line);
+        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let shown: Vec<String> = runs
+            .iter()
+            .filter(|(_, text)| !text.trim().is_empty())
+            .map(|(tag, text)| match tag {
+                ChangeTag::Equal => words(text),
+                ChangeTag::Delete => format!("[-{}-]", words(text)),
+                ChangeTag::Insert => format!("{{+{}+}}", words(text)),
+            })
+            .collect();
+        lines.push(shown.join(" "));
     }
     lines
 }
@@ -41,8 +49,10 @@ mod tests {
         let new = "one two three four five SIX seven eight nine ten eleven twelve";
         assert_eq!(
             word_diff(old, new),
-            ["two three four five [-six-]{+SIX+} seven eight nine ten"]
+            ["two three four five [-six-] {+SIX+} seven eight nine ten"]
         );
         assert!(word_diff(old, old).is_empty());
+        let added = word_diff("a b c", "a b new words c");
+        assert_eq!(added, ["a b {+new words+} c"]);
     }
 }

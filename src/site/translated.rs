@@ -1,0 +1,169 @@
+//! Translation staleness in the build: each guide's records file (`translations.yaml`) read
+//! against its previous entry like a page (hashed only when its stamp changed, parsed only when
+//! its bytes did), and each translation page's notices: the sections that are not current, from
+//! the page summaries' section hashes and the records. The notices are an input of the page's
+//! job, so an edit re-renders exactly the translations whose notices change.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::manifest::{hash, Digest, FileStat, Hasher, Stamp};
+use super::model::RecordsEntry;
+use super::scan::Source;
+use crate::diagnostics::Diagnostic;
+use crate::translations::notices::{with_notices, NoticeText};
+use crate::translations::records::{self, RECORDS_FILE};
+use crate::translations::status::{compare, PageStatus, State};
+
+/// A translation page's notices: its state against the source, and the digest of what its
+/// rendering reads of it (the non-current sections, and the source page when one is missing).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Notices {
+    pub(crate) status: PageStatus,
+    /// The source page's language.
+    pub(crate) source_lang: String,
+    pub(crate) digest: Digest,
+}
+
+/// Reads guide `slug`'s records file in `dir` unless its stamp says it is `previous`'s; returns
+/// the entry (none without a file), whether it differs from `previous`, and any error.
+pub(super) fn read_records(
+    dir: &Path,
+    slug: &str,
+    stat: Option<FileStat>,
+    previous: Option<RecordsEntry>,
+    now: u64,
+) -> (Option<RecordsEntry>, bool, Option<Diagnostic>) {
+    let Some(stat) = stat else {
+        return (None, previous.is_some(), None);
+    };
+    if let Some(p) = previous
+        .as_ref()
+        .filter(|p| p.stamp.is_some_and(|s| s.matches(&stat)))
+    {
+        return (Some(p.clone()), false, None);
+    }
+    let stamp = Stamp::of(&stat, now);
+    let shown = crate::translations::guides::records_shown(slug);
+    let bytes = match crate::site_files::read(&dir.join(RECORDS_FILE), &shown) {
+        Ok(b) => b,
+        Err(e) => return (None, true, Some(e)),
+    };
+    let h = hash(&bytes);
+    if let Some(mut p) = previous.clone().filter(|p| p.hash == h) {
+        let changed = p.stamp != stamp;
+        p.stamp = stamp;
+        return (Some(p), changed, None);
+    }
+    let parsed = String::from_utf8(bytes)
+        .map_err(|_| Diagnostic::error("not UTF-8 text").in_file(&shown))
+        .and_then(|text| records::parse(&text, &shown));
+    match parsed {
+        Ok(records) => {
+            let recorded = records
+                .into_iter()
+                .map(|(lang, sections)| {
+                    let hashes = sections.into_iter().map(|(id, r)| (id, r.hash)).collect();
+                    (lang, hashes)
+                })
+                .collect();
+            let entry = RecordsEntry {
+                stamp,
+                hash: h,
+                recorded,
+            };
+            (Some(entry), true, None)
+        }
+        Err(e) => (None, true, Some(e)),
+    }
+}
+
+/// Per page of one guide (`sources`, its pages): its notices when it is a translation with a
+/// section that is not current; `None` otherwise (the source page, a complete translation, or a
+/// guide without a page in `default`).
+pub(super) fn guide_notices(
+    sources: &[Source],
+    records: Option<&RecordsEntry>,
+    default: &str,
+) -> Vec<Option<Arc<Notices>>> {
+    let Some(source) = sources.iter().find(|s| s.src.lang == default) else {
+        return vec![None; sources.len()];
+    };
+    let original = &source.summary.sections;
+    sources
+        .iter()
+        .map(|s| {
+            if s.src.lang == default {
+                return None;
+            }
+            let ids: Vec<&str> = s.summary.sections.iter().map(|x| x.id.as_str()).collect();
+            let recorded = records.and_then(|r| r.recorded.iter().find(|(l, _)| *l == s.src.lang));
+            let status = compare(original, &ids, |id| {
+                recorded.and_then(|(_, r)| r.iter().find(|(i, _)| i == id).map(|(_, h)| *h))
+            });
+            if status.sections.iter().all(|x| x.state == State::Current) {
+                return None;
+            }
+            let mut h = Hasher::new();
+            for x in status.sections.iter().filter(|x| x.state != State::Current) {
+                h.part(&x.id).part(x.state.name());
+            }
+            if status.sections.iter().any(|x| x.state == State::Missing) {
+                h.digest(&source.hash);
+            }
+            Some(Arc::new(Notices {
+                status,
+                source_lang: default.to_string(),
+                digest: h.finish(),
+            }))
+        })
+        .collect()
+}
+
+/// The body a translation page renders: `page`'s, with its notices (the source page read for
+/// the sections it lacks).
+pub(super) fn noticed_body(
+    site: &super::SiteContext,
+    page: &crate::content::Page,
+    notices: &Notices,
+) -> Result<String, Vec<Diagnostic>> {
+    let source = crate::content::page_source(&page.src.slug, &notices.source_lang, &page.src.dir);
+    let source = crate::content::load(&source)?;
+    let loc = site.locales.get(&page.src.lang);
+    let name = super::pages::language_name(site, &notices.source_lang);
+    let say = |key: &str| {
+        let arg = [("source", fluent_bundle::FluentValue::from(name.as_str()))];
+        loc.map(|l| l.t_args(key, &arg)).unwrap_or_default()
+    };
+    let (stale, missing) = (say("translation-stale"), say("translation-missing"));
+    let link = say("translation-read-original");
+    let source_url = format!("../../{}/{}/index.html", notices.source_lang, page.src.slug);
+    let text = NoticeText {
+        stale: &stale,
+        missing: &missing,
+        link: &link,
+        source_url: &source_url,
+    };
+    Ok(with_notices(page.body(), source.body(), &notices.status, &text))
+}
+
+/// Gives the rendered notices (blockquotes opening with a notice text) the class
+/// `translation-notice` and their state, so a stylesheet and tests can tell them apart.
+pub(super) fn mark_notices(html: &str, site: &super::SiteContext, lang: &str, source_lang: &str) -> String {
+    let Some(loc) = site.locales.get(lang) else {
+        return html.to_string();
+    };
+    let name = super::pages::language_name(site, source_lang);
+    let mut html = html.to_string();
+    for (key, state) in [("translation-stale", "stale"), ("translation-missing", "missing")] {
+        let arg = [("source", fluent_bundle::FluentValue::from(name.as_str()))];
+        let mut text = String::new();
+        crate::markdown::escape_html(&mut text, &loc.t_args(key, &arg));
+        let plain = format!("<blockquote>\n<p>{text}");
+        let marked = format!(
+            "<blockquote class=\"translation-notice\" data-state=\"{state}\" role=\"note\">\n<p>{text}"
+        );
+        html = html.replace(&plain, &marked);
+    }
+    html
+}
