@@ -239,7 +239,10 @@ fn translation_status(
     let (guides, errors) = read_guides(root, config);
     // Page errors are the plan's to report; the records files are only read here.
     drift.problems.extend(diag_problems(
-        &guides.iter().filter_map(|g| g.records_error.clone()).collect::<Vec<_>>(),
+        &guides
+            .iter()
+            .filter_map(|g| g.records_error.clone())
+            .collect::<Vec<_>>(),
     ));
     drop(errors);
     let default = &config.default_language;
@@ -251,7 +254,11 @@ fn translation_status(
         for lang in &config.languages {
             if lang == default {
                 let have = guide.bodies.contains_key(lang);
-                row.push(if have { Status::UpToDate } else { Status::Missing });
+                row.push(if have {
+                    Status::UpToDate
+                } else {
+                    Status::Missing
+                });
                 continue;
             }
             let Some(t) = list.iter().find(|t| t.lang == *lang) else {

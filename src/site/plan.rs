@@ -19,13 +19,13 @@ use super::manifest::{
 };
 use super::model::{page_prefix, JobId, RecordsEntry, Removed};
 use super::observe::{observe, Observed};
-use super::translated::Notices;
 pub(crate) use super::request::{Previous, Purpose, Request, Scan};
 use super::scan::{read_guide, ContentDir, FolderMeta, GuideRead, Scanned, Source};
 use super::store::{
     self, closed_page_counts, listing_inputs, needs_closed_guides, Closed, Context, Headers,
     SiteInputs,
 };
+use super::translated::Notices;
 use super::SiteContext;
 use crate::content::GuideFolder;
 use crate::diagnostics::Diagnostic;

@@ -144,18 +144,31 @@ pub(super) fn noticed_body(
         link: &link,
         source_url: &source_url,
     };
-    Ok(with_notices(page.body(), source.body(), &notices.status, &text))
+    Ok(with_notices(
+        page.body(),
+        source.body(),
+        &notices.status,
+        &text,
+    ))
 }
 
 /// Gives the rendered notices (blockquotes opening with a notice text) the class
 /// `translation-notice` and their state, so a stylesheet and tests can tell them apart.
-pub(super) fn mark_notices(html: &str, site: &super::SiteContext, lang: &str, source_lang: &str) -> String {
+pub(super) fn mark_notices(
+    html: &str,
+    site: &super::SiteContext,
+    lang: &str,
+    source_lang: &str,
+) -> String {
     let Some(loc) = site.locales.get(lang) else {
         return html.to_string();
     };
     let name = super::pages::language_name(site, source_lang);
     let mut html = html.to_string();
-    for (key, state) in [("translation-stale", "stale"), ("translation-missing", "missing")] {
+    for (key, state) in [
+        ("translation-stale", "stale"),
+        ("translation-missing", "missing"),
+    ] {
         let arg = [("source", fluent_bundle::FluentValue::from(name.as_str()))];
         let mut text = String::new();
         crate::markdown::escape_html(&mut text, &loc.t_args(key, &arg));

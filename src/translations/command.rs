@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use super::guides::{read_guide, read_guides, records_shown, translations, SectionRow};
+use super::hash::section_hash;
 use super::records::{self, Record, RECORDS_FILE};
 use super::sections::sections;
-use super::hash::section_hash;
 use super::status::State;
 use crate::cli::print_diagnostics;
 use crate::config::SiteConfig;
@@ -62,7 +62,9 @@ pub fn run(command: &TranslationsCommand) -> i32 {
             sections,
             root,
         } => mark(root, lang, guide, sections),
-        TranslationsCommand::Status { lang, format, root } => status(root, lang.as_deref(), *format),
+        TranslationsCommand::Status { lang, format, root } => {
+            status(root, lang.as_deref(), *format)
+        }
     };
     match result {
         Ok(text) => {
@@ -94,12 +96,19 @@ pub(crate) fn mark(
         return Err(vec![Diagnostic::error(format!(
             "`{lang}` is not a translation language of this site"
         ))
-        .with_help(format!("translations are marked in one of: {}", others.join(", ")))]);
+        .with_help(format!(
+            "translations are marked in one of: {}",
+            others.join(", ")
+        ))]);
     }
-    let path = crate::site_paths::SitePaths::new(root).content().join(guide);
+    let path = crate::site_paths::SitePaths::new(root)
+        .content()
+        .join(guide);
     if !crate::content::is_valid_slug(guide) || !path.is_dir() {
-        return Err(vec![Diagnostic::error(format!("there is no guide `{guide}`"))
-            .with_help("name a guide by its folder under content/")]);
+        return Err(vec![Diagnostic::error(format!(
+            "there is no guide `{guide}`"
+        ))
+        .with_help("name a guide by its folder under content/")]);
     }
     let folder = GuideFolder {
         name: guide.to_string(),
@@ -114,8 +123,15 @@ pub(crate) fn mark(
     let page = |l: &str| format!("content/{guide}/{l}.md");
     let (Some(source), Some(translation)) = (texts.bodies.get(default), texts.bodies.get(lang))
     else {
-        let missing = if texts.bodies.contains_key(default) { lang } else { default };
-        return Err(vec![Diagnostic::error(format!("{} does not exist", page(missing)))]);
+        let missing = if texts.bodies.contains_key(default) {
+            lang
+        } else {
+            default
+        };
+        return Err(vec![Diagnostic::error(format!(
+            "{} does not exist",
+            page(missing)
+        ))]);
     };
     let source_sections = sections(source);
     let translated: Vec<String> = sections(translation).into_iter().map(|s| s.id).collect();
@@ -140,7 +156,9 @@ pub(crate) fn mark(
         if !translated.contains(id) {
             errors.push(
                 Diagnostic::error(format!("{} has no section `{id}` to mark", page(lang)))
-                    .with_help(format!("translate it first, with `{{#{id}}}` after its heading")),
+                    .with_help(format!(
+                        "translate it first, with `{{#{id}}}` after its heading"
+                    )),
             );
             continue;
         }
@@ -161,8 +179,12 @@ pub(crate) fn mark(
     let count = new.len();
     entry.extend(new);
     let shown = records_shown(guide);
-    write_atomically(&texts.dir.join(RECORDS_FILE), &records::write(&texts.records), &shown)
-        .map_err(|e| vec![e])?;
+    write_atomically(
+        &texts.dir.join(RECORDS_FILE),
+        &records::write(&texts.records),
+        &shown,
+    )
+    .map_err(|e| vec![e])?;
     Ok(format!(
         "marked {count} section(s) of {} as translated from {} as it is now ({})\n",
         page(lang),
@@ -174,9 +196,7 @@ pub(crate) fn mark(
 /// Writes `text` to a temporary file beside `path`, then renames it into place.
 fn write_atomically(path: &Path, text: &str, shown: &Path) -> Result<(), Diagnostic> {
     let temp = path.with_extension("yaml.tmp");
-    let cannot = |e: std::io::Error| {
-        Diagnostic::error(format!("cannot write: {e}")).in_file(shown)
-    };
+    let cannot = |e: std::io::Error| Diagnostic::error(format!("cannot write: {e}")).in_file(shown);
     std::fs::write(&temp, text).map_err(cannot)?;
     std::fs::rename(&temp, path).map_err(cannot)
 }
@@ -201,8 +221,7 @@ pub(crate) fn status(
     let mut rows: Vec<SectionRow> = Vec::new();
     let mut text = String::new();
     for guide in &guides {
-        let (source, list) =
-            translations(guide, &config.languages, &config.default_language, lang);
+        let (source, list) = translations(guide, &config.languages, &config.default_language, lang);
         for t in list {
             let these = t.rows(&source);
             let count = |s: State| these.iter().filter(|r| r.state == s).count();
@@ -222,8 +241,6 @@ pub(crate) fn status(
     }
     Ok(match format {
         StatusFormat::Text => text,
-        StatusFormat::Json => {
-            serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n"
-        }
+        StatusFormat::Json => serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n",
     })
 }

@@ -140,15 +140,12 @@ pub(crate) fn translations(
             continue;
         }
         let records = guide.records.get(lang);
-        let status = guide
-            .bodies
-            .get(lang)
-            .map(|body| {
-                let found = sections(body);
-                compare(&source, &ids(&found), |id| {
-                    records.and_then(|r| r.get(id)).map(|r| r.hash)
-                })
-            });
+        let status = guide.bodies.get(lang).map(|body| {
+            let found = sections(body);
+            compare(&source, &ids(&found), |id| {
+                records.and_then(|r| r.get(id)).map(|r| r.hash)
+            })
+        });
         let mut diffs = BTreeMap::new();
         for s in status.iter().flat_map(|p| &p.sections) {
             if s.state != State::Stale {

@@ -47,7 +47,11 @@ impl Normalizer {
         if self.pending.is_empty() {
             return;
         }
-        let text = self.pending.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = self
+            .pending
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         self.pending.clear();
         if !text.is_empty() {
             self.token("t", &text);

@@ -13,3 +13,6 @@ pub(crate) mod notices;
 pub(crate) mod records;
 pub(crate) mod sections;
 pub(crate) mod status;
+
+#[cfg(test)]
+mod mutation_tests;

@@ -142,6 +142,9 @@ mod tests {
         let en = "Intro.\n\n## A\n\nAlpha.\n";
         let es = "Intro es.\n\n## Uno {#a}\n\nAlfa.\n";
         let out = with_notices(es, en, &status(en, es, &["a"]), &TEXT);
-        assert!(out.starts_with("\n> Cambió. [Ver en inglés](../../en/g/index.html)\n\nIntro es."), "{out}");
+        assert!(
+            out.starts_with("\n> Cambió. [Ver en inglés](../../en/g/index.html)\n\nIntro es."),
+            "{out}"
+        );
     }
 }

@@ -49,8 +49,8 @@ pub(crate) fn parse(text: &str, shown: &Path) -> Result<Records, Diagnostic> {
     if text.trim().is_empty() {
         return Ok(Records::new());
     }
-    let raw: BTreeMap<String, BTreeMap<String, RawRecord>> = yaml_serde::from_str(text)
-        .map_err(|e| {
+    let raw: BTreeMap<String, BTreeMap<String, RawRecord>> =
+        yaml_serde::from_str(text).map_err(|e| {
             let line = e.location().map_or(1, |l| l.line());
             located(format!("invalid translation records: {e}"), line)
         })?;
@@ -61,11 +61,20 @@ pub(crate) fn parse(text: &str, shown: &Path) -> Result<Records, Diagnostic> {
             let hash = parse_digest(&r.hash).ok_or_else(|| {
                 let line = line_of(text, &r.hash);
                 located(
-                    format!("section `{id}` of `{lang}`: `{}` is not a 32-digit lower-case hex hash", r.hash),
+                    format!(
+                        "section `{id}` of `{lang}`: `{}` is not a 32-digit lower-case hex hash",
+                        r.hash
+                    ),
                     line,
                 )
             })?;
-            out.insert(id, Record { hash, source: r.source });
+            out.insert(
+                id,
+                Record {
+                    hash,
+                    source: r.source,
+                },
+            );
         }
         records.insert(lang, out);
     }
@@ -104,13 +113,19 @@ pub(crate) fn write(records: &Records) -> String {
 /// A section's text as it is recorded: line breaks as `\n`, no blank lines around it, no
 /// trailing spaces at its end.
 pub(crate) fn stored_text(section: &str) -> String {
-    section.replace("\r\n", "\n").trim_matches('\n').trim_end().to_string()
+    section
+        .replace("\r\n", "\n")
+        .trim_matches('\n')
+        .trim_end()
+        .to_string()
 }
 
 /// A section id as a YAML key: plain when it is a slug, else double-quoted.
 fn quoted(id: &str) -> String {
     let plain = !id.is_empty()
-        && id.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+        && id
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
         && !id.starts_with('-');
     if plain {
         id.to_string()
@@ -151,9 +166,18 @@ mod tests {
     fn written_records_read_back_unchanged() {
         let tricky = "## The problem {#the-problem}\n\n    indented code: yes # not a comment\n\n- item: \"quoted\"\n\ttab\n\n{{ table(\"a\") }}  trailing";
         let mut records = Records::new();
-        records.entry("es".into()).or_default().insert("the-problem".into(), record(tricky));
-        records.entry("es".into()).or_default().insert("_intro".into(), record("    starts with spaces\nthen: colon"));
-        records.entry("zh".into()).or_default().insert("该节".into(), record("## 问题\n\n中文"));
+        records
+            .entry("es".into())
+            .or_default()
+            .insert("the-problem".into(), record(tricky));
+        records.entry("es".into()).or_default().insert(
+            "_intro".into(),
+            record("    starts with spaces\nthen: colon"),
+        );
+        records
+            .entry("zh".into())
+            .or_default()
+            .insert("该节".into(), record("## 问题\n\n中文"));
         let text = write(&records);
         assert_eq!(parse(&text, Path::new("t.yaml")).unwrap(), records);
         assert!(text.contains("es:\n  _intro:\n    hash: "), "{text}");
@@ -163,10 +187,18 @@ mod tests {
     fn a_bad_hash_names_the_file_and_line() {
         let text = "es:\n  a:\n    hash: xyz\n    source: a\n";
         let e = parse(text, Path::new("content/g/translations.yaml")).unwrap_err();
-        assert!(e.message.contains("`xyz` is not a 32-digit"), "{}", e.message);
+        assert!(
+            e.message.contains("`xyz` is not a 32-digit"),
+            "{}",
+            e.message
+        );
         assert_eq!(e.location(), "content/g/translations.yaml:3:1");
         let e = parse("es: [", Path::new("t.yaml")).unwrap_err();
-        assert!(e.message.contains("invalid translation records"), "{}", e.message);
+        assert!(
+            e.message.contains("invalid translation records"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -101,10 +101,16 @@ mod tests {
     #[test]
     fn splits_at_second_and_third_level_headings_with_slug_or_explicit_id() {
         let body = "Lead text.\n\n## The problem\n\nText.\n\n### Sub part\n\nMore.\n\n#### deep\n\n## El problema {#the-fix}\n\nFin.\n";
-        assert_eq!(ids_of(body), ["_intro", "the-problem", "sub-part", "the-fix"]);
+        assert_eq!(
+            ids_of(body),
+            ["_intro", "the-problem", "sub-part", "the-fix"]
+        );
         let s = sections(body);
         assert_eq!(s[1].text, "## The problem\n\nText.\n\n");
-        assert_eq!(&s[3].text[..s[3].heading_end], "## El problema {#the-fix}\n");
+        assert_eq!(
+            &s[3].text[..s[3].heading_end],
+            "## El problema {#the-fix}\n"
+        );
         assert!(s[2].text.contains("#### deep"));
     }
 

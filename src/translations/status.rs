@@ -146,7 +146,8 @@ mod tests {
     }
 
     const EN: &str = "Intro.\n\n## A\n\nAlpha text.\n\n## B\n\nBeta text.\n\n## C\n\nGamma.\n";
-    const ES: &str = "Intro es.\n\n## Uno {#a}\n\nAlfa.\n\n## Dos {#b}\n\nBeta.\n\n## Tres {#c}\n\nGama.\n";
+    const ES: &str =
+        "Intro es.\n\n## Uno {#a}\n\nAlfa.\n\n## Dos {#b}\n\nBeta.\n\n## Tres {#c}\n\nGama.\n";
 
     fn marked(en: &str) -> BTreeMap<String, Record> {
         sections(en)
@@ -162,7 +163,10 @@ mod tests {
     }
 
     fn states(p: &PageStatus) -> Vec<(&str, State)> {
-        p.sections.iter().map(|s| (s.id.as_str(), s.state)).collect()
+        p.sections
+            .iter()
+            .map(|s| (s.id.as_str(), s.state))
+            .collect()
     }
 
     #[test]
@@ -173,7 +177,15 @@ mod tests {
         let edited = EN.replace("Beta text", "Beta words");
         let p = compare_texts(&edited, ES, Some(&records));
         use State::*;
-        assert_eq!(states(&p), [("_intro", Current), ("a", Current), ("b", Stale), ("c", Current)]);
+        assert_eq!(
+            states(&p),
+            [
+                ("_intro", Current),
+                ("a", Current),
+                ("b", Stale),
+                ("c", Current)
+            ]
+        );
         // Never marked: stale.
         let p = compare_texts(EN, ES, None);
         assert!(p.sections.iter().all(|s| s.state == Stale));
@@ -184,7 +196,15 @@ mod tests {
         let es = "## Dos {#b}\n\nx\n\n## Uno {#a}\n\ny\n\n## Otro\n\nz\n\n## Otro\n";
         let p = compare_texts(EN, es, Some(&marked(EN)));
         use State::*;
-        assert_eq!(states(&p), [("_intro", Missing), ("a", Current), ("b", Current), ("c", Missing)]);
+        assert_eq!(
+            states(&p),
+            [
+                ("_intro", Missing),
+                ("a", Current),
+                ("b", Current),
+                ("c", Missing)
+            ]
+        );
         assert_eq!(p.extra, ["otro", "otro"]);
         assert_eq!(p.duplicates, ["otro"]);
         assert!(p.misordered);

@@ -82,7 +82,11 @@ fn missing_and_outdated_translations_are_a_table() {
     let k = kinds(&v);
     assert_eq!(k.iter().filter(|k| *k == "missing-translation").count(), 2);
     // The English intro changed since es and zh were marked: one stale section in each.
-    assert_eq!(k.iter().filter(|k| *k == "stale-translation").count(), 2, "{v}");
+    assert_eq!(
+        k.iter().filter(|k| *k == "stale-translation").count(),
+        2,
+        "{v}"
+    );
     let text = t.run(&["check"]).stdout;
     assert!(
         text.contains("outdated") && text.contains("missing"),

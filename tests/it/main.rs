@@ -31,5 +31,6 @@ mod search;
 #[cfg(feature = "serve")]
 mod serve;
 mod site;
+mod translations;
 mod validation;
 mod verdict;
