@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::translated::entry_notice_digests;
+
 pub(crate) use super::listing::{Listed, Listing};
 pub(crate) use super::model::{
     sort_in_site_order, DataEntry, GuideEntry, JobEntry, NavLink, Neighbours, PageEntry, SiteJob,
@@ -93,6 +95,8 @@ pub(crate) struct ShardContext {
     pub(crate) digest: Digest,
     /// The site's languages, in its order (header counts and digests are per language).
     pub(crate) languages: Vec<String>,
+    /// The language translations are made from (what their notices are computed against).
+    pub(crate) default_language: String,
 }
 
 /// What a guide shard says of itself before its entries.
@@ -348,12 +352,14 @@ impl ShardHeader {
             let mut page_langs: Vec<&str> = guide.pages.iter().map(|(l, _)| l.as_str()).collect();
             sort_in_site_order(&mut page_langs, langs);
             let page_langs = page_langs.join(",");
-            for (lang, page) in &guide.pages {
+            let notices = entry_notice_digests(guide, &context.default_language);
+            for ((lang, page), notices) in guide.pages.iter().zip(&notices) {
                 let at = langs.iter().position(|l| l == lang);
                 if let Some(i) = at {
                     pages[i] += 1;
                 }
-                listing.page(at, &page.source.summary.listed(slug, lang), &page_langs);
+                let listed = page.source.summary.listed(slug, lang);
+                listing.page(at, &listed, &page_langs, notices.as_ref());
                 listing.text(at, slug, &page.source.hash);
             }
             let Some(h) = &mut stamps else { continue };

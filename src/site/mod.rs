@@ -21,6 +21,7 @@ mod render;
 mod request;
 mod scan;
 pub(crate) mod stamp;
+mod status_page;
 mod store;
 pub(crate) mod translated;
 

@@ -132,9 +132,12 @@ impl Scanned {
         &self.guide_langs[self.guide_of_source[i]]
     }
 
-    /// Each source with its guide's languages.
-    pub(super) fn pages(&self) -> impl Iterator<Item = (&Source, &str)> {
-        (self.sources.iter().enumerate()).map(|(i, s)| (s, self.langs_of(i)))
+    /// Each source with its guide's languages and the digest of its notices.
+    pub(super) fn pages(&self) -> impl Iterator<Item = (&Source, &str, Option<&Digest>)> {
+        (self.sources.iter().enumerate()).map(|(i, s)| {
+            let notices = self.notices[i].as_ref().map(|n| &n.digest);
+            (s, self.langs_of(i), notices)
+        })
     }
 }
 

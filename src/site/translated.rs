@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::manifest::{hash, Digest, FileStat, Hasher, Stamp};
-use super::model::RecordsEntry;
+use super::model::{GuideEntry, RecordsEntry, Summary};
 use super::scan::Source;
 use crate::diagnostics::Diagnostic;
 use crate::translations::notices::{with_notices, NoticeText};
@@ -78,26 +78,51 @@ pub(super) fn read_records(
     }
 }
 
+/// One page as its notices need it: its language, summary and source hash.
+pub(super) type PageFacts<'a> = (&'a str, &'a Summary, &'a Digest);
+
 /// Per page of one guide (`sources`, its pages): its notices when it is a translation with a
 /// section that is not current; `None` otherwise (the source page, a complete translation, or a
 /// guide without a page in `default`).
-pub(super) fn guide_notices(
+pub(crate) fn guide_notices(
     sources: &[Source],
     records: Option<&RecordsEntry>,
     default: &str,
 ) -> Vec<Option<Arc<Notices>>> {
-    let Some(source) = sources.iter().find(|s| s.src.lang == default) else {
-        return vec![None; sources.len()];
+    let facts: Vec<PageFacts<'_>> = (sources.iter())
+        .map(|s| (s.src.lang.as_str(), &s.summary, &s.hash))
+        .collect();
+    notices_of(&facts, records, default)
+}
+
+/// What [`guide_notices`] gives the pages of a guide as the manifest recorded it: the digests
+/// only (what the listings hash), per page in `guide.pages` order.
+pub(crate) fn entry_notice_digests(guide: &GuideEntry, default: &str) -> Vec<Option<Digest>> {
+    let facts: Vec<PageFacts<'_>> = (guide.pages.iter())
+        .map(|(lang, p)| (lang.as_str(), &p.source.summary, &p.source.hash))
+        .collect();
+    let notices = notices_of(&facts, guide.records.as_ref(), default);
+    notices.into_iter().map(|n| n.map(|n| n.digest)).collect()
+}
+
+/// Per page: its notices, from the pages' section hashes and the guide's records.
+fn notices_of(
+    pages: &[PageFacts<'_>],
+    records: Option<&RecordsEntry>,
+    default: &str,
+) -> Vec<Option<Arc<Notices>>> {
+    let Some(&(_, source_summary, source_hash)) = pages.iter().find(|p| p.0 == default) else {
+        return vec![None; pages.len()];
     };
-    let original = &source.summary.sections;
-    sources
+    let original = &source_summary.sections;
+    pages
         .iter()
-        .map(|s| {
-            if s.src.lang == default {
+        .map(|&(lang, summary, _)| {
+            if lang == default {
                 return None;
             }
-            let ids: Vec<&str> = s.summary.sections.iter().map(|x| x.id.as_str()).collect();
-            let recorded = records.and_then(|r| r.recorded.iter().find(|(l, _)| *l == s.src.lang));
+            let ids: Vec<&str> = summary.sections.iter().map(|x| x.id.as_str()).collect();
+            let recorded = records.and_then(|r| r.recorded.iter().find(|(l, _)| l == lang));
             let status = compare(original, &ids, |id| {
                 recorded.and_then(|(_, r)| r.iter().find(|(i, _)| i == id).map(|(_, h)| *h))
             });
@@ -109,7 +134,7 @@ pub(super) fn guide_notices(
                 h.part(&x.id).part(x.state.name());
             }
             if status.sections.iter().any(|x| x.state == State::Missing) {
-                h.digest(&source.hash);
+                h.digest(source_hash);
             }
             Some(Arc::new(Notices {
                 status,

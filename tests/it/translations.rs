@@ -96,6 +96,23 @@ fn a_fresh_copy_of_the_bundled_site_checks_clean() {
             .join("translations.yaml")
     )
     .exists());
+    // Readers' status pages and llms.txt: complete.
+    for lang in ["es", "zh"] {
+        let page = t.output(&format!("{lang}/translations/index.html"));
+        assert!(
+            page.contains("class=\"translation-complete\"")
+                && !page.contains("data-state=\"stale\"")
+        );
+        assert!(t
+            .output(&format!("{lang}/index.html"))
+            .contains("href=\"translations/index.html\""));
+    }
+    let llms = t.output("llms.txt");
+    assert_eq!(
+        llms.matches("This language version is complete").count(),
+        2,
+        "{llms}"
+    );
 }
 
 #[test]
@@ -130,6 +147,14 @@ fn an_english_edit_shows_as_notices_until_marked_and_rebuilds_only_what_changes(
     assert!(es.contains(&format!(
         "href=\"../../en/{GUIDE}/index.html#what-to-change-in-order\""
     )));
+    let status = t.output("es/translations/index.html");
+    assert!(
+        status.contains("<li data-section=\"what-to-change-in-order\" data-state=\"stale\">"),
+        "{status}"
+    );
+    assert_eq!(status.matches("data-state=\"stale\"").count(), 1);
+    let llms = t.output("llms.txt");
+    assert!(llms.contains("(incomplete translation: 1 stale and 0 missing of 6 sections; the original: https://vramdoc.example.org/en/oom-124m-on-12gb/index.md)"), "{llms}");
     let zh_md = t.output(&format!("zh/{GUIDE}/index.md"));
     assert!(zh_md.contains(&format!("> 本节译出后，原文（English）已有改动。 [阅读原文](https://vramdoc.example.org/en/{GUIDE}/index.html#what-to-change-in-order)")), "{zh_md}");
     // check fails with the word diff...
