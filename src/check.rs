@@ -281,9 +281,22 @@ fn translation_status(
             } else {
                 &mut drift.problems
             };
+            let tracked = guide.records.contains_key(lang);
+            if !tracked {
+                sink.push(Problem {
+                    kind: "stale-translation",
+                    file: file.clone(),
+                    message: format!("was never marked: nothing records what it was translated from, so readers see no notices; once it is up to date with content/{slug}/{default}.md, run `vramdoc translations mark {lang} {slug}`"),
+                });
+            }
             for s in &page.sections {
                 let message = match s.state {
                     State::Current => continue,
+                    State::Stale if !tracked => continue,
+                    State::Missing if !tracked => format!(
+                        "has no section `{}` (content/{slug}/{default}.md has it)",
+                        s.id
+                    ),
                     State::Missing => format!(
                         "has no section `{}` (content/{slug}/{default}.md has it); readers see the {default} section",
                         s.id

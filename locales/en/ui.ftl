@@ -43,4 +43,5 @@ translation-status-link = Translation status
 translation-state-current = current
 translation-state-stale = stale
 translation-state-missing = missing
+translation-state-untracked = not tracked
 translation-status-complete = All sections of every guide are translated and current.

@@ -43,4 +43,5 @@ translation-status-link = Estado de la traducción
 translation-state-current = al día
 translation-state-stale = desactualizada
 translation-state-missing = falta
+translation-state-untracked = sin registro
 translation-status-complete = Todas las secciones de todas las guías están traducidas y al día.

@@ -40,4 +40,5 @@ translation-status-link = 翻译状态
 translation-state-current = 最新
 translation-state-stale = 过期
 translation-state-missing = 缺失
+translation-state-untracked = 未记录
 translation-status-complete = 所有指南的所有章节均已翻译且为最新。

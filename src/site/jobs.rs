@@ -95,8 +95,11 @@ pub(super) fn page_jobs(
                 h.digest(&site.catalog_hash);
             }
             // A translation's notices: only pages whose notices change render again.
-            if let Some(n) = &scanned.notices[i] {
-                h.digest(&n.digest);
+            if let Some(d) = scanned.notices[i]
+                .as_ref()
+                .and_then(|n| n.rendered_digest())
+            {
+                h.digest(d);
             }
             let inputs = h.finish();
             let prefix = if diff.verify_outputs {

@@ -447,7 +447,7 @@ mod tests {
                         updated: None,
                         scenario_hash: None,
                         uses_catalog: false,
-                        sections: Vec::new(),
+                        sections: None,
                     },
                 },
                 output: Some(job(slug.as_bytes())),

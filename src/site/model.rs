@@ -165,8 +165,9 @@ pub(crate) struct Summary {
     pub(crate) scenario_hash: Option<Digest>,
     /// True when the body reads other GPUs (`catalog.`), so the page depends on the catalog.
     pub(crate) uses_catalog: bool,
-    /// Its sections' ids and normalized hashes, for translation staleness.
-    pub(crate) sections: Vec<crate::translations::status::SourceSection>,
+    /// Its sections' ids and normalized hashes, for translation staleness: computed only for
+    /// the pages of guides with a translation records file (`None`: not computed).
+    pub(crate) sections: Option<Vec<crate::translations::status::SourceSection>>,
 }
 
 impl Summary {

@@ -381,7 +381,7 @@ pub(super) fn read_guide(
             .iter()
             .position(|l| *l == src.lang)
             .and_then(|i| pages[i]);
-        match read_source(src, meta, prev_source, now) {
+        match read_source(src, meta, prev_source, now, records_meta.is_some()) {
             Ok((s, c)) => {
                 changed |= c;
                 sources.push(s);
@@ -417,7 +417,10 @@ pub(super) fn read_source(
     stat: Option<FileStat>,
     previous: Option<SourceEntry>,
     now: u64,
+    track: bool,
 ) -> Result<(Source, bool), Vec<Diagnostic>> {
+    // A summary without section hashes is not enough once the guide's translations are tracked.
+    let usable = |e: &SourceEntry| !track || e.summary.sections.is_some();
     let cannot = |e: std::io::Error| {
         vec![Diagnostic::error(format!("cannot read: {e}")).in_file(src.shown())]
     };
@@ -427,7 +430,9 @@ pub(super) fn read_source(
         None => FileStat::from_metadata(&std::fs::metadata(src.path()).map_err(cannot)?),
     };
     let (previous, unchanged) = match previous {
-        Some(e) if e.stamp.zip(stat).is_some_and(|(s, f)| s.matches(&f)) => (None, Some(e)),
+        Some(e) if e.stamp.zip(stat).is_some_and(|(s, f)| s.matches(&f)) && usable(&e) => {
+            (None, Some(e))
+        }
         other => (other, None),
     };
     if let Some(e) = unchanged {
@@ -442,7 +447,7 @@ pub(super) fn read_source(
     let stamp = stat.and_then(|f| Stamp::of(&f, now));
     let bytes = crate::site_files::read(&src.path(), &src.shown()).map_err(|e| vec![e])?;
     let h = hash(&bytes);
-    if let Some(e) = previous.filter(|e| e.hash == h) {
+    if let Some(e) = previous.filter(|e| e.hash == h && usable(e)) {
         let changed = e.stamp != stamp;
         let source = Source {
             src,
@@ -453,7 +458,7 @@ pub(super) fn read_source(
         return Ok((source, changed));
     }
     let page = content::parse(src.clone(), &bytes)?;
-    let summary = summarize(&page);
+    let summary = summarize(&page, track);
     let source = Source {
         src,
         hash: h,
@@ -464,7 +469,8 @@ pub(super) fn read_source(
 }
 
 /// The parts of a parsed page that other outputs depend on.
-pub(crate) fn summarize(page: &Page) -> Summary {
+/// `track`: the guide has a translation records file, so its sections are hashed too.
+pub(crate) fn summarize(page: &Page, track: bool) -> Summary {
     let fm = &page.front;
     let scenario_hash = content::agree::shared_text(page).map(|text| {
         let mut h = Hasher::new();
@@ -483,7 +489,7 @@ pub(crate) fn summarize(page: &Page) -> Summary {
         updated: updated.or_else(|| fm.date.clone()),
         scenario_hash,
         uses_catalog: page.body().contains("catalog."),
-        sections: SourceSection::of(&sections(page.body())),
+        sections: track.then(|| SourceSection::of(&sections(page.body()))),
     }
 }
 

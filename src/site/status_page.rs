@@ -19,6 +19,8 @@ struct GuideStatus<'a> {
     slug: &'a str,
     title: &'a str,
     href: String,
+    /// "not tracked" when the translation was never marked (its sections are then unknown).
+    untracked: Option<String>,
     sections: Vec<SectionStatus<'a>>,
 }
 
@@ -33,29 +35,26 @@ struct SectionStatus<'a> {
 }
 
 /// Per section of the original (the default language's page of `page`'s guide): its state in
-/// `page`, from the plan's notices (no notice: current).
+/// `page`, from the plan's notices (no notice: current), and whether the page is tracked.
 pub(super) fn section_states<'p>(
     plan: &'p Plan,
     index: usize,
     default: &str,
-) -> Vec<(&'p str, State)> {
+) -> (Vec<(&'p str, State)>, bool) {
     let page = &plan.sources[index];
     if let Some(n) = &plan.notices[index] {
-        return (n.status.sections.iter())
-            .map(|s| (s.id.as_str(), s.state))
-            .collect();
+        let states = (n.status.sections.iter()).map(|s| (s.id.as_str(), s.state));
+        return (states.collect(), n.tracked);
     }
     let original =
         (plan.sources.iter()).find(|s| s.src.slug == page.src.slug && s.src.lang == default);
-    original
+    let states = original
         .map(|o| {
-            o.summary
-                .sections
-                .iter()
-                .map(|s| (s.id.as_str(), State::Current))
-                .collect()
+            let ids = o.summary.sections.iter().flatten().map(|s| s.id.as_str());
+            ids.map(|id| (id, State::Current)).collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    (states, true)
 }
 
 /// The pages of `lang`, by index in `plan.sources`, in index order.
@@ -84,17 +83,18 @@ pub(super) fn status_page(
     }
     let mut complete = true;
     let loc = site.locales.get(lang);
-    let label = |state: State| {
-        let key = format!("translation-state-{}", state.name());
-        loc.map(|l| l.t(&key))
-            .unwrap_or_else(|| state.name().to_string())
+    let label = |state: &str| {
+        let key = format!("translation-state-{state}");
+        loc.map(|l| l.t(&key)).unwrap_or_else(|| state.to_string())
     };
     let guides: Vec<GuideStatus<'_>> = pages_of(plan, lang, order)
         .into_iter()
         .map(|i| {
             let s = &plan.sources[i];
             let slug = s.src.slug.as_str();
-            let sections = section_states(plan, i, default)
+            let (states, tracked) = section_states(plan, i, default);
+            complete &= tracked;
+            let sections = states
                 .into_iter()
                 .map(|(id, state)| {
                     complete &= state == State::Current;
@@ -111,12 +111,13 @@ pub(super) fn status_page(
                     SectionStatus {
                         id,
                         state: state.name(),
-                        label: label(state),
+                        label: label(state.name()),
                         href: format!("../../{page_lang}/{slug}/index.html{hash}{fragment}"),
                     }
                 })
                 .collect();
             GuideStatus {
+                untracked: (!tracked).then(|| label("untracked")),
                 slug,
                 title: &s.summary.title,
                 href: format!("../{slug}/index.html"),
@@ -176,10 +177,16 @@ pub(super) fn llms_note(
         .enumerate()
         .filter(|(_, s)| s.src.lang == lang)
     {
-        let states = section_states(plan, i, default);
+        let (states, tracked) = section_states(plan, i, default);
         let count = |x: State| states.iter().filter(|(_, st)| *st == x).count();
         let (stale, missing) = (count(State::Stale), count(State::Missing));
-        if stale + missing > 0 {
+        if !tracked {
+            let note = format!(
+                " (translation not tracked: no record of what it was translated from; the original: {base_url}{default}/{}/index.md)",
+                s.src.slug
+            );
+            per_guide.push((s.src.slug.clone(), note));
+        } else if stale + missing > 0 {
             let note = format!(
                 " (incomplete translation: {stale} stale and {missing} missing of {} sections; the original: {base_url}{default}/{}/index.md)",
                 states.len(),

@@ -22,7 +22,18 @@ pub(crate) struct Notices {
     pub(crate) status: PageStatus,
     /// The source page's language.
     pub(crate) source_lang: String,
+    /// False for a translation never marked: nothing says what it was made from, so its page
+    /// shows no notices (`check` and the status page report it).
+    pub(crate) tracked: bool,
+    /// The digest of the states (and, with a section missing, of the source page).
     pub(crate) digest: Digest,
+}
+
+impl Notices {
+    /// What the page's job hashes: the notices it renders (none when untracked).
+    pub(crate) fn rendered_digest(&self) -> Option<&Digest> {
+        self.tracked.then_some(&self.digest)
+    }
 }
 
 /// Reads guide `slug`'s records file in `dir` unless its stamp says it is `previous`'s; returns
@@ -82,8 +93,8 @@ pub(super) fn read_records(
 pub(super) type PageFacts<'a> = (&'a str, &'a Summary, &'a Digest);
 
 /// Per page of one guide (`sources`, its pages): its notices when it is a translation with a
-/// section that is not current; `None` otherwise (the source page, a complete translation, or a
-/// guide without a page in `default`).
+/// section that is not current; `None` otherwise (the source page, a complete translation, a
+/// translation never marked, or a guide without a page in `default`).
 pub(crate) fn guide_notices(
     sources: &[Source],
     records: Option<&RecordsEntry>,
@@ -114,17 +125,28 @@ fn notices_of(
     let Some(&(_, source_summary, source_hash)) = pages.iter().find(|p| p.0 == default) else {
         return vec![None; pages.len()];
     };
-    let original = &source_summary.sections;
+    let original = source_summary.sections.as_deref().unwrap_or_default();
     pages
         .iter()
         .map(|&(lang, summary, _)| {
             if lang == default {
                 return None;
             }
-            let ids: Vec<&str> = summary.sections.iter().map(|x| x.id.as_str()).collect();
-            let recorded = records.and_then(|r| r.recorded.iter().find(|(l, _)| l == lang));
+            // A translation never marked is untracked: nothing is known of its sections.
+            let Some((_, recorded)) =
+                records.and_then(|r| r.recorded.iter().find(|(l, _)| l == lang))
+            else {
+                return Some(Arc::new(Notices {
+                    status: PageStatus::default(),
+                    source_lang: default.to_string(),
+                    tracked: false,
+                    digest: hash(b"untracked"),
+                }));
+            };
+            let found = summary.sections.as_deref().unwrap_or_default();
+            let ids: Vec<&str> = found.iter().map(|x| x.id.as_str()).collect();
             let status = compare(original, &ids, |id| {
-                recorded.and_then(|(_, r)| r.iter().find(|(i, _)| i == id).map(|(_, h)| *h))
+                (recorded.iter().find(|(i, _)| i == id)).map(|(_, h)| *h)
             });
             if status.sections.iter().all(|x| x.state == State::Current) {
                 return None;
@@ -139,6 +161,7 @@ fn notices_of(
             Some(Arc::new(Notices {
                 status,
                 source_lang: default.to_string(),
+                tracked: true,
                 digest: h.finish(),
             }))
         })

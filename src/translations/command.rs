@@ -225,8 +225,13 @@ pub(crate) fn status(
         for t in list {
             let these = t.rows(&source);
             let count = |s: State| these.iter().filter(|r| r.state == s).count();
+            let never = if guide.records.contains_key(&t.lang) {
+                ""
+            } else {
+                " (never marked)"
+            };
             text.push_str(&format!(
-                "{} {}: {} current, {} stale, {} missing\n",
+                "{} {}: {} current, {} stale, {} missing{never}\n",
                 t.guide,
                 t.lang,
                 count(State::Current),

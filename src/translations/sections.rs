@@ -32,9 +32,11 @@ pub(crate) fn sections(body: &str) -> Vec<Section<'_>> {
     let parser = Parser::new_ext(body, crate::markdown::options()).into_offset_iter();
     for (event, range) in parser {
         match event {
-            Event::Start(Tag::Heading { level, id, .. })
-                if matches!(level, HeadingLevel::H2 | HeadingLevel::H3) =>
-            {
+            Event::Start(Tag::Heading {
+                level: HeadingLevel::H2 | HeadingLevel::H3,
+                id,
+                ..
+            }) => {
                 let id = id.map(|i| i.to_string());
                 open = Some((range.start, range.end, id, String::new()));
             }

@@ -321,3 +321,55 @@ fn bad_records_and_bad_marks_are_clear_errors() {
     }
     assert_eq!(read(&t, &rel), records, "a refused mark writes nothing");
 }
+
+#[test]
+fn a_translation_never_marked_shows_no_notices_and_check_says_so() {
+    let t = SiteTest::new();
+    t.guide(
+        "g",
+        "en",
+        "G",
+        "## Setup\n\nInstall it.\n\n## Use\n\nRun it.\n",
+    );
+    t.guide("g", "es", "G es", "## Preparación {#setup}\n\nInstálalo.\n");
+    t.guide(
+        "g",
+        "zh",
+        "G zh",
+        "## 准备 {#setup}\n\n安装。\n\n## 使用 {#use}\n\n运行。\n",
+    );
+    t.mark("zh", "g");
+    t.build_ok();
+    // es was never marked: no notices, not even for the section it lacks.
+    assert!(!t.output("es/g/index.html").contains("translation-notice"));
+    let status = t.output("es/translations/index.html");
+    assert!(
+        status.contains("data-state=\"untracked\"") && status.contains("sin registro"),
+        "{status}"
+    );
+    assert!(!status.contains("translation-complete"));
+    assert!(t.output("llms.txt").contains("(translation not tracked: no record of what it was translated from; the original: https://example.org/docs/en/g/index.md)"));
+    let run = t.run(&["check"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .contains("stale-translation: content/g/es.md: was never marked"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("missing-section: content/g/es.md: has no section `use`"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("content/g/zh.md"), "{}", run.stdout);
+    let text = t.run(&["translations", "status", "--lang", "es"]).stdout;
+    assert_eq!(
+        text,
+        "g es: 0 current, 1 stale, 1 missing (never marked)\n  stale setup\n  missing use\n"
+    );
+    // zh is tracked and complete.
+    let zh = t.output("zh/translations/index.html");
+    assert!(zh.contains("translation-complete"), "{zh}");
+}
