@@ -1,4 +1,4 @@
-//! Translation status for readers: `<lang>/translations/index.html`, each guide of a
+//! Translation status for readers: `<lang>/translation-status.html`, each guide of a
 //! translation language with its sections current, stale or missing (written with the
 //! language's index, whose inputs hold every page's notices), and what `llms.txt` says of each
 //! language version.
@@ -69,7 +69,7 @@ fn pages_of<'p>(plan: &'p Plan, lang: &str, order: &[&'p Source]) -> Vec<usize> 
         .collect()
 }
 
-/// `<lang>/translations/index.html` for a translation language (`order`: its pages in index
+/// `<lang>/translation-status.html` for a translation language (`order`: its pages in index
 /// order); nothing for the default language.
 pub(super) fn status_page(
     site: &SiteContext,
@@ -112,7 +112,7 @@ pub(super) fn status_page(
                         id,
                         state: state.name(),
                         label: label(state.name()),
-                        href: format!("../../{page_lang}/{slug}/index.html{hash}{fragment}"),
+                        href: format!("../{page_lang}/{slug}/index.html{hash}{fragment}"),
                     }
                 })
                 .collect();
@@ -120,7 +120,7 @@ pub(super) fn status_page(
                 untracked: (!tracked).then(|| label("untracked")),
                 slug,
                 title: &s.summary.title,
-                href: format!("../{slug}/index.html"),
+                href: format!("{slug}/index.html"),
                 sections,
             }
         })
@@ -128,14 +128,14 @@ pub(super) fn status_page(
     let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
     let mut ctx = Context::new();
     ctx.insert("lang", lang);
-    ctx.insert("root", "../../");
+    ctx.insert("root", "../");
     ctx.insert("lang_index", &true);
     ctx.insert("site", &site_ctx(site, lang));
     ctx.insert("guides", &guides);
     ctx.insert("complete", &complete);
     ctx.insert(
         "languages",
-        &lang_links(site, &langs, lang, |l| format!("../../{l}/index.html")),
+        &lang_links(site, &langs, lang, |l| format!("../{l}/index.html")),
     );
     ctx.insert("alternates", &Vec::<super::pages::Alternate>::new());
     ctx.insert("x_default", &None::<String>);
@@ -143,7 +143,7 @@ pub(super) fn status_page(
         .locales
         .get(lang)
         .map(|l| l.t("translation-status-title"));
-    let url = format!("{}{lang}/translations/", site.config.base_url);
+    let url = format!("{}{lang}/translation-status.html", site.config.base_url);
     let meta = page_meta(
         title.as_deref().unwrap_or("Translation status"),
         None,
@@ -154,7 +154,7 @@ pub(super) fn status_page(
     ctx.insert("meta", &meta);
     let html = site.renderer.render("translations.html", &ctx)?;
     Ok(Some((
-        format!("{lang}/translations/index.html"),
+        format!("{lang}/translation-status.html"),
         html.into_bytes(),
     )))
 }
@@ -195,7 +195,7 @@ pub(super) fn llms_note(
             per_guide.push((s.src.slug.clone(), note));
         }
     }
-    let status = format!("{base_url}{lang}/translations/");
+    let status = format!("{base_url}{lang}/translation-status.html");
     let head = if per_guide.is_empty() {
         format!("This language version is complete: every section of every guide is translated from the current original. Status: {status}\n\n")
     } else {

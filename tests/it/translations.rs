@@ -98,14 +98,14 @@ fn a_fresh_copy_of_the_bundled_site_checks_clean() {
     .exists());
     // Readers' status pages and llms.txt: complete.
     for lang in ["es", "zh"] {
-        let page = t.output(&format!("{lang}/translations/index.html"));
+        let page = t.output(&format!("{lang}/translation-status.html"));
         assert!(
             page.contains("class=\"translation-complete\"")
                 && !page.contains("data-state=\"stale\"")
         );
         assert!(t
             .output(&format!("{lang}/index.html"))
-            .contains("href=\"translations/index.html\""));
+            .contains("href=\"translation-status.html\""));
     }
     let llms = t.output("llms.txt");
     assert_eq!(
@@ -147,7 +147,7 @@ fn an_english_edit_shows_as_notices_until_marked_and_rebuilds_only_what_changes(
     assert!(es.contains(&format!(
         "href=\"../../en/{GUIDE}/index.html#what-to-change-in-order\""
     )));
-    let status = t.output("es/translations/index.html");
+    let status = t.output("es/translation-status.html");
     assert!(
         status.contains("<li data-section=\"what-to-change-in-order\" data-state=\"stale\">"),
         "{status}"
@@ -342,7 +342,7 @@ fn a_translation_never_marked_shows_no_notices_and_check_says_so() {
     t.build_ok();
     // es was never marked: no notices, not even for the section it lacks.
     assert!(!t.output("es/g/index.html").contains("translation-notice"));
-    let status = t.output("es/translations/index.html");
+    let status = t.output("es/translation-status.html");
     assert!(
         status.contains("data-state=\"untracked\"") && status.contains("sin registro"),
         "{status}"
@@ -370,6 +370,6 @@ fn a_translation_never_marked_shows_no_notices_and_check_says_so() {
         "g es: 0 current, 1 stale, 1 missing (never marked)\n  stale setup\n  missing use\n"
     );
     // zh is tracked and complete.
-    let zh = t.output("zh/translations/index.html");
+    let zh = t.output("zh/translation-status.html");
     assert!(zh.contains("translation-complete"), "{zh}");
 }
