@@ -4,9 +4,10 @@
 //! folder), output that is stale against its sources, UI strings missing in a locale, guides
 //! missing a translation, translated sections whose source changed since they were translated
 //! (stale, with a word diff of the change) or that a translation lacks (missing), sections that do
-//! not line up with the source's, and internal links or images in the output that lead nowhere.
-//! Stale and missing sections are warnings instead when the site sets `translations.stale:
-//! warning`.
+//! not line up with the source's, internal links or images in the output that lead nowhere, words
+//! a language's glossary rejects (`glossary`), and verdicts given in prose without the total their
+//! table row shows (`prose-figure`). Stale and missing sections are warnings instead when the site
+//! sets `translations.stale: warning`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,7 +23,8 @@ use crate::translations::status::State;
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub(crate) struct Problem {
     /// `error`, `warning`, `stale`, `missing-string`, `missing-translation`,
-    /// `stale-translation`, `missing-section`, `translation-sections` or `broken-link`.
+    /// `stale-translation`, `missing-section`, `translation-sections`, `broken-link`, `glossary`
+    /// or `prose-figure`.
     pub(crate) kind: &'static str,
     /// The file concerned, if any.
     pub(crate) file: Option<String>,
@@ -124,6 +126,14 @@ pub(crate) fn check(root: &Path, out: &Path) -> CheckReport {
     };
     problems.extend(load_problems(&site));
     let languages = site.config.languages.clone();
+    problems.extend(located_problems(
+        "glossary",
+        &crate::glossary::check_site(root, &languages),
+    ));
+    problems.extend(located_problems(
+        "prose-figure",
+        &crate::prose_figures::check_site(root),
+    ));
     let previous = || site::previous_manifest(out, false, true);
     let request = site::plan::Request {
         root,
@@ -207,6 +217,18 @@ fn stale_problems(plan: &Plan) -> Vec<Problem> {
         ),
     });
     rerendered.chain(removed).collect()
+}
+
+/// Located diagnostics of one kind (`glossary`, `prose-figure`) as problems of that kind.
+fn located_problems(kind: &'static str, diags: &[Diagnostic]) -> Vec<Problem> {
+    diags
+        .iter()
+        .map(|d| Problem {
+            kind,
+            file: d.file.as_ref().map(|_| d.location()),
+            message: d.message.clone(),
+        })
+        .collect()
 }
 
 fn diag_problems(diags: &[Diagnostic]) -> Vec<Problem> {

@@ -9,15 +9,15 @@ est-params-groups-value = { $decay } con decaimiento en { $decay_tensors } tenso
 est-effective-batch = Lote efectivo
 est-effective-batch-value = { $sequences } secuencias = { $tokens } tokens por paso
 est-ddp = DDP (por GPU)
-est-ddp-value = { $world } procesos, { $accumulation } micro-pasos cada uno por paso del optimizador; cada GPU guarda además búferes de gradientes de { $buckets }
+est-ddp-value = { $world } procesos, { $accumulation } micropasos cada uno por paso del optimizador; cada GPU guarda además búferes de gradientes de { $buckets }
 est-resume = Reanudación
 est-resume-value = cargar el checkpoint llega a { $load }; sus pesos ({ $retained }) siguen referenciados por el state_dict de train.py durante todo el entrenamiento
 est-heading-memory = Memoria en el pico del entrenamiento ({ $moment })
-est-moment-loss_forward = la pérdida al final del forward
-est-moment-loss_backward = backward de la entropía cruzada
+est-moment-loss_forward = la pérdida al final de la pasada hacia delante
+est-moment-loss_backward = la pasada hacia atrás de la entropía cruzada
 est-moment-mlp_backward = backward del MLP del último bloque
-est-moment-backward_end = el final del backward
-est-moment-attention_backward = backward de las puntuaciones de atención
+est-moment-backward_end = el final de la pasada hacia atrás
+est-moment-attention_backward = la pasada hacia atrás de las puntuaciones de atención
 est-moment-block_recompute = recálculo de un bloque con checkpointing
 est-moment-no_training = sin paso de entrenamiento: eval_only evalúa una vez y termina
 est-col-component = Componente
@@ -26,7 +26,7 @@ est-weights = Pesos ({ $dtype })
 est-gradients = Gradientes
 est-optimizer = Estado del optimizador ({ $optimizer })
 est-autocast = Copias de los pesos en 16 bits (autocast)
-est-activations = Activaciones guardadas para el backward
+est-activations = Activaciones guardadas para la pasada hacia atrás
 est-logits = Logits y pérdida (lote × bloque × vocabulario)
 est-train-peak = Pico del paso de entrenamiento
 est-eval-peak = Pico de la evaluación (estimate_loss)
@@ -46,15 +46,12 @@ est-col-option = Opción
 est-col-change = Cambio
 est-col-total = Total
 est-col-saving = Ahorro
-est-col-fits = ¿Cabe?
-est-yes = sí
-est-no = no
-est-opt-micro_batch = Micro-lote más pequeño, mismo lote efectivo
-est-opt-max_micro_batch = El mayor micro-lote que cabe, mismo lote efectivo
+est-opt-micro_batch = Microlote más pequeño, mismo lote efectivo
+est-opt-max_micro_batch = El mayor microlote que cabe, mismo lote efectivo
 est-opt-eval_batch = Lote de evaluación más pequeño (un parche a estimate_loss)
 est-opt-block_size = Contexto más corto
-est-opt-flash = Atención flash
-est-opt-grad_checkpoint = Checkpointing de gradientes (un parche; unos { $pct } más de cómputo)
+est-opt-flash = Flash attention
+est-opt-grad_checkpoint = Gradient checkpointing (un parche; unos { $pct } más de cómputo)
 est-opt-dtype = Autocast en bf16 en lugar de float32
 est-opt-dtype_fp16 = Autocast en float16 con GradScaler (esta tarjeta no tiene bf16)
 est-opt-optimizer = AdamW de 8 bits (bitsandbytes)
@@ -65,17 +62,16 @@ est-opt-n_layer = Modelo con menos capas ({ $params } parámetros)
 est-changes-training = cambia el entrenamiento
 est-no-options = Ninguna opción se aplica a este escenario.
 est-ignored = Ignoradas, sin efecto en la memoria: { $keys }
-est-note = Son estimaciones: el pico de entrenamiento sigue una reproducción exacta del paso de entrenamiento de nanoGPT; lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, kernels de torch.compile, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto cuenta su extremo alto.
-est-verdict-tight = Va justo en la { $gpu } ({ $capacity }): el total es de { $range }; el extremo bajo cabe y el alto no, así que depende del contexto CUDA del controlador y de cuánto se fragmente la caché del asignador.
+est-note = Son estimaciones: el pico de entrenamiento sigue una reproducción exacta del paso de entrenamiento de nanoGPT; lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, kernels de torch.compile, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.
+est-verdict-tight = Va justo en la { $gpu } ({ $capacity }): el total es de { $range }; la estimación central cabe y el extremo alto no, así que depende del contexto CUDA del controlador y de cuánto se fragmente la caché del asignador.
 est-verdict-others = Otros programas ocupan { $other } de la tarjeta, ya descontados.
 est-total-range = Rango del total (contexto y fragmentación, mín.–máx.)
 est-other-processes = Ocupado por otros programas en la tarjeta
-est-tight-range = justo ({ $range })
 est-col-share = Parte del pico
 est-col-effective-batch = Lote efectivo
 est-batch-tokens = { $sequences } ({ $tokens } tokens)
 est-saving-more = ninguno: { $bytes } más
-est-needs-code = no es un ajuste que lea train.py de nanoGPT: requiere cambiar el código (atención flash: PyTorch 2.0 o posterior)
+est-needs-code = no es un ajuste que lea train.py de nanoGPT, así que requiere cambiar el código.
 est-opt-freeze_embeddings = Embeddings congelados (wte, que es también el peso de lm_head, y wpe; un parche de una línea)
 est-opt-lora = LoRA de rango { $rank } en { $targets } (un parche; todos los pesos preentrenados congelados)
 est-opt-combination = La combinación menos invasiva que cabe
@@ -84,3 +80,43 @@ est-opt-combination_all = Todos estos cambios juntos (sigue sin caber)
 est-trainable = Entrenados
 est-trainable-frozen-value = { $trainable } de { $total } parámetros: los embeddings están congelados
 est-trainable-lora-value = { $trainable } de { $total } parámetros: solo los adaptadores LoRA, de rango { $rank } en { $targets }
+
+# Cuatro veredictos (issue 23).
+est-col-verdict = Veredicto
+est-verdict-with-range = { $verdict } ({ $range })
+est-verdict-unlikely = Probablemente no cabe en la { $gpu } ({ $capacity }): el total es de { $range }; solo cabe el extremo bajo, así que haría falta un contexto CUDA mínimo y una caché del asignador casi sin fragmentar.
+est-merged = «{ $label }» es también { $others }: el mismo cambio, en una sola fila.
+est-quoted = «{ $text }»
+est-code-sharding = `sharding`: FSDP alrededor del modelo, o ZeroRedundancyOptimizer alrededor de AdamW (un parche a train.py)
+est-code-grad_checkpoint = `grad_checkpoint`: la pasada hacia delante de cada bloque envuelta en torch.utils.checkpoint (un parche a model.py)
+est-code-optimizer = `optimizer`: otro optimizador en configure_optimizers (AdamW de 8 bits: instala bitsandbytes y usa su AdamW8bit)
+est-code-eval_batch_size = `eval_batch_size`: un tamaño de lote propio para estimate_loss() (un parche a train.py)
+est-code-pure_bf16 = `pure_bf16`: los propios pesos en bfloat16, model.to(torch.bfloat16) (un parche a train.py)
+est-code-flash = `flash`: PyTorch 2.0 o posterior, cuyo scaled_dot_product_attention nanoGPT usa entonces por sí solo
+est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False en wte y wpe (un parche de una línea a train.py)
+est-code-lora = `lora_rank`, `lora_targets`: adaptadores LoRA en esas capas con los pesos base congelados, por ejemplo con peft
+
+## Muestreo con sample.py de nanoGPT
+sample-title = Estimación de memoria de GPU: muestreo con sample.py de nanoGPT
+sample-model = Modelo
+sample-model-value = init_from={ $init_from }: { $layers } capas, { $heads } cabezas, ancho { $width }, vocabulario de { $vocab }, contexto de { $block }; { $params } parámetros
+sample-precision = Precisión
+sample-generation = Generación
+sample-generation-value = { $prompt_count ->
+    [one] prompt de 1 token
+   *[other] prompt de { $prompt } tokens como máximo
+}, { $new } tokens nuevos por muestra, { $samples } muestras, top_k { $top_k }; el contexto más largo es de { $context } tokens, que se recalcula para cada token nuevo (sin caché KV)
+sample-heading-memory = Memoria en el pico ({ $moment })
+sample-moment-forward = la pasada hacia delante sobre el contexto más largo
+sample-moment-next-token = la elección del siguiente token a partir de los logits
+sample-weights = Pesos (float32, tras model.to(device))
+sample-checkpoint = Checkpoint que sample.py mantiene en la GPU
+sample-activations = Tensores de una pasada hacia delante ({ $context } tokens)
+sample-logits = Logits, máscara top-k y probabilidades
+sample-ids = Identificadores de tokens y posiciones (int64)
+sample-kv-cache = Caché KV (nanoGPT no tiene)
+sample-peak = Pico reservado por PyTorch
+sample-heading-advice = Conviene saber
+sample-advice-checkpoint = sample.py carga el checkpoint con map_location=device y lo conserva ({ $bytes }, pesos y estado del optimizador) hasta terminar; cargarlo con map_location='cpu' (un cambio de una línea) libera exactamente esa cantidad.
+sample-advice-autocast = Autocast conserva una copia de 16 bits de cada peso de las capas Linear ({ $bytes }) mientras dura el muestreo, porque los pesos siguen requiriendo gradiente.
+sample-note = Estimaciones: el pico sigue una reproducción exacta de sample.py y generate() de nanoGPT; lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.

@@ -14,6 +14,7 @@ mod memory;
 mod num;
 mod overhead;
 mod params;
+mod sample;
 mod scenario;
 mod train;
 mod whatif;
@@ -26,14 +27,17 @@ pub use gpu::{Gpu, GpuCatalog};
 pub use keys::{parse_byte_size, yaml_literal, Literal, KEYS};
 pub use memory::TrainMoment;
 pub use params::Params;
+pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
 pub use scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 
 use num::N;
 use overhead::End;
 
-/// Version of the formulas and constants; bump on any change (site builds cache on it).
-pub(crate) const ESTIMATOR_VERSION: &str = "6";
+/// Version of the formulas and constants: the fingerprint of `src/estimate/` and `data/`, derived
+/// by `build.rs` (`src/fingerprint.rs`), so no formula edit can leave a site build serving numbers
+/// computed by the old one.
+pub(crate) const ESTIMATOR_VERSION: &str = crate::assets::ESTIMATOR_FINGERPRINT;
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
 ///
@@ -105,37 +109,47 @@ pub enum Phase {
 
 /// Whether a scenario fits its GPU, given the range of the overhead and other programs' memory.
 ///
-/// With `C` the capacity and `O` what other programs hold: fits when `total_high + O ≤ C`, does
-/// not fit when `total_low + O > C`, tight in between ([`Verdict::of`]).
+/// With `C` the capacity and `O` what other programs hold, and the total's low end, middle (the
+/// point estimate) and high end (the three ends of `overhead.rs`): fits when `total_high + O ≤ C`,
+/// tight when only `total + O ≤ C`, unlikely (likely does not fit) when only
+/// `total_low + O ≤ C`, does not fit when `total_low + O > C` ([`Verdict::of`]). A run is
+/// called "fits" only when it fits whatever the driver and the allocator do; the middle decides
+/// between "tight" and "unlikely", so a total above the capacity is never called tight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Even the high end fits beside the other programs.
     Fits,
-    /// The low end fits and the high end does not: it depends on the driver and the allocator.
+    /// The middle fits and the high end does not: it depends on the driver and the allocator.
     Tight,
+    /// Only the low end fits: it fits only with a lean driver and an unfragmented cache.
+    Unlikely,
     /// Even the low end does not fit.
     DoesNotFit,
 }
 
 impl Verdict {
-    /// The verdict for a range `low..=high` of totals beside `other` bytes on `capacity` bytes.
-    pub fn of(low: u64, high: u64, other: u64, capacity: u64) -> Verdict {
-        let with = |t: u64| u128::from(t) + u128::from(other);
-        if with(high) <= u128::from(capacity) {
+    /// The verdict for a total of `low ≤ mid ≤ high` bytes beside `other` bytes on `capacity`
+    /// bytes.
+    pub fn of(low: u64, mid: u64, high: u64, other: u64, capacity: u64) -> Verdict {
+        let fits = |t: u64| u128::from(t) + u128::from(other) <= u128::from(capacity);
+        if fits(high) {
             Verdict::Fits
-        } else if with(low) > u128::from(capacity) {
-            Verdict::DoesNotFit
-        } else {
+        } else if fits(mid) {
             Verdict::Tight
+        } else if fits(low) {
+            Verdict::Unlikely
+        } else {
+            Verdict::DoesNotFit
         }
     }
 
-    /// `fits`, `tight` or `does_not_fit`.
+    /// `fits`, `tight`, `unlikely` or `does_not_fit`, as the estimate's JSON spells it.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Fits => "fits",
             Verdict::Tight => "tight",
+            Verdict::Unlikely => "unlikely",
             Verdict::DoesNotFit => "does_not_fit",
         }
     }
@@ -152,6 +166,18 @@ pub struct GpuRef {
     pub capacity_bytes: u64,
     /// Whether the card has bf16 (T4 and V100 do not: bfloat16 there is a configuration error).
     pub(crate) bf16: bool,
+}
+
+impl GpuRef {
+    /// The reference to a catalog card.
+    pub(crate) fn of(g: &Gpu) -> GpuRef {
+        GpuRef {
+            id: g.id.clone(),
+            name: g.name.clone(),
+            capacity_bytes: g.capacity_bytes,
+            bf16: g.bf16,
+        }
+    }
 }
 
 /// One scenario's estimate (the JSON contract of `vramdoc estimate --format json`).
@@ -177,7 +203,7 @@ pub struct Estimate {
     pub(crate) accumulation_per_gpu: u64,
     /// The scenario's GPU, if it names one.
     pub gpu: Option<GpuRef>,
-    /// The three-state verdict against the GPU, if one is named.
+    /// The four-state verdict against the GPU, if one is named.
     pub verdict: Option<Verdict>,
     /// `verdict == fits`, if a GPU is named.
     pub fits: Option<bool>,
@@ -208,6 +234,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
     let verdict = gpu.map(|g| {
         Verdict::of(
             bytes.total_low,
+            bytes.total,
             bytes.total_high,
             s.other_processes,
             g.capacity_bytes,
@@ -222,12 +249,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         effective_batch,
         tokens_per_step,
         accumulation_per_gpu: process.gradient_accumulation_steps,
-        gpu: gpu.map(|g| GpuRef {
-            id: g.id.clone(),
-            name: g.name.clone(),
-            capacity_bytes: g.capacity_bytes,
-            bf16: g.bf16,
-        }),
+        gpu: gpu.map(GpuRef::of),
         verdict,
         fits: verdict.map(|v| v == Verdict::Fits),
         headroom_bytes: gpu.map(|g| headroom(g.capacity_bytes, s.other_processes, bytes.total)),

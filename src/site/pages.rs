@@ -5,11 +5,13 @@ use serde::Serialize;
 use tera::Context;
 
 use super::model::{NavLink, Neighbours};
+use super::translated::Notices;
 use super::SiteContext;
 use crate::content::Page;
 use crate::diagnostics::Diagnostic;
 use crate::expand::{self, lint, ExpandContext, GuideData};
 use crate::markdown;
+use crate::translations::notices::{with_notices, NoticeText};
 
 /// What rendering one job produced: files (relative path, bytes) and warnings.
 pub(crate) struct Rendered {
@@ -63,7 +65,7 @@ pub(crate) struct PagePlace<'a> {
     pub(crate) available: &'a [&'a str],
     pub(crate) neighbours: &'a Neighbours,
     /// A translation's notices, when a section is not current.
-    pub(crate) notices: Option<&'a super::translated::Notices>,
+    pub(crate) notices: Option<&'a Notices>,
 }
 
 /// A previous/next link as the guide template receives it.
@@ -100,7 +102,7 @@ pub(crate) fn render_guide(
     data: Option<&GuideData>,
 ) -> Result<Rendered, Vec<Diagnostic>> {
     let noticed = (place.notices)
-        .map(|n| super::translated::noticed_body(site, page, n))
+        .map(|n| noticed_body(site, page, n))
         .transpose()?;
     let Body {
         mut html,
@@ -111,7 +113,7 @@ pub(crate) fn render_guide(
     } = render_body(site, page, noticed.as_deref().unwrap_or(page.body()), data)?;
     let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
     if let Some(n) = place.notices {
-        html = super::translated::mark_notices(&html, site, lang, &n.source_lang);
+        html = mark_notices(&html, site, lang, &n.source_lang);
     }
     let dir = format!("{lang}/{slug}");
     let ctx = guide_context(site, page, place, html, &headings);
@@ -503,4 +505,60 @@ fn markdown_front_matter(page: &Page) -> Result<String, Vec<Diagnostic>> {
     yaml_serde::to_string(&map).map_err(|e| {
         vec![Diagnostic::error(format!("cannot write front matter: {e}")).in_file(page.src.shown())]
     })
+}
+
+/// The body a translation page renders: `page`'s, with its notices (the source page read for
+/// the sections it lacks).
+fn noticed_body(
+    site: &SiteContext,
+    page: &Page,
+    notices: &Notices,
+) -> Result<String, Vec<Diagnostic>> {
+    let source = crate::content::page_source(&page.src.slug, &notices.source_lang, &page.src.dir);
+    let source = crate::content::load(&source)?;
+    let loc = site.locales.get(&page.src.lang);
+    let name = language_name(site, &notices.source_lang);
+    let say = |key: &str| {
+        let arg = [("source", fluent_bundle::FluentValue::from(name.as_str()))];
+        loc.map(|l| l.t_args(key, &arg)).unwrap_or_default()
+    };
+    let (stale, missing) = (say("translation-stale"), say("translation-missing"));
+    let link = say("translation-read-original");
+    let source_url = format!("../../{}/{}/index.html", notices.source_lang, page.src.slug);
+    let text = NoticeText {
+        stale: &stale,
+        missing: &missing,
+        link: &link,
+        source_url: &source_url,
+    };
+    Ok(with_notices(
+        page.body(),
+        source.body(),
+        &notices.status,
+        &text,
+    ))
+}
+
+/// Gives the rendered notices (blockquotes opening with a notice text) the class
+/// `translation-notice` and their state, so a stylesheet and tests can tell them apart.
+fn mark_notices(html: &str, site: &SiteContext, lang: &str, source_lang: &str) -> String {
+    let Some(loc) = site.locales.get(lang) else {
+        return html.to_string();
+    };
+    let name = language_name(site, source_lang);
+    let mut html = html.to_string();
+    for (key, state) in [
+        ("translation-stale", "stale"),
+        ("translation-missing", "missing"),
+    ] {
+        let arg = [("source", fluent_bundle::FluentValue::from(name.as_str()))];
+        let mut text = String::new();
+        crate::markdown::escape_html(&mut text, &loc.t_args(key, &arg));
+        let plain = format!("<blockquote>\n<p>{text}");
+        let marked = format!(
+            "<blockquote class=\"translation-notice\" data-state=\"{state}\" role=\"note\">\n<p>{text}"
+        );
+        html = html.replace(&plain, &marked);
+    }
+    html
 }

@@ -12,7 +12,7 @@ use super::manifest::{
     Neighbours, PageEntry, SourceEntry, Stamp, Summary,
 };
 use super::model::{JobId, RecordsEntry, Removed};
-use super::translated::{guide_notices, read_records, Notices};
+use super::translated::{guide_notices, read_records, Notices, PageFacts};
 use crate::config::SiteConfig;
 use crate::content::{self, GuideFolder, Page, PageSource};
 use crate::diagnostics::Diagnostic;
@@ -106,7 +106,7 @@ impl Scanned {
             if let Some(d) = r.previous_data {
                 s.previous_data.insert(r.slug.clone(), d);
             }
-            let notices = guide_notices(&r.sources, r.records.as_ref(), &config.default_language);
+            let notices = notices_of(&r.sources, r.records.as_ref(), &config.default_language);
             s.notices.extend(notices);
             if let Some(records) = r.records {
                 s.records.insert(r.slug.clone(), records);
@@ -139,6 +139,18 @@ impl Scanned {
             (s, self.langs_of(i), notices)
         })
     }
+}
+
+/// Each page's notices (see [`guide_notices`]) for a guide's sources.
+pub(crate) fn notices_of(
+    sources: &[Source],
+    records: Option<&RecordsEntry>,
+    default: &str,
+) -> Vec<Option<Arc<Notices>>> {
+    let facts: Vec<PageFacts<'_>> = (sources.iter())
+        .map(|s| (s.src.lang.as_str(), &s.summary, &s.hash))
+        .collect();
+    guide_notices(&facts, records, default)
 }
 
 /// The outputs of a guide's pages that are gone.

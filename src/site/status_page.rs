@@ -6,7 +6,6 @@
 use serde::Serialize;
 use tera::Context;
 
-use super::indexes::File;
 use super::pages::{lang_links, page_meta, site_ctx};
 use super::plan::Plan;
 use super::scan::Source;
@@ -76,7 +75,7 @@ pub(super) fn status_page(
     plan: &Plan,
     lang: &str,
     order: &[&Source],
-) -> Result<Option<File>, Diagnostic> {
+) -> Result<Option<(String, Vec<u8>)>, Diagnostic> {
     let default = site.config.default_language.as_str();
     if lang == default {
         return Ok(None);

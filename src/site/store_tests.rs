@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::content;
-use crate::site::translated::{guide_notices, Notices};
+use crate::site::scan::notices_of;
+use crate::site::translated::Notices;
 use crate::translations::status::SourceSection;
 
 #[test]
@@ -118,7 +119,7 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
     };
     let notices: Vec<Option<Arc<Notices>>> = sources
         .chunk_by(|a, b| a.src.slug == b.src.slug)
-        .flat_map(|guide| guide_notices(guide, None, "en"))
+        .flat_map(|guide| notices_of(guide, None, "en"))
         .collect();
     assert_eq!(notices.iter().filter(|n| n.is_some()).count(), 3);
     let mut manifest = Manifest::new(guides, BTreeMap::new()).with_context(context);

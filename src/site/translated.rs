@@ -7,11 +7,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::manifest::{hash, Digest, FileStat, Hasher, Stamp};
 use super::model::{GuideEntry, RecordsEntry, Summary};
-use super::scan::Source;
+use super::stamp::{hash, Digest, FileStat, Hasher, Stamp};
 use crate::diagnostics::Diagnostic;
-use crate::translations::notices::{with_notices, NoticeText};
 use crate::translations::records::{self, RECORDS_FILE};
 use crate::translations::status::{compare, PageStatus, State};
 
@@ -90,21 +88,7 @@ pub(super) fn read_records(
 }
 
 /// One page as its notices need it: its language, summary and source hash.
-pub(super) type PageFacts<'a> = (&'a str, &'a Summary, &'a Digest);
-
-/// Per page of one guide (`sources`, its pages): its notices when it is a translation with a
-/// section that is not current; `None` otherwise (the source page, a complete translation, a
-/// translation never marked, or a guide without a page in `default`).
-pub(crate) fn guide_notices(
-    sources: &[Source],
-    records: Option<&RecordsEntry>,
-    default: &str,
-) -> Vec<Option<Arc<Notices>>> {
-    let facts: Vec<PageFacts<'_>> = (sources.iter())
-        .map(|s| (s.src.lang.as_str(), &s.summary, &s.hash))
-        .collect();
-    notices_of(&facts, records, default)
-}
+pub(crate) type PageFacts<'a> = (&'a str, &'a Summary, &'a Digest);
 
 /// What [`guide_notices`] gives the pages of a guide as the manifest recorded it: the digests
 /// only (what the listings hash), per page in `guide.pages` order.
@@ -112,12 +96,14 @@ pub(crate) fn entry_notice_digests(guide: &GuideEntry, default: &str) -> Vec<Opt
     let facts: Vec<PageFacts<'_>> = (guide.pages.iter())
         .map(|(lang, p)| (lang.as_str(), &p.source.summary, &p.source.hash))
         .collect();
-    let notices = notices_of(&facts, guide.records.as_ref(), default);
+    let notices = guide_notices(&facts, guide.records.as_ref(), default);
     notices.into_iter().map(|n| n.map(|n| n.digest)).collect()
 }
 
-/// Per page: its notices, from the pages' section hashes and the guide's records.
-fn notices_of(
+/// Per page of one guide: its notices when it is a translation never marked (untracked) or with
+/// a section that is not current; `None` otherwise (the source page, a complete translation, or a
+/// guide without a page in `default`). From the pages' section hashes and the guide's records.
+pub(crate) fn guide_notices(
     pages: &[PageFacts<'_>],
     records: Option<&RecordsEntry>,
     default: &str,
@@ -166,65 +152,4 @@ fn notices_of(
             }))
         })
         .collect()
-}
-
-/// The body a translation page renders: `page`'s, with its notices (the source page read for
-/// the sections it lacks).
-pub(super) fn noticed_body(
-    site: &super::SiteContext,
-    page: &crate::content::Page,
-    notices: &Notices,
-) -> Result<String, Vec<Diagnostic>> {
-    let source = crate::content::page_source(&page.src.slug, &notices.source_lang, &page.src.dir);
-    let source = crate::content::load(&source)?;
-    let loc = site.locales.get(&page.src.lang);
-    let name = super::pages::language_name(site, &notices.source_lang);
-    let say = |key: &str| {
-        let arg = [("source", fluent_bundle::FluentValue::from(name.as_str()))];
-        loc.map(|l| l.t_args(key, &arg)).unwrap_or_default()
-    };
-    let (stale, missing) = (say("translation-stale"), say("translation-missing"));
-    let link = say("translation-read-original");
-    let source_url = format!("../../{}/{}/index.html", notices.source_lang, page.src.slug);
-    let text = NoticeText {
-        stale: &stale,
-        missing: &missing,
-        link: &link,
-        source_url: &source_url,
-    };
-    Ok(with_notices(
-        page.body(),
-        source.body(),
-        &notices.status,
-        &text,
-    ))
-}
-
-/// Gives the rendered notices (blockquotes opening with a notice text) the class
-/// `translation-notice` and their state, so a stylesheet and tests can tell them apart.
-pub(super) fn mark_notices(
-    html: &str,
-    site: &super::SiteContext,
-    lang: &str,
-    source_lang: &str,
-) -> String {
-    let Some(loc) = site.locales.get(lang) else {
-        return html.to_string();
-    };
-    let name = super::pages::language_name(site, source_lang);
-    let mut html = html.to_string();
-    for (key, state) in [
-        ("translation-stale", "stale"),
-        ("translation-missing", "missing"),
-    ] {
-        let arg = [("source", fluent_bundle::FluentValue::from(name.as_str()))];
-        let mut text = String::new();
-        crate::markdown::escape_html(&mut text, &loc.t_args(key, &arg));
-        let plain = format!("<blockquote>\n<p>{text}");
-        let marked = format!(
-            "<blockquote class=\"translation-notice\" data-state=\"{state}\" role=\"note\">\n<p>{text}"
-        );
-        html = html.replace(&plain, &marked);
-    }
-    html
 }
