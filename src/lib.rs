@@ -39,6 +39,7 @@ pub mod site;
 pub(crate) mod site_files;
 pub(crate) mod site_paths;
 pub mod terminal;
+pub mod translations;
 pub(crate) mod yaml_input;
 // The fuzz targets' entry point (tests/fuzz), not an API.
 #[doc(hidden)]
