@@ -41,3 +41,6 @@ pub(crate) mod site_paths;
 pub mod terminal;
 pub mod translations;
 pub(crate) mod yaml_input;
+// The fuzz targets' entry point (tests/fuzz), not an API.
+#[doc(hidden)]
+pub mod fuzzing;
