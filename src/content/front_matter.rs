@@ -112,6 +112,7 @@ pub(crate) fn parse(
     let map = check.mapping()?;
     let mut fm = FrontMatter::default();
     let (mut title, mut lang) = (None, None);
+    let key_lines = KeyLines::of(split);
     for (k, v) in map {
         let Yaml::String(key) = k else {
             let d = check.at(
@@ -121,7 +122,7 @@ pub(crate) fn parse(
             check.errors.push(d);
             continue;
         };
-        let line = key_line(split, &key);
+        let line = key_lines.line(&key);
         match key.as_str() {
             "title" => title = check.string(&key, line, &v),
             "lang" => lang = check.string(&key, line, &v),
@@ -342,17 +343,53 @@ impl Checker<'_> {
 
 /// 1-based file line of a top-level `key:` in the front matter (the block's first line if absent).
 pub(crate) fn key_line(split: &Split<'_>, key: &str) -> usize {
-    split
-        .yaml
-        .split('\n')
-        .position(|l| {
-            l.strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with(':'))
-                || l.strip_prefix(&format!("\"{key}\""))
-                    .is_some_and(|r| r.trim_start().starts_with(':'))
-        })
-        .map(|i| i + split.yaml_line)
-        .unwrap_or(split.yaml_line)
+    KeyLines::of(split).line(key)
+}
+
+/// The first line of every top-level `key:` (or `"key":`) of a front matter, found in one pass,
+/// so locating each of many keys stays linear in the block's size.
+pub(crate) struct KeyLines {
+    first: std::collections::HashMap<String, usize>,
+    block_line: usize,
+}
+
+impl KeyLines {
+    /// Indexes the block: a line's text before its first `:` and before its first `: ` (trailing
+    /// spaces dropped), and a leading quoted key, are its candidate keys (two at most, so the
+    /// index is linear in the block).
+    pub(crate) fn of(split: &Split<'_>) -> KeyLines {
+        let mut first = std::collections::HashMap::new();
+        for (i, l) in split.yaml.split('\n').enumerate() {
+            let line = i + split.yaml_line;
+            if let Some(quoted) = l.strip_prefix('"') {
+                if let Some((key, rest)) = quoted.split_once('"') {
+                    if rest.trim_start().starts_with(':') {
+                        first.entry(key.to_owned()).or_insert(line);
+                    }
+                }
+            }
+            // A plain key ends at the first `: ` (or a `:` ending the line), as YAML reads it;
+            // the first `:` of all is a candidate too, for keys written `key:value`.
+            let bytes = l.as_bytes();
+            let ends_key = |at: usize| bytes.get(at + 1).is_none_or(|c| c.is_ascii_whitespace());
+            let plain = l
+                .match_indices(':')
+                .map(|(at, _)| at)
+                .find(|&at| ends_key(at));
+            for at in l.find(':').into_iter().chain(plain) {
+                first.entry(l[..at].trim_end().to_owned()).or_insert(line);
+            }
+        }
+        KeyLines {
+            first,
+            block_line: split.yaml_line,
+        }
+    }
+
+    /// The line of `key`, or the block's first line when it is not written as a key.
+    pub(crate) fn line(&self, key: &str) -> usize {
+        self.first.get(key).copied().unwrap_or(self.block_line)
+    }
 }
 
 /// The error for a `date:` or `updated:` value that is not a calendar date.

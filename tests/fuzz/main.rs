@@ -64,23 +64,17 @@ const TIME_NOISE: Duration = Duration::from_millis(20);
 /// Families that still crash or blow a bound on this branch, with the issue item that fixes
 /// them: skipped unless `VRAMDOC_FUZZ_KNOWN=1`. Remove an entry once its fix has landed.
 const KNOWN_UNFIXED: &[(&str, &str, &str)] = &[
-    ("python-config", "big value per statement", PY_VALUES),
     ("oom-message", "many Process lines", LONG_LOGS),
     ("oom-message", "many Process words", LONG_LOGS),
     ("oom-message", "message repeated", LONG_LOGS),
     ("yaml-scenario", "alias laughs", CLI_YAML_MEMORY),
     ("yaml-scenario", "alias laughs (block)", CLI_YAML_MEMORY),
-    ("front-matter", "many keys", FRONT_MATTER_KEYS),
     ("front-matter", "alias laughs (block)", FRONT_MATTER_ALIASES),
 ];
 
-const PY_VALUES: &str = "found by this harness: a config of `aN = [0] * 1000000` lines holds \
-     185 MiB at 16 KB (the run's work budget bounds it, not the file's size)";
 const LONG_LOGS: &str = "issue 18 item 5: diagnose is quadratic on long logs";
 const CLI_YAML_MEMORY: &str = "found by this harness: aliases expand (a 48 KB scenario of \
      doubling aliases holds 239 MiB, about 5 KB per byte, under the 64 KiB cap)";
-const FRONT_MATTER_KEYS: &str =
-    "found by this harness: front matter time quadratic in the number of keys (64 KiB cap)";
 const FRONT_MATTER_ALIASES: &str =
     "found by this harness: YAML aliases in block form pass the bracket cap, ~5 KB per byte";
 

@@ -198,14 +198,14 @@ fn values_built_line_by_line_are_bounded_in_depth_and_size() {
         "{}",
         tail(&run.stderr)
     );
-    // 100,000 copies of a 100,000-item list would want hundreds of gigabytes.
+    // 100,000 copies of a 10,000-item list would want tens of gigabytes.
     let big =
-        "a = [0] * 100000\nb = [a] * 100000\nc = [a] * 5 + [a] * 6\nn_layer = len(a) // 1000\n";
+        "a = [0] * 10000\nb = [a] * 100000\nc = [a] * 20 + [a] * 30\nn_layer = len(a) // 100\n";
     let run = estimate(big, FAST);
     assert_eq!(scenario(&run)["n_layer"], 100);
     for line in ["c.py:2: skipped", "c.py:3: skipped"] {
         assert!(
-            run.stderr.contains(line) && run.stderr.contains("more than 1048576 items"),
+            run.stderr.contains(line) && run.stderr.contains("more than 262144 items"),
             "{}",
             tail(&run.stderr)
         );
@@ -214,12 +214,11 @@ fn values_built_line_by_line_are_bounded_in_depth_and_size() {
 
 #[test]
 fn copying_a_large_list_line_after_line_is_bounded_by_the_runs_work_budget() {
-    let copies = format!("a = [0] * 1000000\n{}n_layer = 4\n", "b = a\n".repeat(1000));
+    let copies = format!("a = [0] * 200000\n{}n_layer = 4\n", "b = a\n".repeat(1000));
     let run = estimate(&copies, FAST);
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr.contains("c.py:1002:11")
-            && run.stderr.contains("more than 4194304 items in all"),
+        run.stderr.contains("c.py:1002:11") && run.stderr.contains("more than 524288 items in all"),
         "{}",
         tail(&run.stderr)
     );

@@ -96,7 +96,7 @@ pub(crate) fn of_items(items: &[Value]) -> Size {
 /// [`Size`], each time an expression yields it): one statement may build up to [`MAX_LEN`]
 /// items, and this bounds a file of a million statements that each copy a large list (`b = a`
 /// line after line) to a fraction of a second. Real configs produce a few thousand.
-pub(crate) const MAX_WORK: usize = 1 << 22;
+pub(crate) const MAX_WORK: usize = 1 << 19;
 
 /// The work done so far in a run, against [`MAX_WORK`].
 #[derive(Debug, Default)]

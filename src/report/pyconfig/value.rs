@@ -10,7 +10,7 @@ use std::iter::repeat_n;
 use super::size;
 
 /// The largest string, tuple or list (in bytes or items) an expression may build.
-pub(crate) const MAX_LEN: usize = 1 << 20;
+pub(crate) const MAX_LEN: usize = 1 << 18;
 
 /// A value of the config language.
 #[derive(Debug, Clone, PartialEq)]
