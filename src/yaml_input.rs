@@ -67,7 +67,7 @@ pub(crate) fn parse_located(yaml: &str) -> Result<Yaml, YamlError> {
         .find(|k| msg.contains(k))
     }
     let parse = |text: &str| -> Result<Yaml, (yaml_serde::Error, bool)> {
-        let mut v: Yaml = yaml_serde::from_str(text).map_err(|e| (e, false))?;
+        let mut v: Yaml = budgeted::from_str(text).map_err(|e| (e, false))?;
         v.apply_merge().map_err(|e| (e, true))?;
         Ok(v)
     };
@@ -126,6 +126,146 @@ pub(crate) fn parse_located(yaml: &str) -> Result<Yaml, YamlError> {
         line_col,
         help,
     })
+}
+
+/// Deserializing YAML into a value whose size is bounded by the text's (64 bytes per byte, plus
+/// 1 MiB): aliases (`*name`) replay their anchor's nodes, so a few kilobytes of doubling aliases
+/// would otherwise build hundreds of megabytes (about 5 KB per byte before this bound). Builds the same
+/// [`Yaml`] as `yaml_serde::from_str`, with its duplicate-key errors.
+mod budgeted {
+    use std::cell::Cell;
+    use std::fmt;
+
+    use serde::de::{self, Deserialize, Deserializer, EnumAccess, MapAccess, SeqAccess};
+    use serde::de::{VariantAccess, Visitor};
+    use yaml_serde::value::{Tag, TaggedValue};
+    use yaml_serde::{Mapping, Number, Value as Yaml};
+
+    /// Bytes a document's values may take once built: 64 per byte of text plus 1 MiB, far above
+    /// what anchors and merge keys give in scenarios, catalogs and front matter.
+    fn budget_for(text: &str) -> usize {
+        text.len().saturating_mul(64).saturating_add(1 << 20)
+    }
+
+    /// What one node costs against the budget, besides its text: a [`Yaml`] and its share of a
+    /// collection's storage.
+    const NODE: usize = 64;
+
+    thread_local! {
+        static LEFT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// `yaml_serde::from_str` into a [`Yaml`], refusing once what it built exceeds the budget
+    /// (the error says "repetition limit exceeded", as yaml_serde's own alias guard does).
+    pub(super) fn from_str(text: &str) -> Result<Yaml, yaml_serde::Error> {
+        LEFT.with(|l| l.set(budget_for(text)));
+        yaml_serde::from_str::<Node>(text).map(|n| n.0)
+    }
+
+    /// Counts a node holding `text` bytes of text.
+    fn charge<E: de::Error>(text: usize) -> Result<(), E> {
+        LEFT.with(|l| match l.get().checked_sub(NODE + text) {
+            Some(left) => {
+                l.set(left);
+                Ok(())
+            }
+            None => Err(E::custom(
+                "repetition limit exceeded: aliases expand to far more than the text holds",
+            )),
+        })
+    }
+
+    /// One node of the document.
+    struct Node(Yaml);
+
+    impl<'de> Deserialize<'de> for Node {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Node, D::Error> {
+            d.deserialize_any(NodeVisitor).map(Node)
+        }
+    }
+
+    struct NodeVisitor;
+
+    impl<'de> Visitor<'de> for NodeVisitor {
+        type Value = Yaml;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any YAML value")
+        }
+        fn visit_bool<E: de::Error>(self, b: bool) -> Result<Yaml, E> {
+            charge(0).map(|()| Yaml::Bool(b))
+        }
+        fn visit_i64<E: de::Error>(self, i: i64) -> Result<Yaml, E> {
+            charge(0).map(|()| Yaml::Number(Number::from(i)))
+        }
+        fn visit_u64<E: de::Error>(self, u: u64) -> Result<Yaml, E> {
+            charge(0).map(|()| Yaml::Number(Number::from(u)))
+        }
+        fn visit_f64<E: de::Error>(self, f: f64) -> Result<Yaml, E> {
+            charge(0).map(|()| Yaml::Number(Number::from(f)))
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<Yaml, E> {
+            charge(s.len()).map(|()| Yaml::String(s.to_owned()))
+        }
+        fn visit_string<E: de::Error>(self, s: String) -> Result<Yaml, E> {
+            charge(s.len()).map(|()| Yaml::String(s))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Yaml, E> {
+            charge(0).map(|()| Yaml::Null)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Yaml, E> {
+            charge(0).map(|()| Yaml::Null)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Yaml, D::Error> {
+            Node::deserialize(d).map(|n| n.0)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Yaml, A::Error> {
+            charge::<A::Error>(0)?;
+            let mut items = Vec::new();
+            while let Some(Node(v)) = seq.next_element()? {
+                items.push(v);
+            }
+            Ok(Yaml::Sequence(items))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Yaml, A::Error> {
+            charge::<A::Error>(0)?;
+            let mut mapping = Mapping::new();
+            while let Some(Node(key)) = map.next_key()? {
+                if mapping.contains_key(&key) {
+                    return Err(de::Error::custom(format_args!(
+                        "duplicate entry {}",
+                        duplicate(&key)
+                    )));
+                }
+                let Node(value) = map.next_value()?;
+                mapping.insert(key, value);
+            }
+            Ok(Yaml::Mapping(mapping))
+        }
+        fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Yaml, A::Error> {
+            charge::<A::Error>(0)?;
+            let (tag, contents) = data.variant::<String>()?;
+            if tag.is_empty() {
+                return Err(de::Error::custom("empty YAML tag is not allowed"));
+            }
+            let Node(value) = contents.newtype_variant()?;
+            Ok(Yaml::Tagged(Box::new(TaggedValue {
+                tag: Tag::new(tag),
+                value,
+            })))
+        }
+    }
+
+    /// How yaml_serde names a duplicate key in its error.
+    fn duplicate(key: &Yaml) -> String {
+        match key {
+            Yaml::Null => "with null key".to_owned(),
+            Yaml::Bool(b) => format!("with key `{b}`"),
+            Yaml::Number(n) => format!("with key {n}"),
+            Yaml::String(s) => format!("with key {s:?}"),
+            _ => "in YAML map".to_owned(),
+        }
+    }
 }
 
 #[cfg(test)]

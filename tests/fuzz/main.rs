@@ -67,17 +67,9 @@ const KNOWN_UNFIXED: &[(&str, &str, &str)] = &[
     ("oom-message", "many Process lines", LONG_LOGS),
     ("oom-message", "many Process words", LONG_LOGS),
     ("oom-message", "message repeated", LONG_LOGS),
-    ("yaml-scenario", "alias laughs", CLI_YAML_MEMORY),
-    ("yaml-scenario", "alias laughs (block)", CLI_YAML_MEMORY),
-    ("front-matter", "alias laughs (block)", FRONT_MATTER_ALIASES),
 ];
 
 const LONG_LOGS: &str = "issue 18 item 5: diagnose is quadratic on long logs";
-const CLI_YAML_MEMORY: &str = "found by this harness: aliases expand (a 48 KB scenario of \
-     doubling aliases holds 239 MiB, about 5 KB per byte, under the 64 KiB cap)";
-const FRONT_MATTER_ALIASES: &str =
-    "found by this harness: YAML aliases in block form pass the bracket cap, ~5 KB per byte";
-
 /// One reader under test.
 pub(crate) struct Target {
     pub(crate) name: &'static str,

@@ -316,3 +316,66 @@ fn yaml_too_large_to_parse_in_little_memory_is_refused_by_size() {
         r.stderr
     );
 }
+
+/// Nine levels of ten aliases each over five 1 KB strings, after 2,000 plain keys: 37 KB that
+/// would expand to a billion strings. yaml_serde's own guard allows 100 alias jumps per event,
+/// enough here to build gigabytes before it stops; the text's own budget refuses it at once.
+fn alias_bomb(indent: &str) -> String {
+    let mut s: String = (0..2000).map(|i| format!("{indent}f{i}: 0\n")).collect();
+    let long = format!("\"{}\"", "lol ".repeat(250));
+    s += &format!("{indent}l0: &l0 [{}]\n", vec![long; 5].join(", "));
+    for i in 1..10 {
+        let refs = vec![format!("*l{}", i - 1); 10].join(", ");
+        s += &format!("{indent}l{i}: &l{i} [{refs}]\n");
+    }
+    s
+}
+
+#[test]
+fn aliases_that_expand_beyond_the_texts_size_are_refused_at_their_line() {
+    let t = SiteTest::new();
+    t.file("bomb.yaml", &format!("n_layer: 2\n{}", alias_bomb("")));
+    // Refused before it is built: tens of MiB at most (yaml_serde's own guard alone let this
+    // one reach gigabytes before it stopped).
+    #[cfg(target_os = "linux")]
+    {
+        let (code, peak_kib) = crate::hostile_input::peak_rss_kib(&t, &["estimate", "bomb.yaml"]);
+        assert_eq!(code, 1);
+        assert!(peak_kib < 200 * 1024, "peak RSS {peak_kib} KiB");
+    }
+    let r = run_within(t.root(), &["estimate", "bomb.yaml"], Stdio::null(), 10);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("aliases (`*name`) here expand too much"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("bomb.yaml:"), "{}", r.stderr);
+    // The same in a guide's front matter: the build fails at the page, quickly.
+    t.file(
+        "content/g/en.md",
+        &format!(
+            "---\ntitle: t\nlang: en\nx:\n{}---\nBody.\n",
+            alias_bomb("  ")
+        ),
+    );
+    let r = run_within(t.root(), &["build"], Stdio::null(), 10);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("content/g/en.md") && r.stderr.contains("expand too much"),
+        "{}",
+        r.stderr
+    );
+    // Aliases within reason (a merge key reusing defaults) still read.
+    t.file(
+        "ok.yaml",
+        "base: &base\n  n_layer: 2\n  n_head: 2\nscenario:\n  <<: *base\n  n_embd: 128\n",
+    );
+    let r = run_within(
+        t.root(),
+        &["estimate", "ok.yaml", "--format", "json"],
+        Stdio::null(),
+        10,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -145,10 +145,10 @@ fn thousands_of_identical_headings_get_unique_ids_in_linear_time() {
 /// `wait4`, so only that process counts).
 #[cfg(target_os = "linux")]
 #[allow(clippy::zombie_processes)] // reaped by `wait4`, which also reports its peak memory
-fn build_peak_rss_kib(site: &SiteTest) -> (i32, i64) {
+pub(crate) fn peak_rss_kib(site: &SiteTest, args: &[&str]) -> (i32, i64) {
     use std::process::{Command, Stdio};
     let child = Command::new(env!("CARGO_BIN_EXE_vramdoc"))
-        .args(["build", "--quiet"])
+        .args(args)
         .current_dir(site.root())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -168,7 +168,7 @@ fn build_peak_rss_kib(site: &SiteTest) -> (i32, i64) {
 fn a_page_of_half_a_million_short_lines_builds_in_bounded_memory() {
     let site = SiteTest::new();
     page(&site, "", &"a\n".repeat(500_000));
-    let (code, peak_kib) = build_peak_rss_kib(&site);
+    let (code, peak_kib) = peak_rss_kib(&site, &["build", "--quiet"]);
     assert_eq!(code, 0);
     // Streamed rendering: about 195 MiB here alone (pulldown-cmark's tree and the allocator's
     // copies of it, and the search index's text of the page's one section); with the parsed
