@@ -22,7 +22,7 @@ use serde::Serialize;
 
 pub use error::ScenarioError;
 pub use finetune::{LoraTarget, LoraTargets};
-pub use gpu::{Gpu, GpuCatalog};
+pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
 pub use keys::{parse_byte_size, yaml_literal, Literal, KEYS};
 pub use memory::TrainMoment;
 pub use params::Params;

@@ -10,6 +10,8 @@ mod chart_pages;
 mod check;
 mod computed_guides;
 mod diagnose;
+mod diagnose_checks;
+mod diagnose_formats;
 mod estimate_cli;
 mod estimate_memory;
 mod estimate_params;
