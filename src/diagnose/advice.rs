@@ -53,28 +53,30 @@ pub(crate) fn fragmentation(m: &OomMessage, findings: &[Finding]) -> Fragmentati
     let concluded = !impossible && !too_big && m.format != Format::Mps && m.free.is_some();
     let cause = concluded
         && m.free.is_some_and(|free| {
-            free.bytes < m.requested.bytes && free.bytes.saturating_add(unalloc) >= m.requested.bytes
+            free.bytes < m.requested.bytes
+                && free.bytes.saturating_add(unalloc) >= m.requested.bytes
         });
     let worth = !impossible
         && !too_big
         && m.format != Format::Mps
         && (cause || unalloc >= 512 << 20 || unalloc.saturating_mul(5) >= m.reserved.bytes.max(1));
     let v = m.versions;
-    let setting = worth.then(|| {
-        if v.expandable_segments && m.expandable_segments_on {
-            Setting::AlreadyOn
-        } else if v.expandable_segments {
-            Setting::ExpandableSegments
-        } else if v.max_split_size_mb {
-            Setting::MaxSplitSizeMb
-        } else {
-            Setting::NoneInThisVersion
-        }
-    });
+    let fitting = if v.expandable_segments && m.expandable_segments_on {
+        Setting::AlreadyOn
+    } else if v.expandable_segments {
+        Setting::ExpandableSegments
+    } else if v.max_split_size_mb {
+        Setting::MaxSplitSizeMb
+    } else {
+        Setting::NoneInThisVersion
+    };
+    let setting = worth.then_some(fitting);
     let suggested_by_message = matches!(
         (setting, m.hint),
-        (Some(Setting::ExpandableSegments), Some(Hint::ExpandableSegments))
-            | (Some(Setting::MaxSplitSizeMb), Some(Hint::MaxSplitSizeMb))
+        (
+            Some(Setting::ExpandableSegments),
+            Some(Hint::ExpandableSegments)
+        ) | (Some(Setting::MaxSplitSizeMb), Some(Hint::MaxSplitSizeMb))
     );
     Fragmentation {
         reserved_unallocated: unalloc,

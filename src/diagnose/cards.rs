@@ -49,9 +49,7 @@ pub(crate) fn matching(printed: Size, windows: bool, catalog: &GpuCatalog) -> Ve
         let figures = std::iter::once((None, g.capacity_bytes))
             .chain(g.variants.iter().map(|v| (Some(v.when), v.capacity_bytes)));
         let best = figures
-            .filter(|(when, _)| {
-                !windows || !has_windows || *when == Some(VariantKind::Windows)
-            })
+            .filter(|(when, _)| !windows || !has_windows || *when == Some(VariantKind::Windows))
             .map(|(when, c)| (c.abs_diff(printed.bytes), when, c))
             .filter(|(d, _, _)| *d <= tol)
             .min_by_key(|(d, _, _)| *d);

@@ -63,7 +63,10 @@ impl Finding {
 
 /// `a > b` beyond their printed rounding.
 fn above(a: Size, b: Size) -> bool {
-    a.bytes > b.bytes.saturating_add(a.tolerance).saturating_add(b.tolerance)
+    a.bytes
+        > b.bytes
+            .saturating_add(a.tolerance)
+            .saturating_add(b.tolerance)
 }
 
 /// The checks of the message alone, in the order they are reported.
@@ -114,14 +117,32 @@ pub(crate) fn check(m: &OomMessage) -> Vec<Finding> {
     }
     if let (Some(free), Some(own)) = (m.free, m.process) {
         // Every listed line is rounded to two decimals; allow each its rounding.
-        let listed: u64 = m.processes.iter().map(|p| p.bytes).fold(0, u64::saturating_add);
+        let listed: u64 = m
+            .processes
+            .iter()
+            .map(|p| p.bytes)
+            .fold(0, u64::saturating_add);
         let slack = own.tolerance.saturating_mul(m.processes.len() as u64 + 2);
-        let own_listed = m.processes.iter().any(|p| p.bytes.abs_diff(own.bytes) <= own.tolerance * 2);
+        let own_listed = m
+            .processes
+            .iter()
+            .any(|p| p.bytes.abs_diff(own.bytes) <= own.tolerance * 2);
         // The process's own line is among the listed ones on some drivers: count it once.
-        let others = if own_listed { listed.saturating_sub(own.bytes) } else { listed };
+        let others = if own_listed {
+            listed.saturating_sub(own.bytes)
+        } else {
+            listed
+        };
         let in_use = free.bytes.saturating_add(own.bytes).saturating_add(others);
-        if in_use > cap.bytes.saturating_add(cap.tolerance).saturating_add(free.tolerance).saturating_add(slack)
-            && !out.iter().any(|f| matches!(f, Finding::ProcessAboveCapacity { .. }))
+        if in_use
+            > cap
+                .bytes
+                .saturating_add(cap.tolerance)
+                .saturating_add(free.tolerance)
+                .saturating_add(slack)
+            && !out
+                .iter()
+                .any(|f| matches!(f, Finding::ProcessAboveCapacity { .. }))
         {
             out.push(Finding::InUseAboveCapacity {
                 in_use,

@@ -97,9 +97,12 @@ pub(crate) fn read(t: &Text<'_>, at: usize) -> Result<OomMessage, ParseError> {
     if t.lower[..at].ends_with("mps backend ") {
         return read_mps(t, at);
     }
-    let tried = t
-        .after(at, at + 80, "tried to allocate")
-        .ok_or_else(|| err("\"Tried to allocate SIZE\" after \"out of memory\"", t.from(at)))?;
+    let tried = t.after(at, at + 80, "tried to allocate").ok_or_else(|| {
+        err(
+            "\"Tried to allocate SIZE\" after \"out of memory\"",
+            t.from(at),
+        )
+    })?;
     let (requested, rest) = t.size_at(tried).ok_or_else(|| {
         err(
             "a size such as 6.14 GiB after \"Tried to allocate\"",
@@ -168,7 +171,10 @@ fn hint(t: &Text<'_>, from: usize) -> Option<Hint> {
 fn read_v1(t: &Text<'_>, requested: Size, open: usize) -> Result<OomMessage, ParseError> {
     let start = t.find(open, t.flat.len(), "(").map_or(open, |i| i + 1);
     let close = t.find(start, start + 400, ")").ok_or_else(|| {
-        err("the closing \")\" of \"(GPU N; SIZE total capacity; …)\"", t.from(open))
+        err(
+            "the closing \")\" of \"(GPU N; SIZE total capacity; …)\"",
+            t.from(open),
+        )
     })?;
     let inner = &t.flat[start..close];
     let (mut capacity, mut allocated, mut free, mut reserved, mut cached, mut gpu) =
@@ -199,7 +205,12 @@ fn read_v1(t: &Text<'_>, requested: Size, open: usize) -> Result<OomMessage, Par
         }
     }
     let need = |v: Option<Size>, what: &str| {
-        v.ok_or_else(|| err(&format!("\"SIZE {what}\" inside the parentheses"), t.from(open)))
+        v.ok_or_else(|| {
+            err(
+                &format!("\"SIZE {what}\" inside the parentheses"),
+                t.from(open),
+            )
+        })
     };
     let capacity = need(capacity, "total capacity")?;
     let allocated = need(allocated, "already allocated")?;
@@ -327,7 +338,10 @@ fn processes(
             }
             continue;
         }
-        let digits = t.flat[p..].len() - t.flat[p..].trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let digits = t.flat[p..].len()
+            - t.flat[p..]
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .len();
         let Ok(pid) = t.flat[p..p + digits].parse() else {
             continue;
         };
@@ -367,7 +381,12 @@ fn read_mps(t: &Text<'_>, at: usize) -> Result<OomMessage, ParseError> {
     let (other, _) = field("other allocations:")?;
     let (max, _) = field("max allowed:")?;
     let (requested, end) = field("tried to allocate")?;
-    let mut m = message(Format::Mps, range("2.0", None, false, false), requested, max);
+    let mut m = message(
+        Format::Mps,
+        range("2.0", None, false, false),
+        requested,
+        max,
+    );
     m.allocated = allocated;
     m.reserved = allocated;
     m.process = Some(plus(allocated, other));

@@ -213,7 +213,8 @@ pub(crate) fn strip_prefixes(line: &str) -> &str {
         let before = t.len();
         for open in ["[rank", "[default", "rank"] {
             if let Some(rest) = t.strip_prefix(open) {
-                let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                let digits =
+                    rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
                 let tail = &rest[digits..];
                 let close = if open.starts_with('[') { "]:" } else { ":" };
                 if digits > 0 {
@@ -233,7 +234,8 @@ pub(crate) fn strip_prefixes(line: &str) -> &str {
 /// A leading `YYYY-MM-DD HH:MM:SS[,mmm]` and the logger's fields up to its level name.
 fn strip_timestamp(t: &str) -> &str {
     let b = t.as_bytes();
-    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
     let dated = digits(0..4) && b.get(4) == Some(&b'-') && digits(5..7) && b.get(7) == Some(&b'-');
     if !dated || !digits(8..10) {
         return t;
@@ -241,7 +243,9 @@ fn strip_timestamp(t: &str) -> &str {
     for level in ["ERROR", "CRITICAL", "WARNING", "INFO"] {
         if let Some(i) = t.get(..t.len().min(120)).and_then(|h| h.find(level)) {
             let rest = &t[i + level.len()..];
-            return rest.trim_start_matches([' ', '-', ':', ']', '|']).trim_start();
+            return rest
+                .trim_start_matches([' ', '-', ':', ']', '|'])
+                .trim_start();
         }
     }
     t
@@ -344,7 +348,9 @@ pub fn parse(text: &str) -> Result<OomMessage, ParseError> {
     })?;
     m.messages_in_text = found.len();
     m.expandable_segments_on = setting_on(&lower, "expandable_segments:true")
-        > lower.matches("alloc_conf=expandable_segments:true to avoid").count();
+        > lower
+            .matches("alloc_conf=expandable_segments:true to avoid")
+            .count();
     // The traceback of this message: the lines after the previous message, up to this one's.
     let last_line = line_at(at);
     let first_line = match found.len() {
@@ -413,7 +419,10 @@ mod tests {
 
     #[test]
     fn prefixes_are_stripped() {
-        assert_eq!(strip_prefixes("[rank3]: torch.OutOfMemoryError"), "torch.OutOfMemoryError");
+        assert_eq!(
+            strip_prefixes("[rank3]: torch.OutOfMemoryError"),
+            "torch.OutOfMemoryError"
+        );
         assert_eq!(strip_prefixes("[rank0]:[default1]: x"), "x");
         assert_eq!(
             strip_prefixes("2024-05-01 12:00:00,123 - trainer - ERROR - CUDA out of memory."),

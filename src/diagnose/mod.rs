@@ -305,10 +305,20 @@ fn with_scenario_as_given(
     d.identified = Some(tensors::identify(&d.message, &est));
     // The run failed; an estimate that fits the card it failed on describes another run.
     if est.fits == Some(true) {
-        let capacity = est.gpu.as_ref().map_or(d.message.capacity.bytes, |g| g.capacity_bytes);
+        let capacity = est
+            .gpu
+            .as_ref()
+            .map_or(d.message.capacity.bytes, |g| g.capacity_bytes);
         d.findings.push(Finding::ScenarioCannotBeTheRun {
-            estimate: est.bytes.total_high.saturating_add(est.bytes.other_processes),
-            run: d.message.allocated.bytes.saturating_add(d.message.requested.bytes),
+            estimate: est
+                .bytes
+                .total_high
+                .saturating_add(est.bytes.other_processes),
+            run: d
+                .message
+                .allocated
+                .bytes
+                .saturating_add(d.message.requested.bytes),
             capacity,
         });
     }

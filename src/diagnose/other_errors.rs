@@ -56,7 +56,9 @@ pub(crate) fn find(text: &str) -> Option<Found> {
     for (i, line) in text.lines().enumerate() {
         let l = line.to_ascii_lowercase();
         let error = if l.contains("nccl")
-            && (l.contains("out of memory") || l.contains("unhandled cuda error") || l.contains("ncclunhandledcudaerror"))
+            && (l.contains("out of memory")
+                || l.contains("unhandled cuda error")
+                || l.contains("ncclunhandledcudaerror"))
         {
             OtherError::NcclOutOfMemory
         } else if l.contains("cublas_status_alloc_failed") {

@@ -81,7 +81,11 @@ fn message_rows(d: &Diagnosis, loc: &Localizer) -> Vec<(String, String)> {
             loc.bytes(rest),
         ));
     }
-    match (d.other_processes_bytes, d.non_pytorch_bytes, d.outside_pytorch_bytes) {
+    match (
+        d.other_processes_bytes,
+        d.non_pytorch_bytes,
+        d.outside_pytorch_bytes,
+    ) {
         (Some(other), Some(non), _) => {
             rows.push((loc.t("diag-other"), loc.bytes(other)));
             rows.push((loc.t("diag-non-pytorch"), loc.bytes(non)));
@@ -192,7 +196,10 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
         .collect();
     let m = &d.message;
     if m.format == MessageFormat::Mps {
-        let used = m.process.map_or(0, |p| p.bytes).saturating_add(m.requested.bytes);
+        let used = m
+            .process
+            .map_or(0, |p| p.bytes)
+            .saturating_add(m.requested.bytes);
         lines.push(loc.t_args(
             "diag-mps-explain",
             &[("used", b(used)), ("limit", b(m.capacity.bytes))],
@@ -211,7 +218,10 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
         ),
         [one] => loc.t_args(
             "diag-cards-one",
-            &[("capacity", capacity), ("card", FluentValue::from(one.clone()))],
+            &[
+                ("capacity", capacity),
+                ("card", FluentValue::from(one.clone())),
+            ],
         ),
         many if super::cards::settled(&d.cards).is_some() => {
             let settled = super::cards::settled(&d.cards).map(|c| card_name(c, loc));
@@ -348,11 +358,12 @@ fn fragmentation_line(d: &Diagnosis, loc: &Localizer) -> String {
         (Setting::NoneInThisVersion, _) => "diag-set-none",
     });
     if let Some(key) = setting {
-        line.push_str(if loc.lang().starts_with("zh") { "" } else { " " });
-        line.push_str(&loc.t_args(
-            key,
-            &[("versions", FluentValue::from(m.versions.label()))],
-        ));
+        line.push_str(if loc.lang().starts_with("zh") {
+            ""
+        } else {
+            " "
+        });
+        line.push_str(&loc.t_args(key, &[("versions", FluentValue::from(m.versions.label()))]));
     }
     line
 }

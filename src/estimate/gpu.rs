@@ -145,7 +145,8 @@ fn check(gpu: &Gpu) -> Result<(), ScenarioError> {
     if gpu.id.is_empty() || gpu.id.contains(char::is_whitespace) {
         return bad("the id must be non-empty and without spaces, e.g. rtx-4070");
     }
-    let capacities = std::iter::once(gpu.capacity_bytes).chain(gpu.variants.iter().map(|v| v.capacity_bytes));
+    let capacities =
+        std::iter::once(gpu.capacity_bytes).chain(gpu.variants.iter().map(|v| v.capacity_bytes));
     for c in capacities {
         if c == 0 || c > i64::MAX as u64 {
             return bad("capacity_bytes must be between 1 and 2^63 - 1");
@@ -223,11 +224,17 @@ mod tests {
         for g in GpuCatalog::builtin().iter() {
             let sources = std::iter::once(&g.source).chain(g.variants.iter().map(|v| &v.source));
             for s in sources {
-                assert!(kinds.iter().any(|k| s.contains(k)), "{}: source {s:?}", g.id);
+                assert!(
+                    kinds.iter().any(|k| s.contains(k)),
+                    "{}: source {s:?}",
+                    g.id
+                );
             }
             for v in &g.variants {
                 let (low, high) = match v.when {
-                    VariantKind::Windows | VariantKind::EccOff => (g.capacity_bytes, v.capacity_bytes),
+                    VariantKind::Windows | VariantKind::EccOff => {
+                        (g.capacity_bytes, v.capacity_bytes)
+                    }
                     VariantKind::EccOn => (v.capacity_bytes, g.capacity_bytes),
                 };
                 assert!(low < high, "{}: {:?}", g.id, v.when);

@@ -273,7 +273,8 @@ fn fragmentation_is_found_and_expandable_segments_advised() {
     let r = run(&t, &["--message", &hinted]);
     assert!(
         r.stdout.contains("the cache was fragmented")
-            && r.stdout.contains("max_split_size_mb:128 instead, as the message itself suggests")
+            && r.stdout
+                .contains("max_split_size_mb:128 instead, as the message itself suggests")
             && !r.stdout.contains("expandable_segments:True"),
         "{}",
         r.stdout

@@ -22,16 +22,48 @@ fn kinds(v: &Value) -> Vec<String> {
 fn impossible_numbers_are_named_and_nothing_is_concluded_from_them() {
     let t = SiteTest::new();
     for (name, kind, needle) in [
-        ("bad_free_above_capacity", "free_above_capacity", "more than the card's capacity"),
-        ("bad_allocated_above_reserved", "allocated_above_reserved", "tensors live inside"),
-        ("bad_reserved_above_process", "reserved_above_process", "larger than everything"),
-        ("bad_huge_process", "process_above_capacity", "Process 77 holds"),
-        ("bad_all_zero", "all_zero", "Every figure of the message is zero"),
-        ("bad_in_use_above_capacity", "in_use_above_capacity", "plus what the processes hold"),
-        ("bad_reserved_above_capacity", "reserved_above_capacity", "more than the whole card"),
+        (
+            "bad_free_above_capacity",
+            "free_above_capacity",
+            "more than the card's capacity",
+        ),
+        (
+            "bad_allocated_above_reserved",
+            "allocated_above_reserved",
+            "tensors live inside",
+        ),
+        (
+            "bad_reserved_above_process",
+            "reserved_above_process",
+            "larger than everything",
+        ),
+        (
+            "bad_huge_process",
+            "process_above_capacity",
+            "Process 77 holds",
+        ),
+        (
+            "bad_all_zero",
+            "all_zero",
+            "Every figure of the message is zero",
+        ),
+        (
+            "bad_in_use_above_capacity",
+            "in_use_above_capacity",
+            "plus what the processes hold",
+        ),
+        (
+            "bad_reserved_above_capacity",
+            "reserved_above_capacity",
+            "more than the whole card",
+        ),
     ] {
         let v = diagnose_fixture(&t, name, &[]);
-        assert!(kinds(&v).iter().any(|k| k == kind), "{name}: {:?}", kinds(&v));
+        assert!(
+            kinds(&v).iter().any(|k| k == kind),
+            "{name}: {:?}",
+            kinds(&v)
+        );
         // No other programs, no fragmentation verdict, no setting from impossible numbers.
         assert!(v["other_processes_bytes"].is_null(), "{name}");
         assert_eq!(v["fragmentation"]["concluded"], false, "{name}");
@@ -53,7 +85,8 @@ fn a_request_larger_than_the_card_is_called_that() {
     assert_eq!(kinds(&v), ["request_above_capacity"]);
     let r = t.run(&["diagnose", "v22_request_above_card.txt"]);
     assert!(
-        r.stdout.contains("(28.87\u{a0}GiB) is larger than the whole card (15.83\u{a0}GiB)"),
+        r.stdout
+            .contains("(28.87\u{a0}GiB) is larger than the whole card (15.83\u{a0}GiB)"),
         "{}",
         r.stdout
     );
@@ -74,8 +107,16 @@ fn several_messages_use_the_last_and_say_how_many() {
 fn a_scenario_that_fits_where_the_run_failed_is_not_the_run() {
     let t = SiteTest::new();
     let tiny = [
-        "--set", "n_layer=2", "--set", "n_head=2", "--set", "n_embd=128", "--set",
-        "block_size=64", "--set", "batch_size=1",
+        "--set",
+        "n_layer=2",
+        "--set",
+        "n_head=2",
+        "--set",
+        "n_embd=128",
+        "--set",
+        "block_size=64",
+        "--set",
+        "batch_size=1",
     ];
     let v = diagnose_fixture(&t, "v22_including", &tiny);
     let f = v["findings"]
@@ -85,10 +126,21 @@ fn a_scenario_that_fits_where_the_run_failed_is_not_the_run() {
         .find(|f| f["kind"] == "scenario_cannot_be_the_run")
         .expect("finding");
     // What the run held: allocated + the request, 19.87 + 6.14 GiB.
-    assert_eq!(f["run"], ((19.87f64 + 6.14) * (1u64 << 30) as f64).round() as u64);
+    assert_eq!(
+        f["run"],
+        ((19.87f64 + 6.14) * (1u64 << 30) as f64).round() as u64
+    );
     let r = t.run(&[&["diagnose", "v22_including.txt"][..], &tiny[..]].concat());
-    assert!(r.stdout.contains("the scenario cannot be the run"), "{}", r.stdout);
-    assert!(r.stdout.contains("batch_size or block_size"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("the scenario cannot be the run"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("batch_size or block_size"),
+        "{}",
+        r.stdout
+    );
     // A scenario that does not fit gets no such finding.
     let v = diagnose_fixture(&t, "v22_including", &["--set", "batch_size=64"]);
     assert!(!kinds(&v).iter().any(|k| k == "scenario_cannot_be_the_run"));
@@ -111,31 +163,66 @@ fn cards_are_recognized_from_printed_capacities() {
     assert_eq!(v["estimate"]["gpu"]["id"], "a100-40gb");
     // Across drivers: an RTX 4090 printing 23.68 GiB (the catalog has 23.65) still matches.
     let v = diagnose_fixture(&t, "v110_runtime", &[]);
-    assert!(ids(&v).iter().any(|(id, _)| id == "rtx-4090"), "{:?}", ids(&v));
+    assert!(
+        ids(&v).iter().any(|(id, _)| id == "rtx-4090"),
+        "{:?}",
+        ids(&v)
+    );
     // ECC: 44.43 GiB is an RTX 6000 Ada with ECC on; 47.69 GiB the same card with ECC off.
     let v = diagnose_fixture(&t, "v22_ecc_rtx6000", &[]);
     assert_eq!(ids(&v)[0].0, "rtx-6000-ada");
-    t.file("ecc_off.txt", &std::fs::read_to_string(format!("{}/tests/data/oom/v22_ecc_rtx6000.txt", env!("CARGO_MANIFEST_DIR"))).unwrap().replace("44.43 GiB", "47.69 GiB"));
+    t.file(
+        "ecc_off.txt",
+        &std::fs::read_to_string(format!(
+            "{}/tests/data/oom/v22_ecc_rtx6000.txt",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+        .replace("44.43 GiB", "47.69 GiB"),
+    );
     let r = t.run(&["diagnose", "ecc_off.txt", "--format", "json"]);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(ids(&v)[0], ("rtx-6000-ada".to_owned(), Value::from("ecc-off")));
+    assert_eq!(
+        ids(&v)[0],
+        ("rtx-6000-ada".to_owned(), Value::from("ecc-off"))
+    );
     let text = t.run(&["diagnose", "ecc_off.txt"]).stdout;
-    assert!(text.contains("NVIDIA RTX 6000 Ada Generation (ECC off)"), "{text}");
+    assert!(
+        text.contains("NVIDIA RTX 6000 Ada Generation (ECC off)"),
+        "{text}"
+    );
     // Windows: 12.00 GiB with C:\ paths is an RTX 3060 under WDDM.
     let v = diagnose_fixture(&t, "v110_windows", &[]);
-    assert_eq!(ids(&v), [("rtx-3060-12gb".to_owned(), Value::from("windows"))]);
+    assert_eq!(
+        ids(&v),
+        [("rtx-3060-12gb".to_owned(), Value::from("windows"))]
+    );
     // Ambiguous: 11.70 GiB is three cards' figure: all named, --gpu asked for, the printed
     // capacity used.
     t.file("amb.txt", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 11.70 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 10.60 GiB memory in use. Of the allocated memory 9.80 GiB is allocated by PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated.");
-    let r = t.run(&["diagnose", "amb.txt", "--set", "batch_size=16", "--format", "json"]);
+    let r = t.run(&[
+        "diagnose",
+        "amb.txt",
+        "--set",
+        "batch_size=16",
+        "--format",
+        "json",
+    ]);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     let names = v["gpu_candidates"].as_array().unwrap();
-    for name in ["NVIDIA GeForce RTX 3080 12GB", "NVIDIA GeForce RTX 3080 Ti", "NVIDIA GeForce RTX 4070 Ti"] {
+    for name in [
+        "NVIDIA GeForce RTX 3080 12GB",
+        "NVIDIA GeForce RTX 3080 Ti",
+        "NVIDIA GeForce RTX 4070 Ti",
+    ] {
         assert!(names.iter().any(|n| n == name), "{name} not in {names:?}");
     }
     assert_eq!(v["estimate"]["gpu"]["id"], "gpu-from-message");
     let text = t.run(&["diagnose", "amb.txt"]).stdout;
-    assert!(text.contains("fits several cards") && text.contains("--gpu ID"), "{text}");
+    assert!(
+        text.contains("fits several cards") && text.contains("--gpu ID"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -156,16 +243,27 @@ fn no_dtype_is_proposed_that_a_candidate_card_lacks() {
     for name in ["v13_gtx1060", "v110_jupyter"] {
         let v = diagnose_fixture(&t, name, &fp32);
         let offered = dtypes(&v);
-        assert!(offered.iter().all(|o| !o.contains("bfloat16")), "{name}: {offered:?}");
+        assert!(
+            offered.iter().all(|o| !o.contains("bfloat16")),
+            "{name}: {offered:?}"
+        );
     }
     t.file("p100.txt", "RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.90 GiB total capacity; 13.80 GiB already allocated; 700.00 MiB free; 14.10 GiB reserved in total by PyTorch)");
     let r = t.run(&[&["diagnose", "p100.txt", "--format", "json"][..], &fp32[..]].concat());
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["estimate"]["gpu"]["id"], "p100");
-    assert!(dtypes(&v).iter().all(|o| !o.contains("bfloat16")), "{:?}", dtypes(&v));
+    assert!(
+        dtypes(&v).iter().all(|o| !o.contains("bfloat16")),
+        "{:?}",
+        dtypes(&v)
+    );
     // An A100 is offered bf16.
     let v = diagnose_fixture(&t, "v110_rank_prefix", &fp32);
-    assert!(dtypes(&v).iter().any(|o| o.contains("bfloat16")), "{:?}", dtypes(&v));
+    assert!(
+        dtypes(&v).iter().any(|o| o.contains("bfloat16")),
+        "{:?}",
+        dtypes(&v)
+    );
 }
 
 /// A message with `n` `Process N has …` lines, and the same message repeated `n` times.
@@ -193,7 +291,10 @@ fn long_logs_are_read_in_linear_time() {
     let (many, repeated) = long_logs(200_000);
     assert!(many.len() > 7_000_000, "{}", many.len());
     t.file("many.txt", &many).file("repeated.txt", &repeated);
-    for (file, needle) in [("many.txt", "\"messages_in_text\": 1"), ("repeated.txt", "\"count\": 28571")] {
+    for (file, needle) in [
+        ("many.txt", "\"messages_in_text\": 1"),
+        ("repeated.txt", "\"count\": 28571"),
+    ] {
         let start = std::time::Instant::now();
         let r = t.run(&["diagnose", file, "--format", "json"]);
         let took = start.elapsed();
@@ -202,7 +303,11 @@ fn long_logs_are_read_in_linear_time() {
         assert!(took.as_secs() < 15, "{file}: {took:?}");
     }
     let r = t.run(&["diagnose", "many.txt"]);
-    assert!(r.stdout.contains("199,980 more processes listed"), "{}", &r.stdout[..2000.min(r.stdout.len())]);
+    assert!(
+        r.stdout.contains("199,980 more processes listed"),
+        "{}",
+        &r.stdout[..2000.min(r.stdout.len())]
+    );
 }
 
 /// Pieces real messages are made of, to build adversarial texts from.
