@@ -166,7 +166,7 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
     if let Err(e) = &parsed {
         if e.no_message {
             if let Some(found) = other_errors::find(&text) {
-                return render::other_error(&found, args.output.format, &args.output.lang);
+                return other_errors::render(&found, args.output.format, &args.output.lang);
             }
         }
     }

@@ -455,28 +455,6 @@ fn unreadable_message_quotes_the_part_and_names_the_line() {
     assert!(!r.stderr.contains("panicked"));
 }
 
-#[test]
-fn message_from_standard_input() {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vramdoc"))
-        .args(["diagnose", "-", "--format", "json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(V1.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().expect("wait");
-    assert!(out.status.success());
-    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(v["message"]["format"], "pytorch1");
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 

@@ -11,6 +11,7 @@ mod check;
 mod computed_guides;
 mod diagnose;
 mod diagnose_checks;
+mod diagnose_explained;
 mod diagnose_formats;
 mod estimate_cli;
 mod estimate_memory;
