@@ -11,6 +11,8 @@ mod formats;
 pub mod message;
 mod other_errors;
 mod render;
+mod snapshot;
+mod snapshot_report;
 pub(crate) mod tensors;
 
 use std::io::{IsTerminal, Read};
@@ -167,6 +169,9 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
         if e.no_message {
             if let Some(found) = other_errors::find(&text) {
                 return other_errors::render(&found, args.output.format, &args.output.lang);
+            }
+            if let Some(snapshot) = snapshot::read(&text) {
+                return readout(snapshot, args);
             }
         }
     }
@@ -332,9 +337,36 @@ pub(crate) fn diagnose(
     args: &DiagnoseArgs,
     catalog: &GpuCatalog,
 ) -> Result<Diagnosis, Box<Diagnostic>> {
-    let have_scenario = args.config.is_some() || !args.set.is_empty();
-    if !have_scenario {
-        return Ok(from_message(m));
+    let Some(scenario) = load_scenario(args, catalog)? else {
+        return Ok(from_message_with(m, catalog));
+    };
+    let keep_other = args.other_processes.is_some();
+    with_scenario_as_given(m, scenario, catalog, keep_other).map_err(|e| scenario_error(e, args))
+}
+
+/// A scenario error as a diagnostic naming the config file and the key to fix.
+fn scenario_error(e: estimate::ScenarioError, args: &DiagnoseArgs) -> Box<Diagnostic> {
+    let mut diag = Diagnostic::error(e.to_string());
+    if let Some(file) = &args.config {
+        diag = diag.in_file(file);
+    }
+    Box::new(diag.with_help(match e.key.as_deref() {
+        Some("gpu") => {
+            "pick an id from the list above, or add the card with --catalog FILE".to_owned()
+        }
+        Some(key) => format!("fix `{key}` in the config or with --set {key}=VALUE"),
+        None => "check the scenario's sizes".to_owned(),
+    }))
+}
+
+/// The command line's scenario (`--config`, `--set`, `--gpu`, `--other-processes`), if it gives
+/// one.
+fn load_scenario(
+    args: &DiagnoseArgs,
+    catalog: &GpuCatalog,
+) -> Result<Option<Scenario>, Box<Diagnostic>> {
+    if args.config.is_none() && args.set.is_empty() {
+        return Ok(None);
     }
     let inputs: Vec<crate::report::Input> = args
         .config
@@ -355,18 +387,23 @@ pub(crate) fn diagnose(
     if let Some(size) = &args.other_processes {
         crate::report::set_other_processes(&mut loaded.scenario, size)?;
     }
-    let keep_other = args.other_processes.is_some();
-    with_scenario_as_given(m, loaded.scenario, catalog, keep_other).map_err(|e| {
-        let mut diag = Diagnostic::error(e.to_string());
-        if let Some(file) = &args.config {
-            diag = diag.in_file(file);
-        }
-        Box::new(diag.with_help(match e.key.as_deref() {
-            Some("gpu") => {
-                "pick an id from the list above, or add the card with --catalog FILE".to_owned()
+    Ok(Some(loaded.scenario))
+}
+
+/// The report on a memory readout (`memory_summary()`, `nvidia-smi`), with the scenario's
+/// estimate beside it when one is given (on the card `nvidia-smi` names, if the catalog has it).
+fn readout(snapshot: snapshot::Snapshot, args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
+    let catalog = crate::report::catalog_with(args.output.catalog.as_deref())?;
+    let estimate = match load_scenario(args, &catalog)? {
+        Some(mut scenario) => {
+            if scenario.gpu.is_none() {
+                scenario.gpu = snapshot_report::card_named(&snapshot, &catalog);
             }
-            Some(key) => format!("fix `{key}` in the config or with --set {key}=VALUE"),
-            None => "check the scenario's sizes".to_owned(),
-        }))
-    })
+            Some(estimate::estimate(&scenario, &catalog).map_err(|e| scenario_error(e, args))?)
+        }
+        None => None,
+    };
+    let d = snapshot_report::SnapshotDiagnosis { snapshot, estimate };
+    let loc = crate::report::localizer(&args.output.lang)?;
+    snapshot_report::render(&d, args.output.format, &loc)
 }

@@ -110,3 +110,80 @@ fn message_from_standard_input() {
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["message"]["format"], "pytorch1");
 }
+
+#[test]
+fn memory_summary_is_read_like_a_message() {
+    let t = SiteTest::new();
+    let v = diagnose_fixture(&t, "summary_v2", &[]);
+    let s = &v["snapshot"];
+    assert_eq!(s["kind"], "memory_summary");
+    assert_eq!(s["device"], 0);
+    assert_eq!(s["allocated"]["current"], 9136u64 << 20);
+    assert_eq!(s["allocated"]["peak"], 10421u64 << 20);
+    assert_eq!(s["reserved"]["current"], 10680u64 << 20);
+    assert_eq!(s["non_releasable"]["current"], 500215u64 << 10);
+    assert_eq!(s["ooms"], 1);
+    let text = t.run(&["diagnose", "summary_v2.txt"]).stdout;
+    // The cache: reserved − allocated, 10680 − 9136 MiB.
+    assert!(text.contains("1.51\u{a0}GiB"), "{text}");
+    assert!(text.contains("Paste nvidia-smi beside it"), "{text}");
+    // With a scenario: the estimate's peak beside the measured one.
+    let v = diagnose_fixture(&t, "summary_v2", &["--set", "batch_size=8"]);
+    assert!(v["estimate"]["bytes"]["peak"].as_u64().unwrap() > 0);
+    let text = t
+        .run(&[
+            "diagnose",
+            "summary_v2.txt",
+            "--set",
+            "batch_size=8",
+            "--lang",
+            "es",
+        ])
+        .stdout;
+    assert!(
+        text.contains("el pico del resumen es 10,18\u{a0}GiB"),
+        "{text}"
+    );
+}
+
+#[test]
+fn nvidia_smi_is_read_like_a_message() {
+    let t = SiteTest::new();
+    let v = diagnose_fixture(&t, "smi_table", &[]);
+    let s = &v["snapshot"];
+    assert_eq!(s["kind"], "nvidia_smi");
+    assert_eq!(s["gpus"][0]["name"], "NVIDIA GeForce RTX 3060");
+    assert_eq!(s["gpus"][0]["used"], 11843u64 << 20);
+    assert_eq!(s["gpus"][0]["total"], 12288u64 << 20);
+    let procs = s["processes"].as_array().unwrap();
+    assert_eq!(procs.len(), 3);
+    assert_eq!(procs[2]["pid"], 9120);
+    assert_eq!(procs[2]["kind"], "C");
+    assert_eq!(procs[2]["bytes"], 11298u64 << 20);
+    assert_eq!(procs[0]["name"], "/usr/lib/xorg/Xorg");
+    // With a scenario: the card from the name, the run's process beside the estimate.
+    let v = diagnose_fixture(&t, "smi_table", &["--set", "batch_size=8"]);
+    assert_eq!(v["estimate"]["gpu"]["id"], "rtx-3060-12gb");
+    let text = t
+        .run(&["diagnose", "smi_table.txt", "--set", "batch_size=8"])
+        .stdout;
+    assert!(
+        text.contains("nvidia-smi shows 11.03\u{a0}GiB for process 9120"),
+        "{text}"
+    );
+    // The CSV query, with units.
+    let v = diagnose_fixture(&t, "smi_csv", &[]);
+    let gpus = v["snapshot"]["gpus"].as_array().unwrap();
+    assert_eq!(gpus.len(), 2);
+    assert_eq!(gpus[0]["total"], 40960u64 << 20);
+    assert_eq!(gpus[1]["used"], 4u64 << 20);
+    assert_eq!(gpus[1]["index"], 1);
+    // Without units or header names beyond the two columns.
+    t.file(
+        "nounits.txt",
+        "memory.total [MiB], memory.used [MiB]\n24564, 23001\n",
+    );
+    let r = t.run(&["diagnose", "nounits.txt", "--format", "json"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["snapshot"]["gpus"][0]["used"], 23001u64 << 20);
+}
