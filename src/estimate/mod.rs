@@ -12,6 +12,7 @@ mod gpu;
 mod keys;
 mod memory;
 mod num;
+mod optimizer_state;
 mod overhead;
 mod params;
 mod scenario;
