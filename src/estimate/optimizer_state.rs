@@ -59,7 +59,7 @@ pub(crate) fn partition(
     for group in groups {
         let mut sorted: Vec<(N, N)> = group.iter().copied().filter(|g| g.1 > N::ZERO).collect();
         // Stable, largest first: equal sizes are interchangeable, so their order is moot.
-        sorted.sort_by(|a, b| b.0.cmp(&a.0));
+        sorted.sort_by_key(|g| std::cmp::Reverse(g.0));
         for (numel, count) in sorted {
             place(&mut ranks, numel, count.0, cost(numel), &mut budget)?;
         }
