@@ -179,7 +179,8 @@ pub(crate) fn memory(s: &Scenario, p: &params::Params) -> Memory {
 ///   the first evaluation already holds the optimizer state.
 /// - DDP (`gradient_as_bucket_view=False`, nanoGPT's default): the reducer's buckets hold a copy
 ///   of every gradient, `p·P` in all (25 MiB buckets after a 1 MiB first one), from the
-///   wrapping on.
+///   wrapping on. With `gradient_as_bucket_view=True` the gradients are views into the buckets:
+///   no second copy (PyTorch's `DistributedDataParallel` documentation).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Setup {
     /// The checkpoint's weights that stay referenced after loading (resume).
@@ -210,7 +211,7 @@ pub(crate) fn setup(s: &Scenario, p: &params::Params) -> Setup {
         out.loaded_optimizer = optimizer;
         out.load_peak = weights * 2 + optimizer;
     }
-    if s.ddp_world_size > 1 {
+    if s.ddp_world_size > 1 && !s.gradient_as_bucket_view {
         // The reducer buckets the gradients of the parameters that require grad.
         out.ddp_buckets = N::from(p.trainable) * x.p;
     }

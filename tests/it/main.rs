@@ -9,6 +9,7 @@ mod chart;
 mod chart_pages;
 mod check;
 mod computed_guides;
+mod ddp_options;
 mod diagnose;
 mod diagnose_checks;
 mod diagnose_explained;
