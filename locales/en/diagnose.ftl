@@ -118,3 +118,5 @@ diag-snap-compare-summary = The estimator puts the peak allocated by PyTorch at 
 diag-snap-compare-smi = The estimator puts the process at { $range } (tensors, cache and CUDA context); nvidia-smi shows { $measured } for { $who }.
 diag-snap-who-process = process { $pid }
 diag-snap-who-gpu = the whole card
+diag-card-named-fits = The printed capacity ({ $capacity }) is within the spread across drivers of the card the scenario names, the { $card } ({ $card_capacity }).
+diag-card-named-differs = The printed capacity ({ $capacity }) is not the { $card }'s ({ $card_capacity }), the card the scenario names: the run was probably on another card; the estimate below is for the named one.

@@ -118,3 +118,5 @@ diag-snap-compare-summary = El estimador sitúa el pico asignado por PyTorch en 
 diag-snap-compare-smi = El estimador sitúa el proceso en { $range } (tensores, caché y contexto CUDA); nvidia-smi muestra { $measured } para { $who }.
 diag-snap-who-process = el proceso { $pid }
 diag-snap-who-gpu = toda la tarjeta
+diag-card-named-fits = La capacidad del mensaje ({ $capacity }) está dentro de la variación entre drivers de la tarjeta que nombra el escenario, la { $card } ({ $card_capacity }).
+diag-card-named-differs = La capacidad del mensaje ({ $capacity }) no es la de la { $card } ({ $card_capacity }), la tarjeta que nombra el escenario: probablemente la ejecución fue en otra tarjeta; la estimación de abajo es para la nombrada.

@@ -118,3 +118,5 @@ diag-snap-compare-summary = 估算器给出 PyTorch 分配的峰值为 { $estima
 diag-snap-compare-smi = 估算器给出该进程占用 { $range }（张量、缓存和 CUDA 上下文）；nvidia-smi 显示{ $who }为 { $measured }。
 diag-snap-who-process = 进程 { $pid }
 diag-snap-who-gpu = 整张卡
+diag-card-named-fits = 报错中的容量（{ $capacity }）在场景所指显卡 { $card }（{ $card_capacity }）的驱动差异范围之内。
+diag-card-named-differs = 报错中的容量（{ $capacity }）不是场景所指显卡 { $card } 的容量（{ $card_capacity }）：那次运行很可能用的是另一张卡；下面的估算针对场景所指的显卡。

@@ -95,6 +95,19 @@ pub struct Diagnosis {
     /// Their names, when more than one matches (and no `gpu` was given): the diagnosis then
     /// uses the printed capacity.
     pub(crate) gpu_candidates: Vec<String>,
+    /// The card the scenario names, and whether the printed capacity can be it.
+    pub(crate) named_card: Option<NamedCard>,
+}
+
+/// The card a scenario names, checked against the printed capacity.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct NamedCard {
+    /// Its name.
+    pub(crate) name: String,
+    /// Its catalog capacity.
+    pub(crate) capacity_bytes: u64,
+    /// One of its capacities is within the driver spread of the printed one.
+    pub(crate) matches: bool,
 }
 
 /// Keys that decide which tensor an allocation is.
@@ -268,6 +281,7 @@ fn from_message_with(m: OomMessage, catalog: &GpuCatalog) -> Diagnosis {
         missing_keys: SHARPENING_KEYS.to_vec(),
         cards,
         gpu_candidates,
+        named_card: None,
         message: m,
     }
 }
@@ -300,6 +314,12 @@ fn with_scenario_as_given(
         &own
     } else {
         d.gpu_candidates.clear();
+        let id = scenario.gpu.as_deref().unwrap_or_default();
+        d.named_card = catalog.get(id).map(|g| NamedCard {
+            name: g.name.clone(),
+            capacity_bytes: g.capacity_bytes,
+            matches: d.message.format == MessageFormat::Mps || d.cards.iter().any(|c| c.id == g.id),
+        });
         catalog
     };
     if scenario.other_processes == 0 && !keep_other {

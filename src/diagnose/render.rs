@@ -207,6 +207,22 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
         return lines;
     }
     let capacity = b(m.capacity.bytes);
+    if let Some(named) = &d.named_card {
+        let key = if named.matches {
+            "diag-card-named-fits"
+        } else {
+            "diag-card-named-differs"
+        };
+        lines.push(loc.t_args(
+            key,
+            &[
+                ("capacity", capacity),
+                ("card", FluentValue::from(named.name.clone())),
+                ("card_capacity", b(named.capacity_bytes)),
+            ],
+        ));
+        return lines;
+    }
     let names: Vec<String> = d.cards.iter().map(|c| card_name(c, loc)).collect();
     lines.push(match names.as_slice() {
         [] => loc.t_args(

@@ -362,3 +362,36 @@ proptest! {
         prop_assert!(start.elapsed().as_secs() < 5, "{:?} for {} bytes", start.elapsed(), size);
     }
 }
+
+#[test]
+fn a_named_card_is_checked_against_the_printed_capacity() {
+    let t = SiteTest::new();
+    // 11.76 GiB printed, an RTX 3060 named: it fits.
+    let v = diagnose_fixture(
+        &t,
+        "v22_two_messages",
+        &["--set", "batch_size=8", "--gpu", "rtx-3060-12gb"],
+    );
+    assert_eq!(v["named_card"]["matches"], true);
+    // A 79.15 GiB card printed, an RTX 3060 named: the run was elsewhere.
+    let v = diagnose_fixture(
+        &t,
+        "v21_no_nvml",
+        &["--set", "batch_size=8", "--gpu", "rtx-3060-12gb"],
+    );
+    assert_eq!(v["named_card"]["matches"], false);
+    let text = t
+        .run(&[
+            "diagnose",
+            "v21_no_nvml.txt",
+            "--set",
+            "batch_size=8",
+            "--gpu",
+            "rtx-3060-12gb",
+        ])
+        .stdout;
+    assert!(
+        text.contains("the run was probably on another card"),
+        "{text}"
+    );
+}
