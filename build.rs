@@ -3,8 +3,13 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+#[path = "src/fingerprint.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod fingerprint;
+
 fn main() {
     let mut out = String::new();
+    write_fingerprints(&mut out);
     for (konst, dir) in [
         ("TEMPLATES", "templates"),
         ("LOCALES", "locales"),
@@ -38,6 +43,32 @@ fn main() {
     }
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("embedded.rs");
     std::fs::write(dest, out).unwrap();
+}
+
+/// `ESTIMATOR_FINGERPRINT` and `MANIFEST_FINGERPRINT`: see `src/fingerprint.rs`.
+fn write_fingerprints(out: &mut String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (konst, trees) in [
+        ("ESTIMATOR_FINGERPRINT", fingerprint::ESTIMATOR_TREES),
+        ("MANIFEST_FINGERPRINT", fingerprint::MANIFEST_TREES),
+    ] {
+        let files = fingerprint::files_under(root, trees);
+        let mut contents = Vec::new();
+        for (rel, path) in &files {
+            println!("cargo:rerun-if-changed={}", path.display());
+            contents.push((rel.as_str(), std::fs::read(path).unwrap()));
+        }
+        for tree in trees {
+            println!("cargo:rerun-if-changed={tree}");
+        }
+        let print = fingerprint::fingerprint(contents.iter().map(|(r, b)| (*r, b.as_slice())));
+        writeln!(
+            out,
+            "/// Fingerprint of `{}` (`src/fingerprint.rs`).\npub(crate) const {konst}: &str = {print:?};",
+            trees.join("`, `")
+        )
+        .unwrap();
+    }
 }
 
 fn collect(dir: &Path, files: &mut Vec<std::path::PathBuf>) {

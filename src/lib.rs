@@ -1,7 +1,16 @@
 //! vramdoc: GPU-memory troubleshooting guides in, a static multilingual site out.
 //!
-//! The modules follow the pipeline (see `ARCHITECTURE.md`):
-//! `content` → `estimate` → `expand` → `markdown` / `chart` → `render` → `build`.
+//! A code map (the data flow and each stage's files are in `ARCHITECTURE.md`):
+//! - the site build: [`content`] (guides, front matter, variants) → [`estimate`] (the pure
+//!   memory model) → [`expand`] (`{{ }}` expressions, tables, charts through [`present`] and
+//!   [`chart`]) → [`markdown`] → `render` (tera) → [`site`] (plan, render jobs in parallel, put
+//!   the output in place, incrementally); `search` indexes what it writes, `check` dry-runs it
+//!   and `serve` rebuilds it on every change;
+//! - the commands at the edge: [`cli`] (clap) dispatches to [`report`] (`vramdoc estimate`:
+//!   YAML and nanoGPT Python inputs, training or sampling) and [`diagnose`] (out-of-memory
+//!   messages);
+//! - shared: [`i18n`] (Fluent bundles, locale number formats), [`diagnostics`] (located errors),
+//!   `assets` (the embedded defaults and the derived fingerprints, see [`fingerprint`]).
 
 mod assets;
 mod cache;
@@ -14,6 +23,8 @@ pub mod diagnose;
 pub mod diagnostics;
 pub mod estimate;
 pub mod expand;
+#[doc(hidden)]
+pub mod fingerprint;
 pub mod i18n;
 pub mod markdown;
 pub mod present;

@@ -85,3 +85,28 @@ est-opt-combination_all = All of these together (still does not fit)
 est-trainable = Trained
 est-trainable-frozen-value = { $trainable } of { $total } parameters: the embeddings are frozen
 est-trainable-lora-value = { $trainable } of { $total } parameters: the LoRA adapters only, rank { $rank } on { $targets }
+
+## Sampling with nanoGPT's sample.py
+sample-title = GPU memory estimate: sampling with nanoGPT's sample.py
+sample-model = Model
+sample-model-value = init_from={ $init_from }: { $layers } layers, { $heads } heads, { $width } wide, vocabulary { $vocab }, context { $block }; { $params } parameters
+sample-precision = Precision
+sample-generation = Generation
+sample-generation-value = { $prompt_count ->
+    [one] a prompt of 1 token
+   *[other] a prompt of at most { $prompt } tokens
+}, { $new } new tokens per sample, { $samples } samples, top_k { $top_k }; the longest context is { $context } tokens, recomputed for every new token (no KV cache)
+sample-heading-memory = Memory at the peak ({ $moment })
+sample-moment-forward = the forward over the longest context
+sample-moment-next-token = picking the next token from the logits
+sample-weights = Weights (float32, after model.to(device))
+sample-checkpoint = Checkpoint kept on the GPU by sample.py
+sample-activations = One forward's tensors ({ $context } tokens)
+sample-logits = Logits, top-k mask and probabilities
+sample-ids = Token ids and positions (int64)
+sample-kv-cache = KV cache (none in nanoGPT)
+sample-peak = Peak allocated by PyTorch
+sample-heading-advice = Worth knowing
+sample-advice-checkpoint = sample.py loads the checkpoint with map_location=device and keeps it ({ $bytes }, weights and optimizer state) until it exits; loading it with map_location='cpu' (a one-line patch) frees exactly that.
+sample-advice-autocast = Autocast keeps a 16-bit copy of every Linear weight ({ $bytes }) for as long as sampling runs, because the weights still require grad.
+sample-note = Estimates: the peak follows an exact replay of nanoGPT's sample.py and generate(); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict counts its high end.

@@ -85,3 +85,28 @@ est-opt-combination_all = Todos estos cambios juntos (sigue sin caber)
 est-trainable = Entrenados
 est-trainable-frozen-value = { $trainable } de { $total } parámetros: los embeddings están congelados
 est-trainable-lora-value = { $trainable } de { $total } parámetros: solo los adaptadores LoRA, de rango { $rank } en { $targets }
+
+## Muestreo con sample.py de nanoGPT
+sample-title = Estimación de memoria de GPU: muestreo con sample.py de nanoGPT
+sample-model = Modelo
+sample-model-value = init_from={ $init_from }: { $layers } capas, { $heads } cabezas, ancho { $width }, vocabulario de { $vocab }, contexto de { $block }; { $params } parámetros
+sample-precision = Precisión
+sample-generation = Generación
+sample-generation-value = { $prompt_count ->
+    [one] prompt de 1 token
+   *[other] prompt de { $prompt } tokens como máximo
+}, { $new } tokens nuevos por muestra, { $samples } muestras, top_k { $top_k }; el contexto más largo es de { $context } tokens, que se recalcula para cada token nuevo (sin caché KV)
+sample-heading-memory = Memoria en el pico ({ $moment })
+sample-moment-forward = la pasada hacia delante sobre el contexto más largo
+sample-moment-next-token = la elección del siguiente token a partir de los logits
+sample-weights = Pesos (float32, tras model.to(device))
+sample-checkpoint = Checkpoint que sample.py mantiene en la GPU
+sample-activations = Tensores de una pasada hacia delante ({ $context } tokens)
+sample-logits = Logits, máscara top-k y probabilidades
+sample-ids = Identificadores de tokens y posiciones (int64)
+sample-kv-cache = Caché KV (nanoGPT no tiene)
+sample-peak = Pico reservado por PyTorch
+sample-heading-advice = Conviene saber
+sample-advice-checkpoint = sample.py carga el checkpoint con map_location=device y lo conserva ({ $bytes }, pesos y estado del optimizador) hasta terminar; cargarlo con map_location='cpu' (un cambio de una línea) libera exactamente esa cantidad.
+sample-advice-autocast = Autocast conserva una copia de 16 bits de cada peso de las capas Linear ({ $bytes }) mientras dura el muestreo, porque los pesos siguen requiriendo gradiente.
+sample-note = Estimaciones: el pico sigue una reproducción exacta de sample.py y generate() de nanoGPT; lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto cuenta su extremo alto.

@@ -85,3 +85,28 @@ est-opt-combination_all = 以上改动全部一起用（仍然放不下）
 est-trainable = 参与训练
 est-trainable-frozen-value = { $total } 个参数中的 { $trainable } 个：嵌入层已冻结
 est-trainable-lora-value = { $total } 个参数中的 { $trainable } 个：只训练 LoRA 适配器，秩 { $rank }，加在 { $targets } 上
+
+## 用 nanoGPT 的 sample.py 采样
+sample-title = 显存估算：用 nanoGPT 的 sample.py 采样
+sample-model = 模型
+sample-model-value = init_from={ $init_from }：{ $layers } 层，{ $heads } 个注意力头，宽度 { $width }，词表 { $vocab }，上下文 { $block }；{ $params }参数
+sample-precision = 精度
+sample-generation = 生成
+sample-generation-value = { $prompt_count ->
+    [one] 提示词 1 个 token
+   *[other] 提示词最多 { $prompt } 个 token
+}，每个样本生成 { $new } 个新 token，共 { $samples } 个样本，top_k 为 { $top_k }；最长上下文为 { $context } 个 token，每生成一个新 token 都要重新计算（没有 KV 缓存）
+sample-heading-memory = 峰值时的显存（{ $moment }）
+sample-moment-forward = 对最长上下文做前向计算
+sample-moment-next-token = 根据 logits 选出下一个 token
+sample-weights = 权重（float32，model.to(device) 之后）
+sample-checkpoint = sample.py 留在 GPU 上的检查点
+sample-activations = 一次前向计算的张量（{ $context } 个 token）
+sample-logits = Logits、top-k 掩码与概率
+sample-ids = token 编号与位置（int64）
+sample-kv-cache = KV 缓存（nanoGPT 没有）
+sample-peak = PyTorch 分配的峰值
+sample-heading-advice = 值得了解
+sample-advice-checkpoint = sample.py 用 map_location=device 加载检查点，并一直保留到退出（{ $bytes }，包括权重和优化器状态）；改为 map_location='cpu'（只需改一行）正好省下这部分。
+sample-advice-autocast = 采样期间，autocast 会一直保留每个 Linear 权重的 16 位副本（{ $bytes }），因为这些权重仍然需要梯度。
+sample-note = 说明：峰值依据对 nanoGPT 的 sample.py 和 generate() 的精确重放；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论按范围的上限计算。

@@ -404,6 +404,18 @@ fn load_scenario(
         let first = errors.into_iter().next();
         Box::new(first.unwrap_or_else(|| Diagnostic::error("the scenario could not be read")))
     })?;
+    if loaded.sampling.is_some() {
+        // The tensors diagnose matches are a training step's; a sampling run holds others.
+        let mut diag = Diagnostic::error(
+            "this config describes sampling with nanoGPT's sample.py; diagnose matches a message against a training step's tensors, and sampling's are not matched yet".to_owned(),
+        );
+        if let Some(file) = &args.config {
+            diag = diag.in_file(file);
+        }
+        return Err(Box::new(diag.with_help(
+            "run `vramdoc estimate` with the same config for sampling's memory, or diagnose without --config for what the message alone tells",
+        )));
+    }
     if let Some(size) = &args.other_processes {
         crate::report::set_other_processes(&mut loaded.scenario, size)?;
     }

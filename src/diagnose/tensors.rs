@@ -1,7 +1,7 @@
 //! Which tensor a failed allocation is, and in which phase of nanoGPT's loop it failed.
 //!
 //! The candidates are the large tensors of the estimator's model of a training step (exact replay
-//! of nanoGPT's train step; ESTIMATOR-NOTES.md): logits and their fp32 copy, the evaluation's
+//! of nanoGPT's train step; docs/memory-model.md): logits and their fp32 copy, the evaluation's
 //! logits, the token embedding's gradient and AdamW moments, attention scores without flash, and
 //! the per-layer activations. A candidate matches when its size is within the message's rounding
 //! plus the caching allocator's: PyTorch rounds requests of 10 MiB and more up to a multiple of

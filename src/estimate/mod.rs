@@ -15,6 +15,7 @@ mod num;
 mod optimizer_state;
 mod overhead;
 mod params;
+mod sample;
 mod scenario;
 mod train;
 mod whatif;
@@ -27,14 +28,17 @@ pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
 pub use keys::{parse_byte_size, yaml_literal, Literal, KEYS};
 pub use memory::TrainMoment;
 pub use params::Params;
+pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
 pub use scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 
 use num::N;
 use overhead::End;
 
-/// Version of the formulas and constants; bump on any change (site builds cache on it).
-pub(crate) const ESTIMATOR_VERSION: &str = "6";
+/// Version of the formulas and constants: the fingerprint of `src/estimate/` and `data/`, derived
+/// by `build.rs` (`src/fingerprint.rs`), so no formula edit can leave a site build serving numbers
+/// computed by the old one.
+pub(crate) const ESTIMATOR_VERSION: &str = crate::assets::ESTIMATOR_FINGERPRINT;
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
 ///
@@ -155,6 +159,18 @@ pub struct GpuRef {
     pub(crate) bf16: bool,
 }
 
+impl GpuRef {
+    /// The reference to a catalog card.
+    pub(crate) fn of(g: &Gpu) -> GpuRef {
+        GpuRef {
+            id: g.id.clone(),
+            name: g.name.clone(),
+            capacity_bytes: g.capacity_bytes,
+            bf16: g.bf16,
+        }
+    }
+}
+
 /// One scenario's estimate (the JSON contract of `vramdoc estimate --format json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Estimate {
@@ -223,12 +239,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         effective_batch,
         tokens_per_step,
         accumulation_per_gpu: process.gradient_accumulation_steps,
-        gpu: gpu.map(|g| GpuRef {
-            id: g.id.clone(),
-            name: g.name.clone(),
-            capacity_bytes: g.capacity_bytes,
-            bf16: g.bf16,
-        }),
+        gpu: gpu.map(GpuRef::of),
         verdict,
         fits: verdict.map(|v| v == Verdict::Fits),
         headroom_bytes: gpu.map(|g| headroom(g.capacity_bytes, s.other_processes, bytes.total)),

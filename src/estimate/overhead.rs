@@ -2,7 +2,7 @@
 //! low, middle and high.
 //!
 //! nvidia-smi's figure for the process = PyTorch's reserved memory + the CUDA context
-//! (ESTIMATOR-NOTES.md, "What nvidia-smi shows"). The training peak itself follows an exact
+//! (docs/memory-model.md, "Beyond the allocator"). The training peak itself follows an exact
 //! replay; these components are estimates, so every one has a range and the estimate's
 //! `total_low ≤ total ≤ total_high` spans them (the low ends summed, the high ends summed).
 
@@ -12,13 +12,13 @@ const MIB: u64 = 1 << 20;
 
 /// CUDA context with lazy module loading (`CUDA_MODULE_LOADING=LAZY`, the default since
 /// CUDA 11.7 / PyTorch 1.13): 0.3–0.6 GiB across cards and drivers; 450 MiB is the middle
-/// (ESTIMATOR-NOTES.md).
+/// (docs/memory-model.md).
 pub(crate) const CUDA_CONTEXT_BYTES: u64 = 450 * MIB;
-/// Low end of the CUDA context: lazy loading on a lean driver, 300 MiB (ESTIMATOR-NOTES.md).
+/// Low end of the CUDA context: lazy loading on a lean driver, 300 MiB (docs/memory-model.md).
 pub(crate) const CUDA_CONTEXT_LOW_BYTES: u64 = 300 * MIB;
 /// High end of the CUDA context: without lazy loading (CUDA < 11.7 or
 /// `CUDA_MODULE_LOADING=EAGER`) every kernel of every library is loaded, 1–2 GiB
-/// (ESTIMATOR-NOTES.md); 1 GiB, eager loading's lower figure, since the recent stacks this tool
+/// (docs/memory-model.md); 1 GiB, eager loading's lower figure, since the recent stacks this tool
 /// models load lazily by default and the 2 GiB comes from old stacks with every library loaded.
 pub(crate) const CUDA_CONTEXT_HIGH_BYTES: u64 = 1024 * MIB;
 
@@ -28,21 +28,21 @@ pub(crate) const COMPILE_KERNELS_BYTES: u64 = 64 * MIB;
 /// Low end of torch.compile's allowance: a few hundred small kernels, 32 MiB.
 pub(crate) const COMPILE_KERNELS_LOW_BYTES: u64 = 32 * MIB;
 /// High end of torch.compile's allowance: autotuned variants and the Triton runtime's own
-/// buffers, 256 MiB (ESTIMATOR-NOTES.md: compile lowers memory for these models; it does not
+/// buffers, 256 MiB (docs/memory-model.md: compile lowers memory for these models; it does not
 /// "add 1–2 GB").
 pub(crate) const COMPILE_KERNELS_HIGH_BYTES: u64 = 256 * MIB;
 
 /// Reserved-but-unallocated memory of PyTorch's caching allocator at the peak, as a fraction
 /// of the peak: typically 5–30 % (less with `expandable_segments:True`); 17.5 % is the middle
-/// (ESTIMATOR-NOTES.md).
+/// (docs/memory-model.md).
 pub(crate) const ALLOCATOR_SLACK_NUM: u64 = 7;
 /// Denominator of [`ALLOCATOR_SLACK_NUM`] (7/40 = 17.5 %).
 pub(crate) const ALLOCATOR_SLACK_DEN: u64 = 40;
 /// Low end of the allocator slack in percent of the peak: 5 %, a cache with
-/// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (ESTIMATOR-NOTES.md).
+/// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (docs/memory-model.md).
 pub(crate) const ALLOCATOR_SLACK_LOW_PCT: u64 = 5;
 /// High end of the allocator slack in percent of the peak: 30 %, a fragmented cache of
-/// fixed-size segments (ESTIMATOR-NOTES.md).
+/// fixed-size segments (docs/memory-model.md).
 pub(crate) const ALLOCATOR_SLACK_HIGH_PCT: u64 = 30;
 
 /// cuBLAS workspace with PyTorch's default `CUBLAS_WORKSPACE_CONFIG=:4096:2:16:8`:

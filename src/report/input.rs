@@ -27,6 +27,8 @@ pub(crate) struct Loaded {
     pub(crate) notes: Vec<String>,
     /// Where each key that an input set was set.
     pub(crate) origins: std::collections::HashMap<String, Origin>,
+    /// What to generate, when the inputs describe sampling with nanoGPT's `sample.py`.
+    pub(crate) sampling: Option<crate::estimate::Sampling>,
 }
 
 /// Everything that shapes the scenario, as given on the command line.
@@ -62,6 +64,14 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
         match super::nanogpt::apply(&session, &mut out.scenario, src.base) {
             Ok(notes) => session.notes.extend(notes),
             Err(e) => errors.extend(e),
+        }
+        if errors.is_empty() && super::nanogpt::is_sampling(&session) {
+            let mut notes = Vec::new();
+            match super::nanogpt::sampling(&session, src.base, &mut notes) {
+                Ok(run) => out.sampling = Some(run),
+                Err(e) => errors.push(e),
+            }
+            session.notes.extend(notes);
         }
     }
     if let Some(gpu) = src.gpu {

@@ -10,6 +10,7 @@ mod nanogpt;
 mod pickle;
 mod pyconfig;
 pub(crate) mod render;
+mod sample;
 
 use std::path::PathBuf;
 
@@ -192,7 +193,7 @@ pub enum Format {
     Table,
     /// Markdown a guide can embed.
     Markdown,
-    /// The estimate as JSON (the contract in DESIGN.md), plus a `what_if` list.
+    /// The estimate as JSON (the contract in docs/contracts.md), plus a `what_if` list.
     Json,
 }
 
@@ -331,6 +332,23 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
             None => "check the scenario's sizes".to_owned(),
         })
     };
+    if let Some(run) = loaded.sampling {
+        let est = estimate::estimate_sampling(&loaded.scenario, &run, &catalog)
+            .map_err(scenario_error)?;
+        let text = match args.format {
+            Format::Json => {
+                serde_json::to_string_pretty(&est).map_err(|e| Diagnostic::error(e.to_string()))?
+                    + "\n"
+            }
+            Format::Markdown => sample::markdown(&est, &localizer(&args.lang)?),
+            Format::Table => sample::table(
+                &est,
+                &localizer(&args.lang)?,
+                &sample::ignored(&est, &loaded.ignored),
+            ),
+        };
+        return Ok((text, notes));
+    }
     let est = estimate::estimate(&loaded.scenario, &catalog).map_err(scenario_error)?;
     let options = estimate::what_if(&loaded.scenario, &catalog).map_err(scenario_error)?;
     if args.format == Format::Json {

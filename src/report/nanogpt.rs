@@ -9,6 +9,9 @@
 //! - `init_from = 'resume'`: the shape comes from `<out_dir>/ckpt.pt`'s `model_args` (train.py
 //!   overwrites the config's values with them).
 //!
+//! A sampling run (nanoGPT's `sample.py`, recognized by the settings only it defines) is read as
+//! sample.py reads its globals ([`sampling`]) and estimated as sampling, not as training.
+//!
 //! Paths are relative to the folder train.py would run in: the working folder, or `--data-dir`.
 
 use std::path::Path;
@@ -16,7 +19,77 @@ use std::path::Path;
 use super::artifacts::{self, CHECKPOINT_KEYS};
 use super::pyconfig::Session;
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{InitFrom, Literal, Scenario, GPT2_VOCAB};
+use crate::estimate::{InitFrom, Literal, Sampling, Scenario, GPT2_VOCAB};
+
+/// Settings that nanoGPT's `sample.py` defines and `train.py` does not: inputs that set one
+/// describe a sampling run.
+const SAMPLING_ONLY: &[&str] = &["max_new_tokens", "num_samples"];
+
+/// Whether the inputs describe sampling with `sample.py` rather than training with `train.py`.
+pub(crate) fn is_sampling(session: &Session<'_>) -> bool {
+    session
+        .assigned
+        .iter()
+        .any(|a| SAMPLING_ONLY.contains(&a.as_str()))
+}
+
+/// What sample.py is asked to generate, read from its globals (sample.py's defaults where the
+/// inputs left one unset), with a note on the prompt's length. `start` is the prompt, or
+/// `FILE:path` to read it from (relative to `base`, where sample.py runs). Its token count is
+/// not computed (GPT-2's tokenizer is not bundled): its UTF-8 length bounds it, since GPT-2's
+/// byte-level BPE and a character vocabulary both give at most one token per byte, and memory
+/// only grows with the context.
+pub(crate) fn sampling(
+    session: &Session<'_>,
+    base: &Path,
+    notes: &mut Vec<String>,
+) -> Result<Sampling, Diagnostic> {
+    let count = |key: &str, default: u64| -> Result<u64, Diagnostic> {
+        match session.literal(key) {
+            None => Ok(default),
+            Some(Ok(Literal::Int(n))) if n >= 1 => Ok(n as u64),
+            Some(Ok(other)) => Err(at_key(
+                session,
+                key,
+                &format!("`{key}` = {other:?}: sample.py needs a whole number of at least 1"),
+            )),
+            Some(Err(msg)) => Err(at_key(session, key, &format!("`{key}` {msg}"))),
+        }
+    };
+    let max_new_tokens = count("max_new_tokens", 500)?;
+    let num_samples = count("num_samples", 10)?;
+    let top_k = Some(count("top_k", 200)?);
+    let start = text(session, "start").unwrap_or_else(|| "\n".into());
+    let prompt = match start.strip_prefix("FILE:") {
+        Some(file) => std::fs::read_to_string(base.join(file)).map_err(|e| {
+            at_key(
+                session,
+                "start",
+                &format!("start = 'FILE:{file}': sample.py reads the prompt from {file}: {e}"),
+            )
+        })?,
+        None => start,
+    };
+    let prompt_tokens = prompt.len() as u64;
+    if prompt_tokens == 0 {
+        return Err(at_key(
+            session,
+            "start",
+            "the prompt is empty: sample.py's model needs at least one token to continue",
+        ));
+    }
+    if prompt_tokens > 1 {
+        notes.push(format!(
+            "prompt: at most {prompt_tokens} tokens (its UTF-8 bytes; GPT-2's tokenizer and a character vocabulary give no more), so the context is estimated at its longest"
+        ));
+    }
+    Ok(Sampling {
+        prompt_tokens,
+        max_new_tokens,
+        num_samples,
+        top_k,
+    })
+}
 
 /// A string global of the config (`device`, `dataset`, `init_from`, `out_dir`).
 fn text(session: &Session<'_>, name: &str) -> Option<String> {
@@ -51,6 +124,14 @@ pub(crate) fn apply(
         .with_help("vramdoc estimates CUDA memory; set device = 'cuda' (train.py's default) to estimate the run on a GPU")]);
     }
     let init = text(session, "init_from").unwrap_or_else(|| "scratch".into());
+    if init == "scratch" && is_sampling(session) {
+        return Err(vec![at_key(
+            session,
+            "init_from",
+            "init_from = 'scratch': sample.py samples from a trained model; it knows 'resume' (a checkpoint in out_dir) and the GPT-2 variants",
+        )
+        .with_help("sample with --init_from=resume --out_dir=DIR, or --init_from=gpt2 (or gpt2-medium, gpt2-large, gpt2-xl)")]);
+    }
     let result = match init.as_str() {
         "scratch" => scratch_vocabulary(session, scenario, base, &mut notes),
         "resume" => resumed_shape(session, scenario, base, &mut notes),

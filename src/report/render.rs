@@ -2,7 +2,7 @@
 
 use fluent_bundle::FluentValue;
 
-use crate::estimate::{Dtype, Estimate, TrainMoment, Verdict, WhatIf};
+use crate::estimate::{Dtype, Estimate, GpuRef, TrainMoment, Verdict, WhatIf};
 use crate::i18n::Localizer;
 use crate::present::{self, Line, OptionRow};
 
@@ -275,10 +275,29 @@ fn logits_line(e: &Estimate, loc: &Localizer) -> String {
 
 /// The three-state verdict as a sentence: the range, what other programs hold, the margin.
 pub(crate) fn verdict(e: &Estimate, loc: &Localizer) -> String {
-    let (Some(gpu), Some(state)) = (&e.gpu, e.verdict) else {
+    let b = &e.bytes;
+    let range = (b.total_low, b.total_high, b.other_processes);
+    verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc)
+}
+
+/// The verdict sentence of any estimate on `gpu`: `range` is (total at the low end, total at
+/// the high end, memory of other programs).
+pub(crate) fn verdict_sentence(
+    gpu: Option<&GpuRef>,
+    state: Option<Verdict>,
+    range: (u64, u64, u64),
+    dtype: Dtype,
+    loc: &Localizer,
+) -> String {
+    let (Some(gpu), Some(state)) = (gpu, state) else {
         return loc.t("est-verdict-none");
     };
-    let b = &e.bytes;
+    let (total_low, total_high, other_processes) = range;
+    let b = Totals {
+        total_low,
+        total_high,
+        other_processes,
+    };
     let cap = i128::from(gpu.capacity_bytes) - i128::from(b.other_processes);
     let amount = |x: i128| FluentValue::from(loc.bytes(x.unsigned_abs() as u64));
     let name = FluentValue::from(gpu.name.clone());
@@ -313,11 +332,18 @@ pub(crate) fn verdict(e: &Estimate, loc: &Localizer) -> String {
             &[("other", FluentValue::from(loc.bytes(b.other_processes)))],
         );
     }
-    if !gpu.bf16 && e.scenario.dtype == Dtype::Bfloat16 {
+    if !gpu.bf16 && dtype == Dtype::Bfloat16 {
         text += sep;
         text += &loc.t_args("est-warn-no-bf16", &[("gpu", name)]);
     }
     text
+}
+
+/// The totals a verdict sentence quotes.
+struct Totals {
+    total_low: u64,
+    total_high: u64,
+    other_processes: u64,
 }
 
 pub(crate) fn header(loc: &Localizer) -> Vec<String> {

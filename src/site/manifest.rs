@@ -34,9 +34,24 @@ pub(crate) const DIRTY: &str = ".vramdoc-manifest/dirty";
 /// Guide shards (the site-wide jobs have one more).
 pub(crate) const SHARDS: usize = 64;
 
-/// The first bytes of every shard; the last four are the format, bumped whenever the manifest's
-/// shape or the meaning of its hashes changes (an older manifest is then ignored: a full build).
-const MAGIC: &[u8; 20] = b"vramdoc-manifest\x0c\0\0\0";
+/// The first bytes of every shard: `vramdoc-manifest` and the format, the fingerprint of the code
+/// that decides the manifest's shape and the meaning of its hashes (`src/site/`, derived by
+/// `build.rs`), so a manifest written by other code is ignored (one full build), with nothing to
+/// bump by hand.
+const MAGIC: [u8; 32] = magic(crate::assets::MANIFEST_FINGERPRINT.as_bytes());
+
+/// `vramdoc-manifest` followed by the 16 bytes of `format`.
+const fn magic(format: &[u8]) -> [u8; 32] {
+    let name = b"vramdoc-manifest";
+    let mut m = [0u8; 32];
+    let mut i = 0;
+    while i < 16 {
+        m[i] = name[i];
+        m[16 + i] = format[i];
+        i += 1;
+    }
+    m
+}
 
 /// What the previous build recorded.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -405,7 +420,7 @@ pub fn shard_of(slug: &str) -> usize {
 /// A shard's bytes: the magic header, the shard header (guide shards), then the entries.
 fn encode<T: Serialize>(header: Option<&ShardHeader>, entries: &[T]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(MAGIC.len() + 256 * entries.len() + 256);
-    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&MAGIC);
     // Serializing plain structs, strings and vectors into a vector cannot fail.
     if let Some(h) = header {
         bytes = postcard::to_extend(h, bytes).unwrap_or_default();

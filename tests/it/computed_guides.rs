@@ -3,7 +3,7 @@
 
 use crate::support::SiteTest;
 
-/// DESIGN.md's reference model (6 layers, 6 heads, 384 wide, block 512, no bias).
+/// docs/contracts.md's reference model (6 layers, 6 heads, 384 wide, block 512, no bias).
 const SCENARIO: &str = "scenario:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n  block_size: 512\n  batch_size: 16\n  bias: false\n  dtype: float16\n  gpu: rtx-4070\nvariants:\n  - id: half\n    label: LABEL\n    set: { batch_size: 8, gradient_accumulation_steps: 80 }\n";
 
 const BODY: &str = "Non-embedding: {{ params.non_embedding | int }} ({{ params.non_embedding | count }}).\n\nDecay: {{ params.decay | int }} in {{ params.decay_tensors }} tensors; no decay {{ params.no_decay | int }} in {{ params.no_decay_tensors }}.\n\nLogits tensor: {{ bytes.logits_tensor | bytes }}. Peak: {{ bytes.peak | bytes }}. Half: {{ variants.half.bytes.peak | bytes }}, {{ variants.half.fits | verdict }}.\n\n{{ breakdown_table() }}\n\n{{ options_table() }}\n\n{{ chart(\"breakdown\") }}\n\n{{ chart(\"sweep\", over=\"batch_size\") }}\n\nInline code `{{ bytes.peak }}` stays.\n\n```python\nprint(\"{{ not.an.expression }}\")\n```\n";
@@ -48,7 +48,7 @@ fn reference_counts_come_out_exactly_in_each_locale() {
     let en = t.output("en/computed/index.html");
     let es = t.output("es/computed/index.html");
     let zh = t.output("zh/computed/index.html");
-    // DESIGN.md's reference facts: 29,938,560 non-embedding; 30,130,176 decayed in 26 tensors;
+    // docs/contracts.md's reference facts: 29,938,560 non-embedding; 30,130,176 decayed in 26 tensors;
     // 4,992 not decayed in 13 tensors.
     assert!(en.contains("Non-embedding: 29,938,560 (29.94M)"), "{en}");
     assert!(

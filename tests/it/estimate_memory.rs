@@ -1,4 +1,4 @@
-//! Memory figures: the contract's identities, seed 002's logits tensor, and ESTIMATOR-NOTES.md's
+//! Memory figures: the contract's identities, seed 002's logits tensor, and docs/memory-model.md's
 //! closed forms recomputed here by hand.
 
 use vramdoc::estimate::{estimate, Dtype, Estimate, GpuCatalog, Phase, Scenario, TrainMoment};
@@ -77,7 +77,7 @@ fn contract_identities() {
 
 #[test]
 fn autocast_eager_peak_from_the_cuda_op_stream() {
-    // Large vocabulary: the peak is nll_loss's backward. ESTIMATOR-NOTES.md's form
+    // Large vocabulary: the peak is nll_loss's backward. docs/memory-model.md's form
     // 16P + 2·P_lin + L·36·sbh + 6·sbh + k·sbV, with k = 12 as CUDA autocast dispatches
     // cross-entropy (kept bf16 logits 2, bf16 log-softmax 2, nll_loss's fp32 copy 4 and its fp32
     // gradient 4), plus flash's fp32 logsumexp (4·a·s·b per layer) and four int64 token tensors.

@@ -1,4 +1,4 @@
-//! Parameter counts against nanoGPT: DESIGN.md's reference facts, published GPT-2 counts, and
+//! Parameter counts against nanoGPT: docs/contracts.md's reference facts, published GPT-2 counts, and
 //! configs counted module by module here (not by the closed form the estimator uses).
 
 use vramdoc::estimate::{estimate, GpuCatalog, Literal, Params, Scenario};

@@ -192,3 +192,152 @@ fn every_readme_training_command_resolves_to_nanogpts_run() {
     let (v, _) = resolve(&t, &["config/eval_gpt2.py"]);
     assert_eq!(v["train_peak_moment"], "no_training");
 }
+
+/// The settings block of nanoGPT's `sample.py`, in its shape (our own text): it ends at the
+/// configurator line, as train.py's does.
+const SAMPLE_PY: &str = "\"\"\"\nSample from a trained model\n\"\"\"\nimport os\nimport torch\n\
+from model import GPTConfig, GPT\n\n\
+init_from = 'resume' # 'resume' or a gpt2 variant\nout_dir = 'out'\nstart = \"\\n\"\n\
+num_samples = 10 # number of samples to draw\nmax_new_tokens = 500\ntemperature = 0.8\ntop_k = 200\n\
+seed = 1337\ndevice = 'cuda'\n\
+dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'\n\
+compile = False\nexec(open('configurator.py').read())\n\nmodel = None\n";
+
+/// `vramdoc estimate ARGS --format json` in `t`, as a JSON value.
+fn sample_json(t: &SiteTest, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["estimate", "sample.py"];
+    all.extend_from_slice(args);
+    all.extend(["--format", "json"]);
+    let r = t.run(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+#[test]
+fn nanogpts_readme_sampling_commands_give_a_sampling_estimate() {
+    let t = nanogpt();
+    t.file("sample.py", SAMPLE_PY);
+    // python sample.py --init_from=gpt2-xl --start="What is the answer to life, the universe, and
+    // everything?" --num_samples=5 --max_new_tokens=100 (nanoGPT's README), on an RTX 3090.
+    let v = sample_json(
+        &t,
+        &[
+            "--init_from=gpt2-xl",
+            "--start=What is the answer to life, the universe, and everything?",
+            "--num_samples=5",
+            "--max_new_tokens=100",
+            "--gpu",
+            "rtx-3090",
+        ],
+    );
+    assert_eq!(v["phase"], "generate");
+    assert_eq!(v["scenario"]["n_layer"], 48);
+    assert_eq!(v["scenario"]["block_size"], 1024);
+    // GPT-2 XL: 1,557,611,200 parameters in float32 on the GPU, and autocast's bf16 copy of the
+    // 1,555,662,400 Linear weights and biases (every block's four Linears and the tied head).
+    assert_eq!(v["params"]["total"], 1_557_611_200u64);
+    assert_eq!(v["bytes"]["weights"], 4 * 1_557_611_200u64);
+    assert_eq!(v["bytes"]["autocast_weights"], 2 * 1_555_662_400u64);
+    assert_eq!(v["bytes"]["checkpoint"], 0);
+    assert_eq!(v["bytes"]["kv_cache"], 0);
+    // The prompt is 57 bytes, so at most 57 tokens; 100 new ones: the longest context is 156.
+    assert_eq!(v["sampling"]["prompt_tokens"], 57);
+    assert_eq!(v["context_tokens"], 156);
+    let peak = v["bytes"]["peak"].as_u64().unwrap();
+    assert!(
+        peak > 6 * 1_557_611_200 && peak < 6 * 1_557_611_200 + (64 << 20),
+        "{peak}"
+    );
+    assert_eq!(
+        v["verdict"], "fits",
+        "sampling GPT-2 XL needs about 9 GiB, not 77"
+    );
+    // python sample.py --out_dir=out-gpt2-xl after the README's fine-tune: sample.py keeps the
+    // loaded checkpoint (weights, and AdamW's two moments and fp32 step per tensor) on the GPU.
+    t.bytes(
+        "out-gpt2-xl/ckpt.pt",
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/nanogpt/out-gpt2-xl/ckpt.pt"
+        ))
+        .unwrap(),
+    );
+    let v = sample_json(&t, &["--out_dir=out-gpt2-xl", "--gpu", "rtx-3090"]);
+    assert_eq!(v["scenario"]["init_from"], "resume");
+    assert_eq!(
+        v["bytes"]["checkpoint"],
+        12 * 1_557_611_200u64 + 4 * 580,
+        "weights, two moments, a step per tensor (194 + 386 tensors)"
+    );
+    assert_eq!(v["verdict"], "does_not_fit");
+    // A card without bf16: sample.py's dtype expression picks float16.
+    let v = sample_json(&t, &["--init_from=gpt2", "--gpu", "rtx-2080"]);
+    assert_eq!(v["scenario"]["dtype"], "float16");
+}
+
+#[test]
+fn sampling_settings_read_as_sample_py_reads_them() {
+    let t = nanogpt();
+    t.file("sample.py", SAMPLE_PY);
+    // start = 'FILE:prompt.txt' reads the prompt from the file.
+    t.file("prompt.txt", &"word ".repeat(400));
+    let v = sample_json(&t, &["--init_from=gpt2", "--start=FILE:prompt.txt"]);
+    assert_eq!(v["sampling"]["prompt_tokens"], 2000);
+    assert_eq!(v["context_tokens"], 1024, "cropped to GPT-2's context");
+    let r = t.run(&[
+        "estimate",
+        "sample.py",
+        "--init_from=gpt2",
+        "--start=FILE:nope.txt",
+    ]);
+    assert!(r.code != 0 && r.stderr.contains("nope.txt"), "{}", r.stderr);
+    // sample.py cannot sample from a new model.
+    let r = t.run(&["estimate", "sample.py", "--init_from=scratch"]);
+    assert!(
+        r.code != 0 && r.stderr.contains("samples from a trained model"),
+        "{}",
+        r.stderr
+    );
+    // Settings that would fail in nanoGPT are refused where they are set.
+    for bad in ["--max_new_tokens=0", "--num_samples=0", "--top_k=0"] {
+        let r = t.run(&["estimate", "sample.py", "--init_from=gpt2", bad]);
+        assert!(r.code != 0 && r.stderr.contains(bad), "{bad}: {}", r.stderr);
+    }
+    // The table says what it estimates and lists what has no effect.
+    let r = t.run(&["estimate", "sample.py", "--init_from=gpt2"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("sampling with nanoGPT's sample.py"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("Ignored, no effect on memory: out_dir, temperature, seed, device"),
+        "{}",
+        r.stdout
+    );
+    // The same settings through a training config are a training estimate, as before.
+    let (v, _) = resolve(&t, &["config/train_gpt2.py"]);
+    assert!(v.get("phase").is_none());
+}
+
+#[test]
+fn diagnose_refuses_to_match_a_sampling_config_against_training_tensors() {
+    let t = nanogpt();
+    t.file("sample.py", SAMPLE_PY);
+    let r = t.run(&[
+        "diagnose",
+        "--message",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 11.69 GiB of which 10.00 MiB is free. Including non-PyTorch memory, this process has 11.67 GiB memory in use. Of the allocated memory 11.40 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.",
+        "--config",
+        "sample.py",
+        "--set",
+        "init_from='gpt2'",
+    ]);
+    assert!(
+        r.code != 0 && r.stderr.contains("describes sampling"),
+        "{}",
+        r.stderr
+    );
+}

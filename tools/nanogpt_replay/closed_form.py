@@ -299,7 +299,7 @@ def main(argv: list[str]) -> int:
     """Print both tables for the data file named in ``argv`` (or the default)."""
     default = Path(__file__).resolve().parents[2] / "tests/data/nanogpt_replay.json"
     doc = json.loads((Path(argv[0]) if argv else default).read_text())
-    print("ESTIMATOR-NOTES closed forms\n")
+    print("docs/memory-model.md closed forms\n")
     print(table(doc, notes_train_peak, notes_eval_peak))
     print("\nReplay-derived closed forms (replay_train_peak, replay_eval_peak)\n")
     print(table(doc, replay_train_peak, replay_eval_peak))

@@ -277,17 +277,15 @@ impl Exec<'_, '_> {
     fn bind(&mut self, stmt: &Stmt, target: &Target, v: Value) -> Result<(), Box<Diagnostic>> {
         match target {
             Target::Name(n, line, col) => {
-                if is_key(n) {
-                    self.s.origins.insert(
-                        n.clone(),
-                        Origin::File {
-                            path: self.path.to_path_buf(),
-                            line: *line,
-                            col: *col,
-                            source: Arc::clone(&self.source),
-                        },
-                    );
-                }
+                self.s.origins.insert(
+                    n.clone(),
+                    Origin::File {
+                        path: self.path.to_path_buf(),
+                        line: *line,
+                        col: *col,
+                        source: Arc::clone(&self.source),
+                    },
+                );
                 if !self.s.assigned.contains(n) {
                     self.s.assigned.push(n.clone());
                 }

@@ -115,7 +115,7 @@ pub(crate) fn is_key(name: &str) -> bool {
 pub(crate) struct Session<'a> {
     env: Env,
     host: Host<'a>,
-    /// Where each key was last set by a file or an override.
+    /// Where each name (scenario key or not) was last set by a file or an override.
     pub(crate) origins: HashMap<String, Origin>,
     /// Names the inputs assigned, in first-assignment order.
     pub(crate) assigned: Vec<String>,
@@ -230,10 +230,9 @@ impl<'a> Session<'a> {
             }
         }
         self.env.insert(key.to_owned(), Binding::Known(new));
-        if is_key(key) {
-            self.origins
-                .insert(key.to_owned(), Origin::Arg(arg.to_owned()));
-        } else if !self.assigned.iter().any(|a| a == key) {
+        self.origins
+            .insert(key.to_owned(), Origin::Arg(arg.to_owned()));
+        if !is_key(key) && !self.assigned.iter().any(|a| a == key) {
             self.assigned.push(key.to_owned());
         }
         Ok(())

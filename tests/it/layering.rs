@@ -1,0 +1,104 @@
+//! ARCHITECTURE.md's claim about `src/site/`: each stage file uses only the stages listed before
+//! it (and the shared types of `mod.rs`). The order is read from ARCHITECTURE.md itself, so the
+//! document and the `use` lines cannot drift apart; a new stage file must be listed there.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The stage names of the `site/` row of ARCHITECTURE.md's module table, in order
+/// (`pages`/`indexes` count as two consecutive stages).
+fn listed_order() -> Vec<String> {
+    let doc = std::fs::read_to_string(Path::new(ROOT).join("ARCHITECTURE.md")).unwrap();
+    let row = doc
+        .lines()
+        .find(|l| l.starts_with("| `site/` |"))
+        .expect("ARCHITECTURE.md has a site/ row");
+    let list = &row[row.find("before it").expect("the row states the rule")..];
+    let mut names = Vec::new();
+    for (i, part) in list.split('`').enumerate() {
+        // Odd parts are inside backticks; stage names are plain identifiers followed by ` (`
+        // (their description) or `/` (pages/indexes).
+        let next = list.split('`').nth(i + 1).unwrap_or("");
+        if i % 2 == 1
+            && part.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            && (next.starts_with(" (") || next.starts_with('/'))
+        {
+            names.push(part.to_owned());
+        }
+    }
+    names
+}
+
+/// The sibling stages a source file names as `super::stage`, outside comments, with the line.
+fn used_stages(text: &str, stages: &[String]) -> Vec<(String, usize)> {
+    let mut used = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(i) = rest.find("super::") {
+            rest = &rest[i + "super::".len()..];
+            let group = rest
+                .strip_prefix('{')
+                .map(|g| g.split('}').next().unwrap_or(""));
+            let names: Vec<&str> = match group {
+                Some(g) => g.split(',').map(|p| p.trim()).collect(),
+                None => vec![rest],
+            };
+            for name in names {
+                let ident: String = name
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if stages.contains(&ident) {
+                    used.push((ident, n + 1));
+                }
+            }
+        }
+    }
+    used
+}
+
+#[test]
+fn every_site_stage_uses_only_the_stages_listed_before_it() {
+    let order = listed_order();
+    assert!(
+        order.len() >= 15,
+        "stages read from ARCHITECTURE.md: {order:?}"
+    );
+    assert_eq!(order.last().map(String::as_str), Some("mod"));
+    let rank: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let dir = Path::new(ROOT).join("src/site");
+    let mut problems = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".rs") else {
+            continue;
+        };
+        if stem.ends_with("_tests") {
+            continue; // unit tests of a stage live beside it and may use anything
+        }
+        let Some(&mine) = rank.get(stem) else {
+            problems.push(format!(
+                "src/site/{name} is not listed in ARCHITECTURE.md's site/ row"
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        for (used, line) in used_stages(&text, &order) {
+            if rank[used.as_str()] >= mine && used != stem {
+                problems.push(format!(
+                    "src/site/{name}:{line} uses `{used}`, listed after `{stem}`"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
