@@ -120,3 +120,4 @@ diag-snap-who-process = process { $pid }
 diag-snap-who-gpu = the whole card
 diag-card-named-fits = The printed capacity ({ $capacity }) is within the spread across drivers of the card the scenario names, the { $card } ({ $card_capacity }).
 diag-card-named-differs = The printed capacity ({ $capacity }) is not the { $card }'s ({ $card_capacity }), the card the scenario names: the run was probably on another card; the estimate below is for the named one.
+diag-cards-near = The printed capacity ({ $capacity }) is no catalog card's, but within the spread across drivers of the { $card } ({ $card_capacity }): the printed capacity is used; name your card with --gpu ID.

@@ -120,3 +120,4 @@ diag-snap-who-process = el proceso { $pid }
 diag-snap-who-gpu = toda la tarjeta
 diag-card-named-fits = La capacidad del mensaje ({ $capacity }) está dentro de la variación entre drivers de la tarjeta que nombra el escenario, la { $card } ({ $card_capacity }).
 diag-card-named-differs = La capacidad del mensaje ({ $capacity }) no es la de la { $card } ({ $card_capacity }), la tarjeta que nombra el escenario: probablemente la ejecución fue en otra tarjeta; la estimación de abajo es para la nombrada.
+diag-cards-near = La capacidad del mensaje ({ $capacity }) no es la de ninguna tarjeta del catálogo, pero está dentro de la variación entre drivers de la { $card } ({ $card_capacity }): se usa la capacidad del mensaje; indica tu tarjeta con --gpu ID.

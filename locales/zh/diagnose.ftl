@@ -120,3 +120,4 @@ diag-snap-who-process = 进程 { $pid }
 diag-snap-who-gpu = 整张卡
 diag-card-named-fits = 报错中的容量（{ $capacity }）在场景所指显卡 { $card }（{ $card_capacity }）的驱动差异范围之内。
 diag-card-named-differs = 报错中的容量（{ $capacity }）不是场景所指显卡 { $card } 的容量（{ $card_capacity }）：那次运行很可能用的是另一张卡；下面的估算针对场景所指的显卡。
+diag-cards-near = 报错中的容量（{ $capacity }）不是目录中任何显卡的容量，但在 { $card }（{ $card_capacity }）的驱动差异范围之内：按报错中的容量计算；请用 --gpu ID 指明你的显卡。

@@ -5,8 +5,9 @@
 //! with ECC off and 44.43 GiB with it on, an RTX 3060 11.76 GiB on Linux and 12.00 GiB under
 //! Windows. A card matches when one of its capacities (the Linux figure and its ECC and Windows
 //! variants) is within [`tolerance`] of the printed one. A card whose figure is the printed one
-//! within its rounding alone is *exact*; when exactly one card is exact (or only one matches at
-//! all) it is the card, and the others within the spread are named beside it. A Windows
+//! within its rounding alone is *exact*; when exactly one card is exact it is the card (with the
+//! matched figure as its capacity), and the others within the spread are named beside it; a card
+//! only within the spread is named, never taken. A Windows
 //! traceback (`C:\…` paths) is matched against Windows figures where the catalog has them.
 
 use serde::Serialize;
@@ -71,12 +72,11 @@ pub(crate) fn matching(printed: Size, windows: bool, catalog: &GpuCatalog) -> Ve
     out.into_iter().map(|(_, m)| m).collect()
 }
 
-/// The one card the matches settle on: the only exact one, else the only match.
+/// The one card the matches settle on: the only exact one.
 pub(crate) fn settled(matches: &[CardMatch]) -> Option<&CardMatch> {
     let mut exact = matches.iter().filter(|c| c.exact);
-    match (exact.next(), exact.next(), matches) {
-        (Some(one), None, _) => Some(one),
-        (None, None, [only]) => Some(only),
+    match (exact.next(), exact.next()) {
+        (Some(one), None) => Some(one),
         _ => None,
     }
 }

@@ -218,6 +218,18 @@ fn gpu_from_message(
     catalog: &mut GpuCatalog,
 ) -> Result<String, estimate::ScenarioError> {
     if let Some(card) = cards::settled(&d.cards) {
+        // Matched through an ECC or Windows figure: that figure is the card's capacity here.
+        if let Some(g) = catalog
+            .get(&card.id)
+            .filter(|g| g.capacity_bytes != card.capacity_bytes)
+        {
+            let name = serde_json::to_string(&g.name)
+                .map_err(|e| estimate::ScenarioError::general(e.to_string()))?;
+            catalog.extend_from_yaml(&format!(
+                "gpus:\n  - {{id: {}, name: {name}, capacity_bytes: {}, bf16: {}}}\n",
+                g.id, card.capacity_bytes, g.bf16
+            ))?;
+        }
         return Ok(card.id.clone());
     }
     let m = &d.message;

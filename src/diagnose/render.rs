@@ -232,11 +232,19 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
                 ("tolerance", b(super::cards::tolerance(m.capacity))),
             ],
         ),
-        [one] => loc.t_args(
+        [one] if d.cards[0].exact => loc.t_args(
             "diag-cards-one",
             &[
                 ("capacity", capacity),
                 ("card", FluentValue::from(one.clone())),
+            ],
+        ),
+        [one] => loc.t_args(
+            "diag-cards-near",
+            &[
+                ("capacity", capacity),
+                ("card", FluentValue::from(one.clone())),
+                ("card_capacity", b(d.cards[0].capacity_bytes)),
             ],
         ),
         many if super::cards::settled(&d.cards).is_some() => {

@@ -395,3 +395,24 @@ fn a_named_card_is_checked_against_the_printed_capacity() {
         "{text}"
     );
 }
+
+#[test]
+fn a_card_matched_through_a_variant_uses_that_capacity_and_a_near_one_is_not_taken() {
+    let t = SiteTest::new();
+    // 15.83 GiB is a T4's Windows figure: the estimate runs on 15.83 GiB, not the Linux 14.75.
+    let v = diagnose_fixture(&t, "v22_request_above_card", &["--set", "batch_size=8"]);
+    assert_eq!(v["estimate"]["gpu"]["id"], "t4");
+    // 15.83 GiB rounded to a whole MiB, as the catalog stores printed figures: 16210 MiB.
+    assert_eq!(v["estimate"]["gpu"]["capacity_bytes"], 16210u64 << 20);
+    // 5.93 GiB (a GTX 1060, not in the catalog) is only near an RTX 2060's Windows 6.00: named,
+    // not taken; the printed capacity is used.
+    let v = diagnose_fixture(&t, "v13_gtx1060", &["--set", "batch_size=4"]);
+    assert_eq!(v["cards"][0]["id"], "rtx-2060");
+    assert_eq!(v["cards"][0]["exact"], false);
+    assert_eq!(v["estimate"]["gpu"]["id"], "gpu-from-message");
+    let text = t.run(&["diagnose", "v13_gtx1060.txt"]).stdout;
+    assert!(
+        text.contains("is no catalog card's, but within the spread"),
+        "{text}"
+    );
+}
