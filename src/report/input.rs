@@ -168,6 +168,9 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
                 "pass a YAML scenario or a nanoGPT config such as config/train_shakespeare_char.py",
             )
     })?;
+    if let Some(model) = hugging_face_model(&text) {
+        return Err(Box::new(hugging_face_refused(label, &model)));
+    }
     let is_yaml = if stdin {
         matches!(
             yaml_serde::from_str::<yaml_serde::Value>(&text),
@@ -176,7 +179,7 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
     } else {
         matches!(
             path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml")
+            Some("yaml" | "yml" | "json")
         )
     };
     if is_yaml {
@@ -186,6 +189,40 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
         let _ = session.run_file(label, &text);
         Ok(())
     }
+}
+
+/// The model a Hugging Face `config.json` describes (its `model_type`, else its first
+/// architecture), if `text` is one: a JSON object with either key.
+fn hugging_face_model(text: &str) -> Option<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let field = |key: &str| match value.get(key)? {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Array(items) => items.first()?.as_str().map(str::to_owned),
+        _ => None,
+    };
+    field("model_type").or_else(|| field("architectures"))
+}
+
+/// The refusal of a Hugging Face model: vramdoc models nanoGPT's code, and estimating another
+/// code base's model as nanoGPT's is wrong (Hugging Face's GPT-2 keeps up to 16 % more than
+/// nanoGPT's at the same shape and settings: `tests/data/hf_gpt2_replay.json`, replayed by
+/// `tools/hf_replay/`, compared in `tests/it/hugging_face.rs`).
+fn hugging_face_refused(label: &Path, model: &str) -> Diagnostic {
+    Diagnostic::error(format!(
+        "this is a Hugging Face config.json (model '{model}'): vramdoc models nanoGPT's own code \
+         (train.py and sample.py), and Hugging Face models are not modelled yet"
+    ))
+    .in_file(label)
+    .at(1, 1)
+    .with_help(
+        "estimating it with nanoGPT's shapes would be wrong: Hugging Face's GPT-2 alone trains \
+         with up to 16 % more memory than nanoGPT's GPT-2 of the same shape and settings; give a \
+         nanoGPT config or YAML scenario only for runs of nanoGPT's code",
+    )
 }
 
 /// A command-line error naming the flag and the key.

@@ -24,6 +24,7 @@ mod finetune;
 mod fingerprint;
 mod hardening;
 mod hostile_input;
+mod hugging_face;
 mod incremental;
 mod layering;
 mod locales;

@@ -119,3 +119,75 @@ fn every_replayed_sampling_peak_is_exact() {
         worst.1
     );
 }
+
+mod properties {
+    use proptest::prelude::*;
+    use vramdoc::estimate::{estimate_sampling, Dtype, GpuCatalog, InitFrom, Sampling, Scenario};
+
+    fn model() -> impl Strategy<Value = Scenario> {
+        (
+            (1u64..=24, 1u64..=16, 1u64..=64, 1u64..=60_000, 1u64..=2048),
+            (
+                prop_oneof![
+                    Just(Dtype::Float32),
+                    Just(Dtype::Bfloat16),
+                    Just(Dtype::Float16)
+                ],
+                any::<bool>(),
+                any::<bool>(),
+            ),
+        )
+            .prop_map(|((l, a, hd, v, s), (dtype, flash, bias))| Scenario {
+                n_layer: l,
+                n_head: a,
+                n_embd: a * hd,
+                vocab_size: v,
+                block_size: s,
+                dtype,
+                flash,
+                bias,
+                init_from: InitFrom::Resume,
+                ..Scenario::default()
+            })
+    }
+
+    fn run() -> impl Strategy<Value = Sampling> {
+        (
+            1u64..=3000,
+            1u64..=3000,
+            1u64..=4,
+            proptest::option::of(1u64..=500),
+        )
+            .prop_map(|(prompt, new, samples, top_k)| Sampling {
+                prompt_tokens: prompt,
+                max_new_tokens: new,
+                num_samples: samples,
+                top_k,
+            })
+    }
+
+    proptest! {
+        /// A longer prompt or more new tokens (a longer context, more ids) never needs less.
+        #[test]
+        fn memory_never_decreases_with_a_longer_context(
+            m in model(),
+            r in run(),
+            more_prompt in 0u64..=2000,
+            more_new in 0u64..=2000,
+        ) {
+            let catalog = GpuCatalog::builtin();
+            let base = estimate_sampling(&m, &r, &catalog).unwrap();
+            let longer = Sampling {
+                prompt_tokens: r.prompt_tokens + more_prompt,
+                max_new_tokens: r.max_new_tokens + more_new,
+                ..r
+            };
+            let more = estimate_sampling(&m, &longer, &catalog).unwrap();
+            prop_assert!(more.bytes.peak >= base.bytes.peak);
+            prop_assert!(more.context_tokens >= base.context_tokens);
+            prop_assert!(more.context_tokens <= m.block_size);
+            let b = more.bytes;
+            prop_assert!(b.total_low <= b.total && b.total <= b.total_high);
+        }
+    }
+}

@@ -1,0 +1,178 @@
+"""Replay a Hugging Face GPT-2 training step (transformers' own ``modeling_gpt2``) on fake
+tensors and record its memory: the ground truth for modelling HF's GPT-2 (issue 21).
+
+Usage::
+
+    python tools/hf_replay/replay_gpt2.py --out tests/data/hf_gpt2_replay.json
+
+What runs, as ``Trainer`` runs a step (transformers pinned in requirements.txt): a
+``GPT2LMHeadModel`` built from a ``GPT2Config`` with float32 weights on the device; per
+micro-step ``model(input_ids=X, labels=X)`` under autocast (``bf16=True``/``fp16=True``; float32
+is no autocast), the loss divided by the accumulation steps, ``backward``; then
+``clip_grad_norm_(1.0)``, the fused AdamW step (``optim="adamw_torch_fused"``, Trainer's default
+with torch >= 2.8) and ``zero_grad(set_to_none=True)``. HF GPT-2 keeps its config's dropouts (0.1)
+in training. The CUDA behaviour of autocast, SDPA and dropout is emulated as for nanoGPT
+(``tools/nanogpt_replay/cuda_emulation.py``); SDPA calls are routed to the kernels CUDA would pick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
+
+from cuda_emulation import (  # noqa: E402
+    autocast,
+    cuda_dropout_patch,
+    cuda_sdpa,
+    install_cuda_autocast_policy,
+    kernel_scratch_bytes,
+)
+from tracker import StorageTracker  # noqa: E402
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One HF GPT-2 training setup."""
+
+    name: str
+    n_layer: int
+    n_head: int
+    n_embd: int
+    vocab_size: int
+    block_size: int
+    batch_size: int
+    accumulation: int
+    dtype: str
+    attn_implementation: str
+    dropout: float = 0.1
+
+
+def hf_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+            enable_gqa=False):
+    """``F.scaled_dot_product_attention`` as HF calls it, routed to the CUDA kernel choice."""
+    if attn_mask is not None:
+        raise ValueError("the replay runs unpadded batches: SDPA gets no mask")
+    return cuda_sdpa(query, key, value, None, dropout_p, is_causal)
+
+
+def replay(run: Run, explain: bool = False) -> dict:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    dtype = DTYPES[run.dtype]
+    cfg = GPT2Config(
+        n_layer=run.n_layer,
+        n_head=run.n_head,
+        n_embd=run.n_embd,
+        vocab_size=run.vocab_size,
+        n_positions=run.block_size,
+        resid_pdrop=run.dropout,
+        embd_pdrop=run.dropout,
+        attn_pdrop=run.dropout,
+    )
+    cfg._attn_implementation = run.attn_implementation
+    original_sdpa = F.scaled_dot_product_attention
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(FakeTensorMode())
+        tracker = stack.enter_context(StorageTracker("cpu", snapshot=explain, scratch=kernel_scratch_bytes))
+        stack.enter_context(cuda_dropout_patch())
+        F.scaled_dot_product_attention = hf_sdpa
+        stack.callback(lambda: setattr(F, "scaled_dot_product_attention", original_sdpa))
+        model = GPT2LMHeadModel(cfg)
+        model.train()
+        params = sum(p.numel() for p in model.parameters())
+        opt = torch.optim.AdamW(model.parameters(), lr=5e-5, fused=True)
+        X = torch.empty((run.batch_size, run.block_size), dtype=torch.long)
+        peaks = []
+        for _step in range(2):
+            tracker.reset_peak()
+            for micro in range(run.accumulation):
+                tracker.phase = f"forward {micro + 1}"
+                with autocast(dtype):
+                    out = model(input_ids=X, labels=X)
+                loss = out.loss / run.accumulation
+                del out
+                tracker.phase = f"backward {micro + 1}"
+                loss.backward()
+            tracker.phase = "clip"
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            tracker.phase = "optimizer step"
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            peaks.append(tracker.peak)
+            live = tracker.peak_live
+    if explain:
+        groups: dict[tuple[str, int], int] = {}
+        for nbytes, origin in live:
+            groups[(origin, nbytes)] = groups.get((origin, nbytes), 0) + 1
+        for (origin, nbytes), n in sorted(groups.items(), key=lambda kv: -kv[0][1] * kv[1])[:40]:
+            print(f"{n * nbytes:>14} {n:>4} x {nbytes:>12}  {origin}")
+    return {
+        "run": asdict(run),
+        "params": params,
+        "train_peak_bytes": peaks[1],
+        "first_step_peak_bytes": peaks[0],
+    }
+
+
+RUNS = [
+    Run("gpt2-124m-s1024-b4-bf16-sdpa", 12, 12, 768, 50257, 1024, 4, 2, "bfloat16", "sdpa"),
+    Run("gpt2-124m-s1024-b4-bf16-eager", 12, 12, 768, 50257, 1024, 4, 2, "bfloat16", "eager"),
+    Run("gpt2-124m-s1024-b4-fp32-eager", 12, 12, 768, 50257, 1024, 4, 2, "float32", "eager"),
+    Run("gpt2-124m-s1024-b4-fp32-sdpa", 12, 12, 768, 50257, 1024, 4, 2, "float32", "sdpa"),
+    Run("gpt2-124m-s512-b8-fp16-eager", 12, 12, 768, 50257, 512, 8, 1, "float16", "eager"),
+    Run("gpt2-124m-s1024-b4-bf16-eager-nodrop", 12, 12, 768, 50257, 1024, 4, 2, "bfloat16",
+        "eager", dropout=0.0),
+    Run("gpt2-124m-s256-b16-bf16-sdpa-acc1", 12, 12, 768, 50257, 256, 16, 1, "bfloat16", "sdpa"),
+    Run("gpt2-medium-s1024-b2-bf16-sdpa", 24, 16, 1024, 50257, 1024, 2, 2, "bfloat16", "sdpa"),
+    Run("gpt2-medium-s512-b2-fp32-eager", 24, 16, 1024, 50257, 512, 2, 2, "float32", "eager"),
+    Run("tiny-4x128-s256-b8-bf16-eager", 4, 4, 128, 50257, 256, 8, 2, "bfloat16", "eager"),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--only", action="append", default=[])
+    parser.add_argument("--explain", action="store_true", help="list the live storages at the peak")
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    install_cuda_autocast_policy()
+    import transformers
+
+    entries = []
+    for run in RUNS:
+        if args.only and run.name not in args.only:
+            continue
+        e = replay(run, explain=args.explain)
+        print(f"{run.name}: train peak {e['train_peak_bytes'] / 2**20:.1f} MiB", flush=True)
+        entries.append(e)
+    doc = {
+        "generator": "tools/hf_replay/replay_gpt2.py",
+        "torch": torch.__version__.split("+")[0],
+        "transformers": transformers.__version__,
+        "runs": entries,
+    }
+    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    if args.out:
+        args.out.write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
