@@ -3,8 +3,9 @@
 //! Reports (and exits non-zero on any of them): build errors and warnings (rendered in a scratch
 //! folder), output that is stale against its sources, UI strings missing in a locale, guides
 //! missing a translation, translations older than their source (`updated:` or else `date:` in the
-//! front matter, compared with the default language's), and internal links or images in the
-//! output that lead nowhere.
+//! front matter, compared with the default language's), internal links or images in the
+//! output that lead nowhere, words a language's glossary rejects (`glossary`), and verdicts
+//! given in prose without the total their table row shows (`prose-figure`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,7 +19,7 @@ use crate::site::{self, plan::Plan};
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub(crate) struct Problem {
     /// `error`, `warning`, `stale`, `missing-string`, `missing-translation`,
-    /// `outdated-translation` or `broken-link`.
+    /// `outdated-translation`, `broken-link`, `glossary` or `prose-figure`.
     pub(crate) kind: &'static str,
     /// The file concerned, if any.
     pub(crate) file: Option<String>,
@@ -113,6 +114,14 @@ pub(crate) fn check(root: &Path, out: &Path) -> CheckReport {
     };
     problems.extend(load_problems(&site));
     let languages = site.config.languages.clone();
+    problems.extend(located_problems(
+        "glossary",
+        &crate::glossary::check_site(root, &languages),
+    ));
+    problems.extend(located_problems(
+        "prose-figure",
+        &crate::prose_figures::check_site(root),
+    ));
     let previous = || site::previous_manifest(out, false, true);
     let request = site::plan::Request {
         root,
@@ -190,6 +199,18 @@ fn stale_problems(plan: &Plan) -> Vec<Problem> {
         ),
     });
     rerendered.chain(removed).collect()
+}
+
+/// Located diagnostics of one kind (`glossary`, `prose-figure`) as problems of that kind.
+fn located_problems(kind: &'static str, diags: &[Diagnostic]) -> Vec<Problem> {
+    diags
+        .iter()
+        .map(|d| Problem {
+            kind,
+            file: d.file.as_ref().map(|_| d.location()),
+            message: d.message.clone(),
+        })
+        .collect()
 }
 
 fn diag_problems(diags: &[Diagnostic]) -> Vec<Problem> {

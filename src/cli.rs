@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 use crate::diagnostics::Diagnostic;
 use crate::site::{self, BuildOptions};
+use crate::terminal::{eprint_line, print_out};
 
 /// vramdoc: GPU-memory troubleshooting guides in, a computed multilingual site out.
 #[derive(Parser, Debug)]
@@ -87,11 +88,11 @@ pub fn main() -> i32 {
             let out = out.unwrap_or_else(|| root.join(site::DEFAULT_OUT));
             let report = crate::check::check(&root, &out);
             match format {
-                CheckFormat::Text => print!("{}", report.to_text()),
-                CheckFormat::Json => println!(
-                    "{}",
+                CheckFormat::Text => print_out(&report.to_text()),
+                CheckFormat::Json => print_out(&format!(
+                    "{}\n",
                     serde_json::to_string_pretty(&report).unwrap_or_default()
-                ),
+                )),
             }
             i32::from(!report.ok())
         }
@@ -112,7 +113,7 @@ fn run_build(opts: BuildOptions) -> i32 {
     match site::try_build(&opts, None) {
         Ok(report) => {
             print_diagnostics(&report.warnings);
-            println!("{}", report.summary(&opts.out));
+            print_out(&format!("{}\n", report.summary(&opts.out)));
             0
         }
         Err(failure) => {
@@ -125,20 +126,21 @@ fn run_build(opts: BuildOptions) -> i32 {
                     "could not be restored (see above); the next build rewrites it"
                 }
             };
-            eprintln!(
+            eprint_line(&format!(
                 "build failed with {n} error{}; {} {state}",
                 if n == 1 { "" } else { "s" },
                 opts.out.display()
-            );
+            ));
             1
         }
     }
 }
 
 /// Prints diagnostics to stderr, each with its snippet (the first
-/// [`crate::diagnostics::MAX_PRINTED`], then a count of the rest).
+/// [`crate::diagnostics::MAX_PRINTED`], then a count of the rest), control characters shown as
+/// visible symbols.
 pub fn print_diagnostics(diags: &[Diagnostic]) {
     for text in crate::diagnostics::render_capped(diags) {
-        eprintln!("{text}");
+        eprint_line(&text);
     }
 }

@@ -25,9 +25,11 @@ pub mod estimate;
 pub mod expand;
 #[doc(hidden)]
 pub mod fingerprint;
+pub(crate) mod glossary;
 pub mod i18n;
 pub mod markdown;
 pub mod present;
+pub(crate) mod prose_figures;
 pub(crate) mod render;
 pub mod report;
 pub(crate) mod search;
@@ -36,3 +38,5 @@ pub(crate) mod serve;
 pub mod site;
 pub(crate) mod site_files;
 pub(crate) mod site_paths;
+pub mod terminal;
+pub(crate) mod yaml_input;

@@ -46,9 +46,6 @@ est-col-option = Option
 est-col-change = Change
 est-col-total = Total
 est-col-saving = Saving
-est-col-fits = Fits
-est-yes = yes
-est-no = no
 est-opt-micro_batch = Smaller micro-batch, same effective batch
 est-opt-max_micro_batch = Largest micro-batch that fits, same effective batch
 est-opt-eval_batch = Smaller evaluation batch (a patch to estimate_loss)
@@ -66,17 +63,16 @@ est-opt-n_layer = Shallower model ({ $params } parameters)
 est-changes-training = changes training
 est-no-options = No option applies to this scenario.
 est-ignored = Ignored, no effect on memory: { $keys }
-est-note = Estimates: the training peak follows an exact replay of nanoGPT's training step; what lies outside PyTorch's allocator (CUDA context, fragmentation, torch.compile's kernels, cuBLAS workspace) is given as a documented range, and the verdict counts its high end.
-est-verdict-tight = Tight on the { $gpu } ({ $capacity }): the total is { $range }; the low end fits and the high end does not, so it depends on the driver's CUDA context and on how fragmented the allocator's cache gets.
+est-note = Estimates: the training peak follows an exact replay of nanoGPT's training step; what lies outside PyTorch's allocator (CUDA context, fragmentation, torch.compile's kernels, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
+est-verdict-tight = Tight on the { $gpu } ({ $capacity }): the total is { $range }; the middle estimate fits and the high end does not, so it depends on the driver's CUDA context and on how fragmented the allocator's cache gets.
 est-verdict-others = Other programs hold { $other } of the card, counted above.
 est-total-range = Total range (context and fragmentation, low–high)
 est-other-processes = Held by other programs on the card
-est-tight-range = tight ({ $range })
 est-col-share = Share of peak
 est-col-effective-batch = Effective batch
 est-batch-tokens = { $sequences } ({ $tokens } tokens)
 est-saving-more = none: { $bytes } more
-est-needs-code = not a setting nanoGPT's train.py reads: needs a code change (flash attention: PyTorch 2.0 or later)
+est-needs-code = not a setting nanoGPT's train.py reads, so it needs a code change.
 est-opt-freeze_embeddings = Frozen embeddings (wte, which is also lm_head's weight, and wpe; a one-line patch)
 est-opt-lora = LoRA, rank { $rank } on { $targets } (a patch; every pretrained weight frozen)
 est-opt-combination = Least invasive combination that fits
@@ -85,6 +81,21 @@ est-opt-combination_all = All of these together (still does not fit)
 est-trainable = Trained
 est-trainable-frozen-value = { $trainable } of { $total } parameters: the embeddings are frozen
 est-trainable-lora-value = { $trainable } of { $total } parameters: the LoRA adapters only, rank { $rank } on { $targets }
+
+# Four verdicts (issue 23).
+est-col-verdict = Verdict
+est-verdict-with-range = { $verdict } ({ $range })
+est-verdict-unlikely = Likely does not fit on the { $gpu } ({ $capacity }): the total is { $range }; only the low end fits, so it would need a lean CUDA context and an allocator cache that barely fragments.
+est-merged = “{ $label }” is also { $others }: the same change, listed once.
+est-quoted = “{ $text }”
+est-code-sharding = `sharding`: FSDP around the model, or ZeroRedundancyOptimizer around AdamW (a patch to train.py)
+est-code-grad_checkpoint = `grad_checkpoint`: each block's forward wrapped in torch.utils.checkpoint (a patch to model.py)
+est-code-optimizer = `optimizer`: another optimizer in configure_optimizers (8-bit AdamW: install bitsandbytes and use its AdamW8bit)
+est-code-eval_batch_size = `eval_batch_size`: a batch size of its own for estimate_loss() (a patch to train.py)
+est-code-pure_bf16 = `pure_bf16`: the weights themselves in bfloat16, model.to(torch.bfloat16) (a patch to train.py)
+est-code-flash = `flash`: PyTorch 2.0 or later, whose scaled_dot_product_attention nanoGPT then uses by itself
+est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False on wte and wpe (a one-line patch to train.py)
+est-code-lora = `lora_rank`, `lora_targets`: LoRA adapters on those layers with the base weights frozen, for example with peft
 
 ## Sampling with nanoGPT's sample.py
 sample-title = GPU memory estimate: sampling with nanoGPT's sample.py
@@ -109,4 +120,4 @@ sample-peak = Peak allocated by PyTorch
 sample-heading-advice = Worth knowing
 sample-advice-checkpoint = sample.py loads the checkpoint with map_location=device and keeps it ({ $bytes }, weights and optimizer state) until it exits; loading it with map_location='cpu' (a one-line patch) frees exactly that.
 sample-advice-autocast = Autocast keeps a 16-bit copy of every Linear weight ({ $bytes }) for as long as sampling runs, because the weights still require grad.
-sample-note = Estimates: the peak follows an exact replay of nanoGPT's sample.py and generate(); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict counts its high end.
+sample-note = Estimates: the peak follows an exact replay of nanoGPT's sample.py and generate(); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.

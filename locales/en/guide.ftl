@@ -22,9 +22,21 @@ chart-x-batch-size = micro-batch (batch_size)
 chart-x-block-size = context length (block_size)
 chart-y-memory = GiB
 chart-series-total = estimated total (nvidia-smi)
-chart-max-fit = largest that fits: { $value }
+chart-max-fit = largest whose high end fits: { $value }
 chart-sweep-alt = { $title }, with its low–high range shaded, on linear axes; the largest value that fits is { $value }.
 chart-segment = { $name }: { $size }
 verdict-tight = tight
 chart-series-range = range (context and fragmentation)
 chart-capacity-others = { $gpu }: { $free } of { $size } beside other programs
+
+# Four verdicts and their rule, under every table and chart that shows one (issue 23).
+verdict-unlikely = likely does not fit
+verdict-label = Verdict
+verdict-rule = Verdicts compare the total nvidia-smi would show with the memory free for the run: "fits" when even the high end of the total's range fits, "tight" when the middle estimate fits and the high end does not, "likely does not fit" when only the low end fits, "does not fit" when even the low end does not.
+verdict-free-all = This assumes the whole { $size } of the { $gpu } is free for the run (no other program on the card).
+verdict-free-others = This assumes { $free } free for the run: the { $size } of the { $gpu } less the { $other } other programs hold.
+chart-caption-sweep = The line is the middle estimate, its low–high range shaded. The marker is the largest value whose high end fits (verdict "fits"), { $value }, so the line itself crosses the capacity further right.
+chart-caption-sweep-none = The line is the middle estimate, its low–high range shaded; no value fits with its high end, so nothing is marked.
+chart-caption-sweep-no-gpu = The line is the middle estimate, its low–high range shaded.
+chart-caption-block-64 = Block sizes are offered in multiples of 64.
+chart-caption-breakdown = The bar is the middle estimate, { $total }; against the { $free } free, the verdict is: { $verdict }.

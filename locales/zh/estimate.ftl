@@ -5,11 +5,11 @@ est-heading-model = 模型
 est-params-total = 参数量
 est-params-total-value = { $total }（不含位置嵌入为 { $non_embedding }，即 nanoGPT 打印的数字）
 est-params-groups = 优化器参数组
-est-params-groups-value = 权重衰减：{ $decay_tensors } 个张量共 { $decay } 个参数；不衰减：{ $no_decay_tensors } 个张量共 { $no_decay } 个参数
-est-effective-batch = 有效批量
-est-effective-batch-value = 每步 { $sequences } 条序列，即 { $tokens } 个 token
+est-params-groups-value = 权重衰减：{ $decay_tensors }个张量共 { $decay }个参数；不衰减：{ $no_decay_tensors }个张量共 { $no_decay }个参数
+est-effective-batch = 有效批次
+est-effective-batch-value = 每步 { $sequences }条序列，即 { $tokens }个 token
 est-ddp = DDP（每块 GPU）
-est-ddp-value = { $world } 个进程，每个优化器步每个进程跑 { $accumulation } 个微步；每块 GPU 另有 { $buckets } 的梯度桶
+est-ddp-value = { $world }个进程，每个优化器步每个进程跑 { $accumulation }个微步；每块 GPU 另有 { $buckets } 的梯度桶
 est-resume = 续训
 est-resume-value = 加载检查点时峰值为 { $load }；其权重（{ $retained }）在整个训练过程中都被 train.py 的 state_dict 引用着
 est-heading-memory = 训练峰值时的显存（{ $moment }）
@@ -27,7 +27,7 @@ est-gradients = 梯度
 est-optimizer = 优化器状态（{ $optimizer }）
 est-autocast = 权重的 16 位副本（autocast）
 est-activations = 为反向传播保存的激活值
-est-logits = logits 与损失（批量 × 序列长度 × 词表）
+est-logits = logits 与损失（批次大小 × 上下文长度 × 词表）
 est-train-peak = 训练步峰值
 est-eval-peak = 评估峰值（estimate_loss）
 est-peak = PyTorch 分配的峰值（{ $phase }）
@@ -46,12 +46,9 @@ est-col-option = 方案
 est-col-change = 改动
 est-col-total = 合计
 est-col-saving = 节省
-est-col-fits = 放得下吗
-est-yes = 是
-est-no = 否
-est-opt-micro_batch = 减小微批量，有效批量不变
-est-opt-max_micro_batch = 放得下的最大微批量，有效批量不变
-est-opt-eval_batch = 减小评估批量（需修改 estimate_loss）
+est-opt-micro_batch = 减小微批次，有效批次不变
+est-opt-max_micro_batch = 放得下的最大微批次，有效批次不变
+est-opt-eval_batch = 减小评估批次（需修改 estimate_loss）
 est-opt-block_size = 缩短上下文长度
 est-opt-flash = 启用 Flash Attention
 est-opt-grad_checkpoint = 梯度检查点（需打补丁；计算量约增加 { $pct }）
@@ -61,47 +58,61 @@ est-opt-optimizer = 8 位 AdamW（bitsandbytes）
 est-opt-bucket_view = 梯度作为 DDP 桶的视图（gradient_as_bucket_view=True）
 est-opt-sharded_optimizer = 优化器状态分摊到各 GPU（ZeroRedundancyOptimizer）
 est-opt-fsdp = 权重、梯度和优化器状态都分摊到各 GPU（FSDP）
-est-opt-n_embd = 更窄的模型（{ $params } 参数）
-est-opt-n_layer = 更浅的模型（{ $params } 参数）
+est-opt-n_embd = 更窄的模型（{ $params }个参数）
+est-opt-n_layer = 更浅的模型（{ $params }个参数）
 est-changes-training = 会改变训练
 est-no-options = 此配置没有可用的方案。
 est-ignored = 已忽略（不影响显存）：{ $keys }
-est-note = 以上均为估算：训练峰值依据对 nanoGPT 训练步的精确复现；PyTorch 分配器之外的部分（CUDA 上下文、碎片、torch.compile 的内核、cuBLAS 工作区）以有据可查的范围给出，结论按范围的高端计算。
-est-verdict-tight = { $gpu }（{ $capacity }）很紧张：合计为 { $range }；取低端放得下，取高端放不下，能否放下取决于驱动的 CUDA 上下文大小和分配器缓存的碎片程度。
+est-note = 以上均为估算：训练峰值依据对 nanoGPT 训练步的精确复现；PyTorch 分配器之外的部分（CUDA 上下文、碎片、torch.compile 的内核、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围中哪一部分放得下。
+est-verdict-tight = { $gpu }（{ $capacity }）紧张：合计为 { $range }；中间估计放得下，取高端放不下，能否放下取决于驱动的 CUDA 上下文大小和分配器缓存的碎片程度。
 est-verdict-others = 其他程序占用了该卡的 { $other }，已计入上述结论。
 est-total-range = 合计范围（上下文与碎片，低–高）
 est-other-processes = 其他程序占用
-est-tight-range = 紧张（{ $range }）
 est-col-share = 占峰值比例
-est-col-effective-batch = 有效批量
-est-batch-tokens = { $sequences }（{ $tokens } 个 token）
+est-col-effective-batch = 有效批次
+est-batch-tokens = { $sequences }（{ $tokens }个 token）
 est-saving-more = 不节省：多用 { $bytes }
-est-needs-code = 不是 nanoGPT 的 train.py 读取的设置：需要修改代码（Flash Attention：需要 PyTorch 2.0 或更高版本）
+est-needs-code = 不是 nanoGPT 的 train.py 读取的设置，需要修改代码。
 est-opt-freeze_embeddings = 冻结嵌入层（wte，也就是 lm_head 的权重，以及 wpe；只需改一行代码）
 est-opt-lora = LoRA，秩 { $rank }，加在 { $targets } 上（需打补丁；预训练权重全部冻结）
 est-opt-combination = 放得下的侵入性最小的组合
 est-opt-combination_tight = 可能放得下的侵入性最小的组合
 est-opt-combination_all = 以上改动全部一起用（仍然放不下）
 est-trainable = 参与训练
-est-trainable-frozen-value = { $total } 个参数中的 { $trainable } 个：嵌入层已冻结
-est-trainable-lora-value = { $total } 个参数中的 { $trainable } 个：只训练 LoRA 适配器，秩 { $rank }，加在 { $targets } 上
+est-trainable-frozen-value = { $total }个参数中的 { $trainable }个：嵌入层已冻结
+est-trainable-lora-value = { $total }个参数中的 { $trainable }个：只训练 LoRA 适配器，秩 { $rank }，加在 { $targets } 上
+
+# 四种结论（issue 23）。
+est-col-verdict = 结论
+est-verdict-with-range = { $verdict }（{ $range }）
+est-verdict-unlikely = { $gpu }（{ $capacity }）很可能放不下：合计为 { $range }；只有低端放得下，需要驱动的 CUDA 上下文很小、分配器缓存几乎没有碎片才行。
+est-merged = “{ $label }”也就是{ $others }：同一项改动，只列一行。
+est-quoted = “{ $text }”
+est-code-sharding = `sharding`：用 FSDP 包装模型，或用 ZeroRedundancyOptimizer 包装 AdamW（修改 train.py）
+est-code-grad_checkpoint = `grad_checkpoint`：用 torch.utils.checkpoint 包装每个块的前向（修改 model.py）
+est-code-optimizer = `optimizer`：在 configure_optimizers 中换用其他优化器（8 位 AdamW：安装 bitsandbytes 并使用其 AdamW8bit）
+est-code-eval_batch_size = `eval_batch_size`：为 estimate_loss() 单独设定批次大小（修改 train.py）
+est-code-pure_bf16 = `pure_bf16`：权重本身以 bfloat16 存储，即 model.to(torch.bfloat16)（修改 train.py）
+est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自动使用其中的 scaled_dot_product_attention
+est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
+est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft
 
 ## 用 nanoGPT 的 sample.py 采样
 sample-title = 显存估算：用 nanoGPT 的 sample.py 采样
 sample-model = 模型
-sample-model-value = init_from={ $init_from }：{ $layers } 层，{ $heads } 个注意力头，宽度 { $width }，词表 { $vocab }，上下文 { $block }；{ $params }参数
+sample-model-value = init_from={ $init_from }：{ $layers }层，{ $heads }个注意力头，宽度 { $width }，词表 { $vocab }，上下文 { $block }；{ $params }个参数
 sample-precision = 精度
 sample-generation = 生成
 sample-generation-value = { $prompt_count ->
-    [one] 提示词 1 个 token
-   *[other] 提示词最多 { $prompt } 个 token
-}，每个样本生成 { $new } 个新 token，共 { $samples } 个样本，top_k 为 { $top_k }；最长上下文为 { $context } 个 token，每生成一个新 token 都要重新计算（没有 KV 缓存）
+    [one] 提示词 1个 token
+   *[other] 提示词最多 { $prompt }个 token
+}，每个样本生成 { $new }个新 token，共 { $samples }个样本，top_k 为 { $top_k }；最长上下文为 { $context }个 token，每生成一个新 token 都要重新计算（没有 KV 缓存）
 sample-heading-memory = 峰值时的显存（{ $moment }）
 sample-moment-forward = 对最长上下文做前向计算
 sample-moment-next-token = 根据 logits 选出下一个 token
 sample-weights = 权重（float32，model.to(device) 之后）
 sample-checkpoint = sample.py 留在 GPU 上的检查点
-sample-activations = 一次前向计算的张量（{ $context } 个 token）
+sample-activations = 一次前向计算的张量（{ $context }个 token）
 sample-logits = Logits、top-k 掩码与概率
 sample-ids = token 编号与位置（int64）
 sample-kv-cache = KV 缓存（nanoGPT 没有）
@@ -109,4 +120,4 @@ sample-peak = PyTorch 分配的峰值
 sample-heading-advice = 值得了解
 sample-advice-checkpoint = sample.py 用 map_location=device 加载检查点，并一直保留到退出（{ $bytes }，包括权重和优化器状态）；改为 map_location='cpu'（只需改一行）正好省下这部分。
 sample-advice-autocast = 采样期间，autocast 会一直保留每个 Linear 权重的 16 位副本（{ $bytes }），因为这些权重仍然需要梯度。
-sample-note = 说明：峰值依据对 nanoGPT 的 sample.py 和 generate() 的精确重放；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论按范围的上限计算。
+sample-note = 说明：峰值依据对 nanoGPT 的 sample.py 和 generate() 的精确重放；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论说明该范围中哪一部分放得下。

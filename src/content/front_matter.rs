@@ -14,6 +14,7 @@ use yaml_serde::Value as Yaml;
 
 use super::variants::Variant;
 use crate::diagnostics::Diagnostic;
+use crate::yaml_input::{excess_flow_bracket, parse_located as parse_yaml};
 
 /// The typed front matter of one page.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -323,94 +324,6 @@ impl Checker<'_> {
     }
 }
 
-/// Why the YAML of a front matter block does not parse, located within the block.
-struct YamlError {
-    /// The parser's message.
-    message: String,
-    /// 1-based line and column within the block, where known.
-    line_col: Option<(usize, usize)>,
-    /// What to do.
-    help: &'static str,
-}
-
-/// Parses a front matter block, applying YAML merge keys (`<<: *anchor`). Errors the parser
-/// reports without a usable place (a duplicate key is reported at its mapping's start, an alias
-/// bomb and a bad merge nowhere) are located at the first line at which the block, cut after that
-/// line, fails the same way.
-fn parse_yaml(yaml: &str) -> Result<Yaml, YamlError> {
-    /// How a parse failed: the kind of error, to compare prefixes with.
-    fn kind(e: &yaml_serde::Error) -> Option<&'static str> {
-        let msg = e.to_string();
-        [
-            "duplicate entry",
-            "repetition limit exceeded",
-            "recursion limit exceeded",
-        ]
-        .into_iter()
-        .find(|k| msg.contains(k))
-    }
-    let parse = |text: &str| -> Result<Yaml, (yaml_serde::Error, bool)> {
-        let mut v: Yaml = yaml_serde::from_str(text).map_err(|e| (e, false))?;
-        v.apply_merge().map_err(|e| (e, true))?;
-        Ok(v)
-    };
-    let (err, merge) = match parse(yaml) {
-        Ok(v) => return Ok(v),
-        Err(e) => e,
-    };
-    let message = err.to_string();
-    let relocate = merge || kind(&err).is_some();
-    let line_col = if relocate {
-        let want = kind(&err);
-        let fails_alike = |n: usize| {
-            let prefix: String = yaml.split_inclusive('\n').take(n).collect();
-            match parse(&prefix) {
-                Err((e, m)) => m == merge && kind(&e) == want,
-                Ok(_) => false,
-            }
-        };
-        let lines = yaml.split_inclusive('\n').count();
-        // The smallest failing prefix, by bisection (the whole block fails).
-        let (mut lo, mut hi) = (1, lines);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if fails_alike(mid) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        let text = yaml.split('\n').nth(hi - 1).unwrap_or("");
-        let col = text.len() - text.trim_start().len() + 1;
-        Some((hi, col))
-    } else {
-        err.location().map(|l| (l.line(), l.column()))
-    };
-    let help = match (merge, kind(&err)) {
-        (true, _) => {
-            "a merge key `<<:` takes a mapping or a list of mappings, e.g. `<<: *defaults`"
-        }
-        (_, Some("duplicate entry")) => "remove one of the two entries with this key",
-        (_, Some(_)) => "aliases (`*name`) here expand too much: write the values out",
-        _ => "check the indentation and quote values that contain `:` or `#`",
-    };
-    // The parser's own "at line N" would now contradict the located line.
-    let message = if relocate {
-        message
-            .split(" at line ")
-            .next()
-            .unwrap_or(&message)
-            .to_string()
-    } else {
-        message
-    };
-    Err(YamlError {
-        message,
-        line_col,
-        help,
-    })
-}
-
 /// 1-based file line of a top-level `key:` in the front matter (the block's first line if absent).
 pub(crate) fn key_line(split: &Split<'_>, key: &str) -> usize {
     split
@@ -582,23 +495,12 @@ fn check_limits(split: &Split<'_>, file: &Path, source: &Arc<str>) -> Result<(),
             "keep the front matter to the page's settings and put long text in the body",
         ));
     }
-    let mut line = split.yaml_line;
-    let mut brackets = 0;
-    for b in split.yaml.bytes() {
-        match b {
-            b'\n' => line += 1,
-            b'[' | b'{' => {
-                brackets += 1;
-                if brackets > MAX_FLOW_BRACKETS {
-                    return Err(error(
-                        line,
-                        format!("front matter has more than {MAX_FLOW_BRACKETS} `[` and `{{`"),
-                        "write lists and mappings as indented YAML blocks, not deeply nested `[...]` or `{...}`",
-                    ));
-                }
-            }
-            _ => {}
-        }
+    if let Some(line) = excess_flow_bracket(split.yaml, MAX_FLOW_BRACKETS) {
+        return Err(error(
+            split.yaml_line + line - 1,
+            format!("front matter has more than {MAX_FLOW_BRACKETS} `[` and `{{`"),
+            "write lists and mappings as indented YAML blocks, not deeply nested `[...]` or `{...}`",
+        ));
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ mod snapshot;
 mod snapshot_report;
 pub(crate) mod tensors;
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -129,11 +129,11 @@ const SHARPENING_KEYS: &[&str] = &[
 pub(crate) fn run(args: &DiagnoseArgs) -> i32 {
     match report(args) {
         Ok(text) => {
-            print!("{text}");
+            crate::terminal::print_out(&text);
             0
         }
         Err(diag) => {
-            eprintln!("{}", diag.render());
+            crate::terminal::eprint_line(&diag.render());
             1
         }
     }
@@ -145,7 +145,7 @@ fn read_message(args: &DiagnoseArgs) -> Result<(String, Option<PathBuf>), Box<Di
         return Ok((text.clone(), None));
     }
     match &args.file {
-        Some(path) if path.as_os_str() != "-" => std::fs::read(path)
+        Some(path) if path.as_os_str() != "-" => input::read_capped(Some(path))
             .map(|b| (String::from_utf8_lossy(&b).into_owned(), Some(path.clone())))
             .map_err(|e| {
                 Box::new(
@@ -163,8 +163,7 @@ fn read_message(args: &DiagnoseArgs) -> Result<(String, Option<PathBuf>), Box<Di
                     ),
                 ));
             }
-            let mut bytes = Vec::new();
-            stdin.lock().read_to_end(&mut bytes).map_err(|e| {
+            let bytes = input::read_capped(None).map_err(|e| {
                 Box::new(Diagnostic::error(format!(
                     "cannot read standard input: {e}"
                 )))
@@ -195,7 +194,9 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
         }
         d.with_help("pass PyTorch's message as printed: \"CUDA out of memory. Tried to allocate …\" with the GPU's numbers that follow it")
     })?;
-    let catalog = crate::report::catalog_with(args.output.catalog.as_deref())?;
+    // diagnose prints one error: the catalog's first (estimate prints them all).
+    let catalog = crate::report::catalog_with(args.output.catalog.as_deref())
+        .map_err(|mut all| Box::new(all.remove(0)))?;
     let diagnosis = diagnose(msg, args, &catalog)?;
     if args.output.format == Format::Json {
         let text = serde_json::to_string_pretty(&diagnosis)

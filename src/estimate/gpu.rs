@@ -67,11 +67,60 @@ fn yes() -> bool {
     true
 }
 
-/// The YAML document: a `gpus:` list.
+/// The YAML document: a `gpus:` list (each entry read on its own, so every bad one is reported).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CatalogFile {
-    gpus: Vec<Gpu>,
+    gpus: Vec<yaml_serde::Value>,
+}
+
+/// What a catalog looks like, for its errors.
+const CATALOG_SHAPE: &str = "expected `gpus:` followed by entries with id, name and capacity_bytes";
+
+/// One problem of a catalog file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogProblem {
+    /// The 1-based line its entry starts on, where it can be told.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The 1-based line each of the `count` entries of the block list under a top-level `gpus:`
+/// starts on (its `-`), or nothing when the list is not written that way (flow style).
+fn entry_lines(yaml: &str, count: usize) -> Option<Vec<usize>> {
+    let mut lines = yaml.lines().enumerate();
+    lines.find(|(_, l)| l.starts_with("gpus:"))?;
+    let mut indent = None;
+    let mut found = Vec::new();
+    for (i, l) in lines {
+        let body = l.trim_start();
+        let width = l.len() - body.len();
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        if width == 0 && !body.starts_with('-') {
+            break;
+        }
+        if body.starts_with('-') && *indent.get_or_insert(width) == width {
+            found.push(i + 1);
+        }
+    }
+    (found.len() == count).then_some(found)
+}
+
+/// Refuses a control character in an entry's id, name or aliases: they are printed in tables,
+/// verdicts and pages, where an escape sequence would reach the terminal or break the XML.
+fn check_plain_text(gpu: &Gpu) -> Result<(), ScenarioError> {
+    let texts = [&gpu.id, &gpu.name].into_iter().chain(&gpu.aliases);
+    match texts.flat_map(|t| t.chars()).find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(ScenarioError::general(format!(
+            "invalid GPU catalog entry \"{}\": a control character (U+{:04X}) in its id, name or aliases; write them as plain text",
+            crate::terminal::visible_line(&gpu.id),
+            c as u32
+        ))),
+    }
 }
 
 /// A list of GPUs, looked up by id or alias (case-insensitive).
@@ -97,16 +146,72 @@ impl GpuCatalog {
             .clone()
     }
 
-    /// Adds the `gpus:` entries of a YAML document; an entry whose id exists replaces it.
+    /// Adds the `gpus:` entries of a YAML document; an entry whose id exists replaces it. The
+    /// first problem is the error (see [`GpuCatalog::extend_checked`] for all of them).
     pub fn extend_from_yaml(&mut self, yaml: &str) -> Result<(), ScenarioError> {
-        let file: CatalogFile = yaml_serde::from_str(yaml).map_err(|e| {
-            ScenarioError::general(format!(
-                "invalid GPU catalog: {e}; expected `gpus:` followed by entries with id, name and capacity_bytes"
-            ))
+        let most = crate::yaml_input::MAX_CATALOG_YAML_BYTES;
+        if yaml.len() > most {
+            return Err(ScenarioError::general(format!(
+                "invalid GPU catalog: it is {} KiB, over the {} KiB vramdoc reads",
+                yaml.len().div_ceil(1024),
+                most / 1024
+            )));
+        }
+        let max = crate::yaml_input::MAX_FILE_FLOW_BRACKETS;
+        if let Some(line) = crate::yaml_input::excess_flow_bracket(yaml, max) {
+            return Err(ScenarioError::general(format!(
+                "invalid GPU catalog: more than {max} `[` and `{{` (line {line}); write entries as indented YAML blocks"
+            )));
+        }
+        let doc: yaml_serde::Value = yaml_serde::from_str(yaml).map_err(|e| {
+            ScenarioError::general(format!("invalid GPU catalog: {e}; {CATALOG_SHAPE}"))
         })?;
-        for mut gpu in file.gpus {
-            gpu.id = gpu.id.trim().to_ascii_lowercase();
-            check(&gpu)?;
+        self.extend_checked(yaml, &doc).map_err(|problems| {
+            let first = problems.into_iter().next();
+            ScenarioError::general(first.map_or_else(String::new, |p| match p.line {
+                Some(line) => format!("{} (the entry at line {line})", p.message),
+                None => p.message,
+            }))
+        })
+    }
+
+    /// Adds the `gpus:` entries of `doc` (parsed from `yaml`), checking every entry first: all
+    /// problems are returned, each at the line its entry starts on where that can be told, and
+    /// nothing is added when there is one.
+    pub fn extend_checked(
+        &mut self,
+        yaml: &str,
+        doc: &yaml_serde::Value,
+    ) -> Result<(), Vec<CatalogProblem>> {
+        let file: CatalogFile = yaml_serde::from_value(doc.clone()).map_err(|e| {
+            vec![CatalogProblem {
+                line: None,
+                message: format!("invalid GPU catalog: {e}; {CATALOG_SHAPE}"),
+            }]
+        })?;
+        let lines = entry_lines(yaml, file.gpus.len());
+        let mut gpus = Vec::new();
+        let mut problems = Vec::new();
+        for (i, entry) in file.gpus.into_iter().enumerate() {
+            let line = lines.as_ref().map(|l| l[i]);
+            let checked = yaml_serde::from_value::<Gpu>(entry)
+                .map_err(|e| format!("invalid GPU catalog entry {}: {e}", i + 1))
+                .and_then(|mut gpu| {
+                    gpu.id = gpu.id.trim().to_ascii_lowercase();
+                    check_plain_text(&gpu)
+                        .and_then(|()| check(&gpu))
+                        .map(|()| gpu)
+                        .map_err(|e| e.message)
+                });
+            match checked {
+                Ok(gpu) => gpus.push(gpu),
+                Err(message) => problems.push(CatalogProblem { line, message }),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        for gpu in gpus {
             match self.gpus.iter_mut().find(|g| g.id == gpu.id) {
                 Some(slot) => *slot = gpu,
                 None => self.gpus.push(gpu),
@@ -259,5 +364,22 @@ mod tests {
         assert_eq!(catalog.get("toy").map(|g| g.bf16), Some(true));
         let err = catalog.extend_from_yaml("gpus:\n  - {id: z, name: Z, capacity_bytes: 0}\n");
         assert!(err.is_err());
+    }
+
+    #[test]
+    fn every_bad_entry_is_found_with_its_line_and_nothing_is_added() {
+        let yaml = "gpus:\n  - {id: a, name: A, capacity_bytes: 0}\n  - {id: ok, name: OK, capacity_bytes: 5}\n  # a comment\n  - id: b\n    name: \"B\\e\"\n    capacity_bytes: 5\n";
+        let mut catalog = GpuCatalog::builtin();
+        let doc = yaml_serde::from_str(yaml).unwrap();
+        let problems = catalog.extend_checked(yaml, &doc).unwrap_err();
+        let lines: Vec<_> = problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, [Some(2), Some(5)], "{problems:?}");
+        assert!(problems[1].message.contains("U+001B"), "{problems:?}");
+        assert!(catalog.get("ok").is_none());
+        let e = catalog.extend_from_yaml(yaml).unwrap_err();
+        assert!(e.message.ends_with("(the entry at line 2)"), "{e}");
+        let deep = format!("gpus: {}", "[".repeat(100_000));
+        let e = catalog.extend_from_yaml(&deep).unwrap_err();
+        assert!(e.message.contains("more than 4096"), "{e}");
     }
 }

@@ -241,6 +241,14 @@ pub fn yaml_literal(key: &str, val: &yaml_serde::Value) -> Result<Literal, Scena
         Value::String(s) => Literal::Str(s.clone()),
         Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => Literal::Int(i),
+            // An integer beyond i64 (YAML reads up to 2^64 - 1): said as written, not as the
+            // float it would round to.
+            (None, _) if n.is_u64() => {
+                return Err(ScenarioError::key(
+                    key,
+                    format!("{n} is too large: the largest integer vramdoc reads is 2^63 - 1"),
+                ))
+            }
             (None, Some(f)) => Literal::Float(f),
             (None, None) => {
                 return Err(ScenarioError::key(
@@ -288,7 +296,7 @@ fn byte_size(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
     let bad = |v: &dyn std::fmt::Display| {
         ScenarioError::key(
             key,
-            format!("expected bytes such as 2254438400, \"2150 MiB\" or \"2.1 GiB\", got {v}"),
+            format!("expected a whole number of bytes such as 2254438400, or a size with its unit such as \"2150 MiB\" or \"2.1 GiB\", got {v}"),
         )
     };
     match value {
@@ -300,7 +308,8 @@ fn byte_size(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
 }
 
 /// Parses `"2.1 GiB"`, `"2118MiB"`, `"300 MB"`, `"1024"` (bytes) into bytes; `None` when the text
-/// is not a non-negative number with an optional known unit or is out of range.
+/// is not a non-negative number with an optional known unit, is out of range, or is a fraction
+/// of a byte (`"1.5"` has no unit to scale it: it would round to 2 bytes, surely not meant).
 pub fn parse_byte_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t
@@ -320,6 +329,9 @@ pub fn parse_byte_size(text: &str) -> Option<u64> {
         "tb" => 1e12,
         _ => return None,
     };
+    if scale == 1.0 && value.fract() != 0.0 {
+        return None;
+    }
     let bytes = (value * scale).round();
     (0.0..9.0e18).contains(&bytes).then_some(bytes as u64)
 }

@@ -110,37 +110,47 @@ pub enum Phase {
 
 /// Whether a scenario fits its GPU, given the range of the overhead and other programs' memory.
 ///
-/// With `C` the capacity and `O` what other programs hold: fits when `total_high + O ≤ C`, does
-/// not fit when `total_low + O > C`, tight in between ([`Verdict::of`]).
+/// With `C` the capacity and `O` what other programs hold, and the total's low end, middle (the
+/// point estimate) and high end (the three ends of `overhead.rs`): fits when `total_high + O ≤ C`,
+/// tight when only `total + O ≤ C`, unlikely (likely does not fit) when only
+/// `total_low + O ≤ C`, does not fit when `total_low + O > C` ([`Verdict::of`]). A run is
+/// called "fits" only when it fits whatever the driver and the allocator do; the middle decides
+/// between "tight" and "unlikely", so a total above the capacity is never called tight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Even the high end fits beside the other programs.
     Fits,
-    /// The low end fits and the high end does not: it depends on the driver and the allocator.
+    /// The middle fits and the high end does not: it depends on the driver and the allocator.
     Tight,
+    /// Only the low end fits: it fits only with a lean driver and an unfragmented cache.
+    Unlikely,
     /// Even the low end does not fit.
     DoesNotFit,
 }
 
 impl Verdict {
-    /// The verdict for a range `low..=high` of totals beside `other` bytes on `capacity` bytes.
-    pub fn of(low: u64, high: u64, other: u64, capacity: u64) -> Verdict {
-        let with = |t: u64| u128::from(t) + u128::from(other);
-        if with(high) <= u128::from(capacity) {
+    /// The verdict for a total of `low ≤ mid ≤ high` bytes beside `other` bytes on `capacity`
+    /// bytes.
+    pub fn of(low: u64, mid: u64, high: u64, other: u64, capacity: u64) -> Verdict {
+        let fits = |t: u64| u128::from(t) + u128::from(other) <= u128::from(capacity);
+        if fits(high) {
             Verdict::Fits
-        } else if with(low) > u128::from(capacity) {
-            Verdict::DoesNotFit
-        } else {
+        } else if fits(mid) {
             Verdict::Tight
+        } else if fits(low) {
+            Verdict::Unlikely
+        } else {
+            Verdict::DoesNotFit
         }
     }
 
-    /// `fits`, `tight` or `does_not_fit`.
+    /// `fits`, `tight`, `unlikely` or `does_not_fit`, as the estimate's JSON spells it.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Fits => "fits",
             Verdict::Tight => "tight",
+            Verdict::Unlikely => "unlikely",
             Verdict::DoesNotFit => "does_not_fit",
         }
     }
@@ -194,7 +204,7 @@ pub struct Estimate {
     pub(crate) accumulation_per_gpu: u64,
     /// The scenario's GPU, if it names one.
     pub gpu: Option<GpuRef>,
-    /// The three-state verdict against the GPU, if one is named.
+    /// The four-state verdict against the GPU, if one is named.
     pub verdict: Option<Verdict>,
     /// `verdict == fits`, if a GPU is named.
     pub fits: Option<bool>,
@@ -225,6 +235,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
     let verdict = gpu.map(|g| {
         Verdict::of(
             bytes.total_low,
+            bytes.total,
             bytes.total_high,
             s.other_processes,
             g.capacity_bytes,

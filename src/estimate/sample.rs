@@ -240,6 +240,7 @@ pub fn estimate_sampling(
     let verdict = gpu.map(|g| {
         Verdict::of(
             bytes.total_low,
+            bytes.total,
             bytes.total_high,
             bytes.other_processes,
             g.capacity_bytes,

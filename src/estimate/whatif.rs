@@ -102,7 +102,7 @@ pub struct WhatIf {
     pub(crate) total_high: u64,
     /// Base total minus this option's total (negative: it needs more).
     pub saving_bytes: i64,
-    /// Its three-state verdict against the scenario's GPU, if one is named.
+    /// Its four-state verdict against the scenario's GPU, if one is named.
     pub(crate) verdict: Option<Verdict>,
     /// Whether it fits the scenario's GPU (`verdict == fits`), if one is named.
     pub fits: Option<bool>,

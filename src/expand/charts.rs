@@ -44,6 +44,8 @@ pub(super) struct Drawn {
     pub(super) narrow: String,
     /// Alt text.
     pub(super) alt: String,
+    /// The caption under the chart: what the line or bar is and the verdict's rule.
+    pub(super) caption: String,
 }
 
 /// The file name of a chart's narrow drawing: `breakdown.svg` → `breakdown-narrow.svg`.
@@ -101,8 +103,12 @@ pub(super) fn chart(
         return Ok(hit);
     }
     let drawn = draw(data, ctx, kind, over)?;
-    let bytes =
-        key.len() + drawn.file.len() + drawn.wide.len() + drawn.narrow.len() + drawn.alt.len();
+    let bytes = key.len()
+        + drawn.file.len()
+        + drawn.wide.len()
+        + drawn.narrow.len()
+        + drawn.alt.len()
+        + drawn.caption.len();
     ctx.charts.drawn.insert(key, drawn.clone(), bytes);
     Ok(drawn)
 }
@@ -183,11 +189,31 @@ fn draw_breakdown(
             ("peak", FluentValue::from(loc.bytes(get("peak")))),
         ],
     );
+    let caption = match (&data.estimate.gpu, data.estimate.verdict) {
+        (Some(gpu), Some(v)) => loc.t_args(
+            "chart-caption-breakdown",
+            &[
+                ("total", FluentValue::from(loc.bytes(get("total")))),
+                (
+                    "free",
+                    FluentValue::from(
+                        loc.bytes(gpu.capacity_bytes.saturating_sub(get("other_processes"))),
+                    ),
+                ),
+                (
+                    "verdict",
+                    FluentValue::from(crate::present::verdict_name(v, loc)),
+                ),
+            ],
+        ),
+        _ => String::new(),
+    };
     Ok(Drawn {
         file: "breakdown.svg".into(),
         wide: svg(Layout::Wide)?,
         narrow: svg(Layout::Narrow)?,
         alt,
+        caption,
     })
 }
 
@@ -279,11 +305,25 @@ fn draw_sweep(
         ),
         None => title,
     };
+    let caption = match (&chart.capacity, max_fit) {
+        (None, _) => loc.t("chart-caption-sweep-no-gpu"),
+        (Some(_), Some(x)) => loc.t_args(
+            "chart-caption-sweep",
+            &[("value", FluentValue::from(loc.int(x)))],
+        ),
+        (Some(_), None) => loc.t("chart-caption-sweep-none"),
+    };
+    let caption = if key == "block_size" {
+        format!("{caption} {}", loc.t("chart-caption-block-64"))
+    } else {
+        caption
+    };
     Ok(Drawn {
         file: format!("sweep-{}.svg", over.replace('_', "-")),
         wide: svg(Layout::Wide)?,
         narrow: svg(Layout::Narrow)?,
         alt,
+        caption,
     })
 }
 
@@ -312,9 +352,14 @@ fn sweep(data: &GuideData, ctx: &ExpandContext<'_>, key: &str) -> Sweep {
         data.scenario.block_size
     }
     .max(1);
-    let max_fit = largest_fit(current, |x| {
-        at(x).is_some_and(|e| e.verdict == Some(estimate::Verdict::Fits))
-    });
+    // The marker follows the verdict's rule: the largest value whose high end fits. Block sizes
+    // are offered in multiples of 64, the values people set (and that keep the kernels' tiles
+    // full); a micro-batch is any whole number.
+    let unit = sweep_unit(key);
+    let max_fit = largest_fit((current / unit).max(1), |k| {
+        at(k * unit).is_some_and(|e| e.verdict == Some(estimate::Verdict::Fits))
+    })
+    .map(|k| k * unit);
     let points: Vec<SweepPoint> = sweep_xs(key, current, max_fit)
         .into_iter()
         .filter_map(|x| {
@@ -368,16 +413,12 @@ fn largest_fit(start: u64, fits: impl Fn(u64) -> bool) -> Option<u64> {
 /// current value or 1.5 × the first that does not fit, whichever is larger, plus both of
 /// those and the largest that fits, so the line passes exactly through the marked points.
 fn sweep_xs(key: &str, current: u64, max_fit: Option<u64>) -> Vec<u64> {
-    let first_over = max_fit.map_or(1, |f| f + 1);
+    let unit = sweep_unit(key);
+    let first_over = max_fit.map_or(unit, |f| f + unit);
     let end = current
         .max(first_over + first_over / 2)
         .max(if key == "batch_size" { 8 } else { 256 });
-    let step = end.div_ceil(SWEEP_POINTS).max(1);
-    let step = if key == "block_size" {
-        step.next_multiple_of(8)
-    } else {
-        step
-    };
+    let step = end.div_ceil(SWEEP_POINTS).max(1).next_multiple_of(unit);
     let mut xs: Vec<u64> = (1..).map(|i| i * step).take_while(|x| *x <= end).collect();
     if key == "batch_size" {
         xs.push(1);
@@ -387,6 +428,15 @@ fn sweep_xs(key: &str, current: u64, max_fit: Option<u64>) -> Vec<u64> {
     xs.sort_unstable();
     xs.dedup();
     xs
+}
+
+/// The step of the values a sweep over `key` offers: 64 for `block_size`, 1 for `batch_size`.
+fn sweep_unit(key: &str) -> u64 {
+    if key == "block_size" {
+        64
+    } else {
+        1
+    }
 }
 
 /// The scenario keys a sweep chart can run over.
@@ -426,8 +476,10 @@ mod tests {
         );
         assert!(xs.windows(2).all(|w| w[0] < w[1]), "{xs:?}");
         assert_eq!(xs.last(), Some(&18), "1.5 × the first that does not fit");
-        let xs = sweep_xs("block_size", 1024, Some(202));
-        assert!(xs.contains(&1024) && xs.contains(&202) && xs.contains(&203));
+        // Block sizes: multiples of 64 only (the marked one, the first over it, the axis).
+        let xs = sweep_xs("block_size", 1024, Some(192));
+        assert!(xs.contains(&1024) && xs.contains(&192) && xs.contains(&256));
+        assert!(xs.iter().all(|x| x % 64 == 0), "{xs:?}");
         assert_eq!(xs.last(), Some(&1024));
     }
 }

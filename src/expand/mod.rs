@@ -189,7 +189,7 @@ fn eval_path(
 ) -> Result<String, String> {
     let data = need_data(ctx)?;
     let v = data.lookup(path, ctx.catalog)?;
-    // `fits | verdict` shows the three-state `verdict` beside it: `false` may be "tight".
+    // `fits | verdict` shows the four-state `verdict` beside it: `false` may be "tight".
     if let (Some("verdict") | None, Some("fits"), Value::Bool(_)) =
         (filter, path.last().map(String::as_str), &v)
     {
@@ -292,7 +292,11 @@ fn chart(
         Some(_) => return Err("`over` must be \"batch_size\" or \"block_size\"".into()),
     };
     let drawn = charts::chart(need_data(ctx)?, ctx, kind, over)?;
-    let md = format!("![{}]({})", drawn.alt.replace(['[', ']'], ""), drawn.file);
+    let mut md = format!("![{}]({})", drawn.alt.replace(['[', ']'], ""), drawn.file);
+    if !drawn.caption.is_empty() {
+        // The caption is its own paragraph under the image, in emphasis so it reads as one.
+        md.push_str(&format!("\n\n*{}*", drawn.caption));
+    }
     if !charts.iter().any(|(f, _)| *f == drawn.file) {
         charts.push((charts::narrow_name(&drawn.file), drawn.narrow));
         charts.push((drawn.file, drawn.wide));
@@ -451,12 +455,13 @@ pub(crate) fn figure(loc: &Localizer, bytes: u64, shown: String) -> String {
     format!("<span class=\"figure\" title=\"{exact}\">{shown}</span>")
 }
 
-/// The three-state verdict (`fits`, `tight`, `does_not_fit`, as the estimate's JSON spells it)
-/// in the page's language.
+/// The four-state verdict (`fits`, `tight`, `unlikely`, `does_not_fit`, as the estimate's
+/// JSON spells it) in the page's language.
 pub(crate) fn verdict_state(loc: &Localizer, state: &str) -> String {
     loc.t(match state {
         "fits" => "verdict-fits",
         "tight" => "verdict-tight",
+        "unlikely" => "verdict-unlikely",
         _ => "verdict-no-fit",
     })
 }

@@ -59,13 +59,56 @@ pub(super) fn breakdown(
             &[("gpu", FluentValue::from(super::escape_text(&gpu.name)))],
         );
         md.push_str(&format!(
-            "| {} | {} | {} |\n",
+            "| {} | {} | |\n",
             cell(&label),
             figure(loc, cap, loc.bytes(cap)),
+        ));
+        // The verdict on its own row, labelled as such (never in the share column).
+        md.push_str(&format!(
+            "| **{}** | **{}** | |\n",
+            cell(&loc.t("verdict-label")),
             verdict_state(loc, state.as_str())
         ));
+        md.push('\n');
+        md.push_str(&verdict_note(est, loc));
     }
     Ok(md)
+}
+
+/// The paragraph under a table or chart with verdicts: the rule of the four verdicts and the
+/// free memory they were judged against (the capacity less what other programs hold).
+pub(super) fn verdict_note(
+    est: &crate::estimate::Estimate,
+    loc: &crate::i18n::Localizer,
+) -> String {
+    let Some(gpu) = &est.gpu else {
+        return String::new();
+    };
+    let other = est.bytes.other_processes;
+    let gpu_name = FluentValue::from(super::escape_text(&gpu.name));
+    let size = FluentValue::from(loc.bytes(gpu.capacity_bytes));
+    let free = if other > 0 {
+        loc.t_args(
+            "verdict-free-others",
+            &[
+                ("gpu", gpu_name),
+                ("size", size),
+                ("other", FluentValue::from(loc.bytes(other))),
+                (
+                    "free",
+                    FluentValue::from(loc.bytes(gpu.capacity_bytes.saturating_sub(other))),
+                ),
+            ],
+        )
+    } else {
+        loc.t_args("verdict-free-all", &[("gpu", gpu_name), ("size", size)])
+    };
+    let sep = if loc.lang().starts_with("zh") {
+        ""
+    } else {
+        " "
+    };
+    format!("{}{sep}{free}\n", loc.t("verdict-rule"))
 }
 
 /// Parameter counts as nanoGPT reports them.
@@ -148,7 +191,7 @@ pub(super) fn options(
         loc.t("est-col-effective-batch"),
         loc.t("est-col-total"),
         loc.t("est-col-saving"),
-        loc.t("est-col-fits")
+        loc.t("est-col-verdict")
     );
     for r in &rows {
         let changes: Vec<String> = r
@@ -171,11 +214,17 @@ pub(super) fn options(
             r.verdict_text(loc)
         ));
     }
-    let notes = present::footnotes(&rows, loc);
+    let mut notes = present::merged_notes(&rows, loc);
+    notes.extend(present::footnotes(&rows, loc));
     if !notes.is_empty() {
         md.push('\n');
         md.push_str(&notes.join("\n\n"));
         md.push('\n');
+    }
+    let note = verdict_note(base, loc);
+    if !note.is_empty() {
+        md.push('\n');
+        md.push_str(&note);
     }
     Ok(md)
 }

@@ -46,17 +46,24 @@ impl NumberFormat {
         let locale = Locale::try_from_str(lang)
             .map_err(|e| format!("invalid language tag {lang:?}: {e}"))?;
         let prefs: DecimalFormatterPreferences = (&locale).into();
-        let formatter = DecimalFormatter::try_new(prefs, Default::default())
-            .map_err(|e| format!("no number format data for {lang:?}: {e}"))?;
-        let mut options = DecimalFormatterOptions::default();
-        options.grouping_strategy = Some(GroupingStrategy::Min2);
-        let mantissa = DecimalFormatter::try_new(prefs, options)
-            .map_err(|e| format!("no number format data for {lang:?}: {e}"))?;
         let family = match locale.id.language.as_str() {
             "es" => Family::Spanish,
             "zh" | "ja" => Family::Chinese,
             _ => Family::English,
         };
+        // Chinese groups by myriads, not thousands: a whole number is written with no separator
+        // ("1024", "65536", as the config says it), and a count large enough to need grouping
+        // is written with 万/亿 ([`NumberFormat::count`]).
+        let mut whole = DecimalFormatterOptions::default();
+        if family == Family::Chinese {
+            whole.grouping_strategy = Some(GroupingStrategy::Never);
+        }
+        let formatter = DecimalFormatter::try_new(prefs, whole)
+            .map_err(|e| format!("no number format data for {lang:?}: {e}"))?;
+        let mut options = DecimalFormatterOptions::default();
+        options.grouping_strategy = Some(GroupingStrategy::Min2);
+        let mantissa = DecimalFormatter::try_new(prefs, options)
+            .map_err(|e| format!("no number format data for {lang:?}: {e}"))?;
         Ok(NumberFormat {
             formatter,
             mantissa,
@@ -64,7 +71,8 @@ impl NumberFormat {
         })
     }
 
-    /// A whole number with the locale's grouping: "30,130,176" / "30.130.176" / "30,130,176".
+    /// A whole number with the locale's grouping: "30,130,176" / "30.130.176" / "30130176"
+    /// (Chinese groups by myriads, which [`NumberFormat::count`] writes as 万/亿).
     pub(crate) fn int(&self, n: u64) -> String {
         self.formatter.format(&Decimal::from(n)).to_string()
     }
@@ -114,8 +122,8 @@ impl NumberFormat {
     }
 
     /// A short count, as a native reader of the locale writes parameter counts: "29.94M" (as
-    /// nanoGPT prints them), "29,94 M", "2994万"; below a million (a myriad in Chinese) the grouped
-    /// integer.
+    /// nanoGPT prints them), "29,94 M" and "1558 M" (Spanish counts billions in millions),
+    /// "2994万"; below a million (a myriad in Chinese) the whole number.
     pub(crate) fn count(&self, n: u64) -> String {
         let x = n as f64;
         match self.family {
@@ -123,14 +131,13 @@ impl NumberFormat {
                 let (value, suffix) = match n {
                     0..=999_999 => return self.int(n),
                     1_000_000..=999_999_999 => (x / 1e6, "M"),
-                    _ => (
-                        x / 1e9,
-                        if self.family == Family::English {
-                            "B"
-                        } else {
-                            "mil M"
-                        },
-                    ),
+                    _ if self.family == Family::English => (x / 1e9, "B"),
+                    // Spanish counts billions in millions ("1558 M" for 1,557,611,200: mil millones): "1,56 mil
+                    // M" reads as a typo. Four significant digits, as below a billion.
+                    _ => {
+                        let millions = format_rounded(&self.mantissa, x / 1e6, 0);
+                        return format!("{millions}{NBSP}M");
+                    }
                 };
                 let sep = if self.family == Family::Spanish {
                     NBSP.to_string()
@@ -190,6 +197,8 @@ mod tests {
         assert_eq!(es.int(30_130_176), "30.130.176");
         assert_eq!(es.gib(6_593_445_888), "6,14\u{a0}GiB");
         assert_eq!(es.count(29_938_560), "29,94\u{a0}M");
+        // Billions in millions, never "1,56 mil M".
+        assert_eq!(es.count(1_557_611_200), "1558\u{a0}M");
         assert_eq!(es.percent(0.634), "63\u{a0}%");
     }
 
@@ -204,7 +213,11 @@ mod tests {
         let zh = NumberFormat::new("zh").unwrap();
         assert_eq!(zh.count(29_938_560), "2994万");
         assert_eq!(zh.count(124_475_904), "1.245亿");
-        assert_eq!(zh.count(4_992), "4,992");
+        assert_eq!(zh.count(4_992), "4992");
+        // Whole numbers are never grouped by thousands (config values read as the config says).
+        assert_eq!(zh.int(65_536), "65536");
+        assert_eq!(zh.int(2_457_600), "2457600");
+        assert_eq!(zh.count(2_457_600), "245.8万");
         assert_eq!(zh.count(1_234_567), "123.5万");
         assert_eq!(zh.decimal(6.1406, 2), "6.14");
     }

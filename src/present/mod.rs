@@ -204,8 +204,10 @@ pub(crate) fn needs_code(c: &Change) -> bool {
 /// One row of an options table: one distinct change, with every name it goes by.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct OptionRow {
-    /// The names of the options that make this change, in the reader's language, joined.
+    /// The name of the first option that makes this change, in the reader's language.
     pub(crate) label: String,
+    /// The names of the later options that make the same change (merged into this row).
+    pub(crate) also: Vec<String>,
     /// The changed keys.
     pub(crate) changes: Vec<Change>,
     /// Whether training itself changes (hyper-parameters, numerics or model).
@@ -251,6 +253,7 @@ pub(crate) fn option_rows(
             let changes = crate::estimate::changes_between(&base.scenario, &e.scenario);
             OptionRow {
                 label: v.label.to_owned(),
+                also: Vec::new(),
                 changes_training: changes
                     .iter()
                     .any(|c| changes_training_key(&c.key, &base.scenario, &e.scenario)),
@@ -270,7 +273,8 @@ pub(crate) fn option_rows(
 }
 
 /// One row per distinct change, in first-seen order: a row making the same change as an earlier
-/// one adds its name to that row's label (and its "changes training" mark).
+/// one adds its name to that row's `also` (said under the table, [`merged_notes`]) and its
+/// "changes training" mark. A row keeps one label, so a table cell never glues names together.
 pub(crate) fn merge(candidates: impl IntoIterator<Item = OptionRow>) -> Vec<OptionRow> {
     let mut rows: Vec<OptionRow> = Vec::new();
     for row in candidates {
@@ -280,8 +284,8 @@ pub(crate) fn merge(candidates: impl IntoIterator<Item = OptionRow>) -> Vec<Opti
         };
         match rows.iter_mut().find(same) {
             Some(r) => {
-                if !r.label.split(" / ").any(|l| l == row.label) {
-                    r.label = format!("{} / {}", r.label, row.label);
+                if r.label != row.label && !r.also.contains(&row.label) {
+                    r.also.push(row.label);
                 }
                 r.changes_training |= row.changes_training;
             }
@@ -352,6 +356,7 @@ impl OptionRow {
     pub(crate) fn of(o: &WhatIf, loc: &Localizer) -> OptionRow {
         OptionRow {
             label: option_label(o, loc),
+            also: Vec::new(),
             changes: o.changes.clone(),
             changes_training: o.changes_training,
             needs_code: o.changes.iter().any(needs_code),
@@ -389,7 +394,8 @@ impl OptionRow {
         }
     }
 
-    /// The verdict in a word, with the range of the total when tight; "—" without a GPU.
+    /// The verdict in words, with the range of the total when only part of it fits; "—"
+    /// without a GPU.
     pub(crate) fn verdict_text(&self, loc: &Localizer) -> String {
         verdict_word(self.verdict, self.total_low, self.total_high, loc)
     }
@@ -416,29 +422,119 @@ impl OptionRow {
     }
 }
 
-/// A verdict in a word (`est-yes`, `est-no`, `est-tight-range`), "—" when there is none.
+/// A verdict in words (`verdict-fits`, `verdict-tight`, `verdict-unlikely`, `verdict-no-fit`),
+/// with the total's low–high range when only part of it fits; "—" when there is none.
 pub(crate) fn verdict_word(v: Option<Verdict>, low: u64, high: u64, loc: &Localizer) -> String {
+    let Some(v) = v else {
+        return "—".to_owned();
+    };
+    let word = verdict_name(v, loc);
     match v {
-        Some(Verdict::Fits) => loc.t("est-yes"),
-        Some(Verdict::Tight) => loc.t_args(
-            "est-tight-range",
-            &[("range", FluentValue::from(loc.byte_range(low, high)))],
+        Verdict::Tight | Verdict::Unlikely => loc.t_args(
+            "est-verdict-with-range",
+            &[
+                ("verdict", FluentValue::from(word)),
+                ("range", FluentValue::from(loc.byte_range(low, high))),
+            ],
         ),
-        Some(Verdict::DoesNotFit) => loc.t("est-no"),
-        None => "—".to_owned(),
+        Verdict::Fits | Verdict::DoesNotFit => word,
     }
 }
 
-/// The footnotes explaining the markers the rows use: `† est-changes-training`, `‡ est-needs-code`.
+/// The message key of a verdict's name: one word (or phrase) per state, the same in the CLI,
+/// the tables, the charts and the guides' prose.
+pub(crate) fn verdict_key(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Fits => "verdict-fits",
+        Verdict::Tight => "verdict-tight",
+        Verdict::Unlikely => "verdict-unlikely",
+        Verdict::DoesNotFit => "verdict-no-fit",
+    }
+}
+
+/// A verdict's name in `loc`'s language.
+pub(crate) fn verdict_name(v: Verdict, loc: &Localizer) -> String {
+    loc.t(verdict_key(v))
+}
+
+/// The footnotes explaining the markers the rows use: `† est-changes-training`, then `‡
+/// est-needs-code` followed by what each code change of these rows needs (`est-code-<key>`,
+/// one note per changed key, so LoRA's row is not told about PyTorch 2.0).
 pub(crate) fn footnotes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
     let mut notes = Vec::new();
     if rows.iter().any(|r| r.changes_training) {
         notes.push(format!("† {}", loc.t("est-changes-training")));
     }
-    if rows.iter().any(|r| r.needs_code) {
-        notes.push(format!("‡ {}", loc.t("est-needs-code")));
+    let mut keys: Vec<&str> = Vec::new();
+    for key in CODE_KEYS {
+        let note_key = code_note_key(key);
+        let used = rows
+            .iter()
+            .any(|r| r.needs_code && r.changes.iter().any(|c| c.key == key));
+        if used && !keys.contains(&note_key) {
+            keys.push(note_key);
+        }
+    }
+    if !keys.is_empty() {
+        let each: Vec<String> = keys.iter().map(|k| loc.t(k)).collect();
+        let sep = if loc.lang().starts_with("zh") {
+            "；"
+        } else {
+            "; "
+        };
+        // Chinese runs sentences together; the other languages put a space between them.
+        let (space, stop) = if loc.lang().starts_with("zh") {
+            ("", "。")
+        } else {
+            (" ", ".")
+        };
+        notes.push(format!(
+            "‡ {}{space}{}{stop}",
+            loc.t("est-needs-code"),
+            each.join(sep)
+        ));
     }
     notes
+}
+
+/// The message key of what a code change of `key` needs; LoRA's two keys share one.
+fn code_note_key(key: &str) -> &'static str {
+    match key {
+        "sharding" => "est-code-sharding",
+        "grad_checkpoint" => "est-code-grad_checkpoint",
+        "optimizer" => "est-code-optimizer",
+        "eval_batch_size" => "est-code-eval_batch_size",
+        "pure_bf16" => "est-code-pure_bf16",
+        "flash" => "est-code-flash",
+        "freeze_embeddings" => "est-code-freeze_embeddings",
+        _ => "est-code-lora",
+    }
+}
+
+/// One note per row that merges several options: "“A” is also: “B”, “C”." (`est-merged`).
+pub(crate) fn merged_notes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
+    rows.iter()
+        .filter(|r| !r.also.is_empty())
+        .map(|r| {
+            let others: Vec<String> = r
+                .also
+                .iter()
+                .map(|a| loc.t_args("est-quoted", &[("text", FluentValue::from(a.clone()))]))
+                .collect();
+            let sep = if loc.lang().starts_with("zh") {
+                "、"
+            } else {
+                ", "
+            };
+            loc.t_args(
+                "est-merged",
+                &[
+                    ("label", FluentValue::from(r.label.clone())),
+                    ("others", FluentValue::from(others.join(sep))),
+                ],
+            )
+        })
+        .collect()
 }
 
 /// Every message key the rows build at run time (each must exist in every locale).
@@ -470,17 +566,24 @@ pub(crate) fn runtime_message_keys() -> Vec<String> {
             "est-phase-eval",
             "est-saving-more",
             "est-batch-tokens",
-            "est-yes",
-            "est-no",
-            "est-tight-range",
+            "verdict-fits",
+            "verdict-tight",
+            "verdict-unlikely",
+            "verdict-no-fit",
+            "verdict-label",
+            "verdict-rule",
+            "est-verdict-with-range",
             "est-changes-training",
             "est-needs-code",
+            "est-merged",
+            "est-quoted",
             "est-trainable",
             "est-trainable-frozen-value",
             "est-trainable-lora-value",
         ]
         .map(str::to_owned),
     );
+    keys.extend(CODE_KEYS.iter().map(|k| code_note_key(k).to_owned()));
     keys.sort();
     keys.dedup();
     keys

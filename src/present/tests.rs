@@ -89,10 +89,14 @@ fn one_row_per_distinct_change_and_no_negative_saving_shown_as_saving() {
         );
     }
     let merged = &rows[0];
+    assert_eq!(merged.label, "Half the micro-batch");
+    assert!(!merged.also.is_empty(), "{merged:?}");
+    assert!(!merged.label.contains(" / "));
+    let notes = merged_notes(&rows, &loc);
+    assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        merged.label.starts_with("Half the micro-batch / "),
-        "{}",
-        merged.label
+        notes[0].contains("Half the micro-batch") && notes[0].contains(&merged.also[0]),
+        "{notes:?}"
     );
     assert!(!merged.changes_training);
     let zero = OptionRow {
@@ -149,7 +153,27 @@ fn patches_and_training_changes_are_marked() {
         block.batch_text(&base, &loc),
         loc.int(block.effective_batch)
     );
-    assert_eq!(footnotes(&rows, &loc).len(), 2);
+    let notes = footnotes(&rows, &loc);
+    assert_eq!(notes.len(), 2);
+    // The ‡ note names what each code change needs, and nothing another option needs.
+    assert!(notes[1].contains("grad_checkpoint"), "{}", notes[1]);
+    assert!(!notes[1].contains("PyTorch 2.0"), "{}", notes[1]);
+    let lora_only: Vec<OptionRow> = rows
+        .iter()
+        .filter(|r| r.changes.iter().any(|c| c.key == "optimizer"))
+        .cloned()
+        .collect();
+    // Chinese runs the sentences together, with its own full stop.
+    let zh = Localizer::builtin("zh").unwrap();
+    let zh_notes = footnotes(&lora_only, &zh);
+    let code = zh_notes.last().unwrap();
+    assert!(code.contains("代码。`") && code.ends_with('。'), "{code}");
+    let notes = footnotes(&lora_only, &loc);
+    assert!(
+        notes.iter().any(|n| n.contains("bitsandbytes"))
+            && !notes.iter().any(|n| n.contains("flash")),
+        "{notes:?}"
+    );
 }
 
 #[test]

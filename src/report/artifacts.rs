@@ -6,9 +6,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use serde_pickle::Value;
-
-use super::pickle::{self, MAX_PICKLE_BYTES};
+use super::pickle::{self, Value, MAX_PICKLE_BYTES};
 
 /// The model keys train.py takes from a checkpoint when resuming, in its order.
 pub(crate) const CHECKPOINT_KEYS: [&str; 6] = [
@@ -54,12 +52,20 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
 /// with `vocab_size`, `itos`, `stoi`).
 pub(crate) fn dataset_vocab(meta: &Path) -> Result<u64, String> {
     let bytes = read_limited(meta, MAX_PICKLE_BYTES as u64)?;
-    let value = pickle::decode(&bytes).map_err(|e| format!("{}: {e}", meta.display()))?;
-    match pickle::get(&value, "vocab_size") {
-        Some(Value::I64(n)) if *n > 0 => Ok(*n as u64),
-        Some(other) => Err(format!(
-            "{}: vocab_size is {other:?}, not a positive integer",
-            meta.display()
+    let p = pickle::decode(&bytes).map_err(|e| format!("{}: {e}", meta.display()))?;
+    if !matches!(p.value(p.root()), Value::Dict(_)) {
+        return Err(format!(
+            "{}: holds {}, not the dict with vocab_size that prepare.py writes",
+            meta.display(),
+            p.describe(p.root())
+        ));
+    }
+    match p.get(p.root(), "vocab_size").map(|id| (id, p.value(id))) {
+        Some((_, Value::Int(n))) if *n > 0 => Ok(*n as u64),
+        Some((id, _)) => Err(format!(
+            "{}: vocab_size is {}, not a positive integer",
+            meta.display(),
+            p.describe(id)
         )),
         None => Err(format!("{}: no vocab_size in it", meta.display())),
     }
@@ -91,27 +97,29 @@ pub(crate) fn checkpoint(path: &Path) -> Result<Checkpoint, String> {
         .take(MAX_PICKLE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("{shown}: cannot read {name}: {e}"))?;
-    let value = pickle::decode(&bytes).map_err(|e| format!("{shown}: {name}: {e}"))?;
-    let args = pickle::get(&value, "model_args").ok_or_else(|| {
+    let p = pickle::decode(&bytes).map_err(|e| format!("{shown}: {name}: {e}"))?;
+    let args = p.get(p.root(), "model_args").ok_or_else(|| {
         format!("{shown} has no model_args: it was not written by nanoGPT's train.py")
     })?;
     let mut model_args = Vec::new();
     for key in CHECKPOINT_KEYS {
-        let literal = match pickle::get(args, key) {
-            Some(Value::I64(n)) => n.to_string(),
+        let found = p.get(args, key);
+        let literal = match found.map(|id| p.value(id)) {
+            Some(Value::Int(n)) => n.to_string(),
             Some(Value::Bool(b)) => if *b { "True" } else { "False" }.to_string(),
             Some(Value::None) | None if key == "bias" => continue,
-            Some(other) => {
+            Some(_) => {
+                let shown_value = found.map(|id| p.describe(id)).unwrap_or_default();
                 return Err(format!(
-                    "{shown}: model_args[{key:?}] is {other:?}, not a number"
-                ))
+                    "{shown}: model_args[{key:?}] is {shown_value}, not a number"
+                ));
             }
             None => return Err(format!("{shown}: model_args has no {key:?}")),
         };
         model_args.push((key.to_string(), literal));
     }
-    let iter_num = match pickle::get(&value, "iter_num") {
-        Some(Value::I64(n)) => Some(*n),
+    let iter_num = match p.get(p.root(), "iter_num").map(|id| p.value(id)) {
+        Some(Value::Int(n)) => Some(*n),
         _ => None,
     };
     Ok(Checkpoint {

@@ -15,6 +15,9 @@ use super::pyconfig::{is_key, Origin, Session};
 use super::Input;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError, KEYS};
+use crate::yaml_input::{
+    excess_flow_bracket, parse_located, MAX_FILE_FLOW_BRACKETS, MAX_SCENARIO_YAML_BYTES,
+};
 
 /// Where the scenario came from, for the report's notes.
 #[derive(Debug, Default)]
@@ -151,15 +154,47 @@ fn apply_sets(
     errors
 }
 
+/// Reads at most [`MAX_INPUT_BYTES`] from `path` (`None`: standard input) without ever holding
+/// more: `vramdoc estimate /dev/zero` or `yes | vramdoc diagnose -` stop at the cap with an
+/// error instead of growing until memory runs out. FIFOs and process substitutions (`<(...)`)
+/// are read like files. Errors are the sentence after "cannot read ...: ".
+pub(crate) fn read_capped(path: Option<&Path>) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    let limit = MAX_INPUT_BYTES + 1;
+    let read = match path {
+        Some(p) => std::fs::File::open(p).and_then(|f| f.take(limit).read_to_end(&mut bytes)),
+        None => std::io::stdin().lock().take(limit).read_to_end(&mut bytes),
+    };
+    read.map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!(
+            "it is larger than the {} MiB vramdoc reads",
+            MAX_INPUT_BYTES >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The most vramdoc reads from one command-line input (a scenario, config, catalog, message
+/// file or standard input): the site build's limit, 10 MiB.
+pub(crate) const MAX_INPUT_BYTES: u64 = crate::site_files::MAX_FILE_BYTES;
+
+/// [`read_capped`] as UTF-8 text.
+pub(crate) fn read_capped_text(path: Option<&Path>) -> Result<String, String> {
+    String::from_utf8(read_capped(path)?).map_err(|e| {
+        let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        format!("line {line} is not valid UTF-8; save the file as UTF-8")
+    })
+}
+
 /// Reads one FILE (`-` is standard input) and runs or applies it.
 fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnostic>> {
     let stdin = path == Path::new("-");
-    let read = if stdin {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map(|_| text)
-    } else {
-        std::fs::read_to_string(path)
-    };
+    let read = read_capped_text((!stdin).then_some(path));
     let label = if stdin { Path::new("<stdin>") } else { path };
     let text = read.map_err(|e| {
         Diagnostic::error(format!("cannot read the scenario file: {e}"))
@@ -171,9 +206,22 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
     if let Some(model) = hugging_face_model(&text) {
         return Err(Box::new(hugging_face_refused(label, &model)));
     }
+    if stdin {
+        check_flow_brackets(label, &text)?;
+    }
     let is_yaml = if stdin {
+        // Judged on the first lines only, so a large input costs the parser little here.
+        let head = if text.len() > MAX_SCENARIO_YAML_BYTES {
+            let cut = (0..=MAX_SCENARIO_YAML_BYTES)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            text[..cut].rsplit_once('\n').map_or("", |(head, _)| head)
+        } else {
+            &text
+        };
         matches!(
-            yaml_serde::from_str::<yaml_serde::Value>(&text),
+            yaml_serde::from_str::<yaml_serde::Value>(head),
             Ok(yaml_serde::Value::Mapping(_))
         )
     } else {
@@ -189,6 +237,59 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
         let _ = session.run_file(label, &text);
         Ok(())
     }
+}
+
+/// The most `[` and `{` a command-line YAML input may contain (see [`MAX_FILE_FLOW_BRACKETS`]).
+pub(crate) const MAX_FLOW_BRACKETS: usize = MAX_FILE_FLOW_BRACKETS;
+
+/// Refuses YAML with more than [`MAX_FLOW_BRACKETS`] `[` and `{`, at the line of the first one
+/// too many, before the parser sees it.
+pub(crate) fn check_flow_brackets(path: &Path, text: &str) -> Result<(), Box<Diagnostic>> {
+    match excess_flow_bracket(text, MAX_FLOW_BRACKETS) {
+        None => Ok(()),
+        Some(line) => Err(Box::new(
+            Diagnostic::error(format!(
+                "more than {MAX_FLOW_BRACKETS} `[` and `{{`: vramdoc does not read YAML nested this deeply"
+            ))
+            .in_file(path)
+            .at(line, 1)
+            .with_source(Arc::from(text))
+            .with_help("write lists and mappings as indented YAML blocks, not deeply nested `[...]` or `{...}`"),
+        )),
+    }
+}
+
+/// Parses a command-line YAML input after [`check_flow_brackets`] and if it is at most
+/// `max_bytes` long; a syntax error or duplicate key is located at its own line.
+pub(crate) fn parse_yaml(
+    path: &Path,
+    text: &str,
+    max_bytes: usize,
+) -> Result<yaml_serde::Value, Box<Diagnostic>> {
+    check_flow_brackets(path, text)?;
+    if text.len() > max_bytes {
+        return Err(Box::new(
+            Diagnostic::error(format!(
+                "the YAML is {} KiB; vramdoc reads at most {} KiB of it",
+                text.len().div_ceil(1024),
+                max_bytes / 1024
+            ))
+            .in_file(path)
+            .with_help(
+                "a scenario is a few keys and a catalog a few cards: is this the right file?",
+            ),
+        ));
+    }
+    check_flow_brackets(path, text)?;
+    parse_located(text).map_err(|e| {
+        let mut d = Diagnostic::error(format!("invalid YAML: {}", e.message))
+            .in_file(path)
+            .with_help(e.help);
+        if let Some((line, col)) = e.line_col {
+            d = d.at(line, col).with_source(Arc::from(text));
+        }
+        Box::new(d)
+    })
 }
 
 /// The model a Hugging Face `config.json` describes (its `model_type`, else its first
@@ -235,13 +336,7 @@ fn flag_error(flag: &str, e: &ScenarioError) -> Diagnostic {
 /// checked as a whole, then set in the session's globals.
 fn yaml_file(session: &mut Session<'_>, path: &Path, text: &str) -> Result<(), Box<Diagnostic>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let doc: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| {
-        let mut d = Diagnostic::error(format!("invalid YAML: {e}")).in_file(path);
-        if let Some(loc) = e.location() {
-            d = d.at(loc.line(), loc.column()).with_source(Arc::from(text));
-        }
-        d
-    })?;
+    let doc = parse_yaml(path, text, MAX_SCENARIO_YAML_BYTES)?;
     let map = doc.get("scenario").unwrap_or(&doc);
     Scenario::from_yaml(map).map_err(|e| {
         let line = e.key.as_deref().and_then(|k| find_key_line(text, k, ':'));

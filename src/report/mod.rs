@@ -203,15 +203,13 @@ pub(crate) fn run(args: &EstimateArgs) -> i32 {
     match report_with_notes(args) {
         Ok((text, notes)) => {
             for note in notes {
-                eprintln!("note: {note}");
+                crate::terminal::eprint_note(&note);
             }
-            print!("{text}");
+            crate::terminal::print_out(&text);
             0
         }
         Err(diags) => {
-            for d in diags {
-                eprintln!("{}", d.render());
-            }
+            crate::cli::print_diagnostics(&diags);
             1
         }
     }
@@ -247,17 +245,31 @@ impl From<Box<Diagnostic>> for Errors {
     }
 }
 
-/// The built-in GPU catalog plus `--catalog FILE`'s cards (`estimate` and `diagnose`).
-pub(crate) fn catalog_with(path: Option<&std::path::Path>) -> Result<GpuCatalog, Box<Diagnostic>> {
+/// The built-in GPU catalog plus `--catalog FILE`'s cards (`estimate` and `diagnose`); every
+/// bad entry is reported, each at its line.
+pub(crate) fn catalog_with(path: Option<&std::path::Path>) -> Result<GpuCatalog, Vec<Diagnostic>> {
     let mut catalog = GpuCatalog::builtin();
-    if let Some(path) = path {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Diagnostic::error(format!("cannot read the GPU catalog: {e}")).in_file(path)
-        })?;
-        catalog
-            .extend_from_yaml(&text)
-            .map_err(|e| Diagnostic::error(e.to_string()).in_file(path))?;
-    }
+    let Some(path) = path else {
+        return Ok(catalog);
+    };
+    let text = input::read_capped_text(Some(path)).map_err(|e| {
+        vec![Diagnostic::error(format!("cannot read the GPU catalog: {e}")).in_file(path)]
+    })?;
+    let doc = input::parse_yaml(path, &text, crate::yaml_input::MAX_CATALOG_YAML_BYTES)
+        .map_err(|d| vec![*d])?;
+    let source: std::sync::Arc<str> = std::sync::Arc::from(text.as_str());
+    catalog.extend_checked(&text, &doc).map_err(|problems| {
+        problems
+            .into_iter()
+            .map(|p| {
+                let d = Diagnostic::error(p.message).in_file(path);
+                match p.line {
+                    Some(line) => d.at(line, 1).with_source(source.clone()),
+                    None => d,
+                }
+            })
+            .collect::<Vec<_>>()
+    })?;
     Ok(catalog)
 }
 
@@ -289,7 +301,7 @@ pub(crate) fn set_other_processes(
 
 fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     let args = args.resolve()?;
-    let catalog = catalog_with(args.catalog.as_deref())?;
+    let catalog = catalog_with(args.catalog.as_deref()).map_err(Errors)?;
     let mut loaded = input::load(&input::Sources {
         inputs: &args.inputs,
         sets: &args.sets,
@@ -303,16 +315,19 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     .map_err(Errors)?;
     let notes = std::mem::take(&mut loaded.notes);
     if args.nproc_per_node.is_some() || args.nnodes.is_some() {
-        let world = args
-            .nproc_per_node
-            .unwrap_or(1)
-            .saturating_mul(args.nnodes.unwrap_or(1));
+        let (per_node, nodes) = (args.nproc_per_node.unwrap_or(1), args.nnodes.unwrap_or(1));
+        let world = per_node
+            .checked_mul(nodes)
+            .and_then(|w| i64::try_from(w).ok())
+            .ok_or_else(|| {
+                Diagnostic::error(format!(
+                    "--nproc-per-node {per_node} × --nnodes {nodes} is more processes than vramdoc can count (2^63 - 1)"
+                ))
+                .with_help("give the job's real GPUs per machine and machines, e.g. --nproc-per-node 8 --nnodes 2")
+            })?;
         loaded
             .scenario
-            .set(
-                "ddp_world_size",
-                estimate::Literal::Int(world.min(i64::MAX as u64) as i64),
-            )
+            .set("ddp_world_size", estimate::Literal::Int(world))
             .map_err(|e| Diagnostic::error(format!("--nproc-per-node/--nnodes: {}", e.message)))?;
     }
     if let Some(size) = &args.other_processes {

@@ -119,7 +119,7 @@ pub(crate) fn apply(
         return Err(vec![at_key(
             session,
             "device",
-            &format!("device = '{device}': this run does not use a CUDA GPU, so it has no GPU memory to estimate"),
+            &format!("device = '{}': this run does not use a CUDA GPU, so it has no GPU memory to estimate", crate::terminal::visible_line(&device)),
         )
         .with_help("vramdoc estimates CUDA memory; set device = 'cuda' (train.py's default) to estimate the run on a GPU")]);
     }
@@ -190,7 +190,7 @@ fn pretrained_shape(
         return Err(at_key(
             session,
             "init_from",
-            &format!("init_from = '{model}': nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl"),
+            &format!("init_from = '{}': nanoGPT knows scratch, resume, gpt2, gpt2-medium, gpt2-large and gpt2-xl", crate::terminal::visible_line(model)),
         ));
     };
     notes.push(format!(

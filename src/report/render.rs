@@ -26,6 +26,9 @@ pub(crate) fn table(
     out += &format!("\n{}\n", heading_memory(e, loc));
     out += &aligned(&breakdown_rows(e, loc), true);
     out += &format!("  {}\n\n{}\n", logits_line(e, loc), verdict(e, loc));
+    if e.gpu.is_some() {
+        out += &format!("{}\n", loc.t("verdict-rule"));
+    }
     out += &format!("\n{}\n", loc.t("est-heading-options"));
     if options.is_empty() {
         out += &format!("  {}\n", loc.t("est-no-options"));
@@ -76,6 +79,9 @@ pub(crate) fn markdown(e: &Estimate, options: &[WhatIf], loc: &Localizer) -> Str
         }
     }
     out += &format!("\n{}\n\n{}\n\n", logits_line(e, loc), verdict(e, loc));
+    if e.gpu.is_some() {
+        out += &format!("{}\n\n", loc.t("verdict-rule"));
+    }
     out += &format!("### {}\n\n", loc.t("est-heading-options"));
     if options.is_empty() {
         out += &format!("{}\n", loc.t("est-no-options"));
@@ -273,7 +279,7 @@ fn logits_line(e: &Estimate, loc: &Localizer) -> String {
     )
 }
 
-/// The three-state verdict as a sentence: the range, what other programs hold, the margin.
+/// The four-state verdict as a sentence: the range, what other programs hold, the margin.
 pub(crate) fn verdict(e: &Estimate, loc: &Localizer) -> String {
     let b = &e.bytes;
     let range = (b.total_low, b.total_high, b.other_processes);
@@ -315,6 +321,7 @@ pub(crate) fn verdict_sentence(
         match state {
             Verdict::Fits => "est-verdict-fits",
             Verdict::Tight => "est-verdict-tight",
+            Verdict::Unlikely => "est-verdict-unlikely",
             Verdict::DoesNotFit => "est-verdict-no-fit",
         },
         &args,
@@ -352,7 +359,7 @@ pub(crate) fn header(loc: &Localizer) -> Vec<String> {
         "est-col-change",
         "est-col-total",
         "est-col-saving",
-        "est-col-fits",
+        "est-col-verdict",
     ]
     .iter()
     .map(|k| loc.t(k))
@@ -368,7 +375,9 @@ pub(crate) fn option_table(
 ) -> (Vec<Vec<String>>, Vec<String>) {
     let rows = present::merge(options.iter().map(|o| OptionRow::of(o, loc)));
     let cells = rows.iter().map(|r| row_cells(r, loc, md)).collect();
-    (cells, present::footnotes(&rows, loc))
+    let mut notes = present::merged_notes(&rows, loc);
+    notes.extend(present::footnotes(&rows, loc));
+    (cells, notes)
 }
 
 /// One option as table cells: label with markers, changes as command-line overrides, total,

@@ -130,10 +130,15 @@ fn heading_memory(e: &SampleEstimate, loc: &Localizer) -> String {
     loc.t_args("sample-heading-memory", &[arg("moment", moment)])
 }
 
+/// The verdict sentence, then (with a GPU) the rule of the four verdicts.
 fn verdict(e: &SampleEstimate, loc: &Localizer) -> String {
     let b = &e.bytes;
     let range = (b.total_low, b.total_high, b.other_processes);
-    verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc)
+    let sentence = verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc);
+    match e.gpu {
+        Some(_) => format!("{sentence}\n{}", loc.t("verdict-rule")),
+        None => sentence,
+    }
 }
 
 /// What the run could change: for a resumed checkpoint, the copy sample.py keeps.

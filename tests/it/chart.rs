@@ -283,7 +283,7 @@ fn sweep_labels_in_english_and_spanish() {
         ),
         (
             "memoria pico",
-            "tamaño del micro-lote (batch_size)",
+            "tamaño del microlote (batch_size)",
             "el mayor que cabe: 8",
         ),
     ] {

@@ -124,7 +124,7 @@ fn sweeps_are_linear_and_mark_the_largest_fit_over_every_integer() {
     );
     let words = svg_words(&svg);
     let fit: u64 = words
-        .split("largest that fits: ")
+        .split("largest whose high end fits: ")
         .nth(1)
         .and_then(|r| r.split_whitespace().next())
         .and_then(|n| n.parse().ok())

@@ -216,7 +216,7 @@ fn seed_002_allocation_is_the_evaluation_logits() {
         "iteración 0",
         "la fragmentación no es la causa",
         "No cabe en la NVIDIA GeForce RTX 3060 12GB",
-        "Micro-lote más pequeño",
+        "Microlote más pequeño",
     ] {
         assert!(
             es.stdout.contains(needle),
@@ -369,7 +369,7 @@ fn seed_notes_errors_in_their_languages() {
             "es",
             &[
                 "la copia en float32 de los logits",
-                "el pase backward",
+                "la pasada hacia atrás",
                 "Qué cambiar",
             ][..],
         ),

@@ -88,10 +88,12 @@ fn json_is_the_contract_plus_what_if() {
     assert!(low <= total && total <= high, "{low} {total} {high}");
     let verdict = if high <= cap {
         "fits"
-    } else if low > cap {
-        "does_not_fit"
-    } else {
+    } else if total <= cap {
         "tight"
+    } else if low <= cap {
+        "unlikely"
+    } else {
+        "does_not_fit"
     };
     assert_eq!(v["verdict"], verdict);
     assert_eq!(v["fits"], verdict == "fits");

@@ -119,19 +119,22 @@ proptest! {
         let (low, total, high) = (base.bytes.total_low, base.bytes.total, base.bytes.total_high);
         prop_assert!(low <= total && total <= high, "{} {} {}", low, total, high);
         prop_assert!(low >= base.bytes.peak);
-        for (id, cap) in [("prop", capacity), ("high", high + other), ("low", low + other - 1), ("lowfit", low + other)] {
+        for (id, cap) in [("prop", capacity), ("high", high + other), ("highless", high + other - 1), ("mid", total + other), ("midless", total + other - 1), ("low", low + other - 1), ("lowfit", low + other)] {
             catalog
                 .extend_from_yaml(&format!("gpus:\n  - {{id: {id}, name: P, capacity_bytes: {cap}}}\n"))
                 .expect("valid entry");
             let e = estimate(&Scenario { gpu: Some(id.into()), other_processes: other, ..s.clone() }, &catalog).expect("valid");
             prop_assert_eq!(e.bytes.total, total);
             prop_assert_eq!(e.bytes.other_processes, other);
+            // Four states, from the three ends of the total: high, middle, low.
             let want = if high + other <= cap {
                 Verdict::Fits
-            } else if low + other > cap {
-                Verdict::DoesNotFit
-            } else {
+            } else if total + other <= cap {
                 Verdict::Tight
+            } else if low + other <= cap {
+                Verdict::Unlikely
+            } else {
+                Verdict::DoesNotFit
             };
             prop_assert_eq!(e.verdict, Some(want));
             prop_assert_eq!(e.fits, Some(want == Verdict::Fits));
@@ -148,8 +151,8 @@ proptest! {
         let b = est(&s).bytes;
         let (c0, c1) = (caps[0].min(caps[1]), caps[0].max(caps[1]));
         let (o0, o1) = (others[0].min(others[1]), others[0].max(others[1]));
-        let v = |o: u64, c: u64| Verdict::of(b.total_low, b.total_high, o, c);
-        // Fits < Tight < DoesNotFit: more capacity never worsens it, more other memory never improves it.
+        let v = |o: u64, c: u64| Verdict::of(b.total_low, b.total, b.total_high, o, c);
+        // Fits < Tight < Unlikely < DoesNotFit: more capacity never worsens it, more other memory never improves it.
         prop_assert!(v(o0, c1) <= v(o0, c0));
         prop_assert!(v(o0, c0) <= v(o1, c0));
     }

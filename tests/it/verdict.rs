@@ -1,5 +1,5 @@
-//! The three-state verdict (fits, tight, does not fit) with the total's range and other
-//! programs' memory, through the real binary: `vramdoc estimate` and guides.
+//! The four-state verdict (fits, tight, likely does not fit, does not fit) with the total's
+//! range and other programs' memory, through the real binary: `vramdoc estimate` and guides.
 
 use serde_json::Value;
 
@@ -113,7 +113,7 @@ fn spare_within_the_range_is_tight_and_other_programs_make_it_not_fit() {
     assert!(t
         .run(&zh)
         .stdout
-        .contains("NVIDIA GeForce RTX 4070（11.72\u{a0}GiB）很紧张"));
+        .contains("NVIDIA GeForce RTX 4070（11.72\u{a0}GiB）紧张"));
 }
 
 #[test]
@@ -182,7 +182,7 @@ fn bad_other_processes_value_is_a_clear_error() {
 }
 
 #[test]
-fn guides_show_three_states_the_range_and_other_programs() {
+fn guides_show_the_states_the_range_and_other_programs() {
     let t = SiteTest::new();
     t.file(
         "content/tight/en.md",
@@ -206,7 +206,7 @@ fn guides_show_three_states_the_range_and_other_programs() {
         "{md}"
     );
     assert!(
-        md.contains("| With a desktop |") && md.contains("| no |"),
+        md.contains("| With a desktop |") && md.contains("| does not fit |"),
         "{md}"
     );
     // The desktop variant's chart draws the capacity less the other programs.
@@ -244,4 +244,125 @@ fn charts_draw_the_capacity_left_beside_other_programs() {
         .flat_map(str::split_whitespace)
         .collect();
     assert!(words.join(" ").contains("beside other programs"), "{sweep}");
+}
+
+/// GPT-2 small at micro-batch 16 on the RTX 3060 12GB (issue 23: 12.47 GiB on an 11.69 GiB card
+/// was called "tight" on a page whose title says that run fails).
+const GPT2_MB16_3060: &[&str] = &[
+    "estimate",
+    "--set",
+    "batch_size=16",
+    "--set",
+    "gradient_accumulation_steps=4",
+    "--set",
+    "block_size=1024",
+    "--set",
+    "dtype='bfloat16'",
+    "--set",
+    "compile=True",
+    "--gpu",
+    "rtx-3060-12gb",
+];
+
+#[test]
+fn a_total_over_the_capacity_whose_low_end_fits_is_likely_not_to_fit() {
+    let t = SiteTest::new();
+    let v = json(&t, GPT2_MB16_3060);
+    let (b, cap) = (&v["bytes"], u(&v["gpu"]["capacity_bytes"]));
+    let (low, total, high) = (u(&b["total_low"]), u(&b["total"]), u(&b["total_high"]));
+    // Independently: the low end fits, the middle does not.
+    assert!(
+        low <= cap && total > cap && high > cap,
+        "{low} {total} {high} {cap}"
+    );
+    assert_eq!(v["verdict"], "unlikely");
+    assert_eq!(v["fits"], false);
+    // The CLI says it in words, states the rule, and the option rows use the same words.
+    for (lang, sentence, rule) in [
+        (
+            "en",
+            "Likely does not fit on the NVIDIA GeForce RTX 3060 12GB",
+            "\"likely does not fit\" when only the low end fits",
+        ),
+        (
+            "es",
+            "Probablemente no cabe en la NVIDIA GeForce RTX 3060 12GB",
+            "«probablemente no cabe» si solo cabe el extremo bajo",
+        ),
+        (
+            "zh",
+            "NVIDIA GeForce RTX 3060 12GB（11.69\u{a0}GiB）很可能放不下",
+            "只有低端放得下，为“很可能放不下”",
+        ),
+    ] {
+        let mut args = GPT2_MB16_3060.to_vec();
+        args.extend_from_slice(&["--lang", lang]);
+        let r = t.run(&args);
+        assert!(r.stdout.contains(sentence), "{lang}: {}", r.stdout);
+        assert!(r.stdout.contains(rule), "{lang}: {}", r.stdout);
+    }
+    // Other programs holding the gap between the low end and the capacity make it not fit.
+    let mut args = GPT2_MB16_3060.to_vec();
+    let gap = format!("{} B", cap - low + 1);
+    args.extend_from_slice(&["--other-processes", &gap]);
+    assert_eq!(json(&t, &args)["verdict"], "does_not_fit");
+}
+
+#[test]
+fn guide_tables_give_the_verdict_its_own_row_and_column_and_state_the_rule() {
+    let t = SiteTest::new();
+    for lang in ["en", "es", "zh"] {
+        t.file(
+            &format!("content/rule/{lang}.md"),
+            &format!("---\ntitle: \"Rule\"\nlang: {lang}\ndate: 2026-11-20\nscenario:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n  block_size: 512\n  bias: false\n  dtype: float16\n  batch_size: 64\n  gradient_accumulation_steps: 1\n  gpu: rtx-4070\n---\n\n{{{{ breakdown_table() }}}}\n\n{{{{ options_table() }}}}\n\n{{{{ chart(\"sweep\", over=\"batch_size\") }}}}\n"),
+        );
+    }
+    let r = t.build_ok();
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    for (lang, option, label, rule, state) in [
+        (
+            "en",
+            "Option",
+            "Verdict",
+            "\"tight\" when the middle estimate fits and the high end does not",
+            "tight",
+        ),
+        (
+            "es",
+            "Opción",
+            "Veredicto",
+            "«va justo» si cabe la estimación central pero no el extremo alto",
+            "va justo",
+        ),
+        (
+            "zh",
+            "方案",
+            "结论",
+            "中间估计放得下而高端放不下，为“紧张”",
+            "紧张",
+        ),
+    ] {
+        let md = t.output(&format!("{lang}/rule/index.md"));
+        // The breakdown's verdict row, labelled, with an empty share cell.
+        assert!(
+            md.contains(&format!("| **{label}** | **{state}** | |")),
+            "{lang}: {md}"
+        );
+        // The options table's last column is the verdict, labelled as such.
+        let header = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {option} |")))
+            .unwrap_or_default();
+        assert!(
+            header.trim_end().ends_with(&format!("| {label} |")),
+            "{lang}: {header}"
+        );
+        // The rule under the tables (twice) and the chart's caption stating the marker's rule.
+        assert!(md.matches(rule).count() >= 2, "{lang}: {md}");
+    }
+    let md = t.output("en/rule/index.md");
+    assert!(
+        md.contains("The marker is the largest value whose high end fits"),
+        "{md}"
+    );
 }
