@@ -438,7 +438,14 @@ fn load_scenario(
 /// The report on a memory readout (`memory_summary()`, `nvidia-smi`), with the scenario's
 /// estimate beside it when one is given (on the card `nvidia-smi` names, if the catalog has it).
 fn readout(snapshot: snapshot::Snapshot, args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
-    let catalog = crate::report::catalog_with(args.output.catalog.as_deref())?;
+    // One error, as for a message: the catalog's first.
+    let catalog = crate::report::catalog_with(args.output.catalog.as_deref()).map_err(|all| {
+        Box::new(
+            all.into_iter()
+                .next()
+                .unwrap_or_else(|| Diagnostic::error("the GPU catalog could not be read")),
+        )
+    })?;
     let estimate = match load_scenario(args, &catalog)? {
         Some(mut scenario) => {
             if scenario.gpu.is_none() {
