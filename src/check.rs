@@ -141,6 +141,7 @@ pub(crate) fn check(root: &Path, out: &Path) -> CheckReport {
             };
         }
     };
+    problems.extend(diag_problems(&plan.warnings));
     let never_built = !plan.incremental;
     let translations = translation_status(
         &plan,

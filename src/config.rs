@@ -167,6 +167,23 @@ impl Checker<'_> {
         key_line(self.text, k).map(|l| (l, 1))
     }
 
+    /// The line and column of `lang:` in the `title:` block (the first line after `title:` that
+    /// starts with it).
+    fn title_entry(&self, lang: &str) -> Option<(usize, usize)> {
+        let first = key_line(self.text, "title")?;
+        self.text
+            .lines()
+            .enumerate()
+            .skip(first)
+            .find_map(|(i, l)| {
+                let t = l.trim_start();
+                let rest = t.strip_prefix(lang)?;
+                rest.trim_start()
+                    .starts_with(':')
+                    .then_some((i + 1, l.len() - t.len() + 1))
+            })
+    }
+
     /// Checks that `languages` is not empty and holds valid tags, each once (ignoring case).
     fn languages(&mut self, languages: &[String]) {
         if languages.is_empty() {
@@ -231,6 +248,12 @@ impl Checker<'_> {
                 .with_help("write it like https://example.org/ or https://example.org/docs/"),
                 self.key("base_url"),
             );
+        } else if let Some(why) = query_fragment_or_credentials(host) {
+            self.push(
+                Diagnostic::error(format!("base_url `{base_url}` has {why}"))
+                    .with_help("give only the scheme, host and path the site is served from, e.g. https://example.org/docs/; every page's URL is made by appending to it"),
+                self.key("base_url"),
+            );
         } else if base_url.contains(|c: char| c.is_whitespace() || c == '"' || c == '<' || c == '>')
         {
             self.push(
@@ -256,7 +279,15 @@ impl Checker<'_> {
         default_language: &str,
     ) -> BTreeMap<String, String> {
         let map = match title {
-            RawTitle::One(t) => return languages.iter().map(|l| (l.clone(), t.clone())).collect(),
+            RawTitle::One(t) => {
+                if let Some(msg) = crate::content::published::refusal("`title`", &t) {
+                    self.push(
+                        Diagnostic::error(msg).with_help(crate::content::published::HELP),
+                        self.key("title"),
+                    );
+                }
+                return languages.iter().map(|l| (l.clone(), t.clone())).collect();
+            }
             RawTitle::PerLanguage(map) => map,
         };
         for lang in map.keys().filter(|l| !languages.contains(l)) {
@@ -267,6 +298,15 @@ impl Checker<'_> {
                 .with_help("remove it, or add the language to `languages`"),
                 self.key("title"),
             );
+        }
+        for (lang, t) in &map {
+            if let Some(msg) = crate::content::published::refusal(&format!("the `{lang}` title"), t)
+            {
+                self.push(
+                    Diagnostic::error(msg).with_help(crate::content::published::HELP),
+                    self.title_entry(lang).or(self.key("title")),
+                );
+            }
         }
         let mut titles = BTreeMap::new();
         for lang in languages {
@@ -281,6 +321,22 @@ impl Checker<'_> {
             }
         }
         titles
+    }
+}
+
+/// What a base URL (after `scheme://`) has that no page URL may inherit: a query or fragment
+/// (pages are appended after it, so every URL would be wrong) or credentials (`user:pass@`,
+/// published in the sitemap and feeds).
+fn query_fragment_or_credentials(after_scheme: &str) -> Option<&'static str> {
+    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
+    if after_scheme.contains('?') {
+        Some("a query (`?...`)")
+    } else if after_scheme.contains('#') {
+        Some("a fragment (`#...`)")
+    } else if authority.contains('@') {
+        Some("credentials (`user:password@`), which would be published in the sitemap and feeds")
+    } else {
+        None
     }
 }
 

@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 /// catalogs they read.
 pub const ESTIMATOR_TREES: &[&str] = &["src/estimate", "data"];
 
-/// The trees that decide what the build records and what its hashes mean: the whole incremental
-/// build.
-pub const MANIFEST_TREES: &[&str] = &["src/site"];
+/// The trees that decide what the build records, what its hashes mean and what any output holds:
+/// all the code (a change to the tables in `present/`, the expression language in `expand/` or
+/// the charts changes pages without changing their inputs), so a new binary's first build on an
+/// existing output renders everything once.
+pub const MANIFEST_TREES: &[&str] = &["src"];
 
 /// Every file under `trees` (relative to `root`), sorted by relative path.
 pub fn files_under(root: &Path, trees: &[&str]) -> Vec<(String, PathBuf)> {

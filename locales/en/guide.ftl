@@ -40,3 +40,14 @@ chart-caption-sweep-none = The line is the middle estimate, its low–high range
 chart-caption-sweep-no-gpu = The line is the middle estimate, its low–high range shaded.
 chart-caption-block-64 = Block sizes are offered in multiples of 64.
 chart-caption-breakdown = The bar is the middle estimate, { $total }; against the { $free } free, the verdict is: { $verdict }.
+
+# The short answer under a guide's title (issue 23).
+answer-title = Short answer
+answer-verdict = On the { $gpu }: { $verdict }. The run needs about { $total } (the total nvidia-smi would show); the card gives PyTorch { $capacity }.
+answer-change = The change that fits with the least change to training: { $option } ({ $total }).
+answer-fits = It fits as configured: no change is needed.
+answer-none = None of the options fits on its own; the table shows how close each comes.
+answer-command-intro = Or on the command line:
+answer-needs-code = This is not a setting train.py reads: it needs a code change.
+answer-to-table = All options
+answer-to-charts = Charts

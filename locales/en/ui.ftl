@@ -33,3 +33,12 @@ nav-previous = Previous guide
 nav-next = Next guide
 nav-guide-list = All guides
 nav-guide-list-link = The list of every guide
+
+# Layout (issue 23): skip link, colour-scheme button, copy failure, scroll cue.
+skip-to-content = Skip to content
+theme-label = Colour scheme
+theme-system = System
+theme-light = Light
+theme-dark = Dark
+code-copy-failed = Copy failed: select the text
+scroll-hint = Scroll sideways for more →

@@ -40,3 +40,14 @@ chart-caption-sweep-none = La línea es la estimación central, con su rango baj
 chart-caption-sweep-no-gpu = La línea es la estimación central, con su rango bajo–alto sombreado.
 chart-caption-block-64 = Los valores de block_size van en múltiplos de 64.
 chart-caption-breakdown = La barra es la estimación central, { $total }; frente a los { $free } libres, el veredicto es: { $verdict }.
+
+# La respuesta corta bajo el título de una guía (issue 23).
+answer-title = Respuesta corta
+answer-verdict = En la { $gpu }: { $verdict }. La ejecución necesita unos { $total } (el total que mostraría nvidia-smi); la tarjeta ofrece a PyTorch { $capacity }.
+answer-change = El cambio que cabe alterando menos el entrenamiento: { $option } ({ $total }).
+answer-fits = Cabe tal como está configurado: no hace falta ningún cambio.
+answer-none = Ninguna opción cabe por sí sola; la tabla muestra cuánto se acerca cada una.
+answer-command-intro = O en la línea de órdenes:
+answer-needs-code = No es un ajuste que lea train.py: requiere cambiar el código.
+answer-to-table = Todas las opciones
+answer-to-charts = Gráficos

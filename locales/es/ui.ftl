@@ -33,3 +33,12 @@ nav-previous = Guía anterior
 nav-next = Guía siguiente
 nav-guide-list = Todas las guías
 nav-guide-list-link = La lista de todas las guías
+
+# Maquetación (issue 23): enlace de salto, botón de esquema de color, copia fallida, aviso de desplazamiento.
+skip-to-content = Saltar al contenido
+theme-label = Esquema de color
+theme-system = Sistema
+theme-light = Claro
+theme-dark = Oscuro
+code-copy-failed = No se pudo copiar: selecciona el texto
+scroll-hint = Desplázate hacia la derecha para ver más →

@@ -40,3 +40,14 @@ chart-caption-sweep-none = 折线为中间估计，阴影为低端到高端的�
 chart-caption-sweep-no-gpu = 折线为中间估计，阴影为低端到高端的范围。
 chart-caption-block-64 = block_size 按 64 的倍数取值。
 chart-caption-breakdown = 柱条为中间估计 { $total }；对照 { $free } 空闲显存，结论为：{ $verdict }。
+
+# 指南标题下的简短回答（issue 23）。
+answer-title = 简短回答
+answer-verdict = 在 { $gpu } 上：{ $verdict }。这次训练约需 { $total }（nvidia-smi 显示的总量），而这张卡给 PyTorch 的是 { $capacity }。
+answer-change = 对训练改动最小且能放下的改法：{ $option }（{ $total }）。
+answer-fits = 按当前配置就能放下，无需改动。
+answer-none = 没有哪一项单独就能放下；表格列出了每一项差多少。
+answer-command-intro = 或者在命令行中：
+answer-needs-code = 这不是 train.py 读取的设置，需要改代码。
+answer-to-table = 全部选项
+answer-to-charts = 图表

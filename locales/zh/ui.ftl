@@ -30,3 +30,12 @@ nav-previous = 上一篇
 nav-next = 下一篇
 nav-guide-list = 全部指南
 nav-guide-list-link = 查看全部指南列表
+
+# 版式（issue 23）：跳转链接、配色按钮、复制失败提示、横向滚动提示。
+skip-to-content = 跳到正文
+theme-label = 配色
+theme-system = 跟随系统
+theme-light = 浅色
+theme-dark = 深色
+code-copy-failed = 复制失败：请手动选择文本
+scroll-hint = 左右滑动查看更多 →

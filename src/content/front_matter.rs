@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use yaml_serde::Value as Yaml;
 
+use super::dates::check_date;
+use super::published;
 use super::variants::Variant;
 use crate::diagnostics::Diagnostic;
 use crate::yaml_input::{excess_flow_bracket, parse_located as parse_yaml};
@@ -219,7 +221,13 @@ impl Checker<'_> {
     /// for any other kind of value.
     fn string(&mut self, key: &str, line: usize, v: &Yaml) -> Option<String> {
         match v {
-            Yaml::String(s) => Some(s.clone()),
+            Yaml::String(s) => {
+                if let Some(msg) = published::refusal(&format!("`{key}`"), s) {
+                    let d = self.at(line, msg).with_help(published::HELP);
+                    self.errors.push(d);
+                }
+                Some(s.clone())
+            }
             Yaml::Number(n) => Some(n.to_string()),
             Yaml::Null => None,
             other => {
@@ -276,7 +284,15 @@ impl Checker<'_> {
         failure: &str,
     ) {
         match serde_json::to_value(v) {
-            Ok(json) => extra.push((key.to_string(), json)),
+            Ok(json) => {
+                if let Some(msg) = forbidden_in(&json).and_then(|t| {
+                    published::refusal(&format!("a text under `{key}` (passed to templates)"), t)
+                }) {
+                    let d = self.at(line, msg).with_help(published::HELP);
+                    self.errors.push(d);
+                }
+                extra.push((key.to_string(), json));
+            }
             Err(e) => {
                 let d = self.at(line, format!("`{key}` {failure}: {e}"));
                 self.errors.push(d);
@@ -381,85 +397,26 @@ fn shift_lines(msg: &str, by: usize) -> String {
     out
 }
 
-/// Checks a `date:`/`updated:` value: a real calendar date `YYYY-MM-DD`, optionally followed by
-/// `T` or a space and a time `HH:MM[:SS[.fraction]]` with an optional `Z` or `±HH:MM` offset.
-/// The error says what is wrong.
-pub(crate) fn check_date(s: &str) -> Result<(), String> {
-    let b = s.as_bytes();
-    let shape = b.len() >= 10
-        && b[..10].iter().enumerate().all(|(i, c)| {
-            if i == 4 || i == 7 {
-                *c == b'-'
-            } else {
-                c.is_ascii_digit()
+/// The first string (key or value) in `json` holding a character that may not be published;
+/// walked without recursion, as block YAML may nest deeply.
+fn forbidden_in(json: &serde_json::Value) -> Option<&str> {
+    let mut todo = vec![json];
+    while let Some(v) = todo.pop() {
+        match v {
+            serde_json::Value::String(s) if published::forbidden_char(s).is_some() => {
+                return Some(s)
             }
-        });
-    if !shape {
-        return Err("it is not written YYYY-MM-DD".into());
+            serde_json::Value::Array(items) => todo.extend(items),
+            serde_json::Value::Object(map) => {
+                if let Some(k) = map.keys().find(|k| published::forbidden_char(k).is_some()) {
+                    return Some(k);
+                }
+                todo.extend(map.values());
+            }
+            _ => {}
+        }
     }
-    let num = |r: std::ops::Range<usize>| s[r].parse::<u32>().unwrap_or(0);
-    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
-    if !(1..=12).contains(&month) {
-        return Err(format!("there is no month {month:02}"));
-    }
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days = match month {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    };
-    if !(1..=days).contains(&day) {
-        return Err(format!("{year:04}-{month:02} has {days} days"));
-    }
-    match b.get(10) {
-        None => Ok(()),
-        Some(b'T' | b' ') => check_time(&s[11..]),
-        Some(_) => Err("the date must be followed by nothing, or `T`/a space and a time".into()),
-    }
-}
-
-/// Checks `HH:MM[:SS[.fraction]]` followed by nothing, `Z` or `±HH:MM`.
-fn check_time(t: &str) -> Result<(), String> {
-    let bad = || {
-        Err(format!(
-            "the time `{t}` is not HH:MM[:SS] with an optional Z or ±HH:MM"
-        ))
-    };
-    let two = |s: &str, max: u32| -> Option<u32> {
-        (s.len() == 2 && s.bytes().all(|c| c.is_ascii_digit()))
-            .then(|| s.parse::<u32>().ok())
-            .flatten()
-            .filter(|v| *v <= max)
-    };
-    let (clock, zone) = match t.find(['Z', 'z', '+', '-']) {
-        Some(i) => (&t[..i], &t[i..]),
-        None => (t.trim_end(), ""),
-    };
-    let clock = clock.trim_end();
-    let (hms, frac) = match clock.split_once('.') {
-        Some((hms, frac)) => (hms, Some(frac)),
-        None => (clock, None),
-    };
-    let parts: Vec<&str> = hms.split(':').collect();
-    let ok_clock = matches!(parts.len(), 2 | 3)
-        && two(parts[0], 23).is_some()
-        && two(parts[1], 59).is_some()
-        && parts.get(2).is_none_or(|s| two(s, 60).is_some())
-        && frac.is_none_or(|f| {
-            parts.len() == 3 && !f.is_empty() && f.bytes().all(|c| c.is_ascii_digit())
-        });
-    let ok_zone = match zone {
-        "" | "Z" | "z" => true,
-        z => z[1..]
-            .split_once(':')
-            .is_some_and(|(h, m)| two(h, 23).is_some() && two(m, 59).is_some()),
-    };
-    if ok_clock && ok_zone {
-        Ok(())
-    } else {
-        bad()
-    }
+    None
 }
 
 /// Keys of the extra map, for templates, as a JSON object in file order.

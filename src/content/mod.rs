@@ -4,7 +4,9 @@
 //! matter's `lang`. Reading normalizes a UTF-8 byte-order mark and CRLF line endings away.
 
 pub(crate) mod agree;
+pub(crate) mod dates;
 pub(crate) mod front_matter;
+pub(crate) mod published;
 pub mod variants;
 
 use std::path::{Path, PathBuf};
@@ -144,6 +146,7 @@ pub(crate) fn list_guide(
     let (mut pages, mut errors) = (Vec::new(), Vec::new());
     for (file, symlink) in files {
         if file.extension().is_none_or(|x| x != "md") {
+            errors.extend(unread_page(name, &file, config));
             continue;
         }
         match guide_page(root, name, &shared, &file, symlink, config) {
@@ -151,7 +154,91 @@ pub(crate) fn list_guide(
             Err(e) => errors.push(e),
         }
     }
+    if pages.is_empty() && errors.is_empty() {
+        errors.push(
+            Diagnostic::warning(format!("guide folder `{name}` has no page; it is skipped"))
+                .in_file(format!("content/{name}"))
+                .with_help(format!(
+                    "add a page named after a language ({}), or remove the folder",
+                    config
+                        .languages
+                        .iter()
+                        .map(|l| format!("{l}.md"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+        );
+    }
     (pages, errors)
+}
+
+/// Extensions other Markdown tools use: a file with one in a guide folder was meant as a page.
+const MARKDOWN_LIKE: [&str; 6] = ["markdown", "mdown", "mkd", "mkdn", "mdx", "mdtext"];
+
+/// A warning for a file in guide folder `name` that looks like a page but is not read: a
+/// Markdown file with another extension (`en.markdown`), or a file named after a language with
+/// any other extension (`es.txt`). Other files (images, notes) are left alone.
+fn unread_page(name: &str, file: &Path, config: &SiteConfig) -> Option<Diagnostic> {
+    let file_name = file.file_name()?.to_string_lossy();
+    if file_name.starts_with('.') {
+        return None;
+    }
+    let ext = file.extension().map(|x| x.to_string_lossy().to_lowercase());
+    let stem = file.file_stem()?.to_string_lossy();
+    let markdown_like = ext
+        .as_deref()
+        .is_some_and(|x| MARKDOWN_LIKE.contains(&x) || x == "md");
+    let language = config.languages.iter().any(|l| *l == stem);
+    (markdown_like || language).then(|| {
+        Diagnostic::warning(format!(
+            "`{file_name}` is not read: guide pages are named `<lang>.md`"
+        ))
+        .in_file(format!("content/{name}/{file_name}"))
+        .with_help(format!(
+            "rename it to `{stem}.md` if it is a page, or move it out of content/"
+        ))
+    })
+}
+
+/// Warnings for what `content/` holds besides guide folders: files (`content/notes.md`) and
+/// hidden folders (`content/.drafts`), which no build reads. One directory listing.
+pub(crate) fn ignored_entries(root: &Path) -> Vec<Diagnostic> {
+    let content = crate::site_paths::SitePaths::new(root).content();
+    let Ok(entries) = std::fs::read_dir(&content) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, bool)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // The entry's type comes with the listing; only a symlink costs a `stat`.
+            let dir = e
+                .file_type()
+                .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()));
+            (name.starts_with('.') == dir && !(dir && name == ".")).then_some((name, dir))
+        })
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .map(|(name, dir)| {
+            let (what, help) = if dir {
+                (
+                    format!("the hidden folder `content/{name}` is not read"),
+                    "guides live in content/<guide>/<lang>.md; rename it without the dot to publish it".to_string(),
+                )
+            } else {
+                (
+                    format!("`content/{name}` is not read: only folders hold guides"),
+                    "move it into a guide folder (content/<guide>/<lang>.md), or out of content/"
+                        .to_string(),
+                )
+            };
+            Diagnostic::warning(what)
+                .in_file(format!("content/{name}"))
+                .with_help(help)
+        })
+        .collect()
 }
 
 /// The error for a guide folder whose name is not a valid slug, with a suggested name.

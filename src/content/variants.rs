@@ -172,7 +172,13 @@ fn read_id(
 fn read_label(map: &Mapping, id: &str, block: Block<'_>, errors: &mut Vec<VariantError>) -> String {
     match map.get("label") {
         None | Some(Yaml::Null) => id.to_string(),
-        Some(Yaml::String(s)) => s.clone(),
+        Some(Yaml::String(s)) => {
+            if let Some(msg) = super::published::refusal(&format!("the label of variant `{id}`"), s)
+            {
+                errors.push((block.key_line("label"), msg, super::published::HELP.into()));
+            }
+            s.clone()
+        }
         Some(Yaml::Number(n)) => n.to_string(),
         Some(other) => {
             errors.push((

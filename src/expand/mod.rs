@@ -8,6 +8,7 @@
 //! `chart("breakdown")`, `chart("sweep", over="batch_size" | "block_size")`, `diagnosis()`.
 //! See the README for the full list. Unknown names and bad arguments are errors with file and line.
 
+mod answer;
 mod charts;
 pub(crate) mod data;
 pub mod lint;
@@ -22,6 +23,8 @@ use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
 use crate::i18n::Localizer;
+pub use answer::ShortAnswer;
+pub(crate) use answer::{add_targets as add_answer_targets, short_answer};
 pub use charts::{chart_pictures, narrow_name as narrow_chart_name, ChartCache};
 pub use data::{guide_data, GuideData};
 use parse::{ArgValue, Expr, ExprKind};

@@ -164,24 +164,7 @@ pub(super) fn options(
             let v = data.variant_data(id)?;
             (&v.estimate, &v.what_if, Vec::new())
         }
-        None => {
-            // A variant on another card is no option for this one (its verdict is against its
-            // own card): `options_table(variant="id")` shows its options.
-            let variants: Vec<NamedVariant<'_>> = data
-                .variants
-                .iter()
-                .filter(|v| v.estimate.scenario.gpu == data.estimate.scenario.gpu)
-                .map(|v| NamedVariant {
-                    label: ctx
-                        .variant_labels
-                        .iter()
-                        .find(|(id, _)| *id == v.id)
-                        .map_or(v.id.as_str(), |(_, l)| l.as_str()),
-                    estimate: &v.estimate,
-                })
-                .collect();
-            (&data.estimate, &data.what_if, variants)
-        }
+        None => (&data.estimate, &data.what_if, same_card_variants(data, ctx)),
     };
     let rows = present::option_rows(base, &variants, what_if, loc);
     let mut md = format!(
@@ -199,6 +182,7 @@ pub(super) fn options(
             .iter()
             .map(|c| format!("`{}`", present::config_line(c)))
             .collect();
+        // One setting per line (a `<br>` between them, which GitHub and Jekyll render too).
         let saving = if r.saving > 0 {
             figure(loc, r.saving.unsigned_abs(), r.saving_text(loc))
         } else {
@@ -207,7 +191,7 @@ pub(super) fn options(
         md.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
             cell(&r.marked_label()),
-            changes.join(", "),
+            changes.join("<br>"),
             r.batch_text(base, loc),
             figure(loc, r.total, loc.bytes(r.total)),
             saving,
@@ -227,4 +211,25 @@ pub(super) fn options(
         md.push_str(&note);
     }
     Ok(md)
+}
+
+/// The guide's variants that run on its own card, labelled in the page's language: the options
+/// table lists them before the what-ifs. A variant on another card is no option for this one (its
+/// verdict is against its own card): `options_table(variant="id")` shows its options.
+pub(super) fn same_card_variants<'d>(
+    data: &'d GuideData,
+    ctx: &'d ExpandContext<'_>,
+) -> Vec<NamedVariant<'d>> {
+    data.variants
+        .iter()
+        .filter(|v| v.estimate.scenario.gpu == data.estimate.scenario.gpu)
+        .map(|v| NamedVariant {
+            label: ctx
+                .variant_labels
+                .iter()
+                .find(|(id, _)| *id == v.id)
+                .map_or(v.id.as_str(), |(_, l)| l.as_str()),
+            estimate: &v.estimate,
+        })
+        .collect()
 }

@@ -27,9 +27,10 @@ pub(crate) enum DroppedKind {
 }
 
 /// True for the inline HTML vramdoc's expressions write: `<span class="figure" title="...">`
-/// (with a plain title) and `</span>`.
+/// (with a plain title), `</span>`, and the `<br>` between the settings of an options table's cell.
 pub(crate) fn is_vramdoc_markup(html: &str) -> bool {
     html == "</span>"
+        || html == "<br>"
         || html
             .strip_prefix("<span class=\"figure\" title=\"")
             .and_then(|rest| rest.strip_suffix("\">"))
@@ -83,16 +84,19 @@ pub(crate) fn strip_unsafe(
             }
             continue;
         }
+        let block = matches!(event, Event::Html(_));
         match event {
             Event::Start(Tag::HtmlBlock) => in_html_block = false,
             Event::Html(html) | Event::InlineHtml(html) if !is_vramdoc_markup(&html) => {
+                // An HTML block comes as one event per line: one warning for the block. Each
+                // inline tag is its own (`## </script><script>` drops two).
                 if !in_html_block {
                     dropped.push(Dropped {
                         offset: range.start,
                         what: DroppedKind::RawHtml(excerpt(&html)),
                     });
                 }
-                in_html_block = true;
+                in_html_block = block;
                 let lines = markdown[range.clone()].matches('\n').count();
                 edits.push((range, "\n".repeat(lines)));
             }

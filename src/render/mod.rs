@@ -6,6 +6,8 @@
 //! overrides any of them with a file of the same name in its `templates/`. HTML and XML are
 //! autoescaped; `.md` is not.
 
+mod limits;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -67,9 +69,14 @@ impl Renderer {
         let mut tera = Tera::new();
         tera.autoescape_on([".html", ".xml"]);
         let loc = locales.clone();
-        tera.register_function("t", move |kwargs: Kwargs, state: &State<'_>| -> String {
-            translate(&loc, kwargs, state)
-        });
+        tera.register_function(
+            "t",
+            move |kwargs: Kwargs, state: &State<'_>| -> tera::TeraResult<String> {
+                limits::check_time()?;
+                Ok(translate(&loc, kwargs, state))
+            },
+        );
+        tera.register_function("range", limits::range);
         tera.add_raw_templates(sources.iter().map(|(n, t)| (n.as_str(), t.as_str()))).map_err(|e| {
             vec![Diagnostic::error(format!("template error: {e}"))
                 .in_file(crate::site_paths::TEMPLATES_DIR)
@@ -92,18 +99,35 @@ impl Renderer {
         &self.unknown_keys
     }
 
-    /// Renders `template` with `ctx`.
+    /// Renders `template` with `ctx`, within the bounds of [`limits`].
     pub(crate) fn render(&self, template: &str, ctx: &Context) -> Result<String, Diagnostic> {
-        crate::i18n::in_template(template, || self.tera.render(template, ctx)).map_err(|e| {
+        let (result, bytes, exceeded) = limits::with_budget(|out| {
+            crate::i18n::in_template(template, || self.tera.render_to(template, ctx, out))
+        });
+        let shown = format!("templates/{template}");
+        if let Some(e) = exceeded {
+            return Err(Diagnostic::error(format!(
+                "rendering `{template}` stopped: {}",
+                e.describe()
+            ))
+            .in_file(shown)
+            .with_help(
+                "a template's loops must stay within the page they write; look for nested loops over `range()` or large lists",
+            ));
+        }
+        let fail = |msg: String| {
+            Diagnostic::error(format!("rendering `{template}` failed: {msg}")).in_file(&shown)
+        };
+        if let Err(e) = result {
             let mut msg = e.to_string();
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
                 msg.push_str(&format!(": {s}"));
                 source = s.source();
             }
-            Diagnostic::error(format!("rendering `{template}` failed: {msg}"))
-                .in_file(format!("templates/{template}"))
-        })
+            return Err(fail(msg));
+        }
+        String::from_utf8(bytes).map_err(|e| fail(e.to_string()))
     }
 }
 

@@ -11,7 +11,7 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::pyconfig::{is_key, Origin, Session};
+use super::pyconfig::{is_key, looks_like_python, Origin, Session};
 use super::Input;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError, KEYS};
@@ -220,10 +220,11 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
         } else {
             &text
         };
-        matches!(
-            yaml_serde::from_str::<yaml_serde::Value>(head),
-            Ok(yaml_serde::Value::Mapping(_))
-        )
+        !looks_like_python(&text)
+            && matches!(
+                yaml_serde::from_str::<yaml_serde::Value>(head),
+                Ok(yaml_serde::Value::Mapping(_))
+            )
     } else {
         matches!(
             path.extension().and_then(|e| e.to_str()),

@@ -202,7 +202,7 @@ pub enum Format {
 pub(crate) fn run(args: &EstimateArgs) -> i32 {
     match report_with_notes(args) {
         Ok((text, notes)) => {
-            for note in notes {
+            for note in capped_notes(&notes) {
                 crate::terminal::eprint_note(&note);
             }
             crate::terminal::print_out(&text);
@@ -213,6 +213,21 @@ pub(crate) fn run(args: &EstimateArgs) -> i32 {
             1
         }
     }
+}
+
+/// The notes to print: the first [`crate::diagnostics::MAX_PRINTED`], then a count of the rest
+/// (a config of thousands of skipped lines would otherwise print megabytes).
+fn capped_notes(notes: &[String]) -> Vec<String> {
+    let max = crate::diagnostics::MAX_PRINTED;
+    let mut out: Vec<String> = notes.iter().take(max).cloned().collect();
+    if notes.len() > max {
+        let rest = notes.len() - max;
+        out.push(format!(
+            "... and {rest} more note{} not shown",
+            if rest == 1 { "" } else { "s" }
+        ));
+    }
+    out
 }
 
 /// The whole report as a string, or the first error.

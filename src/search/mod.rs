@@ -13,9 +13,14 @@
 //! uses. A query is cut the same way and every term must occur in the guide, so a query matches
 //! wherever its text occurs, whatever a dictionary would have called a word.
 //!
-//! The text indexed is each page's title, description, headings and body as written (Markdown
-//! syntax and `{{ }}` expressions left out: computed figures are not searchable), section by
-//! section, so a result links to the section where its terms weigh most.
+//! The text indexed is each page's title, slug, description, the out-of-memory message it
+//! explains (front matter `error:`), headings and body as written (Markdown syntax and `{{ }}`
+//! expressions left out), section by section, so a result links to the section where its terms
+//! weigh most. Each section also carries its text (up to [`EXCERPT_CHARS`]), from which the
+//! script cuts the result's snippet and checks quoted phrases; and [`synonyms`] add a token
+//! wherever a word readers use for the same thing occurs.
+
+mod synonyms;
 
 use std::collections::BTreeMap;
 
@@ -39,7 +44,15 @@ pub(crate) fn part_path(lang: &str, part: usize) -> String {
 }
 
 /// Format version of the index object (`v`), checked by the script.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+
+/// The most characters of a section's text an index keeps (its excerpt): all of most sections,
+/// so snippets come from where the terms are and quoted phrases are checked against the text
+/// itself, while a very long section cannot grow the index without bound. The text is most of
+/// the index's size: the bundled site's index grows from 164 to 263 kB (15 pages in three
+/// languages), `gen_site.py`'s 3,000 plain pages from 11.8 to 24.4 MB, before compression.
+/// `static/search.js` (`FULL_TEXT`) must use the same figure.
+const EXCERPT_CHARS: usize = 1000;
 
 /// Weight of a term in a page's title (added to its first section).
 const TITLE_WEIGHT: u32 = 12;
@@ -133,6 +146,8 @@ struct Section {
     heading: String,
     anchor: String,
     weights: HashMap<String, u32>,
+    /// The start of its body text, whitespace collapsed, at most [`EXCERPT_CHARS`] characters.
+    excerpt: String,
 }
 
 impl Section {
@@ -141,18 +156,55 @@ impl Section {
             heading,
             anchor,
             weights: HashMap::default(),
+            excerpt: String::new(),
         }
     }
 
-    /// Adds the terms of `text`, each occurrence weighing `weight`.
-    fn add(&mut self, text: &str, weight: u32) {
-        terms(text, |t| match self.weights.get_mut(t) {
+    /// Adds the terms of `text`, each occurrence weighing `weight`, and the token of each synonym
+    /// group a run of them belongs to.
+    fn add(&mut self, text: &str, weight: u32, groups: &[synonyms::IndexedGroup]) {
+        let weights = &mut self.weights;
+        let mut bump = |t: &str| match weights.get_mut(t) {
             Some(w) => *w = (*w + weight).min(MAX_WEIGHT),
             None => {
-                self.weights.insert(t.to_string(), weight.min(MAX_WEIGHT));
+                weights.insert(t.to_string(), weight.min(MAX_WEIGHT));
             }
+        };
+        let mut recent = synonyms::Recent::new(groups);
+        terms(text, |t| {
+            bump(t);
+            recent.push(t, &mut bump);
         });
     }
+
+    /// Adds body text: its terms, and its start to the excerpt.
+    fn add_text(&mut self, text: &str, groups: &[synonyms::IndexedGroup]) {
+        self.add(text, 1, groups);
+        let mut have = self.excerpt.chars().count();
+        for word in text.split_whitespace() {
+            if have >= EXCERPT_CHARS {
+                break;
+            }
+            if !self.excerpt.is_empty() {
+                self.excerpt.push(' ');
+                have += 1;
+            }
+            for c in word.chars().take(EXCERPT_CHARS.saturating_sub(have)) {
+                self.excerpt.push(c);
+                have += 1;
+            }
+        }
+        self.excerpt = self.excerpt.replace(COMPUTED, "…");
+    }
+}
+
+/// What a page contributes to its first section besides its text: title, slug, description and
+/// the out-of-memory message it explains.
+struct Heading<'a> {
+    title: &'a str,
+    slug: &'a str,
+    description: Option<&'a str>,
+    error: Option<&'a str>,
 }
 
 /// Stands for an expression's output in the text indexed: not a letter or digit, so it
@@ -180,7 +232,7 @@ fn without_expressions(body: &str) -> String {
 /// heading. Anchors are the ids the Markdown renderer gives the headings (explicit `{#id}` ids
 /// reserved first, then slugs made unique in order); a heading holding an expression, whose
 /// rendered text is not known here, links to the page itself.
-fn sections(title: &str, description: Option<&str>, body: &str) -> Vec<Section> {
+fn sections(head: &Heading<'_>, body: &str, groups: &[synonyms::IndexedGroup]) -> Vec<Section> {
     let body = without_expressions(body);
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_FOOTNOTES
@@ -195,15 +247,17 @@ fn sections(title: &str, description: Option<&str>, body: &str) -> Vec<Section> 
     }
     let events = Parser::new_ext(&body, options);
     let mut first = Section::new(String::new(), String::new());
-    first.add(title, TITLE_WEIGHT);
-    first.add(description.unwrap_or(""), DESCRIPTION_WEIGHT);
+    first.add(head.title, TITLE_WEIGHT, groups);
+    first.add(head.slug, TITLE_WEIGHT, groups);
+    first.add(head.description.unwrap_or(""), DESCRIPTION_WEIGHT, groups);
+    first.add(head.error.unwrap_or(""), DESCRIPTION_WEIGHT, groups);
     let mut out = vec![first];
     // The heading being read: its explicit id and its text so far.
     let mut heading: Option<(Option<String>, String)> = None;
     let mut text = String::new();
     let flush = |text: &mut String, out: &mut Vec<Section>| {
         if let Some(s) = out.last_mut() {
-            s.add(text, 1);
+            s.add_text(text, groups);
         }
         text.clear();
     };
@@ -224,7 +278,7 @@ fn sections(title: &str, description: Option<&str>, body: &str) -> Vec<Section> 
                     let words = words.replace(COMPUTED, "…");
                     let mut s = Section::new(words, anchor);
                     let heading_text = s.heading.clone();
-                    s.add(&heading_text, HEADING_WEIGHT);
+                    s.add(&heading_text, HEADING_WEIGHT, groups);
                     out.push(s);
                 }
             }
@@ -254,10 +308,14 @@ struct Index<'a> {
     /// In part 0 only: the numbers of the language's parts (those with guides, and 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     parts: Option<Vec<usize>>,
+    /// In part 0 only: the synonym groups, each a token and its members' terms, which the
+    /// script turns a query's members into.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    syn: Option<Vec<synonyms::IndexedGroup>>,
     /// Per page: title, link relative to the language folder, description.
     docs: Vec<(&'a str, String, &'a str)>,
-    /// Per section (all pages of the part, in order): its page, heading and anchor.
-    sections: Vec<(u32, String, String)>,
+    /// Per section (all pages of the part, in order): its page, heading, anchor and excerpt.
+    sections: Vec<(u32, String, String, String)>,
     /// Per term, sorted: its sections and weights as flat pairs, the section number given as
     /// the difference from the previous pair's.
     terms: BTreeMap<String, Vec<u32>>,
@@ -271,11 +329,21 @@ pub(crate) fn index_part(
     parts: Option<&[usize]>,
     docs: &[Doc<'_>],
 ) -> Result<(String, Vec<u8>), Vec<Diagnostic>> {
+    let groups = synonyms::groups(lang);
     let per_doc: Vec<Result<Vec<Section>, Vec<Diagnostic>>> = docs
         .par_iter()
         .map(|d| {
             let page = content::load(d.src)?;
-            Ok(sections(d.title, d.description, page.body()))
+            let error = (page.front.extra.iter())
+                .find(|(k, _)| k == "error")
+                .and_then(|(_, v)| v.as_str());
+            let head = Heading {
+                title: d.title,
+                slug: &d.src.slug,
+                description: d.description,
+                error,
+            };
+            Ok(sections(&head, page.body(), &groups))
         })
         .collect();
     let mut errors = Vec::new();
@@ -288,6 +356,7 @@ pub(crate) fn index_part(
             all.extend(p.iter().copied().filter(|&i| i != 0));
             all
         }),
+        syn: (part == 0).then(|| synonyms::groups(lang)),
         docs: Vec::with_capacity(docs.len()),
         sections: Vec::new(),
         terms: BTreeMap::new(),
@@ -321,7 +390,9 @@ pub(crate) fn index_part(
                     }
                 }
             }
-            index.sections.push((doc_no, s.heading, s.anchor));
+            index
+                .sections
+                .push((doc_no, s.heading, s.anchor, s.excerpt));
         }
     }
     if !errors.is_empty() {
@@ -370,10 +441,16 @@ mod tests {
 
     #[test]
     fn sections_follow_headings_and_ids() {
+        let head = Heading {
+            title: "T",
+            slug: "t",
+            description: None,
+            error: None,
+        };
         let s = sections(
-            "T",
-            None,
+            &head,
             "intro\n\n## Un título\n\ntexto\n\n## Un título\n\n## B {#own}\n",
+            &[],
         );
         let anchors: Vec<&str> = s.iter().map(|s| s.anchor.as_str()).collect();
         assert_eq!(anchors, ["", "un-título", "un-título-1", "own"]);

@@ -72,6 +72,11 @@ fn segments(path: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// True when the path's `%XX` escapes are well formed and decode to UTF-8.
+pub(crate) fn decodes(path: &str) -> bool {
+    percent_decode(path).is_some()
+}
+
 /// Decodes `%XX` escapes; `None` for a malformed escape or bytes that are not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();

@@ -41,6 +41,13 @@ pub(crate) fn route(request: &Request, shared: &Shared) -> Answer {
     }
     let url = request.target.as_str();
     let path = url.split(['?', '#']).next().unwrap_or("");
+    if !files::decodes(path) {
+        return Answer::Reply(text(
+            400,
+            "text/plain; charset=utf-8",
+            "the path's %-escapes are malformed or not UTF-8\n",
+        ));
+    }
     let Some(endpoint) = path.strip_prefix(PREFIX) else {
         return Answer::Reply(serve_file(shared, url));
     };
@@ -86,6 +93,9 @@ fn file_reply(shared: &Shared, path: &Path, bytes: Vec<u8>) -> Reply {
 /// `404.html`), else a small page; all get the reload script, so a tab left on a missing page
 /// reloads once a build creates it.
 fn not_found(shared: &Shared, url: &str) -> Reply {
+    shared
+        .look_for_missing
+        .store(true, std::sync::atomic::Ordering::Relaxed);
     let first = url
         .trim_start_matches('/')
         .split(['/', '?', '#'])

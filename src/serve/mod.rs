@@ -16,9 +16,10 @@ mod watch;
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[cfg(test)]
 use state::Status;
@@ -63,6 +64,8 @@ pub(crate) struct Shared {
     pub(crate) output: RwLock<()>,
     /// The open event streams.
     pub(crate) streams: events::Streams,
+    /// Set when a request found nothing: the rebuild loop then looks for outputs deleted by hand.
+    pub(crate) look_for_missing: AtomicBool,
 }
 
 /// A running preview server; dropping it stops every thread it started.
@@ -95,6 +98,7 @@ impl Server {
             state: BuildState::new(),
             output: RwLock::new(()),
             streams: events::Streams::default(),
+            look_for_missing: AtomicBool::new(false),
         });
         let mut kept = site::KeptBuild::new();
         rebuild(&build_opts, &shared, &[], &mut kept);
@@ -105,6 +109,7 @@ impl Server {
         })?);
         let loop_shared = shared.clone();
         threads.push(spawn("vramdoc-watch", move || {
+            let mut looked = Instant::now();
             while !loop_shared.state.stopped() {
                 match watch.changes(Duration::from_millis(200)) {
                     Ok((changed, incomplete)) => {
@@ -114,6 +119,11 @@ impl Server {
                         }
                         if !changed.is_empty() || incomplete {
                             rebuild(&build_opts, &loop_shared, &changed, &mut kept);
+                        } else if looked.elapsed() >= RESTORE_INTERVAL
+                            && loop_shared.look_for_missing.swap(false, Ordering::Relaxed)
+                        {
+                            looked = Instant::now();
+                            restore(&build_opts, &loop_shared, &mut kept);
                         }
                     }
                     Err(watch::Disconnected) => break,
@@ -182,6 +192,27 @@ pub(crate) fn run(opts: &ServeOptions) -> i32 {
         Err(e) => {
             eprintln!("{}", e.render());
             1
+        }
+    }
+}
+
+/// The shortest time between two looks for outputs deleted by hand (each stats every page).
+const RESTORE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// After a request found nothing: a build that stats every source and output (the watcher does
+/// not watch the output folder), so outputs deleted by hand (`rm -rf public/en`) are rendered
+/// again. Quiet, and no page reloads, when nothing was missing; a failure is left to the next
+/// source change to report.
+fn restore(opts: &BuildOptions, shared: &Shared, kept: &mut site::KeptBuild) {
+    kept.forget_changes();
+    let _writing = shared
+        .output
+        .write()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Ok(report) = site::try_build(opts, Some(kept)) {
+        if report.rendered > 0 {
+            println!("outputs were missing: {}", report.summary(&opts.out));
+            shared.state.record_ok();
         }
     }
 }

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{http, Shared};
 
@@ -20,7 +20,9 @@ const MAX_CONNECTIONS: usize = 256;
 /// The longest request head read (request line plus headers).
 const MAX_HEAD: usize = 16 * 1024;
 
-/// How long a client may take to send its request or to read the answer.
+/// How long a client may take to send its whole request head, however it trickles in (a
+/// per-read timeout alone let a client sending a byte a second hold a connection for ever), and
+/// to read the answer.
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An answer to one request.
@@ -60,6 +62,25 @@ pub(crate) struct Request {
     pub(crate) target: String,
     /// The `Host` header's value, if the request had one.
     pub(crate) host: Option<String>,
+    /// True for HTTP/1.1 (or later 1.x), which requires a `Host` header.
+    pub(crate) needs_host: bool,
+}
+
+/// Reads from the connection until a deadline: each read may wait only for the time left.
+struct Deadline<'a> {
+    stream: &'a TcpStream,
+    until: Instant,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        (&mut &*self.stream).read(buf)
+    }
 }
 
 /// Accepts connections until the server stops; each gets a thread of its own.
@@ -95,7 +116,6 @@ pub(crate) fn wake(addr: SocketAddr) {
 }
 
 fn serve_connection(stream: TcpStream, shared: &Arc<Shared>) {
-    let _ = stream.set_read_timeout(Some(IO_TIMEOUT));
     let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
     let request = match read_request(&stream) {
         Ok(r) => r,
@@ -124,19 +144,34 @@ fn read_request(stream: &TcpStream) -> Result<Request, Option<Reply>> {
             format!("{msg}\n").into_bytes(),
         ))
     };
-    let mut reader = BufReader::new(stream).take(MAX_HEAD as u64);
+    let deadline = Deadline {
+        stream,
+        until: Instant::now() + IO_TIMEOUT,
+    };
+    let mut reader = BufReader::new(deadline).take(MAX_HEAD as u64);
+    // Lines are read as bytes: one that is not UTF-8 is answered, not dropped.
+    let mut read_line = |line: &mut String| {
+        let mut bytes = Vec::new();
+        let n = reader.read_until(b'\n', &mut bytes).map_err(|_| None)?;
+        *line = String::from_utf8(bytes).map_err(|_| bad("the request head is not UTF-8"))?;
+        Ok::<usize, Option<Reply>>(n)
+    };
     let mut line = String::new();
-    match reader.read_line(&mut line) {
-        Ok(0) | Err(_) => return Err(None),
-        Ok(_) => {}
+    if read_line(&mut line)? == 0 {
+        return Err(None);
     }
     let mut request = parse_request_line(&line).ok_or_else(|| bad("malformed request line"))?;
     // Only `Host` is kept. A head that does not end within the limit is refused.
     loop {
         let mut header = String::new();
-        match reader.read_line(&mut header) {
+        match read_line(&mut header) {
             Ok(0) => return Err(bad("request head too long or cut short")),
-            Ok(_) if header == "\r\n" || header == "\n" => return Ok(request),
+            Ok(_) if header == "\r\n" || header == "\n" => {
+                if request.needs_host && request.host.is_none() {
+                    return Err(bad("an HTTP/1.1 request needs a Host header"));
+                }
+                return Ok(request);
+            }
             Ok(_) => {
                 if let Some((name, value)) = header.split_once(':') {
                     if name.eq_ignore_ascii_case("host") {
@@ -147,7 +182,7 @@ fn read_request(stream: &TcpStream) -> Result<Request, Option<Reply>> {
                     }
                 }
             }
-            Err(_) => return Err(None),
+            Err(e) => return Err(e),
         }
     }
 }
@@ -168,6 +203,7 @@ pub(crate) fn parse_request_line(line: &str) -> Option<Request> {
         method: method.to_owned(),
         target: target.to_owned(),
         host: None,
+        needs_host: version != "HTTP/1.0",
     })
 }
 
@@ -215,6 +251,7 @@ mod tests {
                 method: "GET".into(),
                 target: "/en/?x=1".into(),
                 host: None,
+                needs_host: true,
             })
         );
         assert!(parse_request_line("HEAD / HTTP/1.0\n").is_some());

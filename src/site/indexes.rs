@@ -92,15 +92,6 @@ pub(crate) fn language_index(
     let html = site.renderer.render("index.html", &ctx)?;
     let feed = atom_feed(site, lang, &entries);
 
-    let base = base_path(&site.config.base_url);
-    let absolute: Vec<GuideEntry<'_>> = guides
-        .into_iter()
-        .map(|g| GuideEntry {
-            href: format!("{base}{lang}/{}", g.href),
-            ..g
-        })
-        .collect();
-    ctx.insert("guides", &absolute);
     ctx.insert("x_default", &None::<String>);
     let not_found = not_found_page(site, ctx, lang, lang)?;
     Ok(vec![
@@ -134,9 +125,11 @@ fn guide_list_script(entries: &[Listed<'_>]) -> Vec<u8> {
 }
 
 /// A not-found page in `lang` (`current`: the language the switcher marks, none for the root's).
-/// It is served for any missing path at any depth, so its links start at the site's root path
-/// (from the base URL), not at its own folder; `ctx` brings the page's site title and, for a
-/// language's page, its guides.
+/// Its links are relative to its own folder, so it works from disk and under any path the site
+/// is served at; since a server shows it for a missing path at any depth, a line of script in its
+/// `<head>` puts a `<base>` on its folder first: the part of the address before `/<lang>/` for a
+/// language's page, else the base URL's path (`not_found_base`). `ctx` brings the page's site
+/// title and, for a language's page, its guides (links relative to the language folder).
 fn not_found_page(
     site: &SiteContext,
     mut ctx: Context,
@@ -145,11 +138,16 @@ fn not_found_page(
 ) -> Result<Vec<u8>, Diagnostic> {
     let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
     let base = base_path(&site.config.base_url);
+    let root = if current.is_empty() { "" } else { "../" };
     ctx.insert("lang", lang);
-    ctx.insert("root", &base);
+    ctx.insert("root", root);
+    ctx.insert(
+        "not_found_base",
+        &serde_json::json!({ "path": base, "lang": current }),
+    );
     ctx.insert(
         "languages",
-        &lang_links(site, &langs, current, |l| format!("{base}{l}/index.html")),
+        &lang_links(site, &langs, current, |l| format!("{root}{l}/index.html")),
     );
     ctx.insert("alternates", &Vec::<Alternate>::new());
     let title = site.locales.get(lang).map(|l| l.t("not-found-title"));
@@ -263,6 +261,7 @@ pub(crate) fn root(site: &SiteContext) -> Result<Vec<File>, Diagnostic> {
             serde_json::json!({
                 "lang": l, "name": language_name(site, l), "href": format!("{l}/index.html"),
                 "site_title": site.config.title(l),
+                "about": site.locales.get(l).map(|loc| loc.t("index-description")),
             })
         })
         .collect();
@@ -338,7 +337,7 @@ pub(crate) fn sitemap(site: &SiteContext, plan: &Plan) -> Result<Vec<File>, Diag
 /// every guide's Markdown edition with its description, in index order.
 fn llms_txt(site: &SiteContext, plan: &Plan) -> String {
     let default = site.config.default_language.as_str();
-    let mut text = format!("# {}\n\n", site.config.title(default));
+    let mut text = format!("# {}\n\n", markdown_line(site.config.title(default)));
     if let Some(loc) = site.locales.get(default) {
         text.push_str(&format!("> {}\n", loc.t("index-description")));
     }
@@ -346,16 +345,51 @@ fn llms_txt(site: &SiteContext, plan: &Plan) -> String {
         text.push_str(&format!("\n## {} ({lang})\n\n", language_name(site, lang)));
         for s in index_order(plan, lang) {
             let url = format!("{}{lang}/{}/index.md", site.config.base_url, s.slug);
-            // Markdown link text: brackets would end it early.
-            let title = s.title.replace(['[', ']'], "");
-            text.push_str(&format!("- [{title}]({url})"));
+            text.push_str(&format!("- [{}]({url})", markdown_line(s.title)));
             if let Some(d) = s.description {
-                text.push_str(&format!(": {}", d.replace('\n', " ")));
+                text.push_str(&format!(": {}", markdown_line(d)));
             }
             text.push('\n');
         }
     }
     text
+}
+
+/// `text` as one line of Markdown that reads as the text itself: line breaks (and the spaces
+/// around them) become one space, so a title cannot start a heading or list item of its own, and
+/// the characters with a meaning inside a line or link text (`\\`, `` ` ``, `*`, `_`, `[`, `]`,
+/// `<`, `>`, `&`, `!`) are backslash-escaped (CommonMark: any ASCII punctuation may be), so
+/// brackets are kept instead of ending the link text. An `_` inside a word (`estimate_loss`)
+/// cannot start emphasis and stays as it is.
+fn markdown_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, line) in text
+        .split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        if i > 0 {
+            out.push(' ');
+        }
+        let chars: Vec<char> = line.chars().collect();
+        let word = |k: Option<usize>| {
+            k.and_then(|k| chars.get(k))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
+        for (j, &c) in chars.iter().enumerate() {
+            let in_word = c == '_' && word(j.checked_sub(1)) && word(Some(j + 1));
+            if matches!(
+                c,
+                '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '!'
+            ) && !in_word
+            {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Appends one `<url>` element.

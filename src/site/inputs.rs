@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::manifest::{Digest, Hasher};
 use crate::config::SiteConfig;
+use crate::content::published;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::GpuCatalog;
 use crate::i18n::Locales;
@@ -110,11 +111,26 @@ fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
     if std::fs::metadata(&path).is_ok() {
         let text =
             site_files::read_to_string(&path, Path::new(CATALOG_FILE)).map_err(|e| vec![e])?;
-        catalog.extend_from_yaml(&text).map_err(|e| {
-            vec![Diagnostic::error(e.message.clone())
-                .in_file(CATALOG_FILE)
-                .with_help("each entry needs an id, a name and capacity_bytes")]
+        // Every bad entry, each at its line (a control character in a name among them).
+        let shown = Path::new(CATALOG_FILE);
+        let max = crate::yaml_input::MAX_CATALOG_YAML_BYTES;
+        let doc = crate::report::input::parse_yaml(shown, &text, max).map_err(|d| vec![*d])?;
+        let source: Arc<str> = Arc::from(text.as_str());
+        catalog.extend_checked(&text, &doc).map_err(|problems| {
+            problems
+                .into_iter()
+                .map(|p| {
+                    let d = Diagnostic::error(p.message)
+                        .in_file(CATALOG_FILE)
+                        .with_help("each entry needs an id, a name and capacity_bytes");
+                    match p.line {
+                        Some(line) => d.at(line, 1).with_source(source.clone()),
+                        None => d,
+                    }
+                })
+                .collect::<Vec<_>>()
         })?;
+        unpublishable_names(&catalog, &text)?;
     }
     // The catalog's serialized data, not its `Debug` text (which may change with the code).
     let mut hasher = Hasher::new();
@@ -123,4 +139,39 @@ fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
     }
     let h = hasher.finish();
     Ok((catalog, h))
+}
+
+/// Refuses GPU names and ids of the site's catalog that hold a character that may not be
+/// published (`content::published`): they reach the guides' tables, charts and feeds. Each is
+/// reported at the line of its entry's `id` (the built-in entries are clean).
+fn unpublishable_names(catalog: &GpuCatalog, text: &str) -> Result<(), Vec<Diagnostic>> {
+    let source: std::sync::Arc<str> = std::sync::Arc::from(text);
+    let mut errors = Vec::new();
+    for gpu in catalog.iter() {
+        let texts = [("name", &gpu.name), ("id", &gpu.id)].into_iter();
+        let aliases = gpu.aliases.iter().map(|a| ("alias", a));
+        for (what, t) in texts.chain(aliases) {
+            let Some(msg) =
+                published::refusal(&format!("the {what} of GPU `{}`", gpu.id.escape_debug()), t)
+            else {
+                continue;
+            };
+            let line = text
+                .lines()
+                .position(|l| l.contains(gpu.id.as_str()))
+                .map_or(1, |i| i + 1);
+            errors.push(
+                Diagnostic::error(msg)
+                    .in_file(CATALOG_FILE)
+                    .at(line, 1)
+                    .with_source(source.clone())
+                    .with_help(published::HELP),
+            );
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }

@@ -35,9 +35,9 @@ pub(crate) const DIRTY: &str = ".vramdoc-manifest/dirty";
 pub(crate) const SHARDS: usize = 64;
 
 /// The first bytes of every shard: `vramdoc-manifest` and the format, the fingerprint of the code
-/// that decides the manifest's shape and the meaning of its hashes (`src/site/`, derived by
-/// `build.rs`), so a manifest written by other code is ignored (one full build), with nothing to
-/// bump by hand.
+/// that decides the manifest's shape, the meaning of its hashes and what the pages hold (all of
+/// `src/`, derived by `build.rs`), so a manifest written by other code is ignored (one full
+/// build), with nothing to bump by hand.
 const MAGIC: [u8; 32] = magic(crate::assets::MANIFEST_FINGERPRINT.as_bytes());
 
 /// `vramdoc-manifest` followed by the 16 bytes of `format`.

@@ -105,7 +105,8 @@ pub struct LangCounts {
 pub struct BuildReport {
     /// Page counts per language.
     pub per_lang: BTreeMap<String, LangCounts>,
-    /// Files written or replaced in the output folder.
+    /// Jobs rendered (pages and site-wide files such as the indexes).
+    pub(crate) rendered: usize,
     /// Warnings (missing locale keys, lint findings).
     pub(crate) warnings: Vec<Diagnostic>,
     /// Wall-clock time.
@@ -217,11 +218,15 @@ pub(crate) fn try_build(
 ) -> Result<BuildReport, BuildFailure> {
     let start = Instant::now();
     let mut phases = Phases::new();
-    // A symlinked `--out` is written where it leads, so the link stays and its target is updated.
+    // `a/x/../b` is `a/b` before anything is created (no stray `a/x/`); a symlinked `--out` is
+    // written where it leads, so the link stays and its target is updated.
+    let out = output::normalize(&opts.out);
     let opts = &BuildOptions {
-        out: output::resolve_out(&opts.out).map_err(|e| unchanged(vec![e]))?,
+        out: output::resolve_out(&out).map_err(|e| unchanged(vec![e]))?,
         ..opts.clone()
     };
+    // Refused before the lock file is created beside it: a refused folder leaves nothing behind.
+    output::check_output(&opts.out, &opts.root).map_err(|e| unchanged(vec![e]))?;
     let (site, mut warnings) = load_site(&opts.root).map_err(unchanged)?;
     // Held until the build ends, from before the previous manifest is read: another build of the
     // same output folder waits for this one, then plans from what it wrote.
@@ -230,7 +235,8 @@ pub(crate) fn try_build(
     let fail = |errors: Vec<Diagnostic>, warnings: &[Diagnostic]| {
         unchanged(with_warnings(errors, warnings))
     };
-    let plan = plan_build(&site, opts, kept.as_deref_mut()).map_err(|e| fail(e, &warnings))?;
+    let mut plan = plan_build(&site, opts, kept.as_deref_mut()).map_err(|e| fail(e, &warnings))?;
+    warnings.append(&mut plan.warnings);
     phases.mark("read manifest, plan");
     let staging =
         output::Staging::new(&opts.out, &opts.root).map_err(|e| fail(vec![e], &warnings))?;
@@ -245,6 +251,7 @@ pub(crate) fn try_build(
         return Err(fail(errors, &warnings));
     }
     let per_lang = counts(&site, &plan);
+    let rendered_jobs = rendered.iter().filter(|r| r.is_some()).count();
     let next =
         put_in_place(staging, plan, rendered, kept.is_some()).map_err(|(errors, output)| {
             BuildFailure {
@@ -264,6 +271,7 @@ pub(crate) fn try_build(
     diagnostics::sort(&mut warnings);
     Ok(BuildReport {
         per_lang,
+        rendered: rendered_jobs,
         warnings,
         elapsed: start.elapsed(),
     })

@@ -2,8 +2,16 @@
 //! word every guide folder and page is statted while the previous build's records are read on
 //! another thread; with it (`serve` keeps its records in memory) only the reported guides are
 //! looked at. Either way the store says which guides are known unchanged ([`Closed`]).
+//!
+//! A build that stats everything also lists each language's folder in the output: a language's
+//! folder or index, or a page's folder, deleted by hand (`rm -rf public/en`) makes the build
+//! verify every recorded output, as `check` does, and render what is missing. One directory
+//! listing per language, not a `stat` per page (3,000 of those doubled a no-change build of
+//! 1,000 guides).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -22,6 +30,8 @@ pub(super) struct Observed<'a> {
     pub(super) folders: Vec<(GuideFolder, Option<FolderMeta>)>,
     pub(super) changed_guides: Option<BTreeSet<&'a str>>,
     pub(super) closed: Closed,
+    /// True when a page's or a language's `index.html` is missing from the output folder.
+    pub(super) outputs_missing: bool,
 }
 
 /// Without a watcher's word, every folder and page is statted while the previous manifest is
@@ -35,12 +45,21 @@ pub(super) fn observe<'a>(
     context: &Context,
 ) -> Result<Observed<'a>, Vec<Diagnostic>> {
     let root = request.root;
+    let langs = &site.config.languages;
+    let listings = output_listings(request.out, langs);
+    let missing = AtomicBool::new(listings.iter().any(Option::is_none));
     let stat_all = || {
         content::guide_folders(root).map(|folders| {
             folders
                 .into_par_iter()
                 .map(|f| {
                     let meta = FolderMeta::of(&f, content_dir, &site.config);
+                    let gone = listings.iter().zip(&meta.pages).any(|(names, page)| {
+                        page.is_some() && names.as_ref().is_some_and(|n| !n.contains(&f.name))
+                    });
+                    if gone {
+                        missing.store(true, Ordering::Relaxed);
+                    }
                     (f, Some(meta))
                 })
                 .collect::<Vec<_>>()
@@ -69,10 +88,31 @@ pub(super) fn observe<'a>(
             (previous, folders, None)
         }
     };
+    // Only a full scan looks at every page's output.
+    let outputs_missing = changed_guides.is_none() && missing.into_inner();
     Ok(Observed {
         previous,
         folders: folders.map_err(|e| vec![e])?,
         changed_guides,
         closed,
+        outputs_missing,
     })
+}
+
+/// What the output folder holds, per language (in site order): the names in `<out>/<lang>/`
+/// (one directory listing each), or `None` when the language's folder or its `index.html` is
+/// gone.
+fn output_listings(out: &Path, langs: &[String]) -> Vec<Option<HashSet<String>>> {
+    langs
+        .iter()
+        .map(|l| {
+            let dir = out.join(l);
+            let names: HashSet<String> = std::fs::read_dir(&dir)
+                .ok()?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.contains("index.html").then_some(names)
+        })
+        .collect()
 }

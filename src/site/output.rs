@@ -396,6 +396,35 @@ pub(crate) fn resolve_out(out: &Path) -> Result<PathBuf, Diagnostic> {
     }
 }
 
+/// `path` with `.` and `name/..` removed lexically (a leading `..` stays): `public/x/../../public`
+/// is `public`, so nothing is created on the way (`public/x/`) and messages name the folder as
+/// it is. As `std::path::absolute` does on Windows; a `..` after a symlinked folder is thereby
+/// taken as the folder's parent, which is what the user wrote.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                let last = out.components().next_back();
+                match last {
+                    Some(Component::Normal(_)) => {
+                        out.pop();
+                    }
+                    Some(Component::RootDir | Component::Prefix(_)) => {}
+                    _ => out.push(".."),
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
 /// Checks, without writing anything, that a build may write `out` (after [`resolve_out`]).
 pub(crate) fn check_output(out: &Path, site_root: &Path) -> Result<(), Diagnostic> {
     check_replaceable(&resolve_out(out)?, site_root)
@@ -482,6 +511,18 @@ fn check_replaceable(out: &Path, site_root: &Path) -> Result<(), Diagnostic> {
             out.display()
         ))
         .with_help("choose another --out, e.g. the default `public`"));
+    }
+    let abs_out = normalize(&abs_out);
+    let abs_root = normalize(&abs_root);
+    let source = crate::site_paths::SOURCE_DIRS
+        .iter()
+        .find(|d| abs_out.starts_with(abs_root.join(d)));
+    if let Some(dir) = source {
+        return Err(Diagnostic::error(format!(
+            "the output folder {} is inside the site's {dir}/ folder",
+            out.display()
+        ))
+        .with_help("choose a folder outside the site's sources, e.g. the default `public`"));
     }
     if !out.exists() {
         return Ok(());

@@ -84,6 +84,7 @@ impl<'a> NavCtx<'a> {
 /// (paths relative to the output root), the headings and the warnings.
 struct Body {
     html: String,
+    answer: Option<expand::ShortAnswer>,
     markdown: String,
     charts: Vec<(String, Vec<u8>)>,
     headings: Vec<markdown::Heading>,
@@ -99,6 +100,7 @@ pub(crate) fn render_guide(
 ) -> Result<Rendered, Vec<Diagnostic>> {
     let Body {
         html,
+        answer,
         markdown,
         charts,
         headings,
@@ -106,7 +108,8 @@ pub(crate) fn render_guide(
     } = render_body(site, page, data)?;
     let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
     let dir = format!("{lang}/{slug}");
-    let ctx = guide_context(site, page, place, html, &headings);
+    let mut ctx = guide_context(site, page, place, html, &headings);
+    ctx.insert("answer", &answer);
     let at_page = |d: Diagnostic| vec![d.in_file(page.src.shown())];
     let html = site.renderer.render("guide.html", &ctx).map_err(at_page)?;
     let mut files = charts;
@@ -160,6 +163,10 @@ fn render_body(
     let expanded = expand::expand(&body, page.body_line, &ctx, &page.src.shown(), &page.text)?;
     let mut rendered = markdown::render_html_with(&expanded.markdown, unsafe_html);
     rendered.html = expand::chart_pictures(&rendered.html, &expanded.pictures);
+    let mut answer = data.and_then(|d| expand::short_answer(d, &ctx));
+    if let Some(a) = &mut answer {
+        rendered.html = expand::add_answer_targets(&rendered.html, a, &ctx);
+    }
     let mut warnings = dropped_warnings(page, dropped);
     warnings.extend(lint_page(page, data.is_some(), &rendered.html));
     // The Markdown edition links its charts through the base URL, so they still resolve when a
@@ -174,6 +181,7 @@ fn render_body(
         .collect();
     Ok(Body {
         html: rendered.html,
+        answer,
         markdown,
         charts,
         headings: rendered.headings,

@@ -25,12 +25,15 @@ use super::store::{
     SiteInputs,
 };
 use super::SiteContext;
-use crate::content::GuideFolder;
+use crate::content::{self, GuideFolder};
 use crate::diagnostics::Diagnostic;
 use crate::expand::GuideData;
 
 /// Everything a build or a check needs to know before rendering.
 pub(crate) struct Plan {
+    /// What the plan found worth a word but not an error: files and folders under `content/`
+    /// that are not read.
+    pub(crate) warnings: Vec<Diagnostic>,
     /// Every page, sorted by guide then language.
     pub(crate) sources: Vec<Source>,
     /// Per source: the guides before and after it in its language's index.
@@ -183,7 +186,6 @@ pub(crate) fn plan(
     request: &Request<'_>,
     previous: impl FnOnce() -> Previous + Send,
 ) -> Result<Plan, Vec<Diagnostic>> {
-    let verify_outputs = request.purpose == Purpose::Check;
     let content_dir = ContentDir::open(request.root);
     let context = store::context(site);
     let Observed {
@@ -191,7 +193,10 @@ pub(crate) fn plan(
         folders,
         changed_guides,
         mut closed,
+        outputs_missing,
     } = observe(site, request, previous, &content_dir, &context)?;
+    // An output deleted by hand is rendered again: every recorded output is verified.
+    let verify_outputs = request.purpose == Purpose::Check || outputs_missing;
     let (stored, remembered, decode_all) = match previous {
         Previous::Nothing => (None, None, true),
         Previous::Stored {
@@ -228,7 +233,9 @@ pub(crate) fn plan(
             (None, None) => None,
         }),
     };
-    planner.passes(stored.as_ref(), remembered, kept, closed)
+    let mut plan = planner.passes(stored.as_ref(), remembered, kept, closed)?;
+    plan.warnings.extend(content::ignored_entries(request.root));
+    Ok(plan)
 }
 
 /// What every pass of a plan shares.
@@ -364,6 +371,7 @@ impl Planner<'_> {
             kept: BTreeMap::new(),
             stored,
             context: self.context.clone(),
+            warnings: std::mem::take(&mut scanned.warnings),
         }))
     }
 

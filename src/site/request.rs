@@ -30,9 +30,9 @@ pub(crate) enum Previous {
     Remembered(Manifest),
 }
 
-/// What a plan is for: a build trusts its manifest (a file deleted by hand comes back with
-/// `--force`, which plans against no previous build); `check` also verifies that every recorded
-/// output is still there.
+/// What a plan is for: a build trusts its manifest unless the observe stage finds a language's
+/// folder or index or a page's folder gone from the output (then it verifies as `check` does);
+/// `check` always verifies that every recorded output is still there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Purpose {
     /// Render the jobs whose inputs changed.

@@ -57,6 +57,8 @@ pub(super) struct Scanned {
     /// Pages of the previous build that are gone.
     pub(super) removed: Vec<Removed>,
     pub(super) errors: Vec<Diagnostic>,
+    /// Files a guide folder holds that are not read (`en.markdown`), and empty guide folders.
+    pub(super) warnings: Vec<Diagnostic>,
 }
 
 impl Scanned {
@@ -78,6 +80,7 @@ impl Scanned {
             touched: BTreeSet::new(),
             removed: Vec::new(),
             errors: Vec::new(),
+            warnings: Vec::new(),
         };
         for (slug, guide) in deleted {
             s.removed.extend(removed_pages(&slug, guide.pages));
@@ -87,7 +90,9 @@ impl Scanned {
             if r.changed {
                 s.touched.insert(r.slug.clone());
             }
-            s.errors.append(&mut r.errors);
+            let (errors, warnings) = r.errors.drain(..).partition::<Vec<_>, _>(|d| d.is_error());
+            s.errors.extend(errors);
+            s.warnings.extend(warnings);
             s.removed.append(&mut r.removed);
             if r.sources.is_empty() {
                 continue;

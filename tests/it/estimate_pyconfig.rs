@@ -89,7 +89,7 @@ wandb_run_name = 'run-' + str(time.time())
 "#;
 
 /// Runs `vramdoc <args>` in the site root with `input` on standard input.
-fn run_stdin(t: &SiteTest, args: &[&str], input: &[u8]) -> Run {
+pub(crate) fn run_stdin(t: &SiteTest, args: &[&str], input: &[u8]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_vramdoc"))
         .args(args)
         .current_dir(t.root())

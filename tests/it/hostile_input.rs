@@ -214,9 +214,16 @@ fn raw_html_and_unsafe_urls_are_dropped_with_located_warnings() {
     let site = hostile_html_site();
     let run = site.build_ok();
     for out in ["en/g/index.html", "en/g/index.md"] {
-        // vramdoc's own copy-button script is the one script a page may load.
-        let own = "<script src=\"../../vramdoc.js\" defer></script>";
-        let text = site.output(out).replacen(own, "", 1);
+        // vramdoc's own scripts are the only ones a page may load: the page script, search and
+        // the line applying the reader's colour scheme.
+        let mut text = site.output(out);
+        for own in [
+            "<script src=\"../../vramdoc.js\" defer></script>",
+            "<script src=\"../../search.js\" defer></script>",
+            "<script>try{var t=localStorage.getItem(\"vramdoc-theme\");if(t===\"light\"||t===\"dark\")document.documentElement.setAttribute(\"data-theme\",t)}catch(e){}</script>",
+        ] {
+            text = text.replacen(own, "", 1);
+        }
         for bad in [
             "<script",
             "onclick",

@@ -387,8 +387,8 @@ fn highlight_colours_are_readable_in_both_schemes() {
     let css = highlight_css();
     let site_css = include_str!("../../static/style.css");
     let dark_at = |s: &str| {
-        s.find("@media (prefers-color-scheme: dark)")
-            .expect("dark block")
+        // `@media screen and (prefers-color-scheme: dark)`: paper stays light.
+        s.find("(prefers-color-scheme: dark)").expect("dark block")
     };
     let (light_hl, dark_hl) = css.split_at(dark_at(&css));
     let (light_site, dark_site) = site_css.split_at(dark_at(site_css));

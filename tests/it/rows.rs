@@ -121,7 +121,7 @@ fn options_list_each_change_once_as_nanogpt_spells_it_with_markers() {
     assert!(
         rows.iter()
             .any(|r| r[0] == "Half"
-                && r[1] == "`batch_size = 16`, `gradient_accumulation_steps = 4`"),
+                && r[1] == "`batch_size = 16`<br>`gradient_accumulation_steps = 4`"),
         "{md}"
     );
     assert!(rows.iter().all(|r| !r[0].contains(" / ")), "{md}");

@@ -223,9 +223,9 @@ fn search_box_is_on_language_pages_only_and_hidden_without_javascript() {
     assert!(guide.contains("<label for=\"site-search-q\">Buscar en las guías</label>"));
     let index = t.output("zh/index.html");
     assert!(index.contains("data-index=\"../zh/search/\" data-base=\"../zh/\""));
-    // The 404 page is served at any depth: it names the index from the base URL's path.
+    // The 404 page links relative to its folder (a <base> is set where it is served deeper).
     let not_found = t.output("en/404.html");
-    assert!(not_found.contains("data-index=\"/docs/en/search/\""));
+    assert!(not_found.contains("data-index=\"../en/search/\""));
     assert!(!t.output("index.html").contains("site-search"));
 }
 
@@ -360,4 +360,55 @@ fn rebuild_follows_a_changed_text_an_added_and_a_deleted_guide() {
             .collect()
     };
     assert_eq!(search(&built), search(&clean));
+}
+
+/// Issue 23: a guide is found by its slug, by the out-of-memory message it explains and by the
+/// words readers use for the same thing (one token per synonym group, which part 00 lists for
+/// the script), and each section carries its text for snippets and quoted phrases.
+#[test]
+fn slugs_messages_and_synonyms_are_indexed_and_sections_carry_their_text() {
+    let t = site();
+    t.file(
+        "content/cuda-oom/en.md",
+        "---\ntitle: A crash at step one\nlang: en\ndate: 2026-11-20\nerror: \"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.14 GiB.\"\n---\n\nIntro.\n\n## Reading it\n\nThe allocator asked for more than was free.\n",
+    );
+    t.file(
+        "content/cuda-oom/zh.md",
+        "---\ntitle: 第一步就崩溃\nlang: zh\ndate: 2026-11-20\n---\n\n## 原因\n\n训练时爆显存，是因为 logits 太大。\n",
+    );
+    t.build_ok();
+    let en = index(&t, "en");
+    // The slug's words, and the message's: "allocate" appears nowhere else in the guide.
+    assert_eq!(guides_with(&en, &["cuda", "oom"]), set(&["cuda-oom"]));
+    assert_eq!(guides_with(&en, &["allocate"]), set(&["cuda-oom"]));
+    // "OutOfMemoryError" and "out of memory" are members of one group: its token is indexed, and
+    // the guide speaking of memory running out does not hold it.
+    assert_eq!(guides_with(&en, &["~oom"]), set(&["cuda-oom"]));
+    let zh = index(&t, "zh");
+    // 爆显存 holds 显存 too: both groups' tokens; the other guide's 显存不够 is a member too.
+    assert_eq!(guides_with(&zh, &["~oom"]), set(&["cuda-oom", "vram"]));
+    assert_eq!(guides_with(&zh, &["爆显"]), set(&["cuda-oom"]));
+    assert_eq!(guides_with(&zh, &["~vram"]), set(&["cuda-oom", "vram"]));
+    // Part 00 gives the script the groups, their members cut as the index cuts text.
+    let groups = zh[0]["syn"]
+        .as_array()
+        .expect("part 00 lists the synonym groups");
+    let oom = groups.iter().find(|g| g["token"] == "~oom").unwrap();
+    let members: Vec<&Value> = oom["members"].as_array().unwrap().iter().collect();
+    assert!(members.contains(&&serde_json::json!(["out", "of", "memory"])));
+    assert!(members.contains(&&serde_json::json!(["爆显", "显存"])));
+    assert!(en[1..].iter().all(|p| p["syn"].is_null()));
+    // Each section: its page, heading, anchor and text.
+    let (part, doc) = doc_in(&en, "cuda-oom");
+    let sections: Vec<&Value> = part["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s[0] == doc)
+        .collect();
+    assert_eq!(sections[1][1], "Reading it");
+    assert_eq!(
+        sections[1][3],
+        "The allocator asked for more than was free."
+    );
 }

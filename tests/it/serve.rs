@@ -394,3 +394,83 @@ fn only_requests_for_the_loopback_names_are_answered() {
     .unwrap();
     assert_eq!(events.code, 403, "the server's own endpoints too");
 }
+
+/// Sends raw bytes; the status code of the answer, `None` when the connection closed without one.
+fn raw_status(port: u16, raw: &[u8]) -> Option<u16> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(raw).unwrap();
+    let mut bytes = Vec::new();
+    let _ = s.read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes)
+        .split(' ')
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn requests_without_host_or_with_a_path_that_is_not_utf8_get_400() {
+    let t = guide_site();
+    let s = Served::start(&t);
+    s.poll("the first page", || s.get(PAGE).filter(|r| r.code == 200));
+    assert_eq!(raw_status(s.port, b"GET / HTTP/1.1\r\n\r\n"), Some(400));
+    let host = "Host: 127.0.0.1\r\n\r\n";
+    let not_utf8 = [
+        b"GET /en/\xff\xfe/ HTTP/1.1\r\n".as_slice(),
+        host.as_bytes(),
+    ]
+    .concat();
+    assert_eq!(raw_status(s.port, &not_utf8), Some(400));
+    let escaped = format!("GET /en/%FF%FE/ HTTP/1.1\r\n{host}");
+    assert_eq!(raw_status(s.port, escaped.as_bytes()), Some(400));
+    // HTTP/1.0 may leave Host out.
+    assert_eq!(raw_status(s.port, b"GET /en/ HTTP/1.0\r\n\r\n"), Some(200));
+}
+
+#[test]
+fn a_client_trickling_its_request_is_cut_off_at_the_deadline() {
+    let t = guide_site();
+    let s = Served::start(&t);
+    s.poll("the first page", || s.get(PAGE).filter(|r| r.code == 200));
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    c.write_all(b"GET / HTTP/1.1\r\nX-Slow: ").unwrap();
+    let start = Instant::now();
+    // One byte every 300 ms: each read is quick, the whole head never ends.
+    let closed_after = loop {
+        assert!(
+            start.elapsed() < Duration::from_secs(25),
+            "the connection is still open after 25 s"
+        );
+        if c.write_all(b"a").is_err() {
+            break start.elapsed();
+        }
+        let mut buf = [0u8; 64];
+        match c.read(&mut buf) {
+            Ok(_) => break start.elapsed(),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => break start.elapsed(),
+        }
+    };
+    assert!(closed_after >= Duration::from_secs(8), "{closed_after:?}");
+    // Others are served meanwhile and after.
+    assert_eq!(s.get(PAGE).map(|r| r.code), Some(200));
+}
+
+#[test]
+fn outputs_deleted_by_hand_are_restored_when_a_request_misses_them() {
+    let t = guide_site();
+    let s = Served::start(&t);
+    s.poll("the first page", || s.get(PAGE).filter(|r| r.code == 200));
+    std::fs::remove_dir_all(t.root().join("public/en")).unwrap();
+    assert_eq!(s.get(PAGE).map(|r| r.code), Some(404));
+    let page = s.poll("the restored page", || {
+        s.get(PAGE).filter(|r| r.code == 200)
+    });
+    assert!(page.body.contains("<h1>Where the memory goes</h1>"));
+    assert!(t.root().join("public/en/index.html").is_file());
+}

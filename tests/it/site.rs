@@ -400,16 +400,14 @@ fn feeds_404_pages_llms_txt_and_head_tags() {
         assert!(feed.contains("<updated>2026-11-20T00:00:00Z</updated>"));
         assert_eq!(feed.matches("<entry>").count(), 2);
         let not_found = t.output(&format!("{lang}/404.html"));
-        assert!(not_found.contains(&format!("href=\"/docs/{lang}/a-guide/index.html\"")));
-        assert!(
-            not_found.contains("href=\"/docs/style.css\""),
-            "{not_found}"
-        );
+        // Links relative to its folder, and the script that sets a <base> on that folder when
+        // the page is served for a deeper path: the part of the address up to `/<lang>/`.
+        assert!(not_found.contains("href=\"a-guide/index.html\""));
+        assert!(not_found.contains("href=\"../style.css\""), "{not_found}");
+        assert!(not_found.contains(&format!("data-lang=\"{lang}\" data-base=\"/docs/\"")));
         assert!(!not_found.contains("rel=\"canonical\""));
     }
-    assert!(t
-        .output("404.html")
-        .contains("href=\"/docs/es/index.html\""));
+    assert!(t.output("404.html").contains("href=\"es/index.html\""));
     let llms = t.output("llms.txt");
     assert!(llms.starts_with("# Test site\n"), "{llms}");
     assert!(

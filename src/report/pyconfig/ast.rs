@@ -40,24 +40,33 @@ pub(crate) enum ExprKind {
     Unary(char, Box<Expr>),
     /// `not x`.
     Not(Box<Expr>),
-    /// `a op b`.
-    Bin(BinOp, Box<Expr>, Box<Expr>),
-    /// `a and b` (true) or `a or b` (false).
-    Logic(bool, Box<Expr>, Box<Expr>),
+    /// `a op b op c ...` at one precedence level, left to right: the first operand and each
+    /// operator with its right operand. A flat list, so a chain of thousands of operands costs
+    /// no recursion to build, evaluate or drop (`a ** b` is a chain of one; its right side nests).
+    Bin(Box<Expr>, Vec<(BinOp, Expr)>),
+    /// `a and b and c` (true) or `a or b or c` (false): two or more operands, flat.
+    Logic(bool, Vec<Expr>),
     /// `a < b <= c`.
     Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
     /// `a if cond else b`: (cond, a, b).
     IfElse(Box<Expr>, Box<Expr>, Box<Expr>),
-    /// `f(args, key=value)`.
-    Call(Box<Expr>, Vec<Expr>, Vec<(String, Expr)>),
-    /// `x.name`.
-    Attr(Box<Expr>, String),
-    /// `x[i]`.
-    Index(Box<Expr>, Box<Expr>),
+    /// `x.name(args)[i]...`: a primary and its trailers in order, flat like [`ExprKind::Bin`].
+    Postfix(Box<Expr>, Vec<Trailer>),
     /// `(a, b)`.
     Tuple(Vec<Expr>),
     /// `[a, b]`.
     List(Vec<Expr>),
+}
+
+/// What follows a primary: `.name`, `(args, key=value)` or `[i]`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Trailer {
+    /// `.name`.
+    Attr(String),
+    /// `(args, key=value)`.
+    Call(Vec<Expr>, Vec<(String, Expr)>),
+    /// `[i]`.
+    Index(Expr),
 }
 
 /// An assignment target.

@@ -6,7 +6,8 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::ast::{CmpOp, Expr, ExprKind};
+use super::ast::{CmpOp, Expr, ExprKind, Trailer};
+use super::size::{Budget, Size};
 use super::value::{self, OpError, Value};
 use crate::estimate::GpuCatalog;
 
@@ -32,6 +33,20 @@ pub(crate) struct Host<'a> {
     pub(crate) gpu: Option<&'a str>,
     /// Set when `torch.cuda.is_bf16_supported()` was answered without knowing the GPU.
     pub(crate) assumed_bf16: Cell<bool>,
+    /// The work done so far.
+    pub(crate) work: Budget,
+}
+
+impl<'a> Host<'a> {
+    /// A host deciding bf16 from `catalog` and `gpu` (`--gpu`), with no work done yet.
+    pub(crate) fn new(catalog: &'a GpuCatalog, gpu: Option<&'a str>) -> Self {
+        Host {
+            catalog,
+            gpu,
+            assumed_bf16: Cell::new(false),
+            work: Budget::default(),
+        }
+    }
 }
 
 /// An evaluation error at a position; `python` is true when Python itself would raise.
@@ -43,6 +58,9 @@ pub(crate) struct EvalError {
     pub(crate) python: bool,
     /// It follows from an error already reported.
     pub(crate) cascade: bool,
+    /// When it is the use of a name vramdoc could not evaluate: that name's reason, which a
+    /// statement failing because of it passes on as it is (not nested one level per line).
+    pub(crate) because: Option<String>,
 }
 
 impl EvalError {
@@ -54,6 +72,7 @@ impl EvalError {
             col,
             python: err.python,
             cascade: err.cascade,
+            because: None,
         }
     }
 }
@@ -108,8 +127,17 @@ const OTHER_BUILTINS: &[&str] = &[
 /// Modules whose attributes are modules too (`os.path`, `torch.cuda`).
 const SUBMODULES: &[&str] = &["os.path", "torch.cuda"];
 
-/// Evaluates `e` in `env`.
+/// Evaluates `e` in `env`, within the run's work budget.
 pub(crate) fn eval(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
+    host.work
+        .check()
+        .map_err(|err| EvalError::at(err, e.line, e.col))?;
+    let v = eval_expr(e, env, host)?;
+    host.work.charge(&v);
+    Ok(v)
+}
+
+fn eval_expr(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
     let at = |err: OpError| EvalError::at(err, e.line, e.col);
     match &e.kind {
         ExprKind::Const(v) => Ok(v.clone()),
@@ -117,20 +145,34 @@ pub(crate) fn eval(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
             "integer {text} is beyond 64 bits"
         )))),
         ExprKind::Opaque(why) => Err(at(OpError::unsupported(why.clone()))),
-        ExprKind::Name(n) => lookup(n, env).map_err(at),
+        ExprKind::Name(n) => match env.get(n) {
+            Some(Binding::Unknown(why)) => Err(EvalError {
+                because: Some(why.clone()),
+                ..at(OpError::unsupported(format!(
+                    "`{n}` could not be evaluated ({why})"
+                )))
+            }),
+            _ => lookup(n, env).map_err(at),
+        },
         ExprKind::Unary(op, x) => value::unary(*op, &eval(x, env, host)?).map_err(at),
         ExprKind::Not(x) => Ok(Value::Bool(!eval(x, env, host)?.truthy())),
-        ExprKind::Bin(op, a, b) => {
-            let (a, b) = (eval(a, env, host)?, eval(b, env, host)?);
-            value::binop(*op, &a, &b).map_err(at)
-        }
-        ExprKind::Logic(and, a, b) => {
-            let a = eval(a, env, host)?;
-            if a.truthy() == *and {
-                eval(b, env, host)
-            } else {
-                Ok(a)
+        ExprKind::Bin(first, rest) => {
+            let mut acc = eval(first, env, host)?;
+            for (op, x) in rest {
+                acc = value::binop(*op, &acc, &eval(x, env, host)?).map_err(at)?;
             }
+            Ok(acc)
+        }
+        ExprKind::Logic(and, items) => {
+            // The first operand that decides (falsy for `and`, truthy for `or`), else the last.
+            let mut v = Value::None;
+            for x in items {
+                v = eval(x, env, host)?;
+                if v.truthy() != *and {
+                    break;
+                }
+            }
+            Ok(v)
         }
         ExprKind::Compare(first, rest) => compare_chain(first, rest, env, host),
         ExprKind::IfElse(cond, a, b) => {
@@ -140,30 +182,25 @@ pub(crate) fn eval(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
                 eval(b, env, host)
             }
         }
-        ExprKind::Call(f, args, kwargs) => call(e, f, args, kwargs, env, host),
-        ExprKind::Attr(base, name) => match eval(base, env, host)? {
-            Value::Module(m) if SUBMODULES.contains(&format!("{m}.{name}").as_str()) => {
-                Ok(Value::Module(format!("{m}.{name}")))
-            }
-            Value::Module(m) => Err(at(OpError::unsupported(format!(
-                "`{m}.{name}` is not evaluated"
-            )))),
-            other => Err(at(OpError::unsupported(format!(
-                "attributes of {} values are not evaluated",
-                other.type_name()
-            )))),
-        },
-        ExprKind::Index(base, index) => {
-            let (base, index) = (eval(base, env, host)?, eval(index, env, host)?);
-            subscript(&base, &index).map_err(at)
-        }
+        ExprKind::Postfix(base, trailers) => postfix(e, base, trailers, env, host),
         ExprKind::Tuple(items) => Ok(Value::Tuple(eval_all(items, env, host)?)),
         ExprKind::List(items) => Ok(Value::List(eval_all(items, env, host)?)),
     }
 }
 
+/// The values of a tuple or list display or of call arguments, measured as they come so that
+/// a hostile display holds no more than [`super::size`] allows.
 fn eval_all(items: &[Expr], env: &Env, host: &Host<'_>) -> Result<Vec<Value>, EvalError> {
-    items.iter().map(|x| eval(x, env, host)).collect()
+    let mut size = Size::default();
+    let mut out = Vec::with_capacity(items.len());
+    for x in items {
+        let v = eval(x, env, host)?;
+        size.add(Size::of(&v));
+        size.check()
+            .map_err(|err| EvalError::at(err, x.line, x.col))?;
+        out.push(v);
+    }
+    Ok(out)
 }
 
 fn lookup(name: &str, env: &Env) -> Result<Value, OpError> {
@@ -266,50 +303,72 @@ fn subscript(base: &Value, index: &Value) -> Result<Value, OpError> {
     }
 }
 
-/// A call: a builtin, a library function vramdoc knows, or "cannot evaluate".
-fn call(
-    e: &Expr,
-    f: &Expr,
-    args: &[Expr],
-    kwargs: &[(String, Expr)],
-    env: &Env,
-    host: &Host<'_>,
-) -> EResult {
+/// A primary and its trailers, left to right in one loop (`e` is the whole chain, where errors
+/// point): a builtin or library call is recognized from the name or module path before it.
+fn postfix(e: &Expr, base: &Expr, trailers: &[Trailer], env: &Env, host: &Host<'_>) -> EResult {
     let at = |err: OpError| EvalError::at(err, e.line, e.col);
-    let path = match &f.kind {
-        ExprKind::Name(n) if !env.contains_key(n) && value_builtin(n) => {
+    let mut rest = trailers.iter().peekable();
+    let mut cur = match (&base.kind, trailers.first()) {
+        (ExprKind::Name(n), Some(Trailer::Call(args, kwargs)))
+            if !env.contains_key(n) && value_builtin(n) =>
+        {
+            rest.next();
             if !kwargs.is_empty() {
                 return Err(at(OpError::unsupported(format!(
                     "keyword arguments to `{n}()` are not evaluated"
                 ))));
             }
             let args = eval_all(args, env, host)?;
-            return super::builtins::call(n, &args).map_err(at);
+            super::builtins::call(n, &args).map_err(at)?
         }
-        ExprKind::Name(n) if !env.contains_key(n) && OTHER_BUILTINS.contains(&n.as_str()) => {
+        (ExprKind::Name(n), Some(Trailer::Call(..)))
+            if !env.contains_key(n) && OTHER_BUILTINS.contains(&n.as_str()) =>
+        {
             return Err(at(OpError::unsupported(format!(
                 "`{n}(...)` is not evaluated"
             ))))
         }
-        ExprKind::Attr(base, name) => match eval(base, env, host)? {
-            Value::Module(m) => format!("{m}.{name}"),
-            other => {
-                return Err(at(OpError::unsupported(format!(
-                    "methods of {} values are not evaluated",
-                    other.type_name()
+        _ => eval(base, env, host)?,
+    };
+    while let Some(trailer) = rest.next() {
+        cur = match trailer {
+            Trailer::Attr(name) => match (cur, rest.peek()) {
+                (Value::Module(m), Some(Trailer::Call(args, _))) => {
+                    rest.next();
+                    let args = eval_all(args, env, host)?;
+                    library(&format!("{m}.{name}"), &args, env, host).map_err(at)?
+                }
+                (Value::Module(m), _) if SUBMODULES.contains(&format!("{m}.{name}").as_str()) => {
+                    Value::Module(format!("{m}.{name}"))
+                }
+                (Value::Module(m), _) => {
+                    return Err(at(OpError::unsupported(format!(
+                        "`{m}.{name}` is not evaluated"
+                    ))))
+                }
+                (other, Some(Trailer::Call(..))) => {
+                    return Err(at(OpError::unsupported(format!(
+                        "methods of {} values are not evaluated",
+                        other.type_name()
+                    ))))
+                }
+                (other, _) => {
+                    return Err(at(OpError::unsupported(format!(
+                        "attributes of {} values are not evaluated",
+                        other.type_name()
+                    ))))
+                }
+            },
+            Trailer::Call(..) => {
+                return Err(at(OpError::python(format!(
+                    "TypeError: '{}' object is not callable",
+                    cur.type_name()
                 ))))
             }
-        },
-        _ => {
-            let v = eval(f, env, host)?;
-            return Err(at(OpError::python(format!(
-                "TypeError: '{}' object is not callable",
-                v.type_name()
-            ))));
-        }
-    };
-    let args = eval_all(args, env, host)?;
-    library(&path, &args, env, host).map_err(at)
+            Trailer::Index(index) => subscript(&cur, &eval(index, env, host)?).map_err(at)?,
+        };
+    }
+    Ok(cur)
 }
 
 /// The library functions configs call.
@@ -384,11 +443,7 @@ mod tests {
 
     fn ev(src: &str, gpu: Option<&str>) -> EResult {
         let catalog = GpuCatalog::builtin();
-        let host = Host {
-            catalog: &catalog,
-            gpu,
-            assumed_bf16: Cell::new(false),
-        };
+        let host = Host::new(&catalog, gpu);
         let mut env = Env::new();
         env.insert("n_head".into(), Binding::Known(Value::Int(6)));
         env.insert(

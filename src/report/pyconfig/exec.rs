@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::ast::{Expr, ExprKind, Stmt, StmtKind, Target};
+use super::ast::{Expr, ExprKind, Stmt, StmtKind, Target, Trailer};
 use super::eval::{eval, Binding, EvalError};
 use super::parser::Parser;
 use super::value::{self, Value};
-use super::{is_key, Origin, Session};
+use super::{is_key, read_after_config, Origin, Session};
 use crate::diagnostics::Diagnostic;
 
 /// What to do after a statement.
@@ -27,10 +27,12 @@ type XResult = Result<Flow, Box<Diagnostic>>;
 /// with an error leaves its names unset (later uses of them are not reported again); a syntax
 /// error ends the file, as in Python.
 pub(crate) fn run_file(session: &mut Session<'_>, path: &Path, text: &str) {
-    let source: Arc<str> = Arc::from(text.strip_prefix('\u{feff}').unwrap_or(text));
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let source: Arc<str> = Arc::from(universal_newlines(text).as_ref());
     let mut ex = Exec {
         s: session,
         path,
+        lines: line_starts(&source),
         source: Arc::clone(&source),
     };
     let mut parser = match Parser::new(&source) {
@@ -53,6 +55,25 @@ struct Exec<'e, 's> {
     s: &'e mut Session<'s>,
     path: &'e Path,
     source: Arc<str>,
+    /// Where each line of `source` starts, so quoting a line costs its length, not the file's.
+    lines: Vec<usize>,
+}
+
+/// The text as Python's `open().read()` gives it to `exec`: `\r\n` and a lone `\r` (old Mac
+/// files) end lines as `\n` does.
+pub(super) fn universal_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n").into()
+    } else {
+        text.into()
+    }
+}
+
+/// The byte offset where each line starts.
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
 }
 
 impl Exec<'_, '_> {
@@ -67,10 +88,10 @@ impl Exec<'_, '_> {
 
     /// The statement's line as written, shortened.
     fn quote(&self, line: usize) -> String {
-        let text = self
-            .source
-            .lines()
-            .nth(line.saturating_sub(1))
+        let start = self.lines.get(line.saturating_sub(1)).copied();
+        let end = self.lines.get(line).copied().unwrap_or(self.source.len());
+        let text = start
+            .and_then(|s| self.source.get(s..end))
             .unwrap_or("")
             .trim();
         if text.chars().count() > 72 {
@@ -161,6 +182,20 @@ impl Exec<'_, '_> {
             }
             StmtKind::Del(names) => {
                 for n in names {
+                    if read_after_config(n) {
+                        let msg = format!(
+                            "`{}` deletes `{n}`, which is read after the configuration (by \
+                             train.py, or by vramdoc's estimate): nanoGPT would stop with \
+                             NameError: name '{n}' is not defined",
+                            self.quote(stmt.line)
+                        );
+                        let help = format!(
+                            "remove `{n}` from the `del`; to change it, assign the value you mean"
+                        );
+                        return Err(Box::new(
+                            self.error(&msg, stmt.line, stmt.col).with_help(help),
+                        ));
+                    }
                     if self.s.env.remove(n).is_none() {
                         let msg = format!("NameError: name '{n}' is not defined");
                         return Err(self.error(&msg, stmt.line, stmt.col));
@@ -168,7 +203,7 @@ impl Exec<'_, '_> {
                 }
             }
             StmtKind::Skip { why, binds } => {
-                self.undecided(stmt, binds, why, stmt.line, stmt.col)?
+                self.undecided(stmt, binds, why, None, (stmt.line, stmt.col))?
             }
         }
         Ok(Flow::Next)
@@ -179,10 +214,18 @@ impl Exec<'_, '_> {
     fn expr_stmt(&mut self, stmt: &Stmt, e: &Expr) -> Flow {
         match &e.kind {
             ExprKind::Const(_) => Flow::Next,
-            ExprKind::Call(f, args, _)
+            ExprKind::Postfix(f, trailers)
                 if matches!(&f.kind, ExprKind::Name(n) if n == "exec")
-                    && args.iter().any(mentions_configurator) =>
+                    && matches!(&trailers[..], [Trailer::Call(args, _)] if args.iter().any(mentions_configurator)) =>
             {
+                let note = format!(
+                    "{}:{}: read up to `{}`, where train.py applies the command line: the rest of \
+                     the file is not read",
+                    self.path.display(),
+                    stmt.line,
+                    self.quote(stmt.line)
+                );
+                self.s.notes.push(note);
                 Flow::Stop
             }
             _ => {
@@ -211,7 +254,7 @@ impl Exec<'_, '_> {
                         s.kind.bound_names(&mut names);
                     }
                     let why = format!("cannot decide the condition: {}", e.msg);
-                    self.undecided(stmt, &names, &why, e.line, e.col)?;
+                    self.undecided(stmt, &names, &why, e.because.as_deref(), (e.line, e.col))?;
                     return Ok(Flow::Next);
                 }
             }
@@ -226,8 +269,8 @@ impl Exec<'_, '_> {
         stmt: &Stmt,
         names: &[String],
         why: &str,
-        line: usize,
-        col: usize,
+        because: Option<&str>,
+        (line, col): (usize, usize),
     ) -> Result<(), Box<Diagnostic>> {
         if let Some(key) = names.iter().find(|n| is_key(n)) {
             let msg = format!(
@@ -236,7 +279,9 @@ impl Exec<'_, '_> {
             );
             return Err(Box::new(self.error(&msg, line, col).with_help(help(key))));
         }
-        let unknown = format!("line {}: {why}", stmt.line);
+        // A name unknown because of another keeps the first reason, so the text stays short
+        // however long the chain of lines that pass it on.
+        let unknown = because.map_or_else(|| format!("line {}: {why}", stmt.line), str::to_owned);
         for n in names {
             self.s
                 .env
@@ -265,7 +310,7 @@ impl Exec<'_, '_> {
             Err(e) => {
                 let mut names = Vec::new();
                 StmtKind::Assign(targets.to_vec(), placeholder()).bound_names(&mut names);
-                return self.undecided(stmt, &names, &e.msg, e.line, e.col);
+                return self.undecided(stmt, &names, &e.msg, e.because.as_deref(), (e.line, e.col));
             }
         };
         for t in targets {
@@ -286,9 +331,10 @@ impl Exec<'_, '_> {
                         source: Arc::clone(&self.source),
                     },
                 );
-                if !self.s.assigned.contains(n) {
-                    self.s.assigned.push(n.clone());
+                if let (Value::Str(text), true) = (&v, self.s.bool_keys.contains(&n.as_str())) {
+                    return Err(self.str_for_bool(stmt, n, text, *line, *col));
                 }
+                self.s.mark_assigned(n);
                 self.s.env.insert(n.clone(), Binding::Known(v));
             }
             Target::Tuple(items) => {
@@ -323,6 +369,39 @@ impl Exec<'_, '_> {
     }
 }
 
+impl Exec<'_, '_> {
+    /// The error for a string assigned to a bool key: Python takes any non-empty string for
+    /// true, so `bias = 'False'` would be a true `bias` in nanoGPT (and a str where it wants a
+    /// bool), not the False the text names.
+    fn str_for_bool(
+        &self,
+        stmt: &Stmt,
+        key: &str,
+        text: &str,
+        line: usize,
+        col: usize,
+    ) -> Box<Diagnostic> {
+        let truth = if text.is_empty() {
+            "false (it is empty)"
+        } else {
+            "true (every non-empty string is)"
+        };
+        let word = if text.trim().eq_ignore_ascii_case("false") || text.trim() == "0" {
+            "False"
+        } else {
+            "True"
+        };
+        let msg = format!(
+            "`{}` sets the bool key `{key}` to the string {}, which Python takes for {truth}",
+            self.quote(stmt.line),
+            Value::Str(text.to_owned()).repr()
+        );
+        Box::new(self.error(&msg, line, col).with_help(format!(
+            "write `{key} = {word}` (True or False, without quotes)"
+        )))
+    }
+}
+
 /// An expression standing for an assignment's value when only its targets matter.
 fn placeholder() -> Expr {
     Expr {
@@ -346,10 +425,13 @@ fn help(key: &str) -> String {
 fn mentions_configurator(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Const(Value::Str(s)) => s.contains("configurator"),
-        ExprKind::Call(f, args, _) => {
-            mentions_configurator(f) || args.iter().any(mentions_configurator)
+        ExprKind::Postfix(base, trailers) => {
+            mentions_configurator(base)
+                || trailers.iter().any(|t| match t {
+                    Trailer::Call(args, _) => args.iter().any(mentions_configurator),
+                    _ => false,
+                })
         }
-        ExprKind::Attr(base, _) => mentions_configurator(base),
         _ => false,
     }
 }

@@ -1,9 +1,16 @@
-//! Expressions from tokens: precedence climbing from conditional expressions down to atoms
-//! (names, literals, brackets), with calls, attributes and subscripts.
+//! Expressions from tokens: one function per precedence level, from conditional expressions
+//! down to atoms (names, literals, brackets), with calls, attributes and subscripts.
+//!
+//! Left-associative chains (`a + b + c`, `a and b`, `a < b < c`, `x.a[0]()`) are read in a loop
+//! into one flat node, so their length costs no stack, and are capped at [`MAX_CHAIN`];
+//! what nests (brackets, unary operators, `not`, `**`, conditional expressions) is capped at
+//! [`MAX_DEPTH`].
 
-use super::ast::{CmpOp, Expr, ExprKind};
+use super::ast::{CmpOp, Expr, ExprKind, Trailer};
 use super::lexer::Tok;
-use super::parser::{CallArgs, PResult, ParseError, Parser, MAX_DEPTH};
+use super::parser::{
+    CallArgs, PResult, ParseError, Parser, LIMIT_CHAIN, LIMIT_DEPTH, MAX_CHAIN, MAX_DEPTH,
+};
 use super::value::{BinOp, Value};
 
 impl Parser {
@@ -40,7 +47,7 @@ impl Parser {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             self.depth -= 1;
-            return self.err("expression nested too deeply");
+            return self.too_deep();
         }
         let out = self.expr_inner();
         self.depth -= 1;
@@ -74,23 +81,58 @@ impl Parser {
     }
 
     fn or_test(&mut self) -> PResult<Expr> {
-        let mut a = self.and_test()?;
-        while self.is_kw("or") {
-            self.advance()?;
-            let b = self.and_test()?;
-            a = join(a, b, |a, b| ExprKind::Logic(false, a, b));
-        }
-        Ok(a)
+        let first = self.and_test()?;
+        self.logic_chain(false, first)
     }
 
     fn and_test(&mut self) -> PResult<Expr> {
-        let mut a = self.not_test()?;
-        while self.is_kw("and") {
-            self.advance()?;
-            let b = self.not_test()?;
-            a = join(a, b, |a, b| ExprKind::Logic(true, a, b));
+        let first = self.not_test()?;
+        self.logic_chain(true, first)
+    }
+
+    /// `first and b and ...` (`and`) or `first or b or ...`, read in a loop into one flat
+    /// [`ExprKind::Logic`] (just `first` when no such operator follows).
+    fn logic_chain(&mut self, and: bool, first: Expr) -> PResult<Expr> {
+        let kw = if and { "and" } else { "or" };
+        if !self.is_kw(kw) {
+            return Ok(first);
         }
-        Ok(a)
+        let (line, col) = (first.line, first.col);
+        let mut items = vec![first];
+        while self.is_kw(kw) {
+            self.chain_room(items.len() - 1)?;
+            self.advance()?;
+            items.push(if and {
+                self.not_test()?
+            } else {
+                self.and_test()?
+            });
+        }
+        Ok(Expr {
+            kind: ExprKind::Logic(and, items),
+            line,
+            col,
+        })
+    }
+
+    /// An error at the current token when a chain already has [`MAX_CHAIN`] operators.
+    fn chain_room(&self, operators: usize) -> PResult<()> {
+        if operators < MAX_CHAIN {
+            return Ok(());
+        }
+        self.err(format!(
+            "{LIMIT_CHAIN} more than {MAX_CHAIN} operators, calls, subscripts or attributes in \
+             a row, more than vramdoc evaluates: compute the value and write it, or split the \
+             expression over several assignments"
+        ))
+    }
+
+    /// The error for an expression nested beyond [`MAX_DEPTH`].
+    pub(super) fn too_deep<T>(&self) -> PResult<T> {
+        self.err(format!(
+            "{LIMIT_DEPTH} (more than {MAX_DEPTH} levels of brackets, unary \
+             operators, `not`, `**` or conditional expressions): write the value more simply"
+        ))
     }
 
     fn not_test(&mut self) -> PResult<Expr> {
@@ -101,7 +143,7 @@ impl Parser {
         self.advance()?;
         self.depth += 1;
         let inner = if self.depth > MAX_DEPTH {
-            self.err("expression nested too deeply")
+            self.too_deep()
         } else {
             self.not_test()
         };
@@ -116,7 +158,11 @@ impl Parser {
     fn comparison(&mut self) -> PResult<Expr> {
         let first = self.binary(0)?;
         let mut rest = Vec::new();
-        while let Some(op) = self.cmp_op()? {
+        loop {
+            if self.cmp_op_ahead()? {
+                self.chain_room(rest.len())?;
+            }
+            let Some(op) = self.cmp_op()? else { break };
             rest.push((op, self.binary(0)?));
         }
         if rest.is_empty() {
@@ -127,6 +173,16 @@ impl Parser {
             kind: ExprKind::Compare(Box::new(first), rest),
             line,
             col,
+        })
+    }
+
+    /// Whether a comparison operator comes next.
+    fn cmp_op_ahead(&mut self) -> PResult<bool> {
+        Ok(match &self.tok.tok {
+            Tok::Op("==" | "!=" | "<" | "<=" | ">" | ">=") => true,
+            Tok::Name(n) if n == "in" || n == "is" => true,
+            Tok::Name(n) if n == "not" => matches!(self.peek2()?, Tok::Name(m) if m == "in"),
+            _ => false,
         })
     }
 
@@ -158,8 +214,9 @@ impl Parser {
         Ok(Some(op))
     }
 
-    /// Binary operators of precedence level `min` and above (precedence climbing, one frame per
-    /// operand): `|`, `^`, `&`, shifts, `+ -`, `* / // % @`.
+    /// Binary operators of precedence level `min` and above (0: `|`, then `^`, `&`, shifts,
+    /// `+ -`, `* / // % @`), by precedence climbing: one frame per operand of higher precedence,
+    /// and operators of one level in a row pushed onto one flat [`ExprKind::Bin`] chain.
     fn binary(&mut self, min: usize) -> PResult<Expr> {
         const LEVELS: &[&[&str]] = &[
             &["|"],
@@ -170,6 +227,8 @@ impl Parser {
             &["*", "/", "//", "%", "@"],
         ];
         let mut a = self.factor()?;
+        // The level of the chain `a` is, once this loop made it one.
+        let mut chain_level = None;
         while let Tok::Op(op) = self.tok.tok {
             let Some(level) = LEVELS.iter().position(|ops| ops.contains(&op)) else {
                 break;
@@ -180,9 +239,28 @@ impl Parser {
             let Some(bin) = BinOp::from_token(op) else {
                 return self.err("the `@` operator is not evaluated");
             };
+            match &a.kind {
+                ExprKind::Bin(_, rest) if chain_level == Some(level) => {
+                    self.chain_room(rest.len())?
+                }
+                _ => {}
+            }
             self.advance()?;
             let b = self.binary(level + 1)?;
-            a = join(a, b, |a, b| ExprKind::Bin(bin, a, b));
+            match &mut a.kind {
+                ExprKind::Bin(_, rest) if chain_level == Some(level) => rest.push((bin, b)),
+                _ => {
+                    // Operators of a lower level than the chain's (`a * b + c`) start a new one
+                    // around it: at most one per level.
+                    let (line, col) = (a.line, a.col);
+                    a = Expr {
+                        kind: ExprKind::Bin(Box::new(a), vec![(bin, b)]),
+                        line,
+                        col,
+                    };
+                    chain_level = Some(level);
+                }
+            }
         }
         Ok(a)
     }
@@ -198,7 +276,7 @@ impl Parser {
         self.advance()?;
         self.depth += 1;
         let inner = if self.depth > MAX_DEPTH {
-            self.err("expression nested too deeply")
+            self.too_deep()
         } else {
             self.factor()
         };
@@ -217,34 +295,53 @@ impl Parser {
         }
         self.depth += 1;
         let exp = if self.depth > MAX_DEPTH {
-            self.err("expression nested too deeply")
+            self.too_deep()
         } else {
             self.factor()
         };
         self.depth -= 1;
-        Ok(join(base, exp?, |a, b| ExprKind::Bin(BinOp::Pow, a, b)))
+        let (line, col) = (base.line, base.col);
+        Ok(Expr {
+            kind: ExprKind::Bin(Box::new(base), vec![(BinOp::Pow, exp?)]),
+            line,
+            col,
+        })
     }
+
+    /// An atom and its trailers (`.name`, calls, subscripts), at the atom's position.
     fn primary(&mut self) -> PResult<Expr> {
-        let mut e = self.atom()?;
+        let base = self.atom()?;
+        let mut trailers = Vec::new();
         loop {
-            let (line, col) = (e.line, e.col);
-            let kind = if self.eat_op(".")? {
-                ExprKind::Attr(Box::new(e), self.name()?)
+            if self.is_op(".") || self.is_op("(") || self.is_op("[") {
+                self.chain_room(trailers.len())?;
+            }
+            let trailer = if self.eat_op(".")? {
+                Trailer::Attr(self.name()?)
             } else if self.eat_op("(")? {
                 let (args, kwargs) = self.call_args()?;
-                ExprKind::Call(Box::new(e), args, kwargs)
+                Trailer::Call(args, kwargs)
             } else if self.eat_op("[")? {
                 let index = self.expr_list()?;
                 if self.is_op(":") {
                     return self.err("slices are not evaluated");
                 }
                 self.expect_op("]")?;
-                ExprKind::Index(Box::new(e), Box::new(index))
+                Trailer::Index(index)
             } else {
-                return Ok(e);
+                break;
             };
-            e = Expr { kind, line, col };
+            trailers.push(trailer);
         }
+        if trailers.is_empty() {
+            return Ok(base);
+        }
+        let (line, col) = (base.line, base.col);
+        Ok(Expr {
+            kind: ExprKind::Postfix(Box::new(base), trailers),
+            line,
+            col,
+        })
     }
 
     fn call_args(&mut self) -> PResult<CallArgs> {
@@ -371,15 +468,5 @@ fn describe(t: &Tok) -> String {
         Tok::Indent => "indent".into(),
         Tok::Dedent => "dedent".into(),
         other => format!("{other:?}"),
-    }
-}
-
-/// Joins two expressions at the first one's position.
-fn join(a: Expr, b: Expr, f: impl FnOnce(Box<Expr>, Box<Expr>) -> ExprKind) -> Expr {
-    let (line, col) = (a.line, a.col);
-    Expr {
-        kind: f(Box::new(a), Box::new(b)),
-        line,
-        col,
     }
 }

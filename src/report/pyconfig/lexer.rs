@@ -1,10 +1,13 @@
 //! Python tokens with 1-based line and column: indentation, implicit joining inside brackets,
-//! backslash continuation, comments, all string forms (prefixes, triple quotes, escapes).
+//! backslash continuation, comments, all string forms (prefixes, triple quotes, escapes), and
+//! identifiers in NFKC form as Python reads them.
 //!
 //! Tokens are produced on demand, so reading can stop at train.py's configurator line without
 //! looking at the training code after it.
 
 use std::collections::VecDeque;
+
+use unicode_normalization::UnicodeNormalization;
 
 /// One token.
 #[derive(Debug, Clone, PartialEq)]
@@ -301,6 +304,12 @@ impl Lexer {
                 return self.string(special, raw, line, col);
             }
         }
+        // Python reads identifiers in NFKC form: `ｎ_layer` is `n_layer`.
+        let word = if word.is_ascii() {
+            word
+        } else {
+            word.nfkc().collect()
+        };
         Ok(self.token(Tok::Name(word), line, col))
     }
 

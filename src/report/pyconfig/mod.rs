@@ -3,7 +3,8 @@
 //!
 //! [`lexer`] makes tokens, [`parser`] statements and [`exprs`] expressions ([`ast`]), [`eval`] evaluates
 //! expressions over the globals ([`value`] holds the values and checked operators, [`builtins`]
-//! the builtins) and [`exec`] runs statements. A [`Session`] is the globals plus what the report
+//! the builtins, [`size`] bounds what they build and the run's work) and [`exec`] runs
+//! statements. Nothing recurses once per operand of a chain, so a file's length costs no stack. A [`Session`] is the globals plus what the report
 //! needs: where each key was set, which names the files assigned, and notes on skipped lines.
 
 mod ast;
@@ -13,10 +14,10 @@ mod exec;
 mod exprs;
 mod lexer;
 mod parser;
+mod size;
 mod value;
 
-use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -111,6 +112,14 @@ pub(crate) fn is_key(name: &str) -> bool {
     name == "init_from" || KEYS.contains(&name)
 }
 
+/// Whether `name` is read after the configuration: a key, or a global or module train.py
+/// defines before it (deleting one makes nanoGPT stop with a NameError).
+fn read_after_config(name: &str) -> bool {
+    is_key(name)
+        || TRAIN_GLOBALS.iter().any(|(n, _)| *n == name)
+        || TRAIN_MODULES.iter().any(|(n, _)| *n == name)
+}
+
 /// The globals configs run in, and what the report needs to know about them.
 pub(crate) struct Session<'a> {
     env: Env,
@@ -119,6 +128,10 @@ pub(crate) struct Session<'a> {
     pub(crate) origins: HashMap<String, Origin>,
     /// Names the inputs assigned, in first-assignment order.
     pub(crate) assigned: Vec<String>,
+    /// The same names, to find one in constant time.
+    assigned_set: HashSet<String>,
+    /// The keys whose value is a bool (`bias`, `compile`, ...).
+    bool_keys: Vec<&'static str>,
     /// Skipped statements and assumptions, for the report.
     pub(crate) notes: Vec<String>,
     /// Every error found so far, in order.
@@ -146,19 +159,21 @@ impl<'a> Session<'a> {
             );
         }
         let defaults = Scenario::default();
+        let mut bool_keys = Vec::new();
         for (key, text) in defaults.display_values() {
             let v = literal_eval(&text).unwrap_or(Value::Str(text));
+            if matches!(v, Value::Bool(_)) {
+                bool_keys.push(key);
+            }
             env.insert(key.to_owned(), Binding::Known(v));
         }
         Session {
             env,
-            host: Host {
-                catalog,
-                gpu,
-                assumed_bf16: Cell::new(false),
-            },
+            host: Host::new(catalog, gpu),
             origins: HashMap::new(),
             assigned: Vec::new(),
+            assigned_set: HashSet::new(),
+            bool_keys,
             notes: Vec::new(),
             errors: Vec::new(),
             noted_bf16: false,
@@ -232,10 +247,17 @@ impl<'a> Session<'a> {
         self.env.insert(key.to_owned(), Binding::Known(new));
         self.origins
             .insert(key.to_owned(), Origin::Arg(arg.to_owned()));
-        if !is_key(key) && !self.assigned.iter().any(|a| a == key) {
-            self.assigned.push(key.to_owned());
+        if !is_key(key) {
+            self.mark_assigned(key);
         }
         Ok(())
+    }
+
+    /// Records that an input assigned `name` (once, in first-assignment order).
+    fn mark_assigned(&mut self, name: &str) {
+        if self.assigned_set.insert(name.to_owned()) {
+            self.assigned.push(name.to_owned());
+        }
     }
 
     /// The value of `name` as a scenario literal, if it is bound to one.
@@ -256,8 +278,10 @@ impl<'a> Session<'a> {
         key: &str,
         src: &str,
     ) -> Result<Option<Literal>, (String, usize)> {
-        let Some(expr) = parse_one(src) else {
-            return Ok(None);
+        let expr = match parse_one(src) {
+            Ok(Some(expr)) => expr,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err((e.msg, e.col)),
         };
         match eval::eval(&expr, &self.env, &self.host) {
             Ok(v) => to_literal(&v, key == "lora_targets")
@@ -269,11 +293,44 @@ impl<'a> Session<'a> {
     }
 }
 
-/// One expression filling all of `src`, or `None`.
-fn parse_one(src: &str) -> Option<ast::Expr> {
-    let mut p = Parser::new(src).ok()?;
-    let e = p.expr_list().ok()?;
-    p.next_line().ok()?.is_none().then_some(e)
+/// Whether `text` (standard input, which has no extension to go by) is a Python config rather
+/// than a YAML scenario: some statement assigns, imports or branches (`n_layer = 4`, or
+/// `n_layer: int = 4`, which YAML would read as the string `int = 4`). Lines of `key: value`
+/// alone are YAML (to Python, annotations without a value).
+pub(crate) fn looks_like_python(text: &str) -> bool {
+    let text = exec::universal_newlines(text);
+    let Ok(mut parser) = Parser::new(&text) else {
+        return false;
+    };
+    while let Ok(Some(stmts)) = parser.next_line() {
+        let runs = |s: &ast::Stmt| {
+            !matches!(
+                s.kind,
+                ast::StmtKind::AnnAssign(_, None)
+                    | ast::StmtKind::Expr(_)
+                    | ast::StmtKind::Pass
+                    | ast::StmtKind::Skip { .. }
+            )
+        };
+        if stmts.iter().any(runs) {
+            return true;
+        }
+    }
+    false
+}
+
+/// One expression filling all of `src`, or `None`; an error only when it is beyond what the
+/// parser takes (a chain or nesting too long), which as a string would be a silent surprise.
+fn parse_one(src: &str) -> Result<Option<ast::Expr>, parser::ParseError> {
+    let Ok(mut p) = Parser::new(src) else {
+        return Ok(None);
+    };
+    let e = match p.expr_list() {
+        Ok(e) => e,
+        Err(e) if e.is_limit() => return Err(e),
+        Err(_) => return Ok(None),
+    };
+    Ok(matches!(p.next_line(), Ok(None)).then_some(e))
 }
 
 /// Python's `ast.literal_eval` on the forms configs use: numbers, strings, `True`/`False`/
@@ -295,18 +352,14 @@ fn literal_value(src: &str) -> Result<Option<Value>, String> {
             _ => false,
         }
     }
-    let Some(e) = parse_one(src) else {
+    let Ok(Some(e)) = parse_one(src) else {
         return Ok(None);
     };
     if !is_literal(&e) {
         return Ok(None);
     }
     let catalog = GpuCatalog::default();
-    let host = Host {
-        catalog: &catalog,
-        gpu: None,
-        assumed_bf16: Cell::new(false),
-    };
+    let host = Host::new(&catalog, None);
     match eval::eval(&e, &Env::new(), &host) {
         Ok(v) => Ok(Some(v)),
         // -9223372036854775808 is a literal whose positive part does not fit.

@@ -5,12 +5,17 @@
 //! `if` (`def`, `for`, `with`, `try`, ...) are parsed only to learn what they assign. Tokenizing
 //! errors and missing blocks are fatal, as in Python.
 
-use super::ast::{Expr, ExprKind, Stmt, StmtKind, Target};
+use super::ast::{Expr, ExprKind, Stmt, StmtKind, Target, Trailer};
 use super::lexer::{Lexer, Tok, Token};
 use super::value::BinOp;
 
 /// The deepest nesting of expressions or blocks accepted (hostile input cannot overflow the stack).
 pub(super) const MAX_DEPTH: usize = 40;
+
+/// The most operators (or calls, subscripts, attributes) one left-associative chain may hold:
+/// chains are flat, so this bounds no stack; it is above what Python itself compiles (most
+/// versions refuse such chains beyond about 3,000, 3.13 beyond about 10,000).
+pub(super) const MAX_CHAIN: usize = 10_000;
 
 /// A parse error at a position; `fatal` ones end the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +25,18 @@ pub(crate) struct ParseError {
     pub(crate) col: usize,
     pub(crate) fatal: bool,
 }
+
+impl ParseError {
+    /// Whether this is one of the parser's own limits ([`MAX_CHAIN`], [`MAX_DEPTH`]) rather
+    /// than text outside the language.
+    pub(crate) fn is_limit(&self) -> bool {
+        self.msg.starts_with(LIMIT_CHAIN) || self.msg.starts_with(LIMIT_DEPTH)
+    }
+}
+
+/// How the errors for [`MAX_CHAIN`] and [`MAX_DEPTH`] begin.
+pub(super) const LIMIT_CHAIN: &str = "chain too long:";
+pub(super) const LIMIT_DEPTH: &str = "expression nested too deeply";
 
 pub(super) type PResult<T> = Result<T, ParseError>;
 
@@ -527,17 +544,22 @@ fn to_target(e: &Expr) -> PResult<Target> {
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             Target::Tuple(items.iter().map(to_target).collect::<PResult<_>>()?)
         }
-        ExprKind::Attr(..) => Target::Other("an attribute".into()),
-        ExprKind::Index(..) => Target::Other("a subscript".into()),
-        _ => {
-            return Err(ParseError {
-                msg: "SyntaxError: cannot assign to this expression".into(),
-                line: e.line,
-                col: e.col,
-                fatal: false,
-            })
-        }
+        ExprKind::Postfix(_, trailers) => match trailers.last() {
+            Some(Trailer::Attr(_)) => Target::Other("an attribute".into()),
+            Some(Trailer::Index(_)) => Target::Other("a subscript".into()),
+            _ => return Err(cannot_assign(e)),
+        },
+        _ => return Err(cannot_assign(e)),
     })
+}
+
+fn cannot_assign(e: &Expr) -> ParseError {
+    ParseError {
+        msg: "SyntaxError: cannot assign to this expression".into(),
+        line: e.line,
+        col: e.col,
+        fatal: false,
+    }
 }
 
 /// The names a line that could not be parsed assigns: those before its first `=` (or augmented

@@ -281,3 +281,31 @@ mod statements {
         }
     }
 }
+
+mod chains {
+    use super::super::*;
+
+    /// Operators of several precedence levels in one flat chain give Python's values (each
+    /// figure is what CPython 3.11 prints for the same expression).
+    #[test]
+    fn flat_chains_keep_pythons_precedence_and_associativity() {
+        let catalog = GpuCatalog::builtin();
+        let s = Session::new(&catalog, None);
+        for (src, want) in [
+            ("1 + 2 * 3 - 4 * 5 // 3 + 7 % 4", Literal::Int(4)),
+            ("2 * 3 + 4 << 1 | 1 ^ 3 & 6", Literal::Int(23)),
+            ("100 - 10 - 5 - 1", Literal::Int(84)),
+            ("16 // 2 // 2 * 3 % 5", Literal::Int(2)),
+            ("1 | 2 ^ 3 & 4 << 1 >> 1 + 1 - 1 * 2 // 1", Literal::Int(3)),
+            ("2 ** 3 ** 2", Literal::Int(512)),
+            ("-2 ** 2", Literal::Int(-4)),
+            ("0 or 0 or 5 and 0 or 7", Literal::Int(7)),
+            ("1 and 2 and 3 or 4", Literal::Int(3)),
+            ("(3 and 0) or (0 and 9)", Literal::Int(0)),
+            ("1 < 2 < 3 > 2 == 2", Literal::Bool(true)),
+            ("len('abc'[1][0][0])", Literal::Int(1)),
+        ] {
+            assert_eq!(s.eval_str("n_layer", src), Ok(Some(want)), "{src}");
+        }
+    }
+}

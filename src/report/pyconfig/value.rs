@@ -5,6 +5,9 @@
 //! never a wrap-around or a panic.
 
 use std::cmp::Ordering;
+use std::iter::repeat_n;
+
+use super::size;
 
 /// The largest string, tuple or list (in bytes or items) an expression may build.
 pub(crate) const MAX_LEN: usize = 1 << 20;
@@ -286,16 +289,19 @@ fn checked_len(n: usize) -> Result<(), OpError> {
 }
 
 fn concat(x: &[Value], y: &[Value]) -> Result<Vec<Value>, OpError> {
-    checked_len(x.len() + y.len())?;
+    size::of_items(x).plus(size::of_items(y)).check()?;
     Ok(x.iter().chain(y).cloned().collect())
 }
 
-/// `seq * n` for a string, tuple or list, bounded by [`MAX_LEN`].
+/// `seq * n` for a string, tuple or list, bounded by [`MAX_LEN`] (nested items included).
 fn repeat(seq: &Value, n: i64) -> OpResult {
     let times = usize::try_from(n.max(0)).map_err(|_| overflow())?;
-    let unit = match seq {
-        Value::Str(s) => s.len(),
-        Value::Tuple(v) | Value::List(v) => v.len(),
+    let items = match seq {
+        Value::Str(s) => {
+            checked_len(s.len().saturating_mul(times))?;
+            return Ok(Value::Str(s.repeat(times)));
+        }
+        Value::Tuple(v) | Value::List(v) => v,
         other => {
             return Err(OpError::python(format!(
                 "TypeError: can't multiply sequence of type '{}' by an int",
@@ -303,17 +309,12 @@ fn repeat(seq: &Value, n: i64) -> OpResult {
             )))
         }
     };
-    checked_len(unit.saturating_mul(times))?;
+    size::of_items(items).times(times).check()?;
+    let copies = repeat_n(items, times).flatten().cloned().collect();
     Ok(match seq {
-        Value::Str(s) => Value::Str(s.repeat(times)),
-        Value::Tuple(v) => Value::Tuple(repeat_items(v, times)),
-        Value::List(v) => Value::List(repeat_items(v, times)),
-        _ => unreachable!("checked above"),
+        Value::Tuple(_) => Value::Tuple(copies),
+        _ => Value::List(copies),
     })
-}
-
-fn repeat_items(v: &[Value], times: usize) -> Vec<Value> {
-    std::iter::repeat_n(v, times).flatten().cloned().collect()
 }
 
 fn int_op(op: BinOp, x: i64, y: i64) -> OpResult {

@@ -1,0 +1,142 @@
+//! The short answer under a guide's title (issue 23), through the real binary: the verdict with
+//! the total the breakdown table shows, the first option of the options table that fits as
+//! config lines and `train.py` flags, links to the table and the first chart; nothing to change
+//! when the scenario fits; no box without a GPU. Also the options table's one setting per line.
+
+use crate::support::SiteTest;
+
+/// GPT-2 small at micro-batch 16 on a 12 GB card: it does not fit as configured.
+const OOM: &str = "n_layer: 12\nn_head: 12\nn_embd: 768\nblock_size: 1024\nbatch_size: 16\ngradient_accumulation_steps: 32\ndtype: bfloat16\n";
+
+fn guide(t: &SiteTest, lang: &str, scenario: &str) {
+    let indented: String = scenario.lines().map(|l| format!("  {l}\n")).collect();
+    t.file(
+        &format!("content/g/{lang}.md"),
+        &format!(
+            "---\ntitle: G\nlang: {lang}\ndate: 2026-11-20\nscenario:\n{indented}---\n\n## Memory\n\n{{{{ breakdown_table() }}}}\n\n{{{{ chart(\"breakdown\") }}}}\n\n## Options\n\n{{{{ options_table() }}}}\n"
+        ),
+    );
+}
+
+/// The cells of the Markdown table rows after the header line holding `header`.
+fn table(md: &str, header: &str) -> Vec<Vec<String>> {
+    md.lines()
+        .skip_while(|l| !(l.starts_with('|') && l.contains(header)))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().trim_matches('*').to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// The text between `start` and the next `end` after it.
+fn between<'a>(html: &'a str, start: &str, end: &str) -> &'a str {
+    let from = html
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start} in {html}"))
+        + start.len();
+    &html[from..from + html[from..].find(end).unwrap()]
+}
+
+/// The text of an HTML fragment: tags dropped.
+fn text(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn the_answer_is_the_first_option_that_fits_with_its_config_and_links() {
+    let t = SiteTest::new();
+    guide(&t, "en", &format!("{OOM}gpu: rtx-3060-12gb\n"));
+    t.build_ok();
+    let html = t.output("en/g/index.html");
+    let md = t.output("en/g/index.md");
+    let answer = between(&html, "<section class=\"answer\"", "</section>");
+    // The verdict names the card and quotes the total the breakdown table shows.
+    let breakdown = table(&md, "| Component |");
+    let total = &breakdown
+        .iter()
+        .find(|r| r[0] == "Total, as nvidia-smi shows it")
+        .expect("a total row")[1];
+    let verdict = text(between(answer, "<p class=\"answer-verdict\">", "</p>"));
+    assert!(
+        verdict.starts_with("On the NVIDIA GeForce RTX 3060 12GB: "),
+        "{verdict}"
+    );
+    assert!(verdict.contains(&text(total)), "{verdict} / {total}");
+    // The change: the first row of the options table whose verdict is "fits".
+    let options = table(&md, "| Option |");
+    let first_fit = options.iter().find(|r| r[5] == "fits").expect("a row fits");
+    let settings: Vec<String> = first_fit[1]
+        .split("<br>")
+        .map(|c| c.trim_matches('`').to_string())
+        .collect();
+    assert!(settings.len() >= 2, "{first_fit:?}");
+    let config = between(answer, "<code class=\"language-python\">", "</code>");
+    assert_eq!(config.replace("&#39;", "'"), settings.join("\n"));
+    let flags: Vec<String> = settings
+        .iter()
+        .map(|s| format!("--{}", s.replace(" = ", "=")))
+        .collect();
+    let command = between(answer, "<code class=\"language-bash\">", "</code>");
+    assert_eq!(command, format!("python train.py {}", flags.join(" ")));
+    assert!(answer.contains(
+        &first_fit[0]
+            .trim_end_matches(['†', '‡', ' '])
+            .replace('\'', "&#39;")
+    ));
+    // Its links lead to the options table and the first chart.
+    assert!(
+        answer.contains("<a href=\"#options\">All options</a>"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("<a href=\"#charts\">Charts</a>"),
+        "{answer}"
+    );
+    assert!(html.contains("<div class=\"table-wrap\" tabindex=\"0\" id=\"options\">\n<table><thead><tr><th style=\"text-align: left\">Option</th>"));
+    assert!(html.contains("<picture id=\"charts\">"));
+    // One setting per line in the table's Change cell.
+    assert!(
+        html.contains(
+            "<code>batch_size = 8</code><br><code>gradient_accumulation_steps = 64</code>"
+        ),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_scenario_that_fits_needs_no_change_and_one_without_a_card_has_no_box() {
+    let t = SiteTest::new();
+    guide(
+        &t,
+        "es",
+        "n_layer: 6\nn_head: 6\nn_embd: 384\nblock_size: 256\nbatch_size: 8\ndtype: bfloat16\ngpu: a100-80gb\n",
+    );
+    t.build_ok();
+    let html = t.output("es/g/index.html");
+    let answer = between(&html, "<section class=\"answer\"", "</section>");
+    assert!(
+        answer.contains("Cabe tal como está configurado"),
+        "{answer}"
+    );
+    assert!(!answer.contains("<pre"), "{answer}");
+
+    let t = SiteTest::new();
+    guide(&t, "en", OOM);
+    t.build_ok();
+    assert!(!t.output("en/g/index.html").contains("class=\"answer\""));
+}
