@@ -2,10 +2,12 @@
 //!
 //! Reports (and exits non-zero on any of them): build errors and warnings (rendered in a scratch
 //! folder), output that is stale against its sources, UI strings missing in a locale, guides
-//! missing a translation, translations older than their source (`updated:` or else `date:` in the
-//! front matter, compared with the default language's), internal links or images in the
-//! output that lead nowhere, words a language's glossary rejects (`glossary`), and verdicts
-//! given in prose without the total their table row shows (`prose-figure`).
+//! missing a translation, translated sections whose source changed since they were translated
+//! (stale, with a word diff of the change) or that a translation lacks (missing), sections that do
+//! not line up with the source's, internal links or images in the output that lead nowhere, words
+//! a language's glossary rejects (`glossary`), and verdicts given in prose without the total their
+//! table row shows (`prose-figure`). Stale and missing sections are warnings instead when the site
+//! sets `translations.stale: warning`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,12 +16,15 @@ use serde::Serialize;
 
 use crate::diagnostics::Diagnostic;
 use crate::site::{self, plan::Plan};
+use crate::translations::guides::{read_guides, translations, SectionRow};
+use crate::translations::status::State;
 
 /// One problem found by `check`.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub(crate) struct Problem {
     /// `error`, `warning`, `stale`, `missing-string`, `missing-translation`,
-    /// `outdated-translation`, `broken-link`, `glossary` or `prose-figure`.
+    /// `stale-translation`, `missing-section`, `translation-sections`, `broken-link`, `glossary`
+    /// or `prose-figure`.
     pub(crate) kind: &'static str,
     /// The file concerned, if any.
     pub(crate) file: Option<String>,
@@ -31,11 +36,11 @@ pub(crate) struct Problem {
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Status {
-    /// Present and not older than the source.
+    /// Present, every section current and in line with the source.
     UpToDate,
     /// No file for this language.
     Missing,
-    /// Older than the default language's version.
+    /// A section stale or missing, or the sections not in line with the source's.
     Outdated,
 }
 
@@ -46,8 +51,13 @@ pub(crate) struct CheckReport {
     pub(crate) languages: Vec<String>,
     /// Guide slug → status per language.
     pub(crate) translations: BTreeMap<String, Vec<Status>>,
+    /// Every translated section (per guide, translation language and source section) and its
+    /// state.
+    pub(crate) sections: Vec<SectionRow>,
     /// Every problem.
     pub(crate) problems: Vec<Problem>,
+    /// What the site asked to be told of without failing (`translations.stale: warning`).
+    pub(crate) warnings: Vec<Problem>,
 }
 
 impl CheckReport {
@@ -59,7 +69,7 @@ impl CheckReport {
     /// The report for a terminal: problems, then the translation-status table.
     pub(crate) fn to_text(&self) -> String {
         let mut out = String::new();
-        for p in &self.problems {
+        for p in self.problems.iter().chain(&self.warnings) {
             match &p.file {
                 Some(f) => out.push_str(&format!("{}: {f}: {}\n", p.kind, p.message)),
                 None => out.push_str(&format!("{}: {}\n", p.kind, p.message)),
@@ -108,7 +118,9 @@ pub(crate) fn check(root: &Path, out: &Path) -> CheckReport {
             return CheckReport {
                 languages: Vec::new(),
                 translations: BTreeMap::new(),
+                sections: Vec::new(),
                 problems: diag_problems(&errors),
+                warnings: Vec::new(),
             };
         }
     };
@@ -137,18 +149,22 @@ pub(crate) fn check(root: &Path, out: &Path) -> CheckReport {
             return CheckReport {
                 languages,
                 translations: BTreeMap::new(),
+                sections: Vec::new(),
                 problems,
+                warnings: Vec::new(),
             };
         }
     };
     problems.extend(diag_problems(&plan.warnings));
     let never_built = !plan.incremental;
-    let translations = translation_status(
-        &plan,
-        &languages,
-        &site.config.default_language,
-        &mut problems,
-    );
+    let mut drift = Drift::default();
+    let translations = translation_status(root, &site.config, &mut drift);
+    let Drift {
+        sections,
+        problems: translation_problems,
+        warnings,
+    } = drift;
+    problems.extend(translation_problems);
     let (errors, lint) = site::dry_run(&site, &plan, root);
     problems.extend(diag_problems(&errors));
     problems.extend(diag_problems(&lint));
@@ -165,7 +181,9 @@ pub(crate) fn check(root: &Path, out: &Path) -> CheckReport {
     CheckReport {
         languages,
         translations,
+        sections,
         problems,
+        warnings,
     }
 }
 
@@ -225,50 +243,142 @@ fn diag_problems(diags: &[Diagnostic]) -> Vec<Problem> {
         .collect()
 }
 
-/// Guide × language status; missing and outdated translations are also problems.
+/// What translation status adds to a report.
+#[derive(Default)]
+struct Drift {
+    sections: Vec<SectionRow>,
+    problems: Vec<Problem>,
+    warnings: Vec<Problem>,
+}
+
+/// Guide × language status from each translation's sections; missing translations, stale and
+/// missing sections and sections out of line with the source are problems (stale and missing
+/// sections warnings instead when the site says so).
 fn translation_status(
-    plan: &Plan,
-    languages: &[String],
-    default: &str,
-    problems: &mut Vec<Problem>,
+    root: &Path,
+    config: &crate::config::SiteConfig,
+    drift: &mut Drift,
 ) -> BTreeMap<String, Vec<Status>> {
+    let (guides, errors) = read_guides(root, config);
+    // Page errors are the plan's to report; the records files are only read here.
+    drift.problems.extend(diag_problems(
+        &guides
+            .iter()
+            .filter_map(|g| g.records_error.clone())
+            .collect::<Vec<_>>(),
+    ));
+    drop(errors);
+    let default = &config.default_language;
     let mut table = BTreeMap::new();
-    // The plan's sources are sorted by guide: each guide's pages are one run of them.
-    for pages in plan.sources.chunk_by(|a, b| a.src.slug == b.src.slug) {
-        let slug = &pages[0].src.slug;
-        let of = |lang: &str| pages.iter().find(|s| s.src.lang == lang);
-        let reference = of(default).or(pages.first());
+    for guide in &guides {
+        let slug = &guide.slug;
+        let (source, list) = translations(guide, &config.languages, default, None);
         let mut row = Vec::new();
-        for lang in languages {
-            let status = match (of(lang), reference) {
-                (None, _) => {
-                    problems.push(Problem {
-                        kind: "missing-translation",
-                        file: Some(format!("content/{slug}/{lang}.md")),
-                        message: format!("guide `{slug}` has no `{lang}` translation"),
-                    });
+        for lang in &config.languages {
+            if lang == default {
+                let have = guide.bodies.contains_key(lang);
+                row.push(if have {
+                    Status::UpToDate
+                } else {
                     Status::Missing
-                }
-                (Some(t), Some(r)) if t.summary.updated < r.summary.updated => {
-                    problems.push(Problem {
-                        kind: "outdated-translation",
-                        file: Some(t.src.shown().display().to_string()),
-                        message: format!(
-                            "updated {} but its source {} was updated {}",
-                            t.summary.updated.as_deref().unwrap_or("never"),
-                            r.src.shown().display(),
-                            r.summary.updated.as_deref().unwrap_or("never")
-                        ),
-                    });
-                    Status::Outdated
-                }
-                _ => Status::UpToDate,
+                });
+                continue;
+            }
+            let Some(t) = list.iter().find(|t| t.lang == *lang) else {
+                row.push(Status::Missing);
+                continue;
             };
-            row.push(status);
+            drift.sections.extend(t.rows(&source));
+            let file = Some(format!("content/{slug}/{lang}.md"));
+            let Some(page) = &t.status else {
+                drift.problems.push(Problem {
+                    kind: "missing-translation",
+                    file,
+                    message: format!("guide `{slug}` has no `{lang}` translation"),
+                });
+                row.push(Status::Missing);
+                continue;
+            };
+            let sink = if config.stale_translations_warn {
+                &mut drift.warnings
+            } else {
+                &mut drift.problems
+            };
+            let tracked = guide.records.contains_key(lang);
+            if !tracked {
+                sink.push(Problem {
+                    kind: "stale-translation",
+                    file: file.clone(),
+                    message: format!("was never marked: nothing records what it was translated from, so readers see no notices; once it is up to date with content/{slug}/{default}.md, run `vramdoc translations mark {lang} {slug}`"),
+                });
+            }
+            for s in &page.sections {
+                let message = match s.state {
+                    State::Current => continue,
+                    State::Stale if !tracked => continue,
+                    State::Missing if !tracked => format!(
+                        "has no section `{}` (content/{slug}/{default}.md has it)",
+                        s.id
+                    ),
+                    State::Missing => format!(
+                        "has no section `{}` (content/{slug}/{default}.md has it); readers see the {default} section",
+                        s.id
+                    ),
+                    State::Stale => stale_message(t.diffs.get(&s.id), &s.id, slug, lang, default),
+                };
+                let kind = match s.state {
+                    State::Missing => "missing-section",
+                    _ => "stale-translation",
+                };
+                sink.push(Problem {
+                    kind,
+                    file: file.clone(),
+                    message,
+                });
+            }
+            let misaligned = page.extra.iter().map(|id| format!("section `{id}` is not in content/{slug}/{default}.md; give its heading the id of the section it translates, `{{#id}}`"))
+                .chain(page.duplicates.iter().map(|id| format!("more than one section has the id `{id}`")))
+                .chain(page.misordered.then(|| format!("the sections are not in the order of content/{slug}/{default}.md")));
+            for message in misaligned {
+                drift.problems.push(Problem {
+                    kind: "translation-sections",
+                    file: file.clone(),
+                    message,
+                });
+            }
+            row.push(if page.complete() {
+                Status::UpToDate
+            } else {
+                Status::Outdated
+            });
         }
         table.insert(slug.clone(), row);
     }
     table
+}
+
+/// The message for a stale section: the word diff of its source since it was marked.
+fn stale_message(
+    diff: Option<&Vec<String>>,
+    id: &str,
+    slug: &str,
+    lang: &str,
+    default: &str,
+) -> String {
+    let mark = format!("update it, then run `vramdoc translations mark {lang} {slug} {id}`");
+    match diff.filter(|d| !d.is_empty()) {
+        Some(lines) => format!(
+            "section `{id}` changed in content/{slug}/{default}.md since it was translated ({mark}):\n{}",
+            lines
+                .iter()
+                .map(|l| format!("    {l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        None => format!(
+            "section `{id}` has no record of what it was translated from; if it is up to date, run `vramdoc translations mark {lang} {slug} {id}`"
+        ),
+    }
 }
 
 /// Relative links and images in the output's HTML pages whose target does not exist.

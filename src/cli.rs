@@ -54,6 +54,10 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: CheckFormat,
     },
+    /// Translation records: `mark` a translation as made from the source as it is now, or see
+    /// each translated section's `status` (current, stale, missing).
+    #[command(subcommand)]
+    Translations(crate::translations::command::TranslationsCommand),
     /// Build, serve the output on 127.0.0.1, rebuild on changes and reload open pages.
     #[cfg(feature = "serve")]
     Serve {
@@ -84,6 +88,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Estimate(args) => crate::report::run(&args),
         Command::Diagnose(args) => crate::diagnose::run(&args),
+        Command::Translations(command) => crate::translations::command::run(&command),
         Command::Check { root, out, format } => {
             let out = out.unwrap_or_else(|| root.join(site::DEFAULT_OUT));
             let report = crate::check::check(&root, &out);

@@ -7,6 +7,7 @@
 //! default_language: en
 //! follow_external_symlinks: false   # read files that symlinks lead to outside the site
 //! markdown: { unsafe_html: false }  # true keeps raw HTML and javascript:/data: URLs in guides
+//! translations: { stale: error }      # `warning`: stale or missing sections do not fail `check`
 //! ```
 //!
 //! Every problem is reported at once, each at its line in the file.
@@ -40,6 +41,9 @@ pub(crate) struct SiteConfig {
     /// `markdown.unsafe_html`: keep raw HTML and links with unsafe URL schemes in guides
     /// (dropped with a warning by default).
     pub(crate) unsafe_html: bool,
+    /// `translations.stale: warning`: `check` reports stale and missing translated sections as
+    /// warnings instead of failing.
+    pub(crate) stale_translations_warn: bool,
 }
 
 #[derive(Deserialize)]
@@ -53,6 +57,25 @@ struct RawConfig {
     follow_external_symlinks: bool,
     #[serde(default)]
     markdown: RawMarkdown,
+    #[serde(default)]
+    translations: RawTranslations,
+}
+
+/// The `translations:` section.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTranslations {
+    #[serde(default)]
+    stale: StaleIs,
+}
+
+/// What a stale or missing translated section is to `check`.
+#[derive(Deserialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum StaleIs {
+    #[default]
+    Error,
+    Warning,
 }
 
 /// The `markdown:` section.
@@ -110,6 +133,7 @@ impl SiteConfig {
                 default_language,
                 follow_external_symlinks: raw.follow_external_symlinks,
                 unsafe_html: raw.markdown.unsafe_html,
+                stale_translations_warn: raw.translations.stale == StaleIs::Warning,
             })
         } else {
             Err(check.errors)

@@ -39,4 +39,5 @@ pub mod site;
 pub(crate) mod site_files;
 pub(crate) mod site_paths;
 pub mod terminal;
+pub mod translations;
 pub(crate) mod yaml_input;

@@ -42,3 +42,16 @@ theme-light = Light
 theme-dark = Dark
 code-copy-failed = Copy failed: select the text
 scroll-hint = Scroll sideways for more →
+
+# Translation notices; `$source` is the original's language, by its own name.
+translation-stale = This section changed in the original ({ $source }) after it was translated.
+translation-missing = This section is not translated yet; it is shown in the original ({ $source }).
+translation-read-original = Read the original
+translation-status-title = Translation status
+translation-status-intro = Each guide's sections in this language: current, changed in the original since they were translated (stale), or not translated yet (missing).
+translation-status-link = Translation status
+translation-state-current = current
+translation-state-stale = stale
+translation-state-missing = missing
+translation-state-untracked = not tracked
+translation-status-complete = All sections of every guide are translated and current.

@@ -42,3 +42,16 @@ theme-light = Claro
 theme-dark = Oscuro
 code-copy-failed = No se pudo copiar: selecciona el texto
 scroll-hint = Desplázate hacia la derecha para ver más →
+
+# Avisos de traducción; `$source` es el idioma del original, con su propio nombre.
+translation-stale = Esta sección cambió en el original ({ $source }) después de traducirse.
+translation-missing = Esta sección aún no está traducida; se muestra en el original ({ $source }).
+translation-read-original = Leer el original
+translation-status-title = Estado de la traducción
+translation-status-intro = Las secciones de cada guía en este idioma: al día, cambiadas en el original después de traducirse (desactualizadas) o aún sin traducir (faltan).
+translation-status-link = Estado de la traducción
+translation-state-current = al día
+translation-state-stale = desactualizada
+translation-state-missing = falta
+translation-state-untracked = sin registro
+translation-status-complete = Todas las secciones de todas las guías están traducidas y al día.

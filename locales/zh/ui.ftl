@@ -39,3 +39,16 @@ theme-light = 浅色
 theme-dark = 深色
 code-copy-failed = 复制失败：请手动选择文本
 scroll-hint = 左右滑动查看更多 →
+
+# 翻译提示；`$source` 是原文的语言（以其自身名称书写）。
+translation-stale = 本节译出后，原文（{ $source }）已有改动。
+translation-missing = 本节尚未翻译，以下为原文（{ $source }）。
+translation-read-original = 阅读原文
+translation-status-title = 翻译状态
+translation-status-intro = 本语言下每篇指南各节的状态：最新、译出后原文已改动（过期），或尚未翻译（缺失）。
+translation-status-link = 翻译状态
+translation-state-current = 最新
+translation-state-stale = 过期
+translation-state-missing = 缺失
+translation-state-untracked = 未记录
+translation-status-complete = 所有指南的所有章节均已翻译且为最新。

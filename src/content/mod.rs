@@ -145,6 +145,14 @@ pub(crate) fn list_guide(
     files.sort();
     let (mut pages, mut errors) = (Vec::new(), Vec::new());
     for (file, symlink) in files {
+        // The guide's translation records (`vramdoc translations mark`), read by the build on
+        // their own (`site::translated`): part of a guide folder, not a page.
+        if file
+            .file_name()
+            .is_some_and(|n| n == crate::translations::records::RECORDS_FILE)
+        {
+            continue;
+        }
         if file.extension().is_none_or(|x| x != "md") {
             errors.extend(unread_page(name, &file, config));
             continue;

@@ -41,7 +41,7 @@ pub struct Heading {
 }
 
 /// Parser options every guide is rendered with.
-fn options() -> Options {
+pub(crate) fn options() -> Options {
     Options::ENABLE_TABLES
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH

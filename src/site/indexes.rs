@@ -55,6 +55,7 @@ pub(crate) fn language_index(
 ) -> Result<Vec<File>, Diagnostic> {
     let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
     let entries = index_order(plan, lang);
+    let status = super::status_page::status_page(site, plan, lang, &index_sources(plan, lang))?;
     let guides: Vec<GuideEntry<'_>> = entries
         .iter()
         .map(|s| GuideEntry {
@@ -72,6 +73,7 @@ pub(crate) fn language_index(
     ctx.insert("lang_index", &true);
     ctx.insert("site", &site_ctx(site, lang));
     ctx.insert("guides", &guides);
+    ctx.insert("translation_status", &status.is_some());
     ctx.insert(
         "languages",
         &lang_links(site, &langs, lang, |l| format!("../{l}/index.html")),
@@ -94,12 +96,14 @@ pub(crate) fn language_index(
 
     ctx.insert("x_default", &None::<String>);
     let not_found = not_found_page(site, ctx, lang, lang)?;
-    Ok(vec![
+    let mut files = vec![
         (format!("{lang}/index.html"), html.into_bytes()),
         (format!("{lang}/atom.xml"), feed.into_bytes()),
         (format!("{lang}/404.html"), not_found),
         (format!("{lang}/guides.js"), guide_list_script(&entries)),
-    ])
+    ];
+    files.extend(status);
+    Ok(files)
 }
 
 /// `<lang>/guides.js`: the language's guides in index order, as a script that sets
@@ -343,11 +347,17 @@ fn llms_txt(site: &SiteContext, plan: &Plan) -> String {
     }
     for lang in &site.config.languages {
         text.push_str(&format!("\n## {} ({lang})\n\n", language_name(site, lang)));
+        let (note, incomplete) =
+            super::status_page::llms_note(plan, lang, default, &site.config.base_url);
+        text.push_str(&note);
         for s in index_order(plan, lang) {
             let url = format!("{}{lang}/{}/index.md", site.config.base_url, s.slug);
             text.push_str(&format!("- [{}]({url})", markdown_line(s.title)));
             if let Some(d) = s.description {
                 text.push_str(&format!(": {}", markdown_line(d)));
+            }
+            if let Some((_, note)) = incomplete.iter().find(|(slug, _)| slug == s.slug) {
+                text.push_str(note);
             }
             text.push('\n');
         }

@@ -94,6 +94,13 @@ pub(super) fn page_jobs(
             if s.summary.uses_catalog {
                 h.digest(&site.catalog_hash);
             }
+            // A translation's notices: only pages whose notices change render again.
+            if let Some(d) = scanned.notices[i]
+                .as_ref()
+                .and_then(|n| n.rendered_digest())
+            {
+                h.digest(d);
+            }
             let inputs = h.finish();
             let prefix = if diff.verify_outputs {
                 page_prefix(&s.src.lang, &s.src.slug)

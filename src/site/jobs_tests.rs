@@ -101,6 +101,7 @@ fn neighbours_follow_each_languages_index_or_what_was_recorded() {
             updated: None,
             scenario_hash: None,
             uses_catalog: false,
+            sections: None,
         },
         stamp: None,
     };

@@ -54,7 +54,15 @@ impl Listing {
     /// the indexes and sitemap show of it.
     /// Every field of [`Listed`] is hashed (destructured, so a new field cannot be forgotten);
     /// the sitemap also shows which languages the guide exists in (`langs`).
-    pub(crate) fn page(&mut self, at: Option<usize>, page: &Listed<'_>, langs: &str) {
+    /// `notices`: the digest of a translation's notices (the status page and `llms.txt` show
+    /// which sections are not current).
+    pub(crate) fn page(
+        &mut self,
+        at: Option<usize>,
+        page: &Listed<'_>,
+        langs: &str,
+        notices: Option<&Digest>,
+    ) {
         let Listed {
             slug,
             lang,
@@ -70,7 +78,8 @@ impl Listing {
             .part(date.unwrap_or(""))
             .part(date.map_or("0", |_| "1"))
             .part(description.unwrap_or(""))
-            .part(description.map_or("0", |_| "1"));
+            .part(description.map_or("0", |_| "1"))
+            .part(notices.map_or([0; 16], |d| d.0));
         let fields = fields.finish();
         if let Some(h) = at.and_then(|i| self.per_lang.get_mut(i)) {
             h.digest(&fields);

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::translated::entry_notice_digests;
+
 pub(crate) use super::listing::{Listed, Listing};
 pub(crate) use super::model::{
     sort_in_site_order, DataEntry, GuideEntry, JobEntry, NavLink, Neighbours, PageEntry, SiteJob,
@@ -108,6 +110,8 @@ pub(crate) struct ShardContext {
     pub(crate) digest: Digest,
     /// The site's languages, in its order (header counts and digests are per language).
     pub(crate) languages: Vec<String>,
+    /// The language translations are made from (what their notices are computed against).
+    pub(crate) default_language: String,
 }
 
 /// What a guide shard says of itself before its entries.
@@ -363,12 +367,14 @@ impl ShardHeader {
             let mut page_langs: Vec<&str> = guide.pages.iter().map(|(l, _)| l.as_str()).collect();
             sort_in_site_order(&mut page_langs, langs);
             let page_langs = page_langs.join(",");
-            for (lang, page) in &guide.pages {
+            let notices = entry_notice_digests(guide, &context.default_language);
+            for ((lang, page), notices) in guide.pages.iter().zip(&notices) {
                 let at = langs.iter().position(|l| l == lang);
                 if let Some(i) = at {
                     pages[i] += 1;
                 }
-                listing.page(at, &page.source.summary.listed(slug, lang), &page_langs);
+                let listed = page.source.summary.listed(slug, lang);
+                listing.page(at, &listed, &page_langs, notices.as_ref());
                 listing.text(at, slug, &page.source.hash);
             }
             let Some(h) = &mut stamps else { continue };
@@ -379,7 +385,13 @@ impl ShardHeader {
                     None => Some(None),
                 }
             };
-            let per_lang: Option<Vec<Option<[u64; 4]>>> = langs.iter().map(recorded).collect();
+            // The translation records file after the pages, as `stat` sees it too.
+            let records = match &guide.records {
+                Some(r) => r.stamp.map(|s| Some(*s.fields())),
+                None => Some(None),
+            };
+            let per_lang: Option<Vec<Option<[u64; 4]>>> =
+                langs.iter().map(recorded).chain([records]).collect();
             let known = guide.pages.iter().all(|(l, _)| langs.contains(l));
             match (guide.folder, per_lang) {
                 (Some(folder), Some(per_lang)) if known => {
@@ -450,6 +462,7 @@ mod tests {
                         updated: None,
                         scenario_hash: None,
                         uses_catalog: false,
+                        sections: None,
                     },
                 },
                 output: Some(job(slug.as_bytes())),
@@ -459,6 +472,7 @@ mod tests {
                 folder: None,
                 pages: vec![("en".into(), page)],
                 data: None,
+                records: None,
             };
             guides.insert(slug.to_string(), entry);
         }

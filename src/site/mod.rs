@@ -21,7 +21,9 @@ mod render;
 mod request;
 mod scan;
 pub(crate) mod stamp;
+mod status_page;
 mod store;
+pub(crate) mod translated;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

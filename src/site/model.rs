@@ -93,6 +93,17 @@ pub struct GuideEntry {
     pub pages: Vec<(String, PageEntry)>,
     /// The guide's computed data, when it has a scenario.
     pub(crate) data: Option<DataEntry>,
+    /// Its translation records file (`translations.yaml`), when it has one.
+    pub(crate) records: Option<RecordsEntry>,
+}
+
+/// A guide's translation records file as a build read it: its stamp and hash (so it is read
+/// again only when they change) and, per language, each section's recorded source hash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct RecordsEntry {
+    pub(crate) stamp: Option<Stamp>,
+    pub(crate) hash: Digest,
+    pub(crate) recorded: Vec<(String, Vec<(String, Digest)>)>,
 }
 
 /// One page: what its source was and what its job wrote (file names relative to the page's
@@ -154,6 +165,9 @@ pub(crate) struct Summary {
     pub(crate) scenario_hash: Option<Digest>,
     /// True when the body reads other GPUs (`catalog.`), so the page depends on the catalog.
     pub(crate) uses_catalog: bool,
+    /// Its sections' ids and normalized hashes, for translation staleness: computed only for
+    /// the pages of guides with a translation records file (`None`: not computed).
+    pub(crate) sections: Option<Vec<crate::translations::status::SourceSection>>,
 }
 
 impl Summary {

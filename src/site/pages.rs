@@ -5,11 +5,13 @@ use serde::Serialize;
 use tera::Context;
 
 use super::model::{NavLink, Neighbours};
+use super::translated::Notices;
 use super::SiteContext;
 use crate::content::Page;
 use crate::diagnostics::Diagnostic;
 use crate::expand::{self, lint, ExpandContext, GuideData};
 use crate::markdown;
+use crate::translations::notices::{with_notices, NoticeText};
 
 /// What rendering one job produced: files (relative path, bytes) and warnings.
 pub(crate) struct Rendered {
@@ -62,6 +64,8 @@ struct TocEntry {
 pub(crate) struct PagePlace<'a> {
     pub(crate) available: &'a [&'a str],
     pub(crate) neighbours: &'a Neighbours,
+    /// A translation's notices, when a section is not current.
+    pub(crate) notices: Option<&'a Notices>,
 }
 
 /// A previous/next link as the guide template receives it.
@@ -98,15 +102,21 @@ pub(crate) fn render_guide(
     place: &PagePlace<'_>,
     data: Option<&GuideData>,
 ) -> Result<Rendered, Vec<Diagnostic>> {
+    let noticed = (place.notices)
+        .map(|n| noticed_body(site, page, n))
+        .transpose()?;
     let Body {
-        html,
+        mut html,
         answer,
         markdown,
         charts,
         headings,
         warnings,
-    } = render_body(site, page, data)?;
+    } = render_body(site, page, noticed.as_deref().unwrap_or(page.body()), data)?;
     let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
+    if let Some(n) = place.notices {
+        html = mark_notices(&html, site, lang, &n.source_lang);
+    }
     let dir = format!("{lang}/{slug}");
     let mut ctx = guide_context(site, page, place, html, &headings);
     ctx.insert("answer", &answer);
@@ -118,6 +128,15 @@ pub(crate) fn render_guide(
     let mut md_ctx = Context::new();
     md_ctx.insert("lang", lang);
     md_ctx.insert("front_matter", &markdown_front_matter(page)?);
+    // The notices' links, absolute in the Markdown edition like its charts'.
+    let markdown = match place.notices {
+        Some(n) => {
+            let relative = format!("](../../{}/{slug}/", n.source_lang);
+            let absolute = format!("]({}{}/{slug}/", site.config.base_url, n.source_lang);
+            markdown.replace(&relative, &absolute)
+        }
+        None => markdown,
+    };
     md_ctx.insert("body", markdown.trim_start_matches('\n'));
     let md = site.renderer.render("guide.md", &md_ctx).map_err(at_page)?;
     files.push((format!("{dir}/index.md"), md.into_bytes()));
@@ -128,6 +147,7 @@ pub(crate) fn render_guide(
 fn render_body(
     site: &SiteContext,
     page: &Page,
+    body: &str,
     data: Option<&GuideData>,
 ) -> Result<Body, Vec<Diagnostic>> {
     let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
@@ -139,9 +159,9 @@ fn render_body(
     let mut labels = super::guides::variant_labels(page);
     let mut dropped = Vec::new();
     let body = if unsafe_html {
-        std::borrow::Cow::Borrowed(page.body())
+        std::borrow::Cow::Borrowed(body)
     } else {
-        let (body, found) = markdown::strip_unsafe_html(page.body());
+        let (body, found) = markdown::strip_unsafe_html(body);
         dropped.extend(found.into_iter().map(|d| (d, None)));
         for ((_, label), variant) in labels.iter_mut().zip(&page.front.variants) {
             let (clean, found) = markdown::strip_unsafe_html(label);
@@ -493,4 +513,60 @@ fn markdown_front_matter(page: &Page) -> Result<String, Vec<Diagnostic>> {
     yaml_serde::to_string(&map).map_err(|e| {
         vec![Diagnostic::error(format!("cannot write front matter: {e}")).in_file(page.src.shown())]
     })
+}
+
+/// The body a translation page renders: `page`'s, with its notices (the source page read for
+/// the sections it lacks).
+fn noticed_body(
+    site: &SiteContext,
+    page: &Page,
+    notices: &Notices,
+) -> Result<String, Vec<Diagnostic>> {
+    let source = crate::content::page_source(&page.src.slug, &notices.source_lang, &page.src.dir);
+    let source = crate::content::load(&source)?;
+    let loc = site.locales.get(&page.src.lang);
+    let name = language_name(site, &notices.source_lang);
+    let say = |key: &str| {
+        let arg = [("source", fluent_bundle::FluentValue::from(name.as_str()))];
+        loc.map(|l| l.t_args(key, &arg)).unwrap_or_default()
+    };
+    let (stale, missing) = (say("translation-stale"), say("translation-missing"));
+    let link = say("translation-read-original");
+    let source_url = format!("../../{}/{}/index.html", notices.source_lang, page.src.slug);
+    let text = NoticeText {
+        stale: &stale,
+        missing: &missing,
+        link: &link,
+        source_url: &source_url,
+    };
+    Ok(with_notices(
+        page.body(),
+        source.body(),
+        &notices.status,
+        &text,
+    ))
+}
+
+/// Gives the rendered notices (blockquotes opening with a notice text) the class
+/// `translation-notice` and their state, so a stylesheet and tests can tell them apart.
+fn mark_notices(html: &str, site: &SiteContext, lang: &str, source_lang: &str) -> String {
+    let Some(loc) = site.locales.get(lang) else {
+        return html.to_string();
+    };
+    let name = language_name(site, source_lang);
+    let mut html = html.to_string();
+    for (key, state) in [
+        ("translation-stale", "stale"),
+        ("translation-missing", "missing"),
+    ] {
+        let arg = [("source", fluent_bundle::FluentValue::from(name.as_str()))];
+        let mut text = String::new();
+        crate::markdown::escape_html(&mut text, &loc.t_args(key, &arg));
+        let plain = format!("<blockquote>\n<p>{text}");
+        let marked = format!(
+            "<blockquote class=\"translation-notice\" data-state=\"{state}\" role=\"note\">\n<p>{text}"
+        );
+        html = html.replace(&plain, &marked);
+    }
+    html
 }

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -16,7 +17,7 @@ use super::manifest::{
     DataEntry, GuideEntry, JobEntry, Manifest, Neighbours, OnDisk, PageEntry, SiteJob, SourceEntry,
     Stamp, StoredManifest,
 };
-use super::model::{page_prefix, JobId, Removed};
+use super::model::{page_prefix, JobId, RecordsEntry, Removed};
 use super::observe::{observe, Observed};
 pub(crate) use super::request::{Previous, Purpose, Request, Scan};
 use super::scan::{read_guide, ContentDir, FolderMeta, GuideRead, Scanned, Source};
@@ -24,6 +25,7 @@ use super::store::{
     self, closed_page_counts, listing_inputs, needs_closed_guides, Closed, Context, Headers,
     SiteInputs,
 };
+use super::translated::Notices;
 use super::SiteContext;
 use crate::content::{self, GuideFolder};
 use crate::diagnostics::Diagnostic;
@@ -38,6 +40,10 @@ pub(crate) struct Plan {
     pub(crate) sources: Vec<Source>,
     /// Per source: the guides before and after it in its language's index.
     pub(crate) neighbours: Vec<Neighbours>,
+    /// Per source: its translation notices, if any section is not current.
+    pub(crate) notices: Vec<Option<Arc<Notices>>>,
+    /// Per guide with a translation records file: what it records.
+    pub(crate) records: BTreeMap<String, RecordsEntry>,
     /// Languages each guide exists in, in site order.
     pub(crate) guides: BTreeMap<String, Vec<String>>,
     /// Per guide: its folder's stamp, unless too recent to trust.
@@ -136,6 +142,7 @@ impl Plan {
         }
         // Sources are sorted by guide like the folders: one walk, no lookups.
         let mut data = self.data;
+        let mut records = self.records;
         let mut pages = (self.sources.into_iter())
             .zip(outputs.into_iter().zip(self.neighbours))
             .peekable();
@@ -165,6 +172,7 @@ impl Plan {
                     folder,
                     pages: entries,
                     data,
+                    records: records.remove(&slug),
                 };
                 (slug, entry)
             })
@@ -317,7 +325,7 @@ impl Planner<'_> {
             ..
         } = previous;
         // Scan: the guides not closed, read against their previous entries.
-        let mut scanned = Scanned::gather(self.scan(previous_guides, closed), langs);
+        let mut scanned = Scanned::gather(self.scan(previous_guides, closed), &site.config);
         let mut site_inputs = listing_inputs(
             scanned.pages(),
             closed,
@@ -358,6 +366,8 @@ impl Planner<'_> {
         Ok(Some(Plan {
             sources: scanned.sources,
             neighbours,
+            notices: std::mem::take(&mut scanned.notices),
+            records: std::mem::take(&mut scanned.records),
             guides: scanned.guides,
             folders: scanned.folders,
             data,

@@ -133,6 +133,7 @@ fn run_job(
             let place = pages::PagePlace {
                 available: &available,
                 neighbours: &plan.neighbours[*i],
+                notices: plan.notices[*i].as_deref().filter(|n| n.tracked),
             };
             let r = pages::render_guide(site, &page, &place, guide)?;
             (r.files, r.warnings)

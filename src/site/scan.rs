@@ -11,11 +11,15 @@ use super::manifest::{
     hash, sort_in_site_order, DataEntry, Digest, FileStat, GuideEntry, Hasher, JobEntry, Listed,
     Neighbours, PageEntry, SourceEntry, Stamp, Summary,
 };
-use super::model::{JobId, Removed};
+use super::model::{JobId, RecordsEntry, Removed};
+use super::translated::{guide_notices, read_records, Notices, PageFacts};
 use crate::config::SiteConfig;
 use crate::content::{self, GuideFolder, Page, PageSource};
 use crate::diagnostics::Diagnostic;
 use crate::site_paths::{SitePaths, CONFIG_FILE, CONTENT_DIR};
+use crate::translations::records::RECORDS_FILE;
+use crate::translations::sections::sections;
+use crate::translations::status::SourceSection;
 
 /// One source page as the plan knows it.
 #[derive(Debug, Clone)]
@@ -52,6 +56,10 @@ pub(super) struct Scanned {
     pub(super) folders: BTreeMap<String, Option<Stamp>>,
     /// Per guide: its previous data entry.
     pub(super) previous_data: BTreeMap<String, DataEntry>,
+    /// Per guide with a translation records file: what it records.
+    pub(super) records: BTreeMap<String, RecordsEntry>,
+    /// Per source: its notices (a translation with sections not current).
+    pub(super) notices: Vec<Option<Arc<Notices>>>,
     /// Guides whose manifest entry changed.
     pub(super) touched: BTreeSet<String>,
     /// Pages of the previous build that are gone.
@@ -65,8 +73,9 @@ impl Scanned {
     /// Puts the guides read together (`deleted`: the previous entries of guides gone since).
     pub(super) fn gather(
         (read, deleted): (Vec<GuideRead>, BTreeMap<String, GuideEntry>),
-        langs: &[String],
+        config: &SiteConfig,
     ) -> Scanned {
+        let langs = &config.languages;
         let count = read.iter().map(|r| r.sources.len()).sum();
         let mut s = Scanned {
             sources: Vec::with_capacity(count),
@@ -77,6 +86,8 @@ impl Scanned {
             guides: BTreeMap::new(),
             folders: BTreeMap::new(),
             previous_data: BTreeMap::new(),
+            records: BTreeMap::new(),
+            notices: Vec::with_capacity(count),
             touched: BTreeSet::new(),
             removed: Vec::new(),
             errors: Vec::new(),
@@ -100,6 +111,11 @@ impl Scanned {
             if let Some(d) = r.previous_data {
                 s.previous_data.insert(r.slug.clone(), d);
             }
+            let notices = notices_of(&r.sources, r.records.as_ref(), &config.default_language);
+            s.notices.extend(notices);
+            if let Some(records) = r.records {
+                s.records.insert(r.slug.clone(), records);
+            }
             let mut guide_langs: Vec<String> =
                 r.sources.iter().map(|s| s.src.lang.clone()).collect();
             sort_in_site_order(&mut guide_langs, langs);
@@ -121,10 +137,25 @@ impl Scanned {
         &self.guide_langs[self.guide_of_source[i]]
     }
 
-    /// Each source with its guide's languages.
-    pub(super) fn pages(&self) -> impl Iterator<Item = (&Source, &str)> {
-        (self.sources.iter().enumerate()).map(|(i, s)| (s, self.langs_of(i)))
+    /// Each source with its guide's languages and the digest of its notices.
+    pub(super) fn pages(&self) -> impl Iterator<Item = (&Source, &str, Option<&Digest>)> {
+        (self.sources.iter().enumerate()).map(|(i, s)| {
+            let notices = self.notices[i].as_ref().map(|n| &n.digest);
+            (s, self.langs_of(i), notices)
+        })
     }
+}
+
+/// Each page's notices (see [`guide_notices`]) for a guide's sources.
+pub(crate) fn notices_of(
+    sources: &[Source],
+    records: Option<&RecordsEntry>,
+    default: &str,
+) -> Vec<Option<Arc<Notices>>> {
+    let facts: Vec<PageFacts<'_>> = (sources.iter())
+        .map(|s| (s.src.lang.as_str(), &s.summary, &s.hash))
+        .collect();
+    guide_notices(&facts, records, default)
 }
 
 /// The outputs of a guide's pages that are gone.
@@ -144,10 +175,12 @@ pub(super) fn removed_pages(
 }
 
 /// What the file system says of a guide folder before the manifest is consulted: the folder's
-/// stat, and that of `<lang>.md` for each configured language (in the site's order).
+/// stat, that of `<lang>.md` for each configured language (in the site's order) and that of its
+/// translation records file.
 pub(super) struct FolderMeta {
     pub(super) folder: Option<FileStat>,
     pub(super) pages: Vec<Option<FileStat>>,
+    pub(super) records: Option<FileStat>,
 }
 
 impl FolderMeta {
@@ -159,11 +192,12 @@ impl FolderMeta {
         let pages = config
             .languages
             .iter()
-            .map(|l| content.stat(folder, Some(l)))
+            .map(|l| content.stat(folder, Some(&format!("{l}.md"))))
             .collect();
         FolderMeta {
             folder: content.stat(folder, None),
             pages,
+            records: content.stat(folder, Some(RECORDS_FILE)),
         }
     }
 }
@@ -191,18 +225,18 @@ impl ContentDir {
         }
     }
 
-    /// Stats guide folder `folder`, or its page `<lang>.md`.
-    pub(super) fn stat(&self, folder: &GuideFolder, lang: Option<&str>) -> Option<FileStat> {
+    /// Stats guide folder `folder`, or its file `file`.
+    pub(super) fn stat(&self, folder: &GuideFolder, file: Option<&str>) -> Option<FileStat> {
         #[cfg(unix)]
         if let Some(fd) = &self.fd {
-            let rel = match lang {
-                Some(l) => format!("{}/{l}.md", folder.name),
+            let rel = match file {
+                Some(f) => format!("{}/{f}", folder.name),
                 None => folder.name.clone(),
             };
             return FileStat::at(fd, &rel);
         }
-        match lang {
-            Some(l) => FileStat::of_path(&folder.path.join(format!("{l}.md"))),
+        match file {
+            Some(f) => FileStat::of_path(&folder.path.join(f)),
             None => FileStat::of_path(&folder.path),
         }
     }
@@ -222,6 +256,8 @@ pub(super) struct GuideRead {
     pub(super) errors: Vec<Diagnostic>,
     /// The previous build's data entry of the guide.
     pub(super) previous_data: Option<DataEntry>,
+    /// Its translation records file, when it has one.
+    pub(super) records: Option<RecordsEntry>,
     /// True when the folder's listing or a page's entry differs from the previous build's.
     pub(super) changed: bool,
 }
@@ -255,6 +291,7 @@ impl GuideRead {
             removed: Vec::new(),
             errors: Vec::new(),
             previous_data: previous.data,
+            records: previous.records,
             changed: false,
         }
     }
@@ -319,11 +356,12 @@ pub(super) fn read_guide(
     let FolderMeta {
         folder: meta,
         pages,
+        records: records_meta,
     } = meta;
     let meta = *meta;
     let stamp = meta.and_then(|m| Stamp::of(&m, now));
-    let (mut previous_pages, previous_folder, previous_data) = match previous {
-        Some(g) => (g.pages, g.folder, g.data),
+    let (mut previous_pages, previous_folder, previous_data, previous_records) = match previous {
+        Some(g) => (g.pages, g.folder, g.data, g.records),
         None => Default::default(),
     };
     let listing_unchanged = previous_folder
@@ -360,7 +398,7 @@ pub(super) fn read_guide(
             .iter()
             .position(|l| *l == src.lang)
             .and_then(|i| pages[i]);
-        match read_source(src, meta, prev_source, now) {
+        match read_source(src, meta, prev_source, now, records_meta.is_some()) {
             Ok((s, c)) => {
                 changed |= c;
                 sources.push(s);
@@ -371,6 +409,10 @@ pub(super) fn read_guide(
         }
     }
     errors.extend(check_translations_agree(&sources));
+    let (records, records_changed, records_error) =
+        read_records(&folder.path, &slug, *records_meta, previous_records, now);
+    changed |= records_changed;
+    errors.extend(records_error);
     GuideRead {
         removed: removed_pages(&slug, previous_pages).collect(),
         slug,
@@ -380,6 +422,7 @@ pub(super) fn read_guide(
         neighbours,
         errors,
         previous_data,
+        records,
         changed,
     }
 }
@@ -391,7 +434,10 @@ pub(super) fn read_source(
     stat: Option<FileStat>,
     previous: Option<SourceEntry>,
     now: u64,
+    track: bool,
 ) -> Result<(Source, bool), Vec<Diagnostic>> {
+    // A summary without section hashes is not enough once the guide's translations are tracked.
+    let usable = |e: &SourceEntry| !track || e.summary.sections.is_some();
     let cannot = |e: std::io::Error| {
         vec![Diagnostic::error(format!("cannot read: {e}")).in_file(src.shown())]
     };
@@ -401,7 +447,9 @@ pub(super) fn read_source(
         None => FileStat::from_metadata(&std::fs::metadata(src.path()).map_err(cannot)?),
     };
     let (previous, unchanged) = match previous {
-        Some(e) if e.stamp.zip(stat).is_some_and(|(s, f)| s.matches(&f)) => (None, Some(e)),
+        Some(e) if e.stamp.zip(stat).is_some_and(|(s, f)| s.matches(&f)) && usable(&e) => {
+            (None, Some(e))
+        }
         other => (other, None),
     };
     if let Some(e) = unchanged {
@@ -416,7 +464,7 @@ pub(super) fn read_source(
     let stamp = stat.and_then(|f| Stamp::of(&f, now));
     let bytes = crate::site_files::read(&src.path(), &src.shown()).map_err(|e| vec![e])?;
     let h = hash(&bytes);
-    if let Some(e) = previous.filter(|e| e.hash == h) {
+    if let Some(e) = previous.filter(|e| e.hash == h && usable(e)) {
         let changed = e.stamp != stamp;
         let source = Source {
             src,
@@ -427,7 +475,7 @@ pub(super) fn read_source(
         return Ok((source, changed));
     }
     let page = content::parse(src.clone(), &bytes)?;
-    let summary = summarize(&page);
+    let summary = summarize(&page, track);
     let source = Source {
         src,
         hash: h,
@@ -438,7 +486,8 @@ pub(super) fn read_source(
 }
 
 /// The parts of a parsed page that other outputs depend on.
-pub(crate) fn summarize(page: &Page) -> Summary {
+/// `track`: the guide has a translation records file, so its sections are hashed too.
+pub(crate) fn summarize(page: &Page, track: bool) -> Summary {
     let fm = &page.front;
     let scenario_hash = content::agree::shared_text(page).map(|text| {
         let mut h = Hasher::new();
@@ -457,6 +506,7 @@ pub(crate) fn summarize(page: &Page) -> Summary {
         updated: updated.or_else(|| fm.date.clone()),
         scenario_hash,
         uses_catalog: page.body().contains("catalog."),
+        sections: track.then(|| SourceSection::of(&sections(page.body()))),
     }
 }
 

@@ -24,12 +24,13 @@ const PAGE: &str = "---\ntitle: Hello\nlang: en\ndate: 2026-01-02\n---\nBody.\n"
 #[test]
 fn a_source_is_stamped_only_when_older_than_the_window_before_now() {
     let (_dir, src) = page(PAGE);
-    let (fresh, changed) = read_source(src.clone(), stat(&src), None, after(&src, 0)).unwrap();
+    let (fresh, changed) =
+        read_source(src.clone(), stat(&src), None, after(&src, 0), false).unwrap();
     assert!(changed);
     assert_eq!(fresh.stamp, None);
     assert_eq!(fresh.summary.title, "Hello");
     let later = after(&src, 3_000_000_000);
-    let (old, _) = read_source(src.clone(), stat(&src), None, later).unwrap();
+    let (old, _) = read_source(src.clone(), stat(&src), None, later, false).unwrap();
     assert!(old.stamp.is_some_and(|s| s.matches(&stat(&src).unwrap())));
     assert_eq!(old.hash, hash(PAGE.as_bytes()));
 }
@@ -38,7 +39,7 @@ fn a_source_is_stamped_only_when_older_than_the_window_before_now() {
 fn a_matching_stamp_is_trusted_without_reading_and_equal_bytes_are_not_parsed() {
     let (_dir, src) = page(PAGE);
     let later = after(&src, 3_000_000_000);
-    let (read, _) = read_source(src.clone(), stat(&src), None, later).unwrap();
+    let (read, _) = read_source(src.clone(), stat(&src), None, later, false).unwrap();
     // The recorded entry says other bytes and title: a matching stamp means it is believed.
     let recorded = SourceEntry {
         hash: hash(b"other"),
@@ -48,8 +49,14 @@ fn a_matching_stamp_is_trusted_without_reading_and_equal_bytes_are_not_parsed() 
             ..read.summary.clone()
         },
     };
-    let (trusted, changed) =
-        read_source(src.clone(), stat(&src), Some(recorded.clone()), later).unwrap();
+    let (trusted, changed) = read_source(
+        src.clone(),
+        stat(&src),
+        Some(recorded.clone()),
+        later,
+        false,
+    )
+    .unwrap();
     assert!(!changed);
     assert_eq!(
         (trusted.hash, trusted.summary.title.as_str()),
@@ -61,12 +68,13 @@ fn a_matching_stamp_is_trusted_without_reading_and_equal_bytes_are_not_parsed() 
         stamp: None,
         ..recorded
     };
-    let (reread, changed) = read_source(src.clone(), stat(&src), Some(same_bytes), later).unwrap();
+    let (reread, changed) =
+        read_source(src.clone(), stat(&src), Some(same_bytes), later, false).unwrap();
     assert!(changed, "the stamp recorded changes");
     assert_eq!(reread.summary.title, "Recorded");
     // Other bytes are parsed, and bad front matter is an error naming the file.
     std::fs::write(src.path(), "---\ntitle: [broken\n---\n").unwrap();
-    let errors = read_source(src.clone(), stat(&src), None, later).unwrap_err();
+    let errors = read_source(src.clone(), stat(&src), None, later, false).unwrap_err();
     assert!(errors[0].to_string().contains("en.md"), "{errors:?}");
 }
 

@@ -129,6 +129,7 @@ pub(super) fn context(site: &SiteContext) -> Context {
     ShardContext {
         digest: h.finish(),
         languages: site.config.languages.clone(),
+        default_language: site.config.default_language.clone(),
     }
 }
 
@@ -148,6 +149,7 @@ fn observed_stamps(folders: &[(GuideFolder, Option<FolderMeta>)]) -> Vec<Option<
                 let meta = meta.as_ref()?;
                 pages.clear();
                 pages.extend(meta.pages.iter().map(|p| p.map(|s| *s.fields())));
+                pages.push(meta.records.map(|s| *s.fields()));
                 feed_stamps(&mut h, &folder.name, meta.folder?.fields(), &pages);
             }
             Some(h.finish())
@@ -223,7 +225,7 @@ pub(super) fn closed_page_counts(
 /// (source and its guide's languages, sorted by guide) are those of the open shards; a closed
 /// shard's part comes from its header.
 pub(super) fn listing_inputs<'a>(
-    pages: impl Iterator<Item = (&'a Source, &'a str)>,
+    pages: impl Iterator<Item = (&'a Source, &'a str, Option<&'a Digest>)>,
     closed: &Closed,
     headers: Headers<'_>,
     langs: &[String],
@@ -234,11 +236,11 @@ pub(super) fn listing_inputs<'a>(
         .iter()
         .map(|&c| (!c).then(|| Listing::new(langs.len())))
         .collect();
-    for (s, guide_langs) in pages {
+    for (s, guide_langs, notices) in pages {
         let shard = shard_of(&s.src.slug);
         if let Some(listing) = &mut listings[shard] {
             let at = langs.iter().position(|l| *l == s.src.lang);
-            listing.page(at, &s.listed(), guide_langs);
+            listing.page(at, &s.listed(), guide_langs, notices);
             listing.text(at, &s.src.slug, &s.hash);
             if let Some(k) = at {
                 present[k][shard] = true;

@@ -7,6 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::content;
+use crate::site::scan::notices_of;
+use crate::site::translated::Notices;
+use crate::translations::status::SourceSection;
 
 #[test]
 fn closed_shards_are_opened_only_for_a_listing_or_a_closed_search_part_that_changed() {
@@ -56,6 +59,16 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
         updated: None,
         scenario_hash: None,
         uses_catalog: false,
+        // A section in English; the Spanish translation of `beta` lacks it (missing), the others
+        // were never marked (stale): their notices are part of the listings.
+        sections: Some(if lang == "es" && slug == "beta" {
+            Vec::new()
+        } else {
+            vec![SourceSection {
+                id: "a".into(),
+                hash: hash(slug.as_bytes()),
+            }]
+        }),
     };
     let slugs = ["alpha", "beta", "gamma", "delta"];
     let mut guides = BTreeMap::new();
@@ -94,6 +107,7 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
             folder: None,
             pages,
             data: None,
+            records: None,
         };
         guides.insert(slug.to_string(), guide);
     }
@@ -101,12 +115,21 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
     let context = ShardContext {
         digest: hash(b"context"),
         languages: langs.clone(),
+        default_language: "en".into(),
     };
+    let notices: Vec<Option<Arc<Notices>>> = sources
+        .chunk_by(|a, b| a.src.slug == b.src.slug)
+        .flat_map(|guide| notices_of(guide, None, "en"))
+        .collect();
+    assert_eq!(notices.iter().filter(|n| n.is_some()).count(), 3);
     let mut manifest = Manifest::new(guides, BTreeMap::new()).with_context(context);
     manifest.changed_shards();
     let headers = manifest.stored().unwrap().headers().to_vec();
     let langs_of = |slug: &str| if slug == "delta" { "en" } else { "en,es" };
-    let pages = || sources.iter().map(|s| (s, langs_of(&s.src.slug)));
+    let pages = || {
+        (sources.iter().zip(&notices))
+            .map(|(s, n)| (s, langs_of(&s.src.slug), n.as_ref().map(|n| &n.digest)))
+    };
     let site = hash(b"site");
     let open = listing_inputs(pages(), &Closed::none(), Headers(None), &langs, &site);
     let closed = listing_inputs(
@@ -128,10 +151,20 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
         &site,
     );
     assert_eq!(open, mixed);
+    // A translation's notices show in its language's index and the sitemap.
+    let pages = sources.iter().map(|s| (s, langs_of(&s.src.slug), None));
+    let unnoticed = listing_inputs(pages, &Closed::none(), Headers(None), &langs, &site);
+    assert_eq!(open.indexes[0], unnoticed.indexes[0]);
+    assert_ne!(open.indexes[1], unnoticed.indexes[1]);
+    assert_ne!(open.sitemap, unnoticed.sitemap);
+    let with = |s: &Source| {
+        let i = sources.iter().position(|x| x.src == s.src).unwrap();
+        notices[i].as_ref().map(|n| &n.digest)
+    };
     // And a title change shows.
     let mut renamed = sources.clone();
     renamed[0].summary.title = "Renamed".into();
-    let pages = renamed.iter().map(|s| (s, langs_of(&s.src.slug)));
+    let pages = renamed.iter().map(|s| (s, langs_of(&s.src.slug), with(s)));
     let changed = listing_inputs(pages, &Closed::none(), Headers(None), &langs, &site);
     assert_ne!(open.indexes[0], changed.indexes[0]);
     assert_ne!(open.sitemap, changed.sitemap);
@@ -140,11 +173,11 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
     // So does a description that goes, even to an empty one.
     let mut blank = sources.clone();
     blank[0].summary.description = Some(String::new());
-    let pages = blank.iter().map(|s| (s, langs_of(&s.src.slug)));
+    let pages = blank.iter().map(|s| (s, langs_of(&s.src.slug), with(s)));
     let blanked = listing_inputs(pages, &Closed::none(), Headers(None), &langs, &site);
     assert_ne!(open.indexes[0], blanked.indexes[0]);
     blank[0].summary.description = None;
-    let pages = blank.iter().map(|s| (s, langs_of(&s.src.slug)));
+    let pages = blank.iter().map(|s| (s, langs_of(&s.src.slug), with(s)));
     assert_ne!(
         blanked,
         listing_inputs(pages, &Closed::none(), Headers(None), &langs, &site)

@@ -170,8 +170,10 @@ fn a_page_of_half_a_million_short_lines_builds_in_bounded_memory() {
     page(&site, "", &"a\n".repeat(500_000));
     let (code, peak_kib) = build_peak_rss_kib(&site);
     assert_eq!(code, 0);
-    // Streamed rendering: 170 MiB here (pulldown-cmark's tree and the allocator's copies of it);
-    // with the parsed events collected twice, 270 MiB.
+    // Streamed rendering: about 195 MiB here alone (pulldown-cmark's tree and the allocator's
+    // copies of it, and the search index's text of the page's one section); with the parsed
+    // events collected twice, 270 MiB or more. On a machine loaded by other builds it has been
+    // seen at 243 MiB: run it alone before reading a failure as a regression.
     assert!(peak_kib < 225 * 1024, "peak RSS {peak_kib} KiB");
     assert!(site.output("en/g/index.html").matches("a\na\n").count() > 200_000);
 }

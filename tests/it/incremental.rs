@@ -24,6 +24,12 @@ fn computed(t: &SiteTest, slug: &str, lang: &str, gpu: &str, title: &str) {
     );
 }
 
+/// Waits out the 2 s in which a fresh file's stamp is not trusted, so every later build records
+/// the same stamps however slowly a loaded machine runs it (tests that compare manifests).
+fn settle() {
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+}
+
 /// Two computed guides on different GPUs and one plain guide, in three languages.
 fn site() -> SiteTest {
     let t = SiteTest::new();
@@ -180,6 +186,7 @@ fn incremental_result_equals_a_clean_build() {
     t.guide("plain", "zh", "新标题", "改过的正文。");
     std::fs::remove_dir_all(t.root().join("content/on-a100")).unwrap();
     computed(&t, "added", "en", "t4", "Added");
+    settle();
     t.build_ok();
     let incremental = t.snapshot_output();
     let run = t.run(&["build", "--force"]);
@@ -193,6 +200,7 @@ fn incremental_result_equals_a_clean_build() {
 #[test]
 fn thread_count_does_not_change_the_output() {
     let t = site();
+    settle();
     let one = std::process::Command::new(env!("CARGO_BIN_EXE_vramdoc"))
         .args(["build", "--out", "one"])
         .env("RAYON_NUM_THREADS", "1")
@@ -376,6 +384,7 @@ fn remembered_builds_check_only_what_the_watcher_reported() {
     let t = site();
     let opts = BuildOptions::new(t.root(), None).quiet(true);
     let mut memory = KeptBuild::new();
+    settle();
     let counts = |r: &vramdoc::site::BuildReport, lang: &str| {
         let c = r.per_lang[lang];
         (c.rebuilt, c.unchanged, c.removed)
@@ -391,6 +400,7 @@ fn remembered_builds_check_only_what_the_watcher_reported() {
         PathBuf::from("content/plain/zh.md"),
         PathBuf::from("content/on-a100"),
     ]);
+    settle();
     let next = build_with(&opts, &mut memory).unwrap();
     // With their neighbours: the guides beside the new and the deleted one change links.
     assert_eq!(counts(&next, "en"), (3, 0, 1));
@@ -403,12 +413,14 @@ fn remembered_builds_check_only_what_the_watcher_reported() {
     // A body edit: the shards of the guides not reported stay as they are in memory.
     t.guide("plain", "en", "Plain en", "A new sentence.");
     memory.changed(&[PathBuf::from("content/plain/en.md")]);
+    settle();
     let edit = build_with(&opts, &mut memory).unwrap();
     assert_eq!(counts(&edit, "en"), (1, 2, 0));
     assert_eq!(counts(&edit, "zh"), (0, 2, 0));
     // A new title re-renders the indexes, which list the guides of every shard.
     computed(&t, "on-4070", "es", "rtx-4070", "En una 4070, otra vez");
     memory.changed(&[PathBuf::from("content/on-4070/es.md")]);
+    settle();
     let retitled = build_with(&opts, &mut memory).unwrap();
     // The retitled page and the one whose "previous" link shows the title.
     assert_eq!(counts(&retitled, "es"), (2, 0, 0));
@@ -475,6 +487,7 @@ fn an_empty_description_where_there_was_none_rerenders_the_feed() {
         "content/plain/en.md",
         "---\ntitle: \"Plain en\"\nlang: en\ndate: 2026-11-20\ndescription: \"\"\n---\n\nNo numbers here.\n",
     );
+    settle();
     t.build_ok();
     assert!(t.output("en/atom.xml").contains("<summary></summary>"));
     let incremental = t.snapshot_output();

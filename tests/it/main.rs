@@ -44,6 +44,7 @@ mod search;
 mod serve;
 mod short_answer;
 mod site;
+mod translations;
 mod validation;
 mod verdict;
 mod words;

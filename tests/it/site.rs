@@ -10,14 +10,15 @@ fn three_language_site() -> SiteTest {
         "memory-basics",
         "es",
         "Adónde va la memoria",
-        "## Estados del modelo\n\nPesos, gradientes y estado del optimizador.\n",
+        "## Estados del modelo {#model-states}\n\nPesos, gradientes y estado del optimizador.\n",
     );
     t.guide(
         "memory-basics",
         "zh",
         "显存都去哪儿了",
-        "## 模型状态\n\n权重、梯度和优化器状态。\n",
+        "## 模型状态 {#model-states}\n\n权重、梯度和优化器状态。\n",
     );
+    t.mark("es", "memory-basics").mark("zh", "memory-basics");
     t
 }
 

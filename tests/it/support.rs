@@ -69,6 +69,13 @@ impl SiteTest {
         }
     }
 
+    /// Runs `vramdoc translations mark <lang> <slug>` and asserts success.
+    pub fn mark(&self, lang: &str, slug: &str) -> &Self {
+        let r = self.run(&["translations", "mark", lang, slug]);
+        assert_eq!(r.code, 0, "mark failed:\n{}\n{}", r.stdout, r.stderr);
+        self
+    }
+
     /// Runs `vramdoc build` and asserts success.
     pub fn build_ok(&self) -> Run {
         let r = self.run(&["build"]);
