@@ -55,6 +55,7 @@ est-opt-grad_checkpoint = Gradient checkpointing (a patch; about { $pct } more c
 est-opt-dtype = bf16 autocast instead of float32
 est-opt-dtype_fp16 = float16 autocast with a GradScaler (this card has no bf16)
 est-opt-optimizer = 8-bit AdamW (bitsandbytes)
+est-opt-bucket_view = Gradients as views of DDP's buckets (gradient_as_bucket_view=True)
 est-opt-sharded_optimizer = Optimizer state split among the GPUs (ZeroRedundancyOptimizer)
 est-opt-fsdp = Weights, gradients and optimizer state split among the GPUs (FSDP)
 est-opt-n_embd = Narrower model ({ $params } parameters)

@@ -55,6 +55,7 @@ est-opt-grad_checkpoint = Gradient checkpointing (un parche; unos { $pct } más 
 est-opt-dtype = Autocast en bf16 en lugar de float32
 est-opt-dtype_fp16 = Autocast en float16 con GradScaler (esta tarjeta no tiene bf16)
 est-opt-optimizer = AdamW de 8 bits (bitsandbytes)
+est-opt-bucket_view = Gradientes como vistas de los búferes de DDP (gradient_as_bucket_view=True)
 est-opt-sharded_optimizer = Estado del optimizador repartido entre las GPU (ZeroRedundancyOptimizer)
 est-opt-fsdp = Pesos, gradientes y estado del optimizador repartidos entre las GPU (FSDP)
 est-opt-n_embd = Modelo más estrecho ({ $params } parámetros)

@@ -55,6 +55,7 @@ est-opt-grad_checkpoint = 梯度检查点（需打补丁；计算量约增加 { 
 est-opt-dtype = 用 bf16 autocast 代替 float32
 est-opt-dtype_fp16 = 用 float16 autocast 加 GradScaler（这张卡不支持 bf16）
 est-opt-optimizer = 8 位 AdamW（bitsandbytes）
+est-opt-bucket_view = 梯度作为 DDP 桶的视图（gradient_as_bucket_view=True）
 est-opt-sharded_optimizer = 优化器状态分摊到各 GPU（ZeroRedundancyOptimizer）
 est-opt-fsdp = 权重、梯度和优化器状态都分摊到各 GPU（FSDP）
 est-opt-n_embd = 更窄的模型（{ $params }个参数）

@@ -4,8 +4,15 @@
 //! and the phase, [`render`] writes the report (table, Markdown; JSON is [`Diagnosis`] itself).
 //! The memory model is [`crate::estimate`]'s; the options are `estimate`'s, ranked the same way.
 
+mod advice;
+mod cards;
+mod consistency;
+mod formats;
 pub mod message;
+mod other_errors;
 mod render;
+mod snapshot;
+mod snapshot_report;
 pub(crate) mod tensors;
 
 use std::io::IsTerminal;
@@ -17,7 +24,10 @@ use crate::diagnostics::Diagnostic;
 use crate::estimate::{self, Estimate, GpuCatalog, Scenario, WhatIf};
 use crate::report::input;
 use crate::report::Format;
-use message::OomMessage;
+pub(crate) use advice::Fragmentation;
+use cards::CardMatch;
+use consistency::Finding;
+use message::{Format as MessageFormat, OomMessage};
 use tensors::Identified;
 
 /// Arguments of `vramdoc diagnose`.
@@ -54,33 +64,22 @@ pub(crate) use render::guide_block;
 /// The catalog id given to the card described only by the message's capacity.
 pub(crate) const MESSAGE_GPU: &str = "gpu-from-message";
 
-/// Fragmentation: what PyTorch's cache held without using it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub(crate) struct Fragmentation {
-    /// Reserved by PyTorch but unallocated.
-    pub(crate) reserved_unallocated: u64,
-    /// Free plus reserved-unallocated would have held the allocation: the cache's blocks were
-    /// there, just not in one piece.
-    pub(crate) cause: bool,
-    /// Worth `expandable_segments:True`: the cause, or at least 512 MiB or a fifth of the
-    /// reserved memory unused.
-    pub(crate) advise_expandable_segments: bool,
-}
-
 /// Everything `diagnose` found (the JSON output).
 #[derive(Debug, Clone, Serialize)]
 pub struct Diagnosis {
     /// The message's numbers.
     pub(crate) message: OomMessage,
-    /// Held by other programs: capacity − free − this process (PyTorch 2 messages).
+    /// The numbers checked against each other, and what they change.
+    pub(crate) findings: Vec<Finding>,
+    /// Held by other programs: capacity − free − this process (2.x messages with NVML), when
+    /// the numbers are consistent.
     pub(crate) other_processes_bytes: Option<u64>,
-    /// This process outside PyTorch's cache (CUDA context, libraries): in use − reserved
-    /// (PyTorch 2 messages).
+    /// This process outside PyTorch's cache (CUDA context, libraries): in use − reserved.
     pub(crate) non_pytorch_bytes: Option<u64>,
     /// Outside PyTorch's cache in all, this process's CUDA context and other programs together:
-    /// capacity − free − reserved (PyTorch 1 messages, which do not print the process's total).
-    pub(crate) outside_pytorch_bytes: u64,
-    /// The fragmentation finding.
+    /// capacity − free − reserved (1.x messages, which do not print the process's total).
+    pub(crate) outside_pytorch_bytes: Option<u64>,
+    /// The fragmentation finding and the allocator setting that fits the message's PyTorch.
     pub(crate) fragmentation: Fragmentation,
     /// The tensor and phase, when a scenario was given.
     pub(crate) identified: Option<Identified>,
@@ -90,9 +89,25 @@ pub struct Diagnosis {
     pub(crate) what_if: Vec<WhatIf>,
     /// Scenario keys that would sharpen the diagnosis, when no scenario was given.
     pub(crate) missing_keys: Vec<&'static str>,
-    /// The catalog cards with the message's capacity, when it is more than one (and no `gpu`
-    /// was given): the diagnosis then uses the printed capacity.
+    /// The catalog cards the printed capacity can be (within [`cards::tolerance`]), closest
+    /// first.
+    pub(crate) cards: Vec<CardMatch>,
+    /// Their names, when more than one matches (and no `gpu` was given): the diagnosis then
+    /// uses the printed capacity.
     pub(crate) gpu_candidates: Vec<String>,
+    /// The card the scenario names, and whether the printed capacity can be it.
+    pub(crate) named_card: Option<NamedCard>,
+}
+
+/// The card a scenario names, checked against the printed capacity.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct NamedCard {
+    /// Its name.
+    pub(crate) name: String,
+    /// Its catalog capacity.
+    pub(crate) capacity_bytes: u64,
+    /// One of its capacities is within the driver spread of the printed one.
+    pub(crate) matches: bool,
 }
 
 /// Keys that decide which tensor an allocation is.
@@ -161,7 +176,18 @@ fn read_message(args: &DiagnoseArgs) -> Result<(String, Option<PathBuf>), Box<Di
 /// The whole report as a string, or the first error.
 pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
     let (text, path) = read_message(args)?;
-    let msg = message::parse(&text).map_err(|e| {
+    let parsed = message::parse(&text);
+    if let Err(e) = &parsed {
+        if e.no_message {
+            if let Some(found) = other_errors::find(&text) {
+                return other_errors::render(&found, args.output.format, &args.output.lang);
+            }
+            if let Some(snapshot) = snapshot::read(&text) {
+                return readout(snapshot, args);
+            }
+        }
+    }
+    let msg = parsed.map_err(|e| {
         let mut d = Diagnostic::error(format!("cannot read the out-of-memory message: {e}"));
         if let Some(p) = &path {
             d = d.in_file(p).at(e.line, 1);
@@ -184,67 +210,91 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
     })
 }
 
-/// The card the message describes: the one catalog entry whose capacity is the printed one
-/// (within its rounding); when none or several are, a new entry ([`MESSAGE_GPU`]) with the
-/// printed capacity, and the names of the cards it could be.
+/// The card the message describes: the one catalog card whose capacity (or an ECC or Windows
+/// variant) is the printed one within [`cards::tolerance`]; when none or several are, a new
+/// entry ([`MESSAGE_GPU`]) with the printed capacity, with bf16 only if every candidate has it
+/// (none known: no bf16, so no option proposes a dtype the card may lack).
 fn gpu_from_message(
-    m: &OomMessage,
+    d: &Diagnosis,
     catalog: &mut GpuCatalog,
-) -> Result<(String, Vec<String>), estimate::ScenarioError> {
-    let tol = m.capacity.tolerance.max(1);
-    let matches: Vec<(String, String, bool)> = catalog
-        .iter()
-        .filter(|g| g.capacity_bytes.abs_diff(m.capacity.bytes) <= tol)
-        .map(|g| (g.id.clone(), g.name.clone(), g.bf16))
-        .collect();
-    if let [(id, _, _)] = matches.as_slice() {
-        return Ok((id.clone(), Vec::new()));
+) -> Result<String, estimate::ScenarioError> {
+    if let Some(card) = cards::settled(&d.cards) {
+        // Matched through an ECC or Windows figure: that figure is the card's capacity here.
+        if let Some(g) = catalog
+            .get(&card.id)
+            .filter(|g| g.capacity_bytes != card.capacity_bytes)
+        {
+            let name = serde_json::to_string(&g.name)
+                .map_err(|e| estimate::ScenarioError::general(e.to_string()))?;
+            catalog.extend_from_yaml(&format!(
+                "gpus:\n  - {{id: {}, name: {name}, capacity_bytes: {}, bf16: {}}}\n",
+                g.id, card.capacity_bytes, g.bf16
+            ))?;
+        }
+        return Ok(card.id.clone());
     }
+    let m = &d.message;
     let index = m.gpu_index.unwrap_or(0);
-    let bf16 = matches.is_empty() || matches.iter().any(|(_, _, b)| *b);
+    let bf16 = !d.cards.is_empty() && d.cards.iter().all(|c| c.bf16);
     catalog.extend_from_yaml(&format!(
         "gpus:\n  - {{id: {MESSAGE_GPU}, name: \"GPU {index}\", capacity_bytes: {}, bf16: {bf16}}}\n",
         m.capacity.bytes.max(1)
     ))?;
-    Ok((
-        MESSAGE_GPU.to_owned(),
-        matches.into_iter().map(|(_, name, _)| name).collect(),
-    ))
+    Ok(MESSAGE_GPU.to_owned())
 }
 
-/// What the message alone tells: its numbers, other programs' memory and fragmentation.
+/// What the message alone tells: its numbers checked, other programs' memory, fragmentation and
+/// the cards it can be (from the built-in catalog).
 pub fn from_message(m: OomMessage) -> Diagnosis {
-    let other = m.process.map(|p| {
+    from_message_with(m, &GpuCatalog::builtin())
+}
+
+/// [`from_message`] against `catalog`.
+fn from_message_with(m: OomMessage, catalog: &GpuCatalog) -> Diagnosis {
+    let findings = consistency::check(&m);
+    let consistent = !findings.iter().any(Finding::impossible);
+    let cuda = m.format != MessageFormat::Mps;
+    let free = m.free.filter(|_| consistent && cuda).map(|f| f.bytes);
+    let other = m.process.zip(free).map(|(p, free)| {
         m.capacity
             .bytes
-            .saturating_sub(m.free.bytes)
+            .saturating_sub(free)
             .saturating_sub(p.bytes)
     });
-    let non_pytorch = m.process.map(|p| p.bytes.saturating_sub(m.reserved.bytes));
-    let outside = m
-        .capacity
-        .bytes
-        .saturating_sub(m.free.bytes)
-        .saturating_sub(m.reserved.bytes);
-    let unalloc = m.reserved_unallocated.bytes;
-    let cause = m.free.bytes < m.requested.bytes
-        && m.free.bytes.saturating_add(unalloc) >= m.requested.bytes;
+    let non_pytorch = m
+        .process
+        .filter(|_| consistent && cuda)
+        .map(|p| p.bytes.saturating_sub(m.reserved.bytes));
+    let outside = free.map(|free| {
+        m.capacity
+            .bytes
+            .saturating_sub(free)
+            .saturating_sub(m.reserved.bytes)
+    });
+    let fragmentation = advice::fragmentation(&m, &findings);
+    let cards = if cuda {
+        cards::matching(m.capacity, m.windows, catalog)
+    } else {
+        Vec::new()
+    };
+    let gpu_candidates = if cards::settled(&cards).is_none() {
+        cards.iter().map(|c| c.name.clone()).collect()
+    } else {
+        Vec::new()
+    };
     Diagnosis {
+        findings,
         other_processes_bytes: other,
         non_pytorch_bytes: non_pytorch,
         outside_pytorch_bytes: outside,
-        fragmentation: Fragmentation {
-            reserved_unallocated: unalloc,
-            cause,
-            advise_expandable_segments: cause
-                || unalloc >= 512 << 20
-                || unalloc.saturating_mul(5) >= m.reserved.bytes.max(1),
-        },
+        fragmentation,
         identified: None,
         estimate: None,
         what_if: Vec::new(),
         missing_keys: SHARPENING_KEYS.to_vec(),
-        gpu_candidates: Vec::new(),
+        cards,
+        gpu_candidates,
+        named_card: None,
         message: m,
     }
 }
@@ -268,16 +318,21 @@ fn with_scenario_as_given(
     catalog: &GpuCatalog,
     keep_other: bool,
 ) -> Result<Diagnosis, estimate::ScenarioError> {
-    let mut d = from_message(m);
+    let mut d = from_message_with(m, catalog);
     d.missing_keys.clear();
     let mut own;
     let catalog = if scenario.gpu.is_none() {
         own = catalog.clone();
-        let (id, candidates) = gpu_from_message(&d.message, &mut own)?;
-        scenario.gpu = Some(id);
-        d.gpu_candidates = candidates;
+        scenario.gpu = Some(gpu_from_message(&d, &mut own)?);
         &own
     } else {
+        d.gpu_candidates.clear();
+        let id = scenario.gpu.as_deref().unwrap_or_default();
+        d.named_card = catalog.get(id).map(|g| NamedCard {
+            name: g.name.clone(),
+            capacity_bytes: g.capacity_bytes,
+            matches: d.message.format == MessageFormat::Mps || d.cards.iter().any(|c| c.id == g.id),
+        });
         catalog
     };
     if scenario.other_processes == 0 && !keep_other {
@@ -286,6 +341,25 @@ fn with_scenario_as_given(
     let est = estimate::estimate(&scenario, catalog)?;
     d.what_if = estimate::what_if(&scenario, catalog)?;
     d.identified = Some(tensors::identify(&d.message, &est));
+    // The run failed; an estimate that fits the card it failed on describes another run.
+    if est.fits == Some(true) {
+        let capacity = est
+            .gpu
+            .as_ref()
+            .map_or(d.message.capacity.bytes, |g| g.capacity_bytes);
+        d.findings.push(Finding::ScenarioCannotBeTheRun {
+            estimate: est
+                .bytes
+                .total_high
+                .saturating_add(est.bytes.other_processes),
+            run: d
+                .message
+                .allocated
+                .bytes
+                .saturating_add(d.message.requested.bytes),
+            capacity,
+        });
+    }
     d.estimate = Some(est);
     Ok(d)
 }
@@ -296,9 +370,36 @@ pub(crate) fn diagnose(
     args: &DiagnoseArgs,
     catalog: &GpuCatalog,
 ) -> Result<Diagnosis, Box<Diagnostic>> {
-    let have_scenario = args.config.is_some() || !args.set.is_empty();
-    if !have_scenario {
-        return Ok(from_message(m));
+    let Some(scenario) = load_scenario(args, catalog)? else {
+        return Ok(from_message_with(m, catalog));
+    };
+    let keep_other = args.other_processes.is_some();
+    with_scenario_as_given(m, scenario, catalog, keep_other).map_err(|e| scenario_error(e, args))
+}
+
+/// A scenario error as a diagnostic naming the config file and the key to fix.
+fn scenario_error(e: estimate::ScenarioError, args: &DiagnoseArgs) -> Box<Diagnostic> {
+    let mut diag = Diagnostic::error(e.to_string());
+    if let Some(file) = &args.config {
+        diag = diag.in_file(file);
+    }
+    Box::new(diag.with_help(match e.key.as_deref() {
+        Some("gpu") => {
+            "pick an id from the list above, or add the card with --catalog FILE".to_owned()
+        }
+        Some(key) => format!("fix `{key}` in the config or with --set {key}=VALUE"),
+        None => "check the scenario's sizes".to_owned(),
+    }))
+}
+
+/// The command line's scenario (`--config`, `--set`, `--gpu`, `--other-processes`), if it gives
+/// one.
+fn load_scenario(
+    args: &DiagnoseArgs,
+    catalog: &GpuCatalog,
+) -> Result<Option<Scenario>, Box<Diagnostic>> {
+    if args.config.is_none() && args.set.is_empty() {
+        return Ok(None);
     }
     let inputs: Vec<crate::report::Input> = args
         .config
@@ -331,18 +432,30 @@ pub(crate) fn diagnose(
     if let Some(size) = &args.other_processes {
         crate::report::set_other_processes(&mut loaded.scenario, size)?;
     }
-    let keep_other = args.other_processes.is_some();
-    with_scenario_as_given(m, loaded.scenario, catalog, keep_other).map_err(|e| {
-        let mut diag = Diagnostic::error(e.to_string());
-        if let Some(file) = &args.config {
-            diag = diag.in_file(file);
-        }
-        Box::new(diag.with_help(match e.key.as_deref() {
-            Some("gpu") => {
-                "pick an id from the list above, or add the card with --catalog FILE".to_owned()
+    Ok(Some(loaded.scenario))
+}
+
+/// The report on a memory readout (`memory_summary()`, `nvidia-smi`), with the scenario's
+/// estimate beside it when one is given (on the card `nvidia-smi` names, if the catalog has it).
+fn readout(snapshot: snapshot::Snapshot, args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
+    // One error, as for a message: the catalog's first.
+    let catalog = crate::report::catalog_with(args.output.catalog.as_deref()).map_err(|all| {
+        Box::new(
+            all.into_iter()
+                .next()
+                .unwrap_or_else(|| Diagnostic::error("the GPU catalog could not be read")),
+        )
+    })?;
+    let estimate = match load_scenario(args, &catalog)? {
+        Some(mut scenario) => {
+            if scenario.gpu.is_none() {
+                scenario.gpu = snapshot_report::card_named(&snapshot, &catalog);
             }
-            Some(key) => format!("fix `{key}` in the config or with --set {key}=VALUE"),
-            None => "check the scenario's sizes".to_owned(),
-        }))
-    })
+            Some(estimate::estimate(&scenario, &catalog).map_err(|e| scenario_error(e, args))?)
+        }
+        None => None,
+    };
+    let d = snapshot_report::SnapshotDiagnosis { snapshot, estimate };
+    let loc = crate::report::localizer(&args.output.lang)?;
+    snapshot_report::render(&d, args.output.format, &loc)
 }

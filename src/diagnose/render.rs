@@ -2,15 +2,30 @@
 
 use fluent_bundle::FluentValue;
 
+use super::advice::Setting;
+use super::consistency::Finding;
 use super::message::Format as MessageFormat;
 use super::tensors::{Candidate, Phase, PhaseSource};
 use super::Diagnosis;
+use crate::estimate::VariantKind;
 use crate::i18n::Localizer;
 use crate::report::render::{aligned, columns, header, option_table, verdict};
 
 /// The message's numbers as (label, value) rows.
 fn message_rows(d: &Diagnosis, loc: &Localizer) -> Vec<(String, String)> {
     let m = &d.message;
+    if m.format == MessageFormat::Mps {
+        let own = m.process.map_or(0, |p| p.bytes);
+        return vec![
+            (loc.t("diag-requested"), loc.bytes(m.requested.bytes)),
+            (loc.t("diag-mps-allocated"), loc.bytes(m.allocated.bytes)),
+            (
+                loc.t("diag-mps-other"),
+                loc.bytes(own.saturating_sub(m.allocated.bytes)),
+            ),
+            (loc.t("diag-mps-limit"), loc.bytes(m.capacity.bytes)),
+        ];
+    }
     let gpu = FluentValue::from(
         m.gpu_index
             .map_or_else(|| "?".to_owned(), |i| i.to_string()),
@@ -21,12 +36,19 @@ fn message_rows(d: &Diagnosis, loc: &Localizer) -> Vec<(String, String)> {
             loc.t_args("diag-capacity", &[("gpu", gpu)]),
             loc.bytes(m.capacity.bytes),
         ),
-        (loc.t("diag-free"), loc.bytes(m.free.bytes)),
+        (
+            loc.t("diag-free"),
+            m.free
+                .map_or_else(|| loc.t("diag-not-printed"), |f| loc.bytes(f.bytes)),
+        ),
     ];
     if let Some(p) = m.process {
         rows.push((loc.t("diag-process"), loc.bytes(p.bytes)));
     }
     rows.push((loc.t("diag-allocated"), loc.bytes(m.allocated.bytes)));
+    if let Some(p) = m.private_pools {
+        rows.push((loc.t("diag-private-pools"), loc.bytes(p.bytes)));
+    }
     rows.push((
         loc.t("diag-reserved-unallocated"),
         loc.bytes(m.reserved_unallocated.bytes),
@@ -34,7 +56,7 @@ fn message_rows(d: &Diagnosis, loc: &Localizer) -> Vec<(String, String)> {
     if m.format == MessageFormat::Pytorch1 {
         rows.push((loc.t("diag-reserved"), loc.bytes(m.reserved.bytes)));
     }
-    for p in &m.processes {
+    for p in m.processes.iter().take(MAX_PROCESS_ROWS) {
         rows.push((
             loc.t_args(
                 "diag-process-line",
@@ -43,26 +65,215 @@ fn message_rows(d: &Diagnosis, loc: &Localizer) -> Vec<(String, String)> {
             loc.bytes(p.bytes),
         ));
     }
-    match (d.other_processes_bytes, d.non_pytorch_bytes) {
-        (Some(other), Some(non)) => {
+    if m.processes.len() > MAX_PROCESS_ROWS {
+        let rest: u64 = m.processes[MAX_PROCESS_ROWS..]
+            .iter()
+            .map(|p| p.bytes)
+            .fold(0, u64::saturating_add);
+        rows.push((
+            loc.t_args(
+                "diag-process-more",
+                &[(
+                    "count",
+                    FluentValue::from((m.processes.len() - MAX_PROCESS_ROWS) as u64),
+                )],
+            ),
+            loc.bytes(rest),
+        ));
+    }
+    match (
+        d.other_processes_bytes,
+        d.non_pytorch_bytes,
+        d.outside_pytorch_bytes,
+    ) {
+        (Some(other), Some(non), _) => {
             rows.push((loc.t("diag-other"), loc.bytes(other)));
             rows.push((loc.t("diag-non-pytorch"), loc.bytes(non)));
         }
-        _ => rows.push((loc.t("diag-outside"), loc.bytes(d.outside_pytorch_bytes))),
+        (_, _, Some(outside)) if m.process.is_none() => {
+            rows.push((loc.t("diag-outside"), loc.bytes(outside)))
+        }
+        _ => {}
     }
     rows
 }
 
-/// The heading over the message's numbers, naming PyTorch's format.
+/// Listed processes shown one per row; the rest are summed in one.
+const MAX_PROCESS_ROWS: usize = 20;
+
+/// The heading over the message's numbers, naming the PyTorch versions that print its format.
 fn heading_message(d: &Diagnosis, loc: &Localizer) -> String {
-    let version = match d.message.format {
-        MessageFormat::Pytorch1 => "1",
-        MessageFormat::Pytorch2 => "2",
+    let versions = d.message.versions.label();
+    let key = if d.message.format == MessageFormat::Mps {
+        "diag-heading-message-mps"
+    } else {
+        "diag-heading-message"
     };
-    loc.t_args(
-        "diag-heading-message",
-        &[("version", FluentValue::from(version))],
-    )
+    loc.t_args(key, &[("versions", FluentValue::from(versions))])
+}
+
+/// A card's name with the setting whose capacity matched: `NVIDIA L40S (ECC on)`.
+fn card_name(c: &super::CardMatch, loc: &Localizer) -> String {
+    match c.variant {
+        None => c.name.clone(),
+        Some(v) => {
+            let key = match v {
+                VariantKind::EccOn => "diag-variant-ecc-on",
+                VariantKind::EccOff => "diag-variant-ecc-off",
+                VariantKind::Windows => "diag-variant-windows",
+            };
+            format!("{} ({})", c.name, loc.t(key))
+        }
+    }
+}
+
+/// The list separator of the locale.
+fn separator(loc: &Localizer) -> &'static str {
+    if loc.lang().starts_with("zh") {
+        "、"
+    } else {
+        ", "
+    }
+}
+
+/// The checks of the numbers, and the cards the capacity can be, as sentences.
+fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
+    let b = |n: u64| FluentValue::from(loc.bytes(n));
+    let mut lines: Vec<String> = d
+        .findings
+        .iter()
+        .filter(|f| !matches!(f, Finding::ScenarioCannotBeTheRun { .. }))
+        .map(|f| match *f {
+            Finding::AllZero => loc.t("diag-check-all-zero"),
+            Finding::FreeAboveCapacity { free, capacity } => loc.t_args(
+                "diag-check-free-above-capacity",
+                &[("a", b(free)), ("b", b(capacity))],
+            ),
+            Finding::AllocatedAboveReserved {
+                allocated,
+                reserved,
+            } => loc.t_args(
+                "diag-check-allocated-above-reserved",
+                &[("a", b(allocated)), ("b", b(reserved))],
+            ),
+            Finding::ReservedAboveCapacity { reserved, capacity } => loc.t_args(
+                "diag-check-reserved-above-capacity",
+                &[("a", b(reserved)), ("b", b(capacity))],
+            ),
+            Finding::ReservedAboveProcess { reserved, process } => loc.t_args(
+                "diag-check-reserved-above-process",
+                &[("a", b(reserved)), ("b", b(process))],
+            ),
+            Finding::InUseAboveCapacity { in_use, capacity } => loc.t_args(
+                "diag-check-in-use-above-capacity",
+                &[("a", b(in_use)), ("b", b(capacity))],
+            ),
+            Finding::ProcessAboveCapacity {
+                pid,
+                bytes,
+                capacity,
+            } => loc.t_args(
+                "diag-check-process-above-capacity",
+                &[
+                    ("pid", FluentValue::from(pid.to_string())),
+                    ("a", b(bytes)),
+                    ("b", b(capacity)),
+                ],
+            ),
+            Finding::RequestAboveCapacity {
+                requested,
+                capacity,
+            } => loc.t_args(
+                "diag-check-request-above-capacity",
+                &[("a", b(requested)), ("b", b(capacity))],
+            ),
+            Finding::SeveralMessages { count } => loc.t_args(
+                "diag-check-several-messages",
+                &[("count", FluentValue::from(count as u64))],
+            ),
+            Finding::ScenarioCannotBeTheRun { .. } => String::new(),
+        })
+        .collect();
+    let m = &d.message;
+    if m.format == MessageFormat::Mps {
+        let used = m
+            .process
+            .map_or(0, |p| p.bytes)
+            .saturating_add(m.requested.bytes);
+        lines.push(loc.t_args(
+            "diag-mps-explain",
+            &[("used", b(used)), ("limit", b(m.capacity.bytes))],
+        ));
+        return lines;
+    }
+    let capacity = b(m.capacity.bytes);
+    if let Some(named) = &d.named_card {
+        let key = if named.matches {
+            "diag-card-named-fits"
+        } else {
+            "diag-card-named-differs"
+        };
+        lines.push(loc.t_args(
+            key,
+            &[
+                ("capacity", capacity),
+                ("card", FluentValue::from(named.name.clone())),
+                ("card_capacity", b(named.capacity_bytes)),
+            ],
+        ));
+        return lines;
+    }
+    let names: Vec<String> = d.cards.iter().map(|c| card_name(c, loc)).collect();
+    lines.push(match names.as_slice() {
+        [] => loc.t_args(
+            "diag-cards-none",
+            &[
+                ("capacity", capacity),
+                ("tolerance", b(super::cards::tolerance(m.capacity))),
+            ],
+        ),
+        [one] if d.cards[0].exact => loc.t_args(
+            "diag-cards-one",
+            &[
+                ("capacity", capacity),
+                ("card", FluentValue::from(one.clone())),
+            ],
+        ),
+        [one] => loc.t_args(
+            "diag-cards-near",
+            &[
+                ("capacity", capacity),
+                ("card", FluentValue::from(one.clone())),
+                ("card_capacity", b(d.cards[0].capacity_bytes)),
+            ],
+        ),
+        many if super::cards::settled(&d.cards).is_some() => {
+            let settled = super::cards::settled(&d.cards).map(|c| card_name(c, loc));
+            let others: Vec<String> = d
+                .cards
+                .iter()
+                .filter(|c| !c.exact)
+                .map(|c| card_name(c, loc))
+                .collect();
+            debug_assert!(many.len() > others.len());
+            loc.t_args(
+                "diag-cards-settled",
+                &[
+                    ("capacity", capacity),
+                    ("card", FluentValue::from(settled.unwrap_or_default())),
+                    ("cards", FluentValue::from(others.join(separator(loc)))),
+                ],
+            )
+        }
+        many => loc.t_args(
+            "diag-cards-many",
+            &[
+                ("capacity", capacity),
+                ("cards", FluentValue::from(many.join(separator(loc)))),
+            ],
+        ),
+    });
+    lines
 }
 
 /// A candidate tensor described in words.
@@ -125,12 +336,25 @@ fn tensor_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     lines
 }
 
-/// The fragmentation finding as a sentence, with the advice when it applies.
+/// The fragmentation finding as a sentence, with the setting that fits the message's PyTorch.
 fn fragmentation_line(d: &Diagnosis, loc: &Localizer) -> String {
     let f = &d.fragmentation;
-    let key = if f.cause {
+    let m = &d.message;
+    let too_big = d
+        .findings
+        .iter()
+        .any(|f| matches!(f, Finding::RequestAboveCapacity { .. }));
+    let key = if m.format == MessageFormat::Mps {
+        "diag-frag-mps"
+    } else if too_big {
+        "diag-frag-too-big"
+    } else if d.findings.iter().any(Finding::impossible) {
+        "diag-frag-unknown"
+    } else if m.free.is_none() {
+        "diag-frag-no-free"
+    } else if f.cause {
         "diag-frag-cause"
-    } else if f.advise_expandable_segments {
+    } else if f.setting.is_some() {
         "diag-frag-large"
     } else {
         "diag-frag-none"
@@ -142,21 +366,28 @@ fn fragmentation_line(d: &Diagnosis, loc: &Localizer) -> String {
                 "unalloc",
                 FluentValue::from(loc.bytes(f.reserved_unallocated)),
             ),
-            ("free", FluentValue::from(loc.bytes(d.message.free.bytes))),
             (
-                "size",
-                FluentValue::from(loc.bytes(d.message.requested.bytes)),
+                "free",
+                FluentValue::from(loc.bytes(m.free.map_or(0, |f| f.bytes))),
             ),
+            ("size", FluentValue::from(loc.bytes(m.requested.bytes))),
         ],
     );
-    // PyTorch 1's allocator has no expandable segments: its own message names max_split_size_mb.
-    if f.advise_expandable_segments && d.message.format == MessageFormat::Pytorch1 {
+    let setting = f.setting.map(|s| match (s, f.suggested_by_message) {
+        (Setting::ExpandableSegments, false) => "diag-set-expandable",
+        (Setting::ExpandableSegments, true) => "diag-set-expandable-suggested",
+        (Setting::MaxSplitSizeMb, false) => "diag-set-max-split",
+        (Setting::MaxSplitSizeMb, true) => "diag-set-max-split-suggested",
+        (Setting::AlreadyOn, _) => "diag-set-on",
+        (Setting::NoneInThisVersion, _) => "diag-set-none",
+    });
+    if let Some(key) = setting {
         line.push_str(if loc.lang().starts_with("zh") {
             ""
         } else {
             " "
         });
-        line.push_str(&loc.t("diag-frag-v1"));
+        line.push_str(&loc.t_args(key, &[("versions", FluentValue::from(m.versions.label()))]));
     }
     line
 }
@@ -178,11 +409,13 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
                     ("capacity", capacity),
                     (
                         "cards",
-                        FluentValue::from(d.gpu_candidates.join(if loc.lang().starts_with("zh") {
-                            "、"
-                        } else {
-                            ", "
-                        })),
+                        FluentValue::from(
+                            d.cards
+                                .iter()
+                                .map(|c| card_name(c, loc))
+                                .collect::<Vec<_>>()
+                                .join(separator(loc)),
+                        ),
                     ),
                 ],
             )
@@ -199,6 +432,23 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
         ],
     ));
     lines.push(verdict(e, loc));
+    for f in &d.findings {
+        if let Finding::ScenarioCannotBeTheRun {
+            estimate,
+            run,
+            capacity,
+        } = *f
+        {
+            lines.push(loc.t_args(
+                "diag-check-scenario",
+                &[
+                    ("a", FluentValue::from(loc.bytes(estimate))),
+                    ("b", FluentValue::from(loc.bytes(capacity))),
+                    ("c", FluentValue::from(loc.bytes(run))),
+                ],
+            ));
+        }
+    }
     lines
 }
 
@@ -215,6 +465,10 @@ fn table_head(loc: &Localizer) -> String {
 pub(super) fn table(d: &Diagnosis, loc: &Localizer) -> String {
     let mut out = format!("{}\n\n{}\n", loc.t("diag-title"), heading_message(d, loc));
     out += &aligned(&message_rows(d, loc), true);
+    out += &format!("\n{}\n", loc.t("diag-heading-checks"));
+    for line in check_lines(d, loc) {
+        out += &format!("  {line}\n");
+    }
     out += &format!("\n{}\n", loc.t("diag-heading-tensor"));
     for line in tensor_lines(d, loc) {
         out += &format!("  {line}\n");
@@ -255,7 +509,11 @@ pub(super) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
     for (label, value) in message_rows(d, loc) {
         out += &format!("| {} | {value} |\n", label.replace('|', "\\|"));
     }
-    out += &format!("\n### {}\n\n", loc.t("diag-heading-tensor"));
+    out += &format!("\n### {}\n\n", loc.t("diag-heading-checks"));
+    for line in check_lines(d, loc) {
+        out += &format!("{line}\n\n");
+    }
+    out += &format!("### {}\n\n", loc.t("diag-heading-tensor"));
     for line in tensor_lines(d, loc) {
         out += &format!("{line}\n\n");
     }
@@ -296,6 +554,11 @@ pub(crate) fn guide_block(d: &Diagnosis, loc: &Localizer) -> String {
     for (label, value) in message_rows(d, loc) {
         out += &format!("| {} | {value} |\n", label.replace('|', "\\|"));
     }
+    out += &format!(
+        "\n**{}**\n\n{}\n",
+        loc.t("diag-heading-checks"),
+        check_lines(d, loc).join("\n\n")
+    );
     out += &format!("\n**{}**\n\n", loc.t("diag-heading-tensor"));
     out += &tensor_lines(d, loc).join("\n\n");
     out += &format!(

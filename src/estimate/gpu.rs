@@ -28,6 +28,39 @@ pub struct Gpu {
     /// Other ids that find this card.
     #[serde(default)]
     pub(crate) aliases: Vec<String>,
+    /// Where `capacity_bytes` comes from: a printed `total_memory`, an out-of-memory message or
+    /// `nvidia-smi`'s total (the built-in catalog names one for every entry).
+    #[serde(default)]
+    pub(crate) source: String,
+    /// The capacity the same card shows under other settings (ECC switched, Windows' display
+    /// driver model): `diagnose` recognizes a card from any of them.
+    #[serde(default)]
+    pub(crate) variants: Vec<CapacityVariant>,
+}
+
+/// A setting under which a card shows another capacity than its `capacity_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VariantKind {
+    /// ECC switched on (data-center and workstation cards reserve part of the memory for it).
+    EccOn,
+    /// ECC switched off.
+    EccOff,
+    /// Windows under WDDM: CUDA reports the memory the display driver model lets it see,
+    /// usually more than Linux does for the same card.
+    Windows,
+}
+
+/// One other capacity of a card, with its source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityVariant {
+    /// The setting.
+    pub(crate) when: VariantKind,
+    /// What PyTorch reports under it, in bytes.
+    pub(crate) capacity_bytes: u64,
+    /// Where the figure comes from.
+    pub(crate) source: String,
 }
 
 fn yes() -> bool {
@@ -217,8 +250,12 @@ fn check(gpu: &Gpu) -> Result<(), ScenarioError> {
     if gpu.id.is_empty() || gpu.id.contains(char::is_whitespace) {
         return bad("the id must be non-empty and without spaces, e.g. rtx-4070");
     }
-    if gpu.capacity_bytes == 0 || gpu.capacity_bytes > i64::MAX as u64 {
-        return bad("capacity_bytes must be between 1 and 2^63 - 1");
+    let capacities =
+        std::iter::once(gpu.capacity_bytes).chain(gpu.variants.iter().map(|v| v.capacity_bytes));
+    for c in capacities {
+        if c == 0 || c > i64::MAX as u64 {
+            return bad("capacity_bytes must be between 1 and 2^63 - 1");
+        }
     }
     Ok(())
 }
@@ -280,6 +317,33 @@ mod tests {
             "l40s",
         ] {
             assert!(catalog.get(id).is_some(), "{id} missing");
+        }
+    }
+
+    /// Every built-in capacity names where it comes from: a printed `total_memory`, an
+    /// out-of-memory message or nvidia-smi's total; Windows figures are above the Linux ones
+    /// (WDDM reports more), ECC-on figures below ECC-off ones.
+    #[test]
+    fn builtin_capacities_name_their_source() {
+        let kinds = ["device properties", "OOM message", "nvidia-smi"];
+        for g in GpuCatalog::builtin().iter() {
+            let sources = std::iter::once(&g.source).chain(g.variants.iter().map(|v| &v.source));
+            for s in sources {
+                assert!(
+                    kinds.iter().any(|k| s.contains(k)),
+                    "{}: source {s:?}",
+                    g.id
+                );
+            }
+            for v in &g.variants {
+                let (low, high) = match v.when {
+                    VariantKind::Windows | VariantKind::EccOff => {
+                        (g.capacity_bytes, v.capacity_bytes)
+                    }
+                    VariantKind::EccOn => (v.capacity_bytes, g.capacity_bytes),
+                };
+                assert!(low < high, "{}: {:?}", g.id, v.when);
+            }
         }
     }
 

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use super::finetune::{LoraTarget, Training};
 use super::num::N;
+use super::optimizer_state::optimizer_state;
 use super::params;
 use super::scenario::{Dtype, Optimizer, Scenario};
 use super::{eval, train};
@@ -178,7 +179,8 @@ pub(crate) fn memory(s: &Scenario, p: &params::Params) -> Memory {
 ///   the first evaluation already holds the optimizer state.
 /// - DDP (`gradient_as_bucket_view=False`, nanoGPT's default): the reducer's buckets hold a copy
 ///   of every gradient, `p·P` in all (25 MiB buckets after a 1 MiB first one), from the
-///   wrapping on.
+///   wrapping on. With `gradient_as_bucket_view=True` the gradients are views into the buckets:
+///   no second copy (PyTorch's `DistributedDataParallel` documentation).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Setup {
     /// The checkpoint's weights that stay referenced after loading (resume).
@@ -209,7 +211,7 @@ pub(crate) fn setup(s: &Scenario, p: &params::Params) -> Setup {
         out.loaded_optimizer = optimizer;
         out.load_peak = weights * 2 + optimizer;
     }
-    if s.ddp_world_size > 1 {
+    if s.ddp_world_size > 1 && !s.gradient_as_bucket_view {
         // The reducer buckets the gradients of the parameters that require grad.
         out.ddp_buckets = N::from(p.trainable) * x.p;
     }
@@ -221,8 +223,9 @@ pub(crate) fn setup(s: &Scenario, p: &params::Params) -> Setup {
 /// Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion Parameter
 /// Models" (stage 1 partitions the optimizer state, stage 3 also the parameters and gradients).
 /// These terms are estimates, not replayed.
-/// - `zero1`: each process keeps the optimizer state of about `1/W` of the parameters; weights,
-///   gradients and DDP's buckets stay whole.
+/// - `zero1`: each process keeps the optimizer state of the whole tensors PyTorch's partition
+///   gives it (`optimizer_state::heaviest_rank`: sorted greedy, replayed against PyTorch); the
+///   heaviest rank decides. Weights, gradients and DDP's buckets stay whole.
 /// - `fsdp` (`FULL_SHARD`, one unit per transformer block and the root unit holding the
 ///   embeddings, the final LayerNorm and the tied head): weights, gradients and optimizer state
 ///   are `1/W` each (the causal-mask buffers stay whole) and there are no DDP buckets; while a
@@ -247,7 +250,7 @@ pub(crate) fn sharded(s: &Scenario, p: &params::Params, gradients: N, optimizer:
     match s.sharding {
         super::Sharding::None => Sharded::default(),
         super::Sharding::Optimizer => Sharded {
-            freed_optimizer: part(optimizer),
+            freed_optimizer: optimizer - super::optimizer_state::heaviest_rank(s, x),
             ..Sharded::default()
         },
         super::Sharding::Full => {
@@ -277,31 +280,6 @@ pub(crate) fn weights(s: &Scenario, x: Precision, p_total: N) -> N {
         N::from(s.n_layer) * ctx * ctx * x.p
     };
     p_total * x.p + masks
-}
-
-/// Optimizer state, for the trainable parameters only (frozen ones are not in
-/// `configure_optimizers`' groups). AdamW: two moments in the parameter dtype, `2·p·P` (8 bytes
-/// per parameter with nanoGPT's fp32 parameters). SGD with momentum: one buffer, `p·P`.
-/// bitsandbytes `AdamW8bit`: tensors of ≥ 4096 elements keep two 1-byte moments, one fp32 absmax
-/// per 256-element block per moment, and two 256-entry fp32 quantization maps; smaller tensors
-/// keep two fp32 moments (`min_8bit_size = 4096`).
-pub(crate) fn optimizer_state(s: &Scenario, x: Precision) -> N {
-    let groups = params::tensor_groups(s);
-    let trainable = groups.iter().filter(|g| g.trainable);
-    match s.optimizer {
-        Optimizer::Adamw => trainable.map(|g| g.numel * g.count).sum::<N>() * (2 * x.p),
-        Optimizer::Sgd => trainable.map(|g| g.numel * g.count).sum::<N>() * x.p,
-        Optimizer::Adamw8bit => trainable
-            .map(|g| {
-                let per_tensor = if g.numel >= N(4096) {
-                    g.numel * 2 + (g.numel + N(255)) / 256 * 8 + N(2 * 256 * 4)
-                } else {
-                    g.numel * 8
-                };
-                per_tensor * g.count
-            })
-            .sum(),
-    }
 }
 
 /// Autocast's 16-bit copies of the Linear weights (`2·P_lin` bytes): cast during the forward and

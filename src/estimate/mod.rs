@@ -12,6 +12,7 @@ mod gpu;
 mod keys;
 mod memory;
 mod num;
+mod optimizer_state;
 mod overhead;
 mod params;
 mod sample;
@@ -23,7 +24,7 @@ use serde::Serialize;
 
 pub use error::ScenarioError;
 pub use finetune::{LoraTarget, LoraTargets};
-pub use gpu::{Gpu, GpuCatalog};
+pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
 pub use keys::{parse_byte_size, yaml_literal, Literal, KEYS};
 pub use memory::TrainMoment;
 pub use params::Params;

@@ -239,6 +239,9 @@ pub struct Scenario {
     pub ddp_world_size: u64,
     /// How the DDP processes split the training state (a patch to train.py; see [`Sharding`]).
     pub sharding: Sharding,
+    /// DDP's `gradient_as_bucket_view=True` (a one-argument patch to train.py's `DDP(...)`):
+    /// the gradients are views into the reducer's buckets, so the buckets are no second copy.
+    pub gradient_as_bucket_view: bool,
     /// `wte` (which is also `lm_head.weight`: nanoGPT ties them) and `wpe` frozen: no gradient,
     /// no optimizer state (a one-line patch; see `finetune.rs`).
     pub freeze_embeddings: bool,
@@ -275,6 +278,7 @@ impl Default for Scenario {
             init_from: InitFrom::Scratch,
             ddp_world_size: 1,
             sharding: Sharding::None,
+            gradient_as_bucket_view: false,
             freeze_embeddings: false,
             lora_rank: 0,
             lora_targets: LoraTargets::default(),
@@ -307,6 +311,7 @@ struct Resolved<'a> {
     init_from: InitFrom,
     ddp_world_size: u64,
     sharding: Sharding,
+    gradient_as_bucket_view: bool,
     freeze_embeddings: bool,
     lora_rank: u64,
     lora_targets: LoraTargets,
@@ -337,6 +342,7 @@ impl Serialize for Scenario {
             init_from: self.init_from,
             ddp_world_size: self.ddp_world_size,
             sharding: self.sharding,
+            gradient_as_bucket_view: self.gradient_as_bucket_view,
             freeze_embeddings: self.freeze_embeddings,
             lora_rank: self.lora_rank,
             lora_targets: self.lora_targets,
@@ -380,6 +386,7 @@ impl Scenario {
             ("init_from", self.init_from.as_str().to_owned()),
             ("ddp_world_size", self.ddp_world_size.to_string()),
             ("sharding", self.sharding.as_str().to_owned()),
+            ("gradient_as_bucket_view", py(self.gradient_as_bucket_view)),
             ("freeze_embeddings", py(self.freeze_embeddings)),
             ("lora_rank", self.lora_rank.to_string()),
             ("lora_targets", self.lora_targets.display()),

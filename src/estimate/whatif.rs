@@ -31,6 +31,8 @@ pub enum WhatIfKind {
     NLayer,
     /// An 8-bit optimizer.
     Optimizer,
+    /// DDP's `gradient_as_bucket_view=True`: no bucket copy of the gradients (a patch).
+    BucketView,
     /// ZeroRedundancyOptimizer: the optimizer state split among the DDP processes (a patch).
     ShardedOptimizer,
     /// FSDP: parameters, gradients and optimizer state split among the processes (a patch).
@@ -50,7 +52,7 @@ pub enum WhatIfKind {
 
 impl WhatIfKind {
     /// Every kind, in declaration order (for checks that each has its messages).
-    pub const ALL: [WhatIfKind; 17] = [
+    pub const ALL: [WhatIfKind; 18] = [
         WhatIfKind::MicroBatch,
         WhatIfKind::MaxMicroBatch,
         WhatIfKind::EvalBatch,
@@ -61,6 +63,7 @@ impl WhatIfKind {
         WhatIfKind::NEmbd,
         WhatIfKind::NLayer,
         WhatIfKind::Optimizer,
+        WhatIfKind::BucketView,
         WhatIfKind::ShardedOptimizer,
         WhatIfKind::Fsdp,
         WhatIfKind::FreezeEmbeddings,
@@ -343,9 +346,21 @@ impl<'a> Options<'a> {
         }
     }
 
-    /// ZeroRedundancyOptimizer, then FSDP, for an unsharded DDP run.
+    /// DDP's gradient buckets as views of the gradients, then ZeroRedundancyOptimizer, then FSDP,
+    /// for an unsharded DDP run.
     fn sharding(&mut self) -> Result<(), ScenarioError> {
         let s = self.s;
+        if self.training
+            && s.ddp_world_size > 1
+            && s.sharding != Sharding::Full
+            && !s.gradient_as_bucket_view
+        {
+            let changed = Scenario {
+                gradient_as_bucket_view: true,
+                ..s.clone()
+            };
+            self.push(WhatIfKind::BucketView, changed, false, None)?;
+        }
         if !(self.training && s.ddp_world_size > 1 && s.sharding == Sharding::None) {
             return Ok(());
         }

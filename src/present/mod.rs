@@ -166,8 +166,9 @@ pub(crate) fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
 /// embeddings, LoRA adapters) or, for `flash`, a PyTorch with `scaled_dot_product_attention`
 /// (2.0 or later). `gpu`, `vocab_size` and `other_processes` describe the run's surroundings and
 /// need neither.
-pub(crate) const CODE_KEYS: [&str; 9] = [
+pub(crate) const CODE_KEYS: [&str; 10] = [
     "sharding",
+    "gradient_as_bucket_view",
     "grad_checkpoint",
     "optimizer",
     "eval_batch_size",

@@ -151,7 +151,7 @@ fn yaml_scenario_and_markdown_in_spanish_and_chinese() {
         es.contains("| Pesos (fp32) |") && es.contains("Qué cambiar"),
         "{es}"
     );
-    assert!(es.contains("RTX 3060 12GB (11,69\u{a0}GiB)"), "{es}");
+    assert!(es.contains("RTX 3060 12GB (11,76\u{a0}GiB)"), "{es}");
     let zh = report(&args(&[path], &[], None, Format::Table, "zh")).expect("report");
     assert!(
         zh.contains("优化器状态") && zh.contains("激活值") && zh.contains("放得下"),

@@ -336,9 +336,10 @@ fn the_options_are_labelled_marked_and_spelled_in_every_language() {
     let mut args = FT.to_vec();
     args.extend(["--lora_rank=4", "--lora_targets=c_attn,c_fc"]);
     let r = estimate(&t, &args);
+    // The scenario line wraps; read it as one line.
+    let one_line = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        r.stdout
-            .contains("freeze_embeddings=False lora_rank=4 lora_targets=attn.c_attn,mlp.c_fc"),
+        one_line.contains("freeze_embeddings=False lora_rank=4 lora_targets=attn.c_attn,mlp.c_fc"),
         "{}",
         r.stdout
     );

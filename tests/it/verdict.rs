@@ -291,7 +291,7 @@ fn a_total_over_the_capacity_whose_low_end_fits_is_likely_not_to_fit() {
         ),
         (
             "zh",
-            "NVIDIA GeForce RTX 3060 12GB（11.69\u{a0}GiB）很可能放不下",
+            "NVIDIA GeForce RTX 3060 12GB（11.76\u{a0}GiB）很可能放不下",
             "只有低端放得下，为“很可能放不下”",
         ),
     ] {
