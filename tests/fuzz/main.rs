@@ -63,13 +63,9 @@ const TIME_NOISE: Duration = Duration::from_millis(20);
 
 /// Families that still crash or blow a bound on this branch, with the issue item that fixes
 /// them: skipped unless `VRAMDOC_FUZZ_KNOWN=1`. Remove an entry once its fix has landed.
-const KNOWN_UNFIXED: &[(&str, &str, &str)] = &[
-    ("oom-message", "many Process lines", LONG_LOGS),
-    ("oom-message", "many Process words", LONG_LOGS),
-    ("oom-message", "message repeated", LONG_LOGS),
-];
+/// (None since issue 18 closed: each family that failed has its fix, listed in the README.)
+const KNOWN_UNFIXED: &[(&str, &str, &str)] = &[];
 
-const LONG_LOGS: &str = "issue 18 item 5: diagnose is quadratic on long logs";
 /// One reader under test.
 pub(crate) struct Target {
     pub(crate) name: &'static str,
