@@ -6,6 +6,7 @@
 //! overrides any of them with a file of the same name in its `templates/`. HTML and XML are
 //! autoescaped; `.md` is not.
 
+mod growth;
 mod limits;
 
 use std::collections::BTreeSet;
@@ -61,6 +62,9 @@ impl Renderer {
                     Err(e) => errors.push(e),
                 }
             }
+        }
+        for (name, text) in &sources {
+            errors.extend(growth::check(&format!("templates/{name}"), text));
         }
         if !errors.is_empty() {
             return Err(errors);

@@ -64,6 +64,42 @@ fn assert_well_formed_xml(name: &str, text: &str) {
 }
 
 #[test]
+fn templates_that_grow_text_in_memory_are_refused_at_their_line() {
+    let site = SiteTest::new();
+    site.guide("g", "en", "T", "Body.");
+    // Forty doublings want a terabyte; the output bound never sees a variable.
+    site.file(
+        "templates/root.html",
+        "{% set s = \"x\" %}\n{% for i in range(end=40) %}\n{% set s = s ~ s %}\n{% endfor %}{{ s | length }}",
+    );
+    let start = Instant::now();
+    let run = site.build_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        run.stderr.contains("`s` is set from itself inside a loop")
+            && run.stderr.contains("templates/root.html:3:1"),
+        "{}",
+        run.stderr
+    );
+    // Text captured by a filter block or a block set escapes the output bound too.
+    site.file(
+        "templates/root.html",
+        "{% filter upper %}{% for i in range(end=1000) %}xx{% endfor %}{% endfilter %}",
+    );
+    let run = site.build_err();
+    assert!(
+        run.stderr.contains("`{% filter %}` block"),
+        "{}",
+        run.stderr
+    );
+    assert!(!site.root().join("public").exists());
+}
+
+#[test]
 fn nested_template_loops_stop_with_an_error_naming_the_template() {
     let site = SiteTest::new();
     site.guide("g", "en", "T", "Body.");
