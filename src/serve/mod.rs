@@ -26,6 +26,7 @@ use state::Status;
 
 use crate::diagnostics::{self, Diagnostic};
 use crate::site::{self, BuildOptions};
+use crate::terminal;
 use state::BuildState;
 use watch::Watch;
 
@@ -179,18 +180,18 @@ impl Drop for Server {
 pub(crate) fn run(opts: &ServeOptions) -> i32 {
     match Server::start(opts) {
         Ok(server) => {
-            println!(
-                "serving {} at http://{}/ (watching {}/ and {}); press Ctrl-C to stop",
+            terminal::print_out(&format!(
+                "serving {} at http://{}/ (watching {}/ and {}); press Ctrl-C to stop\n",
                 opts.build.out.display(),
                 server.addr(),
                 watch::WATCHED_DIRS.join("/, "),
                 watch::CONFIG_FILE
-            );
+            ));
             server.wait();
             0
         }
         Err(e) => {
-            eprintln!("{}", e.render());
+            terminal::eprint_line(&e.render());
             1
         }
     }
@@ -211,7 +212,10 @@ fn restore(opts: &BuildOptions, shared: &Shared, kept: &mut site::KeptBuild) {
         .unwrap_or_else(PoisonError::into_inner);
     if let Ok(report) = site::try_build(opts, Some(kept)) {
         if report.rendered > 0 {
-            println!("outputs were missing: {}", report.summary(&opts.out));
+            terminal::print_out(&format!(
+                "outputs were missing: {}\n",
+                report.summary(&opts.out)
+            ));
             shared.state.record_ok();
         }
     }
@@ -232,15 +236,20 @@ fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], kept: &mut
     match site::try_build(opts, Some(kept)) {
         Ok(report) => {
             for text in diagnostics::render_capped(&report.warnings) {
-                eprintln!("{text}");
+                terminal::eprint_line(&text);
             }
-            println!("{cause}{}", report.summary(&opts.out));
+            // A changed file's name is the user's: one line, control characters made visible.
+            terminal::print_out(&format!(
+                "{}{}\n",
+                terminal::visible_line(&cause),
+                report.summary(&opts.out)
+            ));
             shared.state.record_ok();
         }
         Err(failure) => {
             let diags = failure.diagnostics;
             for text in diagnostics::render_capped(&diags) {
-                eprintln!("{text}");
+                terminal::eprint_line(&text);
             }
             let n = diagnostics::error_count(&diags);
             let serving = match failure.output {
@@ -249,10 +258,11 @@ fn rebuild(opts: &BuildOptions, shared: &Shared, changed: &[PathBuf], kept: &mut
                     "the output could not be restored (see above); the next build rewrites it"
                 }
             };
-            eprintln!(
-                "{cause}build failed with {n} error{}; {serving}",
+            terminal::eprint_line(&format!(
+                "{}build failed with {n} error{}; {serving}",
+                terminal::visible_line(&cause),
                 if n == 1 { "" } else { "s" }
-            );
+            ));
             shared.state.record_failure(&diags);
         }
     }

@@ -103,7 +103,7 @@ impl Watch {
                 Err(errors) => {
                     incomplete = true;
                     for e in errors {
-                        eprintln!("warning: file watcher: {e}");
+                        crate::terminal::eprint_line(&format!("warning: file watcher: {e}"));
                     }
                 }
             }
@@ -127,7 +127,10 @@ impl Watch {
                     Ok(()) => {
                         self.watched.insert(dir);
                     }
-                    Err(e) => eprintln!("warning: cannot watch {}: {e}", path.display()),
+                    Err(e) => crate::terminal::eprint_line(&format!(
+                        "warning: cannot watch {}: {e}",
+                        crate::terminal::visible_line(&path.display().to_string())
+                    )),
                 }
             }
         }

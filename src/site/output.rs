@@ -461,10 +461,10 @@ fn lock_output(path: &Path, out: &Path) -> Result<File, Diagnostic> {
         use rustix::fs::{flock, FlockOperation};
         match flock(&file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => return Ok(file),
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK => eprintln!(
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => crate::terminal::eprint_line(&format!(
                 "another vramdoc build is writing {}; waiting for it to finish",
-                out.display()
-            ),
+                crate::terminal::visible_line(&out.display().to_string())
+            )),
             Err(e) => return Err(cannot(e.into())),
         }
         flock(&file, FlockOperation::LockExclusive).map_err(|e| cannot(e.into()))?;

@@ -68,7 +68,7 @@ pub fn run(command: &TranslationsCommand) -> i32 {
     };
     match result {
         Ok(text) => {
-            print!("{text}");
+            crate::terminal::print_out(&text);
             0
         }
         Err(errors) => {
