@@ -12,6 +12,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
 
 use rayon::prelude::*;
 
@@ -47,24 +48,34 @@ pub(super) fn observe<'a>(
     let root = request.root;
     let langs = &site.config.languages;
     let listings = output_listings(request.out, langs);
-    let missing = AtomicBool::new(listings.iter().any(Option::is_none));
-    let stat_all = || {
-        content::guide_folders(root).map(|folders| {
-            folders
-                .into_par_iter()
-                .map(|f| {
-                    let meta = FolderMeta::of(&f, content_dir, &site.config);
-                    let gone = listings.iter().zip(&meta.pages).any(|(names, page)| {
-                        page.is_some() && names.as_ref().is_some_and(|n| !n.contains(&f.name))
-                    });
-                    if gone {
-                        missing.store(true, Ordering::Relaxed);
-                    }
-                    (f, Some(meta))
-                })
-                .collect::<Vec<_>>()
-        })
-    };
+    let built = built_at(request.out);
+    let touched = |p: &Path| built.is_some_and(|t| modified_after(p, t));
+    let root_touched = touched(request.out) || langs.iter().any(|l| touched(&request.out.join(l)));
+    let missing = AtomicBool::new(listings.iter().any(Option::is_none) || root_touched);
+    let stat_all =
+        || {
+            content::guide_folders(root).map(|folders| {
+                folders
+                    .into_par_iter()
+                    .map(|f| {
+                        let meta = FolderMeta::of(&f, content_dir, &site.config);
+                        let gone = listings.iter().zip(&meta.pages).zip(langs).any(
+                            |((names, page), lang)| {
+                                page.is_some()
+                                    && names.as_ref().is_some_and(|n| {
+                                        !n.contains(&f.name)
+                                            || touched(&request.out.join(lang).join(&f.name))
+                                    })
+                            },
+                        );
+                        if gone {
+                            missing.store(true, Ordering::Relaxed);
+                        }
+                        (f, Some(meta))
+                    })
+                    .collect::<Vec<_>>()
+            })
+        };
     let mut closed = Closed::none();
     let (previous, folders, changed_guides) = match request.scan {
         Scan::Only(paths) => {
@@ -97,6 +108,25 @@ pub(super) fn observe<'a>(
         closed,
         outputs_missing,
     })
+}
+
+/// When the last build finished changing the output folder: the modification time of the
+/// manifest's folder, whose `dirty` mark a build removes after moving its files in (and whose
+/// shards a first build writes after its pages). `None` without a manifest.
+fn built_at(out: &Path) -> Option<SystemTime> {
+    std::fs::metadata(out.join(super::manifest::DIR))
+        .and_then(|m| m.modified())
+        .ok()
+}
+
+/// Whether the folder `p` changed after `t`: a file in it was deleted, added or renamed since
+/// the last build (by hand, or by another program); one `stat`. File times come from the
+/// kernel's coarse clock (a tick of up to 10 ms), so a change in the very tick of the last
+/// build's final write is not seen here; `vramdoc check` still reports what is missing.
+fn modified_after(p: &Path, t: SystemTime) -> bool {
+    std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .is_ok_and(|m| m > t)
 }
 
 /// What the output folder holds, per language (in site order): the names in `<out>/<lang>/`

@@ -246,7 +246,21 @@ fn a_build_restores_outputs_deleted_by_hand() {
     std::fs::remove_file(site.root().join("public/es/index.html")).unwrap();
     site.build_ok();
     assert_eq!(site.snapshot_output(), whole);
-    // Nothing deleted: nothing rebuilt.
+    // One file inside a page folder, and files at the top and in a language folder: their
+    // folders changed after the last build, so the recorded outputs are verified.
+    // (File times come from the kernel's coarse clock, a tick of up to 10 ms: a deletion made in
+    // the same tick as the last build's final write is not told apart from it.)
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    std::fs::remove_file(site.root().join("public/en/a/index.md")).unwrap();
+    let run = site.build_ok();
+    assert!(run.stdout.contains("en: rebuilt 1"), "{}", run.stdout);
+    assert_eq!(site.snapshot_output(), whole);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    std::fs::remove_file(site.root().join("public/sitemap.xml")).unwrap();
+    std::fs::remove_file(site.root().join("public/es/atom.xml")).unwrap();
+    site.build_ok();
+    assert_eq!(site.snapshot_output(), whole);
+    // Nothing deleted: nothing rebuilt, and the next build trusts the output again.
     let run = site.build_ok();
     assert!(run.stdout.contains("en: rebuilt 0"), "{}", run.stdout);
 }
