@@ -78,6 +78,11 @@ pub(crate) fn sampling(
             "the prompt is empty: sample.py's model needs at least one token to continue",
         ));
     }
+    if matches!(session.literal("compile"), Some(Ok(Literal::Bool(true)))) {
+        notes.push(
+            "compile = True: sampling is estimated as it runs eagerly (the replay is eager); torch.compile's kernels are counted in the overhead range, and its recompilation for each new length is not modelled".to_owned(),
+        );
+    }
     if prompt_tokens > 1 {
         notes.push(format!(
             "prompt: at most {prompt_tokens} tokens (its UTF-8 bytes; GPT-2's tokenizer and a character vocabulary give no more), so the context is estimated at its longest"

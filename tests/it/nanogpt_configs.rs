@@ -317,6 +317,20 @@ fn sampling_settings_read_as_sample_py_reads_them() {
         "{}",
         r.stdout
     );
+    // compile = True is estimated as eager sampling, and says so.
+    let r = t.run(&[
+        "estimate",
+        "sample.py",
+        "--init_from=gpt2",
+        "--compile=True",
+    ]);
+    assert!(
+        r.code == 0
+            && r.stderr
+                .contains("compile = True: sampling is estimated as it runs eagerly"),
+        "{}",
+        r.stderr
+    );
     // The same settings through a training config are a training estimate, as before.
     let (v, _) = resolve(&t, &["config/train_gpt2.py"]);
     assert!(v.get("phase").is_none());
