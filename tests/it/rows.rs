@@ -2,7 +2,7 @@
 //! scenario, the two label bugs of issue 10, and issue 14's options-table rules, all through the
 //! real binary.
 
-use crate::support::SiteTest;
+use crate::support::{table, SiteTest};
 
 /// A guide whose scenario is `scenario` (YAML lines, unindented) with both tables.
 fn guide_with(t: &SiteTest, scenario: &str, extra_front: &str) {
@@ -14,21 +14,6 @@ fn guide_with(t: &SiteTest, scenario: &str, extra_front: &str) {
         ),
     );
     t.file("s.yaml", scenario);
-}
-
-/// The cells of the rows of the Markdown table that follows the header line containing `header`.
-fn table(md: &str, header: &str) -> Vec<Vec<String>> {
-    md.lines()
-        .skip_while(|l| !(l.starts_with('|') && l.contains(header)))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            l.trim_matches('|')
-                .split(" | ")
-                .map(|c| c.trim().trim_matches('*').to_owned())
-                .collect()
-        })
-        .collect()
 }
 
 /// The breakdown's and the options' first cells in the CLI's Markdown and in the guide's page.

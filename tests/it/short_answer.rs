@@ -3,7 +3,7 @@
 //! config lines and `train.py` flags, links to the table and the first chart; nothing to change
 //! when the scenario fits; no box without a GPU. Also the options table's one setting per line.
 
-use crate::support::SiteTest;
+use crate::support::{table, SiteTest};
 
 /// GPT-2 small at micro-batch 16 on a 12 GB card: it does not fit as configured.
 const OOM: &str = "n_layer: 12\nn_head: 12\nn_embd: 768\nblock_size: 1024\nbatch_size: 16\ngradient_accumulation_steps: 32\ndtype: bfloat16\n";
@@ -16,21 +16,6 @@ fn guide(t: &SiteTest, lang: &str, scenario: &str) {
             "---\ntitle: G\nlang: {lang}\ndate: 2026-11-20\nscenario:\n{indented}---\n\n## Memory\n\n{{{{ breakdown_table() }}}}\n\n{{{{ chart(\"breakdown\") }}}}\n\n## Options\n\n{{{{ options_table() }}}}\n"
         ),
     );
-}
-
-/// The cells of the Markdown table rows after the header line holding `header`.
-fn table(md: &str, header: &str) -> Vec<Vec<String>> {
-    md.lines()
-        .skip_while(|l| !(l.starts_with('|') && l.contains(header)))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            l.trim_matches('|')
-                .split(" | ")
-                .map(|c| c.trim().trim_matches('*').to_owned())
-                .collect()
-        })
-        .collect()
 }
 
 /// The text between `start` and the next `end` after it.

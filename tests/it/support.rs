@@ -148,3 +148,18 @@ fn collect(dir: &Path, rel: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
         }
     }
 }
+
+/// The cells of the rows of the Markdown table that follows the header line containing `header`.
+pub fn table(md: &str, header: &str) -> Vec<Vec<String>> {
+    md.lines()
+        .skip_while(|l| !(l.starts_with('|') && l.contains(header)))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().trim_matches('*').to_owned())
+                .collect()
+        })
+        .collect()
+}

@@ -18,15 +18,13 @@
 // Usage: node check.mjs --site DIR [--guide SLUG] [--shots DIR] [--chromium PATH]
 // Prints one line per check and "N passed, M failed"; exits 1 on any failure, 2 if it cannot run.
 
-import { chromium } from "playwright-core";
+import { axeViolations, launchChromium, serve, SUBPATH, tally, TYPES } from "./common.mjs";
 import { createServer } from "node:http";
 import { readFile, stat, mkdir, readdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const require = createRequire(import.meta.url);
-const AXE_SOURCE = await readFile(require.resolve("axe-core/axe.min.js"), "utf8");
 const LANGS = ["en", "es", "zh"];
 const SCHEMES = ["light", "dark"];
 const PHONE = { width: 390, height: 844 };
@@ -43,42 +41,7 @@ function parseArgs(argv) {
   return args;
 }
 
-const TYPES = {
-  ".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript",
-  ".svg": "image/svg+xml", ".xml": "application/xml", ".md": "text/markdown; charset=utf-8",
-  ".txt": "text/plain; charset=utf-8",
-};
-
-/**
- * A static server for the site folder; folders answer with their index.html, misses with 404.html.
- * The same site is also served under SUBPATH, as from a base URL with a path.
- */
-const SUBPATH = "/sub";
-function serve(root) {
-  const server = createServer(async (req, res) => {
-    let urlPath = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    if (urlPath.startsWith(SUBPATH + "/")) urlPath = urlPath.slice(SUBPATH.length);
-    let file = path.join(root, urlPath);
-    if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
-    try {
-      if ((await stat(file)).isDirectory()) file = path.join(file, "index.html");
-      const body = await readFile(file);
-      res.writeHead(200, { "content-type": TYPES[path.extname(file)] || "application/octet-stream" }).end(body);
-    } catch {
-      const lang = urlPath.split("/")[1];
-      const page = await readFile(path.join(root, lang, "404.html")).catch(() => readFile(path.join(root, "404.html")));
-      res.writeHead(404, { "content-type": TYPES[".html"] }).end(page);
-    }
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
-let passed = 0;
-let failed = 0;
-function check(ok, what, detail = "") {
-  if (ok) { passed++; console.log(`ok   ${what}`); } else { failed++; console.log(`FAIL ${what}${detail ? `: ${detail}` : ""}`); }
-  return ok;
-}
+const { check, finish } = tally({ verbose: true });
 
 /** The guide slugs of a language, from its folder: the folders with a page (not search/). */
 async function guides(site, lang) {
@@ -92,17 +55,6 @@ async function guides(site, lang) {
 async function indexOrder(site, lang) {
   const text = await readFile(path.join(site, lang, "guides.js"), "utf8");
   return JSON.parse(text.replace(/^window\.vramdocGuides = /, "").replace(/;\s*$/, "")).map((g) => g.s);
-}
-
-/** Serious and critical axe-core violations on the loaded page. */
-async function axeViolations(page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  const result = await page.evaluate(async () => {
-    // eslint-disable-next-line no-undef
-    const r = await axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
-  });
-  return result.filter((v) => v.impact === "serious" || v.impact === "critical");
 }
 
 /** Code tokens below 4.5:1 against their block's background (WCAG 2 relative luminance). */
@@ -207,11 +159,7 @@ async function main() {
   const site = path.resolve(args.site);
   const server = await serve(site);
   const origin = `http://127.0.0.1:${server.address().port}`;
-  const browser = await chromium.launch({
-    executablePath: args.chromium,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-  });
+  const browser = await launchChromium(args.chromium);
   try {
     const slugs = await guides(site, "en");
     const guide = args.guide || slugs[0];
@@ -337,8 +285,7 @@ async function main() {
     await browser.close();
     server.close();
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  finish();
 }
 
 main().catch((e) => { console.error(`error: ${e.stack || e}`); process.exit(2); });

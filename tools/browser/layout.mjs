@@ -19,15 +19,13 @@
 //
 // Usage: node layout.mjs --site DIR [--shots DIR] [--chromium PATH]
 
-import { chromium } from "playwright-core";
+import { axeViolations, launchChromium, serve, SUBPATH, tally, TYPES } from "./common.mjs";
 import { createServer } from "node:http";
 import { readFile, stat, mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const require = createRequire(import.meta.url);
-const AXE_SOURCE = await readFile(require.resolve("axe-core/axe.min.js"), "utf8");
 const LANGS = ["en", "es", "zh"];
 const SCHEMES = ["light", "dark"];
 const WIDTHS = [390, 768, 1280];
@@ -46,47 +44,8 @@ function parseArgs(argv) {
   return args;
 }
 
-const TYPES = {
-  ".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript",
-  ".svg": "image/svg+xml", ".xml": "application/xml", ".md": "text/markdown; charset=utf-8",
-};
-const SUBPATH = "/sub";
-/** The site served at the root and under SUBPATH; a miss gets its language's 404 page. */
-function serve(root) {
-  const server = createServer(async (req, res) => {
-    let urlPath = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    if (urlPath.startsWith(SUBPATH + "/")) urlPath = urlPath.slice(SUBPATH.length);
-    let file = path.join(root, urlPath);
-    if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
-    try {
-      if ((await stat(file)).isDirectory()) file = path.join(file, "index.html");
-      const body = await readFile(file);
-      res.writeHead(200, { "content-type": TYPES[path.extname(file)] || "application/octet-stream" }).end(body);
-    } catch {
-      const lang = urlPath.split("/")[1];
-      const page = await readFile(path.join(root, lang, "404.html")).catch(() => readFile(path.join(root, "404.html")));
-      res.writeHead(404, { "content-type": TYPES[".html"] }).end(page);
-    }
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
+const { check, finish } = tally({ verbose: true });
 
-let passed = 0;
-let failed = 0;
-function check(ok, what, detail = "") {
-  if (ok) { passed++; console.log(`ok   ${what}`); } else { failed++; console.log(`FAIL ${what}${detail ? `: ${detail}` : ""}`); }
-  return ok;
-}
-
-async function axeViolations(page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  const result = await page.evaluate(async () => {
-    // eslint-disable-next-line no-undef
-    const r = await axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
-  });
-  return result.filter((v) => v.impact === "serious" || v.impact === "critical");
-}
 async function axeClean(page, where) {
   const v = await axeViolations(page);
   check(v.length === 0, `${where}: no serious or critical axe-core violations`, v.map((x) => `${x.id} at ${x.nodes.join(", ")}`).join("; "));
@@ -330,11 +289,7 @@ async function main() {
   const server = await serve(site);
   const origin = `http://127.0.0.1:${server.address().port}`;
   if (args.shots) await mkdir(args.shots, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: args.chromium,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-  });
+  const browser = await launchChromium(args.chromium);
   try {
     for (const scheme of SCHEMES) {
       for (const width of WIDTHS) {
@@ -352,8 +307,7 @@ async function main() {
     await browser.close();
     server.close();
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  finish();
 }
 
 main().catch((e) => { console.error(`error: ${e.stack || e}`); process.exit(2); });

@@ -15,7 +15,7 @@
 // Usage: node translations.mjs [--root DIR] [--vramdoc PATH] [--shots DIR] [--chromium PATH]
 // Prints one line per check and "N passed, M failed"; exits 1 on any failure, 2 if it cannot run.
 
-import { chromium } from "playwright-core";
+import { axeViolations, launchChromium, serve, SUBPATH, tally, TYPES } from "./common.mjs";
 import { createServer } from "node:http";
 import { execFileSync } from "node:child_process";
 import { cp, mkdtemp, mkdir, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
@@ -23,8 +23,6 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 
-const require = createRequire(import.meta.url);
-const AXE_SOURCE = await readFile(require.resolve("axe-core/axe.min.js"), "utf8");
 const DESKTOP = { width: 1280, height: 900 };
 
 function parseArgs(argv) {
@@ -40,44 +38,7 @@ function parseArgs(argv) {
   return args;
 }
 
-const TYPES = {
-  ".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript",
-  ".svg": "image/svg+xml", ".md": "text/markdown; charset=utf-8",
-};
-
-/** A static server for the site folder; folders answer with their index.html. */
-function serve(root) {
-  const server = createServer(async (req, res) => {
-    let file = path.join(root, decodeURIComponent(new URL(req.url, "http://x").pathname));
-    if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
-    try {
-      if ((await stat(file)).isDirectory()) file = path.join(file, "index.html");
-      res.writeHead(200, { "content-type": TYPES[path.extname(file)] || "application/octet-stream" })
-        .end(await readFile(file));
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
-let passed = 0;
-let failed = 0;
-function check(ok, what, detail = "") {
-  if (ok) { passed++; console.log(`ok   ${what}`); } else { failed++; console.log(`FAIL ${what}${detail ? `: ${detail}` : ""}`); }
-  return ok;
-}
-
-/** Serious and critical axe-core violations on the loaded page. */
-async function axeViolations(page) {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  const result = await page.evaluate(async () => {
-    // eslint-disable-next-line no-undef
-    const r = await axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
-  });
-  return result.filter((v) => v.impact === "serious" || v.impact === "critical");
-}
+const { check, finish } = tally({ verbose: true });
 
 /** The slug a heading line gets when it has no `{#id}`: as the renderer's slugify does. */
 function slugify(text) {
@@ -123,11 +84,7 @@ async function main() {
   execFileSync(path.resolve(args.vramdoc), ["build", "--root", src, "--out", out, "--quiet"], { stdio: "inherit" });
   const server = await serve(out);
   const origin = `http://127.0.0.1:${server.address().port}`;
-  const browser = await chromium.launch({
-    executablePath: args.chromium,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-  });
+  const browser = await launchChromium(args.chromium);
   const { slug, stale, missing } = drift;
   try {
     for (const scheme of ["light", "dark"]) {
@@ -209,8 +166,7 @@ async function main() {
     server.close();
     await rm(tmp, { recursive: true, force: true });
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed > 0 ? 1 : 0);
+  finish();
 }
 
 main().catch((e) => { console.error(e); process.exit(2); });

@@ -16,7 +16,7 @@
 // Usage: node words.mjs --site DIR [--chromium PATH]
 // Prints one line per check and "N passed, M failed"; exits 1 on any failure, 2 if it cannot run.
 
-import { chromium } from "playwright-core";
+import { axeViolations, launchChromium, serve, SUBPATH, tally, TYPES } from "./common.mjs";
 import { createServer } from "node:http";
 import { readFile, stat, readdir } from "node:fs/promises";
 import path from "node:path";
@@ -85,27 +85,7 @@ function rejectedIn(text, { preferred, rejected }) {
   return found;
 }
 
-const TYPES = { ".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml" };
-function serve(root) {
-  const server = createServer(async (req, res) => {
-    let file = path.join(root, decodeURIComponent(new URL(req.url, "http://x").pathname));
-    if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
-    try {
-      if ((await stat(file)).isDirectory()) file = path.join(file, "index.html");
-      res.writeHead(200, { "content-type": TYPES[path.extname(file)] || "application/octet-stream" }).end(await readFile(file));
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
-let passed = 0;
-let failed = 0;
-function check(ok, what, detail = "") {
-  if (ok) { passed++; } else { failed++; console.log(`FAIL ${what}${detail ? `: ${detail}` : ""}`); }
-  return ok;
-}
+const { check, finish } = tally({ verbose: false });
 
 async function guides(site, lang) {
   const entries = await readdir(path.join(site, lang), { withFileTypes: true });
@@ -150,10 +130,7 @@ async function main() {
   const site = path.resolve(args.site);
   const server = await serve(site);
   const origin = `http://127.0.0.1:${server.address().port}`;
-  const browser = await chromium.launch({
-    executablePath: args.chromium,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-dev-shm-usage"],
-  });
+  const browser = await launchChromium(args.chromium);
   try {
     for (const lang of LANGS) {
       const msg = await messages(lang);
@@ -217,8 +194,7 @@ async function main() {
     await browser.close();
     server.close();
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  finish();
 }
 
 main().catch((e) => { console.error(`error: ${e.stack || e}`); process.exit(2); });
