@@ -78,6 +78,12 @@ pub(crate) fn sampling(
             "the prompt is empty: sample.py's model needs at least one token to continue",
         ));
     }
+    let pretrained = text(session, "init_from").is_some_and(|i| i.starts_with("gpt2"));
+    if pretrained && session.origins.contains_key("block_size") {
+        notes.push(
+            "block_size is not a setting of sample.py: GPT.from_pretrained builds GPT-2 with its 1024 positions, so the estimate uses 1024".to_owned(),
+        );
+    }
     if matches!(session.literal("compile"), Some(Ok(Literal::Bool(true)))) {
         notes.push(
             "compile = True: sampling is estimated as it runs eagerly (the replay is eager); torch.compile's kernels are counted in the overhead range, and its recompilation for each new length is not modelled".to_owned(),

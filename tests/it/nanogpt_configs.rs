@@ -317,6 +317,24 @@ fn sampling_settings_read_as_sample_py_reads_them() {
         "{}",
         r.stdout
     );
+    // A block_size given to a GPT-2 sampling run is not sample.py's: 1024 is used, and said.
+    let r = t.run(&[
+        "estimate",
+        "sample.py",
+        "--init_from=gpt2",
+        "--block_size=256",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("block_size is not a setting of sample.py"),
+        "{}",
+        r.stderr
+    );
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["scenario"]["block_size"], 1024);
     // compile = True is estimated as eager sampling, and says so.
     let r = t.run(&[
         "estimate",
