@@ -58,7 +58,12 @@ import torch.distributed as dist
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cuda_emulation import autocast, cuda_dropout_patch, cuda_sdpa, install_cuda_autocast_policy  # noqa: E402
+from cuda_emulation import (  # noqa: E402
+    autocast,
+    cuda_dropout_patch,
+    cuda_sdpa,
+    install_cuda_autocast_policy,
+)
 from model import GPT, Block, GPTConfig  # noqa: E402
 from tracker import StorageTracker  # noqa: E402
 
@@ -244,7 +249,8 @@ def run(case: Case) -> dict:
             return shape == tied_shape or (len(shape) == 1 and shape[0] >= tied_numel)
 
         tied = sum(n for k, n in held.items() if holds_tied(shapes.get(k, ())))
-        grad_bytes = torch.empty((), dtype=torch.float32 if case.wrapper != "fsdp2-mp" else torch.bfloat16).element_size()
+        # Measured, not assumed: the held tied gradient's bytes per element.
+        grad_bytes = tied // tied_numel
         return {
             "name": case.name,
             "wrapper": case.wrapper,
