@@ -4,6 +4,7 @@
 
 use fluent_bundle::FluentValue;
 
+use super::verdict::verdict_word;
 use crate::estimate::{
     Change, Dtype, Estimate, Optimizer, Phase, Scenario, Verdict, WhatIf, WhatIfKind,
 };
@@ -420,41 +421,6 @@ impl OptionRow {
             loc.int(self.effective_batch)
         }
     }
-}
-
-/// A verdict in words (`verdict-fits`, `verdict-tight`, `verdict-unlikely`, `verdict-no-fit`),
-/// with the total's low–high range when only part of it fits; "—" when there is none.
-pub(crate) fn verdict_word(v: Option<Verdict>, low: u64, high: u64, loc: &Localizer) -> String {
-    let Some(v) = v else {
-        return "—".to_owned();
-    };
-    let word = verdict_name(v, loc);
-    match v {
-        Verdict::Tight | Verdict::Unlikely => loc.t_args(
-            "est-verdict-with-range",
-            &[
-                ("verdict", FluentValue::from(word)),
-                ("range", FluentValue::from(loc.byte_range(low, high))),
-            ],
-        ),
-        Verdict::Fits | Verdict::DoesNotFit => word,
-    }
-}
-
-/// The message key of a verdict's name: one word (or phrase) per state, the same in the CLI,
-/// the tables, the charts and the guides' prose.
-pub(crate) fn verdict_key(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Fits => "verdict-fits",
-        Verdict::Tight => "verdict-tight",
-        Verdict::Unlikely => "verdict-unlikely",
-        Verdict::DoesNotFit => "verdict-no-fit",
-    }
-}
-
-/// A verdict's name in `loc`'s language.
-pub(crate) fn verdict_name(v: Verdict, loc: &Localizer) -> String {
-    loc.t(verdict_key(v))
 }
 
 /// The footnotes explaining the markers the rows use: `† est-changes-training`, then `‡
