@@ -4,7 +4,7 @@ use fluent_bundle::FluentValue;
 
 use super::table::{aligned, bold, markdown_table, text_table, Align, TextRow};
 use super::text::wrap;
-use super::verdict::estimate_verdict;
+use super::verdict::{estimate_verdict, verdict_rule};
 use crate::estimate::{Estimate, TrainMoment, WhatIf};
 use crate::i18n::Localizer;
 use crate::present::{self, Line, OptionRow};
@@ -34,7 +34,7 @@ pub(crate) fn table(
         estimate_verdict(e, loc)
     );
     if e.gpu.is_some() {
-        out += &format!("{}\n", loc.t("verdict-rule"));
+        out += &format!("{}\n", verdict_rule(loc));
     }
     out += &format!("\n{}\n", loc.t("est-heading-options"));
     if options.is_empty() {
@@ -81,7 +81,7 @@ pub(crate) fn markdown(e: &Estimate, options: &[WhatIf], loc: &Localizer) -> Str
         estimate_verdict(e, loc)
     );
     if e.gpu.is_some() {
-        out += &format!("{}\n\n", loc.t("verdict-rule"));
+        out += &format!("{}\n\n", verdict_rule(loc));
     }
     out += &format!("### {}\n\n", loc.t("est-heading-options"));
     if options.is_empty() {

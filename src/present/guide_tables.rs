@@ -5,7 +5,7 @@
 use super::html::{escape_text, figure};
 use super::rows::{self, Line, NamedVariant};
 use super::table::{bold, markdown_table, Align};
-use super::verdict::{verdict_name, verdict_note};
+use super::verdict::{verdict_label, verdict_name, verdict_note};
 use crate::estimate::{Estimate, Params, WhatIf};
 use crate::i18n::Localizer;
 
@@ -48,7 +48,7 @@ pub(crate) fn breakdown(est: &Estimate, loc: &Localizer) -> String {
         cells.push(vec![label, figure(loc, cap, loc.bytes(cap)), String::new()]);
         // The verdict on its own row, labelled as such (never in the share column).
         cells.push(vec![
-            bold(&loc.t("verdict-label")),
+            bold(&verdict_label(loc)),
             bold(&verdict_name(state, loc)),
             String::new(),
         ]);

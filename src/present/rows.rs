@@ -532,13 +532,6 @@ pub(crate) fn runtime_message_keys() -> Vec<String> {
             "est-phase-eval",
             "est-saving-more",
             "est-batch-tokens",
-            "verdict-fits",
-            "verdict-tight",
-            "verdict-unlikely",
-            "verdict-no-fit",
-            "verdict-label",
-            "verdict-rule",
-            "est-verdict-with-range",
             "est-changes-training",
             "est-needs-code",
             "est-merged",
@@ -550,6 +543,7 @@ pub(crate) fn runtime_message_keys() -> Vec<String> {
         .map(str::to_owned),
     );
     keys.extend(CODE_KEYS.iter().map(|k| code_note_key(k).to_owned()));
+    keys.extend(super::verdict::MESSAGE_KEYS.map(str::to_owned));
     keys.sort();
     keys.dedup();
     keys

@@ -4,7 +4,7 @@
 use fluent_bundle::FluentValue;
 
 use super::table::{aligned, markdown_table, Align};
-use super::verdict::verdict_sentence;
+use super::verdict::{verdict_rule, verdict_sentence};
 use crate::estimate::{InitFrom, SampleEstimate, SampleMoment};
 use crate::i18n::Localizer;
 
@@ -137,7 +137,7 @@ fn verdict(e: &SampleEstimate, loc: &Localizer) -> String {
     let range = (b.total_low, b.total_high, b.other_processes);
     let sentence = verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc);
     match e.gpu {
-        Some(_) => format!("{sentence}\n{}", loc.t("verdict-rule")),
+        Some(_) => format!("{sentence}\n{}", verdict_rule(loc)),
         None => sentence,
     }
 }

@@ -9,6 +9,37 @@ use super::html::escape_text;
 use crate::estimate::{Dtype, Estimate, GpuRef, Verdict};
 use crate::i18n::Localizer;
 
+/// Every message key this module builds (each must exist in every locale; the verdict's wording
+/// is written nowhere else, `words_of_the_verdict_live_here_only` checks it).
+pub(crate) const MESSAGE_KEYS: [&str; 16] = [
+    "verdict-fits",
+    "verdict-tight",
+    "verdict-unlikely",
+    "verdict-no-fit",
+    "verdict-label",
+    "verdict-rule",
+    "verdict-free-all",
+    "verdict-free-others",
+    "est-verdict-with-range",
+    "est-verdict-fits",
+    "est-verdict-tight",
+    "est-verdict-unlikely",
+    "est-verdict-no-fit",
+    "est-verdict-none",
+    "est-verdict-others",
+    "est-warn-no-bf16",
+];
+
+/// The rule of the four verdicts, said under every table, chart and report that gives one.
+pub(crate) fn verdict_rule(loc: &Localizer) -> String {
+    loc.t("verdict-rule")
+}
+
+/// The label of a verdict column or row ("Verdict").
+pub(crate) fn verdict_label(loc: &Localizer) -> String {
+    loc.t("verdict-label")
+}
+
 /// The message key of a verdict's name: one word (or phrase) per state.
 pub(crate) fn verdict_key(v: Verdict) -> &'static str {
     match v {
@@ -165,5 +196,59 @@ pub(crate) fn verdict_note(est: &Estimate, loc: &Localizer) -> String {
     } else {
         " "
     };
-    format!("{}{sep}{free}\n", loc.t("verdict-rule"))
+    format!("{}{sep}{free}\n", verdict_rule(loc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `.rs` file under `dir`.
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn words_of_the_verdict_live_here_only() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        sources(&root.join("src"), &mut files);
+        let this = root.join("src/present/verdict.rs");
+        let mut found = Vec::new();
+        for file in files.iter().filter(|f| **f != this) {
+            let text = std::fs::read_to_string(file).expect("read a source file");
+            for key in MESSAGE_KEYS {
+                if text.contains(&format!("\"{key}\"")) {
+                    found.push(format!("{} names {key}", file.display()));
+                }
+            }
+        }
+        assert!(files.len() > 50, "the sources were not found");
+        assert!(
+            found.is_empty(),
+            "verdict wording outside present/verdict.rs: {found:#?}"
+        );
+    }
+
+    #[test]
+    fn a_state_the_json_spells_reads_back_as_its_verdict() {
+        for v in [
+            Verdict::Fits,
+            Verdict::Tight,
+            Verdict::Unlikely,
+            Verdict::DoesNotFit,
+        ] {
+            assert_eq!(verdict_of_state(v.as_str()), v);
+        }
+        assert_eq!(verdict_of_state("fit"), Verdict::DoesNotFit);
+        assert_eq!(verdict_of_fits(true), Verdict::Fits);
+        assert_eq!(verdict_of_fits(false), Verdict::DoesNotFit);
+    }
 }
