@@ -7,7 +7,7 @@ use super::table::{aligned, markdown_table, Align};
 use super::verdict::estimate_verdict;
 use crate::diagnose::advice::Setting;
 use crate::diagnose::consistency::Finding;
-use crate::diagnose::message::Format as MessageFormat;
+use crate::diagnose::message::MessageFormat;
 use crate::diagnose::tensors::{Candidate, Phase, PhaseSource};
 use crate::diagnose::{cards, CardMatch, Diagnosis, MESSAGE_GPU};
 use crate::estimate::VariantKind;

@@ -6,7 +6,7 @@ use fluent_bundle::FluentValue;
 
 use super::verdict::verdict_word;
 use crate::estimate::{
-    Change, Dtype, Estimate, Optimizer, Phase, Scenario, Verdict, WhatIf, WhatIfKind,
+    Change, Dtype, Estimate, Optimizer, PeakPhase, Scenario, Verdict, WhatIf, WhatIfKind,
 };
 use crate::i18n::Localizer;
 
@@ -77,7 +77,7 @@ impl Line {
     }
 
     /// The line's label for scenario `s` whose peak is in `phase`, in `loc`'s language.
-    pub(crate) fn label(self, s: &Scenario, phase: Phase, loc: &Localizer) -> String {
+    pub(crate) fn label(self, s: &Scenario, phase: PeakPhase, loc: &Localizer) -> String {
         let with = |name: &'static str, v: String| loc.t_args(self.key(), &[(name, v.into())]);
         match self {
             Line::Weights => with("dtype", weights_dtype(s).to_owned()),
@@ -85,9 +85,9 @@ impl Line {
             Line::Peak => with(
                 "phase",
                 loc.t(match phase {
-                    Phase::Train => "est-phase-train",
-                    Phase::Eval => "est-phase-eval",
-                    Phase::Load => "est-phase-load",
+                    PeakPhase::Train => "est-phase-train",
+                    PeakPhase::Eval => "est-phase-eval",
+                    PeakPhase::Load => "est-phase-load",
                 }),
             ),
             _ => loc.t(self.key()),
