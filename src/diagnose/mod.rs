@@ -27,7 +27,7 @@ use crate::report::Format;
 pub(crate) use advice::Fragmentation;
 pub(crate) use cards::CardMatch;
 use consistency::Finding;
-use message::{Format as MessageFormat, OomMessage};
+use message::{MessageFormat, OomMessage};
 use tensors::Identified;
 
 /// Arguments of `vramdoc diagnose`.
