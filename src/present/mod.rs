@@ -8,6 +8,7 @@
 //! - [`text`]: terminal text measure (wide characters, wrapping).
 //! - [`html`]: data escaped for a page, byte figures carrying their exact count.
 //! - [`guide_tables`]: a guide's breakdown, parameter and options tables.
+//! - [`short_answer`]: the short answer under a guide's title.
 //! - [`estimate_report`]: `vramdoc estimate`'s table and Markdown for a training run.
 //! - [`sample_report`]: the same for a sampling run (nanoGPT's `sample.py`).
 //! - [`diagnosis_report`]: `vramdoc diagnose`'s table and Markdown, and the guide block
@@ -19,6 +20,7 @@ pub(crate) mod guide_tables;
 pub(crate) mod html;
 pub(crate) mod rows;
 pub(crate) mod sample_report;
+pub(crate) mod short_answer;
 pub(crate) mod table;
 pub(crate) mod text;
 pub(crate) mod verdict;
