@@ -60,8 +60,6 @@ pub struct DiagnoseArgs {
     pub output: crate::report::OutputArgs,
 }
 
-pub(crate) use crate::present::diagnosis_report::guide_block;
-
 /// The catalog id given to the card described only by the message's capacity.
 pub(crate) const MESSAGE_GPU: &str = "gpu-from-message";
 
