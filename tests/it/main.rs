@@ -24,6 +24,7 @@ mod finetune;
 mod fingerprint;
 mod hardening;
 mod hardening_site;
+mod hf_gpt2;
 mod hostile_cli;
 mod hostile_input;
 mod hostile_pickles;

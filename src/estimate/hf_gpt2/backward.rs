@@ -1,0 +1,196 @@
+//! The candidate moments of a Hugging Face GPT-2 training step, each read from the replay's
+//! list of storages alive at that moment (`replay_gpt2.py --explain`).
+//!
+//! Large vocabularies peak at cross-entropy's backward; small ones (a character-level model)
+//! during the last block's backward: `gelu_new`'s backward under SDPA, the softmax's backward
+//! under eager attention, and with checkpointed blocks the recomputed last block's softmax
+//! backward. By then the head's backward has run: the logits' buffers, ln_f's saved tensors and
+//! the head's 16-bit weight copy are gone, and the head's gradient contribution to the tied
+//! weight (`4·V·h`) waits in autograd's input buffer for the embedding's.
+
+use super::saves::{Run, FP32};
+use crate::estimate::memory::{Components, TrainMoment};
+use crate::estimate::num::N;
+
+/// What every moment of a step shares.
+pub(super) struct Step {
+    /// The run's sizes.
+    pub(super) r: Run,
+    /// Float32 weights, `4·P`.
+    pub(super) weights: N,
+    /// Every gradient, `4·P`.
+    pub(super) full_grads: N,
+    /// AdamW's state (0 in the first step).
+    pub(super) optimizer: N,
+    /// `.grad` survives between micro-steps.
+    pub(super) accumulating: bool,
+    /// Blocks checkpointed.
+    pub(super) checkpointed: bool,
+    /// `input_ids` and `position_ids` (int64).
+    pub(super) tokens: N,
+}
+
+impl Step {
+    /// The moment's components from its gradients, weight copies and activations (no logits).
+    fn at(&self, gradients: N, autocast_weights: N, activations: N) -> Components {
+        Components {
+            weights: self.weights,
+            gradients,
+            optimizer: self.optimizer,
+            autocast_weights,
+            activations: activations + self.tokens,
+            logits: N::ZERO,
+        }
+    }
+
+    /// Every weight copy the forward saved.
+    fn all_copies(&self) -> N {
+        if self.checkpointed {
+            self.r.head_copy()
+        } else {
+            self.r.l * self.r.block_copies() + self.r.head_copy()
+        }
+    }
+
+    /// The gradients during the last block's backward: every one when accumulating, else the
+    /// ones computed so far (`early`, elements); and the head's contribution to the tied weight.
+    fn grads_in_backward(&self, early: N) -> N {
+        let done = if self.accumulating {
+            self.full_grads
+        } else {
+            early * FP32
+        };
+        done + self.r.vh * FP32
+    }
+
+    /// Cross-entropy's backward: every saved activation, and at `log_softmax`'s backward its
+    /// saved fp32 output, the fp32 gradient from `nll_loss` and the fp32 result (`12·sbV`).
+    pub(super) fn loss_backward(&self) -> Components {
+        let saved = if self.checkpointed {
+            self.r.checkpointed()
+        } else {
+            self.r.saved()
+        };
+        let grads = if self.accumulating {
+            self.full_grads
+        } else {
+            N::ZERO
+        };
+        Components {
+            logits: self.r.sbv * (3 * FP32),
+            ..self.at(grads, self.all_copies(), saved)
+        }
+    }
+
+    /// The end of the forward: the 16-bit logits, their fp32 copy (the same tensor in float32)
+    /// and the fp32 log-softmax; ln_f's fp32 output is still referenced.
+    pub(super) fn loss_forward(&self) -> Components {
+        let b = self.loss_backward();
+        let upcast = if self.r.autocast() { FP32 } else { 0 };
+        Components {
+            activations: b.activations + self.r.sbh * FP32,
+            logits: self.r.sbv * (self.r.c + upcast + FP32),
+            ..b
+        }
+    }
+
+    /// The end of backward: every gradient, the tied weight's two contributions summed (and,
+    /// accumulating, added to `.grad`), no activations.
+    pub(super) fn backward_end(&self) -> Components {
+        let contributions = if self.accumulating { 2u128 } else { 1 };
+        self.at(
+            self.full_grads + self.r.vh * (contributions * FP32),
+            N::ZERO,
+            N::ZERO,
+        )
+    }
+
+    /// `gelu_new`'s backward in the last block (not checkpointed): ln_f's saves, the MLP
+    /// dropout's mask and mlp.c_proj's input and weight copy are released; in flight are the
+    /// gradient of mlp.c_proj's input and two products of the GELU's backward (`3c·sbI`) and
+    /// the residual stream's fp32 gradient. Gradients so far without accumulation: mlp.c_proj's
+    /// weight and bias and ln_f's.
+    pub(super) fn mlp_backward(&self) -> Components {
+        let r = &self.r;
+        let activations = r.saved() - r.norm_site() - r.dropout_mask() - r.sbi * r.c
+            + r.sbi * (3 * r.c)
+            + r.sbh * FP32;
+        let copies =
+            self.all_copies() - r.head_copy() - if r.autocast() { r.ih * 2 } else { N::ZERO };
+        let early = r.ih + r.h * 3;
+        self.at(self.grads_in_backward(early), copies, activations)
+    }
+
+    /// The softmax's backward in the last block's eager attention (not checkpointed): the
+    /// block's MLP, both norms after the attention (ln_2, ln_f), its two dropout masks, the
+    /// output and value copies and, per score, all but the softmax are released; in flight per
+    /// score the gradient of the softmax's output and the result, plus the residual stream's
+    /// fp32 gradient and the values' gradient. Gradients so far without accumulation: the
+    /// block's MLP and c_proj and the two norms.
+    pub(super) fn attention_backward(&self) -> Components {
+        let r = &self.r;
+        let freed = r.gelu()
+            + r.norm_site() * 2
+            + r.dropout_mask() * 2
+            + r.sbh * r.c
+            + r.sb_kv * r.c
+            + r.scores * r.per_score_freed_early();
+        let in_flight = r.scores * r.per_score_grad() + r.sbh * (FP32 + r.c);
+        let copies = self.all_copies()
+            - r.head_copy()
+            - if r.autocast() {
+                (r.ih * 2 + r.hh) * 2
+            } else {
+                N::ZERO
+            };
+        let early = r.ih * 2 + r.i + r.hh + r.h * 6;
+        self.at(
+            self.grads_in_backward(early),
+            copies,
+            r.saved() - freed + in_flight,
+        )
+    }
+
+    /// Checkpointed blocks: the softmax's backward in the recomputed last block (eager). Alive:
+    /// the other blocks' inputs (`L·4·sbh`; the last block's output is released with ln_f), the
+    /// mask and the embedding dropout's mask; of the recomputation the fp32 softmax, the query
+    /// and key copies, ln_1's output and statistics and c_attn's 16-bit weight copy; in flight
+    /// as without checkpointing.
+    pub(super) fn recomputed_attention_backward(&self) -> Components {
+        let r = &self.r;
+        let inputs = r.l * r.sbh * FP32 + r.dropout_mask() + r.mask_2d * FP32;
+        let recomputed = r.scores * FP32 + r.sbh * (3 * r.c) + r.sb * 8;
+        let in_flight = r.scores * r.per_score_grad() + r.sbh * (FP32 + r.c);
+        let copy = if r.autocast() { r.hh * 3 * 2 } else { N::ZERO };
+        let early = r.ih * 2 + r.i + r.hh + r.h * 6;
+        self.at(
+            self.grads_in_backward(early),
+            copy,
+            inputs + recomputed + in_flight,
+        )
+    }
+
+    /// The largest candidate and its moment (cross-entropy's backward wins ties).
+    pub(super) fn peak(&self) -> (Components, TrainMoment) {
+        let mut best = (self.loss_backward(), TrainMoment::LossBackward);
+        let mut consider = |c: Components, m: TrainMoment| {
+            if c.sum() > best.0.sum() {
+                best = (c, m);
+            }
+        };
+        consider(self.loss_forward(), TrainMoment::LossForward);
+        consider(self.backward_end(), TrainMoment::BackwardEnd);
+        if self.checkpointed {
+            consider(
+                self.recomputed_attention_backward(),
+                TrainMoment::BlockRecompute,
+            );
+        } else if self.r.sdpa {
+            consider(self.mlp_backward(), TrainMoment::MlpBackward);
+        } else {
+            consider(self.mlp_backward(), TrainMoment::MlpBackward);
+            consider(self.attention_backward(), TrainMoment::AttentionBackward);
+        }
+        best
+    }
+}

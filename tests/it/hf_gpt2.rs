@@ -1,0 +1,131 @@
+//! Hugging Face's GPT-2 (transformers' `modeling_gpt2`), estimated from its architecture
+//! description and held to the fake-tensor replay of its Trainer step
+//! (`tools/hf_replay/replay_gpt2.py` → `tests/data/hf_gpt2_replay.json`): every replayed peak
+//! within 1 %, parameters, weights, gradients and optimizer state exact.
+
+use serde::Deserialize;
+use vramdoc::estimate::{
+    estimate_model, Architecture, Dtype, Family, GpuCatalog, Scenario, TrainMoment,
+};
+
+#[derive(Deserialize)]
+struct Replay {
+    torch: String,
+    transformers: String,
+    runs: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    run: Run,
+    params: u64,
+    param_bytes: u64,
+    grad_bytes: u64,
+    optimizer_bytes: u64,
+    train_peak_bytes: u64,
+    first_step_peak_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct Run {
+    name: String,
+    n_layer: u64,
+    n_head: u64,
+    n_embd: u64,
+    vocab_size: u64,
+    n_positions: u64,
+    block_size: u64,
+    batch_size: u64,
+    accumulation: u64,
+    dtype: String,
+    attn_implementation: String,
+    dropout: f64,
+    grad_checkpoint: bool,
+}
+
+fn replay() -> Replay {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hf_gpt2_replay.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The model and the Trainer settings of a replayed run.
+fn model_and_run(r: &Run) -> (Architecture, Scenario) {
+    let positions = if r.n_positions == 0 {
+        r.block_size
+    } else {
+        r.n_positions
+    };
+    let model = Architecture::hf_gpt2(r.n_layer, r.n_head, r.n_embd, r.vocab_size, positions);
+    let run = Scenario {
+        block_size: r.block_size,
+        batch_size: r.batch_size,
+        gradient_accumulation_steps: r.accumulation,
+        dtype: Dtype::parse(&r.dtype).unwrap(),
+        flash: r.attn_implementation == "sdpa",
+        dropout: r.dropout,
+        grad_checkpoint: r.grad_checkpoint,
+        compile: false,
+        ..Scenario::default()
+    };
+    (model, run)
+}
+
+fn relative(estimated: u64, replayed: u64) -> f64 {
+    (estimated as f64 - replayed as f64).abs() / replayed as f64
+}
+
+#[test]
+fn hugging_faces_gpt2_is_within_one_percent_of_every_replayed_peak() {
+    let data = replay();
+    assert_eq!(data.transformers, "5.24.0", "the pinned transformers");
+    assert_eq!(data.torch, "2.15.0", "the pinned torch");
+    let catalog = GpuCatalog::builtin();
+    let (mut worst, mut worst_first, mut checked) = (0.0f64, 0.0f64, 0);
+    for e in &data.runs {
+        let (model, run) = model_and_run(&e.run);
+        assert_eq!(model.family, Family::HfGpt2);
+        let est = estimate_model(&model, &run, &catalog).unwrap();
+        let name = &e.run.name;
+        assert_eq!(est.params.total, e.params, "{name}: parameters");
+        assert_eq!(model.parameter_count(), e.params, "{name}: parameters");
+        assert_eq!(est.bytes.weights, e.param_bytes, "{name}: weights");
+        assert_eq!(est.bytes.optimizer, e.optimizer_bytes, "{name}: optimizer");
+        assert_eq!(est.params.total * 4, e.grad_bytes, "{name}: gradients");
+        if e.run.accumulation >= 2 && est.train_peak_moment == TrainMoment::LossBackward {
+            // The second micro-step's backward holds every gradient of the first.
+            assert_eq!(
+                est.bytes.gradients, e.grad_bytes,
+                "{name}: gradients at the peak"
+            );
+        }
+        let err = relative(est.bytes.train_peak, e.train_peak_bytes);
+        // The first step has no optimizer state yet: the same moment without it.
+        let first = relative(est.bytes.first_step_peak.unwrap(), e.first_step_peak_bytes);
+        eprintln!(
+            "{name}: peak at {:?}, {:+} bytes ({:.5} %), first step {:+} bytes ({:.5} %)",
+            est.train_peak_moment,
+            est.bytes.train_peak as i64 - e.train_peak_bytes as i64,
+            err * 100.0,
+            est.bytes.first_step_peak.unwrap() as i64 - e.first_step_peak_bytes as i64,
+            first * 100.0
+        );
+        assert!(err <= 0.01, "{name}: {err}");
+        assert!(first <= 0.01, "{name}: first step {first}");
+        assert_eq!(
+            est.bytes.peak, est.bytes.train_peak,
+            "{name}: no evaluation"
+        );
+        worst = worst.max(err);
+        worst_first = worst_first.max(first);
+        checked += 1;
+    }
+    eprintln!(
+        "worst: {:.5} % (first step {:.5} %) over {checked} runs",
+        worst * 100.0,
+        worst_first * 100.0
+    );
+    assert_eq!(checked, 23, "every replayed run");
+}
