@@ -387,3 +387,6 @@ impl Architecture {
 /// The transformers version whose modeling code the Hugging Face families follow (the version
 /// `tools/hf_replay/requirements.txt` pins and the replays record).
 pub const HF_TRANSFORMERS: &str = "5.24.0";
+
+#[cfg(test)]
+mod tests;
