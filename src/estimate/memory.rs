@@ -547,7 +547,7 @@ pub(crate) fn tokens(s: &Scenario, b: u64, count: u128) -> N {
 
 /// Shapes of one micro-batch, in [`N`].
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Dims {
+pub(crate) struct MicroBatchShapes {
     /// `s·b·h`: one residual-stream-sized tensor, in elements.
     pub(crate) sbh: N,
     /// `s·b·V`: one logits-sized tensor.
@@ -556,11 +556,11 @@ pub(crate) struct Dims {
     pub(crate) scores: N,
 }
 
-impl Dims {
+impl MicroBatchShapes {
     /// The shapes at micro-batch `b`.
-    pub(crate) fn at(s: &Scenario, b: u64) -> Dims {
+    pub(crate) fn at(s: &Scenario, b: u64) -> MicroBatchShapes {
         let (seq, batch) = (N::from(s.block_size), N::from(b));
-        Dims {
+        MicroBatchShapes {
             sbh: seq * batch * N::from(s.n_embd),
             sbv: seq * batch * N::from(s.vocab_size),
             scores: N::from(s.n_head) * seq * seq * batch,

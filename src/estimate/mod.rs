@@ -106,7 +106,7 @@ pub struct Bytes {
 /// Which phase sets the peak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub enum PeakPhase {
     /// A training step (forward, backward, optimizer step).
     Train,
     /// `estimate_loss()`.
@@ -198,7 +198,7 @@ pub struct Estimate {
     /// Memory figures.
     pub bytes: Bytes,
     /// Whether training or evaluation sets `peak`.
-    pub peak_phase: Phase,
+    pub peak_phase: PeakPhase,
     /// The moment of the training step at which `train_peak` occurs.
     pub train_peak_moment: TrainMoment,
     /// Sequences per optimizer step, for the whole job: `batch_size · gradient_accumulation_steps`
@@ -468,15 +468,15 @@ impl Moments {
 
     /// The largest of the training step (not for an eval-only run), the evaluations and the
     /// checkpoint load, and its phase; the earliest wins a tie.
-    fn peak(&self, setup: &memory::Setup, eval_only: bool) -> (N, Phase) {
+    fn peak(&self, setup: &memory::Setup, eval_only: bool) -> (N, PeakPhase) {
         let candidates = [
-            (self.train.sum(), Phase::Train),
-            (self.eval, Phase::Eval),
-            (self.eval_first, Phase::Eval),
-            (setup.load_peak, Phase::Load),
+            (self.train.sum(), PeakPhase::Train),
+            (self.eval, PeakPhase::Eval),
+            (self.eval_first, PeakPhase::Eval),
+            (setup.load_peak, PeakPhase::Load),
         ];
         candidates.into_iter().skip(usize::from(eval_only)).fold(
-            (N::ZERO, Phase::Train),
+            (N::ZERO, PeakPhase::Train),
             |best, c| if c.0 > best.0 { c } else { best },
         )
     }
