@@ -329,7 +329,7 @@ fn estimate_hf_gpt2(
         params,
         bytes,
         &moments,
-        Phase::Train,
+        PeakPhase::Train,
         &run,
         catalog,
     )
@@ -343,7 +343,7 @@ fn finish(
     params: Params,
     bytes: Bytes,
     moments: &Moments,
-    peak_phase: Phase,
+    peak_phase: PeakPhase,
     process: &Scenario,
     catalog: &GpuCatalog,
 ) -> Result<Estimate, ScenarioError> {
