@@ -19,6 +19,7 @@ mod overhead;
 mod params;
 mod sample;
 mod scenario;
+mod sharding;
 mod train;
 mod whatif;
 
@@ -426,7 +427,8 @@ impl Moments {
     }
 
     /// The moments once the training state is sharded among the DDP processes
-    /// (`memory::sharded`): FSDP replaces DDP's buckets. An eval-only run holds no gradients or
+    /// (`sharding::sharded`): FSDP replaces DDP's buckets, and its root unit holds the tied
+    /// weight's gradient whole during the backward. An eval-only run holds no gradients or
     /// optimizer state to split.
     fn sharded(
         mut self,
@@ -440,7 +442,7 @@ impl Moments {
         } else {
             (m.train.gradients, m.train.optimizer)
         };
-        let shard = memory::sharded(process, params, grads, optimizer);
+        let shard = sharding::sharded(process, params, self.train_moment, grads, optimizer);
         if process.sharding == Sharding::None {
             return self;
         }
@@ -451,7 +453,8 @@ impl Moments {
         };
         let train = &mut self.train;
         train.weights = train.weights + shard.gathered - shard.freed_weights;
-        train.gradients = train.gradients - shard.freed_gradients - no_buckets;
+        train.gradients =
+            train.gradients - shard.freed_gradients - no_buckets + shard.root_gradient;
         train.optimizer = train.optimizer - shard.freed_optimizer;
         // Evaluations hold the weights (and, after the first step, the optimizer state).
         let evals =
