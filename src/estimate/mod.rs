@@ -1,6 +1,9 @@
 //! The memory estimator: a nanoGPT scenario in, parameter counts and GPU memory out.
 //!
-//! Pure: no I/O, no printing. [`estimate`] gives one scenario's breakdown and verdict;
+//! Pure: no I/O, no printing. Every tensor derives from a typed description of the model
+//! ([`arch::Architecture`]). [`estimate`] gives one nanoGPT scenario's breakdown and verdict;
+//! [`estimate_model`] a described model's (Hugging Face's GPT-2 besides nanoGPT) with a
+//! scenario's run settings;
 //! [`what_if`] the options a guide lists. `serde_json::to_value(&estimate)` is the JSON contract
 //! of `vramdoc estimate --format json` and what guides read by dotted path.
 

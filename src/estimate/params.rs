@@ -1,4 +1,5 @@
-//! Parameter counts exactly as nanoGPT's `model.py` makes them.
+//! Parameter counts from the architecture description's tensors (`arch::params`): for nanoGPT
+//! exactly as its `model.py` makes them.
 //!
 //! `GPT.__init__` builds `wte` (V×h, tied to `lm_head`), `wpe` (s×h), per block `ln_1`,
 //! `attn.c_attn` (h→3h), `attn.c_proj` (h→h), `ln_2`, `mlp.c_fc` (h→4h), `mlp.c_proj` (4h→h),
