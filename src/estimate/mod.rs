@@ -262,10 +262,12 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
 }
 
 /// The estimate of a training step of the model `a` with the run settings of `s` (batch,
-/// sequence length `block_size`, accumulation, `dtype`, attention kernel `flash`, `dropout`,
-/// GPU). nanoGPT's family is [`estimate`] (the model must be the scenario's own); Hugging Face's
-/// GPT-2 is `hf_gpt2.rs` (the scenario's shape keys are replaced by the model's); every other
-/// family is an error naming it.
+/// sequence length `block_size`, accumulation, `dtype`, attention kernel `flash` (SDPA) or not
+/// (eager), `dropout`, `grad_checkpoint`, GPU). nanoGPT's family is [`estimate`] (the model must be
+/// the scenario's own); Hugging Face's GPT-2 is `hf_gpt2/` (the scenario's shape keys are replaced
+/// by the model's; `dropout` stands for the config's `resid_pdrop`, `embd_pdrop` and `attn_pdrop`
+/// alike, GPT-2's 0.1; a Trainer step has no evaluation, so `eval_peak` is 0 and the first step's
+/// peak is `bytes.first_step_peak`); every other family is an error naming it.
 pub fn estimate_model(
     a: &Architecture,
     s: &Scenario,

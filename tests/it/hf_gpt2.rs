@@ -129,3 +129,35 @@ fn hugging_faces_gpt2_is_within_one_percent_of_every_replayed_peak() {
     );
     assert_eq!(checked, 23, "every replayed run");
 }
+
+#[test]
+fn a_hugging_face_estimate_says_which_model_it_is_and_nanogpts_json_is_unchanged() {
+    let catalog = GpuCatalog::builtin();
+    let model = Architecture::hf_gpt2(12, 12, 768, 50257, 1024);
+    let run = Scenario {
+        batch_size: 4,
+        gradient_accumulation_steps: 2,
+        compile: false,
+        dropout: 0.1,
+        gpu: Some("rtx-3090".to_owned()),
+        ..Scenario::default()
+    };
+    let est = estimate_model(&model, &run, &catalog).unwrap();
+    let v = serde_json::to_value(&est).unwrap();
+    assert_eq!(v["architecture"]["family"], "hf_gpt2");
+    assert_eq!(v["architecture"]["mlp"]["activation"], "gelu_new_python");
+    // The replay's gpt2-124m-s1024-b4-bf16-sdpa: 7,224,990,072 bytes at the second step's peak.
+    let peak = v["bytes"]["train_peak"].as_u64().unwrap();
+    assert!(peak.abs_diff(7_224_990_072) < 1_000, "{peak}");
+    assert_eq!(
+        v["scenario"]["vocab_size"], 50257,
+        "the model's shape, not nanoGPT's default"
+    );
+    assert!(v["bytes"]["first_step_peak"].as_u64().unwrap() < peak);
+    assert!(v["verdict"].is_string());
+    // nanoGPT's own estimate (also through estimate_model) has neither field.
+    let nano_run = Scenario::default();
+    let nano = Architecture::nanogpt(&nano_run);
+    let v = serde_json::to_value(estimate_model(&nano, &nano_run, &catalog).unwrap()).unwrap();
+    assert!(v.get("architecture").is_none() && v["bytes"].get("first_step_peak").is_none());
+}
