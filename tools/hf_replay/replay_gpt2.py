@@ -198,6 +198,10 @@ RUNS = [
         "sdpa"),
     Run("small-vocab-12x768-v512-s1024-b4-bf16-eager-ckpt", 12, 12, 768, 512, 1024, 4, 2,
         "bfloat16", "eager", grad_checkpoint=True),
+    Run("small-vocab-12x768-v512-s128-b64-bf16-eager-ckpt", 12, 12, 768, 512, 128, 64, 2,
+        "bfloat16", "eager", grad_checkpoint=True),
+    Run("small-vocab-12x768-v512-s128-b64-fp32-eager-ckpt-acc1", 12, 12, 768, 512, 128, 64, 1,
+        "float32", "eager", dropout=0.0, grad_checkpoint=True),
     Run("gpt2-124m-s1024-b4-fp32-eager-ckpt-acc1", 12, 12, 768, 50257, 1024, 4, 1, "float32",
         "eager", grad_checkpoint=True),
 ]

@@ -28,6 +28,17 @@ pub(super) struct Step {
     pub(super) checkpointed: bool,
     /// `input_ids` and `position_ids` (int64).
     pub(super) tokens: N,
+    /// Parameters of one block.
+    pub(super) block_params: N,
+}
+
+/// Which of a recomputed block's backward moments.
+#[derive(Clone, Copy)]
+enum Recomputed {
+    /// `gelu_new`'s backward.
+    Mlp,
+    /// The softmax's backward.
+    Attention,
 }
 
 impl Step {
@@ -55,12 +66,18 @@ impl Step {
     /// The gradients during the last block's backward: every one when accumulating, else the
     /// ones computed so far (`early`, elements); and the head's contribution to the tied weight.
     fn grads_in_backward(&self, early: N) -> N {
-        let done = if self.accumulating {
+        self.grads_in_block(early, N::ZERO)
+    }
+
+    /// The same during the backward of the block `done` blocks below the last (those blocks'
+    /// gradients complete too, without accumulation).
+    fn grads_in_block(&self, early: N, done: N) -> N {
+        let grads = if self.accumulating {
             self.full_grads
         } else {
-            early * FP32
+            (early + done * self.block_params) * FP32
         };
-        done + self.r.vh * FP32
+        grads + self.r.vh * FP32
     }
 
     /// Cross-entropy's backward: every saved activation, and at `log_softmax`'s backward its
@@ -151,22 +168,46 @@ impl Step {
         )
     }
 
-    /// Checkpointed blocks: the softmax's backward in the recomputed last block (eager). Alive:
-    /// the other blocks' inputs (`L·4·sbh`; the last block's output is released with ln_f), the
-    /// mask and the embedding dropout's mask; of the recomputation the fp32 softmax, the query
-    /// and key copies, ln_1's output and statistics and c_attn's 16-bit weight copy; in flight
-    /// as without checkpointing.
-    pub(super) fn recomputed_attention_backward(&self) -> Components {
+    /// Checkpointed blocks: a moment of the recomputed block `k` (eager attention). Alive: the
+    /// inputs of blocks `0..=k` (`4·sbh` each; block `k + 1`'s was released with it), the float32
+    /// mask and the embedding dropout's mask, and of the recomputation:
+    /// - at `gelu_new`'s backward, everything the block saves (as without checkpointing; its
+    ///   ln_1 input is the block's input) but mlp.c_proj's input and the MLP dropout's mask, with
+    ///   the same gradients in flight as [`Step::mlp_backward`], and the block's weight copies
+    ///   but mlp.c_proj's;
+    /// - at the softmax's backward, the fp32 softmax, the query and key copies, ln_1's output and
+    ///   statistics and c_attn's weight copy, in flight as in [`Step::attention_backward`].
+    ///
+    /// Accumulating, every gradient exists and the last block (`k = L − 1`) holds the most;
+    /// without, the gradients grow as the backward goes down while the inputs shrink, so block 0
+    /// is a candidate too (the replay's float32 run without accumulation peaks there).
+    fn recomputed(&self, k: N, moment: Recomputed) -> Components {
         let r = &self.r;
-        let inputs = r.l * r.sbh * FP32 + r.dropout_mask() + r.mask_2d * FP32;
-        let recomputed = r.scores * FP32 + r.sbh * (3 * r.c) + r.sb * 8;
-        let in_flight = r.scores * r.per_score_grad() + r.sbh * (FP32 + r.c);
-        let copy = if r.autocast() { r.hh * 3 * 2 } else { N::ZERO };
-        let early = r.ih * 2 + r.i + r.hh + r.h * 6;
+        let inputs = (k + N::from(1u64)) * r.sbh * FP32 + r.dropout_mask() + r.mask_2d * FP32;
+        let (saved, in_flight, copies, early) = match moment {
+            Recomputed::Mlp => {
+                let layer = r.norm_site() * 2 + r.dropout_mask() * 2 + r.gelu() + r.attention();
+                let saved = layer - r.sbh * FP32 - r.sbi * r.c - r.dropout_mask();
+                let copies = r.block_copies() - if r.autocast() { r.ih * 2 } else { N::ZERO };
+                (
+                    saved,
+                    r.sbi * (3 * r.c) + r.sbh * FP32,
+                    copies,
+                    r.ih + r.h * 3,
+                )
+            }
+            Recomputed::Attention => {
+                let saved = r.scores * FP32 + r.sbh * (3 * r.c) + r.sb * 8;
+                let in_flight = r.scores * r.per_score_grad() + r.sbh * (FP32 + r.c);
+                let copy = if r.autocast() { r.hh * 3 * 2 } else { N::ZERO };
+                (saved, in_flight, copy, r.ih * 2 + r.i + r.hh + r.h * 6)
+            }
+        };
+        let done = r.l - N::from(1u64) - k;
         self.at(
-            self.grads_in_backward(early),
-            copy,
-            inputs + recomputed + in_flight,
+            self.grads_in_block(early, done),
+            copies,
+            inputs + saved + in_flight,
         )
     }
 
@@ -181,10 +222,12 @@ impl Step {
         consider(self.loss_forward(), TrainMoment::LossForward);
         consider(self.backward_end(), TrainMoment::BackwardEnd);
         if self.checkpointed {
-            consider(
-                self.recomputed_attention_backward(),
-                TrainMoment::BlockRecompute,
-            );
+            let last = self.r.l - N::from(1u64);
+            for k in [last, N::ZERO] {
+                for moment in [Recomputed::Mlp, Recomputed::Attention] {
+                    consider(self.recomputed(k, moment), TrainMoment::BlockRecompute);
+                }
+            }
         } else if self.r.sdpa {
             consider(self.mlp_backward(), TrainMoment::MlpBackward);
         } else {

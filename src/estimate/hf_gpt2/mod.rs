@@ -127,6 +127,9 @@ pub(crate) fn train_peak(
 ) -> (Components, TrainMoment) {
     let r = Run::of(a, s);
     let tokens = r.sb * 8 + N::from(s.block_size) * 8;
+    // A block's parameters: all but the embeddings and ln_f's weight and bias.
+    let block_params = (N::from(p.total) - N::from(p.embedding) - N::from(a.hidden) * 2)
+        / u128::from(a.layers.max(1));
     Step {
         r,
         weights: N::from(p.total) * FP32,
@@ -135,6 +138,7 @@ pub(crate) fn train_peak(
         accumulating: s.gradient_accumulation_steps >= 2,
         checkpointed: s.grad_checkpoint,
         tokens,
+        block_params,
     }
     .peak()
 }
