@@ -127,7 +127,7 @@ fn hugging_faces_gpt2_is_within_one_percent_of_every_replayed_peak() {
         worst * 100.0,
         worst_first * 100.0
     );
-    assert_eq!(checked, 25, "every replayed run");
+    assert_eq!(checked, 31, "every replayed run");
 }
 
 #[test]

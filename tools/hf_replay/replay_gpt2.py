@@ -202,6 +202,20 @@ RUNS = [
         "bfloat16", "eager", grad_checkpoint=True),
     Run("small-vocab-12x768-v512-s128-b64-fp32-eager-ckpt-acc1", 12, 12, 768, 512, 128, 64, 1,
         "float32", "eager", dropout=0.0, grad_checkpoint=True),
+    # Micro-batch 1 on short sequences, where the weights and their gradients outweigh the
+    # activations and the end of backward can peak; a long sequence; another width and vocabulary.
+    Run("small-vocab-12x768-v512-s64-b1-bf16-sdpa-acc1", 12, 12, 768, 512, 64, 1, 1, "bfloat16",
+        "sdpa"),
+    Run("small-vocab-12x768-v512-s64-b1-fp32-eager-acc1", 12, 12, 768, 512, 64, 1, 1, "float32",
+        "eager"),
+    Run("small-vocab-12x768-v512-s64-b1-bf16-eager", 12, 12, 768, 512, 64, 1, 2, "bfloat16",
+        "eager"),
+    Run("small-6x512-v512-s32-b2-fp16-eager-ckpt-acc1", 6, 8, 512, 512, 32, 2, 1, "float16",
+        "eager", grad_checkpoint=True),
+    Run("gpt2-124m-pos2048-s2048-b1-bf16-sdpa-acc4", 12, 12, 768, 50257, 2048, 1, 4, "bfloat16",
+        "sdpa"),
+    Run("h1024-6x8-v8000-s512-b6-fp32-sdpa-nodrop-acc1", 6, 8, 1024, 8000, 512, 6, 1, "float32",
+        "sdpa", dropout=0.0),
     Run("gpt2-124m-s1024-b4-fp32-eager-ckpt-acc1", 12, 12, 768, 50257, 1024, 4, 1, "float32",
         "eager", grad_checkpoint=True),
 ]

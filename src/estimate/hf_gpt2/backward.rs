@@ -138,6 +138,28 @@ impl Step {
         self.at(self.grads_in_backward(early), copies, activations)
     }
 
+    /// mlp.c_proj's weight gradient in the last block (not checkpointed), as autograd casts it
+    /// back to float32: the node has released its saved input (`gelu_new`'s output) and weight
+    /// copy and written the gradient of its input (`c·sbI`); the 16-bit weight gradient and its
+    /// float32 cast (`(c + 4)·I·h`; float32: the one `4·I·h`) are alive beside the others (the
+    /// replay's peak at micro-batch 1, where the weights outweigh the activations).
+    pub(super) fn mlp_weight_grad(&self) -> Components {
+        let r = &self.r;
+        let activations = r.saved() - r.norm_site() - r.dropout_mask() + r.sbh * FP32;
+        let copies =
+            self.all_copies() - r.head_copy() - if r.autocast() { r.ih * 2 } else { N::ZERO };
+        let weight_grad = if r.autocast() {
+            r.ih * (r.c + FP32)
+        } else {
+            r.ih * FP32
+        };
+        self.at(
+            self.grads_in_backward(r.h * 3) + weight_grad,
+            copies,
+            activations,
+        )
+    }
+
     /// The softmax's backward in the last block's eager attention (not checkpointed): the
     /// block's MLP, both norms after the attention (ln_2, ln_f), its two dropout masks, the
     /// output and value copies and, per score, all but the softmax are released; in flight per
@@ -228,11 +250,12 @@ impl Step {
                     consider(self.recomputed(k, moment), TrainMoment::BlockRecompute);
                 }
             }
-        } else if self.r.sdpa {
-            consider(self.mlp_backward(), TrainMoment::MlpBackward);
         } else {
+            consider(self.mlp_weight_grad(), TrainMoment::MlpBackward);
             consider(self.mlp_backward(), TrainMoment::MlpBackward);
-            consider(self.attention_backward(), TrainMoment::AttentionBackward);
+            if !self.r.sdpa {
+                consider(self.attention_backward(), TrainMoment::AttentionBackward);
+            }
         }
         best
     }
