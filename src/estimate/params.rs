@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::arch::{Architecture, ParamKind};
+use super::arch::{Architecture, ParamKind, ParamTensor};
 use super::error::ScenarioError;
 use super::finetune::Training;
 use super::num::N;
@@ -73,11 +73,15 @@ pub(crate) fn tensor_groups(s: &Scenario) -> Vec<TensorGroup> {
 /// The parameter tensors of `a` (`Architecture::parameters`, in its order), with what trains
 /// under `s`'s fine-tuning patches, then LoRA's `A` and `B` per target.
 pub(crate) fn groups_of(a: &Architecture, s: &Scenario) -> Vec<TensorGroup> {
+    groups_from(a, &a.parameters(), s)
+}
+
+/// [`groups_of`] from `a`'s parameter tensors, already listed.
+fn groups_from(a: &Architecture, tensors: &[ParamTensor], s: &Scenario) -> Vec<TensorGroup> {
     let train = Training::of(s);
     let (emb, base) = (train.embeddings, train.base);
     let tied = a.embeddings.tied_head;
-    let mut groups: Vec<TensorGroup> = a
-        .parameters()
+    let mut groups: Vec<TensorGroup> = tensors
         .iter()
         .map(|t| TensorGroup {
             numel: N::from(t.numel()),
@@ -121,7 +125,8 @@ pub(crate) fn count(s: &Scenario) -> Result<Params, ScenarioError> {
 
 /// Counts the parameters of `a` under `s`'s fine-tuning patches.
 pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<Params, ScenarioError> {
-    let groups = groups_of(a, s);
+    let tensors = a.parameters();
+    let groups = groups_from(a, &tensors, s);
     let elements = |g: &TensorGroup| g.numel * g.count;
     let sum = |decay: bool, f: &dyn Fn(&TensorGroup) -> N| -> N {
         groups
@@ -135,7 +140,7 @@ pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<Params, Scenari
     let linear: N = groups.iter().filter(|g| g.linear).map(elements).sum();
     let lora = Training::of(s).lora_per_block(N::from(a.hidden)) * N::from(a.layers);
     let of_kind = |kind: ParamKind| -> N {
-        a.parameters()
+        tensors
             .iter()
             .filter(|t| t.kind == kind)
             .map(|t| N::from(t.numel()) * N::from(t.count))

@@ -1,5 +1,7 @@
 //! The descriptions of the computed families, built from the settings their code reads.
 
+use std::borrow::Cow;
+
 use super::{
     Activation, Architecture, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement,
     Positions,
@@ -18,7 +20,12 @@ struct Gpt2Shape {
 
 /// GPT-2's block as both nanoGPT and transformers write it: multi-head attention with a fused
 /// q/k/v, a 4h MLP, LayerNorms, learned positions and a tied head.
-fn gpt2_shape(family: Family, name: &str, g: Gpt2Shape, activation: Activation) -> Architecture {
+fn gpt2_shape(
+    family: Family,
+    name: &'static str,
+    g: Gpt2Shape,
+    activation: Activation,
+) -> Architecture {
     let Gpt2Shape {
         layers,
         heads,
@@ -29,7 +36,7 @@ fn gpt2_shape(family: Family, name: &str, g: Gpt2Shape, activation: Activation) 
     } = g;
     Architecture {
         family,
-        name: name.to_owned(),
+        name: Cow::Borrowed(name),
         vocab_size,
         hidden,
         layers,

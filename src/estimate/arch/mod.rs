@@ -30,6 +30,8 @@ mod families;
 mod large;
 mod params;
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::error::ScenarioError;
@@ -290,7 +292,7 @@ pub struct Architecture {
     /// Whose code.
     pub family: Family,
     /// The model's name where it has one (`gpt2`, a catalog id), for messages.
-    pub name: String,
+    pub name: Cow<'static, str>,
     /// Vocabulary size (rows of the token embedding and of the head).
     pub vocab_size: u64,
     /// The residual stream's width (`n_embd`, `hidden_size`).

@@ -11,6 +11,8 @@
 //! `c_k`, `c_v`, `c_proj`, `c_fc`, `c_proj`; an untied `lm_head`; no norm weights).
 //! Counts are per model; a block's tensor has `count = layers` (an expert's: `layers·experts`).
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::{Architecture, FeedForward, Mlp, NormPlacement, Positions};
@@ -47,7 +49,7 @@ impl ParamKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ParamTensor {
     /// The module path, with `{i}` for the block (and `{e}` for the expert).
-    pub name: String,
+    pub name: Cow<'static, str>,
     /// Its shape, as `tensor.shape` prints it.
     pub shape: Vec<u64>,
     /// Tensors of this name and shape in the model.
@@ -80,7 +82,13 @@ struct List {
 }
 
 impl List {
-    fn add(&mut self, name: impl Into<String>, shape: &[u64], count: u64, kind: ParamKind) {
+    fn add(
+        &mut self,
+        name: impl Into<Cow<'static, str>>,
+        shape: &[u64],
+        count: u64,
+        kind: ParamKind,
+    ) {
         self.out.push(ParamTensor {
             name: name.into(),
             shape: shape.to_vec(),

@@ -20,7 +20,7 @@ fn llama(
 ) -> Architecture {
     Architecture {
         family,
-        name: "test".to_owned(),
+        name: "test".into(),
         vocab_size,
         hidden,
         layers,
