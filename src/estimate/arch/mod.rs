@@ -37,7 +37,7 @@ use serde::Serialize;
 use super::error::ScenarioError;
 
 pub use large::{large_tensors, LargeTensor, TensorDtype, TensorPhase};
-pub use params::{ParamKind, ParamTensor};
+pub use params::{ParamKind, ParamTensor, Shape};
 
 /// Whose modeling code builds and runs the model: the code decides which tensors a training
 /// step saves, so two families of the same shape can need different memory.

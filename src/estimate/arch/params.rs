@@ -51,7 +51,7 @@ pub struct ParamTensor {
     /// The module path, with `{i}` for the block (and `{e}` for the expert).
     pub name: Cow<'static, str>,
     /// Its shape, as `tensor.shape` prints it.
-    pub shape: Vec<u64>,
+    pub shape: Shape,
     /// Tensors of this name and shape in the model.
     pub count: u64,
     /// What it is.
@@ -61,12 +61,46 @@ pub struct ParamTensor {
 impl ParamTensor {
     /// Elements of one such tensor (saturating).
     pub fn numel(&self) -> u64 {
-        self.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
+        self.shape
+            .dims()
+            .iter()
+            .fold(1u64, |a, &d| a.saturating_mul(d))
     }
 
     /// Weight-decay group of nanoGPT's `configure_optimizers` (`p.dim() >= 2`).
     pub fn decay(&self) -> bool {
-        self.shape.len() >= 2
+        self.shape.dims().len() >= 2
+    }
+}
+
+/// A parameter's shape: up to three dimensions, kept inline (an estimate lists the parameters
+/// several times; no allocation per tensor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    dims: [u64; 3],
+    rank: usize,
+}
+
+impl Shape {
+    /// The shape of `dims` (at most three; more are not a parameter of these families).
+    fn of(dims: &[u64]) -> Shape {
+        let mut out = Shape {
+            dims: [0; 3],
+            rank: dims.len().min(3),
+        };
+        out.dims[..out.rank].copy_from_slice(&dims[..out.rank]);
+        out
+    }
+
+    /// The dimensions, outermost first.
+    pub fn dims(&self) -> &[u64] {
+        &self.dims[..self.rank]
+    }
+}
+
+impl Serialize for Shape {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.dims().serialize(serializer)
     }
 }
 
@@ -91,7 +125,7 @@ impl List {
     ) {
         self.out.push(ParamTensor {
             name: name.into(),
-            shape: shape.to_vec(),
+            shape: Shape::of(shape),
             count,
             kind,
         });
@@ -102,7 +136,9 @@ impl List {
 /// the final norm and an untied head.
 pub(super) fn parameters(a: &Architecture) -> Vec<ParamTensor> {
     use super::Family::*;
-    let mut l = List { out: Vec::new() };
+    let mut l = List {
+        out: Vec::with_capacity(24),
+    };
     match a.family {
         NanoGpt | HfGpt2 => gpt2(a, &mut l),
         Llama | Gemma2 | Gemma3 | Moe | Nanochat => separate_projections(a, &mut l),
