@@ -153,8 +153,8 @@ fn hugging_faces_gpt2_keeps_more_than_nanogpts_model_of_the_same_shape() {
         assert!(short > 0.0, "{}: {short}", e.run.name);
         largest = largest.max(short);
     }
-    // The refusal's help says "up to 38 %" (a character-sized vocabulary under SDPA, where
+    // The refusal's help says "up to 48 %" (a character-sized vocabulary under SDPA, where
     // gelu_new's five saved tensors weigh most).
     eprintln!("largest: {:.2} %", largest * 100.0);
-    assert!((0.37..=0.38).contains(&largest), "{largest}");
+    assert!((0.47..=0.48).contains(&largest), "{largest}");
 }

@@ -124,13 +124,13 @@ impl Step {
 
     /// `gelu_new`'s backward in the last block (not checkpointed): ln_f's saves, the MLP
     /// dropout's mask and mlp.c_proj's input and weight copy are released; in flight are the
-    /// gradient of mlp.c_proj's input and two products of the GELU's backward (`3c·sbI`) and
-    /// the residual stream's fp32 gradient. Gradients so far without accumulation: mlp.c_proj's
+    /// GELU's gradients (`Run::gelu_backward_in_flight`) and the residual stream's fp32
+    /// gradient. Gradients so far without accumulation: mlp.c_proj's
     /// weight and bias and ln_f's.
     pub(super) fn mlp_backward(&self) -> Components {
         let r = &self.r;
         let activations = r.saved() - r.norm_site() - r.dropout_mask() - r.sbi * r.c
-            + r.sbi * (3 * r.c)
+            + r.gelu_backward_in_flight()
             + r.sbh * FP32;
         let copies =
             self.all_copies() - r.head_copy() - if r.autocast() { r.ih * 2 } else { N::ZERO };
@@ -213,7 +213,9 @@ impl Step {
                 let copies = r.block_copies() - if r.autocast() { r.ih * 2 } else { N::ZERO };
                 (
                     saved,
-                    r.sbi * (3 * r.c) + r.sbh * FP32,
+                    // The replay's peak here comes before the 16-bit gradient of `0.5·x`: the
+                    // three float32 gradients only.
+                    r.sbi * (3 * FP32) + r.sbh * FP32,
                     copies,
                     r.ih + r.h * 3,
                 )

@@ -18,9 +18,11 @@
 //!   than shifting the logits): at `log_softmax`'s backward the saved fp32 log-softmax, the fp32
 //!   gradient from `nll_loss` and the fp32 result are alive, `12·sbV` bytes in every dtype;
 //!   `Trainer` keeps only the loss, so the 16-bit logits are gone by then.
-//! - **`gelu_new` written out in Python** (`NewGELUActivation`): autograd saves its input, `0.5·x`,
-//!   the `tanh` output, `1 + tanh` and the product (c_proj's input): five `4h`-wide tensors,
-//!   `20c·sbh` per layer, where `nn.GELU` saves one.
+//! - **`gelu_new` written out in Python** (`NewGELUActivation`): autograd saves `pow`'s input,
+//!   `0.5·x`, the `tanh` output, `1 + tanh` and the product (c_proj's input): five `4h`-wide
+//!   tensors where `nn.GELU` saves one. `torch.pow` is on CUDA autocast's float32 list, so under
+//!   autocast three of them are float32: `(12 + 2c)·4·sbh` per layer (`saves.rs`; the replay
+//!   emulates that rule, and GPU measurements confirm it: `tests/it/hf_gpt2.rs`).
 //! - **A KV cache in training**: `use_cache` defaults to true and each layer's keys and values are
 //!   concatenated into a `DynamicCache` (a copy, `2c·sbh` per layer) that attention then saves.
 //! - **Eager attention** copies the queries and the attention output into contiguous tensors

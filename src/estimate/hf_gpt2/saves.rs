@@ -111,10 +111,20 @@ impl Run {
         }
     }
 
-    /// `gelu_new`'s five saved `I`-wide tensors (its input is c_fc's output; its product is
-    /// mlp.c_proj's input).
+    /// `gelu_new`'s five saved `I`-wide tensors: `pow`'s input, the `tanh` output, `1 + tanh`,
+    /// `0.5·x` and mlp.c_proj's input. `pow` is on CUDA autocast's float32 list, so under autocast
+    /// its input is a float32 copy of c_fc's output and everything after it is float32 but
+    /// `0.5·x` and the 16-bit copy mlp.c_proj reads: `(12 + 2c)·sbI` (`20·sbI` in float32).
     pub(super) fn gelu(&self) -> N {
-        self.sbi * (5 * self.c)
+        self.sbi * (3 * FP32 + 2 * self.c)
+    }
+
+    /// What `gelu_new`'s backward holds in flight (per `sbI` element): the float32 gradients of
+    /// the product, of its two factors, and under autocast the 16-bit gradient of `0.5·x`
+    /// (`12 + c`; float32: the three, 12).
+    pub(super) fn gelu_backward_in_flight(&self) -> N {
+        let cast = if self.autocast() { self.c } else { 0 };
+        self.sbi * (3 * FP32 + cast)
     }
 
     /// Bytes per score eager attention saves: the fp32 softmax, and its dropout output and mask
