@@ -1,16 +1,18 @@
 //! Which tensor a failed allocation is, and in which phase of nanoGPT's loop it failed.
 //!
-//! The candidates are the large tensors of the estimator's model of a training step (exact replay
-//! of nanoGPT's train step; docs/memory-model.md): logits and their fp32 copy, the evaluation's
-//! logits, the token embedding's gradient and AdamW moments, attention scores without flash, and
-//! the per-layer activations. A candidate matches when its size is within the message's rounding
+//! The candidates are the estimator's named list of a run's large tensors
+//! (`estimate::arch::large_tensors`, derived from the model's architecture description; exact
+//! replay of nanoGPT's train step; docs/memory-model.md): logits and their fp32 copy, the
+//! evaluation's logits, the token embedding's gradient and AdamW moments, attention scores without
+//! flash, and the per-layer activations. A candidate matches when its size is within the message's rounding
 //! plus the caching allocator's: PyTorch rounds requests of 10 MiB and more up to a multiple of
 //! 2 MiB (`CUDACachingAllocator.cpp`, `get_allocation_size`).
 
 use serde::Serialize;
 
 use super::message::{OomMessage, Size};
-use crate::estimate::{Dtype, Estimate, Optimizer};
+use crate::estimate::arch::{large_tensors, TensorPhase};
+use crate::estimate::Estimate;
 
 /// The caching allocator's rounding of large blocks: 2 MiB.
 const ROUND_LARGE: u64 = 2 << 20;
@@ -57,244 +59,34 @@ pub(crate) struct Candidate {
     pub(crate) bytes: u64,
     /// The phases in which it is allocated.
     #[serde(skip)]
-    pub(crate) phases: &'static [Phase],
+    pub(crate) phases: Vec<Phase>,
 }
 
-/// The scenario's large tensors, each with the phases that allocate it.
-pub(crate) fn candidates(e: &Estimate) -> Vec<Candidate> {
-    let d = Dims::of(e);
-    let mut out = Vec::new();
-    logits(&d, &mut out);
-    embedding(&d, &mut out);
-    if !d.flash {
-        attention(&d, &mut out);
-    }
-    block_activations(&d, &mut out);
-    out
-}
-
-/// The scenario's sizes and dtypes that the candidates' shapes and bytes follow from.
-struct Dims {
-    /// Micro-batch size.
-    b: u64,
-    /// Evaluation batch size.
-    eb: u64,
-    /// Sequence length (`block_size`).
-    t: u64,
-    /// Vocabulary size.
-    v: u64,
-    /// Embedding width (`n_embd`).
-    h: u64,
-    /// Attention heads.
-    a: u64,
-    /// Bytes per element of the run's 16-bit (or float32) activations.
-    c: u64,
-    /// The dtype of those activations, as PyTorch names it.
-    half: &'static str,
-    /// Bytes per element of a parameter (and its gradient and moments).
-    p: u64,
-    /// The parameters' dtype, as PyTorch names it.
-    p_dtype: &'static str,
-    /// Mixed precision: 16-bit activations with fp32 copies where autocast makes them.
-    autocast: bool,
-    /// Whether the optimizer keeps full-size moments (not 8-bit AdamW).
-    full_moments: bool,
-    /// Flash attention (no attention-score tensors).
-    flash: bool,
-}
-
-impl Dims {
-    /// The sizes of `e`'s scenario.
-    fn of(e: &Estimate) -> Dims {
-        let s = &e.scenario;
-        Dims {
-            b: s.batch_size,
-            eb: s.eval_batch(),
-            t: s.block_size,
-            v: s.vocab_size,
-            h: s.n_embd,
-            a: s.n_head,
-            c: if s.dtype == Dtype::Float32 { 4 } else { 2 },
-            half: match s.dtype {
-                Dtype::Float32 => "float32",
-                Dtype::Bfloat16 => "bfloat16",
-                Dtype::Float16 => "float16",
-            },
-            p: if s.pure_bf16 { 2 } else { 4 },
-            p_dtype: if s.pure_bf16 { "bfloat16" } else { "float32" },
-            autocast: s.dtype != Dtype::Float32 && !s.pure_bf16,
-            full_moments: s.optimizer != Optimizer::Adamw8bit,
-            flash: s.flash,
+impl Phase {
+    /// The loop phase of an estimator tensor phase.
+    fn of(p: TensorPhase) -> Phase {
+        match p {
+            TensorPhase::Evaluation => Phase::Evaluation,
+            TensorPhase::Forward => Phase::Forward,
+            TensorPhase::Backward => Phase::Backward,
+            TensorPhase::OptimizerStep => Phase::OptimizerStep,
         }
     }
 }
 
-/// `x × y`, saturating.
-fn m(x: u64, y: u64) -> u64 {
-    x.saturating_mul(y)
-}
-
-/// A candidate from its parts.
-fn candidate(
-    kind: &'static str,
-    shape: String,
-    dtype: &'static str,
-    bytes: u64,
-    phases: &'static [Phase],
-) -> Candidate {
-    Candidate {
-        kind,
-        shape,
-        dtype,
-        bytes,
-        phases,
-    }
-}
-
-/// Logits: (b·s, V) as the loss sees them, in training and in evaluation; train.py keeps them,
-/// cross-entropy saves a log-softmax of the same size, and its backward writes an fp32 gradient
-/// of it.
-fn logits(d: &Dims, out: &mut Vec<Candidate>) {
-    use Phase::*;
-    let &Dims {
-        b,
-        eb,
-        t,
-        v,
-        c,
-        half,
-        ..
-    } = d;
-    out.push(candidate(
-        "logits",
-        format!("({}, {v})", m(b, t)),
-        half,
-        m(m(m(b, t), v), c),
-        &[Forward, Backward],
-    ));
-    if d.autocast {
-        // nll_loss is on CUDA autocast's fp32 list: an fp32 copy in the forward, an fp32
-        // gradient in the backward.
-        out.push(candidate(
-            "logits_fp32",
-            format!("({}, {v})", m(b, t)),
-            "float32",
-            m(m(m(b, t), v), 4),
-            &[Forward, Backward],
-        ));
-    }
-    out.push(candidate(
-        "eval_logits",
-        format!("({}, {v})", m(eb, t)),
-        half,
-        m(m(m(eb, t), v), c),
-        &[Evaluation],
-    ));
-    if d.autocast {
-        out.push(candidate(
-            "eval_logits_fp32",
-            format!("({}, {v})", m(eb, t)),
-            "float32",
-            m(m(m(eb, t), v), 4),
-            &[Evaluation],
-        ));
-    }
-}
-
-/// The largest parameter, wte (tied to lm_head): its gradient in the backward, its optimizer
-/// state at the first step (torch.optim creates the moments lazily, per parameter).
-fn embedding(d: &Dims, out: &mut Vec<Candidate>) {
-    let &Dims {
-        v, h, p, p_dtype, ..
-    } = d;
-    out.push(candidate(
-        "wte_grad",
-        format!("({v}, {h})"),
-        p_dtype,
-        m(m(v, h), p),
-        &[Phase::Backward],
-    ));
-    if d.full_moments {
-        out.push(candidate(
-            "wte_moment",
-            format!("({v}, {h})"),
-            p_dtype,
-            m(m(v, h), p),
-            &[Phase::OptimizerStep],
-        ));
-    }
-}
-
-/// Manual attention (no flash): the (b, a, s, s) scores, fp32 softmax and its 16-bit copy, and
-/// the evaluation's scores when its batch differs.
-fn attention(d: &Dims, out: &mut Vec<Candidate>) {
-    use Phase::*;
-    let &Dims {
-        b,
-        eb,
-        t,
-        a,
-        c,
-        half,
-        ..
-    } = d;
-    let scores = m(m(m(b, a), t), t);
-    out.push(candidate(
-        "attention_scores_fp32",
-        format!("({b}, {a}, {t}, {t})"),
-        "float32",
-        m(scores, 4),
-        &[Forward, Backward],
-    ));
-    if c != 4 {
-        out.push(candidate(
-            "attention_scores",
-            format!("({b}, {a}, {t}, {t})"),
-            half,
-            m(scores, c),
-            &[Forward, Backward],
-        ));
-    }
-    let eval_scores = m(m(m(eb, a), t), t);
-    if eb != b {
-        out.push(candidate(
-            "eval_attention_scores_fp32",
-            format!("({eb}, {a}, {t}, {t})"),
-            "float32",
-            m(eval_scores, 4),
-            &[Evaluation],
-        ));
-    }
-}
-
-/// One block's MLP hidden layer (b, s, 4h), its qkv projection (b, s, 3h) and the residual
-/// stream (b, s, h).
-fn block_activations(d: &Dims, out: &mut Vec<Candidate>) {
-    use Phase::*;
-    let &Dims {
-        b, t, h, c, half, ..
-    } = d;
-    out.push(candidate(
-        "mlp_hidden",
-        format!("({b}, {t}, {})", m(4, h)),
-        half,
-        m(m(m(b, t), m(4, h)), c),
-        &[Forward, Backward],
-    ));
-    out.push(candidate(
-        "qkv",
-        format!("({b}, {t}, {})", m(3, h)),
-        half,
-        m(m(m(b, t), m(3, h)), c),
-        &[Forward, Backward],
-    ));
-    out.push(candidate(
-        "residual",
-        format!("({b}, {t}, {h})"),
-        "float32",
-        m(m(m(b, t), h), 4),
-        &[Forward, Backward],
-    ));
+/// The scenario's large tensors, each with the phases that allocate it: the estimator's one
+/// named list (`estimate::arch::large_tensors`), as this module shows them.
+pub(crate) fn candidates(e: &Estimate) -> Vec<Candidate> {
+    large_tensors(e.architecture(), &e.scenario)
+        .into_iter()
+        .map(|t| Candidate {
+            kind: t.name,
+            shape: t.shape_text(),
+            dtype: t.dtype.as_str(),
+            bytes: t.bytes(),
+            phases: t.phases.iter().map(|p| Phase::of(*p)).collect(),
+        })
+        .collect()
 }
 
 /// Whether `bytes` is what the message's `requested` can stand for.
@@ -381,7 +173,7 @@ pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
                 }
                 (true, true) => (Some(Phase::TrainingStep), Some(PhaseSource::Memory)),
                 (true, false) => (Some(Phase::Evaluation), Some(PhaseSource::Tensor)),
-                (false, true) => match matching.first().map(|c| c.phases) {
+                (false, true) => match matching.first().map(|c| c.phases.as_slice()) {
                     Some([only]) => (Some(*only), Some(PhaseSource::Tensor)),
                     _ => (Some(Phase::TrainingStep), Some(PhaseSource::Tensor)),
                 },

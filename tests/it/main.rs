@@ -25,6 +25,7 @@ mod fingerprint;
 mod gpu_measured;
 mod hardening;
 mod hardening_site;
+mod hf_gpt2;
 mod hostile_cli;
 mod hostile_input;
 mod hostile_pickles;
