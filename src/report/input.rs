@@ -310,7 +310,7 @@ fn hugging_face_model(text: &str) -> Option<String> {
 }
 
 /// The refusal of a Hugging Face model: vramdoc models nanoGPT's code, and estimating another
-/// code base's model as nanoGPT's is wrong (Hugging Face's GPT-2 keeps up to 16 % more than
+/// code base's model as nanoGPT's is wrong (Hugging Face's GPT-2 keeps up to 35 % more than
 /// nanoGPT's at the same shape and settings: `tests/data/hf_gpt2_replay.json`, replayed by
 /// `tools/hf_replay/`, compared in `tests/it/hugging_face.rs`).
 fn hugging_face_refused(label: &Path, model: &str) -> Diagnostic {
@@ -322,7 +322,7 @@ fn hugging_face_refused(label: &Path, model: &str) -> Diagnostic {
     .at(1, 1)
     .with_help(
         "estimating it with nanoGPT's shapes would be wrong: Hugging Face's GPT-2 alone trains \
-         with up to 16 % more memory than nanoGPT's GPT-2 of the same shape and settings; give a \
+         with up to 35 % more memory than nanoGPT's GPT-2 of the same shape and settings; give a \
          nanoGPT config or YAML scenario only for runs of nanoGPT's code",
     )
 }

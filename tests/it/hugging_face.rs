@@ -134,19 +134,19 @@ fn hugging_faces_gpt2_keeps_more_than_nanogpts_model_of_the_same_shape() {
         let est = estimate(&as_nanogpt(&e.run), &catalog).unwrap();
         // The same parameters: the difference is in what the step keeps, not in the model.
         assert_eq!(est.params.total, e.params, "{}", e.run.name);
-        let short =
-            (e.train_peak_bytes as f64 - est.bytes.train_peak as f64) / e.train_peak_bytes as f64;
+        // How much more Hugging Face's step holds than nanoGPT's, as a share of nanoGPT's.
+        let more = e.train_peak_bytes as f64 / est.bytes.train_peak as f64 - 1.0;
         eprintln!(
-            "{}: nanoGPT's model {:.1} % below",
+            "{}: Hugging Face's step holds {:.1} % more than nanoGPT's model",
             e.run.name,
-            short * 100.0
+            more * 100.0
         );
-        assert!(short > 0.0 && short <= 0.16, "{}: {short}", e.run.name);
+        assert!(more > 0.0 && more <= 0.35, "{}: {more}", e.run.name);
         if e.run.n_embd >= 768 {
-            assert!(short > 0.06, "{}: {short}", e.run.name);
+            assert!(more > 0.06, "{}: {more}", e.run.name);
         }
-        largest = largest.max(short);
+        largest = largest.max(more);
     }
-    // The refusal's help says "up to 16 %".
-    assert!(largest > 0.15, "{largest}");
+    // The refusal's help says "up to 35 %".
+    assert!(largest > 0.34, "{largest}");
 }

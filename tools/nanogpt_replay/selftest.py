@@ -5,7 +5,9 @@
    peak is derived from the tensor sizes below, not from a previous run.
 2. The emulated CUDA autocast policy on fake CPU tensors produces the same
    forward op stream (op, output dtypes and shapes) as real CUDA autocast on
-   fake CUDA tensors, for flash/manual attention, bf16/fp16, dropout 0/0.1.
+   fake CUDA tensors, for flash/manual attention, bf16/fp16, dropout 0/0.1;
+   and per op, with the policy tables checked against the installed wheel
+   (``selftest_autocast.py``).
 3. nanoGPT's parameter counts for the project's cross-check configuration,
    and for GPT-2 small, medium and XL as ``GPT.from_pretrained`` builds them
    (Hugging Face's published counts).
@@ -23,6 +25,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+import selftest_autocast
 from cuda_emulation import autocast, cuda_dropout_patch, cuda_sdpa
 from model import GPT, GPTConfig
 from tracker import SavedTensorCounter, StorageTracker
@@ -255,6 +258,7 @@ def run_selftest() -> int:
     tracker_by_hand()
     scratch_by_hand()
     autocast_matches_cuda()
+    selftest_autocast.run(check)
     parameter_counts()
     gpt2_parameter_counts()
     setups_by_hand()
