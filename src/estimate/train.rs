@@ -173,9 +173,9 @@ impl<'a> Step<'a> {
     /// buffer and are summed out of place: both and their sum live at once, three `p·V·h`
     /// beside the other gradients; `full_grads` counts the tied weight's `.grad` once, which
     /// exists only when accumulating (three extra, else two).
-    /// The replay and the H200 agree (`tests/it/gpu_measured.rs`: GPT-2 124M at s512 b1 fp32,
-    /// the one measured config that peaks here, is 11.8 MiB above this, 47.2 MiB if the sum
-    /// were in place).
+    /// The replay, real tensors (`tools/nanogpt_replay/replay.py --selftest` logs autograd's
+    /// `add`) and the H200 agree (`tests/it/gpu_measured.rs`: GPT-2 124M at s512 b1 fp32, the
+    /// one measured config that peaks here, is 11.8 MiB above this, 47.2 MiB if summed in place).
     /// The optimizer step that follows holds no more: fused AdamW has no temporaries.
     /// Frozen embeddings: no gradient for the tied weight at all.
     fn backward_end(&self) -> Components {
