@@ -28,13 +28,11 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.library import Library
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 
 from cuda_emulation import (  # noqa: E402
-    _no_autocast,
     autocast,
     cuda_dropout_patch,
     cuda_sdpa,
@@ -63,29 +61,6 @@ class Run:
     dropout: float = 0.1
     n_positions: int = 0
     grad_checkpoint: bool = False
-
-
-_HF_LIB = None
-
-
-def _pow_fp32(x: torch.Tensor, exponent):
-    """CUDA autocast's rule for ``pow``: on its float32 list (``autocast_mode.cpp``), so a 16-bit
-    input is cast to float32 first. CPU autocast has no rule for it; ``gelu_new``'s
-    ``torch.pow(input, 3.0)`` makes the rest of the GELU float32 on a GPU."""
-    with _no_autocast():
-        if x.dtype in (torch.float16, torch.bfloat16):
-            x = x.to(torch.float32)
-        return torch.ops.aten.pow.Tensor_Scalar(x, exponent)
-
-
-def install_hf_autocast_rules() -> None:
-    """CUDA's autocast rules for the ops GPT-2's Hugging Face code uses beyond nanoGPT's."""
-    global _HF_LIB
-    if _HF_LIB is not None:
-        return
-    lib = Library("aten", "IMPL")
-    lib.impl("pow.Tensor_Scalar", _pow_fp32, "AutocastCPU")
-    _HF_LIB = lib
 
 
 def unique_bytes(tensors) -> int:
@@ -254,7 +229,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     install_cuda_autocast_policy()
-    install_hf_autocast_rules()
     import transformers
 
     entries = []
