@@ -37,6 +37,7 @@ pub enum Command {
     },
     /// Estimate a nanoGPT training run's GPU memory: breakdown, verdict against a GPU, and what
     /// to change. FILE is a YAML scenario or a nanoGPT Python config; `--key=value` overrides work.
+    #[command(after_long_help = crate::scenario::keys::help_list())]
     Estimate(crate::report::EstimateArgs),
     /// Explain a PyTorch CUDA out-of-memory message: its numbers, other programs' memory, which
     /// tensor failed and when, fragmentation, and what to change. Reads a file, --message or stdin.

@@ -32,6 +32,7 @@ pub mod present;
 pub(crate) mod prose_figures;
 pub(crate) mod render;
 pub mod report;
+pub mod scenario;
 pub(crate) mod search;
 #[cfg(feature = "serve")]
 pub(crate) mod serve;

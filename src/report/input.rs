@@ -14,7 +14,8 @@ use std::sync::Arc;
 use super::pyconfig::{is_key, looks_like_python, Origin, Session};
 use super::Input;
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError, KEYS};
+use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError};
+use crate::scenario::keys::{self, KEYS};
 use crate::yaml_input::{
     excess_flow_bracket, parse_located, MAX_FILE_FLOW_BRACKETS, MAX_SCENARIO_YAML_BYTES,
 };
@@ -99,8 +100,8 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
 /// Sets the scenario from the keys the inputs set, then applies `init_from`.
 fn apply_keys(session: &Session<'_>, scenario: &mut Scenario) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
-    for key in KEYS {
-        let Some(origin) = session.origins.get(*key) else {
+    for key in KEYS.iter().map(|k| k.name) {
+        let Some(origin) = session.origins.get(key) else {
             continue;
         };
         let result = match session.literal(key) {
@@ -329,8 +330,7 @@ fn hugging_face_refused(label: &Path, model: &str) -> Diagnostic {
 
 /// A command-line error naming the flag and the key.
 fn flag_error(flag: &str, e: &ScenarioError) -> Diagnostic {
-    Diagnostic::error(format!("{flag}: {e}"))
-        .with_help(format!("scenario keys: {}", KEYS.join(", ")))
+    Diagnostic::error(format!("{flag}: {e}")).with_help(format!("scenario keys: {}", keys::names()))
 }
 
 /// A YAML scenario: a mapping of keys, or a document with a `scenario:` mapping. Its keys are

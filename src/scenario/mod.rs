@@ -1,0 +1,9 @@
+//! The input language of a scenario: one definition per key ([`keys`]: the table every reader,
+//! help text, JSON object and README table derives from) and the literals a key reads
+//! ([`literal`]).
+
+pub mod keys;
+pub mod literal;
+
+pub use keys::{Key, KEYS};
+pub use literal::{parse_byte_size, yaml_literal, Literal};
