@@ -179,6 +179,25 @@ fn key_line_in(page: &Page, line: usize, key: &str) -> usize {
         .enumerate()
         .skip(line)
         .take_while(|(_, l)| l.starts_with(' ') || l.starts_with('\t') || l.is_empty())
-        .find(|(_, l)| super::variants::has_key(l, key))
+        .find(|(_, l)| has_key(l, key))
         .map_or(line, |(i, _)| i + 1)
+}
+
+/// True when `line` writes `key:` as a key (block or flow style).
+fn has_key(line: &str, key: &str) -> bool {
+    let mut from = 0;
+    while let Some(i) = line[from..].find(key) {
+        let at = from + i;
+        let before = line[..at].trim_end_matches(['"', '\'']);
+        let after = line[at + key.len()..].trim_start_matches(['"', '\'']);
+        let starts = before
+            .chars()
+            .last()
+            .is_none_or(|c| c == ' ' || c == '-' || c == '{' || c == ',');
+        if starts && after.trim_start().starts_with(':') {
+            return true;
+        }
+        from = at + key.len();
+    }
+    false
 }

@@ -273,18 +273,20 @@ pub(crate) fn catalog_with(path: Option<&std::path::Path>) -> Result<GpuCatalog,
     let doc = input::parse_yaml(path, &text, crate::yaml_input::MAX_CATALOG_YAML_BYTES)
         .map_err(|d| vec![*d])?;
     let source: std::sync::Arc<str> = std::sync::Arc::from(text.as_str());
-    catalog.extend_checked(&text, &doc).map_err(|problems| {
-        problems
-            .into_iter()
-            .map(|p| {
-                let d = Diagnostic::error(p.message).in_file(path);
-                match p.line {
-                    Some(line) => d.at(line, 1).with_source(source.clone()),
-                    None => d,
-                }
-            })
-            .collect::<Vec<_>>()
-    })?;
+    catalog
+        .extend_checked(&doc.value, &doc.at)
+        .map_err(|problems| {
+            problems
+                .into_iter()
+                .map(|p| {
+                    let d = Diagnostic::error(p.message).in_file(path);
+                    match p.line {
+                        Some(line) => d.at(line, 1).with_source(source.clone()),
+                        None => d,
+                    }
+                })
+                .collect::<Vec<_>>()
+        })?;
     Ok(catalog)
 }
 

@@ -116,20 +116,22 @@ fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
         let max = crate::yaml_input::MAX_CATALOG_YAML_BYTES;
         let doc = crate::report::input::parse_yaml(shown, &text, max).map_err(|d| vec![*d])?;
         let source: Arc<str> = Arc::from(text.as_str());
-        catalog.extend_checked(&text, &doc).map_err(|problems| {
-            problems
-                .into_iter()
-                .map(|p| {
-                    let d = Diagnostic::error(p.message)
-                        .in_file(CATALOG_FILE)
-                        .with_help("each entry needs an id, a name and capacity_bytes");
-                    match p.line {
-                        Some(line) => d.at(line, 1).with_source(source.clone()),
-                        None => d,
-                    }
-                })
-                .collect::<Vec<_>>()
-        })?;
+        catalog
+            .extend_checked(&doc.value, &doc.at)
+            .map_err(|problems| {
+                problems
+                    .into_iter()
+                    .map(|p| {
+                        let d = Diagnostic::error(p.message)
+                            .in_file(CATALOG_FILE)
+                            .with_help("each entry needs an id, a name and capacity_bytes");
+                        match p.line {
+                            Some(line) => d.at(line, 1).with_source(source.clone()),
+                            None => d,
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            })?;
         unpublishable_names(&catalog, &text)?;
     }
     // The catalog's serialized data, not its `Debug` text (which may change with the code).
