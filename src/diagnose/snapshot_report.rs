@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::snapshot::{SmiGpu, SmiProcess, Snapshot};
 use crate::estimate::{Estimate, GpuCatalog};
 use crate::i18n::Localizer;
-use crate::report::render::aligned;
+use crate::present::text::aligned;
 use crate::report::Format;
 
 /// A readout with the scenario's estimate (the JSON output).
@@ -172,7 +172,7 @@ fn comparison(d: &SnapshotDiagnosis, loc: &Localizer) -> Vec<String> {
         }
     }];
     if e.gpu.is_some() {
-        lines.push(crate::report::render::verdict(e, loc));
+        lines.push(crate::present::estimate_report::verdict(e, loc));
     }
     lines
 }

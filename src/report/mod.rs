@@ -9,14 +9,13 @@ pub(crate) mod input;
 mod nanogpt;
 mod pickle;
 mod pyconfig;
-pub(crate) mod render;
-mod sample;
 
 use std::path::PathBuf;
 
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{self, GpuCatalog};
 use crate::i18n::Localizer;
+use crate::present::{estimate_report, sample_report};
 
 /// The flags `vramdoc estimate` and `vramdoc diagnose` share: how to print, in which language,
 /// and extra GPUs for the catalog.
@@ -372,11 +371,11 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
                 serde_json::to_string_pretty(&est).map_err(|e| Diagnostic::error(e.to_string()))?
                     + "\n"
             }
-            Format::Markdown => sample::markdown(&est, &localizer(&args.lang)?),
-            Format::Table => sample::table(
+            Format::Markdown => sample_report::markdown(&est, &localizer(&args.lang)?),
+            Format::Table => sample_report::table(
                 &est,
                 &localizer(&args.lang)?,
-                &sample::ignored(&est, &loaded.ignored),
+                &sample_report::ignored(&est, &loaded.ignored),
             ),
         };
         return Ok((text, notes));
@@ -396,8 +395,8 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     }
     let loc = localizer(&args.lang)?;
     let text = match args.format {
-        Format::Markdown => render::markdown(&est, &options, &loc),
-        _ => render::table(&est, &options, &loc, &loaded.ignored),
+        Format::Markdown => estimate_report::markdown(&est, &options, &loc),
+        _ => estimate_report::table(&est, &options, &loc, &loaded.ignored),
     };
     Ok((text, notes))
 }

@@ -3,7 +3,8 @@
 
 use fluent_bundle::FluentValue;
 
-use super::render::{aligned, verdict_sentence};
+use super::estimate_report::verdict_sentence;
+use super::text::aligned;
 use crate::estimate::{InitFrom, SampleEstimate, SampleMoment};
 use crate::i18n::Localizer;
 

@@ -2,14 +2,15 @@
 
 use fluent_bundle::FluentValue;
 
-use super::advice::Setting;
-use super::consistency::Finding;
-use super::message::Format as MessageFormat;
-use super::tensors::{Candidate, Phase, PhaseSource};
-use super::Diagnosis;
+use super::estimate_report::{header, option_table, verdict};
+use super::text::{aligned, columns};
+use crate::diagnose::advice::Setting;
+use crate::diagnose::consistency::Finding;
+use crate::diagnose::message::Format as MessageFormat;
+use crate::diagnose::tensors::{Candidate, Phase, PhaseSource};
+use crate::diagnose::{cards, CardMatch, Diagnosis, MESSAGE_GPU};
 use crate::estimate::VariantKind;
 use crate::i18n::Localizer;
-use crate::report::render::{aligned, columns, header, option_table, verdict};
 
 /// The message's numbers as (label, value) rows.
 fn message_rows(d: &Diagnosis, loc: &Localizer) -> Vec<(String, String)> {
@@ -113,7 +114,7 @@ fn heading_message(d: &Diagnosis, loc: &Localizer) -> String {
 }
 
 /// A card's name with the setting whose capacity matched: `NVIDIA L40S (ECC on)`.
-fn card_name(c: &super::CardMatch, loc: &Localizer) -> String {
+fn card_name(c: &CardMatch, loc: &Localizer) -> String {
     match c.variant {
         None => c.name.clone(),
         Some(v) => {
@@ -229,7 +230,7 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
             "diag-cards-none",
             &[
                 ("capacity", capacity),
-                ("tolerance", b(super::cards::tolerance(m.capacity))),
+                ("tolerance", b(cards::tolerance(m.capacity))),
             ],
         ),
         [one] if d.cards[0].exact => loc.t_args(
@@ -247,8 +248,8 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
                 ("card_capacity", b(d.cards[0].capacity_bytes)),
             ],
         ),
-        many if super::cards::settled(&d.cards).is_some() => {
-            let settled = super::cards::settled(&d.cards).map(|c| card_name(c, loc));
+        many if cards::settled(&d.cards).is_some() => {
+            let settled = cards::settled(&d.cards).map(|c| card_name(c, loc));
             let others: Vec<String> = d
                 .cards
                 .iter()
@@ -398,7 +399,7 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
         return Vec::new();
     };
     let mut lines = Vec::new();
-    if e.gpu.as_ref().is_some_and(|g| g.id == super::MESSAGE_GPU) {
+    if e.gpu.as_ref().is_some_and(|g| g.id == MESSAGE_GPU) {
         let capacity = FluentValue::from(loc.bytes(d.message.capacity.bytes));
         lines.push(if d.gpu_candidates.is_empty() {
             loc.t_args("diag-gpu-from-message", &[("capacity", capacity)])
@@ -462,7 +463,7 @@ fn table_head(loc: &Localizer) -> String {
 }
 
 /// A readable terminal report.
-pub(super) fn table(d: &Diagnosis, loc: &Localizer) -> String {
+pub(crate) fn table(d: &Diagnosis, loc: &Localizer) -> String {
     let mut out = format!("{}\n\n{}\n", loc.t("diag-title"), heading_message(d, loc));
     out += &aligned(&message_rows(d, loc), true);
     out += &format!("\n{}\n", loc.t("diag-heading-checks"));
@@ -499,7 +500,7 @@ pub(super) fn table(d: &Diagnosis, loc: &Localizer) -> String {
 }
 
 /// Markdown: the same content with headings, a table of the numbers and of the options.
-pub(super) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
+pub(crate) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
     let mut out = format!(
         "## {}\n\n### {}\n\n{}",
         loc.t("diag-title"),

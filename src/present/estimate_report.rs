@@ -2,6 +2,7 @@
 
 use fluent_bundle::FluentValue;
 
+use super::text::{aligned, columns, wrap};
 use crate::estimate::{Dtype, Estimate, GpuRef, TrainMoment, Verdict, WhatIf};
 use crate::i18n::Localizer;
 use crate::present::{self, Line, OptionRow};
@@ -396,102 +397,4 @@ fn row_cells(r: &OptionRow, loc: &Localizer, md: bool) -> Vec<String> {
         r.saving_text(loc),
         r.verdict_text(loc),
     ]
-}
-
-/// Label/value rows, labels padded to one width; values right-aligned when `right`.
-pub(crate) fn aligned(rows: &[(String, String)], right: bool) -> String {
-    let lw = rows.iter().map(|r| width(&r.0)).max().unwrap_or(0);
-    let vw = rows.iter().map(|r| width(&r.1)).max().unwrap_or(0);
-    let mut out = String::new();
-    for (label, value) in rows {
-        if label.is_empty() {
-            out += &format!("  {}\n", "─".repeat(lw + 2 + vw));
-            continue;
-        }
-        let pad = " ".repeat(lw - width(label) + 2);
-        let vpad = if right {
-            " ".repeat(vw - width(value))
-        } else {
-            String::new()
-        };
-        out += &format!("  {label}{pad}{vpad}{value}\n");
-    }
-    out
-}
-
-/// Rows of cells in padded columns; the numeric columns (2, 3) right-aligned.
-pub(crate) fn columns(rows: &[Vec<String>]) -> String {
-    let n = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..n)
-        .map(|i| rows.iter().map(|r| width(&r[i])).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (cell, w))| {
-                let pad = " ".repeat(w - width(cell));
-                if i == 2 || i == 3 {
-                    format!("{pad}{cell}")
-                } else {
-                    format!("{cell}{pad}")
-                }
-            })
-            .collect();
-        out += &format!("  {}\n", cells.join("  ").trim_end());
-    }
-    out
-}
-
-/// Splits space-separated items into lines of at most `max` columns.
-fn wrap(items: &[String], max: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for item in items {
-        let cur = lines.last_mut().expect("lines is never empty");
-        if !cur.is_empty() && width(cur) + 1 + width(item) > max {
-            lines.push(item.clone());
-        } else {
-            if !cur.is_empty() {
-                cur.push(' ');
-            }
-            cur.push_str(item);
-        }
-    }
-    lines
-}
-
-/// Terminal columns of `s`: East Asian wide and fullwidth characters take two.
-fn width(s: &str) -> usize {
-    s.chars()
-        .map(|c| match c as u32 {
-            0x1100..=0x115F
-            | 0x2E80..=0x303E
-            | 0x3041..=0x33FF
-            | 0x3400..=0x4DBF
-            | 0x4E00..=0x9FFF
-            | 0xA000..=0xA4CF
-            | 0xAC00..=0xD7A3
-            | 0xF900..=0xFAFF
-            | 0xFE30..=0xFE4F
-            | 0xFF00..=0xFF60
-            | 0xFFE0..=0xFFE6 => 2,
-            _ => 1,
-        })
-        .sum()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn width_counts_cjk_double() {
-        assert_eq!(width("显存 ab"), 7);
-        assert_eq!(
-            wrap(&["aaa".into(), "bbb".into(), "cc".into()], 7),
-            ["aaa bbb", "cc"]
-        );
-    }
 }
