@@ -22,8 +22,8 @@ use serde::Serialize;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{self, Estimate, GpuCatalog, Scenario, WhatIf};
 use crate::present::diagnosis_report;
-use crate::report::input;
 use crate::report::Format;
+use crate::scenario::input;
 pub(crate) use advice::Fragmentation;
 pub(crate) use cards::CardMatch;
 use consistency::Finding;
@@ -401,10 +401,10 @@ fn load_scenario(
     if args.config.is_none() && args.set.is_empty() {
         return Ok(None);
     }
-    let inputs: Vec<crate::report::Input> = args
+    let inputs: Vec<crate::scenario::input::Input> = args
         .config
         .iter()
-        .map(|p| crate::report::Input::File(p.clone()))
+        .map(|p| crate::scenario::input::Input::File(p.clone()))
         .collect();
     let mut loaded = input::load(&input::Sources {
         inputs: &inputs,

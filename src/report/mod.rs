@@ -4,11 +4,7 @@
 //! The estimator itself is pure ([`crate::estimate`]); this module reads the inputs
 //! ([`input`]), and formats the results ([`render`], localized through [`crate::i18n`]).
 
-mod artifacts;
-pub(crate) mod input;
-mod nanogpt;
-mod pickle;
-mod pyconfig;
+use crate::scenario::input::{self, Input};
 
 use std::path::PathBuf;
 
@@ -92,15 +88,6 @@ pub(crate) struct Request {
     pub(crate) catalog: Option<PathBuf>,
     /// `--data-dir`.
     pub(crate) data_dir: Option<PathBuf>,
-}
-
-/// One input of `vramdoc estimate`, applied in command-line order.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Input {
-    /// A YAML scenario or a nanoGPT Python config (`-`: standard input).
-    File(PathBuf),
-    /// A nanoGPT-style `--key=value` override.
-    Override(String),
 }
 
 impl EstimateArgs {

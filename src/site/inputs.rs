@@ -114,7 +114,7 @@ fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
         // Every bad entry, each at its line (a control character in a name among them).
         let shown = Path::new(CATALOG_FILE);
         let max = crate::yaml_input::MAX_CATALOG_YAML_BYTES;
-        let doc = crate::report::input::parse_yaml(shown, &text, max).map_err(|d| vec![*d])?;
+        let doc = crate::scenario::input::parse_yaml(shown, &text, max).map_err(|d| vec![*d])?;
         let source: Arc<str> = Arc::from(text.as_str());
         catalog
             .extend_checked(&doc.value, &doc.at)

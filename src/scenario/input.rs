@@ -12,7 +12,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::pyconfig::{is_key, looks_like_python, Origin, Session};
-use super::Input;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError};
 use crate::scenario::keys::{self, KEYS};
@@ -20,6 +19,15 @@ use crate::yaml_input::{
     excess_flow_bracket, parse_positioned, Located, Seg, MAX_FILE_FLOW_BRACKETS,
     MAX_SCENARIO_YAML_BYTES,
 };
+
+/// One input of a scenario, applied in command-line order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Input {
+    /// A YAML scenario or a nanoGPT Python config (`-`: standard input).
+    File(std::path::PathBuf),
+    /// A nanoGPT-style `--key=value` override.
+    Override(String),
+}
 
 /// Where the scenario came from, for the report's notes.
 #[derive(Debug, Default)]
