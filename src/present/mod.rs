@@ -11,9 +11,11 @@
 
 pub(crate) mod diagnosis_report;
 pub(crate) mod estimate_report;
+pub mod format;
 pub(crate) mod rows;
 pub(crate) mod sample_report;
 pub(crate) mod text;
 
+pub use format::Format;
 pub use rows::option_key;
 pub(crate) use rows::*;

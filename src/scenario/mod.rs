@@ -3,6 +3,7 @@
 //! ([`literal`]).
 
 mod artifacts;
+pub(crate) mod catalog;
 pub(crate) mod input;
 pub mod keys;
 pub mod literal;
