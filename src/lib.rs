@@ -6,10 +6,13 @@
 //!   [`chart`]) → [`markdown`] → `render` (tera) → [`site`] (plan, render jobs in parallel, put
 //!   the output in place, incrementally); `search` indexes what it writes, `check` dry-runs it
 //!   and `serve` rebuilds it on every change;
-//! - the commands at the edge: [`cli`] (clap) dispatches to [`report`] (`vramdoc estimate`:
-//!   YAML and nanoGPT Python inputs, training or sampling) and [`diagnose`] (out-of-memory
-//!   messages);
+//! - the commands at the edge: [`cli`] (everything clap: flags, typed requests, the runners that
+//!   print) runs `vramdoc estimate` through [`scenario`] (the input language: one table of keys,
+//!   YAML and nanoGPT Python inputs, `meta.pkl` and checkpoints, the GPU catalog) and
+//!   [`estimate`], and `vramdoc diagnose` through [`oom`] (out-of-memory messages, pure); both
+//!   print through [`present`];
 //! - shared: [`i18n`] (Fluent bundles, locale number formats), [`diagnostics`] (located errors),
+//!   `yaml_input` (YAML with bounds and the position of every key and value),
 //!   `assets` (the embedded defaults and the derived fingerprints, see [`fingerprint`]).
 
 mod assets;

@@ -152,3 +152,35 @@ fn code_keys_have_notes_in_every_language() {
         }
     }
 }
+
+#[test]
+fn the_bucket_view_option_is_told_its_own_code_change() {
+    // Its note was LoRA's (a fall-through in a list of keys) before the table named each note.
+    let run = SiteTest::new().run(&[
+        "estimate",
+        "--gpu",
+        "rtx-4070",
+        "--nproc-per-node",
+        "4",
+        "--set",
+        "sharding=zero1",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("--gradient_as_bucket_view=True"),
+        "{}",
+        run.stdout
+    );
+    let note = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with('‡'))
+        .expect("a ‡ note");
+    assert!(
+        note.contains(
+            "`gradient_as_bucket_view`: gradient_as_bucket_view=True in train.py's DDP(...) call"
+        ),
+        "{note}"
+    );
+    assert!(!note.contains("LoRA"), "no option here adds LoRA: {note}");
+}
