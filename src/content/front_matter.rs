@@ -37,10 +37,20 @@ pub(crate) struct FrontMatter {
     pub(crate) description: Option<String>,
     /// `scenario:` mapping, if any, with its line.
     pub(crate) scenario: Option<(Yaml, usize)>,
+    /// The file line of each key of the `scenario:` mapping, where the YAML parser saw it.
+    pub(crate) scenario_lines: Vec<(String, usize)>,
     /// `variants:`, parsed (see [`super::variants`]); empty when absent.
     pub(crate) variants: Vec<Variant>,
     /// Every other key, as JSON for templates, in file order.
     pub(crate) extra: Vec<(String, serde_json::Value)>,
+}
+
+impl FrontMatter {
+    /// The file line of `key` in `scenario:`, where it was written; `None` when it was not.
+    pub(crate) fn scenario_key_line(&self, key: &str) -> Option<usize> {
+        let found = self.scenario_lines.iter().find(|(k, _)| k == key);
+        found.map(|(_, line)| *line)
+    }
 }
 
 /// A page's text split into front matter and body.
@@ -140,7 +150,10 @@ pub(crate) fn parse(
                     fm.translated = b;
                 }
             }
-            "scenario" => fm.scenario = Some((v, line)),
+            "scenario" => {
+                fm.scenario_lines = check.key_lines_under("scenario", &v);
+                fm.scenario = Some((v, line));
+            }
             "variants" => fm.variants = check.variants(&v, line),
             _ => check.extra(
                 &mut fm.extra,
@@ -220,6 +233,18 @@ impl Checker<'_> {
             )]);
         };
         Ok((map, at))
+    }
+
+    /// The file line of each (string) key of the mapping `value` of the top-level `key`.
+    fn key_lines_under(&self, key: &str, value: &Yaml) -> Vec<(String, usize)> {
+        let offset = self.split.yaml_line - 1;
+        let keys = value.as_mapping().into_iter().flatten();
+        keys.filter_map(|(k, _)| {
+            let name = k.as_str()?;
+            let (line, _) = self.at.key(&[Seg::key(key), Seg::key(name)])?;
+            Some((name.to_owned(), line + offset))
+        })
+        .collect()
     }
 
     /// The file line of the top-level `key`, or the block's first line when it is not written

@@ -184,3 +184,15 @@ fn the_bucket_view_option_is_told_its_own_code_change() {
     );
     assert!(!note.contains("LoRA"), "no option here adds LoRA: {note}");
 }
+
+#[test]
+fn a_key_error_is_located_where_the_yaml_parser_saw_the_key() {
+    // A block string holding `n_head: 5` comes first: a search of the text for `n_head:` finds
+    // that line; the parser's position is the key's own (line 4, column 3).
+    let t = SiteTest::new();
+    t.file("s.yaml", "note: |\n  n_head: 5\nscenario:\n  n_head: 0\n");
+    let run = t.run(&["estimate", "s.yaml"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stderr.contains("s.yaml:4:3"), "{}", run.stderr);
+    assert!(run.stderr.contains("n_head"), "{}", run.stderr);
+}
