@@ -7,7 +7,7 @@ use fluent_bundle::FluentValue;
 use serde::Serialize;
 
 use super::data::GuideData;
-use super::{escape_text, figure, tables, verdict_state, ExpandContext};
+use super::{escape_text, figure, tables, ExpandContext};
 use crate::estimate::Verdict;
 use crate::present;
 
@@ -52,7 +52,7 @@ pub(crate) fn short_answer(data: &GuideData, ctx: &ExpandContext<'_>) -> Option<
             ("gpu", FluentValue::from(escape_text(&gpu.name))),
             (
                 "verdict",
-                FluentValue::from(verdict_state(loc, state.as_str())),
+                FluentValue::from(present::verdict_name(state, loc)),
             ),
             (
                 "total",

@@ -18,11 +18,12 @@ mod tables;
 use std::path::Path;
 use std::sync::Arc;
 
-use fluent_bundle::FluentValue;
 use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
 use crate::i18n::Localizer;
+use crate::present;
+pub(crate) use crate::present::html::{escape_text, figure};
 pub use answer::ShortAnswer;
 pub(crate) use answer::{add_targets as add_answer_targets, short_answer};
 pub use charts::{chart_pictures, narrow_name as narrow_chart_name, ChartCache};
@@ -200,7 +201,10 @@ fn eval_path(
         sibling.pop();
         sibling.push("verdict".to_owned());
         if let Ok(Value::String(state)) = data.lookup(&sibling, ctx.catalog) {
-            return Ok(verdict_state(ctx.loc, &state));
+            return Ok(present::verdict_name(
+                present::verdict_of_state(&state),
+                ctx.loc,
+            ));
         }
     }
     format_value(&v, filter, ctx.loc, &path.join("."))
@@ -417,10 +421,14 @@ fn format_value(
             _ => Ok(loc.int(unsigned()?)),
         },
         (Some("count"), _) => Ok(loc.count(unsigned()?)),
-        (Some("verdict") | None, Value::Bool(b)) => Ok(verdict(loc, *b)),
-        (Some("verdict"), Value::String(state)) => Ok(verdict_state(loc, state)),
+        (Some("verdict") | None, Value::Bool(b)) => {
+            Ok(present::verdict_name(present::verdict_of_fits(*b), loc))
+        }
+        (Some("verdict"), Value::String(state)) => {
+            Ok(present::verdict_name(present::verdict_of_state(state), loc))
+        }
         (None, Value::String(state)) if name == "verdict" || name.ends_with(".verdict") => {
-            Ok(verdict_state(loc, state))
+            Ok(present::verdict_name(present::verdict_of_state(state), loc))
         }
         (Some("verdict"), _) => Err(format!(
             "`verdict` needs a true/false value such as `fits`, not `{name}`"
@@ -438,41 +446,4 @@ fn format_value(
             "unknown filter `{f}` (known: bytes, gib, mib, int, count, verdict)"
         )),
     }
-}
-
-/// Text from data (GPU names from a site's catalog, scenario values) made safe to put into
-/// Markdown: HTML's special characters become entities, so they show as written.
-pub(crate) fn escape_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    crate::markdown::escape_html(&mut out, text);
-    out
-}
-
-/// A byte figure with the exact count in its `title`.
-pub(crate) fn figure(loc: &Localizer, bytes: u64, shown: String) -> String {
-    let exact = loc.t_args(
-        "exact-bytes",
-        &[("bytes", FluentValue::from(loc.int(bytes)))],
-    );
-    format!("<span class=\"figure\" title=\"{exact}\">{shown}</span>")
-}
-
-/// The four-state verdict (`fits`, `tight`, `unlikely`, `does_not_fit`, as the estimate's
-/// JSON spells it) in the page's language.
-pub(crate) fn verdict_state(loc: &Localizer, state: &str) -> String {
-    loc.t(match state {
-        "fits" => "verdict-fits",
-        "tight" => "verdict-tight",
-        "unlikely" => "verdict-unlikely",
-        _ => "verdict-no-fit",
-    })
-}
-
-/// "fits" / "does not fit" in the page's language.
-pub(crate) fn verdict(loc: &Localizer, fits: bool) -> String {
-    loc.t(if fits {
-        "verdict-fits"
-    } else {
-        "verdict-no-fit"
-    })
 }

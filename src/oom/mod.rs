@@ -23,7 +23,7 @@ use crate::estimate::{self, Estimate, GpuCatalog, Scenario, WhatIf};
 pub(crate) use advice::Fragmentation;
 pub(crate) use cards::CardMatch;
 use consistency::Finding;
-use message::{Format as MessageFormat, OomMessage};
+use message::{MessageFormat, OomMessage};
 use tensors::Identified;
 
 pub(crate) use crate::present::diagnosis_report::guide_block;

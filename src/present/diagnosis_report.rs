@@ -2,13 +2,14 @@
 
 use fluent_bundle::FluentValue;
 
-use super::estimate_report::{header, option_table, verdict};
-use super::text::{aligned, columns};
+use super::estimate_report::{options_markdown, options_text};
+use super::table::{aligned, markdown_table, Align};
+use super::verdict::estimate_verdict;
 use crate::estimate::VariantKind;
 use crate::i18n::Localizer;
 use crate::oom::advice::Setting;
 use crate::oom::consistency::Finding;
-use crate::oom::message::Format as MessageFormat;
+use crate::oom::message::MessageFormat;
 use crate::oom::tensors::{Candidate, Phase, PhaseSource};
 use crate::oom::{cards, CardMatch, Diagnosis, MESSAGE_GPU};
 
@@ -432,7 +433,7 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
             ),
         ],
     ));
-    lines.push(verdict(e, loc));
+    lines.push(estimate_verdict(e, loc));
     for f in &d.findings {
         if let Finding::ScenarioCannotBeTheRun {
             estimate,
@@ -453,13 +454,14 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     lines
 }
 
-/// The header of the Markdown table of the message's numbers.
-fn table_head(loc: &Localizer) -> String {
-    format!(
-        "| {} | {} |\n|:---|---:|\n",
-        loc.t("diag-col-figure"),
-        loc.t("diag-col-size")
-    )
+/// The message's numbers as a Markdown table.
+fn message_table(d: &Diagnosis, loc: &Localizer) -> String {
+    let header = [loc.t("diag-col-figure"), loc.t("diag-col-size")];
+    let rows: Vec<Vec<String>> = message_rows(d, loc)
+        .into_iter()
+        .map(|(label, value)| vec![label, value])
+        .collect();
+    markdown_table(&header, &[Align::Left, Align::Right], &rows)
 }
 
 /// A readable terminal report.
@@ -488,13 +490,7 @@ pub(crate) fn table(d: &Diagnosis, loc: &Localizer) -> String {
     }
     if !d.what_if.is_empty() {
         out += &format!("\n{}\n", loc.t("est-heading-options"));
-        let (cells, notes) = option_table(&d.what_if, loc, false);
-        let mut rows = vec![header(loc)];
-        rows.extend(cells);
-        out += &columns(&rows);
-        for note in notes {
-            out += &format!("  {note}\n");
-        }
+        out += &options_text(&d.what_if, loc);
     }
     out
 }
@@ -505,11 +501,8 @@ pub(crate) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
         "## {}\n\n### {}\n\n{}",
         loc.t("diag-title"),
         heading_message(d, loc),
-        table_head(loc)
+        message_table(d, loc)
     );
-    for (label, value) in message_rows(d, loc) {
-        out += &format!("| {} | {value} |\n", label.replace('|', "\\|"));
-    }
     out += &format!("\n### {}\n\n", loc.t("diag-heading-checks"));
     for line in check_lines(d, loc) {
         out += &format!("{line}\n\n");
@@ -532,17 +525,8 @@ pub(crate) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
         );
     }
     if !d.what_if.is_empty() {
-        let h = header(loc);
-        out += &format!(
-            "\n### {}\n\n| {} |\n|---|---|---:|---:|:-:|\n",
-            loc.t("est-heading-options"),
-            h.join(" | ")
-        );
-        let (cells, notes) = option_table(&d.what_if, loc, true);
-        for row in cells {
-            out += &format!("| {} |\n", row.join(" | "));
-        }
-        out += &format!("\n{}\n", notes.join("\n\n"));
+        out += &format!("\n### {}\n\n", loc.t("est-heading-options"));
+        out += &options_markdown(&d.what_if, loc);
     }
     out
 }
@@ -551,10 +535,11 @@ pub(crate) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
 /// fragmentation and the verdict, without headings (the guide has its own) or options (the
 /// guide's `options_table()` lists them).
 pub(crate) fn guide_block(d: &Diagnosis, loc: &Localizer) -> String {
-    let mut out = format!("**{}**\n\n{}", heading_message(d, loc), table_head(loc));
-    for (label, value) in message_rows(d, loc) {
-        out += &format!("| {} | {value} |\n", label.replace('|', "\\|"));
-    }
+    let mut out = format!(
+        "**{}**\n\n{}",
+        heading_message(d, loc),
+        message_table(d, loc)
+    );
     out += &format!(
         "\n**{}**\n\n{}\n",
         loc.t("diag-heading-checks"),

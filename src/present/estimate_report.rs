@@ -2,8 +2,10 @@
 
 use fluent_bundle::FluentValue;
 
-use super::text::{aligned, columns, wrap};
-use crate::estimate::{Dtype, Estimate, GpuRef, TrainMoment, Verdict, WhatIf};
+use super::table::{aligned, bold, markdown_table, text_table, Align, TextRow};
+use super::text::wrap;
+use super::verdict::{estimate_verdict, verdict_rule};
+use crate::estimate::{Estimate, TrainMoment, WhatIf};
 use crate::i18n::Localizer;
 use crate::present::{self, Line, OptionRow};
 
@@ -26,21 +28,19 @@ pub(crate) fn table(
     out += &aligned(&model_rows(e, loc), false);
     out += &format!("\n{}\n", heading_memory(e, loc));
     out += &aligned(&breakdown_rows(e, loc), true);
-    out += &format!("  {}\n\n{}\n", logits_line(e, loc), verdict(e, loc));
+    out += &format!(
+        "  {}\n\n{}\n",
+        logits_line(e, loc),
+        estimate_verdict(e, loc)
+    );
     if e.gpu.is_some() {
-        out += &format!("{}\n", loc.t("verdict-rule"));
+        out += &format!("{}\n", verdict_rule(loc));
     }
     out += &format!("\n{}\n", loc.t("est-heading-options"));
     if options.is_empty() {
         out += &format!("  {}\n", loc.t("est-no-options"));
     } else {
-        let (cells, notes) = option_table(options, loc, false);
-        let mut rows = vec![header(loc)];
-        rows.extend(cells);
-        out += &columns(&rows);
-        for note in notes {
-            out += &format!("  {note}\n");
-        }
+        out += &options_text(options, loc);
     }
     if !ignored.is_empty() {
         let keys = FluentValue::from(ignored.join(", "));
@@ -61,39 +61,33 @@ pub(crate) fn markdown(e: &Estimate, options: &[WhatIf], loc: &Localizer) -> Str
     for (label, value) in model_rows(e, loc) {
         out += &format!("- **{label}:** {value}\n");
     }
-    out += &format!(
-        "\n### {}\n\n| {} | {} |\n|---|---:|\n",
-        heading_memory(e, loc),
-        loc.t("est-col-component"),
-        loc.t("est-col-memory")
-    );
+    out += &format!("\n### {}\n\n", heading_memory(e, loc));
     let rows = breakdown_rows(e, loc);
     let last = rows.len().saturating_sub(1);
-    for (i, (label, value)) in rows.iter().enumerate() {
-        if label.is_empty() {
-            continue;
-        }
-        if i == last {
-            out += &format!("| **{label}** | **{value}** |\n");
-        } else {
-            out += &format!("| {label} | {value} |\n");
-        }
-    }
-    out += &format!("\n{}\n\n{}\n\n", logits_line(e, loc), verdict(e, loc));
+    let cells: Vec<Vec<String>> = rows
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (label, _))| !label.is_empty())
+        .map(|(i, (label, value))| match i == last {
+            true => vec![bold(&label), bold(&value)],
+            false => vec![label, value],
+        })
+        .collect();
+    let header = [loc.t("est-col-component"), loc.t("est-col-memory")];
+    out += &markdown_table(&header, &[Align::Default, Align::Right], &cells);
+    out += &format!(
+        "\n{}\n\n{}\n\n",
+        logits_line(e, loc),
+        estimate_verdict(e, loc)
+    );
     if e.gpu.is_some() {
-        out += &format!("{}\n\n", loc.t("verdict-rule"));
+        out += &format!("{}\n\n", verdict_rule(loc));
     }
     out += &format!("### {}\n\n", loc.t("est-heading-options"));
     if options.is_empty() {
         out += &format!("{}\n", loc.t("est-no-options"));
     } else {
-        let h = header(loc);
-        out += &format!("| {} |\n|---|---|---:|---:|:-:|\n", h.join(" | "));
-        let (cells, notes) = option_table(options, loc, true);
-        for row in cells {
-            out += &format!("| {} |\n", row.join(" | "));
-        }
-        out += &format!("\n{}\n", notes.join("\n\n"));
+        out += &options_markdown(options, loc);
     }
     out + &format!("\n_{}_\n", loc.t("est-note"))
 }
@@ -280,81 +274,8 @@ fn logits_line(e: &Estimate, loc: &Localizer) -> String {
     )
 }
 
-/// The four-state verdict as a sentence: the range, what other programs hold, the margin.
-pub(crate) fn verdict(e: &Estimate, loc: &Localizer) -> String {
-    let b = &e.bytes;
-    let range = (b.total_low, b.total_high, b.other_processes);
-    verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc)
-}
-
-/// The verdict sentence of any estimate on `gpu`: `range` is (total at the low end, total at
-/// the high end, memory of other programs).
-pub(crate) fn verdict_sentence(
-    gpu: Option<&GpuRef>,
-    state: Option<Verdict>,
-    range: (u64, u64, u64),
-    dtype: Dtype,
-    loc: &Localizer,
-) -> String {
-    let (Some(gpu), Some(state)) = (gpu, state) else {
-        return loc.t("est-verdict-none");
-    };
-    let (total_low, total_high, other_processes) = range;
-    let b = Totals {
-        total_low,
-        total_high,
-        other_processes,
-    };
-    let cap = i128::from(gpu.capacity_bytes) - i128::from(b.other_processes);
-    let amount = |x: i128| FluentValue::from(loc.bytes(x.unsigned_abs() as u64));
-    let name = FluentValue::from(gpu.name.clone());
-    let args = [
-        ("gpu", name.clone()),
-        ("capacity", FluentValue::from(loc.bytes(gpu.capacity_bytes))),
-        (
-            "range",
-            FluentValue::from(loc.byte_range(b.total_low, b.total_high)),
-        ),
-        ("spare", amount(cap - i128::from(b.total_high))),
-        ("missing", amount(i128::from(b.total_low) - cap)),
-    ];
-    let mut text = loc.t_args(
-        match state {
-            Verdict::Fits => "est-verdict-fits",
-            Verdict::Tight => "est-verdict-tight",
-            Verdict::Unlikely => "est-verdict-unlikely",
-            Verdict::DoesNotFit => "est-verdict-no-fit",
-        },
-        &args,
-    );
-    // Chinese runs sentences together; the other languages separate them with a space.
-    let sep = if loc.lang().starts_with("zh") {
-        ""
-    } else {
-        " "
-    };
-    if b.other_processes > 0 {
-        text += sep;
-        text += &loc.t_args(
-            "est-verdict-others",
-            &[("other", FluentValue::from(loc.bytes(b.other_processes)))],
-        );
-    }
-    if !gpu.bf16 && dtype == Dtype::Bfloat16 {
-        text += sep;
-        text += &loc.t_args("est-warn-no-bf16", &[("gpu", name)]);
-    }
-    text
-}
-
-/// The totals a verdict sentence quotes.
-struct Totals {
-    total_low: u64,
-    total_high: u64,
-    other_processes: u64,
-}
-
-pub(crate) fn header(loc: &Localizer) -> Vec<String> {
+/// The options table's header: option, change, total, saving, verdict.
+fn header(loc: &Localizer) -> Vec<String> {
     [
         "est-col-option",
         "est-col-change",
@@ -367,13 +288,40 @@ pub(crate) fn header(loc: &Localizer) -> Vec<String> {
     .collect()
 }
 
+/// How the options table's columns line up: the total and the saving right, the verdict
+/// centred (in Markdown).
+const OPTION_ALIGN: [Align; 5] = [
+    Align::Default,
+    Align::Default,
+    Align::Right,
+    Align::Right,
+    Align::Center,
+];
+
+/// The what-ifs `options` as a terminal table, one row per distinct change, with the footnotes
+/// of the markers it uses (`vramdoc estimate` and `vramdoc diagnose`).
+pub(crate) fn options_text(options: &[WhatIf], loc: &Localizer) -> String {
+    let (cells, notes) = option_table(options, loc, false);
+    let mut rows = vec![TextRow::Cells(header(loc))];
+    rows.extend(cells.into_iter().map(TextRow::Cells));
+    let mut out = text_table(&rows, &OPTION_ALIGN);
+    for note in notes {
+        out += &format!("  {note}\n");
+    }
+    out
+}
+
+/// The same as a Markdown table, the footnotes below it.
+pub(crate) fn options_markdown(options: &[WhatIf], loc: &Localizer) -> String {
+    let (cells, notes) = option_table(options, loc, true);
+    let mut out = markdown_table(&header(loc), &OPTION_ALIGN, &cells);
+    out += &format!("\n{}\n", notes.join("\n\n"));
+    out
+}
+
 /// The options table's rows, one per distinct change (`present::merge`), as cells, and the
 /// footnotes of the markers they use.
-pub(crate) fn option_table(
-    options: &[WhatIf],
-    loc: &Localizer,
-    md: bool,
-) -> (Vec<Vec<String>>, Vec<String>) {
+fn option_table(options: &[WhatIf], loc: &Localizer, md: bool) -> (Vec<Vec<String>>, Vec<String>) {
     let rows = present::merge(options.iter().map(|o| OptionRow::of(o, loc)));
     let cells = rows.iter().map(|r| row_cells(r, loc, md)).collect();
     let mut notes = present::merged_notes(&rows, loc);

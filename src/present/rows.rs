@@ -4,8 +4,9 @@
 
 use fluent_bundle::FluentValue;
 
+use super::verdict::verdict_word;
 use crate::estimate::{
-    Change, Dtype, Estimate, Optimizer, Phase, Scenario, Verdict, WhatIf, WhatIfKind,
+    Change, Dtype, Estimate, Optimizer, PeakPhase, Scenario, Verdict, WhatIf, WhatIfKind,
 };
 use crate::i18n::Localizer;
 use crate::scenario::keys::{self, Key, NanoGpt, KEYS};
@@ -77,7 +78,7 @@ impl Line {
     }
 
     /// The line's label for scenario `s` whose peak is in `phase`, in `loc`'s language.
-    pub(crate) fn label(self, s: &Scenario, phase: Phase, loc: &Localizer) -> String {
+    pub(crate) fn label(self, s: &Scenario, phase: PeakPhase, loc: &Localizer) -> String {
         let with = |name: &'static str, v: String| loc.t_args(self.key(), &[(name, v.into())]);
         match self {
             Line::Weights => with("dtype", weights_dtype(s).to_owned()),
@@ -85,9 +86,9 @@ impl Line {
             Line::Peak => with(
                 "phase",
                 loc.t(match phase {
-                    Phase::Train => "est-phase-train",
-                    Phase::Eval => "est-phase-eval",
-                    Phase::Load => "est-phase-load",
+                    PeakPhase::Train => "est-phase-train",
+                    PeakPhase::Eval => "est-phase-eval",
+                    PeakPhase::Load => "est-phase-load",
                 }),
             ),
             _ => loc.t(self.key()),
@@ -406,41 +407,6 @@ impl OptionRow {
     }
 }
 
-/// A verdict in words (`verdict-fits`, `verdict-tight`, `verdict-unlikely`, `verdict-no-fit`),
-/// with the total's low–high range when only part of it fits; "—" when there is none.
-pub(crate) fn verdict_word(v: Option<Verdict>, low: u64, high: u64, loc: &Localizer) -> String {
-    let Some(v) = v else {
-        return "—".to_owned();
-    };
-    let word = verdict_name(v, loc);
-    match v {
-        Verdict::Tight | Verdict::Unlikely => loc.t_args(
-            "est-verdict-with-range",
-            &[
-                ("verdict", FluentValue::from(word)),
-                ("range", FluentValue::from(loc.byte_range(low, high))),
-            ],
-        ),
-        Verdict::Fits | Verdict::DoesNotFit => word,
-    }
-}
-
-/// The message key of a verdict's name: one word (or phrase) per state, the same in the CLI,
-/// the tables, the charts and the guides' prose.
-pub(crate) fn verdict_key(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Fits => "verdict-fits",
-        Verdict::Tight => "verdict-tight",
-        Verdict::Unlikely => "verdict-unlikely",
-        Verdict::DoesNotFit => "verdict-no-fit",
-    }
-}
-
-/// A verdict's name in `loc`'s language.
-pub(crate) fn verdict_name(v: Verdict, loc: &Localizer) -> String {
-    loc.t(verdict_key(v))
-}
-
 /// The footnotes explaining the markers the rows use: `† est-changes-training`, then `‡
 /// est-needs-code` followed by what each code change of these rows needs (`est-code-<key>`,
 /// one note per changed key, so LoRA's row is not told about PyTorch 2.0).
@@ -544,13 +510,6 @@ pub(crate) fn runtime_message_keys() -> Vec<String> {
             "est-phase-eval",
             "est-saving-more",
             "est-batch-tokens",
-            "verdict-fits",
-            "verdict-tight",
-            "verdict-unlikely",
-            "verdict-no-fit",
-            "verdict-label",
-            "verdict-rule",
-            "est-verdict-with-range",
             "est-changes-training",
             "est-needs-code",
             "est-merged",
@@ -562,6 +521,7 @@ pub(crate) fn runtime_message_keys() -> Vec<String> {
         .map(str::to_owned),
     );
     keys.extend(code_keys().map(|k| code_note_key(k).to_owned()));
+    keys.extend(super::verdict::MESSAGE_KEYS.map(str::to_owned));
     keys.sort();
     keys.dedup();
     keys

@@ -1,52 +1,5 @@
-//! Aligned terminal text: label/value rows and columns padded to one width, counting East Asian
-//! wide characters as two columns, and space-separated items wrapped to a line length.
-
-/// Label/value rows, labels padded to one width; values right-aligned when `right`.
-pub(crate) fn aligned(rows: &[(String, String)], right: bool) -> String {
-    let lw = rows.iter().map(|r| width(&r.0)).max().unwrap_or(0);
-    let vw = rows.iter().map(|r| width(&r.1)).max().unwrap_or(0);
-    let mut out = String::new();
-    for (label, value) in rows {
-        if label.is_empty() {
-            out += &format!("  {}\n", "─".repeat(lw + 2 + vw));
-            continue;
-        }
-        let pad = " ".repeat(lw - width(label) + 2);
-        let vpad = if right {
-            " ".repeat(vw - width(value))
-        } else {
-            String::new()
-        };
-        out += &format!("  {label}{pad}{vpad}{value}\n");
-    }
-    out
-}
-
-/// Rows of cells in padded columns; the numeric columns (2, 3) right-aligned.
-pub(crate) fn columns(rows: &[Vec<String>]) -> String {
-    let n = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..n)
-        .map(|i| rows.iter().map(|r| width(&r[i])).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (cell, w))| {
-                let pad = " ".repeat(w - width(cell));
-                if i == 2 || i == 3 {
-                    format!("{pad}{cell}")
-                } else {
-                    format!("{cell}{pad}")
-                }
-            })
-            .collect();
-        out += &format!("  {}\n", cells.join("  ").trim_end());
-    }
-    out
-}
+//! Terminal text measure: columns counted with East Asian wide characters as two, and
+//! space-separated items wrapped to a line length.
 
 /// Splits space-separated items into lines of at most `max` columns.
 pub(crate) fn wrap(items: &[String], max: usize) -> Vec<String> {
