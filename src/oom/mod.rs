@@ -26,8 +26,6 @@ use consistency::Finding;
 use message::{MessageFormat, OomMessage};
 use tensors::Identified;
 
-pub(crate) use crate::present::diagnosis_report::guide_block;
-
 /// The catalog id given to the card described only by the message's capacity.
 pub(crate) const MESSAGE_GPU: &str = "gpu-from-message";
 

@@ -123,6 +123,7 @@ fn card_name(c: &CardMatch, loc: &Localizer) -> String {
                 VariantKind::EccOn => "diag-variant-ecc-on",
                 VariantKind::EccOff => "diag-variant-ecc-off",
                 VariantKind::Windows => "diag-variant-windows",
+                VariantKind::NewerDriver => "diag-variant-newer-driver",
             };
             format!("{} ({})", c.name, loc.t(key))
         }
