@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use super::error::ScenarioError;
+use crate::yaml_input::Seg;
 
 /// The catalog compiled into the binary.
 const BUILTIN_YAML: &str = include_str!("../../data/gpus.yaml");
@@ -82,34 +83,11 @@ const CATALOG_SHAPE: &str = "expected `gpus:` followed by entries with id, name 
 
 /// One problem of a catalog file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CatalogProblem {
+pub(crate) struct CatalogProblem {
     /// The 1-based line its entry starts on, where it can be told.
     pub line: Option<usize>,
     /// What is wrong.
     pub message: String,
-}
-
-/// The 1-based line each of the `count` entries of the block list under a top-level `gpus:`
-/// starts on (its `-`), or nothing when the list is not written that way (flow style).
-fn entry_lines(yaml: &str, count: usize) -> Option<Vec<usize>> {
-    let mut lines = yaml.lines().enumerate();
-    lines.find(|(_, l)| l.starts_with("gpus:"))?;
-    let mut indent = None;
-    let mut found = Vec::new();
-    for (i, l) in lines {
-        let body = l.trim_start();
-        let width = l.len() - body.len();
-        if body.is_empty() || body.starts_with('#') {
-            continue;
-        }
-        if width == 0 && !body.starts_with('-') {
-            break;
-        }
-        if body.starts_with('-') && *indent.get_or_insert(width) == width {
-            found.push(i + 1);
-        }
-    }
-    (found.len() == count).then_some(found)
 }
 
 /// Refuses a control character in an entry's id, name or aliases: they are printed in tables,
@@ -169,7 +147,8 @@ impl GpuCatalog {
         let doc: yaml_serde::Value = yaml_serde::from_str(yaml).map_err(|e| {
             ScenarioError::general(format!("invalid GPU catalog: {e}; {CATALOG_SHAPE}"))
         })?;
-        self.extend_checked(yaml, &doc).map_err(|problems| {
+        let at = crate::yaml_input::Positions::of(yaml);
+        self.extend_checked(&doc, &at).map_err(|problems| {
             let first = problems.into_iter().next();
             ScenarioError::general(first.map_or_else(String::new, |p| match p.line {
                 Some(line) => format!("{} (the entry at line {line})", p.message),
@@ -178,13 +157,13 @@ impl GpuCatalog {
         })
     }
 
-    /// Adds the `gpus:` entries of `doc` (parsed from `yaml`), checking every entry first: all
-    /// problems are returned, each at the line its entry starts on where that can be told, and
-    /// nothing is added when there is one.
-    pub fn extend_checked(
+    /// Adds the `gpus:` entries of `doc` (`at`: where its nodes were written), checking every
+    /// entry first: all problems are returned, each at the line its entry starts on, and nothing
+    /// is added when there is one.
+    pub(crate) fn extend_checked(
         &mut self,
-        yaml: &str,
         doc: &yaml_serde::Value,
+        at: &crate::yaml_input::Positions,
     ) -> Result<(), Vec<CatalogProblem>> {
         let file: CatalogFile = yaml_serde::from_value(doc.clone()).map_err(|e| {
             vec![CatalogProblem {
@@ -192,11 +171,11 @@ impl GpuCatalog {
                 message: format!("invalid GPU catalog: {e}; {CATALOG_SHAPE}"),
             }]
         })?;
-        let lines = entry_lines(yaml, file.gpus.len());
         let mut gpus = Vec::new();
         let mut problems = Vec::new();
         for (i, entry) in file.gpus.into_iter().enumerate() {
-            let line = lines.as_ref().map(|l| l[i]);
+            let path = [Seg::key("gpus"), Seg::Index(i)];
+            let line = at.value(&path).map(|(line, _)| line);
             let checked = yaml_serde::from_value::<Gpu>(entry)
                 .map_err(|e| format!("invalid GPU catalog entry {}: {e}", i + 1))
                 .and_then(|mut gpu| {
@@ -432,7 +411,8 @@ mod tests {
         let yaml = "gpus:\n  - {id: a, name: A, capacity_bytes: 0}\n  - {id: ok, name: OK, capacity_bytes: 5}\n  # a comment\n  - id: b\n    name: \"B\\e\"\n    capacity_bytes: 5\n";
         let mut catalog = GpuCatalog::builtin();
         let doc = yaml_serde::from_str(yaml).unwrap();
-        let problems = catalog.extend_checked(yaml, &doc).unwrap_err();
+        let at = crate::yaml_input::Positions::of(yaml);
+        let problems = catalog.extend_checked(&doc, &at).unwrap_err();
         let lines: Vec<_> = problems.iter().map(|p| p.line).collect();
         assert_eq!(lines, [Some(2), Some(5)], "{problems:?}");
         assert!(problems[1].message.contains("U+001B"), "{problems:?}");

@@ -14,7 +14,6 @@ mod eval;
 mod finetune;
 mod gpu;
 mod hf_gpt2;
-mod keys;
 mod memory;
 mod num;
 mod optimizer_state;
@@ -28,11 +27,11 @@ mod whatif;
 
 use serde::Serialize;
 
+pub use crate::scenario::{parse_byte_size, yaml_literal, Literal};
 pub use arch::{Architecture, Family};
 pub use error::ScenarioError;
 pub use finetune::{LoraTarget, LoraTargets};
 pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
-pub use keys::{parse_byte_size, yaml_literal, Literal, KEYS};
 pub use memory::TrainMoment;
 pub use params::Params;
 pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};

@@ -352,21 +352,17 @@ proptest! {
         noise in ".{0,40}",
         size in 1_000usize..400_000,
     ) {
-        use vramdoc::diagnose::{self, DiagnoseArgs};
+        use vramdoc::cli::args::ScenarioArgs;
+        use vramdoc::cli::diagnose::{self, DiagnoseArgs};
         let unit: String = picks.iter().map(|&i| PIECES[i]).collect::<String>() + &noise;
         let text = unit.repeat(size / unit.len().max(1) + 1);
         let args = DiagnoseArgs {
-            file: None,
             message: Some(text),
-            config: None,
-            set: vec!["batch_size=8".into()],
-            gpu: None,
-            other_processes: None,
-            output: vramdoc::report::OutputArgs {
-                format: vramdoc::report::Format::Table,
-                lang: "en".into(),
-                catalog: None,
+            scenario: ScenarioArgs {
+                set: vec!["batch_size=8".into()],
+                ..ScenarioArgs::default()
             },
+            ..DiagnoseArgs::default()
         };
         let start = std::time::Instant::now();
         let _ = diagnose::report(&args);

@@ -41,6 +41,7 @@ mod pyconfig_limits;
 mod refusals;
 mod rows;
 mod sampling;
+mod scenario_keys;
 mod search;
 #[cfg(feature = "serve")]
 mod serve;
