@@ -1,7 +1,8 @@
 //! `vramdoc diagnose`: explains a PyTorch CUDA out-of-memory message against a nanoGPT scenario.
 //!
 //! [`message`] reads the message's numbers and traceback, [`tensors`] names the tensor that failed
-//! and the phase, [`render`] writes the report (table, Markdown; JSON is [`Diagnosis`] itself).
+//! and the phase; [`crate::present`]'s `diagnosis_report` writes the report (table, Markdown;
+//! JSON is [`Diagnosis`] itself).
 //! The memory model is [`crate::estimate`]'s; the options are `estimate`'s, ranked the same way.
 
 pub(crate) mod advice;
@@ -58,8 +59,6 @@ pub struct DiagnoseArgs {
     #[command(flatten)]
     pub output: crate::report::OutputArgs,
 }
-
-pub(crate) use crate::present::diagnosis_report::guide_block;
 
 /// The catalog id given to the card described only by the message's capacity.
 pub(crate) const MESSAGE_GPU: &str = "gpu-from-message";

@@ -320,7 +320,7 @@ fn diagnosis(data: &GuideData, ctx: &ExpandContext<'_>) -> Result<String, String
         crate::diagnose::message::parse(text).map_err(|e| format!("front matter `error:`: {e}"))?;
     let d = crate::diagnose::with_scenario(m, data.scenario.clone(), ctx.catalog)
         .map_err(|e| e.to_string())?;
-    Ok(crate::diagnose::guide_block(&d, ctx.loc))
+    Ok(crate::present::diagnosis_report::guide_block(&d, ctx.loc))
 }
 
 /// The positional count and named arguments each function takes.

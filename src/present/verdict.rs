@@ -112,12 +112,7 @@ pub(crate) fn verdict_sentence(
         return loc.t("est-verdict-none");
     };
     let (total_low, total_high, other_processes) = range;
-    let b = Totals {
-        total_low,
-        total_high,
-        other_processes,
-    };
-    let cap = i128::from(gpu.capacity_bytes) - i128::from(b.other_processes);
+    let cap = i128::from(gpu.capacity_bytes) - i128::from(other_processes);
     let amount = |x: i128| FluentValue::from(loc.bytes(x.unsigned_abs() as u64));
     let name = FluentValue::from(gpu.name.clone());
     let args = [
@@ -125,10 +120,10 @@ pub(crate) fn verdict_sentence(
         ("capacity", FluentValue::from(loc.bytes(gpu.capacity_bytes))),
         (
             "range",
-            FluentValue::from(loc.byte_range(b.total_low, b.total_high)),
+            FluentValue::from(loc.byte_range(total_low, total_high)),
         ),
-        ("spare", amount(cap - i128::from(b.total_high))),
-        ("missing", amount(i128::from(b.total_low) - cap)),
+        ("spare", amount(cap - i128::from(total_high))),
+        ("missing", amount(i128::from(total_low) - cap)),
     ];
     let mut text = loc.t_args(
         match state {
@@ -145,11 +140,11 @@ pub(crate) fn verdict_sentence(
     } else {
         " "
     };
-    if b.other_processes > 0 {
+    if other_processes > 0 {
         text += sep;
         text += &loc.t_args(
             "est-verdict-others",
-            &[("other", FluentValue::from(loc.bytes(b.other_processes)))],
+            &[("other", FluentValue::from(loc.bytes(other_processes)))],
         );
     }
     if !gpu.bf16 && dtype == Dtype::Bfloat16 {
@@ -157,13 +152,6 @@ pub(crate) fn verdict_sentence(
         text += &loc.t_args("est-warn-no-bf16", &[("gpu", name)]);
     }
     text
-}
-
-/// The totals a verdict sentence quotes.
-struct Totals {
-    total_low: u64,
-    total_high: u64,
-    other_processes: u64,
 }
 
 /// The paragraph under a table or chart with verdicts: the rule of the four verdicts and the

@@ -2,7 +2,7 @@
 //! as Markdown or as JSON.
 //!
 //! The estimator itself is pure ([`crate::estimate`]); this module reads the inputs
-//! ([`input`]), and formats the results ([`render`], localized through [`crate::i18n`]).
+//! ([`input`]); [`crate::present`] formats the results (`estimate_report`, `sample_report`).
 
 mod artifacts;
 pub(crate) mod input;

@@ -7,7 +7,6 @@
 //! outputs keep their bytes and modification times. A failed build changes nothing.
 
 mod guides;
-mod indexes;
 mod inputs;
 mod jobs;
 mod listing;
@@ -17,9 +16,10 @@ pub(crate) mod observe;
 pub mod output;
 mod pages;
 pub(crate) mod plan;
-mod render;
 mod request;
+mod run_jobs;
 mod scan;
+mod sitewide;
 pub(crate) mod stamp;
 mod status_page;
 mod store;
@@ -34,8 +34,8 @@ pub(crate) use inputs::{load_site, SiteContext};
 use jobs::JobKind;
 use manifest::{JobEntry, Manifest};
 use plan::Plan;
-pub(crate) use render::dry_run;
-use render::GuideDatas;
+pub(crate) use run_jobs::dry_run;
+use run_jobs::GuideDatas;
 
 /// The output folder's name under the root when `--out` is not given.
 pub(crate) use crate::site_paths::DEFAULT_OUT;
@@ -246,7 +246,7 @@ pub(crate) fn try_build(
     phases.mark("guide data");
 
     let (rendered, errors) =
-        render::render(&site, &plan, &data, &staging, opts.quiet, &mut warnings);
+        run_jobs::render(&site, &plan, &data, &staging, opts.quiet, &mut warnings);
     phases.mark("render");
     warnings.append(&mut site.message_warnings());
     if !errors.is_empty() {

@@ -8,13 +8,13 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::guides::compute_one;
-use super::indexes;
 use super::jobs::{Job, JobKind};
 use super::manifest::{hash, JobEntry, SiteJob};
 use super::output;
 use super::pages;
 use super::plan::Plan;
 use super::scan::Source;
+use super::sitewide;
 use super::SiteContext;
 use crate::content;
 use crate::diagnostics::Diagnostic;
@@ -119,8 +119,9 @@ fn run_job(
     data: &GuideDatas<'_>,
     staging: &output::Staging,
 ) -> JobResult {
-    let many =
-        |r: Result<Vec<indexes::File>, Diagnostic>| r.map(|f| (f, Vec::new())).map_err(|e| vec![e]);
+    let many = |r: Result<Vec<sitewide::File>, Diagnostic>| {
+        r.map(|f| (f, Vec::new())).map_err(|e| vec![e])
+    };
     let (files, warnings) = match &job.kind {
         JobKind::Page(i) => {
             let source = &plan.sources[*i];
@@ -138,12 +139,12 @@ fn run_job(
             let r = pages::render_guide(site, &page, &place, guide)?;
             (r.files, r.warnings)
         }
-        JobKind::Site(SiteJob::Index(lang)) => many(indexes::language_index(site, plan, lang))?,
-        JobKind::Site(SiteJob::Root) => many(indexes::root(site))?,
-        JobKind::Site(SiteJob::Sitemap) => many(indexes::sitemap(site, plan))?,
-        JobKind::Site(SiteJob::Style) => (indexes::style(), Vec::new()),
+        JobKind::Site(SiteJob::Index(lang)) => many(sitewide::language_index(site, plan, lang))?,
+        JobKind::Site(SiteJob::Root) => many(sitewide::root(site))?,
+        JobKind::Site(SiteJob::Sitemap) => many(sitewide::sitemap(site, plan))?,
+        JobKind::Site(SiteJob::Style) => (sitewide::style(), Vec::new()),
         JobKind::Site(SiteJob::Search(lang, part)) => {
-            (indexes::search_index(plan, lang, *part)?, Vec::new())
+            (sitewide::search_index(plan, lang, *part)?, Vec::new())
         }
     };
     let prefix = plan.job_prefix(job);
