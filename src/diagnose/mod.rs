@@ -203,7 +203,7 @@ fn report_with_notes(args: &DiagnoseArgs) -> Result<(String, Vec<String>), Box<D
                     .map(|text| (text, Vec::new()));
             }
             if let Some(snapshot) = snapshot::read(&text) {
-                return readout(snapshot, args).map(|text| (text, Vec::new()));
+                return readout(snapshot, args);
             }
         }
     }
@@ -458,8 +458,12 @@ fn load_scenario(
 }
 
 /// The report on a memory readout (`memory_summary()`, `nvidia-smi`), with the scenario's
-/// estimate beside it when one is given (on the card `nvidia-smi` names, if the catalog has it).
-fn readout(snapshot: snapshot::Snapshot, args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
+/// estimate beside it when one is given (on the card `nvidia-smi` names, if the catalog has it),
+/// and the note on that card's capacity when it is not sourced.
+fn readout(
+    snapshot: snapshot::Snapshot,
+    args: &DiagnoseArgs,
+) -> Result<(String, Vec<String>), Box<Diagnostic>> {
     // One error, as for a message: the catalog's first.
     let catalog = crate::report::catalog_with(args.output.catalog.as_deref()).map_err(|all| {
         Box::new(
@@ -477,7 +481,10 @@ fn readout(snapshot: snapshot::Snapshot, args: &DiagnoseArgs) -> Result<String, 
         }
         None => None,
     };
+    let card = estimate.as_ref().and_then(|e| e.gpu.as_ref());
+    let note = card.and_then(|g| catalog.get(&g.id)?.unsourced_capacity_note(None));
     let d = snapshot_report::SnapshotDiagnosis { snapshot, estimate };
     let loc = crate::report::localizer(&args.output.lang)?;
-    snapshot_report::render(&d, args.output.format, &loc)
+    let text = snapshot_report::render(&d, args.output.format, &loc)?;
+    Ok((text, Vec::from_iter(note)))
 }

@@ -367,9 +367,8 @@ mod tests {
     /// Every built-in figure names where it comes from: a printed `total_memory` or out-of-memory
     /// message (or nvidia-smi's total) with the thread or file that shows it. A figure without
     /// one starts with "not sourced" and says what it is derived or taken from; no figure is
-    /// presented as sourced while being derived. (H200: its figure is being replaced by a
-    /// measurement in tests/data.) Windows figures are above the Linux ones (WDDM reports more),
-    /// ECC-on figures below ECC-off ones, newer drivers' figures below the entry's.
+    /// presented as sourced while being derived. Windows figures are above the Linux ones (WDDM
+    /// reports more), ECC-on figures below ECC-off ones, newer drivers' figures below the entry's.
     #[test]
     fn builtin_capacities_name_their_source() {
         let kinds = ["device properties", "OOM message", "nvidia-smi"];
@@ -388,7 +387,7 @@ mod tests {
                     assert!(note.is_some(), "{}: {s:?}", g.id);
                 } else {
                     assert!(kinds.iter().any(|k| s.contains(k)), "{}: {s:?}", g.id);
-                    let cited = places.iter().any(|p| s.contains(p)) || g.id == "h200";
+                    let cited = places.iter().any(|p| s.contains(p));
                     assert!(cited, "{}: no thread or file in {s:?}", g.id);
                     for derived in ["derived", "less the driver reserve", "not sourced"] {
                         assert!(!s.contains(derived), "{}: {s:?}", g.id);

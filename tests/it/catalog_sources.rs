@@ -128,6 +128,17 @@ fn diagnose_notes_the_unsourced_figure_it_used() {
     // Several cards fit and none is named: no card's figure is used, no note.
     let r = t.run(&["diagnose", "amb.txt"]);
     assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
+    // An nvidia-smi readout compared with a scenario on that card: the same note.
+    t.file(
+        "smi.csv",
+        "memory.total [MiB], memory.used [MiB]\n16376 MiB, 15000 MiB\n",
+    );
+    let args = ["diagnose", "smi.csv", "--set", "batch_size=4", "--gpu"];
+    let r = t.run(&[&args[..], &["rtx-4080"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
+    let r = t.run(&[&args[..], &["rtx-4090"]].concat());
+    assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
 }
 
 #[test]

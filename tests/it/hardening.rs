@@ -284,7 +284,10 @@ fn concurrent_force_builds_take_turns() {
         let (manifest, rest): (Vec<_>, Vec<_>) = all
             .into_iter()
             .partition(|(p, _)| p.starts_with(".vramdoc-manifest"));
-        (manifest.into_iter().map(|(p, _)| p).collect::<Vec<_>>(), rest)
+        (
+            manifest.into_iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            rest,
+        )
     };
     assert_eq!(split(public), split(clean));
 }
