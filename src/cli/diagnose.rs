@@ -39,8 +39,11 @@ pub struct DiagnoseArgs {
 
 /// Runs `vramdoc diagnose`; prints the report to stdout, errors to stderr; returns the exit code.
 pub(crate) fn run(args: &DiagnoseArgs) -> i32 {
-    match report(args) {
-        Ok(text) => {
+    match report_with_notes(args) {
+        Ok((text, notes)) => {
+            for note in &notes {
+                crate::terminal::eprint_note(note);
+            }
             crate::terminal::print_out(&text);
             0
         }
@@ -87,12 +90,30 @@ fn read_message(args: &DiagnoseArgs) -> Result<(String, Option<PathBuf>), Box<Di
 
 /// The whole report as a string, or the first error.
 pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
+    report_with_notes(args).map(|(text, _)| text)
+}
+
+/// The note on the card the diagnosis used when its capacity (or the ECC, Windows or driver
+/// figure it was recognized by) is not sourced: the scenario's card, else the one card the
+/// printed capacity settles on.
+fn unsourced_card_note(d: &Diagnosis, catalog: &GpuCatalog) -> Option<String> {
+    let named = d.estimate.as_ref().and_then(|e| e.gpu.as_ref());
+    let (id, setting) = match named {
+        Some(g) if d.named_card.is_some() => (g.id.as_str(), None),
+        _ => crate::oom::cards::settled(&d.cards).map(|c| (c.id.as_str(), c.variant))?,
+    };
+    catalog.get(id)?.unsourced_capacity_note(setting)
+}
+
+/// [`report`] with the notes to print on standard error.
+fn report_with_notes(args: &DiagnoseArgs) -> Result<(String, Vec<String>), Box<Diagnostic>> {
     let (text, path) = read_message(args)?;
     let parsed = message::parse(&text);
     if let Err(e) = &parsed {
         if e.no_message {
             if let Some(found) = other_errors::find(&text) {
-                return other_errors::render(&found, args.output.format, &args.output.lang);
+                return other_errors::render(&found, args.output.format, &args.output.lang)
+                    .map(|text| (text, Vec::new()));
             }
             if let Some(snapshot) = snapshot::read(&text) {
                 return readout(snapshot, args);
@@ -110,16 +131,18 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
     let catalog = catalog_with(args.scenario.catalog.as_deref())
         .map_err(|mut all| Box::new(all.remove(0)))?;
     let diagnosis = diagnose(msg, args, &catalog)?;
+    let notes = Vec::from_iter(unsourced_card_note(&diagnosis, &catalog));
     if args.output.format == Format::Json {
         let text = serde_json::to_string_pretty(&diagnosis)
             .map_err(|e| Diagnostic::error(e.to_string()))?;
-        return Ok(text + "\n");
+        return Ok((text + "\n", notes));
     }
     let loc = Localizer::for_flag(&args.output.lang)?;
-    Ok(match args.output.format {
+    let text = match args.output.format {
         Format::Markdown => diagnosis_report::markdown(&diagnosis, &loc),
         _ => diagnosis_report::table(&diagnosis, &loc),
-    })
+    };
+    Ok((text, notes))
 }
 
 /// Puts the message, the command line's scenario and the estimator together.
@@ -198,8 +221,12 @@ fn load_scenario(
 }
 
 /// The report on a memory readout (`memory_summary()`, `nvidia-smi`), with the scenario's
-/// estimate beside it when one is given (on the card `nvidia-smi` names, if the catalog has it).
-fn readout(snapshot: snapshot::Snapshot, args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
+/// estimate beside it when one is given (on the card `nvidia-smi` names, if the catalog has it),
+/// and the note on that card's capacity when it is not sourced.
+fn readout(
+    snapshot: snapshot::Snapshot,
+    args: &DiagnoseArgs,
+) -> Result<(String, Vec<String>), Box<Diagnostic>> {
     // One error, as for a message: the catalog's first.
     let catalog = catalog_with(args.scenario.catalog.as_deref()).map_err(|all| {
         Box::new(
@@ -217,7 +244,10 @@ fn readout(snapshot: snapshot::Snapshot, args: &DiagnoseArgs) -> Result<String, 
         }
         None => None,
     };
+    let card = estimate.as_ref().and_then(|e| e.gpu.as_ref());
+    let note = card.and_then(|g| catalog.get(&g.id)?.unsourced_capacity_note(None));
     let d = snapshot_report::SnapshotDiagnosis { snapshot, estimate };
     let loc = Localizer::for_flag(&args.output.lang)?;
-    snapshot_report::render(&d, args.output.format, &loc)
+    let text = snapshot_report::render(&d, args.output.format, &loc)?;
+    Ok((text, Vec::from_iter(note)))
 }

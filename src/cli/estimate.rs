@@ -226,7 +226,14 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
             .unwrap_or(std::path::Path::new(".")),
     })
     .map_err(Errors)?;
-    let notes = std::mem::take(&mut loaded.notes);
+    let mut notes = std::mem::take(&mut loaded.notes);
+    // A card whose capacity no printed message backs: say so, once, with how to give the real one.
+    let card = loaded
+        .scenario
+        .gpu
+        .as_deref()
+        .and_then(|id| catalog.get(id));
+    notes.extend(card.and_then(|g| g.unsourced_capacity_note(None)));
     if args.nproc_per_node.is_some() || args.nnodes.is_some() {
         let (per_node, nodes) = (args.nproc_per_node.unwrap_or(1), args.nnodes.unwrap_or(1));
         let world = per_node
