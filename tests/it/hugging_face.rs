@@ -123,7 +123,7 @@ fn as_nanogpt(r: &Run) -> Scenario {
 }
 
 #[test]
-fn hugging_faces_gpt2_keeps_more_than_nanogpts_model_of_the_same_shape() {
+fn hugging_faces_gpt2_never_keeps_less_than_nanogpts_model_of_the_same_shape() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/hf_gpt2_replay.json"
@@ -150,7 +150,10 @@ fn hugging_faces_gpt2_keeps_more_than_nanogpts_model_of_the_same_shape() {
             e.run.name,
             short * 100.0
         );
-        assert!(short > 0.0, "{}: {short}", e.run.name);
+        // At micro-batch 1 on 64 tokens both steps peak at the end of the backward, where the
+        // same weights, gradients and tied-gradient sums dominate: there they agree within
+        // 0.03 % (nanoGPT's model sums the tied gradient out of place as real tensors do).
+        assert!(short > -0.001, "{}: {short}", e.run.name);
         largest = largest.max(short);
     }
     // The refusal's help says "up to 48 %" (a character-sized vocabulary under SDPA, where
