@@ -103,7 +103,7 @@
   var status = form.querySelector(".search-status");
   var list = form.querySelector(".search-results");
   var parts = null, loading = false, allKeys = null;
-  var MAX_RESULTS = 10, SNIPPET = 160, FULL_TEXT = 1000; // FULL_TEXT: src/search/mod.rs's EXCERPT_CHARS
+  var MAX_RESULTS = 10, SNIPPET = 160, FULL_TEXT = 400; // FULL_TEXT: src/search/page.rs's EXCERPT_CHARS
   form.hidden = false;
 
   // The query's terms: {text, cjk} in order (duplicates kept: synonyms match runs).

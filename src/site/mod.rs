@@ -35,7 +35,6 @@ use jobs::JobKind;
 use manifest::{JobEntry, Manifest};
 use plan::Plan;
 pub(crate) use render::dry_run;
-use render::GuideDatas;
 
 /// The output folder's name under the root when `--out` is not given.
 pub(crate) use crate::site_paths::DEFAULT_OUT;
@@ -242,11 +241,15 @@ pub(crate) fn try_build(
     phases.mark("read manifest, plan");
     let staging =
         output::Staging::new(&opts.out, &opts.root).map_err(|e| fail(vec![e], &warnings))?;
-    let data = GuideDatas::new(&site, &plan, |j| j.render).map_err(|e| fail(e, &warnings))?;
-    phases.mark("guide data");
-
-    let (rendered, errors) =
-        render::render(&site, &plan, &data, &staging, opts.quiet, &mut warnings);
+    let previous_out = plan.incremental.then_some(opts.out.as_path());
+    let (rendered, errors) = render::render(
+        &site,
+        &plan,
+        &staging,
+        previous_out,
+        opts.quiet,
+        &mut warnings,
+    );
     phases.mark("render");
     warnings.append(&mut site.message_warnings());
     if !errors.is_empty() {

@@ -86,6 +86,28 @@ impl Plan {
         self.stored.as_ref().is_some_and(|d| d.any_stale(context))
     }
 
+    /// The page of guide `slug` in `lang`, as this build read it (or reads it now).
+    pub(crate) fn source_page(
+        &self,
+        slug: &str,
+        lang: &str,
+    ) -> Result<Arc<crate::content::Page>, Vec<Diagnostic>> {
+        let at = self.sources.partition_point(|s| s.src.slug.as_str() < slug);
+        let found = (self.sources[at..].iter())
+            .take_while(|s| s.src.slug == slug)
+            .find(|s| s.src.lang == lang);
+        match found {
+            Some(s) => s.page(),
+            None => {
+                let dir = (self.sources.get(at).map(|s| s.src.dir.clone()))
+                    .ok_or_else(|| vec![Diagnostic::error(format!("no guide `{slug}`"))])?;
+                Ok(Arc::new(crate::content::load(
+                    &crate::content::page_source(slug, lang, &dir),
+                )?))
+            }
+        }
+    }
+
     /// Per search index part, whether the language has one there (see `search_parts`).
     pub(crate) fn search_parts_of(&self, lang: &str) -> Option<&[bool]> {
         let k = self.context.languages.iter().position(|l| l == lang)?;
@@ -331,7 +353,7 @@ impl Planner<'_> {
             closed,
             self.headers,
             langs,
-            &site.inputs_hash,
+            (&site.inputs_hash, &store::figures_digest(site)),
         );
         // Known here, before any guide's data or page job is computed for nothing.
         if scanned.errors.is_empty()

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::manifest::{
     hash, sort_in_site_order, DataEntry, Digest, FileStat, GuideEntry, Hasher, JobEntry, Listed,
@@ -29,9 +29,39 @@ pub(crate) struct Source {
     pub(crate) summary: Summary,
     /// The file's stamp, unless too recent to trust.
     pub(crate) stamp: Option<Stamp>,
+    /// The page as read this build, if it was.
+    pub(crate) page: PageCell,
+}
+
+/// A source page as read from disk, at most once per build: the scan keeps the page it read (to
+/// hash it), and a page the scan did not need is read by the first stage that does. Dropped with
+/// the plan, so a build holds the text of the pages it reads, never a served site's between
+/// builds.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PageCell(Arc<Mutex<Option<Arc<Page>>>>);
+
+impl PageCell {
+    fn holding(page: Page) -> PageCell {
+        PageCell(Arc::new(Mutex::new(Some(Arc::new(page)))))
+    }
 }
 
 impl Source {
+    /// The parsed page: the one the scan read, else read now (once: other stages asking
+    /// meanwhile wait for it).
+    pub(crate) fn page(&self) -> Result<Arc<Page>, Vec<Diagnostic>> {
+        let mut held = match self.page.0.lock() {
+            Ok(held) => held,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(p) = held.as_ref() {
+            return Ok(p.clone());
+        }
+        let page = Arc::new(content::load(&self.src)?);
+        *held = Some(page.clone());
+        Ok(page)
+    }
+
     /// What listings show of this page.
     pub(crate) fn listed(&self) -> Listed<'_> {
         self.summary.listed(&self.src.slug, &self.src.lang)
@@ -278,6 +308,7 @@ impl GuideRead {
                 hash: page.source.hash,
                 summary: page.source.summary,
                 stamp: page.source.stamp,
+                page: PageCell::default(),
             });
             outputs.push(page.output);
             neighbours.push(page.neighbours);
@@ -458,12 +489,16 @@ pub(super) fn read_source(
             summary: e.summary,
             stamp: e.stamp,
             src,
+            page: PageCell::default(),
         };
         return Ok((source, false));
     }
     let stamp = stat.and_then(|f| Stamp::of(&f, now));
-    let bytes = crate::site_files::read(&src.path(), &src.shown()).map_err(|e| vec![e])?;
+    let bytes = content::read_page(&src)?;
     let h = hash(&bytes);
+    // Parsed now even when the bytes are known: the page may render, and is read only once.
+    let page = content::parse(src.clone(), &bytes)?;
+    drop(bytes);
     if let Some(e) = previous.filter(|e| e.hash == h && usable(e)) {
         let changed = e.stamp != stamp;
         let source = Source {
@@ -471,16 +506,17 @@ pub(super) fn read_source(
             hash: h,
             summary: e.summary,
             stamp,
+            page: PageCell::holding(page),
         };
         return Ok((source, changed));
     }
-    let page = content::parse(src.clone(), &bytes)?;
     let summary = summarize(&page, track);
     let source = Source {
         src,
         hash: h,
         summary,
         stamp,
+        page: PageCell::holding(page),
     };
     Ok((source, true))
 }
@@ -519,7 +555,7 @@ pub(super) fn check_translations_agree(guide: &[Source]) -> Vec<Diagnostic> {
     for s in &guide[1..] {
         match () {
             () if f.summary.scenario_hash != s.summary.scenario_hash => {
-                let pages = content::load(&f.src).and_then(|a| Ok((a, content::load(&s.src)?)));
+                let pages = f.page().and_then(|a| Ok((a, s.page()?)));
                 let found = pages
                     .as_ref()
                     .ok()
