@@ -57,8 +57,9 @@ pub struct Expanded {
     /// ([`chart_picture`]); the Markdown edition links them as plain images.
     pub(crate) pictures: Vec<String>,
     /// The byte ranges of the body expanded that are code or an expression (what the
-    /// typed-figure lint skips), from the one parse expansion made of it.
-    pub(crate) skipped: Vec<std::ops::Range<usize>>,
+    /// typed-figure lint skips), from the one parse expansion made of it; `None` when the body
+    /// has no `{{` (expansion did not parse it).
+    pub(crate) skipped: Option<Vec<std::ops::Range<usize>>>,
 }
 
 /// Expands every expression of `body` (which starts at 1-based `body_line` of `file`).
@@ -73,16 +74,18 @@ pub fn expand(
         markdown: String::with_capacity(body.len() + 1024),
         charts: Vec::new(),
         pictures: Vec::new(),
-        skipped: parse::code_ranges(body),
+        skipped: None,
     };
     let mut errors = Vec::new();
     let mut last = 0;
     let mut lines = LineCounter::new(body, body_line);
-    let found = match body.contains("{{") {
-        true => parse::find_outside(body, &out.skipped),
-        false => Vec::new(),
-    };
-    out.skipped.extend(found.iter().map(|f| f.span.clone()));
+    let mut found = Vec::new();
+    if body.contains("{{") {
+        let mut skipped = parse::code_ranges(body);
+        found = parse::find_outside(body, &skipped);
+        skipped.extend(found.iter().map(|f| f.span.clone()));
+        out.skipped = Some(skipped);
+    }
     for found in found {
         out.markdown.push_str(&body[last..found.span.start]);
         last = found.span.end;

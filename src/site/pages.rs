@@ -209,7 +209,7 @@ fn render_body(
     let mut warnings = dropped_warnings(page, dropped);
     // The body expanded is the page's own unless notices were spliced in or HTML removed.
     let own = std::ptr::eq(body.as_ref(), page.body());
-    let skipped = own.then(|| std::mem::take(&mut expanded.skipped));
+    let skipped = own.then(|| expanded.skipped.take()).flatten();
     warnings.extend(lint_page(page, data.is_some(), &rendered.html, skipped));
     // The Markdown edition links its charts through the base URL, so they still resolve when a
     // Jekyll blog publishes the page under a permalink of its own.

@@ -95,55 +95,71 @@ fn render_jobs(
         Err(e) => return (Vec::new(), e),
     };
     let data = &data;
-    let page_results: Vec<(usize, JobResult, Vec<Section>)> = (pages.par_iter())
-        .map(|&i| {
-            let (r, sections) = run_job(site, plan, &plan.jobs[i], data, staging, &|_| None);
-            progress.inc(1);
-            (i, r, sections)
+    // Pages grouped by the search part that takes their sections (`None`: no part renders
+    // with them), each part built as soon as its pages are: a build holds the sections of the
+    // parts in flight, not of every page.
+    let mut groups: BTreeMap<Option<&Part>, Vec<usize>> = BTreeMap::new();
+    for part in &parts {
+        groups.insert(Some(part), Vec::new());
+    }
+    for &i in &pages {
+        let part = match plan.jobs[i].kind {
+            JobKind::Page(k) => {
+                let s = &plan.sources[k].src;
+                parts.get(&(s.lang.clone(), part_of(&s.slug)))
+            }
+            _ => None,
+        };
+        groups.entry(part).or_default().push(i);
+    }
+    let search_job: BTreeMap<&Part, usize> = (searches.iter())
+        .filter_map(|&i| match &plan.jobs[i].kind {
+            JobKind::Site(SiteJob::Search(lang, part)) => {
+                Some((parts.get(&(lang.clone(), *part))?, i))
+            }
+            _ => None,
         })
         .collect();
-    let mut fresh: BTreeMap<Part, Previous> = BTreeMap::new();
+    let previous = &previous;
+    let done: Vec<Vec<(usize, JobResult)>> = (groups.into_par_iter())
+        .map(|(part, jobs)| {
+            let rendered: Vec<(usize, JobResult, Vec<Section>)> = (jobs.par_iter())
+                .map(|&i| {
+                    let (r, sections) =
+                        run_job(site, plan, &plan.jobs[i], data, staging, &|_| None);
+                    progress.inc(1);
+                    (i, r, sections)
+                })
+                .collect();
+            let mut fresh = Previous::default();
+            let mut results = Vec::with_capacity(rendered.len() + 1);
+            let mut failed = false;
+            for (i, r, sections) in rendered {
+                if let (Some(_), JobKind::Page(k)) = (part, &plan.jobs[i].kind) {
+                    fresh.insert(plan.sources[*k].src.slug.clone(), sections);
+                }
+                failed |= r.is_err();
+                results.push((i, r));
+            }
+            let search = part.and_then(|p| Some((p, *search_job.get(p)?)));
+            if let (Some((part, i)), false) = (search, failed) {
+                let kept = previous.get(part);
+                let sections_of = |slug: &str| {
+                    let found = fresh.get(slug);
+                    found
+                        .or_else(|| kept.and_then(|p| p.get(slug)))
+                        .map(Vec::as_slice)
+                };
+                let (r, _) = run_job(site, plan, &plan.jobs[i], data, staging, &sections_of);
+                progress.inc(1);
+                results.push((i, r));
+            }
+            results
+        })
+        .collect();
     let mut results = Vec::with_capacity(selected.len());
     let mut errors = Vec::new();
-    for (i, r, sections) in page_results {
-        if let JobKind::Page(k) = plan.jobs[i].kind {
-            let s = &plan.sources[k].src;
-            let part = (s.lang.clone(), part_of(&s.slug));
-            if parts.contains(&part) {
-                fresh
-                    .entry(part)
-                    .or_default()
-                    .insert(s.slug.clone(), sections);
-            }
-        }
-        match r {
-            Ok(r) => results.push((i, r)),
-            Err(mut e) => errors.append(&mut e),
-        }
-    }
-    if !errors.is_empty() {
-        return (results, errors);
-    }
-    let (fresh, previous) = (&fresh, &previous);
-    let search_results: Vec<(usize, JobResult)> = (searches.par_iter())
-        .map(|&i| {
-            let part = match &plan.jobs[i].kind {
-                JobKind::Site(SiteJob::Search(lang, part)) => (lang.clone(), *part),
-                _ => Default::default(),
-            };
-            let (fresh, previous) = (fresh.get(&part), previous.get(&part));
-            let sections_of = |slug: &str| {
-                let found = fresh.and_then(|f| f.get(slug));
-                found
-                    .or_else(|| previous.and_then(|p| p.get(slug)))
-                    .map(Vec::as_slice)
-            };
-            let (r, _) = run_job(site, plan, &plan.jobs[i], data, staging, &sections_of);
-            progress.inc(1);
-            (i, r)
-        })
-        .collect();
-    for (i, r) in search_results {
+    for (i, r) in done.into_iter().flatten() {
         match r {
             Ok(r) => results.push((i, r)),
             Err(mut e) => errors.append(&mut e),
