@@ -86,6 +86,17 @@ impl Plan {
         self.stored.as_ref().is_some_and(|d| d.any_stale(context))
     }
 
+    /// True when a translation's notices quote source `i` (its page is read when they render).
+    pub(crate) fn quoted_by_notices(&self, i: usize) -> bool {
+        let src = &self.sources[i].src;
+        let guide = self.sources.partition_point(|s| s.src.slug < src.slug);
+        (guide..self.sources.len())
+            .take_while(|&j| self.sources[j].src.slug == src.slug)
+            .any(|j| {
+                (self.notices[j].as_deref()).is_some_and(|n| n.tracked && n.source_lang == src.lang)
+            })
+    }
+
     /// The page of guide `slug` in `lang`, as this build read it (or reads it now).
     pub(crate) fn source_page(
         &self,

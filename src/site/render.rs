@@ -286,6 +286,9 @@ fn write_job<'s>(
                 notices: notices.zip(original.as_deref()),
             };
             let r = pages::render_guide(site, &page, &place, guide)?;
+            if !plan.quoted_by_notices(*i) {
+                source.page.release();
+            }
             *page_sections = r.sections;
             (r.files, r.warnings)
         }

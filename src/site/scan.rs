@@ -44,6 +44,15 @@ impl PageCell {
     fn holding(page: Page) -> PageCell {
         PageCell(Arc::new(Mutex::new(Some(Arc::new(page)))))
     }
+
+    /// Lets the page go (it rendered and nothing else of the build reads it), so a build holds
+    /// the text of the pages still to render, not of all it read.
+    pub(crate) fn release(&self) {
+        match self.0.lock() {
+            Ok(mut held) => *held = None,
+            Err(poisoned) => *poisoned.into_inner() = None,
+        }
+    }
 }
 
 impl Source {
