@@ -200,10 +200,12 @@
     var found = {};
     function add(postings, factor) {
       if (!postings) { return; }
+      // Postings (src/search/part.rs, push_posting): -(delta + 1) for weight 1, else delta, weight.
       var sec = 0;
-      for (var i = 0; i < postings.length; i += 2) {
-        sec += postings[i];
-        var w = postings[i + 1] * factor;
+      for (var i = 0; i < postings.length;) {
+        var d = postings[i++], w = 1;
+        if (d < 0) { sec += -d - 1; } else { sec += d; w = postings[i++]; }
+        w *= factor;
         if (!(found[sec] >= w)) { found[sec] = w; }
       }
     }
@@ -382,7 +384,7 @@
     window.vramdocSearch = [];
     script(0, function () {
       var first = window.vramdocSearch[0];
-      if (!first || first.v !== 2) { fail(); return; }
+      if (!first || first.v !== 3) { fail(); return; }
       var others = first.parts.filter(function (n) { return n !== 0; });
       var waiting = others.length;
       function ready() {

@@ -11,7 +11,7 @@ use super::page::Section;
 use super::synonyms;
 
 /// Format version of the index object (`v`), checked by the script.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// What opens a part's file, before its JSON object.
 const PREFIX: &str = "/* vramdoc search index part: generated, do not edit. */\n(window.vramdocSearch = window.vramdocSearch || []).push(";
@@ -46,9 +46,20 @@ struct Index<'a> {
     docs: Vec<(&'a str, String, &'a str)>,
     /// Per section (all pages of the part, in order): its page, heading, anchor and excerpt.
     sections: Vec<(u32, &'a str, &'a str, &'a str)>,
-    /// Per term, sorted: its sections and weights as flat pairs, the section number given as
-    /// the difference from the previous pair's.
-    terms: BTreeMap<&'a str, Vec<u32>>,
+    /// Per term, sorted: its postings (see [`push_posting`]).
+    terms: BTreeMap<&'a str, Vec<i64>>,
+}
+
+/// Adds a posting to a term's flat list: the section number as the difference `delta` from the
+/// previous posting's (the first: the number itself) and the term's weight there. A weight of 1
+/// (most postings: a body word once) is one negative number, `-(delta + 1)`; any other weight
+/// follows its delta, `delta, weight`.
+fn push_posting(list: &mut Vec<i64>, delta: u32, weight: u32) {
+    if weight == 1 {
+        list.push(-i64::from(delta) - 1);
+    } else {
+        list.extend([i64::from(delta), i64::from(weight)]);
+    }
 }
 
 /// A part's file read back: what [`Index`] wrote, owned.
@@ -57,7 +68,7 @@ struct Written {
     v: u32,
     docs: Vec<(String, String, String)>,
     sections: Vec<(u32, String, String, String)>,
-    terms: HashMap<String, Vec<u32>>,
+    terms: HashMap<String, Vec<i64>>,
 }
 
 /// Builds part `part` of the index of `lang` from its pages (in the order given). `parts` lists
@@ -83,7 +94,7 @@ pub(crate) fn index_part(
         terms: BTreeMap::new(),
     };
     // Per term: the last section it was seen in and its postings so far.
-    let mut postings: HashMap<&str, (u32, Vec<u32>)> = HashMap::default();
+    let mut postings: HashMap<&str, (u32, Vec<i64>)> = HashMap::default();
     for (doc_no, d) in docs.iter().enumerate() {
         let doc_no = doc_no as u32;
         index.docs.push((
@@ -96,11 +107,13 @@ pub(crate) fn index_part(
             for (term, &weight) in &s.weights {
                 match postings.get_mut(term.as_str()) {
                     Some((last, list)) => {
-                        list.extend([sec_no - *last, weight]);
+                        push_posting(list, sec_no - *last, weight);
                         *last = sec_no;
                     }
                     None => {
-                        postings.insert(term, (sec_no, vec![sec_no, weight]));
+                        let mut list = Vec::with_capacity(2);
+                        push_posting(&mut list, sec_no, weight);
+                        postings.insert(term, (sec_no, list));
                     }
                 }
             }
@@ -134,15 +147,15 @@ pub(crate) fn previous_sections(bytes: &[u8]) -> Option<HashMap<String, Vec<Sect
         })
         .collect();
     for (term, list) in written.terms {
-        let mut at = 0u32;
-        for (i, pair) in list.chunks_exact(2).enumerate() {
-            at = if i == 0 {
-                pair[0]
-            } else {
-                at.checked_add(pair[0])?
+        let (mut at, mut next) = (0u32, list.iter());
+        while let Some(&first) = next.next() {
+            let (delta, weight) = match first {
+                d if d < 0 => (-d - 1, 1),
+                d => (d, *next.next()?),
             };
+            at = at.checked_add(u32::try_from(delta).ok()?)?;
             let s = sections.get_mut(at as usize)?;
-            s.weights.insert(term.clone(), pair[1]);
+            s.weights.insert(term.clone(), u32::try_from(weight).ok()?);
         }
     }
     let mut pages: HashMap<String, Vec<Section>> = HashMap::default();

@@ -20,7 +20,7 @@ use super::manifest::{
 use super::model::{page_prefix, JobId, RecordsEntry, Removed};
 use super::observe::{observe, Observed};
 pub(crate) use super::request::{Previous, Purpose, Request, Scan};
-use super::scan::{read_guide, ContentDir, FolderMeta, GuideRead, Scanned, Source};
+use super::scan::{read_guide, ContentDir, FolderMeta, GuideRead, KeptText, Scanned, Source};
 use super::store::{
     self, closed_page_counts, listing_inputs, needs_closed_guides, Closed, Context, Headers,
     SiteInputs,
@@ -464,6 +464,7 @@ impl Planner<'_> {
         closed: &Closed,
     ) -> (Vec<GuideRead>, BTreeMap<String, GuideEntry>) {
         let (config, now) = (&self.site.config, self.now);
+        let kept = KeptText::new();
         let tasks: Vec<_> = self
             .folders
             .iter()
@@ -489,7 +490,7 @@ impl Planner<'_> {
                             &fresh
                         }
                     };
-                    read_guide(folder, meta, prev, config, now)
+                    read_guide(folder, meta, prev, (config, now), &kept)
                 }
             })
             .collect();

@@ -45,6 +45,15 @@ impl PageCell {
         PageCell(Arc::new(Mutex::new(Some(Arc::new(page)))))
     }
 
+    /// True when the cell holds no page, or one whose text `kept` still has room for (taken).
+    fn fits(&self, kept: &KeptText) -> bool {
+        let held = match self.0.lock() {
+            Ok(held) => held.as_ref().map_or(0, |p| p.text.len()),
+            Err(_) => 0,
+        };
+        held == 0 || kept.take(held)
+    }
+
     /// Lets the page go (it rendered and nothing else of the build reads it), so a build holds
     /// the text of the pages still to render, not of all it read.
     pub(crate) fn release(&self) {
@@ -52,6 +61,28 @@ impl PageCell {
             Ok(mut held) => *held = None,
             Err(poisoned) => *poisoned.into_inner() = None,
         }
+    }
+}
+
+/// The most bytes of page text a build keeps from its scan for rendering (64 MiB: about 10,000
+/// pages of the bench's corpus). Pages read beyond it are let go and read again when they render,
+/// so a site of any size builds in bounded memory; below it, every page is read once.
+pub(crate) const KEPT_TEXT_BYTES: usize = 64 << 20;
+
+/// How much page text a scan still keeps (see [`KEPT_TEXT_BYTES`]), shared by its threads.
+pub(super) struct KeptText(std::sync::atomic::AtomicUsize);
+
+impl KeptText {
+    pub(super) fn new() -> KeptText {
+        KeptText(std::sync::atomic::AtomicUsize::new(KEPT_TEXT_BYTES))
+    }
+
+    /// Takes `bytes` from what is left, if that much is.
+    fn take(&self, bytes: usize) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.0)
+            .fetch_update(Relaxed, Relaxed, |left| left.checked_sub(bytes))
+            .is_ok()
     }
 }
 
@@ -389,8 +420,8 @@ pub(super) fn read_guide(
     folder: &GuideFolder,
     meta: &FolderMeta,
     previous: Option<GuideEntry>,
-    config: &SiteConfig,
-    now: u64,
+    (config, now): (&SiteConfig, u64),
+    kept: &KeptText,
 ) -> GuideRead {
     let slug = folder.name.clone();
     let FolderMeta {
@@ -440,6 +471,9 @@ pub(super) fn read_guide(
             .and_then(|i| pages[i]);
         match read_source(src, meta, prev_source, now, records_meta.is_some()) {
             Ok((s, c)) => {
+                if !s.page.fits(kept) {
+                    s.page.release();
+                }
                 changed |= c;
                 sources.push(s);
                 outputs.push(prev_output);

@@ -83,13 +83,18 @@ fn postings(part: &Value, term: &str) -> Vec<(usize, u64)> {
     let Some(flat) = part["terms"][term].as_array() else {
         return Vec::new();
     };
-    let mut sec = 0;
-    flat.chunks(2)
-        .map(|pair| {
-            sec += pair[0].as_u64().unwrap() as usize;
-            (sec, pair[1].as_u64().unwrap())
-        })
-        .collect()
+    // `-(delta + 1)` for weight 1, else `delta, weight` (src/search/part.rs).
+    let (mut sec, mut out, mut next) = (0, Vec::new(), flat.iter());
+    while let Some(first) = next.next() {
+        let first = first.as_i64().unwrap();
+        let (delta, weight) = match first {
+            d if d < 0 => (-d - 1, 1),
+            d => (d, next.next().unwrap().as_u64().unwrap()),
+        };
+        sec += delta as usize;
+        out.push((sec, weight));
+    }
+    out
 }
 
 /// True when no part has `term`.
