@@ -13,7 +13,7 @@ use super::terms;
 /// so snippets come from where the terms are and quoted phrases are checked against the text
 /// itself, while a long section (a table of figures) cannot grow the index without bound.
 /// `static/search.js` (`FULL_TEXT`) must use the same figure.
-pub(crate) const EXCERPT_CHARS: usize = 400;
+pub(crate) const EXCERPT_CHARS: usize = 600;
 
 /// Weight of a term in a page's title (added to its first section).
 const TITLE_WEIGHT: u32 = 12;

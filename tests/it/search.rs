@@ -296,7 +296,7 @@ fn section_text(index: &[Value], slug: &str) -> String {
 }
 
 /// Every figure in `figures` finds guide `figures` by its terms; the first is in its text too
-/// (where a quoted phrase matches; the text kept of a section is cut after 400 characters,
+/// (where a quoted phrase matches; the text kept of a section is cut after 600 characters,
 /// where the script accepts a phrase whose words the section holds).
 fn figures_found(index: &[Value], figures: &[String]) {
     let text = section_text(index, "figures");
