@@ -1,16 +1,22 @@
 //! vramdoc: GPU-memory troubleshooting guides in, a static multilingual site out.
 //!
-//! A code map (the data flow and each stage's files are in `ARCHITECTURE.md`):
+//! A code map, one line per module (the data flow and each stage's files are in
+//! `ARCHITECTURE.md`; `code_map_names_every_module` keeps this list whole):
 //! - the site build: [`content`] (guides, front matter, variants) → [`estimate`] (the pure
-//!   memory model) → [`expand`] (`{{ }}` expressions, tables, charts through [`present`] and
-//!   [`chart`]) → [`markdown`] → `render` (tera) → [`site`] (plan, render jobs in parallel, put
-//!   the output in place, incrementally); `search` indexes what it writes, `check` dry-runs it
-//!   and `serve` rebuilds it on every change;
+//!   memory model) → [`expand`] (`{{ }}` expressions and the charts of [`chart`]) → [`present`]
+//!   (labels, verdict words, units, tables) → [`markdown`] (Markdown to HTML) → `templates` (the
+//!   tera environment) → [`site`] (plan, run the page jobs in parallel, put the output in place,
+//!   incrementally). `search` builds the offline search index of what it writes, `check`
+//!   dry-runs it with the `glossary` and `prose_figures` checks, and `serve` rebuilds it on every
+//!   change; [`translations`] tracks which translated sections are stale. `config` reads
+//!   `vramdoc.yaml`, `site_paths` names a site's folders and files, `site_files` reads them.
 //! - the commands at the edge: [`cli`] (clap) dispatches to [`report`] (`vramdoc estimate`:
 //!   YAML and nanoGPT Python inputs, training or sampling) and [`diagnose`] (out-of-memory
-//!   messages);
+//!   messages); both print through [`present`] and [`terminal`].
 //! - shared: [`i18n`] (Fluent bundles, locale number formats), [`diagnostics`] (located errors),
-//!   `assets` (the embedded defaults and the derived fingerprints, see [`fingerprint`]).
+//!   `yaml_input` (the YAML users write), `cache` (a byte-bounded memo map), `assets` (the
+//!   embedded defaults) and [`fingerprint`] (the estimator's and the manifest's fingerprints,
+//!   derived from their sources); `fuzzing` is the fuzz targets' entry point.
 
 mod assets;
 mod cache;
@@ -30,7 +36,6 @@ pub mod i18n;
 pub mod markdown;
 pub mod present;
 pub(crate) mod prose_figures;
-pub(crate) mod render;
 pub mod report;
 pub(crate) mod search;
 #[cfg(feature = "serve")]
@@ -38,9 +43,39 @@ pub(crate) mod serve;
 pub mod site;
 pub(crate) mod site_files;
 pub(crate) mod site_paths;
+pub(crate) mod templates;
 pub mod terminal;
 pub mod translations;
 pub(crate) mod yaml_input;
 // The fuzz targets' entry point (tests/fuzz), not an API.
 #[doc(hidden)]
 pub mod fuzzing;
+
+#[cfg(test)]
+mod tests {
+    /// The crate doc above is a code map: every module declared here is named in it.
+    #[test]
+    fn code_map_names_every_module() {
+        let text = include_str!("lib.rs");
+        let doc: String = text
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let modules: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.trim().strip_suffix(';'))
+            .filter_map(|l| l.rsplit_once("mod ").map(|(_, name)| name))
+            .filter(|name| name.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .collect();
+        assert!(modules.len() > 20, "modules not found: {modules:?}");
+        let missing: Vec<&&str> = modules
+            .iter()
+            .filter(|m| !doc.contains(&format!("`{m}`")) && !doc.contains(&format!("[`{m}`]")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "lib.rs's code map does not name {missing:?}"
+        );
+    }
+}

@@ -74,6 +74,7 @@ diag-cards-many = The printed capacity ({ $capacity }) fits several cards: { $ca
 diag-variant-ecc-on = ECC on
 diag-variant-ecc-off = ECC off
 diag-variant-windows = Windows
+diag-variant-newer-driver = newer driver
 diag-frag-too-big = Not fragmentation: the allocation is larger than the whole card (see above).
 diag-frag-unknown = No conclusion about fragmentation: the message's numbers contradict each other (see above).
 diag-frag-no-free = { $unalloc } are reserved by PyTorch but unallocated; the message does not print the free memory, so whether they would have held the { $size } is not known.

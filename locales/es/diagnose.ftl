@@ -74,6 +74,7 @@ diag-cards-many = La capacidad del mensaje ({ $capacity }) encaja con varias tar
 diag-variant-ecc-on = ECC activado
 diag-variant-ecc-off = ECC desactivado
 diag-variant-windows = Windows
+diag-variant-newer-driver = driver más reciente
 diag-frag-too-big = No es fragmentación: la reserva es mayor que toda la tarjeta (ver arriba).
 diag-frag-unknown = No se concluye nada sobre la fragmentación: las cifras del mensaje se contradicen (ver arriba).
 diag-frag-no-free = PyTorch tiene { $unalloc } reservados sin asignar; el mensaje no da la memoria libre, así que no se sabe si habrían bastado para los { $size }.

@@ -74,6 +74,7 @@ diag-cards-many = 报错中的容量（{ $capacity }）与多张显卡相符：{
 diag-variant-ecc-on = 开启 ECC
 diag-variant-ecc-off = 关闭 ECC
 diag-variant-windows = Windows
+diag-variant-newer-driver = 较新驱动
 diag-frag-too-big = 不是碎片问题：这次申请比整张卡还大（见上文）。
 diag-frag-unknown = 无法判断碎片：报错中的数字相互矛盾（见上文）。
 diag-frag-no-free = PyTorch 有 { $unalloc } 已预留但未分配；报错没有打印空闲显存，因此无法知道它们能否容纳这 { $size }。

@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::consistency::Finding;
-use super::message::{Format, Hint, OomMessage};
+use super::message::{Hint, MessageFormat, OomMessage};
 
 /// The allocator setting against fragmentation that fits the message's PyTorch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,7 +50,7 @@ pub(crate) fn fragmentation(m: &OomMessage, findings: &[Finding]) -> Fragmentati
     let too_big = findings
         .iter()
         .any(|f| matches!(f, Finding::RequestAboveCapacity { .. }));
-    let concluded = !impossible && !too_big && m.format != Format::Mps && m.free.is_some();
+    let concluded = !impossible && !too_big && m.format != MessageFormat::Mps && m.free.is_some();
     let cause = concluded
         && m.free.is_some_and(|free| {
             free.bytes < m.requested.bytes
@@ -58,7 +58,7 @@ pub(crate) fn fragmentation(m: &OomMessage, findings: &[Finding]) -> Fragmentati
         });
     let worth = !impossible
         && !too_big
-        && m.format != Format::Mps
+        && m.format != MessageFormat::Mps
         && (cause || unalloc >= 512 << 20 || unalloc.saturating_mul(5) >= m.reserved.bytes.max(1));
     let v = m.versions;
     let fitting = if v.expandable_segments && m.expandable_segments_on {

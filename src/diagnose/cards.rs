@@ -1,10 +1,11 @@
 //! Which catalog cards a printed capacity can be.
 //!
 //! A card's capacity as PyTorch prints it moves with the driver, with ECC and with the operating
-//! system: the same A100 80GB prints 79.14 to 79.35 GiB across drivers, an RTX 6000 Ada 47.69 GiB
+//! system: the same A100 80GB prints 79.14 to 79.35 GiB across drivers, an RTX 6000 Ada 47.43 GiB
 //! with ECC off and 44.43 GiB with it on, an RTX 3060 11.76 GiB on Linux and 12.00 GiB under
-//! Windows. A card matches when one of its capacities (the Linux figure and its ECC and Windows
-//! variants) is within [`tolerance`] of the printed one. A card whose figure is the printed one
+//! Windows, and a T4 14.75 GiB on older drivers and 14.57 GiB on driver 535.183. A card matches
+//! when one of its capacities (the Linux figure and its ECC, Windows and newer-driver variants)
+//! is within [`tolerance`] of the printed one. A card whose figure is the printed one
 //! within its rounding alone is *exact*; when exactly one card is exact it is the card (with the
 //! matched figure as its capacity), and the others within the spread are named beside it; a card
 //! only within the spread is named, never taken. A Windows

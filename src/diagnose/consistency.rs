@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::message::{Format, OomMessage, Size};
+use super::message::{MessageFormat, OomMessage, Size};
 
 /// Something the numbers say about themselves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -86,19 +86,19 @@ pub(crate) fn check(m: &OomMessage) -> Vec<Finding> {
             });
         }
     }
-    if m.format == Format::Pytorch1 && above(m.allocated, m.reserved) {
+    if m.format == MessageFormat::Pytorch1 && above(m.allocated, m.reserved) {
         out.push(Finding::AllocatedAboveReserved {
             allocated: m.allocated.bytes,
             reserved: m.reserved.bytes,
         });
     }
-    if above(m.reserved, cap) && m.format != Format::Mps {
+    if above(m.reserved, cap) && m.format != MessageFormat::Mps {
         out.push(Finding::ReservedAboveCapacity {
             reserved: m.reserved.bytes,
             capacity: cap.bytes,
         });
     }
-    if let (Some(p), Format::Pytorch2) = (m.process, m.format) {
+    if let (Some(p), MessageFormat::Pytorch2) = (m.process, m.format) {
         if above(m.reserved, p) {
             out.push(Finding::ReservedAboveProcess {
                 reserved: m.reserved.bytes,

@@ -28,7 +28,7 @@ use super::message::{err, OomMessage, ParseError, ProcessLine, Size, Text};
 /// Which of PyTorch's message formats the text uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Format {
+pub(crate) enum MessageFormat {
     /// `(GPU 0; … total capacity; … already allocated; … free; … cached | reserved in total by
     /// PyTorch)`.
     Pytorch1,
@@ -117,7 +117,12 @@ pub(crate) fn read(t: &Text<'_>, at: usize) -> Result<OomMessage, ParseError> {
 }
 
 /// An empty message of `format` with the numbers every format prints.
-fn message(format: Format, versions: VersionRange, requested: Size, capacity: Size) -> OomMessage {
+fn message(
+    format: MessageFormat,
+    versions: VersionRange,
+    requested: Size,
+    capacity: Size,
+) -> OomMessage {
     let zero = Size {
         bytes: 0,
         tolerance: 0,
@@ -236,7 +241,7 @@ fn read_v1(t: &Text<'_>, requested: Size, open: usize) -> Result<OomMessage, Par
             ))
         }
     };
-    let mut m = message(Format::Pytorch1, versions, requested, capacity);
+    let mut m = message(MessageFormat::Pytorch1, versions, requested, capacity);
     m.hint = hint;
     m.gpu_index = gpu;
     m.free = free;
@@ -303,7 +308,7 @@ fn read_v2(t: &Text<'_>, requested: Size, from: usize) -> Result<OomMessage, Par
     } else {
         range("2.2", None, true, true)
     };
-    let mut m = message(Format::Pytorch2, versions, requested, capacity);
+    let mut m = message(MessageFormat::Pytorch2, versions, requested, capacity);
     m.hint = hint(t, unalloc_end);
     m.gpu_index = gpu_index;
     m.free = Some(free);
@@ -382,7 +387,7 @@ fn read_mps(t: &Text<'_>, at: usize) -> Result<OomMessage, ParseError> {
     let (max, _) = field("max allowed:")?;
     let (requested, end) = field("tried to allocate")?;
     let mut m = message(
-        Format::Mps,
+        MessageFormat::Mps,
         range("2.0", None, false, false),
         requested,
         max,

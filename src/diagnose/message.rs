@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-pub(crate) use super::formats::{Format, Hint, VersionRange};
+pub(crate) use super::formats::{Hint, MessageFormat, VersionRange};
 
 /// A size read from the message: the bytes it stands for and half its last printed digit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -38,7 +38,7 @@ pub(crate) struct ProcessLine {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OomMessage {
     /// The message format.
-    pub(crate) format: Format,
+    pub(crate) format: MessageFormat,
     /// The PyTorch versions that print this format, and the allocator settings they have.
     pub(crate) versions: VersionRange,
     /// The allocator setting the message itself suggests, if it prints one.

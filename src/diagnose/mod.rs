@@ -1,16 +1,16 @@
 //! `vramdoc diagnose`: explains a PyTorch CUDA out-of-memory message against a nanoGPT scenario.
 //!
 //! [`message`] reads the message's numbers and traceback, [`tensors`] names the tensor that failed
-//! and the phase, [`render`] writes the report (table, Markdown; JSON is [`Diagnosis`] itself).
+//! and the phase; [`crate::present`]'s `diagnosis_report` writes the report (table, Markdown;
+//! JSON is [`Diagnosis`] itself).
 //! The memory model is [`crate::estimate`]'s; the options are `estimate`'s, ranked the same way.
 
-mod advice;
-mod cards;
-mod consistency;
+pub(crate) mod advice;
+pub(crate) mod cards;
+pub(crate) mod consistency;
 mod formats;
 pub mod message;
 mod other_errors;
-mod render;
 mod snapshot;
 mod snapshot_report;
 pub(crate) mod tensors;
@@ -22,12 +22,13 @@ use serde::Serialize;
 
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{self, Estimate, GpuCatalog, Scenario, WhatIf};
+use crate::present::diagnosis_report;
 use crate::report::input;
 use crate::report::Format;
 pub(crate) use advice::Fragmentation;
-use cards::CardMatch;
+pub(crate) use cards::CardMatch;
 use consistency::Finding;
-use message::{Format as MessageFormat, OomMessage};
+use message::{MessageFormat, OomMessage};
 use tensors::Identified;
 
 /// Arguments of `vramdoc diagnose`.
@@ -58,8 +59,6 @@ pub struct DiagnoseArgs {
     #[command(flatten)]
     pub output: crate::report::OutputArgs,
 }
-
-pub(crate) use render::guide_block;
 
 /// The catalog id given to the card described only by the message's capacity.
 pub(crate) const MESSAGE_GPU: &str = "gpu-from-message";
@@ -205,8 +204,8 @@ pub fn report(args: &DiagnoseArgs) -> Result<String, Box<Diagnostic>> {
     }
     let loc = crate::report::localizer(&args.output.lang)?;
     Ok(match args.output.format {
-        Format::Markdown => render::markdown(&diagnosis, &loc),
-        _ => render::table(&diagnosis, &loc),
+        Format::Markdown => diagnosis_report::markdown(&diagnosis, &loc),
+        _ => diagnosis_report::table(&diagnosis, &loc),
     })
 }
 

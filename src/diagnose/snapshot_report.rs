@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::snapshot::{SmiGpu, SmiProcess, Snapshot};
 use crate::estimate::{Estimate, GpuCatalog};
 use crate::i18n::Localizer;
-use crate::report::render::aligned;
+use crate::present::table::{aligned, markdown_table, Align};
 use crate::report::Format;
 
 /// A readout with the scenario's estimate (the JSON output).
@@ -172,7 +172,7 @@ fn comparison(d: &SnapshotDiagnosis, loc: &Localizer) -> Vec<String> {
         }
     }];
     if e.gpu.is_some() {
-        lines.push(crate::report::render::verdict(e, loc));
+        lines.push(crate::present::verdict::estimate_verdict(e, loc));
     }
     lines
 }
@@ -192,15 +192,10 @@ pub(crate) fn render(
     let compare = comparison(d, loc);
     Ok(match format {
         Format::Markdown => {
-            let mut out = format!(
-                "## {}\n\n### {heading}\n\n| {} | {} |\n|:---|---:|\n",
-                loc.t("diag-snap-title"),
-                loc.t("diag-col-figure"),
-                loc.t("diag-col-size")
-            );
-            for (label, value) in rows {
-                out += &format!("| {} | {value} |\n", label.replace('|', "\\|"));
-            }
+            let header = [loc.t("diag-col-figure"), loc.t("diag-col-size")];
+            let rows: Vec<Vec<String>> = rows.into_iter().map(|(l, v)| vec![l, v]).collect();
+            let mut out = format!("## {}\n\n### {heading}\n\n", loc.t("diag-snap-title"));
+            out += &markdown_table(&header, &[Align::Left, Align::Right], &rows);
             out += &format!("\n{note}\n");
             if !compare.is_empty() {
                 out += &format!(

@@ -1,7 +1,7 @@
 //! `estimate_loss()`'s peak: a forward under `no_grad` at the eval micro-batch.
 
 use super::finetune::Training;
-use super::memory::{embedding_locals, tokens, weights, Dims, Precision, Totals};
+use super::memory::{embedding_locals, tokens, weights, MicroBatchShapes, Precision, Totals};
 use super::num::N;
 use super::scenario::Scenario;
 use super::train::loss_forward_logits;
@@ -28,7 +28,7 @@ use super::train::loss_forward_logits;
 ///   (`2·(V·h + 9h²)`).
 pub(crate) fn eval_peak(s: &Scenario, x: Precision, t: &Totals, optimizer: N) -> N {
     let b = s.eval_batch();
-    let d = Dims::at(s, b);
+    let d = MicroBatchShapes::at(s, b);
     let fixed = weights(s, x, t.params) + optimizer + tokens(s, b, 2) + embedding_locals(s, x, b);
     // Autocast caches the copies of trainable weights only (`memory::cached_copies`); a frozen
     // weight's copy lives while its matmul runs.

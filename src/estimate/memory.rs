@@ -218,58 +218,6 @@ pub(crate) fn setup(s: &Scenario, p: &params::Params) -> Setup {
     out
 }
 
-/// What sharding the training state among the DDP processes changes (`Scenario::sharding`), for
-/// `W` processes. Sources: PyTorch's `ZeroRedundancyOptimizer` and FSDP documentation, and
-/// Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion Parameter
-/// Models" (stage 1 partitions the optimizer state, stage 3 also the parameters and gradients).
-/// These terms are estimates, not replayed.
-/// - `zero1`: each process keeps the optimizer state of the whole tensors PyTorch's partition
-///   gives it (`optimizer_state::heaviest_rank`: sorted greedy, replayed against PyTorch); the
-///   heaviest rank decides. Weights, gradients and DDP's buckets stay whole.
-/// - `fsdp` (`FULL_SHARD`, one unit per transformer block and the root unit holding the
-///   embeddings, the final LayerNorm and the tied head): weights, gradients and optimizer state
-///   are `1/W` each (the causal-mask buffers stay whole) and there are no DDP buckets; while a
-///   unit computes, its parameters are gathered whole: the root, the running block and the next
-///   one (backward prefetch), plus one block's unsharded gradient before its reduce-scatter.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Sharded {
-    /// Bytes each moment no longer holds.
-    pub(crate) freed_weights: N,
-    pub(crate) freed_gradients: N,
-    pub(crate) freed_optimizer: N,
-    /// Bytes FSDP gathers while computing (counted with the weights).
-    pub(crate) gathered: N,
-}
-
-/// The [`Sharded`] change for a scenario whose weights, gradients (at the training peak) and
-/// optimizer state are `weights`, `gradients` and `optimizer` bytes.
-pub(crate) fn sharded(s: &Scenario, p: &params::Params, gradients: N, optimizer: N) -> Sharded {
-    let x = Precision::of(s);
-    let w = u128::from(s.ddp_world_size.max(1));
-    let part = |n: N| n - n / w;
-    match s.sharding {
-        super::Sharding::None => Sharded::default(),
-        super::Sharding::Optimizer => Sharded {
-            freed_optimizer: optimizer - super::optimizer_state::heaviest_rank(s, x),
-            ..Sharded::default()
-        },
-        super::Sharding::Full => {
-            let h = N::from(s.n_embd);
-            // One Block: c_attn 3h², attn c_proj h², c_fc 4h², mlp c_proj 4h², two LayerNorm
-            // weights 2h; with biases 3h + h + 4h + h + 2h = 11h more.
-            let block = h * h * 12 + h * 2 + h * 11 * N::from(s.bias);
-            let total = N::from(p.total);
-            let root = total - block * N::from(s.n_layer);
-            Sharded {
-                freed_weights: part(total * x.p),
-                freed_gradients: part(gradients),
-                freed_optimizer: part(optimizer),
-                gathered: (root + block * 3) * x.p,
-            }
-        }
-    }
-}
-
 /// Weights: `p·P`, plus the causal-mask buffer `p·s²` that every manual-attention block
 /// registers (`torch.tril(torch.ones(s, s))`, in the parameter dtype) when flash is off.
 pub(crate) fn weights(s: &Scenario, x: Precision, p_total: N) -> N {
@@ -547,7 +495,7 @@ pub(crate) fn tokens(s: &Scenario, b: u64, count: u128) -> N {
 
 /// Shapes of one micro-batch, in [`N`].
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Dims {
+pub(crate) struct MicroBatchShapes {
     /// `s·b·h`: one residual-stream-sized tensor, in elements.
     pub(crate) sbh: N,
     /// `s·b·V`: one logits-sized tensor.
@@ -556,11 +504,11 @@ pub(crate) struct Dims {
     pub(crate) scores: N,
 }
 
-impl Dims {
+impl MicroBatchShapes {
     /// The shapes at micro-batch `b`.
-    pub(crate) fn at(s: &Scenario, b: u64) -> Dims {
+    pub(crate) fn at(s: &Scenario, b: u64) -> MicroBatchShapes {
         let (seq, batch) = (N::from(s.block_size), N::from(b));
-        Dims {
+        MicroBatchShapes {
             sbh: seq * batch * N::from(s.n_embd),
             sbv: seq * batch * N::from(s.vocab_size),
             scores: N::from(s.n_head) * seq * seq * batch,

@@ -17,6 +17,7 @@ mod overhead;
 mod params;
 mod sample;
 mod scenario;
+mod sharding;
 mod train;
 mod whatif;
 
@@ -99,7 +100,7 @@ pub struct Bytes {
 /// Which phase sets the peak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub enum PeakPhase {
     /// A training step (forward, backward, optimizer step).
     Train,
     /// `estimate_loss()`.
@@ -191,7 +192,7 @@ pub struct Estimate {
     /// Memory figures.
     pub bytes: Bytes,
     /// Whether training or evaluation sets `peak`.
-    pub peak_phase: Phase,
+    pub peak_phase: PeakPhase,
     /// The moment of the training step at which `train_peak` occurs.
     pub train_peak_moment: TrainMoment,
     /// Sequences per optimizer step, for the whole job: `batch_size · gradient_accumulation_steps`
@@ -305,7 +306,8 @@ impl Moments {
     }
 
     /// The moments once the training state is sharded among the DDP processes
-    /// (`memory::sharded`): FSDP replaces DDP's buckets. An eval-only run holds no gradients or
+    /// (`sharding::sharded`): FSDP replaces DDP's buckets, and its root unit holds the tied
+    /// weight's gradient whole during the backward. An eval-only run holds no gradients or
     /// optimizer state to split.
     fn sharded(
         mut self,
@@ -319,7 +321,7 @@ impl Moments {
         } else {
             (m.train.gradients, m.train.optimizer)
         };
-        let shard = memory::sharded(process, params, grads, optimizer);
+        let shard = sharding::sharded(process, params, self.train_moment, grads, optimizer);
         if process.sharding == Sharding::None {
             return self;
         }
@@ -330,7 +332,8 @@ impl Moments {
         };
         let train = &mut self.train;
         train.weights = train.weights + shard.gathered - shard.freed_weights;
-        train.gradients = train.gradients - shard.freed_gradients - no_buckets;
+        train.gradients =
+            train.gradients - shard.freed_gradients - no_buckets + shard.root_gradient;
         train.optimizer = train.optimizer - shard.freed_optimizer;
         // Evaluations hold the weights (and, after the first step, the optimizer state).
         let evals =
@@ -347,15 +350,15 @@ impl Moments {
 
     /// The largest of the training step (not for an eval-only run), the evaluations and the
     /// checkpoint load, and its phase; the earliest wins a tie.
-    fn peak(&self, setup: &memory::Setup, eval_only: bool) -> (N, Phase) {
+    fn peak(&self, setup: &memory::Setup, eval_only: bool) -> (N, PeakPhase) {
         let candidates = [
-            (self.train.sum(), Phase::Train),
-            (self.eval, Phase::Eval),
-            (self.eval_first, Phase::Eval),
-            (setup.load_peak, Phase::Load),
+            (self.train.sum(), PeakPhase::Train),
+            (self.eval, PeakPhase::Eval),
+            (self.eval_first, PeakPhase::Eval),
+            (setup.load_peak, PeakPhase::Load),
         ];
         candidates.into_iter().skip(usize::from(eval_only)).fold(
-            (N::ZERO, Phase::Train),
+            (N::ZERO, PeakPhase::Train),
             |best, c| if c.0 > best.0 { c } else { best },
         )
     }

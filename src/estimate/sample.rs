@@ -202,7 +202,7 @@ pub fn estimate_sampling(
     } else {
         N::ZERO
     };
-    let dims = Dims::of(&model, run, x);
+    let dims = SamplingSizes::of(&model, run, x);
     let forward = dims.forward_moment();
     let next = dims.next_token_moment();
     let (moment, at_peak) = if forward.total() >= next.total() {
@@ -297,7 +297,7 @@ impl Beside {
 
 /// The sizes the stages are made of, at the last new token of the last sample (the longest
 /// context, the longest sequence and every leftover of earlier tokens and samples).
-struct Dims {
+struct SamplingSizes {
     /// Longest context `t`, width `h`, heads `a`, vocabulary `V`, top-k `k`.
     t: N,
     h: N,
@@ -318,11 +318,11 @@ struct Dims {
     repeated: bool,
 }
 
-impl Dims {
-    fn of(m: &Scenario, run: &Sampling, x: Precision) -> Dims {
+impl SamplingSizes {
+    fn of(m: &Scenario, run: &Sampling, x: Precision) -> SamplingSizes {
         let block = N::from(m.block_size);
         let longest = N::from(run.prompt_tokens) + N::from(run.max_new_tokens) - N::from(1u64);
-        Dims {
+        SamplingSizes {
             t: if longest < block { longest } else { block },
             h: N::from(m.n_embd),
             a: N::from(m.n_head),
@@ -369,7 +369,7 @@ impl Dims {
     /// Alive throughout: `tok_emb` and `pos_emb` (fp32, `8th`: locals of `forward`), the block's
     /// input and the residual after attention (fp32, `4th` each), the LayerNorm's output (fp32,
     /// `4th`). The MLP at GELU adds `c_fc`'s output and GELU's (`4h` wide each): `(20 + 8c)·th`.
-    /// Without flash, the attention scores (`a·t²`) may weigh more; see [`Dims::attention`].
+    /// Without flash, the attention scores (`a·t²`) may weigh more; see [`SamplingSizes::attention`].
     fn forward_moment(&self) -> Beside {
         let th = self.t * self.h;
         let mlp = th * 20 + th * self.c * 8;

@@ -8,7 +8,8 @@
 use super::finetune::{LoraTarget, Training};
 use super::memory::{
     autocast_copies, backward_tokens, block_half_bytes, embedding_locals, final_saved,
-    layer_half_bytes, tokens, weights, Components, Dims, Precision, Totals, TrainMoment,
+    layer_half_bytes, tokens, weights, Components, MicroBatchShapes, Precision, Totals,
+    TrainMoment,
 };
 use super::num::N;
 use super::scenario::Scenario;
@@ -91,7 +92,7 @@ struct Step<'a> {
     /// The micro-batch.
     b: u64,
     /// Its tensor shapes.
-    d: Dims,
+    d: MicroBatchShapes,
     /// What trains.
     train: Training,
     /// Whether `.grad` survives between micro-steps (`gradient_accumulation_steps >= 2`).
@@ -112,7 +113,7 @@ impl<'a> Step<'a> {
     /// The shared terms, and cross-entropy's backward from them.
     fn of(s: &'a Scenario, x: Precision, t: &Totals) -> Step<'a> {
         let b = s.batch_size;
-        let d = Dims::at(s, b);
+        let d = MicroBatchShapes::at(s, b);
         let l = N::from(s.n_layer);
         let full_grads = t.trainable * x.p;
         let accumulating = s.gradient_accumulation_steps >= 2;

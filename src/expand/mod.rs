@@ -18,11 +18,12 @@ mod tables;
 use std::path::Path;
 use std::sync::Arc;
 
-use fluent_bundle::FluentValue;
 use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
 use crate::i18n::Localizer;
+use crate::present;
+pub(crate) use crate::present::html::{escape_text, figure};
 pub use answer::ShortAnswer;
 pub(crate) use answer::{add_targets as add_answer_targets, short_answer};
 pub use charts::{chart_picture, narrow_name as narrow_chart_name, ChartCache};
@@ -212,7 +213,10 @@ fn eval_path(
         sibling.pop();
         sibling.push("verdict".to_owned());
         if let Ok(Value::String(state)) = data.lookup(&sibling, ctx.catalog) {
-            return Ok(verdict_state(ctx.loc, &state));
+            return Ok(present::verdict_name(
+                present::verdict_of_state(&state),
+                ctx.loc,
+            ));
         }
     }
     format_value(&v, filter, ctx.loc, &path.join("."))
@@ -328,7 +332,7 @@ fn diagnosis(data: &GuideData, ctx: &ExpandContext<'_>) -> Result<String, String
         crate::diagnose::message::parse(text).map_err(|e| format!("front matter `error:`: {e}"))?;
     let d = crate::diagnose::with_scenario(m, data.scenario.clone(), ctx.catalog)
         .map_err(|e| e.to_string())?;
-    Ok(crate::diagnose::guide_block(&d, ctx.loc))
+    Ok(crate::present::diagnosis_report::guide_block(&d, ctx.loc))
 }
 
 /// The positional count and named arguments each function takes.
@@ -430,10 +434,14 @@ fn format_value(
             _ => Ok(loc.int(unsigned()?)),
         },
         (Some("count"), _) => Ok(loc.count(unsigned()?)),
-        (Some("verdict") | None, Value::Bool(b)) => Ok(verdict(loc, *b)),
-        (Some("verdict"), Value::String(state)) => Ok(verdict_state(loc, state)),
+        (Some("verdict") | None, Value::Bool(b)) => {
+            Ok(present::verdict_name(present::verdict_of_fits(*b), loc))
+        }
+        (Some("verdict"), Value::String(state)) => {
+            Ok(present::verdict_name(present::verdict_of_state(state), loc))
+        }
         (None, Value::String(state)) if name == "verdict" || name.ends_with(".verdict") => {
-            Ok(verdict_state(loc, state))
+            Ok(present::verdict_name(present::verdict_of_state(state), loc))
         }
         (Some("verdict"), _) => Err(format!(
             "`verdict` needs a true/false value such as `fits`, not `{name}`"
@@ -451,41 +459,4 @@ fn format_value(
             "unknown filter `{f}` (known: bytes, gib, mib, int, count, verdict)"
         )),
     }
-}
-
-/// Text from data (GPU names from a site's catalog, scenario values) made safe to put into
-/// Markdown: HTML's special characters become entities, so they show as written.
-pub(crate) fn escape_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    crate::markdown::escape_html(&mut out, text);
-    out
-}
-
-/// A byte figure with the exact count in its `title`.
-pub(crate) fn figure(loc: &Localizer, bytes: u64, shown: String) -> String {
-    let exact = loc.t_args(
-        "exact-bytes",
-        &[("bytes", FluentValue::from(loc.int(bytes)))],
-    );
-    format!("<span class=\"figure\" title=\"{exact}\">{shown}</span>")
-}
-
-/// The four-state verdict (`fits`, `tight`, `unlikely`, `does_not_fit`, as the estimate's
-/// JSON spells it) in the page's language.
-pub(crate) fn verdict_state(loc: &Localizer, state: &str) -> String {
-    loc.t(match state {
-        "fits" => "verdict-fits",
-        "tight" => "verdict-tight",
-        "unlikely" => "verdict-unlikely",
-        _ => "verdict-no-fit",
-    })
-}
-
-/// "fits" / "does not fit" in the page's language.
-pub(crate) fn verdict(loc: &Localizer, fits: bool) -> String {
-    loc.t(if fits {
-        "verdict-fits"
-    } else {
-        "verdict-no-fit"
-    })
 }

@@ -1,593 +1,73 @@
-//! The rows an estimate is shown as, with their localized labels: one set of row builders and one
-//! set of Fluent keys (`locales/*/estimate.ftl`) for `vramdoc estimate`'s table and Markdown, the
-//! guides' tables and the charts, so that they name the same things the same way.
+//! How results are shown: labels, verdict words, units and tables for `vramdoc estimate`,
+//! `vramdoc diagnose` and the guides' blocks, in every locale. The commands and the page expander
+//! compute; this module turns what they computed into text. It reads the estimator's and the
+//! diagnosis's types, the locale bundles and Markdown's escaping, and nothing of its callers
+//! (`callers_stay_outside` checks the `use` lines): no clap, no site, no expander, no terminal.
+//!
+//! - [`rows`]: the rows an estimate is shown as (memory lines, option rows) and their labels.
+//! - [`verdict`]: the verdict in words, every form it takes (name, table cell, sentence, note).
+//! - [`table`]: the table writers, one per format (terminal text, Markdown).
+//! - [`text`]: terminal text measure (wide characters, wrapping).
+//! - [`html`]: data escaped for a page, byte figures carrying their exact count.
+//! - [`guide_tables`]: a guide's breakdown, parameter and options tables.
+//! - [`short_answer`]: the short answer under a guide's title.
+//! - [`estimate_report`]: `vramdoc estimate`'s table and Markdown for a training run.
+//! - [`sample_report`]: the same for a sampling run (nanoGPT's `sample.py`).
+//! - [`diagnosis_report`]: `vramdoc diagnose`'s table and Markdown, and the guide block
+//!   `{{ diagnosis() }}`.
 
-use fluent_bundle::FluentValue;
+pub(crate) mod diagnosis_report;
+pub(crate) mod estimate_report;
+pub(crate) mod guide_tables;
+pub(crate) mod html;
+pub(crate) mod rows;
+pub(crate) mod sample_report;
+pub(crate) mod short_answer;
+pub(crate) mod table;
+pub(crate) mod text;
+pub(crate) mod verdict;
 
-use crate::estimate::{
-    Change, Dtype, Estimate, Optimizer, Phase, Scenario, Verdict, WhatIf, WhatIfKind,
-};
-use crate::i18n::Localizer;
-
-/// One line of the memory breakdown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Line {
-    /// The parameters, in their storage dtype.
-    Weights,
-    /// The `.grad` tensors.
-    Gradients,
-    /// The optimizer state.
-    Optimizer,
-    /// Autocast's 16-bit weight copies.
-    Autocast,
-    /// Activations saved for backward.
-    Activations,
-    /// The s·b·V logits terms.
-    Logits,
-    /// The training step's peak.
-    TrainPeak,
-    /// `estimate_loss()`'s peak.
-    EvalPeak,
-    /// The larger of the two peaks, with its phase.
-    Peak,
-    /// CUDA context, cuBLAS workspace and allocator slack.
-    Overhead,
-    /// What nvidia-smi shows.
-    Total,
-    /// The total with the overhead at its low and high ends.
-    TotalRange,
-    /// Memory other programs hold on the card.
-    OtherProcesses,
-}
-
-impl Line {
-    /// The components whose sum is the training peak, in display order.
-    pub(crate) const COMPONENTS: [Line; 6] = [
-        Line::Weights,
-        Line::Gradients,
-        Line::Optimizer,
-        Line::Autocast,
-        Line::Activations,
-        Line::Logits,
-    ];
-
-    /// Whether the line is one of the [`Line::COMPONENTS`].
-    pub(crate) fn is_component(self) -> bool {
-        Line::COMPONENTS.contains(&self)
-    }
-
-    /// The line's message key.
-    pub(crate) fn key(self) -> &'static str {
-        match self {
-            Line::Weights => "est-weights",
-            Line::Gradients => "est-gradients",
-            Line::Optimizer => "est-optimizer",
-            Line::Autocast => "est-autocast",
-            Line::Activations => "est-activations",
-            Line::Logits => "est-logits",
-            Line::TrainPeak => "est-train-peak",
-            Line::EvalPeak => "est-eval-peak",
-            Line::Peak => "est-peak",
-            Line::Overhead => "est-overhead",
-            Line::Total => "est-total",
-            Line::TotalRange => "est-total-range",
-            Line::OtherProcesses => "est-other-processes",
-        }
-    }
-
-    /// The line's label for scenario `s` whose peak is in `phase`, in `loc`'s language.
-    pub(crate) fn label(self, s: &Scenario, phase: Phase, loc: &Localizer) -> String {
-        let with = |name: &'static str, v: String| loc.t_args(self.key(), &[(name, v.into())]);
-        match self {
-            Line::Weights => with("dtype", weights_dtype(s).to_owned()),
-            Line::Optimizer => with("optimizer", optimizer_name(s.optimizer).to_owned()),
-            Line::Peak => with(
-                "phase",
-                loc.t(match phase {
-                    Phase::Train => "est-phase-train",
-                    Phase::Eval => "est-phase-eval",
-                    Phase::Load => "est-phase-load",
-                }),
-            ),
-            _ => loc.t(self.key()),
-        }
-    }
-}
-
-/// The dtype the parameters are stored in: fp32, or bf16 with `pure_bf16`.
-fn weights_dtype(s: &Scenario) -> &'static str {
-    if s.pure_bf16 {
-        "bf16"
-    } else {
-        "fp32"
-    }
-}
-
-/// The optimizer's display name.
-fn optimizer_name(o: Optimizer) -> &'static str {
-    match o {
-        Optimizer::Adamw => "AdamW",
-        Optimizer::Adamw8bit => "AdamW 8-bit",
-        Optimizer::Sgd => "SGD + momentum",
-    }
-}
-
-/// One row of the memory breakdown: its line, label and bytes (`low..=high` for the range).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct MemoryRow {
-    /// Which line.
-    pub(crate) line: Line,
-    /// Its label in the reader's language.
-    pub(crate) label: String,
-    /// Its bytes (the low end for [`Line::TotalRange`]).
-    pub(crate) bytes: u64,
-    /// The high end for [`Line::TotalRange`], else `bytes`.
-    pub(crate) high: u64,
-}
-
-/// The breakdown of `e`: the six components, then the peaks, overhead, total, its range and (when
-/// set) other programs' memory.
-pub(crate) fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
-    let b = &e.bytes;
-    let mut lines = vec![
-        (Line::Weights, b.weights),
-        (Line::Gradients, b.gradients),
-        (Line::Optimizer, b.optimizer),
-        (Line::Autocast, b.autocast_weights),
-        (Line::Activations, b.activations),
-        (Line::Logits, b.logits),
-        (Line::TrainPeak, b.train_peak),
-        (Line::EvalPeak, b.eval_peak),
-        (Line::Peak, b.peak),
-        (Line::Overhead, b.overhead),
-        (Line::Total, b.total),
-        (Line::TotalRange, b.total_low),
-    ];
-    if b.other_processes > 0 {
-        lines.push((Line::OtherProcesses, b.other_processes));
-    }
-    lines
-        .into_iter()
-        .map(|(line, bytes)| MemoryRow {
-            line,
-            label: line.label(&e.scenario, e.peak_phase, loc),
-            bytes,
-            high: if line == Line::TotalRange {
-                b.total_high
-            } else {
-                bytes
-            },
-        })
-        .collect()
-}
-
-/// The scenario keys nanoGPT's `train.py` has no setting for: changing one is a code change
-/// (checkpointing, the 8-bit optimizer, a separate evaluation batch, pure bf16 weights, frozen
-/// embeddings, LoRA adapters) or, for `flash`, a PyTorch with `scaled_dot_product_attention`
-/// (2.0 or later). `gpu`, `vocab_size` and `other_processes` describe the run's surroundings and
-/// need neither.
-pub(crate) const CODE_KEYS: [&str; 10] = [
-    "sharding",
-    "gradient_as_bucket_view",
-    "grad_checkpoint",
-    "optimizer",
-    "eval_batch_size",
-    "pure_bf16",
-    "flash",
-    "freeze_embeddings",
-    "lora_rank",
-    "lora_targets",
-];
-
-/// Scenario keys whose values are strings (quoted in a Python config file).
-const STRING_KEYS: [&str; 5] = ["dtype", "optimizer", "gpu", "sharding", "lora_targets"];
-
-/// A change as a line of a nanoGPT config file: `compile = False`, `dtype = 'bfloat16'`.
-pub(crate) fn config_line(c: &Change) -> String {
-    if STRING_KEYS.contains(&c.key.as_str()) && c.value != "None" {
-        format!("{} = '{}'", c.key, c.value)
-    } else {
-        format!("{} = {}", c.key, c.value)
-    }
-}
-
-/// A change as a command-line override of `train.py`: `--compile=False`, `--dtype=bfloat16`.
-pub(crate) fn flag(c: &Change) -> String {
-    format!("--{}={}", c.key, c.value)
-}
-
-/// Whether a change needs a code change, not just a setting nanoGPT reads ([`CODE_KEYS`]).
-pub(crate) fn needs_code(c: &Change) -> bool {
-    CODE_KEYS.contains(&c.key.as_str())
-}
-
-/// One row of an options table: one distinct change, with every name it goes by.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct OptionRow {
-    /// The name of the first option that makes this change, in the reader's language.
-    pub(crate) label: String,
-    /// The names of the later options that make the same change (merged into this row).
-    pub(crate) also: Vec<String>,
-    /// The changed keys.
-    pub(crate) changes: Vec<Change>,
-    /// Whether training itself changes (hyper-parameters, numerics or model).
-    pub(crate) changes_training: bool,
-    /// Whether some change is not a nanoGPT setting but a code change.
-    pub(crate) needs_code: bool,
-    /// Its total (nvidia-smi) bytes.
-    pub(crate) total: u64,
-    /// Its total with the overhead at the low end.
-    pub(crate) total_low: u64,
-    /// Its total with the overhead at the high end.
-    pub(crate) total_high: u64,
-    /// Base total minus its total (negative: it needs more).
-    pub(crate) saving: i64,
-    /// Its verdict against the scenario's GPU, if one is named.
-    pub(crate) verdict: Option<Verdict>,
-    /// Sequences per optimizer step.
-    pub(crate) effective_batch: u64,
-    /// Tokens per optimizer step.
-    pub(crate) tokens_per_step: u64,
-}
-
-/// A named variant of a guide's scenario, as an options table lists it.
-pub(crate) struct NamedVariant<'a> {
-    /// Its label in the page's language.
-    pub(crate) label: &'a str,
-    /// Its estimate.
-    pub(crate) estimate: &'a Estimate,
-}
-
-/// The options table's rows: the `variants`, then the what-ifs `options` of `base`, one row per
-/// distinct change (the names of options making the same change are merged into one label).
-pub(crate) fn option_rows(
-    base: &Estimate,
-    variants: &[NamedVariant<'_>],
-    options: &[WhatIf],
-    loc: &Localizer,
-) -> Vec<OptionRow> {
-    let candidates = variants
-        .iter()
-        .map(|v| {
-            let e = v.estimate;
-            let changes = crate::estimate::changes_between(&base.scenario, &e.scenario);
-            OptionRow {
-                label: v.label.to_owned(),
-                also: Vec::new(),
-                changes_training: changes
-                    .iter()
-                    .any(|c| changes_training_key(&c.key, &base.scenario, &e.scenario)),
-                needs_code: changes.iter().any(needs_code),
-                changes,
-                total: e.bytes.total,
-                total_low: e.bytes.total_low,
-                total_high: e.bytes.total_high,
-                saving: base.bytes.total as i64 - e.bytes.total as i64,
-                verdict: e.verdict,
-                effective_batch: e.effective_batch,
-                tokens_per_step: e.tokens_per_step,
-            }
-        })
-        .chain(options.iter().map(|o| OptionRow::of(o, loc)));
-    merge(candidates)
-}
-
-/// One row per distinct change, in first-seen order: a row making the same change as an earlier
-/// one adds its name to that row's `also` (said under the table, [`merged_notes`]) and its
-/// "changes training" mark. A row keeps one label, so a table cell never glues names together.
-pub(crate) fn merge(candidates: impl IntoIterator<Item = OptionRow>) -> Vec<OptionRow> {
-    let mut rows: Vec<OptionRow> = Vec::new();
-    for row in candidates {
-        let same = |r: &&mut OptionRow| {
-            r.changes.len() == row.changes.len()
-                && row.changes.iter().all(|c| r.changes.contains(c))
-        };
-        match rows.iter_mut().find(same) {
-            Some(r) => {
-                if r.label != row.label && !r.also.contains(&row.label) {
-                    r.also.push(row.label);
-                }
-                r.changes_training |= row.changes_training;
-            }
-            None => rows.push(row),
-        }
-    }
-    rows
-}
-
-/// Whether changing `key` from `a` to `b` changes training, as the what-ifs judge it: the
-/// micro-batch split of one effective batch, the evaluation batch, flash attention, checkpointing
-/// and the other-programs figure do not; anything else does.
-fn changes_training_key(key: &str, a: &Scenario, b: &Scenario) -> bool {
-    match key {
-        "batch_size" | "gradient_accumulation_steps" => {
-            a.batch_size.saturating_mul(a.gradient_accumulation_steps)
-                != b.batch_size.saturating_mul(b.gradient_accumulation_steps)
-        }
-        "eval_batch_size" | "flash" | "grad_checkpoint" | "gpu" | "other_processes" | "compile" => {
-            false
-        }
-        _ => true,
-    }
-}
-
-/// The message key of a what-if's label: per kind, and for a float16 switch its own.
-pub fn option_key(kind: WhatIfKind, dtype: Dtype) -> String {
-    match (kind, dtype) {
-        (WhatIfKind::Dtype, Dtype::Float16) => "est-opt-dtype_fp16".to_owned(),
-        _ => {
-            let name = serde_json::to_value(kind).ok();
-            format!(
-                "est-opt-{}",
-                name.as_ref().and_then(|v| v.as_str()).unwrap_or_default()
-            )
-        }
-    }
-}
-
-/// A what-if's label in `loc`'s language, without markers.
-pub(crate) fn option_label(o: &WhatIf, loc: &Localizer) -> String {
-    let key = option_key(o.kind, o.scenario.dtype);
-    match (o.extra_compute_pct, o.kind) {
-        (Some(pct), _) => loc.t_args(
-            &key,
-            &[("pct", FluentValue::from(loc.percent(pct / 100.0)))],
-        ),
-        (None, WhatIfKind::NEmbd | WhatIfKind::NLayer) => loc.t_args(
-            &key,
-            &[("params", FluentValue::from(loc.count(o.params_total)))],
-        ),
-        (_, WhatIfKind::Lora) => loc.t_args(
-            &key,
-            &[
-                ("rank", FluentValue::from(loc.int(o.scenario.lora_rank))),
-                (
-                    "targets",
-                    FluentValue::from(o.scenario.lora_targets.display()),
-                ),
-            ],
-        ),
-        _ => loc.t(&key),
-    }
-}
-
-impl OptionRow {
-    /// The row of one what-if, on its own.
-    pub(crate) fn of(o: &WhatIf, loc: &Localizer) -> OptionRow {
-        OptionRow {
-            label: option_label(o, loc),
-            also: Vec::new(),
-            changes: o.changes.clone(),
-            changes_training: o.changes_training,
-            needs_code: o.changes.iter().any(needs_code),
-            total: o.total,
-            total_low: o.total_low,
-            total_high: o.total_high,
-            saving: o.saving_bytes,
-            verdict: o.verdict,
-            effective_batch: o.effective_batch,
-            tokens_per_step: o.effective_batch.saturating_mul(o.scenario.block_size),
-        }
-    }
-
-    /// The label with its markers: † changes training, ‡ needs a code change.
-    pub(crate) fn marked_label(&self) -> String {
-        let mut label = self.label.clone();
-        if self.changes_training {
-            label += " †";
-        }
-        if self.needs_code {
-            label += " ‡";
-        }
-        label
-    }
-
-    /// The saving in `loc`'s language: the bytes saved, "—" for none, or how much more it needs.
-    pub(crate) fn saving_text(&self, loc: &Localizer) -> String {
-        match self.saving {
-            s if s > 0 => loc.bytes(s.unsigned_abs()),
-            0 => "—".to_owned(),
-            s => loc.t_args(
-                "est-saving-more",
-                &[("bytes", FluentValue::from(loc.bytes(s.unsigned_abs())))],
-            ),
-        }
-    }
-
-    /// The verdict in words, with the range of the total when only part of it fits; "—"
-    /// without a GPU.
-    pub(crate) fn verdict_text(&self, loc: &Localizer) -> String {
-        verdict_word(self.verdict, self.total_low, self.total_high, loc)
-    }
-
-    /// The effective batch in sequences, with the tokens per step when they differ from the
-    /// base's while the sequences do not (a shorter context hides behind the same sequences).
-    pub(crate) fn batch_text(&self, base: &Estimate, loc: &Localizer) -> String {
-        if self.effective_batch == base.effective_batch
-            && self.tokens_per_step != base.tokens_per_step
-        {
-            loc.t_args(
-                "est-batch-tokens",
-                &[
-                    (
-                        "sequences",
-                        FluentValue::from(loc.int(self.effective_batch)),
-                    ),
-                    ("tokens", FluentValue::from(loc.int(self.tokens_per_step))),
-                ],
-            )
-        } else {
-            loc.int(self.effective_batch)
-        }
-    }
-}
-
-/// A verdict in words (`verdict-fits`, `verdict-tight`, `verdict-unlikely`, `verdict-no-fit`),
-/// with the total's low–high range when only part of it fits; "—" when there is none.
-pub(crate) fn verdict_word(v: Option<Verdict>, low: u64, high: u64, loc: &Localizer) -> String {
-    let Some(v) = v else {
-        return "—".to_owned();
-    };
-    let word = verdict_name(v, loc);
-    match v {
-        Verdict::Tight | Verdict::Unlikely => loc.t_args(
-            "est-verdict-with-range",
-            &[
-                ("verdict", FluentValue::from(word)),
-                ("range", FluentValue::from(loc.byte_range(low, high))),
-            ],
-        ),
-        Verdict::Fits | Verdict::DoesNotFit => word,
-    }
-}
-
-/// The message key of a verdict's name: one word (or phrase) per state, the same in the CLI,
-/// the tables, the charts and the guides' prose.
-pub(crate) fn verdict_key(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Fits => "verdict-fits",
-        Verdict::Tight => "verdict-tight",
-        Verdict::Unlikely => "verdict-unlikely",
-        Verdict::DoesNotFit => "verdict-no-fit",
-    }
-}
-
-/// A verdict's name in `loc`'s language.
-pub(crate) fn verdict_name(v: Verdict, loc: &Localizer) -> String {
-    loc.t(verdict_key(v))
-}
-
-/// The footnotes explaining the markers the rows use: `† est-changes-training`, then `‡
-/// est-needs-code` followed by what each code change of these rows needs (`est-code-<key>`,
-/// one note per changed key, so LoRA's row is not told about PyTorch 2.0).
-pub(crate) fn footnotes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
-    let mut notes = Vec::new();
-    if rows.iter().any(|r| r.changes_training) {
-        notes.push(format!("† {}", loc.t("est-changes-training")));
-    }
-    let mut keys: Vec<&str> = Vec::new();
-    for key in CODE_KEYS {
-        let note_key = code_note_key(key);
-        let used = rows
-            .iter()
-            .any(|r| r.needs_code && r.changes.iter().any(|c| c.key == key));
-        if used && !keys.contains(&note_key) {
-            keys.push(note_key);
-        }
-    }
-    if !keys.is_empty() {
-        let each: Vec<String> = keys.iter().map(|k| loc.t(k)).collect();
-        let sep = if loc.lang().starts_with("zh") {
-            "；"
-        } else {
-            "; "
-        };
-        // Chinese runs sentences together; the other languages put a space between them.
-        let (space, stop) = if loc.lang().starts_with("zh") {
-            ("", "。")
-        } else {
-            (" ", ".")
-        };
-        notes.push(format!(
-            "‡ {}{space}{}{stop}",
-            loc.t("est-needs-code"),
-            each.join(sep)
-        ));
-    }
-    notes
-}
-
-/// The message key of what a code change of `key` needs; LoRA's two keys share one.
-fn code_note_key(key: &str) -> &'static str {
-    match key {
-        "sharding" => "est-code-sharding",
-        "grad_checkpoint" => "est-code-grad_checkpoint",
-        "optimizer" => "est-code-optimizer",
-        "eval_batch_size" => "est-code-eval_batch_size",
-        "pure_bf16" => "est-code-pure_bf16",
-        "flash" => "est-code-flash",
-        "freeze_embeddings" => "est-code-freeze_embeddings",
-        _ => "est-code-lora",
-    }
-}
-
-/// One note per row that merges several options: "“A” is also: “B”, “C”." (`est-merged`).
-pub(crate) fn merged_notes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
-    rows.iter()
-        .filter(|r| !r.also.is_empty())
-        .map(|r| {
-            let others: Vec<String> = r
-                .also
-                .iter()
-                .map(|a| loc.t_args("est-quoted", &[("text", FluentValue::from(a.clone()))]))
-                .collect();
-            let sep = if loc.lang().starts_with("zh") {
-                "、"
-            } else {
-                ", "
-            };
-            loc.t_args(
-                "est-merged",
-                &[
-                    ("label", FluentValue::from(r.label.clone())),
-                    ("others", FluentValue::from(others.join(sep))),
-                ],
-            )
-        })
-        .collect()
-}
-
-/// Every message key the rows build at run time (each must exist in every locale).
-pub(crate) fn runtime_message_keys() -> Vec<String> {
-    let mut keys: Vec<String> = [
-        Line::COMPONENTS.as_slice(),
-        &[
-            Line::TrainPeak,
-            Line::EvalPeak,
-            Line::Peak,
-            Line::Overhead,
-            Line::Total,
-            Line::TotalRange,
-            Line::OtherProcesses,
-        ],
-    ]
-    .concat()
-    .into_iter()
-    .map(|l| l.key().to_owned())
-    .collect();
-    for kind in WhatIfKind::ALL {
-        for dtype in [Dtype::Float32, Dtype::Bfloat16, Dtype::Float16] {
-            keys.push(option_key(kind, dtype));
-        }
-    }
-    keys.extend(
-        [
-            "est-phase-train",
-            "est-phase-eval",
-            "est-saving-more",
-            "est-batch-tokens",
-            "verdict-fits",
-            "verdict-tight",
-            "verdict-unlikely",
-            "verdict-no-fit",
-            "verdict-label",
-            "verdict-rule",
-            "est-verdict-with-range",
-            "est-changes-training",
-            "est-needs-code",
-            "est-merged",
-            "est-quoted",
-            "est-trainable",
-            "est-trainable-frozen-value",
-            "est-trainable-lora-value",
-        ]
-        .map(str::to_owned),
-    );
-    keys.extend(CODE_KEYS.iter().map(|k| code_note_key(k).to_owned()));
-    keys.sort();
-    keys.dedup();
-    keys
-}
+pub use rows::option_key;
+pub(crate) use rows::*;
+pub(crate) use verdict::{verdict_name, verdict_of_fits, verdict_of_state};
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    /// The modules `present` may name: what it shows (the estimator's and the diagnosis's types),
+    /// how (locales, Markdown escaping) and itself.
+    const ALLOWED: [&str; 5] = ["estimate", "diagnose", "i18n", "markdown", "present"];
+
+    #[test]
+    fn callers_stay_outside() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/present");
+        let mut files = vec![dir.join("rows/tests.rs")];
+        for entry in std::fs::read_dir(&dir).expect("read src/present").flatten() {
+            if entry.path().extension().is_some_and(|e| e == "rs") {
+                files.push(entry.path());
+            }
+        }
+        assert!(files.len() > 10, "the sources were not found: {files:?}");
+        // Spelt in two pieces so that this test's own text does not match.
+        let clap = ["clap", "::"].concat();
+        let mut wrong = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).expect("read a source file");
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if code.contains(&clap) {
+                    wrong.push(format!("{}:{}: {clap}", file.display(), n + 1));
+                }
+                for (i, _) in code.match_indices("crate::") {
+                    let name: String = code[i + "crate::".len()..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if !name.is_empty() && !ALLOWED.contains(&name.as_str()) {
+                        wrong.push(format!("{}:{}: crate::{name}", file.display(), n + 1));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "present names its callers: {wrong:#?}");
+    }
+}

@@ -2,21 +2,20 @@
 //! as Markdown or as JSON.
 //!
 //! The estimator itself is pure ([`crate::estimate`]); this module reads the inputs
-//! ([`input`]), and formats the results ([`render`], localized through [`crate::i18n`]).
+//! ([`input`]); [`crate::present`] formats the results (`estimate_report`, `sample_report`).
 
 mod artifacts;
 pub(crate) mod input;
 mod nanogpt;
 mod pickle;
 mod pyconfig;
-pub(crate) mod render;
-mod sample;
 
 use std::path::PathBuf;
 
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{self, GpuCatalog};
 use crate::i18n::Localizer;
+use crate::present::{estimate_report, sample_report};
 
 /// The flags `vramdoc estimate` and `vramdoc diagnose` share: how to print, in which language,
 /// and extra GPUs for the catalog.
@@ -370,11 +369,11 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
                 serde_json::to_string_pretty(&est).map_err(|e| Diagnostic::error(e.to_string()))?
                     + "\n"
             }
-            Format::Markdown => sample::markdown(&est, &localizer(&args.lang)?),
-            Format::Table => sample::table(
+            Format::Markdown => sample_report::markdown(&est, &localizer(&args.lang)?),
+            Format::Table => sample_report::table(
                 &est,
                 &localizer(&args.lang)?,
-                &sample::ignored(&est, &loaded.ignored),
+                &sample_report::ignored(&est, &loaded.ignored),
             ),
         };
         return Ok((text, notes));
@@ -394,8 +393,8 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     }
     let loc = localizer(&args.lang)?;
     let text = match args.format {
-        Format::Markdown => render::markdown(&est, &options, &loc),
-        _ => render::table(&est, &options, &loc, &loaded.ignored),
+        Format::Markdown => estimate_report::markdown(&est, &options, &loc),
+        _ => estimate_report::table(&est, &options, &loc, &loaded.ignored),
     };
     Ok((text, notes))
 }

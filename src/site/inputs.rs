@@ -10,9 +10,9 @@ use crate::content::published;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::GpuCatalog;
 use crate::i18n::Locales;
-use crate::render::Renderer;
 use crate::site_files;
 use crate::site_paths::{SitePaths, CATALOG_FILE};
+use crate::templates::Renderer;
 
 /// Everything a page needs to render, loaded once per build.
 pub(crate) struct SiteContext {

@@ -7,7 +7,6 @@
 //! outputs keep their bytes and modification times. A failed build changes nothing.
 
 mod guides;
-mod indexes;
 mod inputs;
 mod jobs;
 mod listing;
@@ -15,11 +14,13 @@ pub mod manifest;
 pub(crate) mod model;
 pub(crate) mod observe;
 pub mod output;
+mod page_cell;
 mod pages;
 pub(crate) mod plan;
-mod render;
 mod request;
+mod run_jobs;
 mod scan;
+mod sitewide;
 pub(crate) mod stamp;
 mod status_page;
 mod store;
@@ -34,7 +35,7 @@ pub(crate) use inputs::{load_site, SiteContext};
 use jobs::JobKind;
 use manifest::{JobEntry, Manifest};
 use plan::Plan;
-pub(crate) use render::dry_run;
+pub(crate) use run_jobs::dry_run;
 
 /// The output folder's name under the root when `--out` is not given.
 pub(crate) use crate::site_paths::DEFAULT_OUT;
@@ -242,7 +243,7 @@ pub(crate) fn try_build(
     let staging =
         output::Staging::new(&opts.out, &opts.root).map_err(|e| fail(vec![e], &warnings))?;
     let previous_out = plan.incremental.then_some(opts.out.as_path());
-    let (rendered, errors) = render::render(
+    let (rendered, errors) = run_jobs::render(
         &site,
         &plan,
         &staging,

@@ -139,3 +139,56 @@ fn zero1_optimizer_state_is_the_heaviest_rank_of_pytorchs_partition() {
         );
     }
 }
+
+/// FSDP's root unit reduce-scatters its gradients only after the embedding's backward, so from
+/// the head's backward on it holds the tied `wte`/`lm_head` gradient and `ln_f`'s whole (the
+/// replay `tools/nanogpt_replay/fsdp_replay.py` → `tests/data/fsdp_tied_gradient.json` shows it
+/// for FSDP1 and FSDP2; `estimate::sharding`'s unit test holds the term to that data). Here,
+/// through the binary: a run whose peak is the last block's MLP backward counts it whole; the
+/// rest of the early gradients is sharded.
+#[test]
+fn fsdp_root_keeps_the_tied_gradient_whole_through_the_backward() {
+    let t = SiteTest::new();
+    let (v, h, w) = (512u64, 256u64, 8u64);
+    let run = |sharding: &str| {
+        json(&t.run(&[
+            "estimate",
+            "--set",
+            "dtype=float32",
+            "--set",
+            &format!("vocab_size={v}"),
+            "--set",
+            "n_layer=4",
+            "--set",
+            "n_head=4",
+            "--set",
+            &format!("n_embd={h}"),
+            "--set",
+            "block_size=256",
+            "--set",
+            "batch_size=4",
+            "--set",
+            "bias=False",
+            "--set",
+            "gradient_accumulation_steps=8",
+            "--nproc-per-node",
+            &w.to_string(),
+            "--set",
+            &format!("sharding={sharding}"),
+            "--format",
+            "json",
+        ]))
+    };
+    let fsdp = run("fsdp");
+    assert_eq!(fsdp["train_peak_moment"], "mlp_backward");
+    // One micro-step per process, so the gradients at that moment are the early ones: the tied
+    // weight's (V·h) and about the last block's MLP, projection and norms (9h² + 8h), fp32.
+    let rest = (9 * h * h + 8 * h) * 4;
+    let root = (v * h + h) * 4;
+    assert_eq!(fsdp["bytes"]["gradients"], rest / w + root);
+    // Unsharded DDP holds the same early gradients whole, and its buckets beside them.
+    let ddp = run("none");
+    assert_eq!(ddp["train_peak_moment"], "mlp_backward");
+    let buckets = ddp["bytes"]["ddp_buckets"].as_u64().unwrap();
+    assert_eq!(ddp["bytes"]["gradients"], rest + v * h * 4 + buckets);
+}

@@ -1,7 +1,7 @@
 //! Memory figures: the contract's identities, seed 002's logits tensor, and docs/memory-model.md's
 //! closed forms recomputed here by hand.
 
-use vramdoc::estimate::{estimate, Dtype, Estimate, GpuCatalog, Phase, Scenario, TrainMoment};
+use vramdoc::estimate::{estimate, Dtype, Estimate, GpuCatalog, PeakPhase, Scenario, TrainMoment};
 
 fn est(s: &Scenario) -> Estimate {
     estimate(s, &GpuCatalog::builtin()).expect("valid scenario")
@@ -60,7 +60,7 @@ fn contract_identities() {
             b.train_peak
         );
         assert_eq!(b.peak, b.train_peak.max(b.eval_peak));
-        assert_eq!(e.peak_phase == Phase::Eval, b.eval_peak > b.train_peak);
+        assert_eq!(e.peak_phase == PeakPhase::Eval, b.eval_peak > b.train_peak);
         assert_eq!(
             b.overhead,
             b.cuda_context + b.allocator_slack + b.cublas_workspace

@@ -8,7 +8,7 @@ use std::path::Path;
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The stage names of the `site/` row of ARCHITECTURE.md's module table, in order
-/// (`pages`/`indexes` count as two consecutive stages).
+/// (`pages`/`status_page`/`sitewide` count as consecutive stages).
 fn listed_order() -> Vec<String> {
     let doc = std::fs::read_to_string(Path::new(ROOT).join("ARCHITECTURE.md")).unwrap();
     let row = doc
@@ -19,7 +19,7 @@ fn listed_order() -> Vec<String> {
     let mut names = Vec::new();
     for (i, part) in list.split('`').enumerate() {
         // Odd parts are inside backticks; stage names are plain identifiers followed by ` (`
-        // (their description) or `/` (pages/indexes).
+        // (their description) or `/` (pages/status_page/sitewide).
         let next = list.split('`').nth(i + 1).unwrap_or("");
         if i % 2 == 1
             && part.chars().all(|c| c.is_ascii_lowercase() || c == '_')

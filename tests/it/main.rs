@@ -22,6 +22,7 @@ mod estimate_pyconfig;
 mod estimate_scenario;
 mod finetune;
 mod fingerprint;
+mod gpu_measured;
 mod hardening;
 mod hardening_site;
 mod hostile_cli;

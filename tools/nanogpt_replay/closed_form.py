@@ -1,11 +1,12 @@
-"""Compare the replay with the closed forms of the project's estimator notes.
+"""Compare the replay with the closed forms of the original estimator notes.
 
 ``python tools/nanogpt_replay/closed_form.py [tests/data/nanogpt_replay.json]``
 prints a Markdown table (used in ``tests/data/README.md``): every scenario's
 replayed train and eval peaks next to the notes' formulas, with the
 difference in percent. Needs no PyTorch. The formulas, in bytes, with P the
 unique parameters, P_lin the weights of all Linear layers (lm_head included),
-sbh = block * batch * n_embd, sbV = block * batch * vocab:
+sbh = block * batch * n_embd, sbV = block * batch * vocab (docs/memory-model.md
+has the corrected forms and says what these got wrong):
 
 * train, autocast: 16P + 2 P_lin + L*36 sbh + 6 sbh + 14 sbV
 * train, fp32:     16P + L*64 sbh + 8 sbh + 16 sbV

@@ -9,7 +9,7 @@
 use super::ast::{CmpOp, Expr, ExprKind, Trailer};
 use super::lexer::Tok;
 use super::parser::{
-    CallArgs, PResult, ParseError, Parser, LIMIT_CHAIN, LIMIT_DEPTH, MAX_CHAIN, MAX_DEPTH,
+    CallArgs, PResult, Parser, SyntaxError, LIMIT_CHAIN, LIMIT_DEPTH, MAX_CHAIN, MAX_DEPTH,
 };
 use super::value::{BinOp, Value};
 
@@ -386,7 +386,7 @@ impl Parser {
                 "if" | "else" | "elif" | "for" | "in" | "and" | "or" | "not" | "is" | "def"
                 | "class" | "import" | "from" | "return" | "pass" | "del" | "while" | "with"
                 | "try" | "except" | "finally" | "raise" | "global" => {
-                    return Err(ParseError {
+                    return Err(SyntaxError {
                         msg: format!("SyntaxError: unexpected `{n}`"),
                         line,
                         col,
@@ -400,7 +400,7 @@ impl Parser {
             Tok::Op("{") => return self.err("dicts and sets are not evaluated"),
             Tok::Op("...") => return self.err("`...` is not evaluated"),
             other => {
-                return Err(ParseError {
+                return Err(SyntaxError {
                     msg: format!("SyntaxError: unexpected {}", describe(&other)),
                     line,
                     col,

@@ -321,7 +321,7 @@ pub(crate) fn looks_like_python(text: &str) -> bool {
 
 /// One expression filling all of `src`, or `None`; an error only when it is beyond what the
 /// parser takes (a chain or nesting too long), which as a string would be a silent surprise.
-fn parse_one(src: &str) -> Result<Option<ast::Expr>, parser::ParseError> {
+fn parse_one(src: &str) -> Result<Option<ast::Expr>, parser::SyntaxError> {
     let Ok(mut p) = Parser::new(src) else {
         return Ok(None);
     };

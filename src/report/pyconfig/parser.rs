@@ -19,14 +19,14 @@ pub(super) const MAX_CHAIN: usize = 10_000;
 
 /// A parse error at a position; `fatal` ones end the file.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ParseError {
+pub(crate) struct SyntaxError {
     pub(crate) msg: String,
     pub(crate) line: usize,
     pub(crate) col: usize,
     pub(crate) fatal: bool,
 }
 
-impl ParseError {
+impl SyntaxError {
     /// Whether this is one of the parser's own limits ([`MAX_CHAIN`], [`MAX_DEPTH`]) rather
     /// than text outside the language.
     pub(crate) fn is_limit(&self) -> bool {
@@ -38,7 +38,7 @@ impl ParseError {
 pub(super) const LIMIT_CHAIN: &str = "chain too long:";
 pub(super) const LIMIT_DEPTH: &str = "expression nested too deeply";
 
-pub(super) type PResult<T> = Result<T, ParseError>;
+pub(super) type PResult<T> = Result<T, SyntaxError>;
 
 /// A call's positional and keyword arguments.
 pub(super) type CallArgs = (Vec<Expr>, Vec<(String, Expr)>);
@@ -103,7 +103,7 @@ impl Parser {
     }
 
     pub(super) fn err<T>(&self, msg: impl Into<String>) -> PResult<T> {
-        Err(ParseError {
+        Err(SyntaxError {
             msg: msg.into(),
             line: self.tok.line,
             col: self.tok.col,
@@ -112,7 +112,7 @@ impl Parser {
     }
 
     fn fatal<T>(&self, msg: impl Into<String>) -> PResult<T> {
-        Err(ParseError {
+        Err(SyntaxError {
             fatal: true,
             ..self.err::<()>(msg).unwrap_err()
         })
@@ -521,7 +521,7 @@ impl Parser {
 }
 
 fn lex(lx: &mut Lexer) -> PResult<Token> {
-    lx.next_token().map_err(|e| ParseError {
+    lx.next_token().map_err(|e| SyntaxError {
         msg: e.msg,
         line: e.line,
         col: e.col,
@@ -553,8 +553,8 @@ fn to_target(e: &Expr) -> PResult<Target> {
     })
 }
 
-fn cannot_assign(e: &Expr) -> ParseError {
-    ParseError {
+fn cannot_assign(e: &Expr) -> SyntaxError {
+    SyntaxError {
         msg: "SyntaxError: cannot assign to this expression".into(),
         line: e.line,
         col: e.col,

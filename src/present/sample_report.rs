@@ -3,7 +3,8 @@
 
 use fluent_bundle::FluentValue;
 
-use super::render::{aligned, verdict_sentence};
+use super::table::{aligned, markdown_table, Align};
+use super::verdict::{verdict_rule, verdict_sentence};
 use crate::estimate::{InitFrom, SampleEstimate, SampleMoment};
 use crate::i18n::Localizer;
 
@@ -136,7 +137,7 @@ fn verdict(e: &SampleEstimate, loc: &Localizer) -> String {
     let range = (b.total_low, b.total_high, b.other_processes);
     let sentence = verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc);
     match e.gpu {
-        Some(_) => format!("{sentence}\n{}", loc.t("verdict-rule")),
+        Some(_) => format!("{sentence}\n{}", verdict_rule(loc)),
         None => sentence,
     }
 }
@@ -186,17 +187,14 @@ pub(crate) fn markdown(e: &SampleEstimate, loc: &Localizer) -> String {
     for (label, value) in setting_rows(e, loc) {
         out += &format!("- **{label}:** {value}\n");
     }
-    out += &format!(
-        "\n### {}\n\n| {} | {} |\n|---|---:|\n",
-        heading_memory(e, loc),
-        loc.t("est-col-component"),
-        loc.t("est-col-memory")
-    );
-    for (label, value) in breakdown_rows(e, loc) {
-        if !label.is_empty() {
-            out += &format!("| {label} | {value} |\n");
-        }
-    }
+    out += &format!("\n### {}\n\n", heading_memory(e, loc));
+    let rows: Vec<Vec<String>> = breakdown_rows(e, loc)
+        .into_iter()
+        .filter(|(label, _)| !label.is_empty())
+        .map(|(label, value)| vec![label, value])
+        .collect();
+    let header = [loc.t("est-col-component"), loc.t("est-col-memory")];
+    out += &markdown_table(&header, &[Align::Default, Align::Right], &rows);
     out += &format!("\n{}\n", verdict(e, loc));
     let advice = advice(e, loc);
     if !advice.is_empty() {

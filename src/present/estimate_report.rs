@@ -2,7 +2,10 @@
 
 use fluent_bundle::FluentValue;
 
-use crate::estimate::{Dtype, Estimate, GpuRef, TrainMoment, Verdict, WhatIf};
+use super::table::{aligned, bold, markdown_table, text_table, Align, TextRow};
+use super::text::wrap;
+use super::verdict::{estimate_verdict, verdict_rule};
+use crate::estimate::{Estimate, TrainMoment, WhatIf};
 use crate::i18n::Localizer;
 use crate::present::{self, Line, OptionRow};
 
@@ -25,21 +28,19 @@ pub(crate) fn table(
     out += &aligned(&model_rows(e, loc), false);
     out += &format!("\n{}\n", heading_memory(e, loc));
     out += &aligned(&breakdown_rows(e, loc), true);
-    out += &format!("  {}\n\n{}\n", logits_line(e, loc), verdict(e, loc));
+    out += &format!(
+        "  {}\n\n{}\n",
+        logits_line(e, loc),
+        estimate_verdict(e, loc)
+    );
     if e.gpu.is_some() {
-        out += &format!("{}\n", loc.t("verdict-rule"));
+        out += &format!("{}\n", verdict_rule(loc));
     }
     out += &format!("\n{}\n", loc.t("est-heading-options"));
     if options.is_empty() {
         out += &format!("  {}\n", loc.t("est-no-options"));
     } else {
-        let (cells, notes) = option_table(options, loc, false);
-        let mut rows = vec![header(loc)];
-        rows.extend(cells);
-        out += &columns(&rows);
-        for note in notes {
-            out += &format!("  {note}\n");
-        }
+        out += &options_text(options, loc);
     }
     if !ignored.is_empty() {
         let keys = FluentValue::from(ignored.join(", "));
@@ -60,39 +61,33 @@ pub(crate) fn markdown(e: &Estimate, options: &[WhatIf], loc: &Localizer) -> Str
     for (label, value) in model_rows(e, loc) {
         out += &format!("- **{label}:** {value}\n");
     }
-    out += &format!(
-        "\n### {}\n\n| {} | {} |\n|---|---:|\n",
-        heading_memory(e, loc),
-        loc.t("est-col-component"),
-        loc.t("est-col-memory")
-    );
+    out += &format!("\n### {}\n\n", heading_memory(e, loc));
     let rows = breakdown_rows(e, loc);
     let last = rows.len().saturating_sub(1);
-    for (i, (label, value)) in rows.iter().enumerate() {
-        if label.is_empty() {
-            continue;
-        }
-        if i == last {
-            out += &format!("| **{label}** | **{value}** |\n");
-        } else {
-            out += &format!("| {label} | {value} |\n");
-        }
-    }
-    out += &format!("\n{}\n\n{}\n\n", logits_line(e, loc), verdict(e, loc));
+    let cells: Vec<Vec<String>> = rows
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (label, _))| !label.is_empty())
+        .map(|(i, (label, value))| match i == last {
+            true => vec![bold(&label), bold(&value)],
+            false => vec![label, value],
+        })
+        .collect();
+    let header = [loc.t("est-col-component"), loc.t("est-col-memory")];
+    out += &markdown_table(&header, &[Align::Default, Align::Right], &cells);
+    out += &format!(
+        "\n{}\n\n{}\n\n",
+        logits_line(e, loc),
+        estimate_verdict(e, loc)
+    );
     if e.gpu.is_some() {
-        out += &format!("{}\n\n", loc.t("verdict-rule"));
+        out += &format!("{}\n\n", verdict_rule(loc));
     }
     out += &format!("### {}\n\n", loc.t("est-heading-options"));
     if options.is_empty() {
         out += &format!("{}\n", loc.t("est-no-options"));
     } else {
-        let h = header(loc);
-        out += &format!("| {} |\n|---|---|---:|---:|:-:|\n", h.join(" | "));
-        let (cells, notes) = option_table(options, loc, true);
-        for row in cells {
-            out += &format!("| {} |\n", row.join(" | "));
-        }
-        out += &format!("\n{}\n", notes.join("\n\n"));
+        out += &options_markdown(options, loc);
     }
     out + &format!("\n_{}_\n", loc.t("est-note"))
 }
@@ -279,81 +274,8 @@ fn logits_line(e: &Estimate, loc: &Localizer) -> String {
     )
 }
 
-/// The four-state verdict as a sentence: the range, what other programs hold, the margin.
-pub(crate) fn verdict(e: &Estimate, loc: &Localizer) -> String {
-    let b = &e.bytes;
-    let range = (b.total_low, b.total_high, b.other_processes);
-    verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc)
-}
-
-/// The verdict sentence of any estimate on `gpu`: `range` is (total at the low end, total at
-/// the high end, memory of other programs).
-pub(crate) fn verdict_sentence(
-    gpu: Option<&GpuRef>,
-    state: Option<Verdict>,
-    range: (u64, u64, u64),
-    dtype: Dtype,
-    loc: &Localizer,
-) -> String {
-    let (Some(gpu), Some(state)) = (gpu, state) else {
-        return loc.t("est-verdict-none");
-    };
-    let (total_low, total_high, other_processes) = range;
-    let b = Totals {
-        total_low,
-        total_high,
-        other_processes,
-    };
-    let cap = i128::from(gpu.capacity_bytes) - i128::from(b.other_processes);
-    let amount = |x: i128| FluentValue::from(loc.bytes(x.unsigned_abs() as u64));
-    let name = FluentValue::from(gpu.name.clone());
-    let args = [
-        ("gpu", name.clone()),
-        ("capacity", FluentValue::from(loc.bytes(gpu.capacity_bytes))),
-        (
-            "range",
-            FluentValue::from(loc.byte_range(b.total_low, b.total_high)),
-        ),
-        ("spare", amount(cap - i128::from(b.total_high))),
-        ("missing", amount(i128::from(b.total_low) - cap)),
-    ];
-    let mut text = loc.t_args(
-        match state {
-            Verdict::Fits => "est-verdict-fits",
-            Verdict::Tight => "est-verdict-tight",
-            Verdict::Unlikely => "est-verdict-unlikely",
-            Verdict::DoesNotFit => "est-verdict-no-fit",
-        },
-        &args,
-    );
-    // Chinese runs sentences together; the other languages separate them with a space.
-    let sep = if loc.lang().starts_with("zh") {
-        ""
-    } else {
-        " "
-    };
-    if b.other_processes > 0 {
-        text += sep;
-        text += &loc.t_args(
-            "est-verdict-others",
-            &[("other", FluentValue::from(loc.bytes(b.other_processes)))],
-        );
-    }
-    if !gpu.bf16 && dtype == Dtype::Bfloat16 {
-        text += sep;
-        text += &loc.t_args("est-warn-no-bf16", &[("gpu", name)]);
-    }
-    text
-}
-
-/// The totals a verdict sentence quotes.
-struct Totals {
-    total_low: u64,
-    total_high: u64,
-    other_processes: u64,
-}
-
-pub(crate) fn header(loc: &Localizer) -> Vec<String> {
+/// The options table's header: option, change, total, saving, verdict.
+fn header(loc: &Localizer) -> Vec<String> {
     [
         "est-col-option",
         "est-col-change",
@@ -366,13 +288,40 @@ pub(crate) fn header(loc: &Localizer) -> Vec<String> {
     .collect()
 }
 
+/// How the options table's columns line up: the total and the saving right, the verdict
+/// centred (in Markdown).
+const OPTION_ALIGN: [Align; 5] = [
+    Align::Default,
+    Align::Default,
+    Align::Right,
+    Align::Right,
+    Align::Center,
+];
+
+/// The what-ifs `options` as a terminal table, one row per distinct change, with the footnotes
+/// of the markers it uses (`vramdoc estimate` and `vramdoc diagnose`).
+pub(crate) fn options_text(options: &[WhatIf], loc: &Localizer) -> String {
+    let (cells, notes) = option_table(options, loc, false);
+    let mut rows = vec![TextRow::Cells(header(loc))];
+    rows.extend(cells.into_iter().map(TextRow::Cells));
+    let mut out = text_table(&rows, &OPTION_ALIGN);
+    for note in notes {
+        out += &format!("  {note}\n");
+    }
+    out
+}
+
+/// The same as a Markdown table, the footnotes below it.
+pub(crate) fn options_markdown(options: &[WhatIf], loc: &Localizer) -> String {
+    let (cells, notes) = option_table(options, loc, true);
+    let mut out = markdown_table(&header(loc), &OPTION_ALIGN, &cells);
+    out += &format!("\n{}\n", notes.join("\n\n"));
+    out
+}
+
 /// The options table's rows, one per distinct change (`present::merge`), as cells, and the
 /// footnotes of the markers they use.
-pub(crate) fn option_table(
-    options: &[WhatIf],
-    loc: &Localizer,
-    md: bool,
-) -> (Vec<Vec<String>>, Vec<String>) {
+fn option_table(options: &[WhatIf], loc: &Localizer, md: bool) -> (Vec<Vec<String>>, Vec<String>) {
     let rows = present::merge(options.iter().map(|o| OptionRow::of(o, loc)));
     let cells = rows.iter().map(|r| row_cells(r, loc, md)).collect();
     let mut notes = present::merged_notes(&rows, loc);
@@ -396,102 +345,4 @@ fn row_cells(r: &OptionRow, loc: &Localizer, md: bool) -> Vec<String> {
         r.saving_text(loc),
         r.verdict_text(loc),
     ]
-}
-
-/// Label/value rows, labels padded to one width; values right-aligned when `right`.
-pub(crate) fn aligned(rows: &[(String, String)], right: bool) -> String {
-    let lw = rows.iter().map(|r| width(&r.0)).max().unwrap_or(0);
-    let vw = rows.iter().map(|r| width(&r.1)).max().unwrap_or(0);
-    let mut out = String::new();
-    for (label, value) in rows {
-        if label.is_empty() {
-            out += &format!("  {}\n", "─".repeat(lw + 2 + vw));
-            continue;
-        }
-        let pad = " ".repeat(lw - width(label) + 2);
-        let vpad = if right {
-            " ".repeat(vw - width(value))
-        } else {
-            String::new()
-        };
-        out += &format!("  {label}{pad}{vpad}{value}\n");
-    }
-    out
-}
-
-/// Rows of cells in padded columns; the numeric columns (2, 3) right-aligned.
-pub(crate) fn columns(rows: &[Vec<String>]) -> String {
-    let n = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..n)
-        .map(|i| rows.iter().map(|r| width(&r[i])).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (cell, w))| {
-                let pad = " ".repeat(w - width(cell));
-                if i == 2 || i == 3 {
-                    format!("{pad}{cell}")
-                } else {
-                    format!("{cell}{pad}")
-                }
-            })
-            .collect();
-        out += &format!("  {}\n", cells.join("  ").trim_end());
-    }
-    out
-}
-
-/// Splits space-separated items into lines of at most `max` columns.
-fn wrap(items: &[String], max: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for item in items {
-        let cur = lines.last_mut().expect("lines is never empty");
-        if !cur.is_empty() && width(cur) + 1 + width(item) > max {
-            lines.push(item.clone());
-        } else {
-            if !cur.is_empty() {
-                cur.push(' ');
-            }
-            cur.push_str(item);
-        }
-    }
-    lines
-}
-
-/// Terminal columns of `s`: East Asian wide and fullwidth characters take two.
-fn width(s: &str) -> usize {
-    s.chars()
-        .map(|c| match c as u32 {
-            0x1100..=0x115F
-            | 0x2E80..=0x303E
-            | 0x3041..=0x33FF
-            | 0x3400..=0x4DBF
-            | 0x4E00..=0x9FFF
-            | 0xA000..=0xA4CF
-            | 0xAC00..=0xD7A3
-            | 0xF900..=0xFAFF
-            | 0xFE30..=0xFE4F
-            | 0xFF00..=0xFF60
-            | 0xFFE0..=0xFFE6 => 2,
-            _ => 1,
-        })
-        .sum()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn width_counts_cjk_double() {
-        assert_eq!(width("显存 ab"), 7);
-        assert_eq!(
-            wrap(&["aaa".into(), "bbb".into(), "cc".into()], 7),
-            ["aaa bbb", "cc"]
-        );
-    }
 }

@@ -2,14 +2,16 @@
 
 use fluent_bundle::FluentValue;
 
-use super::advice::Setting;
-use super::consistency::Finding;
-use super::message::Format as MessageFormat;
-use super::tensors::{Candidate, Phase, PhaseSource};
-use super::Diagnosis;
+use super::estimate_report::{options_markdown, options_text};
+use super::table::{aligned, markdown_table, Align};
+use super::verdict::estimate_verdict;
+use crate::diagnose::advice::Setting;
+use crate::diagnose::consistency::Finding;
+use crate::diagnose::message::MessageFormat;
+use crate::diagnose::tensors::{Candidate, Phase, PhaseSource};
+use crate::diagnose::{cards, CardMatch, Diagnosis, MESSAGE_GPU};
 use crate::estimate::VariantKind;
 use crate::i18n::Localizer;
-use crate::report::render::{aligned, columns, header, option_table, verdict};
 
 /// The message's numbers as (label, value) rows.
 fn message_rows(d: &Diagnosis, loc: &Localizer) -> Vec<(String, String)> {
@@ -113,7 +115,7 @@ fn heading_message(d: &Diagnosis, loc: &Localizer) -> String {
 }
 
 /// A card's name with the setting whose capacity matched: `NVIDIA L40S (ECC on)`.
-fn card_name(c: &super::CardMatch, loc: &Localizer) -> String {
+fn card_name(c: &CardMatch, loc: &Localizer) -> String {
     match c.variant {
         None => c.name.clone(),
         Some(v) => {
@@ -121,6 +123,7 @@ fn card_name(c: &super::CardMatch, loc: &Localizer) -> String {
                 VariantKind::EccOn => "diag-variant-ecc-on",
                 VariantKind::EccOff => "diag-variant-ecc-off",
                 VariantKind::Windows => "diag-variant-windows",
+                VariantKind::NewerDriver => "diag-variant-newer-driver",
             };
             format!("{} ({})", c.name, loc.t(key))
         }
@@ -229,7 +232,7 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
             "diag-cards-none",
             &[
                 ("capacity", capacity),
-                ("tolerance", b(super::cards::tolerance(m.capacity))),
+                ("tolerance", b(cards::tolerance(m.capacity))),
             ],
         ),
         [one] if d.cards[0].exact => loc.t_args(
@@ -247,8 +250,8 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
                 ("card_capacity", b(d.cards[0].capacity_bytes)),
             ],
         ),
-        many if super::cards::settled(&d.cards).is_some() => {
-            let settled = super::cards::settled(&d.cards).map(|c| card_name(c, loc));
+        many if cards::settled(&d.cards).is_some() => {
+            let settled = cards::settled(&d.cards).map(|c| card_name(c, loc));
             let others: Vec<String> = d
                 .cards
                 .iter()
@@ -398,7 +401,7 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
         return Vec::new();
     };
     let mut lines = Vec::new();
-    if e.gpu.as_ref().is_some_and(|g| g.id == super::MESSAGE_GPU) {
+    if e.gpu.as_ref().is_some_and(|g| g.id == MESSAGE_GPU) {
         let capacity = FluentValue::from(loc.bytes(d.message.capacity.bytes));
         lines.push(if d.gpu_candidates.is_empty() {
             loc.t_args("diag-gpu-from-message", &[("capacity", capacity)])
@@ -431,7 +434,7 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
             ),
         ],
     ));
-    lines.push(verdict(e, loc));
+    lines.push(estimate_verdict(e, loc));
     for f in &d.findings {
         if let Finding::ScenarioCannotBeTheRun {
             estimate,
@@ -452,17 +455,18 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     lines
 }
 
-/// The header of the Markdown table of the message's numbers.
-fn table_head(loc: &Localizer) -> String {
-    format!(
-        "| {} | {} |\n|:---|---:|\n",
-        loc.t("diag-col-figure"),
-        loc.t("diag-col-size")
-    )
+/// The message's numbers as a Markdown table.
+fn message_table(d: &Diagnosis, loc: &Localizer) -> String {
+    let header = [loc.t("diag-col-figure"), loc.t("diag-col-size")];
+    let rows: Vec<Vec<String>> = message_rows(d, loc)
+        .into_iter()
+        .map(|(label, value)| vec![label, value])
+        .collect();
+    markdown_table(&header, &[Align::Left, Align::Right], &rows)
 }
 
 /// A readable terminal report.
-pub(super) fn table(d: &Diagnosis, loc: &Localizer) -> String {
+pub(crate) fn table(d: &Diagnosis, loc: &Localizer) -> String {
     let mut out = format!("{}\n\n{}\n", loc.t("diag-title"), heading_message(d, loc));
     out += &aligned(&message_rows(d, loc), true);
     out += &format!("\n{}\n", loc.t("diag-heading-checks"));
@@ -487,28 +491,19 @@ pub(super) fn table(d: &Diagnosis, loc: &Localizer) -> String {
     }
     if !d.what_if.is_empty() {
         out += &format!("\n{}\n", loc.t("est-heading-options"));
-        let (cells, notes) = option_table(&d.what_if, loc, false);
-        let mut rows = vec![header(loc)];
-        rows.extend(cells);
-        out += &columns(&rows);
-        for note in notes {
-            out += &format!("  {note}\n");
-        }
+        out += &options_text(&d.what_if, loc);
     }
     out
 }
 
 /// Markdown: the same content with headings, a table of the numbers and of the options.
-pub(super) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
+pub(crate) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
     let mut out = format!(
         "## {}\n\n### {}\n\n{}",
         loc.t("diag-title"),
         heading_message(d, loc),
-        table_head(loc)
+        message_table(d, loc)
     );
-    for (label, value) in message_rows(d, loc) {
-        out += &format!("| {} | {value} |\n", label.replace('|', "\\|"));
-    }
     out += &format!("\n### {}\n\n", loc.t("diag-heading-checks"));
     for line in check_lines(d, loc) {
         out += &format!("{line}\n\n");
@@ -531,17 +526,8 @@ pub(super) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
         );
     }
     if !d.what_if.is_empty() {
-        let h = header(loc);
-        out += &format!(
-            "\n### {}\n\n| {} |\n|---|---|---:|---:|:-:|\n",
-            loc.t("est-heading-options"),
-            h.join(" | ")
-        );
-        let (cells, notes) = option_table(&d.what_if, loc, true);
-        for row in cells {
-            out += &format!("| {} |\n", row.join(" | "));
-        }
-        out += &format!("\n{}\n", notes.join("\n\n"));
+        out += &format!("\n### {}\n\n", loc.t("est-heading-options"));
+        out += &options_markdown(&d.what_if, loc);
     }
     out
 }
@@ -550,10 +536,11 @@ pub(super) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
 /// fragmentation and the verdict, without headings (the guide has its own) or options (the
 /// guide's `options_table()` lists them).
 pub(crate) fn guide_block(d: &Diagnosis, loc: &Localizer) -> String {
-    let mut out = format!("**{}**\n\n{}", heading_message(d, loc), table_head(loc));
-    for (label, value) in message_rows(d, loc) {
-        out += &format!("| {} | {value} |\n", label.replace('|', "\\|"));
-    }
+    let mut out = format!(
+        "**{}**\n\n{}",
+        heading_message(d, loc),
+        message_table(d, loc)
+    );
     out += &format!(
         "\n**{}**\n\n{}\n",
         loc.t("diag-heading-checks"),

@@ -8,13 +8,13 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::guides::compute_one;
-use super::indexes;
 use super::jobs::{Job, JobKind};
 use super::manifest::{hash, JobEntry, SiteJob};
 use super::output;
 use super::pages;
 use super::plan::Plan;
 use super::scan::Source;
+use super::sitewide;
 use super::store::part_of;
 use super::SiteContext;
 use crate::diagnostics::Diagnostic;
@@ -23,6 +23,9 @@ use crate::search::{self, Section};
 
 /// A rendered job's manifest entry and warnings, or its errors.
 type JobResult = Result<(JobEntry, Vec<Diagnostic>), Vec<Diagnostic>>;
+
+/// A rendered job's manifest entry and warnings.
+type Rendered = (JobEntry, Vec<Diagnostic>);
 
 /// A search part: its language and number.
 type Part = (String, usize);
@@ -63,7 +66,7 @@ fn render_jobs(
     out: Option<&Path>,
     selected: &[usize],
     progress: &indicatif::ProgressBar,
-) -> (Vec<(usize, (JobEntry, Vec<Diagnostic>))>, Vec<Diagnostic>) {
+) -> (Vec<(usize, Rendered)>, Vec<Diagnostic>) {
     let (searches, mut pages): (Vec<usize>, Vec<usize>) = (selected.iter())
         .partition(|&&i| matches!(plan.jobs[i].kind, JobKind::Site(SiteJob::Search(..))));
     let parts: BTreeSet<Part> = (searches.iter())
@@ -263,8 +266,9 @@ fn write_job<'s>(
     sections: &dyn Fn(&str) -> Option<&'s [Section]>,
     page_sections: &mut Vec<Section>,
 ) -> JobResult {
-    let many =
-        |r: Result<Vec<indexes::File>, Diagnostic>| r.map(|f| (f, Vec::new())).map_err(|e| vec![e]);
+    let many = |r: Result<Vec<sitewide::File>, Diagnostic>| {
+        r.map(|f| (f, Vec::new())).map_err(|e| vec![e])
+    };
     let (files, warnings) = match &job.kind {
         JobKind::Page(i) => {
             let source = &plan.sources[*i];
@@ -292,12 +296,12 @@ fn write_job<'s>(
             *page_sections = r.sections;
             (r.files, r.warnings)
         }
-        JobKind::Site(SiteJob::Index(lang)) => many(indexes::language_index(site, plan, lang))?,
-        JobKind::Site(SiteJob::Root) => many(indexes::root(site))?,
-        JobKind::Site(SiteJob::Sitemap) => many(indexes::sitemap(site, plan))?,
-        JobKind::Site(SiteJob::Style) => (indexes::style(), Vec::new()),
+        JobKind::Site(SiteJob::Index(lang)) => many(sitewide::language_index(site, plan, lang))?,
+        JobKind::Site(SiteJob::Root) => many(sitewide::root(site))?,
+        JobKind::Site(SiteJob::Sitemap) => many(sitewide::sitemap(site, plan))?,
+        JobKind::Site(SiteJob::Style) => (sitewide::style(), Vec::new()),
         JobKind::Site(SiteJob::Search(lang, part)) => {
-            many(indexes::search_index(plan, lang, *part, sections))?
+            many(sitewide::search_index(plan, lang, *part, sections))?
         }
     };
     let prefix = plan.job_prefix(job);

@@ -1,0 +1,110 @@
+//! The short answer a guide page shows under its title: the verdict for the guide's scenario,
+//! the first option of its options table that fits (the rows are in order of how little they
+//! change training), that option as config lines and `train.py` flags to copy, and links to the
+//! options table and the charts. Computed from the same rows as `options_table()`.
+
+use fluent_bundle::FluentValue;
+use serde::Serialize;
+
+use super::html::{escape_text, figure};
+use super::rows::{self, NamedVariant};
+use super::verdict::verdict_name;
+use crate::estimate::{Estimate, Verdict, WhatIf};
+use crate::i18n::Localizer;
+
+/// The id the page gives its (first) options table, which the short answer links to.
+pub(crate) const TABLE_ID: &str = "options";
+/// The id the page gives its first chart.
+pub(crate) const CHARTS_ID: &str = "charts";
+
+/// What the guide template shows in its short-answer box. The `verdict` and `change` sentences
+/// are HTML (they hold figures with their exact bytes); everything else is text.
+#[derive(Debug, Serialize)]
+pub struct ShortAnswer {
+    /// The scenario's verdict against its card, with its total and the card's capacity.
+    pub(crate) verdict: String,
+    /// The option that fits with the least change, named (`None`: none is needed or none fits).
+    pub(crate) change: Option<String>,
+    /// That option's settings as lines of a nanoGPT config file.
+    pub(crate) config: String,
+    /// The same as `train.py` flags, when every setting is one train.py reads.
+    pub(crate) command: Option<String>,
+    /// The words before the command.
+    pub(crate) command_intro: String,
+    /// Said when the option needs a code change.
+    pub(crate) note: Option<String>,
+    /// Said when the scenario already fits, or when no option does.
+    pub(crate) none: Option<String>,
+    /// The options table's id, when the page has one.
+    pub(crate) table: Option<&'static str>,
+    /// The first chart's id, when the page has one.
+    pub(crate) charts: Option<&'static str>,
+}
+
+/// The short answer for a guide whose scenario's estimate is `est` (the options table lists
+/// `variants`, then `what_if`), in `loc`'s language; `None` when its scenario names no GPU (there
+/// is no verdict to give).
+pub(crate) fn short_answer(
+    est: &Estimate,
+    variants: &[NamedVariant<'_>],
+    what_if: &[WhatIf],
+    loc: &Localizer,
+) -> Option<ShortAnswer> {
+    let (gpu, state) = (est.gpu.as_ref()?, est.verdict?);
+    let verdict = loc.t_args(
+        "answer-verdict",
+        &[
+            ("gpu", FluentValue::from(escape_text(&gpu.name))),
+            ("verdict", FluentValue::from(verdict_name(state, loc))),
+            (
+                "total",
+                FluentValue::from(figure(loc, est.bytes.total, loc.bytes(est.bytes.total))),
+            ),
+            (
+                "capacity",
+                FluentValue::from(figure(
+                    loc,
+                    gpu.capacity_bytes,
+                    loc.bytes(gpu.capacity_bytes),
+                )),
+            ),
+        ],
+    );
+    let mut answer = ShortAnswer {
+        verdict,
+        change: None,
+        config: String::new(),
+        command: None,
+        command_intro: loc.t("answer-command-intro"),
+        note: None,
+        none: None,
+        table: None,
+        charts: None,
+    };
+    if state == Verdict::Fits {
+        answer.none = Some(loc.t("answer-fits"));
+        return Some(answer);
+    }
+    let rows = rows::option_rows(est, variants, what_if, loc);
+    let Some(row) = rows.iter().find(|r| r.verdict == Some(Verdict::Fits)) else {
+        answer.none = Some(loc.t("answer-none"));
+        return Some(answer);
+    };
+    let total = figure(loc, row.total, loc.bytes(row.total));
+    answer.change = Some(loc.t_args(
+        "answer-change",
+        &[
+            ("option", FluentValue::from(escape_text(&row.label))),
+            ("total", FluentValue::from(total)),
+        ],
+    ));
+    let lines: Vec<String> = row.changes.iter().map(rows::config_line).collect();
+    answer.config = lines.join("\n");
+    if row.needs_code {
+        answer.note = Some(loc.t("answer-needs-code"));
+    } else {
+        let flags: Vec<String> = row.changes.iter().map(rows::flag).collect();
+        answer.command = Some(format!("python train.py {}", flags.join(" ")));
+    }
+    Some(answer)
+}
