@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use vramdoc::diagnose::message;
+use vramdoc::oom::message;
 
 /// A 2.x message listing `n` other processes.
 fn many_processes(n: usize) -> String {

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use vramdoc::estimate::{estimate, what_if, GpuCatalog, Scenario};
+use vramdoc::estimate::{estimate, estimate_model, what_if, Architecture, GpuCatalog, Scenario};
 
 /// Nanoseconds this thread has run on a CPU (Linux's schedstat), to report per-core throughput
 /// on a shared, busy machine; `None` elsewhere.
@@ -80,6 +80,22 @@ fn main() {
         rate(budget, |i| {
             s.batch_size = 1 + (i & 31);
             black_box(what_if(black_box(&s), &catalog).ok());
+        }),
+    );
+
+    // Hugging Face's GPT-2 from its architecture description (issue 21 target: under 1 ms).
+    let gpt2 = Architecture::hf_gpt2(12, 12, 768, 50257, 1024);
+    let mut hf = Scenario {
+        compile: false,
+        dropout: 0.1,
+        gpu: Some("rtx-4070".into()),
+        ..Scenario::default()
+    };
+    report(
+        "single estimate, Hugging Face GPT-2",
+        rate(budget, |i| {
+            hf.batch_size = 1 + (i & 31);
+            black_box(estimate_model(black_box(&gpt2), &hf, &catalog).ok());
         }),
     );
 }

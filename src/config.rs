@@ -19,6 +19,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::diagnostics::Diagnostic;
+use crate::yaml_input::{Positions, Seg};
 
 /// The file name of the site configuration.
 pub(crate) use crate::site_paths::CONFIG_FILE;
@@ -116,7 +117,7 @@ impl SiteConfig {
         let source: Arc<str> = Arc::from(text);
         let raw = read_raw(text, shown, &source)?;
         let mut check = Checker {
-            text,
+            at: Positions::of(text),
             shown,
             source,
             errors: Vec::new(),
@@ -166,8 +167,8 @@ fn read_raw(text: &str, shown: &Path, source: &Arc<str>) -> Result<RawConfig, Ve
 
 /// Collects the configuration's problems, each located in the file's text.
 struct Checker<'a> {
-    /// The configuration's text, searched for keys' lines.
-    text: &'a str,
+    /// Where the configuration's keys and values were written.
+    at: Positions,
     /// The path used in messages.
     shown: &'a Path,
     /// The text again, shown as each problem's snippet.
@@ -186,26 +187,14 @@ impl Checker<'_> {
         });
     }
 
-    /// The line (column 1) of the top-level `k:`, if written.
+    /// The line and column of the top-level `k:`, if written.
     fn key(&self, k: &str) -> Option<(usize, usize)> {
-        key_line(self.text, k).map(|l| (l, 1))
+        self.at.key(&[Seg::key(k)])
     }
 
-    /// The line and column of `lang:` in the `title:` block (the first line after `title:` that
-    /// starts with it).
+    /// The line and column of `lang:` in the `title:` mapping.
     fn title_entry(&self, lang: &str) -> Option<(usize, usize)> {
-        let first = key_line(self.text, "title")?;
-        self.text
-            .lines()
-            .enumerate()
-            .skip(first)
-            .find_map(|(i, l)| {
-                let t = l.trim_start();
-                let rest = t.strip_prefix(lang)?;
-                rest.trim_start()
-                    .starts_with(':')
-                    .then_some((i + 1, l.len() - t.len() + 1))
-            })
+        self.at.key(&[Seg::key("title"), Seg::key(lang)])
     }
 
     /// Checks that `languages` is not empty and holds valid tags, each once (ignoring case).
@@ -218,7 +207,8 @@ impl Checker<'_> {
         }
         let mut seen: Vec<&str> = Vec::new();
         for (i, lang) in languages.iter().enumerate() {
-            let pos = list_item(self.text, "languages", i).or_else(|| self.key("languages"));
+            let item = [Seg::key("languages"), Seg::Index(i)];
+            let pos = self.at.value(&item).or_else(|| self.key("languages"));
             if lang.parse::<unic_langid::LanguageIdentifier>().is_err() || lang.is_empty() {
                 self.push(
                     Diagnostic::error(format!("`{lang}` in `languages` is not a language tag"))
@@ -364,65 +354,25 @@ fn query_fragment_or_credentials(after_scheme: &str) -> Option<&'static str> {
     }
 }
 
-/// The 1-based line of the top-level `key:` in a YAML text.
-fn key_line(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            l.strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with(':'))
-        })
-        .map(|i| i + 1)
-}
-
-/// The 1-based line and column of item `index` of the top-level list `key`, written either
-/// inline (`key: [a, b]`) or as a block (`- a` lines).
-fn list_item(text: &str, key: &str, index: usize) -> Option<(usize, usize)> {
-    let first = key_line(text, key)?;
-    let lines: Vec<&str> = text.lines().collect();
-    let line = lines[first - 1];
-    let after = line.find(':')? + 1;
-    if let Some(open) = line[after..].find('[').map(|o| after + o + 1) {
-        let mut start = open;
-        for (i, item) in line[open..].split([',', ']']).enumerate() {
-            if i == index {
-                let lead = item.len() - item.trim_start().len();
-                let col = line[..start + lead].chars().count() + 1;
-                return Some((first, col));
-            }
-            start += item.len() + 1;
-        }
-        return None;
-    }
-    let mut n = 0;
-    for (i, l) in lines.iter().enumerate().skip(first) {
-        let t = l.trim_start();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let Some(item) = t.strip_prefix('-') else {
-            break;
-        };
-        if n == index {
-            let lead = l.len() - t.len() + 1 + (item.len() - item.trim_start().len());
-            return Some((i + 1, l[..lead].chars().count() + 1));
-        }
-        n += 1;
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn list_items_are_located_inline_and_as_blocks() {
+        let item = |text: &str, i: usize| {
+            let at = Positions::of(text);
+            at.value(&[Seg::key("languages"), Seg::Index(i)])
+        };
         let inline = "title: T\nlanguages: [en, es,  en]\n";
-        assert_eq!(list_item(inline, "languages", 0), Some((2, 13)));
-        assert_eq!(list_item(inline, "languages", 2), Some((2, 22)));
+        assert_eq!(item(inline, 0), Some((2, 13)));
+        assert_eq!(item(inline, 2), Some((2, 22)));
         let block = "languages:\n  - en\n  # c\n  - es\nbase_url: x\n";
-        assert_eq!(list_item(block, "languages", 1), Some((4, 5)));
-        assert_eq!(list_item(block, "languages", 2), None);
-        assert_eq!(key_line(block, "base_url"), Some(5));
+        assert_eq!(item(block, 1), Some((4, 5)));
+        assert_eq!(item(block, 2), None);
+        assert_eq!(
+            Positions::of(block).key(&[Seg::key("base_url")]),
+            Some((5, 1))
+        );
     }
 }

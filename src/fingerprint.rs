@@ -10,9 +10,15 @@
 
 use std::path::{Path, PathBuf};
 
-/// The trees whose code and data decide an estimate: formulas and constants, and the bundled
-/// catalogs they read.
-pub const ESTIMATOR_TREES: &[&str] = &["src/estimate", "data"];
+/// The trees (folders or single files) whose code and data decide an estimate: formulas and
+/// constants, the scenario keys' table (defaults, readers, the values a what-if's changes show)
+/// and the bundled catalogs they read.
+pub const ESTIMATOR_TREES: &[&str] = &[
+    "src/estimate",
+    "src/scenario/keys.rs",
+    "src/scenario/literal.rs",
+    "data",
+];
 
 /// The trees that decide what the build records, what its hashes mean and what any output holds:
 /// all the code (a change to the tables in `present/`, the expression language in `expand/` or
@@ -20,11 +26,17 @@ pub const ESTIMATOR_TREES: &[&str] = &["src/estimate", "data"];
 /// existing output renders everything once.
 pub const MANIFEST_TREES: &[&str] = &["src"];
 
-/// Every file under `trees` (relative to `root`), sorted by relative path.
+/// Every file under `trees` (relative to `root`; a tree may be a single file), sorted by
+/// relative path.
 pub fn files_under(root: &Path, trees: &[&str]) -> Vec<(String, PathBuf)> {
     let mut files = Vec::new();
     for tree in trees {
-        collect(root, &root.join(tree), &mut files);
+        let path = root.join(tree);
+        if path.is_file() {
+            files.push(((*tree).to_owned(), path));
+        } else {
+            collect(root, &path, &mut files);
+        }
     }
     files.sort();
     files

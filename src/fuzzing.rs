@@ -3,7 +3,8 @@
 //! (the Python config evaluator, the YAML scenario reader, `meta.pkl` and checkpoint pickles)
 //! stay crate-private; this is not an API, hence hidden from the documentation.
 
-use crate::report::{self, EstimateArgs, Format, OutputArgs};
+use crate::cli::args::ScenarioArgs;
+use crate::cli::estimate::{self, EstimateArgs};
 
 /// Runs `vramdoc estimate FILE --set SET...` in a fresh folder, which is also `--data-dir`:
 /// `scenario` is `(FILE's name, its bytes)` (the extension decides YAML or Python), and each of
@@ -30,19 +31,14 @@ pub fn estimate(
     }
     let args = EstimateArgs {
         inputs: vec![file],
-        set: sets.to_vec(),
-        gpu: None,
-        other_processes: None,
-        nproc_per_node: None,
-        nnodes: None,
-        output: OutputArgs {
-            format: Format::Table,
-            lang: "en".into(),
-            catalog: None,
+        scenario: ScenarioArgs {
+            set: sets.to_vec(),
+            data_dir: Some(dir.path().to_path_buf()),
+            ..ScenarioArgs::default()
         },
-        data_dir: Some(dir.path().to_path_buf()),
+        ..EstimateArgs::default()
     };
-    report::report_with_notes(&args)
+    estimate::report_with_notes(&args)
         .map(|(text, notes)| notes.join("\n") + &text)
         .map_err(|diags| crate::diagnostics::render_capped(&diags).join("\n"))
 }

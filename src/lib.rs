@@ -10,11 +10,13 @@
 //!   dry-runs it with the `glossary` and `prose_figures` checks, and `serve` rebuilds it on every
 //!   change; [`translations`] tracks which translated sections are stale. `config` reads
 //!   `vramdoc.yaml`, `site_paths` names a site's folders and files, `site_files` reads them.
-//! - the commands at the edge: [`cli`] (clap) dispatches to [`report`] (`vramdoc estimate`:
-//!   YAML and nanoGPT Python inputs, training or sampling) and [`diagnose`] (out-of-memory
-//!   messages); both print through [`present`] and [`terminal`].
+//! - the commands at the edge: [`cli`] (everything clap: flags, typed requests, the runners that
+//!   print through [`terminal`]) runs `vramdoc estimate` through [`scenario`] (the input
+//!   language: one table of keys, YAML and nanoGPT Python inputs, `meta.pkl` and checkpoints, the
+//!   GPU catalog) and [`estimate`], and `vramdoc diagnose` through [`oom`] (out-of-memory
+//!   messages, pure); both print through [`present`].
 //! - shared: [`i18n`] (Fluent bundles, locale number formats), [`diagnostics`] (located errors),
-//!   `yaml_input` (the YAML users write), `cache` (a byte-bounded memo map), `assets` (the
+//!   `yaml_input` (the YAML users write, with the position of every key and value), `cache` (a byte-bounded memo map), `assets` (the
 //!   embedded defaults) and [`fingerprint`] (the estimator's and the manifest's fingerprints,
 //!   derived from their sources); `fuzzing` is the fuzz targets' entry point.
 
@@ -25,7 +27,6 @@ pub(crate) mod check;
 pub mod cli;
 pub(crate) mod config;
 pub mod content;
-pub mod diagnose;
 pub mod diagnostics;
 pub mod estimate;
 pub mod expand;
@@ -34,9 +35,10 @@ pub mod fingerprint;
 pub(crate) mod glossary;
 pub mod i18n;
 pub mod markdown;
+pub mod oom;
 pub mod present;
 pub(crate) mod prose_figures;
-pub mod report;
+pub mod scenario;
 pub(crate) mod search;
 #[cfg(feature = "serve")]
 pub(crate) mod serve;

@@ -89,6 +89,7 @@ est-verdict-unlikely = Likely does not fit on the { $gpu } ({ $capacity }): the 
 est-merged = “{ $label }” is also { $others }: the same change, listed once.
 est-quoted = “{ $text }”
 est-code-sharding = `sharding`: FSDP around the model, or ZeroRedundancyOptimizer around AdamW (a patch to train.py)
+est-code-gradient_as_bucket_view = `gradient_as_bucket_view`: gradient_as_bucket_view=True in train.py's DDP(...) call (a one-argument patch)
 est-code-grad_checkpoint = `grad_checkpoint`: each block's forward wrapped in torch.utils.checkpoint (a patch to model.py)
 est-code-optimizer = `optimizer`: another optimizer in configure_optimizers (8-bit AdamW: install bitsandbytes and use its AdamW8bit)
 est-code-eval_batch_size = `eval_batch_size`: a batch size of its own for estimate_loss() (a patch to train.py)

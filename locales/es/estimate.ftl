@@ -89,6 +89,7 @@ est-verdict-unlikely = Probablemente no cabe en la { $gpu } ({ $capacity }): el 
 est-merged = «{ $label }» es también { $others }: el mismo cambio, en una sola fila.
 est-quoted = «{ $text }»
 est-code-sharding = `sharding`: FSDP alrededor del modelo, o ZeroRedundancyOptimizer alrededor de AdamW (un parche a train.py)
+est-code-gradient_as_bucket_view = `gradient_as_bucket_view`: gradient_as_bucket_view=True en la llamada DDP(...) de train.py (un parche de un solo argumento)
 est-code-grad_checkpoint = `grad_checkpoint`: la pasada hacia delante de cada bloque envuelta en torch.utils.checkpoint (un parche a model.py)
 est-code-optimizer = `optimizer`: otro optimizador en configure_optimizers (AdamW de 8 bits: instala bitsandbytes y usa su AdamW8bit)
 est-code-eval_batch_size = `eval_batch_size`: un tamaño de lote propio para estimate_loss() (un parche a train.py)

@@ -89,6 +89,7 @@ est-verdict-unlikely = { $gpu }（{ $capacity }）很可能放不下：合计为
 est-merged = “{ $label }”也就是{ $others }：同一项改动，只列一行。
 est-quoted = “{ $text }”
 est-code-sharding = `sharding`：用 FSDP 包装模型，或用 ZeroRedundancyOptimizer 包装 AdamW（修改 train.py）
+est-code-gradient_as_bucket_view = `gradient_as_bucket_view`：在 train.py 的 DDP(...) 调用中加上 gradient_as_bucket_view=True（只改一个参数的补丁）
 est-code-grad_checkpoint = `grad_checkpoint`：用 torch.utils.checkpoint 包装每个块的前向（修改 model.py）
 est-code-optimizer = `optimizer`：在 configure_optimizers 中换用其他优化器（8 位 AdamW：安装 bitsandbytes 并使用其 AdamW8bit）
 est-code-eval_batch_size = `eval_batch_size`：为 estimate_loss() 单独设定批次大小（修改 train.py）

@@ -104,7 +104,7 @@ pub(crate) fn first_difference(first: &Page, second: &Page) -> Option<Difference
             let keys = a.keys().chain(b.keys().filter(|k| !a.contains_key(*k)));
             for k in keys {
                 let name = k.as_str().map_or_else(|| canonical(k), str::to_string);
-                let kline = key_line_in(second, *line, &name);
+                let kline = second.front.scenario_key_line(&name).unwrap_or(*line);
                 if let Some(d) = diff(format!("scenario.{name}"), a.get(k), b.get(k), kline) {
                     return Some(d);
                 }
@@ -170,15 +170,4 @@ fn shown(v: &Yaml) -> String {
             .trim_end()
             .replace('\n', " "),
     }
-}
-
-/// The file line of `key:` inside the indented block that starts after file line `line`.
-fn key_line_in(page: &Page, line: usize, key: &str) -> usize {
-    page.text
-        .lines()
-        .enumerate()
-        .skip(line)
-        .take_while(|(_, l)| l.starts_with(' ') || l.starts_with('\t') || l.is_empty())
-        .find(|(_, l)| super::variants::has_key(l, key))
-        .map_or(line, |(i, _)| i + 1)
 }

@@ -16,7 +16,7 @@ use super::dates::check_date;
 use super::published;
 use super::variants::Variant;
 use crate::diagnostics::Diagnostic;
-use crate::yaml_input::{excess_flow_bracket, parse_located as parse_yaml};
+use crate::yaml_input::{excess_flow_bracket, parse_positioned, Positions, Seg};
 
 /// The typed front matter of one page.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -37,10 +37,20 @@ pub(crate) struct FrontMatter {
     pub(crate) description: Option<String>,
     /// `scenario:` mapping, if any, with its line.
     pub(crate) scenario: Option<(Yaml, usize)>,
+    /// The file line of each key of the `scenario:` mapping, where the YAML parser saw it.
+    pub(crate) scenario_lines: Vec<(String, usize)>,
     /// `variants:`, parsed (see [`super::variants`]); empty when absent.
     pub(crate) variants: Vec<Variant>,
     /// Every other key, as JSON for templates, in file order.
     pub(crate) extra: Vec<(String, serde_json::Value)>,
+}
+
+impl FrontMatter {
+    /// The file line of `key` in `scenario:`, where it was written; `None` when it was not.
+    pub(crate) fn scenario_key_line(&self, key: &str) -> Option<usize> {
+        let found = self.scenario_lines.iter().find(|(k, _)| k == key);
+        found.map(|(_, line)| *line)
+    }
 }
 
 /// A page's text split into front matter and body.
@@ -107,12 +117,13 @@ pub(crate) fn parse(
         split,
         file,
         source,
+        at: Positions::default(),
         errors: Vec::new(),
     };
-    let map = check.mapping()?;
+    let (map, at) = check.mapping()?;
+    check.at = at;
     let mut fm = FrontMatter::default();
     let (mut title, mut lang) = (None, None);
-    let key_lines = KeyLines::of(split);
     for (k, v) in map {
         let Yaml::String(key) = k else {
             let d = check.at(
@@ -122,7 +133,7 @@ pub(crate) fn parse(
             check.errors.push(d);
             continue;
         };
-        let line = key_lines.line(&key);
+        let line = check.key_line(&key);
         match key.as_str() {
             "title" => title = check.string(&key, line, &v),
             "lang" => lang = check.string(&key, line, &v),
@@ -139,7 +150,10 @@ pub(crate) fn parse(
                     fm.translated = b;
                 }
             }
-            "scenario" => fm.scenario = Some((v, line)),
+            "scenario" => {
+                fm.scenario_lines = check.key_lines_under("scenario", &v);
+                fm.scenario = Some((v, line));
+            }
             "variants" => fm.variants = check.variants(&v, line),
             _ => check.extra(
                 &mut fm.extra,
@@ -172,6 +186,8 @@ struct Checker<'a> {
     file: &'a Path,
     /// The page's text, shown as snippets.
     source: &'a Arc<str>,
+    /// Where the block's keys and values were written (lines within the block).
+    at: Positions,
     /// The problems found so far, in the order they were found.
     errors: Vec<Diagnostic>,
 }
@@ -192,12 +208,12 @@ impl Checker<'_> {
 
     /// The block's YAML as a mapping (an empty block is an empty one); a syntax error, located
     /// in the file, or a block that is not a mapping is the only problem reported.
-    fn mapping(&self) -> Result<yaml_serde::Mapping, Vec<Diagnostic>> {
+    fn mapping(&self) -> Result<(yaml_serde::Mapping, Positions), Vec<Diagnostic>> {
         let split = self.split;
-        let value: Yaml = if split.yaml.trim().is_empty() {
-            Yaml::Mapping(Default::default())
+        let (value, at) = if split.yaml.trim().is_empty() {
+            (Yaml::Mapping(Default::default()), Positions::default())
         } else {
-            parse_yaml(split.yaml).map_err(|e| {
+            let doc = parse_positioned(split.yaml).map_err(|e| {
                 let (line, col) = e.line_col.unwrap_or((1, 1));
                 let msg = shift_lines(&e.message, split.yaml_line - 1);
                 vec![self
@@ -207,7 +223,8 @@ impl Checker<'_> {
                         format!("invalid YAML in front matter: {msg}"),
                     )
                     .with_help(e.help)]
-            })?
+            })?;
+            (doc.value, doc.at)
         };
         let Yaml::Mapping(map) = value else {
             return Err(vec![self.at(
@@ -215,7 +232,29 @@ impl Checker<'_> {
                 "front matter must be a mapping of `key: value` lines".into(),
             )]);
         };
-        Ok(map)
+        Ok((map, at))
+    }
+
+    /// The file line of each (string) key of the mapping `value` of the top-level `key`.
+    fn key_lines_under(&self, key: &str, value: &Yaml) -> Vec<(String, usize)> {
+        let offset = self.split.yaml_line - 1;
+        let keys = value.as_mapping().into_iter().flatten();
+        keys.filter_map(|(k, _)| {
+            let name = k.as_str()?;
+            let (line, _) = self.at.key(&[Seg::key(key), Seg::key(name)])?;
+            Some((name.to_owned(), line + offset))
+        })
+        .collect()
+    }
+
+    /// The file line of the top-level `key`, or the block's first line when it is not written
+    /// as a key.
+    fn key_line(&self, key: &str) -> usize {
+        self.at
+            .key(&[Seg::key(key)])
+            .map_or(self.split.yaml_line, |(line, _)| {
+                line + self.split.yaml_line - 1
+            })
     }
 
     /// The text of `key`'s value `v` (a number as written); nothing for a null, and an error
@@ -304,8 +343,7 @@ impl Checker<'_> {
     /// The variants of `variants:` (written at `line`); their problems become errors at
     /// their lines and leave the list empty.
     fn variants(&mut self, v: &Yaml, line: usize) -> Vec<Variant> {
-        let lines: Vec<&str> = self.split.yaml.split('\n').collect();
-        match super::variants::parse(v, line, &lines, self.split.yaml_line) {
+        match super::variants::parse(v, line, &self.at, self.split.yaml_line) {
             Ok(list) => list,
             Err(list) => {
                 for (l, msg, help) in list {
@@ -343,53 +381,9 @@ impl Checker<'_> {
 
 /// 1-based file line of a top-level `key:` in the front matter (the block's first line if absent).
 pub(crate) fn key_line(split: &Split<'_>, key: &str) -> usize {
-    KeyLines::of(split).line(key)
-}
-
-/// The first line of every top-level `key:` (or `"key":`) of a front matter, found in one pass,
-/// so locating each of many keys stays linear in the block's size.
-pub(crate) struct KeyLines {
-    first: std::collections::HashMap<String, usize>,
-    block_line: usize,
-}
-
-impl KeyLines {
-    /// Indexes the block: a line's text before its first `:` and before its first `: ` (trailing
-    /// spaces dropped), and a leading quoted key, are its candidate keys (two at most, so the
-    /// index is linear in the block).
-    pub(crate) fn of(split: &Split<'_>) -> KeyLines {
-        let mut first = std::collections::HashMap::new();
-        for (i, l) in split.yaml.split('\n').enumerate() {
-            let line = i + split.yaml_line;
-            if let Some(quoted) = l.strip_prefix('"') {
-                if let Some((key, rest)) = quoted.split_once('"') {
-                    if rest.trim_start().starts_with(':') {
-                        first.entry(key.to_owned()).or_insert(line);
-                    }
-                }
-            }
-            // A plain key ends at the first `: ` (or a `:` ending the line), as YAML reads it;
-            // the first `:` of all is a candidate too, for keys written `key:value`.
-            let bytes = l.as_bytes();
-            let ends_key = |at: usize| bytes.get(at + 1).is_none_or(|c| c.is_ascii_whitespace());
-            let plain = l
-                .match_indices(':')
-                .map(|(at, _)| at)
-                .find(|&at| ends_key(at));
-            for at in l.find(':').into_iter().chain(plain) {
-                first.entry(l[..at].trim_end().to_owned()).or_insert(line);
-            }
-        }
-        KeyLines {
-            first,
-            block_line: split.yaml_line,
-        }
-    }
-
-    /// The line of `key`, or the block's first line when it is not written as a key.
-    pub(crate) fn line(&self, key: &str) -> usize {
-        self.first.get(key).copied().unwrap_or(self.block_line)
-    }
+    Positions::of(split.yaml)
+        .key(&[Seg::key(key)])
+        .map_or(split.yaml_line, |(line, _)| line + split.yaml_line - 1)
 }
 
 /// The error for a `date:` or `updated:` value that is not a calendar date.

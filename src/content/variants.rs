@@ -9,6 +9,7 @@
 //! Any other key, a duplicate id, a label that is not text and a `set:` value that is not a
 //! scalar are errors at their line.
 
+use crate::yaml_input::{Positions, Seg};
 use yaml_serde::{Mapping, Value as Yaml};
 
 use super::front_matter::type_name;
@@ -43,12 +44,13 @@ pub(crate) type VariantError = (usize, String, String);
 /// The keys a variant may have.
 const KEYS: [&str; 3] = ["id", "label", "set"];
 
-/// Parses the value of `variants:`, written at file line `key_line`; `lines` are the front
-/// matter's lines, the first at file line `first_line`. Returns every problem found.
+/// Parses the value of `variants:`, written at file line `key_line`; `at` locates the front
+/// matter's keys and values, its line 1 being file line `first_line`. Returns every problem
+/// found.
 pub(crate) fn parse(
     value: &Yaml,
     key_line: usize,
-    lines: &[&str],
+    at: &Positions,
     first_line: usize,
 ) -> Result<Vec<Variant>, Vec<VariantError>> {
     let items = match value {
@@ -62,15 +64,19 @@ pub(crate) fn parse(
             )])
         }
     };
-    let starts = item_lines(lines, first_line, key_line, items.len());
     let mut errors = Vec::new();
     let mut variants: Vec<Variant> = Vec::new();
     for (i, item) in items.iter().enumerate() {
+        let offset = first_line - 1;
+        let start = at
+            .value(&[Seg::key("variants"), Seg::Index(i)])
+            .map_or(key_line, |(line, _)| line + offset);
         let block = Block {
-            lines,
-            first_line,
-            start: starts[i],
-            end: starts.get(i + 1).copied().unwrap_or(usize::MAX),
+            at,
+            offset,
+            item: i,
+            in_set: false,
+            start,
         };
         if let Some(variant) = parse_item(item, i + 1, block, &variants, &mut errors) {
             variants.push(variant);
@@ -226,6 +232,7 @@ fn settings(
     let set_line = block.key_line("set");
     let inner = Block {
         start: set_line,
+        in_set: true,
         ..block
     };
     let mut set = Vec::new();
@@ -275,70 +282,31 @@ fn shown(v: &Yaml) -> String {
     }
 }
 
-/// The lines of one variant item, for locating its keys.
+/// One variant item, for locating its keys.
 #[derive(Clone, Copy)]
 struct Block<'a> {
-    lines: &'a [&'a str],
-    first_line: usize,
-    /// File line where the search starts.
+    /// Where the front matter's keys and values were written.
+    at: &'a Positions,
+    /// File line of the front matter's line 0.
+    offset: usize,
+    /// The item's index in `variants:`.
+    item: usize,
+    /// Whether its keys are those of the item's `set:`.
+    in_set: bool,
+    /// File line of the item (or of its `set:`), where a key written nowhere is located.
     start: usize,
-    /// File line where the next item starts (exclusive).
-    end: usize,
 }
 
 impl Block<'_> {
-    /// The file line of `key:` in this block (the block's first line if not found).
+    /// The file line of `key:` in this item (or its `set:`), else [`Block::start`].
     fn key_line(&self, key: &str) -> usize {
-        let from = self.start.saturating_sub(self.first_line);
-        self.lines
-            .iter()
-            .enumerate()
-            .skip(from)
-            .take_while(|(i, _)| i + self.first_line < self.end)
-            .find(|(_, l)| has_key(l, key))
-            .map_or(self.start, |(i, _)| i + self.first_line)
-    }
-}
-
-/// True when `line` writes `key:` as a key (block or flow style).
-pub(crate) fn has_key(line: &str, key: &str) -> bool {
-    let mut from = 0;
-    while let Some(i) = line[from..].find(key) {
-        let at = from + i;
-        let before = line[..at].trim_end_matches(['"', '\'']);
-        let after = line[at + key.len()..].trim_start_matches(['"', '\'']);
-        let starts = before
-            .chars()
-            .last()
-            .is_none_or(|c| c == ' ' || c == '-' || c == '{' || c == ',');
-        if starts && after.trim_start().starts_with(':') {
-            return true;
+        let mut path = vec![Seg::key("variants"), Seg::Index(self.item)];
+        if self.in_set {
+            path.push(Seg::key("set"));
         }
-        from = at + key.len();
+        path.push(Seg::key(key));
+        self.at
+            .key(&path)
+            .map_or(self.start, |(line, _)| line + self.offset)
     }
-    false
-}
-
-/// The file lines of the `n` items of the block list under `variants:` at `key_line` (each the
-/// key line itself for a flow list `[...]`).
-fn item_lines(lines: &[&str], first_line: usize, key_line: usize, n: usize) -> Vec<usize> {
-    let mut found = Vec::new();
-    let mut indent = None;
-    for (i, l) in lines.iter().enumerate().skip(key_line + 1 - first_line) {
-        let trimmed = l.trim_start();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let ind = l.len() - trimmed.len();
-        if ind == 0 && !trimmed.starts_with('-') {
-            break;
-        }
-        if (trimmed == "-" || trimmed.starts_with("- ")) && *indent.get_or_insert(ind) == ind {
-            found.push(i + first_line);
-        }
-    }
-    if found.len() != n {
-        return vec![key_line; n];
-    }
-    found
 }

@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use super::error::ScenarioError;
+use crate::yaml_input::Seg;
 
 /// The catalog compiled into the binary.
 const BUILTIN_YAML: &str = include_str!("../../data/gpus.yaml");
@@ -70,6 +71,47 @@ fn yes() -> bool {
     true
 }
 
+/// How a `source` starts when no thread or file that printed the figure is at hand: the rest
+/// says why, and what the figure is derived (or taken) from.
+const NOT_SOURCED: &str = "not sourced";
+
+impl VariantKind {
+    /// The setting in words, after a card's name ("NVIDIA L4 with ECC off").
+    fn words(self) -> &'static str {
+        match self {
+            VariantKind::EccOn => " with ECC on",
+            VariantKind::EccOff => " with ECC off",
+            VariantKind::Windows => " under Windows",
+            VariantKind::NewerDriver => " on a newer driver",
+        }
+    }
+}
+
+impl Gpu {
+    /// The note `estimate` and `diagnose` print when they use a figure of this card (its
+    /// `capacity_bytes`, or the variant of `setting`) that no printed message backs: what it rests
+    /// on, and how to give the real one. `None` for a sourced figure (and for a user's own
+    /// `--catalog` entry, whose source is empty).
+    pub(crate) fn unsourced_capacity_note(&self, setting: Option<VariantKind>) -> Option<String> {
+        let (capacity, source) = match setting {
+            None => (self.capacity_bytes, self.source.as_str()),
+            Some(kind) => self
+                .variants
+                .iter()
+                .find(|v| v.when == kind)
+                .map(|v| (v.capacity_bytes, v.source.as_str()))?,
+        };
+        let basis = source.strip_prefix(NOT_SOURCED)?;
+        let gib = capacity as f64 / (1u64 << 30) as f64;
+        Some(format!(
+            "{}{}: its capacity in vramdoc's catalog, {gib:.2} GiB, is not sourced{basis}. If your card prints another figure (the \"total capacity\" of its out-of-memory message, or torch.cuda.get_device_properties(0).total_memory), give it in a --catalog FILE entry with id {} and its capacity_bytes; memory other programs hold goes in --other-processes",
+            self.name,
+            setting.map_or("", VariantKind::words),
+            self.id,
+        ))
+    }
+}
+
 /// The YAML document: a `gpus:` list (each entry read on its own, so every bad one is reported).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -82,34 +124,11 @@ const CATALOG_SHAPE: &str = "expected `gpus:` followed by entries with id, name 
 
 /// One problem of a catalog file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CatalogProblem {
+pub(crate) struct CatalogProblem {
     /// The 1-based line its entry starts on, where it can be told.
     pub line: Option<usize>,
     /// What is wrong.
     pub message: String,
-}
-
-/// The 1-based line each of the `count` entries of the block list under a top-level `gpus:`
-/// starts on (its `-`), or nothing when the list is not written that way (flow style).
-fn entry_lines(yaml: &str, count: usize) -> Option<Vec<usize>> {
-    let mut lines = yaml.lines().enumerate();
-    lines.find(|(_, l)| l.starts_with("gpus:"))?;
-    let mut indent = None;
-    let mut found = Vec::new();
-    for (i, l) in lines {
-        let body = l.trim_start();
-        let width = l.len() - body.len();
-        if body.is_empty() || body.starts_with('#') {
-            continue;
-        }
-        if width == 0 && !body.starts_with('-') {
-            break;
-        }
-        if body.starts_with('-') && *indent.get_or_insert(width) == width {
-            found.push(i + 1);
-        }
-    }
-    (found.len() == count).then_some(found)
 }
 
 /// Refuses a control character in an entry's id, name or aliases: they are printed in tables,
@@ -169,7 +188,8 @@ impl GpuCatalog {
         let doc: yaml_serde::Value = yaml_serde::from_str(yaml).map_err(|e| {
             ScenarioError::general(format!("invalid GPU catalog: {e}; {CATALOG_SHAPE}"))
         })?;
-        self.extend_checked(yaml, &doc).map_err(|problems| {
+        let at = crate::yaml_input::Positions::of(yaml);
+        self.extend_checked(&doc, &at).map_err(|problems| {
             let first = problems.into_iter().next();
             ScenarioError::general(first.map_or_else(String::new, |p| match p.line {
                 Some(line) => format!("{} (the entry at line {line})", p.message),
@@ -178,13 +198,13 @@ impl GpuCatalog {
         })
     }
 
-    /// Adds the `gpus:` entries of `doc` (parsed from `yaml`), checking every entry first: all
-    /// problems are returned, each at the line its entry starts on where that can be told, and
-    /// nothing is added when there is one.
-    pub fn extend_checked(
+    /// Adds the `gpus:` entries of `doc` (`at`: where its nodes were written), checking every
+    /// entry first: all problems are returned, each at the line its entry starts on, and nothing
+    /// is added when there is one.
+    pub(crate) fn extend_checked(
         &mut self,
-        yaml: &str,
         doc: &yaml_serde::Value,
+        at: &crate::yaml_input::Positions,
     ) -> Result<(), Vec<CatalogProblem>> {
         let file: CatalogFile = yaml_serde::from_value(doc.clone()).map_err(|e| {
             vec![CatalogProblem {
@@ -192,11 +212,11 @@ impl GpuCatalog {
                 message: format!("invalid GPU catalog: {e}; {CATALOG_SHAPE}"),
             }]
         })?;
-        let lines = entry_lines(yaml, file.gpus.len());
         let mut gpus = Vec::new();
         let mut problems = Vec::new();
         for (i, entry) in file.gpus.into_iter().enumerate() {
-            let line = lines.as_ref().map(|l| l[i]);
+            let path = [Seg::key("gpus"), Seg::Index(i)];
+            let line = at.value(&path).map(|(line, _)| line);
             let checked = yaml_serde::from_value::<Gpu>(entry)
                 .map_err(|e| format!("invalid GPU catalog entry {}: {e}", i + 1))
                 .and_then(|mut gpu| {
@@ -323,24 +343,36 @@ mod tests {
         }
     }
 
-    /// Every built-in capacity names where it comes from: a printed `total_memory`, an
-    /// out-of-memory message or nvidia-smi's total. Only a variant may instead say it is not
-    /// sourced, and then what it is derived from. Windows figures are above the Linux ones (WDDM
+    /// Every built-in figure names where it comes from: a printed `total_memory` or out-of-memory
+    /// message (or nvidia-smi's total) with the thread or file that shows it. A figure without
+    /// one starts with "not sourced" and says what it is derived or taken from; no figure is
+    /// presented as sourced while being derived. Windows figures are above the Linux ones (WDDM
     /// reports more), ECC-on figures below ECC-off ones, newer drivers' figures below the entry's.
     #[test]
     fn builtin_capacities_name_their_source() {
         let kinds = ["device properties", "OOM message", "nvidia-smi"];
-        let sourced = |s: &str| kinds.iter().any(|k| s.contains(k));
+        let places = ["github.com/", "tests/data/"];
         for g in GpuCatalog::builtin().iter() {
-            assert!(
-                sourced(&g.source) && !g.source.contains("not sourced"),
-                "{}: source {:?}",
-                g.id,
-                g.source
-            );
-            for s in g.variants.iter().map(|v| &v.source) {
-                let derived = s.starts_with("not sourced") && s.contains("derived from");
-                assert!(sourced(s) || derived, "{}: source {s:?}", g.id);
+            let sources = std::iter::once((None, &g.source))
+                .chain(g.variants.iter().map(|v| (Some(v.when), &v.source)));
+            for (setting, s) in sources {
+                let note = g.unsourced_capacity_note(setting);
+                if s.starts_with(NOT_SOURCED) {
+                    assert!(
+                        s.contains("derived from") || s.contains("taken from"),
+                        "{}: {s:?}",
+                        g.id
+                    );
+                    assert!(note.is_some(), "{}: {s:?}", g.id);
+                } else {
+                    assert!(kinds.iter().any(|k| s.contains(k)), "{}: {s:?}", g.id);
+                    let cited = places.iter().any(|p| s.contains(p));
+                    assert!(cited, "{}: no thread or file in {s:?}", g.id);
+                    for derived in ["derived", "less the driver reserve", "not sourced"] {
+                        assert!(!s.contains(derived), "{}: {s:?}", g.id);
+                    }
+                    assert_eq!(note, None, "{}", g.id);
+                }
             }
             for v in &g.variants {
                 let (low, high) = match v.when {
@@ -354,6 +386,33 @@ mod tests {
                 assert!(low < high, "{}: {:?}", g.id, v.when);
             }
         }
+    }
+
+    /// The note names the card, the setting, the figure (15,814 MiB = 15.44 GiB), what it rests
+    /// on and the override.
+    #[test]
+    fn unsourced_note_says_what_the_figure_rests_on() {
+        let catalog = GpuCatalog::builtin();
+        let card = |id: &str| catalog.get(id).unwrap_or_else(|| panic!("{id} missing"));
+        let note = card("rtx-5080").unsourced_capacity_note(None).unwrap();
+        assert_eq!(15814.0_f64 / 1024.0, 15.443359375);
+        assert!(
+            note.starts_with("NVIDIA GeForce RTX 5080: its capacity in vramdoc's catalog, 15.44 GiB, is not sourced (no message of an RTX 5080 at hand): derived from nvidia-smi's total"),
+            "{note}"
+        );
+        assert!(
+            note.contains("--catalog FILE entry with id rtx-5080"),
+            "{note}"
+        );
+        let l4 = card("l4").unsourced_capacity_note(Some(VariantKind::EccOff));
+        assert!(l4
+            .unwrap()
+            .starts_with("NVIDIA L4 with ECC off: its capacity in vramdoc's catalog, 23.55 GiB"));
+        assert_eq!(card("l4").unsourced_capacity_note(None), None);
+        assert_eq!(
+            card("l4").unsourced_capacity_note(Some(VariantKind::Windows)),
+            None
+        );
     }
 
     /// The GDDR cards whose ECC can be switched list both states (ECC takes 1/16 of their memory,
@@ -432,7 +491,8 @@ mod tests {
         let yaml = "gpus:\n  - {id: a, name: A, capacity_bytes: 0}\n  - {id: ok, name: OK, capacity_bytes: 5}\n  # a comment\n  - id: b\n    name: \"B\\e\"\n    capacity_bytes: 5\n";
         let mut catalog = GpuCatalog::builtin();
         let doc = yaml_serde::from_str(yaml).unwrap();
-        let problems = catalog.extend_checked(yaml, &doc).unwrap_err();
+        let at = crate::yaml_input::Positions::of(yaml);
+        let problems = catalog.extend_checked(&doc, &at).unwrap_err();
         let lines: Vec<_> = problems.iter().map(|p| p.line).collect();
         assert_eq!(lines, [Some(2), Some(5)], "{problems:?}");
         assert!(problems[1].message.contains("U+001B"), "{problems:?}");

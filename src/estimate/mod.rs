@@ -1,15 +1,19 @@
 //! The memory estimator: a nanoGPT scenario in, parameter counts and GPU memory out.
 //!
-//! Pure: no I/O, no printing. [`estimate`] gives one scenario's breakdown and verdict;
+//! Pure: no I/O, no printing. Every tensor derives from a typed description of the model
+//! ([`arch::Architecture`]). [`estimate`] gives one nanoGPT scenario's breakdown and verdict;
+//! [`estimate_model`] a described model's (Hugging Face's GPT-2 besides nanoGPT) with a
+//! scenario's run settings;
 //! [`what_if`] the options a guide lists. `serde_json::to_value(&estimate)` is the JSON contract
 //! of `vramdoc estimate --format json` and what guides read by dotted path.
 
+pub mod arch;
 mod combine;
 mod error;
 mod eval;
 mod finetune;
 mod gpu;
-mod keys;
+mod hf_gpt2;
 mod memory;
 mod num;
 mod optimizer_state;
@@ -23,10 +27,11 @@ mod whatif;
 
 use serde::Serialize;
 
+pub use crate::scenario::{parse_byte_size, yaml_literal, Literal};
+pub use arch::{Architecture, Family};
 pub use error::ScenarioError;
 pub use finetune::{LoraTarget, LoraTargets};
 pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
-pub use keys::{parse_byte_size, yaml_literal, Literal, KEYS};
 pub use memory::TrainMoment;
 pub use params::Params;
 pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
@@ -85,6 +90,10 @@ pub struct Bytes {
     pub total_high: u64,
     /// Memory other programs hold on the card (the scenario's `other_processes`).
     pub other_processes: u64,
+    /// Hugging Face models: the first training step's peak, before the optimizer state exists
+    /// (in the JSON only for them; nanoGPT's first moments are `eval_first_peak`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_step_peak: Option<u64>,
     /// One logits tensor at the training micro-batch: `b·s·V·c`.
     pub logits_tensor: u64,
     /// One logits tensor at the eval micro-batch.
@@ -213,6 +222,17 @@ pub struct Estimate {
     pub headroom_bytes: Option<i64>,
     /// [`ESTIMATOR_VERSION`].
     pub(crate) estimator_version: &'static str,
+    /// The model the estimate is for (in the JSON only when it is not nanoGPT's, whose shape the
+    /// scenario's keys already give).
+    #[serde(skip_serializing_if = "Architecture::is_nanogpt")]
+    pub(crate) architecture: Architecture,
+}
+
+impl Estimate {
+    /// The model the estimate is for.
+    pub fn architecture(&self) -> &Architecture {
+        &self.architecture
+    }
 }
 
 /// Estimates one scenario; errors name the scenario key at fault.
@@ -228,6 +248,110 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
     let (peak, peak_phase) = moments.peak(&setup, run.eval_only);
     let s = &run;
     let bytes = bytes(s, &m, &setup, &moments, peak)?;
+    finish(
+        s,
+        Architecture::nanogpt(s),
+        params,
+        bytes,
+        &moments,
+        peak_phase,
+        &process,
+        catalog,
+    )
+}
+
+/// The estimate of a training step of the model `a` with the run settings of `s` (batch,
+/// sequence length `block_size`, accumulation, `dtype`, attention kernel `flash` (SDPA) or not
+/// (eager), `dropout`, `grad_checkpoint`, GPU). nanoGPT's family is [`estimate`] (the model must be
+/// the scenario's own); Hugging Face's GPT-2 is `hf_gpt2/` (the scenario's shape keys are replaced
+/// by the model's; `dropout` stands for the config's `resid_pdrop`, `embd_pdrop` and `attn_pdrop`
+/// alike, GPT-2's 0.1; a Trainer step has no evaluation, so `eval_peak` is 0 and the first step's
+/// peak is `bytes.first_step_peak`); every other family is an error naming it.
+pub fn estimate_model(
+    a: &Architecture,
+    s: &Scenario,
+    catalog: &GpuCatalog,
+) -> Result<Estimate, ScenarioError> {
+    a.validate()?;
+    a.computed()?;
+    match a.family {
+        Family::HfGpt2 => estimate_hf_gpt2(a, s, catalog),
+        _ => {
+            let e = estimate(s, catalog)?;
+            if &e.architecture != a {
+                return Err(ScenarioError::general(format!(
+                    "the model given ({}) is not the one the scenario's n_layer, n_head, n_embd, \
+                     vocab_size, block_size and bias describe",
+                    a.name
+                )));
+            }
+            Ok(e)
+        }
+    }
+}
+
+/// Hugging Face's GPT-2 (`hf_gpt2.rs`): a Trainer step, no evaluation, nothing set up beside it.
+fn estimate_hf_gpt2(
+    a: &Architecture,
+    s: &Scenario,
+    catalog: &GpuCatalog,
+) -> Result<Estimate, ScenarioError> {
+    let mut run = s.clone();
+    run.n_layer = a.layers;
+    run.n_head = a.attention.heads;
+    run.n_embd = a.hidden;
+    run.vocab_size = a.vocab_size;
+    run.bias = true;
+    run.validate(catalog)?;
+    hf_gpt2::check(a, &run)?;
+    let params = params::count_of(a, &run)?;
+    let optimizer = hf_gpt2::optimizer_bytes(a);
+    let (train, train_moment) = hf_gpt2::train_peak(a, &run, &params, optimizer);
+    let logits = N::from(run.block_size) * N::from(run.batch_size) * N::from(a.vocab_size);
+    let c = if run.dtype == Dtype::Float32 { 4 } else { 2 };
+    let m = memory::Memory {
+        train,
+        train_moment,
+        eval: N::ZERO,
+        eval_first: N::ZERO,
+        logits_tensor: logits * c,
+        eval_logits_tensor: N::ZERO,
+    };
+    let moments = Moments {
+        train,
+        train_moment,
+        eval: N::ZERO,
+        eval_first: N::ZERO,
+    };
+    let setup = memory::Setup::default();
+    let peak = train.sum();
+    let mut bytes = bytes(&run, &m, &setup, &moments, peak)?;
+    let first = hf_gpt2::first_step_peak(a, &run, &params, optimizer);
+    bytes.first_step_peak = Some(first.to_u64("the first step's peak")?);
+    finish(
+        &run,
+        a.clone(),
+        params,
+        bytes,
+        &moments,
+        PeakPhase::Train,
+        &run,
+        catalog,
+    )
+}
+
+/// The estimate from its figures: batch arithmetic and the verdict against the GPU.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    s: &Scenario,
+    architecture: Architecture,
+    params: Params,
+    bytes: Bytes,
+    moments: &Moments,
+    peak_phase: PeakPhase,
+    process: &Scenario,
+    catalog: &GpuCatalog,
+) -> Result<Estimate, ScenarioError> {
     let effective_batch = (N::from(s.batch_size) * N::from(s.gradient_accumulation_steps))
         .to_u64("the effective batch")?;
     let tokens_per_step =
@@ -256,6 +380,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         fits: verdict.map(|v| v == Verdict::Fits),
         headroom_bytes: gpu.map(|g| headroom(g.capacity_bytes, s.other_processes, bytes.total)),
         estimator_version: ESTIMATOR_VERSION,
+        architecture,
     })
 }
 
@@ -405,6 +530,7 @@ fn bytes(
         total_low: u(at(End::Low), "the total")?,
         total_high: u(at(End::High), "the total")?,
         other_processes: s.other_processes,
+        first_step_peak: None,
         logits_tensor: u(m.logits_tensor, "the logits tensor")?,
         eval_logits_tensor: u(m.eval_logits_tensor, "the eval logits tensor")?,
         cuda_context: u(context, "the CUDA context")?,

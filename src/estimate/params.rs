@@ -1,4 +1,5 @@
-//! Parameter counts exactly as nanoGPT's `model.py` makes them.
+//! Parameter counts from the architecture description's tensors (`arch::params`): for nanoGPT
+//! exactly as its `model.py` makes them.
 //!
 //! `GPT.__init__` builds `wte` (V×h, tied to `lm_head`), `wpe` (s×h), per block `ln_1`,
 //! `attn.c_attn` (h→3h), `attn.c_proj` (h→h), `ln_2`, `mlp.c_fc` (h→4h), `mlp.c_proj` (4h→h),
@@ -13,6 +14,7 @@
 
 use serde::Serialize;
 
+use super::arch::{Architecture, ParamKind, ParamTensor};
 use super::error::ScenarioError;
 use super::finetune::Training;
 use super::num::N;
@@ -62,54 +64,69 @@ pub(crate) struct TensorGroup {
     pub(crate) trainable: bool,
 }
 
-/// Every parameter tensor of the model, grouped by shape (groups with no tensors have count 0):
-/// the base model's twelve groups, then LoRA's `A` and `B` per target.
+/// Every parameter tensor of nanoGPT's model, grouped by shape (groups with no tensors have
+/// count 0): the base model's twelve groups, then LoRA's `A` and `B` per target.
 pub(crate) fn tensor_groups(s: &Scenario) -> Vec<TensorGroup> {
-    let (v, h, ctx, l) = (
-        N::from(s.vocab_size),
-        N::from(s.n_embd),
-        N::from(s.block_size),
-        N::from(s.n_layer),
-    );
-    let b = N::from(s.bias);
-    let one = N::from(1u64);
+    groups_of(&Architecture::nanogpt(s), s)
+}
+
+/// The parameter tensors of `a` (`Architecture::parameters`, in its order), with what trains
+/// under `s`'s fine-tuning patches, then LoRA's `A` and `B` per target.
+pub(crate) fn groups_of(a: &Architecture, s: &Scenario) -> Vec<TensorGroup> {
+    groups_from(a, &a.parameters(), s)
+}
+
+/// [`groups_of`] from `a`'s parameter tensors, already listed.
+fn groups_from(a: &Architecture, tensors: &[ParamTensor], s: &Scenario) -> Vec<TensorGroup> {
     let train = Training::of(s);
     let (emb, base) = (train.embeddings, train.base);
-    let group = |numel: N, count: N, decay: bool, linear: bool, trainable: bool| TensorGroup {
-        numel,
-        count,
-        decay,
-        linear,
-        trainable,
-    };
-    let mut groups = vec![
-        group(v * h, one, true, true, emb), // wte = lm_head.weight (tied)
-        group(ctx * h, one, true, false, emb), // wpe
-        group(h * h * 3, l, true, true, base), // attn.c_attn.weight
-        group(h * h, l, true, true, base),  // attn.c_proj.weight
-        group(h * h * 4, l, true, true, base), // mlp.c_fc.weight
-        group(h * h * 4, l, true, true, base), // mlp.c_proj.weight
-        group(h, l * 2 + one, false, false, base), // ln_1, ln_2 weights and ln_f.weight
-        group(h, (l * 2 + one) * b, false, false, base), // their biases
-        group(h * 3, l * b, false, true, base), // attn.c_attn.bias
-        group(h, l * b, false, true, base), // attn.c_proj.bias
-        group(h * 4, l * b, false, true, base), // mlp.c_fc.bias
-        group(h, l * b, false, true, base), // mlp.c_proj.bias
-    ];
+    let tied = a.embeddings.tied_head;
+    let mut groups: Vec<TensorGroup> = tensors
+        .iter()
+        .map(|t| TensorGroup {
+            numel: N::from(t.numel()),
+            count: N::from(t.count),
+            decay: t.decay(),
+            linear: t.kind.linear(tied),
+            trainable: match t.kind {
+                ParamKind::TokenEmbedding | ParamKind::PositionEmbedding => emb,
+                ParamKind::LinearWeight | ParamKind::LinearBias | ParamKind::Norm => base,
+            },
+        })
+        .collect();
     if train.lora() {
-        let r = N::from(train.rank);
+        let (r, h, l) = (N::from(train.rank), N::from(a.hidden), N::from(a.layers));
         for t in train.targets.iter() {
             let (i, o) = t.widths();
-            groups.push(group(r * h * i, l, true, false, true)); // lora_A: r × in
-            groups.push(group(h * o * r, l, true, false, true)); // lora_B: out × r
+            groups.push(TensorGroup {
+                numel: r * h * i, // lora_A: r × in
+                count: l,
+                decay: true,
+                linear: false,
+                trainable: true,
+            });
+            groups.push(TensorGroup {
+                numel: h * o * r, // lora_B: out × r
+                count: l,
+                decay: true,
+                linear: false,
+                trainable: true,
+            });
         }
     }
     groups
 }
 
-/// Counts the parameters of a scenario; errors only when a count exceeds 2^63 − 1.
+/// Counts the parameters of nanoGPT's model for a scenario; errors only when a count exceeds
+/// 2^63 − 1.
 pub(crate) fn count(s: &Scenario) -> Result<Params, ScenarioError> {
-    let groups = tensor_groups(s);
+    count_of(&Architecture::nanogpt(s), s)
+}
+
+/// Counts the parameters of `a` under `s`'s fine-tuning patches.
+pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<Params, ScenarioError> {
+    let tensors = a.parameters();
+    let groups = groups_from(a, &tensors, s);
     let elements = |g: &TensorGroup| g.numel * g.count;
     let sum = |decay: bool, f: &dyn Fn(&TensorGroup) -> N| -> N {
         groups
@@ -121,9 +138,16 @@ pub(crate) fn count(s: &Scenario) -> Result<Params, ScenarioError> {
     let total: N = groups.iter().map(elements).sum();
     let trainable: N = groups.iter().filter(|g| g.trainable).map(elements).sum();
     let linear: N = groups.iter().filter(|g| g.linear).map(elements).sum();
-    let lora = Training::of(s).lora_per_block(N::from(s.n_embd)) * N::from(s.n_layer);
-    let wpe = N::from(s.block_size) * N::from(s.n_embd);
-    let wte = N::from(s.vocab_size) * N::from(s.n_embd);
+    let lora = Training::of(s).lora_per_block(N::from(a.hidden)) * N::from(a.layers);
+    let of_kind = |kind: ParamKind| -> N {
+        tensors
+            .iter()
+            .filter(|t| t.kind == kind)
+            .map(|t| N::from(t.numel()) * N::from(t.count))
+            .sum()
+    };
+    let wpe = of_kind(ParamKind::PositionEmbedding);
+    let wte = of_kind(ParamKind::TokenEmbedding);
     Ok(Params {
         total: total.to_u64("the parameter count")?,
         non_embedding: (total - wpe).to_u64("the parameter count")?,

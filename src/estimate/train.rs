@@ -170,17 +170,20 @@ impl<'a> Step<'a> {
 
     /// The end of backward: every gradient exists, and the tied wte/lm_head weight's two
     /// contributions (lm_head's, then the embedding's, `V·h` each) meet in autograd's input
-    /// buffer, which adds them in place on real tensors (one extra `p·V·h`), then into .grad
-    /// in place when accumulating (two extra). (The fake-tensor replay adds out of place,
-    /// one `p·V·h` more: FakeTensor is a tensor subclass, excluded from in-place accumulation.)
+    /// buffer and are summed out of place: both and their sum live at once, three `p·V·h`
+    /// beside the other gradients; `full_grads` counts the tied weight's `.grad` once, which
+    /// exists only when accumulating (three extra, else two).
+    /// The replay, real tensors (`tools/nanogpt_replay/replay.py --selftest` logs autograd's
+    /// `add`) and the H200 agree (`tests/it/gpu_measured.rs`: GPT-2 124M at s512 b1 fp32, the
+    /// one measured config that peaks here, is 11.8 MiB above this, 47.2 MiB if summed in place).
     /// The optimizer step that follows holds no more: fused AdamW has no temporaries.
     /// Frozen embeddings: no gradient for the tied weight at all.
     fn backward_end(&self) -> Components {
         let (s, x) = (self.s, self.x);
         let contributions = N::from(match (self.train.embeddings, self.accumulating) {
             (false, _) => 0u64,
-            (true, true) => 2,
-            (true, false) => 1,
+            (true, true) => 3,
+            (true, false) => 2,
         });
         let vh = N::from(s.vocab_size) * N::from(s.n_embd);
         Components {

@@ -328,9 +328,8 @@ fn diagnosis(data: &GuideData, ctx: &ExpandContext<'_>) -> Result<String, String
     let text = ctx.error.ok_or(
         "`diagnosis()` explains the front matter's `error:`: add the out-of-memory message there (`error: |` and the message, indented)",
     )?;
-    let m =
-        crate::diagnose::message::parse(text).map_err(|e| format!("front matter `error:`: {e}"))?;
-    let d = crate::diagnose::with_scenario(m, data.scenario.clone(), ctx.catalog)
+    let m = crate::oom::message::parse(text).map_err(|e| format!("front matter `error:`: {e}"))?;
+    let d = crate::oom::with_scenario(m, data.scenario.clone(), ctx.catalog)
         .map_err(|e| e.to_string())?;
     Ok(crate::present::diagnosis_report::guide_block(&d, ctx.loc))
 }

@@ -81,6 +81,17 @@ impl Localizer {
         locales.into_localizer(lang)
     }
 
+    /// [`Localizer::builtin`] for a command's `--lang`: one error naming the flag.
+    pub(crate) fn for_flag(lang: &str) -> Result<Localizer, Box<Diagnostic>> {
+        Localizer::builtin(lang).map_err(|diags| {
+            let detail = diags.first().map(|d| d.render()).unwrap_or_default();
+            Box::new(
+                Diagnostic::error(format!("--lang {lang}: no such language ({detail})"))
+                    .with_help("use en, es or zh"),
+            )
+        })
+    }
+
     /// The language tag, e.g. `es`.
     pub(crate) fn lang(&self) -> &str {
         &self.lang

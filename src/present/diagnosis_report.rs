@@ -5,13 +5,13 @@ use fluent_bundle::FluentValue;
 use super::estimate_report::{options_markdown, options_text};
 use super::table::{aligned, markdown_table, Align};
 use super::verdict::estimate_verdict;
-use crate::diagnose::advice::Setting;
-use crate::diagnose::consistency::Finding;
-use crate::diagnose::message::MessageFormat;
-use crate::diagnose::tensors::{Candidate, Phase, PhaseSource};
-use crate::diagnose::{cards, CardMatch, Diagnosis, MESSAGE_GPU};
 use crate::estimate::VariantKind;
 use crate::i18n::Localizer;
+use crate::oom::advice::Setting;
+use crate::oom::consistency::Finding;
+use crate::oom::message::MessageFormat;
+use crate::oom::tensors::{Candidate, Phase, PhaseSource};
+use crate::oom::{cards, CardMatch, Diagnosis, MESSAGE_GPU};
 
 /// The message's numbers as (label, value) rows.
 fn message_rows(d: &Diagnosis, loc: &Localizer) -> Vec<(String, String)> {

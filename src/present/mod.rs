@@ -18,6 +18,7 @@
 
 pub(crate) mod diagnosis_report;
 pub(crate) mod estimate_report;
+pub mod format;
 pub(crate) mod guide_tables;
 pub(crate) mod html;
 pub(crate) mod rows;
@@ -27,15 +28,16 @@ pub(crate) mod table;
 pub(crate) mod text;
 pub(crate) mod verdict;
 
+pub use format::Format;
 pub use rows::option_key;
 pub(crate) use rows::*;
 pub(crate) use verdict::{verdict_name, verdict_of_fits, verdict_of_state};
 
 #[cfg(test)]
 mod tests {
-    /// The modules `present` may name: what it shows (the estimator's and the diagnosis's types),
-    /// how (locales, Markdown escaping) and itself.
-    const ALLOWED: [&str; 5] = ["estimate", "diagnose", "i18n", "markdown", "present"];
+    /// The modules `present` may name: what it shows (the estimator's and the diagnosis's types,
+    /// the scenario keys' table), how (locales, Markdown escaping) and itself.
+    const ALLOWED: [&str; 6] = ["estimate", "oom", "scenario", "i18n", "markdown", "present"];
 
     #[test]
     fn callers_stay_outside() {

@@ -9,6 +9,7 @@ use crate::estimate::{
     Change, Dtype, Estimate, Optimizer, PeakPhase, Scenario, Verdict, WhatIf, WhatIfKind,
 };
 use crate::i18n::Localizer;
+use crate::scenario::keys::{self, Key, NanoGpt, KEYS};
 
 /// One line of the memory breakdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,30 +163,16 @@ pub(crate) fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
         .collect()
 }
 
-/// The scenario keys nanoGPT's `train.py` has no setting for: changing one is a code change
-/// (checkpointing, the 8-bit optimizer, a separate evaluation batch, pure bf16 weights, frozen
-/// embeddings, LoRA adapters) or, for `flash`, a PyTorch with `scaled_dot_product_attention`
-/// (2.0 or later). `gpu`, `vocab_size` and `other_processes` describe the run's surroundings and
-/// need neither.
-pub(crate) const CODE_KEYS: [&str; 10] = [
-    "sharding",
-    "gradient_as_bucket_view",
-    "grad_checkpoint",
-    "optimizer",
-    "eval_batch_size",
-    "pure_bf16",
-    "flash",
-    "freeze_embeddings",
-    "lora_rank",
-    "lora_targets",
-];
-
-/// Scenario keys whose values are strings (quoted in a Python config file).
-const STRING_KEYS: [&str; 5] = ["dtype", "optimizer", "gpu", "sharding", "lora_targets"];
+/// The scenario keys nanoGPT's `train.py` has no setting for, in key order: changing one is a
+/// code change (the key table's [`NanoGpt::Code`] rows).
+fn code_keys() -> impl Iterator<Item = &'static Key> {
+    KEYS.iter().filter(|k| k.needs_code())
+}
 
 /// A change as a line of a nanoGPT config file: `compile = False`, `dtype = 'bfloat16'`.
 pub(crate) fn config_line(c: &Change) -> String {
-    if STRING_KEYS.contains(&c.key.as_str()) && c.value != "None" {
+    let quoted = keys::get(&c.key).is_some_and(|k| k.kind.quoted());
+    if quoted && c.value != "None" {
         format!("{} = '{}'", c.key, c.value)
     } else {
         format!("{} = {}", c.key, c.value)
@@ -197,9 +184,9 @@ pub(crate) fn flag(c: &Change) -> String {
     format!("--{}={}", c.key, c.value)
 }
 
-/// Whether a change needs a code change, not just a setting nanoGPT reads ([`CODE_KEYS`]).
+/// Whether a change needs a code change, not just a setting nanoGPT reads ([`code_keys`]).
 pub(crate) fn needs_code(c: &Change) -> bool {
-    CODE_KEYS.contains(&c.key.as_str())
+    keys::get(&c.key).is_some_and(Key::needs_code)
 }
 
 /// One row of an options table: one distinct change, with every name it goes by.
@@ -296,19 +283,16 @@ pub(crate) fn merge(candidates: impl IntoIterator<Item = OptionRow>) -> Vec<Opti
     rows
 }
 
-/// Whether changing `key` from `a` to `b` changes training, as the what-ifs judge it: the
-/// micro-batch split of one effective batch, the evaluation batch, flash attention, checkpointing
-/// and the other-programs figure do not; anything else does.
+/// Whether changing `key` from `a` to `b` changes training, as the key table's
+/// [`keys::Training`] column says: the micro-batch split of one effective batch does not.
 fn changes_training_key(key: &str, a: &Scenario, b: &Scenario) -> bool {
-    match key {
-        "batch_size" | "gradient_accumulation_steps" => {
+    match keys::get(key).map(|k| k.training) {
+        Some(keys::Training::EffectiveBatch) => {
             a.batch_size.saturating_mul(a.gradient_accumulation_steps)
                 != b.batch_size.saturating_mul(b.gradient_accumulation_steps)
         }
-        "eval_batch_size" | "flash" | "grad_checkpoint" | "gpu" | "other_processes" | "compile" => {
-            false
-        }
-        _ => true,
+        Some(keys::Training::Same) => false,
+        Some(keys::Training::Changes) | None => true,
     }
 }
 
@@ -432,11 +416,11 @@ pub(crate) fn footnotes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
         notes.push(format!("† {}", loc.t("est-changes-training")));
     }
     let mut keys: Vec<&str> = Vec::new();
-    for key in CODE_KEYS {
+    for key in code_keys() {
         let note_key = code_note_key(key);
         let used = rows
             .iter()
-            .any(|r| r.needs_code && r.changes.iter().any(|c| c.key == key));
+            .any(|r| r.needs_code && r.changes.iter().any(|c| c.key == key.name));
         if used && !keys.contains(&note_key) {
             keys.push(note_key);
         }
@@ -463,17 +447,11 @@ pub(crate) fn footnotes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
     notes
 }
 
-/// The message key of what a code change of `key` needs; LoRA's two keys share one.
-fn code_note_key(key: &str) -> &'static str {
-    match key {
-        "sharding" => "est-code-sharding",
-        "grad_checkpoint" => "est-code-grad_checkpoint",
-        "optimizer" => "est-code-optimizer",
-        "eval_batch_size" => "est-code-eval_batch_size",
-        "pure_bf16" => "est-code-pure_bf16",
-        "flash" => "est-code-flash",
-        "freeze_embeddings" => "est-code-freeze_embeddings",
-        _ => "est-code-lora",
+/// The message key of what a code change of `key` needs (LoRA's two keys share one).
+fn code_note_key(key: &Key) -> &'static str {
+    match key.nanogpt {
+        NanoGpt::Code(note) => note,
+        _ => "",
     }
 }
 
@@ -542,7 +520,7 @@ pub(crate) fn runtime_message_keys() -> Vec<String> {
         ]
         .map(str::to_owned),
     );
-    keys.extend(CODE_KEYS.iter().map(|k| code_note_key(k).to_owned()));
+    keys.extend(code_keys().map(|k| code_note_key(k).to_owned()));
     keys.extend(super::verdict::MESSAGE_KEYS.map(str::to_owned));
     keys.sort();
     keys.dedup();

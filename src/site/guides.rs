@@ -20,7 +20,12 @@ pub(crate) fn compute_one(page: &Page, catalog: &GpuCatalog) -> Result<GuideData
     expand::guide_data(scenario, &page.front.variants, catalog).map_err(|e| {
         let line = e
             .line
-            .unwrap_or_else(|| e.key.as_deref().map_or(line, |k| key_line(page, line, k)));
+            .or_else(|| {
+                let key = e.key.as_deref()?;
+                page.front
+                    .scenario_key_line(key.rsplit('.').next().unwrap_or(key))
+            })
+            .unwrap_or(line);
         vec![
             Diagnostic::error(format!("invalid scenario: {}", e.message))
                 .in_file(page.src.shown())
@@ -58,21 +63,4 @@ pub(crate) fn variant_labels(p: &Page) -> Vec<(String, String)> {
         .iter()
         .map(|v| (v.id.clone(), v.label.clone()))
         .collect()
-}
-
-/// The file line of `key` (e.g. `scenario.n_head`, `variants[1]`) within the block at `line`.
-fn key_line(page: &Page, line: usize, key: &str) -> usize {
-    let leaf = key.rsplit('.').next().unwrap_or(key);
-    let leaf = leaf.split('[').next().unwrap_or(leaf);
-    page.text
-        .lines()
-        .enumerate()
-        .skip(line)
-        .take_while(|(_, l)| l.starts_with(' ') || l.starts_with('-') || l.is_empty())
-        .find(|(_, l)| {
-            l.trim_start()
-                .trim_start_matches("- ")
-                .starts_with(&format!("{leaf}:"))
-        })
-        .map_or(line, |(i, _)| i + 1)
 }

@@ -10,6 +10,7 @@ use crate::content::published;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::GpuCatalog;
 use crate::i18n::Locales;
+use crate::scenario::catalog::add_file;
 use crate::site_files;
 use crate::site_paths::{SitePaths, CATALOG_FILE};
 use crate::templates::Renderer;
@@ -112,24 +113,8 @@ fn load_catalog(root: &Path) -> Result<(GpuCatalog, Digest), Vec<Diagnostic>> {
         let text =
             site_files::read_to_string(&path, Path::new(CATALOG_FILE)).map_err(|e| vec![e])?;
         // Every bad entry, each at its line (a control character in a name among them).
-        let shown = Path::new(CATALOG_FILE);
-        let max = crate::yaml_input::MAX_CATALOG_YAML_BYTES;
-        let doc = crate::report::input::parse_yaml(shown, &text, max).map_err(|d| vec![*d])?;
-        let source: Arc<str> = Arc::from(text.as_str());
-        catalog.extend_checked(&text, &doc).map_err(|problems| {
-            problems
-                .into_iter()
-                .map(|p| {
-                    let d = Diagnostic::error(p.message)
-                        .in_file(CATALOG_FILE)
-                        .with_help("each entry needs an id, a name and capacity_bytes");
-                    match p.line {
-                        Some(line) => d.at(line, 1).with_source(source.clone()),
-                        None => d,
-                    }
-                })
-                .collect::<Vec<_>>()
-        })?;
+        let help = "each entry needs an id, a name and capacity_bytes";
+        add_file(&mut catalog, &text, Path::new(CATALOG_FILE), Some(help))?;
         unpublishable_names(&catalog, &text)?;
     }
     // The catalog's serialized data, not its `Debug` text (which may change with the code).

@@ -1,81 +1,25 @@
-//! `vramdoc translations mark` (record what a translation's sections were made from) and
-//! `vramdoc translations status` (each translated section's state).
+//! What `vramdoc translations mark` (record what a translation's sections were made from) and
+//! `vramdoc translations status` (each translated section's state) do; `cli::translations`
+//! parses and prints them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::guides::{read_guide, read_guides, records_shown, translations, SectionRow};
 use super::hash::section_hash;
 use super::records::{self, Record, RECORDS_FILE};
 use super::sections::sections;
 use super::status::State;
-use crate::cli::print_diagnostics;
 use crate::config::SiteConfig;
 use crate::content::GuideFolder;
 use crate::diagnostics::Diagnostic;
 
 /// Output format of `vramdoc translations status`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StatusFormat {
     /// A line per guide and language, then the sections that are not current.
     Text,
     /// One JSON array: `{guide, lang, section, state}` per translated section.
     Json,
-}
-
-/// `vramdoc translations …`.
-#[derive(clap::Subcommand, Debug)]
-pub enum TranslationsCommand {
-    /// Record that LANG's translation of GUIDE was made from the source as it is now: all its
-    /// sections, or only those named (by id). Run it after updating a translation.
-    Mark {
-        /// The translation's language (not the site's default language).
-        lang: String,
-        /// The guide's slug (its folder under content/).
-        guide: String,
-        /// Section ids (`_intro` for the text before the first heading); all when none.
-        sections: Vec<String>,
-        /// The site root.
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
-    },
-    /// Each translated section: current, stale (its source changed since it was marked) or
-    /// missing.
-    Status {
-        /// Only this language.
-        #[arg(long)]
-        lang: Option<String>,
-        /// Report format.
-        #[arg(long, value_enum, default_value = "text")]
-        format: StatusFormat,
-        /// The site root.
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
-    },
-}
-
-/// Runs a `translations` subcommand; returns the exit code.
-pub fn run(command: &TranslationsCommand) -> i32 {
-    let result = match command {
-        TranslationsCommand::Mark {
-            lang,
-            guide,
-            sections,
-            root,
-        } => mark(root, lang, guide, sections),
-        TranslationsCommand::Status { lang, format, root } => {
-            status(root, lang.as_deref(), *format)
-        }
-    };
-    match result {
-        Ok(text) => {
-            crate::terminal::print_out(&text);
-            0
-        }
-        Err(errors) => {
-            print_diagnostics(&errors);
-            1
-        }
-    }
 }
 
 /// Records `lang`'s sections of `guide` (all, or `only`) as made from today's source; returns

@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use crate::diagnostics::Diagnostic;
 use crate::site::manifest::Digest;
+use crate::yaml_input::{Positions, Seg};
 
 /// The records file's name inside a guide folder.
 pub(crate) const RECORDS_FILE: &str = "translations.yaml";
@@ -59,7 +60,9 @@ pub(crate) fn parse(text: &str, shown: &Path) -> Result<Records, Diagnostic> {
         let mut out = BTreeMap::new();
         for (id, r) in sections {
             let hash = parse_digest(&r.hash).ok_or_else(|| {
-                let line = line_of(text, &r.hash);
+                let path = [Seg::key(&lang), Seg::key(&id), Seg::key("hash")];
+                let at = Positions::of(text).value(&path);
+                let line = at.map_or(1, |(line, _)| line);
                 located(
                     format!(
                         "section `{id}` of `{lang}`: `{}` is not a 32-digit lower-case hex hash",
@@ -143,12 +146,6 @@ fn parse_digest(hex: &str) -> Option<Digest> {
         *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
     }
     Some(Digest(d))
-}
-
-/// The 1-based line of the first occurrence of `needle`, else 1.
-fn line_of(text: &str, needle: &str) -> usize {
-    text.find(needle)
-        .map_or(1, |i| text[..i].matches('\n').count() + 1)
 }
 
 #[cfg(test)]

@@ -3,8 +3,7 @@
 
 use std::path::PathBuf;
 
-use vramdoc::diagnose::DiagnoseArgs;
-use vramdoc::report::{Format, OutputArgs};
+use vramdoc::cli::diagnose::DiagnoseArgs;
 
 use crate::harness::{mutate, repeat_to, Rng, MAIN_STACK};
 use crate::{Family, Target};
@@ -86,18 +85,9 @@ fn run_message(input: &[u8]) {
     }
     let args = DiagnoseArgs {
         file: Some(path),
-        message: None,
-        config: None,
-        set: Vec::new(),
-        gpu: None,
-        other_processes: None,
-        output: OutputArgs {
-            format: Format::Table,
-            lang: "en".into(),
-            catalog: None,
-        },
+        ..DiagnoseArgs::default()
     };
-    let _ = vramdoc::diagnose::report(&args);
+    let _ = vramdoc::cli::diagnose::report(&args);
 }
 
 /// The message with `middle` repeated to `n` bytes where the process lines go.

@@ -1,12 +1,9 @@
 //! The estimator against the project's own ground truth: nanoGPT training steps replayed on
 //! PyTorch fake tensors (`tools/nanogpt_replay/`, output in `tests/data/nanogpt_replay.json`).
 //! Every replayed config must match exactly in parameters and within 2 % in the training and
-//! evaluation peaks. Known gap: `gpt2-12x768-s512-b1-fp32-manual-acc1-bias` replays 1.5 % higher
-//! than the estimate because autograd adds the tied wte/lm_head weight's two gradients out of
-//! place for fake tensors (a tensor subclass) but in place for real ones; the estimate models
-//! real CUDA tensors (see `BackwardEnd` in `src/estimate/train.rs`). The fine-tunes with frozen
-//! embeddings or LoRA adapters (`tools/nanogpt_replay/model.py`) are configs like the others,
-//! their scenario carrying `freeze_embeddings`, `lora_rank` and `lora_targets`.
+//! evaluation peaks. The fine-tunes with frozen embeddings or LoRA adapters
+//! (`tools/nanogpt_replay/model.py`) are configs like the others, their scenario carrying
+//! `freeze_embeddings`, `lora_rank` and `lora_targets`.
 
 use serde::Deserialize;
 use vramdoc::estimate::{estimate, Dtype, GpuCatalog, InitFrom, LoraTargets, Scenario};

@@ -466,8 +466,10 @@ proptest! {
         insert in "[0-9 .;()GiMBKbytes]{0,12}",
         which in 0usize..2,
     ) {
-        use vramdoc::diagnose::{self, message, DiagnoseArgs};
-        use vramdoc::report::Format;
+        use vramdoc::cli::args::{OutputArgs, ScenarioArgs};
+        use vramdoc::cli::diagnose::{self, DiagnoseArgs};
+        use vramdoc::oom::{self, message};
+        use vramdoc::present::Format;
         let base = [SEED_002, V1][which];
         let mut spliced: String = base.chars().take(cut).collect();
         spliced.push_str(&insert);
@@ -475,23 +477,22 @@ proptest! {
         for text in [noise.as_str(), spliced.as_str()] {
             if let Ok(m) = message::parse(text) {
                 let catalog = vramdoc::estimate::GpuCatalog::builtin();
-                let _ = diagnose::from_message(m.clone());
-                let _ = diagnose::with_scenario(m, vramdoc::estimate::Scenario::default(), &catalog);
+                let _ = oom::from_message(m.clone());
+                let _ = oom::with_scenario(m, vramdoc::estimate::Scenario::default(), &catalog);
             }
             // The whole command, rendering included, in every format.
             for (format, lang) in [(Format::Table, "zh"), (Format::Markdown, "es"), (Format::Json, "en")] {
                 let args = DiagnoseArgs {
-                    file: None,
                     message: Some(text.to_owned()),
-                    config: None,
-                    set: vec!["batch_size=64".into()],
-                    gpu: None,
-                    other_processes: None,
-                    output: vramdoc::report::OutputArgs {
+                    scenario: ScenarioArgs {
+                        set: vec!["batch_size=64".into()],
+                        ..ScenarioArgs::default()
+                    },
+                    output: OutputArgs {
                         format,
                         lang: lang.into(),
-                        catalog: None,
                     },
+                    ..DiagnoseArgs::default()
                 };
                 let _ = diagnose::report(&args);
             }

@@ -192,18 +192,21 @@ fn cards_are_recognized_from_printed_capacities() {
         text.contains("NVIDIA RTX 6000 Ada Generation (ECC off)"),
         "{text}"
     );
-    // Windows: 12.00 GiB with C:\ paths is an RTX 3060 under WDDM, taken; an RTX 4070 SUPER
-    // under Windows prints 11.99 (github.com/erew123/alltalk_tts/issues/195), so it is named.
+    // Windows: WDDM reports a 12 GB card's whole memory, so 12.00 GiB with C:\ paths is an RTX
+    // 3060 (PuLID#13) or an RTX 3080 Ti (Stable-textual-inversion_win#36) under WDDM: both are
+    // named and --gpu asked for; an RTX 4070 SUPER under Windows prints 11.99
+    // (github.com/erew123/alltalk_tts/issues/195), so it is named too.
     let v = diagnose_fixture(&t, "v110_windows", &[]);
     let windows = Value::from("windows");
     assert_eq!(
         ids(&v),
         [
             ("rtx-3060-12gb".to_owned(), windows.clone()),
+            ("rtx-3080-ti".to_owned(), windows.clone()),
             ("rtx-4070-super".to_owned(), windows)
         ]
     );
-    assert!(v["gpu_candidates"].as_array().unwrap().is_empty(), "{v}");
+    assert_eq!(v["gpu_candidates"].as_array().unwrap().len(), 3, "{v}");
     // Ambiguous: 11.70 GiB is three cards' figure: all named, --gpu asked for, the printed
     // capacity used.
     t.file("amb.txt", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 11.70 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 10.60 GiB memory in use. Of the allocated memory 9.80 GiB is allocated by PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated.");
@@ -352,21 +355,17 @@ proptest! {
         noise in ".{0,40}",
         size in 1_000usize..400_000,
     ) {
-        use vramdoc::diagnose::{self, DiagnoseArgs};
+        use vramdoc::cli::args::ScenarioArgs;
+        use vramdoc::cli::diagnose::{self, DiagnoseArgs};
         let unit: String = picks.iter().map(|&i| PIECES[i]).collect::<String>() + &noise;
         let text = unit.repeat(size / unit.len().max(1) + 1);
         let args = DiagnoseArgs {
-            file: None,
             message: Some(text),
-            config: None,
-            set: vec!["batch_size=8".into()],
-            gpu: None,
-            other_processes: None,
-            output: vramdoc::report::OutputArgs {
-                format: vramdoc::report::Format::Table,
-                lang: "en".into(),
-                catalog: None,
+            scenario: ScenarioArgs {
+                set: vec!["batch_size=8".into()],
+                ..ScenarioArgs::default()
             },
+            ..DiagnoseArgs::default()
         };
         let start = std::time::Instant::now();
         let _ = diagnose::report(&args);

@@ -2,7 +2,9 @@
 
 use std::io::Write;
 
-use vramdoc::report::{report, EstimateArgs, Format, OutputArgs};
+use vramdoc::cli::args::{OutputArgs, ScenarioArgs};
+use vramdoc::cli::estimate::{report, EstimateArgs};
+use vramdoc::present::Format;
 
 fn args(
     inputs: &[&str],
@@ -13,17 +15,17 @@ fn args(
 ) -> EstimateArgs {
     EstimateArgs {
         inputs: inputs.iter().map(|s| s.to_string()).collect(),
-        set: sets.iter().map(|s| s.to_string()).collect(),
-        gpu: gpu.map(str::to_owned),
-        other_processes: None,
+        scenario: ScenarioArgs {
+            set: sets.iter().map(|s| s.to_string()).collect(),
+            gpu: gpu.map(str::to_owned),
+            ..ScenarioArgs::default()
+        },
         nproc_per_node: None,
         nnodes: None,
         output: OutputArgs {
             format,
             lang: lang.to_owned(),
-            catalog: None,
         },
-        data_dir: None,
     }
 }
 

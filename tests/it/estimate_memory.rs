@@ -144,17 +144,25 @@ fn fp32_eager_peak_matches_the_notes_closed_form() {
 #[test]
 fn tiny_batches_peak_at_the_end_of_backward() {
     // One token per step: activations are negligible; at the end of backward every gradient
-    // exists and the tied wte/lm_head weight's two gradient contributions (V·h each, fp32) sit
-    // beside its accumulated .grad. Plus the kept bf16 logits and the prefetched X, Y.
+    // exists and the tied wte/lm_head weight's two gradient contributions (V·h each, fp32) and
+    // their out-of-place sum sit beside its accumulated .grad (nanoGPT's default 40 micro-steps).
+    // Plus the kept bf16 logits and the prefetched X, Y.
     let (l, a, h, v, s, b) = (1u64, 1u64, 64u64, 50304u64, 1u64, 1u64);
     let p = v * h + s * h + l * (12 * h * h + 2 * h) + h;
     let e = est(&eager(l, a, h, v, s, b));
     assert_eq!(e.train_peak_moment, TrainMoment::BackwardEnd);
-    assert_eq!(e.bytes.gradients, 4 * p + 2 * 4 * v * h);
+    assert_eq!(e.bytes.gradients, 4 * p + 3 * 4 * v * h);
     assert_eq!(
         e.bytes.train_peak,
-        16 * p + 8 * v * h + 2 * s * b * v + 2 * 8 * b * s
+        16 * p + 12 * v * h + 2 * s * b * v + 2 * 8 * b * s
     );
+    // One micro-step: no .grad yet (the tied weight's is the sum), the other gradients do exist.
+    let one = est(&Scenario {
+        gradient_accumulation_steps: 1,
+        ..eager(l, a, h, v, s, b)
+    });
+    assert_eq!(one.train_peak_moment, TrainMoment::BackwardEnd);
+    assert_eq!(one.bytes.gradients, 4 * p + 2 * 4 * v * h);
 }
 
 #[test]

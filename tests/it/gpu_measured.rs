@@ -19,6 +19,10 @@
 //! * **Per-op scratch** no aten op returns (cuDNN attention's workspace, the embedding
 //!   backward's sort buffers): up to 32 MiB.
 //!
+//! Hugging Face's GPT-2 training steps (`hf_gpt2_train`) are paired the same way with their
+//! fake-tensor replay (`tests/data/hf_gpt2_replay.json`, `tools/hf_replay/`), which stands in for
+//! the estimate: it is what an estimate of that model will be held to.
+//!
 //! So, per config, `residual = measured − estimate − k × workspace` (k = 2 training, 1
 //! evaluation and sampling, 0 weights at load) must lie in `[−2 MiB, 32 MiB + 2.5 % of the
 //! estimate]`. The −2 MiB: torch 2.11 on Hopper runs 16-bit SDPA on cuDNN attention, not the
@@ -40,6 +44,8 @@ struct Measured {
     torch: String,
     nanogpt_train: Vec<Train>,
     nanogpt_sample: Vec<Sample>,
+    #[serde(default)]
+    hf_gpt2_train: Vec<HfTrain>,
     errors: u64,
     skipped: u64,
 }
@@ -84,6 +90,33 @@ struct TrainSetting {
     #[serde(default)]
     lora_rank: u64,
     lora_targets: Option<String>,
+}
+
+/// A Hugging Face GPT-2 training step (`tools/gpu_measure/hf_cases.py`, settings from
+/// `hf_gpt2_replay.json`).
+#[derive(Deserialize)]
+struct HfTrain {
+    name: String,
+    params_total: u64,
+    train_peak_bytes: u64,
+}
+
+/// `tests/data/hf_gpt2_replay.json`: Hugging Face's GPT-2 step replayed on fake tensors.
+#[derive(Deserialize)]
+struct HfReplay {
+    runs: Vec<HfReplayed>,
+}
+
+#[derive(Deserialize)]
+struct HfReplayed {
+    run: HfRun,
+    params: u64,
+    train_peak_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct HfRun {
+    name: String,
 }
 
 #[derive(Deserialize)]
@@ -341,4 +374,42 @@ fn sampling_pairs(m: &Measured, catalog: &GpuCatalog) -> Vec<Pair> {
         });
     }
     pairs
+}
+
+#[test]
+fn measured_hugging_face_gpt2_steps_are_the_replay_plus_two_cublas_workspaces() {
+    let path = format!(
+        "{}/tests/data/hf_gpt2_replay.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let replay: HfReplay = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut dtypes = std::collections::BTreeSet::new();
+    for file in FILES {
+        let m = measured(file);
+        let mut pairs = Vec::new();
+        for c in &m.hf_gpt2_train {
+            let r = replay
+                .runs
+                .iter()
+                .find(|r| r.run.name == c.name)
+                .unwrap_or_else(|| panic!("{file}: {} is not in hf_gpt2_replay.json", c.name));
+            assert_eq!(r.params, c.params_total, "{}: parameters", c.name);
+            dtypes.extend(
+                ["fp32", "bf16", "fp16"]
+                    .into_iter()
+                    .filter(|d| c.name.contains(d)),
+            );
+            pairs.push(Pair {
+                what: format!("{} train (HF)", c.name),
+                measured: c.train_peak_bytes,
+                estimate: r.train_peak_bytes,
+                workspaces: 2,
+            });
+        }
+        assert!(!pairs.is_empty(), "{file}: no Hugging Face GPT-2 step");
+        hold(&pairs, m.allocator.cublas_matmul_workspace_bytes);
+    }
+    // The 16-bit runs are the ones CUDA autocast's fp32 `pow` (gelu_new) shows in.
+    assert_eq!(dtypes.len(), 3, "{dtypes:?}");
 }

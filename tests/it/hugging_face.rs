@@ -98,6 +98,8 @@ struct Run {
     dtype: String,
     attn_implementation: String,
     dropout: f64,
+    n_positions: u64,
+    grad_checkpoint: bool,
 }
 
 /// nanoGPT's model at the shape and settings of a replayed Hugging Face GPT-2 run: biases, the
@@ -130,7 +132,14 @@ fn hugging_faces_gpt2_keeps_more_than_nanogpts_model_of_the_same_shape() {
     assert_eq!(data.transformers, "5.24.0", "the pinned transformers");
     let catalog = GpuCatalog::builtin();
     let mut largest = 0.0f64;
-    for e in &data.runs {
+    // nanoGPT sizes its position table by block_size: the runs of pretrained GPT-2's 1024
+    // positions at shorter sequences have no nanoGPT twin; nor have checkpointed runs (a patch
+    // to nanoGPT, checkpointing other tensors).
+    let twins = data
+        .runs
+        .iter()
+        .filter(|e| e.run.n_positions == 0 && !e.run.grad_checkpoint);
+    for e in twins {
         let est = estimate(&as_nanogpt(&e.run), &catalog).unwrap();
         // The same parameters: the difference is in what the step keeps, not in the model.
         assert_eq!(est.params.total, e.params, "{}", e.run.name);
@@ -141,12 +150,11 @@ fn hugging_faces_gpt2_keeps_more_than_nanogpts_model_of_the_same_shape() {
             e.run.name,
             short * 100.0
         );
-        assert!(short > 0.0 && short <= 0.16, "{}: {short}", e.run.name);
-        if e.run.n_embd >= 768 {
-            assert!(short > 0.06, "{}: {short}", e.run.name);
-        }
+        assert!(short > 0.0, "{}: {short}", e.run.name);
         largest = largest.max(short);
     }
-    // The refusal's help says "up to 16 %".
-    assert!(largest > 0.15, "{largest}");
+    // The refusal's help says "up to 48 %" (a character-sized vocabulary under SDPA, where
+    // gelu_new's five saved tensors weigh most).
+    eprintln!("largest: {:.2} %", largest * 100.0);
+    assert!((0.47..=0.48).contains(&largest), "{largest}");
 }

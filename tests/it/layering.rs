@@ -1,6 +1,8 @@
-//! ARCHITECTURE.md's claim about `src/site/`: each stage file uses only the stages listed before
-//! it (and the shared types of `mod.rs`). The order is read from ARCHITECTURE.md itself, so the
-//! document and the `use` lines cannot drift apart; a new stage file must be listed there.
+//! ARCHITECTURE.md's layering claims, checked over the sources: each `src/site/` stage file uses
+//! only the stages listed before it (and the shared types of `mod.rs`; the order is read from
+//! ARCHITECTURE.md itself, so the document and the `use` lines cannot drift apart, and a new
+//! stage file must be listed there); nothing outside `src/cli/` (and `main.rs`) mentions clap;
+//! and the scenario, out-of-memory and estimator layers never print.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -101,4 +103,88 @@ fn every_site_stage_uses_only_the_stages_listed_before_it() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Every `.rs` file under `src/` (relative path, text), sorted.
+fn sources() -> Vec<(String, String)> {
+    fn walk(dir: &Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path
+                    .strip_prefix(ROOT)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((rel, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(ROOT).join("src"), &mut out);
+    out.sort();
+    out
+}
+
+/// The code of a line: what comes before a `//` comment.
+fn code(line: &str) -> &str {
+    line.split("//").next().unwrap_or("")
+}
+
+#[test]
+fn only_cli_knows_clap() {
+    let mut problems = Vec::new();
+    for (rel, text) in sources() {
+        if rel.starts_with("src/cli/") || rel == "src/main.rs" {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            // A path into the crate (`clap::Args`, `use clap::Parser`, `use clap;`) is the only way
+            // to reach it; the word alone in a string or a name is not a use.
+            let code = code(line);
+            if code.contains("clap::") || code.contains("use clap") {
+                problems.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "clap outside src/cli/:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_scenario_oom_and_estimate_layers_print_nothing() {
+    // `terminal::visible_line` only makes text safe to show; these write to stdout or stderr.
+    const PRINTING: [&str; 7] = [
+        "print_out",
+        "eprint_line",
+        "eprint_note",
+        "println!",
+        "eprintln!",
+        "print!",
+        "std::io::stdout",
+    ];
+    let mut problems = Vec::new();
+    for (rel, text) in sources() {
+        let layer = ["src/scenario/", "src/oom/", "src/estimate/"]
+            .iter()
+            .any(|d| rel.starts_with(d));
+        if !layer {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            if PRINTING.iter().any(|p| code(line).contains(p)) {
+                problems.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "printing below cli/:\n{}",
+        problems.join("\n")
+    );
 }

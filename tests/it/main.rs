@@ -5,6 +5,7 @@
 mod support;
 
 mod calibration;
+mod catalog_sources;
 mod chart;
 mod chart_pages;
 mod check;
@@ -25,6 +26,7 @@ mod fingerprint;
 mod gpu_measured;
 mod hardening;
 mod hardening_site;
+mod hf_gpt2;
 mod hostile_cli;
 mod hostile_input;
 mod hostile_pickles;
@@ -40,6 +42,7 @@ mod pyconfig_limits;
 mod refusals;
 mod rows;
 mod sampling;
+mod scenario_keys;
 mod search;
 #[cfg(feature = "serve")]
 mod serve;

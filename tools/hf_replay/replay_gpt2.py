@@ -59,6 +59,26 @@ class Run:
     dtype: str
     attn_implementation: str
     dropout: float = 0.1
+    n_positions: int = 0
+    grad_checkpoint: bool = False
+
+
+def unique_bytes(tensors) -> int:
+    """Bytes of the distinct storages among ``tensors`` (a tied weight counted once)."""
+    seen: dict[int, int] = {}
+    for t in tensors:
+        st = t.untyped_storage()
+        seen[st._cdata] = st.nbytes()
+    return sum(seen.values())
+
+
+def print_live(live: list[tuple[int, str]]) -> None:
+    """The storages alive at a peak, grouped by phase, op and size, largest total first."""
+    groups: dict[tuple[str, int], int] = {}
+    for nbytes, origin in live:
+        groups[(origin, nbytes)] = groups.get((origin, nbytes), 0) + 1
+    for (origin, nbytes), n in sorted(groups.items(), key=lambda kv: -kv[0][1] * kv[1]):
+        print(f"{n * nbytes:>14} {n:>4} x {nbytes:>12}  {origin}")
 
 
 def hf_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -78,7 +98,7 @@ def replay(run: Run, explain: bool = False) -> dict:
         n_head=run.n_head,
         n_embd=run.n_embd,
         vocab_size=run.vocab_size,
-        n_positions=run.block_size,
+        n_positions=run.n_positions or run.block_size,
         resid_pdrop=run.dropout,
         embd_pdrop=run.dropout,
         attn_pdrop=run.dropout,
@@ -92,11 +112,16 @@ def replay(run: Run, explain: bool = False) -> dict:
         F.scaled_dot_product_attention = hf_sdpa
         stack.callback(lambda: setattr(F, "scaled_dot_product_attention", original_sdpa))
         model = GPT2LMHeadModel(cfg)
+        if run.grad_checkpoint:
+            # Trainer's gradient_checkpointing=True with use_reentrant=False.
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.train()
         params = sum(p.numel() for p in model.parameters())
         opt = torch.optim.AdamW(model.parameters(), lr=5e-5, fused=True)
         X = torch.empty((run.batch_size, run.block_size), dtype=torch.long)
         peaks = []
+        peak_phases = []
+        param_bytes = unique_bytes(model.parameters())
         for _step in range(2):
             tracker.reset_peak()
             for micro in range(run.accumulation):
@@ -111,20 +136,27 @@ def replay(run: Run, explain: bool = False) -> dict:
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             tracker.phase = "optimizer step"
             opt.step()
+            grad_bytes = unique_bytes(p.grad for p in model.parameters() if p.grad is not None)
+            optimizer_bytes = unique_bytes(
+                t for state in opt.state.values() for t in state.values()
+                if isinstance(t, torch.Tensor)
+            )
             opt.zero_grad(set_to_none=True)
             peaks.append(tracker.peak)
+            peak_phases.append(tracker.peak_phase)
+            if explain:
+                print(f"step {_step + 1}: peak {tracker.peak} in {tracker.peak_phase}")
+                print_live(tracker.peak_live)
             live = tracker.peak_live
-    if explain:
-        groups: dict[tuple[str, int], int] = {}
-        for nbytes, origin in live:
-            groups[(origin, nbytes)] = groups.get((origin, nbytes), 0) + 1
-        for (origin, nbytes), n in sorted(groups.items(), key=lambda kv: -kv[0][1] * kv[1])[:40]:
-            print(f"{n * nbytes:>14} {n:>4} x {nbytes:>12}  {origin}")
     return {
         "run": asdict(run),
         "params": params,
         "train_peak_bytes": peaks[1],
         "first_step_peak_bytes": peaks[0],
+        "train_peak_phase": peak_phases[1],
+        "param_bytes": param_bytes,
+        "grad_bytes": grad_bytes,
+        "optimizer_bytes": optimizer_bytes,
     }
 
 
@@ -140,6 +172,52 @@ RUNS = [
     Run("gpt2-medium-s1024-b2-bf16-sdpa", 24, 16, 1024, 50257, 1024, 2, 2, "bfloat16", "sdpa"),
     Run("gpt2-medium-s512-b2-fp32-eager", 24, 16, 1024, 50257, 512, 2, 2, "float32", "eager"),
     Run("tiny-4x128-s256-b8-bf16-eager", 4, 4, 128, 50257, 256, 8, 2, "bfloat16", "eager"),
+    # Added for the estimator's Hugging Face GPT-2 family: fp16 under SDPA, no dropout under
+    # SDPA and in float32 eager, pretrained GPT-2's 1024 positions trained on shorter sequences,
+    # the large and XL shapes (reduced to fewer layers where noted), gradient checkpointing.
+    Run("gpt2-124m-s1024-b4-fp16-sdpa", 12, 12, 768, 50257, 1024, 4, 2, "float16", "sdpa"),
+    Run("gpt2-124m-s1024-b8-bf16-sdpa-nodrop", 12, 12, 768, 50257, 1024, 8, 4, "bfloat16",
+        "sdpa", dropout=0.0),
+    Run("gpt2-124m-s512-b4-fp32-eager-nodrop-acc1", 12, 12, 768, 50257, 512, 4, 1, "float32",
+        "eager", dropout=0.0),
+    Run("gpt2-124m-pos1024-s512-b8-bf16-sdpa", 12, 12, 768, 50257, 512, 8, 2, "bfloat16", "sdpa",
+        n_positions=1024),
+    Run("gpt2-124m-pos1024-s128-b32-fp16-eager-acc1", 12, 12, 768, 50257, 128, 32, 1,
+        "float16", "eager", n_positions=1024),
+    Run("gpt2-large-s1024-b1-bf16-sdpa", 36, 20, 1280, 50257, 1024, 1, 2, "bfloat16", "sdpa"),
+    Run("gpt2-xl-12layers-s1024-b2-bf16-eager", 12, 25, 1600, 50257, 1024, 2, 2, "bfloat16",
+        "eager"),
+    Run("gpt2-124m-s1024-b8-bf16-eager-ckpt", 12, 12, 768, 50257, 1024, 8, 2, "bfloat16",
+        "eager", grad_checkpoint=True),
+    # A small vocabulary (a character-level model): the loss is no longer the largest moment.
+    Run("small-vocab-12x768-v512-s1024-b4-bf16-eager", 12, 12, 768, 512, 1024, 4, 2, "bfloat16",
+        "eager"),
+    Run("small-vocab-12x768-v512-s1024-b4-fp32-sdpa-acc1", 12, 12, 768, 512, 1024, 4, 1,
+        "float32", "sdpa"),
+    Run("small-vocab-12x768-v512-s1024-b8-bf16-sdpa", 12, 12, 768, 512, 1024, 8, 2, "bfloat16",
+        "sdpa"),
+    Run("small-vocab-12x768-v512-s1024-b4-bf16-eager-ckpt", 12, 12, 768, 512, 1024, 4, 2,
+        "bfloat16", "eager", grad_checkpoint=True),
+    Run("small-vocab-12x768-v512-s128-b64-bf16-eager-ckpt", 12, 12, 768, 512, 128, 64, 2,
+        "bfloat16", "eager", grad_checkpoint=True),
+    Run("small-vocab-12x768-v512-s128-b64-fp32-eager-ckpt-acc1", 12, 12, 768, 512, 128, 64, 1,
+        "float32", "eager", dropout=0.0, grad_checkpoint=True),
+    # Micro-batch 1 on short sequences, where the weights and their gradients outweigh the
+    # activations and the end of backward can peak; a long sequence; another width and vocabulary.
+    Run("small-vocab-12x768-v512-s64-b1-bf16-sdpa-acc1", 12, 12, 768, 512, 64, 1, 1, "bfloat16",
+        "sdpa"),
+    Run("small-vocab-12x768-v512-s64-b1-fp32-eager-acc1", 12, 12, 768, 512, 64, 1, 1, "float32",
+        "eager"),
+    Run("small-vocab-12x768-v512-s64-b1-bf16-eager", 12, 12, 768, 512, 64, 1, 2, "bfloat16",
+        "eager"),
+    Run("small-6x512-v512-s32-b2-fp16-eager-ckpt-acc1", 6, 8, 512, 512, 32, 2, 1, "float16",
+        "eager", grad_checkpoint=True),
+    Run("gpt2-124m-pos2048-s2048-b1-bf16-sdpa-acc4", 12, 12, 768, 50257, 2048, 1, 4, "bfloat16",
+        "sdpa"),
+    Run("h1024-6x8-v8000-s512-b6-fp32-sdpa-nodrop-acc1", 6, 8, 1024, 8000, 512, 6, 1, "float32",
+        "sdpa", dropout=0.0),
+    Run("gpt2-124m-s1024-b4-fp32-eager-ckpt-acc1", 12, 12, 768, 50257, 1024, 4, 1, "float32",
+        "eager", grad_checkpoint=True),
 ]
 
 

@@ -7,16 +7,63 @@ runtime about a device that does not exist), so no backward pass can run. The
 replay therefore uses fake CPU tensors and emulates the three places where
 nanoGPT's memory depends on the device:
 
-1. **Autocast policy.** CPU and CUDA autocast differ on two ops nanoGPT uses:
-   CUDA runs ``softmax``/``log_softmax`` without an explicit dtype in fp32
-   (``fp32_set_opt_dtype``) and has *no* rule for ``cross_entropy_loss``, so
-   its log-softmax runs in 16 bits and only ``nll_loss`` casts to fp32; CPU
-   autocast casts ``cross_entropy_loss`` to fp32 up front and leaves softmax
-   alone. :func:`install_cuda_autocast_policy` re-registers those AutocastCPU
-   kernels with CUDA's behaviour. ``replay.py --selftest`` checks the result:
-   the forward op stream (op, dtypes, shapes) under emulated CPU autocast must
-   equal the one under real CUDA autocast on fake CUDA tensors (forward works
-   there; only backward does not).
+1. **Autocast policy.** CPU and CUDA autocast have different op lists
+   (``aten/src/ATen/autocast_mode.cpp`` and ``autocast_mode.h`` of PyTorch
+   2.15.0). :func:`install_cuda_autocast_policy` re-registers the AutocastCPU
+   kernels so that every op gets CUDA's policy (``autocast_policy.py`` holds
+   the tables and how each policy casts). The ops that differ:
+
+   - *lower precision on CUDA, no rule on CPU*: ``_convolution``,
+     ``convolution``, ``cudnn_convolution``, ``cudnn_convolution_transpose``,
+     ``addmv``, ``addr``, ``mv``, ``einsum``, ``chain_matmul``,
+     ``linalg_multi_dot``, ``lstm_cell``, ``gru_cell``, ``rnn_tanh_cell``,
+     ``rnn_relu_cell``, ``_thnn_fused_lstm_cell``, ``_thnn_fused_gru_cell``,
+     ``_scaled_dot_product_flash_attention``.
+   - *fp32 on CUDA, no rule on CPU*: ``acos``, ``asin``, ``cosh``, ``sinh``,
+     ``tan``, ``erfinv``, ``exp``, ``expm1``, ``log``, ``log10``, ``log2``,
+     ``log1p``, ``reciprocal``, ``rsqrt``, ``pow`` (all three overloads: this
+     is what makes Hugging Face's ``gelu_new`` keep fp32 intermediates),
+     ``softplus``, ``layer_norm``, ``native_layer_norm``, ``rms_norm``,
+     ``group_norm``, ``frobenius_norm.dim``, ``nuclear_norm`` (both),
+     ``cosine_similarity``, ``dist``, ``pdist``, ``renorm``, ``logsumexp``,
+     the ``upsample_*`` family.
+   - *fp32 for an unset ``dtype`` on CUDA* (``fp32_set_opt_dtype``): ``softmax``,
+     ``log_softmax``, ``sum`` (both), ``cumsum``, ``cumprod``,
+     ``linalg_vector_norm``, ``linalg_matrix_norm`` (both) with no CPU rule;
+     ``prod`` (both), which CPU instead casts to fp32 (a copy).
+   - ``norm.Scalar``/``norm.ScalarOpt_dim``: CUDA redispatches with
+     ``dtype=float32``; CPU has no rule.
+   - *promote on CUDA, no rule on CPU*: ``addcdiv``, ``addcmul``, ``atan2``,
+     ``bilinear``, ``cross``, ``dot``, ``vdot``, ``index_put``, ``tensordot``,
+     ``scatter_add``; ``grid_sampler``, which CPU casts to fp32.
+   - ``binary_cross_entropy``: CUDA refuses it, CPU casts to fp32.
+   - *a rule on CPU, none on CUDA* (fall through, the op runs in its inputs'
+     dtypes): ``cross_entropy_loss`` (fp32 on CPU: on CUDA its log-softmax
+     runs in 16 bits and only ``nll_loss`` casts to fp32), ``cat``, ``stack``,
+     ``index_copy`` (promote on CPU), ``_addmm_activation``, the
+     ``conv*.padding`` overloads, ``_native_multi_head_attention``,
+     ``mkldnn_rnn_layer`` (lower precision on CPU), and the fp32 ops
+     ``avg_pool3d``, ``max_pool3d``, ``adaptive_avg_pool3d``,
+     ``adaptive_max_pool3d``, ``fractional_max_pool2d``/``3d``,
+     ``max_unpool2d``/``3d``, ``reflection_pad1d``/``2d``,
+     ``replication_pad1d``/``2d``/``3d``, ``grid_sampler_2d``/``3d``,
+     ``_grid_sampler_2d_cpu_fallback``, ``polar``, ``view_as_complex``,
+     ``quantile``, ``nanquantile``, ``stft``, the ``fft_*`` family, ``trace``,
+     ``cholesky_inverse``, ``cholesky_solve``, ``inverse``, ``lu_solve``,
+     ``_lu_with_info``, ``orgqr``, ``ormqr``, ``geqrf``, ``pinverse``, ``svd``,
+     ``triangular_solve``, the ``linalg_*`` decompositions and solvers
+     (``cholesky``, ``cholesky_ex``, ``cond``, ``eig``, ``eigh``, ``eigvals``,
+     ``eigvalsh``, ``householder_product``, ``inv``, ``inv_ex``, ``lstsq``,
+     ``matrix_rank``, ``qr``, ``solve``, ``svd``, ``svdvals``, ``tensorinv``,
+     ``tensorsolve``), ``ctc_loss``, ``multilabel_margin_loss_forward``,
+     ``fake_quantize_per_tensor_affine``.
+
+   ``_cudnn_rnn`` (CUDA, ``AutocastRNN.cpp``) is not emulated: CPU never
+   calls it. ``replay.py --selftest`` checks the tables against the installed
+   wheel (its header's op lists, the dispatcher's AutocastCPU/AutocastCUDA
+   kernels), the op stream of each differing op against real CUDA autocast on
+   fake CUDA tensors, and a whole nanoGPT forward the same way (forward works
+   on fake CUDA tensors; only backward does not).
 2. **Attention kernel.** On an Ampere/Hopper GPU, ``scaled_dot_product_attention``
    with ``is_causal=True`` and no mask picks FlashAttention for 16-bit inputs
    and the memory-efficient kernel for fp32. :func:`cuda_sdpa` calls those
@@ -36,43 +83,15 @@ from typing import Iterator
 
 import torch
 import torch.nn.functional as F
-from torch.library import Library, fallthrough_kernel
+from torch.library import Library
+
+import autocast_policy
 
 _LIB: Library | None = None
-_AUTOCAST_CPU = torch._C.DispatchKey.AutocastCPU
-
-
-def _no_autocast() -> contextlib.AbstractContextManager:
-    """What C++ autocast wrappers do before calling the real op."""
-    return torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(_AUTOCAST_CPU))
-
-
-def _opt_dtype_fp32(x: torch.Tensor, dtype: torch.dtype | None) -> torch.dtype | None:
-    """CUDA's ``fp32_set_opt_dtype``: keep an explicit dtype, else fp32."""
-    if dtype is None and x.is_floating_point() and x.dtype != torch.float64:
-        return torch.float32
-    return dtype
-
-
-def _softmax(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None):
-    dtype = _opt_dtype_fp32(x, dtype)
-    with _no_autocast():
-        if x.dtype == torch.float16 and dtype == torch.float32:
-            # CUDA's softmax takes the half_to_float kernel path: no fp32 copy.
-            return torch.ops.aten._softmax.default(x, dim, True)
-        return torch.ops.aten.softmax.int(x, dim, dtype)
-
-
-def _log_softmax(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None):
-    dtype = _opt_dtype_fp32(x, dtype)
-    with _no_autocast():
-        if x.dtype == torch.float16 and dtype == torch.float32:
-            return torch.ops.aten._log_softmax.default(x, dim, True)
-        return torch.ops.aten.log_softmax.int(x, dim, dtype)
 
 
 def install_cuda_autocast_policy() -> None:
-    """Give AutocastCPU CUDA's rules for the ops where nanoGPT sees a difference.
+    """Give AutocastCPU CUDA autocast's rules for every aten op (see module doc).
 
     Idempotent; affects the whole process (the replay runs nothing else).
     """
@@ -80,9 +99,7 @@ def install_cuda_autocast_policy() -> None:
     if _LIB is not None:
         return
     lib = Library("aten", "IMPL")
-    lib.impl("cross_entropy_loss", fallthrough_kernel, "AutocastCPU")
-    lib.impl("softmax.int", _softmax, "AutocastCPU")
-    lib.impl("log_softmax.int", _log_softmax, "AutocastCPU")
+    autocast_policy.install(lib)
     _LIB = lib
 
 
@@ -177,5 +194,8 @@ def autocast(dtype: torch.dtype) -> Iterator[None]:
     if dtype == torch.float32:
         yield
         return
-    with torch.autocast(device_type="cpu", dtype=dtype):
-        yield
+    try:
+        with torch.autocast(device_type="cpu", dtype=dtype):
+            yield
+    finally:
+        autocast_policy.clear_weight_casts()

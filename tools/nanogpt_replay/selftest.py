@@ -5,11 +5,15 @@
    peak is derived from the tensor sizes below, not from a previous run.
 2. The emulated CUDA autocast policy on fake CPU tensors produces the same
    forward op stream (op, output dtypes and shapes) as real CUDA autocast on
-   fake CUDA tensors, for flash/manual attention, bf16/fp16, dropout 0/0.1.
+   fake CUDA tensors, for flash/manual attention, bf16/fp16, dropout 0/0.1;
+   and per op, with the policy tables checked against the installed wheel
+   (``selftest_autocast.py``).
 3. nanoGPT's parameter counts for the project's cross-check configuration,
    and for GPT-2 small, medium and XL as ``GPT.from_pretrained`` builds them
    (Hugging Face's published counts).
-4. The setups of the extended runs, by hand: ``model.to(device)`` after
+4. Real tensors sum the tied wte/lm_head weight's two gradients out of place,
+   as the fake ones do.
+5. The setups of the extended runs, by hand: ``model.to(device)`` after
    ``crop_block_size``, the resume load (checkpoint, model, optimizer state
    loaded by reference), and DDP's gradient buckets.
 """
@@ -23,6 +27,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+import selftest_autocast
 from cuda_emulation import autocast, cuda_dropout_patch, cuda_sdpa
 from model import GPT, GPTConfig
 from tracker import SavedTensorCounter, StorageTracker
@@ -250,11 +255,49 @@ def setups_by_hand() -> None:
             del ddp
 
 
+class AddLog(TorchDispatchMode):
+    """Records which ``add`` overloads run (``add`` makes a new tensor, ``add_`` does not)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.adds: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func in (torch.ops.aten.add.Tensor, torch.ops.aten.add_.Tensor):
+            self.adds.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def tied_gradient_sum_on_real_tensors() -> None:
+    """Real tensors sum a tied weight's two gradients out of place, like fake ones.
+
+    The replay's fake tensors could differ here (autograd's input buffer adds in
+    place only into tensors that are not subclasses); this runs the same
+    backward on real CPU tensors: the two contributions (lm_head's, the
+    embedding's) meet in a new tensor, which is then added into ``.grad`` in
+    place when accumulating.
+    """
+    print("tied wte/lm_head gradients on real tensors")
+    torch.manual_seed(0)
+    wte = torch.nn.Embedding(50, 8)
+    head = torch.nn.Linear(8, 50, bias=False)
+    head.weight = wte.weight
+    for step, want in enumerate([["aten.add.Tensor"], ["aten.add.Tensor", "aten.add_.Tensor"]]):
+        x = torch.randint(0, 50, (2, 3))
+        loss = head(wte(x)).logsumexp(-1).sum()
+        log = AddLog()
+        with log:
+            loss.backward()
+        check(f"micro-step {step + 1}: adds in backward", log.adds, want)
+
+
 def run_selftest() -> int:
     """Run every check; exit status 1 if any failed."""
     tracker_by_hand()
     scratch_by_hand()
     autocast_matches_cuda()
+    selftest_autocast.run(check)
+    tied_gradient_sum_on_real_tensors()
     parameter_counts()
     gpt2_parameter_counts()
     setups_by_hand()

@@ -1,4 +1,11 @@
-//! Command-line parsing and dispatch; every subcommand's work lives in the library.
+//! Everything clap, and nothing else: the flags of each subcommand, turned into typed requests
+//! at this edge, and the runners that print (through [`crate::terminal`]). Below this module
+//! nothing parses flags or writes to the terminal.
+
+pub mod args;
+pub mod diagnose;
+pub mod estimate;
+pub mod translations;
 
 use std::path::PathBuf;
 
@@ -37,10 +44,11 @@ pub enum Command {
     },
     /// Estimate a nanoGPT training run's GPU memory: breakdown, verdict against a GPU, and what
     /// to change. FILE is a YAML scenario or a nanoGPT Python config; `--key=value` overrides work.
-    Estimate(crate::report::EstimateArgs),
+    #[command(after_long_help = crate::scenario::keys::help_list())]
+    Estimate(estimate::EstimateArgs),
     /// Explain a PyTorch CUDA out-of-memory message: its numbers, other programs' memory, which
     /// tensor failed and when, fragmentation, and what to change. Reads a file, --message or stdin.
-    Diagnose(crate::diagnose::DiagnoseArgs),
+    Diagnose(diagnose::DiagnoseArgs),
     /// Check the site without writing it: errors, stale output, missing strings and
     /// translations, outdated translations, broken links. Exits non-zero on any problem.
     Check {
@@ -57,7 +65,7 @@ pub enum Command {
     /// Translation records: `mark` a translation as made from the source as it is now, or see
     /// each translated section's `status` (current, stale, missing).
     #[command(subcommand)]
-    Translations(crate::translations::command::TranslationsCommand),
+    Translations(translations::TranslationsCommand),
     /// Build, serve the output on 127.0.0.1, rebuild on changes and reload open pages.
     #[cfg(feature = "serve")]
     Serve {
@@ -86,9 +94,9 @@ pub enum CheckFormat {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     match cli.command {
-        Command::Estimate(args) => crate::report::run(&args),
-        Command::Diagnose(args) => crate::diagnose::run(&args),
-        Command::Translations(command) => crate::translations::command::run(&command),
+        Command::Estimate(args) => estimate::run(&args),
+        Command::Diagnose(args) => diagnose::run(&args),
+        Command::Translations(command) => translations::run(&command),
         Command::Check { root, out, format } => {
             let out = out.unwrap_or_else(|| root.join(site::DEFAULT_OUT));
             let report = crate::check::check(&root, &out);

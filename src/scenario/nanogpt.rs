@@ -250,16 +250,11 @@ fn resumed_shape(
     }
     let ckpt = artifacts::checkpoint(&path).map_err(|e| at_key(session, "init_from", &e))?;
     let mut shape = Vec::new();
-    for (key, literal) in &ckpt.model_args {
-        let value = match literal.as_str() {
-            "True" => Literal::Bool(true),
-            "False" => Literal::Bool(false),
-            n => Literal::Int(n.parse().unwrap_or_default()),
-        };
+    for (key, value) in ckpt.model_args {
+        shape.push(format!("{key}={value}"));
         scenario
             .set(key, value)
             .map_err(|e| at_key(session, "init_from", &format!("{}: {e}", rel.display())))?;
-        shape.push(format!("{key}={literal}"));
     }
     let when = ckpt
         .iter_num

@@ -1,10 +1,9 @@
-//! Setting scenario keys from literals: `--set`, Python config files and YAML front matter.
+//! Literals and how each kind of scenario key reads one: the values `--set`, Python config
+//! files and YAML give, checked and typed ([`super::keys`] names the reader of each key).
 
-use super::error::ScenarioError;
-use super::finetune::LoraTargets;
-use super::scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding};
+use crate::estimate::{Dtype, InitFrom, LoraTargets, Optimizer, ScenarioError, Sharding};
 
-/// A value for [`Scenario::set`], as parsed from a Python config, a `--set` flag or YAML.
+/// A value for [`crate::estimate::Scenario::set`], as parsed from a Python config, a `--set` flag or YAML.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Literal {
     /// An integer literal.
@@ -46,106 +45,8 @@ impl std::fmt::Display for Literal {
     }
 }
 
-/// Every key a scenario accepts, in display order.
-pub const KEYS: &[&str] = &[
-    "n_layer",
-    "n_head",
-    "n_embd",
-    "vocab_size",
-    "block_size",
-    "bias",
-    "dropout",
-    "batch_size",
-    "gradient_accumulation_steps",
-    "dtype",
-    "compile",
-    "flash",
-    "grad_checkpoint",
-    "optimizer",
-    "eval_batch_size",
-    "pure_bf16",
-    "gpu",
-    "other_processes",
-    "eval_only",
-    "init_from",
-    "ddp_world_size",
-    "sharding",
-    "gradient_as_bucket_view",
-    "freeze_embeddings",
-    "lora_rank",
-    "lora_targets",
-];
-
-impl Scenario {
-    /// Sets one key from a literal; the error names the key and says what it accepts.
-    ///
-    /// A table of cases, one per key: each reads its value with the parser for its kind.
-    pub fn set(&mut self, key: &str, value: Literal) -> Result<(), ScenarioError> {
-        match key {
-            "n_layer" => self.n_layer = count(key, &value)?,
-            "n_head" => self.n_head = count(key, &value)?,
-            "n_embd" => self.n_embd = count(key, &value)?,
-            "vocab_size" => self.vocab_size = count(key, &value)?,
-            "block_size" => self.block_size = count(key, &value)?,
-            "batch_size" => self.batch_size = count(key, &value)?,
-            "gradient_accumulation_steps" => self.gradient_accumulation_steps = count(key, &value)?,
-            "bias" => self.bias = boolean(key, &value)?,
-            "compile" => self.compile = boolean(key, &value)?,
-            "flash" => self.flash = boolean(key, &value)?,
-            "grad_checkpoint" => self.grad_checkpoint = boolean(key, &value)?,
-            "pure_bf16" => self.pure_bf16 = boolean(key, &value)?,
-            "dropout" => self.dropout = probability(key, &value)?,
-            "dtype" => self.dtype = dtype(key, &value)?,
-            "optimizer" => self.optimizer = optimizer(key, &value)?,
-            "eval_batch_size" => self.eval_batch_size = optional_count(key, &value)?,
-            "gpu" => self.gpu = gpu_id(key, &value)?,
-            "other_processes" => self.other_processes = byte_size(key, &value)?,
-            "eval_only" => self.eval_only = boolean(key, &value)?,
-            "ddp_world_size" => self.ddp_world_size = count(key, &value)?,
-            "sharding" => self.sharding = sharding(key, &value)?,
-            "gradient_as_bucket_view" => self.gradient_as_bucket_view = boolean(key, &value)?,
-            "freeze_embeddings" => self.freeze_embeddings = boolean(key, &value)?,
-            "lora_rank" => self.lora_rank = whole(key, &value)?,
-            "lora_targets" => self.lora_targets = lora_targets(key, &value)?,
-            "init_from" => self.init_from = init_from(key, &value)?,
-            _ => {
-                return Err(ScenarioError::key(
-                    key,
-                    format!("unknown scenario key; known keys: {}", KEYS.join(", ")),
-                ))
-            }
-        }
-        Ok(())
-    }
-
-    /// Builds a scenario from a YAML mapping of keys (the rest keep nanoGPT's defaults).
-    pub fn from_yaml(v: &yaml_serde::Value) -> Result<Scenario, ScenarioError> {
-        use yaml_serde::Value;
-        let map = match v {
-            Value::Mapping(map) => map,
-            Value::Null => return Ok(Scenario::default()),
-            _ => {
-                return Err(ScenarioError::general(
-                    "a scenario must be a mapping of keys such as `n_layer: 6`",
-                ))
-            }
-        };
-        let mut scenario = Scenario::default();
-        for (k, val) in map {
-            let Some(key) = k.as_str() else {
-                return Err(ScenarioError::general(format!(
-                    "scenario keys must be strings, got {k:?}"
-                )));
-            };
-            let literal = yaml_literal(key, val)?;
-            scenario.set(key, literal)?;
-        }
-        Ok(scenario)
-    }
-}
-
 /// A whole number ≥ 1 (integral floats such as `1e3` are accepted).
-fn count(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
+pub(super) fn count(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
     let n = match value {
         Literal::Int(i) => *i,
         Literal::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => *f as i64,
@@ -166,7 +67,7 @@ fn count(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
 }
 
 /// `float32`, `bfloat16` or `float16` (and their short names).
-fn dtype(key: &str, value: &Literal) -> Result<Dtype, ScenarioError> {
+pub(super) fn dtype(key: &str, value: &Literal) -> Result<Dtype, ScenarioError> {
     Dtype::parse(&text(key, value)?).ok_or_else(|| {
         ScenarioError::key(
             key,
@@ -176,7 +77,7 @@ fn dtype(key: &str, value: &Literal) -> Result<Dtype, ScenarioError> {
 }
 
 /// `adamw`, `adamw8bit` or `sgd` (and their other spellings).
-fn optimizer(key: &str, value: &Literal) -> Result<Optimizer, ScenarioError> {
+pub(super) fn optimizer(key: &str, value: &Literal) -> Result<Optimizer, ScenarioError> {
     Optimizer::parse(&text(key, value)?).ok_or_else(|| {
         ScenarioError::key(
             key,
@@ -186,7 +87,7 @@ fn optimizer(key: &str, value: &Literal) -> Result<Optimizer, ScenarioError> {
 }
 
 /// `none`, `zero1` or `fsdp`.
-fn sharding(key: &str, value: &Literal) -> Result<Sharding, ScenarioError> {
+pub(super) fn sharding(key: &str, value: &Literal) -> Result<Sharding, ScenarioError> {
     Sharding::parse(&text(key, value)?).ok_or_else(|| {
         ScenarioError::key(
             key,
@@ -196,7 +97,7 @@ fn sharding(key: &str, value: &Literal) -> Result<Sharding, ScenarioError> {
 }
 
 /// `scratch`, `resume` or a GPT-2 checkpoint's name.
-fn init_from(key: &str, value: &Literal) -> Result<InitFrom, ScenarioError> {
+pub(super) fn init_from(key: &str, value: &Literal) -> Result<InitFrom, ScenarioError> {
     InitFrom::parse(&text(key, value)?).ok_or_else(|| {
         ScenarioError::key(
             key,
@@ -206,12 +107,12 @@ fn init_from(key: &str, value: &Literal) -> Result<InitFrom, ScenarioError> {
 }
 
 /// Linear layers to adapt, comma-separated (`attn.c_attn,mlp.c_fc`, `all-linear`).
-fn lora_targets(key: &str, value: &Literal) -> Result<LoraTargets, ScenarioError> {
+pub(super) fn lora_targets(key: &str, value: &Literal) -> Result<LoraTargets, ScenarioError> {
     LoraTargets::parse(&text(key, value)?).map_err(|m| ScenarioError::key(key, m))
 }
 
 /// A GPU id, lower-cased, or None (`None`, `null`, ...).
-fn gpu_id(key: &str, value: &Literal) -> Result<Option<String>, ScenarioError> {
+pub(super) fn gpu_id(key: &str, value: &Literal) -> Result<Option<String>, ScenarioError> {
     match value {
         v if v.is_none() => Ok(None),
         Literal::Str(s) => Ok(Some(s.trim().to_ascii_lowercase())),
@@ -223,7 +124,7 @@ fn gpu_id(key: &str, value: &Literal) -> Result<Option<String>, ScenarioError> {
 }
 
 /// A whole number ≥ 1, or None (`None`, `null`, ...).
-fn optional_count(key: &str, value: &Literal) -> Result<Option<u64>, ScenarioError> {
+pub(super) fn optional_count(key: &str, value: &Literal) -> Result<Option<u64>, ScenarioError> {
     if value.is_none() {
         Ok(None)
     } else {
@@ -231,8 +132,8 @@ fn optional_count(key: &str, value: &Literal) -> Result<Option<u64>, ScenarioErr
     }
 }
 
-/// A YAML scalar as the literal for `key`: numbers, booleans, strings, `null`, and for
-/// `lora_targets` a list of names (read comma-separated).
+/// A YAML scalar as the literal for `key`: numbers, booleans, strings, `null`, and for a key of
+/// names (`lora_targets`) a list of them (read comma-separated).
 pub fn yaml_literal(key: &str, val: &yaml_serde::Value) -> Result<Literal, ScenarioError> {
     use yaml_serde::Value;
     Ok(match val {
@@ -258,7 +159,7 @@ pub fn yaml_literal(key: &str, val: &yaml_serde::Value) -> Result<Literal, Scena
             }
         },
         Value::Sequence(items)
-            if key == "lora_targets"
+            if super::keys::get(key).is_some_and(|k| k.kind == super::keys::Kind::Names)
                 && !items.is_empty()
                 && items.iter().all(|i| i.as_str().is_some()) =>
         {
@@ -275,7 +176,7 @@ pub fn yaml_literal(key: &str, val: &yaml_serde::Value) -> Result<Literal, Scena
 }
 
 /// A whole number ≥ 0 (`lora_rank = 0` turns LoRA off).
-fn whole(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
+pub(super) fn whole(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
     match value {
         Literal::Int(0) => Ok(0),
         Literal::Float(f) if *f == 0.0 => Ok(0),
@@ -292,7 +193,7 @@ fn whole(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
 /// A byte count: a whole number of bytes, or a string with a unit as nvidia-smi and PyTorch
 /// print them (`"2118 MiB"`, `"2.1 GiB"`, `"2.1GB"`; KiB/MiB/GiB/TiB are powers of 1024,
 /// kB/MB/GB/TB powers of 1000, `B` bytes). [`parse_byte_size`] reads the string form.
-fn byte_size(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
+pub(super) fn byte_size(key: &str, value: &Literal) -> Result<u64, ScenarioError> {
     let bad = |v: &dyn std::fmt::Display| {
         ScenarioError::key(
             key,
@@ -337,7 +238,7 @@ pub fn parse_byte_size(text: &str) -> Option<u64> {
 }
 
 /// `True`/`False`; the strings "true"/"false" are accepted too.
-fn boolean(key: &str, value: &Literal) -> Result<bool, ScenarioError> {
+pub(super) fn boolean(key: &str, value: &Literal) -> Result<bool, ScenarioError> {
     match value {
         Literal::Bool(b) => Ok(*b),
         Literal::Str(s) if s.eq_ignore_ascii_case("true") => Ok(true),
@@ -350,7 +251,7 @@ fn boolean(key: &str, value: &Literal) -> Result<bool, ScenarioError> {
 }
 
 /// A probability in [0, 1).
-fn probability(key: &str, value: &Literal) -> Result<f64, ScenarioError> {
+pub(super) fn probability(key: &str, value: &Literal) -> Result<f64, ScenarioError> {
     let p = match value {
         Literal::Float(f) => *f,
         Literal::Int(i) => *i as f64,
@@ -371,7 +272,7 @@ fn probability(key: &str, value: &Literal) -> Result<f64, ScenarioError> {
 }
 
 /// A string value (dtype, optimizer).
-fn text(key: &str, value: &Literal) -> Result<String, ScenarioError> {
+pub(super) fn text(key: &str, value: &Literal) -> Result<String, ScenarioError> {
     match value {
         Literal::Str(s) => Ok(s.clone()),
         other => Err(ScenarioError::key(

@@ -28,7 +28,8 @@ use parser::Parser;
 pub(crate) use value::Value;
 
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{GpuCatalog, Literal, Scenario, KEYS};
+use crate::estimate::{GpuCatalog, Literal, Scenario};
+use crate::scenario::keys;
 
 /// train.py's globals that do not shape memory, with their defaults.
 const TRAIN_GLOBALS: &[(&str, Init)] = &[
@@ -109,7 +110,7 @@ impl Origin {
 
 /// Whether `name` is a key that shapes the estimate (a scenario key or `init_from`).
 pub(crate) fn is_key(name: &str) -> bool {
-    name == "init_from" || KEYS.contains(&name)
+    name == "init_from" || keys::is_key(name)
 }
 
 /// Whether `name` is read after the configuration: a key, or a global or module train.py
@@ -221,7 +222,7 @@ impl<'a> Session<'a> {
                 format!("Unknown config key: {key}"),
                 &format!(
                     "nanoGPT only overrides keys train.py defines; scenario keys: {}",
-                    KEYS.join(", ")
+                    keys::names()
                 ),
             ));
         };

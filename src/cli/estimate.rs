@@ -1,55 +1,28 @@
-//! `vramdoc estimate`: one scenario's memory breakdown, verdict and options, in the terminal,
-//! as Markdown or as JSON.
-//!
-//! The estimator itself is pure ([`crate::estimate`]); this module reads the inputs
-//! ([`input`]); [`crate::present`] formats the results (`estimate_report`, `sample_report`).
-
-mod artifacts;
-pub(crate) mod input;
-mod nanogpt;
-mod pickle;
-mod pyconfig;
+//! `vramdoc estimate`: its flags, the typed [`Request`] they become, and the run that loads the
+//! scenario ([`crate::scenario::input`]), estimates it ([`crate::estimate`], pure) and prints the
+//! report ([`crate::present`]) or every error.
 
 use std::path::PathBuf;
 
+use super::args::{set_other_processes, OutputArgs, ScenarioArgs};
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{self, GpuCatalog};
+use crate::estimate;
 use crate::i18n::Localizer;
-use crate::present::{estimate_report, sample_report};
-
-/// The flags `vramdoc estimate` and `vramdoc diagnose` share: how to print, in which language,
-/// and extra GPUs for the catalog.
-#[derive(clap::Args, Debug, Clone)]
-pub struct OutputArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-    /// Language of the table and Markdown output (en, es, zh).
-    #[arg(long, default_value = "en")]
-    pub lang: String,
-    /// A YAML file of extra GPUs (`gpus:` list with id, name, capacity_bytes).
-    #[arg(long, value_name = "FILE")]
-    pub catalog: Option<PathBuf>,
-}
+use crate::present::{estimate_report, sample_report, Format};
+use crate::scenario::catalog::catalog_with;
+use crate::scenario::input::{self, Input};
 
 /// Arguments of `vramdoc estimate`.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct EstimateArgs {
     /// FILEs (YAML scenarios or nanoGPT Python configs; `-` is standard input) and nanoGPT-style
     /// `--key=value` overrides, applied in order as nanoGPT's `train.py config/x.py --batch_size=8`
     /// applies them.
     #[arg(value_name = "FILE | --KEY=VALUE", allow_hyphen_values = true)]
     pub inputs: Vec<String>,
-    /// Set a scenario key, e.g. `--set batch_size=8` (repeatable; Python literals).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// Check the estimate against this GPU (e.g. rtx-4070, rtx-3060-12gb, a100-80gb).
-    #[arg(long, value_name = "ID")]
-    pub gpu: Option<String>,
-    /// Memory other programs hold on the card, as nvidia-smi lists them ("2.1 GiB", "2150 MiB"
-    /// or bytes): counted in the verdict. Sets the scenario key `other_processes`.
-    #[arg(long, value_name = "SIZE")]
-    pub other_processes: Option<String>,
+    /// The scenario's flags.
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
     /// torchrun's `--nproc_per_node`: GPUs per machine of a DDP job (the estimate is per GPU;
     /// train.py divides `gradient_accumulation_steps` among the processes).
     #[arg(long, value_name = "N")]
@@ -57,13 +30,9 @@ pub struct EstimateArgs {
     /// torchrun's `--nnodes`: machines of a DDP job.
     #[arg(long, value_name = "N")]
     pub nnodes: Option<u64>,
-    /// Output format, language and extra GPUs.
+    /// Output format and language.
     #[command(flatten)]
     pub output: OutputArgs,
-    /// The folder train.py runs in, where `data/<dataset>/meta.pkl` and `<out_dir>/ckpt.pt` are
-    /// read [default: the working folder].
-    #[arg(long, value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
 }
 
 /// The arguments with vramdoc's own flags separated from nanoGPT-style overrides.
@@ -94,29 +63,20 @@ pub(crate) struct Request {
     pub(crate) data_dir: Option<PathBuf>,
 }
 
-/// One input of `vramdoc estimate`, applied in command-line order.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Input {
-    /// A YAML scenario or a nanoGPT Python config (`-`: standard input).
-    File(PathBuf),
-    /// A nanoGPT-style `--key=value` override.
-    Override(String),
-}
-
 impl EstimateArgs {
     /// Separates FILE, overrides and any of vramdoc's flags that clap left in `inputs`.
     pub(crate) fn resolve(&self) -> Result<Request, Box<Diagnostic>> {
         let mut r = Request {
             inputs: Vec::new(),
-            sets: self.set.clone(),
-            gpu: self.gpu.clone(),
-            other_processes: self.other_processes.clone(),
+            sets: self.scenario.set.clone(),
+            gpu: self.scenario.gpu.clone(),
+            other_processes: self.scenario.other_processes.clone(),
             nproc_per_node: self.nproc_per_node,
             nnodes: self.nnodes,
             format: self.output.format,
             lang: self.output.lang.clone(),
-            catalog: self.output.catalog.clone(),
-            data_dir: self.data_dir.clone(),
+            catalog: self.scenario.catalog.clone(),
+            data_dir: self.scenario.data_dir.clone(),
         };
         let mut items = self.inputs.iter();
         while let Some(item) = items.next() {
@@ -173,27 +133,15 @@ impl EstimateArgs {
                 "--catalog" => r.catalog = Some(PathBuf::from(value)),
                 "--data-dir" => r.data_dir = Some(PathBuf::from(value)),
                 _ => {
-                    r.format =
-                        <Format as clap::ValueEnum>::from_str(&value, true).map_err(|_| {
-                            Diagnostic::error(format!("--format {value}: unknown format"))
-                                .with_help("use table, markdown or json")
-                        })?
+                    r.format = Format::parse(&value).ok_or_else(|| {
+                        Diagnostic::error(format!("--format {value}: unknown format"))
+                            .with_help("use table, markdown or json")
+                    })?
                 }
             }
         }
         Ok(r)
     }
-}
-
-/// Output formats of `vramdoc estimate`.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// A readable terminal report.
-    Table,
-    /// Markdown a guide can embed.
-    Markdown,
-    /// The estimate as JSON (the contract in docs/contracts.md), plus a `what_if` list.
-    Json,
 }
 
 /// Runs `vramdoc estimate`; prints the report to stdout, notes and errors to stderr; returns the
@@ -208,7 +156,7 @@ pub(crate) fn run(args: &EstimateArgs) -> i32 {
             0
         }
         Err(diags) => {
-            crate::cli::print_diagnostics(&diags);
+            super::print_diagnostics(&diags);
             1
         }
     }
@@ -259,58 +207,9 @@ impl From<Box<Diagnostic>> for Errors {
     }
 }
 
-/// The built-in GPU catalog plus `--catalog FILE`'s cards (`estimate` and `diagnose`); every
-/// bad entry is reported, each at its line.
-pub(crate) fn catalog_with(path: Option<&std::path::Path>) -> Result<GpuCatalog, Vec<Diagnostic>> {
-    let mut catalog = GpuCatalog::builtin();
-    let Some(path) = path else {
-        return Ok(catalog);
-    };
-    let text = input::read_capped_text(Some(path)).map_err(|e| {
-        vec![Diagnostic::error(format!("cannot read the GPU catalog: {e}")).in_file(path)]
-    })?;
-    let doc = input::parse_yaml(path, &text, crate::yaml_input::MAX_CATALOG_YAML_BYTES)
-        .map_err(|d| vec![*d])?;
-    let source: std::sync::Arc<str> = std::sync::Arc::from(text.as_str());
-    catalog.extend_checked(&text, &doc).map_err(|problems| {
-        problems
-            .into_iter()
-            .map(|p| {
-                let d = Diagnostic::error(p.message).in_file(path);
-                match p.line {
-                    Some(line) => d.at(line, 1).with_source(source.clone()),
-                    None => d,
-                }
-            })
-            .collect::<Vec<_>>()
-    })?;
-    Ok(catalog)
-}
-
-/// The localizer of `--lang` (`estimate` and `diagnose`).
-pub(crate) fn localizer(lang: &str) -> Result<Localizer, Box<Diagnostic>> {
-    Localizer::builtin(lang).map_err(|diags| {
-        let detail = diags.first().map(|d| d.render()).unwrap_or_default();
-        Box::new(
-            Diagnostic::error(format!("--lang {lang}: no such language ({detail})"))
-                .with_help("use en, es or zh"),
-        )
-    })
-}
-
-/// Applies `--other-processes SIZE` to a scenario (`estimate` and `diagnose`).
-pub(crate) fn set_other_processes(
-    scenario: &mut estimate::Scenario,
-    size: &str,
-) -> Result<(), Box<Diagnostic>> {
-    scenario
-        .set("other_processes", estimate::Literal::Str(size.to_owned()))
-        .map_err(|e| {
-            Box::new(
-                Diagnostic::error(format!("--other-processes {size}: {}", e.message))
-                    .with_help("give the memory nvidia-smi lists for the other processes, e.g. --other-processes \"2.1 GiB\""),
-            )
-        })
+/// The localizer of `--lang`.
+fn localizer(lang: &str) -> Result<Localizer, Box<Diagnostic>> {
+    Localizer::for_flag(lang)
 }
 
 fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
@@ -327,7 +226,14 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
             .unwrap_or(std::path::Path::new(".")),
     })
     .map_err(Errors)?;
-    let notes = std::mem::take(&mut loaded.notes);
+    let mut notes = std::mem::take(&mut loaded.notes);
+    // A card whose capacity no printed message backs: say so, once, with how to give the real one.
+    let card = loaded
+        .scenario
+        .gpu
+        .as_deref()
+        .and_then(|id| catalog.get(id));
+    notes.extend(card.and_then(|g| g.unsourced_capacity_note(None)));
     if args.nproc_per_node.is_some() || args.nnodes.is_some() {
         let (per_node, nodes) = (args.nproc_per_node.unwrap_or(1), args.nnodes.unwrap_or(1));
         let world = per_node

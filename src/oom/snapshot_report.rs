@@ -9,7 +9,7 @@ use super::snapshot::{SmiGpu, SmiProcess, Snapshot};
 use crate::estimate::{Estimate, GpuCatalog};
 use crate::i18n::Localizer;
 use crate::present::table::{aligned, markdown_table, Align};
-use crate::report::Format;
+use crate::present::Format;
 
 /// A readout with the scenario's estimate (the JSON output).
 #[derive(Debug, Clone, Serialize)]

@@ -6,6 +6,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use super::literal::Literal;
 use super::pickle::{self, Value, MAX_PICKLE_BYTES};
 
 /// The model keys train.py takes from a checkpoint when resuming, in its order.
@@ -21,8 +22,9 @@ pub(crate) const CHECKPOINT_KEYS: [&str; 6] = [
 /// What a checkpoint says about the run that wrote it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Checkpoint {
-    /// `model_args`: each of [`CHECKPOINT_KEYS`] with its value, as a Python literal.
-    pub(crate) model_args: Vec<(String, String)>,
+    /// `model_args`: each of [`CHECKPOINT_KEYS`] with its value (an integer, or a boolean for
+    /// `bias`), typed as the scenario's setters take it.
+    pub(crate) model_args: Vec<(&'static str, Literal)>,
     /// `iter_num`, when present.
     pub(crate) iter_num: Option<i64>,
 }
@@ -105,8 +107,8 @@ pub(crate) fn checkpoint(path: &Path) -> Result<Checkpoint, String> {
     for key in CHECKPOINT_KEYS {
         let found = p.get(args, key);
         let literal = match found.map(|id| p.value(id)) {
-            Some(Value::Int(n)) => n.to_string(),
-            Some(Value::Bool(b)) => if *b { "True" } else { "False" }.to_string(),
+            Some(Value::Int(n)) => Literal::Int(*n),
+            Some(Value::Bool(b)) => Literal::Bool(*b),
             Some(Value::None) | None if key == "bias" => continue,
             Some(_) => {
                 let shown_value = found.map(|id| p.describe(id)).unwrap_or_default();
@@ -116,7 +118,7 @@ pub(crate) fn checkpoint(path: &Path) -> Result<Checkpoint, String> {
             }
             None => return Err(format!("{shown}: model_args has no {key:?}")),
         };
-        model_args.push((key.to_string(), literal));
+        model_args.push((key, literal));
     }
     let iter_num = match p.get(p.root(), "iter_num").map(|id| p.value(id)) {
         Some(Value::Int(n)) => Some(*n),
@@ -141,20 +143,15 @@ mod tests {
     #[test]
     fn a_torch_checkpoint_gives_its_model_args() {
         let c = checkpoint(&fixture("out-gpt2-xl/ckpt.pt")).unwrap();
-        let args: Vec<(&str, &str)> = c
-            .model_args
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
         assert_eq!(
-            args,
+            c.model_args,
             [
-                ("n_layer", "48"),
-                ("n_head", "25"),
-                ("n_embd", "1600"),
-                ("block_size", "1024"),
-                ("bias", "True"),
-                ("vocab_size", "50257")
+                ("n_layer", Literal::Int(48)),
+                ("n_head", Literal::Int(25)),
+                ("n_embd", Literal::Int(1600)),
+                ("block_size", Literal::Int(1024)),
+                ("bias", Literal::Bool(true)),
+                ("vocab_size", Literal::Int(50257))
             ]
         );
         assert_eq!(c.iter_num, Some(20));

@@ -88,12 +88,12 @@ pub(crate) fn find(text: &str) -> Option<Found> {
 
 /// The report on a memory error that is not the allocator's message: what it means and what to
 /// check, in the format asked for.
-pub(super) fn render(
+pub(crate) fn render(
     found: &Found,
-    format: crate::report::Format,
+    format: crate::present::Format,
     lang: &str,
 ) -> Result<String, Box<crate::diagnostics::Diagnostic>> {
-    use crate::report::Format;
+    use crate::present::Format;
     if format == Format::Json {
         let v = serde_json::json!({
             "kind": "other_error",
@@ -105,7 +105,7 @@ pub(super) fn render(
             .map_err(|e| crate::diagnostics::Diagnostic::error(e.to_string()))?;
         return Ok(text + "\n");
     }
-    let loc = crate::report::localizer(lang)?;
+    let loc = crate::i18n::Localizer::for_flag(lang)?;
     let stem = found.error.stem();
     let quoted = visible(&found.quoted);
     let parts = [

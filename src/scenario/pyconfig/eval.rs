@@ -439,7 +439,7 @@ fn path_join(parts: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::pyconfig::parser::Parser;
+    use crate::scenario::pyconfig::parser::Parser;
 
     fn ev(src: &str, gpu: Option<&str>) -> EResult {
         let catalog = GpuCatalog::builtin();

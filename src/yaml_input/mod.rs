@@ -2,7 +2,11 @@
 //! bounds and located errors: a cheap pre-check against flow nesting that would make the YAML
 //! scanner quadratic, and a parse whose errors name their real line.
 
+mod positions;
+
 use yaml_serde::Value as Yaml;
+
+pub(crate) use positions::{Positions, Seg};
 
 /// The most `[` and `{` a whole YAML file a user gives (a command-line scenario, standard input,
 /// a GPU catalog) may contain: enough for any scenario or catalog written in flow style, few
@@ -125,6 +129,23 @@ pub(crate) fn parse_located(yaml: &str) -> Result<Yaml, YamlError> {
         message,
         line_col,
         help,
+    })
+}
+
+/// A document's value and where each of its keys and values was written.
+pub(crate) struct Located {
+    /// The value, as [`parse_located`] reads it.
+    pub(crate) value: Yaml,
+    /// Where its keys and values are.
+    pub(crate) at: Positions,
+}
+
+/// [`parse_located`], with the positions of the document's keys and values.
+pub(crate) fn parse_positioned(yaml: &str) -> Result<Located, YamlError> {
+    let value = parse_located(yaml)?;
+    Ok(Located {
+        value,
+        at: Positions::of(yaml),
     })
 }
 

@@ -12,12 +12,22 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::pyconfig::{is_key, looks_like_python, Origin, Session};
-use super::Input;
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError, KEYS};
+use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError};
+use crate::scenario::keys::{self, KEYS};
 use crate::yaml_input::{
-    excess_flow_bracket, parse_located, MAX_FILE_FLOW_BRACKETS, MAX_SCENARIO_YAML_BYTES,
+    excess_flow_bracket, parse_positioned, Located, Seg, MAX_FILE_FLOW_BRACKETS,
+    MAX_SCENARIO_YAML_BYTES,
 };
+
+/// One input of a scenario, applied in command-line order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Input {
+    /// A YAML scenario or a nanoGPT Python config (`-`: standard input).
+    File(std::path::PathBuf),
+    /// A nanoGPT-style `--key=value` override.
+    Override(String),
+}
 
 /// Where the scenario came from, for the report's notes.
 #[derive(Debug, Default)]
@@ -99,8 +109,8 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
 /// Sets the scenario from the keys the inputs set, then applies `init_from`.
 fn apply_keys(session: &Session<'_>, scenario: &mut Scenario) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
-    for key in KEYS {
-        let Some(origin) = session.origins.get(*key) else {
+    for key in KEYS.iter().map(|k| k.name) {
+        let Some(origin) = session.origins.get(key) else {
             continue;
         };
         let result = match session.literal(key) {
@@ -261,12 +271,13 @@ pub(crate) fn check_flow_brackets(path: &Path, text: &str) -> Result<(), Box<Dia
 }
 
 /// Parses a command-line YAML input after [`check_flow_brackets`] and if it is at most
-/// `max_bytes` long; a syntax error or duplicate key is located at its own line.
+/// `max_bytes` long, with the positions of its keys and values; a syntax error or duplicate key
+/// is located at its own line.
 pub(crate) fn parse_yaml(
     path: &Path,
     text: &str,
     max_bytes: usize,
-) -> Result<yaml_serde::Value, Box<Diagnostic>> {
+) -> Result<Located, Box<Diagnostic>> {
     check_flow_brackets(path, text)?;
     if text.len() > max_bytes {
         return Err(Box::new(
@@ -282,7 +293,7 @@ pub(crate) fn parse_yaml(
         ));
     }
     check_flow_brackets(path, text)?;
-    parse_located(text).map_err(|e| {
+    parse_positioned(text).map_err(|e| {
         let mut d = Diagnostic::error(format!("invalid YAML: {}", e.message))
             .in_file(path)
             .with_help(e.help);
@@ -310,8 +321,8 @@ fn hugging_face_model(text: &str) -> Option<String> {
 }
 
 /// The refusal of a Hugging Face model: vramdoc models nanoGPT's code, and estimating another
-/// code base's model as nanoGPT's is wrong (Hugging Face's GPT-2 keeps up to 16 % more than
-/// nanoGPT's at the same shape and settings: `tests/data/hf_gpt2_replay.json`, replayed by
+/// code base's model as nanoGPT's is wrong (nanoGPT's model comes out up to 48 % below Hugging
+/// Face's GPT-2 at the same shape and settings: `tests/data/hf_gpt2_replay.json`, replayed by
 /// `tools/hf_replay/`, compared in `tests/it/hugging_face.rs`).
 fn hugging_face_refused(label: &Path, model: &str) -> Diagnostic {
     Diagnostic::error(format!(
@@ -321,66 +332,56 @@ fn hugging_face_refused(label: &Path, model: &str) -> Diagnostic {
     .in_file(label)
     .at(1, 1)
     .with_help(
-        "estimating it with nanoGPT's shapes would be wrong: Hugging Face's GPT-2 alone trains \
-         with up to 16 % more memory than nanoGPT's GPT-2 of the same shape and settings; give a \
-         nanoGPT config or YAML scenario only for runs of nanoGPT's code",
+        "estimating it with nanoGPT's shapes would be wrong: for Hugging Face's GPT-2 alone, \
+         nanoGPT's GPT-2 of the same shape and settings comes out up to 48 % below what it trains \
+         with; give a nanoGPT config or YAML scenario only for runs of nanoGPT's code",
     )
 }
 
 /// A command-line error naming the flag and the key.
 fn flag_error(flag: &str, e: &ScenarioError) -> Diagnostic {
-    Diagnostic::error(format!("{flag}: {e}"))
-        .with_help(format!("scenario keys: {}", KEYS.join(", ")))
+    Diagnostic::error(format!("{flag}: {e}")).with_help(format!("scenario keys: {}", keys::names()))
 }
 
 /// A YAML scenario: a mapping of keys, or a document with a `scenario:` mapping. Its keys are
-/// checked as a whole, then set in the session's globals.
+/// checked as a whole, then set in the session's globals, each located where it was written.
 fn yaml_file(session: &mut Session<'_>, path: &Path, text: &str) -> Result<(), Box<Diagnostic>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let doc = parse_yaml(path, text, MAX_SCENARIO_YAML_BYTES)?;
-    let map = doc.get("scenario").unwrap_or(&doc);
-    Scenario::from_yaml(map).map_err(|e| {
-        let line = e.key.as_deref().and_then(|k| find_key_line(text, k, ':'));
-        Box::new(located(
-            Diagnostic::error(e.to_string()).in_file(path),
-            line,
-            text,
-        ))
-    })?;
+    let nested = doc.value.get("scenario");
+    let map = nested.unwrap_or(&doc.value);
+    let key_at = |key: &str| {
+        let mut keys_path = Vec::new();
+        if nested.is_some() {
+            keys_path.push(Seg::key("scenario"));
+        }
+        keys_path.push(Seg::key(key));
+        doc.at.key(&keys_path)
+    };
     let source: Arc<str> = Arc::from(text);
+    Scenario::from_yaml(map).map_err(|e| {
+        let d = Diagnostic::error(e.to_string()).in_file(path);
+        Box::new(match e.key.as_deref().and_then(key_at) {
+            Some((line, col)) => d.at(line, col).with_source(Arc::clone(&source)),
+            None => d,
+        })
+    })?;
     for (k, v) in map.as_mapping().into_iter().flatten() {
         // The whole mapping was checked above: what is left out here cannot occur.
         let Some(key) = k.as_str() else { continue };
         let Ok(lit) = crate::estimate::yaml_literal(key, v) else {
             continue;
         };
+        let (line, col) = key_at(key).unwrap_or((1, 1));
         let origin = Origin::File {
             path: path.to_path_buf(),
-            line: find_key_line(text, key, ':').unwrap_or(1),
-            col: 1,
+            line,
+            col,
             source: Arc::clone(&source),
         };
         session.set_key(key, &lit, origin);
     }
     Ok(())
-}
-
-/// The 1-based line where `key` is assigned (`key:` in YAML).
-fn find_key_line(text: &str, key: &str, sep: char) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with(sep))
-        })
-        .map(|i| i + 1)
-}
-
-fn located(d: Diagnostic, line: Option<usize>, text: &str) -> Diagnostic {
-    match line {
-        Some(l) => d.at(l, 1).with_source(Arc::from(text)),
-        None => d,
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,209 @@
+//! Which tensor a failed allocation is, and in which phase of nanoGPT's loop it failed.
+//!
+//! The candidates are the estimator's named list of a run's large tensors
+//! (`estimate::arch::large_tensors`, derived from the model's architecture description; exact
+//! replay of nanoGPT's train step; docs/memory-model.md): logits and their fp32 copy, the
+//! evaluation's logits, the token embedding's gradient and AdamW moments, attention scores without
+//! flash, and the per-layer activations. A candidate matches when its size is within the message's rounding
+//! plus the caching allocator's: PyTorch rounds requests of 10 MiB and more up to a multiple of
+//! 2 MiB (`CUDACachingAllocator.cpp`, `get_allocation_size`).
+
+use serde::Serialize;
+
+use super::message::{OomMessage, Size};
+use crate::estimate::arch::{large_tensors, TensorPhase};
+use crate::estimate::Estimate;
+
+/// The caching allocator's rounding of large blocks: 2 MiB.
+const ROUND_LARGE: u64 = 2 << 20;
+
+/// A phase of nanoGPT's `train.py` loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Phase {
+    /// `estimate_loss()` (at iteration 0 it runs before the first training step).
+    Evaluation,
+    /// A micro-step's forward (`model(X, Y)`).
+    Forward,
+    /// A micro-step's backward (`loss.backward()`).
+    Backward,
+    /// A micro-step, forward or backward (no traceback to tell which).
+    TrainingStep,
+    /// `optimizer.step()` (the AdamW moments are created at the first one).
+    OptimizerStep,
+}
+
+/// How the phase was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum PhaseSource {
+    /// The traceback's frames.
+    Traceback,
+    /// The memory in use: the phase whose estimated peak is closest to what PyTorch held plus
+    /// the failed allocation.
+    Memory,
+    /// The matched tensor exists in one phase only.
+    Tensor,
+}
+
+/// A tensor of the scenario that an allocation can be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Candidate {
+    /// Which tensor (`logits`, `logits_fp32`, `eval_logits`, …).
+    pub(crate) kind: &'static str,
+    /// Its shape, as PyTorch prints it.
+    pub(crate) shape: String,
+    /// Its dtype (`bfloat16`, `float16`, `float32`).
+    pub(crate) dtype: &'static str,
+    /// Its bytes.
+    pub(crate) bytes: u64,
+    /// The phases in which it is allocated.
+    #[serde(skip)]
+    pub(crate) phases: Vec<Phase>,
+}
+
+impl Phase {
+    /// The loop phase of an estimator tensor phase.
+    fn of(p: TensorPhase) -> Phase {
+        match p {
+            TensorPhase::Evaluation => Phase::Evaluation,
+            TensorPhase::Forward => Phase::Forward,
+            TensorPhase::Backward => Phase::Backward,
+            TensorPhase::OptimizerStep => Phase::OptimizerStep,
+        }
+    }
+}
+
+/// The scenario's large tensors, each with the phases that allocate it: the estimator's one
+/// named list (`estimate::arch::large_tensors`), as this module shows them.
+pub(crate) fn candidates(e: &Estimate) -> Vec<Candidate> {
+    large_tensors(e.architecture(), &e.scenario)
+        .into_iter()
+        .map(|t| Candidate {
+            kind: t.name,
+            shape: t.shape_text(),
+            dtype: t.dtype.as_str(),
+            bytes: t.bytes(),
+            phases: t.phases.iter().map(|p| Phase::of(*p)).collect(),
+        })
+        .collect()
+}
+
+/// Whether `bytes` is what the message's `requested` can stand for.
+pub(crate) fn size_matches(bytes: u64, requested: Size) -> bool {
+    let rounded = if bytes >= 10 << 20 {
+        bytes.div_ceil(ROUND_LARGE).saturating_mul(ROUND_LARGE)
+    } else {
+        bytes
+    };
+    [bytes, rounded]
+        .iter()
+        .any(|b| b.abs_diff(requested.bytes) <= requested.tolerance.max(1))
+}
+
+/// The phase the traceback names: `estimate_loss` → evaluation, a backward frame → backward, an
+/// optimizer's `step` → optimizer step, any other frame → a micro-step's forward.
+pub(crate) fn phase_from_traceback(m: &OomMessage) -> Option<Phase> {
+    if m.frames.is_empty() && m.code.is_empty() {
+        return None;
+    }
+    let has = |needle: &str| {
+        m.frames.iter().any(|f| f.contains(needle)) || m.code.iter().any(|c| c.contains(needle))
+    };
+    Some(if has("estimate_loss") {
+        Phase::Evaluation
+    } else if has("backward") {
+        Phase::Backward
+    } else if m
+        .frames
+        .iter()
+        .any(|f| f == "step" || f.contains("adam") || f.contains("sgd"))
+        || m.code.iter().any(|c| c.contains(".step("))
+    {
+        Phase::OptimizerStep
+    } else {
+        Phase::Forward
+    })
+}
+
+/// The tensor and phase of a failed allocation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Identified {
+    /// The matched tensor, if one has the requested size.
+    pub(crate) tensor: Option<Candidate>,
+    /// The phase, if known.
+    pub(crate) phase: Option<Phase>,
+    /// How the phase was found.
+    pub(crate) phase_source: Option<PhaseSource>,
+    /// For an evaluation: whether it ran before the first optimizer step (iteration 0, where
+    /// nanoGPT evaluates before it trains), judged by the memory in use.
+    pub(crate) before_first_step: Option<bool>,
+    /// The candidate closest in size, when none matches.
+    pub(crate) nearest: Option<Candidate>,
+}
+
+/// Matches the requested size against the scenario's tensors and settles the phase.
+///
+/// The traceback decides the phase when there is one. Without it, the phase is the one whose
+/// estimated peak (`eval_first_peak` at iteration 0, `eval_peak` later, `train_peak` for a
+/// micro-step) is closest to what PyTorch held plus the failed allocation, among the phases that
+/// allocate a tensor of that size.
+pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
+    let all = candidates(e);
+    let at_failure = m.allocated.bytes.saturating_add(m.requested.bytes);
+    let gap = |peak: u64| peak.abs_diff(at_failure);
+    let matching: Vec<&Candidate> = all
+        .iter()
+        .filter(|c| size_matches(c.bytes, m.requested))
+        .collect();
+    let b = &e.bytes;
+    let (phase, source) = match phase_from_traceback(m) {
+        Some(p) => (Some(p), Some(PhaseSource::Traceback)),
+        None => {
+            let eval = matching
+                .iter()
+                .any(|c| c.phases.contains(&Phase::Evaluation));
+            let train = matching
+                .iter()
+                .any(|c| c.phases.iter().any(|p| *p != Phase::Evaluation));
+            let eval_gap = gap(b.eval_first_peak).min(gap(b.eval_peak));
+            match (eval, train) {
+                (true, true) if eval_gap <= gap(b.train_peak) => {
+                    (Some(Phase::Evaluation), Some(PhaseSource::Memory))
+                }
+                (true, true) => (Some(Phase::TrainingStep), Some(PhaseSource::Memory)),
+                (true, false) => (Some(Phase::Evaluation), Some(PhaseSource::Tensor)),
+                (false, true) => match matching.first().map(|c| c.phases.as_slice()) {
+                    Some([only]) => (Some(*only), Some(PhaseSource::Tensor)),
+                    _ => (Some(Phase::TrainingStep), Some(PhaseSource::Tensor)),
+                },
+                (false, false) => (None, None),
+            }
+        }
+    };
+    let fits_phase = |c: &Candidate, p: Phase| {
+        c.phases.contains(&p)
+            || (p == Phase::TrainingStep && c.phases.iter().any(|q| *q != Phase::Evaluation))
+    };
+    let tensor = matching
+        .iter()
+        .find(|c| phase.is_some_and(|p| fits_phase(c, p)))
+        .or(matching.first())
+        .map(|c| (*c).clone());
+    let before_first_step =
+        (phase == Some(Phase::Evaluation)).then(|| gap(b.eval_first_peak) <= gap(b.eval_peak));
+    let nearest = if tensor.is_none() {
+        all.iter()
+            .min_by_key(|c| c.bytes.abs_diff(m.requested.bytes))
+            .cloned()
+    } else {
+        None
+    };
+    Identified {
+        tensor,
+        phase,
+        phase_source: source,
+        before_first_step,
+        nearest,
+    }
+}

@@ -1,0 +1,513 @@
+//! The scenario keys: one row per key, and everything about a key derived from its row.
+//!
+//! A row names the key (nanoGPT's `train.py` spelling, used alike in YAML, Python configs,
+//! `--key=value` and `--set`), its [`Kind`] (which also decides how a literal is read and whether
+//! a Python config quotes it), its unit, a one-line description, what nanoGPT has for it
+//! ([`NanoGpt`]), whether changing it changes training ([`Training`]), the phases and model
+//! families it applies to, and the [`crate::estimate::Scenario`] field it sets. From the table
+//! come: [`Scenario::set`] and [`Scenario::from_yaml`], the key list of errors and of
+//! `estimate --help` ([`help_list`]), the values a what-if's changes are shown with
+//! ([`Scenario::display_values`]), the JSON `scenario` object (the `Serialize` impl below), the
+//! code-change notes and training markers of `present`, and the README's key table
+//! ([`markdown_table`], compared with the README by a test).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+use super::literal::{self, Literal};
+use crate::estimate::{Dtype, InitFrom, LoraTargets, Optimizer, Scenario, ScenarioError, Sharding};
+
+/// What a key's value is; each kind has one reader of literals (in [`super::literal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A whole number ≥ 1.
+    Count,
+    /// A whole number ≥ 1, or `None` (then another key's value is used).
+    CountOrNone,
+    /// A whole number ≥ 0 (0 turns the feature off).
+    Whole,
+    /// A byte count: a number of bytes or a size with its unit (`"2150 MiB"`).
+    Bytes,
+    /// `True` or `False`.
+    Bool,
+    /// A probability in [0, 1).
+    Probability,
+    /// An autocast dtype.
+    Dtype,
+    /// An optimizer.
+    Optimizer,
+    /// How DDP processes split the training state.
+    Sharding,
+    /// train.py's `init_from`.
+    InitFrom,
+    /// A list of layer names (LoRA's targets).
+    Names,
+    /// A GPU id of the catalog, or `None`.
+    Gpu,
+}
+
+impl Kind {
+    /// The values it accepts, as the help and the README list them.
+    pub fn accepts(self) -> &'static str {
+        match self {
+            Kind::Count => "whole number ≥ 1",
+            Kind::CountOrNone => "whole number ≥ 1, or None",
+            Kind::Whole => "whole number ≥ 0",
+            Kind::Bytes => "bytes, or a size such as \"2150 MiB\"",
+            Kind::Bool => "True | False",
+            Kind::Probability => "number in [0, 1)",
+            Kind::Dtype => "float32 | bfloat16 | float16",
+            Kind::Optimizer => "adamw | adamw8bit | sgd",
+            Kind::Sharding => "none | zero1 | fsdp",
+            Kind::InitFrom => "scratch | resume | gpt2 | gpt2-medium | gpt2-large | gpt2-xl",
+            Kind::Names => "attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj or all-linear",
+            Kind::Gpu => "a catalog id such as rtx-4070, or None",
+        }
+    }
+
+    /// Whether a Python config writes its values as strings (`dtype = 'float16'`).
+    pub fn quoted(self) -> bool {
+        matches!(
+            self,
+            Kind::Dtype
+                | Kind::Optimizer
+                | Kind::Sharding
+                | Kind::InitFrom
+                | Kind::Names
+                | Kind::Gpu
+        )
+    }
+}
+
+/// What nanoGPT has for a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NanoGpt {
+    /// A global of `train.py`: a config file's `key = value` or a `--key=value` override.
+    Setting,
+    /// No setting, and no code change either: what the run has around it (the card, other
+    /// programs' memory, torchrun's process count, the dataset's vocabulary).
+    Surroundings,
+    /// A code change (a patch to `train.py`, or a PyTorch version); the Fluent id of the note
+    /// saying what it needs.
+    Code(&'static str),
+}
+
+/// Whether changing a key changes what training computes (the † marker of an option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Training {
+    /// It does (a different model, precision, optimizer or run).
+    Changes,
+    /// It does not (memory only: evaluation batch, attention kernel, checkpointing, the card).
+    Same,
+    /// Only if the effective batch (`batch_size · gradient_accumulation_steps`) changes.
+    EffectiveBatch,
+}
+
+/// What a scenario describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// A training run of `train.py` (its evaluations included).
+    Training,
+    /// Sampling with nanoGPT's `sample.py`.
+    Sampling,
+}
+
+/// The model code a key belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// nanoGPT's GPT-2 (`model.py`).
+    NanoGpt,
+}
+
+/// A key's value, typed, as [`Key::value`] reads it from a scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    /// A whole number.
+    Whole(u64),
+    /// A boolean.
+    Flag(bool),
+    /// A float.
+    Float(f64),
+    /// A name (dtype, optimizer, GPU id, layer list).
+    Text(Cow<'a, str>),
+    /// `None`.
+    Unset,
+}
+
+impl fmt::Display for Value<'_> {
+    /// As nanoGPT's config files write it, strings unquoted: `6`, `0.1`, `True`, `bfloat16`,
+    /// `None`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Whole(n) => write!(f, "{n}"),
+            Value::Flag(true) => f.write_str("True"),
+            Value::Flag(false) => f.write_str("False"),
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Text(t) => f.write_str(t),
+            Value::Unset => f.write_str("None"),
+        }
+    }
+}
+
+impl Serialize for Value<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Value::Whole(n) => serializer.serialize_u64(*n),
+            Value::Flag(b) => serializer.serialize_bool(*b),
+            Value::Float(x) => serializer.serialize_f64(*x),
+            Value::Text(t) => serializer.serialize_str(t),
+            Value::Unset => serializer.serialize_none(),
+        }
+    }
+}
+
+/// A scenario field's value as a [`Value`].
+trait AsValue {
+    fn as_value(&self) -> Value<'_>;
+}
+
+impl AsValue for u64 {
+    fn as_value(&self) -> Value<'_> {
+        Value::Whole(*self)
+    }
+}
+impl AsValue for bool {
+    fn as_value(&self) -> Value<'_> {
+        Value::Flag(*self)
+    }
+}
+impl AsValue for f64 {
+    fn as_value(&self) -> Value<'_> {
+        Value::Float(*self)
+    }
+}
+impl AsValue for Option<u64> {
+    fn as_value(&self) -> Value<'_> {
+        self.map_or(Value::Unset, Value::Whole)
+    }
+}
+impl AsValue for Option<String> {
+    fn as_value(&self) -> Value<'_> {
+        self.as_deref()
+            .map_or(Value::Unset, |s| Value::Text(Cow::Borrowed(s)))
+    }
+}
+impl AsValue for Dtype {
+    fn as_value(&self) -> Value<'_> {
+        Value::Text(Cow::Borrowed(self.as_str()))
+    }
+}
+impl AsValue for Optimizer {
+    fn as_value(&self) -> Value<'_> {
+        Value::Text(Cow::Borrowed(self.as_str()))
+    }
+}
+impl AsValue for Sharding {
+    fn as_value(&self) -> Value<'_> {
+        Value::Text(Cow::Borrowed(self.as_str()))
+    }
+}
+impl AsValue for InitFrom {
+    fn as_value(&self) -> Value<'_> {
+        Value::Text(Cow::Borrowed(self.as_str()))
+    }
+}
+impl AsValue for LoraTargets {
+    fn as_value(&self) -> Value<'_> {
+        Value::Text(Cow::Owned(self.display()))
+    }
+}
+
+/// One scenario key: the row of the table.
+pub struct Key {
+    /// The key, as nanoGPT's `train.py` (or this tool, for its additions) spells it.
+    pub name: &'static str,
+    /// What its value is.
+    pub kind: Kind,
+    /// The unit of its value (empty when it has none).
+    pub unit: &'static str,
+    /// One line saying what it is.
+    pub doc: &'static str,
+    /// What nanoGPT has for it.
+    pub nanogpt: NanoGpt,
+    /// Whether changing it changes training.
+    pub training: Training,
+    /// The phases it applies to.
+    pub phases: &'static [Phase],
+    /// The model families it applies to.
+    pub families: &'static [Family],
+    /// Sets the field from a literal (the key's name for errors).
+    set: fn(&mut Scenario, &str, &Literal) -> Result<(), ScenarioError>,
+    /// The field's value as set.
+    value: fn(&Scenario) -> Value<'_>,
+    /// The field's value as the JSON `scenario` object gives it (resolved defaults).
+    json: fn(&Scenario) -> Value<'_>,
+}
+
+impl Key {
+    /// The key's value in `s`, as set (`None` for an unset optional key).
+    pub fn value<'a>(&self, s: &'a Scenario) -> Value<'a> {
+        (self.value)(s)
+    }
+
+    /// Whether changing it needs a code change, not a setting nanoGPT reads.
+    pub fn needs_code(&self) -> bool {
+        matches!(self.nanogpt, NanoGpt::Code(_))
+    }
+}
+
+/// The reader of each [`Kind`].
+macro_rules! read {
+    (Count, $k:expr, $v:expr) => {
+        literal::count($k, $v)
+    };
+    (CountOrNone, $k:expr, $v:expr) => {
+        literal::optional_count($k, $v)
+    };
+    (Whole, $k:expr, $v:expr) => {
+        literal::whole($k, $v)
+    };
+    (Bytes, $k:expr, $v:expr) => {
+        literal::byte_size($k, $v)
+    };
+    (Bool, $k:expr, $v:expr) => {
+        literal::boolean($k, $v)
+    };
+    (Probability, $k:expr, $v:expr) => {
+        literal::probability($k, $v)
+    };
+    (Dtype, $k:expr, $v:expr) => {
+        literal::dtype($k, $v)
+    };
+    (Optimizer, $k:expr, $v:expr) => {
+        literal::optimizer($k, $v)
+    };
+    (Sharding, $k:expr, $v:expr) => {
+        literal::sharding($k, $v)
+    };
+    (InitFrom, $k:expr, $v:expr) => {
+        literal::init_from($k, $v)
+    };
+    (Names, $k:expr, $v:expr) => {
+        literal::lora_targets($k, $v)
+    };
+    (Gpu, $k:expr, $v:expr) => {
+        literal::gpu_id($k, $v)
+    };
+}
+
+/// The table: `name: Kind, "unit", "doc", nanoGPT, training, phases [, json getter]`; the
+/// field of [`Scenario`] has the key's name.
+macro_rules! keys {
+    (@json $name:ident) => { |s| s.$name.as_value() };
+    (@json $name:ident, $json:expr) => { $json };
+    ($($name:ident: $kind:ident, $unit:literal, $doc:literal, $nanogpt:expr, $training:ident,
+       $phases:expr $(, json = $json:expr)?;)*) => {
+        /// Every key a scenario accepts, in display order (the order of the JSON `scenario`
+        /// object, of a what-if's changes and of the README's table).
+        pub static KEYS: &[Key] = &[$(Key {
+            name: stringify!($name),
+            kind: Kind::$kind,
+            unit: $unit,
+            doc: $doc,
+            nanogpt: $nanogpt,
+            training: Training::$training,
+            phases: $phases,
+            families: &[Family::NanoGpt],
+            set: |s, key, v| {
+                s.$name = read!($kind, key, v)?;
+                Ok(())
+            },
+            value: |s| s.$name.as_value(),
+            json: keys!(@json $name $(, $json)?),
+        }),*];
+    };
+}
+
+/// Training and sampling.
+const BOTH: &[Phase] = &[Phase::Training, Phase::Sampling];
+/// Training only.
+const TRAINING: &[Phase] = &[Phase::Training];
+
+use NanoGpt::{Code, Setting, Surroundings};
+
+keys! {
+    n_layer: Count, "blocks", "Transformer blocks.", Setting, Changes, BOTH;
+    n_head: Count, "heads", "Attention heads per block.", Setting, Changes, BOTH;
+    n_embd: Count, "channels", "Embedding width; a multiple of n_head.", Setting, Changes, BOTH;
+    vocab_size: Count, "tokens", "Vocabulary size (nanoGPT pads GPT-2's 50257 to 50304; a dataset's meta.pkl sets it).", Surroundings, Changes, BOTH;
+    block_size: Count, "tokens", "Sequence length of a training example.", Setting, Changes, BOTH;
+    bias: Bool, "", "Biases in Linear and LayerNorm layers.", Setting, Changes, BOTH;
+    dropout: Probability, "", "Dropout probability.", Setting, Changes, TRAINING;
+    batch_size: Count, "sequences", "Micro-batch size (sequences per forward pass).", Setting, EffectiveBatch, TRAINING;
+    gradient_accumulation_steps: Count, "micro-batches", "Micro-batches per optimizer step, for the whole job.", Setting, EffectiveBatch, TRAINING;
+    dtype: Dtype, "", "Autocast dtype.", Setting, Changes, BOTH;
+    compile: Bool, "", "torch.compile the model.", Setting, Same, BOTH;
+    flash: Bool, "", "Flash (scaled-dot-product) attention instead of the manual masked softmax.", Code("est-code-flash"), Same, BOTH;
+    grad_checkpoint: Bool, "", "Per-block activation checkpointing.", Code("est-code-grad_checkpoint"), Same, TRAINING;
+    optimizer: Optimizer, "", "The optimizer.", Code("est-code-optimizer"), Changes, TRAINING;
+    eval_batch_size: CountOrNone, "sequences", "Micro-batch of estimate_loss; None means batch_size.", Code("est-code-eval_batch_size"), Same, TRAINING,
+        json = |s| Value::Whole(s.eval_batch());
+    pure_bf16: Bool, "", "Parameters, gradients and optimizer state in bf16 (needs dtype = bfloat16).", Code("est-code-pure_bf16"), Changes, TRAINING;
+    gpu: Gpu, "", "The card to check the estimate against.", Surroundings, Same, BOTH;
+    other_processes: Bytes, "bytes", "Memory other programs hold on the card (counted in the verdict).", Surroundings, Same, BOTH;
+    eval_only: Bool, "", "One estimate_loss at iteration 0, then exit.", Setting, Changes, TRAINING;
+    init_from: InitFrom, "", "Where the model starts: scratch, a resumed ckpt.pt or a GPT-2 checkpoint.", Setting, Changes, BOTH;
+    ddp_world_size: Count, "processes", "Processes of a torchrun DDP job (the estimate is per GPU).", Surroundings, Changes, TRAINING;
+    sharding: Sharding, "", "How the DDP processes split the training state.", Code("est-code-sharding"), Changes, TRAINING;
+    gradient_as_bucket_view: Bool, "", "DDP's gradient_as_bucket_view=True.", Code("est-code-gradient_as_bucket_view"), Changes, TRAINING;
+    freeze_embeddings: Bool, "", "wte (tied to lm_head) and wpe frozen.", Code("est-code-freeze_embeddings"), Changes, TRAINING;
+    lora_rank: Whole, "", "LoRA rank; 0 means no adapters.", Code("est-code-lora"), Changes, TRAINING;
+    lora_targets: Names, "", "The Linear layers LoRA adapts.", Code("est-code-lora"), Changes, TRAINING;
+}
+
+/// The row of `name`.
+pub fn get(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|k| k.name == name)
+}
+
+/// Whether `name` is a scenario key.
+pub fn is_key(name: &str) -> bool {
+    get(name).is_some()
+}
+
+/// The keys' names, comma-separated (for errors that list them).
+pub fn names() -> String {
+    KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The keys as `estimate --help` lists them: one line each, name, accepted values, description.
+pub fn help_list() -> String {
+    let width = KEYS.iter().map(|k| k.name.len()).max().unwrap_or(0);
+    let mut out =
+        String::from("Scenario keys (in a FILE, as --KEY=VALUE or with --set KEY=VALUE):\n");
+    for k in KEYS {
+        out.push_str(&format!(
+            "  {:width$}  {} ({})\n",
+            k.name,
+            k.doc,
+            k.kind.accepts()
+        ));
+    }
+    out
+}
+
+/// The README's key table: key, values, default, unit, what it is, and what nanoGPT has for it.
+pub fn markdown_table() -> String {
+    let defaults = Scenario::default();
+    let mut out = String::from(
+        "| key | values | default | unit | what it is | in nanoGPT |\n|---|---|---|---|---|---|\n",
+    );
+    for k in KEYS {
+        let nanogpt = match k.nanogpt {
+            Setting => "a train.py setting",
+            Surroundings => "not a setting",
+            Code(_) => "a code change",
+        };
+        let phases = if k.phases.contains(&Phase::Sampling) {
+            ""
+        } else {
+            " (training only)"
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | `{}` | {} | {}{phases} | {nanogpt} |\n",
+            k.name,
+            k.kind.accepts().replace('|', "\\|"),
+            k.value(&defaults),
+            k.unit,
+            k.doc,
+        ));
+    }
+    out
+}
+
+impl Scenario {
+    /// Sets one key from a literal; the error names the key and says what it accepts.
+    pub fn set(&mut self, key: &str, value: Literal) -> Result<(), ScenarioError> {
+        match get(key) {
+            Some(k) => (k.set)(self, key, &value),
+            None => Err(ScenarioError::key(
+                key,
+                format!("unknown scenario key; known keys: {}", names()),
+            )),
+        }
+    }
+
+    /// Builds a scenario from a YAML mapping of keys (the rest keep nanoGPT's defaults).
+    pub fn from_yaml(v: &yaml_serde::Value) -> Result<Scenario, ScenarioError> {
+        use yaml_serde::Value;
+        let map = match v {
+            Value::Mapping(map) => map,
+            Value::Null => return Ok(Scenario::default()),
+            _ => {
+                return Err(ScenarioError::general(
+                    "a scenario must be a mapping of keys such as `n_layer: 6`",
+                ))
+            }
+        };
+        let mut scenario = Scenario::default();
+        for (k, val) in map {
+            let Some(key) = k.as_str() else {
+                return Err(ScenarioError::general(format!(
+                    "scenario keys must be strings, got {k:?}"
+                )));
+            };
+            let literal = literal::yaml_literal(key, val)?;
+            scenario.set(key, literal)?;
+        }
+        Ok(scenario)
+    }
+
+    /// Every key with its value as nanoGPT's config files write it (`True`, `bfloat16`, `None`),
+    /// in [`KEYS`] order.
+    pub(crate) fn display_values(&self) -> Vec<(&'static str, String)> {
+        KEYS.iter()
+            .map(|k| (k.name, k.value(self).to_string()))
+            .collect()
+    }
+}
+
+impl Serialize for Scenario {
+    /// Every key with its resolved value (`eval_batch_size`: the batch it uses), in [`KEYS`]
+    /// order.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("Scenario", KEYS.len())?;
+        for k in KEYS {
+            out.serialize_field(k.name, &(k.json)(self))?;
+        }
+        out.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_round_trips_through_its_displayed_value() {
+        let defaults = Scenario::default();
+        for k in KEYS {
+            let mut s = Scenario::default();
+            let shown = k.value(&defaults).to_string();
+            let lit = match k.value(&defaults) {
+                Value::Whole(n) => Literal::Int(n as i64),
+                Value::Flag(b) => Literal::Bool(b),
+                Value::Float(x) => Literal::Float(x),
+                Value::Text(t) => Literal::Str(t.into_owned()),
+                Value::Unset => Literal::None,
+            };
+            s.set(k.name, lit)
+                .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            assert_eq!(k.value(&s).to_string(), shown, "{}", k.name);
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        for (i, k) in KEYS.iter().enumerate() {
+            assert!(!KEYS[..i].iter().any(|o| o.name == k.name), "{}", k.name);
+        }
+    }
+}

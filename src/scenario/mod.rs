@@ -1,0 +1,15 @@
+//! The input language of a scenario: one definition per key ([`keys`]: the table every reader,
+//! help text, JSON object and README table derives from) and the literals a key reads
+//! ([`literal`]).
+
+mod artifacts;
+pub(crate) mod catalog;
+pub(crate) mod input;
+pub mod keys;
+pub mod literal;
+mod nanogpt;
+mod pickle;
+mod pyconfig;
+
+pub use keys::{Key, KEYS};
+pub use literal::{parse_byte_size, yaml_literal, Literal};

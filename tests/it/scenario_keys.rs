@@ -1,0 +1,198 @@
+//! One definition per scenario key: the table in `src/scenario/keys.rs` is what the JSON
+//! `scenario` object, `estimate --help`, the README's key table, the setters and the Python
+//! config reader all follow.
+
+use vramdoc::estimate::{Literal, Scenario};
+use vramdoc::scenario::keys::{self, NanoGpt, KEYS};
+
+use crate::support::SiteTest;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+#[test]
+fn the_readme_key_table_is_the_tables() {
+    let readme = std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap();
+    let begin = "<!-- scenario keys: begin -->\n";
+    let start = readme.find(begin).expect("README has the begin marker") + begin.len();
+    let end = readme
+        .find("<!-- scenario keys: end -->")
+        .expect("end marker");
+    let want = keys::markdown_table();
+    assert_eq!(
+        &readme[start..end],
+        want,
+        "README.md's scenario key table differs from src/scenario/keys.rs; put this between the markers:\n{want}"
+    );
+}
+
+#[test]
+fn the_json_scenario_object_has_every_key_of_the_table() {
+    let run = SiteTest::new().run(&["estimate", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let object = v["scenario"].as_object().expect("a scenario object");
+    // The CLI prints JSON objects with sorted keys; the set is the table's.
+    let mut names: Vec<&str> = object.keys().map(String::as_str).collect();
+    let mut table: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+    names.sort_unstable();
+    table.sort_unstable();
+    assert_eq!(names, table);
+    // Resolved: an unset evaluation batch is the training micro-batch (12 by default).
+    assert_eq!(v["scenario"]["eval_batch_size"], 12);
+    assert_eq!(v["scenario"]["gpu"], serde_json::Value::Null);
+}
+
+#[test]
+fn estimate_help_lists_every_key_with_what_it_accepts() {
+    let run = SiteTest::new().run(&["estimate", "--help"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for k in KEYS {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(k.name))
+            .unwrap_or_else(|| panic!("{} missing from --help:\n{}", k.name, run.stdout));
+        assert!(line.contains(k.kind.accepts()), "{line}");
+    }
+}
+
+#[test]
+fn every_key_is_set_by_yaml_python_and_overrides_alike() {
+    // A value other than the default for each key, written as a Python literal.
+    let changed = |name: &str| -> &'static str {
+        match name {
+            "dropout" => "0.1",
+            "dtype" => "'float16'",
+            "optimizer" => "'sgd'",
+            "sharding" => "'zero1'",
+            "init_from" => "'gpt2'",
+            "lora_targets" => "'mlp.c_fc'",
+            "gpu" => "'rtx-4090'",
+            "other_processes" => "1048576",
+            "lora_rank" => "4",
+            _ => "2",
+        }
+    };
+    for k in KEYS {
+        let value = match k.kind {
+            keys::Kind::Bool => {
+                if k.value(&Scenario::default()).to_string() == "True" {
+                    "False"
+                } else {
+                    "True"
+                }
+            }
+            _ => changed(k.name),
+        };
+        let bare = value.trim_matches('\'');
+        let mut s = Scenario::default();
+        let lit = match value {
+            "True" => Literal::Bool(true),
+            "False" => Literal::Bool(false),
+            v if v.starts_with('\'') => Literal::Str(bare.to_owned()),
+            v if v.contains('.') => Literal::Float(v.parse().unwrap()),
+            v => Literal::Int(v.parse().unwrap()),
+        };
+        s.set(k.name, lit).unwrap();
+        let shown = k.value(&s).to_string();
+        assert_ne!(
+            shown,
+            k.value(&Scenario::default()).to_string(),
+            "{}",
+            k.name
+        );
+        let t = SiteTest::new();
+        t.file("c.py", &format!("{} = {value}\n", k.name));
+        t.file("s.yaml", &format!("{}: {bare}\n", k.name));
+        let mut readings = Vec::new();
+        let runs = [
+            t.run(&["estimate", "c.py", "--format", "json"]),
+            t.run(&["estimate", "s.yaml", "--format", "json"]),
+            t.run(&[
+                "estimate",
+                &format!("--{}={bare}", k.name),
+                "--format",
+                "json",
+            ]),
+            t.run(&[
+                "estimate",
+                "--set",
+                &format!("{}={value}", k.name),
+                "--format",
+                "json",
+            ]),
+        ];
+        for run in runs {
+            // Some single changes are refused by the estimator (sharding without processes):
+            // then every input must be refused alike, naming the key's problem.
+            let v: Option<serde_json::Value> = serde_json::from_str(&run.stdout).ok();
+            readings.push(v.map(|v| v["scenario"][k.name].clone()));
+        }
+        assert!(
+            readings.windows(2).all(|w| w[0] == w[1]),
+            "{}: {readings:?}",
+            k.name
+        );
+    }
+}
+
+#[test]
+fn code_keys_have_notes_in_every_language() {
+    for k in KEYS {
+        if let NanoGpt::Code(note) = k.nanogpt {
+            for lang in ["en", "es", "zh"] {
+                let ftl =
+                    std::fs::read_to_string(format!("{ROOT}/locales/{lang}/estimate.ftl")).unwrap();
+                assert!(
+                    ftl.lines().any(|l| l.starts_with(&format!("{note} ="))),
+                    "{lang} lacks {note} ({})",
+                    k.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_bucket_view_option_is_told_its_own_code_change() {
+    // Its note was LoRA's (a fall-through in a list of keys) before the table named each note.
+    let run = SiteTest::new().run(&[
+        "estimate",
+        "--gpu",
+        "rtx-4070",
+        "--nproc-per-node",
+        "4",
+        "--set",
+        "sharding=zero1",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("--gradient_as_bucket_view=True"),
+        "{}",
+        run.stdout
+    );
+    let note = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with('‡'))
+        .expect("a ‡ note");
+    assert!(
+        note.contains(
+            "`gradient_as_bucket_view`: gradient_as_bucket_view=True in train.py's DDP(...) call"
+        ),
+        "{note}"
+    );
+    assert!(!note.contains("LoRA"), "no option here adds LoRA: {note}");
+}
+
+#[test]
+fn a_key_error_is_located_where_the_yaml_parser_saw_the_key() {
+    // A block string holding `n_head: 5` comes first: a search of the text for `n_head:` finds
+    // that line; the parser's position is the key's own (line 4, column 3).
+    let t = SiteTest::new();
+    t.file("s.yaml", "note: |\n  n_head: 5\nscenario:\n  n_head: 0\n");
+    let run = t.run(&["estimate", "s.yaml"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stderr.contains("s.yaml:4:3"), "{}", run.stderr);
+    assert!(run.stderr.contains("n_head"), "{}", run.stderr);
+}
