@@ -47,7 +47,10 @@ fn main() {
 
 /// `ESTIMATOR_FINGERPRINT` and `MANIFEST_FINGERPRINT`: see `src/fingerprint.rs`.
 fn write_fingerprints(out: &mut String) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Read when the script runs, not when it was compiled: a build script compiled in another
+    // checkout (a copied `target/`) would otherwise fingerprint that checkout's sources.
+    let root = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let root = Path::new(&root);
     for (konst, trees) in [
         ("ESTIMATOR_FINGERPRINT", fingerprint::ESTIMATOR_TREES),
         ("MANIFEST_FINGERPRINT", fingerprint::MANIFEST_TREES),

@@ -236,6 +236,16 @@ fn count_pages(root: &Path) -> Result<usize, String> {
         .count())
 }
 
+/// The bytes of the search index parts (`<lang>/search/*.js`) under the output folder `out`.
+fn search_index_bytes(out: &Path) -> u64 {
+    let files = |dir: PathBuf| fs::read_dir(dir).into_iter().flatten().flatten();
+    files(out.to_path_buf())
+        .flat_map(|lang| files(lang.path().join("search")))
+        .filter_map(|f| f.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 /// The page the one-guide edit changes: the first guide's Spanish file (or whatever it has).
 fn file_to_edit(root: &Path) -> Result<PathBuf, String> {
     let dirs = corpus::guide_dirs(root).map_err(|e| e.to_string())?;
@@ -277,6 +287,10 @@ fn bench_corpus(
         reset(&fresh(k))?;
     }
     clean?;
+    println!(
+        "{prefix} search_index={:.1}MB (every language's parts, uncompressed)",
+        search_index_bytes(&out) as f64 / 1e6
+    );
     measure("nochange", &prefix, pages, args.runs, |_| {
         run_build(bin, root, &out, false, work)
     })?;

@@ -103,7 +103,7 @@
   var status = form.querySelector(".search-status");
   var list = form.querySelector(".search-results");
   var parts = null, loading = false, allKeys = null;
-  var MAX_RESULTS = 10, SNIPPET = 160, FULL_TEXT = 1000; // FULL_TEXT: src/search/mod.rs's EXCERPT_CHARS
+  var MAX_RESULTS = 10, SNIPPET = 160, FULL_TEXT = 600; // FULL_TEXT: src/search/page.rs's EXCERPT_CHARS
   form.hidden = false;
 
   // The query's terms: {text, cjk} in order (duplicates kept: synonyms match runs).
@@ -200,10 +200,12 @@
     var found = {};
     function add(postings, factor) {
       if (!postings) { return; }
+      // Postings (src/search/part.rs, push_posting): -(delta + 1) for weight 1, else delta, weight.
       var sec = 0;
-      for (var i = 0; i < postings.length; i += 2) {
-        sec += postings[i];
-        var w = postings[i + 1] * factor;
+      for (var i = 0; i < postings.length;) {
+        var d = postings[i++], w = 1;
+        if (d < 0) { sec += -d - 1; } else { sec += d; w = postings[i++]; }
+        w *= factor;
         if (!(found[sec] >= w)) { found[sec] = w; }
       }
     }
@@ -255,7 +257,10 @@
       if (!ok) { continue; }
       for (var s in doc.secs) {
         if (q.phrases.length && !bonus[s]) { continue; }
-        var w = doc.secs[s].w + (bonus[s] || 0), n = Number(s);
+        // A section whose kept text shows the words is preferred (its snippet can mark them;
+        // a long section keeps only its start).
+        var shown = find(ix.sections[s][3] || "", q.marks).length ? 2 : 0;
+        var w = doc.secs[s].w + (bonus[s] || 0) + shown, n = Number(s);
         if (w > bestScore || (w === bestScore && n < best)) { best = n; bestScore = w; }
       }
       results.push({ ix: ix, doc: Number(d), score: score + (bonus[best] || 0), section: best });
@@ -265,10 +270,11 @@
     var q = parse(query);
     if (!q.terms.length) { return null; }
     q.terms.forEach(function (t) { t.near = fuzzy(t); });
+    q.marks = highlights(q, query);
     var results = [];
     parts.forEach(function (ix) { searchPart(ix, q, results); });
     results.sort(function (a, b) { return b.score - a.score || a.ix.part - b.ix.part || a.doc - b.doc; });
-    results.marks = highlights(q, query);
+    results.marks = q.marks;
     return results;
   }
   // What to mark for a query: its words (and the near keys of a mistyped one), its CJK runs
@@ -382,7 +388,7 @@
     window.vramdocSearch = [];
     script(0, function () {
       var first = window.vramdocSearch[0];
-      if (!first || first.v !== 2) { fail(); return; }
+      if (!first || first.v !== 3) { fail(); return; }
       var others = first.parts.filter(function (n) { return n !== 0; });
       var waiting = others.length;
       function ready() {

@@ -310,8 +310,57 @@ fn guide_page(
 
 /// Reads and parses one page, checking that its `lang` matches its file name.
 pub(crate) fn load(src: &PageSource) -> Result<Page, Vec<Diagnostic>> {
-    let bytes = crate::site_files::read(&src.path(), &src.shown()).map_err(|e| vec![e])?;
-    parse(src.clone(), &bytes)
+    parse(src.clone(), &read_page(src)?)
+}
+
+/// Reads a page's bytes: the one function through which anything reads a guide page, so
+/// [`page_reads`] can count how often a build reads each.
+pub(crate) fn read_page(src: &PageSource) -> Result<Vec<u8>, Vec<Diagnostic>> {
+    let path = src.path();
+    if reads::COUNTING.load(std::sync::atomic::Ordering::Relaxed) {
+        reads::count(&path);
+    }
+    crate::site_files::read(&path, &src.shown()).map_err(|e| vec![e])
+}
+
+/// How many times each page under `dir` was read since [`count_page_reads`] was called (a
+/// test's check that a build reads each page once).
+#[doc(hidden)]
+pub fn page_reads(dir: &Path) -> Vec<(PathBuf, usize)> {
+    reads::under(dir)
+}
+
+/// Starts counting page reads (off by default: the counts would grow with every build served).
+#[doc(hidden)]
+pub fn count_page_reads() {
+    reads::COUNTING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The page-read counts behind [`page_reads`].
+mod reads {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Mutex;
+
+    pub(super) static COUNTING: AtomicBool = AtomicBool::new(false);
+    static COUNTS: Mutex<BTreeMap<PathBuf, usize>> = Mutex::new(BTreeMap::new());
+
+    pub(super) fn count(path: &Path) {
+        if let Ok(mut counts) = COUNTS.lock() {
+            *counts.entry(path.to_path_buf()).or_default() += 1;
+        }
+    }
+
+    pub(super) fn under(dir: &Path) -> Vec<(PathBuf, usize)> {
+        let Ok(counts) = COUNTS.lock() else {
+            return Vec::new();
+        };
+        (counts.range(dir.to_path_buf()..))
+            .take_while(|(p, _)| p.starts_with(dir))
+            .map(|(p, n)| (p.clone(), *n))
+            .collect()
+    }
 }
 
 /// The largest page accepted, in bytes. Markdown parsing keeps about 100 bytes per line or

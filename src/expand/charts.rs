@@ -6,7 +6,7 @@ use super::data::GuideData;
 use super::ExpandContext;
 use crate::cache::BoundedCache;
 use crate::chart::{self, BreakdownChart, Layout, Segment, SweepChart, SweepPoint};
-use crate::estimate::{self, Literal};
+use crate::estimate::{self, Estimate, Literal};
 use crate::i18n::Localizer;
 use crate::present::Line;
 
@@ -59,30 +59,16 @@ pub fn narrow_name(file: &str) -> String {
 /// Viewports up to this width get a chart's narrow drawing.
 const NARROW_MEDIA: &str = "(max-width: 540px)";
 
-/// `html` with each `<img src="FILE" …>` of a chart in `files` wrapped in a `<picture>` whose
-/// `<source>` gives viewports up to 540 px the narrow drawing.
-pub fn chart_pictures(html: &str, files: &[String]) -> String {
-    let mut out = html.to_owned();
-    for file in files {
-        let img = format!("<img src=\"{file}\"");
-        let mut done = String::with_capacity(out.len() + 128);
-        let mut rest = out.as_str();
-        while let Some(at) = rest.find(&img) {
-            let Some(end) = rest[at..].find('>').map(|e| at + e + 1) else {
-                break;
-            };
-            done.push_str(&rest[..at]);
-            done.push_str(&format!(
-                "<picture><source media=\"{NARROW_MEDIA}\" srcset=\"{}\">{}</picture>",
-                narrow_name(file),
-                &rest[at..end]
-            ));
-            rest = &rest[end..];
-        }
-        done.push_str(rest);
-        out = done;
-    }
-    out
+/// What opens the `<picture>` an image of chart `file` (one of `files`, the page's charts) is
+/// wrapped in, its `<source>` giving viewports up to 540 px the narrow drawing; `None` for an
+/// image that is not a chart. The renderer closes it after the image.
+pub fn chart_picture(files: &[String], file: &str) -> Option<String> {
+    files.iter().any(|f| f == file).then(|| {
+        format!(
+            "<picture><source media=\"{NARROW_MEDIA}\" srcset=\"{}\">",
+            narrow_name(file)
+        )
+    })
 }
 
 /// Chart `kind` ("breakdown" or "sweep" over `over`), from the cache or drawn now.
@@ -122,10 +108,9 @@ fn draw(
 ) -> Result<Drawn, String> {
     let loc = ctx.loc;
     let fmt = |x: f64| loc.decimal(x, if x.fract() == 0.0 { 0 } else { 1 });
-    let est = &serde_json::to_value(&data.estimate).map_err(|e| e.to_string())?;
-    let capacity = capacity_line(est, loc);
+    let capacity = capacity_line(&data.estimate, loc);
     match kind {
-        "breakdown" => draw_breakdown(data, loc, est, capacity, &fmt),
+        "breakdown" => draw_breakdown(data, loc, capacity, &fmt),
         "sweep" => draw_sweep(data, ctx, over, capacity, &fmt),
         other => Err(format!(
             "unknown chart `{other}` (use \"breakdown\" or \"sweep\")"
@@ -133,13 +118,13 @@ fn draw(
     }
 }
 
-/// The capacity line of the estimate `est` (as JSON), labelled, when it has a GPU. The line is
-/// what this run can use: the capacity less what other programs hold.
-fn capacity_line(est: &serde_json::Value, loc: &Localizer) -> Option<(String, u64)> {
-    est.get("gpu").filter(|g| !g.is_null()).map(|g| {
-        let bytes = g["capacity_bytes"].as_u64().unwrap_or(0);
-        let other = est["bytes"]["other_processes"].as_u64().unwrap_or(0);
-        let name = FluentValue::from(g["name"].as_str().unwrap_or_default());
+/// The capacity line of the estimate `est`, labelled, when it has a GPU. The line is what this
+/// run can use: the capacity less what other programs hold.
+fn capacity_line(est: &Estimate, loc: &Localizer) -> Option<(String, u64)> {
+    est.gpu.as_ref().map(|g| {
+        let bytes = g.capacity_bytes;
+        let other = est.bytes.other_processes;
+        let name = FluentValue::from(g.name.as_str());
         let label = if other > 0 {
             loc.t_args(
                 "chart-capacity-others",
@@ -162,18 +147,15 @@ fn capacity_line(est: &serde_json::Value, loc: &Localizer) -> Option<(String, u6
     })
 }
 
-/// The breakdown chart of the estimate `est` (as JSON): the table's rows as one bar against
-/// `capacity`.
+/// The breakdown chart of the guide's estimate: the table's rows as one bar against `capacity`.
 fn draw_breakdown(
     data: &GuideData,
     loc: &Localizer,
-    est: &serde_json::Value,
     capacity: Option<(String, u64)>,
     fmt: &dyn Fn(f64) -> String,
 ) -> Result<Drawn, String> {
-    let b = &est["bytes"];
-    let get = |k: &str| b[k].as_u64().unwrap_or(0);
-    let segments = breakdown_segments(data, loc, get);
+    let b = &data.estimate.bytes;
+    let segments = breakdown_segments(data, loc);
     let chart = BreakdownChart {
         title: loc.t("chart-breakdown-title"),
         axis_label: "GiB".into(),
@@ -185,19 +167,19 @@ fn draw_breakdown(
     let alt = loc.t_args(
         "chart-breakdown-alt",
         &[
-            ("total", FluentValue::from(loc.bytes(get("total")))),
-            ("peak", FluentValue::from(loc.bytes(get("peak")))),
+            ("total", FluentValue::from(loc.bytes(b.total))),
+            ("peak", FluentValue::from(loc.bytes(b.peak))),
         ],
     );
     let caption = match (&data.estimate.gpu, data.estimate.verdict) {
         (Some(gpu), Some(v)) => loc.t_args(
             "chart-caption-breakdown",
             &[
-                ("total", FluentValue::from(loc.bytes(get("total")))),
+                ("total", FluentValue::from(loc.bytes(b.total))),
                 (
                     "free",
                     FluentValue::from(
-                        loc.bytes(gpu.capacity_bytes.saturating_sub(get("other_processes"))),
+                        loc.bytes(gpu.capacity_bytes.saturating_sub(b.other_processes)),
                     ),
                 ),
                 (
@@ -217,22 +199,19 @@ fn draw_breakdown(
     })
 }
 
-/// The breakdown's segments: the table's rows, in its order and with its values (`get` reads
-/// the estimate's `bytes.<key>`): the autocast copies on their own row when there are any, the
-/// overhead as the table's `bytes.overhead`.
-fn breakdown_segments(
-    data: &GuideData,
-    loc: &Localizer,
-    get: impl Fn(&str) -> u64,
-) -> Vec<Segment> {
+/// The breakdown's segments: the table's rows, in its order and with its values (the
+/// estimate's bytes): the autocast copies on their own row when there are any, the overhead as
+/// the table's `bytes.overhead`.
+fn breakdown_segments(data: &GuideData, loc: &Localizer) -> Vec<Segment> {
+    let b = &data.estimate.bytes;
     [
-        (Line::Weights, get("weights")),
-        (Line::Gradients, get("gradients")),
-        (Line::Optimizer, get("optimizer")),
-        (Line::Autocast, get("autocast_weights")),
-        (Line::Activations, get("activations")),
-        (Line::Logits, get("logits")),
-        (Line::Overhead, get("overhead")),
+        (Line::Weights, b.weights),
+        (Line::Gradients, b.gradients),
+        (Line::Optimizer, b.optimizer),
+        (Line::Autocast, b.autocast_weights),
+        (Line::Activations, b.activations),
+        (Line::Logits, b.logits),
+        (Line::Overhead, b.overhead),
     ]
     .into_iter()
     .filter(|(k, bytes)| *bytes > 0 || *k != Line::Autocast)

@@ -11,6 +11,15 @@ const UNITS: &[&str] = &["GiB", "MiB", "KiB", "TiB", "GB", "MB", "KB", "TB"];
 pub fn typed_memory_figures(body: &str) -> Vec<(Range<usize>, String)> {
     let mut skip = super::parse::code_ranges(body);
     skip.extend(super::parse::find(body).into_iter().map(|f| f.span));
+    typed_memory_figures_outside(body, skip)
+}
+
+/// [`typed_memory_figures`], given the ranges of `body` that are code or expressions (what
+/// [`super::Expanded::skipped`] records of the body it expanded).
+pub(crate) fn typed_memory_figures_outside(
+    body: &str,
+    mut skip: Vec<Range<usize>>,
+) -> Vec<(Range<usize>, String)> {
     // Figures are found in text order, so one cursor over the sorted ranges answers "inside
     // code or an expression?" for all of them.
     skip.sort_by_key(|r| (r.start, r.end));

@@ -26,7 +26,7 @@ use crate::present;
 pub(crate) use crate::present::html::{escape_text, figure};
 pub use answer::ShortAnswer;
 pub(crate) use answer::{add_targets as add_answer_targets, short_answer};
-pub use charts::{chart_pictures, narrow_name as narrow_chart_name, ChartCache};
+pub use charts::{chart_picture, narrow_name as narrow_chart_name, ChartCache};
 pub use data::{guide_data, GuideData};
 use parse::{ArgValue, Expr, ExprKind};
 
@@ -55,8 +55,12 @@ pub struct Expanded {
     /// narrow one ([`narrow_chart_name`]).
     pub(crate) charts: Vec<(String, String)>,
     /// The file names of the wide drawings, which the HTML page shows in a `<picture>`
-    /// ([`chart_pictures`]); the Markdown edition links them as plain images.
+    /// ([`chart_picture`]); the Markdown edition links them as plain images.
     pub(crate) pictures: Vec<String>,
+    /// The byte ranges of the body expanded that are code or an expression (what the
+    /// typed-figure lint skips), from the one parse expansion made of it; `None` when the body
+    /// has no `{{` (expansion did not parse it).
+    pub(crate) skipped: Option<Vec<std::ops::Range<usize>>>,
 }
 
 /// Expands every expression of `body` (which starts at 1-based `body_line` of `file`).
@@ -71,11 +75,19 @@ pub fn expand(
         markdown: String::with_capacity(body.len() + 1024),
         charts: Vec::new(),
         pictures: Vec::new(),
+        skipped: None,
     };
     let mut errors = Vec::new();
     let mut last = 0;
     let mut lines = LineCounter::new(body, body_line);
-    for found in parse::find(body) {
+    let mut found = Vec::new();
+    if body.contains("{{") {
+        let mut skipped = parse::code_ranges(body);
+        found = parse::find_outside(body, &skipped);
+        skipped.extend(found.iter().map(|f| f.span.clone()));
+        out.skipped = Some(skipped);
+    }
+    for found in found {
         out.markdown.push_str(&body[last..found.span.start]);
         last = found.span.end;
         let text = &body[found.span.clone()];

@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Options, Parser, Tag};
+use pulldown_cmark::{Event, Parser, Tag};
 
 /// One expression found in a body.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,7 +64,8 @@ pub(crate) enum ArgValue {
 /// Byte ranges of code (fenced, indented and inline) in a Markdown body.
 pub(crate) fn code_ranges(body: &str) -> Vec<Range<usize>> {
     let mut ranges = Vec::new();
-    for (event, range) in Parser::new_ext(body, Options::all()).into_offset_iter() {
+    let options = crate::markdown::options();
+    for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
         match event {
             Event::Start(Tag::CodeBlock(_)) | Event::Code(_) => ranges.push(range),
             _ => {}
@@ -78,7 +79,11 @@ pub(crate) fn find(body: &str) -> Vec<Found> {
     if !body.contains("{{") {
         return Vec::new();
     }
-    let code = code_ranges(body);
+    find_outside(body, &code_ranges(body))
+}
+
+/// Every `{{ ... }}` outside the ranges `code` ([`code_ranges`] of `body`), in order.
+pub(crate) fn find_outside(body: &str, code: &[Range<usize>]) -> Vec<Found> {
     let mut found = Vec::new();
     let mut from = 0;
     // Code ranges come in document order and do not overlap: one cursor walks them.

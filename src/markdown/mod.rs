@@ -17,7 +17,7 @@ pub(crate) mod slug;
 
 use std::borrow::Cow;
 
-use pulldown_cmark::{html, Event, Options, Parser, Tag};
+use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
 pub(crate) use safety::{Dropped, DroppedKind};
 
 /// The HTML of a guide body and the headings it contains (for a table of contents).
@@ -61,13 +61,44 @@ pub fn render_html(markdown: &str) -> RenderedMarkdown {
 /// site's `markdown: { unsafe_html: true }`). The events stream from parser to writer, so memory
 /// stays proportional to the page, not to its number of lines.
 pub fn render_html_with(markdown: &str, unsafe_html: bool) -> RenderedMarkdown {
+    render_html_observed(markdown, unsafe_html, |_| None, |_| {})
+}
+
+/// [`render_html_with`], showing `observe` every event the parser gives, in order, as the
+/// writer pulls it (the search index collects a page's text and headings so, from the one parse
+/// that renders it), and wrapping each image for which `picture` gives an opening (a chart's
+/// `<picture>` with its narrow `<source>`) in it and `</picture>`.
+pub(crate) fn render_html_observed(
+    markdown: &str,
+    unsafe_html: bool,
+    picture: impl Fn(&str) -> Option<String>,
+    observe: impl FnMut(&Event<'_>),
+) -> RenderedMarkdown {
     let mut rewriter = rewrite::Rewriter::new(
-        Parser::new_ext(markdown, options()),
+        Parser::new_ext(markdown, options()).inspect(observe),
         &explicit_heading_ids(markdown),
         unsafe_html,
     );
     let mut html = String::with_capacity(markdown.len() + markdown.len() / 2);
-    html::push_html(&mut html, &mut rewriter);
+    // Per open image: whether it is wrapped.
+    let mut wrapped: Vec<bool> = Vec::new();
+    let events = rewriter.by_ref().flat_map(|event| {
+        let (before, after) = match &event {
+            Event::Start(Tag::Image { dest_url, .. }) => {
+                let open = picture(dest_url);
+                wrapped.push(open.is_some());
+                (open, None)
+            }
+            Event::End(TagEnd::Image) => {
+                (None, wrapped.pop().unwrap_or(false).then_some("</picture>"))
+            }
+            _ => (None, None),
+        };
+        let before = before.map(|h| Event::InlineHtml(h.into()));
+        let after = after.map(|h| Event::InlineHtml(h.into()));
+        before.into_iter().chain([event]).chain(after)
+    });
+    html::push_html(&mut html, events);
     RenderedMarkdown {
         html,
         headings: rewriter.into_headings(),

@@ -13,7 +13,6 @@ use super::scan::Scanned;
 use super::scan::Source;
 use super::store::{Closed, SiteInputs};
 use super::SiteContext;
-use crate::content;
 use crate::diagnostics::Diagnostic;
 use crate::estimate::ESTIMATOR_VERSION;
 use crate::expand::GuideData;
@@ -223,7 +222,7 @@ pub(super) fn guide_data_entries(
             if let Some(prev) = previous.get(*slug).filter(|d| d.inputs == inputs) {
                 return (slug.to_string(), Ok((*prev, None)));
             }
-            let entry = content::load(&s.src)
+            let entry = (s.page())
                 .and_then(|p| super::guides::compute_one(&p, &site.catalog))
                 .map(|d| {
                     let entry = DataEntry {

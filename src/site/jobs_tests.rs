@@ -1,5 +1,6 @@
 //! Unit tests of [`super`] (`src/site/jobs.rs`).
 use super::*;
+use crate::content;
 use crate::site::manifest::{hash, Summary};
 use crate::site::store::SearchInputs;
 use std::sync::Arc;
@@ -104,6 +105,7 @@ fn neighbours_follow_each_languages_index_or_what_was_recorded() {
             sections: None,
         },
         stamp: None,
+        page: Default::default(),
     };
     // Sorted by guide then language, as the scan gives them.
     let sources = vec![

@@ -36,7 +36,9 @@ impl Listed<'_> {
 pub(crate) struct Listing {
     per_lang: Vec<Hasher>,
     mapped: Hasher,
-    /// Per language: the slugs and source hashes of its pages (what its search index reads).
+    /// Per language: the slugs, source hashes and notices of its pages (what its search index
+    /// shows of them, with the catalog and estimator the figures come from: see
+    /// `store::listing_inputs`).
     text: Vec<Hasher>,
 }
 
@@ -87,11 +89,20 @@ impl Listing {
         self.mapped.digest(&fields).part(langs);
     }
 
-    /// Adds what a page's search index reads of it: its source (`source`: the hash of its bytes,
-    /// which hold its title, date, description and text).
-    pub(crate) fn text(&mut self, at: Option<usize>, slug: &str, source: &Digest) {
+    /// Adds what a page's search index shows of it: its source (`source`: the hash of its bytes,
+    /// which hold its title, date, description, text and scenario) and a translation's notices
+    /// (spliced into the text it shows).
+    pub(crate) fn text(
+        &mut self,
+        at: Option<usize>,
+        slug: &str,
+        source: &Digest,
+        notices: Option<&Digest>,
+    ) {
         if let Some(h) = at.and_then(|i| self.text.get_mut(i)) {
-            h.part(slug).digest(source);
+            h.part(slug)
+                .digest(source)
+                .part(notices.map_or([0; 16], |d| d.0));
         }
     }
 

@@ -375,7 +375,7 @@ impl ShardHeader {
                 }
                 let listed = page.source.summary.listed(slug, lang);
                 listing.page(at, &listed, &page_langs, notices.as_ref());
-                listing.text(at, slug, &page.source.hash);
+                listing.text(at, slug, &page.source.hash, notices.as_ref());
             }
             let Some(h) = &mut stamps else { continue };
             let recorded = |lang: &String| {

@@ -14,6 +14,7 @@ pub mod manifest;
 pub(crate) mod model;
 pub(crate) mod observe;
 pub mod output;
+mod page_cell;
 mod pages;
 pub(crate) mod plan;
 mod request;
@@ -35,7 +36,6 @@ use jobs::JobKind;
 use manifest::{JobEntry, Manifest};
 use plan::Plan;
 pub(crate) use run_jobs::dry_run;
-use run_jobs::GuideDatas;
 
 /// The output folder's name under the root when `--out` is not given.
 pub(crate) use crate::site_paths::DEFAULT_OUT;
@@ -242,11 +242,15 @@ pub(crate) fn try_build(
     phases.mark("read manifest, plan");
     let staging =
         output::Staging::new(&opts.out, &opts.root).map_err(|e| fail(vec![e], &warnings))?;
-    let data = GuideDatas::new(&site, &plan, |j| j.render).map_err(|e| fail(e, &warnings))?;
-    phases.mark("guide data");
-
-    let (rendered, errors) =
-        run_jobs::render(&site, &plan, &data, &staging, opts.quiet, &mut warnings);
+    let previous_out = plan.incremental.then_some(opts.out.as_path());
+    let (rendered, errors) = run_jobs::render(
+        &site,
+        &plan,
+        &staging,
+        previous_out,
+        opts.quiet,
+        &mut warnings,
+    );
     phases.mark("render");
     warnings.append(&mut site.message_warnings());
     if !errors.is_empty() {

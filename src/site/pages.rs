@@ -11,12 +11,15 @@ use crate::content::Page;
 use crate::diagnostics::Diagnostic;
 use crate::expand::{self, lint, ExpandContext, GuideData};
 use crate::markdown;
+use crate::search;
 use crate::translations::notices::{with_notices, NoticeText};
 
-/// What rendering one job produced: files (relative path, bytes) and warnings.
+/// What rendering one job produced: files (relative path, bytes), warnings and, for a guide
+/// page, its sections as the search index holds them.
 pub(crate) struct Rendered {
     pub(crate) files: Vec<(String, Vec<u8>)>,
     pub(crate) warnings: Vec<Diagnostic>,
+    pub(crate) sections: Vec<search::Section>,
 }
 
 /// A link to the same page in another language (or the same one, `current`).
@@ -64,8 +67,8 @@ struct TocEntry {
 pub(crate) struct PagePlace<'a> {
     pub(crate) available: &'a [&'a str],
     pub(crate) neighbours: &'a Neighbours,
-    /// A translation's notices, when a section is not current.
-    pub(crate) notices: Option<&'a Notices>,
+    /// A translation's notices, when a section is not current, and the page they quote.
+    pub(crate) notices: Option<(&'a Notices, &'a Page)>,
 }
 
 /// A previous/next link as the guide template receives it.
@@ -93,6 +96,7 @@ struct Body {
     charts: Vec<(String, Vec<u8>)>,
     headings: Vec<markdown::Heading>,
     warnings: Vec<Diagnostic>,
+    sections: Vec<search::Section>,
 }
 
 /// Renders `page` at `place`: its HTML page, Markdown edition and charts.
@@ -102,9 +106,7 @@ pub(crate) fn render_guide(
     place: &PagePlace<'_>,
     data: Option<&GuideData>,
 ) -> Result<Rendered, Vec<Diagnostic>> {
-    let noticed = (place.notices)
-        .map(|n| noticed_body(site, page, n))
-        .transpose()?;
+    let noticed = (place.notices).map(|(n, original)| noticed_body(site, page, n, original));
     let Body {
         mut html,
         answer,
@@ -112,9 +114,10 @@ pub(crate) fn render_guide(
         charts,
         headings,
         warnings,
+        sections,
     } = render_body(site, page, noticed.as_deref().unwrap_or(page.body()), data)?;
     let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
-    if let Some(n) = place.notices {
+    if let Some((n, _)) = place.notices {
         html = mark_notices(&html, site, lang, &n.source_lang);
     }
     let dir = format!("{lang}/{slug}");
@@ -130,7 +133,7 @@ pub(crate) fn render_guide(
     md_ctx.insert("front_matter", &markdown_front_matter(page)?);
     // The notices' links, absolute in the Markdown edition like its charts'.
     let markdown = match place.notices {
-        Some(n) => {
+        Some((n, _)) => {
             let relative = format!("](../../{}/{slug}/", n.source_lang);
             let absolute = format!("]({}{}/{slug}/", site.config.base_url, n.source_lang);
             markdown.replace(&relative, &absolute)
@@ -140,7 +143,11 @@ pub(crate) fn render_guide(
     md_ctx.insert("body", markdown.trim_start_matches('\n'));
     let md = site.renderer.render("guide.md", &md_ctx).map_err(at_page)?;
     files.push((format!("{dir}/index.md"), md.into_bytes()));
-    Ok(Rendered { files, warnings })
+    Ok(Rendered {
+        files,
+        warnings,
+        sections,
+    })
 }
 
 /// Expands `page`'s body (raw HTML dropped unless the site allows it) and renders it.
@@ -180,15 +187,30 @@ fn render_body(
         charts: &site.charts,
         error: guide_error(page),
     };
-    let expanded = expand::expand(&body, page.body_line, &ctx, &page.src.shown(), &page.text)?;
-    let mut rendered = markdown::render_html_with(&expanded.markdown, unsafe_html);
-    rendered.html = expand::chart_pictures(&rendered.html, &expanded.pictures);
+    let mut expanded = expand::expand(&body, page.body_line, &ctx, &page.src.shown(), &page.text)?;
+    let head = search::Head {
+        title: &page.front.title,
+        slug,
+        description: page.front.description.as_deref(),
+        error: guide_error(page),
+    };
+    let mut collector = search::Collector::new(lang, &head);
+    let picture = |file: &str| expand::chart_picture(&expanded.pictures, file);
+    let mut rendered =
+        markdown::render_html_observed(&expanded.markdown, unsafe_html, picture, |e| {
+            collector.event(e)
+        });
+    let ids: Vec<&str> = rendered.headings.iter().map(|h| h.id.as_str()).collect();
+    let sections = collector.finish(&ids);
     let mut answer = data.and_then(|d| expand::short_answer(d, &ctx));
     if let Some(a) = &mut answer {
         rendered.html = expand::add_answer_targets(&rendered.html, a, &ctx);
     }
     let mut warnings = dropped_warnings(page, dropped);
-    warnings.extend(lint_page(page, data.is_some(), &rendered.html));
+    // The body expanded is the page's own unless notices were spliced in or HTML removed.
+    let own = std::ptr::eq(body.as_ref(), page.body());
+    let skipped = own.then(|| expanded.skipped.take()).flatten();
+    warnings.extend(lint_page(page, data.is_some(), &rendered.html, skipped));
     // The Markdown edition links its charts through the base URL, so they still resolve when a
     // Jekyll blog publishes the page under a permalink of its own.
     let page_url = format!("{}{lang}/{slug}/", site.config.base_url);
@@ -206,6 +228,7 @@ fn render_body(
         charts,
         headings: rendered.headings,
         warnings,
+        sections,
     })
 }
 
@@ -311,8 +334,6 @@ fn dropped_warnings(
         .collect()
 }
 
-/// Warnings about a page's prose: hand-typed memory figures (in computed guides, where an
-/// expression could give the figure) and emphasis markers that CommonMark left as literal asterisks.
 /// The front matter's `error:` (the out-of-memory message the guide explains), if any.
 fn guide_error(page: &Page) -> Option<&str> {
     page.front
@@ -322,11 +343,24 @@ fn guide_error(page: &Page) -> Option<&str> {
         .and_then(|(_, v)| v.as_str())
 }
 
-fn lint_page(page: &Page, computed: bool, html: &str) -> Vec<Diagnostic> {
+/// Warnings about a page's prose: hand-typed memory figures (in computed guides, where an
+/// expression could give the figure) and emphasis markers that CommonMark left as literal asterisks.
+/// `skipped`: the code and expressions of the page's body, when expansion found them there (not
+/// in a body with notices or raw HTML removed).
+fn lint_page(
+    page: &Page,
+    computed: bool,
+    html: &str,
+    skipped: Option<Vec<std::ops::Range<usize>>>,
+) -> Vec<Diagnostic> {
     let body = page.body();
     let typed = if computed {
         let error = guide_error(page).unwrap_or_default();
-        lint::typed_memory_figures(body)
+        let found = match skipped {
+            Some(skipped) => lint::typed_memory_figures_outside(body, skipped),
+            None => lint::typed_memory_figures(body),
+        };
+        found
             .into_iter()
             .filter(|(_, text)| !lint::in_quoted_message(text, error))
             .collect()
@@ -515,15 +549,9 @@ fn markdown_front_matter(page: &Page) -> Result<String, Vec<Diagnostic>> {
     })
 }
 
-/// The body a translation page renders: `page`'s, with its notices (the source page read for
-/// the sections it lacks).
-fn noticed_body(
-    site: &SiteContext,
-    page: &Page,
-    notices: &Notices,
-) -> Result<String, Vec<Diagnostic>> {
-    let source = crate::content::page_source(&page.src.slug, &notices.source_lang, &page.src.dir);
-    let source = crate::content::load(&source)?;
+/// The body a translation page renders: `page`'s, with its notices (`source`: the page in the
+/// source language, for the sections it lacks).
+fn noticed_body(site: &SiteContext, page: &Page, notices: &Notices, source: &Page) -> String {
     let loc = site.locales.get(&page.src.lang);
     let name = language_name(site, &notices.source_lang);
     let say = |key: &str| {
@@ -539,12 +567,7 @@ fn noticed_body(
         link: &link,
         source_url: &source_url,
     };
-    Ok(with_notices(
-        page.body(),
-        source.body(),
-        &notices.status,
-        &text,
-    ))
+    with_notices(page.body(), source.body(), &notices.status, &text)
 }
 
 /// Gives the rendered notices (blockquotes opening with a notice text) the class

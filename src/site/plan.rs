@@ -20,7 +20,7 @@ use super::manifest::{
 use super::model::{page_prefix, JobId, RecordsEntry, Removed};
 use super::observe::{observe, Observed};
 pub(crate) use super::request::{Previous, Purpose, Request, Scan};
-use super::scan::{read_guide, ContentDir, FolderMeta, GuideRead, Scanned, Source};
+use super::scan::{read_guide, ContentDir, FolderMeta, GuideRead, KeptText, Scanned, Source};
 use super::store::{
     self, closed_page_counts, listing_inputs, needs_closed_guides, Closed, Context, Headers,
     SiteInputs,
@@ -84,6 +84,39 @@ impl Plan {
     pub(crate) fn has_stale_records(&self) -> bool {
         let context = &self.context.digest;
         self.stored.as_ref().is_some_and(|d| d.any_stale(context))
+    }
+
+    /// True when a translation's notices quote source `i` (its page is read when they render).
+    pub(crate) fn quoted_by_notices(&self, i: usize) -> bool {
+        let src = &self.sources[i].src;
+        let guide = self.sources.partition_point(|s| s.src.slug < src.slug);
+        (guide..self.sources.len())
+            .take_while(|&j| self.sources[j].src.slug == src.slug)
+            .any(|j| {
+                (self.notices[j].as_deref()).is_some_and(|n| n.tracked && n.source_lang == src.lang)
+            })
+    }
+
+    /// The page of guide `slug` in `lang`, as this build read it (or reads it now).
+    pub(crate) fn source_page(
+        &self,
+        slug: &str,
+        lang: &str,
+    ) -> Result<Arc<crate::content::Page>, Vec<Diagnostic>> {
+        let at = self.sources.partition_point(|s| s.src.slug.as_str() < slug);
+        let found = (self.sources[at..].iter())
+            .take_while(|s| s.src.slug == slug)
+            .find(|s| s.src.lang == lang);
+        match found {
+            Some(s) => s.page(),
+            None => {
+                let dir = (self.sources.get(at).map(|s| s.src.dir.clone()))
+                    .ok_or_else(|| vec![Diagnostic::error(format!("no guide `{slug}`"))])?;
+                Ok(Arc::new(crate::content::load(
+                    &crate::content::page_source(slug, lang, &dir),
+                )?))
+            }
+        }
     }
 
     /// Per search index part, whether the language has one there (see `search_parts`).
@@ -331,7 +364,7 @@ impl Planner<'_> {
             closed,
             self.headers,
             langs,
-            &site.inputs_hash,
+            (&site.inputs_hash, &store::figures_digest(site)),
         );
         // Known here, before any guide's data or page job is computed for nothing.
         if scanned.errors.is_empty()
@@ -431,6 +464,7 @@ impl Planner<'_> {
         closed: &Closed,
     ) -> (Vec<GuideRead>, BTreeMap<String, GuideEntry>) {
         let (config, now) = (&self.site.config, self.now);
+        let kept = KeptText::new();
         let tasks: Vec<_> = self
             .folders
             .iter()
@@ -456,7 +490,7 @@ impl Planner<'_> {
                             &fresh
                         }
                     };
-                    read_guide(folder, meta, prev, config, now)
+                    read_guide(folder, meta, prev, (config, now), &kept)
                 }
             })
             .collect();

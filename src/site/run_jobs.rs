@@ -1,7 +1,7 @@
 //! The render stage: the jobs a plan says must render, in parallel, into a staging folder (or,
 //! for `vramdoc check`, a throwaway one), each guide's data computed once for them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -15,57 +15,201 @@ use super::pages;
 use super::plan::Plan;
 use super::scan::Source;
 use super::sitewide;
+use super::store::part_of;
 use super::SiteContext;
-use crate::content;
 use crate::diagnostics::Diagnostic;
 use crate::expand::GuideData;
+use crate::search::{self, Section};
 
 /// A rendered job's manifest entry and warnings, or its errors.
 type JobResult = Result<(JobEntry, Vec<Diagnostic>), Vec<Diagnostic>>;
 
+/// A rendered job's manifest entry and warnings.
+type Rendered = (JobEntry, Vec<Diagnostic>);
+
+/// A search part: its language and number.
+type Part = (String, usize);
+
 /// Renders the jobs that must render, in parallel, into the staging folder: per job (indexed like
-/// `plan.jobs`) the entry of what it wrote, and every error (warnings go to `warnings`).
+/// `plan.jobs`) the entry of what it wrote, and every error (warnings go to `warnings`). `out`
+/// holds the previous build's search parts, whose pages not rendered again keep their sections.
 pub(super) fn render(
     site: &SiteContext,
     plan: &Plan,
-    data: &GuideDatas<'_>,
     staging: &output::Staging,
+    out: Option<&Path>,
     quiet: bool,
     warnings: &mut Vec<Diagnostic>,
 ) -> (Vec<Option<JobEntry>>, Vec<Diagnostic>) {
-    let to_render: Vec<usize> = (0..plan.jobs.len())
+    let selected: Vec<usize> = (0..plan.jobs.len())
         .filter(|&i| plan.jobs[i].render)
         .collect();
-    let progress = progress_bar(to_render.len(), quiet);
-    // Search index parts re-read and parse their pages: they run after the pages, so a large
-    // page is never parsed by both at once (peak memory stays that of one parse).
-    let (search, pages): (Vec<usize>, Vec<usize>) = to_render
-        .iter()
-        .partition(|&&i| matches!(plan.jobs[i].kind, JobKind::Site(SiteJob::Search(..))));
-    let wave = |jobs: &[usize]| -> Vec<(usize, JobResult)> {
-        jobs.par_iter()
-            .map(|&i| {
-                let r = run_job(site, plan, &plan.jobs[i], data, staging);
-                progress.inc(1);
-                (i, r)
-            })
-            .collect()
-    };
-    let mut results = wave(&pages);
-    results.extend(wave(&search));
+    let progress = progress_bar(selected.len(), quiet);
+    let (results, errors) = render_jobs(site, plan, staging, out, &selected, &progress);
     progress.finish_and_clear();
-    let mut errors = Vec::new();
     let mut rendered: Vec<Option<JobEntry>> = vec![None; plan.jobs.len()];
-    for (i, r) in results {
-        match r {
-            Ok((entry, mut w)) => {
-                warnings.append(&mut w);
-                rendered[i] = Some(entry);
+    for (i, (entry, mut w)) in results {
+        warnings.append(&mut w);
+        rendered[i] = Some(entry);
+    }
+    (rendered, errors)
+}
+
+/// Renders the jobs `selected` (indexes into `plan.jobs`): the pages first, each giving the
+/// sections of its search part; then the search parts, from those sections and (for pages not
+/// rendered) the part's previous file in `out`. A page whose sections cannot be had so renders
+/// too. Returns what each job rendered, and every error.
+fn render_jobs(
+    site: &SiteContext,
+    plan: &Plan,
+    staging: &output::Staging,
+    out: Option<&Path>,
+    selected: &[usize],
+    progress: &indicatif::ProgressBar,
+) -> (Vec<(usize, Rendered)>, Vec<Diagnostic>) {
+    let (searches, mut pages): (Vec<usize>, Vec<usize>) = (selected.iter())
+        .partition(|&&i| matches!(plan.jobs[i].kind, JobKind::Site(SiteJob::Search(..))));
+    let parts: BTreeSet<Part> = (searches.iter())
+        .filter_map(|&i| match &plan.jobs[i].kind {
+            JobKind::Site(SiteJob::Search(lang, part)) => Some((lang.clone(), *part)),
+            _ => None,
+        })
+        .collect();
+    let rendering: BTreeSet<usize> = pages.iter().copied().collect();
+    let kept: Vec<(Part, Option<Previous>)> = (parts.par_iter())
+        .map(|part| {
+            let previous = previous_part(plan, part, out, &rendering);
+            (part.clone(), previous)
+        })
+        .collect();
+    let mut previous: BTreeMap<Part, Previous> = BTreeMap::new();
+    for (part, p) in kept {
+        match p {
+            Some(p) => {
+                previous.insert(part, p);
             }
+            // No previous file to take sections from: every page of the part renders.
+            None => pages.extend(page_jobs_of(plan, &part).filter(|i| !rendering.contains(i))),
+        }
+    }
+    let to_page: BTreeSet<usize> = pages.iter().copied().collect();
+    let data = match GuideDatas::new(site, plan, |i| to_page.contains(&i)) {
+        Ok(d) => d,
+        Err(e) => return (Vec::new(), e),
+    };
+    let data = &data;
+    // Pages grouped by the search part that takes their sections (`None`: no part renders
+    // with them), each part built as soon as its pages are: a build holds the sections of the
+    // parts in flight, not of every page.
+    let mut groups: BTreeMap<Option<&Part>, Vec<usize>> = BTreeMap::new();
+    for part in &parts {
+        groups.insert(Some(part), Vec::new());
+    }
+    for &i in &pages {
+        let part = match plan.jobs[i].kind {
+            JobKind::Page(k) => {
+                let s = &plan.sources[k].src;
+                parts.get(&(s.lang.clone(), part_of(&s.slug)))
+            }
+            _ => None,
+        };
+        groups.entry(part).or_default().push(i);
+    }
+    let search_job: BTreeMap<&Part, usize> = (searches.iter())
+        .filter_map(|&i| match &plan.jobs[i].kind {
+            JobKind::Site(SiteJob::Search(lang, part)) => {
+                Some((parts.get(&(lang.clone(), *part))?, i))
+            }
+            _ => None,
+        })
+        .collect();
+    let previous = &previous;
+    let done: Vec<Vec<(usize, JobResult)>> = (groups.into_par_iter())
+        .map(|(part, jobs)| {
+            let rendered: Vec<(usize, JobResult, Vec<Section>)> = (jobs.par_iter())
+                .map(|&i| {
+                    let (r, sections) =
+                        run_job(site, plan, &plan.jobs[i], data, staging, &|_| None);
+                    progress.inc(1);
+                    (i, r, sections)
+                })
+                .collect();
+            let mut fresh = Previous::default();
+            let mut results = Vec::with_capacity(rendered.len() + 1);
+            let mut failed = false;
+            for (i, r, sections) in rendered {
+                if let (Some(_), JobKind::Page(k)) = (part, &plan.jobs[i].kind) {
+                    fresh.insert(plan.sources[*k].src.slug.clone(), sections);
+                }
+                failed |= r.is_err();
+                results.push((i, r));
+            }
+            let search = part.and_then(|p| Some((p, *search_job.get(p)?)));
+            if let (Some((part, i)), false) = (search, failed) {
+                let kept = previous.get(part);
+                let sections_of = |slug: &str| {
+                    let found = fresh.get(slug);
+                    found
+                        .or_else(|| kept.and_then(|p| p.get(slug)))
+                        .map(Vec::as_slice)
+                };
+                let (r, _) = run_job(site, plan, &plan.jobs[i], data, staging, &sections_of);
+                progress.inc(1);
+                results.push((i, r));
+            }
+            results
+        })
+        .collect();
+    let mut results = Vec::with_capacity(selected.len());
+    let mut errors = Vec::new();
+    for (i, r) in done.into_iter().flatten() {
+        match r {
+            Ok(r) => results.push((i, r)),
             Err(mut e) => errors.append(&mut e),
         }
     }
-    (rendered, errors)
+    (results, errors)
+}
+
+/// The sections a part's previous file holds, by slug.
+type Previous = rustc_hash::FxHashMap<String, Vec<Section>>;
+
+/// The sections of the pages of search part `part` that do not render (`rendering`), from the
+/// part's previous file under `out`: `Some` (empty when every page renders), or `None` when a
+/// page's cannot be had so (no previous build, the file gone or written by another version).
+fn previous_part(
+    plan: &Plan,
+    (lang, part): &Part,
+    out: Option<&Path>,
+    rendering: &BTreeSet<usize>,
+) -> Option<Previous> {
+    let missing: Vec<&str> = page_jobs_of(plan, &(lang.clone(), *part))
+        .filter(|i| !rendering.contains(i))
+        .filter_map(|i| match plan.jobs[i].kind {
+            JobKind::Page(k) => Some(plan.sources[k].src.slug.as_str()),
+            _ => None,
+        })
+        .collect();
+    if missing.is_empty() {
+        return Some(Previous::default());
+    }
+    let bytes = std::fs::read(out?.join(search::part_path(lang, *part))).ok()?;
+    let previous = search::previous_sections(&bytes)?;
+    missing
+        .iter()
+        .all(|slug| previous.contains_key(*slug))
+        .then_some(previous)
+}
+
+/// The page jobs (indexes into `plan.jobs`) of search part `part`.
+fn page_jobs_of<'p>(plan: &'p Plan, (lang, part): &'p Part) -> impl Iterator<Item = usize> + 'p {
+    (plan.jobs.iter().enumerate()).filter_map(move |(i, job)| match job.kind {
+        JobKind::Page(k) => {
+            let s = &plan.sources[k].src;
+            (s.lang == *lang && part_of(&s.slug) == *part).then_some(i)
+        }
+        _ => None,
+    })
 }
 
 /// Renders every job of `plan` into a throwaway folder, writing nothing to `out`: the errors and
@@ -90,34 +234,37 @@ pub(crate) fn dry_run(
         Ok(s) => s,
         Err(e) => return (vec![e], Vec::new()),
     };
-    let mut all = Vec::new();
-    let data = match GuideDatas::new(site, plan, |_| true) {
-        Ok(d) => d,
-        Err(e) => return (e, Vec::new()),
-    };
-    let results: Vec<JobResult> = plan
-        .jobs
-        .par_iter()
-        .map(|job| run_job(site, plan, job, &data, &staging))
-        .collect();
-    let mut warnings = Vec::new();
-    for r in results {
-        match r {
-            Ok((_, mut w)) => warnings.append(&mut w),
-            Err(mut e) => all.append(&mut e),
-        }
-    }
+    let all: Vec<usize> = (0..plan.jobs.len()).collect();
+    let hidden = indicatif::ProgressBar::hidden();
+    let (results, errors) = render_jobs(site, plan, &staging, None, &all, &hidden);
+    let mut warnings: Vec<Diagnostic> = (results.into_iter()).flat_map(|(_, (_, w))| w).collect();
     warnings.append(&mut site.message_warnings());
-    (all, warnings)
+    (errors, warnings)
 }
 
-/// Renders one job into the staging folder; returns its manifest entry and warnings.
-fn run_job(
+/// Renders one job into the staging folder; returns its manifest entry and warnings, and a
+/// page's search sections. A search part takes its pages' sections from `sections` (by slug).
+fn run_job<'s>(
     site: &SiteContext,
     plan: &Plan,
     job: &Job,
     data: &GuideDatas<'_>,
     staging: &output::Staging,
+    sections: &dyn Fn(&str) -> Option<&'s [Section]>,
+) -> (JobResult, Vec<Section>) {
+    let mut page_sections = Vec::new();
+    let r = write_job(site, plan, job, data, staging, sections, &mut page_sections);
+    (r, page_sections)
+}
+
+fn write_job<'s>(
+    site: &SiteContext,
+    plan: &Plan,
+    job: &Job,
+    data: &GuideDatas<'_>,
+    staging: &output::Staging,
+    sections: &dyn Fn(&str) -> Option<&'s [Section]>,
+    page_sections: &mut Vec<Section>,
 ) -> JobResult {
     let many = |r: Result<Vec<sitewide::File>, Diagnostic>| {
         r.map(|f| (f, Vec::new())).map_err(|e| vec![e])
@@ -126,7 +273,13 @@ fn run_job(
         JobKind::Page(i) => {
             let source = &plan.sources[*i];
             let guide = data.get(&source.src.slug);
-            let page = content::load(&source.src)?;
+            let page = source.page()?;
+            let notices = plan.notices[*i].as_deref().filter(|n| n.tracked);
+            // The page a translation's notices quote, as this build read it.
+            let original = match notices {
+                Some(n) => Some(plan.source_page(&source.src.slug, &n.source_lang)?),
+                None => None,
+            };
             let available: Vec<&str> = plan.guides[&source.src.slug]
                 .iter()
                 .map(String::as_str)
@@ -134,9 +287,13 @@ fn run_job(
             let place = pages::PagePlace {
                 available: &available,
                 neighbours: &plan.neighbours[*i],
-                notices: plan.notices[*i].as_deref().filter(|n| n.tracked),
+                notices: notices.zip(original.as_deref()),
             };
             let r = pages::render_guide(site, &page, &place, guide)?;
+            if !plan.quoted_by_notices(*i) {
+                source.page.release();
+            }
+            *page_sections = r.sections;
             (r.files, r.warnings)
         }
         JobKind::Site(SiteJob::Index(lang)) => many(sitewide::language_index(site, plan, lang))?,
@@ -144,7 +301,7 @@ fn run_job(
         JobKind::Site(SiteJob::Sitemap) => many(sitewide::sitemap(site, plan))?,
         JobKind::Site(SiteJob::Style) => (sitewide::style(), Vec::new()),
         JobKind::Site(SiteJob::Search(lang, part)) => {
-            (sitewide::search_index(plan, lang, *part)?, Vec::new())
+            many(sitewide::search_index(plan, lang, *part, sections))?
         }
     };
     let prefix = plan.job_prefix(job);
@@ -194,15 +351,16 @@ pub(crate) struct GuideDatas<'a> {
 }
 
 impl<'a> GuideDatas<'a> {
-    /// The data of the guides of the page jobs `wanted` selects.
+    /// The data of the guides of the page jobs `wanted` selects (by index into `plan.jobs`).
     pub(crate) fn new(
         site: &SiteContext,
         plan: &'a Plan,
-        wanted: impl Fn(&Job) -> bool,
+        wanted: impl Fn(usize) -> bool,
     ) -> Result<GuideDatas<'a>, Vec<Diagnostic>> {
         // Per guide still to compute: the first of its pages that has a scenario.
         let mut missing: BTreeMap<&str, usize> = BTreeMap::new();
-        for job in plan.jobs.iter().filter(|j| wanted(j)) {
+        let jobs = plan.jobs.iter().enumerate();
+        for job in jobs.filter(|(i, _)| wanted(*i)).map(|(_, j)| j) {
             if let JobKind::Page(i) = job.kind {
                 let slug = plan.sources[i].src.slug.as_str();
                 if plan.data.contains_key(slug) && !plan.computed.contains_key(slug) {
@@ -221,7 +379,7 @@ impl<'a> GuideDatas<'a> {
                     .take_while(same)
                     .find(|s| s.summary.scenario_hash.is_some());
                 let data = source
-                    .map(|s| content::load(&s.src).and_then(|p| compute_one(&p, &site.catalog)))
+                    .map(|s| s.page().and_then(|p| compute_one(&p, &site.catalog)))
                     .transpose();
                 (slug.to_owned(), data)
             })

@@ -12,6 +12,7 @@ use super::manifest::{
     Neighbours, PageEntry, SourceEntry, Stamp, Summary,
 };
 use super::model::{JobId, RecordsEntry, Removed};
+pub(super) use super::page_cell::{KeptText, PageCell};
 use super::translated::{guide_notices, read_records, Notices, PageFacts};
 use crate::config::SiteConfig;
 use crate::content::{self, GuideFolder, Page, PageSource};
@@ -29,9 +30,17 @@ pub(crate) struct Source {
     pub(crate) summary: Summary,
     /// The file's stamp, unless too recent to trust.
     pub(crate) stamp: Option<Stamp>,
+    /// The page as read this build, if it was.
+    pub(crate) page: PageCell,
 }
 
 impl Source {
+    /// The parsed page: the one the scan read, else read now (once: other stages asking
+    /// meanwhile wait for it).
+    pub(crate) fn page(&self) -> Result<Arc<Page>, Vec<Diagnostic>> {
+        self.page.get_or(|| content::load(&self.src))
+    }
+
     /// What listings show of this page.
     pub(crate) fn listed(&self) -> Listed<'_> {
         self.summary.listed(&self.src.slug, &self.src.lang)
@@ -278,6 +287,7 @@ impl GuideRead {
                 hash: page.source.hash,
                 summary: page.source.summary,
                 stamp: page.source.stamp,
+                page: PageCell::default(),
             });
             outputs.push(page.output);
             neighbours.push(page.neighbours);
@@ -349,8 +359,8 @@ pub(super) fn read_guide(
     folder: &GuideFolder,
     meta: &FolderMeta,
     previous: Option<GuideEntry>,
-    config: &SiteConfig,
-    now: u64,
+    (config, now): (&SiteConfig, u64),
+    kept: &KeptText,
 ) -> GuideRead {
     let slug = folder.name.clone();
     let FolderMeta {
@@ -400,6 +410,9 @@ pub(super) fn read_guide(
             .and_then(|i| pages[i]);
         match read_source(src, meta, prev_source, now, records_meta.is_some()) {
             Ok((s, c)) => {
+                if !s.page.fits(kept) {
+                    s.page.release();
+                }
                 changed |= c;
                 sources.push(s);
                 outputs.push(prev_output);
@@ -458,12 +471,16 @@ pub(super) fn read_source(
             summary: e.summary,
             stamp: e.stamp,
             src,
+            page: PageCell::default(),
         };
         return Ok((source, false));
     }
     let stamp = stat.and_then(|f| Stamp::of(&f, now));
-    let bytes = crate::site_files::read(&src.path(), &src.shown()).map_err(|e| vec![e])?;
+    let bytes = content::read_page(&src)?;
     let h = hash(&bytes);
+    // Parsed now even when the bytes are known: the page may render, and is read only once.
+    let page = content::parse(src.clone(), &bytes)?;
+    drop(bytes);
     if let Some(e) = previous.filter(|e| e.hash == h && usable(e)) {
         let changed = e.stamp != stamp;
         let source = Source {
@@ -471,16 +488,17 @@ pub(super) fn read_source(
             hash: h,
             summary: e.summary,
             stamp,
+            page: PageCell::holding(page),
         };
         return Ok((source, changed));
     }
-    let page = content::parse(src.clone(), &bytes)?;
     let summary = summarize(&page, track);
     let source = Source {
         src,
         hash: h,
         summary,
         stamp,
+        page: PageCell::holding(page),
     };
     Ok((source, true))
 }
@@ -519,7 +537,7 @@ pub(super) fn check_translations_agree(guide: &[Source]) -> Vec<Diagnostic> {
     for s in &guide[1..] {
         match () {
             () if f.summary.scenario_hash != s.summary.scenario_hash => {
-                let pages = content::load(&f.src).and_then(|a| Ok((a, content::load(&s.src)?)));
+                let pages = f.page().and_then(|a| Ok((a, s.page()?)));
                 let found = pages
                     .as_ref()
                     .ok()

@@ -178,23 +178,44 @@ fn base_path(base_url: &str) -> String {
     }
 }
 
+/// The pages of part `part` of `lang`'s search index, in [`index_sources`] order.
+pub(crate) fn search_sources<'p>(
+    plan: &'p Plan,
+    lang: &str,
+    part: usize,
+) -> Vec<&'p super::scan::Source> {
+    let mut sources = index_sources(plan, lang);
+    sources.retain(|s| part_of(&s.src.slug) == part);
+    sources
+}
+
 /// `<lang>/search/<part>.js`: the part of a language's search index holding the guides of one
-/// store part ([`part_of`]), in [`index_sources`] order (see [`crate::search`]). A part without
-/// pages in the language is not written, except part 0, which always is and lists the parts.
-pub(crate) fn search_index(
+/// store part ([`part_of`]), in [`index_sources`] order (see [`crate::search`]), each page's
+/// sections given by `sections` (by slug; a page without is an error). A part without pages in
+/// the language is not written, except part 0, which always is and lists the parts.
+pub(crate) fn search_index<'s>(
     plan: &Plan,
     lang: &str,
     part: usize,
-) -> Result<Vec<File>, Vec<Diagnostic>> {
-    let docs: Vec<search::Doc<'_>> = index_sources(plan, lang)
-        .into_iter()
-        .filter(|s| part_of(&s.src.slug) == part)
-        .map(|s| search::Doc {
-            src: &s.src,
+    sections: impl Fn(&str) -> Option<&'s [search::Section]>,
+) -> Result<Vec<File>, Diagnostic> {
+    let sources = search_sources(plan, lang, part);
+    let mut docs = Vec::with_capacity(sources.len());
+    for s in sources {
+        let sections = sections(&s.src.slug).ok_or_else(|| {
+            Diagnostic::error(format!(
+                "the search index lost the sections of `{}`",
+                s.src.slug
+            ))
+            .in_file(s.src.shown())
+        })?;
+        docs.push(search::Doc {
+            slug: &s.src.slug,
             title: &s.summary.title,
             description: s.summary.description.as_deref(),
-        })
-        .collect();
+            sections,
+        });
+    }
     let Some(k) = plan.search_parts_of(lang) else {
         return Ok(Vec::new());
     };
@@ -203,7 +224,7 @@ pub(crate) fn search_index(
     }
     let present: Vec<usize> = (0..PARTS).filter(|&i| k[i]).collect();
     let listed = (part == 0).then_some(present.as_slice());
-    Ok(vec![search::index_part(lang, part, listed, &docs)?])
+    Ok(vec![search::index_part(lang, part, listed, &docs)])
 }
 
 /// An RFC 3339 timestamp for a front-matter date (`YYYY-MM-DD`, optionally with a time): the

@@ -223,13 +223,15 @@ pub(super) fn closed_page_counts(
 /// The inputs of each language's index (in site order), of the sitemap and of each language's
 /// search index parts (per shard): what they show of every page, hashed shard by shard. `pages`
 /// (source and its guide's languages, sorted by guide) are those of the open shards; a closed
-/// shard's part comes from its header.
+/// shard's part comes from its header. The search parts also show the figures the pages
+/// compute, which change with `figures` ([`figures_digest`]) and each page's scenario (in its
+/// bytes).
 pub(super) fn listing_inputs<'a>(
     pages: impl Iterator<Item = (&'a Source, &'a str, Option<&'a Digest>)>,
     closed: &Closed,
     headers: Headers<'_>,
     langs: &[String],
-    site_hash: &Digest,
+    (site_hash, figures): (&Digest, &Digest),
 ) -> SiteInputs {
     let mut present = vec![vec![false; SHARDS]; langs.len()];
     let mut listings: Vec<Option<Listing>> = (closed.0)
@@ -241,7 +243,7 @@ pub(super) fn listing_inputs<'a>(
         if let Some(listing) = &mut listings[shard] {
             let at = langs.iter().position(|l| *l == s.src.lang);
             listing.page(at, &s.listed(), guide_langs, notices);
-            listing.text(at, &s.src.slug, &s.hash);
+            listing.text(at, &s.src.slug, &s.hash, notices);
             if let Some(k) = at {
                 present[k][shard] = true;
             }
@@ -291,8 +293,20 @@ pub(super) fn listing_inputs<'a>(
         site: *site_hash,
         indexes: index,
         sitemap: sitemap.finish(),
-        search: search_inputs(&searched, present, site_hash),
+        search: search_inputs(
+            &searched,
+            present,
+            &Hasher::new().digest(site_hash).digest(figures).finish(),
+        ),
     }
+}
+
+/// What a guide's computed figures depend on besides its scenario: the GPU catalog and the
+/// estimator.
+pub(super) fn figures_digest(site: &SiteContext) -> Digest {
+    let mut h = Hasher::new();
+    h.digest(&site.catalog_hash).part(ESTIMATOR_VERSION);
+    h.finish()
 }
 
 /// Per language, per shard: the inputs of its search index part (what the part reads of its

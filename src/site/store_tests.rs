@@ -101,6 +101,7 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
                 hash: hash(slug.as_bytes()),
                 summary: summary(slug, lang),
                 stamp: None,
+                page: Default::default(),
             });
         }
         let guide = GuideEntry {
@@ -131,13 +132,19 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
             .map(|(s, n)| (s, langs_of(&s.src.slug), n.as_ref().map(|n| &n.digest)))
     };
     let site = hash(b"site");
-    let open = listing_inputs(pages(), &Closed::none(), Headers(None), &langs, &site);
+    let open = listing_inputs(
+        pages(),
+        &Closed::none(),
+        Headers(None),
+        &langs,
+        (&site, &site),
+    );
     let closed = listing_inputs(
         pages(),
         &Closed::all(),
         Headers(Some(&headers)),
         &langs,
-        &site,
+        (&site, &site),
     );
     assert_eq!(open, closed);
     // Half open, half from headers: the same again.
@@ -148,12 +155,18 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
         &Closed::of(half),
         Headers(Some(&headers)),
         &langs,
-        &site,
+        (&site, &site),
     );
     assert_eq!(open, mixed);
     // A translation's notices show in its language's index and the sitemap.
     let pages = sources.iter().map(|s| (s, langs_of(&s.src.slug), None));
-    let unnoticed = listing_inputs(pages, &Closed::none(), Headers(None), &langs, &site);
+    let unnoticed = listing_inputs(
+        pages,
+        &Closed::none(),
+        Headers(None),
+        &langs,
+        (&site, &site),
+    );
     assert_eq!(open.indexes[0], unnoticed.indexes[0]);
     assert_ne!(open.indexes[1], unnoticed.indexes[1]);
     assert_ne!(open.sitemap, unnoticed.sitemap);
@@ -165,7 +178,13 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
     let mut renamed = sources.clone();
     renamed[0].summary.title = "Renamed".into();
     let pages = renamed.iter().map(|s| (s, langs_of(&s.src.slug), with(s)));
-    let changed = listing_inputs(pages, &Closed::none(), Headers(None), &langs, &site);
+    let changed = listing_inputs(
+        pages,
+        &Closed::none(),
+        Headers(None),
+        &langs,
+        (&site, &site),
+    );
     assert_ne!(open.indexes[0], changed.indexes[0]);
     assert_ne!(open.sitemap, changed.sitemap);
     // The search parts hash the pages' bytes (unchanged here), not their summaries.
@@ -174,12 +193,24 @@ fn closed_shards_list_their_pages_through_their_headers_exactly_as_open_ones() {
     let mut blank = sources.clone();
     blank[0].summary.description = Some(String::new());
     let pages = blank.iter().map(|s| (s, langs_of(&s.src.slug), with(s)));
-    let blanked = listing_inputs(pages, &Closed::none(), Headers(None), &langs, &site);
+    let blanked = listing_inputs(
+        pages,
+        &Closed::none(),
+        Headers(None),
+        &langs,
+        (&site, &site),
+    );
     assert_ne!(open.indexes[0], blanked.indexes[0]);
     blank[0].summary.description = None;
     let pages = blank.iter().map(|s| (s, langs_of(&s.src.slug), with(s)));
     assert_ne!(
         blanked,
-        listing_inputs(pages, &Closed::none(), Headers(None), &langs, &site)
+        listing_inputs(
+            pages,
+            &Closed::none(),
+            Headers(None),
+            &langs,
+            (&site, &site)
+        )
     );
 }

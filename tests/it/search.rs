@@ -83,13 +83,18 @@ fn postings(part: &Value, term: &str) -> Vec<(usize, u64)> {
     let Some(flat) = part["terms"][term].as_array() else {
         return Vec::new();
     };
-    let mut sec = 0;
-    flat.chunks(2)
-        .map(|pair| {
-            sec += pair[0].as_u64().unwrap() as usize;
-            (sec, pair[1].as_u64().unwrap())
-        })
-        .collect()
+    // `-(delta + 1)` for weight 1, else `delta, weight` (src/search/part.rs).
+    let (mut sec, mut out, mut next) = (0, Vec::new(), flat.iter());
+    while let Some(first) = next.next() {
+        let first = first.as_i64().unwrap();
+        let (delta, weight) = match first {
+            d if d < 0 => (-d - 1, 1),
+            d => (d, next.next().unwrap().as_u64().unwrap()),
+        };
+        sec += delta as usize;
+        out.push((sec, weight));
+    }
+    out
 }
 
 /// True when no part has `term`.
@@ -247,14 +252,143 @@ fn headings_with_expressions_and_explicit_ids_link_where_the_page_does() {
     assert_eq!(anchor("alpha"), "custom");
     assert_eq!(anchor("bravo"), "setup");
     assert_eq!(anchor("charlie"), "setup-1");
-    // A computed heading's id is not known before rendering: the result links to the page.
-    assert_eq!(anchor("delta"), "");
-    for id in ["custom", "setup", "setup-1"] {
+    // A computed heading links to the id the renderer gave it (the index is collected from the
+    // render).
+    let delta = anchor("delta");
+    assert!(delta.starts_with("peak-"), "{delta}");
+    for id in ["custom", "setup", "setup-1", delta.as_str()] {
         assert!(html.contains(&format!("id=\"{id}\"")), "{id} in {html}");
     }
-    // The expression's output is not indexed, and its source is not either.
+    // The expression's output is indexed, its source is not.
     assert!(absent(&en, "percent"));
     assert!(!absent(&en, "peak"));
+    assert!(!absent(&en, "gib"));
+}
+
+/// A guide whose tables hold computed figures (`breakdown_table()`), on `gpu`.
+fn computed_guide(t: &SiteTest, gpu: &str) {
+    t.file(
+        "content/figures/en.md",
+        &format!("---\ntitle: Figures\nlang: en\ndate: 2026-11-20\nscenario:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n  block_size: 512\n  batch_size: 16\n  dtype: float16\n  gpu: {gpu}\n---\n\nIntro.\n\n## Where it goes\n\n{{{{ breakdown_table() }}}}\n"),
+    );
+}
+
+/// The figures in the first table of `html` (cells like `1.23 GiB`, a no-break space before the
+/// unit), with a plain space (as the index's text has it, and a reader types it).
+fn table_figures(html: &str) -> Vec<String> {
+    let table = &html[html.find("<table").expect("a table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    table
+        .split('>')
+        .filter_map(|cell| cell.split('<').next())
+        .filter(|text| text.ends_with("\u{a0}GiB") || text.ends_with("\u{a0}MiB"))
+        .map(|text| text.replace('\u{a0}', " "))
+        .collect()
+}
+
+/// The text of the sections of guide `slug` in `index`.
+fn section_text(index: &[Value], slug: &str) -> String {
+    let (part, doc) = doc_in(index, slug);
+    (part["sections"].as_array().unwrap().iter())
+        .filter(|s| s[0] == doc)
+        .map(|s| s[3].as_str().unwrap().to_string() + " ")
+        .collect()
+}
+
+/// Every figure in `figures` finds guide `figures` by its terms; the first is in its text too
+/// (where a quoted phrase matches; the text kept of a section is cut after 600 characters,
+/// where the script accepts a phrase whose words the section holds).
+fn figures_found(index: &[Value], figures: &[String]) {
+    let text = section_text(index, "figures");
+    assert!(
+        text.contains(figures[0].as_str()),
+        "{} in {text}",
+        figures[0]
+    );
+    for figure in figures {
+        let terms: Vec<String> = figure
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
+        assert!(guides_with(index, &terms).contains("figures"), "{figure}");
+    }
+}
+
+#[test]
+fn figures_computed_into_a_table_find_their_guide_and_follow_the_scenario() {
+    let t = site();
+    computed_guide(&t, "rtx-4070");
+    t.build_ok();
+    let figures = table_figures(&t.output("en/figures/index.html"));
+    assert!(!figures.is_empty(), "the table shows figures");
+    figures_found(&index(&t, "en"), &figures);
+    // A larger model: other figures; the part is indexed again with them (its inputs hold the
+    // page's scenario), and equals a clean build's.
+    t.file(
+        "content/figures/en.md",
+        &std::fs::read_to_string(t.root().join("content/figures/en.md"))
+            .unwrap()
+            .replace("n_layer: 6", "n_layer: 12"),
+    );
+    t.build_ok();
+    let changed = table_figures(&t.output("en/figures/index.html"));
+    assert_ne!(changed, figures);
+    figures_found(&index(&t, "en"), &changed);
+    let clean = t.clean_build_into("clean");
+    for (p, bytes) in clean.iter().filter(|(p, _)| p.starts_with("en/search")) {
+        let built = std::fs::read(t.root().join("public").join(p)).unwrap();
+        assert_eq!(&built, bytes, "{p:?}");
+    }
+}
+
+#[test]
+fn a_build_reads_each_page_once() {
+    vramdoc::content::count_page_reads();
+    let t = site();
+    computed_guide(&t, "rtx-4070");
+    // A stale translation: its notices quote the English page.
+    t.guide(
+        "tokens",
+        "en",
+        "Tokenizers",
+        "A tokenizer splits text.\n\n## More\n\nWords.\n",
+    );
+    t.mark("es", "tokens");
+    t.guide(
+        "tokens",
+        "en",
+        "Tokenizers",
+        "A tokenizer cuts text.\n\n## More\n\nWords.\n",
+    );
+    let content = t.root().join("content");
+    let reads = || vramdoc::content::page_reads(&content);
+    t.build_later(true);
+    let first = reads();
+    assert_eq!(first.len(), 7, "{first:?}");
+    assert!(first.iter().all(|(_, n)| *n == 1), "{first:?}");
+    // A no-change build reads none; an edit reads the page edited (its part's other pages come
+    // from the part's previous file).
+    t.build_later(false);
+    assert_eq!(reads(), first);
+    t.guide(
+        "vram",
+        "en",
+        "Where GPU memory goes",
+        "Intro.\n\n## Changed\n\nNew words.\n",
+    );
+    t.build_later(false);
+    let edited = reads();
+    let more: Vec<_> = (edited.iter().zip(&first))
+        .filter(|(a, b)| a.1 != b.1)
+        .map(|(a, _)| a.clone())
+        .collect();
+    assert_eq!(more.len(), 1, "{more:?}");
+    assert!(
+        more[0].0.ends_with("vram/en.md") && more[0].1 == 2,
+        "{more:?}"
+    );
 }
 
 #[test]

@@ -8,7 +8,8 @@
 //   - message and log blocks wrap (no line cut at the right edge);
 //   - at 1280 px: a sticky "On this page" column marking the section being read, a theme button
 //     that overrides the system's scheme and is remembered, a skip link;
-//   - search: "OOM" in every language, 爆显存, the typo "logts", a quoted phrase; the snippet
+//   - search: "OOM" in every language, 爆显存, the typo "logts", a quoted phrase, a figure of a
+//     guide's table; the snippet
 //     marks the terms, the results overlay the page (nothing moves), ↓ and Enter open a result,
 //     the target page marks the terms, `/` focuses the box, `?q=` opens it;
 //   - print: no search, switcher or copy buttons, no code or table cut at the right;
@@ -214,6 +215,15 @@ async function searching(browser, origin, site, shots) {
           `${where}: Enter opens the result, "logits" marked there`, `${page.url()} ${marks.slice(0, 5)}`);
         if (shots && scheme === "light") await page.screenshot({ path: path.join(shots, "layout-search-target-390.png") });
       }
+    }
+    // A figure the guide's table computes, searched as a quoted phrase, finds the guide.
+    await page.goto(`${origin}/en/${GUIDE}/`, { waitUntil: "load" });
+    const figure = await page.evaluate(() => document.querySelector("table td .figure")?.textContent.replace(/\u00a0/g, " "));
+    if (check(!!figure, `/en/${GUIDE}/ shows a computed figure in a table`)) {
+      await page.goto(`${origin}/en/`, { waitUntil: "load" });
+      const found = await searchFor(page, `"${figure}"`);
+      check(found.some((r) => r.href.includes(`/${GUIDE}/`)), `/en/ search "${figure}" (a figure of ${GUIDE}'s table) finds it (${scheme})`,
+        JSON.stringify(found.map((r) => r.href)));
     }
     // `/` focuses the box from anywhere; ?q= opens the search with its query.
     await page.goto(`${origin}/en/${GUIDE}/`, { waitUntil: "load" });
