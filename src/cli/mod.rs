@@ -114,7 +114,12 @@ pub fn main() -> i32 {
             out,
             force,
             quiet,
-        } => run_build(BuildOptions::new(root, out).force(force).quiet(quiet)),
+        } => run_build(
+            BuildOptions::new(root, out)
+                .force(force)
+                .quiet(quiet)
+                .notify(crate::terminal::eprint_line),
+        ),
         #[cfg(feature = "serve")]
         Command::Serve { root, port, out } => {
             crate::serve::run(&crate::serve::ServeOptions::new(root, out, port))

@@ -46,7 +46,9 @@ impl ServeOptions {
     /// Options for `root`, writing to `out` (default `root/public`), served on `port`.
     pub(crate) fn new(root: impl Into<PathBuf>, out: Option<PathBuf>, port: u16) -> Self {
         ServeOptions {
-            build: BuildOptions::new(root, out).quiet(true),
+            build: BuildOptions::new(root, out)
+                .quiet(true)
+                .notify(crate::terminal::eprint_line),
             port,
         }
     }
@@ -82,7 +84,9 @@ impl Server {
     pub(crate) fn start(opts: &ServeOptions) -> Result<Server, Diagnostic> {
         let root = absolute(&opts.build.root);
         let out = absolute(&opts.build.out);
-        let build_opts = BuildOptions::new(root.clone(), Some(out.clone())).quiet(true);
+        let build_opts = BuildOptions::new(root.clone(), Some(out.clone()))
+            .quiet(true)
+            .notify(opts.build.notify);
         // A folder no build may write is not served either: its files are not this site's.
         site::output::check_output(&out, &root)?;
         let listener = TcpListener::bind(("127.0.0.1", opts.port)).map_err(|e| {

@@ -55,6 +55,10 @@ pub struct BuildOptions {
     /// When the build starts, in nanoseconds since the epoch (default: the system clock's now).
     /// Source stamps younger than 2 s before it are not trusted by the next build.
     pub(crate) now: Option<u64>,
+    /// Where the build says what it is doing while it runs (that it waits for another build's
+    /// lock; phase timings under `VRAMDOC_TIMINGS`): the commands pass a function that prints
+    /// the line on stderr; by default nothing is said (this layer never prints).
+    pub(crate) notify: fn(&str),
 }
 
 impl BuildOptions {
@@ -68,7 +72,14 @@ impl BuildOptions {
             force: false,
             quiet: false,
             now: None,
+            notify: |_| {},
         }
+    }
+
+    /// Sets where the build's running notes go (see [`BuildOptions::notify`]).
+    pub fn notify(mut self, notify: fn(&str)) -> Self {
+        self.notify = notify;
+        self
     }
 
     /// Sets `force`.
@@ -219,7 +230,7 @@ pub(crate) fn try_build(
     mut kept: Option<&mut KeptBuild>,
 ) -> Result<BuildReport, BuildFailure> {
     let start = Instant::now();
-    let mut phases = Phases::new();
+    let mut phases = Phases::new(opts.notify);
     // `a/x/../b` is `a/b` before anything is created (no stray `a/x/`); a symlinked `--out` is
     // written where it leads, so the link stays and its target is updated.
     let out = output::normalize(&opts.out);
@@ -232,7 +243,7 @@ pub(crate) fn try_build(
     let (site, mut warnings) = load_site(&opts.root).map_err(unchanged)?;
     // Held until the build ends, from before the previous manifest is read: another build of the
     // same output folder waits for this one, then plans from what it wrote.
-    let _lock = output::OutputLock::take(&opts.out).map_err(|e| unchanged(vec![e]))?;
+    let _lock = output::OutputLock::take(&opts.out, opts.notify).map_err(|e| unchanged(vec![e]))?;
     phases.mark("load site");
     let fail = |errors: Vec<Diagnostic>, warnings: &[Diagnostic]| {
         unchanged(with_warnings(errors, warnings))
@@ -497,26 +508,29 @@ fn drop_in_background<T: Send + 'static>(value: T) {
         .spawn(move || drop(value));
 }
 
-/// Phase timings on stderr when `VRAMDOC_TIMINGS` is set: where a build's time goes.
+/// Phase timings, told to the build's `notify` when `VRAMDOC_TIMINGS` is set: where a build's
+/// time goes.
 struct Phases {
     last: Option<Instant>,
+    notify: fn(&str),
 }
 
 impl Phases {
-    fn new() -> Phases {
+    fn new(notify: fn(&str)) -> Phases {
         Phases {
             last: std::env::var_os("VRAMDOC_TIMINGS").map(|_| Instant::now()),
+            notify,
         }
     }
 
-    /// Prints the time since the previous mark under `name`.
+    /// Tells the time since the previous mark under `name`.
     fn mark(&mut self, name: &str) {
         if let Some(last) = self.last {
             let now = Instant::now();
-            eprintln!(
+            (self.notify)(&format!(
                 "timing: {name:<14} {:>8.2} ms",
                 (now - last).as_secs_f64() * 1e3
-            );
+            ));
             self.last = Some(now);
         }
     }

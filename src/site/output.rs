@@ -68,14 +68,14 @@ pub(crate) struct OutputLock {
 
 impl OutputLock {
     /// Takes the exclusive lock of the output folder `out` (on `.<name>.lock` beside it),
-    /// waiting, and saying so on stderr, while another build holds it.
-    pub(crate) fn take(out: &Path) -> Result<OutputLock, Diagnostic> {
+    /// waiting, and saying so to `notify`, while another build holds it.
+    pub(crate) fn take(out: &Path, notify: fn(&str)) -> Result<OutputLock, Diagnostic> {
         let parent = parent_of(out);
         std::fs::create_dir_all(&parent)
             .map_err(|e| Diagnostic::error(format!("cannot create {}: {e}", parent.display())))?;
         let path = parent.join(format!(".{}.lock", out_name(out)));
         Ok(OutputLock {
-            _file: lock_output(&path, out)?,
+            _file: lock_output(&path, out, notify)?,
         })
     }
 }
@@ -443,9 +443,10 @@ fn out_name(out: &Path) -> String {
         .unwrap_or_else(|| super::DEFAULT_OUT.into())
 }
 
-/// Takes the exclusive lock on `path`, waiting (and saying so) while another build holds it.
+/// Takes the exclusive lock on `path`, waiting (and saying so to `notify`) while another build
+/// holds it.
 /// The lock (`flock`) goes with the process, so a killed build never leaves it taken.
-fn lock_output(path: &Path, out: &Path) -> Result<File, Diagnostic> {
+fn lock_output(path: &Path, out: &Path, notify: fn(&str)) -> Result<File, Diagnostic> {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -461,7 +462,7 @@ fn lock_output(path: &Path, out: &Path) -> Result<File, Diagnostic> {
         use rustix::fs::{flock, FlockOperation};
         match flock(&file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => return Ok(file),
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK => crate::terminal::eprint_line(&format!(
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => notify(&format!(
                 "another vramdoc build is writing {}; waiting for it to finish",
                 crate::terminal::visible_line(&out.display().to_string())
             )),
@@ -470,7 +471,7 @@ fn lock_output(path: &Path, out: &Path) -> Result<File, Diagnostic> {
         flock(&file, FlockOperation::LockExclusive).map_err(|e| cannot(e.into()))?;
     }
     #[cfg(not(unix))]
-    let _ = (out, cannot);
+    let _ = (out, cannot, notify);
     Ok(file)
 }
 
