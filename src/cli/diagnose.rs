@@ -10,9 +10,9 @@ use crate::estimate::{self, GpuCatalog, Scenario};
 use crate::i18n::Localizer;
 use crate::oom::message::{self, OomMessage};
 use crate::oom::{
-    from_message_with, other_errors, snapshot, snapshot_report, with_scenario_as_given, Diagnosis,
+    from_message_with, other_errors, snapshot, snapshot_match, with_scenario_as_given, Diagnosis,
 };
-use crate::present::{diagnosis_report, Format};
+use crate::present::{diagnosis_report, other_errors_report, snapshot_report, Format};
 use crate::scenario::catalog::catalog_with;
 use crate::scenario::input;
 
@@ -112,8 +112,7 @@ fn report_with_notes(args: &DiagnoseArgs) -> Result<(String, Vec<String>), Box<D
     if let Err(e) = &parsed {
         if e.no_message {
             if let Some(found) = other_errors::find(&text) {
-                return other_errors::render(&found, args.output.format, &args.output.lang)
-                    .map(|text| (text, Vec::new()));
+                return other_error(&found, args).map(|text| (text, Vec::new()));
             }
             if let Some(snapshot) = snapshot::read(&text) {
                 return readout(snapshot, args);
@@ -133,9 +132,7 @@ fn report_with_notes(args: &DiagnoseArgs) -> Result<(String, Vec<String>), Box<D
     let diagnosis = diagnose(msg, args, &catalog)?;
     let notes = Vec::from_iter(unsourced_card_note(&diagnosis, &catalog));
     if args.output.format == Format::Json {
-        let text = serde_json::to_string_pretty(&diagnosis)
-            .map_err(|e| Diagnostic::error(e.to_string()))?;
-        return Ok((text + "\n", notes));
+        return Ok((json(&diagnosis)?, notes));
     }
     let loc = Localizer::for_flag(&args.output.lang)?;
     let text = match args.output.format {
@@ -238,7 +235,7 @@ fn readout(
     let estimate = match load_scenario(args, &catalog)? {
         Some(mut scenario) => {
             if scenario.gpu.is_none() {
-                scenario.gpu = snapshot_report::card_named(&snapshot, &catalog);
+                scenario.gpu = snapshot_match::card_named(&snapshot, &catalog);
             }
             Some(estimate::estimate(&scenario, &catalog).map_err(|e| scenario_error(e, args))?)
         }
@@ -246,8 +243,36 @@ fn readout(
     };
     let card = estimate.as_ref().and_then(|e| e.gpu.as_ref());
     let note = card.and_then(|g| catalog.get(&g.id)?.unsourced_capacity_note(None));
-    let d = snapshot_report::SnapshotDiagnosis { snapshot, estimate };
-    let loc = Localizer::for_flag(&args.output.lang)?;
-    let text = snapshot_report::render(&d, args.output.format, &loc)?;
+    let d = snapshot_match::SnapshotDiagnosis { snapshot, estimate };
+    let text = match args.output.format {
+        Format::Json => json(&d)?,
+        Format::Markdown => snapshot_report::markdown(&d, &Localizer::for_flag(&args.output.lang)?),
+        _ => snapshot_report::table(&d, &Localizer::for_flag(&args.output.lang)?),
+    };
     Ok((text, Vec::from_iter(note)))
+}
+
+/// The report on a memory error that is not the allocator's message, in the format asked for.
+fn other_error(
+    found: &other_errors::Found,
+    args: &DiagnoseArgs,
+) -> Result<String, Box<Diagnostic>> {
+    Ok(match args.output.format {
+        Format::Json => json(&serde_json::json!({
+            "kind": "other_error",
+            "error": found.error,
+            "line": found.line,
+            "quoted": found.quoted,
+        }))?,
+        Format::Markdown => {
+            other_errors_report::markdown(found, &Localizer::for_flag(&args.output.lang)?)
+        }
+        _ => other_errors_report::table(found, &Localizer::for_flag(&args.output.lang)?),
+    })
+}
+
+/// `value` as pretty JSON and a newline.
+fn json(value: &impl serde::Serialize) -> Result<String, Box<Diagnostic>> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| Diagnostic::error(e.to_string()))?;
+    Ok(text + "\n")
 }

@@ -14,7 +14,7 @@ mod formats;
 pub mod message;
 pub(crate) mod other_errors;
 pub(crate) mod snapshot;
-pub(crate) mod snapshot_report;
+pub(crate) mod snapshot_match;
 pub(crate) mod tensors;
 
 use serde::Serialize;

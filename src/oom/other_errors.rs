@@ -9,8 +9,9 @@
 //!   `CUDNN_STATUS_NOT_ENOUGH_WORKSPACE`);
 //! - NCCL's `Cuda failure 'out of memory'` / `ncclUnhandledCudaError`: the communicator's
 //!   buffers, allocated outside PyTorch's cache.
+//!
+//! What each means, in words, is [`crate::present::other_errors_report`]'s.
 
-use fluent_bundle::FluentValue;
 use serde::Serialize;
 
 /// A memory error without the allocator's numbers.
@@ -25,18 +26,6 @@ pub(crate) enum OtherError {
     CudnnWorkspace,
     /// NCCL could not allocate its buffers.
     NcclOutOfMemory,
-}
-
-impl OtherError {
-    /// The locale key stem of its explanation (`diag-other-{stem}-title`, `-meaning`, `-check`).
-    pub(crate) fn stem(self) -> &'static str {
-        match self {
-            OtherError::CudaErrorOutOfMemory => "cuda-error",
-            OtherError::CublasAllocFailed => "cublas",
-            OtherError::CudnnWorkspace => "cudnn",
-            OtherError::NcclOutOfMemory => "nccl",
-        }
-    }
 }
 
 /// The error found, its 1-based line and the line itself (at most 160 characters).
@@ -84,67 +73,4 @@ pub(crate) fn find(text: &str) -> Option<Found> {
         });
     }
     found
-}
-
-/// The report on a memory error that is not the allocator's message: what it means and what to
-/// check, in the format asked for.
-pub(crate) fn render(
-    found: &Found,
-    format: crate::present::Format,
-    lang: &str,
-) -> Result<String, Box<crate::diagnostics::Diagnostic>> {
-    use crate::present::Format;
-    if format == Format::Json {
-        let v = serde_json::json!({
-            "kind": "other_error",
-            "error": found.error,
-            "line": found.line,
-            "quoted": found.quoted,
-        });
-        let text = serde_json::to_string_pretty(&v)
-            .map_err(|e| crate::diagnostics::Diagnostic::error(e.to_string()))?;
-        return Ok(text + "\n");
-    }
-    let loc = crate::i18n::Localizer::for_flag(lang)?;
-    let stem = found.error.stem();
-    let quoted = visible(&found.quoted);
-    let parts = [
-        loc.t_args(
-            "diag-other-line",
-            &[
-                ("line", FluentValue::from(found.line as u64)),
-                ("quoted", FluentValue::from(quoted)),
-            ],
-        ),
-        loc.t(&format!("diag-other-{stem}-meaning")),
-        loc.t(&format!("diag-other-{stem}-check")),
-        loc.t("diag-other-no-numbers"),
-    ];
-    let title = loc.t(&format!("diag-other-{stem}-title"));
-    Ok(match format {
-        Format::Markdown => format!(
-            "## {}\n\n### {title}\n\n{}\n",
-            loc.t("diag-title"),
-            parts.join("\n\n")
-        ),
-        _ => {
-            let mut out = format!("{}\n\n{title}\n", loc.t("diag-title"));
-            for p in parts {
-                out += &format!("  {p}\n");
-            }
-            out
-        }
-    })
-}
-
-/// `text` with control characters shown as their visible Unicode pictures (U+2400…), so a
-/// quoted line cannot move the cursor or retitle the terminal.
-fn visible(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('?'),
-            '\u{7f}' => '\u{2421}',
-            c => c,
-        })
-        .collect()
 }

@@ -15,15 +15,20 @@
 //! - [`sample_report`]: the same for a sampling run (nanoGPT's `sample.py`).
 //! - [`diagnosis_report`]: `vramdoc diagnose`'s table and Markdown, and the guide block
 //!   `{{ diagnosis() }}`.
+//! - [`other_errors_report`]: `diagnose`'s report on a CUDA, cuBLAS, cuDNN or NCCL memory error.
+//! - [`snapshot_report`]: `diagnose`'s report on a memory readout (`memory_summary()`,
+//!   `nvidia-smi`).
 
 pub(crate) mod diagnosis_report;
 pub(crate) mod estimate_report;
 pub mod format;
 pub(crate) mod guide_tables;
 pub(crate) mod html;
+pub(crate) mod other_errors_report;
 pub(crate) mod rows;
 pub(crate) mod sample_report;
 pub(crate) mod short_answer;
+pub(crate) mod snapshot_report;
 pub(crate) mod table;
 pub(crate) mod text;
 pub(crate) mod verdict;

@@ -1,56 +1,14 @@
-//! The report on a memory readout ([`super::snapshot`]): its figures, what they mean, and, with a
-//! scenario, the estimate beside the measured figure it corresponds to (the peak allocated for
-//! `memory_summary()`, the process's whole use for `nvidia-smi`).
+//! `vramdoc diagnose`'s report on a memory readout ([`crate::oom::snapshot`]): its figures, what
+//! they mean, and, with a scenario, the estimate beside the measured figure it corresponds to
+//! (the peak allocated for `memory_summary()`, the process's whole use for `nvidia-smi`), as
+//! terminal text or Markdown. The JSON is [`SnapshotDiagnosis`] itself.
 
 use fluent_bundle::FluentValue;
-use serde::Serialize;
 
-use super::snapshot::{SmiGpu, SmiProcess, Snapshot};
-use crate::estimate::{Estimate, GpuCatalog};
+use super::table::{aligned, markdown_table, Align};
 use crate::i18n::Localizer;
-use crate::present::table::{aligned, markdown_table, Align};
-use crate::present::Format;
-
-/// A readout with the scenario's estimate (the JSON output).
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct SnapshotDiagnosis {
-    /// What the readout says.
-    pub(crate) snapshot: Snapshot,
-    /// The scenario's estimate, when one was given.
-    pub(crate) estimate: Option<Estimate>,
-}
-
-/// The catalog card whose name is the one `nvidia-smi` prints (`NVIDIA GeForce RTX 3060`
-/// matches `NVIDIA GeForce RTX 3060 12GB`, not `… 3060 Ti`), when exactly one is.
-pub(crate) fn card_named(snapshot: &Snapshot, catalog: &GpuCatalog) -> Option<String> {
-    let Snapshot::NvidiaSmi { gpus, .. } = snapshot else {
-        return None;
-    };
-    let name = gpus.first()?.name.as_deref()?.to_ascii_lowercase();
-    let mut hits = catalog.iter().filter(|g| {
-        let n = g.name.to_ascii_lowercase();
-        // The catalog may add the memory size the card name lacks: " 12GB".
-        let size_suffix = |r: &str| {
-            r.strip_prefix(' ')
-                .and_then(|r| r.strip_suffix("gb"))
-                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-        };
-        n == name || n.strip_prefix(&name).is_some_and(size_suffix)
-    });
-    match (hits.next(), hits.next()) {
-        (Some(g), None) => Some(g.id.clone()),
-        _ => None,
-    }
-}
-
-/// The process `nvidia-smi` shows for the run: the largest compute process on the first GPU.
-fn run_process<'a>(gpus: &[SmiGpu], processes: &'a [SmiProcess]) -> Option<&'a SmiProcess> {
-    let gpu = gpus.first().and_then(|g| g.index).unwrap_or(0);
-    processes
-        .iter()
-        .filter(|p| p.gpu == gpu && p.kind.contains('C'))
-        .max_by_key(|p| p.bytes)
-}
+use crate::oom::snapshot::Snapshot;
+use crate::oom::snapshot_match::{run_process, SnapshotDiagnosis};
 
 /// The readout's figures as (label, value) rows, and the heading.
 fn rows(d: &SnapshotDiagnosis, loc: &Localizer) -> (String, Vec<(String, String)>, String) {
@@ -172,51 +130,42 @@ fn comparison(d: &SnapshotDiagnosis, loc: &Localizer) -> Vec<String> {
         }
     }];
     if e.gpu.is_some() {
-        lines.push(crate::present::verdict::estimate_verdict(e, loc));
+        lines.push(super::verdict::estimate_verdict(e, loc));
     }
     lines
 }
 
-/// The report in `format`.
-pub(crate) fn render(
-    d: &SnapshotDiagnosis,
-    format: Format,
-    loc: &Localizer,
-) -> Result<String, Box<crate::diagnostics::Diagnostic>> {
-    if format == Format::Json {
-        let text = serde_json::to_string_pretty(d)
-            .map_err(|e| crate::diagnostics::Diagnostic::error(e.to_string()))?;
-        return Ok(text + "\n");
-    }
+/// The report as terminal text.
+pub(crate) fn table(d: &SnapshotDiagnosis, loc: &Localizer) -> String {
     let (heading, rows, note) = rows(d, loc);
     let compare = comparison(d, loc);
-    Ok(match format {
-        Format::Markdown => {
-            let header = [loc.t("diag-col-figure"), loc.t("diag-col-size")];
-            let rows: Vec<Vec<String>> = rows.into_iter().map(|(l, v)| vec![l, v]).collect();
-            let mut out = format!("## {}\n\n### {heading}\n\n", loc.t("diag-snap-title"));
-            out += &markdown_table(&header, &[Align::Left, Align::Right], &rows);
-            out += &format!("\n{note}\n");
-            if !compare.is_empty() {
-                out += &format!(
-                    "\n### {}\n\n{}\n",
-                    loc.t("diag-heading-estimate"),
-                    compare.join("\n\n")
-                );
-            }
-            out
+    let mut out = format!("{}\n\n{heading}\n", loc.t("diag-snap-title"));
+    out += &aligned(&rows, true);
+    out += &format!("  {note}\n");
+    if !compare.is_empty() {
+        out += &format!("\n{}\n", loc.t("diag-heading-estimate"));
+        for line in compare {
+            out += &format!("  {line}\n");
         }
-        _ => {
-            let mut out = format!("{}\n\n{heading}\n", loc.t("diag-snap-title"));
-            out += &aligned(&rows, true);
-            out += &format!("  {note}\n");
-            if !compare.is_empty() {
-                out += &format!("\n{}\n", loc.t("diag-heading-estimate"));
-                for line in compare {
-                    out += &format!("  {line}\n");
-                }
-            }
-            out
-        }
-    })
+    }
+    out
+}
+
+/// The report as Markdown.
+pub(crate) fn markdown(d: &SnapshotDiagnosis, loc: &Localizer) -> String {
+    let (heading, rows, note) = rows(d, loc);
+    let compare = comparison(d, loc);
+    let header = [loc.t("diag-col-figure"), loc.t("diag-col-size")];
+    let rows: Vec<Vec<String>> = rows.into_iter().map(|(l, v)| vec![l, v]).collect();
+    let mut out = format!("## {}\n\n### {heading}\n\n", loc.t("diag-snap-title"));
+    out += &markdown_table(&header, &[Align::Left, Align::Right], &rows);
+    out += &format!("\n{note}\n");
+    if !compare.is_empty() {
+        out += &format!(
+            "\n### {}\n\n{}\n",
+            loc.t("diag-heading-estimate"),
+            compare.join("\n\n")
+        );
+    }
+    out
 }
