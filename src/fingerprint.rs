@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 
 /// The trees (folders or single files) whose code and data decide an estimate: formulas and
 /// constants, the scenario keys' table (defaults, readers, the values a what-if's changes show)
-/// and the bundled catalogs they read.
+/// and the bundled catalogs they read, with the code that reads the GPU catalog.
 pub const ESTIMATOR_TREES: &[&str] = &[
     "src/estimate",
+    "src/scenario/catalog.rs",
     "src/scenario/keys.rs",
     "src/scenario/literal.rs",
     "data",
