@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::error::ScenarioError;
 use super::finetune::LoraTargets;
 use super::gpu::GpuCatalog;
+use crate::scenario::keys::{Kind, Value, KEYS};
 
 /// The autocast (mixed-precision) dtype of `train.py`'s `dtype` key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -325,28 +326,16 @@ impl Scenario {
         self.check_gpu(catalog)
     }
 
-    /// Sizes, batches and the process count are at least 1.
+    /// Sizes, batches and the process count are at least 1: every key of the key table that
+    /// holds a count ([`Kind::Count`], and [`Kind::CountOrNone`] when set), in the table's order.
     fn check_counts(&self) -> Result<(), ScenarioError> {
-        let positive = [
-            ("n_layer", self.n_layer),
-            ("n_head", self.n_head),
-            ("n_embd", self.n_embd),
-            ("vocab_size", self.vocab_size),
-            ("block_size", self.block_size),
-            ("batch_size", self.batch_size),
-            (
-                "gradient_accumulation_steps",
-                self.gradient_accumulation_steps,
-            ),
-            ("eval_batch_size", self.eval_batch()),
-        ];
-        for (key, value) in positive {
-            if value == 0 {
-                return Err(ScenarioError::key(key, "must be at least 1"));
+        let counts = KEYS
+            .iter()
+            .filter(|k| matches!(k.kind, Kind::Count | Kind::CountOrNone));
+        for key in counts {
+            if key.value(self) == Value::Whole(0) {
+                return Err(ScenarioError::key(key.name, "must be at least 1"));
             }
-        }
-        if self.ddp_world_size == 0 {
-            return Err(ScenarioError::key("ddp_world_size", "must be at least 1"));
         }
         Ok(())
     }
@@ -441,5 +430,47 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sets one count of a scenario to 0.
+    type Zero = fn(&mut Scenario);
+
+    /// Each count of a scenario built in code (the setters refuse 0 before) set to 0 is refused
+    /// by the key's name, and these are exactly the key table's count rows.
+    #[test]
+    fn every_count_key_of_the_table_is_checked() {
+        let zeroed: [(&str, Zero); 9] = [
+            ("n_layer", |s| s.n_layer = 0),
+            ("n_head", |s| s.n_head = 0),
+            ("n_embd", |s| s.n_embd = 0),
+            ("vocab_size", |s| s.vocab_size = 0),
+            ("block_size", |s| s.block_size = 0),
+            ("batch_size", |s| s.batch_size = 0),
+            ("gradient_accumulation_steps", |s| {
+                s.gradient_accumulation_steps = 0
+            }),
+            ("eval_batch_size", |s| s.eval_batch_size = Some(0)),
+            ("ddp_world_size", |s| s.ddp_world_size = 0),
+        ];
+        let table: Vec<&str> = KEYS
+            .iter()
+            .filter(|k| matches!(k.kind, Kind::Count | Kind::CountOrNone))
+            .map(|k| k.name)
+            .collect();
+        let names: Vec<&str> = zeroed.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, table, "a count key without a zero case here");
+        assert!(Scenario::default().check_counts().is_ok());
+        for (name, zero) in zeroed {
+            let mut s = Scenario::default();
+            zero(&mut s);
+            let e = s.check_counts().unwrap_err();
+            assert_eq!(e.key.as_deref(), Some(name), "{e}");
+            assert!(e.message.contains("must be at least 1"), "{e}");
+        }
     }
 }
