@@ -7,9 +7,11 @@ pub mod diagnose;
 pub mod estimate;
 pub mod translations;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use indicatif::ProgressBar;
 
 use crate::diagnostics::Diagnostic;
 use crate::site::{self, BuildOptions};
@@ -117,7 +119,11 @@ pub fn main() -> i32 {
         } => run_build(
             BuildOptions::new(root, out)
                 .force(force)
-                .quiet(quiet)
+                .progress(if quiet {
+                    |_| ProgressBar::hidden()
+                } else {
+                    progress_bar
+                })
                 .notify(crate::terminal::eprint_line),
         ),
         #[cfg(feature = "serve")]
@@ -161,4 +167,19 @@ pub fn print_diagnostics(diags: &[Diagnostic]) {
     for text in crate::diagnostics::render_capped(diags) {
         eprint_line(&text);
     }
+}
+
+/// A progress bar on stderr for builds of more than a few hundred pages, hidden when stderr is
+/// not a terminal (`--quiet` passes none).
+fn progress_bar(jobs: usize) -> ProgressBar {
+    if jobs < 300 || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(jobs as u64);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pages {elapsed}")
+    {
+        bar.set_style(style);
+    }
+    bar
 }

@@ -50,8 +50,9 @@ pub struct BuildOptions {
     pub(crate) out: PathBuf,
     /// Render everything, ignoring the previous build's manifest.
     pub(crate) force: bool,
-    /// No progress bar.
-    pub(crate) quiet: bool,
+    /// The progress display for a build that renders this many jobs: the commands pass one that
+    /// draws on stderr; by default, and with [`BuildOptions::quiet`], a hidden one.
+    pub(crate) progress: fn(usize) -> indicatif::ProgressBar,
     /// When the build starts, in nanoseconds since the epoch (default: the system clock's now).
     /// Source stamps younger than 2 s before it are not trusted by the next build.
     pub(crate) now: Option<u64>,
@@ -70,7 +71,7 @@ impl BuildOptions {
             root,
             out,
             force: false,
-            quiet: false,
+            progress: no_progress,
             now: None,
             notify: |_| {},
         }
@@ -88,9 +89,17 @@ impl BuildOptions {
         self
     }
 
-    /// Sets `quiet`.
+    /// With `true`, no progress display (the default, unless [`BuildOptions::progress`] set one).
     pub fn quiet(mut self, quiet: bool) -> Self {
-        self.quiet = quiet;
+        if quiet {
+            self.progress = no_progress;
+        }
+        self
+    }
+
+    /// Sets the progress display (see [`BuildOptions::progress`]).
+    pub fn progress(mut self, progress: fn(usize) -> indicatif::ProgressBar) -> Self {
+        self.progress = progress;
         self
     }
 
@@ -259,7 +268,7 @@ pub(crate) fn try_build(
         &plan,
         &staging,
         previous_out,
-        opts.quiet,
+        opts.progress,
         &mut warnings,
     );
     phases.mark("render");
@@ -498,6 +507,11 @@ fn counts(site: &SiteContext, plan: &Plan) -> BTreeMap<String, LangCounts> {
         }
     }
     per
+}
+
+/// A hidden progress display: the site build draws nothing unless its caller asks.
+fn no_progress(_jobs: usize) -> indicatif::ProgressBar {
+    indicatif::ProgressBar::hidden()
 }
 
 /// Frees a large structure (a site's plan or manifest: hundreds of thousands of small

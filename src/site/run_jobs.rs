@@ -2,7 +2,6 @@
 //! for `vramdoc check`, a throwaway one), each guide's data computed once for them.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::IsTerminal;
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -38,13 +37,13 @@ pub(super) fn render(
     plan: &Plan,
     staging: &output::Staging,
     out: Option<&Path>,
-    quiet: bool,
+    progress: fn(usize) -> indicatif::ProgressBar,
     warnings: &mut Vec<Diagnostic>,
 ) -> (Vec<Option<JobEntry>>, Vec<Diagnostic>) {
     let selected: Vec<usize> = (0..plan.jobs.len())
         .filter(|&i| plan.jobs[i].render)
         .collect();
-    let progress = progress_bar(selected.len(), quiet);
+    let progress = progress(selected.len());
     let (results, errors) = render_jobs(site, plan, staging, out, &selected, &progress);
     progress.finish_and_clear();
     let mut rendered: Vec<Option<JobEntry>> = vec![None; plan.jobs.len()];
@@ -325,21 +324,6 @@ fn write_job<'s>(
     }
     entry.files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((entry, warnings))
-}
-
-/// A progress bar on stderr for builds of more than a few hundred pages, hidden when stderr is
-/// not a terminal or with `--quiet`.
-fn progress_bar(jobs: usize, quiet: bool) -> indicatif::ProgressBar {
-    if quiet || jobs < 300 || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(jobs as u64);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pages {elapsed}")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
 /// Each guide's computed data for the pages a build renders, by slug: the data the plan computed
