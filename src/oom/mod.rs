@@ -19,7 +19,7 @@ pub(crate) mod tensors;
 
 use serde::Serialize;
 
-use crate::estimate::{self, Estimate, GpuCatalog, Scenario, WhatIf};
+use crate::estimate::{self, Estimate, Gpu, GpuCatalog, Scenario, WhatIf};
 pub(crate) use advice::Fragmentation;
 pub(crate) use cards::CardMatch;
 use consistency::Finding;
@@ -104,23 +104,44 @@ fn gpu_from_message(
             .get(&card.id)
             .filter(|g| g.capacity_bytes != card.capacity_bytes)
         {
-            let name = serde_json::to_string(&g.name)
-                .map_err(|e| estimate::ScenarioError::general(e.to_string()))?;
-            catalog.extend_from_yaml(&format!(
-                "gpus:\n  - {{id: {}, name: {name}, capacity_bytes: {}, bf16: {}}}\n",
-                g.id, card.capacity_bytes, g.bf16
-            ))?;
+            let gpu = message_card(&g.id, &g.name, card.capacity_bytes, g.bf16)?;
+            catalog.insert_all(vec![gpu]);
         }
         return Ok(card.id.clone());
     }
     let m = &d.message;
     let index = m.gpu_index.unwrap_or(0);
     let bf16 = !d.cards.is_empty() && d.cards.iter().all(|c| c.bf16);
-    catalog.extend_from_yaml(&format!(
-        "gpus:\n  - {{id: {MESSAGE_GPU}, name: \"GPU {index}\", capacity_bytes: {}, bf16: {bf16}}}\n",
-        m.capacity.bytes.max(1)
-    ))?;
+    let name = format!("GPU {index}");
+    let gpu = message_card(MESSAGE_GPU, &name, m.capacity.bytes.max(1), bf16)?;
+    catalog.insert_all(vec![gpu]);
     Ok(MESSAGE_GPU.to_owned())
+}
+
+/// A catalog card made of what the message tells: its id, name, printed capacity and bf16, and
+/// nothing else (no aliases, source or variants). A capacity the estimator cannot hold is
+/// refused as a catalog entry would be.
+fn message_card(
+    id: &str,
+    name: &str,
+    capacity_bytes: u64,
+    bf16: bool,
+) -> Result<Gpu, estimate::ScenarioError> {
+    if capacity_bytes == 0 || capacity_bytes > i64::MAX as u64 {
+        return Err(estimate::ScenarioError::general(format!(
+            "invalid GPU catalog entry \"{id}\": capacity_bytes must be between 1 and 2^63 - 1"
+        )));
+    }
+    Ok(Gpu {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        capacity_bytes,
+        memory_gb_marketing: 0.0,
+        bf16,
+        aliases: Vec::new(),
+        source: String::new(),
+        variants: Vec::new(),
+    })
 }
 
 /// What the message alone tells: its numbers checked, other programs' memory, fragmentation and
