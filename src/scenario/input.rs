@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::pyconfig::{is_key, looks_like_python, Origin, Session};
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError};
+use crate::estimate::{GpuCatalog, Literal, Phase, Scenario, ScenarioError};
 use crate::scenario::keys::{self, KEYS};
 use crate::yaml_input::{
     excess_flow_bracket, parse_positioned, Located, Seg, MAX_FILE_FLOW_BRACKETS,
@@ -40,7 +40,7 @@ pub(crate) struct Loaded {
     pub(crate) notes: Vec<String>,
     /// Where each key that an input set was set.
     pub(crate) origins: std::collections::HashMap<String, Origin>,
-    /// What to generate, when the inputs describe sampling with nanoGPT's `sample.py`.
+    /// What to generate, when the scenario is `phase = generate` (sampling with `sample.py`).
     pub(crate) sampling: Option<crate::estimate::Sampling>,
 }
 
@@ -59,6 +59,8 @@ pub(crate) struct Sources<'a> {
 /// do, and all of them are reported together.
 pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
     let mut session = Session::new(src.catalog, src.gpu);
+    // The first file that is nanoGPT's sample.py: it implies `phase = generate`.
+    let mut sample_file = None;
     for input in src.inputs {
         let result = match input {
             Input::File(path) => read_file(&mut session, path),
@@ -67,6 +69,9 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
         if let Err(d) = result {
             session.errors.push(*d);
         }
+        if matches!(input, Input::File(_)) && sample_file.is_none() {
+            sample_file = super::nanogpt::sample_script(&session);
+        }
     }
     let mut out = Loaded::default();
     let mut errors = std::mem::take(&mut session.errors);
@@ -74,11 +79,18 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
     errors.extend(apply_sets(&mut session, &mut out.scenario, src.sets));
     // What train.py does with the globals (keys given with `--set` count as given).
     if errors.is_empty() {
+        if let Err(e) =
+            super::nanogpt::settle_phase(&mut session, &mut out.scenario, sample_file.as_ref())
+        {
+            errors.extend(e);
+        }
+    }
+    if errors.is_empty() {
         match super::nanogpt::apply(&session, &mut out.scenario, src.base) {
             Ok(notes) => session.notes.extend(notes),
             Err(e) => errors.extend(e),
         }
-        if errors.is_empty() && super::nanogpt::is_sampling(&session) {
+        if errors.is_empty() && out.scenario.phase == Phase::Generate {
             let mut notes = Vec::new();
             match super::nanogpt::sampling(&session, src.base, &mut notes) {
                 Ok(run) => out.sampling = Some(run),
