@@ -47,27 +47,28 @@ struct Config {
     eval_peak_bytes: u64,
 }
 
+/// A replayed training run's settings (also what `gpu_measured` reads for the measured runs).
 #[derive(Deserialize)]
-struct ReplayScenario {
-    n_layer: u64,
-    n_head: u64,
-    n_embd: u64,
-    vocab_size: u64,
-    block_size: u64,
-    bias: bool,
-    dropout: f64,
-    batch_size: u64,
-    gradient_accumulation_steps: u64,
-    dtype: String,
-    flash: bool,
-    compile: bool,
-    eval_batch_size: u64,
+pub(crate) struct ReplayScenario {
+    pub(crate) n_layer: u64,
+    pub(crate) n_head: u64,
+    pub(crate) n_embd: u64,
+    pub(crate) vocab_size: u64,
+    pub(crate) block_size: u64,
+    pub(crate) bias: bool,
+    pub(crate) dropout: f64,
+    pub(crate) batch_size: u64,
+    pub(crate) gradient_accumulation_steps: u64,
+    pub(crate) dtype: String,
+    pub(crate) flash: bool,
+    pub(crate) compile: bool,
+    pub(crate) eval_batch_size: u64,
     /// The fine-tuning patches (`tools/nanogpt_replay/model.py`), present where replayed.
     #[serde(default)]
-    freeze_embeddings: bool,
+    pub(crate) freeze_embeddings: bool,
     #[serde(default)]
-    lora_rank: u64,
-    lora_targets: Option<String>,
+    pub(crate) lora_rank: u64,
+    pub(crate) lora_targets: Option<String>,
 }
 
 #[derive(Deserialize, PartialEq, Debug)]
@@ -93,7 +94,8 @@ fn replay() -> Replay {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn scenario(r: &ReplayScenario) -> Scenario {
+/// The scenario a replayed (or measured) run stands for.
+pub(crate) fn scenario(r: &ReplayScenario) -> Scenario {
     Scenario {
         n_layer: r.n_layer,
         n_head: r.n_head,
@@ -104,7 +106,7 @@ fn scenario(r: &ReplayScenario) -> Scenario {
         dropout: r.dropout,
         batch_size: r.batch_size,
         gradient_accumulation_steps: r.gradient_accumulation_steps,
-        dtype: Dtype::parse(&r.dtype).expect("replay dtype"),
+        dtype: Dtype::parse(&r.dtype).expect("dtype"),
         compile: r.compile,
         flash: r.flash,
         eval_batch_size: Some(r.eval_batch_size),
@@ -113,7 +115,7 @@ fn scenario(r: &ReplayScenario) -> Scenario {
         lora_targets: r
             .lora_targets
             .as_deref()
-            .map(|t| LoraTargets::parse(t).expect("replayed LoRA targets"))
+            .map(|t| LoraTargets::parse(t).expect("LoRA targets"))
             .unwrap_or_default(),
         ..Scenario::default()
     }

@@ -30,9 +30,10 @@
 //! measured is −1.0 MiB.
 
 use serde::Deserialize;
-use vramdoc::estimate::{
-    estimate, estimate_sampling, Dtype, GpuCatalog, InitFrom, LoraTargets, Sampling, Scenario,
-};
+
+use crate::calibration::{scenario as train_scenario, ReplayScenario as TrainSetting};
+use crate::sampling::{request as sample_request, Setting as SampleSetting};
+use vramdoc::estimate::{estimate, estimate_sampling, GpuCatalog};
 
 const MIB: i64 = 1 << 20;
 
@@ -68,28 +69,6 @@ struct Train {
     params_total: u64,
     train_peak_bytes: u64,
     eval_peak_bytes: u64,
-}
-
-#[derive(Deserialize)]
-struct TrainSetting {
-    n_layer: u64,
-    n_head: u64,
-    n_embd: u64,
-    vocab_size: u64,
-    block_size: u64,
-    bias: bool,
-    dropout: f64,
-    batch_size: u64,
-    gradient_accumulation_steps: u64,
-    dtype: String,
-    flash: bool,
-    compile: bool,
-    eval_batch_size: u64,
-    #[serde(default)]
-    freeze_embeddings: bool,
-    #[serde(default)]
-    lora_rank: u64,
-    lora_targets: Option<String>,
 }
 
 /// A Hugging Face GPT-2 training step (`tools/gpu_measure/hf_cases.py`, settings from
@@ -128,23 +107,6 @@ struct Sample {
     peak_bytes: u64,
 }
 
-#[derive(Deserialize)]
-struct SampleSetting {
-    init_from: String,
-    n_layer: u64,
-    n_head: u64,
-    n_embd: u64,
-    vocab_size: u64,
-    block_size: u64,
-    bias: bool,
-    dtype: String,
-    flash: bool,
-    prompt_tokens: u64,
-    max_new_tokens: u64,
-    num_samples: u64,
-    top_k: Option<u64>,
-}
-
 /// The measurement files: the H200's full run first, then the H100's quick one.
 const FILES: [&str; 2] = ["gpu_measurements.json", "gpu_measurements_h100.json"];
 
@@ -152,58 +114,6 @@ fn measured(file: &str) -> Measured {
     let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-fn train_scenario(r: &TrainSetting) -> Scenario {
-    Scenario {
-        n_layer: r.n_layer,
-        n_head: r.n_head,
-        n_embd: r.n_embd,
-        vocab_size: r.vocab_size,
-        block_size: r.block_size,
-        bias: r.bias,
-        dropout: r.dropout,
-        batch_size: r.batch_size,
-        gradient_accumulation_steps: r.gradient_accumulation_steps,
-        dtype: Dtype::parse(&r.dtype).expect("measured dtype"),
-        compile: r.compile,
-        flash: r.flash,
-        eval_batch_size: Some(r.eval_batch_size),
-        freeze_embeddings: r.freeze_embeddings,
-        lora_rank: r.lora_rank,
-        lora_targets: r
-            .lora_targets
-            .as_deref()
-            .map(|t| LoraTargets::parse(t).expect("measured LoRA targets"))
-            .unwrap_or_default(),
-        ..Scenario::default()
-    }
-}
-
-/// The model and the request a measured `sample.py` run stands for (a GPT-2 checkpoint is
-/// named by `init_from` alone, as on sample.py's command line).
-fn sample_request(s: &SampleSetting) -> (Scenario, Sampling) {
-    let mut sc = Scenario {
-        init_from: InitFrom::parse(&s.init_from).expect("init_from"),
-        dtype: Dtype::parse(&s.dtype).expect("dtype"),
-        flash: s.flash,
-        ..Scenario::default()
-    };
-    if sc.init_from == InitFrom::Resume {
-        sc.n_layer = s.n_layer;
-        sc.n_head = s.n_head;
-        sc.n_embd = s.n_embd;
-        sc.vocab_size = s.vocab_size;
-        sc.block_size = s.block_size;
-        sc.bias = s.bias;
-    }
-    let run = Sampling {
-        prompt_tokens: s.prompt_tokens,
-        max_new_tokens: s.max_new_tokens,
-        num_samples: s.num_samples,
-        top_k: s.top_k,
-    };
-    (sc, run)
 }
 
 /// One comparison: measured bytes against the estimate plus `workspaces` cuBLAS workspaces.

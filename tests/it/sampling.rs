@@ -24,8 +24,9 @@ struct Counts {
     total: u64,
 }
 
+/// A replayed `sample.py` run's settings (also what `gpu_measured` reads for the measured runs).
 #[derive(Deserialize)]
-struct Setting {
+pub(crate) struct Setting {
     init_from: String,
     n_layer: u64,
     n_head: u64,
@@ -51,7 +52,7 @@ fn replay() -> Replay {
 
 /// The scenario and request the replayed run stands for. For a GPT-2 checkpoint only
 /// `init_from` is given, as sample.py's command line gives it: the shape must come from it.
-fn request(s: &Setting) -> (Scenario, Sampling) {
+pub(crate) fn request(s: &Setting) -> (Scenario, Sampling) {
     let mut sc = Scenario {
         init_from: InitFrom::parse(&s.init_from).expect("init_from"),
         dtype: Dtype::parse(&s.dtype).expect("dtype"),
