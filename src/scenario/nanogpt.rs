@@ -331,7 +331,8 @@ fn resumed_shape(
             session,
             "init_from",
             &format!(
-                "init_from = 'resume' builds the model from {}, which is not in {}, and the config does not give {}",
+                "init_from = 'resume'{} builds the model from {}, which is not in {}, and the config does not give {}",
+                if session.origins.contains_key("init_from") { "" } else if scenario.phase == Phase::Generate { " (sample.py's default)" } else { "" },
                 rel.display(),
                 base.display(),
                 missing.join(", ")

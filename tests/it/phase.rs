@@ -79,6 +79,38 @@ fn every_spelling_of_generate_gives_the_sampling_estimate_of_sample_py() {
     assert_eq!(v["sampling"]["prompt_tokens"], 5);
     // 5 prompt tokens and 100 new ones: the longest forward sees 5 + 100 - 1 tokens.
     assert_eq!(v["context_tokens"], 104);
+    // The table lists as having no effect only the settings that have none.
+    let r = t.run(&[
+        "estimate",
+        "--phase",
+        "generate",
+        "--init_from=gpt2",
+        "--temperature=0.5",
+        "--seed=3",
+        "--start=hi",
+        "--top_k=5",
+        "--max_new_tokens=20",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("Ignored, no effect on memory: temperature, seed\n"),
+        "{}",
+        r.stdout
+    );
+    // Without a file, sample.py's defaults: it samples from out/ckpt.pt, eagerly.
+    let err = refused(&t, &["--phase", "generate"]);
+    assert!(
+        err.contains("init_from = 'resume' (sample.py's default)"),
+        "{err}"
+    );
+    let v = json(&t, &["--phase", "generate", "--init_from=gpt2"]);
+    assert_eq!(v["scenario"]["compile"], false);
+    let v = json(
+        &t,
+        &["--phase", "generate", "--init_from=gpt2", "--compile=True"],
+    );
+    assert_eq!(v["scenario"]["compile"], true);
     // An unknown phase is refused, naming what it knows.
     let err = refused(&t, &["--phase", "sample", "--init_from=gpt2"]);
     assert!(
