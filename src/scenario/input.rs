@@ -61,16 +61,27 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
     let mut session = Session::new(src.catalog, src.gpu);
     // The first file that is nanoGPT's sample.py: it implies `phase = generate`.
     let mut sample_file = None;
+    // The Python configs read (they may define any global, as nanoGPT's do).
+    let mut python_files = Vec::new();
     for input in src.inputs {
         let result = match input {
             Input::File(path) => read_file(&mut session, path),
-            Input::Override(arg) => session.apply_override(arg),
+            Input::Override(arg) => session.apply_override(arg).map(|()| false),
         };
-        if let Err(d) = result {
-            session.errors.push(*d);
-        }
-        if matches!(input, Input::File(_)) && sample_file.is_none() {
-            sample_file = super::nanogpt::sample_script(&session);
+        match (result, input) {
+            (Err(d), _) => session.errors.push(*d),
+            (Ok(true), Input::File(path)) => {
+                let label = if path == Path::new("-") {
+                    Path::new("<stdin>")
+                } else {
+                    path
+                };
+                python_files.push(label.to_path_buf());
+                if sample_file.is_none() {
+                    sample_file = super::nanogpt::sample_script(&session);
+                }
+            }
+            (Ok(_), _) => {}
         }
     }
     let mut out = Loaded::default();
@@ -79,9 +90,12 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
     errors.extend(apply_sets(&mut session, &mut out.scenario, src.sets));
     // What train.py does with the globals (keys given with `--set` count as given).
     if errors.is_empty() {
-        if let Err(e) =
-            super::nanogpt::settle_phase(&mut session, &mut out.scenario, sample_file.as_ref())
-        {
+        if let Err(e) = super::nanogpt::settle_phase(
+            &mut session,
+            &mut out.scenario,
+            sample_file.as_ref(),
+            &python_files,
+        ) {
             errors.extend(e);
         }
     }
@@ -165,9 +179,12 @@ fn apply_sets(
                 continue;
             }
         };
-        if let Err(e) = scenario.set(key, lit.clone()) {
-            errors.push(flag_error(&format!("--set {arg}"), &e));
-            continue;
+        // sample.py's own settings are globals, not scenario keys (`nanogpt::sampling` reads them).
+        if !super::nanogpt::is_sample_setting(key) {
+            if let Err(e) = scenario.set(key, lit.clone()) {
+                errors.push(flag_error(&format!("--set {arg}"), &e));
+                continue;
+            }
         }
         let origin = Origin::Arg(format!("--set {arg}"));
         session.set_key(key, &lit, origin.clone());
@@ -213,8 +230,9 @@ pub(crate) fn read_capped_text(path: Option<&Path>) -> Result<String, String> {
     })
 }
 
-/// Reads one FILE (`-` is standard input) and runs or applies it.
-fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnostic>> {
+/// Reads one FILE (`-` is standard input) and runs or applies it; `true` when it was a Python
+/// config (which may be nanoGPT's sample.py).
+fn read_file(session: &mut Session<'_>, path: &Path) -> Result<bool, Box<Diagnostic>> {
     let stdin = path == Path::new("-");
     let read = read_capped_text((!stdin).then_some(path));
     let label = if stdin { Path::new("<stdin>") } else { path };
@@ -254,11 +272,11 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
         )
     };
     if is_yaml {
-        yaml_file(session, label, &text)
+        yaml_file(session, label, &text).map(|()| false)
     } else {
         // Its errors are in the session's list already.
         let _ = session.run_file(label, &text);
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -371,7 +389,16 @@ fn yaml_file(session: &mut Session<'_>, path: &Path, text: &str) -> Result<(), B
         doc.at.key(&keys_path)
     };
     let source: Arc<str> = Arc::from(text);
-    Scenario::from_yaml(map).map_err(|e| {
+    // sample.py's own settings are read by `nanogpt::sampling`, not by the key table.
+    let keys_only = match map {
+        yaml_serde::Value::Mapping(m) => {
+            let mut m = m.clone();
+            m.retain(|k, _| !k.as_str().is_some_and(super::nanogpt::is_sample_setting));
+            yaml_serde::Value::Mapping(m)
+        }
+        other => other.clone(),
+    };
+    Scenario::from_yaml(&keys_only).map_err(|e| {
         let d = Diagnostic::error(e.to_string()).in_file(path);
         Box::new(match e.key.as_deref().and_then(key_at) {
             Some((line, col)) => d.at(line, col).with_source(Arc::clone(&source)),

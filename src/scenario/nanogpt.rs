@@ -38,8 +38,14 @@ const SAMPLE_SETTINGS: &[&str] = &[
     "seed",
 ];
 
-/// Where the file read so far that is nanoGPT's `sample.py` set one of its own settings, if a
-/// file did (call after each file: the origin is then that file's line).
+/// Whether `name` is one of sample.py's own settings (read as sample.py reads them, in the
+/// generate phase, from any input: a file, YAML, `--name=value` or `--set`).
+pub(crate) fn is_sample_setting(name: &str) -> bool {
+    SAMPLE_SETTINGS.contains(&name)
+}
+
+/// Where the Python file just read, if it is nanoGPT's `sample.py`, set one of sample.py's own
+/// settings (call after each Python file: the origin is then that file's line).
 pub(crate) fn sample_script(session: &Session<'_>) -> Option<Origin> {
     SAMPLING_ONLY
         .iter()
@@ -66,6 +72,7 @@ pub(crate) fn settle_phase(
     session: &mut Session<'_>,
     scenario: &mut Scenario,
     sample_file: Option<&Origin>,
+    python_files: &[std::path::PathBuf],
 ) -> Result<(), Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let explicit = session.origins.get("phase");
@@ -84,10 +91,12 @@ pub(crate) fn settle_phase(
     match scenario.phase {
         Phase::Train => {
             for name in SAMPLE_SETTINGS {
-                if let Some(at @ Origin::Arg(_)) = session.origins.get(*name) {
+                let at = session.origins.get(*name);
+                // A Python config may define any global; an override, `--set` or YAML may not.
+                if let Some(at) = at.filter(|o| !python_files.iter().any(|p| o.is_in(p))) {
                     errors.push(
                         at.error(&format!(
-                            "`{name}` is a setting of sample.py, not of train.py (nanoGPT stops with \"Unknown config key: {name}\"), and this scenario is phase = train"
+                            "`{name}` is a setting of sample.py, not of train.py (nanoGPT's configurator stops with \"Unknown config key: {name}\"), and this scenario is phase = train"
                         ))
                         .with_help("to estimate sampling, add --phase generate (or give nanoGPT's sample.py as the file)"),
                     );

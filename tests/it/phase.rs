@@ -79,6 +79,27 @@ fn every_spelling_of_generate_gives_the_sampling_estimate_of_sample_py() {
     assert_eq!(v["sampling"]["prompt_tokens"], 5);
     // 5 prompt tokens and 100 new ones: the longest forward sees 5 + 100 - 1 tokens.
     assert_eq!(v["context_tokens"], 104);
+    // ... and from YAML and --set alike.
+    t.file(
+        "gen100.yaml",
+        "phase: generate\ninit_from: gpt2\nmax_new_tokens: 100\nnum_samples: 2\nstart: hello\n",
+    );
+    assert_eq!(json(&t, &["gen100.yaml"]), v);
+    let by_set = json(
+        &t,
+        &[
+            "--phase",
+            "generate",
+            "--init_from=gpt2",
+            "--set",
+            "max_new_tokens=100",
+            "--set",
+            "num_samples=2",
+            "--set",
+            "start='hello'",
+        ],
+    );
+    assert_eq!(by_set, v);
     // The table lists as having no effect only the settings that have none.
     let r = t.run(&[
         "estimate",
@@ -213,6 +234,18 @@ fn keys_of_the_other_phase_are_refused_where_they_are_set() {
             "{arg}: {err}"
         );
     }
+    t.file("train.yaml", "n_layer: 6\nnum_samples: 2\n");
+    let err = refused(&t, &["train.yaml"]);
+    assert!(
+        err.contains("train.yaml:2:1") && err.contains("phase = train"),
+        "{err}"
+    );
+    let err = refused(&t, &["--set", "max_new_tokens=9"]);
+    assert!(err.contains("--set max_new_tokens=9"), "{err}");
+    // A Python training config may define such a global: nanoGPT runs it, and it changes nothing.
+    t.file("cfg.py", "n_layer = 6\ntop_k = 5\n");
+    let v = json(&t, &["cfg.py"]);
+    assert_eq!(v["scenario"]["phase"], "train");
     // Keys of both phases are taken in either (the model's shape, precision, card).
     let v = json(
         &t,

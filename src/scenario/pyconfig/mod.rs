@@ -120,6 +120,11 @@ impl Origin {
         }
     }
 
+    /// Whether this is a line of the file `path`.
+    pub(crate) fn is_in(&self, path: &Path) -> bool {
+        matches!(self, Origin::File { path: p, .. } if p == path)
+    }
+
     /// Where, in words: `path:line` or the argument.
     pub(crate) fn location(&self) -> String {
         match self {
@@ -237,6 +242,9 @@ impl<'a> Session<'a> {
         };
         self.env.insert(key.to_owned(), Binding::Known(v));
         self.origins.insert(key.to_owned(), origin);
+        if !is_key(key) {
+            self.mark_assigned(key);
+        }
     }
 
     /// Applies nanoGPT's `--key=value`: the key must exist, the value is `literal_eval`'d (or
