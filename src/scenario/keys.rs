@@ -398,6 +398,10 @@ pub fn help_list() -> String {
             k.kind.accepts()
         ));
     }
+    out.push_str(&format!(
+        "With phase = generate, also sample.py's own settings: {}.\n",
+        super::nanogpt::SAMPLE_SETTINGS.join(", ")
+    ));
     out
 }
 

@@ -29,7 +29,7 @@ const SAMPLING_ONLY: &[&str] = &["max_new_tokens", "num_samples"];
 
 /// sample.py's settings that train.py lacks: overriding one in the train phase is refused, as
 /// nanoGPT's configurator refuses a key the script does not define.
-const SAMPLE_SETTINGS: &[&str] = &[
+pub(crate) const SAMPLE_SETTINGS: &[&str] = &[
     "start",
     "num_samples",
     "max_new_tokens",

@@ -141,6 +141,17 @@ fn every_spelling_of_generate_gives_the_sampling_estimate_of_sample_py() {
 }
 
 #[test]
+fn estimate_help_names_sample_py_settings() {
+    let r = SiteTest::new().run(&["estimate", "--help"]);
+    assert!(
+        r.stdout.contains("With phase = generate, also sample.py's own settings: start, num_samples, max_new_tokens, temperature, top_k, seed."),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("--phase <PHASE>"), "{}", r.stdout);
+}
+
+#[test]
 fn the_json_scenario_object_says_train_by_default() {
     let t = SiteTest::new();
     let v = json(&t, &[]);
