@@ -88,6 +88,21 @@ pub enum TrainMoment {
     NoTraining,
 }
 
+impl TrainMoment {
+    /// The moment as the estimate's JSON spells it (`loss_backward`).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            TrainMoment::LossForward => "loss_forward",
+            TrainMoment::LossBackward => "loss_backward",
+            TrainMoment::MlpBackward => "mlp_backward",
+            TrainMoment::BackwardEnd => "backward_end",
+            TrainMoment::AttentionBackward => "attention_backward",
+            TrainMoment::BlockRecompute => "block_recompute",
+            TrainMoment::NoTraining => "no_training",
+        }
+    }
+}
+
 /// The memory held at one moment, split as the JSON contract's `bytes` fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Components {

@@ -5,7 +5,7 @@
 //! [`estimate_model`] a described model's (Hugging Face's GPT-2 besides nanoGPT) with a
 //! scenario's run settings;
 //! [`what_if`] the options a guide lists. `serde_json::to_value(&estimate)` is the JSON contract
-//! of `vramdoc estimate --format json` and what guides read by dotted path.
+//! of `vramdoc estimate --format json`; guides read the same fields, typed, by its dotted names.
 
 pub mod arch;
 mod combine;
@@ -118,6 +118,17 @@ pub enum PeakPhase {
     Load,
 }
 
+impl PeakPhase {
+    /// `train`, `eval` or `load`, as the estimate's JSON spells it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            PeakPhase::Train => "train",
+            PeakPhase::Eval => "eval",
+            PeakPhase::Load => "load",
+        }
+    }
+}
+
 /// Whether a scenario fits its GPU, given the range of the overhead and other programs' memory.
 ///
 /// With `C` the capacity and `O` what other programs hold, and the total's low end, middle (the
@@ -152,16 +163,6 @@ impl Verdict {
             Verdict::Unlikely
         } else {
             Verdict::DoesNotFit
-        }
-    }
-
-    /// `fits`, `tight`, `unlikely` or `does_not_fit`, as the estimate's JSON spells it.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Fits => "fits",
-            Verdict::Tight => "tight",
-            Verdict::Unlikely => "unlikely",
-            Verdict::DoesNotFit => "does_not_fit",
         }
     }
 }

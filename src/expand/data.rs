@@ -1,7 +1,6 @@
 //! The computed data behind one guide: its estimate, its variants', the what-ifs, as the estimator's types,
 //! computed once per guide and shared by all its translations.
 
-use serde_json::{json, Value};
 use yaml_serde::Value as Yaml;
 
 use crate::content::Variant;
@@ -128,73 +127,4 @@ impl GuideData {
             format!("no variant with id `{id}` (known: {})", known.join(", "))
         })
     }
-
-    /// The value at a dotted `path` (`bytes.logits`, `variants.<id>.fits`,
-    /// `catalog.<gpu-id>.name`), read from the typed estimate; an unknown path is an error that
-    /// names it.
-    pub(crate) fn lookup(&self, path: &[String], catalog: &GpuCatalog) -> Result<Value, String> {
-        let unknown = || format!("unknown name `{}`", path.join("."));
-        let (est, rest) = match path.first().map(String::as_str) {
-            Some("variants") => {
-                let id = path.get(1).ok_or_else(unknown)?;
-                (self.variant(id)?, &path[2..])
-            }
-            Some("catalog") => {
-                let id = path.get(1).ok_or_else(unknown)?;
-                let gpu = catalog
-                    .get(id)
-                    .ok_or_else(|| format!("no GPU `{id}` in the catalog"))?;
-                return match path.get(2).map(String::as_str) {
-                    Some("id") if path.len() == 3 => Ok(json!(gpu.id)),
-                    Some("name") if path.len() == 3 => Ok(json!(gpu.name)),
-                    Some("capacity_bytes") if path.len() == 3 => Ok(json!(gpu.capacity_bytes)),
-                    None => Ok(
-                        json!({ "id": gpu.id, "name": gpu.name, "capacity_bytes": gpu.capacity_bytes }),
-                    ),
-                    _ => Err(unknown()),
-                };
-            }
-            _ => (&self.estimate, path),
-        };
-        let Some((head, tail)) = rest.split_first() else {
-            return Err(format!(
-                "`{}` is a group of values; name one of its fields",
-                path.join(".")
-            ));
-        };
-        let top = match head.as_str() {
-            "scenario" => serde_json::to_value(&est.scenario),
-            "params" => serde_json::to_value(est.params),
-            "bytes" => serde_json::to_value(est.bytes),
-            "peak_phase" => serde_json::to_value(est.peak_phase),
-            "train_peak_moment" => serde_json::to_value(est.train_peak_moment),
-            "effective_batch" => Ok(json!(est.effective_batch)),
-            "tokens_per_step" => Ok(json!(est.tokens_per_step)),
-            "accumulation_per_gpu" => Ok(json!(est.accumulation_per_gpu)),
-            "gpu" => serde_json::to_value(&est.gpu),
-            "verdict" => serde_json::to_value(est.verdict),
-            "fits" => Ok(json!(est.fits)),
-            "headroom_bytes" => Ok(json!(est.headroom_bytes)),
-            "estimator_version" => Ok(json!(est.estimator_version)),
-            _ => return Err(unknown()),
-        }
-        .map_err(|e| e.to_string())?;
-        let mut v = &top;
-        for seg in tail {
-            v = match v {
-                Value::Object(m) => m.get(seg.as_str()).ok_or_else(unknown)?,
-                // A field of a GPU when the scenario names none: the value is missing, not unknown.
-                Value::Null
-                    if head == "gpu" && tail.len() == 1 && GPU_FIELDS.contains(&seg.as_str()) =>
-                {
-                    v
-                }
-                _ => return Err(unknown()),
-            };
-        }
-        Ok(v.clone())
-    }
 }
-
-/// The fields of `gpu`.
-const GPU_FIELDS: [&str; 4] = ["id", "name", "capacity_bytes", "bf16"];

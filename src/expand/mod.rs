@@ -11,14 +11,13 @@
 mod answer;
 mod charts;
 pub(crate) mod data;
+mod fields;
 pub mod lint;
 mod parse;
 mod tables;
 
 use std::path::Path;
 use std::sync::Arc;
-
-use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
 use crate::i18n::Localizer;
@@ -28,6 +27,7 @@ pub use answer::ShortAnswer;
 pub(crate) use answer::{add_targets as add_answer_targets, short_answer};
 pub use charts::{chart_picture, narrow_name as narrow_chart_name, ChartCache};
 pub use data::{guide_data, GuideData};
+use fields::Figure;
 use parse::{ArgValue, Expr, ExprKind};
 
 /// What a page's expressions can read, in the page's language.
@@ -206,17 +206,14 @@ fn eval_path(
     let data = need_data(ctx)?;
     let v = data.lookup(path, ctx.catalog)?;
     // `fits | verdict` shows the four-state `verdict` beside it: `false` may be "tight".
-    if let (Some("verdict") | None, Some("fits"), Value::Bool(_)) =
+    if let (Some("verdict") | None, Some("fits"), Figure::Flag(_)) =
         (filter, path.last().map(String::as_str), &v)
     {
         let mut sibling = path.to_vec();
         sibling.pop();
         sibling.push("verdict".to_owned());
-        if let Ok(Value::String(state)) = data.lookup(&sibling, ctx.catalog) {
-            return Ok(present::verdict_name(
-                present::verdict_of_state(&state),
-                ctx.loc,
-            ));
+        if let Ok(Figure::Verdict(state)) = data.lookup(&sibling, ctx.catalog) {
+            return Ok(present::verdict_name(state, ctx.loc));
         }
     }
     format_value(&v, filter, ctx.loc, &path.join("."))
@@ -412,7 +409,7 @@ pub fn runtime_message_keys() -> Vec<String> {
 
 /// Formats a looked-up value with an optional filter.
 fn format_value(
-    v: &Value,
+    v: &Figure<'_>,
     filter: Option<&str>,
     loc: &Localizer,
     name: &str,
@@ -422,7 +419,7 @@ fn format_value(
             .ok_or_else(|| format!("`{name}` is not a whole number of bytes"))
     };
     match (filter, v) {
-        (_, Value::Null) => Err(format!(
+        (_, Figure::Missing) => Err(format!(
             "`{name}` has no value for this scenario (is `gpu` set?)"
         )),
         (Some("bytes"), _) => Ok(figure(loc, unsigned()?, loc.bytes(unsigned()?))),
@@ -433,25 +430,21 @@ fn format_value(
             _ => Ok(loc.int(unsigned()?)),
         },
         (Some("count"), _) => Ok(loc.count(unsigned()?)),
-        (Some("verdict") | None, Value::Bool(b)) => {
+        (Some("verdict") | None, Figure::Flag(b)) => {
             Ok(present::verdict_name(present::verdict_of_fits(*b), loc))
         }
-        (Some("verdict"), Value::String(state)) => {
-            Ok(present::verdict_name(present::verdict_of_state(state), loc))
-        }
-        (None, Value::String(state)) if name == "verdict" || name.ends_with(".verdict") => {
-            Ok(present::verdict_name(present::verdict_of_state(state), loc))
-        }
+        (Some("verdict") | None, Figure::Verdict(state)) => Ok(present::verdict_name(*state, loc)),
         (Some("verdict"), _) => Err(format!(
             "`verdict` needs a true/false value such as `fits`, not `{name}`"
         )),
-        (None, Value::Number(n)) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => Ok(loc.int(u)),
-            (None, Some(i)) => Ok(loc.numbers().signed(i)),
-            _ => Ok(loc.decimal(n.as_f64().unwrap_or(0.0), 2)),
+        (None, Figure::Whole(n)) => Ok(loc.int(*n)),
+        (None, Figure::Signed(i)) => match u64::try_from(*i) {
+            Ok(n) => Ok(loc.int(n)),
+            Err(_) => Ok(loc.numbers().signed(*i)),
         },
-        (None, Value::String(s)) => Ok(escape_text(s)),
-        (None, _) => Err(format!(
+        (None, Figure::Float(x)) => Ok(loc.decimal(*x, 2)),
+        (None, Figure::Text(s)) => Ok(escape_text(s)),
+        (None, Figure::Group) => Err(format!(
             "`{name}` is a group of values; name one of its fields"
         )),
         (Some(f), _) => Err(format!(

@@ -31,7 +31,7 @@ pub(crate) mod verdict;
 pub use format::Format;
 pub use rows::option_key;
 pub(crate) use rows::*;
-pub(crate) use verdict::{verdict_name, verdict_of_fits, verdict_of_state};
+pub(crate) use verdict::{verdict_name, verdict_of_fits};
 
 #[cfg(test)]
 mod tests {

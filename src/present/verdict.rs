@@ -55,15 +55,6 @@ pub(crate) fn verdict_name(v: Verdict, loc: &Localizer) -> String {
     loc.t(verdict_key(v))
 }
 
-/// The verdict an estimate's JSON spells `state` (`fits`, `tight`, `unlikely`, `does_not_fit`);
-/// any other text reads as "does not fit", never as a better verdict than the data says.
-pub(crate) fn verdict_of_state(state: &str) -> Verdict {
-    [Verdict::Fits, Verdict::Tight, Verdict::Unlikely]
-        .into_iter()
-        .find(|v| v.as_str() == state)
-        .unwrap_or(Verdict::DoesNotFit)
-}
-
 /// The two-state verdict of a `fits` flag: "fits" or "does not fit".
 pub(crate) fn verdict_of_fits(fits: bool) -> Verdict {
     if fits {
@@ -226,16 +217,7 @@ mod tests {
     }
 
     #[test]
-    fn a_state_the_json_spells_reads_back_as_its_verdict() {
-        for v in [
-            Verdict::Fits,
-            Verdict::Tight,
-            Verdict::Unlikely,
-            Verdict::DoesNotFit,
-        ] {
-            assert_eq!(verdict_of_state(v.as_str()), v);
-        }
-        assert_eq!(verdict_of_state("fit"), Verdict::DoesNotFit);
+    fn a_fits_flag_reads_as_the_two_state_verdict() {
         assert_eq!(verdict_of_fits(true), Verdict::Fits);
         assert_eq!(verdict_of_fits(false), Verdict::DoesNotFit);
     }

@@ -255,6 +255,12 @@ impl Key {
         (self.value)(s)
     }
 
+    /// The key's value as the JSON `scenario` object gives it, defaults resolved
+    /// (`eval_batch_size`: the batch evaluation uses); what a guide's `scenario.<key>` reads.
+    pub fn resolved<'a>(&self, s: &'a Scenario) -> Value<'a> {
+        (self.json)(s)
+    }
+
     /// Whether changing it needs a code change, not a setting nanoGPT reads.
     pub fn needs_code(&self) -> bool {
         matches!(self.nanogpt, NanoGpt::Code(_))
@@ -486,7 +492,7 @@ impl Serialize for Scenario {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut out = serializer.serialize_struct("Scenario", KEYS.len())?;
         for k in KEYS {
-            out.serialize_field(k.name, &(k.json)(self))?;
+            out.serialize_field(k.name, &k.resolved(self))?;
         }
         out.end()
     }

@@ -231,6 +231,11 @@ fn expression_errors_name_file_line_and_what_is_wrong() {
             "no GPU `rtx-9999` in the catalog",
         ),
         ("{{ catalog.t4.bf16 }}\n", "unknown name `catalog.t4.bf16`"),
+        // A name is not a verdict (it once read as "does not fit").
+        (
+            "{{ scenario.dtype | verdict }}\n",
+            "`verdict` needs a true/false value such as `fits`, not `scenario.dtype`",
+        ),
     ];
     for (body, message) in cases {
         let t = SiteTest::new();

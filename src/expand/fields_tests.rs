@@ -1,0 +1,175 @@
+//! The typed paths and the JSON contract in step: every leaf of `vramdoc estimate --format json`
+//! is a path a guide reads with the same value, and every typed field is in that JSON.
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::expand::data::VariantData;
+
+/// A guide's data for `yaml`, with one variant (`big`) at 8× the micro-batch.
+fn data(yaml: &str) -> GuideData {
+    let catalog = GpuCatalog::builtin();
+    let yaml: yaml_serde::Value = yaml_serde::from_str(yaml).expect("yaml");
+    let scenario = crate::estimate::Scenario::from_yaml(&yaml).expect("scenario");
+    let estimate = crate::estimate::estimate(&scenario, &catalog).expect("estimate");
+    let mut big = scenario.clone();
+    big.batch_size *= 8;
+    let variant = crate::estimate::estimate(&big, &catalog).expect("variant");
+    GuideData {
+        scenario,
+        estimate,
+        variants: vec![VariantData {
+            id: "big".into(),
+            estimate: variant,
+            what_if: Vec::new(),
+        }],
+        what_if: Vec::new(),
+    }
+}
+
+/// A figure as the JSON contract writes it (`None` for a group, which is an object there).
+fn as_json(f: &Figure<'_>) -> Option<Value> {
+    Some(match f {
+        Figure::Whole(n) => json!(n),
+        Figure::Signed(i) => json!(i),
+        Figure::Float(x) => json!(x),
+        Figure::Flag(b) => json!(b),
+        Figure::Text(t) => json!(t),
+        Figure::Verdict(v) => json!(v),
+        Figure::Missing => Value::Null,
+        Figure::Group => return None,
+    })
+}
+
+/// Looks every node of `json` up at `prefix` + its path and checks the value; returns how many
+/// leaves were checked.
+fn check_walk(d: &GuideData, prefix: &[String], json: &Value) -> usize {
+    let catalog = GpuCatalog::builtin();
+    let mut todo = vec![(prefix.to_vec(), json)];
+    let mut leaves = 0;
+    while let Some((path, v)) = todo.pop() {
+        let name = path.join(".");
+        if path.len() > prefix.len() {
+            let got = d
+                .lookup(&path, &catalog)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            match v {
+                Value::Object(_) => assert_eq!(got, Figure::Group, "{name}"),
+                _ => {
+                    assert_eq!(as_json(&got).as_ref(), Some(v), "{name}");
+                    leaves += 1;
+                }
+            }
+        }
+        if let Value::Object(m) = v {
+            for (k, child) in m {
+                let mut p = path.clone();
+                p.push(k.clone());
+                todo.push((p, child));
+            }
+        }
+    }
+    leaves
+}
+
+/// Whether `json` has a node at `path`.
+fn has(json: &Value, path: &[&str]) -> bool {
+    path.iter().try_fold(json, |v, k| v.get(*k)).is_some()
+}
+
+const SCENARIOS: &[&str] = &[
+    // No GPU: `fits`, `verdict`, `gpu.*` are missing (null).
+    "n_layer: 4\nn_head: 4\nn_embd: 256\nbatch_size: 8\ndropout: 0.1\n",
+    // Fits a large card.
+    "n_layer: 4\nn_head: 4\nn_embd: 256\nbatch_size: 8\ngpu: a100-80gb\n",
+    // Does not fit a small one: negative headroom.
+    "batch_size: 64\nblock_size: 1024\ngpu: t4\nother_processes: 1000000000\n",
+    // Resumed, with LoRA: the other branches of the byte and parameter fields.
+    "init_from: gpt2\nlora_rank: 8\ndtype: float16\ngpu: rtx-4070\n",
+];
+
+#[test]
+fn every_json_field_is_a_typed_path_with_the_same_value() {
+    for yaml in SCENARIOS {
+        let d = data(yaml);
+        let json = serde_json::to_value(&d.estimate).expect("json");
+        let leaves = check_walk(&d, &[], &json);
+        assert!(leaves > 50, "{yaml}: only {leaves} leaves");
+        let variant = serde_json::to_value(&d.variants[0].estimate).expect("json");
+        let prefix = ["variants".to_owned(), "big".to_owned()];
+        assert_eq!(check_walk(&d, &prefix, &variant), leaves, "{yaml}");
+    }
+    // The scenarios reach every kind of figure.
+    let catalog = GpuCatalog::builtin();
+    let read = |yaml: &str, p: &str| {
+        let path: Vec<String> = p.split('.').map(str::to_owned).collect();
+        data(yaml).lookup(&path, &catalog).map(|f| format!("{f:?}"))
+    };
+    assert_eq!(read(SCENARIOS[0], "fits"), Ok("Missing".into()));
+    assert_eq!(
+        read(SCENARIOS[0], "scenario.dropout"),
+        Ok("Float(0.1)".into())
+    );
+    assert_eq!(read(SCENARIOS[1], "verdict"), Ok("Verdict(Fits)".into()));
+    assert!(read(SCENARIOS[2], "headroom_bytes").is_ok_and(|f| f.starts_with("Signed(-")));
+    assert_eq!(read(SCENARIOS[3], "gpu.bf16"), Ok("Flag(true)".into()));
+}
+
+#[test]
+fn every_typed_field_is_in_the_json() {
+    let catalog = GpuCatalog::builtin();
+    for yaml in SCENARIOS {
+        let d = data(yaml);
+        let json = serde_json::to_value(&d.estimate).expect("json");
+        let mut paths: Vec<Vec<&str>> = Vec::new();
+        paths.extend(PARAMS.iter().map(|(n, _)| vec!["params", *n]));
+        paths.extend(BYTES.iter().map(|(n, _)| vec!["bytes", *n]));
+        paths.extend(keys::KEYS.iter().map(|k| vec!["scenario", k.name]));
+        paths.extend(GPU_FIELDS.iter().map(|f| vec!["gpu", *f]));
+        // Every top-level name a guide can read, and a few it cannot.
+        let top = json.as_object().expect("object").keys();
+        paths.extend(top.map(|k| vec![k.as_str()]));
+        for name in ["architecture", "what_if", "catalog", "variants", "gpus"] {
+            paths.push(vec![name]);
+        }
+        for p in paths {
+            let owned: Vec<String> = p.iter().map(|s| s.to_string()).collect();
+            let typed = d.lookup(&owned, &catalog);
+            let in_json = has(&json, &p)
+                // `gpu` is null when no GPU is named, and its fields read as missing.
+                || (p[0] == "gpu" && json["gpu"].is_null());
+            match typed {
+                Ok(_) => assert!(
+                    in_json,
+                    "{yaml}: `{}` is typed but not in the JSON",
+                    p.join(".")
+                ),
+                Err(e) => {
+                    assert!(!in_json, "{yaml}: `{}`: {e}", p.join("."));
+                    assert!(e.contains(&format!("`{}`", p.join("."))), "{e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn catalog_paths_read_the_catalog_card() {
+    let catalog = GpuCatalog::builtin();
+    let d = data(SCENARIOS[0]);
+    let path = |p: &str| p.split('.').map(str::to_owned).collect::<Vec<_>>();
+    let t4 = catalog.get("t4").expect("t4");
+    assert_eq!(
+        d.lookup(&path("catalog.t4.capacity_bytes"), &catalog),
+        Ok(Figure::Whole(t4.capacity_bytes))
+    );
+    assert_eq!(
+        d.lookup(&path("catalog.t4.name"), &catalog),
+        Ok(Figure::Text(t4.name.as_str().into()))
+    );
+    assert_eq!(d.lookup(&path("catalog.t4"), &catalog), Ok(Figure::Group));
+    assert_eq!(
+        d.lookup(&path("catalog.t4.bf16"), &catalog),
+        Err("unknown name `catalog.t4.bf16`".into())
+    );
+}
