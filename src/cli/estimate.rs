@@ -23,6 +23,10 @@ pub struct EstimateArgs {
     /// The scenario's flags.
     #[command(flatten)]
     pub scenario: ScenarioArgs,
+    /// What to estimate: `train` (train.py, the default) or `generate` (sampling with sample.py,
+    /// which a sample.py FILE implies). Sets the scenario key `phase`.
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
     /// torchrun's `--nproc_per_node`: GPUs per machine of a DDP job (the estimate is per GPU;
     /// train.py divides `gradient_accumulation_steps` among the processes).
     #[arg(long, value_name = "N")]
@@ -78,6 +82,10 @@ impl EstimateArgs {
             catalog: self.scenario.catalog.clone(),
             data_dir: self.scenario.data_dir.clone(),
         };
+        // `--phase X` is the override `--phase=X`, in command-line order with the FILEs.
+        if let Some(phase) = &self.phase {
+            r.inputs.push(Input::Override(format!("--phase={phase}")));
+        }
         let mut items = self.inputs.iter();
         while let Some(item) = items.next() {
             let (flag, inline) = match item.split_once('=') {
@@ -96,6 +104,7 @@ impl EstimateArgs {
                     | "--nproc_per_node"
                     | "--nnodes"
                     | "--data-dir"
+                    | "--phase"
             ) {
                 r.inputs.push(if item.starts_with("--") {
                     Input::Override(item.clone())
@@ -109,6 +118,7 @@ impl EstimateArgs {
                 None => return Err(Box::new(Diagnostic::error(format!("{flag} needs a value")))),
             };
             match flag {
+                "--phase" => r.inputs.push(Input::Override(format!("--phase={value}"))),
                 "--gpu" => r.gpu = Some(value),
                 "--other-processes" => r.other_processes = Some(value),
                 "--nproc-per-node" | "--nproc_per_node" | "--nnodes" => {
@@ -234,6 +244,13 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
         .as_deref()
         .and_then(|id| catalog.get(id));
     notes.extend(card.and_then(|g| g.unsourced_capacity_note(None)));
+    if (args.nproc_per_node.is_some() || args.nnodes.is_some()) && loaded.sampling.is_some() {
+        return Err(Diagnostic::error(
+            "--nproc-per-node/--nnodes: a DDP job is training; sample.py runs one process, and this scenario is phase = generate".to_owned(),
+        )
+        .with_help("drop --nproc-per-node and --nnodes to estimate sampling")
+        .into());
+    }
     if args.nproc_per_node.is_some() || args.nnodes.is_some() {
         let (per_node, nodes) = (args.nproc_per_node.unwrap_or(1), args.nnodes.unwrap_or(1));
         let world = per_node

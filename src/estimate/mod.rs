@@ -35,7 +35,7 @@ pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
 pub use memory::TrainMoment;
 pub use params::Params;
 pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
-pub use scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
+pub use scenario::{Dtype, InitFrom, Optimizer, Phase, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 
 use num::N;
@@ -236,8 +236,22 @@ impl Estimate {
     }
 }
 
+/// Refuses `phase = generate` where a training step is estimated: sampling needs what to
+/// generate (prompt, tokens, samples) and is [`estimate_sampling`]'s; Hugging Face's `generate`
+/// is not modelled yet.
+fn training_only(s: &Scenario) -> Result<(), ScenarioError> {
+    if s.phase == Phase::Generate {
+        return Err(ScenarioError::key(
+            "phase",
+            "phase = generate describes sampling with sample.py, but this estimate (and a guide's tables) is of training with train.py; sampling is estimated on the command line: vramdoc estimate sample.py, or --phase generate",
+        ));
+    }
+    Ok(())
+}
+
 /// Estimates one scenario; errors name the scenario key at fault.
 pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, ScenarioError> {
+    training_only(s)?;
     s.validate(catalog)?;
     // The run train.py does (a GPT-2 checkpoint's shape), as one DDP process sees it.
     let run = s.as_run();
@@ -273,6 +287,7 @@ pub fn estimate_model(
     s: &Scenario,
     catalog: &GpuCatalog,
 ) -> Result<Estimate, ScenarioError> {
+    training_only(s)?;
     a.validate()?;
     a.computed()?;
     match a.family {

@@ -130,6 +130,7 @@ pub struct SampleEstimate {
 fn sampling_keys<S: serde::Serializer>(s: &Scenario, out: S) -> Result<S::Ok, S::Error> {
     #[derive(Serialize)]
     struct Keys<'a> {
+        phase: super::Phase,
         init_from: InitFrom,
         n_layer: u64,
         n_head: u64,
@@ -144,6 +145,7 @@ fn sampling_keys<S: serde::Serializer>(s: &Scenario, out: S) -> Result<S::Ok, S:
         other_processes: u64,
     }
     Keys {
+        phase: super::Phase::Generate,
         init_from: s.init_from,
         n_layer: s.n_layer,
         n_head: s.n_head,

@@ -79,6 +79,36 @@ impl Optimizer {
     }
 }
 
+/// What a scenario describes: training with nanoGPT's `train.py` (the default) or generating
+/// text with its `sample.py`. One definition, used by the scenario key `phase` and by the key
+/// table's column of the phases each key applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Phase {
+    /// A training run of `train.py` (its evaluations included).
+    #[serde(rename = "train")]
+    Train,
+    /// Sampling with nanoGPT's `sample.py` (estimated by [`super::estimate_sampling`]).
+    #[serde(rename = "generate")]
+    Generate,
+}
+
+impl Phase {
+    /// The key's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Train => "train",
+            Phase::Generate => "generate",
+        }
+    }
+
+    /// Parses the key's spelling.
+    pub fn parse(s: &str) -> Option<Phase> {
+        [Phase::Train, Phase::Generate]
+            .into_iter()
+            .find(|p| p.as_str() == s.trim())
+    }
+}
+
 /// train.py's `init_from`: where the model's weights come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum InitFrom {
@@ -191,6 +221,8 @@ pub const GPT2_BLOCK: u64 = 1024;
 /// convenience: call [`Scenario::validate`] (or [`super::estimate`], which does) after editing them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
+    /// What the scenario describes: training (the default) or sampling with `sample.py`.
+    pub phase: Phase,
     /// Transformer blocks.
     pub n_layer: u64,
     /// Attention heads per block.
@@ -257,6 +289,7 @@ impl Default for Scenario {
     /// nanoGPT's `train.py` defaults (GPT-2 124M on OpenWebText, one GPU).
     fn default() -> Self {
         Scenario {
+            phase: Phase::Train,
             n_layer: 12,
             n_head: 12,
             n_embd: 768,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::pyconfig::{is_key, looks_like_python, Origin, Session};
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{GpuCatalog, Literal, Scenario, ScenarioError};
+use crate::estimate::{GpuCatalog, Literal, Phase, Scenario, ScenarioError};
 use crate::scenario::keys::{self, KEYS};
 use crate::yaml_input::{
     excess_flow_bracket, parse_positioned, Located, Seg, MAX_FILE_FLOW_BRACKETS,
@@ -40,7 +40,7 @@ pub(crate) struct Loaded {
     pub(crate) notes: Vec<String>,
     /// Where each key that an input set was set.
     pub(crate) origins: std::collections::HashMap<String, Origin>,
-    /// What to generate, when the inputs describe sampling with nanoGPT's `sample.py`.
+    /// What to generate, when the scenario is `phase = generate` (sampling with `sample.py`).
     pub(crate) sampling: Option<crate::estimate::Sampling>,
 }
 
@@ -59,13 +59,29 @@ pub(crate) struct Sources<'a> {
 /// do, and all of them are reported together.
 pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
     let mut session = Session::new(src.catalog, src.gpu);
+    // The first file that is nanoGPT's sample.py: it implies `phase = generate`.
+    let mut sample_file = None;
+    // The Python configs read (they may define any global, as nanoGPT's do).
+    let mut python_files = Vec::new();
     for input in src.inputs {
         let result = match input {
             Input::File(path) => read_file(&mut session, path),
-            Input::Override(arg) => session.apply_override(arg),
+            Input::Override(arg) => session.apply_override(arg).map(|()| false),
         };
-        if let Err(d) = result {
-            session.errors.push(*d);
+        match (result, input) {
+            (Err(d), _) => session.errors.push(*d),
+            (Ok(true), Input::File(path)) => {
+                let label = if path == Path::new("-") {
+                    Path::new("<stdin>")
+                } else {
+                    path
+                };
+                python_files.push(label.to_path_buf());
+                if sample_file.is_none() {
+                    sample_file = super::nanogpt::sample_script(&session);
+                }
+            }
+            (Ok(_), _) => {}
         }
     }
     let mut out = Loaded::default();
@@ -74,11 +90,21 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
     errors.extend(apply_sets(&mut session, &mut out.scenario, src.sets));
     // What train.py does with the globals (keys given with `--set` count as given).
     if errors.is_empty() {
+        if let Err(e) = super::nanogpt::settle_phase(
+            &mut session,
+            &mut out.scenario,
+            sample_file.as_ref(),
+            &python_files,
+        ) {
+            errors.extend(e);
+        }
+    }
+    if errors.is_empty() {
         match super::nanogpt::apply(&session, &mut out.scenario, src.base) {
             Ok(notes) => session.notes.extend(notes),
             Err(e) => errors.extend(e),
         }
-        if errors.is_empty() && super::nanogpt::is_sampling(&session) {
+        if errors.is_empty() && out.scenario.phase == Phase::Generate {
             let mut notes = Vec::new();
             match super::nanogpt::sampling(&session, src.base, &mut notes) {
                 Ok(run) => out.sampling = Some(run),
@@ -153,9 +179,12 @@ fn apply_sets(
                 continue;
             }
         };
-        if let Err(e) = scenario.set(key, lit.clone()) {
-            errors.push(flag_error(&format!("--set {arg}"), &e));
-            continue;
+        // sample.py's own settings are globals, not scenario keys (`nanogpt::sampling` reads them).
+        if !super::nanogpt::is_sample_setting(key) {
+            if let Err(e) = scenario.set(key, lit.clone()) {
+                errors.push(flag_error(&format!("--set {arg}"), &e));
+                continue;
+            }
         }
         let origin = Origin::Arg(format!("--set {arg}"));
         session.set_key(key, &lit, origin.clone());
@@ -201,8 +230,9 @@ pub(crate) fn read_capped_text(path: Option<&Path>) -> Result<String, String> {
     })
 }
 
-/// Reads one FILE (`-` is standard input) and runs or applies it.
-fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnostic>> {
+/// Reads one FILE (`-` is standard input) and runs or applies it; `true` when it was a Python
+/// config (which may be nanoGPT's sample.py).
+fn read_file(session: &mut Session<'_>, path: &Path) -> Result<bool, Box<Diagnostic>> {
     let stdin = path == Path::new("-");
     let read = read_capped_text((!stdin).then_some(path));
     let label = if stdin { Path::new("<stdin>") } else { path };
@@ -242,11 +272,11 @@ fn read_file(session: &mut Session<'_>, path: &Path) -> Result<(), Box<Diagnosti
         )
     };
     if is_yaml {
-        yaml_file(session, label, &text)
+        yaml_file(session, label, &text).map(|()| false)
     } else {
         // Its errors are in the session's list already.
         let _ = session.run_file(label, &text);
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -359,7 +389,16 @@ fn yaml_file(session: &mut Session<'_>, path: &Path, text: &str) -> Result<(), B
         doc.at.key(&keys_path)
     };
     let source: Arc<str> = Arc::from(text);
-    Scenario::from_yaml(map).map_err(|e| {
+    // sample.py's own settings are read by `nanogpt::sampling`, not by the key table.
+    let keys_only = match map {
+        yaml_serde::Value::Mapping(m) => {
+            let mut m = m.clone();
+            m.retain(|k, _| !k.as_str().is_some_and(super::nanogpt::is_sample_setting));
+            yaml_serde::Value::Mapping(m)
+        }
+        other => other.clone(),
+    };
+    Scenario::from_yaml(&keys_only).map_err(|e| {
         let d = Diagnostic::error(e.to_string()).in_file(path);
         Box::new(match e.key.as_deref().and_then(key_at) {
             Some((line, col)) => d.at(line, col).with_source(Arc::clone(&source)),

@@ -40,6 +40,8 @@ pub enum Kind {
     Optimizer,
     /// How DDP processes split the training state.
     Sharding,
+    /// What the scenario describes: `train` or `generate`.
+    Phase,
     /// train.py's `init_from`.
     InitFrom,
     /// A list of layer names (LoRA's targets).
@@ -61,6 +63,7 @@ impl Kind {
             Kind::Dtype => "float32 | bfloat16 | float16",
             Kind::Optimizer => "adamw | adamw8bit | sgd",
             Kind::Sharding => "none | zero1 | fsdp",
+            Kind::Phase => "train | generate",
             Kind::InitFrom => "scratch | resume | gpt2 | gpt2-medium | gpt2-large | gpt2-xl",
             Kind::Names => "attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj or all-linear",
             Kind::Gpu => "a catalog id such as rtx-4070, or None",
@@ -72,6 +75,7 @@ impl Kind {
         matches!(
             self,
             Kind::Dtype
+                | Kind::Phase
                 | Kind::Optimizer
                 | Kind::Sharding
                 | Kind::InitFrom
@@ -105,14 +109,8 @@ pub enum Training {
     EffectiveBatch,
 }
 
-/// What a scenario describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// A training run of `train.py` (its evaluations included).
-    Training,
-    /// Sampling with nanoGPT's `sample.py`.
-    Sampling,
-}
+/// What a scenario describes (the key `phase`'s values are the phases of the table's column).
+pub use crate::estimate::Phase;
 
 /// The model code a key belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,6 +207,11 @@ impl AsValue for Sharding {
         Value::Text(Cow::Borrowed(self.as_str()))
     }
 }
+impl AsValue for Phase {
+    fn as_value(&self) -> Value<'_> {
+        Value::Text(Cow::Borrowed(self.as_str()))
+    }
+}
 impl AsValue for InitFrom {
     fn as_value(&self) -> Value<'_> {
         Value::Text(Cow::Borrowed(self.as_str()))
@@ -293,6 +296,9 @@ macro_rules! read {
     (Sharding, $k:expr, $v:expr) => {
         literal::sharding($k, $v)
     };
+    (Phase, $k:expr, $v:expr) => {
+        literal::phase($k, $v)
+    };
     (InitFrom, $k:expr, $v:expr) => {
         literal::init_from($k, $v)
     };
@@ -333,13 +339,14 @@ macro_rules! keys {
 }
 
 /// Training and sampling.
-const BOTH: &[Phase] = &[Phase::Training, Phase::Sampling];
-/// Training only.
-const TRAINING: &[Phase] = &[Phase::Training];
+const BOTH: &[Phase] = &[Phase::Train, Phase::Generate];
+/// Training only: given with `phase: generate`, the key is refused (sample.py does not read it).
+const TRAINING: &[Phase] = &[Phase::Train];
 
 use NanoGpt::{Code, Setting, Surroundings};
 
 keys! {
+    phase: Phase, "", "What is estimated: train (train.py) or generate (sampling with sample.py; a sample.py file implies it).", Surroundings, Changes, BOTH;
     n_layer: Count, "blocks", "Transformer blocks.", Setting, Changes, BOTH;
     n_head: Count, "heads", "Attention heads per block.", Setting, Changes, BOTH;
     n_embd: Count, "channels", "Embedding width; a multiple of n_head.", Setting, Changes, BOTH;
@@ -397,6 +404,10 @@ pub fn help_list() -> String {
             k.kind.accepts()
         ));
     }
+    out.push_str(&format!(
+        "With phase = generate, also sample.py's own settings: {}.\n",
+        super::nanogpt::SAMPLE_SETTINGS.join(", ")
+    ));
     out
 }
 
@@ -412,7 +423,7 @@ pub fn markdown_table() -> String {
             Surroundings => "not a setting",
             Code(_) => "a code change",
         };
-        let phases = if k.phases.contains(&Phase::Sampling) {
+        let phases = if k.phases.contains(&Phase::Generate) {
             ""
         } else {
             " (training only)"

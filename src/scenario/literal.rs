@@ -1,7 +1,7 @@
 //! Literals and how each kind of scenario key reads one: the values `--set`, Python config
 //! files and YAML give, checked and typed ([`super::keys`] names the reader of each key).
 
-use crate::estimate::{Dtype, InitFrom, LoraTargets, Optimizer, ScenarioError, Sharding};
+use crate::estimate::{Dtype, InitFrom, LoraTargets, Optimizer, Phase, ScenarioError, Sharding};
 
 /// A value for [`crate::estimate::Scenario::set`], as parsed from a Python config, a `--set` flag or YAML.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +92,16 @@ pub(super) fn sharding(key: &str, value: &Literal) -> Result<Sharding, ScenarioE
         ScenarioError::key(
             key,
             format!("unknown sharding {value}; use none, zero1 (ZeroRedundancyOptimizer) or fsdp"),
+        )
+    })
+}
+
+/// `train` or `generate`.
+pub(super) fn phase(key: &str, value: &Literal) -> Result<Phase, ScenarioError> {
+    Phase::parse(&text(key, value)?).ok_or_else(|| {
+        ScenarioError::key(
+            key,
+            format!("unknown phase {value}; use train (train.py) or generate (sample.py)"),
         )
     })
 }

@@ -9,28 +9,128 @@
 //! - `init_from = 'resume'`: the shape comes from `<out_dir>/ckpt.pt`'s `model_args` (train.py
 //!   overwrites the config's values with them).
 //!
-//! A sampling run (nanoGPT's `sample.py`, recognized by the settings only it defines) is read as
-//! sample.py reads its globals ([`sampling`]) and estimated as sampling, not as training.
+//! A sampling run (`phase = generate`, which nanoGPT's `sample.py` given as a file implies:
+//! [`settle_phase`]) is read as sample.py reads its globals ([`sampling`]) and estimated as
+//! sampling, not as training.
 //!
 //! Paths are relative to the folder train.py would run in: the working folder, or `--data-dir`.
 
 use std::path::Path;
 
 use super::artifacts::{self, CHECKPOINT_KEYS};
-use super::pyconfig::Session;
+use super::keys::KEYS;
+use super::pyconfig::{Origin, Session};
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{InitFrom, Literal, Sampling, Scenario, GPT2_VOCAB};
+use crate::estimate::{InitFrom, Literal, Phase, Sampling, Scenario, GPT2_VOCAB};
 
-/// Settings that nanoGPT's `sample.py` defines and `train.py` does not: inputs that set one
-/// describe a sampling run.
+/// Settings that nanoGPT's `sample.py` defines and `train.py` does not: a Python file that
+/// sets one is sample.py (under any name), which implies `phase = generate`.
 const SAMPLING_ONLY: &[&str] = &["max_new_tokens", "num_samples"];
 
-/// Whether the inputs describe sampling with `sample.py` rather than training with `train.py`.
-pub(crate) fn is_sampling(session: &Session<'_>) -> bool {
-    session
-        .assigned
+/// sample.py's settings that train.py lacks: overriding one in the train phase is refused, as
+/// nanoGPT's configurator refuses a key the script does not define.
+pub(crate) const SAMPLE_SETTINGS: &[&str] = &[
+    "start",
+    "num_samples",
+    "max_new_tokens",
+    "temperature",
+    "top_k",
+    "seed",
+];
+
+/// Whether `name` is one of sample.py's own settings (read as sample.py reads them, in the
+/// generate phase, from any input: a file, YAML, `--name=value` or `--set`).
+pub(crate) fn is_sample_setting(name: &str) -> bool {
+    SAMPLE_SETTINGS.contains(&name)
+}
+
+/// Where the Python file just read, if it is nanoGPT's `sample.py`, set one of sample.py's own
+/// settings (call after each Python file: the origin is then that file's line).
+pub(crate) fn sample_script(session: &Session<'_>) -> Option<Origin> {
+    SAMPLING_ONLY
         .iter()
-        .any(|a| SAMPLING_ONLY.contains(&a.as_str()))
+        .filter_map(|k| session.origins.get(*k))
+        .find(|o| matches!(o, Origin::File { .. }))
+        .cloned()
+}
+
+/// sample.py's defaults where they differ from train.py's: it samples from `out/ckpt.pt`
+/// (`init_from = 'resume'`) and runs eagerly (`compile = False`).
+fn sample_defaults() -> [(&'static str, Literal); 2] {
+    [
+        ("init_from", Literal::Str("resume".to_owned())),
+        ("compile", Literal::Bool(false)),
+    ]
+}
+
+/// Decides the phase: `phase` as set, or `generate` when a file is sample.py; in the generate
+/// phase, keys no input set take sample.py's defaults ([`sample_defaults`]). Refuses a
+/// `phase = train` that contradicts a sample.py file (naming both), a sample.py override in the
+/// train phase, and, in the generate phase, every key the table marks as training-only (sample.py
+/// does not read it, so it would be silently ignored); all errors at once.
+pub(crate) fn settle_phase(
+    session: &mut Session<'_>,
+    scenario: &mut Scenario,
+    sample_file: Option<&Origin>,
+    python_files: &[std::path::PathBuf],
+) -> Result<(), Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let explicit = session.origins.get("phase");
+    if let Some(file) = sample_file {
+        match explicit {
+            Some(at) if scenario.phase == Phase::Train => errors.push(
+                at.error(&format!(
+                    "phase = train, but {} is nanoGPT's sample.py (it sets num_samples or max_new_tokens, which only sample.py has): it samples, it does not train",
+                    file.location()
+                ))
+                .with_help("drop phase = train to estimate sampling, or give a train.py config (config/train_*.py) instead of sample.py to estimate training"),
+            ),
+            _ => scenario.phase = Phase::Generate,
+        }
+    }
+    match scenario.phase {
+        Phase::Train => {
+            for name in SAMPLE_SETTINGS {
+                let at = session.origins.get(*name);
+                // A Python config may define any global; an override, `--set` or YAML may not.
+                if let Some(at) = at.filter(|o| !python_files.iter().any(|p| o.is_in(p))) {
+                    errors.push(
+                        at.error(&format!(
+                            "`{name}` is a setting of sample.py, not of train.py (nanoGPT's configurator stops with \"Unknown config key: {name}\"), and this scenario is phase = train"
+                        ))
+                        .with_help("to estimate sampling, add --phase generate (or give nanoGPT's sample.py as the file)"),
+                    );
+                }
+            }
+        }
+        Phase::Generate => {
+            for (name, value) in sample_defaults() {
+                if session.origins.contains_key(name) {
+                    continue;
+                }
+                session.set_default(name, &value);
+                if let Err(e) = scenario.set(name, value) {
+                    errors.push(Diagnostic::error(e.to_string()));
+                }
+            }
+            for key in KEYS.iter().filter(|k| !k.phases.contains(&Phase::Generate)) {
+                if let Some(at) = session.origins.get(key.name) {
+                    errors.push(
+                        at.error(&format!(
+                            "`{}` is a training key: sample.py does not read it, so with phase = generate it would change nothing",
+                            key.name
+                        ))
+                        .with_help("remove it to estimate sampling, or set phase = train to estimate training"),
+                    );
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// What sample.py is asked to generate, read from its globals (sample.py's defaults where the
@@ -135,7 +235,7 @@ pub(crate) fn apply(
         .with_help("vramdoc estimates CUDA memory; set device = 'cuda' (train.py's default) to estimate the run on a GPU")]);
     }
     let init = text(session, "init_from").unwrap_or_else(|| "scratch".into());
-    if init == "scratch" && is_sampling(session) {
+    if init == "scratch" && scenario.phase == Phase::Generate {
         return Err(vec![at_key(
             session,
             "init_from",
@@ -240,7 +340,8 @@ fn resumed_shape(
             session,
             "init_from",
             &format!(
-                "init_from = 'resume' builds the model from {}, which is not in {}, and the config does not give {}",
+                "init_from = 'resume'{} builds the model from {}, which is not in {}, and the config does not give {}",
+                if session.origins.contains_key("init_from") { "" } else if scenario.phase == Phase::Generate { " (sample.py's default)" } else { "" },
                 rel.display(),
                 base.display(),
                 missing.join(", ")

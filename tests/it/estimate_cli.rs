@@ -20,6 +20,7 @@ fn args(
             gpu: gpu.map(str::to_owned),
             ..ScenarioArgs::default()
         },
+        phase: None,
         nproc_per_node: None,
         nnodes: None,
         output: OutputArgs {

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use vramdoc::estimate::{
-    estimate, what_if, Dtype, Estimate, GpuCatalog, Literal, Optimizer, Scenario, Verdict,
+    estimate, what_if, Dtype, Estimate, GpuCatalog, Literal, Optimizer, Phase, Scenario, Verdict,
     WhatIfKind,
 };
 
@@ -39,6 +39,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 (ckpt, bias, sgd, dropout, eval),
                 pure,
             )| Scenario {
+                phase: Phase::Train,
                 n_layer: l,
                 n_head: a,
                 n_embd: a * hd,
@@ -173,6 +174,7 @@ proptest! {
         gpu in proptest::option::of(prop_oneof![Just("rtx-4070".to_owned()), Just("t4".to_owned()), "[a-z0-9-]{0,12}"]),
     ) {
         let s = Scenario {
+            phase: Phase::Train,
             n_layer: sizes[0],
             n_head: sizes[1],
             n_embd: sizes[2],
@@ -273,6 +275,7 @@ fn adamw8bit_is_not_monotone_by_design() {
 #[test]
 fn largest_micro_batch_offered_always_fits() {
     let s = Scenario {
+        phase: Phase::Train,
         n_layer: 17,
         n_head: 12,
         n_embd: 828,

@@ -38,6 +38,7 @@ mod markdown;
 mod nanogpt_configs;
 mod nanogpt_runs;
 mod parser_props;
+mod phase;
 mod pyconfig_limits;
 mod refusals;
 mod rows;

@@ -195,7 +195,7 @@ fn every_readme_training_command_resolves_to_nanogpts_run() {
 
 /// The settings block of nanoGPT's `sample.py`, in its shape (our own text): it ends at the
 /// configurator line, as train.py's does.
-const SAMPLE_PY: &str = "\"\"\"\nSample from a trained model\n\"\"\"\nimport os\nimport torch\n\
+pub(crate) const SAMPLE_PY: &str = "\"\"\"\nSample from a trained model\n\"\"\"\nimport os\nimport torch\n\
 from model import GPTConfig, GPT\n\n\
 init_from = 'resume' # 'resume' or a gpt2 variant\nout_dir = 'out'\nstart = \"\\n\"\n\
 num_samples = 10 # number of samples to draw\nmax_new_tokens = 500\ntemperature = 0.8\ntop_k = 200\n\

@@ -66,6 +66,7 @@ fn every_key_is_set_by_yaml_python_and_overrides_alike() {
             "optimizer" => "'sgd'",
             "sharding" => "'zero1'",
             "init_from" => "'gpt2'",
+            "phase" => "'generate'",
             "lora_targets" => "'mlp.c_fc'",
             "gpu" => "'rtx-4090'",
             "other_processes" => "1048576",

@@ -58,6 +58,19 @@ const TRAIN_GLOBALS: &[(&str, Init)] = &[
     ("device", Init::S("cuda")),
 ];
 
+/// sample.py's globals that train.py lacks, with sample.py's defaults: defined so that
+/// `--phase generate --max_new_tokens=100` overrides them as `python sample.py` would; in the
+/// train phase, setting one is refused (`super::nanogpt::check_phase`), as nanoGPT's
+/// configurator refuses a key train.py does not define.
+const SAMPLE_GLOBALS: &[(&str, Init)] = &[
+    ("start", Init::S("\n")),
+    ("num_samples", Init::I(10)),
+    ("max_new_tokens", Init::I(500)),
+    ("temperature", Init::F(0.8)),
+    ("top_k", Init::I(200)),
+    ("seed", Init::I(1337)),
+];
+
 /// The modules train.py imports before it runs the configurator: (name, module).
 const TRAIN_MODULES: &[(&str, &str)] = &[
     ("os", "os"),
@@ -106,6 +119,19 @@ impl Origin {
             Origin::Arg(arg) => Diagnostic::error(format!("{arg}: {msg}")),
         }
     }
+
+    /// Whether this is a line of the file `path`.
+    pub(crate) fn is_in(&self, path: &Path) -> bool {
+        matches!(self, Origin::File { path: p, .. } if p == path)
+    }
+
+    /// Where, in words: `path:line` or the argument.
+    pub(crate) fn location(&self) -> String {
+        match self {
+            Origin::File { path, line, .. } => format!("{}:{line}", path.display()),
+            Origin::Arg(arg) => arg.clone(),
+        }
+    }
 }
 
 /// Whether `name` is a key that shapes the estimate (a scenario key or `init_from`).
@@ -144,7 +170,7 @@ impl<'a> Session<'a> {
     /// train.py's globals (and vramdoc's own keys at their defaults); `gpu` is `--gpu`.
     pub(crate) fn new(catalog: &'a GpuCatalog, gpu: Option<&'a str>) -> Self {
         let mut env = Env::new();
-        for (name, d) in TRAIN_GLOBALS {
+        for (name, d) in TRAIN_GLOBALS.iter().chain(SAMPLE_GLOBALS) {
             let v = match d {
                 Init::S(s) => Value::Str((*s).to_owned()),
                 Init::I(i) => Value::Int(*i),
@@ -192,6 +218,19 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Replaces a global's default (a script's own default, as sample.py's `compile = False`):
+    /// no input set it, so it gets no origin and is not counted as assigned.
+    pub(crate) fn set_default(&mut self, name: &str, lit: &Literal) {
+        let v = match lit {
+            Literal::Int(i) => Value::Int(*i),
+            Literal::Float(f) => Value::Float(*f),
+            Literal::Bool(b) => Value::Bool(*b),
+            Literal::Str(s) => Value::Str(s.clone()),
+            Literal::None => Value::None,
+        };
+        self.env.insert(name.to_owned(), Binding::Known(v));
+    }
+
     /// Sets a key from a YAML scenario file.
     pub(crate) fn set_key(&mut self, key: &str, lit: &Literal, origin: Origin) {
         let v = match lit {
@@ -203,6 +242,9 @@ impl<'a> Session<'a> {
         };
         self.env.insert(key.to_owned(), Binding::Known(v));
         self.origins.insert(key.to_owned(), origin);
+        if !is_key(key) {
+            self.mark_assigned(key);
+        }
     }
 
     /// Applies nanoGPT's `--key=value`: the key must exist, the value is `literal_eval`'d (or
