@@ -427,6 +427,33 @@ fn a_card_matched_through_a_variant_uses_that_capacity_and_a_near_one_is_not_tak
     );
 }
 
+/// `vramdoc diagnose FILE --set batch_size=8 --format json` on `text` written to `name`: the JSON.
+fn diagnose_json(t: &SiteTest, name: &str, text: &str) -> Value {
+    t.file(name, text);
+    let args = [
+        "diagnose",
+        name,
+        "--set",
+        "batch_size=8",
+        "--format",
+        "json",
+    ];
+    let r = t.run(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+/// The cards a diagnosis names: id, variant (null for the card's own figure) and whether the
+/// printed capacity is the card's exactly.
+fn card_matches(v: &Value) -> Vec<(String, Value, bool)> {
+    let list = v["cards"].as_array().unwrap().iter();
+    list.map(|c| {
+        let id = c["id"].as_str().unwrap().to_owned();
+        (id, c["variant"].clone(), c["exact"].as_bool().unwrap())
+    })
+    .collect()
+}
+
 /// ECC states from messages printed on real cards (the threads are the catalog's sources): an
 /// A10G with ECC on prints the A10's figure, and the RTX A5000's with ECC on (same memory), so
 /// all three are named and `--gpu` is asked for; an A10 with ECC off is recognized through its
@@ -434,31 +461,8 @@ fn a_card_matched_through_a_variant_uses_that_capacity_and_a_near_one_is_not_tak
 #[test]
 fn ecc_states_from_real_messages_name_every_card_that_prints_them() {
     let t = SiteTest::new();
-    let cards = |name: &str, text: &str| -> Value {
-        t.file(name, text);
-        let args = [
-            "diagnose",
-            name,
-            "--set",
-            "batch_size=8",
-            "--format",
-            "json",
-        ];
-        let r = t.run(&args);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        serde_json::from_str(&r.stdout).unwrap()
-    };
-    let ids = |v: &Value| -> Vec<(String, Value, bool)> {
-        v["cards"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                let id = c["id"].as_str().unwrap().to_owned();
-                (id, c["variant"].clone(), c["exact"].as_bool().unwrap())
-            })
-            .collect()
-    };
+    let cards = |name: &str, text: &str| diagnose_json(&t, name, text);
+    let ids = card_matches;
     // AWS g5 (A10G), ECC on: github.com/vllm-project/vllm/issues/372.
     let a10g = "OutOfMemoryError: CUDA out of memory. Tried to allocate 294.00 MiB (GPU 0; 22.19 GiB total capacity; 21.35 GiB already allocated; 46.50 MiB free; 21.35 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF";
     let v = cards("a10g.txt", a10g);
@@ -510,28 +514,8 @@ fn ecc_states_from_real_messages_name_every_card_that_prints_them() {
 #[test]
 fn newer_driver_figures_name_their_cards() {
     let t = SiteTest::new();
-    let json = |name: &str, text: &str| -> Value {
-        t.file(name, text);
-        let args = [
-            "diagnose",
-            name,
-            "--set",
-            "batch_size=8",
-            "--format",
-            "json",
-        ];
-        let r = t.run(&args);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        serde_json::from_str(&r.stdout).unwrap()
-    };
-    let cards = |v: &Value| -> Vec<(String, Value, bool)> {
-        let list = v["cards"].as_array().unwrap().iter();
-        list.map(|c| {
-            let id = c["id"].as_str().unwrap().to_owned();
-            (id, c["variant"].clone(), c["exact"].as_bool().unwrap())
-        })
-        .collect()
-    };
+    let json = |name: &str, text: &str| diagnose_json(&t, name, text);
+    let cards = card_matches;
     let newer = Value::from("newer-driver");
     let t4 = |capacity: &str| {
         format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 5.20 GiB. GPU 0 has a total capacity of {capacity} GiB of which 3.90 GiB is free. Including non-PyTorch memory, this process has 10.67 GiB memory in use. Of the allocated memory 10.41 GiB is allocated by PyTorch, and 52.00 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
