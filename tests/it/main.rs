@@ -35,6 +35,7 @@ mod incremental;
 mod layering;
 mod locales;
 mod markdown;
+mod model_cli;
 mod nanogpt_configs;
 mod nanogpt_runs;
 mod parser_props;
