@@ -78,7 +78,10 @@ pub(crate) fn read(f: &mut Facts<'_>, name: String) -> Option<ReadModel> {
         return None;
     }
     if let Err(e) = architecture.validate() {
-        f.error(None, e.message, "check the config's head counts and widths");
+        let key = ["num_key_value_heads", "n_kv_head", "num_experts_per_tok"]
+            .into_iter()
+            .find(|k| f.has(k));
+        f.error(key, e.message, "check the config's head counts and widths");
         return None;
     }
     Some(ReadModel {
@@ -125,6 +128,13 @@ fn gpt2(f: &mut Facts<'_>) -> (Architecture, Option<f64>) {
     let hidden = f.count_or("n_embd", 768);
     let vocab = f.count_or("vocab_size", 50257);
     let positions = f.count_or("n_positions", 1024);
+    if hidden % heads != 0 {
+        f.error(
+            Some("n_head"),
+            format!("n_embd ({hidden}) must be divisible by n_head ({heads}): transformers' GPT2Attention refuses it"),
+            "give the model's own config.json",
+        );
+    }
     f.expect_text("activation_function", "gelu_new", &["gelu_new"]);
     f.expect_empty(
         "n_inner",

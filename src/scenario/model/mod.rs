@@ -193,6 +193,15 @@ pub(crate) fn resolve(value: &str, origin: Option<&Origin>) -> Result<Model, Vec
     if let Some(path) = path.filter(|p| p.is_file()) {
         return read_config_file(&path);
     }
+    if let Some(dir) = config_path(value, origin).and_then(|p| p.parent().map(Path::to_path_buf)) {
+        if dir.is_dir() && Path::new(value).file_name() == dir.file_name() {
+            return Err(vec![at(&format!(
+                "the folder {} has no config.json",
+                dir.display()
+            ))
+            .with_help("give the folder the model was downloaded or saved to (it holds config.json), or a catalog id")]);
+        }
+    }
     lookup(value, at).map_err(|d| vec![d])
 }
 
@@ -315,6 +324,17 @@ fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
         vec![Diagnostic::error(format!("cannot read the model's config.json: {e}")).in_file(path)]
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    // JSON's own errors first (the YAML reader that gives the positions reads JSON too, but
+    // would word a JSON mistake as YAML's).
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(text) {
+        if e.line() > 0 && text.len() <= MAX_CONFIG_BYTES {
+            return Err(vec![Diagnostic::error(format!("invalid JSON: {e}"))
+                .in_file(path)
+                .at(e.line(), e.column().max(1))
+                .with_source(Arc::from(text))
+                .with_help("a config.json is JSON: check the commas, quotes and brackets just before this point")]);
+        }
+    }
     let doc = input::parse_yaml(path, text, MAX_CONFIG_BYTES).map_err(|d| vec![*d])?;
     let Some(map) = doc.value.as_mapping() else {
         return Err(vec![Diagnostic::error(

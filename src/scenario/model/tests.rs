@@ -207,3 +207,40 @@ fn a_config_json_gives_the_same_model_as_the_catalog() {
     assert_eq!(m.architecture.parameter_count(), 494_032_768);
     assert_eq!(m.info.family, Family::Llama);
 }
+
+#[test]
+fn shapes_transformers_refuses_are_refused_at_their_key() {
+    let e = read_json("{\"model_type\": \"gpt2\",\n\"n_embd\": 768,\n\"n_head\": 7}").unwrap_err();
+    assert_eq!(e[0].line, Some(3), "{e:?}");
+    let e = read_json(
+        "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n\"num_attention_heads\": 8,\n\"num_key_value_heads\": 3, \"intermediate_size\": 128, \"vocab_size\": 100}",
+    )
+    .unwrap_err();
+    assert_eq!(e[0].line, Some(3), "{e:?}");
+    assert!(
+        e[0].message.contains("cannot be grouped"),
+        "{}",
+        e[0].message
+    );
+}
+
+#[test]
+fn a_folder_without_config_json_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("my-model");
+    std::fs::create_dir(&folder).unwrap();
+    let e = resolve(folder.to_str().unwrap(), None).unwrap_err();
+    assert!(
+        e[0].message.contains("has no config.json"),
+        "{}",
+        e[0].message
+    );
+}
+
+#[test]
+fn a_json_mistake_is_worded_as_json_at_its_line() {
+    let e =
+        read_json("{\"model_type\": \"gpt2\",\n \"n_layer\": 12\n \"n_head\": 12}").unwrap_err();
+    assert!(e[0].message.starts_with("invalid JSON"), "{}", e[0].message);
+    assert_eq!(e[0].line, Some(3), "{e:?}");
+}
