@@ -120,6 +120,20 @@ fn ids_and_repositories_find_an_entry_and_typos_get_a_suggestion() {
             .id,
         "llama-3.1-8b"
     );
+    for (alias, id) in [
+        ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"),
+        ("Qwen2.5-7B-Instruct", "qwen2.5-7b"),
+        ("google/gemma-2-9b-it", "gemma-2-9b"),
+    ] {
+        assert_eq!(catalog::find(alias).unwrap().unwrap().id, id, "{alias}");
+    }
+    // Aliases are repositories, each named once in the whole catalog.
+    let mut seen = std::collections::HashSet::new();
+    for e in catalog::entries().unwrap() {
+        for repo in std::iter::once(&e.source.repo).chain(&e.source.aliases) {
+            assert!(seen.insert(repo.to_ascii_lowercase()), "{repo} twice");
+        }
+    }
     assert!(catalog::find("bert-base-uncased").unwrap().is_none());
     assert_eq!(catalog::closest("lama-3.1-8b")[0], "llama-3.1-8b");
     assert!(catalog::closest("qwen25-7b").contains(&"qwen2.5-7b"));
