@@ -258,3 +258,24 @@ fn a_json_mistake_is_worded_as_json_at_its_line() {
     assert!(e[0].message.starts_with("invalid JSON"), "{}", e[0].message);
     assert_eq!(e[0].line, Some(3), "{e:?}");
 }
+
+#[test]
+fn hostile_values_are_refused_not_wrapped() {
+    for (json, want) in [
+        ("{\"model_type\": \"gpt2\", \"n_layer\": -1}", "whole number of at least 1"),
+        ("{\"model_type\": \"gpt2\", \"n_layer\": 1e30}", "whole number of at least 1"),
+        ("{\"model_type\": \"gpt2\", \"n_layer\": \"12\"}", "whole number of at least 1"),
+        ("{\"model_type\": 7}", "must be a string"),
+        ("{\"model_type\": \"gpt2\", \"tie_word_embeddings\": \"yes\"}", "true or false"),
+        ("{\"model_type\": \"gpt2\", \"attn_pdrop\": 1.5, \"resid_pdrop\": 1.5, \"embd_pdrop\": 1.5}", "not a probability"),
+    ] {
+        let e = read_json(json).unwrap_err();
+        assert!(e.iter().any(|d| d.message.contains(want)), "{json}: {e:?}");
+    }
+    // A shape beyond any GPU still reads; its count saturates instead of wrapping.
+    let m = read_json(
+        "{\"model_type\": \"llama\", \"hidden_size\": 4294967296, \"num_hidden_layers\": 4294967296, \"num_attention_heads\": 1, \"intermediate_size\": 4294967296, \"vocab_size\": 4294967296}",
+    )
+    .unwrap();
+    assert_eq!(m.architecture.parameter_count(), u64::MAX);
+}
