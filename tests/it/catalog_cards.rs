@@ -1,0 +1,118 @@
+//! Real capacities the catalog once missed, through the real binary: an A40 with ECC on prints
+//! 44.42 GiB (the L40S's figure too), and 39.50 GiB is printed both by an A100 40GB on drivers
+//! after 535 and by an H100's MIG 4g.40gb slice. Fixtures of `tests/data/oom/` shaped like those
+//! messages (github.com/nexthybrid/AReaL's RunPod guide, github.com/TianheWu/CoSeR/issues/10).
+
+use serde_json::Value;
+
+use crate::diagnose_formats::diagnose_fixture;
+use crate::support::SiteTest;
+
+const MIB: u64 = 1 << 20;
+
+/// `x` GiB in bytes, as the parser reads a two-decimal figure.
+fn g(x: f64) -> u64 {
+    (x * (1u64 << 30) as f64).round() as u64
+}
+
+/// The cards a diagnosis names: id, matched setting, and whether the figure is the printed one.
+fn cards(v: &Value) -> Vec<(String, Value, bool)> {
+    let list = v["cards"].as_array().unwrap().iter();
+    list.map(|c| {
+        let id = c["id"].as_str().unwrap().to_owned();
+        (id, c["variant"].clone(), c["exact"].as_bool().unwrap())
+    })
+    .collect()
+}
+
+/// The exact matches' ids, sorted.
+fn exact(v: &Value) -> Vec<String> {
+    let mut ids: Vec<_> = cards(v).into_iter().filter(|c| c.2).map(|c| c.0).collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn an_a40_with_ecc_on_is_named_beside_the_l40s() {
+    let t = SiteTest::new();
+    let v = diagnose_fixture(&t, "v22_a40_runpod", &[]);
+    let msg = &v["message"];
+    assert_eq!(msg["capacity"]["bytes"], g(44.42));
+    assert_eq!(msg["requested"]["bytes"], 64 * MIB);
+    // 44.42 GiB = 45486.08 MiB: the A40's and the L40S's figure, 45486 MiB each (nvidia-smi's
+    // 46068 MiB with ECC on less 582 MiB), within the printed rounding of both.
+    assert_eq!(46068 - 582, 45486);
+    assert!(g(44.42).abs_diff(45486 * MIB) < 6 * MIB);
+    assert_eq!(exact(&v), ["a40", "l40s"]);
+    // Neither is taken: the printed capacity stands for the card, and --gpu is asked for.
+    let v = diagnose_fixture(&t, "v22_a40_runpod", &["--set", "batch_size=4"]);
+    assert_eq!(v["estimate"]["gpu"]["id"], "gpu-from-message");
+    assert_eq!(v["estimate"]["gpu"]["capacity_bytes"], g(44.42));
+    let names = v["gpu_candidates"].as_array().unwrap();
+    for name in ["NVIDIA A40", "NVIDIA L40S"] {
+        assert!(names.iter().any(|n| n == name), "{name} not in {names:?}");
+    }
+    let text = t.run(&["diagnose", "v22_a40_runpod.txt"]).stdout;
+    assert!(text.contains("--gpu ID"), "{text}");
+    // Told the card, diagnose uses the A40's figure and prints no unsourced note.
+    let r = t.run(&[
+        "diagnose",
+        "v22_a40_runpod.txt",
+        "--set",
+        "batch_size=4",
+        "--gpu",
+        "a40",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("is not sourced"), "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["estimate"]["gpu"]["capacity_bytes"], 45486 * MIB);
+}
+
+#[test]
+fn the_39_50_figure_is_an_a100_40gb_or_an_h100_mig_slice() {
+    let t = SiteTest::new();
+    let v = diagnose_fixture(&t, "v22_a100_39_50", &[]);
+    let msg = &v["message"];
+    assert_eq!(msg["capacity"]["bytes"], g(39.50));
+    assert_eq!(msg["free"]["bytes"], g(17.31));
+    assert_eq!(msg["process"]["bytes"], g(22.18));
+    // 39.50 GiB = 40448 MiB exactly: 40960 MiB (40 GiB) less 512 MiB on the A100, and the
+    // 4g.40gb slice's own memory on the H100.
+    assert_eq!(g(39.50), 40448 * MIB);
+    assert_eq!(40960 - 512, 40448);
+    assert_eq!(exact(&v), ["a100-40gb", "h100-mig-4g-40gb"]);
+    let newer = Value::from("newer-driver");
+    assert!(
+        cards(&v)
+            .iter()
+            .any(|c| c.0 == "a100-40gb" && c.1 == newer && c.2),
+        "{:?}",
+        cards(&v)
+    );
+    // Both have bf16, so bf16 may be proposed; neither is taken without --gpu.
+    let r = t.run(&["diagnose", "v22_a100_39_50.txt"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("NVIDIA A100 40GB (newer driver)")
+            && r.stdout.contains("NVIDIA H100 80GB, MIG 4g.40gb slice")
+            && r.stdout.contains("--gpu ID"),
+        "{}",
+        r.stdout
+    );
+    // The older figures stay apart: 39.59 GiB (40536 MiB, 88 MiB above) is the A100's own,
+    // the only exact card.
+    let older = std::fs::read_to_string(format!(
+        "{}/tests/data/oom/v22_a100_39_50.txt",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+    .replace("39.50 GiB", "39.59 GiB");
+    t.file("older.txt", &older);
+    let r = t.run(&["diagnose", "older.txt", "--format", "json"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(exact(&v), ["a100-40gb"]);
+    assert_eq!(v["cards"][0]["variant"], Value::Null);
+}
