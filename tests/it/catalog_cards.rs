@@ -116,3 +116,59 @@ fn the_39_50_figure_is_an_a100_40gb_or_an_h100_mig_slice() {
     assert_eq!(exact(&v), ["a100-40gb"]);
     assert_eq!(v["cards"][0]["variant"], Value::Null);
 }
+
+/// A PyTorch 2.x message printing `capacity` GiB, of a run holding 10 GiB.
+fn message(capacity: &str) -> String {
+    format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of {capacity} GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 10.40 GiB memory in use. Of the allocated memory 9.80 GiB is allocated by PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated.")
+}
+
+/// Figures the catalog now takes from printed device properties and messages: each is its card's
+/// own (exact), with the variant it is; a figure two cards print names both.
+#[test]
+fn printed_figures_name_their_cards() {
+    let t = SiteTest::new();
+    let newer = Value::from("newer-driver");
+    let ecc_off = Value::from("ecc-off");
+    for (capacity, expected) in [
+        // total_memory=15974MB (RTX 4070 Ti SUPER, driver 560.35.03): 15974 / 1024 = 15.60.
+        ("15.60", vec![("rtx-4070-ti-super", Value::Null)]),
+        // total_memory=16049MB (RTX 4080): 16049 / 1024 = 15.67.
+        ("15.67", vec![("rtx-4080", Value::Null)]),
+        // total_memory=24114MB (RTX 3090 Ti, driver 590.44.01): 24114 / 1024 = 23.55; the L4's
+        // derived ECC-off figure, 22579 + 1536 = 24115 MiB, prints the same.
+        (
+            "23.55",
+            vec![("l4", ecc_off.clone()), ("rtx-3090-ti", Value::Null)],
+        ),
+        // TensorFlow's totalMemory: 23.62GiB on a TITAN RTX.
+        ("23.62", vec![("titan-rtx", Value::Null)]),
+        // An RTX A6000 in 2026, 47.40 GiB = 48537.6 MiB: its newer-driver 48538 MiB, and the
+        // L40's ECC-off figure, 45466 + 3072 = 48538 MiB.
+        (
+            "47.40",
+            vec![("l40", ecc_off.clone()), ("rtx-a6000", newer.clone())],
+        ),
+        // A B200, 178.35 GiB = 182630.4 MiB.
+        ("178.35", vec![("b200", Value::Null)]),
+    ] {
+        let file = format!("m{capacity}.txt");
+        t.file(&file, &message(capacity));
+        let r = t.run(&["diagnose", &file, "--format", "json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let mut got: Vec<(String, Value)> = cards(&v)
+            .into_iter()
+            .filter(|c| c.2)
+            .map(|c| (c.0, c.1))
+            .collect();
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        let expected: Vec<(String, Value)> = expected
+            .into_iter()
+            .map(|(id, variant)| (id.to_owned(), variant))
+            .collect();
+        assert_eq!(got, expected, "{capacity}");
+    }
+    assert_eq!(45466 + 3072, 48538);
+    assert_eq!(22579 + 1536, 24115);
+    assert_eq!((47.40f64 * 1024.0 * 10.0).round() / 10.0, 48537.6);
+}
