@@ -130,8 +130,15 @@ fn printed_figures_name_their_cards() {
     let newer = Value::from("newer-driver");
     let ecc_off = Value::from("ecc-off");
     for (capacity, expected) in [
-        // total_memory=15974MB (RTX 4070 Ti SUPER, driver 560.35.03): 15974 / 1024 = 15.60.
-        ("15.60", vec![("rtx-4070-ti-super", Value::Null)]),
+        // total_memory=15974MB (RTX 4070 Ti SUPER, driver 560.35.03): 15974 / 1024 = 15.60, which
+        // an RTX 4080 SUPER (same AD103 chip and 16 GB) printed in 2025: both are named.
+        (
+            "15.60",
+            vec![
+                ("rtx-4070-ti-super", Value::Null),
+                ("rtx-4080", newer.clone()),
+            ],
+        ),
         // total_memory=16049MB (RTX 4080): 16049 / 1024 = 15.67.
         ("15.67", vec![("rtx-4080", Value::Null)]),
         // total_memory=24114MB (RTX 3090 Ti, driver 590.44.01): 24114 / 1024 = 23.55; the L4's
@@ -171,4 +178,42 @@ fn printed_figures_name_their_cards() {
     assert_eq!(45466 + 3072, 48538);
     assert_eq!(22579 + 1536, 24115);
     assert_eq!((47.40f64 * 1024.0 * 10.0).round() / 10.0, 48537.6);
+}
+
+/// WDDM reports an 8 GB card's whole memory: 8.00 GiB with `C:\` paths is an RTX 3060 Ti
+/// (bitsandbytes#268) or an RTX 2070 SUPER (FramePack#382), and any other 8 GB card under
+/// Windows; none is taken, and bf16 (which the Turing cards lack) is not proposed.
+#[test]
+fn windows_figures_of_8_gb_cards_are_not_one_card_s() {
+    let t = SiteTest::new();
+    t.file(
+        "w8.txt",
+        &format!(
+            "  File \"C:\\Users\\me\\train.py\", line 3, in <module>\n{}",
+            message("8.00")
+        ),
+    );
+    let fp32 = ["--set", "dtype='float32'", "--set", "batch_size=12"];
+    let r = t.run(&[&["diagnose", "w8.txt", "--format", "json"][..], &fp32[..]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    // 8.00 GiB = 8192 MiB exactly: the Turing and Ampere cards' Windows figure.
+    assert_eq!(
+        exact(&v),
+        ["rtx-2070", "rtx-2080", "rtx-3060-ti", "rtx-3070"]
+    );
+    assert_eq!(v["estimate"]["gpu"]["id"], "gpu-from-message");
+    let names = v["gpu_candidates"].as_array().unwrap();
+    for name in [
+        "NVIDIA GeForce RTX 2070",
+        "NVIDIA GeForce RTX 3060 Ti",
+        "NVIDIA GeForce RTX 4060",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name} not in {names:?}");
+    }
+    assert!(
+        !r.stdout.contains("bfloat16"),
+        "bf16 proposed for a card that may be a Turing one: {}",
+        r.stdout
+    );
 }
