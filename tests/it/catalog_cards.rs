@@ -155,6 +155,19 @@ fn printed_figures_name_their_cards() {
             "47.40",
             vec![("l40", ecc_off.clone()), ("rtx-a6000", newer.clone())],
         ),
+        // NVBench's 7973 MiB Total on an RTX 3060 Ti: 7973 / 1024 = 7.786, printed 7.79, as the
+        // Turing cards' 7977 MiB (RTX 2070 SUPER, RTX 2080) is.
+        (
+            "7.79",
+            vec![
+                ("rtx-2070", Value::Null),
+                ("rtx-2080", Value::Null),
+                ("rtx-3060-ti", Value::Null),
+            ],
+        ),
+        // An RTX 4070 under Ubuntu in 2026: 11.60 GiB = 11878.4 MiB, 12282 - 11878 = 404 MiB
+        // below nvidia-smi's total.
+        ("11.60", vec![("rtx-4070", newer.clone())]),
         // A B200, 178.35 GiB = 182630.4 MiB.
         ("178.35", vec![("b200", Value::Null)]),
     ] {
@@ -177,6 +190,7 @@ fn printed_figures_name_their_cards() {
     }
     assert_eq!(45466 + 3072, 48538);
     assert_eq!(22579 + 1536, 24115);
+    assert_eq!(12282 - 11878, 404);
     assert_eq!((47.40f64 * 1024.0 * 10.0).round() / 10.0, 48537.6);
 }
 
