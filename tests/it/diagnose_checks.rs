@@ -192,21 +192,27 @@ fn cards_are_recognized_from_printed_capacities() {
         text.contains("NVIDIA RTX 6000 Ada Generation (ECC off)"),
         "{text}"
     );
-    // Windows: WDDM reports a 12 GB card's whole memory, so 12.00 GiB with C:\ paths is an RTX
-    // 3060 (PuLID#13) or an RTX 3080 Ti (Stable-textual-inversion_win#36) under WDDM: both are
-    // named and --gpu asked for; an RTX 4070 SUPER under Windows prints 11.99
-    // (github.com/erew123/alltalk_tts/issues/195), so it is named too.
+    // Windows: WDDM reports a 12 GB card's whole memory, so 12.00 GiB (12288 MiB) with C:\ paths
+    // is an RTX 3060 (PuLID#13), an RTX 3080 Ti (Stable-textual-inversion_win#36) or an RTX 3080
+    // 12GB under WDDM: all are named and --gpu asked for; the 12 GB Ada cards print 11.99 (12278
+    // MiB, an RTX 4070 SUPER: github.com/erew123/alltalk_tts/issues/195), 10 MiB away, so they
+    // are named too.
     let v = diagnose_fixture(&t, "v110_windows", &[]);
     let windows = Value::from("windows");
+    let w = |id: &str| (id.to_owned(), windows.clone());
     assert_eq!(
         ids(&v),
         [
-            ("rtx-3060-12gb".to_owned(), windows.clone()),
-            ("rtx-3080-ti".to_owned(), windows.clone()),
-            ("rtx-4070-super".to_owned(), windows)
+            w("rtx-3060-12gb"),
+            w("rtx-3080-12gb"),
+            w("rtx-3080-ti"),
+            w("rtx-4070"),
+            w("rtx-4070-super"),
+            w("rtx-4070-ti"),
         ]
     );
-    assert_eq!(v["gpu_candidates"].as_array().unwrap().len(), 3, "{v}");
+    assert_eq!(12288 - 12278, 10);
+    assert_eq!(v["gpu_candidates"].as_array().unwrap().len(), 6, "{v}");
     // Ambiguous: 11.70 GiB is three cards' figure: all named, --gpu asked for, the printed
     // capacity used.
     t.file("amb.txt", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 11.70 GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 10.60 GiB memory in use. Of the allocated memory 9.80 GiB is allocated by PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated.");
