@@ -5,6 +5,7 @@
 mod support;
 
 mod calibration;
+mod catalog_cards;
 mod catalog_sources;
 mod chart;
 mod chart_pages;
