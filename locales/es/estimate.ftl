@@ -79,6 +79,11 @@ est-opt-lora = LoRA de rango { $rank } en { $targets } (un parche; todos los pes
 est-opt-combination = La combinación menos invasiva que cabe
 est-opt-combination_tight = La combinación menos invasiva que podría caber
 est-opt-combination_all = Todos estos cambios juntos (sigue sin caber)
+est-opt-pure_bf16 = Pesos cargados en bfloat16 (torch_dtype=torch.bfloat16) y entrenados tal cual
+est-opt-hf-flash = Atención SDPA en lugar de eager (attn_implementation="sdpa")
+est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; unos { $pct } más de cómputo)
+est-opt-hf-dtype = Autocast en bf16 (bf16=True) en lugar de float32
+est-opt-hf-dtype_fp16 = Autocast en fp16 (fp16=True; esta tarjeta no tiene bf16)
 est-trainable = Entrenados
 est-trainable-frozen-value = { $trainable } de { $total } parámetros: los embeddings están congelados
 est-trainable-lora-value = { $trainable } de { $total } parámetros: solo los adaptadores LoRA, de rango { $rank } en { $targets }
@@ -126,5 +131,5 @@ sample-note = Estimaciones: el pico sigue una reproducción exacta de sample.py 
 est-model-name = Modelo
 est-model-name-value = { $name } ({ $family }, transformers { $version })
 est-model-name-value-plain = { $name } ({ $family })
-est-no-options-model = Para este modelo aún no se calculan alternativas: cambie --batch_size, --block_size, --dtype o --grad_checkpoint y compare las estimaciones.
+est-no-options-model = Ninguna de las alternativas que vramdoc calcula para este modelo se aplica aquí: cambie --batch_size, --block_size, --dtype o --grad_checkpoint y compare las estimaciones.
 est-note-model = Son estimaciones: el pico de entrenamiento sigue una reproducción de un paso de Trainer con el propio código de Hugging Face transformers { $version } (forward con etiquetas, backward, recorte de gradientes, AdamW fusionado, gradientes a None); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.

@@ -79,6 +79,11 @@ est-opt-lora = LoRA，秩 { $rank }，加在 { $targets } 上（需打补丁；�
 est-opt-combination = 放得下的侵入性最小的组合
 est-opt-combination_tight = 可能放得下的侵入性最小的组合
 est-opt-combination_all = 以上改动全部一起用（仍然放不下）
+est-opt-pure_bf16 = 以 bfloat16 加载权重（torch_dtype=torch.bfloat16）并直接训练
+est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"）
+est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计算量约增加 { $pct }）
+est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32
+est-opt-hf-dtype_fp16 = 用 fp16 autocast（fp16=True；这张卡不支持 bf16）
 est-trainable = 参与训练
 est-trainable-frozen-value = { $total }个参数中的 { $trainable }个：嵌入层已冻结
 est-trainable-lora-value = { $total }个参数中的 { $trainable }个：只训练 LoRA 适配器，秩 { $rank }，加在 { $targets } 上
@@ -126,5 +131,5 @@ sample-note = 说明：峰值依据对 nanoGPT 的 sample.py 和 generate() 的�
 est-model-name = 模型
 est-model-name-value = { $name }（{ $family }，transformers { $version }）
 est-model-name-value-plain = { $name }（{ $family }）
-est-no-options-model = 尚未为此模型计算可选方案：请改变 --batch_size、--block_size、--dtype 或 --grad_checkpoint，再比较估算结果。
+est-no-options-model = vramdoc 为此模型计算的可选方案在这里都不适用：请修改 --batch_size、--block_size、--dtype 或 --grad_checkpoint，再比较估算结果。
 est-note-model = 以上均为估算：训练峰值依据对 Hugging Face transformers { $version } 自身代码中一个 Trainer 训练步的复现（带标签的前向、反向、梯度裁剪、融合 AdamW、梯度置为 None）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围中哪一部分放得下。

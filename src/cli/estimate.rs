@@ -315,8 +315,16 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     if let Some(model) = &loaded.model {
         let est = estimate::estimate_model(&model.architecture, &loaded.scenario, &catalog)
             .map_err(|e| super::model_report::refusal(model, scenario_error(e)))?;
-        let text =
-            super::model_report::render(&est, model, args.format, &args.lang, &loaded.ignored)?;
+        let options = estimate::what_if_model(&model.architecture, &loaded.scenario, &catalog)
+            .map_err(scenario_error)?;
+        let text = super::model_report::render(
+            &est,
+            &options,
+            model,
+            args.format,
+            &args.lang,
+            &loaded.ignored,
+        )?;
         return Ok((text, notes));
     }
     let est = estimate::estimate(&loaded.scenario, &catalog).map_err(scenario_error)?;

@@ -4,7 +4,7 @@
 //! ([`arch::Architecture`]). [`estimate`] gives one nanoGPT scenario's breakdown and verdict;
 //! [`estimate_model`] a described model's (Hugging Face's GPT-2 besides nanoGPT) with a
 //! scenario's run settings;
-//! [`what_if`] the options a guide lists. `serde_json::to_value(&estimate)` is the JSON contract
+//! [`what_if`] the options a guide lists, [`what_if_model`] those of a described model. `serde_json::to_value(&estimate)` is the JSON contract
 //! of `vramdoc estimate --format json`; guides read the same fields, typed, by its dotted names.
 
 pub mod arch;
@@ -24,6 +24,7 @@ mod scenario;
 mod sharding;
 mod train;
 mod whatif;
+mod whatif_model;
 
 use serde::Serialize;
 
@@ -37,6 +38,7 @@ pub use params::Params;
 pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
 pub use scenario::{Dtype, InitFrom, Optimizer, Phase, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
+pub use whatif_model::what_if_model;
 
 use num::N;
 use overhead::End;

@@ -314,9 +314,27 @@ pub fn option_key(kind: WhatIfKind, dtype: Dtype) -> String {
     }
 }
 
-/// A what-if's label in `loc`'s language, without markers.
+/// The message key of a Hugging Face model's what-if where its wording differs from nanoGPT's:
+/// a `Trainer` or `from_pretrained` setting, not a patch to nanoGPT.
+pub(crate) fn model_option_key(kind: WhatIfKind, dtype: Dtype) -> Option<&'static str> {
+    match (kind, dtype) {
+        (WhatIfKind::Flash, _) => Some("est-opt-hf-flash"),
+        (WhatIfKind::GradCheckpoint, _) => Some("est-opt-hf-grad_checkpoint"),
+        (WhatIfKind::Dtype, Dtype::Float16) => Some("est-opt-hf-dtype_fp16"),
+        (WhatIfKind::Dtype, _) => Some("est-opt-hf-dtype"),
+        _ => None,
+    }
+}
+
+/// A what-if's label in `loc`'s language, without markers (a model other than nanoGPT's, named
+/// by the scenario's `model`, has its own wording where [`model_option_key`] gives one).
 pub(crate) fn option_label(o: &WhatIf, loc: &Localizer) -> String {
-    let key = option_key(o.kind, o.scenario.dtype);
+    let model_key = o
+        .scenario
+        .model
+        .as_ref()
+        .and_then(|_| model_option_key(o.kind, o.scenario.dtype));
+    let key = model_key.map_or_else(|| option_key(o.kind, o.scenario.dtype), str::to_owned);
     match (o.extra_compute_pct, o.kind) {
         (Some(pct), _) => loc.t_args(
             &key,
@@ -348,7 +366,8 @@ impl OptionRow {
             also: Vec::new(),
             changes: o.changes.clone(),
             changes_training: o.changes_training,
-            needs_code: o.changes.iter().any(needs_code),
+            // A Hugging Face model's options are Trainer and from_pretrained settings.
+            needs_code: o.scenario.model.is_none() && o.changes.iter().any(needs_code),
             total: o.total,
             total_low: o.total_low,
             total_high: o.total_high,
@@ -506,6 +525,7 @@ pub(crate) fn runtime_message_keys() -> Vec<String> {
     for kind in WhatIfKind::ALL {
         for dtype in [Dtype::Float32, Dtype::Bfloat16, Dtype::Float16] {
             keys.push(option_key(kind, dtype));
+            keys.extend(model_option_key(kind, dtype).map(str::to_owned));
         }
     }
     keys.extend(

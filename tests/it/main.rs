@@ -38,6 +38,7 @@ mod layering;
 mod locales;
 mod markdown;
 mod model_cli;
+mod model_whatif;
 mod nanogpt_configs;
 mod nanogpt_runs;
 mod parser_props;

@@ -1,0 +1,169 @@
+//! What-ifs of a model other than nanoGPT's through the real CLI (`vramdoc estimate --model`):
+//! each option is the model's own step model on the changed settings (the CLI's estimate of
+//! those settings, to the byte), options the family refuses are absent, and the ranking keeps
+//! what leaves training as it is first.
+
+use serde_json::Value;
+
+use crate::support::SiteTest;
+
+/// `vramdoc estimate --model MODEL ARGS --format json`, parsed.
+fn json(t: &SiteTest, model: &str, args: &[String]) -> Value {
+    let mut all = vec!["estimate", "--model", model, "--format", "json"];
+    all.extend(args.iter().map(String::as_str));
+    let r = t.run(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+/// The options' kinds, in order.
+fn kinds(v: &Value) -> Vec<String> {
+    v["what_if"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The base flags with an option's changes as overrides (`--key=value`, later ones win).
+fn with_changes(base: &[String], w: &Value) -> Vec<String> {
+    let mut args = base.to_vec();
+    for c in w["changes"].as_array().unwrap() {
+        args.push(format!(
+            "--{}={}",
+            c["key"].as_str().unwrap(),
+            c["value"].as_str().unwrap()
+        ));
+    }
+    args
+}
+
+fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn hugging_face_gpt2_what_ifs_are_its_own_estimates_ranked_least_change_first() {
+    let t = SiteTest::new();
+    // HF GPT-2 124M, float32, eager attention, 8 × 1024 on a T4: does not fit.
+    let base = strings(&[
+        "--gpu=t4",
+        "--batch_size=8",
+        "--block_size=1024",
+        "--dtype=float32",
+        "--flash=False",
+    ]);
+    let v = json(&t, "gpt2", &base);
+    assert_eq!(v["verdict"], "does_not_fit");
+    assert_eq!(
+        kinds(&v),
+        [
+            "micro_batch",
+            "micro_batch",
+            "micro_batch",
+            "max_micro_batch",
+            "flash",
+            "grad_checkpoint",
+            "dtype",
+            "block_size"
+        ]
+    );
+    let base_total = v["bytes"]["total"].as_i64().unwrap();
+    let mut changed_training = false;
+    for w in v["what_if"].as_array().unwrap() {
+        // The option is what the CLI estimates for the changed settings, to the byte.
+        let e = json(&t, "gpt2", &with_changes(&base, w));
+        assert_eq!(w["total"], e["bytes"]["total"], "{w}");
+        assert_eq!(w["verdict"], e["verdict"], "{w}");
+        assert_eq!(
+            w["saving_bytes"].as_i64().unwrap(),
+            base_total - e["bytes"]["total"].as_i64().unwrap()
+        );
+        // Micro-batches keep the 8 sequences per step: accumulation 8 / b.
+        let s = &w["scenario"];
+        if w["kind"] == "micro_batch" || w["kind"] == "max_micro_batch" {
+            let b = s["batch_size"].as_u64().unwrap();
+            assert_eq!(s["gradient_accumulation_steps"].as_u64().unwrap(), 8 / b);
+            assert_eq!(w["effective_batch"], 8);
+        }
+        // Nothing that changes training comes before what does not.
+        let changes = w["changes_training"].as_bool().unwrap();
+        assert!(changes || !changed_training, "{w}");
+        changed_training |= changes;
+        assert_eq!(s["model"], "gpt2");
+    }
+    let w = &v["what_if"].as_array().unwrap();
+    // b/2, b/4, b/8: 4, 2, 1; the largest that fits the T4 is 2 (4 is "likely does not fit":
+    // only the low end of its range is within the card).
+    let bs: Vec<u64> = w[..4]
+        .iter()
+        .map(|o| o["scenario"]["batch_size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(bs, [4, 2, 1, 2]);
+    assert_eq!(w[0]["verdict"], "unlikely");
+    // Checkpointing's extra compute, PaLM's count for GPT-2 124M at 1024 tokens: one more
+    // forward of the blocks, 2·12·L·h² + 4·L·h·s, over 6·(12·L·h² + V·h) + 12·L·h·s.
+    let (l, h, vocab, s) = (12.0, 768.0, 50257.0, 1024.0);
+    let blocks = 24.0 * l * h * h + 4.0 * l * h * s;
+    let train = 6.0 * (12.0 * l * h * h + vocab * h) + 12.0 * l * h * s;
+    let pct = (1000.0_f64 * blocks / train).round() / 10.0;
+    assert_eq!(pct, 24.3);
+    assert_eq!(w[5]["extra_compute_pct"], pct);
+    // A T4 has no bf16: float16 autocast; bf16 weights are not offered (GPT-2's step model
+    // loads float32 weights only).
+    assert_eq!(w[6]["scenario"]["dtype"], "float16");
+    assert_eq!(w[7]["scenario"]["block_size"], 512);
+}
+
+#[test]
+fn options_the_family_refuses_are_not_offered() {
+    let t = SiteTest::new();
+    // GPT-2's replay covers checkpointing with eager attention only: with SDPA on, no
+    // checkpointing option (nanoGPT's figure is never borrowed), and no SDPA option either.
+    let base = strings(&["--gpu=t4", "--batch_size=8", "--flash=True"]);
+    let v = json(&t, "gpt2", &base);
+    let k = kinds(&v);
+    assert!(
+        !k.iter().any(|k| k == "grad_checkpoint" || k == "flash"),
+        "{k:?}"
+    );
+    assert!(
+        !k.iter().any(|k| k == "pure_bf16" || k == "optimizer"),
+        "{k:?}"
+    );
+    assert!(k.iter().any(|k| k == "micro_batch"), "{k:?}");
+}
+
+#[test]
+fn model_what_ifs_read_as_trainer_settings_in_every_language() {
+    let t = SiteTest::new();
+    let args = [
+        "estimate",
+        "--model",
+        "gpt2",
+        "--gpu=t4",
+        "--batch_size=8",
+        "--dtype=float32",
+        "--flash=False",
+    ];
+    for (lang, want) in [
+        (
+            "en",
+            "SDPA attention instead of eager (attn_implementation=\"sdpa\")",
+        ),
+        ("es", "Atención SDPA en lugar de eager"),
+        ("zh", "用 SDPA 注意力代替 eager"),
+    ] {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["--lang", lang]);
+        let r = t.run(&all);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains(want), "{lang}:\n{}", r.stdout);
+        // Trainer settings, not patches to nanoGPT: no ‡ and no nanoGPT code notes.
+        assert!(!r.stdout.contains('‡'), "{lang}:\n{}", r.stdout);
+        all.extend_from_slice(&["--format", "markdown"]);
+        let md = t.run(&all);
+        assert!(md.stdout.contains(want), "{lang}:\n{}", md.stdout);
+    }
+}
