@@ -221,8 +221,8 @@ def _runs() -> list[Run]:
 
     def add(m: Model, s: int, b: int, acc: int, weights: str, dtype: str, attn: str,
             ckpt: bool = False) -> None:
-        policy = {(F32, F32): "fp32", (F32, BF16): "autocast", (BF16, F32): "bf16w"}[
-            (weights, dtype)]
+        policy = {(F32, F32): "fp32", (F32, BF16): "autocast", (BF16, F32): "bf16w",
+                  (BF16, BF16): "bf16w-autocast"}[(weights, dtype)]
         name = f"{m.name}-s{s}-b{b}-acc{acc}-{policy}-{attn}" + ("-ckpt" if ckpt else "")
         out.append(Run(name, m, s, b, acc, weights, dtype, attn, ckpt))
 
@@ -245,6 +245,9 @@ def _runs() -> list[Run]:
     add(QWEN3_06B, 1024, 2, 2, F32, BF16, "sdpa")
     add(QWEN3_06B, 512, 2, 1, F32, F32, "sdpa")
     add(QWEN3_06B, 1024, 1, 2, BF16, F32, "eager", True)
+    # bf16 weights under bf16 autocast (Trainer's bf16=True on a bf16 model): the same
+    # memory as without autocast, every op already runs in the dtype autocast would pick.
+    add(QWEN3_06B, 512, 2, 2, BF16, BF16, "sdpa")
     add(QWEN3_4B, 1024, 1, 2, BF16, F32, "sdpa")
     add(QWEN3_4B, 512, 2, 2, F32, BF16, "eager")
     add(PHI3_MINI, 1024, 1, 2, F32, BF16, "sdpa")
@@ -253,6 +256,7 @@ def _runs() -> list[Run]:
     add(TINY_MQA, 1024, 4, 2, F32, BF16, "sdpa")
     add(TINY_MQA, 1024, 4, 2, F32, BF16, "eager")
     add(TINY_MQA, 512, 8, 1, F32, F32, "sdpa", True)
+    add(TINY_MQA, 512, 2, 2, BF16, BF16, "eager")
     add(TINY_QWEN3, 2048, 2, 2, BF16, F32, "sdpa")
     add(TINY_QWEN3, 1024, 4, 1, F32, BF16, "eager", True)
     add(TINY_QWEN2, 1024, 4, 2, F32, F32, "eager")
