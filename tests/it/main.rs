@@ -27,6 +27,7 @@ mod gpu_measured;
 mod hardening;
 mod hardening_site;
 mod hf_gpt2;
+mod hf_llama;
 mod hostile_cli;
 mod hostile_input;
 mod hostile_pickles;

@@ -111,7 +111,7 @@ pub fn large_tensors(a: &Architecture, s: &Scenario) -> Vec<LargeTensor> {
         TensorDtype::Float32
     };
     let autocast = s.dtype != Dtype::Float32 && !s.pure_bf16;
-    let hf = a.family == Family::HfGpt2;
+    let hf = matches!(a.family, Family::HfGpt2 | Family::Llama);
     let mut out = Vec::new();
     let mut push = |name, shape: Vec<u64>, dtype, phases| {
         out.push(LargeTensor {

@@ -46,11 +46,12 @@ use super::memory::{Components, TrainMoment};
 use super::num::N;
 use super::params::Params;
 use super::scenario::{InitFrom, Optimizer, Scenario, Sharding};
+use super::trainer::{fused_adamw_bytes, TrainerStep};
 use backward::Step;
 use saves::{Run, FP32};
 
 /// Refuses the settings the replay does not cover, naming each key (all at once).
-pub(crate) fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
+fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
     let mut wrong: Vec<(&str, &str)> = Vec::new();
     let mut not = |yes: bool, key: &'static str, why: &'static str| {
         if yes {
@@ -110,18 +111,26 @@ pub(crate) fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError>
     })
 }
 
-/// Fused AdamW's state: two float32 moments per element and a float32 `step` tensor per
-/// parameter tensor (fused AdamW keeps `step` on the device).
-pub(crate) fn optimizer_bytes(a: &Architecture) -> N {
-    a.parameters()
-        .iter()
-        .map(|t| N::from(t.count) * (N::from(t.numel()) * (2 * FP32) + N::from(4u64)))
-        .sum()
+/// The Trainer step of `a` under `run` (the scenario with the model's shape): refused settings
+/// first, then the peak, its moment and the first step's peak, with fused AdamW's float32 state.
+pub(crate) fn step(
+    a: &Architecture,
+    run: &Scenario,
+    p: &Params,
+) -> Result<TrainerStep, ScenarioError> {
+    check(a, run)?;
+    let optimizer = fused_adamw_bytes(a, FP32);
+    let (train, moment) = train_peak(a, run, p, optimizer);
+    Ok(TrainerStep {
+        train,
+        moment,
+        first: first_step_peak(a, run, p, optimizer),
+    })
 }
 
 /// The training step's peak (optimizer state of `optimizer` bytes) and its moment
 /// (`backward.rs`).
-pub(crate) fn train_peak(
+fn train_peak(
     a: &Architecture,
     s: &Scenario,
     p: &Params,
@@ -148,7 +157,7 @@ pub(crate) fn train_peak(
 /// The first step's peak: its training moments without optimizer state, or its
 /// `optimizer.step()`, which creates the state (`optimizer` bytes) beside every weight, every
 /// gradient and the token batch (the replay's first-step peak for large models at small batches).
-pub(crate) fn first_step_peak(a: &Architecture, s: &Scenario, p: &Params, optimizer: N) -> N {
+fn first_step_peak(a: &Architecture, s: &Scenario, p: &Params, optimizer: N) -> N {
     let (before, _) = train_peak(a, s, p, N::ZERO);
     let tokens = N::from(s.block_size) * N::from(s.batch_size) * 8;
     let step = N::from(p.total) * FP32 + N::from(p.trainable) * FP32 + optimizer + tokens;

@@ -1,0 +1,174 @@
+//! The Llama family (transformers' `LlamaForCausalLM`, and `MistralForCausalLM`,
+//! `Qwen2ForCausalLM`, `Qwen3ForCausalLM`, `Phi3ForCausalLM`, whose modeling files transformers
+//! generates from `modeling_llama.py`) trained as `Trainer` runs a step: `model(input_ids=X,
+//! labels=X)`, the loss divided over the accumulation steps, `backward`, `clip_grad_norm_`, fused
+//! AdamW (`adamw_torch_fused`), `zero_grad(set_to_none=True)`. Three dtype policies: float32
+//! weights with no autocast (`dtype: float32`), float32 weights under bf16 autocast
+//! (`dtype: bfloat16`), and weights loaded in bfloat16 and trained as they are (`pure_bf16`;
+//! bf16 autocast on top changes nothing the step keeps, as the replay shows). Attention through
+//! SDPA or eager; `gradient_checkpointing_enable` (non-reentrant) or not. The configs' defaults
+//! are kept: `use_cache` true (a `DynamicCache` is filled in training too), no dropout.
+//!
+//! Source: the fake-tensor replay of that step (`tools/hf_replay/replay_llama.py`, torch 2.15,
+//! transformers 5.24; `--explain` lists the storages alive at each peak) read against
+//! `modeling_llama.py`. Held to `tests/data/hf_llama_replay.json` (`tests/it/hf_llama.rs`: every
+//! run's peak within 1 %, both steps; parameters, weights, gradients and optimizer bytes
+//! exact). What each piece saves is in `saves.rs`; the moments of the step in `moments.rs`.
+//!
+//! Not modelled, and refused by name (`check`): float16, dropout, `torch.compile`, other
+//! optimizers, more than one GPU, fine-tuning patches (PEFT's LoRA is not modelled yet),
+//! sliding-window attention reaching the window, float32 SDPA with grouped key/value heads (CUDA
+//! runs SDPA's math fallback there), gradient checkpointing with a vocabulary small enough for a
+//! recomputed block to set the peak.
+
+mod moments;
+mod saves;
+
+use super::arch::{Activation, Architecture, Mlp, Norm, Positions};
+use super::error::ScenarioError;
+use super::num::N;
+use super::params::Params;
+use super::scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding};
+use super::trainer::{fused_adamw_bytes, TrainerStep};
+use moments::Step;
+use saves::{Run, FP32};
+
+/// The smallest vocabulary, relative to the hidden width, for which a checkpointed run is
+/// modelled: with `V ≥ 8·h` the loss's `s·b·V` buffers outweigh a recomputed block's (every
+/// released Llama-family model has `V` above 20·h); below it the replay shows the recomputed
+/// block's backward setting the peak, which is not modelled.
+const CHECKPOINT_MIN_VOCAB_PER_HIDDEN: u64 = 8;
+
+/// Refuses what the replay does not cover, naming each key (all at once).
+fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
+    let mut wrong: Vec<(&str, String)> = Vec::new();
+    let mut not = |yes: bool, key: &'static str, why: &str| {
+        if yes {
+            wrong.push((key, why.to_owned()));
+        }
+    };
+    let shape_ok = matches!(a.positions, Positions::Rotary { .. })
+        && a.norm == Norm::RmsNorm
+        && matches!(&a.mlp, Mlp::Dense(f) if f.gated && f.activation == Activation::Silu)
+        && a.attention.softcap.is_none()
+        && a.attention.qk_norm.is_none_or(|n| n == Norm::RmsNorm)
+        && !a.embeddings.scaled_by_sqrt_hidden
+        && a.embeddings.logit_softcap.is_none()
+        && !a.embeddings.head_bias;
+    not(
+        !shape_ok,
+        "model",
+        "the description is not one a Llama-family modeling file builds (rotary positions, \
+         RMSNorm, a SiLU-gated MLP, no softcapping)",
+    );
+    if let Some(w) = &a.attention.sliding_window {
+        not(
+            s.block_size >= w.window,
+            "block_size",
+            "reaches the sliding window: transformers then builds a mask, which is not replayed",
+        );
+    }
+    not(
+        s.compile,
+        "compile",
+        "torch.compile is not replayed: set it to false",
+    );
+    not(
+        s.dtype == Dtype::Float16,
+        "dtype",
+        "float16 is not replayed for the Llama family: use bfloat16 or float32",
+    );
+    not(
+        s.dropout > 0.0,
+        "dropout",
+        "the Llama family is replayed without dropout (attention_dropout 0, every released \
+         config's): set it to 0",
+    );
+    not(
+        s.flash
+            && s.dtype == Dtype::Float32
+            && !s.pure_bf16
+            && !s.grad_checkpoint
+            && a.attention.kv_heads != a.attention.heads,
+        "flash",
+        "float32 SDPA with grouped key/value heads runs PyTorch's math fallback on CUDA (the \
+         memory-efficient kernel takes no grouped heads), which is not modelled: use eager \
+         attention (flash: false) or bfloat16",
+    );
+    not(
+        s.grad_checkpoint
+            && a.vocab_size < a.hidden.saturating_mul(CHECKPOINT_MIN_VOCAB_PER_HIDDEN),
+        "grad_checkpoint",
+        "with a vocabulary under 8 × hidden a recomputed block can set the peak, which is not \
+         modelled",
+    );
+    not(
+        s.optimizer != Optimizer::Adamw,
+        "optimizer",
+        "Trainer's fused AdamW is the only optimizer replayed",
+    );
+    not(
+        s.ddp_world_size != 1 || s.sharding != Sharding::None,
+        "ddp_world_size",
+        "one GPU only",
+    );
+    not(
+        s.freeze_embeddings || s.lora_rank > 0,
+        "lora_rank",
+        "fine-tuning patches are nanoGPT's; PEFT is not modelled yet",
+    );
+    not(
+        s.init_from != InitFrom::Scratch || s.eval_only,
+        "init_from",
+        "nanoGPT's train.py settings have no meaning for a Trainer step",
+    );
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    let text: Vec<String> = wrong.iter().map(|(k, w)| format!("`{k}`: {w}")).collect();
+    Err(ScenarioError {
+        key: wrong.first().map(|(k, _)| (*k).to_owned()),
+        message: format!(
+            "{} (the Llama family) is modelled as transformers {}'s Trainer step only; {}",
+            a.name,
+            super::arch::HF_TRANSFORMERS,
+            text.join("; ")
+        ),
+    })
+}
+
+/// The Trainer step of `a` under `run` (the scenario with the model's shape): refused settings
+/// first, then the peak and its moment, and the first step's peak: its moments without
+/// optimizer state, or its `optimizer.step()`, which creates the state beside every weight,
+/// every gradient and the token batch.
+pub(crate) fn step(
+    a: &Architecture,
+    run: &Scenario,
+    p: &Params,
+) -> Result<TrainerStep, ScenarioError> {
+    check(a, run)?;
+    let r = Run::of(a, run);
+    let w = r.w;
+    let optimizer = fused_adamw_bytes(a, w);
+    let weights = N::from(p.total) * w + N::from(a.attention.head_dim) * FP32;
+    let full_grads = N::from(p.total) * w;
+    let tokens = r.sb * 8;
+    let mut step = Step {
+        r,
+        weights,
+        full_grads,
+        optimizer,
+        accumulating: run.gradient_accumulation_steps >= 2,
+        checkpointed: run.grad_checkpoint,
+        tokens,
+    };
+    let (train, moment) = step.peak();
+    step.optimizer = N::ZERO;
+    let (before, _) = step.peak();
+    let optimizer_step = weights + full_grads + optimizer + tokens;
+    Ok(TrainerStep {
+        train,
+        moment,
+        first: before.sum().max(optimizer_step),
+    })
+}
