@@ -212,6 +212,11 @@ PHI3_MINI = Model("phi-3-mini-2layers", "phi3", 2, 3072, 32, 32, 8192, 32064, Fa
 TINY_MQA = Model("tiny-llama-mqa-v512", "llama", 4, 512, 8, 1, 1408, 512, False)
 TINY_QWEN3 = Model("tiny-qwen3-v1024", "qwen3", 4, 256, 4, 2, 768, 1024, True, head_dim=64)
 TINY_QWEN2 = Model("tiny-qwen2-v512", "qwen2", 6, 384, 6, 2, 1024, 512, True)
+# Checkpointed blocks with a small vocabulary: a recomputed block's backward sets the peak.
+SMALL_GQA = Model("small-llama-gqa-v1024", "llama", 4, 512, 8, 2, 1536, 1024, False)
+SMALL_GQA_TIED = Model("small-llama-gqa-tied-v1024", "llama", 4, 512, 8, 2, 1536, 1024, True)
+MISTRAL_7B_4 = Model("mistral-7b-v0.3-4layers", "mistral", 4, 4096, 32, 8, 14336, 32768, False,
+                     full_layers=32)
 
 F32, BF16 = "float32", "bfloat16"
 
@@ -261,6 +266,14 @@ def _runs() -> list[Run]:
     add(TINY_QWEN3, 1024, 4, 1, F32, BF16, "eager", True)
     add(TINY_QWEN2, 1024, 4, 2, F32, F32, "eager")
     add(TINY_QWEN2, 64, 1, 1, F32, BF16, "sdpa")
+    add(SMALL_GQA, 512, 4, 1, F32, F32, "sdpa", True)
+    add(SMALL_GQA, 512, 4, 1, F32, BF16, "sdpa", True)
+    add(SMALL_GQA, 512, 4, 1, BF16, F32, "sdpa", True)
+    add(SMALL_GQA, 512, 4, 1, F32, F32, "eager", True)
+    add(SMALL_GQA_TIED, 512, 4, 2, F32, BF16, "eager", True)
+    add(SMALL_GQA_TIED, 512, 4, 2, BF16, F32, "eager", True)
+    add(SMALL_GQA_TIED, 512, 4, 2, F32, BF16, "sdpa", True)
+    add(MISTRAL_7B_4, 1024, 2, 1, BF16, F32, "sdpa", True)
     return out
 
 

@@ -18,8 +18,7 @@
 //! Not modelled, and refused by name (`check`): float16, dropout, `torch.compile`, other
 //! optimizers, more than one GPU, fine-tuning patches (PEFT's LoRA is not modelled yet),
 //! sliding-window attention reaching the window, float32 SDPA with grouped key/value heads (CUDA
-//! runs SDPA's math fallback there), gradient checkpointing with a vocabulary small enough for a
-//! recomputed block to set the peak.
+//! runs SDPA's math fallback there), gradient checkpointing of multi-query SDPA.
 
 mod moments;
 mod saves;
@@ -32,12 +31,6 @@ use super::scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding};
 use super::trainer::{fused_adamw_bytes, TrainerStep};
 use moments::Step;
 use saves::{Run, FP32};
-
-/// The smallest vocabulary, relative to the hidden width, for which a checkpointed run is
-/// modelled: with `V ≥ 8·h` the loss's `s·b·V` buffers outweigh a recomputed block's (every
-/// released Llama-family model has `V` above 20·h); below it the replay shows the recomputed
-/// block's backward setting the peak, which is not modelled.
-const CHECKPOINT_MIN_VOCAB_PER_HIDDEN: u64 = 8;
 
 /// Refuses what the replay does not cover, naming each key (all at once).
 fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
@@ -96,11 +89,11 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
          attention (flash: false) or bfloat16",
     );
     not(
-        s.grad_checkpoint
-            && a.vocab_size < a.hidden.saturating_mul(CHECKPOINT_MIN_VOCAB_PER_HIDDEN),
+        s.grad_checkpoint && s.flash && a.attention.kv_heads == 1 && a.attention.heads > 1,
         "grad_checkpoint",
-        "with a vocabulary under 8 × hidden a recomputed block can set the peak, which is not \
-         modelled",
+        "with one key/value head (multi-query) a checkpointed block's repeat_kv is a view of \
+         the keys, which is not modelled: use eager attention (flash: false) or no \
+         checkpointing",
     );
     not(
         s.optimizer != Optimizer::Adamw,
@@ -153,6 +146,8 @@ pub(crate) fn step(
     let weights = N::from(p.total) * w + N::from(a.attention.head_dim) * FP32;
     let full_grads = N::from(p.total) * w;
     let tokens = r.sb * 8;
+    let heads = if r.tied { 1u128 } else { 2 };
+    let block_params = (N::from(p.total) - r.vh * heads - r.h) / u128::from(a.layers.max(1));
     let mut step = Step {
         r,
         weights,
@@ -161,6 +156,7 @@ pub(crate) fn step(
         accumulating: run.gradient_accumulation_steps >= 2,
         checkpointed: run.grad_checkpoint,
         tokens,
+        block_params,
     };
     let (train, moment) = step.peak();
     step.optimizer = N::ZERO;

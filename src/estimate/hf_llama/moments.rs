@@ -26,6 +26,17 @@ pub(super) struct Step {
     pub(super) checkpointed: bool,
     /// `input_ids` (the labels are the same tensor), int64.
     pub(super) tokens: N,
+    /// Parameters of one block.
+    pub(super) block_params: N,
+}
+
+/// Which moment of a recomputed (checkpointed) block's backward.
+#[derive(Clone, Copy)]
+enum Recomputed {
+    /// The backward of `silu(gate) · up`, after down_proj's.
+    Mlp,
+    /// The softmax's backward (eager attention).
+    Attention,
 }
 
 impl Step {
@@ -146,7 +157,7 @@ impl Step {
     /// a tied head's contribution waits (float32 under autocast).
     pub(super) fn attention_backward(&self) -> Components {
         let r = &self.r;
-        let value = if r.grouped { r.sbq } else { r.sbkv } * r.c;
+        let value = r.kv_saved();
         let freed = r.final_norm()
             + r.mlp()
             + r.norm_site()
@@ -172,6 +183,75 @@ impl Step {
         self.at(grads, copies, self.saved() - freed + in_flight, N::ZERO)
     }
 
+    /// The gradients during the backward of the block `above` blocks below the last, with
+    /// `early` elements of its own done: every one when accumulating, else the head's, the
+    /// final norm's and those blocks'; a tied head's contribution waits (float32 under
+    /// autocast).
+    fn grads_in_block(&self, early: N, above: N) -> N {
+        let r = &self.r;
+        let waiting = if r.tied {
+            r.vh * if r.autocast { FP32 } else { r.w }
+        } else {
+            N::ZERO
+        };
+        if self.accumulating {
+            return self.full_grads + waiting;
+        }
+        let head = if r.tied { N::ZERO } else { r.vh };
+        waiting + (head + r.h + above * self.block_params + early) * r.w
+    }
+
+    /// A checkpointed block `k` recomputed in the backward, at `moment`. Alive: the inputs of
+    /// blocks `0..=k` (`w·s·b·h` each; the ones above were released with their blocks), the
+    /// mask, `cos`, `sin` and `position_ids`, the block's recomputed saves
+    /// (`Run::recomputed_layer`) and its bf16 weight copies under autocast, and:
+    /// - at the product's backward in the MLP (`silu(gate) · up`): down_proj's input and weight
+    ///   copy are released; in flight the gradients of the product, of `silu`'s output and of
+    ///   up's (`3·c·s·b·I`) and of the block's output (`w·s·b·h`);
+    /// - at the softmax's backward (eager): released and in flight as in
+    ///   [`Step::attention_backward`], less the final norm (freed long before).
+    ///
+    /// Accumulating, every gradient exists and the last block (`k = L − 1`) holds the most
+    /// inputs; without, the gradients grow as the backward goes down while the inputs shrink,
+    /// so the first block is a candidate too (the replay's runs without accumulation peak
+    /// there).
+    fn recomputed(&self, k: N, moment: Recomputed) -> Components {
+        let r = &self.r;
+        let inputs = (k + N::from(1u64)) * r.sbh * r.w + r.checkpoint_inputs();
+        let layer = r.recomputed_layer();
+        let copies = r.block_linear * 2;
+        let above = r.l - N::from(1u64) - k;
+        let (activations, copies, early) = match moment {
+            Recomputed::Mlp => (
+                layer - r.sbi * r.c + r.sbi * (3 * r.c) + r.sbh * r.w,
+                copies - r.h * r.i * 2,
+                r.h * r.i,
+            ),
+            Recomputed::Attention => {
+                let value = r.recomputed_kv();
+                let freed = r.mlp()
+                    + r.norm_site()
+                    + r.norm_output(r.mlp_readers)
+                    + r.sbq * r.c
+                    + value
+                    + r.scores * r.score_cast();
+                let in_flight = r.scores * (2 * FP32) + r.sbh * r.w + value;
+                (
+                    layer - freed + in_flight,
+                    copies - (r.h * r.i * 3 + r.h * r.q) * 2,
+                    r.h * r.i * 3 + r.h * r.q + r.h,
+                )
+            }
+        };
+        let copies = if r.autocast { copies } else { N::ZERO };
+        self.at(
+            self.grads_in_block(early, above),
+            copies,
+            inputs + activations,
+            N::ZERO,
+        )
+    }
+
     /// The largest candidate and its moment (the loss's backward wins ties).
     pub(super) fn peak(&self) -> (Components, TrainMoment) {
         let mut best = (self.loss_backward(), TrainMoment::LossBackward);
@@ -185,6 +265,21 @@ impl Step {
         consider(self.backward_end(), TrainMoment::BackwardEnd);
         if !self.r.sdpa && !self.checkpointed {
             consider(self.attention_backward(), TrainMoment::AttentionBackward);
+        }
+        if self.checkpointed {
+            let last = self.r.l - N::from(1u64);
+            for k in [N::ZERO, last] {
+                consider(
+                    self.recomputed(k, Recomputed::Mlp),
+                    TrainMoment::BlockRecompute,
+                );
+                if !self.r.sdpa {
+                    consider(
+                        self.recomputed(k, Recomputed::Attention),
+                        TrainMoment::BlockRecompute,
+                    );
+                }
+            }
         }
         best
     }

@@ -34,6 +34,9 @@ pub(super) struct Run {
     pub(super) s: N,
     /// The logsumexp's length: `s`, rounded up to 32 by the memory-efficient kernel (float32).
     pub(super) lse_len: N,
+    /// `s` rounded up to 32 (the memory-efficient kernel's logsumexp) and to 16 (its bias).
+    pub(super) s32: N,
+    pub(super) s16: N,
     pub(super) b: N,
     /// Query heads and key/value heads.
     pub(super) heads: N,
@@ -104,6 +107,8 @@ impl Run {
             } else {
                 seq
             },
+            s32: N::from(s.block_size.div_ceil(32).saturating_mul(32)),
+            s16: N::from(s.block_size.div_ceil(16).saturating_mul(16)),
             b,
             heads: N::from(at.heads),
             kv_heads: N::from(at.kv_heads),
@@ -148,7 +153,7 @@ impl Run {
 
     /// What the keys and values attention saves are stored as: `repeat_kv`'s copies to the query
     /// heads' width in eager attention with grouped heads, else the keys' (values') width.
-    fn kv_saved(&self) -> N {
+    pub(super) fn kv_saved(&self) -> N {
         if !self.sdpa && self.grouped {
             self.sbq * self.c
         } else {
@@ -244,21 +249,60 @@ impl Run {
 
     /// What a checkpointed forward saves (`gradient_checkpointing_enable`, non-reentrant; the
     /// cache is off): each block's input and the last block's output (`(L + 1)·w·s·b·h`), the
-    /// final norm's own saves, `cos` and `sin`, the `position_ids` (`8·s`) and the causal mask
-    /// every checkpointed block receives: SDPA's boolean `(b, 1, s, s)` (transformers builds it
-    /// when the cache is off, so the layers pass it to SDPA: the memory-efficient kernel runs),
-    /// eager's additive one in the embedding's dtype.
+    /// final norm's own saves, and [`Run::checkpoint_inputs`].
     pub(super) fn checkpointed(&self) -> N {
         let residual_norm_input = if self.w == FP32 {
             self.sbh * FP32
         } else {
             N::ZERO
         };
-        let mask = self.b * self.s * self.s * if self.sdpa { 1 } else { self.w };
         (self.l + N::from(1u64)) * self.sbh * self.w + self.final_norm() - residual_norm_input
-            + self.rope()
-            + mask
-            + self.s * 8
+            + self.checkpoint_inputs()
+    }
+
+    /// What every checkpointed block receives besides its input, kept for the recomputation:
+    /// `cos` and `sin`, the `position_ids` (`8·s`) and the causal mask, SDPA's boolean
+    /// `(b, 1, s, s)` (transformers builds it when the cache is off, so the layers pass it to
+    /// SDPA) or eager's additive one in the embedding's dtype.
+    pub(super) fn checkpoint_inputs(&self) -> N {
+        let mask = self.b * self.s * self.s * if self.sdpa { 1 } else { self.w };
+        self.rope() + mask + self.s * 8
+    }
+
+    /// One block as its checkpointed recomputation saves it (the cache is off, so SDPA receives
+    /// the boolean mask): as [`Run::layer`], but for the block's input, which is the
+    /// checkpoint's (kept in float32 by the input norm's `pow` when the weights are float32),
+    /// and for SDPA, which now gets a mask: transformers repeats grouped keys and values to the
+    /// query heads (`repeat_kv`, copies) and the memory-efficient kernel runs with the mask made
+    /// additive in the query dtype (`b·s·s'` elements, `s'` the last dimension padded to a
+    /// multiple of 16) as its saved bias, a logsumexp of `s` rounded up to 32, and two 8-byte
+    /// RNG tensors.
+    pub(super) fn recomputed_layer(&self) -> N {
+        let input = if self.w == FP32 {
+            self.sbh * FP32
+        } else {
+            N::ZERO
+        };
+        let attention = if self.sdpa {
+            self.sbq * (2 * self.c)
+                + self.recomputed_kv() * 2
+                + self.heads * self.s32 * self.b * FP32
+                + self.b * self.s * self.s16 * self.c
+                + N::from(16u64)
+        } else {
+            self.attention()
+        };
+        self.layer() - self.attention() + attention - input
+    }
+
+    /// The keys (or values) a recomputed block's attention saves: repeated to the query heads
+    /// when grouped (SDPA with a mask, eager always), else as they are.
+    pub(super) fn recomputed_kv(&self) -> N {
+        if self.grouped {
+            self.sbq * self.c
+        } else {
+            self.sbkv * self.c
+        }
     }
 
     /// The cache's copies attention does not save, alive until the forward returns: the float32
