@@ -19,11 +19,8 @@ SDPA goes to the kernel CUDA picks (``hf_sdpa.py``).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import sys
-import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -35,9 +32,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 
-from cuda_emulation import autocast, cuda_dropout_patch, install_cuda_autocast_policy  # noqa: E402
+from cuda_emulation import cuda_dropout_patch  # noqa: E402
 from hf_sdpa import hf_sdpa, scratch_bytes  # noqa: E402
-from replay_gpt2 import print_live, unique_bytes  # noqa: E402
+import replay_common  # noqa: E402
+from replay_common import trainer_steps, unique_bytes  # noqa: E402
 from tracker import StorageTracker  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -142,49 +140,16 @@ def replay(run: Run, explain: bool = False) -> dict:
         params = sum(p.numel() for p in model.parameters())
         trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
         param_bytes = unique_bytes(model.parameters())
-        opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=5e-5,
-                                fused=True)
         X = torch.empty((run.batch_size, run.block_size), dtype=torch.long)
-        peaks, peak_phases = [], []
-        for step in range(2):
-            tracker.reset_peak()
-            for micro in range(run.accumulation):
-                tracker.phase = f"forward {micro + 1}"
-                with autocast(autocast_dtype):
-                    out = model(input_ids=X, labels=X)
-                loss = out.loss / run.accumulation
-                del out
-                tracker.phase = f"backward {micro + 1}"
-                loss.backward()
-                del loss
-            tracker.phase = "clip"
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            tracker.phase = "optimizer step"
-            opt.step()
-            grad_bytes = unique_bytes(p.grad for p in model.parameters() if p.grad is not None)
-            optimizer_bytes = unique_bytes(
-                t for state in opt.state.values() for t in state.values()
-                if isinstance(t, torch.Tensor)
-            )
-            opt.zero_grad(set_to_none=True)
-            peaks.append(tracker.peak)
-            peak_phases.append(tracker.peak_phase)
-            if explain:
-                print(f"step {step + 1}: peak {tracker.peak} in {tracker.peak_phase}")
-                print_live(tracker.peak_live)
+        steps = trainer_steps(model, tracker, X, run.accumulation, autocast_dtype, explain)
         buffer_bytes = unique_bytes(model.buffers())
     return {
         "run": asdict(run),
         "params": params,
         "trainable_params": trainable,
-        "train_peak_bytes": peaks[1],
-        "first_step_peak_bytes": peaks[0],
-        "train_peak_phase": peak_phases[1],
-        "first_step_peak_phase": peak_phases[0],
         "param_bytes": param_bytes,
         "buffer_bytes": buffer_bytes,
-        "grad_bytes": grad_bytes,
-        "optimizer_bytes": optimizer_bytes,
+        **steps,
     }
 
 
@@ -281,35 +246,8 @@ RUNS = _runs()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--only", action="append", default=[])
-    parser.add_argument("--explain", action="store_true", help="list the live storages at the peak")
-    args = parser.parse_args(argv)
-    warnings.filterwarnings("ignore")
-    install_cuda_autocast_policy()
-    import transformers
-
-    entries = []
-    for run in RUNS:
-        if args.only and not any(o in run.name for o in args.only):
-            continue
-        e = replay(run, explain=args.explain)
-        print(f"{run.name}: train peak {e['train_peak_bytes'] / 2**20:.1f} MiB "
-              f"({e['train_peak_phase']})", flush=True)
-        entries.append(e)
-    doc = {
-        "generator": "tools/hf_replay/replay_llama.py",
-        "torch": torch.__version__.split("+")[0],
-        "transformers": transformers.__version__,
-        "runs": entries,
-    }
-    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return replay_common.main(__doc__.splitlines()[0], "tools/hf_replay/replay_llama.py", RUNS,
+                              replay, argv)
 
 
 if __name__ == "__main__":

@@ -45,70 +45,29 @@ use super::error::ScenarioError;
 use super::memory::{Components, TrainMoment};
 use super::num::N;
 use super::params::Params;
-use super::scenario::{InitFrom, Optimizer, Scenario, Sharding};
-use super::trainer::{fused_adamw_bytes, TrainerStep};
+use super::scenario::Scenario;
+use super::trainer::{fused_adamw_bytes, Refusals, TrainerStep};
 use backward::Step;
 use saves::{Run, FP32};
 
 /// Refuses the settings the replay does not cover, naming each key (all at once).
 fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
-    let mut wrong: Vec<(&str, &str)> = Vec::new();
-    let mut not = |yes: bool, key: &'static str, why: &'static str| {
-        if yes {
-            wrong.push((key, why));
-        }
-    };
-    not(
-        s.compile,
-        "compile",
-        "torch.compile is not replayed: set it to false",
-    );
-    not(
+    let mut r = Refusals::trainer(s);
+    r.not(
         s.grad_checkpoint && s.flash,
         "grad_checkpoint",
         "gradient checkpointing is replayed with eager attention only (set flash: false): \
          under checkpointing transformers passes SDPA an explicit mask",
     );
-    not(
-        s.optimizer != Optimizer::Adamw,
-        "optimizer",
-        "Trainer's fused AdamW is the only optimizer replayed",
-    );
-    not(s.pure_bf16, "pure_bf16", "the replay loads float32 weights");
-    not(
-        s.ddp_world_size != 1 || s.sharding != Sharding::None,
-        "ddp_world_size",
-        "one GPU only",
-    );
-    not(
-        s.freeze_embeddings || s.lora_rank > 0,
-        "lora_rank",
-        "fine-tuning patches are nanoGPT's; PEFT is not modelled yet",
-    );
-    not(
-        s.init_from != InitFrom::Scratch || s.eval_only,
-        "init_from",
-        "nanoGPT's train.py settings have no meaning for a Trainer step",
-    );
+    r.not(s.pure_bf16, "pure_bf16", "the replay loads float32 weights");
     if let Positions::Learned { max_positions } = a.positions {
-        not(
+        r.not(
             s.block_size > max_positions,
             "block_size",
             "longer than the model's n_positions",
         );
     }
-    if wrong.is_empty() {
-        return Ok(());
-    }
-    let text: Vec<String> = wrong.iter().map(|(k, w)| format!("`{k}`: {w}")).collect();
-    Err(ScenarioError {
-        key: wrong.first().map(|(k, _)| (*k).to_owned()),
-        message: format!(
-            "Hugging Face's GPT-2 is modelled as transformers {}'s Trainer step only; {}",
-            super::arch::HF_TRANSFORMERS,
-            text.join("; ")
-        ),
-    })
+    r.result("Hugging Face's GPT-2")
 }
 
 /// The Trainer step of `a` under `run` (the scenario with the model's shape): refused settings

@@ -27,19 +27,14 @@ use super::arch::{Activation, Architecture, Mlp, Norm, Positions};
 use super::error::ScenarioError;
 use super::num::N;
 use super::params::Params;
-use super::scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding};
-use super::trainer::{fused_adamw_bytes, TrainerStep};
+use super::scenario::{Dtype, Scenario};
+use super::trainer::{fused_adamw_bytes, Refusals, TrainerStep};
 use moments::Step;
 use saves::{Run, FP32};
 
 /// Refuses what the replay does not cover, naming each key (all at once).
 fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
-    let mut wrong: Vec<(&str, String)> = Vec::new();
-    let mut not = |yes: bool, key: &'static str, why: &str| {
-        if yes {
-            wrong.push((key, why.to_owned()));
-        }
-    };
+    let mut r = Refusals::trainer(s);
     let shape_ok = matches!(a.positions, Positions::Rotary { .. })
         && a.norm == Norm::RmsNorm
         && matches!(&a.mlp, Mlp::Dense(f) if f.gated && f.activation == Activation::Silu)
@@ -48,36 +43,31 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
         && !a.embeddings.scaled_by_sqrt_hidden
         && a.embeddings.logit_softcap.is_none()
         && !a.embeddings.head_bias;
-    not(
+    r.not(
         !shape_ok,
         "model",
         "the description is not one a Llama-family modeling file builds (rotary positions, \
          RMSNorm, a SiLU-gated MLP, no softcapping)",
     );
     if let Some(w) = &a.attention.sliding_window {
-        not(
+        r.not(
             s.block_size >= w.window,
             "block_size",
             "reaches the sliding window: transformers then builds a mask, which is not replayed",
         );
     }
-    not(
-        s.compile,
-        "compile",
-        "torch.compile is not replayed: set it to false",
-    );
-    not(
+    r.not(
         s.dtype == Dtype::Float16,
         "dtype",
         "float16 is not replayed for the Llama family: use bfloat16 or float32",
     );
-    not(
+    r.not(
         s.dropout > 0.0,
         "dropout",
         "the Llama family is replayed without dropout (attention_dropout 0, every released \
          config's): set it to 0",
     );
-    not(
+    r.not(
         s.flash
             && s.dtype == Dtype::Float32
             && !s.pure_bf16
@@ -88,46 +78,14 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
          memory-efficient kernel takes no grouped heads), which is not modelled: use eager \
          attention (flash: false) or bfloat16",
     );
-    not(
+    r.not(
         s.grad_checkpoint && s.flash && a.attention.kv_heads == 1 && a.attention.heads > 1,
         "grad_checkpoint",
         "with one key/value head (multi-query) a checkpointed block's repeat_kv is a view of \
          the keys, which is not modelled: use eager attention (flash: false) or no \
          checkpointing",
     );
-    not(
-        s.optimizer != Optimizer::Adamw,
-        "optimizer",
-        "Trainer's fused AdamW is the only optimizer replayed",
-    );
-    not(
-        s.ddp_world_size != 1 || s.sharding != Sharding::None,
-        "ddp_world_size",
-        "one GPU only",
-    );
-    not(
-        s.freeze_embeddings || s.lora_rank > 0,
-        "lora_rank",
-        "fine-tuning patches are nanoGPT's; PEFT is not modelled yet",
-    );
-    not(
-        s.init_from != InitFrom::Scratch || s.eval_only,
-        "init_from",
-        "nanoGPT's train.py settings have no meaning for a Trainer step",
-    );
-    if wrong.is_empty() {
-        return Ok(());
-    }
-    let text: Vec<String> = wrong.iter().map(|(k, w)| format!("`{k}`: {w}")).collect();
-    Err(ScenarioError {
-        key: wrong.first().map(|(k, _)| (*k).to_owned()),
-        message: format!(
-            "{} (the Llama family) is modelled as transformers {}'s Trainer step only; {}",
-            a.name,
-            super::arch::HF_TRANSFORMERS,
-            text.join("; ")
-        ),
-    })
+    r.result(&format!("{} (the Llama family)", a.name))
 }
 
 /// The Trainer step of `a` under `run` (the scenario with the model's shape): refused settings

@@ -157,15 +157,8 @@ impl Step {
     /// a tied head's contribution waits (float32 under autocast).
     pub(super) fn attention_backward(&self) -> Components {
         let r = &self.r;
-        let value = r.kv_saved();
-        let freed = r.final_norm()
-            + r.mlp()
-            + r.norm_site()
-            + r.norm_output(r.mlp_readers)
-            + r.sbq * r.c
-            + value
-            + r.scores * r.score_cast();
-        let in_flight = r.scores * (2 * FP32) + r.sbh * r.w + value;
+        let (freed, in_flight) = r.at_softmax_backward(r.kv_saved());
+        let freed = freed + r.final_norm();
         let mut grads = if self.accumulating {
             self.full_grads
         } else {
@@ -228,14 +221,7 @@ impl Step {
                 r.h * r.i,
             ),
             Recomputed::Attention => {
-                let value = r.recomputed_kv();
-                let freed = r.mlp()
-                    + r.norm_site()
-                    + r.norm_output(r.mlp_readers)
-                    + r.sbq * r.c
-                    + value
-                    + r.scores * r.score_cast();
-                let in_flight = r.scores * (2 * FP32) + r.sbh * r.w + value;
+                let (freed, in_flight) = r.at_softmax_backward(r.recomputed_kv());
                 (
                     layer - freed + in_flight,
                     copies - (r.h * r.i * 3 + r.h * r.q) * 2,

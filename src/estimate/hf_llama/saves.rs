@@ -205,6 +205,22 @@ impl Run {
         }
     }
 
+    /// A layer's eager softmax backward, with `value` the bytes of the values it saved: what
+    /// the layer has released by then (its MLP, post-attention norm with the MLP's inputs,
+    /// o_proj's input, the values and the softmax's 16-bit cast) and what is in flight (the
+    /// float32 gradient of the softmax's output and its backward's float32 result, 8 bytes per
+    /// score; the residual stream's gradient, `w·s·b·h`; the values' gradient).
+    pub(super) fn at_softmax_backward(&self, value: N) -> (N, N) {
+        let freed = self.mlp()
+            + self.norm_site()
+            + self.norm_output(self.mlp_readers)
+            + self.sbq * self.c
+            + value
+            + self.scores * self.score_cast();
+        let in_flight = self.scores * (2 * FP32) + self.sbh * self.w + value;
+        (freed, in_flight)
+    }
+
     /// Qwen3's `q_norm` and `k_norm` (an RMSNorm per head): each saves its float32 input, `x̂`
     /// in the projection's dtype and an `rsqrt` per head and token.
     pub(super) fn qk_norm(&self) -> N {
