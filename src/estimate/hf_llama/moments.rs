@@ -89,7 +89,8 @@ impl Step {
     /// The end of the forward, at `log_softmax`: the logits (`c`), their float32 copy (the
     /// same tensor in float32), the float32 log-softmax; the final norm's output (the model's
     /// `hidden_states`), the padded labels (`8·b·(s + 1)`) and their shifted copy (`8·s·b`),
-    /// and the cache's copies attention did not save (`Run::cache_only`).
+    /// the cache's copies attention did not save (`Run::cache_only`), and under autocast every
+    /// weight's bf16 copy.
     pub(super) fn loss_forward(&self) -> Components {
         let r = &self.r;
         let upcast = if r.c == FP32 { 0 } else { FP32 };
@@ -100,7 +101,10 @@ impl Step {
             r.cache_only()
         };
         let activations = self.saved() + r.sbh * r.w + labels + cache;
-        let copies = r.weight_copies(self.checkpointed);
+        // Autocast's cache keeps every weight copy until the forward leaves autocast, saved or
+        // not (checkpointed blocks do not save theirs); the q/k/v bias copies (Qwen2's,
+        // `2·(q + 2·kv)` bytes per layer) are left out.
+        let copies = r.weight_copies(false);
         let logits = r.sbv * (r.c + upcast + FP32);
         self.at(self.earlier_grads(), copies, activations, logits)
     }

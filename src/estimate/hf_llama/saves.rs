@@ -264,16 +264,11 @@ impl Run {
     }
 
     /// What a checkpointed forward saves (`gradient_checkpointing_enable`, non-reentrant; the
-    /// cache is off): each block's input and the last block's output (`(L + 1)·w·s·b·h`), the
-    /// final norm's own saves, and [`Run::checkpoint_inputs`].
+    /// cache is off): each block's input (`L·w·s·b·h`), the final norm's saves (its float32
+    /// input is the last block's output in float32; with bf16 weights its float32 upcast, and
+    /// the bf16 output itself is not kept), and [`Run::checkpoint_inputs`].
     pub(super) fn checkpointed(&self) -> N {
-        let residual_norm_input = if self.w == FP32 {
-            self.sbh * FP32
-        } else {
-            N::ZERO
-        };
-        (self.l + N::from(1u64)) * self.sbh * self.w + self.final_norm() - residual_norm_input
-            + self.checkpoint_inputs()
+        self.l * self.sbh * self.w + self.final_norm() + self.checkpoint_inputs()
     }
 
     /// What every checkpointed block receives besides its input, kept for the recomputation:
