@@ -177,6 +177,8 @@ PHI3_MINI = Model("phi-3-mini-2layers", "phi3", 2, 3072, 32, 32, 8192, 32064, Fa
 LLAMA32_1B_FULL = Model("llama-3.2-1b", "llama", 16, 2048, 32, 8, 8192, 128256, True)
 QWEN3_06B_FULL = Model("qwen3-0.6b", "qwen3", 28, 1024, 16, 8, 3072, 151936, True,
                        head_dim=128)
+PHI3_MINI_FULL = Model("phi-3-mini", "phi3", 32, 3072, 32, 32, 8192, 32064, False)
+MISTRAL_7B_FULL = Model("mistral-7b-v0.3", "mistral", 32, 4096, 32, 8, 14336, 32768, False)
 # Small vocabularies: the blocks, not the loss, set the peak.
 TINY_MQA = Model("tiny-llama-mqa-v512", "llama", 4, 512, 8, 1, 1408, 512, False)
 TINY_QWEN3 = Model("tiny-qwen3-v1024", "qwen3", 4, 256, 4, 2, 768, 1024, True, head_dim=64)
@@ -239,6 +241,10 @@ def _runs() -> list[Run]:
     add(LLAMA32_1B_FULL, 1024, 4, 4, F32, BF16, "sdpa", True)
     add(QWEN3_06B_FULL, 1024, 2, 2, F32, BF16, "eager")
     add(QWEN3_06B_FULL, 2048, 2, 1, BF16, F32, "sdpa", True)
+    add(QWEN25_05B, 1024, 4, 1, F32, BF16, "sdpa", True)
+    add(PHI3_MINI_FULL, 2048, 1, 1, BF16, F32, "sdpa", True)
+    add(MISTRAL_7B_FULL, 512, 1, 2, BF16, F32, "eager")
+    add(MISTRAL_7B_FULL, 1024, 2, 1, BF16, F32, "sdpa", True)
     add(SMALL_GQA, 512, 4, 1, F32, F32, "sdpa", True)
     add(SMALL_GQA, 512, 4, 1, F32, BF16, "sdpa", True)
     add(SMALL_GQA, 512, 4, 1, BF16, F32, "sdpa", True)
