@@ -183,6 +183,33 @@ pub(crate) fn config_line(c: &Change) -> String {
     }
 }
 
+/// A change of a Hugging Face model's run as the argument that makes it: `from_pretrained`'s
+/// (`torch_dtype=torch.bfloat16`, `attn_implementation="sdpa"`) or `TrainingArguments`'
+/// (`per_device_train_batch_size=2`, `gradient_checkpointing=True`, `bf16=True`); the sequence
+/// length as TRL's `SFTConfig(max_length=…)`. Other keys as config lines.
+pub(crate) fn model_setting(c: &Change) -> String {
+    let v = c.value.as_str();
+    match c.key.as_str() {
+        "pure_bf16" if v == "True" => "torch_dtype=torch.bfloat16".to_owned(),
+        "pure_bf16" => "torch_dtype=torch.float32".to_owned(),
+        "flash" if v == "True" => "attn_implementation=\"sdpa\"".to_owned(),
+        "flash" => "attn_implementation=\"eager\"".to_owned(),
+        "batch_size" => format!("per_device_train_batch_size={v}"),
+        "gradient_accumulation_steps" => format!("gradient_accumulation_steps={v}"),
+        "grad_checkpoint" => format!("gradient_checkpointing={v}"),
+        "dtype" if v == "bfloat16" => "bf16=True".to_owned(),
+        "dtype" if v == "float16" => "fp16=True".to_owned(),
+        "dtype" => "bf16=False, fp16=False".to_owned(),
+        "block_size" => format!("max_length={v}"),
+        _ => config_line(c),
+    }
+}
+
+/// Whether a model's change is an argument of `from_pretrained` (not of `TrainingArguments`).
+pub(crate) fn loads_model(c: &Change) -> bool {
+    matches!(c.key.as_str(), "pure_bf16" | "flash")
+}
+
 /// A change as a command-line override of `train.py`: `--compile=False`, `--dtype=bfloat16`.
 pub(crate) fn flag(c: &Change) -> String {
     format!("--{}={}", c.key, c.value)
@@ -249,7 +276,8 @@ pub(crate) fn option_rows(
                 changes_training: changes
                     .iter()
                     .any(|c| changes_training_key(&c.key, &base.scenario, &e.scenario)),
-                needs_code: changes.iter().any(needs_code),
+                // A Hugging Face model's variants are Trainer and from_pretrained settings.
+                needs_code: e.scenario.model.is_none() && changes.iter().any(needs_code),
                 changes,
                 total: e.bytes.total,
                 total_low: e.bytes.total_low,

@@ -39,6 +39,7 @@ mod layering;
 mod locales;
 mod markdown;
 mod model_cli;
+mod model_guides;
 mod model_whatif;
 mod nanogpt_configs;
 mod nanogpt_runs;

@@ -295,13 +295,15 @@ fn model_inputs_that_are_wrong_are_refused_where_they_are_written() {
         "{}",
         r.stderr
     );
-    // A guide's scenario cannot name a model yet: refused at its key, never estimated as nanoGPT.
+    // A guide's scenario names a model by catalog id only (a site builds the same anywhere): a
+    // config.json path is refused at its key, never estimated as nanoGPT.
     t.file(
         "content/hf/en.md",
-        "---\ntitle: \"HF\"\nlang: en\ndate: 2026-11-20\nscenario:\n  model: gpt2\n---\n\nBody\n",
+        "---\ntitle: \"HF\"\nlang: en\ndate: 2026-11-20\nscenario:\n  model: ./gpt2/config.json\n---\n\nBody\n",
     );
     let r = t.build_err();
-    assert!(r.stderr.contains("model = gpt2"), "{}", r.stderr);
+    assert!(r.stderr.contains("unknown model"), "{}", r.stderr);
+    assert!(r.stderr.contains("en.md:6"), "{}", r.stderr);
 }
 
 #[test]
