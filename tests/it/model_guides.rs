@@ -130,3 +130,40 @@ fn grouped(n: u64) -> String {
     }
     out
 }
+
+#[test]
+fn the_bundled_qwen_guide_shows_the_losss_twelve_bytes_per_logit_in_every_language() {
+    let out = tempfile::tempdir().unwrap();
+    let public = out.path().join("public");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_vramdoc"))
+        .args(["build", "--root", env!("CARGO_MANIFEST_DIR"), "--out"])
+        .arg(&public)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // Qwen2.5's 151,936 entries, 12 float32 bytes each at the loss's backward: the guide's
+    // micro-batch 8 × 1024 tokens, and its micro-batch-1 variant.
+    let (vocab, seq) = (151_936u64, 1024u64);
+    let base = 12 * 8 * seq * vocab;
+    let micro1 = 12 * seq * vocab;
+    assert_eq!((base, micro1), (14_935_916_544, 1_866_989_568));
+    for (lang, base_text, micro1_text) in [
+        ("en", "14,935,916,544 bytes", "1,866,989,568 bytes"),
+        ("es", "14.935.916.544 bytes", "1.866.989.568 bytes"),
+        ("zh", "14935916544 字节", "1866989568 字节"),
+    ] {
+        let html = std::fs::read_to_string(
+            public.join(format!("{lang}/qwen-large-vocab-loss-oom/index.html")),
+        )
+        .unwrap();
+        assert!(html.contains(base_text), "{lang}: {base_text}");
+        assert!(html.contains(micro1_text), "{lang}: {micro1_text}");
+        // The what-ifs are the model's own: Trainer settings, no nanoGPT code notes.
+        assert!(html.contains("gradient_checkpointing=True"), "{lang}");
+        assert!(!html.contains("‡"), "{lang}");
+    }
+}
