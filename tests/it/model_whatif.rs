@@ -167,3 +167,57 @@ fn model_what_ifs_read_as_trainer_settings_in_every_language() {
         assert!(md.stdout.contains(want), "{lang}:\n{}", md.stdout);
     }
 }
+
+#[test]
+fn a_llama_family_what_if_changes_the_terms_it_should_by_independent_arithmetic() {
+    let t = SiteTest::new();
+    // Qwen2.5-0.5B: 494,032,768 parameters in 290 tensors, head_dim 64, vocabulary 151,936;
+    // bf16 autocast over float32 weights, 8 × 1024 tokens on an RTX 4090.
+    let base = strings(&[
+        "--gpu=rtx-4090",
+        "--batch_size=8",
+        "--block_size=1024",
+        "--dtype=bfloat16",
+    ]);
+    let v = json(&t, "qwen2.5-0.5b", &base);
+    let (p, tensors, head_dim, vocab) = (494_032_768u64, 290u64, 64u64, 151_936u64);
+    assert_eq!(v["params"]["total"], p);
+    assert_eq!(
+        v["params"]["decay_tensors"].as_u64().unwrap()
+            + v["params"]["no_decay_tensors"].as_u64().unwrap(),
+        tensors
+    );
+    // float32 weights beside the rotary embedding's float32 `inv_freq` buffers (4·head_dim
+    // bytes), and fused AdamW's two float32 moments and a 4-byte step per tensor.
+    assert_eq!(v["bytes"]["weights"], 4 * p + 4 * head_dim);
+    assert_eq!(v["bytes"]["optimizer"], 8 * p + 4 * tensors);
+    assert_eq!(v["bytes"]["logits"], 12 * 8 * 1024 * vocab);
+    let w = v["what_if"].as_array().unwrap();
+    let kinds = kinds(&v);
+    for kind in ["micro_batch", "grad_checkpoint", "pure_bf16", "block_size"] {
+        assert!(kinds.iter().any(|k| k == kind), "{kind}: {kinds:?}");
+    }
+    // Already under autocast: no dtype option; SDPA is on: no flash option.
+    assert!(
+        !kinds.iter().any(|k| k == "dtype" || k == "flash"),
+        "{kinds:?}"
+    );
+    for o in w {
+        let e = json(&t, "qwen2.5-0.5b", &with_changes(&base, o));
+        assert_eq!(o["total"], e["bytes"]["total"], "{o}");
+        let s = &o["scenario"];
+        let b = s["batch_size"].as_u64().unwrap();
+        let seq = s["block_size"].as_u64().unwrap();
+        // The loss keeps 12 bytes per logit whatever the option.
+        assert_eq!(e["bytes"]["logits"], 12 * b * seq * vocab, "{o}");
+        if o["kind"] == "pure_bf16" {
+            // Weights loaded in bfloat16: 2 bytes per parameter, and AdamW's moments follow the
+            // parameters' dtype.
+            assert_eq!(e["bytes"]["weights"], 2 * p + 4 * head_dim);
+            assert_eq!(e["bytes"]["optimizer"], 4 * p + 4 * tensors);
+            assert_eq!(o["changes_training"], true);
+        } else {
+            assert_eq!(e["bytes"]["weights"], v["bytes"]["weights"], "{o}");
+        }
+    }
+}
