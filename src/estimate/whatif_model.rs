@@ -13,13 +13,17 @@
 //! - gradient checkpointing (`gradient_checkpointing=True`), with its extra compute;
 //! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
 //! - the weights loaded in bfloat16 and trained as they are (`torch_dtype=torch.bfloat16`);
-//! - half the sequence length.
+//! - half the sequence length;
+//! - with a GPU, the least invasive combination that fits ([`ModelOptions::combination`]) when no
+//!   single change does.
 
 use super::arch::Architecture;
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
 use super::scenario::{Dtype, Scenario};
-use super::whatif::{largest_divisor_at_most, option, with_micro_batch, WhatIf, WhatIfKind};
+use super::whatif::{
+    changes_between, largest_divisor_at_most, option, with_micro_batch, WhatIf, WhatIfKind,
+};
 use super::{estimate_model, Estimate, Verdict};
 
 /// The options for training the model `a` with the settings of `s`, ordered by how little they
@@ -46,6 +50,7 @@ pub fn what_if_model(
     o.dtype();
     o.bf16_weights();
     o.shorter_sequences();
+    o.combination();
     Ok(o.out)
 }
 
@@ -209,6 +214,121 @@ impl ModelOptions<'_> {
             ..self.run.clone()
         };
         self.push(WhatIfKind::BlockSize, changed, true, false);
+    }
+
+    /// When no option fits the GPU: the least invasive combination that does. The levers are
+    /// SDPA, checkpointing (neither changes training), bf16 weights and half the sequence (both
+    /// do); the subsets are tried by how many levers change training, then how many levers,
+    /// then the latest lever they use (later levers cost more), each with the largest micro-batch that fits (same effective
+    /// batch). The first that fits is kept: before the first option that changes training
+    /// unless it changes training itself. When none fits, every lever the family computes
+    /// together at micro-batch 1 (`combination_all`).
+    fn combination(&mut self) {
+        if self.run.gpu.is_none() || self.out.iter().any(|o| o.fits == Some(true)) {
+            return;
+        }
+        type Lever = fn(&mut Scenario);
+        let levers: [(bool, Lever); 4] = [
+            (false, |s| s.flash = true),
+            (false, |s| s.grad_checkpoint = true),
+            (true, |s| {
+                s.pure_bf16 = true;
+                s.dtype = Dtype::Bfloat16;
+            }),
+            (true, |s| s.block_size = (s.block_size / 2).max(1)),
+        ];
+        let mut subsets: Vec<u32> = (1..16).collect();
+        let cost = |m: &u32| {
+            let training = (0..4).filter(|i| m & (1 << i) != 0 && levers[*i].0).count();
+            (training, m.count_ones(), *m)
+        };
+        subsets.sort_by_key(cost);
+        for m in subsets {
+            let mut s = self.run.clone();
+            for (i, (_, apply)) in levers.iter().enumerate() {
+                if m & (1 << i) != 0 {
+                    apply(&mut s);
+                }
+            }
+            if changes_between(&self.run, &s).is_empty() || (s.pure_bf16 && !self.bf16_ok()) {
+                continue;
+            }
+            let Some(b) = self.largest_fitting(&s) else {
+                continue;
+            };
+            let changed = with_micro_batch(&s, b, self.eff);
+            let Some(e) = self.estimate(&changed) else {
+                continue;
+            };
+            let training = (0..4).any(|i| m & (1 << i) != 0 && levers[i].0);
+            let pct = changed
+                .grad_checkpoint
+                .then(|| checkpoint_extra_compute_pct(self.a, &self.base))
+                .filter(|_| !self.run.grad_checkpoint);
+            let o = option(
+                WhatIfKind::Combination,
+                &self.run,
+                &self.base,
+                changed,
+                &e,
+                training,
+                pct,
+            );
+            let at = if training {
+                self.out.len()
+            } else {
+                self.out
+                    .iter()
+                    .position(|w| w.changes_training)
+                    .unwrap_or(self.out.len())
+            };
+            self.out.insert(at, o);
+            return;
+        }
+        // None fits: every lever the family computes, at micro-batch 1, to say how far off.
+        let mut all = with_micro_batch(&self.run, 1, self.eff);
+        for (i, (_, apply)) in levers.iter().enumerate() {
+            let mut next = all.clone();
+            apply(&mut next);
+            let refused = (i == 2 && !self.bf16_ok()) || self.estimate(&next).is_none();
+            if !refused {
+                all = next;
+            }
+        }
+        if let Some(e) = self.estimate(&all).filter(|_| all != self.run) {
+            let pct = (all.grad_checkpoint && !self.run.grad_checkpoint)
+                .then(|| checkpoint_extra_compute_pct(self.a, &self.base));
+            let training =
+                all.pure_bf16 != self.run.pure_bf16 || all.block_size != self.run.block_size;
+            let o = option(
+                WhatIfKind::CombinationAll,
+                &self.run,
+                &self.base,
+                all,
+                &e,
+                training,
+                pct,
+            );
+            self.out.push(o);
+        }
+    }
+
+    /// The largest divisor of the effective batch whose micro-batch fits with the settings of
+    /// `s`, trying each from the run's micro-batch down (None when not even 1 fits).
+    fn largest_fitting(&self, s: &Scenario) -> Option<u64> {
+        let mut b = largest_divisor_at_most(self.eff, self.run.batch_size);
+        while let Some(m) = b {
+            let fits = self
+                .estimate(&with_micro_batch(s, m, self.eff))
+                .is_some_and(|e| e.verdict == Some(Verdict::Fits));
+            if fits {
+                return Some(m);
+            }
+            b = m
+                .checked_sub(1)
+                .and_then(|n| largest_divisor_at_most(self.eff, n));
+        }
+        None
     }
 
     /// Whether the run's GPU (any, when none is named) computes in bfloat16.

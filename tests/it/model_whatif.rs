@@ -221,3 +221,78 @@ fn a_llama_family_what_if_changes_the_terms_it_should_by_independent_arithmetic(
         }
     }
 }
+
+#[test]
+fn when_no_single_change_fits_the_least_invasive_combination_is_offered() {
+    let t = SiteTest::new();
+    let run = |gpu: &str| {
+        strings(&[
+            &format!("--gpu={gpu}"),
+            "--batch_size=8",
+            "--block_size=1024",
+            "--dtype=bfloat16",
+        ])
+    };
+    let changes = |o: &Value| -> Vec<String> {
+        o["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}={}",
+                    c["key"].as_str().unwrap(),
+                    c["value"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    // 16 GB: micro-batch 1 alone is tight; with checkpointing it fits, and training is unchanged,
+    // so the combination comes before the first option that changes training.
+    let v = json(&t, "qwen2.5-0.5b", &run("rtx-4060-ti-16gb"));
+    let w = v["what_if"].as_array().unwrap();
+    let at = w.iter().position(|o| o["kind"] == "combination").unwrap();
+    assert_eq!(
+        changes(&w[at]),
+        [
+            "batch_size=1",
+            "gradient_accumulation_steps=8",
+            "grad_checkpoint=True"
+        ]
+    );
+    assert_eq!(w[at]["verdict"], "fits");
+    assert_eq!(w[at]["changes_training"], false);
+    assert!(w[..at].iter().all(|o| o["changes_training"] == false));
+    assert!(w[at + 1..].iter().all(|o| o["changes_training"] == true));
+    // 12 GB: nothing that keeps training as it is fits (the CLI's own estimates of each such
+    // combination at micro-batch 1), so the combination is micro-batch 1 with bf16 weights.
+    let base = run("rtx-3060-12gb");
+    let v = json(&t, "qwen2.5-0.5b", &base);
+    for extra in [&["--grad_checkpoint=True"][..], &[]] {
+        let mut args = base.clone();
+        args.extend(strings(&[
+            "--batch_size=1",
+            "--gradient_accumulation_steps=8",
+        ]));
+        args.extend(strings(extra));
+        let e = json(&t, "qwen2.5-0.5b", &args);
+        assert_ne!(e["verdict"], "fits", "{extra:?}");
+    }
+    let last = v["what_if"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["kind"], "combination");
+    assert_eq!(
+        changes(&last),
+        [
+            "batch_size=1",
+            "gradient_accumulation_steps=8",
+            "pure_bf16=True"
+        ]
+    );
+    assert_eq!(last["verdict"], "fits");
+    // Qwen2.5-1.5B on 12 GB: nothing fits, so every lever together says how far off it is.
+    let v = json(&t, "qwen2.5-1.5b", &base);
+    let last = v["what_if"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["kind"], "combination_all");
+    assert_eq!(last["verdict"], "does_not_fit");
+    assert_eq!(last["scenario"]["batch_size"], 1);
+}
