@@ -63,9 +63,12 @@ pub struct Expanded {
     pub(crate) skipped: Option<Vec<std::ops::Range<usize>>>,
 }
 
-/// Expands every expression of `body` (which starts at 1-based `body_line` of `file`).
+/// Expands every expression of `body` (which starts at 1-based `body_line` of `file`); `code`:
+/// the byte ranges of `body`'s code, when a parse of it already found them (else `body` is
+/// parsed for them if it has a `{{`).
 pub fn expand(
     body: &str,
+    code: Option<Vec<std::ops::Range<usize>>>,
     body_line: usize,
     ctx: &ExpandContext<'_>,
     file: &Path,
@@ -82,7 +85,7 @@ pub fn expand(
     let mut lines = LineCounter::new(body, body_line);
     let mut found = Vec::new();
     if body.contains("{{") {
-        let mut skipped = parse::code_ranges(body);
+        let mut skipped = code.unwrap_or_else(|| parse::code_ranges(body));
         found = parse::find_outside(body, &skipped);
         skipped.extend(found.iter().map(|f| f.span.clone()));
         out.skipped = Some(skipped);

@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Parser, Tag};
+use pulldown_cmark::{Event, Tag};
 
 /// One expression found in a body.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,8 +64,7 @@ pub(crate) enum ArgValue {
 /// Byte ranges of code (fenced, indented and inline) in a Markdown body.
 pub(crate) fn code_ranges(body: &str) -> Vec<Range<usize>> {
     let mut ranges = Vec::new();
-    let options = crate::markdown::options();
-    for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
+    for (event, range) in crate::markdown::parser(body).into_offset_iter() {
         match event {
             Event::Start(Tag::CodeBlock(_)) | Event::Code(_) => ranges.push(range),
             _ => {}

@@ -11,14 +11,18 @@ mod escape;
 pub(crate) use escape::escape_html;
 mod highlight;
 mod lint;
+pub(crate) mod parses;
 mod rewrite;
 mod safety;
 pub(crate) mod slug;
 
 use std::borrow::Cow;
+use std::ops::Range;
 
-use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
-pub(crate) use safety::{Dropped, DroppedKind};
+pub use parses::{count_parses, parses_under};
+pub(crate) use parses::{on_page, parser};
+use pulldown_cmark::{html, Event, Options, Tag, TagEnd};
+pub(crate) use safety::{Dropped, DroppedKind, SourceWatch};
 
 /// The HTML of a guide body and the headings it contains (for a table of contents).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,24 +65,48 @@ pub fn render_html(markdown: &str) -> RenderedMarkdown {
 /// site's `markdown: { unsafe_html: true }`). The events stream from parser to writer, so memory
 /// stays proportional to the page, not to its number of lines.
 pub fn render_html_with(markdown: &str, unsafe_html: bool) -> RenderedMarkdown {
-    render_html_observed(markdown, unsafe_html, |_| None, |_| {})
+    render_html_observed(markdown, unsafe_html, |_| None, |_, _| {})
 }
 
-/// [`render_html_with`], showing `observe` every event the parser gives, in order, as the
-/// writer pulls it (the search index collects a page's text and headings so, from the one parse
-/// that renders it), and wrapping each image for which `picture` gives an opening (a chart's
-/// `<picture>` with its narrow `<source>`) in it and `</picture>`.
+/// [`render_html_with`], showing `observe` every event the parser gives with its byte range,
+/// in order, as the writer pulls it (the search index collects a page's text and headings so,
+/// and [`SourceWatch`] what the raw-HTML policy would drop, from the one parse that renders
+/// it), and wrapping each image for which `picture` gives an opening (a chart's `<picture>`
+/// with its narrow `<source>`) in it and `</picture>`.
+///
+/// Generated heading ids avoid every explicit `{#id}` of the page, even one further down. The
+/// one parse reserves each explicit id as it comes; only when an id generated earlier turns out
+/// to be one of them (`## Setup` above `## Other {#setup}`) is the page rendered again, with
+/// all of them reserved from the start (`observe` sees the first parse only: the events are the
+/// same).
 pub(crate) fn render_html_observed(
     markdown: &str,
     unsafe_html: bool,
     picture: impl Fn(&str) -> Option<String>,
-    observe: impl FnMut(&Event<'_>),
+    mut observe: impl FnMut(&Event<'_>, Range<usize>),
 ) -> RenderedMarkdown {
-    let mut rewriter = rewrite::Rewriter::new(
-        Parser::new_ext(markdown, options()).inspect(observe),
-        &explicit_heading_ids(markdown),
-        unsafe_html,
-    );
+    let (rendered, collided) = render_pass(markdown, &[], unsafe_html, &picture, &mut observe);
+    match collided {
+        // With every explicit id reserved, no generated id is one of them.
+        Some(explicit) => render_pass(markdown, &explicit, unsafe_html, &picture, &mut |_, _| {}).0,
+        None => rendered,
+    }
+}
+
+/// One render of `markdown` with `reserved` ids kept from generated ones, and the page's
+/// explicit ids when a generated id is one of them (the render is then wrong).
+fn render_pass(
+    markdown: &str,
+    reserved: &[String],
+    unsafe_html: bool,
+    picture: &dyn Fn(&str) -> Option<String>,
+    observe: &mut dyn FnMut(&Event<'_>, Range<usize>),
+) -> (RenderedMarkdown, Option<Vec<String>>) {
+    let events = parser(markdown).into_offset_iter().map(|(event, range)| {
+        observe(&event, range);
+        event
+    });
+    let mut rewriter = rewrite::Rewriter::new(events, reserved, unsafe_html);
     let mut html = String::with_capacity(markdown.len() + markdown.len() / 2);
     // Per open image: whether it is wrapped.
     let mut wrapped: Vec<bool> = Vec::new();
@@ -99,24 +127,22 @@ pub(crate) fn render_html_observed(
         before.into_iter().chain([event]).chain(after)
     });
     html::push_html(&mut html, events);
-    RenderedMarkdown {
+    let collided = rewriter.collided();
+    let rendered = RenderedMarkdown {
         html,
         headings: rewriter.into_headings(),
-    }
+    };
+    (rendered, collided)
 }
 
-/// The explicit `{#id}`s of a page's headings (a separate pass, only when there can be any), so
-/// generated ids avoid them wherever they appear.
-pub(crate) fn explicit_heading_ids(markdown: &str) -> Vec<String> {
-    if !markdown.contains('{') {
-        return Vec::new();
+/// What the raw-HTML policy would drop from a guide's source and where its code is, from one
+/// parse (a body with `{{ }}` is parsed so before it is expanded).
+pub(crate) fn watch_source(markdown: &str) -> SourceWatch {
+    let mut watch = SourceWatch::default();
+    for (event, range) in parser(markdown).into_offset_iter() {
+        watch.event(&event, range);
     }
-    Parser::new_ext(markdown, options())
-        .filter_map(|event| match event {
-            Event::Start(Tag::Heading { id: Some(id), .. }) => Some(id.into_string()),
-            _ => None,
-        })
-        .collect()
+    watch
 }
 
 /// A guide's Markdown source with raw HTML and links or images with unsafe URL schemes
@@ -127,12 +153,12 @@ pub(crate) fn explicit_heading_ids(markdown: &str) -> Vec<String> {
 /// stripped again until nothing more goes (what the first pass found is reported); after
 /// [`MAX_STRIP_PASSES`], whatever Markdown is left is escaped as plain text.
 pub fn strip_unsafe_html(markdown: &str) -> (Cow<'_, str>, Vec<Dropped>) {
-    let (mut text, dropped) = safety::strip_unsafe(markdown, options());
+    let (mut text, dropped) = safety::strip_unsafe(markdown);
     if dropped.is_empty() {
         return (text, dropped);
     }
     for _ in 1..MAX_STRIP_PASSES {
-        let (again, more) = safety::strip_unsafe(&text, options());
+        let (again, more) = safety::strip_unsafe(&text);
         if more.is_empty() {
             return (text, dropped);
         }

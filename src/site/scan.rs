@@ -12,7 +12,7 @@ use super::manifest::{
     Neighbours, PageEntry, SourceEntry, Stamp, Summary,
 };
 use super::model::{JobId, RecordsEntry, Removed};
-pub(super) use super::page_cell::{KeptText, PageCell};
+pub(super) use super::page_cell::{KeptText, PageCell, ReadOnce};
 use super::translated::{guide_notices, read_records, Notices, PageFacts};
 use crate::config::SiteConfig;
 use crate::content::{self, GuideFolder, Page, PageSource};
@@ -360,7 +360,7 @@ pub(super) fn read_guide(
     meta: &FolderMeta,
     previous: Option<GuideEntry>,
     (config, now): (&SiteConfig, u64),
-    kept: &KeptText,
+    (kept, read_once): (&KeptText, &ReadOnce<(Source, bool)>),
 ) -> GuideRead {
     let slug = folder.name.clone();
     let FolderMeta {
@@ -408,7 +408,14 @@ pub(super) fn read_guide(
             .iter()
             .position(|l| *l == src.lang)
             .and_then(|i| pages[i]);
-        match read_source(src, meta, prev_source, now, records_meta.is_some()) {
+        let track = records_meta.is_some();
+        let read = read_once.get_or(
+            src.path(),
+            meta,
+            || read_source(src, meta, prev_source, now, track),
+            |(s, _)| s.page.holds(),
+        );
+        match read {
             Ok((s, c)) => {
                 if !s.page.fits(kept) {
                     s.page.release();
@@ -506,6 +513,13 @@ pub(super) fn read_source(
 /// The parts of a parsed page that other outputs depend on.
 /// `track`: the guide has a translation records file, so its sections are hashed too.
 pub(crate) fn summarize(page: &Page, track: bool) -> Summary {
+    crate::markdown::on_page(|| page.src.path(), || summary_of(page, track))
+}
+
+/// [`summarize`], its Markdown parses counted for `page` (its sections and their hashes, when
+/// tracked: see [`crate::translations::hash::section_hashes`] for why those are parses of their
+/// own).
+fn summary_of(page: &Page, track: bool) -> Summary {
     let fm = &page.front;
     let scenario_hash = content::agree::shared_text(page).map(|text| {
         let mut h = Hasher::new();

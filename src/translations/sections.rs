@@ -4,7 +4,7 @@
 //! heading), so a translation aligns its sections with the source by writing the source's id
 //! after its own heading text.
 
-use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, HeadingLevel, Tag, TagEnd};
 
 use crate::markdown::slug::slugify;
 
@@ -29,7 +29,7 @@ pub(crate) fn sections(body: &str) -> Vec<Section<'_>> {
     // (start, heading end, id) of each `##`/`###` heading.
     let mut heads: Vec<(usize, usize, String)> = Vec::new();
     let mut open: Option<(usize, usize, Option<String>, String)> = None;
-    let parser = Parser::new_ext(body, crate::markdown::options()).into_offset_iter();
+    let parser = crate::markdown::parser(body).into_offset_iter();
     for (event, range) in parser {
         match event {
             Event::Start(Tag::Heading {

@@ -37,6 +37,7 @@ mod locales;
 mod markdown;
 mod nanogpt_configs;
 mod nanogpt_runs;
+mod one_pass;
 mod parser_props;
 mod phase;
 mod pyconfig_limits;
