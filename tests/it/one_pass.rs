@@ -104,6 +104,7 @@ fn a_build_parses_each_page_once() {
 #[test]
 fn a_tracked_translation_parses_its_sections_for_their_hashes() {
     vramdoc::markdown::count_parses();
+    vramdoc::content::count_page_reads();
     let t = SiteTest::new();
     t.guide(
         "tokens",
