@@ -4,10 +4,11 @@
 //! policy would drop and where the code is (for the typed-figure lint); a body with expressions
 //! is parsed twice, its source once (the expressions outside code, and what the policy drops)
 //! and the expanded text once by the render, since values and tables change the document (a `|`
-//! in a table cell, a table's rows). A body the policy drops something from, a translation's
-//! body with notices spliced in, and a generated heading id found to be a later explicit one
-//! (see [`markdown::render_html_observed`]) cost another parse each; they are rare, and warned
-//! about or marked on the page.
+//! in a table cell, a table's rows). A body the policy drops something from, a generated heading
+//! id found to be a later explicit one (see [`markdown::render_html_observed`]) and, in a guide
+//! with a scenario, a translation's body with notices spliced in (the typed-figure lint reads the
+//! page's own body, which was not the text rendered) cost another parse each; they are rare, and
+//! warned about or marked on the page.
 
 use std::borrow::Cow;
 use std::ops::Range;

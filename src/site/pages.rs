@@ -13,7 +13,8 @@ use crate::diagnostics::Diagnostic;
 use crate::expand::GuideData;
 use crate::markdown;
 use crate::search;
-use crate::translations::notices::{with_notices, NoticeText};
+use crate::translations::notices::{with_notices_split, NoticeText};
+use crate::translations::sections::of_page;
 
 /// What rendering one job produced: files (relative path, bytes), warnings and, for a guide
 /// page, its sections as the search index holds them.
@@ -399,7 +400,10 @@ fn noticed_body(site: &SiteContext, page: &Page, notices: &Notices, source: &Pag
         link: &link,
         source_url: &source_url,
     };
-    with_notices(page.body(), source.body(), &notices.status, &text)
+    // Each page split once per read: the split its summary made, if this build made one.
+    let original = markdown::on_page(|| source.src.path(), || of_page(source));
+    let translated = of_page(page);
+    with_notices_split(page.body(), &translated, &original, &notices.status, &text)
 }
 
 /// Gives the rendered notices (blockquotes opening with a notice text) the class

@@ -19,7 +19,7 @@ use crate::content::{self, GuideFolder, Page, PageSource};
 use crate::diagnostics::Diagnostic;
 use crate::site_paths::{SitePaths, CONFIG_FILE, CONTENT_DIR};
 use crate::translations::records::RECORDS_FILE;
-use crate::translations::sections::sections;
+use crate::translations::sections::of_page;
 use crate::translations::status::SourceSection;
 
 /// One source page as the plan knows it.
@@ -538,7 +538,7 @@ fn summary_of(page: &Page, track: bool) -> Summary {
         updated: updated.or_else(|| fm.date.clone()),
         scenario_hash,
         uses_catalog: page.body().contains("catalog."),
-        sections: track.then(|| SourceSection::of(&sections(page.body()))),
+        sections: track.then(|| SourceSection::of(&of_page(page))),
     }
 }
 

@@ -75,6 +75,26 @@ pub(crate) fn sections(body: &str) -> Vec<Section<'_>> {
     out
 }
 
+/// The sections of `page`'s body, split once per page read (its summary and a translation's
+/// notices share the split; see [`sections`]).
+pub(crate) fn of_page(page: &crate::content::Page) -> Vec<Section<'_>> {
+    let body = page.body();
+    let bounds = page.sections.get_or_init(|| {
+        (sections(body).into_iter())
+            .map(|s| (s.id, s.start, s.heading_end))
+            .collect()
+    });
+    let ends = bounds.iter().skip(1).map(|b| b.1).chain([body.len()]);
+    (bounds.iter().zip(ends))
+        .map(|((id, start, heading_end), end)| Section {
+            id: id.clone(),
+            text: &body[*start..end],
+            start: *start,
+            heading_end: *heading_end,
+        })
+        .collect()
+}
+
 /// The ids of `sections`, in order.
 pub(crate) fn ids<'a>(sections: &'a [Section<'_>]) -> Vec<&'a str> {
     sections.iter().map(|s| s.id.as_str()).collect()
