@@ -189,3 +189,67 @@ pub fn slugify(text: &str) -> String {
 pub fn stray_emphasis_markers(html: &str) -> Vec<String> {
     lint::stray_emphasis_markers(html)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every explicit heading id of `markdown`, by a parse of its own (what the render reserved
+    /// up front before it reserved them as they come).
+    fn explicit_ids(markdown: &str) -> Vec<String> {
+        parses::uncounted(markdown)
+            .filter_map(|event| match event {
+                Event::Start(Tag::Heading { id: Some(id), .. }) => Some(id.into_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reserving_explicit_ids_as_they_come_renders_as_reserving_them_first() {
+        let pages = [
+            "## Setup\n\n## Other {#setup}\n",
+            "## Setup\n\n## Setup\n\n## Again {#setup-1}\n\n## Setup\n",
+            "Text.[^a]\n\n[^a]: Note.\n\n## Notes {#fn-a}\n",
+            "## A {#b}\n\n## B\n\n## B\n",
+            "## ???\n\n## Later {#section}\n\n> ## Quoted {#later}\n\n## Later\n",
+            "No headings at all, {braces} and `{#code}`.\n",
+        ];
+        for page in pages {
+            let (first, collided) = render_pass(page, &[], false, &|_| None, &mut |_, _| {});
+            let (reserved, _) =
+                render_pass(page, &explicit_ids(page), false, &|_| None, &mut |_, _| {});
+            let rendered = render_html(page);
+            assert_eq!(rendered, reserved, "{page}");
+            // The second render happens exactly when the first would have differed.
+            assert_eq!(collided.is_some(), first != reserved, "{page}");
+        }
+    }
+
+    #[test]
+    fn the_watch_sees_what_the_policy_drops() {
+        let pages = [
+            ("Plain text: a colon.\n", false),
+            ("Text <b>bold</b>.\n", true),
+            ("<div>\nblock\n</div>\n", true),
+            (
+                "[x](javascript:alert(1)) and ![y](data:image/png,z)\n",
+                true,
+            ),
+            ("`<b>` in code and\n\n```\n<script>\n```\n", false),
+            (
+                "<span class=\"figure\" title=\"1 byte\">1 B</span>\n",
+                false,
+            ),
+            ("[ok](https://example.org/) <!-- comment -->\n", true),
+        ];
+        for (page, drops) in pages {
+            let watch = watch_source(page);
+            let (_, dropped) = safety::strip_unsafe(page);
+            assert_eq!(watch.unsafe_found, drops, "{page}");
+            assert_eq!(watch.unsafe_found, !dropped.is_empty(), "{page}");
+        }
+        let code = watch_source("a `b` c\n\n```\nd\n```\n").code;
+        assert_eq!(code, [2..5, 9..18]);
+    }
+}
