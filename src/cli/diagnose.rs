@@ -100,7 +100,8 @@ fn unsourced_card_note(d: &Diagnosis, catalog: &GpuCatalog) -> Option<String> {
     let named = d.estimate.as_ref().and_then(|e| e.gpu.as_ref());
     let (id, setting) = match named {
         Some(g) if d.named_card.is_some() => (g.id.as_str(), None),
-        _ => crate::oom::cards::settled(&d.cards).map(|c| (c.id.as_str(), c.variant))?,
+        _ => crate::oom::cards::settled(&d.cards)
+            .map(|c| (c.id.as_str(), c.variant.map(|v| (v, c.capacity_bytes))))?,
     };
     catalog.get(id)?.unsourced_capacity_note(setting)
 }
