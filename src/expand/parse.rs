@@ -78,6 +78,7 @@ pub(crate) fn code_ranges(body: &str) -> Vec<Range<usize>> {
 }
 
 /// Every `{{ ... }}` outside code, in order.
+#[cfg(test)]
 pub(crate) fn find(body: &str) -> Vec<Found> {
     if !body.contains("{{") {
         return Vec::new();
