@@ -17,8 +17,7 @@
 //!
 //! Not modelled, and refused by name (`check`): float16, dropout, `torch.compile`, other
 //! optimizers, more than one GPU, fine-tuning patches (PEFT's LoRA is not modelled yet),
-//! sliding-window attention reaching the window, float32 SDPA with grouped key/value heads (CUDA
-//! runs SDPA's math fallback there), gradient checkpointing of multi-query SDPA.
+//! sliding-window attention reaching the window, gradient checkpointing of multi-query SDPA.
 
 mod moments;
 mod saves;
@@ -66,17 +65,6 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
         "dropout",
         "the Llama family is replayed without dropout (attention_dropout 0, every released \
          config's): set it to 0",
-    );
-    r.not(
-        s.flash
-            && s.dtype == Dtype::Float32
-            && !s.pure_bf16
-            && !s.grad_checkpoint
-            && a.attention.kv_heads != a.attention.heads,
-        "flash",
-        "float32 SDPA with grouped key/value heads runs PyTorch's math fallback on CUDA (the \
-         memory-efficient kernel takes no grouped heads), which is not modelled: use eager \
-         attention (flash: false) or bfloat16",
     );
     r.not(
         s.grad_checkpoint && s.flash && a.attention.kv_heads == 1 && a.attention.heads > 1,

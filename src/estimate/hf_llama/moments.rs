@@ -3,8 +3,9 @@
 //!
 //! With a real vocabulary (32k–152k) the peak is the loss's backward, the untied head's weight
 //! gradient, or the end of backward (the tied embedding's gradient contributions summed); with
-//! eager attention the last layer's softmax backward can pass them; with a small vocabulary the
-//! end of the forward.
+//! eager attention the last layer's softmax backward can pass them; with checkpointed blocks
+//! the end of the forward (autocast's weight copies) or a recomputed block; with a small
+//! vocabulary the end of the forward or the final norm's backward.
 
 use super::saves::{Run, FP32};
 use crate::estimate::memory::{Components, TrainMoment};
@@ -87,8 +88,8 @@ impl Step {
     }
 
     /// The end of the forward, at `log_softmax`: the logits (`c`), their float32 copy (the
-    /// same tensor in float32), the float32 log-softmax; the final norm's output (the model's
-    /// `hidden_states`), the padded labels (`8·b·(s + 1)`) and their shifted copy (`8·s·b`),
+    /// same tensor in float32), the float32 log-softmax; under autocast the final norm's
+    /// float32 output (the model's `hidden_states`), the padded labels (`8·b·(s + 1)`) and their shifted copy (`8·s·b`),
     /// the cache's copies attention did not save (`Run::cache_only`), and under autocast every
     /// weight's bf16 copy.
     pub(super) fn loss_forward(&self) -> Components {
@@ -100,7 +101,10 @@ impl Step {
         } else {
             r.cache_only()
         };
-        let activations = self.saved() + r.sbh * r.w + labels + cache;
+        // The final norm's output is the head's saved input, except under autocast, where the
+        // head saves a bf16 copy and the model's float32 `hidden_states` is still referenced.
+        let hidden = if r.autocast { r.sbh * r.w } else { N::ZERO };
+        let activations = self.saved() + hidden + labels + cache;
         // Autocast's cache keeps every weight copy until the forward leaves autocast, saved or
         // not (checkpointed blocks do not save theirs); the q/k/v bias copies (Qwen2's,
         // `2·(q + 2·kv)` bytes per layer) are left out.
@@ -134,6 +138,30 @@ impl Step {
                 r.sbv * r.c,
             )
         }
+    }
+
+    /// The final norm's backward (`pow`'s, its last node): the head's saved input and the
+    /// norm's `x̂` and `rsqrt` are released, its float32 input is still saved, and five float32
+    /// `s·b·h` temporaries of `pow`'s, `mean`'s and the products' backward are in flight (the
+    /// replay's peak with bf16 weights and a small vocabulary). Gradients: the earlier
+    /// micro-steps', the head's (an untied head's, or a tied one's waiting contribution) and
+    /// the norm's weight.
+    pub(super) fn final_norm_backward(&self) -> Components {
+        let r = &self.r;
+        let head = if r.tied {
+            r.vh * if r.autocast { FP32 } else { r.w }
+        } else {
+            r.vh * r.w
+        };
+        let released = r.norm_output(1) + r.sbh * r.w + r.sb * FP32;
+        let copies =
+            r.weight_copies(self.checkpointed) - if r.autocast { r.vh * 2 } else { N::ZERO };
+        self.at(
+            self.earlier_grads() + head + r.h * r.w,
+            copies,
+            self.saved() - released + r.sbh * (5 * FP32),
+            N::ZERO,
+        )
     }
 
     /// The end of backward: every gradient, no activations. A tied weight's two contributions
@@ -253,6 +281,7 @@ impl Step {
         consider(self.loss_forward(), TrainMoment::LossForward);
         consider(self.head_backward(), TrainMoment::HeadBackward);
         consider(self.backward_end(), TrainMoment::BackwardEnd);
+        consider(self.final_norm_backward(), TrainMoment::HeadBackward);
         if !self.r.sdpa && !self.checkpointed {
             consider(self.attention_backward(), TrainMoment::AttentionBackward);
         }
