@@ -27,7 +27,7 @@ use super::error::ScenarioError;
 use super::num::N;
 use super::params::Params;
 use super::scenario::{Dtype, Scenario};
-use super::trainer::{fused_adamw_bytes, Refusals, TrainerStep};
+use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
 use moments::Step;
 use saves::{Run, FP32};
 
@@ -96,16 +96,18 @@ pub(crate) fn step(
     let block_params = (N::from(p.total) - r.vh * heads - r.h) / u128::from(a.layers.max(1));
     let mut step = Step {
         r,
-        weights,
-        full_grads,
-        optimizer,
-        accumulating: run.gradient_accumulation_steps >= 2,
-        checkpointed: run.grad_checkpoint,
-        tokens,
-        block_params,
+        t: StepTotals {
+            weights,
+            full_grads,
+            optimizer,
+            accumulating: run.gradient_accumulation_steps >= 2,
+            checkpointed: run.grad_checkpoint,
+            tokens,
+            block_params,
+        },
     };
     let (train, moment) = step.peak();
-    step.optimizer = N::ZERO;
+    step.t.optimizer = N::ZERO;
     let (before, _) = step.peak();
     let optimizer_step = weights + full_grads + optimizer + tokens;
     Ok(TrainerStep {

@@ -10,25 +10,14 @@
 use super::saves::{Run, FP32};
 use crate::estimate::memory::{Components, TrainMoment};
 use crate::estimate::num::N;
+use crate::estimate::trainer::StepTotals;
 
 /// What every moment of a step shares.
 pub(super) struct Step {
     /// The run's sizes.
     pub(super) r: Run,
-    /// The weights (`w·P`) and the rotary `inv_freq` buffers (`4·head_dim`).
-    pub(super) weights: N,
-    /// Every gradient, `w·P`.
-    pub(super) full_grads: N,
-    /// AdamW's state (0 in the first step).
-    pub(super) optimizer: N,
-    /// `.grad` survives between micro-steps.
-    pub(super) accumulating: bool,
-    /// Blocks checkpointed.
-    pub(super) checkpointed: bool,
-    /// `input_ids` (the labels are the same tensor), int64.
-    pub(super) tokens: N,
-    /// Parameters of one block.
-    pub(super) block_params: N,
+    /// What every moment shares.
+    pub(super) t: StepTotals,
 }
 
 /// Which moment of a recomputed (checkpointed) block's backward.
@@ -41,22 +30,9 @@ enum Recomputed {
 }
 
 impl Step {
-    /// The moment's components from its gradients, weight copies, activations and `s·b·V`
-    /// buffers.
-    fn at(&self, gradients: N, autocast_weights: N, activations: N, logits: N) -> Components {
-        Components {
-            weights: self.weights,
-            gradients,
-            optimizer: self.optimizer,
-            autocast_weights,
-            activations: activations + self.tokens,
-            logits,
-        }
-    }
-
     /// Everything the forward saved.
     fn saved(&self) -> N {
-        if self.checkpointed {
+        if self.t.checkpointed {
             self.r.checkpointed()
         } else {
             self.r.saved()
@@ -65,8 +41,8 @@ impl Step {
 
     /// The gradients of earlier micro-steps: all of them when accumulating.
     fn earlier_grads(&self) -> N {
-        if self.accumulating {
-            self.full_grads
+        if self.t.accumulating {
+            self.t.full_grads
         } else {
             N::ZERO
         }
@@ -78,8 +54,8 @@ impl Step {
     /// alive, `12·s·b·V` bytes in every dtype; the 16-bit logits are gone (the step keeps only
     /// the loss).
     pub(super) fn loss_backward(&self) -> Components {
-        let copies = self.r.weight_copies(self.checkpointed);
-        self.at(
+        let copies = self.r.weight_copies(self.t.checkpointed);
+        self.t.at(
             self.earlier_grads(),
             copies,
             self.saved(),
@@ -96,7 +72,7 @@ impl Step {
         let r = &self.r;
         let upcast = if r.c == FP32 { 0 } else { FP32 };
         let labels = r.b * (r.s + N::from(1u64)) * 8 + r.sb * 8;
-        let cache = if self.checkpointed {
+        let cache = if self.t.checkpointed {
             N::ZERO
         } else {
             r.cache_only()
@@ -110,7 +86,7 @@ impl Step {
         // `2·(q + 2·kv)` bytes per layer) are left out.
         let copies = r.weight_copies(false);
         let logits = r.sbv * (r.c + upcast + FP32);
-        self.at(self.earlier_grads(), copies, activations, logits)
+        self.t.at(self.earlier_grads(), copies, activations, logits)
     }
 
     /// The head's weight gradient, after the loss's backward. Under autocast: the bf16 gradient
@@ -122,16 +98,16 @@ impl Step {
     /// with bf16 weights) and the head's saved input.
     pub(super) fn head_backward(&self) -> Components {
         let r = &self.r;
-        let copies = r.weight_copies(self.checkpointed);
+        let copies = r.weight_copies(self.t.checkpointed);
         if r.autocast {
-            self.at(
+            self.t.at(
                 self.earlier_grads() + r.vh * 6,
                 copies - r.vh * 2,
                 self.saved() - r.sbh * 2 + r.sbh * FP32,
                 N::ZERO,
             )
         } else {
-            self.at(
+            self.t.at(
                 self.earlier_grads() + r.vh * r.w,
                 copies,
                 self.saved() + r.sbh * r.c,
@@ -155,8 +131,8 @@ impl Step {
         };
         let released = r.norm_output(1) + r.sbh * r.w + r.sb * FP32;
         let copies =
-            r.weight_copies(self.checkpointed) - if r.autocast { r.vh * 2 } else { N::ZERO };
-        self.at(
+            r.weight_copies(self.t.checkpointed) - if r.autocast { r.vh * 2 } else { N::ZERO };
+        self.t.at(
             self.earlier_grads() + head + r.h * r.w,
             copies,
             self.saved() - released + r.sbh * (5 * FP32),
@@ -172,12 +148,13 @@ impl Step {
     pub(super) fn backward_end(&self) -> Components {
         let r = &self.r;
         let (extra, activations) = if r.tied {
-            let sums = if self.accumulating { 3u128 } else { 2 };
+            let sums = if self.t.accumulating { 3u128 } else { 2 };
             (r.vh * (sums * r.w), N::ZERO)
         } else {
             (N::ZERO, r.sbh * r.w)
         };
-        self.at(self.full_grads + extra, N::ZERO, activations, N::ZERO)
+        self.t
+            .at(self.t.full_grads + extra, N::ZERO, activations, N::ZERO)
     }
 
     /// The last layer's softmax backward in eager attention (not checkpointed). Released by
@@ -191,8 +168,8 @@ impl Step {
         let r = &self.r;
         let (freed, in_flight) = r.at_softmax_backward(r.kv_saved());
         let freed = freed + r.final_norm();
-        let mut grads = if self.accumulating {
-            self.full_grads
+        let mut grads = if self.t.accumulating {
+            self.t.full_grads
         } else {
             let head = if r.tied { N::ZERO } else { r.vh };
             (head + r.h * r.i * 3 + r.h * r.q + r.h * 2) * r.w
@@ -205,7 +182,8 @@ impl Step {
         } else {
             N::ZERO
         };
-        self.at(grads, copies, self.saved() - freed + in_flight, N::ZERO)
+        self.t
+            .at(grads, copies, self.saved() - freed + in_flight, N::ZERO)
     }
 
     /// The gradients during the backward of the block `above` blocks below the last, with
@@ -219,11 +197,11 @@ impl Step {
         } else {
             N::ZERO
         };
-        if self.accumulating {
-            return self.full_grads + waiting;
+        if self.t.accumulating {
+            return self.t.full_grads + waiting;
         }
         let head = if r.tied { N::ZERO } else { r.vh };
-        waiting + (head + r.h + above * self.block_params + early) * r.w
+        waiting + (head + r.h + above * self.t.block_params + early) * r.w
     }
 
     /// A checkpointed block `k` recomputed in the backward, at `moment`. Alive: the inputs of
@@ -262,7 +240,7 @@ impl Step {
             }
         };
         let copies = if r.autocast { copies } else { N::ZERO };
-        self.at(
+        self.t.at(
             self.grads_in_block(early, above),
             copies,
             inputs + activations,
@@ -282,10 +260,10 @@ impl Step {
         consider(self.head_backward(), TrainMoment::HeadBackward);
         consider(self.backward_end(), TrainMoment::BackwardEnd);
         consider(self.final_norm_backward(), TrainMoment::HeadBackward);
-        if !self.r.sdpa && !self.checkpointed {
+        if !self.r.sdpa && !self.t.checkpointed {
             consider(self.attention_backward(), TrainMoment::AttentionBackward);
         }
-        if self.checkpointed {
+        if self.t.checkpointed {
             let last = self.r.l - N::from(1u64);
             for k in [N::ZERO, last] {
                 consider(
