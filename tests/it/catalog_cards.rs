@@ -1,7 +1,8 @@
 //! Real capacities the catalog once missed, through the real binary: an A40 with ECC on prints
-//! 44.42 GiB (the L40S's figure too), and 39.50 GiB is printed both by an A100 40GB on drivers
-//! after 535 and by an H100's MIG 4g.40gb slice. Fixtures of `tests/data/oom/` shaped like those
-//! messages (github.com/nexthybrid/AReaL's RunPod guide, github.com/TianheWu/CoSeR/issues/10).
+//! 44.42 GiB (the L40S's figure too), 39.50 GiB is printed both by an A100 40GB on drivers
+//! after 535 and by an H100's MIG 4g.40gb slice, and an RTX 5070 Ti under Linux prints 15.47 GiB.
+//! Fixtures of `tests/data/oom/` shaped like those messages (github.com/nexthybrid/AReaL's RunPod
+//! guide, github.com/TianheWu/CoSeR/issues/10, github.com/thebloodlust/VRAMancer's benchmarks).
 
 use serde_json::Value;
 
@@ -115,6 +116,37 @@ fn the_39_50_figure_is_an_a100_40gb_or_an_h100_mig_slice() {
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(exact(&v), ["a100-40gb"]);
     assert_eq!(v["cards"][0]["variant"], Value::Null);
+}
+
+/// An RTX 5070 Ti under Linux (GPU 1 of two) prints 15.47 GiB: its own figure, and the RTX
+/// 5080's (same chip and nvidia-smi total), so both are named and neither is taken.
+#[test]
+fn an_rtx_5070_ti_under_linux_prints_15_47() {
+    let t = SiteTest::new();
+    let v = diagnose_fixture(&t, "v22_rtx5070ti_gpu1", &[]);
+    let msg = &v["message"];
+    assert_eq!(msg["gpu_index"], 1);
+    assert_eq!(msg["capacity"]["bytes"], g(15.47));
+    assert_eq!(msg["requested"]["bytes"], g(9.50));
+    // 15.47 GiB = 15841.28 MiB: nvidia-smi's 16303 MiB less the 462 MiB the card keeps.
+    assert_eq!(16303 - 462, 15841);
+    assert!(g(15.47).abs_diff(15841 * MIB) < 6 * MIB);
+    assert_eq!(exact(&v), ["rtx-5070-ti", "rtx-5080"]);
+    // Told the card, diagnose uses the RTX 5070 Ti's printed figure: no unsourced note.
+    let r = t.run(&[
+        "diagnose",
+        "v22_rtx5070ti_gpu1.txt",
+        "--set",
+        "batch_size=4",
+        "--gpu",
+        "rtx-5070-ti",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("is not sourced"), "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["estimate"]["gpu"]["capacity_bytes"], 15841 * MIB);
 }
 
 /// A PyTorch 2.x message printing `capacity` GiB, of a run holding 10 GiB.
