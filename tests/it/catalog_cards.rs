@@ -1,8 +1,9 @@
 //! Real capacities the catalog once missed, through the real binary: an A40 with ECC on prints
 //! 44.42 GiB (the L40S's figure too), 39.50 GiB is printed both by an A100 40GB on drivers
-//! after 535 and by an H100's MIG 4g.40gb slice, and an RTX 5070 Ti under Linux prints 15.47 GiB.
-//! Fixtures of `tests/data/oom/` shaped like those messages (github.com/nexthybrid/AReaL's RunPod
-//! guide, github.com/TianheWu/CoSeR/issues/10, github.com/thebloodlust/VRAMancer's benchmarks).
+//! after 535 and by an H100's MIG 4g.40gb slice, an RTX 5070 Ti under Linux prints 15.47 GiB and
+//! an RTX 4090 under Windows 23.99 GiB. Fixtures of `tests/data/oom/` shaped like those messages
+//! (github.com/nexthybrid/AReaL's RunPod guide, github.com/TianheWu/CoSeR/issues/10,
+//! github.com/thebloodlust/VRAMancer's benchmarks, ComfyUI's Windows tracebacks).
 
 use serde_json::Value;
 
@@ -262,6 +263,34 @@ fn windows_figures_of_8_gb_cards_are_not_one_card_s() {
         "bf16 proposed for a card that may be a Turing one: {}",
         r.stdout
     );
+}
+
+/// WDDM shows an Ada card nvidia-smi's total less a few MiB, not its whole memory: an RTX 4090
+/// under Windows prints 23.99 GiB (24563.5 of 24564 MiB, ssitu/ComfyUI_UltimateSDUpscale#106),
+/// its own figure alone, while the whole 24.00 GiB stays the Ampere and Turing cards'.
+#[test]
+fn an_rtx_4090_under_windows_prints_23_99() {
+    let t = SiteTest::new();
+    let windows = |capacity: &str| {
+        format!(
+            "  File \"C:\\Users\\me\\train.py\", line 3, in <module>\n{}",
+            message(capacity)
+        )
+    };
+    let v = diagnose_fixture(&t, "v22_windows_rtx4090", &[]);
+    assert_eq!(v["message"]["capacity"]["bytes"], g(23.99));
+    // 23.99 GiB = 24565.76 MiB, printed to ±5.12 MiB: 24563.5 is within, 24576 is not.
+    assert!((23.99f64 * 1024.0 - 24563.5).abs() < 5.12);
+    assert!((23.99f64 * 1024.0 - 24576.0).abs() > 5.12);
+    assert_eq!(exact(&v), ["rtx-4090"]);
+    assert_eq!(v["cards"][0]["variant"], "windows");
+    assert_eq!(v["cards"][0]["capacity_bytes"], 25756696576u64);
+    assert_eq!(25756696576u64, 24563 * MIB + MIB / 2);
+    // 24.00 GiB: the RTX 3090's, the RTX 3090 Ti's and the TITAN RTX's, not the RTX 4090's.
+    t.file("w2400.txt", &windows("24.00"));
+    let r = t.run(&["diagnose", "w2400.txt", "--format", "json"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(exact(&v), ["rtx-3090", "rtx-3090-ti", "titan-rtx"]);
 }
 
 /// The same for 16 GB Ada cards: an RTX 4080 under Windows prints 15.99 GiB (16374 of

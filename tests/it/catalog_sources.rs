@@ -150,9 +150,10 @@ fn diagnose_notes_the_unsourced_figure_it_used() {
 #[test]
 fn windows_figures_of_24_gb_cards_are_not_one_card_s() {
     let t = SiteTest::new();
-    // WDDM reports the whole memory: 24.00 GiB is an RTX 3090 (TRELLIS-for-windows#7), a TITAN
-    // RTX (FramePack#79) or an RTX 4090 under Windows; none is taken, and bf16 (which the TITAN
-    // RTX lacks) is not proposed.
+    // WDDM reports the whole memory: 24.00 GiB is an RTX 3090 (TRELLIS-for-windows#7) or a TITAN
+    // RTX (FramePack#79) under Windows, and an RTX 4090 (23.99 GiB there, 12.5 MiB less) is
+    // within the driver spread; none is taken, and bf16 (which the TITAN RTX lacks) is not
+    // proposed.
     t.file(
         "w24.txt",
         &format!(
