@@ -203,6 +203,15 @@ fn printed_figures_name_their_cards() {
         ("11.60", vec![("rtx-4070", newer.clone())]),
         // A B200, 178.35 GiB = 182630.4 MiB.
         ("178.35", vec![("b200", Value::Null)]),
+        // An RTX 5070 Ti under Windows: VRAM Total 17094475776 B = 16302.56 MiB, and 16302.56 /
+        // 1024 = 15.92; the RTX 5080 (same chip and total) is derived from it.
+        (
+            "15.92",
+            vec![
+                ("rtx-5070-ti", Value::from("windows")),
+                ("rtx-5080", Value::from("windows")),
+            ],
+        ),
     ] {
         let file = format!("m{capacity}.txt");
         t.file(&file, &message(capacity));
@@ -225,6 +234,7 @@ fn printed_figures_name_their_cards() {
     assert_eq!(22579 + 1536, 24115);
     assert_eq!(12282 - 11878, 404);
     assert_eq!((47.40f64 * 1024.0 * 10.0).round() / 10.0, 48537.6);
+    assert_eq!(17094475776u64 as f64 / MIB as f64, 16302.5625);
 }
 
 /// WDDM reports an 8 GB card's whole memory: 8.00 GiB with `C:\` paths is an RTX 3060 Ti
