@@ -4,6 +4,7 @@ est-heading-scenario = Scenario
 est-heading-model = Model
 est-params-total = Parameters
 est-params-total-value = { $total } ({ $non_embedding } without position embeddings, as nanoGPT prints it)
+est-params-total-value-model = { $total } ({ $non_embedding } without position embeddings)
 est-params-groups = Optimizer groups
 est-params-groups-value = { $decay } decayed in { $decay_tensors } tensors; { $no_decay } not decayed in { $no_decay_tensors }
 est-effective-batch = Effective batch

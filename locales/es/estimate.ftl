@@ -4,6 +4,7 @@ est-heading-scenario = Escenario
 est-heading-model = Modelo
 est-params-total = Parámetros
 est-params-total-value = { $total } ({ $non_embedding } sin los embeddings de posición, como lo imprime nanoGPT)
+est-params-total-value-model = { $total } ({ $non_embedding } sin los embeddings de posición)
 est-params-groups = Grupos del optimizador
 est-params-groups-value = { $decay } con decaimiento en { $decay_tensors } tensores; { $no_decay } sin decaimiento en { $no_decay_tensors }
 est-effective-batch = Lote efectivo

@@ -4,6 +4,7 @@ est-heading-scenario = 训练配置
 est-heading-model = 模型
 est-params-total = 参数量
 est-params-total-value = { $total }（不含位置嵌入为 { $non_embedding }，即 nanoGPT 打印的数字）
+est-params-total-value-model = { $total }（不含位置嵌入为 { $non_embedding }）
 est-params-groups = 优化器参数组
 est-params-groups-value = 权重衰减：{ $decay_tensors }个张量共 { $decay }个参数；不衰减：{ $no_decay_tensors }个张量共 { $no_decay }个参数
 est-effective-batch = 有效批次

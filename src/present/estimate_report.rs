@@ -180,13 +180,18 @@ fn arg(name: &'static str, v: String) -> (&'static str, FluentValue<'static>) {
     (name, FluentValue::from(v))
 }
 
-/// The parameter count, and without position embeddings as nanoGPT prints it.
+/// The parameter count, and without position embeddings (as nanoGPT prints it, for its model).
 fn params_row(e: &Estimate, loc: &Localizer) -> (String, String) {
     let p = &e.params;
+    let value = if e.architecture().is_nanogpt() {
+        "est-params-total-value"
+    } else {
+        "est-params-total-value-model"
+    };
     (
         loc.t("est-params-total"),
         loc.t_args(
-            "est-params-total-value",
+            value,
             &[
                 arg("total", loc.count(p.total)),
                 arg("non_embedding", loc.count(p.non_embedding)),

@@ -133,6 +133,7 @@ fn the_lead_example_gives_the_library_estimate_and_a_verdict() {
         assert!(table.stdout.contains(want), "{want}:\n{}", table.stdout);
     }
     assert!(!table.stdout.contains("n_layer="), "{}", table.stdout);
+    assert!(!table.stdout.contains("nanoGPT"), "{}", table.stdout);
     assert!(
         table.stderr.contains("Trainer's defaults"),
         "{}",
