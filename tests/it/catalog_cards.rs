@@ -234,7 +234,7 @@ fn printed_figures_name_their_cards() {
     assert_eq!(22579 + 1536, 24115);
     assert_eq!(12282 - 11878, 404);
     assert_eq!((47.40f64 * 1024.0 * 10.0).round() / 10.0, 48537.6);
-    assert_eq!(17094475776u64 as f64 / MIB as f64, 16302.5625);
+    assert_eq!(17094475776_f64 / MIB as f64, 16302.5625);
 }
 
 /// WDDM reports an 8 GB card's whole memory: 8.00 GiB with `C:\` paths is an RTX 3060 Ti
