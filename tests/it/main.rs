@@ -28,6 +28,7 @@ mod gpu_measured;
 mod hardening;
 mod hardening_site;
 mod hf_gpt2;
+mod hf_llama;
 mod hf_validation;
 mod hostile_cli;
 mod hostile_input;
