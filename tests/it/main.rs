@@ -43,6 +43,7 @@ mod model_guides;
 mod model_whatif;
 mod nanogpt_configs;
 mod nanogpt_runs;
+mod one_pass;
 mod parser_props;
 mod phase;
 mod pyconfig_limits;
