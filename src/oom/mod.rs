@@ -251,9 +251,10 @@ pub(crate) fn with_scenario_as_given(
             est
         }
     };
-    d.identified = Some(tensors::identify(&d.message, &est));
-    // The run failed; an estimate that fits the card it failed on describes another run.
-    if est.fits == Some(true) {
+    let identified = tensors::identify(&d.message, &est);
+    // The run failed; an estimate that fits the card it failed on describes another run (unless
+    // it failed in a Trainer evaluation, which the training step's estimate does not cover).
+    if est.fits == Some(true) && !identified.evaluation_not_modelled {
         let capacity = est
             .gpu
             .as_ref()
@@ -271,6 +272,7 @@ pub(crate) fn with_scenario_as_given(
             capacity,
         });
     }
+    d.identified = Some(identified);
     d.estimate = Some(est);
     Ok(d)
 }

@@ -169,3 +169,69 @@ fn a_model_whose_family_is_not_computed_is_refused_as_estimate_refuses_it() {
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stderr.contains("float16"), "{}", r.stderr);
 }
+
+#[test]
+fn a_trainer_evaluation_is_named_and_not_matched_against_the_training_step() {
+    let t = SiteTest::new();
+    let args = [
+        "--model",
+        "gpt2",
+        "--set",
+        "batch_size=4",
+        "--set",
+        "dtype=float16",
+    ];
+    let v = diagnose_json(&t, "hf_gpt2_trainer_eval", &args);
+    let id = &v["identified"];
+    assert_eq!(id["phase"], "evaluation", "{id}");
+    assert_eq!(id["evaluation_not_modelled"], true);
+    assert!(id["tensor"].is_null() && id["nearest"].is_null(), "{id}");
+    // The training step fits the T4, but an evaluation is not the step: no such finding.
+    assert_eq!(v["estimate"]["fits"], true);
+    assert!(!kinds(&v).iter().any(|k| k == "scenario_cannot_be_the_run"));
+    let r = t.run(&[&["diagnose", "hf_gpt2_trainer_eval.txt"][..], &args[..]].concat());
+    assert!(
+        r.stdout.contains("Trainer's evaluation_loop()") && r.stdout.contains("not its evaluation"),
+        "{}",
+        r.stdout
+    );
+    // The same traceback against a nanoGPT scenario is nanoGPT's evaluation phase as before.
+    let v = diagnose_json(&t, "hf_gpt2_trainer_eval", &["--set", "batch_size=4"]);
+    assert_eq!(v["identified"]["evaluation_not_modelled"], false);
+}
+
+#[test]
+fn a_models_tensors_are_worded_as_transformers_makes_them() {
+    let t = SiteTest::new();
+    t.file("oom.txt", &fixture("hf_gpt2_t4_loss"));
+    for (lang, words) in [
+        ("en", "transformers' loss calls logits.float()"),
+        ("es", "la pérdida de transformers llama a logits.float()"),
+        ("zh", "transformers 的损失函数会调用 logits.float()"),
+    ] {
+        let r = t.run(&[&["diagnose", "oom.txt", "--lang", lang][..], &GPT2_T4[..]].concat());
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains(words), "{lang}: {}", r.stdout);
+        assert!(!r.stdout.contains("nll_loss"), "{lang}: {}", r.stdout);
+    }
+    // Markdown says the same.
+    let r = t.run(
+        &[
+            &["diagnose", "oom.txt", "--format", "markdown"][..],
+            &GPT2_T4[..],
+        ]
+        .concat(),
+    );
+    assert!(r.stdout.contains("logits.float()"), "{}", r.stdout);
+    // A model scenario that cannot be the run names a model's settings, not nanoGPT's keys.
+    let mut args = GPT2_T4;
+    args[3] = "batch_size=4";
+    let r = t.run(&[&["diagnose", "oom.txt"][..], &args[..]].concat());
+    assert!(
+        r.stdout.contains("the scenario cannot be the run")
+            && r.stdout.contains("gradient checkpointing")
+            && !r.stdout.contains("n_layer"),
+        "{}",
+        r.stdout
+    );
+}
