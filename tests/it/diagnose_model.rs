@@ -235,3 +235,26 @@ fn a_models_tensors_are_worded_as_transformers_makes_them() {
         r.stdout
     );
 }
+
+#[test]
+fn a_readout_with_a_model_sits_beside_the_models_estimate() {
+    let t = SiteTest::new();
+    let v = diagnose_json(
+        &t,
+        "smi_table",
+        &["--model", "gpt2", "--set", "batch_size=8"],
+    );
+    assert_eq!(v["estimate"]["architecture"]["family"], "hf_gpt2");
+    let r = t.run(&[
+        "estimate",
+        "--model",
+        "gpt2",
+        "--set",
+        "batch_size=8",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let e: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(v["estimate"]["bytes"]["peak"], e["bytes"]["peak"]);
+}
