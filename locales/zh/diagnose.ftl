@@ -127,5 +127,5 @@ diag-t-hf-attention_scores_fp32 = 某一层 float32 的注意力分数（eager �
 diag-t-hf-attention_scores = 某一层 16 位的注意力分数（eager 注意力）
 diag-t-hf-residual = 某个块的残差流
 diag-phase-trainer-evaluation = 评估，即 Trainer 的 evaluation_loop() 内
-diag-trainer-evaluation = vramdoc 计算的是 Trainer 的训练步，不包括它的评估，因此这次分配没有对应到具体张量：评估的 logits 大小为 per_device_eval_batch_size × 序列长度 × 词表大小，transformers 的损失函数还会把它们复制成 float32。下面的估算是训练步的。
+diag-trainer-evaluation = vramdoc 计算的是 Trainer 的训练步，不包括它的评估，因此这次分配没有对应到具体张量：评估的 logits 大小为 per_device_eval_batch_size × 上下文长度 × 词表大小，transformers 的损失函数还会把它们复制成 float32。下面的估算是训练步的。
 diag-check-scenario-model = 该场景的估算（含其他程序共 { $a }）放得进这张卡（{ $b }），而实际运行在占用 { $c } 时失败了：这个场景不可能就是那次运行。可能的差别：batch_size 或 block_size、dtype、注意力实现（flash）或梯度检查点、卡上的其他程序，或者是另一个模型。请传入那次运行自己的设置。
