@@ -14,6 +14,7 @@ mod eval;
 mod finetune;
 mod gpu;
 mod hf_gpt2;
+pub mod kv_cache;
 mod memory;
 mod num;
 mod optimizer_state;

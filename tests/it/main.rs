@@ -32,6 +32,7 @@ mod hostile_input;
 mod hostile_pickles;
 mod hugging_face;
 mod incremental;
+mod kv_cache;
 mod layering;
 mod locales;
 mod markdown;
