@@ -122,3 +122,11 @@ sample-heading-advice = Worth knowing
 sample-advice-checkpoint = sample.py loads the checkpoint with map_location=device and keeps it ({ $bytes }, weights and optimizer state) until it exits; loading it with map_location='cpu' (a one-line patch) frees exactly that.
 sample-advice-autocast = Autocast keeps a 16-bit copy of every Linear weight ({ $bytes }) for as long as sampling runs, because the weights still require grad.
 sample-note = Estimates: the peak follows an exact replay of nanoGPT's sample.py and generate(); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
+
+## Solvers (--solve) for the generate phase
+solve-max-context = Longest context whose verdict on { $gpu } is “fits”: { $tokens } tokens ({ $prompt } of prompt + { $new } new).
+solve-max-context-none = Nothing fits on { $gpu }: not even a one-token prompt with { $new } new tokens.
+solve-limit-block-size = The limit is sample.py’s crop, not the card: generate() crops the context to the last { $block } tokens (block_size), so a longer prompt also runs, costing only its token ids, and the model sees at most { $block } tokens.
+solve-limit-positions = The limit is GPT-2’s { $positions } positions, not the card: generate cannot run past them.
+solve-max-batch = Largest batch whose verdict on { $gpu } is “fits”: { $batch } prompts at once.
+solve-max-batch-none = Nothing fits on { $gpu }: not even one prompt.

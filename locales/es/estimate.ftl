@@ -122,3 +122,11 @@ sample-heading-advice = Conviene saber
 sample-advice-checkpoint = sample.py carga el checkpoint con map_location=device y lo conserva ({ $bytes }, pesos y estado del optimizador) hasta terminar; cargarlo con map_location='cpu' (un cambio de una línea) libera exactamente esa cantidad.
 sample-advice-autocast = Autocast conserva una copia de 16 bits de cada peso de las capas Linear ({ $bytes }) mientras dura el muestreo, porque los pesos siguen requiriendo gradiente.
 sample-note = Estimaciones: el pico sigue una reproducción exacta de sample.py y generate() de nanoGPT; lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.
+
+## Cálculos inversos (--solve) de la fase de generación
+solve-max-context = Contexto más largo cuyo veredicto en { $gpu } es «cabe»: { $tokens } tokens ({ $prompt } de prompt + { $new } nuevos).
+solve-max-context-none = Nada cabe en { $gpu }: ni siquiera un prompt de un token con { $new } tokens nuevos.
+solve-limit-block-size = El límite es el recorte de sample.py, no la tarjeta: generate() recorta el contexto a sus últimos { $block } tokens (block_size), así que un prompt más largo también funciona, con el único coste de sus identificadores de tokens, y el modelo ve como máximo { $block } tokens.
+solve-limit-positions = El límite son las { $positions } posiciones de GPT-2, no la tarjeta: generate no puede ir más allá.
+solve-max-batch = Lote más grande cuyo veredicto en { $gpu } es «cabe»: { $batch } prompts a la vez.
+solve-max-batch-none = Nada cabe en { $gpu }: ni siquiera un solo prompt.

@@ -122,3 +122,11 @@ sample-heading-advice = 值得了解
 sample-advice-checkpoint = sample.py 用 map_location=device 加载检查点，并一直保留到退出（{ $bytes }，包括权重和优化器状态）；改为 map_location='cpu'（只需改一行）正好省下这部分。
 sample-advice-autocast = 采样期间，autocast 会一直保留每个 Linear 权重的 16 位副本（{ $bytes }），因为这些权重仍然需要梯度。
 sample-note = 说明：峰值依据对 nanoGPT 的 sample.py 和 generate() 的精确重放；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论说明该范围中哪一部分放得下。
+
+## 生成阶段的反向求解（--solve）
+solve-max-context = 在 { $gpu } 上结论为“放得下”的最长上下文：{ $tokens }个 token（提示词 { $prompt }个 + 新生成 { $new }个）。
+solve-max-context-none = { $gpu } 上什么都放不下：即使提示词只有 1个 token、生成 { $new }个新 token 也不行。
+solve-limit-block-size = 限制来自 sample.py 的截断，而不是显卡：generate() 只保留上下文的最后 { $block }个 token（block_size），所以更长的提示词也能运行，只多占它的 token 编号，模型最多看到 { $block }个 token。
+solve-limit-positions = 限制来自 GPT-2 的 { $positions }个位置，而不是显卡：generate 无法超出。
+solve-max-batch = 在 { $gpu } 上结论为“放得下”的最大批次大小：一次 { $batch }个提示词。
+solve-max-batch-none = { $gpu } 上什么都放不下：连一个提示词都不行。

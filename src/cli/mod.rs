@@ -5,6 +5,7 @@
 pub mod args;
 pub mod diagnose;
 pub mod estimate;
+pub(crate) mod solve;
 pub mod translations;
 
 use std::io::IsTerminal;

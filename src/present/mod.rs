@@ -29,6 +29,7 @@ pub(crate) mod rows;
 pub(crate) mod sample_report;
 pub(crate) mod short_answer;
 pub(crate) mod snapshot_report;
+pub(crate) mod solve_report;
 pub(crate) mod table;
 pub(crate) mod text;
 pub(crate) mod verdict;

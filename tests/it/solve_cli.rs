@@ -1,0 +1,124 @@
+//! `vramdoc estimate --solve` through the real CLI: nanoGPT's README sampling command answers
+//! with the block_size crop, a crowded card with its memory boundary (one token more does not
+//! fit), in the JSON (`solve.max_context`) and in every language; what has nothing to solve is
+//! refused with what to do.
+
+use crate::nanogpt_configs::SAMPLE_PY;
+use crate::support::SiteTest;
+
+fn run_json(t: &SiteTest, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["estimate"];
+    all.extend_from_slice(args);
+    all.extend(["--format", "json"]);
+    let r = t.run(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+#[test]
+fn the_readme_sampling_command_solves_to_the_block_size_crop() {
+    let t = SiteTest::new();
+    t.file("sample.py", SAMPLE_PY);
+    let args = [
+        "sample.py",
+        "--init_from=gpt2-xl",
+        "--gpu",
+        "rtx-3090",
+        "--solve",
+        "max_context",
+    ];
+    let v = run_json(&t, &args);
+    let solve = &v["solve"];
+    assert_eq!(solve["max_context"], 1024);
+    assert_eq!(solve["prompt_tokens"], 524);
+    assert_eq!(solve["max_new_tokens"], 500);
+    assert_eq!(solve["limited_by"], "block_size");
+    // The table says so, in each language.
+    for (lang, words) in [
+        ("en", "sample.py’s crop"),
+        ("es", "recorte de sample.py"),
+        ("zh", "sample.py 的截断"),
+    ] {
+        let mut with_lang = args.to_vec();
+        with_lang.extend(["--lang", lang]);
+        let mut all = vec!["estimate"];
+        all.extend_from_slice(&with_lang);
+        let r = t.run(&all);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains(words), "{lang}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn a_crowded_card_gives_the_memory_boundary_and_one_token_more_does_not_fit() {
+    let t = SiteTest::new();
+    t.file("sample.py", SAMPLE_PY);
+    // GPT-2 XL without flash: the attention scores grow with the context.
+    let base = [
+        "sample.py",
+        "--init_from=gpt2-xl",
+        "--set",
+        "flash=False",
+        "--gpu",
+        "rtx-3090",
+    ];
+    // Crowd the card so that a 300-token prompt is the last to fit.
+    let mut at300 = base.to_vec();
+    at300.push("--start=FILE:prompt.txt");
+    t.file("prompt.txt", &"x".repeat(300));
+    let probe = run_json(&t, &at300);
+    let high = probe["bytes"]["total_high"].as_u64().unwrap();
+    let cap = probe["gpu"]["capacity_bytes"].as_u64().unwrap();
+    let other = (cap - high).to_string();
+    let mut solve = at300.clone();
+    solve.extend(["--other-processes", &other, "--solve", "max_context"]);
+    let v = run_json(&t, &solve);
+    assert_eq!(v["solve"]["limited_by"], "memory");
+    let prompt = v["solve"]["prompt_tokens"].as_u64().unwrap();
+    assert_eq!(v["solve"]["max_context"], prompt + 500);
+    let verdict = |p: u64| {
+        t.file("p.txt", &"x".repeat(p as usize));
+        let mut a = base.to_vec();
+        a.extend(["--start=FILE:p.txt", "--other-processes", &other]);
+        run_json(&t, &a)["verdict"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(verdict(prompt), "fits");
+    assert_ne!(verdict(prompt + 1), "fits");
+}
+
+#[test]
+fn nothing_to_solve_is_refused_with_what_to_do() {
+    let t = SiteTest::new();
+    t.file("sample.py", SAMPLE_PY);
+    for (args, says) in [
+        (
+            &[
+                "sample.py",
+                "--init_from=gpt2",
+                "--gpu",
+                "t4",
+                "--solve",
+                "max_batch",
+            ][..],
+            "one sequence at a time",
+        ),
+        (
+            &["--gpu", "t4", "--solve", "max_context"][..],
+            "--phase generate",
+        ),
+        (
+            &["sample.py", "--init_from=gpt2", "--solve", "max_context"][..],
+            "--gpu",
+        ),
+        (
+            &["sample.py", "--gpu", "t4", "--solve", "longest"][..],
+            "unknown solver",
+        ),
+    ] {
+        let mut all = vec!["estimate"];
+        all.extend_from_slice(args);
+        let r = t.run(&all);
+        assert_ne!(r.code, 0, "{args:?}");
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+    }
+}
