@@ -21,15 +21,15 @@
 //!   (`4·4·BPh·e`), beside the token and position embeddings, their sum, the block's residual
 //!   input, the attention output and the LayerNorm output (`6·BPh·e`): `22·BPh·e`, with the cache
 //!   as the prefill left it (a static cache whole). With a short prompt and a large vocabulary the
-//!   logits may weigh more: the last position's logits (`B·V·e`) and their float32 copy
-//!   (`B·V·4`).
+//!   logits weigh more: the last position's logits (`B·V·e`) and their float32 copy (`B·V·4`),
+//!   once the forward's activations are gone and the ids have grown by the first new token.
 //! - **Decoding** (one token per step, the last step is the largest): with a `DynamicCache`, the
 //!   last layer's `torch.cat` holds its previous values (`B·(T−1)·h·e`) while the new ones exist,
 //!   beside the previous step's float32 logits (greedy: `B·V·4`; sampling also keeps the top-k
 //!   masked scores and the probabilities: `3·B·V·4`) and the step's small activations
 //!   (`7·B·h·e`); or, at the logits, the new logits (`B·V·e`) and their float32 copy beside the
-//!   previous one (`2·B·V·4`; sampling: the top-k scores, its mask and the probabilities too), the
-//!   ids one token longer. A `StaticCache` never grows: only the logits moment is left.
+//!   previous one (`2·B·V·4`; sampling also the previous top-k scores and probabilities,
+//!   `2·B·V·4`, and top-k's boolean mask, `B·V`), the ids one token longer. A `StaticCache` never grows: only the logits moment is left.
 
 use serde::Serialize;
 
@@ -346,15 +346,17 @@ impl Moments {
         let caller = b * p * (2 * ID);
         let own_prefill = seqs * p * (if repeated { 3 } else { 2 } * ID);
         let own_kept = seqs * p * (if repeated { 2 } else { 1 } * ID);
-        let bph = seqs * p * h;
-        let mlp = bph * (22 * e);
-        let prefill_logits = seqs * v * (e + FP32) + seqs * h * (2 * e);
-        let prefill = N::from(cache.after_prefill) + caller + own_prefill + mlp.max(prefill_logits);
+        let mlp = own_prefill + seqs * p * h * (22 * e);
+        // The first token's logits and their float32 copy, the ids one token longer.
+        let prefill_logits = own_kept + seqs * v * (e + FP32) + seqs * (p + N::from(1u64)) * ID;
+        let prefill = N::from(cache.after_prefill) + caller + mlp.max(prefill_logits);
         // Decoding: the previous step's float32 tensors over the vocabulary.
         let kept_vocab = if g.do_sample { 3 } else { 1 };
         let ids = seqs * t * (2 * ID) + caller + own_kept;
         let at_end = N::from(cache.at_end);
-        let logits_stage = seqs * v * e + seqs * v * ((kept_vocab + 1) * FP32) + seqs * ID;
+        // Sampling's top-k also makes a boolean mask over the vocabulary.
+        let mask = if g.do_sample { seqs * v } else { N::ZERO };
+        let logits_stage = seqs * v * e + seqs * v * ((kept_vocab + 1) * FP32) + mask + seqs * ID;
         let logits = at_end + ids + logits_stage;
         let decode = match g.cache {
             CacheKind::Dynamic => {

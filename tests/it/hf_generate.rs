@@ -190,3 +190,52 @@ fn the_six_gpt2_generate_runs_measured_on_an_h200() {
         }
     }
 }
+
+#[test]
+fn what_the_replay_does_not_cover_is_refused_by_name_all_at_once() {
+    let catalog = GpuCatalog::builtin();
+    let gpt2 = Architecture::hf_gpt2(12, 12, 768, 50257, 1024);
+    let g = Generation {
+        prompt_tokens: 1000,
+        max_new_tokens: 26,
+        batch_size: 1,
+        num_return_sequences: 2,
+        do_sample: false,
+        cache: CacheKind::QUANTIZED_INT4,
+    };
+    // nanoGPT's defaults compile and use flash; eager attention is not replayed.
+    let s = Scenario {
+        flash: false,
+        ..Scenario::default()
+    };
+    let e = estimate_generate(&gpt2, &s, &g, &catalog).unwrap_err();
+    for key in [
+        "`max_new_tokens`",
+        "1025",
+        "`num_return_sequences`",
+        "`kv_cache`",
+        "`flash`",
+        "`compile`",
+        "transformers 5.24.0",
+    ] {
+        assert!(e.message.contains(key), "{key}: {}", e.message);
+    }
+    assert_eq!(e.key.as_deref(), Some("num_return_sequences"));
+    // One token fewer is GPT-2's last position: accepted.
+    let ok = Generation {
+        max_new_tokens: 25,
+        num_return_sequences: 1,
+        cache: CacheKind::Dynamic,
+        ..g
+    };
+    let s = Scenario {
+        compile: false,
+        ..Scenario::default()
+    };
+    assert!(estimate_generate(&gpt2, &s, &ok, &catalog).is_ok());
+    // Another family: its cache is computed, its generate is not modelled.
+    let mut llama = gpt2.clone();
+    llama.family = vramdoc::estimate::Family::Llama;
+    let e = estimate_generate(&llama, &s, &ok, &catalog).unwrap_err();
+    assert!(e.message.contains("llama"), "{}", e.message);
+}

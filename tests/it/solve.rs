@@ -211,3 +211,80 @@ proptest! {
         prop_assert!(peak(run(p, n + dn)) >= small);
     }
 }
+
+#[derive(serde::Deserialize)]
+struct Bisected {
+    cases: Vec<BisectCase>,
+}
+
+#[derive(serde::Deserialize)]
+struct BisectCase {
+    solve: String,
+    run: BisectRun,
+    budget_peak_bytes: u64,
+    answer: u64,
+}
+
+#[derive(serde::Deserialize)]
+struct BisectRun {
+    prompt_tokens: u64,
+    max_new_tokens: u64,
+    batch_size: u64,
+}
+
+/// Other programs' memory on `gpu` that makes "fits" the same question as "peak ≤ budget": the
+/// verdict's high end is the peak plus the high ends of the overhead (`estimate/overhead.rs`,
+/// without torch.compile: a 1 GiB CUDA context, 30 % allocator slack, a 32 MiB cuBLAS
+/// workspace), which grows with the peak and nothing else.
+fn other_for_peak_budget(gpu: &str, budget: u64) -> u64 {
+    let high = budget + (1 << 30) + budget * 30 / 100 + (32 << 20);
+    capacity(gpu) - high
+}
+
+/// Each solver's answer is within one step (one sequence, or 256 tokens) of a bisection over
+/// replays of transformers' own `generate` (`tools/hf_replay/bisect_generate.py`,
+/// `tests/data/hf_generate_bisect.json`); in fact within one token or sequence.
+#[test]
+fn the_solvers_agree_with_a_bisection_over_generate_replays() {
+    let text = std::fs::read_to_string("tests/data/hf_generate_bisect.json").unwrap();
+    let data: Bisected = serde_json::from_str(&text).unwrap();
+    let catalog = GpuCatalog::builtin();
+    assert_eq!(data.cases.len(), 2);
+    for case in &data.cases {
+        let s = hf_scenario(
+            "a100-80gb",
+            other_for_peak_budget("a100-80gb", case.budget_peak_bytes),
+        );
+        let g = generation(
+            case.run.prompt_tokens,
+            case.run.max_new_tokens,
+            case.run.batch_size,
+            CacheKind::Dynamic,
+        );
+        let (got, step) = match case.solve.as_str() {
+            "max_batch" => (
+                generate_max_batch(&gpt2(), &s, &g, &catalog).unwrap().value,
+                1,
+            ),
+            _ => (
+                generate_max_context(&gpt2(), &s, &g, &catalog)
+                    .unwrap()
+                    .prompt_tokens,
+                256,
+            ),
+        };
+        let got = got.unwrap();
+        assert!(
+            got.abs_diff(case.answer) <= step,
+            "{}: solver {got}, replays {}",
+            case.solve,
+            case.answer
+        );
+        assert!(
+            got.abs_diff(case.answer) <= 1,
+            "{}: {got} vs {}",
+            case.solve,
+            case.answer
+        );
+    }
+}

@@ -255,6 +255,11 @@ RUNS = [
         max_new_tokens=100, batch_size=8, cache="dynamic"),
     Run("v512-6x8x512-p1500-n100-b8-static", **SMALL_VOCAB, prompt_tokens=1500,
         max_new_tokens=100, batch_size=8, cache="static"),
+    # Short prompts in large batches: the logits over GPT-2's vocabulary outweigh the MLP.
+    Run("gpt2-124m-p4-n32-b64-dynamic", **GPT2, prompt_tokens=4, max_new_tokens=32,
+        batch_size=64, cache="dynamic"),
+    Run("gpt2-124m-p8-n16-b16-r2-static-fp32", **GPT2, prompt_tokens=8, max_new_tokens=16,
+        batch_size=16, cache="static", dtype="float32", num_return_sequences=2),
 ]
 
 
