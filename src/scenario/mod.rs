@@ -7,6 +7,7 @@ pub(crate) mod catalog;
 pub(crate) mod input;
 pub mod keys;
 pub mod literal;
+pub(crate) mod model;
 mod nanogpt;
 mod pickle;
 mod pyconfig;
