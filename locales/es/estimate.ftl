@@ -135,3 +135,20 @@ solve-limit-block-size = El límite es el recorte de sample.py, no la tarjeta: g
 solve-limit-positions = El límite son las { $positions } posiciones de GPT-2, no la tarjeta: generate no puede ir más allá.
 solve-max-batch = Lote más grande cuyo veredicto en { $gpu } es «cabe»: { $batch } prompts a la vez.
 solve-max-batch-none = Nada cabe en { $gpu }: ni siquiera un solo prompt.
+
+## generate de Hugging Face con un modelo
+gen-title = Estimación de memoria de GPU: generate de Hugging Face
+gen-model = Modelo
+gen-model-value = { $name }: { $params } parámetros, pesos en { $dtype }
+gen-call = Generación
+gen-call-value = { $batch } × prompts de { $prompt } tokens, { $new } tokens nuevos, { $sequences_count ->
+    [one] una secuencia
+   *[other] { $sequences } secuencias
+} por prompt, caché KV { $cache }
+gen-weights = Pesos
+gen-kv-cache = Caché KV en su tamaño máximo
+gen-prefill-peak = Pico del prellenado (todo el prompt de una vez)
+gen-decode-peak = Pico de los pasos de decodificación (el último, el más largo)
+gen-moment-prefill = el prellenado
+gen-moment-decode = el último paso de decodificación
+gen-note = Estimaciones: los picos siguen una reproducción de generate de transformers con tensores falsos (prellenado y decodificación, SDPA, ejecución inmediata); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.

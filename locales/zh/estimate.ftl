@@ -135,3 +135,17 @@ solve-limit-block-size = 限制来自 sample.py 的截断，而不是显卡：ge
 solve-limit-positions = 限制来自 GPT-2 的 { $positions }个位置，而不是显卡：generate 无法超出。
 solve-max-batch = 在 { $gpu } 上结论为“放得下”的最大批次大小：一次 { $batch }个提示词。
 solve-max-batch-none = { $gpu } 上什么都放不下：连一个提示词都不行。
+
+## 用模型运行 Hugging Face 的 generate
+gen-title = 显存估算：Hugging Face 的 generate
+gen-model = 模型
+gen-model-value = { $name }：{ $params }个参数，权重为 { $dtype }
+gen-call = 生成
+gen-call-value = { $batch } × { $prompt }个 token 的提示词，新生成 { $new }个 token，每个提示词 { $sequences }条序列，{ $cache } KV 缓存
+gen-weights = 权重
+gen-kv-cache = KV 缓存的最大值
+gen-prefill-peak = 预填充的峰值（一次处理整个提示词）
+gen-decode-peak = 解码步骤的峰值（最后、最长的一步）
+gen-moment-prefill = 预填充
+gen-moment-decode = 最后一个解码步骤
+gen-note = 说明：峰值依据在伪张量上对 transformers 自带 generate 的重放（预填充与解码，SDPA，即时执行）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论说明该范围中哪一部分放得下。

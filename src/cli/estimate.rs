@@ -344,6 +344,16 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
         }
         return Ok((text, notes));
     }
+    if let (Some(model), Some(g)) = (&loaded.model, &loaded.generation) {
+        let out = super::generate::Output {
+            format: args.format,
+            lang: &args.lang,
+            solve: args.solve,
+        };
+        let text =
+            super::generate::report(model, &loaded.scenario, g, &catalog, &out, &scenario_error)?;
+        return Ok((text, notes));
+    }
     if let Some(which) = args.solve {
         return Err(solve::training_refused(which).into());
     }

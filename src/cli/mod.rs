@@ -5,6 +5,7 @@
 pub mod args;
 pub mod diagnose;
 pub mod estimate;
+mod generate;
 mod model_report;
 pub(crate) mod solve;
 pub mod translations;

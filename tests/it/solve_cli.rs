@@ -122,3 +122,128 @@ fn nothing_to_solve_is_refused_with_what_to_do() {
         assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
     }
 }
+
+/// `vramdoc estimate --model gpt2 --phase generate ARGS --format json`.
+fn generate_json(t: &SiteTest, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--model", "gpt2", "--phase", "generate"];
+    all.extend_from_slice(args);
+    run_json(t, &all)
+}
+
+#[test]
+fn hugging_face_generate_on_gpt2_through_the_cli() {
+    let t = SiteTest::new();
+    let v = generate_json(
+        &t,
+        &[
+            "--gpu",
+            "rtx-3060-12gb",
+            "--prompt_tokens=512",
+            "--max_new_tokens=256",
+            "--batch_size=8",
+        ],
+    );
+    assert_eq!(v["phase"], "generate");
+    assert_eq!(v["model"]["id"], "gpt2");
+    // 2 × 12 layers × 12 heads × 64 × (512 + 256 − 1) tokens × 2 bytes × 8 sequences.
+    assert_eq!(v["bytes"]["kv_cache"], 2 * 12 * 12 * 64 * 767 * 2 * 8);
+    assert_eq!(v["bytes"]["weights"], 124_439_808u64 * 2);
+    let prefill = v["bytes"]["prefill_peak"].as_u64().unwrap();
+    assert!(prefill > v["bytes"]["weights"].as_u64().unwrap());
+    assert_eq!(v["generation"]["cache"]["kind"], "dynamic");
+    // A static cache in float32: preallocated, four bytes an element, 8 bytes a layer beside.
+    let s = generate_json(
+        &t,
+        &[
+            "--prompt_tokens=100",
+            "--max_new_tokens=28",
+            "--kv_cache=static",
+            "--dtype=float32",
+        ],
+    );
+    assert_eq!(s["bytes"]["kv_cache"], 2 * 12 * 12 * 64 * 127 * 4 + 12 * 8);
+}
+
+#[test]
+fn max_batch_for_gpt2_generate_is_the_boundary_through_the_cli() {
+    let t = SiteTest::new();
+    let base = ["--gpu", "rtx-3060-12gb", "--max_new_tokens=256"];
+    let mut solve = base.to_vec();
+    solve.extend(["--solve", "max_batch"]);
+    let v = generate_json(&t, &solve);
+    assert_eq!(v["solve"]["limited_by"], "memory");
+    let b = v["solve"]["max_batch"].as_u64().unwrap();
+    let verdict = |batch: u64| {
+        let arg = format!("--batch_size={batch}");
+        let mut a = base.to_vec();
+        a.push(&arg);
+        generate_json(&t, &a)["verdict"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(verdict(b), "fits");
+    assert_ne!(verdict(b + 1), "fits");
+    // The longest context stops at GPT-2's positions, said in the table.
+    let r = t.run(&[
+        "estimate",
+        "--model",
+        "gpt2",
+        "--phase",
+        "generate",
+        "--gpu",
+        "rtx-3060-12gb",
+        "--solve",
+        "max_context",
+        "--max_new_tokens=256",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("1,025 tokens (769 of prompt + 256 new)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("GPT-2’s 1,024 positions"), "{}", r.stdout);
+}
+
+#[test]
+fn generate_settings_are_refused_where_they_do_not_apply() {
+    let t = SiteTest::new();
+    t.file("sample.py", SAMPLE_PY);
+    for (args, says) in [
+        // sample.py has no prompt_tokens: its prompt is `start`.
+        (
+            &["sample.py", "--init_from=gpt2", "--prompt_tokens=100"][..],
+            "setting of Hugging Face generate",
+        ),
+        // nanoGPT's sampling has no batch.
+        (
+            &["sample.py", "--init_from=gpt2", "--batch_size=4"][..],
+            "training key",
+        ),
+        (
+            &["--model", "gpt2", "--phase", "generate", "--kv_cache=paged"][..],
+            "not a cache transformers builds",
+        ),
+        (
+            &[
+                "--model",
+                "gpt2",
+                "--phase",
+                "generate",
+                "--max_new_tokens=900",
+            ][..],
+            "positions",
+        ),
+        (
+            &["--model", "llama-3.1-8b", "--phase", "generate"][..],
+            "GPT-2",
+        ),
+    ] {
+        let mut all = vec!["estimate"];
+        all.extend_from_slice(args);
+        let r = t.run(&all);
+        assert_ne!(r.code, 0, "{args:?}");
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+    }
+}
