@@ -156,8 +156,8 @@ pub fn estimate_generate(
     catalog: &GpuCatalog,
 ) -> Result<GenerateEstimate, ScenarioError> {
     a.validate()?;
-    check(a, s, g)?;
     let e = if s.dtype == Dtype::Float32 { 4 } else { 2 };
+    check(a, s, g, e)?;
     let params = params::count_of(a, s)?;
     let weights = N::from(params.total) * e as u128;
     let cache = cache_bytes(
@@ -241,16 +241,39 @@ pub fn estimate_generate(
 }
 
 /// Refuses what the replay does not cover, naming each key (all at once).
-fn check(a: &Architecture, s: &Scenario, g: &Generation) -> Result<(), ScenarioError> {
+fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), ScenarioError> {
     if a.family != Family::HfGpt2 {
-        return Err(ScenarioError::general(format!(
+        // What is known: the cache this call would end with.
+        let cache = g
+            .sequences()
+            .to_u64("the sequences")
+            .and_then(|sequences| {
+                cache_bytes(
+                    a,
+                    &CacheRun {
+                        kind: g.cache,
+                        element_bytes: e,
+                        sequences,
+                        prompt: g.prompt_tokens,
+                        new_tokens: g.max_new_tokens,
+                    },
+                )
+            })
+            .map_or_else(
+                |_| String::new(),
+                |c| format!(" (its KV cache here: {} bytes at its largest)", c.largest),
+            );
+        return Err(ScenarioError::key(
+            "model",
+            format!(
             "Hugging Face generate is modelled for GPT-2 (transformers {}) only; the {} family \
-             ({}) is described and its KV cache computed, but its prefill and decoding are not \
-             replayed yet",
+             ({}) is described and its KV cache computed{cache}, but its prefill and decoding \
+             are not replayed yet",
             super::arch::HF_TRANSFORMERS,
             a.family.as_str(),
             a.name
-        )));
+        ),
+        ));
     }
     let mut wrong: Vec<(&str, String)> = Vec::new();
     if g.prompt_tokens == 0 {

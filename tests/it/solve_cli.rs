@@ -237,7 +237,7 @@ fn generate_settings_are_refused_where_they_do_not_apply() {
         ),
         (
             &["--model", "llama-3.1-8b", "--phase", "generate"][..],
-            "GPT-2",
+            "its KV cache here: ",
         ),
     ] {
         let mut all = vec!["estimate"];
