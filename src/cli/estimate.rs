@@ -305,6 +305,7 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
             None => "check the scenario's sizes".to_owned(),
         })
     };
+    solve::needs_gpu(args.solve, &loaded.scenario)?;
     if let Some(run) = loaded.sampling {
         let est = estimate::estimate_sampling(&loaded.scenario, &run, &catalog)
             .map_err(scenario_error)?;

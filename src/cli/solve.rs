@@ -39,6 +39,22 @@ impl Solve {
     }
 }
 
+/// A solver fits a card: without one there is nothing to solve for.
+pub(crate) fn needs_gpu(solve: Option<Solve>, s: &Scenario) -> Result<(), Box<Diagnostic>> {
+    match (solve, &s.gpu) {
+        (Some(which), None) => Err(Box::new(
+            Diagnostic::error(format!(
+                "--solve {}: a solver finds what fits on a card, and no card is given",
+                which.key()
+            ))
+            .with_help(
+                "name the card with --gpu ID (and --other-processes for what else runs on it)",
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The error for `--solve` with a training scenario.
 pub(crate) fn training_refused(solve: Solve) -> Diagnostic {
     Diagnostic::error(format!(
