@@ -180,13 +180,18 @@ fn arg(name: &'static str, v: String) -> (&'static str, FluentValue<'static>) {
     (name, FluentValue::from(v))
 }
 
-/// The parameter count, and without position embeddings as nanoGPT prints it.
+/// The parameter count, and without position embeddings (as nanoGPT prints it, for its model).
 fn params_row(e: &Estimate, loc: &Localizer) -> (String, String) {
     let p = &e.params;
+    let value = if e.architecture().is_nanogpt() {
+        "est-params-total-value"
+    } else {
+        "est-params-total-value-model"
+    };
     (
         loc.t("est-params-total"),
         loc.t_args(
-            "est-params-total-value",
+            value,
             &[
                 arg("total", loc.count(p.total)),
                 arg("non_embedding", loc.count(p.non_embedding)),
@@ -289,6 +294,7 @@ fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
     let moment = match e.train_peak_moment {
         TrainMoment::LossForward => "est-moment-loss_forward",
         TrainMoment::LossBackward => "est-moment-loss_backward",
+        TrainMoment::HeadBackward => "est-moment-head_backward",
         TrainMoment::MlpBackward => "est-moment-mlp_backward",
         TrainMoment::BackwardEnd => "est-moment-backward_end",
         TrainMoment::AttentionBackward => "est-moment-attention_backward",

@@ -25,6 +25,10 @@ struct CatalogFile {
 pub(crate) struct Source {
     /// The Hugging Face repository (or, for nanochat, where the weights or code are).
     pub(crate) repo: String,
+    /// Repositories of the same architecture (instruct and chat fine-tunes, whose config.json
+    /// has the same shape), which `--model` also takes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) aliases: Vec<String>,
     /// The branch or release the config facts were taken from.
     pub(crate) revision: String,
     /// When they were transcribed (year and month).
@@ -43,6 +47,8 @@ pub(crate) struct Source {
 struct RawEntry {
     id: String,
     repo: String,
+    #[serde(default)]
+    aliases: Vec<String>,
     revision: String,
     taken: String,
     params: u64,
@@ -107,6 +113,7 @@ fn load() -> Result<Catalog, String> {
                 id: raw.id,
                 source: Source {
                     repo: raw.repo,
+                    aliases: raw.aliases,
                     revision: raw.revision,
                     taken: raw.taken,
                     params: raw.params,
@@ -131,14 +138,20 @@ pub(crate) fn entries() -> Result<&'static [Entry], String> {
     catalog().map(|c| c.entries.as_slice())
 }
 
-/// The entry `name` names: its id, or its repository (`meta-llama/Llama-3.1-8B`, with or without
-/// the owner), compared without regard to case.
+/// The entry `name` names: its id, or its repository or an alias's (`meta-llama/Llama-3.1-8B`,
+/// `meta-llama/Llama-3.1-8B-Instruct`, with or without the owner), compared without regard to
+/// case.
 pub(crate) fn find(name: &str) -> Result<Option<&'static Entry>, String> {
     let want = name.trim().trim_end_matches('/').to_ascii_lowercase();
     let found = entries()?.iter().find(|e| {
-        let repo = e.source.repo.to_ascii_lowercase();
-        let short = repo.rsplit('/').next().unwrap_or(&repo).to_owned();
-        e.id == want || repo == want || short == want
+        e.id == want
+            || std::iter::once(&e.source.repo)
+                .chain(&e.source.aliases)
+                .any(|repo| {
+                    let repo = repo.to_ascii_lowercase();
+                    let short = repo.rsplit('/').next().unwrap_or(&repo).to_owned();
+                    repo == want || short == want
+                })
     });
     Ok(found)
 }

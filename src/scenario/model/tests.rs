@@ -120,6 +120,20 @@ fn ids_and_repositories_find_an_entry_and_typos_get_a_suggestion() {
             .id,
         "llama-3.1-8b"
     );
+    for (alias, id) in [
+        ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"),
+        ("Qwen2.5-7B-Instruct", "qwen2.5-7b"),
+        ("google/gemma-2-9b-it", "gemma-2-9b"),
+    ] {
+        assert_eq!(catalog::find(alias).unwrap().unwrap().id, id, "{alias}");
+    }
+    // Aliases are repositories, each named once in the whole catalog.
+    let mut seen = std::collections::HashSet::new();
+    for e in catalog::entries().unwrap() {
+        for repo in std::iter::once(&e.source.repo).chain(&e.source.aliases) {
+            assert!(seen.insert(repo.to_ascii_lowercase()), "{repo} twice");
+        }
+    }
     assert!(catalog::find("bert-base-uncased").unwrap().is_none());
     assert_eq!(catalog::closest("lama-3.1-8b")[0], "llama-3.1-8b");
     assert!(catalog::closest("qwen25-7b").contains(&"qwen2.5-7b"));
@@ -243,4 +257,25 @@ fn a_json_mistake_is_worded_as_json_at_its_line() {
         read_json("{\"model_type\": \"gpt2\",\n \"n_layer\": 12\n \"n_head\": 12}").unwrap_err();
     assert!(e[0].message.starts_with("invalid JSON"), "{}", e[0].message);
     assert_eq!(e[0].line, Some(3), "{e:?}");
+}
+
+#[test]
+fn hostile_values_are_refused_not_wrapped() {
+    for (json, want) in [
+        ("{\"model_type\": \"gpt2\", \"n_layer\": -1}", "whole number of at least 1"),
+        ("{\"model_type\": \"gpt2\", \"n_layer\": 1e30}", "whole number of at least 1"),
+        ("{\"model_type\": \"gpt2\", \"n_layer\": \"12\"}", "whole number of at least 1"),
+        ("{\"model_type\": 7}", "must be a string"),
+        ("{\"model_type\": \"gpt2\", \"tie_word_embeddings\": \"yes\"}", "true or false"),
+        ("{\"model_type\": \"gpt2\", \"attn_pdrop\": 1.5, \"resid_pdrop\": 1.5, \"embd_pdrop\": 1.5}", "not a probability"),
+    ] {
+        let e = read_json(json).unwrap_err();
+        assert!(e.iter().any(|d| d.message.contains(want)), "{json}: {e:?}");
+    }
+    // A shape beyond any GPU still reads; its count saturates instead of wrapping.
+    let m = read_json(
+        "{\"model_type\": \"llama\", \"hidden_size\": 4294967296, \"num_hidden_layers\": 4294967296, \"num_attention_heads\": 1, \"intermediate_size\": 4294967296, \"vocab_size\": 4294967296}",
+    )
+    .unwrap();
+    assert_eq!(m.architecture.parameter_count(), u64::MAX);
 }
