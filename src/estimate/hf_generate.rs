@@ -1,6 +1,6 @@
-//! Hugging Face `generate` on GPT-2 (`GPT2LMHeadModel`, transformers 5.24): the weights, the KV
-//! cache (`kv_cache.rs`), the prefill of the whole prompt and the decoding steps (issue 22,
-//! item 2).
+//! Hugging Face `generate` on GPT-2 (`GPT2LMHeadModel`, transformers 5.24) and plain
+//! Llama-family decoders (`LlamaForCausalLM`): the weights, the KV cache (`kv_cache.rs`), the
+//! prefill of the whole prompt and the decoding steps (issue 22, item 2).
 //!
 //! Source: the fake-tensor replay of transformers' own `generate`
 //! (`tools/hf_replay/replay_generate.py`, data in `tests/data/hf_generate_replay.json`; its
@@ -29,11 +29,18 @@
 //!   masked scores and the probabilities: `3·B·V·4`) and the step's small activations
 //!   (`7·B·h·e`); or, at the logits, the new logits (`B·V·e`) and their float32 copy beside the
 //!   previous one (`2·B·V·4`; sampling also the previous top-k scores and probabilities,
-//!   `2·B·V·4`, and top-k's boolean mask, `B·V`), the ids one token longer. A `StaticCache` never grows: only the logits moment is left.
+//!   `2·B·V·4`, and top-k's boolean mask, `B·V`), the ids one token longer. A `StaticCache`
+//!   never grows: only the logits moment is left. With grouped-query attention it is refused: its
+//!   mask over the unfilled slots makes transformers repeat the keys and values to every query
+//!   head before SDPA (`repeat_kv`, `use_gqa_in_sdpa`), 144 MiB more at 2,303 tokens on the H200
+//!   for Llama 3.2 1B's shape, which the fake-tensor replay does not reproduce yet.
+//! - **Llama-family decoders** (SwiGLU, RoPE, RMSNorm; as Llama 3.x): the same moments, the
+//!   prefill's MLP holding three intermediate-wide tensors (`3·BPI·e`) beside four hidden-wide ones
+//!   and RoPE's cos and sin (`2·BP·head_dim·e`); the weights include the two `inv_freq` buffers.
 
 use serde::Serialize;
 
-use super::arch::{Architecture, Family, Positions};
+use super::arch::{Architecture, Family, Mlp, Positions};
 use super::error::ScenarioError;
 use super::kv_cache::{cache_bytes, CacheBytes, CacheKind, CacheRun};
 use super::num::N;
@@ -159,7 +166,12 @@ pub fn estimate_generate(
     let e = if s.dtype == Dtype::Float32 { 4 } else { 2 };
     check(a, s, g, e)?;
     let params = params::count_of(a, s)?;
-    let weights = N::from(params.total) * e as u128;
+    // Rotary models also keep `inv_freq` and `original_inv_freq` (head_dim/2 float32 each).
+    let rotary = match a.positions {
+        Positions::Rotary { .. } => N::from(a.attention.head_dim) * FP32,
+        Positions::Learned { .. } => N::ZERO,
+    };
+    let weights = N::from(params.total) * e as u128 + rotary;
     let cache = cache_bytes(
         a,
         &CacheRun {
@@ -242,7 +254,7 @@ pub fn estimate_generate(
 
 /// Refuses what the replay does not cover, naming each key (all at once).
 fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), ScenarioError> {
-    if a.family != Family::HfGpt2 {
+    if !replayed(a) {
         // What is known: the cache this call would end with.
         let cache = g
             .sequences()
@@ -266,13 +278,14 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
         return Err(ScenarioError::key(
             "model",
             format!(
-            "Hugging Face generate is modelled for GPT-2 (transformers {}) only; the {} family \
-             ({}) is described and its KV cache computed{cache}, but its prefill and decoding \
-             are not replayed yet",
-            super::arch::HF_TRANSFORMERS,
-            a.family.as_str(),
-            a.name
-        ),
+                "Hugging Face generate is modelled for GPT-2 and plain Llama-family decoders \
+                 (transformers {}) only; {} ({}{}) is described and its KV cache \
+                 computed{cache}, but its prefill and decoding are not replayed yet",
+                super::arch::HF_TRANSFORMERS,
+                a.name,
+                a.family.as_str(),
+                not_plain(a)
+            ),
         ));
     }
     let mut wrong: Vec<(&str, String)> = Vec::new();
@@ -312,6 +325,14 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             ));
         }
     }
+    if g.cache == CacheKind::Static && a.attention.kv_heads < a.attention.heads {
+        wrong.push((
+            "kv_cache",
+            "a static cache with grouped-query attention is not replayed (its masked decoding \
+             steps repeat the keys and values to every query head): use the dynamic cache"
+                .into(),
+        ));
+    }
     if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) {
         wrong.push((
             "kv_cache",
@@ -341,11 +362,53 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
     Err(ScenarioError {
         key: wrong.first().map(|(k, _)| (*k).to_owned()),
         message: format!(
-            "Hugging Face generate on GPT-2 (transformers {}): {}",
+            "Hugging Face generate (transformers {}): {}",
             super::arch::HF_TRANSFORMERS,
             text.join("; ")
         ),
     })
+}
+
+/// Whether `generate` on `a` is replayed: GPT-2, or a plain Llama-family decoder (SwiGLU MLP,
+/// separate q/k/v, no QK-norm, no sliding window, no experts), as Llama 3.x writes it.
+fn replayed(a: &Architecture) -> bool {
+    match a.family {
+        Family::HfGpt2 => true,
+        Family::Llama => {
+            let at = &a.attention;
+            let swiglu = matches!(a.mlp, Mlp::Dense(f) if f.gated && !f.fused_gate_up);
+            swiglu && !at.fused_qkv && at.qk_norm.is_none() && at.sliding_window.is_none()
+        }
+        _ => false,
+    }
+}
+
+/// What makes a Llama-family model other than plain, for the refusal ("" for other families).
+fn not_plain(a: &Architecture) -> &'static str {
+    let at = &a.attention;
+    match (a.family, &a.mlp) {
+        (Family::Llama, _) if at.sliding_window.is_some() => ", with sliding-window layers",
+        (Family::Llama, _) if at.qk_norm.is_some() => ", with QK-norm",
+        (Family::Llama, _) if at.fused_qkv => ", with fused projections",
+        (Family::Llama, Mlp::Dense(f)) if f.fused_gate_up => ", with fused projections",
+        _ => "",
+    }
+}
+
+/// Elements per prompt token alive at the prefill's MLP moment, in the weights' dtype. GPT-2:
+/// `gelu_new`'s `c_fc` output, `pow`, two products (`4·4h`) beside six hidden-wide tensors:
+/// `22h`. Llama: `gate_proj`'s output, its SiLU, `up_proj`'s output and the product would be
+/// four; the replay holds three intermediate-wide tensors at once (`3·I`) beside the embedding,
+/// the residual sum, its RMSNorm and the block input (`4h`) and RoPE's cos and sin
+/// (`2·head_dim`).
+fn prefill_widths(a: &Architecture) -> N {
+    let h = N::from(a.hidden);
+    match (&a.mlp, a.family) {
+        (Mlp::Dense(f), Family::Llama) => {
+            N::from(f.intermediate) * 3 + h * 4 + N::from(a.attention.head_dim) * 2
+        }
+        _ => h * 22,
+    }
 }
 
 /// What lies beside the weights at the prefill's and the decoding's peaks.
@@ -369,7 +432,7 @@ impl Moments {
         let caller = b * p * (2 * ID);
         let own_prefill = seqs * p * (if repeated { 3 } else { 2 } * ID);
         let own_kept = seqs * p * (if repeated { 2 } else { 1 } * ID);
-        let mlp = own_prefill + seqs * p * h * (22 * e);
+        let mlp = own_prefill + seqs * p * prefill_widths(a) * e;
         // The first token's logits and their float32 copy, the ids one token longer.
         let prefill_logits = own_kept + seqs * v * (e + FP32) + seqs * (p + N::from(1u64)) * ID;
         let prefill = N::from(cache.after_prefill) + caller + mlp.max(prefill_logits);

@@ -40,6 +40,63 @@ struct Run {
     cache: String,
     dtype: String,
     num_return_sequences: u64,
+    #[serde(default = "gpt2_family")]
+    family: String,
+    #[serde(default)]
+    config: Vec<(String, serde_json::Value)>,
+}
+
+fn gpt2_family() -> String {
+    "gpt2".into()
+}
+
+/// A plain Llama-family decoder from the config keywords a run was built with.
+fn llama(config: &[(String, serde_json::Value)]) -> Architecture {
+    use vramdoc::estimate::arch::{
+        Activation, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement, Positions,
+    };
+    let get = |k: &str| {
+        config
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    let int = |k: &str| get(k).as_u64().unwrap();
+    Architecture {
+        family: Family::Llama,
+        name: "llama".into(),
+        vocab_size: int("vocab_size"),
+        hidden: int("hidden_size"),
+        layers: int("num_hidden_layers"),
+        positions: Positions::Rotary { theta: 500000.0 },
+        attention: Attention {
+            heads: int("num_attention_heads"),
+            kv_heads: int("num_key_value_heads"),
+            head_dim: int("head_dim"),
+            fused_qkv: false,
+            qkv_bias: false,
+            out_bias: false,
+            qk_norm: None,
+            softcap: None,
+            sliding_window: None,
+        },
+        mlp: Mlp::Dense(FeedForward {
+            intermediate: int("intermediate_size"),
+            gated: true,
+            fused_gate_up: false,
+            activation: Activation::Silu,
+            bias: false,
+        }),
+        norm: Norm::RmsNorm,
+        norm_placement: NormPlacement::Pre,
+        embeddings: Embeddings {
+            tied_head: get("tie_word_embeddings").as_bool().unwrap(),
+            head_bias: false,
+            scaled_by_sqrt_hidden: false,
+            logit_softcap: None,
+        },
+    }
 }
 
 fn replay() -> Replay {
@@ -49,7 +106,11 @@ fn replay() -> Replay {
 
 /// The estimator's inputs for a replayed (or measured) run.
 fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
-    let a = Architecture::hf_gpt2(r.n_layer, r.n_head, r.n_embd, r.vocab_size, r.n_positions);
+    let a = if r.family == "llama" {
+        llama(&r.config)
+    } else {
+        Architecture::hf_gpt2(r.n_layer, r.n_head, r.n_embd, r.vocab_size, r.n_positions)
+    };
     let s = Scenario {
         dtype: Dtype::parse(&r.dtype).unwrap(),
         compile: false,
@@ -126,6 +187,7 @@ struct MeasuredRun {
     weights_allocated_bytes: u64,
     prefill_peak_bytes: u64,
     decode_peak_bytes: u64,
+    config: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What the H200 adds to the estimate (torch 2.11, transformers 5.17, `min_new_tokens` set):
@@ -161,6 +223,8 @@ fn the_six_gpt2_generate_runs_measured_on_an_h200() {
             cache: r.cache.clone(),
             dtype: "bfloat16".into(),
             num_return_sequences: 1,
+            family: "gpt2".into(),
+            config: Vec::new(),
         };
         let (a, s, g) = inputs(&run);
         let est = estimate_generate(&a, &s, &g, &catalog).unwrap();
@@ -238,4 +302,73 @@ fn what_the_replay_does_not_cover_is_refused_by_name_all_at_once() {
     llama.family = vramdoc::estimate::Family::Llama;
     let e = estimate_generate(&llama, &s, &ok, &catalog).unwrap_err();
     assert!(e.message.contains("llama"), "{}", e.message);
+}
+
+/// The four dynamic-cache runs of Llama 3.2 1B's shape (8 of its 16 layers) measured on the H200,
+/// against the estimate: what the card adds, as for GPT-2 above (the weights +1.00 MiB; beyond
+/// the workspace +1.0 to +12.3 MiB at both peaks).
+#[test]
+fn the_llama_generate_runs_measured_on_an_h200() {
+    let text = std::fs::read_to_string("tests/data/gpu_measurements.json").unwrap();
+    let m: Measured = serde_json::from_str(&text).unwrap();
+    let catalog = GpuCatalog::builtin();
+    let runs: Vec<&MeasuredRun> = m
+        .hf_generate
+        .iter()
+        // The static-cache runs are refused (grouped heads): see `hf_generate.rs`.
+        .filter(|r| r.family == "llama" && r.cache == "dynamic")
+        .collect();
+    assert_eq!(runs.len(), 4);
+    let ws = m.allocator.cublas_matmul_workspace_bytes as i64;
+    for r in runs {
+        let config: Vec<(String, serde_json::Value)> = r
+            .config
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let a = llama(&config);
+        let s = Scenario {
+            dtype: Dtype::Bfloat16,
+            compile: false,
+            ..Scenario::default()
+        };
+        let g = Generation {
+            prompt_tokens: r.prompt_tokens,
+            max_new_tokens: r.max_new_tokens,
+            batch_size: r.batch_size,
+            num_return_sequences: 1,
+            do_sample: false,
+            cache: if r.cache == "static" {
+                CacheKind::Static
+            } else {
+                CacheKind::Dynamic
+            },
+        };
+        let est = estimate_generate(&a, &s, &g, &catalog).unwrap();
+        let weights = r.weights_allocated_bytes as i64 - est.bytes.weights as i64;
+        let prefill = r.prefill_peak_bytes as i64 - est.bytes.prefill_peak as i64;
+        let decode = r.decode_peak_bytes as i64 - est.bytes.decode_peak as i64;
+        eprintln!(
+            "{}: weights {:+.2} MiB, prefill {:+.2} MiB ({:+.2} %), decode {:+.2} MiB ({:+.2} %)",
+            r.name,
+            weights as f64 / 1048576.0,
+            prefill as f64 / 1048576.0,
+            prefill as f64 * 100.0 / est.bytes.prefill_peak as f64,
+            decode as f64 / 1048576.0,
+            decode as f64 * 100.0 / est.bytes.decode_peak as f64,
+        );
+        assert!(
+            (0..=8 << 20).contains(&weights),
+            "{}: weights {weights}",
+            r.name
+        );
+        for (what, residual) in [("prefill", prefill), ("decode", decode)] {
+            let beyond = residual - ws;
+            assert!(
+                (0..=16 << 20).contains(&beyond),
+                "{}: {what} {beyond}",
+                r.name
+            );
+        }
+    }
 }

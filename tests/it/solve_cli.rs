@@ -236,7 +236,7 @@ fn generate_settings_are_refused_where_they_do_not_apply() {
             "positions",
         ),
         (
-            &["--model", "llama-3.1-8b", "--phase", "generate"][..],
+            &["--model", "gemma-2-2b", "--phase", "generate"][..],
             "its KV cache here: ",
         ),
     ] {
@@ -246,4 +246,27 @@ fn generate_settings_are_refused_where_they_do_not_apply() {
         assert_ne!(r.code, 0, "{args:?}");
         assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
     }
+}
+
+#[test]
+fn a_plain_llama_generates_and_its_static_cache_is_refused() {
+    let t = SiteTest::new();
+    let args = [
+        "--model",
+        "llama-3.2-1b",
+        "--phase",
+        "generate",
+        "--prompt_tokens=1000",
+        "--max_new_tokens=25",
+        "--batch_size=2",
+    ];
+    let v = run_json(&t, &args);
+    // 2 × 16 layers × 8 KV heads × 64 × 1024 tokens × 2 bytes × 2 sequences.
+    assert_eq!(v["bytes"]["kv_cache"], 2 * 16 * 8 * 64 * 1024 * 2 * 2);
+    let mut all = vec!["estimate"];
+    all.extend_from_slice(&args);
+    all.push("--kv_cache=static");
+    let r = t.run(&all);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("grouped-query"), "{}", r.stderr);
 }

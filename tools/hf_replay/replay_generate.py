@@ -20,8 +20,10 @@ the query's dtype and padded to a multiple of 16 keys, as ATen's ``sdpa`` does o
 
 Fake tensors hold no values, so the few places ``generate`` reads one are answered as a real
 run of these inputs answers them (every input is one real token, nothing padded): a tensor made by
-``aten.all`` (and ``fast_all``'s ``sum == numel``) is true, by ``aten.any`` false, and the
-loop stops after ``max_new_tokens`` (no sequence ends early).
+``aten.all`` is true, by ``aten.any`` false; ``fast_all`` of a padding mask is false only where
+``prepare_padding_mask`` padded it with zeros (a static cache's unfilled slots: its decoding
+steps get a mask, as on a GPU); and the loop stops after ``max_new_tokens`` (no sequence ends
+early).
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ class Run:
     cache: str  # "dynamic" or "static"
     dtype: str = "bfloat16"
     num_return_sequences: int = 1
+    # Another family (transformers' model_type) and its config keywords; GPT-2 when empty.
+    family: str = "gpt2"
+    config: tuple = ()
 
 
 class GenerateTracker(StorageTracker):
@@ -123,8 +128,13 @@ def replay(run: Run, explain: bool = False) -> dict:
     from transformers import GPT2Config, GPT2LMHeadModel, LogitsProcessor, LogitsProcessorList
     from transformers.generation import utils as gen_utils
 
-    cfg = GPT2Config(n_layer=run.n_layer, n_head=run.n_head, n_embd=run.n_embd,
-                     vocab_size=run.vocab_size, n_positions=run.n_positions)
+    if run.family == "gpt2":
+        cfg = GPT2Config(n_layer=run.n_layer, n_head=run.n_head, n_embd=run.n_embd,
+                         vocab_size=run.vocab_size, n_positions=run.n_positions)
+    else:
+        from transformers import AutoConfig
+
+        cfg = AutoConfig.for_model(run.family, **dict(run.config))
     cfg._attn_implementation = "sdpa"
     dtype = DTYPES[run.dtype]
     total_len = run.prompt_tokens + run.max_new_tokens
@@ -153,6 +163,25 @@ def replay(run: Run, explain: bool = False) -> dict:
     def stop(self, unfinished_sequences, tokens, length):
         return length >= total_len
 
+    from transformers import masking_utils
+
+    # `fast_all` reads a mask's values: a padding mask that `prepare_padding_mask` padded with
+    # zeros (a static cache longer than the tokens so far) is not all ones; a view of its real
+    # part, or anything else here (every input token is real), is.
+    padded: dict[int, int] = {}
+    original_prepare = masking_utils.prepare_padding_mask
+    original_fast_all = masking_utils.fast_all
+
+    def prepare(attention_mask, kv_length, kv_offset):
+        out = original_prepare(attention_mask, kv_length, kv_offset)
+        if out is not None and out is not attention_mask:
+            padded[out.untyped_storage()._cdata] = attention_mask.shape[-1]
+        return out
+
+    def fast_all(tensor):
+        real = padded.get(tensor.untyped_storage()._cdata)
+        return real is None or tensor.shape[-1] <= real
+
     original_sdpa = F.scaled_dot_product_attention
     original_stop = gen_utils.StopCheck.__call__
     with contextlib.ExitStack() as stack:
@@ -160,10 +189,19 @@ def replay(run: Run, explain: bool = False) -> dict:
         tracker = stack.enter_context(GenerateTracker("cpu", snapshot=explain))
         F.scaled_dot_product_attention = cuda_sdpa_masked
         gen_utils.StopCheck.__call__ = stop
+        masking_utils.prepare_padding_mask = prepare
+        masking_utils.fast_all = fast_all
+        stack.callback(lambda: setattr(masking_utils, "prepare_padding_mask", original_prepare))
+        stack.callback(lambda: setattr(masking_utils, "fast_all", original_fast_all))
         stack.callback(lambda: setattr(F, "scaled_dot_product_attention", original_sdpa))
         stack.callback(lambda: setattr(gen_utils.StopCheck, "__call__", original_stop))
         tracker.phase = "weights"
-        model = GPT2LMHeadModel._from_config(cfg, dtype=dtype)
+        if run.family == "gpt2":
+            model = GPT2LMHeadModel._from_config(cfg, dtype=dtype)
+        else:
+            from transformers import AutoModelForCausalLM
+
+            model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
         model.eval()
         weights = tracker.total
         params = sum(p.numel() for p in model.parameters())
@@ -260,6 +298,26 @@ RUNS = [
         batch_size=64, cache="dynamic"),
     Run("gpt2-124m-p8-n16-b16-r2-static-fp32", **GPT2, prompt_tokens=8, max_new_tokens=16,
         batch_size=16, cache="static", dtype="float32", num_return_sequences=2),
+]
+
+# Llama 3.2 1B's shape (GQA 32/8, head 64, vocabulary 128256, tied) with 8 of its 16 layers, as
+# tools/gpu_measure/hf_cases.py measured it on the H200 (same names; the dynamic-cache ones: a
+# static cache with grouped heads repeats its keys and values on a GPU, which this replay's
+# masking does not reproduce yet, and vramdoc refuses it), and one in float32.
+LLAMA_1B_8L = tuple(dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=8,
+                         num_attention_heads=32, num_key_value_heads=8, head_dim=64,
+                         vocab_size=128256, max_position_embeddings=4096,
+                         tie_word_embeddings=True).items())
+LLAMA = dict(n_layer=8, n_head=32, n_embd=2048, vocab_size=128256, n_positions=4096,
+             family="llama", config=LLAMA_1B_8L)
+RUNS += [
+    Run(f"llama-3.2-1b-shape-8l-p{p}-n{n}-b{b}-{c}", **LLAMA, prompt_tokens=p, max_new_tokens=n,
+        batch_size=b, cache=c)
+    for p, n, b, c in [(512, 512, 1, "dynamic"), (512, 512, 8, "dynamic"),
+                       (2048, 256, 1, "dynamic"), (2048, 256, 8, "dynamic")]
+] + [
+    Run("llama-3.2-1b-shape-8l-p300-n40-b4-dynamic-fp32", **LLAMA, prompt_tokens=300,
+        max_new_tokens=40, batch_size=4, cache="dynamic", dtype="float32"),
 ]
 
 
