@@ -43,6 +43,7 @@ mod markdown;
 mod model_cli;
 mod nanogpt_configs;
 mod nanogpt_runs;
+mod one_pass;
 mod parser_props;
 mod phase;
 mod pyconfig_limits;
