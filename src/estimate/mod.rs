@@ -13,8 +13,10 @@ mod error;
 mod eval;
 mod finetune;
 mod gpu;
+mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
+pub mod kv_cache;
 mod memory;
 mod num;
 mod optimizer_state;
@@ -23,6 +25,7 @@ mod params;
 mod sample;
 mod scenario;
 mod sharding;
+mod solve;
 mod train;
 mod trainer;
 mod whatif;
@@ -35,10 +38,14 @@ pub use arch::{Architecture, Family};
 pub use error::ScenarioError;
 pub use finetune::{LoraTarget, LoraTargets};
 pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
+pub use hf_generate::{
+    estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,
+};
 pub use memory::TrainMoment;
 pub use params::Params;
 pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
 pub use scenario::{Dtype, InitFrom, Optimizer, Phase, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
+pub use solve::{generate_max_batch, generate_max_context, sampling_max_context, Limit, Solution};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 pub use whatif_model::what_if_model;
 

@@ -11,6 +11,7 @@
 mod catalog;
 mod config;
 mod facts;
+mod generate;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use super::input;
 use super::pyconfig::{Origin, Session};
 use crate::diagnostics::Diagnostic;
 use crate::estimate::arch::{Architecture, Family, Positions, HF_TRANSFORMERS};
-use crate::estimate::{Literal, Scenario};
+use crate::estimate::{Literal, Phase, Scenario};
 use facts::Facts;
 
 pub(crate) use catalog::Source;
@@ -87,6 +88,14 @@ const MAX_CONFIG_BYTES: usize = crate::yaml_input::MAX_CATALOG_YAML_BYTES;
 /// fewer.
 const DEFAULT_SEQUENCE: u64 = 1024;
 
+/// The `generate` call a model's generate phase describes (`generate.rs`).
+pub(crate) fn generation(
+    session: &Session<'_>,
+    scenario: &Scenario,
+) -> Result<crate::estimate::Generation, Diagnostic> {
+    generate::generation(session, scenario)
+}
+
 /// Resolves the scenario's `model` (set at `origin`), refuses the keys the model lacks, and gives
 /// the keys no input set `Trainer`'s defaults; returns the model and the notes saying what was
 /// assumed. Every error is returned, each at its line.
@@ -120,7 +129,11 @@ pub(crate) fn settle(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
+    let notes = if scenario.phase == Phase::Generate {
+        generate::defaults(session, scenario).map_err(|e| vec![e])?
+    } else {
+        trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?
+    };
     Ok((model, notes))
 }
 
