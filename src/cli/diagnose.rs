@@ -6,11 +6,12 @@ use std::path::PathBuf;
 
 use super::args::{set_other_processes, OutputArgs, ScenarioArgs};
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{self, GpuCatalog, Scenario};
+use crate::estimate::{self, GpuCatalog};
 use crate::i18n::Localizer;
 use crate::oom::message::{self, OomMessage};
 use crate::oom::{
-    from_message_with, other_errors, snapshot, snapshot_match, with_scenario_as_given, Diagnosis,
+    from_message_with, other_errors, snapshot, snapshot_match, with_generation,
+    with_scenario_as_given, Diagnosis, GenerationRun,
 };
 use crate::present::{diagnosis_report, other_errors_report, snapshot_report, Format};
 use crate::scenario::catalog::catalog_with;
@@ -27,10 +28,14 @@ pub struct DiagnoseArgs {
     /// The message itself, instead of a file.
     #[arg(long, value_name = "TEXT", conflicts_with = "file")]
     pub message: Option<String>,
-    /// The run's scenario: a YAML scenario or a nanoGPT Python config (with `--model`, the
-    /// Hugging Face model's Trainer settings).
+    /// The run's scenario: a YAML scenario, a nanoGPT Python config or nanoGPT's `sample.py`
+    /// (with `--model`, the Hugging Face model's Trainer or generate settings).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The run's phase: `train` (the default) or `generate` (with `--model`, Hugging Face
+    /// `generate`; `--set prompt_tokens=… --set max_new_tokens=…`). Sets the scenario key `phase`.
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
     /// The scenario's flags.
     #[command(flatten)]
     pub scenario: ScenarioArgs,
@@ -151,13 +156,22 @@ pub(crate) fn diagnose(
     args: &DiagnoseArgs,
     catalog: &GpuCatalog,
 ) -> Result<Diagnosis, Box<Diagnostic>> {
-    let Some((scenario, model)) = load_scenario(args, catalog)? else {
+    let Some(loaded) = load_scenario(args, catalog)? else {
         return Ok(from_message_with(m, catalog));
     };
     let keep_other = args.scenario.other_processes.is_some();
+    let (scenario, model) = (loaded.scenario, loaded.model);
     let a = model.as_ref().map(|m| &m.architecture);
-    with_scenario_as_given(m, scenario, a, catalog, keep_other)
-        .map_err(|e| model_error(e, model.as_ref(), args))
+    let run = match (loaded.sampling, loaded.generation, a) {
+        (Some(s), _, _) => Some(GenerationRun::Sample(s)),
+        (None, Some(g), Some(a)) => Some(GenerationRun::Generate(a, g)),
+        _ => None,
+    };
+    match run {
+        Some(run) => with_generation(m, scenario, run, catalog, keep_other),
+        None => with_scenario_as_given(m, scenario, a, catalog, keep_other),
+    }
+    .map_err(|e| model_error(e, model.as_ref(), args))
 }
 
 /// A scenario error, with a model's refusal help (its family not computed: its parameter count
@@ -189,13 +203,15 @@ fn scenario_error(e: estimate::ScenarioError, args: &DiagnoseArgs) -> Box<Diagno
     }))
 }
 
-/// The command line's scenario (`--config`, `--set`, `--model`, `--gpu`, `--other-processes`),
-/// if it gives one, with the model it names.
+/// The command line's scenario (`--config`, `--set`, `--model`, `--phase`, `--gpu`,
+/// `--other-processes`), if it gives one, with the model it names and, for a generation run,
+/// what it generates.
 fn load_scenario(
     args: &DiagnoseArgs,
     catalog: &GpuCatalog,
-) -> Result<Option<(Scenario, Option<Model>)>, Box<Diagnostic>> {
-    if args.config.is_none() && args.scenario.set.is_empty() && args.scenario.model.is_none() {
+) -> Result<Option<input::Loaded>, Box<Diagnostic>> {
+    let given = args.config.is_some() || args.scenario.model.is_some() || args.phase.is_some();
+    if !given && args.scenario.set.is_empty() {
         return Ok(None);
     }
     let mut inputs: Vec<input::Input> = args
@@ -205,6 +221,9 @@ fn load_scenario(
         .collect();
     if let Some(model) = &args.scenario.model {
         inputs.push(input::Input::Override(format!("--model={model}")));
+    }
+    if let Some(phase) = &args.phase {
+        inputs.push(input::Input::Override(format!("--phase={phase}")));
     }
     let mut loaded = input::load(&input::Sources {
         inputs: &inputs,
@@ -221,22 +240,10 @@ fn load_scenario(
         let first = errors.into_iter().next();
         Box::new(first.unwrap_or_else(|| Diagnostic::error("the scenario could not be read")))
     })?;
-    if loaded.sampling.is_some() {
-        // The tensors diagnose matches are a training step's; a sampling run holds others.
-        let mut diag = Diagnostic::error(
-            "this config describes sampling with nanoGPT's sample.py; diagnose matches a message against a training step's tensors, and sampling's are not matched yet".to_owned(),
-        );
-        if let Some(file) = &args.config {
-            diag = diag.in_file(file);
-        }
-        return Err(Box::new(diag.with_help(
-            "run `vramdoc estimate` with the same config for sampling's memory, or diagnose without --config for what the message alone tells",
-        )));
-    }
     if let Some(size) = &args.scenario.other_processes {
         set_other_processes(&mut loaded.scenario, size)?;
     }
-    Ok(Some((loaded.scenario, loaded.model)))
+    Ok(Some(loaded))
 }
 
 /// The report on a memory readout (`memory_summary()`, `nvidia-smi`), with the scenario's
@@ -255,7 +262,20 @@ fn readout(
         )
     })?;
     let estimate = match load_scenario(args, &catalog)? {
-        Some((mut scenario, model)) => {
+        Some(loaded) if loaded.sampling.is_some() || loaded.generation.is_some() => {
+            // The readout is set beside a training estimate; a generation run's is not compared.
+            let mut diag = Diagnostic::error(
+                "this scenario is a generation run (phase = generate); a memory readout is compared with a training run's estimate only".to_owned(),
+            );
+            if let Some(file) = &args.config {
+                diag = diag.in_file(file);
+            }
+            return Err(Box::new(diag.with_help(
+                "run `vramdoc estimate` with the same scenario for generation's memory, or diagnose the readout without the scenario",
+            )));
+        }
+        Some(loaded) => {
+            let (mut scenario, model) = (loaded.scenario, loaded.model);
             if scenario.gpu.is_none() {
                 scenario.gpu = snapshot_match::card_named(&snapshot, &catalog);
             }

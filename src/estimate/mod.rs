@@ -12,6 +12,7 @@ mod combine;
 mod error;
 mod eval;
 mod finetune;
+mod generation_tensors;
 mod gpu;
 mod hf_generate;
 mod hf_gpt2;
@@ -37,6 +38,7 @@ pub use crate::scenario::{parse_byte_size, yaml_literal, Literal};
 pub use arch::{Architecture, Family};
 pub use error::ScenarioError;
 pub use finetune::{LoraTarget, LoraTargets};
+pub(crate) use generation_tensors::{generate_tensors, sample_tensors, GrowingTensor};
 pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
 pub use hf_generate::{
     estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,

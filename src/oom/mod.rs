@@ -12,6 +12,7 @@ pub(crate) mod advice;
 pub(crate) mod cards;
 pub(crate) mod consistency;
 mod formats;
+pub(crate) mod generation;
 pub mod message;
 pub(crate) mod other_errors;
 pub(crate) mod snapshot;
@@ -51,6 +52,8 @@ pub struct Diagnosis {
     pub(crate) identified: Option<Identified>,
     /// The scenario's estimate against the card (with the other programs' memory).
     pub(crate) estimate: Option<Estimate>,
+    /// A generation scenario's estimate (Hugging Face `generate` or `sample.py`), instead.
+    pub(crate) generation: Option<generation::GenerationEstimate>,
     /// The options, ranked as `vramdoc estimate` ranks them.
     pub(crate) what_if: Vec<WhatIf>,
     /// Scenario keys that would sharpen the diagnosis, when no scenario was given.
@@ -192,6 +195,7 @@ pub(crate) fn from_message_with(m: OomMessage, catalog: &GpuCatalog) -> Diagnosi
         fragmentation,
         identified: None,
         estimate: None,
+        generation: None,
         what_if: Vec::new(),
         missing_keys: SHARPENING_KEYS.to_vec(),
         cards,
@@ -212,24 +216,69 @@ pub fn with_scenario(
     with_scenario_as_given(m, scenario, None, catalog, false)
 }
 
-/// [`with_scenario`]; `model` is the run's model when the scenario names one (its estimate is
-/// [`estimate::estimate_model`]'s, its tensors that model's, and no options are listed: what-ifs
-/// are not computed for these models); `keep_other` keeps the scenario's `other_processes` even
-/// when 0 (an explicit `--other-processes 0`).
-pub(crate) fn with_scenario_as_given(
+/// What a generation run is asked: Hugging Face `generate` on a model, or `sample.py`.
+pub(crate) enum GenerationRun<'a> {
+    /// `--model ID --phase generate`.
+    Generate(&'a Architecture, estimate::Generation),
+    /// nanoGPT's `sample.py`.
+    Sample(estimate::Sampling),
+}
+
+/// The message read against a generation scenario: the card and other programs' memory as
+/// [`with_scenario`] settles them, the tensor among the generation run's own
+/// ([`generation::identify`]), and the same check that an estimate which fits cannot be the run.
+pub(crate) fn with_generation(
     m: OomMessage,
-    mut scenario: Scenario,
-    model: Option<&Architecture>,
+    scenario: Scenario,
+    run: GenerationRun<'_>,
     catalog: &GpuCatalog,
     keep_other: bool,
 ) -> Result<Diagnosis, estimate::ScenarioError> {
+    let (mut d, scenario, own) = prepared(m, scenario, catalog, keep_other)?;
+    let catalog = own.as_ref().unwrap_or(catalog);
+    let est = match run {
+        GenerationRun::Generate(a, g) => generation::GenerationEstimate::Generate(Box::new(
+            estimate::estimate_generate(a, &scenario, &g, catalog)?,
+        )),
+        GenerationRun::Sample(s) => generation::GenerationEstimate::Sample(Box::new(
+            estimate::estimate_sampling(&scenario, &s, catalog)?,
+        )),
+    };
+    let identified = generation::identify(&d.message, &est);
+    let t = est.totals();
+    if t.fits == Some(true) {
+        let capacity = t.gpu.map_or(d.message.capacity.bytes, |g| g.capacity_bytes);
+        d.findings.push(Finding::ScenarioCannotBeTheRun {
+            estimate: t.total_high.saturating_add(t.other_processes),
+            run: d
+                .message
+                .allocated
+                .bytes
+                .saturating_add(d.message.requested.bytes),
+            capacity,
+        });
+    }
+    d.identified = Some(identified);
+    d.generation = Some(est);
+    Ok(d)
+}
+
+/// The diagnosis of the message alone, and the scenario on its card: the scenario's, else the
+/// message's (then in a catalog of its own, returned); other programs' memory the scenario's
+/// when set (or `keep_other`), else the message's.
+fn prepared(
+    m: OomMessage,
+    mut scenario: Scenario,
+    catalog: &GpuCatalog,
+    keep_other: bool,
+) -> Result<(Diagnosis, Scenario, Option<GpuCatalog>), estimate::ScenarioError> {
     let mut d = from_message_with(m, catalog);
     d.missing_keys.clear();
-    let mut own;
-    let catalog = if scenario.gpu.is_none() {
-        own = catalog.clone();
-        scenario.gpu = Some(gpu_from_message(&d, &mut own)?);
-        &own
+    let mut own = None;
+    if scenario.gpu.is_none() {
+        let mut mine = catalog.clone();
+        scenario.gpu = Some(gpu_from_message(&d, &mut mine)?);
+        own = Some(mine);
     } else {
         d.gpu_candidates.clear();
         let id = scenario.gpu.as_deref().unwrap_or_default();
@@ -238,11 +287,26 @@ pub(crate) fn with_scenario_as_given(
             capacity_bytes: g.capacity_bytes,
             matches: d.message.format == MessageFormat::Mps || d.cards.iter().any(|c| c.id == g.id),
         });
-        catalog
-    };
+    }
     if scenario.other_processes == 0 && !keep_other {
         scenario.other_processes = d.other_processes_bytes.unwrap_or(0);
     }
+    Ok((d, scenario, own))
+}
+
+/// [`with_scenario`]; `model` is the run's model when the scenario names one (its estimate is
+/// [`estimate::estimate_model`]'s, its tensors that model's, and no options are listed: what-ifs
+/// are not computed for these models); `keep_other` keeps the scenario's `other_processes` even
+/// when 0 (an explicit `--other-processes 0`).
+pub(crate) fn with_scenario_as_given(
+    m: OomMessage,
+    scenario: Scenario,
+    model: Option<&Architecture>,
+    catalog: &GpuCatalog,
+    keep_other: bool,
+) -> Result<Diagnosis, estimate::ScenarioError> {
+    let (mut d, scenario, own) = prepared(m, scenario, catalog, keep_other)?;
+    let catalog = own.as_ref().unwrap_or(catalog);
     let est = match model {
         Some(a) => estimate::estimate_model(a, &scenario, catalog)?,
         None => {
@@ -253,8 +317,10 @@ pub(crate) fn with_scenario_as_given(
     };
     let identified = tensors::identify(&d.message, &est);
     // The run failed; an estimate that fits the card it failed on describes another run (unless
-    // it failed in a Trainer evaluation, which the training step's estimate does not cover).
-    if est.fits == Some(true) && !identified.evaluation_not_modelled {
+    // it failed in a Trainer evaluation or in generation, which a training step's estimate does
+    // not cover).
+    let other_run = identified.evaluation_not_modelled || identified.generation_not_modelled;
+    if est.fits == Some(true) && !other_run {
         let capacity = est
             .gpu
             .as_ref()

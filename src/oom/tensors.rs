@@ -25,6 +25,35 @@ pub(crate) fn is_trainer_step(e: &Estimate) -> bool {
 /// `prediction_step`; `prediction_loop` in older versions).
 const TRAINER_EVALUATION: &[&str] = &["evaluation_loop", "prediction_step", "prediction_loop"];
 
+/// Frames only generation runs: transformers' `generate` and its decoding loops
+/// (`generation/utils.py`: `_sample`, `_beam_search`, `_assisted_decoding`, the prefill of
+/// newer versions), the KV cache's `update` (`cache_utils.py`), and nanoGPT's `model.generate`
+/// (`model.py`), which `sample.py` calls. Matched as whole frame names.
+const GENERATION_FRAMES: &[&str] = &[
+    "generate",
+    "_sample",
+    "_beam_search",
+    "_group_beam_search",
+    "_constrained_beam_search",
+    "_assisted_decoding",
+    "_contrastive_search",
+    "prefill",
+    "_prefill",
+];
+
+/// Code lines that only generation runs: the attention's cache update
+/// (`past_key_value.update(…)`, `past_key_values.update(…)` in newer versions), the cache's own
+/// concatenation in `cache_utils.py` (`self.key_cache[layer_idx]` before 4.54, `self.keys`
+/// after) and `sample.py`'s call of `model.generate(…)`.
+const GENERATION_CODE: &[&str] = &[
+    "past_key_value",
+    "self.key_cache",
+    "self.value_cache",
+    "self.keys,",
+    "self.values,",
+    "model.generate(",
+];
+
 /// The caching allocator's rounding of large blocks: 2 MiB.
 const ROUND_LARGE: u64 = 2 << 20;
 
@@ -42,6 +71,9 @@ pub(crate) enum Phase {
     TrainingStep,
     /// `optimizer.step()` (the AdamW moments are created at the first one).
     OptimizerStep,
+    /// Generation: Hugging Face `generate` (its prefill or a decoding step) or nanoGPT's
+    /// `model.generate` in `sample.py`; no training step's tensor is allocated there.
+    Generation,
 }
 
 /// How the phase was found.
@@ -112,7 +144,8 @@ pub(crate) fn size_matches(bytes: u64, requested: Size) -> bool {
         .any(|b| b.abs_diff(requested.bytes) <= requested.tolerance.max(1))
 }
 
-/// The phase the traceback names: `estimate_loss` or `Trainer`'s evaluation frames →
+/// The phase the traceback names: a generation frame ([`GENERATION_FRAMES`],
+/// [`GENERATION_CODE`]) with no backward → generation, `estimate_loss` or `Trainer`'s evaluation frames →
 /// evaluation, a backward frame → backward, an optimizer's `step` → optimizer step, any other
 /// frame → a micro-step's forward.
 pub(crate) fn phase_from_traceback(m: &OomMessage) -> Option<Phase> {
@@ -122,6 +155,14 @@ pub(crate) fn phase_from_traceback(m: &OomMessage) -> Option<Phase> {
     let has = |needle: &str| {
         m.frames.iter().any(|f| f.contains(needle)) || m.code.iter().any(|c| c.contains(needle))
     };
+    let generation = m
+        .frames
+        .iter()
+        .any(|f| GENERATION_FRAMES.contains(&f.as_str()))
+        || GENERATION_CODE.iter().any(|n| has(n));
+    if generation && !has("backward") {
+        return Some(Phase::Generation);
+    }
     let trainer_evaluation = m
         .frames
         .iter()
@@ -159,6 +200,9 @@ pub(crate) struct Identified {
     /// The traceback names a `Trainer` evaluation, which the estimate (a training step only)
     /// does not model: no tensor is matched.
     pub(crate) evaluation_not_modelled: bool,
+    /// The traceback names generation and the scenario is a training run: a training step's
+    /// tensors are not what generation allocates, so none is matched.
+    pub(crate) generation_not_modelled: bool,
 }
 
 /// Matches the requested size against the scenario's tensors and settles the phase.
@@ -169,6 +213,17 @@ pub(crate) struct Identified {
 /// allocate a tensor of that size.
 pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
     let traced = phase_from_traceback(m);
+    if traced == Some(Phase::Generation) {
+        return Identified {
+            tensor: None,
+            phase: traced,
+            phase_source: Some(PhaseSource::Traceback),
+            before_first_step: None,
+            nearest: None,
+            evaluation_not_modelled: false,
+            generation_not_modelled: true,
+        };
+    }
     if is_trainer_step(e) && traced == Some(Phase::Evaluation) {
         // The evaluation's batch (`per_device_eval_batch_size`) and tensors are not the step's.
         return Identified {
@@ -178,6 +233,7 @@ pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
             before_first_step: None,
             nearest: None,
             evaluation_not_modelled: true,
+            generation_not_modelled: false,
         };
     }
     let all = candidates(e);
@@ -237,5 +293,6 @@ pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
         before_first_step,
         nearest,
         evaluation_not_modelled: false,
+        generation_not_modelled: false,
     }
 }

@@ -4,11 +4,12 @@ use fluent_bundle::FluentValue;
 
 use super::estimate_report::{options_markdown, options_text};
 use super::table::{aligned, markdown_table, Align};
-use super::verdict::estimate_verdict;
+use super::verdict::verdict_sentence;
 use crate::estimate::VariantKind;
 use crate::i18n::Localizer;
 use crate::oom::advice::Setting;
 use crate::oom::consistency::Finding;
+use crate::oom::generation::Totals;
 use crate::oom::message::MessageFormat;
 use crate::oom::tensors::{is_trainer_step, Candidate, Phase, PhaseSource};
 use crate::oom::{cards, CardMatch, Diagnosis, MESSAGE_GPU};
@@ -337,6 +338,7 @@ fn tensor_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
                 Phase::Backward => "diag-phase-backward",
                 Phase::TrainingStep => "diag-phase-training_step",
                 Phase::OptimizerStep => "diag-phase-optimizer_step",
+                Phase::Generation => "diag-phase-generation",
             };
             let source = match src {
                 PhaseSource::Traceback => "diag-source-traceback",
@@ -358,6 +360,9 @@ fn tensor_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     }
     if id.evaluation_not_modelled {
         lines.push(loc.t("diag-trainer-evaluation"));
+    }
+    if id.generation_not_modelled {
+        lines.push(loc.t("diag-generation-not-modelled"));
     }
     lines
 }
@@ -418,13 +423,32 @@ fn fragmentation_line(d: &Diagnosis, loc: &Localizer) -> String {
     line
 }
 
+/// The figures of the diagnosis's estimate, a training run's or a generation run's.
+fn summary(d: &Diagnosis) -> Option<Totals<'_>> {
+    if let Some(g) = &d.generation {
+        return Some(g.totals());
+    }
+    let e = d.estimate.as_ref()?;
+    let b = &e.bytes;
+    Some(Totals {
+        peak: b.peak,
+        total_low: b.total_low,
+        total_high: b.total_high,
+        other_processes: b.other_processes,
+        gpu: e.gpu.as_ref(),
+        verdict: e.verdict,
+        fits: e.fits,
+        dtype: e.scenario.dtype,
+    })
+}
+
 /// The verdict sentence and, when the card came from the message, where it came from.
 fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
-    let Some(e) = &d.estimate else {
+    let Some(e) = summary(d) else {
         return Vec::new();
     };
     let mut lines = Vec::new();
-    if e.gpu.as_ref().is_some_and(|g| g.id == MESSAGE_GPU) {
+    if e.gpu.is_some_and(|g| g.id == MESSAGE_GPU) {
         let capacity = FluentValue::from(loc.bytes(d.message.capacity.bytes));
         lines.push(if d.gpu_candidates.is_empty() {
             loc.t_args("diag-gpu-from-message", &[("capacity", capacity)])
@@ -450,14 +474,15 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     lines.push(loc.t_args(
         "diag-estimate",
         &[
-            ("peak", FluentValue::from(loc.bytes(e.bytes.peak))),
+            ("peak", FluentValue::from(loc.bytes(e.peak))),
             (
                 "range",
-                FluentValue::from(loc.byte_range(e.bytes.total_low, e.bytes.total_high)),
+                FluentValue::from(loc.byte_range(e.total_low, e.total_high)),
             ),
         ],
     ));
-    lines.push(estimate_verdict(e, loc));
+    let range = (e.total_low, e.total_high, e.other_processes);
+    lines.push(verdict_sentence(e.gpu, e.verdict, range, e.dtype, loc));
     for f in &d.findings {
         if let Finding::ScenarioCannotBeTheRun {
             estimate,
@@ -465,7 +490,9 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
             capacity,
         } = *f
         {
-            let key = if trainer_step(d) {
+            let key = if d.generation.is_some() {
+                "diag-check-scenario-generate"
+            } else if trainer_step(d) {
                 "diag-check-scenario-model"
             } else {
                 "diag-check-scenario"

@@ -16,6 +16,7 @@ mod diagnose;
 mod diagnose_checks;
 mod diagnose_explained;
 mod diagnose_formats;
+mod diagnose_generate;
 mod diagnose_model;
 mod estimate_cli;
 mod estimate_memory;

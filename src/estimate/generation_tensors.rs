@@ -1,0 +1,171 @@
+//! The large tensors a generation run allocates, named, for `diagnose` to match a failed
+//! allocation against (`oom::generation`): the counterpart of `arch::large` for Hugging Face
+//! `generate` (`hf_generate.rs`) and nanoGPT's `sample.py` (`sample.rs`).
+//!
+//! A tensor's size may grow with the tokens in play (the KV cache during decoding, every tensor
+//! of sample.py's forward, which sees a longer context at each new token), so each is a shape
+//! with a token axis and the range of token counts it takes:
+//! - **Hugging Face `generate`** (`B` sequences, `P` prompt tokens, `N` new tokens,
+//!   `T = P + N − 1` tokens the cache ends holding, `e` bytes of the weights' dtype): with a
+//!   `DynamicCache`, each decoding step's `torch.cat([self.keys, key_states], dim=-2)` (and the
+//!   values') in `cache_utils.py` makes one layer's new keys `[B, kv_heads, t, head_dim]`, `t`
+//!   from `P + 1` to `T`; the prefill's MLP intermediate `[B, P, intermediate]` and hidden
+//!   states `[B, P, hidden]`; the last position's logits `[B, 1, V]` (`logits_to_keep = 1`) and
+//!   `_sample`'s float32 copy of them `[B, V]`. Attention runs through SDPA (the replay's), so no
+//!   score matrix is allocated.
+//! - **nanoGPT's `sample.py`** (batch 1, no KV cache; `t` the cropped context, from
+//!   `min(P, block_size)` to `min(P + N − 1, block_size)`; `c` the compute bytes: 2 under
+//!   autocast, 4 in float32): `c_fc`'s output `[1, t, 4h]`, the residual stream `[1, t, h]` in
+//!   float32, without flash the attention scores `[1, heads, t, t]` in `c` bytes and their
+//!   float32 softmax; the last position's logits `[1, 1, V]` and the float32 probabilities
+//!   `[1, V]`.
+
+use super::arch::{Architecture, Mlp};
+use super::kv_cache::CacheKind;
+use super::memory::Precision;
+use super::sample::sampled_model;
+use super::scenario::{Dtype, Scenario};
+use super::{Generation, Sampling};
+
+/// A tensor of a generation run, its size a function of the tokens in play.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GrowingTensor {
+    /// Which tensor (`kv_cache_cat`, `prefill_mlp`, …).
+    pub(crate) name: &'static str,
+    /// The dimensions before the token axis.
+    pub(crate) lead: Vec<u64>,
+    /// How many token axes (0: none, 1, or 2 for attention scores).
+    pub(crate) token_axes: u32,
+    /// The dimensions after the token axes.
+    pub(crate) tail: Vec<u64>,
+    /// The smallest and largest token count the tensor is allocated with.
+    pub(crate) tokens: (u64, u64),
+    /// Its dtype's name and bytes per element.
+    pub(crate) dtype: &'static str,
+    pub(crate) element_bytes: u64,
+}
+
+impl GrowingTensor {
+    /// Its bytes with `t` tokens (saturating: a size past `u64` matches nothing).
+    pub(crate) fn bytes(&self, t: u64) -> u64 {
+        let dims = self.lead.iter().chain(&self.tail).copied();
+        let tokens = (0..self.token_axes).map(|_| t);
+        dims.chain(tokens)
+            .fold(self.element_bytes, u64::saturating_mul)
+    }
+
+    /// Its shape with `tokens` (a count, or a range of counts) on each token axis, as PyTorch
+    /// prints a shape (`[8, 12, 1030, 64]`).
+    pub(crate) fn shape_text(&self, tokens: &str) -> String {
+        let dim = |d: &u64| d.to_string();
+        let dims: Vec<String> = self
+            .lead
+            .iter()
+            .map(dim)
+            .chain((0..self.token_axes).map(|_| tokens.to_owned()))
+            .chain(self.tail.iter().map(dim))
+            .collect();
+        format!("[{}]", dims.join(", "))
+    }
+}
+
+/// A tensor with no token axis, or with a token axis of one fixed count.
+fn fixed(name: &'static str, dims: &[u64], dtype: Dtype) -> GrowingTensor {
+    GrowingTensor {
+        name,
+        lead: dims.to_vec(),
+        token_axes: 0,
+        tail: Vec::new(),
+        tokens: (0, 0),
+        dtype: dtype.as_str(),
+        element_bytes: if dtype == Dtype::Float32 { 4 } else { 2 },
+    }
+}
+
+/// A tensor whose token axes sit between `lead` and `tail`, allocated with `tokens` tokens.
+fn growing(
+    name: &'static str,
+    (lead, token_axes, tail): (&[u64], u32, &[u64]),
+    tokens: (u64, u64),
+    dtype: Dtype,
+) -> GrowingTensor {
+    GrowingTensor {
+        lead: lead.to_vec(),
+        token_axes,
+        tail: tail.to_vec(),
+        tokens,
+        ..fixed(name, &[], dtype)
+    }
+}
+
+/// Hugging Face `generate`'s large tensors for model `a`, weights in dtype `d`, asked `g`.
+pub(crate) fn generate_tensors(a: &Architecture, d: Dtype, g: &Generation) -> Vec<GrowingTensor> {
+    let seqs = g.batch_size.saturating_mul(g.num_return_sequences.max(1));
+    let (p, n) = (g.prompt_tokens, g.max_new_tokens);
+    let last = p.saturating_add(n).saturating_sub(1);
+    let at = &a.attention;
+    let mut out = Vec::new();
+    if g.cache == CacheKind::Dynamic && n >= 2 {
+        let shape = (&[seqs, at.kv_heads][..], 1, &[at.head_dim][..]);
+        out.push(growing("kv_cache_cat", shape, (p + 1, last), d));
+    }
+    if let Mlp::Dense(f) = &a.mlp {
+        out.push(growing(
+            "prefill_mlp",
+            (&[seqs], 1, &[f.intermediate]),
+            (p, p),
+            d,
+        ));
+    }
+    out.push(growing(
+        "prefill_hidden",
+        (&[seqs], 1, &[a.hidden]),
+        (p, p),
+        d,
+    ));
+    out.push(growing(
+        "last_logits",
+        (&[seqs], 1, &[a.vocab_size]),
+        (1, 1),
+        d,
+    ));
+    out.push(fixed(
+        "last_logits_fp32",
+        &[seqs, a.vocab_size],
+        Dtype::Float32,
+    ));
+    out
+}
+
+/// nanoGPT `sample.py`'s large tensors for scenario `s`, asked `run`.
+pub(crate) fn sample_tensors(s: &Scenario, run: &Sampling) -> Vec<GrowingTensor> {
+    let m = sampled_model(s);
+    let x = Precision::of(&m);
+    let c = if x.c == 4 { Dtype::Float32 } else { m.dtype };
+    let block = m.block_size;
+    let first = run.prompt_tokens.min(block);
+    let longest = run
+        .prompt_tokens
+        .saturating_add(run.max_new_tokens)
+        .saturating_sub(1)
+        .min(block);
+    let range = (first, longest);
+    let (h, v) = (m.n_embd, m.vocab_size);
+    let mut out = vec![growing("mlp_hidden", (&[1], 1, &[4 * h]), range, c)];
+    if !m.flash {
+        let scores = (&[1, m.n_head][..], 2, &[][..]);
+        if c != Dtype::Float32 {
+            out.push(growing("attention_scores", scores, range, c));
+        }
+        out.push(growing(
+            "attention_scores_fp32",
+            scores,
+            range,
+            Dtype::Float32,
+        ));
+    }
+    out.push(growing("residual", (&[1], 1, &[h]), range, Dtype::Float32));
+    out.push(growing("last_logits", (&[1], 1, &[v]), (1, 1), c));
+    out.push(fixed("last_probs_fp32", &[1, v], Dtype::Float32));
+    out
+}
