@@ -29,7 +29,7 @@ pub(crate) enum GenerationEstimate {
     Sample(Box<SampleEstimate>),
 }
 
-/// The figures of a generation estimate the diagnosis prints and checks.
+/// The figures of an estimate the diagnosis prints and checks (a training or generation run).
 pub(crate) struct Totals<'a> {
     pub(crate) peak: u64,
     pub(crate) total_low: u64,

@@ -68,6 +68,27 @@ pub struct Diagnosis {
     pub(crate) named_card: Option<NamedCard>,
 }
 
+impl Diagnosis {
+    /// The figures of the scenario's estimate, a training run's or a generation run's.
+    pub(crate) fn totals(&self) -> Option<generation::Totals<'_>> {
+        if let Some(g) = &self.generation {
+            return Some(g.totals());
+        }
+        let e = self.estimate.as_ref()?;
+        let b = &e.bytes;
+        Some(generation::Totals {
+            peak: b.peak,
+            total_low: b.total_low,
+            total_high: b.total_high,
+            other_processes: b.other_processes,
+            gpu: e.gpu.as_ref(),
+            verdict: e.verdict,
+            fits: e.fits,
+            dtype: e.scenario.dtype,
+        })
+    }
+}
+
 /// The card a scenario names, checked against the printed capacity.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct NamedCard {

@@ -9,7 +9,6 @@ use crate::estimate::VariantKind;
 use crate::i18n::Localizer;
 use crate::oom::advice::Setting;
 use crate::oom::consistency::Finding;
-use crate::oom::generation::Totals;
 use crate::oom::message::MessageFormat;
 use crate::oom::tensors::{is_trainer_step, Candidate, Phase, PhaseSource};
 use crate::oom::{cards, CardMatch, Diagnosis, MESSAGE_GPU};
@@ -423,28 +422,9 @@ fn fragmentation_line(d: &Diagnosis, loc: &Localizer) -> String {
     line
 }
 
-/// The figures of the diagnosis's estimate, a training run's or a generation run's.
-fn summary(d: &Diagnosis) -> Option<Totals<'_>> {
-    if let Some(g) = &d.generation {
-        return Some(g.totals());
-    }
-    let e = d.estimate.as_ref()?;
-    let b = &e.bytes;
-    Some(Totals {
-        peak: b.peak,
-        total_low: b.total_low,
-        total_high: b.total_high,
-        other_processes: b.other_processes,
-        gpu: e.gpu.as_ref(),
-        verdict: e.verdict,
-        fits: e.fits,
-        dtype: e.scenario.dtype,
-    })
-}
-
 /// The verdict sentence and, when the card came from the message, where it came from.
 fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
-    let Some(e) = summary(d) else {
+    let Some(e) = d.totals() else {
         return Vec::new();
     };
     let mut lines = Vec::new();
