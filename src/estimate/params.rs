@@ -66,17 +66,14 @@ pub(crate) struct TensorGroup {
 
 /// Every parameter tensor of nanoGPT's model, grouped by shape (groups with no tensors have
 /// count 0): the base model's twelve groups, then LoRA's `A` and `B` per target.
+#[cfg(test)]
 pub(crate) fn tensor_groups(s: &Scenario) -> Vec<TensorGroup> {
-    groups_of(&Architecture::nanogpt(s), s)
+    let a = Architecture::nanogpt(s);
+    groups_from(&a, &a.parameters(), s)
 }
 
-/// The parameter tensors of `a` (`Architecture::parameters`, in its order), with what trains
-/// under `s`'s fine-tuning patches, then LoRA's `A` and `B` per target.
-pub(crate) fn groups_of(a: &Architecture, s: &Scenario) -> Vec<TensorGroup> {
-    groups_from(a, &a.parameters(), s)
-}
-
-/// [`groups_of`] from `a`'s parameter tensors, already listed.
+/// The parameter tensors of `a` (`Architecture::parameters`, in its order, given as `tensors`),
+/// grouped with what trains under `s`'s fine-tuning patches, then LoRA's `A` and `B` per target.
 fn groups_from(a: &Architecture, tensors: &[ParamTensor], s: &Scenario) -> Vec<TensorGroup> {
     let train = Training::of(s);
     let (emb, base) = (train.embeddings, train.base);
@@ -117,14 +114,19 @@ fn groups_from(a: &Architecture, tensors: &[ParamTensor], s: &Scenario) -> Vec<T
     groups
 }
 
-/// Counts the parameters of nanoGPT's model for a scenario; errors only when a count exceeds
-/// 2^63 − 1.
-pub(crate) fn count(s: &Scenario) -> Result<Params, ScenarioError> {
-    count_of(&Architecture::nanogpt(s), s)
+/// A model's parameters as one estimate uses them, derived once from its description: the
+/// counts it reports and the tensor groups its optimizer state is summed and partitioned over.
+#[derive(Debug, Clone)]
+pub(crate) struct CountedParams {
+    /// The counts.
+    pub(crate) params: Params,
+    /// Every parameter tensor with what trains, then LoRA's adapters ([`groups_from`]).
+    pub(crate) groups: Vec<TensorGroup>,
 }
 
-/// Counts the parameters of `a` under `s`'s fine-tuning patches.
-pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<Params, ScenarioError> {
+/// Counts the parameters of `a` under `s`'s fine-tuning patches, keeping their groups; errors
+/// only when a count exceeds 2^63 − 1.
+pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<CountedParams, ScenarioError> {
     let tensors = a.parameters();
     let groups = groups_from(a, &tensors, s);
     let elements = |g: &TensorGroup| g.numel * g.count;
@@ -148,7 +150,7 @@ pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<Params, Scenari
     };
     let wpe = of_kind(ParamKind::PositionEmbedding);
     let wte = of_kind(ParamKind::TokenEmbedding);
-    Ok(Params {
+    let params = Params {
         total: total.to_u64("the parameter count")?,
         non_embedding: (total - wpe).to_u64("the parameter count")?,
         embedding: (wte + wpe).to_u64("the embedding parameter count")?,
@@ -159,5 +161,6 @@ pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<Params, Scenari
         decay_tensors: sum(true, &|g| g.count).to_u64("the tensor count")?,
         no_decay_tensors: sum(false, &|g| g.count).to_u64("the tensor count")?,
         linear: linear.to_u64("the parameter count")?,
-    })
+    };
+    Ok(CountedParams { params, groups })
 }
