@@ -366,7 +366,7 @@ impl Scenario {
             .iter()
             .filter(|k| matches!(k.kind, Kind::Count | Kind::CountOrNone));
         for key in counts {
-            if key.value(self) == Value::Whole(0) {
+            if matches!(key.value(self), Value::Whole(0)) {
                 return Err(ScenarioError::key(key.name, "must be at least 1"));
             }
         }

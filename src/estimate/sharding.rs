@@ -53,7 +53,8 @@ pub(crate) fn sharded(
     match s.sharding {
         Sharding::None => Sharded::default(),
         Sharding::Optimizer => Sharded {
-            freed_optimizer: optimizer - super::optimizer_state::heaviest_rank(s, x, &counted.groups),
+            freed_optimizer: optimizer
+                - super::optimizer_state::heaviest_rank(s, x, &counted.groups),
             ..Sharded::default()
         },
         Sharding::Full => {
