@@ -121,7 +121,7 @@ pub enum Family {
 
 /// A key's value, typed, as [`Key::value`] reads it from a scenario.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value<'a> {
+pub enum KeyValue<'a> {
     /// A whole number.
     Whole(u64),
     /// A boolean.
@@ -134,92 +134,92 @@ pub enum Value<'a> {
     Unset,
 }
 
-impl fmt::Display for Value<'_> {
+impl fmt::Display for KeyValue<'_> {
     /// As nanoGPT's config files write it, strings unquoted: `6`, `0.1`, `True`, `bfloat16`,
     /// `None`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Value::Whole(n) => write!(f, "{n}"),
-            Value::Flag(true) => f.write_str("True"),
-            Value::Flag(false) => f.write_str("False"),
-            Value::Float(x) => write!(f, "{x:?}"),
-            Value::Text(t) => f.write_str(t),
-            Value::Unset => f.write_str("None"),
+            KeyValue::Whole(n) => write!(f, "{n}"),
+            KeyValue::Flag(true) => f.write_str("True"),
+            KeyValue::Flag(false) => f.write_str("False"),
+            KeyValue::Float(x) => write!(f, "{x:?}"),
+            KeyValue::Text(t) => f.write_str(t),
+            KeyValue::Unset => f.write_str("None"),
         }
     }
 }
 
-impl Serialize for Value<'_> {
+impl Serialize for KeyValue<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Value::Whole(n) => serializer.serialize_u64(*n),
-            Value::Flag(b) => serializer.serialize_bool(*b),
-            Value::Float(x) => serializer.serialize_f64(*x),
-            Value::Text(t) => serializer.serialize_str(t),
-            Value::Unset => serializer.serialize_none(),
+            KeyValue::Whole(n) => serializer.serialize_u64(*n),
+            KeyValue::Flag(b) => serializer.serialize_bool(*b),
+            KeyValue::Float(x) => serializer.serialize_f64(*x),
+            KeyValue::Text(t) => serializer.serialize_str(t),
+            KeyValue::Unset => serializer.serialize_none(),
         }
     }
 }
 
-/// A scenario field's value as a [`Value`].
+/// A scenario field's value as a [`KeyValue`].
 trait AsValue {
-    fn as_value(&self) -> Value<'_>;
+    fn as_value(&self) -> KeyValue<'_>;
 }
 
 impl AsValue for u64 {
-    fn as_value(&self) -> Value<'_> {
-        Value::Whole(*self)
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Whole(*self)
     }
 }
 impl AsValue for bool {
-    fn as_value(&self) -> Value<'_> {
-        Value::Flag(*self)
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Flag(*self)
     }
 }
 impl AsValue for f64 {
-    fn as_value(&self) -> Value<'_> {
-        Value::Float(*self)
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Float(*self)
     }
 }
 impl AsValue for Option<u64> {
-    fn as_value(&self) -> Value<'_> {
-        self.map_or(Value::Unset, Value::Whole)
+    fn as_value(&self) -> KeyValue<'_> {
+        self.map_or(KeyValue::Unset, KeyValue::Whole)
     }
 }
 impl AsValue for Option<String> {
-    fn as_value(&self) -> Value<'_> {
+    fn as_value(&self) -> KeyValue<'_> {
         self.as_deref()
-            .map_or(Value::Unset, |s| Value::Text(Cow::Borrowed(s)))
+            .map_or(KeyValue::Unset, |s| KeyValue::Text(Cow::Borrowed(s)))
     }
 }
 impl AsValue for Dtype {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Borrowed(self.as_str()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
 impl AsValue for Optimizer {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Borrowed(self.as_str()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
 impl AsValue for Sharding {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Borrowed(self.as_str()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
 impl AsValue for Phase {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Borrowed(self.as_str()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
 impl AsValue for InitFrom {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Borrowed(self.as_str()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
 impl AsValue for LoraTargets {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Owned(self.display()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Owned(self.display()))
     }
 }
 
@@ -244,20 +244,20 @@ pub struct Key {
     /// Sets the field from a literal (the key's name for errors).
     set: fn(&mut Scenario, &str, &Literal) -> Result<(), ScenarioError>,
     /// The field's value as set.
-    value: fn(&Scenario) -> Value<'_>,
+    value: fn(&Scenario) -> KeyValue<'_>,
     /// The field's value as the JSON `scenario` object gives it (resolved defaults).
-    json: fn(&Scenario) -> Value<'_>,
+    json: fn(&Scenario) -> KeyValue<'_>,
 }
 
 impl Key {
     /// The key's value in `s`, as set (`None` for an unset optional key).
-    pub fn value<'a>(&self, s: &'a Scenario) -> Value<'a> {
+    pub fn value<'a>(&self, s: &'a Scenario) -> KeyValue<'a> {
         (self.value)(s)
     }
 
     /// The key's value as the JSON `scenario` object gives it, defaults resolved
     /// (`eval_batch_size`: the batch evaluation uses); what a guide's `scenario.<key>` reads.
-    pub fn resolved<'a>(&self, s: &'a Scenario) -> Value<'a> {
+    pub fn resolved<'a>(&self, s: &'a Scenario) -> KeyValue<'a> {
         (self.json)(s)
     }
 
@@ -362,7 +362,7 @@ keys! {
     grad_checkpoint: Bool, "", "Per-block activation checkpointing.", Code("est-code-grad_checkpoint"), Same, TRAINING;
     optimizer: Optimizer, "", "The optimizer.", Code("est-code-optimizer"), Changes, TRAINING;
     eval_batch_size: CountOrNone, "sequences", "Micro-batch of estimate_loss; None means batch_size.", Code("est-code-eval_batch_size"), Same, TRAINING,
-        json = |s| Value::Whole(s.eval_batch());
+        json = |s| KeyValue::Whole(s.eval_batch());
     pure_bf16: Bool, "", "Parameters, gradients and optimizer state in bf16 (needs dtype = bfloat16).", Code("est-code-pure_bf16"), Changes, TRAINING;
     gpu: Gpu, "", "The card to check the estimate against.", Surroundings, Same, BOTH;
     other_processes: Bytes, "bytes", "Memory other programs hold on the card (counted in the verdict).", Surroundings, Same, BOTH;
@@ -454,10 +454,10 @@ impl Scenario {
 
     /// Builds a scenario from a YAML mapping of keys (the rest keep nanoGPT's defaults).
     pub fn from_yaml(v: &yaml_serde::Value) -> Result<Scenario, ScenarioError> {
-        use yaml_serde::Value;
+        use yaml_serde::Value as Yaml;
         let map = match v {
-            Value::Mapping(map) => map,
-            Value::Null => return Ok(Scenario::default()),
+            Yaml::Mapping(map) => map,
+            Yaml::Null => return Ok(Scenario::default()),
             _ => {
                 return Err(ScenarioError::general(
                     "a scenario must be a mapping of keys such as `n_layer: 6`",
@@ -509,11 +509,11 @@ mod tests {
             let mut s = Scenario::default();
             let shown = k.value(&defaults).to_string();
             let lit = match k.value(&defaults) {
-                Value::Whole(n) => Literal::Int(n as i64),
-                Value::Flag(b) => Literal::Bool(b),
-                Value::Float(x) => Literal::Float(x),
-                Value::Text(t) => Literal::Str(t.into_owned()),
-                Value::Unset => Literal::None,
+                KeyValue::Whole(n) => Literal::Int(n as i64),
+                KeyValue::Flag(b) => Literal::Bool(b),
+                KeyValue::Float(x) => Literal::Float(x),
+                KeyValue::Text(t) => Literal::Str(t.into_owned()),
+                KeyValue::Unset => Literal::None,
             };
             s.set(k.name, lit)
                 .unwrap_or_else(|e| panic!("{}: {e}", k.name));

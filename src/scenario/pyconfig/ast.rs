@@ -1,6 +1,6 @@
 //! The syntax tree of the config language: expressions and statements with positions.
 
-use super::value::{BinOp, Value};
+use super::value::{BinOp, PyValue};
 
 /// An expression with the 1-based line and column where it starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +29,7 @@ pub(crate) enum CmpOp {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ExprKind {
     /// A literal.
-    Const(Value),
+    Const(PyValue),
     /// An integer literal beyond 64 bits.
     BigInt(String),
     /// A form that parses but is not evaluated (f-strings, bytes, `1j`), with the reason.

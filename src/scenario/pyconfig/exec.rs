@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::ast::{Expr, ExprKind, Stmt, StmtKind, Target, Trailer};
 use super::eval::{eval, Binding, EvalError};
 use super::parser::Parser;
-use super::value::{self, Value};
+use super::value::{self, PyValue};
 use super::{is_key, read_after_config, Origin, Session};
 use crate::diagnostics::Diagnostic;
 
@@ -175,9 +175,10 @@ impl Exec<'_, '_> {
             StmtKind::If(branches, orelse) => return self.if_stmt(stmt, branches, orelse),
             StmtKind::Import(names) => {
                 for (bound, module) in names {
-                    self.s
-                        .env
-                        .insert(bound.clone(), Binding::Known(Value::Module(module.clone())));
+                    self.s.env.insert(
+                        bound.clone(),
+                        Binding::Known(PyValue::Module(module.clone())),
+                    );
                 }
             }
             StmtKind::Del(names) => {
@@ -295,7 +296,7 @@ impl Exec<'_, '_> {
         &mut self,
         stmt: &Stmt,
         targets: &[Target],
-        v: Result<Value, EvalError>,
+        v: Result<PyValue, EvalError>,
     ) -> Result<(), Box<Diagnostic>> {
         let v = match v {
             Ok(v) => v,
@@ -319,7 +320,7 @@ impl Exec<'_, '_> {
         Ok(())
     }
 
-    fn bind(&mut self, stmt: &Stmt, target: &Target, v: Value) -> Result<(), Box<Diagnostic>> {
+    fn bind(&mut self, stmt: &Stmt, target: &Target, v: PyValue) -> Result<(), Box<Diagnostic>> {
         match target {
             Target::Name(n, line, col) => {
                 self.s.origins.insert(
@@ -331,7 +332,7 @@ impl Exec<'_, '_> {
                         source: Arc::clone(&self.source),
                     },
                 );
-                if let (Value::Str(text), true) = (&v, self.s.bool_keys.contains(&n.as_str())) {
+                if let (PyValue::Str(text), true) = (&v, self.s.bool_keys.contains(&n.as_str())) {
                     return Err(self.str_for_bool(stmt, n, text, *line, *col));
                 }
                 self.s.mark_assigned(n);
@@ -339,8 +340,8 @@ impl Exec<'_, '_> {
             }
             Target::Tuple(items) => {
                 let values = match v {
-                    Value::Tuple(vs) | Value::List(vs) => vs,
-                    Value::Str(s) => s.chars().map(|c| Value::Str(c.to_string())).collect(),
+                    PyValue::Tuple(vs) | PyValue::List(vs) => vs,
+                    PyValue::Str(s) => s.chars().map(|c| PyValue::Str(c.to_string())).collect(),
                     other => {
                         let msg = format!(
                             "TypeError: cannot unpack non-iterable {} object",
@@ -394,7 +395,7 @@ impl Exec<'_, '_> {
         let msg = format!(
             "`{}` sets the bool key `{key}` to the string {}, which Python takes for {truth}",
             self.quote(stmt.line),
-            Value::Str(text.to_owned()).repr()
+            PyValue::Str(text.to_owned()).repr()
         );
         Box::new(self.error(&msg, line, col).with_help(format!(
             "write `{key} = {word}` (True or False, without quotes)"
@@ -405,7 +406,7 @@ impl Exec<'_, '_> {
 /// An expression standing for an assignment's value when only its targets matter.
 fn placeholder() -> Expr {
     Expr {
-        kind: ExprKind::Const(Value::None),
+        kind: ExprKind::Const(PyValue::None),
         line: 0,
         col: 0,
     }
@@ -424,7 +425,7 @@ fn help(key: &str) -> String {
 /// `exec(open('configurator.py').read())`).
 fn mentions_configurator(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Const(Value::Str(s)) => s.contains("configurator"),
+        ExprKind::Const(PyValue::Str(s)) => s.contains("configurator"),
         ExprKind::Postfix(base, trailers) => {
             mentions_configurator(base)
                 || trailers.iter().any(|t| match t {

@@ -11,7 +11,7 @@ use super::lexer::Tok;
 use super::parser::{
     CallArgs, PResult, Parser, SyntaxError, LIMIT_CHAIN, LIMIT_DEPTH, MAX_CHAIN, MAX_DEPTH,
 };
-use super::value::{BinOp, Value};
+use super::value::{BinOp, PyValue};
 
 impl Parser {
     /// `a, b, c` (a tuple when there is a comma) or one expression.
@@ -373,15 +373,15 @@ impl Parser {
         let at = |kind| Expr { kind, line, col };
         let t = self.advance()?;
         Ok(at(match t.tok {
-            Tok::Int(i) => ExprKind::Const(Value::Int(i)),
+            Tok::Int(i) => ExprKind::Const(PyValue::Int(i)),
             Tok::BigInt(text) => ExprKind::BigInt(text),
-            Tok::Float(f) => ExprKind::Const(Value::Float(f)),
+            Tok::Float(f) => ExprKind::Const(PyValue::Float(f)),
             Tok::Imaginary => ExprKind::Opaque("complex numbers are not evaluated".into()),
             Tok::Str { text, special } => self.strings(text, special)?,
             Tok::Name(n) => match n.as_str() {
-                "True" => ExprKind::Const(Value::Bool(true)),
-                "False" => ExprKind::Const(Value::Bool(false)),
-                "None" => ExprKind::Const(Value::None),
+                "True" => ExprKind::Const(PyValue::Bool(true)),
+                "False" => ExprKind::Const(PyValue::Bool(false)),
+                "None" => ExprKind::Const(PyValue::None),
                 "lambda" | "yield" | "await" => return self.err(format!("`{n}` is not evaluated")),
                 "if" | "else" | "elif" | "for" | "in" | "and" | "or" | "not" | "is" | "def"
                 | "class" | "import" | "from" | "return" | "pass" | "del" | "while" | "with"
@@ -424,7 +424,7 @@ impl Parser {
         Ok(match special {
             Some('f') => ExprKind::Opaque("f-strings are not evaluated".into()),
             Some(_) => ExprKind::Opaque("bytes literals are not evaluated".into()),
-            None => ExprKind::Const(Value::Str(text)),
+            None => ExprKind::Const(PyValue::Str(text)),
         })
     }
 

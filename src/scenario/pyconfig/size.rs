@@ -8,7 +8,7 @@
 
 use std::cell::Cell;
 
-use super::value::{OpError, Value, MAX_LEN};
+use super::value::{OpError, PyValue, MAX_LEN};
 
 /// The deepest nesting of tuples and lists a value may have (configs use one or two levels).
 pub(crate) const MAX_NESTING: usize = 32;
@@ -26,13 +26,13 @@ pub(crate) struct Size {
 impl Size {
     /// The size of `v`. Every value was measured when it was built, so this recursion is at
     /// most [`MAX_NESTING`] deep; it stops counting past [`MAX_LEN`] items.
-    pub(crate) fn of(v: &Value) -> Size {
+    pub(crate) fn of(v: &PyValue) -> Size {
         match v {
-            Value::Str(s) => Size {
+            PyValue::Str(s) => Size {
                 items: s.len().max(1),
                 depth: 0,
             },
-            Value::Tuple(items) | Value::List(items) => {
+            PyValue::Tuple(items) | PyValue::List(items) => {
                 let inner = of_items(items);
                 Size {
                     items: inner.items.saturating_add(1),
@@ -81,7 +81,7 @@ impl Size {
 }
 
 /// The size of a container whose items are `items`.
-pub(crate) fn of_items(items: &[Value]) -> Size {
+pub(crate) fn of_items(items: &[PyValue]) -> Size {
     let mut size = Size::default();
     for item in items {
         size.add(Size::of(item));
@@ -115,7 +115,7 @@ impl Budget {
     }
 
     /// Counts the value an expression produced.
-    pub(crate) fn charge(&self, v: &Value) {
+    pub(crate) fn charge(&self, v: &PyValue) {
         self.0.set(self.0.get().saturating_add(Size::of(v).items));
     }
 }
