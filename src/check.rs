@@ -135,7 +135,7 @@ pub(crate) fn check(root: &Path, out: &Path) -> CheckReport {
         &crate::prose_figures::check_site(root),
     ));
     let previous = || site::previous_manifest(out, false, true);
-    let request = site::plan::Request {
+    let request = site::plan::PlanRequest {
         root,
         out,
         purpose: site::plan::Purpose::Check,

@@ -1,6 +1,6 @@
-//! `vramdoc estimate`: its flags, the typed [`Request`] they become, and the run that loads the
-//! scenario ([`crate::scenario::input`]), estimates it ([`crate::estimate`], pure) and prints the
-//! report ([`crate::present`]) or every error.
+//! `vramdoc estimate`: its flags, the typed [`EstimateRequest`] they become, and the run that
+//! loads the scenario ([`crate::scenario::input`]), estimates it ([`crate::estimate`], pure) and
+//! prints the report ([`crate::present`]) or every error.
 
 use std::path::PathBuf;
 
@@ -44,7 +44,7 @@ pub struct EstimateArgs {
 /// Once clap starts collecting `inputs` it keeps everything that follows, so flags such as
 /// `--gpu t4` written after the file arrive there; [`EstimateArgs::resolve`] takes them back out.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Request {
+pub(crate) struct EstimateRequest {
     /// Scenario files and nanoGPT-style `--key=value` overrides, in command-line order.
     pub(crate) inputs: Vec<Input>,
     /// `--set KEY=VALUE` values, in order.
@@ -69,8 +69,8 @@ pub(crate) struct Request {
 
 impl EstimateArgs {
     /// Separates FILE, overrides and any of vramdoc's flags that clap left in `inputs`.
-    pub(crate) fn resolve(&self) -> Result<Request, Box<Diagnostic>> {
-        let mut r = Request {
+    pub(crate) fn resolve(&self) -> Result<EstimateRequest, Box<Diagnostic>> {
+        let mut r = EstimateRequest {
             inputs: Vec::new(),
             sets: self.scenario.set.clone(),
             gpu: self.scenario.gpu.clone(),

@@ -19,7 +19,7 @@ use super::manifest::{
 };
 use super::model::{page_prefix, JobId, RecordsEntry, Removed};
 use super::observe::{observe, Observed};
-pub(crate) use super::request::{Previous, Purpose, Request, Scan};
+pub(crate) use super::request::{PlanRequest, Previous, Purpose, Scan};
 use super::scan::{read_guide, ContentDir, FolderMeta, GuideRead, KeptText, Scanned, Source};
 use super::store::{
     self, closed_page_counts, listing_inputs, needs_closed_guides, Closed, Context, Headers,
@@ -224,7 +224,7 @@ impl Plan {
 /// statted; [`Previous::Nothing`] renders everything).
 pub(crate) fn plan(
     site: &SiteContext,
-    request: &Request<'_>,
+    request: &PlanRequest<'_>,
     previous: impl FnOnce() -> Previous + Send,
 ) -> Result<Plan, Vec<Diagnostic>> {
     let content_dir = ContentDir::open(request.root);
