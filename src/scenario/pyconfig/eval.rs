@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::ast::{CmpOp, Expr, ExprKind, Trailer};
+use super::ast::{CmpOp, PyExpr, PyExprKind, Trailer};
 use super::size::{Budget, Size};
 use super::value::{self, OpError, PyValue};
 use crate::estimate::GpuCatalog;
@@ -128,7 +128,7 @@ const OTHER_BUILTINS: &[&str] = &[
 const SUBMODULES: &[&str] = &["os.path", "torch.cuda"];
 
 /// Evaluates `e` in `env`, within the run's work budget.
-pub(crate) fn eval(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
+pub(crate) fn eval(e: &PyExpr, env: &Env, host: &Host<'_>) -> EResult {
     host.work
         .check()
         .map_err(|err| EvalError::at(err, e.line, e.col))?;
@@ -137,15 +137,15 @@ pub(crate) fn eval(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
     Ok(v)
 }
 
-fn eval_expr(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
+fn eval_expr(e: &PyExpr, env: &Env, host: &Host<'_>) -> EResult {
     let at = |err: OpError| EvalError::at(err, e.line, e.col);
     match &e.kind {
-        ExprKind::Const(v) => Ok(v.clone()),
-        ExprKind::BigInt(text) => Err(at(OpError::unsupported(format!(
+        PyExprKind::Const(v) => Ok(v.clone()),
+        PyExprKind::BigInt(text) => Err(at(OpError::unsupported(format!(
             "integer {text} is beyond 64 bits"
         )))),
-        ExprKind::Opaque(why) => Err(at(OpError::unsupported(why.clone()))),
-        ExprKind::Name(n) => match env.get(n) {
+        PyExprKind::Opaque(why) => Err(at(OpError::unsupported(why.clone()))),
+        PyExprKind::Name(n) => match env.get(n) {
             Some(Binding::Unknown(why)) => Err(EvalError {
                 because: Some(why.clone()),
                 ..at(OpError::unsupported(format!(
@@ -154,16 +154,16 @@ fn eval_expr(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
             }),
             _ => lookup(n, env).map_err(at),
         },
-        ExprKind::Unary(op, x) => value::unary(*op, &eval(x, env, host)?).map_err(at),
-        ExprKind::Not(x) => Ok(PyValue::Bool(!eval(x, env, host)?.truthy())),
-        ExprKind::Bin(first, rest) => {
+        PyExprKind::Unary(op, x) => value::unary(*op, &eval(x, env, host)?).map_err(at),
+        PyExprKind::Not(x) => Ok(PyValue::Bool(!eval(x, env, host)?.truthy())),
+        PyExprKind::Bin(first, rest) => {
             let mut acc = eval(first, env, host)?;
             for (op, x) in rest {
                 acc = value::binop(*op, &acc, &eval(x, env, host)?).map_err(at)?;
             }
             Ok(acc)
         }
-        ExprKind::Logic(and, items) => {
+        PyExprKind::Logic(and, items) => {
             // The first operand that decides (falsy for `and`, truthy for `or`), else the last.
             let mut v = PyValue::None;
             for x in items {
@@ -174,23 +174,23 @@ fn eval_expr(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
             }
             Ok(v)
         }
-        ExprKind::Compare(first, rest) => compare_chain(first, rest, env, host),
-        ExprKind::IfElse(cond, a, b) => {
+        PyExprKind::Compare(first, rest) => compare_chain(first, rest, env, host),
+        PyExprKind::IfElse(cond, a, b) => {
             if eval(cond, env, host)?.truthy() {
                 eval(a, env, host)
             } else {
                 eval(b, env, host)
             }
         }
-        ExprKind::Postfix(base, trailers) => postfix(e, base, trailers, env, host),
-        ExprKind::Tuple(items) => Ok(PyValue::Tuple(eval_all(items, env, host)?)),
-        ExprKind::List(items) => Ok(PyValue::List(eval_all(items, env, host)?)),
+        PyExprKind::Postfix(base, trailers) => postfix(e, base, trailers, env, host),
+        PyExprKind::Tuple(items) => Ok(PyValue::Tuple(eval_all(items, env, host)?)),
+        PyExprKind::List(items) => Ok(PyValue::List(eval_all(items, env, host)?)),
     }
 }
 
 /// The values of a tuple or list display or of call arguments, measured as they come so that
 /// a hostile display holds no more than [`super::size`] allows.
-fn eval_all(items: &[Expr], env: &Env, host: &Host<'_>) -> Result<Vec<PyValue>, EvalError> {
+fn eval_all(items: &[PyExpr], env: &Env, host: &Host<'_>) -> Result<Vec<PyValue>, EvalError> {
     let mut size = Size::default();
     let mut out = Vec::with_capacity(items.len());
     for x in items {
@@ -226,7 +226,7 @@ fn value_builtin(name: &str) -> bool {
     )
 }
 
-fn compare_chain(first: &Expr, rest: &[(CmpOp, Expr)], env: &Env, host: &Host<'_>) -> EResult {
+fn compare_chain(first: &PyExpr, rest: &[(CmpOp, PyExpr)], env: &Env, host: &Host<'_>) -> EResult {
     let mut left = eval(first, env, host)?;
     for (op, e) in rest {
         let right = eval(e, env, host)?;
@@ -305,11 +305,11 @@ fn subscript(base: &PyValue, index: &PyValue) -> Result<PyValue, OpError> {
 
 /// A primary and its trailers, left to right in one loop (`e` is the whole chain, where errors
 /// point): a builtin or library call is recognized from the name or module path before it.
-fn postfix(e: &Expr, base: &Expr, trailers: &[Trailer], env: &Env, host: &Host<'_>) -> EResult {
+fn postfix(e: &PyExpr, base: &PyExpr, trailers: &[Trailer], env: &Env, host: &Host<'_>) -> EResult {
     let at = |err: OpError| EvalError::at(err, e.line, e.col);
     let mut rest = trailers.iter().peekable();
     let mut cur = match (&base.kind, trailers.first()) {
-        (ExprKind::Name(n), Some(Trailer::Call(args, kwargs)))
+        (PyExprKind::Name(n), Some(Trailer::Call(args, kwargs)))
             if !env.contains_key(n) && value_builtin(n) =>
         {
             rest.next();
@@ -321,7 +321,7 @@ fn postfix(e: &Expr, base: &Expr, trailers: &[Trailer], env: &Env, host: &Host<'
             let args = eval_all(args, env, host)?;
             super::builtins::call(n, &args).map_err(at)?
         }
-        (ExprKind::Name(n), Some(Trailer::Call(..)))
+        (PyExprKind::Name(n), Some(Trailer::Call(..)))
             if !env.contains_key(n) && OTHER_BUILTINS.contains(&n.as_str()) =>
         {
             return Err(at(OpError::unsupported(format!(

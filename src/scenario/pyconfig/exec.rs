@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::ast::{Expr, ExprKind, Stmt, StmtKind, Target, Trailer};
+use super::ast::{AssignTarget, PyExpr, PyExprKind, Stmt, StmtKind, Trailer};
 use super::eval::{eval, Binding, EvalError};
 use super::parser::Parser;
 use super::value::{self, PyValue};
@@ -150,9 +150,9 @@ impl Exec<'_, '_> {
             }
             StmtKind::AugAssign(target, op, value) => {
                 let v = match target {
-                    Target::Name(n, line, col) => {
-                        let current = Expr {
-                            kind: ExprKind::Name(n.clone()),
+                    AssignTarget::Name(n, line, col) => {
+                        let current = PyExpr {
+                            kind: PyExprKind::Name(n.clone()),
                             line: *line,
                             col: *col,
                         };
@@ -212,11 +212,11 @@ impl Exec<'_, '_> {
 
     /// An expression statement: docstrings are silent, train.py's configurator line stops the
     /// file, anything else (`print(...)`) is skipped with a note.
-    fn expr_stmt(&mut self, stmt: &Stmt, e: &Expr) -> Flow {
+    fn expr_stmt(&mut self, stmt: &Stmt, e: &PyExpr) -> Flow {
         match &e.kind {
-            ExprKind::Const(_) => Flow::Next,
-            ExprKind::Postfix(f, trailers)
-                if matches!(&f.kind, ExprKind::Name(n) if n == "exec")
+            PyExprKind::Const(_) => Flow::Next,
+            PyExprKind::Postfix(f, trailers)
+                if matches!(&f.kind, PyExprKind::Name(n) if n == "exec")
                     && matches!(&trailers[..], [Trailer::Call(args, _)] if args.iter().any(mentions_configurator)) =>
             {
                 let note = format!(
@@ -236,7 +236,12 @@ impl Exec<'_, '_> {
         }
     }
 
-    fn if_stmt(&mut self, stmt: &Stmt, branches: &[(Expr, Vec<Stmt>)], orelse: &[Stmt]) -> XResult {
+    fn if_stmt(
+        &mut self,
+        stmt: &Stmt,
+        branches: &[(PyExpr, Vec<Stmt>)],
+        orelse: &[Stmt],
+    ) -> XResult {
         for (k, (cond, body)) in branches.iter().enumerate() {
             match eval(cond, &self.s.env, &self.s.host) {
                 Ok(v) if v.truthy() => return Ok(self.block(body)),
@@ -295,7 +300,7 @@ impl Exec<'_, '_> {
     fn assign(
         &mut self,
         stmt: &Stmt,
-        targets: &[Target],
+        targets: &[AssignTarget],
         v: Result<PyValue, EvalError>,
     ) -> Result<(), Box<Diagnostic>> {
         let v = match v {
@@ -320,9 +325,14 @@ impl Exec<'_, '_> {
         Ok(())
     }
 
-    fn bind(&mut self, stmt: &Stmt, target: &Target, v: PyValue) -> Result<(), Box<Diagnostic>> {
+    fn bind(
+        &mut self,
+        stmt: &Stmt,
+        target: &AssignTarget,
+        v: PyValue,
+    ) -> Result<(), Box<Diagnostic>> {
         match target {
-            Target::Name(n, line, col) => {
+            AssignTarget::Name(n, line, col) => {
                 self.s.origins.insert(
                     n.clone(),
                     Origin::File {
@@ -338,7 +348,7 @@ impl Exec<'_, '_> {
                 self.s.mark_assigned(n);
                 self.s.env.insert(n.clone(), Binding::Known(v));
             }
-            Target::Tuple(items) => {
+            AssignTarget::Tuple(items) => {
                 let values = match v {
                     PyValue::Tuple(vs) | PyValue::List(vs) => vs,
                     PyValue::Str(s) => s.chars().map(|c| PyValue::Str(c.to_string())).collect(),
@@ -362,7 +372,7 @@ impl Exec<'_, '_> {
                     self.bind(stmt, t, v)?;
                 }
             }
-            Target::Other(what) => {
+            AssignTarget::Other(what) => {
                 self.note(stmt.line, &format!("assignment to {what} is not evaluated"));
             }
         }
@@ -404,9 +414,9 @@ impl Exec<'_, '_> {
 }
 
 /// An expression standing for an assignment's value when only its targets matter.
-fn placeholder() -> Expr {
-    Expr {
-        kind: ExprKind::Const(PyValue::None),
+fn placeholder() -> PyExpr {
+    PyExpr {
+        kind: PyExprKind::Const(PyValue::None),
         line: 0,
         col: 0,
     }
@@ -423,10 +433,10 @@ fn help(key: &str) -> String {
 
 /// Whether an expression holds a string mentioning `configurator` (train.py's
 /// `exec(open('configurator.py').read())`).
-fn mentions_configurator(e: &Expr) -> bool {
+fn mentions_configurator(e: &PyExpr) -> bool {
     match &e.kind {
-        ExprKind::Const(PyValue::Str(s)) => s.contains("configurator"),
-        ExprKind::Postfix(base, trailers) => {
+        PyExprKind::Const(PyValue::Str(s)) => s.contains("configurator"),
+        PyExprKind::Postfix(base, trailers) => {
             mentions_configurator(base)
                 || trailers.iter().any(|t| match t {
                     Trailer::Call(args, _) => args.iter().any(mentions_configurator),

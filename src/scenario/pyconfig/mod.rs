@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ast::ExprKind;
+use ast::PyExprKind;
 pub(crate) use eval::Binding;
 use eval::{Env, Host};
 use parser::Parser;
@@ -364,7 +364,7 @@ pub(crate) fn looks_like_python(text: &str) -> bool {
 
 /// One expression filling all of `src`, or `None`; an error only when it is beyond what the
 /// parser takes (a chain or nesting too long), which as a string would be a silent surprise.
-fn parse_one(src: &str) -> Result<Option<ast::Expr>, parser::SyntaxError> {
+fn parse_one(src: &str) -> Result<Option<ast::PyExpr>, parser::SyntaxError> {
     let Ok(mut p) = Parser::new(src) else {
         return Ok(None);
     };
@@ -384,14 +384,14 @@ pub(crate) fn literal_eval(src: &str) -> Option<PyValue> {
 
 /// [`literal_eval`], with an error for a literal beyond 64 bits.
 fn literal_value(src: &str) -> Result<Option<PyValue>, String> {
-    fn is_literal(e: &ast::Expr) -> bool {
+    fn is_literal(e: &ast::PyExpr) -> bool {
         match &e.kind {
-            ExprKind::Const(_) | ExprKind::BigInt(_) => true,
-            ExprKind::Unary('-' | '+', x) => matches!(
+            PyExprKind::Const(_) | PyExprKind::BigInt(_) => true,
+            PyExprKind::Unary('-' | '+', x) => matches!(
                 &x.kind,
-                ExprKind::Const(PyValue::Int(_) | PyValue::Float(_)) | ExprKind::BigInt(_)
+                PyExprKind::Const(PyValue::Int(_) | PyValue::Float(_)) | PyExprKind::BigInt(_)
             ),
-            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().all(is_literal),
+            PyExprKind::Tuple(items) | PyExprKind::List(items) => items.iter().all(is_literal),
             _ => false,
         }
     }
