@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::ast::{CmpOp, PyExpr, PyExprKind, Trailer};
-use super::size::{Budget, Size};
+use super::size::{Budget, ContainerSize};
 use super::value::{self, OpError, PyValue};
 use crate::estimate::GpuCatalog;
 
@@ -191,11 +191,11 @@ fn eval_expr(e: &PyExpr, env: &Env, host: &Host<'_>) -> EResult {
 /// The values of a tuple or list display or of call arguments, measured as they come so that
 /// a hostile display holds no more than [`super::size`] allows.
 fn eval_all(items: &[PyExpr], env: &Env, host: &Host<'_>) -> Result<Vec<PyValue>, EvalError> {
-    let mut size = Size::default();
+    let mut size = ContainerSize::default();
     let mut out = Vec::with_capacity(items.len());
     for x in items {
         let v = eval(x, env, host)?;
-        size.add(Size::of(&v));
+        size.add(ContainerSize::of(&v));
         size.check()
             .map_err(|err| EvalError::at(err, x.line, x.col))?;
         out.push(v);
