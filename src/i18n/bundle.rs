@@ -21,14 +21,14 @@ pub(crate) struct Bundle {
     inner: FluentBundle<FluentResource>,
     keys: BTreeSet<String>,
     /// Where each message that wins is defined.
-    defined: BTreeMap<String, Origin>,
+    defined: BTreeMap<String, MessageOrigin>,
     /// Problems found while loading: duplicate ids, cycles, references to nothing.
     warnings: Vec<Diagnostic>,
 }
 
 /// Where a message is defined: its file (as shown), 1-based line and the file's text.
 #[derive(Debug, Clone)]
-pub(crate) struct Origin {
+pub(crate) struct MessageOrigin {
     /// `locales/<lang>/<file>.ftl`.
     pub(crate) file: String,
     /// 1-based line of `id =`.
@@ -39,7 +39,7 @@ pub(crate) struct Origin {
     site: bool,
 }
 
-impl Origin {
+impl MessageOrigin {
     /// A warning located at this message.
     pub(crate) fn warning(&self, message: String) -> Diagnostic {
         Diagnostic::warning(message)
@@ -84,7 +84,7 @@ impl Bundle {
             if let fluent_syntax::ast::Entry::Message(m) = entry {
                 let id = m.id.name.to_string();
                 let line = lines.find(|(i, _)| *i == id).map_or(1, |(_, l)| l);
-                let origin = Origin {
+                let origin = MessageOrigin {
                     file: source.path.clone(),
                     line,
                     source: source.text.clone(),
@@ -139,7 +139,7 @@ impl Bundle {
     }
 
     /// Where message `key` is defined, if this language has it.
-    pub(crate) fn origin(&self, key: &str) -> Option<&Origin> {
+    pub(crate) fn origin(&self, key: &str) -> Option<&MessageOrigin> {
         self.defined.get(key)
     }
 

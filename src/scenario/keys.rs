@@ -3,7 +3,7 @@
 //! A row names the key (nanoGPT's `train.py` spelling, used alike in YAML, Python configs,
 //! `--key=value` and `--set`), its [`Kind`] (which also decides how a literal is read and whether
 //! a Python config quotes it), its unit, a one-line description, what nanoGPT has for it
-//! ([`NanoGpt`]), whether changing it changes training ([`Training`]), the phases and model
+//! ([`NanoGpt`]), whether changing it changes training ([`TrainingEffect`]), the phases and model
 //! families it applies to, and the [`crate::estimate::Scenario`] field it sets. From the table
 //! come: [`Scenario::set`] and [`Scenario::from_yaml`], the key list of errors and of
 //! `estimate --help` ([`help_list`]), the values a what-if's changes are shown with
@@ -100,7 +100,7 @@ pub enum NanoGpt {
 
 /// Whether changing a key changes what training computes (the † marker of an option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Training {
+pub enum TrainingEffect {
     /// It does (a different model, precision, optimizer or run).
     Changes,
     /// It does not (memory only: evaluation batch, attention kernel, checkpointing, the card).
@@ -236,7 +236,7 @@ pub struct Key {
     /// What nanoGPT has for it.
     pub nanogpt: NanoGpt,
     /// Whether changing it changes training.
-    pub training: Training,
+    pub training: TrainingEffect,
     /// The phases it applies to.
     pub phases: &'static [Phase],
     /// The model families it applies to.
@@ -325,7 +325,7 @@ macro_rules! keys {
             unit: $unit,
             doc: $doc,
             nanogpt: $nanogpt,
-            training: Training::$training,
+            training: TrainingEffect::$training,
             phases: $phases,
             families: &[Family::NanoGpt],
             set: |s, key, v| {
@@ -338,9 +338,9 @@ macro_rules! keys {
     };
 }
 
-/// Training and sampling.
+/// TrainingEffect and sampling.
 const BOTH: &[Phase] = &[Phase::Train, Phase::Generate];
-/// Training only: given with `phase: generate`, the key is refused (sample.py does not read it).
+/// TrainingEffect only: given with `phase: generate`, the key is refused (sample.py does not read it).
 const TRAINING: &[Phase] = &[Phase::Train];
 
 use NanoGpt::{Code, Setting, Surroundings};

@@ -19,7 +19,7 @@ use crate::translations::notices::{with_notices, NoticeText};
 pub(crate) struct Rendered {
     pub(crate) files: Vec<(String, Vec<u8>)>,
     pub(crate) warnings: Vec<Diagnostic>,
-    pub(crate) sections: Vec<search::Section>,
+    pub(crate) sections: Vec<search::SearchSection>,
 }
 
 /// A link to the same page in another language (or the same one, `current`).
@@ -96,7 +96,7 @@ struct Body {
     charts: Vec<(String, Vec<u8>)>,
     headings: Vec<markdown::Heading>,
     warnings: Vec<Diagnostic>,
-    sections: Vec<search::Section>,
+    sections: Vec<search::SearchSection>,
 }
 
 /// Renders `page` at `place`: its HTML page, Markdown edition and charts.

@@ -18,7 +18,7 @@ use super::store::part_of;
 use super::SiteContext;
 use crate::diagnostics::Diagnostic;
 use crate::expand::GuideData;
-use crate::search::{self, Section};
+use crate::search::{self, SearchSection};
 
 /// A rendered job's manifest entry and warnings, or its errors.
 type JobResult = Result<(JobEntry, Vec<Diagnostic>), Vec<Diagnostic>>;
@@ -125,7 +125,7 @@ fn render_jobs(
     let previous = &previous;
     let done: Vec<Vec<(usize, JobResult)>> = (groups.into_par_iter())
         .map(|(part, jobs)| {
-            let rendered: Vec<(usize, JobResult, Vec<Section>)> = (jobs.par_iter())
+            let rendered: Vec<(usize, JobResult, Vec<SearchSection>)> = (jobs.par_iter())
                 .map(|&i| {
                     let (r, sections) =
                         run_job(site, plan, &plan.jobs[i], data, staging, &|_| None);
@@ -171,7 +171,7 @@ fn render_jobs(
 }
 
 /// The sections a part's previous file holds, by slug.
-type Previous = rustc_hash::FxHashMap<String, Vec<Section>>;
+type Previous = rustc_hash::FxHashMap<String, Vec<SearchSection>>;
 
 /// The sections of the pages of search part `part` that do not render (`rendering`), from the
 /// part's previous file under `out`: `Some` (empty when every page renders), or `None` when a
@@ -249,8 +249,8 @@ fn run_job<'s>(
     job: &Job,
     data: &GuideDatas<'_>,
     staging: &output::Staging,
-    sections: &dyn Fn(&str) -> Option<&'s [Section]>,
-) -> (JobResult, Vec<Section>) {
+    sections: &dyn Fn(&str) -> Option<&'s [SearchSection]>,
+) -> (JobResult, Vec<SearchSection>) {
     let mut page_sections = Vec::new();
     let r = write_job(site, plan, job, data, staging, sections, &mut page_sections);
     (r, page_sections)
@@ -262,8 +262,8 @@ fn write_job<'s>(
     job: &Job,
     data: &GuideDatas<'_>,
     staging: &output::Staging,
-    sections: &dyn Fn(&str) -> Option<&'s [Section]>,
-    page_sections: &mut Vec<Section>,
+    sections: &dyn Fn(&str) -> Option<&'s [SearchSection]>,
+    page_sections: &mut Vec<SearchSection>,
 ) -> JobResult {
     let many = |r: Result<Vec<sitewide::File>, Diagnostic>| {
         r.map(|f| (f, Vec::new())).map_err(|e| vec![e])

@@ -197,7 +197,7 @@ pub(crate) fn search_index<'s>(
     plan: &Plan,
     lang: &str,
     part: usize,
-    sections: impl Fn(&str) -> Option<&'s [search::Section]>,
+    sections: impl Fn(&str) -> Option<&'s [search::SearchSection]>,
 ) -> Result<Vec<File>, Diagnostic> {
     let sources = search_sources(plan, lang, part);
     let mut docs = Vec::with_capacity(sources.len());

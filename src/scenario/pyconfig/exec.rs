@@ -9,7 +9,7 @@ use super::ast::{AssignTarget, PyExpr, PyExprKind, Stmt, StmtKind, Trailer};
 use super::eval::{eval, Binding, EvalError};
 use super::parser::Parser;
 use super::value::{self, PyValue};
-use super::{is_key, read_after_config, Origin, Session};
+use super::{is_key, read_after_config, Session, ValueOrigin};
 use crate::diagnostics::Diagnostic;
 
 /// What to do after a statement.
@@ -335,7 +335,7 @@ impl Exec<'_, '_> {
             AssignTarget::Name(n, line, col) => {
                 self.s.origins.insert(
                     n.clone(),
-                    Origin::File {
+                    ValueOrigin::File {
                         path: self.path.to_path_buf(),
                         line: *line,
                         col: *col,

@@ -91,7 +91,7 @@ enum Init {
 
 /// Where a key got its value.
 #[derive(Debug, Clone)]
-pub(crate) enum Origin {
+pub(crate) enum ValueOrigin {
     /// A line of a file.
     File {
         path: PathBuf,
@@ -103,11 +103,11 @@ pub(crate) enum Origin {
     Arg(String),
 }
 
-impl Origin {
+impl ValueOrigin {
     /// An error located here.
     pub(crate) fn error(&self, msg: &str) -> Diagnostic {
         match self {
-            Origin::File {
+            ValueOrigin::File {
                 path,
                 line,
                 col,
@@ -116,20 +116,20 @@ impl Origin {
                 .in_file(path)
                 .at(*line, *col)
                 .with_source(Arc::clone(source)),
-            Origin::Arg(arg) => Diagnostic::error(format!("{arg}: {msg}")),
+            ValueOrigin::Arg(arg) => Diagnostic::error(format!("{arg}: {msg}")),
         }
     }
 
     /// Whether this is a line of the file `path`.
     pub(crate) fn is_in(&self, path: &Path) -> bool {
-        matches!(self, Origin::File { path: p, .. } if p == path)
+        matches!(self, ValueOrigin::File { path: p, .. } if p == path)
     }
 
     /// Where, in words: `path:line` or the argument.
     pub(crate) fn location(&self) -> String {
         match self {
-            Origin::File { path, line, .. } => format!("{}:{line}", path.display()),
-            Origin::Arg(arg) => arg.clone(),
+            ValueOrigin::File { path, line, .. } => format!("{}:{line}", path.display()),
+            ValueOrigin::Arg(arg) => arg.clone(),
         }
     }
 }
@@ -152,7 +152,7 @@ pub(crate) struct Session<'a> {
     env: Env,
     host: Host<'a>,
     /// Where each name (scenario key or not) was last set by a file or an override.
-    pub(crate) origins: HashMap<String, Origin>,
+    pub(crate) origins: HashMap<String, ValueOrigin>,
     /// Names the inputs assigned, in first-assignment order.
     pub(crate) assigned: Vec<String>,
     /// The same names, to find one in constant time.
@@ -232,7 +232,7 @@ impl<'a> Session<'a> {
     }
 
     /// Sets a key from a YAML scenario file.
-    pub(crate) fn set_key(&mut self, key: &str, lit: &Literal, origin: Origin) {
+    pub(crate) fn set_key(&mut self, key: &str, lit: &Literal, origin: ValueOrigin) {
         let v = match lit {
             Literal::Int(i) => PyValue::Int(*i),
             Literal::Float(f) => PyValue::Float(*f),
@@ -289,7 +289,7 @@ impl<'a> Session<'a> {
         }
         self.env.insert(key.to_owned(), Binding::Known(new));
         self.origins
-            .insert(key.to_owned(), Origin::Arg(arg.to_owned()));
+            .insert(key.to_owned(), ValueOrigin::Arg(arg.to_owned()));
         if !is_key(key) {
             self.mark_assigned(key);
         }
