@@ -24,7 +24,7 @@ use crate::search::{self, SearchSection};
 type JobResult = Result<(JobEntry, Vec<Diagnostic>), Vec<Diagnostic>>;
 
 /// A rendered job's manifest entry and warnings.
-type Rendered = (JobEntry, Vec<Diagnostic>);
+type RenderedJob = (JobEntry, Vec<Diagnostic>);
 
 /// A search part: its language and number.
 type Part = (String, usize);
@@ -65,7 +65,7 @@ fn render_jobs(
     out: Option<&Path>,
     selected: &[usize],
     progress: &indicatif::ProgressBar,
-) -> (Vec<(usize, Rendered)>, Vec<Diagnostic>) {
+) -> (Vec<(usize, RenderedJob)>, Vec<Diagnostic>) {
     let (searches, mut pages): (Vec<usize>, Vec<usize>) = (selected.iter())
         .partition(|&&i| matches!(plan.jobs[i].kind, JobKind::Site(SiteJob::Search(..))));
     let parts: BTreeSet<Part> = (searches.iter())
@@ -75,13 +75,13 @@ fn render_jobs(
         })
         .collect();
     let rendering: BTreeSet<usize> = pages.iter().copied().collect();
-    let kept: Vec<(Part, Option<Previous>)> = (parts.par_iter())
+    let kept: Vec<(Part, Option<PreviousSections>)> = (parts.par_iter())
         .map(|part| {
             let previous = previous_part(plan, part, out, &rendering);
             (part.clone(), previous)
         })
         .collect();
-    let mut previous: BTreeMap<Part, Previous> = BTreeMap::new();
+    let mut previous: BTreeMap<Part, PreviousSections> = BTreeMap::new();
     for (part, p) in kept {
         match p {
             Some(p) => {
@@ -133,7 +133,7 @@ fn render_jobs(
                     (i, r, sections)
                 })
                 .collect();
-            let mut fresh = Previous::default();
+            let mut fresh = PreviousSections::default();
             let mut results = Vec::with_capacity(rendered.len() + 1);
             let mut failed = false;
             for (i, r, sections) in rendered {
@@ -171,7 +171,7 @@ fn render_jobs(
 }
 
 /// The sections a part's previous file holds, by slug.
-type Previous = rustc_hash::FxHashMap<String, Vec<SearchSection>>;
+type PreviousSections = rustc_hash::FxHashMap<String, Vec<SearchSection>>;
 
 /// The sections of the pages of search part `part` that do not render (`rendering`), from the
 /// part's previous file under `out`: `Some` (empty when every page renders), or `None` when a
@@ -181,7 +181,7 @@ fn previous_part(
     (lang, part): &Part,
     out: Option<&Path>,
     rendering: &BTreeSet<usize>,
-) -> Option<Previous> {
+) -> Option<PreviousSections> {
     let missing: Vec<&str> = page_jobs_of(plan, &(lang.clone(), *part))
         .filter(|i| !rendering.contains(i))
         .filter_map(|i| match plan.jobs[i].kind {
@@ -190,7 +190,7 @@ fn previous_part(
         })
         .collect();
     if missing.is_empty() {
-        return Some(Previous::default());
+        return Some(PreviousSections::default());
     }
     let bytes = std::fs::read(out?.join(search::part_path(lang, *part))).ok()?;
     let previous = search::previous_sections(&bytes)?;

@@ -20,8 +20,9 @@ use crate::search;
 /// A rendered file: relative path and bytes.
 pub(crate) type File = (String, Vec<u8>);
 
+/// One guide as a language's index, Atom feed and not-found page list it (the templates' `guides`).
 #[derive(Serialize)]
-struct GuideEntry<'a> {
+struct IndexGuide<'a> {
     title: &'a str,
     href: String,
     date: Option<&'a str>,
@@ -56,9 +57,9 @@ pub(crate) fn language_index(
     let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
     let entries = index_order(plan, lang);
     let status = super::status_page::status_page(site, plan, lang, &index_sources(plan, lang))?;
-    let guides: Vec<GuideEntry<'_>> = entries
+    let guides: Vec<IndexGuide<'_>> = entries
         .iter()
-        .map(|s| GuideEntry {
+        .map(|s| IndexGuide {
             title: s.title,
             href: format!("{}/index.html", s.slug),
             date: s.date,
