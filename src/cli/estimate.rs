@@ -329,7 +329,7 @@ mod tests {
     use std::path::Path;
 
     #[derive(Parser)]
-    struct Cli {
+    struct TestCli {
         #[command(flatten)]
         args: EstimateArgs,
     }
@@ -361,7 +361,11 @@ mod tests {
                 "cfg.py",
             ],
         ] {
-            let r = Cli::try_parse_from(argv).unwrap().args.resolve().unwrap();
+            let r = TestCli::try_parse_from(argv)
+                .unwrap()
+                .args
+                .resolve()
+                .unwrap();
             let files: Vec<_> = r
                 .inputs
                 .iter()
@@ -382,7 +386,7 @@ mod tests {
             assert_eq!(overrides, ["--batch_size=8", "--compile=False"], "{argv:?}");
             assert_eq!(r.gpu.as_deref(), Some("t4"), "{argv:?}");
         }
-        let r = Cli::try_parse_from([
+        let r = TestCli::try_parse_from([
             "x",
             "c.yaml",
             "--format",
@@ -399,7 +403,7 @@ mod tests {
             (r.sets, r.format, r.lang.as_str()),
             (vec!["n_layer=6".to_owned()], Format::Json, "zh")
         );
-        let two = Cli::try_parse_from(["x", "a.py", "--n_layer=2", "b.py"])
+        let two = TestCli::try_parse_from(["x", "a.py", "--n_layer=2", "b.py"])
             .unwrap()
             .args
             .resolve()
