@@ -112,12 +112,8 @@ pub enum TrainingEffect {
 /// What a scenario describes (the key `phase`'s values are the phases of the table's column).
 pub use crate::estimate::Phase;
 
-/// The model code a key belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// nanoGPT's GPT-2 (`model.py`).
-    NanoGpt,
-}
+/// The model families a key applies to (the table's `families` column).
+pub use super::families::Families;
 
 /// A key's value, typed, as [`Key::value`] reads it from a scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -239,8 +235,8 @@ pub struct Key {
     pub training: TrainingEffect,
     /// The phases it applies to.
     pub phases: &'static [Phase],
-    /// The model families it applies to.
-    pub families: &'static [Family],
+    /// The model families whose code reads it ([`Families`]).
+    pub families: Families,
     /// Sets the field from a literal (the key's name for errors).
     set: fn(&mut Scenario, &str, &Literal) -> Result<(), ScenarioError>,
     /// The field's value as set.
@@ -310,13 +306,13 @@ macro_rules! read {
     };
 }
 
-/// The table: `name: Kind, "unit", "doc", nanoGPT, training, phases [, json getter]`; the
-/// field of [`Scenario`] has the key's name.
+/// The table: `name: Kind, "unit", "doc", nanoGPT, training, phases, families [, json getter]`;
+/// the field of [`Scenario`] has the key's name.
 macro_rules! keys {
     (@json $name:ident) => { |s| s.$name.as_value() };
     (@json $name:ident, $json:expr) => { $json };
     ($($name:ident: $kind:ident, $unit:literal, $doc:literal, $nanogpt:expr, $training:ident,
-       $phases:expr $(, json = $json:expr)?;)*) => {
+       $phases:expr, $families:expr $(, json = $json:expr)?;)*) => {
         /// Every key a scenario accepts, in display order (the order of the JSON `scenario`
         /// object, of a what-if's changes and of the README's table).
         pub static KEYS: &[Key] = &[$(Key {
@@ -327,7 +323,7 @@ macro_rules! keys {
             nanogpt: $nanogpt,
             training: TrainingEffect::$training,
             phases: $phases,
-            families: &[Family::NanoGpt],
+            families: $families,
             set: |s, key, v| {
                 s.$name = read!($kind, key, v)?;
                 Ok(())
@@ -338,42 +334,47 @@ macro_rules! keys {
     };
 }
 
-/// TrainingEffect and sampling.
+/// Training and sampling.
 const BOTH: &[Phase] = &[Phase::Train, Phase::Generate];
-/// TrainingEffect only: given with `phase: generate`, the key is refused (sample.py does not read it).
+/// Training only: given with `phase: generate`, the key is refused (sample.py does not read it).
 const TRAINING: &[Phase] = &[Phase::Train];
+/// Every model family: the run around the model (batch, sequence, precision, processes, card).
+const ALL: Families = Families::ALL;
+/// nanoGPT's code only: its model's shape (a Hugging Face model's comes from its config), its
+/// evaluation, train.py's own settings and its fine-tuning patches.
+const NANOGPT: Families = Families::NANOGPT;
 
 use NanoGpt::{Code, Setting, Surroundings};
 
 keys! {
-    phase: Phase, "", "What is estimated: train (train.py) or generate (sampling with sample.py; a sample.py file implies it).", Surroundings, Changes, BOTH;
-    n_layer: Count, "blocks", "Transformer blocks.", Setting, Changes, BOTH;
-    n_head: Count, "heads", "Attention heads per block.", Setting, Changes, BOTH;
-    n_embd: Count, "channels", "Embedding width; a multiple of n_head.", Setting, Changes, BOTH;
-    vocab_size: Count, "tokens", "Vocabulary size (nanoGPT pads GPT-2's 50257 to 50304; a dataset's meta.pkl sets it).", Surroundings, Changes, BOTH;
-    block_size: Count, "tokens", "Sequence length of a training example.", Setting, Changes, BOTH;
-    bias: Bool, "", "Biases in Linear and LayerNorm layers.", Setting, Changes, BOTH;
-    dropout: Probability, "", "Dropout probability.", Setting, Changes, TRAINING;
-    batch_size: Count, "sequences", "Micro-batch size (sequences per forward pass).", Setting, EffectiveBatch, TRAINING;
-    gradient_accumulation_steps: Count, "micro-batches", "Micro-batches per optimizer step, for the whole job.", Setting, EffectiveBatch, TRAINING;
-    dtype: Dtype, "", "Autocast dtype.", Setting, Changes, BOTH;
-    compile: Bool, "", "torch.compile the model.", Setting, Same, BOTH;
-    flash: Bool, "", "Flash (scaled-dot-product) attention instead of the manual masked softmax.", Code("est-code-flash"), Same, BOTH;
-    grad_checkpoint: Bool, "", "Per-block activation checkpointing.", Code("est-code-grad_checkpoint"), Same, TRAINING;
-    optimizer: Optimizer, "", "The optimizer.", Code("est-code-optimizer"), Changes, TRAINING;
-    eval_batch_size: CountOrNone, "sequences", "Micro-batch of estimate_loss; None means batch_size.", Code("est-code-eval_batch_size"), Same, TRAINING,
+    phase: Phase, "", "What is estimated: train (train.py) or generate (sampling with sample.py; a sample.py file implies it).", Surroundings, Changes, BOTH, ALL;
+    n_layer: Count, "blocks", "Transformer blocks.", Setting, Changes, BOTH, NANOGPT;
+    n_head: Count, "heads", "Attention heads per block.", Setting, Changes, BOTH, NANOGPT;
+    n_embd: Count, "channels", "Embedding width; a multiple of n_head.", Setting, Changes, BOTH, NANOGPT;
+    vocab_size: Count, "tokens", "Vocabulary size (nanoGPT pads GPT-2's 50257 to 50304; a dataset's meta.pkl sets it).", Surroundings, Changes, BOTH, NANOGPT;
+    block_size: Count, "tokens", "Sequence length of a training example.", Setting, Changes, BOTH, ALL;
+    bias: Bool, "", "Biases in Linear and LayerNorm layers.", Setting, Changes, BOTH, NANOGPT;
+    dropout: Probability, "", "Dropout probability.", Setting, Changes, TRAINING, ALL;
+    batch_size: Count, "sequences", "Micro-batch size (sequences per forward pass).", Setting, EffectiveBatch, TRAINING, ALL;
+    gradient_accumulation_steps: Count, "micro-batches", "Micro-batches per optimizer step, for the whole job.", Setting, EffectiveBatch, TRAINING, ALL;
+    dtype: Dtype, "", "Autocast dtype.", Setting, Changes, BOTH, ALL;
+    compile: Bool, "", "torch.compile the model.", Setting, Same, BOTH, ALL;
+    flash: Bool, "", "Flash (scaled-dot-product) attention instead of the manual masked softmax.", Code("est-code-flash"), Same, BOTH, ALL;
+    grad_checkpoint: Bool, "", "Per-block activation checkpointing.", Code("est-code-grad_checkpoint"), Same, TRAINING, ALL;
+    optimizer: Optimizer, "", "The optimizer.", Code("est-code-optimizer"), Changes, TRAINING, ALL;
+    eval_batch_size: CountOrNone, "sequences", "Micro-batch of estimate_loss; None means batch_size.", Code("est-code-eval_batch_size"), Same, TRAINING, NANOGPT,
         json = |s| KeyValue::Whole(s.eval_batch());
-    pure_bf16: Bool, "", "Parameters, gradients and optimizer state in bf16 (needs dtype = bfloat16).", Code("est-code-pure_bf16"), Changes, TRAINING;
-    gpu: Gpu, "", "The card to check the estimate against.", Surroundings, Same, BOTH;
-    other_processes: Bytes, "bytes", "Memory other programs hold on the card (counted in the verdict).", Surroundings, Same, BOTH;
-    eval_only: Bool, "", "One estimate_loss at iteration 0, then exit.", Setting, Changes, TRAINING;
-    init_from: InitFrom, "", "Where the model starts: scratch, a resumed ckpt.pt or a GPT-2 checkpoint.", Setting, Changes, BOTH;
-    ddp_world_size: Count, "processes", "Processes of a torchrun DDP job (the estimate is per GPU).", Surroundings, Changes, TRAINING;
-    sharding: Sharding, "", "How the DDP processes split the training state.", Code("est-code-sharding"), Changes, TRAINING;
-    gradient_as_bucket_view: Bool, "", "DDP's gradient_as_bucket_view=True.", Code("est-code-gradient_as_bucket_view"), Changes, TRAINING;
-    freeze_embeddings: Bool, "", "wte (tied to lm_head) and wpe frozen.", Code("est-code-freeze_embeddings"), Changes, TRAINING;
-    lora_rank: Whole, "", "LoRA rank; 0 means no adapters.", Code("est-code-lora"), Changes, TRAINING;
-    lora_targets: Names, "", "The Linear layers LoRA adapts.", Code("est-code-lora"), Changes, TRAINING;
+    pure_bf16: Bool, "", "Parameters, gradients and optimizer state in bf16 (needs dtype = bfloat16).", Code("est-code-pure_bf16"), Changes, TRAINING, NANOGPT;
+    gpu: Gpu, "", "The card to check the estimate against.", Surroundings, Same, BOTH, ALL;
+    other_processes: Bytes, "bytes", "Memory other programs hold on the card (counted in the verdict).", Surroundings, Same, BOTH, ALL;
+    eval_only: Bool, "", "One estimate_loss at iteration 0, then exit.", Setting, Changes, TRAINING, NANOGPT;
+    init_from: InitFrom, "", "Where the model starts: scratch, a resumed ckpt.pt or a GPT-2 checkpoint.", Setting, Changes, BOTH, NANOGPT;
+    ddp_world_size: Count, "processes", "Processes of a torchrun DDP job (the estimate is per GPU).", Surroundings, Changes, TRAINING, ALL;
+    sharding: Sharding, "", "How the DDP processes split the training state.", Code("est-code-sharding"), Changes, TRAINING, ALL;
+    gradient_as_bucket_view: Bool, "", "DDP's gradient_as_bucket_view=True.", Code("est-code-gradient_as_bucket_view"), Changes, TRAINING, ALL;
+    freeze_embeddings: Bool, "", "wte (tied to lm_head) and wpe frozen.", Code("est-code-freeze_embeddings"), Changes, TRAINING, NANOGPT;
+    lora_rank: Whole, "", "LoRA rank; 0 means no adapters.", Code("est-code-lora"), Changes, TRAINING, NANOGPT;
+    lora_targets: Names, "", "The Linear layers LoRA adapts.", Code("est-code-lora"), Changes, TRAINING, NANOGPT;
 }
 
 /// The row of `name`.
