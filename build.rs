@@ -14,6 +14,7 @@ fn main() {
         ("TEMPLATES", "templates"),
         ("LOCALES", "locales"),
         ("STATIC", "static"),
+        ("MODELS", "data/models"),
     ] {
         println!("cargo:rerun-if-changed={dir}");
         let mut files = Vec::new();

@@ -4,6 +4,7 @@ est-heading-scenario = Scenario
 est-heading-model = Model
 est-params-total = Parameters
 est-params-total-value = { $total } ({ $non_embedding } without position embeddings, as nanoGPT prints it)
+est-params-total-value-model = { $total } ({ $non_embedding } without position embeddings)
 est-params-groups = Optimizer groups
 est-params-groups-value = { $decay } decayed in { $decay_tensors } tensors; { $no_decay } not decayed in { $no_decay_tensors }
 est-effective-batch = Effective batch
@@ -122,3 +123,8 @@ sample-heading-advice = Worth knowing
 sample-advice-checkpoint = sample.py loads the checkpoint with map_location=device and keeps it ({ $bytes }, weights and optimizer state) until it exits; loading it with map_location='cpu' (a one-line patch) frees exactly that.
 sample-advice-autocast = Autocast keeps a 16-bit copy of every Linear weight ({ $bytes }) for as long as sampling runs, because the weights still require grad.
 sample-note = Estimates: the peak follows an exact replay of nanoGPT's sample.py and generate(); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
+est-model-name = Model
+est-model-name-value = { $name } ({ $family }, transformers { $version })
+est-model-name-value-plain = { $name } ({ $family })
+est-no-options-model = What-ifs are not computed yet for this model: change --batch_size, --block_size, --dtype or --grad_checkpoint and compare the estimates.
+est-note-model = Estimates: the training peak follows a replay of one Trainer step of Hugging Face transformers { $version }'s own code (forward with labels, backward, gradient clipping, fused AdamW, gradients set to None); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.

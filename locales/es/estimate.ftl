@@ -4,6 +4,7 @@ est-heading-scenario = Escenario
 est-heading-model = Modelo
 est-params-total = Parámetros
 est-params-total-value = { $total } ({ $non_embedding } sin los embeddings de posición, como lo imprime nanoGPT)
+est-params-total-value-model = { $total } ({ $non_embedding } sin los embeddings de posición)
 est-params-groups = Grupos del optimizador
 est-params-groups-value = { $decay } con decaimiento en { $decay_tensors } tensores; { $no_decay } sin decaimiento en { $no_decay_tensors }
 est-effective-batch = Lote efectivo
@@ -122,3 +123,8 @@ sample-heading-advice = Conviene saber
 sample-advice-checkpoint = sample.py carga el checkpoint con map_location=device y lo conserva ({ $bytes }, pesos y estado del optimizador) hasta terminar; cargarlo con map_location='cpu' (un cambio de una línea) libera exactamente esa cantidad.
 sample-advice-autocast = Autocast conserva una copia de 16 bits de cada peso de las capas Linear ({ $bytes }) mientras dura el muestreo, porque los pesos siguen requiriendo gradiente.
 sample-note = Estimaciones: el pico sigue una reproducción exacta de sample.py y generate() de nanoGPT; lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.
+est-model-name = Modelo
+est-model-name-value = { $name } ({ $family }, transformers { $version })
+est-model-name-value-plain = { $name } ({ $family })
+est-no-options-model = Para este modelo aún no se calculan alternativas: cambie --batch_size, --block_size, --dtype o --grad_checkpoint y compare las estimaciones.
+est-note-model = Son estimaciones: el pico de entrenamiento sigue una reproducción de un paso de Trainer con el propio código de Hugging Face transformers { $version } (forward con etiquetas, backward, recorte de gradientes, AdamW fusionado, gradientes a None); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.

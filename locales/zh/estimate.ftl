@@ -4,6 +4,7 @@ est-heading-scenario = 训练配置
 est-heading-model = 模型
 est-params-total = 参数量
 est-params-total-value = { $total }（不含位置嵌入为 { $non_embedding }，即 nanoGPT 打印的数字）
+est-params-total-value-model = { $total }（不含位置嵌入为 { $non_embedding }）
 est-params-groups = 优化器参数组
 est-params-groups-value = 权重衰减：{ $decay_tensors }个张量共 { $decay }个参数；不衰减：{ $no_decay_tensors }个张量共 { $no_decay }个参数
 est-effective-batch = 有效批次
@@ -122,3 +123,8 @@ sample-heading-advice = 值得了解
 sample-advice-checkpoint = sample.py 用 map_location=device 加载检查点，并一直保留到退出（{ $bytes }，包括权重和优化器状态）；改为 map_location='cpu'（只需改一行）正好省下这部分。
 sample-advice-autocast = 采样期间，autocast 会一直保留每个 Linear 权重的 16 位副本（{ $bytes }），因为这些权重仍然需要梯度。
 sample-note = 说明：峰值依据对 nanoGPT 的 sample.py 和 generate() 的精确重放；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论说明该范围中哪一部分放得下。
+est-model-name = 模型
+est-model-name-value = { $name }（{ $family }，transformers { $version }）
+est-model-name-value-plain = { $name }（{ $family }）
+est-no-options-model = 尚未为此模型计算可选方案：请改变 --batch_size、--block_size、--dtype 或 --grad_checkpoint，再比较估算结果。
+est-note-model = 以上均为估算：训练峰值依据对 Hugging Face transformers { $version } 自身代码中一个 Trainer 训练步的复现（带标签的前向、反向、梯度裁剪、融合 AdamW、梯度置为 None）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围中哪一部分放得下。

@@ -24,6 +24,12 @@ pub struct ScenarioArgs {
     /// default the scenario's, else what the message implies.
     #[arg(long, value_name = "SIZE")]
     pub other_processes: Option<String>,
+    /// The model to train, when it is not nanoGPT's: an id of vramdoc's model catalog (gpt2,
+    /// llama-3.1-8b, qwen2.5-7b, ...; data/models) or the path of a Hugging Face config.json.
+    /// Its training step is a transformers Trainer step (the numbers follow transformers
+    /// 5.24.0's modeling code). Sets the scenario key `model`.
+    #[arg(long, value_name = "ID|CONFIG.JSON")]
+    pub model: Option<String>,
     /// A YAML file of extra GPUs (`gpus:` list with id, name, capacity_bytes).
     #[arg(long, value_name = "FILE")]
     pub catalog: Option<PathBuf>,

@@ -100,7 +100,8 @@ fn unsourced_card_note(d: &Diagnosis, catalog: &GpuCatalog) -> Option<String> {
     let named = d.estimate.as_ref().and_then(|e| e.gpu.as_ref());
     let (id, setting) = match named {
         Some(g) if d.named_card.is_some() => (g.id.as_str(), None),
-        _ => crate::oom::cards::settled(&d.cards).map(|c| (c.id.as_str(), c.variant))?,
+        _ => crate::oom::cards::settled(&d.cards)
+            .map(|c| (c.id.as_str(), c.variant.map(|v| (v, c.capacity_bytes))))?,
     };
     catalog.get(id)?.unsourced_capacity_note(setting)
 }
@@ -176,14 +177,17 @@ fn load_scenario(
     args: &DiagnoseArgs,
     catalog: &GpuCatalog,
 ) -> Result<Option<Scenario>, Box<Diagnostic>> {
-    if args.config.is_none() && args.scenario.set.is_empty() {
+    if args.config.is_none() && args.scenario.set.is_empty() && args.scenario.model.is_none() {
         return Ok(None);
     }
-    let inputs: Vec<input::Input> = args
+    let mut inputs: Vec<input::Input> = args
         .config
         .iter()
         .map(|p| input::Input::File(p.clone()))
         .collect();
+    if let Some(model) = &args.scenario.model {
+        inputs.push(input::Input::Override(format!("--model={model}")));
+    }
     let mut loaded = input::load(&input::Sources {
         inputs: &inputs,
         sets: &args.scenario.set,
@@ -199,6 +203,15 @@ fn load_scenario(
         let first = errors.into_iter().next();
         Box::new(first.unwrap_or_else(|| Diagnostic::error("the scenario could not be read")))
     })?;
+    if loaded.model.is_some() {
+        // The tensors diagnose matches are nanoGPT's training step's.
+        return Err(Box::new(
+            Diagnostic::error(
+                "diagnose matches a message against nanoGPT's training step, and a model given by `model` trains other tensors; a Hugging Face model's are not matched yet".to_owned(),
+            )
+            .with_help("run `vramdoc estimate --model ...` with the same settings for its memory, or diagnose without --model for what the message alone tells"),
+        ));
+    }
     if loaded.sampling.is_some() {
         // The tensors diagnose matches are a training step's; a sampling run holds others.
         let mut diag = Diagnostic::error(

@@ -82,9 +82,13 @@ impl EstimateArgs {
             catalog: self.scenario.catalog.clone(),
             data_dir: self.scenario.data_dir.clone(),
         };
-        // `--phase X` is the override `--phase=X`, in command-line order with the FILEs.
+        // `--phase X` and `--model X` are the overrides `--phase=X` and `--model=X`, in
+        // command-line order with the FILEs.
         if let Some(phase) = &self.phase {
             r.inputs.push(Input::Override(format!("--phase={phase}")));
+        }
+        if let Some(model) = &self.scenario.model {
+            r.inputs.push(Input::Override(format!("--model={model}")));
         }
         let mut items = self.inputs.iter();
         while let Some(item) = items.next() {
@@ -105,6 +109,7 @@ impl EstimateArgs {
                     | "--nnodes"
                     | "--data-dir"
                     | "--phase"
+                    | "--model"
             ) {
                 r.inputs.push(if item.starts_with("--") {
                     Input::Override(item.clone())
@@ -118,7 +123,7 @@ impl EstimateArgs {
                 None => return Err(Box::new(Diagnostic::error(format!("{flag} needs a value")))),
             };
             match flag {
-                "--phase" => r.inputs.push(Input::Override(format!("--phase={value}"))),
+                "--phase" | "--model" => r.inputs.push(Input::Override(format!("{flag}={value}"))),
                 "--gpu" => r.gpu = Some(value),
                 "--other-processes" => r.other_processes = Some(value),
                 "--nproc-per-node" | "--nproc_per_node" | "--nnodes" => {
@@ -270,8 +275,14 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     if let Some(size) = &args.other_processes {
         set_other_processes(&mut loaded.scenario, size)?;
     }
+    // With a model, an error that names no key is about the model.
+    let model_key = loaded.model.as_ref().map(|_| "model");
     let scenario_error = |e: estimate::ScenarioError| {
-        let origin = e.key.as_deref().and_then(|k| loaded.origins.get(k));
+        let origin = e
+            .key
+            .as_deref()
+            .or(model_key)
+            .and_then(|k| loaded.origins.get(k));
         let d = match origin {
             Some(o) => o.error(&e.to_string()),
             None => Diagnostic::error(e.to_string()),
@@ -299,6 +310,13 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
                 &sample_report::ignored(&est, &loaded.ignored),
             ),
         };
+        return Ok((text, notes));
+    }
+    if let Some(model) = &loaded.model {
+        let est = estimate::estimate_model(&model.architecture, &loaded.scenario, &catalog)
+            .map_err(|e| super::model_report::refusal(model, scenario_error(e)))?;
+        let text =
+            super::model_report::render(&est, model, args.format, &args.lang, &loaded.ignored)?;
         return Ok((text, notes));
     }
     let est = estimate::estimate(&loaded.scenario, &catalog).map_err(scenario_error)?;

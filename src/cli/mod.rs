@@ -5,6 +5,7 @@
 pub mod args;
 pub mod diagnose;
 pub mod estimate;
+mod model_report;
 pub mod translations;
 
 use std::io::IsTerminal;

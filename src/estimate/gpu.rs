@@ -82,17 +82,22 @@ impl VariantKind {
 }
 
 impl Gpu {
-    /// The note `estimate` and `diagnose` print when they use a figure of this card (its
-    /// `capacity_bytes`, or the variant of `setting`) that no printed message backs: what it rests
-    /// on, and how to give the real one. `None` for a sourced figure (and for a user's own
-    /// `--catalog` entry, whose source is empty).
-    pub(crate) fn unsourced_capacity_note(&self, setting: Option<VariantKind>) -> Option<String> {
-        let (capacity, source) = match setting {
+    /// The note `estimate` and `diagnose` print when they use a figure of this card that no
+    /// printed message backs: what it rests on, and how to give the real one. `figure` is the
+    /// variant used, by its setting and capacity (a card can list two figures for one setting,
+    /// e.g. two newer drivers), or `None` for `capacity_bytes`. `None` for a sourced figure (and
+    /// for a user's own `--catalog` entry, whose source is empty).
+    pub(crate) fn unsourced_capacity_note(
+        &self,
+        figure: Option<(VariantKind, u64)>,
+    ) -> Option<String> {
+        let setting = figure.map(|(kind, _)| kind);
+        let (capacity, source) = match figure {
             None => (self.capacity_bytes, self.source.as_str()),
-            Some(kind) => self
+            Some((kind, bytes)) => self
                 .variants
                 .iter()
-                .find(|v| v.when == kind)
+                .find(|v| v.when == kind && v.capacity_bytes == bytes)
                 .map(|v| (v.capacity_bytes, v.source.as_str()))?,
         };
         let basis = source.strip_prefix(NOT_SOURCED)?;
@@ -212,10 +217,13 @@ mod tests {
         let kinds = ["device properties", "OOM message", "nvidia-smi"];
         let places = ["github.com/", "tests/data/"];
         for g in GpuCatalog::builtin().iter() {
-            let sources = std::iter::once((None, &g.source))
-                .chain(g.variants.iter().map(|v| (Some(v.when), &v.source)));
-            for (setting, s) in sources {
-                let note = g.unsourced_capacity_note(setting);
+            let sources = std::iter::once((None, &g.source)).chain(
+                g.variants
+                    .iter()
+                    .map(|v| (Some((v.when, v.capacity_bytes)), &v.source)),
+            );
+            for (figure, s) in sources {
+                let note = g.unsourced_capacity_note(figure);
                 if s.starts_with(NOT_SOURCED) {
                     assert!(
                         s.contains("derived from") || s.contains("taken from"),
@@ -263,15 +271,16 @@ mod tests {
             note.contains("--catalog FILE entry with id rtx-5080"),
             "{note}"
         );
-        let l4 = card("l4").unsourced_capacity_note(Some(VariantKind::EccOff));
+        // 24115 MiB = 23.55 GiB, the L4's ECC-off figure.
+        let ecc_off = Some((VariantKind::EccOff, 24115u64 << 20));
+        let l4 = card("l4").unsourced_capacity_note(ecc_off);
         assert!(l4
             .unwrap()
             .starts_with("NVIDIA L4 with ECC off: its capacity in vramdoc's catalog, 23.55 GiB"));
         assert_eq!(card("l4").unsourced_capacity_note(None), None);
-        assert_eq!(
-            card("l4").unsourced_capacity_note(Some(VariantKind::Windows)),
-            None
-        );
+        // A figure the card does not list has no note.
+        let windows = Some((VariantKind::Windows, 24115u64 << 20));
+        assert_eq!(card("l4").unsourced_capacity_note(windows), None);
     }
 
     /// The GDDR cards whose ECC can be switched list both states (ECC takes 1/16 of their memory,

@@ -252,6 +252,12 @@ fn training_only(s: &Scenario) -> Result<(), ScenarioError> {
 /// Estimates one scenario; errors name the scenario key at fault.
 pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, ScenarioError> {
     training_only(s)?;
+    if let Some(model) = &s.model {
+        return Err(ScenarioError::key(
+            "model",
+            format!("model = {model} names a model other than nanoGPT's, which this estimate (and a guide's tables) does not read yet; on the command line, vramdoc estimate --model {model} estimates it"),
+        ));
+    }
     s.validate(catalog)?;
     // The run train.py does (a GPT-2 checkpoint's shape), as one DDP process sees it.
     let run = s.as_run();

@@ -283,6 +283,10 @@ pub struct Scenario {
     pub lora_rank: u64,
     /// The Linear layers LoRA adapts (used when `lora_rank > 0`).
     pub lora_targets: LoraTargets,
+    /// A Hugging Face model (a catalog id or a `config.json` path) instead of nanoGPT's: the
+    /// scenario layer resolves it to an [`super::Architecture`] for [`super::estimate_model`];
+    /// [`super::estimate`] refuses it.
+    pub model: Option<String>,
 }
 
 impl Default for Scenario {
@@ -316,6 +320,7 @@ impl Default for Scenario {
             freeze_embeddings: false,
             lora_rank: 0,
             lora_targets: LoraTargets::default(),
+            model: None,
         }
     }
 }

@@ -5,9 +5,11 @@ use fluent_bundle::FluentValue;
 use super::table::{aligned, bold, markdown_table, text_table, Align, TextRow};
 use super::text::wrap;
 use super::verdict::{estimate_verdict, verdict_rule};
-use crate::estimate::{Estimate, TrainMoment, WhatIf};
+use crate::estimate::arch::HF_TRANSFORMERS;
+use crate::estimate::{Estimate, Family, TrainMoment, WhatIf};
 use crate::i18n::Localizer;
 use crate::present::{self, Line, OptionRow};
+use crate::scenario::model::applies;
 
 /// A readable terminal report: scenario, model, breakdown, verdict, options.
 pub(crate) fn table(
@@ -38,7 +40,7 @@ pub(crate) fn table(
     }
     out += &format!("\n{}\n", loc.t("est-heading-options"));
     if options.is_empty() {
-        out += &format!("  {}\n", loc.t("est-no-options"));
+        out += &format!("  {}\n", no_options(e, loc));
     } else {
         out += &options_text(options, loc);
     }
@@ -46,7 +48,29 @@ pub(crate) fn table(
         let keys = FluentValue::from(ignored.join(", "));
         out += &format!("\n{}\n", loc.t_args("est-ignored", &[("keys", keys)]));
     }
-    out + &format!("\n{}\n", loc.t("est-note"))
+    out + &format!("\n{}\n", note(e, loc))
+}
+
+/// The line for an empty options list: none applies (nanoGPT), or none is computed yet (another
+/// model).
+fn no_options(e: &Estimate, loc: &Localizer) -> String {
+    if e.architecture().is_nanogpt() {
+        loc.t("est-no-options")
+    } else {
+        loc.t("est-no-options-model")
+    }
+}
+
+/// The note under the report: whose training step the estimate replays.
+fn note(e: &Estimate, loc: &Localizer) -> String {
+    if e.architecture().is_nanogpt() {
+        loc.t("est-note")
+    } else {
+        loc.t_args(
+            "est-note-model",
+            &[arg("version", HF_TRANSFORMERS.to_owned())],
+        )
+    }
 }
 
 /// Markdown a guide can embed: the same content as tables.
@@ -85,29 +109,66 @@ pub(crate) fn markdown(e: &Estimate, options: &[WhatIf], loc: &Localizer) -> Str
     }
     out += &format!("### {}\n\n", loc.t("est-heading-options"));
     if options.is_empty() {
-        out += &format!("{}\n", loc.t("est-no-options"));
+        out += &format!("{}\n", no_options(e, loc));
     } else {
         out += &options_markdown(options, loc);
     }
-    out + &format!("\n_{}_\n", loc.t("est-note"))
+    out + &format!("\n_{}_\n", note(e, loc))
 }
 
+/// The scenario's keys and values, those the model has (a Hugging Face model has no nanoGPT
+/// shape keys: its config gives them).
 fn scenario_pairs(e: &Estimate) -> Vec<String> {
+    let family = e.architecture().family;
     e.scenario
         .display_values()
         .into_iter()
+        .filter(|(k, _)| applies(k, family))
         .map(|(k, v)| format!("{k}={v}"))
         .collect()
+}
+
+/// A family as the model row names it (a proper name, the same in every language).
+fn family_label(family: Family) -> &'static str {
+    match family {
+        Family::NanoGpt => "nanoGPT",
+        Family::HfGpt2 => "Hugging Face GPT-2",
+        Family::Llama => "Llama family",
+        Family::Gemma2 => "Gemma 2",
+        Family::Gemma3 => "Gemma 3",
+        Family::Moe => "mixture of experts",
+        Family::Nanochat => "nanochat",
+    }
+}
+
+/// The model, when it is not nanoGPT's (whose shape the scenario's keys show): its id or
+/// path, its family and the transformers version its numbers follow.
+fn model_name_row(e: &Estimate, loc: &Localizer) -> Option<(String, String)> {
+    let a = e.architecture();
+    if a.is_nanogpt() {
+        return None;
+    }
+    // The terminal's printer makes any control character of a path visible.
+    let name = arg("name", a.name.to_string());
+    let family = arg("family", family_label(a.family).to_owned());
+    let value = if a.family == Family::Nanochat {
+        loc.t_args("est-model-name-value-plain", &[name, family])
+    } else {
+        let version = arg("version", HF_TRANSFORMERS.to_owned());
+        loc.t_args("est-model-name-value", &[name, family, version])
+    };
+    Some((loc.t("est-model-name"), value))
 }
 
 /// The model section: parameters, optimizer groups and effective batch, then the rows that
 /// apply (trainable parameters, DDP, resume).
 fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
-    let mut rows = vec![
+    let mut rows: Vec<(String, String)> = model_name_row(e, loc).into_iter().collect();
+    rows.extend([
         params_row(e, loc),
         groups_row(e, loc),
         effective_batch_row(e, loc),
-    ];
+    ]);
     rows.extend(trainable_row(e, loc));
     rows.extend(ddp_row(e, loc));
     rows.extend(resume_row(e, loc));
@@ -119,13 +180,18 @@ fn arg(name: &'static str, v: String) -> (&'static str, FluentValue<'static>) {
     (name, FluentValue::from(v))
 }
 
-/// The parameter count, and without position embeddings as nanoGPT prints it.
+/// The parameter count, and without position embeddings (as nanoGPT prints it, for its model).
 fn params_row(e: &Estimate, loc: &Localizer) -> (String, String) {
     let p = &e.params;
+    let value = if e.architecture().is_nanogpt() {
+        "est-params-total-value"
+    } else {
+        "est-params-total-value-model"
+    };
     (
         loc.t("est-params-total"),
         loc.t_args(
-            "est-params-total-value",
+            value,
             &[
                 arg("total", loc.count(p.total)),
                 arg("non_embedding", loc.count(p.non_embedding)),

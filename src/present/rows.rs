@@ -148,6 +148,10 @@ pub(crate) fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
     if b.other_processes > 0 {
         lines.push((Line::OtherProcesses, b.other_processes));
     }
+    // A Trainer step (a model other than nanoGPT's) runs no evaluation.
+    if b.first_step_peak.is_some() {
+        lines.retain(|(line, _)| *line != Line::EvalPeak);
+    }
     lines
         .into_iter()
         .map(|(line, bytes)| MemoryRow {

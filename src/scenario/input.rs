@@ -42,6 +42,9 @@ pub(crate) struct Loaded {
     pub(crate) origins: std::collections::HashMap<String, ValueOrigin>,
     /// What to generate, when the scenario is `phase = generate` (sampling with `sample.py`).
     pub(crate) sampling: Option<crate::estimate::Sampling>,
+    /// The model the scenario key `model` names, resolved (a Hugging Face `Trainer` step
+    /// instead of nanoGPT's train.py).
+    pub(crate) model: Option<super::model::Model>,
 }
 
 /// Everything that shapes the scenario, as given on the command line.
@@ -99,7 +102,16 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
             errors.extend(e);
         }
     }
-    if errors.is_empty() {
+    if errors.is_empty() && out.scenario.model.is_some() {
+        // Not nanoGPT: the model's own config and Trainer's defaults, not train.py's set-up.
+        match super::model::settle(&mut session, &mut out.scenario) {
+            Ok((model, notes)) => {
+                session.notes.extend(notes);
+                out.model = Some(model);
+            }
+            Err(e) => errors.extend(e),
+        }
+    } else if errors.is_empty() {
         match super::nanogpt::apply(&session, &mut out.scenario, src.base) {
             Ok(notes) => session.notes.extend(notes),
             Err(e) => errors.extend(e),
@@ -356,16 +368,17 @@ fn hugging_face_model(text: &str) -> Option<String> {
 /// `tools/hf_replay/`, compared in `tests/it/hugging_face.rs`).
 fn hugging_face_refused(label: &Path, model: &str) -> Diagnostic {
     Diagnostic::error(format!(
-        "this is a Hugging Face config.json (model '{model}'): vramdoc models nanoGPT's own code \
-         (train.py and sample.py), and Hugging Face models are not modelled yet"
+        "this is a Hugging Face config.json (model '{model}'), not a scenario: a scenario FILE is \
+         read as nanoGPT's train.py reads its config, and estimating a Hugging Face model with \
+         nanoGPT's shapes would be wrong (for Hugging Face's GPT-2 alone, nanoGPT's GPT-2 of the \
+         same shape and settings comes out up to 48 % below what it trains with)"
     ))
     .in_file(label)
     .at(1, 1)
-    .with_help(
-        "estimating it with nanoGPT's shapes would be wrong: for Hugging Face's GPT-2 alone, \
-         nanoGPT's GPT-2 of the same shape and settings comes out up to 48 % below what it trains \
-         with; give a nanoGPT config or YAML scenario only for runs of nanoGPT's code",
-    )
+    .with_help(format!(
+        "give it as the model: vramdoc estimate --model {}",
+        crate::terminal::visible_line(&label.display().to_string())
+    ))
 }
 
 /// A command-line error naming the flag and the key.

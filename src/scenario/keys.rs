@@ -48,6 +48,9 @@ pub enum Kind {
     Names,
     /// A GPU id of the catalog, or `None`.
     Gpu,
+    /// A model: an id of the bundled model catalog or a path to a Hugging Face `config.json`,
+    /// or `None` (nanoGPT's own model).
+    Model,
 }
 
 impl Kind {
@@ -67,6 +70,7 @@ impl Kind {
             Kind::InitFrom => "scratch | resume | gpt2 | gpt2-medium | gpt2-large | gpt2-xl",
             Kind::Names => "attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj or all-linear",
             Kind::Gpu => "a catalog id such as rtx-4070, or None",
+            Kind::Model => "a model catalog id such as gpt2, a config.json path, or None",
         }
     }
 
@@ -81,6 +85,7 @@ impl Kind {
                 | Kind::InitFrom
                 | Kind::Names
                 | Kind::Gpu
+                | Kind::Model
         )
     }
 }
@@ -304,6 +309,9 @@ macro_rules! read {
     (Gpu, $k:expr, $v:expr) => {
         literal::gpu_id($k, $v)
     };
+    (Model, $k:expr, $v:expr) => {
+        literal::model($k, $v)
+    };
 }
 
 /// The table: `name: Kind, "unit", "doc", nanoGPT, training, phases, families [, json getter]`;
@@ -375,6 +383,7 @@ keys! {
     freeze_embeddings: Bool, "", "wte (tied to lm_head) and wpe frozen.", Code("est-code-freeze_embeddings"), Changes, TRAINING, NANOGPT;
     lora_rank: Whole, "", "LoRA rank; 0 means no adapters.", Code("est-code-lora"), Changes, TRAINING, NANOGPT;
     lora_targets: Names, "", "The Linear layers LoRA adapts.", Code("est-code-lora"), Changes, TRAINING, NANOGPT;
+    model: Model, "", "A Hugging Face model to train instead of nanoGPT's: an id of vramdoc's model catalog (data/models) or a config.json path.", Surroundings, Changes, TRAINING, ALL;
 }
 
 /// The row of `name`.

@@ -133,6 +133,18 @@ pub(super) fn gpu_id(key: &str, value: &Literal) -> Result<Option<String>, Scena
     }
 }
 
+/// A model: a catalog id or a `config.json` path, as written (paths are case-sensitive), or None.
+pub(super) fn model(key: &str, value: &Literal) -> Result<Option<String>, ScenarioError> {
+    match value {
+        v if v.is_none() => Ok(None),
+        Literal::Str(s) if !s.trim().is_empty() => Ok(Some(s.trim().to_owned())),
+        other => Err(ScenarioError::key(
+            key,
+            format!("expected a model id such as \"gpt2\" or a path to a config.json, got {other}"),
+        )),
+    }
+}
+
 /// A whole number ≥ 1, or None (`None`, `null`, ...).
 pub(super) fn optional_count(key: &str, value: &Literal) -> Result<Option<u64>, ScenarioError> {
     if value.is_none() {

@@ -8,6 +8,7 @@ pub mod families;
 pub(crate) mod input;
 pub mod keys;
 pub mod literal;
+pub(crate) mod model;
 mod nanogpt;
 mod pickle;
 mod pyconfig;

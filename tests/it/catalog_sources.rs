@@ -34,40 +34,45 @@ fn estimate_on_an_unsourced_card_says_so_once() {
     let run = |gpu: &str, extra: &[&str]| {
         t.run(&[&["estimate"][..], &SMALL, &["--gpu", gpu], extra].concat())
     };
-    // RTX 4080: 16,376 MiB (nvidia-smi) less the ~0.3 GiB driver reserve = 16,069 MiB, and
-    // 16069 / 1024 = 15.69 GiB.
-    let r = run("rtx-4080", &[]);
+    // RTX 5070 Ti: 16,303 MiB (nvidia-smi) less the 489 MiB an RTX 5090 keeps = 15,814 MiB, and
+    // 15814 / 1024 = 15.44 GiB.
+    assert_eq!(16303 - 489, 15814);
+    let r = run("rtx-5070-ti", &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("note: NVIDIA GeForce RTX 4080: its capacity in vramdoc's catalog, 15.69 GiB, is not sourced (no Linux message of an RTX 4080 at hand): derived from nvidia-smi's total"),
+        r.stderr.contains("note: NVIDIA GeForce RTX 5070 Ti: its capacity in vramdoc's catalog, 15.44 GiB, is not sourced (no message of an RTX 5070 Ti at hand): derived from nvidia-smi's total"),
         "{}",
         r.stderr
     );
     assert!(
-        r.stderr.contains("--catalog FILE entry with id rtx-4080")
+        r.stderr
+            .contains("--catalog FILE entry with id rtx-5070-ti")
             && r.stderr.contains("--other-processes"),
         "{}",
         r.stderr
     );
     // JSON output: the note stays on standard error, the estimate on standard output.
-    let r = run("rtx-4080", &["--format", "json"]);
+    let r = run("rtx-5070-ti", &["--format", "json"]);
     assert!(
         serde_json::from_str::<Value>(&r.stdout).is_ok(),
         "{}",
         r.stdout
     );
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
-    // A sourced card (RTX 4090, OOM messages printing 23.64-23.68 GiB): no note.
-    let r = run("rtx-4090", &[]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
+    // Sourced cards: no note (RTX 4090, OOM messages printing 23.64-23.68 GiB; RTX 4080, a
+    // printed total_memory of 16049 MiB).
+    for gpu in ["rtx-4090", "rtx-4080"] {
+        let r = run(gpu, &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(!r.stderr.contains(NOTE), "{gpu}: {}", r.stderr);
+    }
     // The user's real figure, given as the README says: no note.
     t.file(
         "mine.yaml",
-        "gpus:\n  - {id: rtx-4080, name: My RTX 4080, capacity_bytes: 16718888960}\n",
+        "gpus:\n  - {id: rtx-5070-ti, name: My RTX 5070 Ti, capacity_bytes: 16600000000}\n",
     );
-    let r = run("rtx-4080", &["--catalog", "mine.yaml"]);
+    let r = run("rtx-5070-ti", &["--catalog", "mine.yaml"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
 }
@@ -109,19 +114,21 @@ fn diagnose_notes_the_unsourced_figure_it_used() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
     // The scenario names the card: its figure is the one used, and the note says so.
-    t.file("amb.txt", &message("15.69"));
+    // 15.44 GiB: the RTX 5070 Ti's and the RTX 5080's derived figure, so neither is taken alone.
+    t.file("amb.txt", &message("15.44"));
     let r = t.run(&[
         "diagnose",
         "amb.txt",
         "--set",
         "batch_size=4",
         "--gpu",
-        "rtx-4080",
+        "rtx-5070-ti",
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("NVIDIA GeForce RTX 4080: its capacity"),
+        r.stderr
+            .contains("NVIDIA GeForce RTX 5070 Ti: its capacity"),
         "{}",
         r.stderr
     );
@@ -131,10 +138,10 @@ fn diagnose_notes_the_unsourced_figure_it_used() {
     // An nvidia-smi readout compared with a scenario on that card: the same note.
     t.file(
         "smi.csv",
-        "memory.total [MiB], memory.used [MiB]\n16376 MiB, 15000 MiB\n",
+        "memory.total [MiB], memory.used [MiB]\n16303 MiB, 15000 MiB\n",
     );
     let args = ["diagnose", "smi.csv", "--set", "batch_size=4", "--gpu"];
-    let r = t.run(&[&args[..], &["rtx-4080"]].concat());
+    let r = t.run(&[&args[..], &["rtx-5070-ti"]].concat());
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     let r = t.run(&[&args[..], &["rtx-4090"]].concat());

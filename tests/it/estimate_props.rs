@@ -70,6 +70,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 freeze_embeddings: false,
                 lora_rank: 0,
                 lora_targets: Default::default(),
+                model: None,
             },
         )
 }
@@ -201,6 +202,7 @@ proptest! {
             freeze_embeddings: flags[0] != flags[1],
             lora_rank: if flags[2] { sizes[7] } else { 0 },
             lora_targets: vramdoc::estimate::LoraTargets::ALL,
+            model: None,
         };
         let catalog = GpuCatalog::builtin();
         if let Ok(e) = estimate(&s, &catalog) {
@@ -302,6 +304,7 @@ fn largest_micro_batch_offered_always_fits() {
         freeze_embeddings: false,
         lora_rank: 0,
         lora_targets: Default::default(),
+        model: None,
     };
     let catalog = GpuCatalog::builtin();
     for o in what_if(&s, &catalog).expect("valid") {

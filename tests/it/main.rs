@@ -5,6 +5,7 @@
 mod support;
 
 mod calibration;
+mod catalog_cards;
 mod catalog_sources;
 mod chart;
 mod chart_pages;
@@ -27,6 +28,7 @@ mod gpu_measured;
 mod hardening;
 mod hardening_site;
 mod hf_gpt2;
+mod hf_validation;
 mod hostile_cli;
 mod hostile_input;
 mod hostile_pickles;
@@ -35,6 +37,7 @@ mod incremental;
 mod layering;
 mod locales;
 mod markdown;
+mod model_cli;
 mod nanogpt_configs;
 mod nanogpt_runs;
 mod parser_props;

@@ -71,6 +71,7 @@ fn every_key_is_set_by_yaml_python_and_overrides_alike() {
             "gpu" => "'rtx-4090'",
             "other_processes" => "1048576",
             "lora_rank" => "4",
+            "model" => "'gpt2'",
             _ => "2",
         }
     };
@@ -213,6 +214,7 @@ fn other_values(kind: Kind) -> Vec<Literal> {
         Kind::InitFrom => vec![text("resume"), text("gpt2")],
         Kind::Names => vec![text("c_attn"), text("c_fc,c_proj")],
         Kind::Gpu => vec![text("rtx-3090")],
+        Kind::Model => vec![text("gpt2")],
     }
 }
 
@@ -275,5 +277,54 @@ fn a_key_outside_a_familys_column_changes_nothing_in_its_estimate() {
         let k = keys::get(name).unwrap();
         assert_eq!(k.families, Families::ALL, "{name}");
         assert!(k.families.contains(Family::Llama) && k.families.contains(Family::Nanochat));
+    }
+}
+
+/// A YAML spelling of a literal.
+fn yaml_text(v: &Literal) -> String {
+    match v {
+        Literal::Int(n) => n.to_string(),
+        Literal::Float(x) => x.to_string(),
+        Literal::Bool(b) => b.to_string(),
+        Literal::Str(s) => format!("\"{s}\""),
+        Literal::None => "null".to_owned(),
+    }
+}
+
+/// The families column is what refuses a key given beside a model whose family it leaves out:
+/// every such key at its own line, all at once, naming the key and the model's family.
+#[test]
+fn a_key_outside_the_models_family_is_refused_at_its_line() {
+    let base = Scenario::default();
+    let outside: Vec<_> = KEYS
+        .iter()
+        .filter(|k| !k.families.contains(Family::HfGpt2))
+        .collect();
+    let mut yaml = String::from("model: gpt2\n");
+    for k in &outside {
+        let v = other_values(k.kind)
+            .into_iter()
+            .find(|v| {
+                let mut s = base.clone();
+                s.set(k.name, v.clone()).is_ok() && k.value(&s) != k.value(&base)
+            })
+            .unwrap();
+        yaml += &format!("{}: {}\n", k.name, yaml_text(&v));
+    }
+    let t = SiteTest::new();
+    t.file("s.yaml", &yaml);
+    let r = t.run(&["estimate", "s.yaml"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    for (i, k) in outside.iter().enumerate() {
+        let at = format!("s.yaml:{}:1", i + 2);
+        let says = format!(
+            "`{}` is a key of nanoGPT's train.py, and model = gpt2 is Hugging Face's GPT-2",
+            k.name
+        );
+        assert!(
+            r.stderr.contains(&at) && r.stderr.contains(&says),
+            "{at} {says}:\n{}",
+            r.stderr
+        );
     }
 }

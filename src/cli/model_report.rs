@@ -1,0 +1,80 @@
+//! `vramdoc estimate --model`: the report of a model given by the scenario key `model` (the
+//! estimator's [`crate::estimate::estimate_model`], whichever family it computes: a family marked
+//! computed there is reached from here unchanged), and the refusal of a family it does not
+//! compute yet, with the model's parameter count.
+
+use crate::diagnostics::Diagnostic;
+use crate::estimate::Estimate;
+use crate::i18n::Localizer;
+use crate::present::{estimate_report, Format};
+use crate::scenario::model::{family_name, Model};
+
+/// The report in `format`: the JSON gains a `model` object (id or path, family, model_type,
+/// whether computed, the transformers version, the catalog source); what-ifs are not computed
+/// for these models yet, so the JSON has no `what_if` and the table says so.
+pub(crate) fn render(
+    est: &Estimate,
+    model: &Model,
+    format: Format,
+    lang: &str,
+    ignored: &[String],
+) -> Result<String, Box<Diagnostic>> {
+    let json_error = |e: serde_json::Error| Box::new(Diagnostic::error(e.to_string()));
+    if format == Format::Json {
+        let mut value = serde_json::to_value(est).map_err(json_error)?;
+        if let serde_json::Value::Object(map) = &mut value {
+            let info = serde_json::to_value(&model.info).map_err(json_error)?;
+            map.insert("model".to_owned(), info);
+        }
+        let text = serde_json::to_string_pretty(&value).map_err(json_error)?;
+        return Ok(text + "\n");
+    }
+    let loc = Localizer::for_flag(lang)?;
+    Ok(match format {
+        Format::Markdown => estimate_report::markdown(est, &[], &loc),
+        _ => estimate_report::table(est, &[], &loc, ignored),
+    })
+}
+
+/// An estimate error of a model: for a family whose training step is not computed yet, the help
+/// gives what is known (its parameter count, from its description) and what to give instead.
+pub(crate) fn refusal(model: &Model, error: Diagnostic) -> Diagnostic {
+    let a = &model.architecture;
+    if a.family.computed() {
+        return error;
+    }
+    let ids = crate::scenario::model::computed_ids();
+    error.with_help(format!(
+        "{} is {} ({}) of {} parameters; of the model catalog, vramdoc estimates the training memory of {} (or give a config.json of such a model)",
+        crate::terminal::visible_line(&a.name),
+        family_name(a.family),
+        model.info.model_type,
+        grouped(a.parameter_count()),
+        ids.join(", "),
+    ))
+}
+
+/// `n` with a comma every three digits (messages are English).
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_are_grouped() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(8_030_261_248), "8,030,261,248");
+    }
+}

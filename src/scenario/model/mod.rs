@@ -1,0 +1,365 @@
+//! The scenario key `model`: a model other than nanoGPT's, given as an id of the bundled catalog
+//! ([`catalog`], `data/models/`) or as a path to a Hugging Face `config.json` (or a folder
+//! holding one), resolved to its [`Architecture`] ([`config`]) for
+//! [`crate::estimate::estimate_model`].
+//!
+//! With a model, the run is one Hugging Face `Trainer` step, not nanoGPT's `train.py`:
+//! [`settle`] refuses the keys such a model does not have (nanoGPT's shape keys and train.py's
+//! own settings, each at the line that set it, naming both), and gives the keys no input set
+//! `Trainer`'s defaults instead of train.py's, with a note saying which.
+
+mod catalog;
+mod config;
+mod facts;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::input;
+use super::keys::{self, KEYS};
+use super::pyconfig::{Session, ValueOrigin};
+use crate::diagnostics::Diagnostic;
+use crate::estimate::arch::{Architecture, Family, Positions, HF_TRANSFORMERS};
+use crate::estimate::{Literal, Scenario};
+use facts::Facts;
+
+pub(crate) use catalog::Source;
+
+/// A resolved model.
+#[derive(Debug, Clone)]
+pub(crate) struct Model {
+    /// Its description (named by the catalog id or the path).
+    pub(crate) architecture: Architecture,
+    /// What the JSON's `model` object says about it.
+    pub(crate) info: ModelInfo,
+    /// The dropout its config trains with, where the family's estimate reads one.
+    dropout: Option<f64>,
+}
+
+/// The JSON's `model` object: which model, whose code, and where its facts come from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct ModelInfo {
+    /// The catalog id, when given by id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) id: Option<String>,
+    /// The `config.json` read, when given by path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) path: Option<String>,
+    /// Whose code runs it.
+    pub(crate) family: Family,
+    /// The config's `model_type`.
+    pub(crate) model_type: String,
+    /// Whether vramdoc computes this family's training step.
+    pub(crate) computed: bool,
+    /// The transformers version whose modeling code the estimate follows (Hugging Face
+    /// families).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) transformers: Option<&'static str>,
+    /// A catalog entry's source; `null` for a `config.json` path.
+    pub(crate) source: Option<Source>,
+}
+
+/// Whether the scenario key `key` applies to a model of `family`: the key table's `families`
+/// column. A model given by `model` lacks nanoGPT's keys: its config gives the shape (`n_layer`,
+/// `n_head`, `n_embd`, `vocab_size`, `bias`), train.py's own run settings (`init_from`,
+/// `eval_only`, `eval_batch_size`: a `Trainer` step has no `estimate_loss()`) have no meaning
+/// for it, and nanoGPT's patches (`pure_bf16`, `freeze_embeddings`, LoRA) are not its code.
+pub(crate) fn applies(key: &str, family: Family) -> bool {
+    keys::get(key).is_none_or(|k| k.families.contains(family))
+}
+
+/// The most of a `config.json` vramdoc reads (a released one is a few KiB).
+const MAX_CONFIG_BYTES: usize = crate::yaml_input::MAX_CATALOG_YAML_BYTES;
+
+/// `Trainer`'s sequence length when none is given: nanoGPT's 1024, or the model's positions if
+/// fewer.
+const DEFAULT_SEQUENCE: u64 = 1024;
+
+/// Resolves the scenario's `model` (set at `origin`), refuses the keys the model lacks, and gives
+/// the keys no input set `Trainer`'s defaults; returns the model and the notes saying what was
+/// assumed. Every error is returned, each at its line.
+pub(crate) fn settle(
+    session: &mut Session<'_>,
+    scenario: &mut Scenario,
+) -> Result<(Model, Vec<String>), Vec<Diagnostic>> {
+    let origin = session.origins.get("model").cloned();
+    let value = scenario.model.clone().unwrap_or_default();
+    let model = resolve(&value, origin.as_ref())?;
+    let mut errors = Vec::new();
+    let family = model.architecture.family;
+    for key in KEYS.iter().filter(|k| !k.families.contains(family)) {
+        let key = key.name;
+        if let Some(at) = session.origins.get(key) {
+            errors.push(
+                at.error(&format!(
+                    "`{key}` is a key of nanoGPT's train.py, and model = {value} is {} ({}), which {}: vramdoc does not mix the two",
+                    family_name(model.architecture.family),
+                    model.info.model_type,
+                    if matches!(key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
+                        "takes its shape from its own config"
+                    } else {
+                        "trains as a Trainer step, without train.py's settings and patches"
+                    }
+                ))
+                .with_help(format!(
+                    "remove `{key}` to estimate {value}, or remove `model` to estimate nanoGPT's model"
+                )),
+            );
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
+    Ok((model, notes))
+}
+
+/// Sets `Trainer`'s defaults on the keys no input set, and says which it assumed.
+fn trainer_defaults(
+    session: &mut Session<'_>,
+    scenario: &mut Scenario,
+    model: &Model,
+) -> Result<Vec<String>, Diagnostic> {
+    let sequence = match model.architecture.positions {
+        Positions::Learned { max_positions } => DEFAULT_SEQUENCE.min(max_positions),
+        Positions::Rotary { .. } => DEFAULT_SEQUENCE,
+    };
+    let dropout = model.dropout.unwrap_or(0.0);
+    let defaults = [
+        ("batch_size", Literal::Int(8), "per_device_train_batch_size 8"),
+        (
+            "gradient_accumulation_steps",
+            Literal::Int(1),
+            "gradient_accumulation_steps 1",
+        ),
+        (
+            "dtype",
+            Literal::Str("float32".to_owned()),
+            "no mixed precision (dtype float32; fp16=True is --dtype=float16, bf16=True --dtype=bfloat16)",
+        ),
+        ("compile", Literal::Bool(false), "no torch.compile"),
+        ("dropout", Literal::Float(dropout), "the config's dropout"),
+        (
+            "block_size",
+            Literal::Int(i64::try_from(sequence).unwrap_or(1024)),
+            "sequences of block_size tokens",
+        ),
+    ];
+    let mut assumed = Vec::new();
+    for (key, value, words) in defaults {
+        if session.origins.contains_key(key) {
+            continue;
+        }
+        session.set_default(key, &value);
+        scenario
+            .set(key, value.clone())
+            .map_err(|e| Diagnostic::error(e.to_string()))?;
+        assumed.push(match key {
+            "dropout" => format!("dropout {dropout} (the config's)"),
+            "block_size" => format!("{sequence}-token sequences (--block_size)"),
+            _ => words.to_owned(),
+        });
+    }
+    let mut notes = Vec::new();
+    if !assumed.is_empty() {
+        notes.push(format!(
+            "model = {}: one Trainer step with Trainer's defaults where no input set a key: {}",
+            model.architecture.name,
+            assumed.join(", ")
+        ));
+    }
+    Ok(notes)
+}
+
+/// The model `value` names: a `config.json` (or a folder holding one) when such a file exists
+/// (relative to the file that set the key, else to the working folder), else a catalog id or
+/// repository; the error is at `origin`.
+pub(crate) fn resolve(value: &str, origin: Option<&ValueOrigin>) -> Result<Model, Vec<Diagnostic>> {
+    let at = |msg: &str| match origin {
+        Some(o) => o.error(msg),
+        None => Diagnostic::error(format!("model = {value}: {msg}")),
+    };
+    let path = config_path(value, origin);
+    if let Some(path) = path.filter(|p| p.is_file()) {
+        return read_config_file(&path);
+    }
+    if let Some(dir) = config_path(value, origin).and_then(|p| p.parent().map(Path::to_path_buf)) {
+        if dir.is_dir() && Path::new(value).file_name() == dir.file_name() {
+            return Err(vec![at(&format!(
+                "the folder {} has no config.json",
+                dir.display()
+            ))
+            .with_help("give the folder the model was downloaded or saved to (it holds config.json), or a catalog id")]);
+        }
+    }
+    lookup(value, at).map_err(|d| vec![d])
+}
+
+/// The catalog entry `value` names, or the error (made by `at`) saying what is known.
+fn lookup(value: &str, at: impl Fn(&str) -> Diagnostic) -> Result<Model, Diagnostic> {
+    match catalog::find(value) {
+        Err(defect) => Err(at(&format!("the bundled model catalog is invalid: {defect}"))),
+        Ok(Some(entry)) => {
+            let read = entry
+                .read()
+                .map_err(|defect| at(&format!("the bundled model catalog is invalid: {defect}")))?;
+            Ok(Model {
+                info: ModelInfo {
+                    id: Some(entry.id.clone()),
+                    path: None,
+                    family: read.architecture.family,
+                    model_type: read.model_type,
+                    computed: read.architecture.family.computed(),
+                    transformers: transformers(read.architecture.family),
+                    source: Some(entry.source.clone()),
+                },
+                architecture: read.architecture,
+                dropout: read.dropout,
+            })
+        }
+        Ok(None) if looks_like_path(value) => Err(at(&format!(
+            "no config.json at {value}, and it is no id of vramdoc's model catalog"
+        ))
+        .with_help(
+            "give the path of the model's config.json (or of the folder holding it), relative to the working folder or to the file that sets `model`",
+        )),
+        Ok(None) => {
+            let near = catalog::closest(value);
+            let ids: Vec<&str> = catalog::entries()
+                .map(|all| all.iter().map(|e| e.id.as_str()).collect())
+                .unwrap_or_default();
+            let mean = if near.is_empty() {
+                String::new()
+            } else {
+                format!("did you mean {}? ", near.join(", "))
+            };
+            Err(at(&format!(
+                "unknown model \"{}\": {mean}vramdoc's model catalog has {}",
+                crate::terminal::visible_line(value),
+                ids.join(", ")
+            ))
+            .with_help(
+                "give a catalog id, a Hugging Face repository of the catalog (meta-llama/Llama-3.1-8B), or the path of the model's config.json",
+            ))
+        }
+    }
+}
+
+/// The catalog ids whose family the estimator computes, in catalog order.
+pub(crate) fn computed_ids() -> Vec<String> {
+    catalog::entries()
+        .map(|all| {
+            all.iter()
+                .filter(|e| e.read().is_ok_and(|m| m.architecture.family.computed()))
+                .map(|e| e.id.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The transformers version a family's numbers follow, for the Hugging Face families.
+fn transformers(family: Family) -> Option<&'static str> {
+    match family {
+        Family::NanoGpt | Family::Nanochat => None,
+        _ => Some(HF_TRANSFORMERS),
+    }
+}
+
+/// A family as messages name it.
+pub(crate) fn family_name(family: Family) -> &'static str {
+    match family {
+        Family::NanoGpt => "nanoGPT's GPT",
+        Family::HfGpt2 => "Hugging Face's GPT-2",
+        Family::Llama => "a Llama-family model",
+        Family::Gemma2 => "a Gemma 2 model",
+        Family::Gemma3 => "a Gemma 3 model",
+        Family::Moe => "a mixture-of-experts model",
+        Family::Nanochat => "nanochat's GPT",
+    }
+}
+
+/// Whether a value that names no catalog entry was meant as a path.
+fn looks_like_path(value: &str) -> bool {
+    value.ends_with(".json")
+        || value.starts_with('.')
+        || value.starts_with('/')
+        || value.starts_with('~')
+        || value.contains('\\')
+}
+
+/// The `config.json` `value` would be: relative to the file that set `model`, else to the
+/// working folder; a folder means its `config.json`.
+fn config_path(value: &str, origin: Option<&ValueOrigin>) -> Option<PathBuf> {
+    let given = Path::new(value);
+    let base = match origin {
+        Some(ValueOrigin::File { path, .. }) if given.is_relative() => {
+            path.parent().map(Path::to_path_buf)
+        }
+        _ => None,
+    };
+    let path = match base {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(given),
+        _ => given.to_path_buf(),
+    };
+    Some(if path.is_dir() {
+        path.join("config.json")
+    } else {
+        path
+    })
+}
+
+/// Reads a `config.json` file into its model; every error at its line.
+fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
+    let text = input::read_capped_text(Some(path)).map_err(|e| {
+        vec![Diagnostic::error(format!("cannot read the model's config.json: {e}")).in_file(path)]
+    })?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    // JSON's own errors first (the YAML reader that gives the positions reads JSON too, but
+    // would word a JSON mistake as YAML's).
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(text) {
+        if e.line() > 0 && text.len() <= MAX_CONFIG_BYTES {
+            return Err(vec![Diagnostic::error(format!("invalid JSON: {e}"))
+                .in_file(path)
+                .at(e.line(), e.column().max(1))
+                .with_source(Arc::from(text))
+                .with_help("a config.json is JSON: check the commas, quotes and brackets just before this point")]);
+        }
+    }
+    let doc = input::parse_yaml(path, text, MAX_CONFIG_BYTES).map_err(|d| vec![*d])?;
+    let Some(map) = doc.value.as_mapping() else {
+        return Err(vec![Diagnostic::error(
+            "a config.json is a JSON object of the model's settings ({\"model_type\": ...})",
+        )
+        .in_file(path)
+        .at(1, 1)]);
+    };
+    let source: Arc<str> = Arc::from(text);
+    let mut facts = Facts::new(map, &doc.at, Vec::new(), path, source);
+    let name = path.display().to_string();
+    let read = config::read(&mut facts, name.clone());
+    let errors = std::mem::take(&mut facts.errors);
+    match read {
+        Some(read) if errors.is_empty() => Ok(Model {
+            info: ModelInfo {
+                id: None,
+                path: Some(name),
+                family: read.architecture.family,
+                model_type: read.model_type,
+                computed: read.architecture.family.computed(),
+                transformers: transformers(read.architecture.family),
+                source: None,
+            },
+            architecture: read.architecture,
+            dropout: read.dropout,
+        }),
+        _ if !errors.is_empty() => Err(errors),
+        _ => Err(vec![
+            Diagnostic::error("the config.json could not be read").in_file(path)
+        ]),
+    }
+}
+
+#[cfg(test)]
+mod tests;
