@@ -64,7 +64,7 @@ pub(crate) fn add_file(
 /// The YAML document: a `gpus:` list (each entry read on its own, so every bad one is reported).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CatalogFile {
+struct GpuCatalogFile {
     gpus: Vec<yaml_serde::Value>,
 }
 
@@ -149,7 +149,7 @@ impl GpuCatalog {
         doc: &yaml_serde::Value,
         at: &crate::yaml_input::YamlPositions,
     ) -> Result<(), Vec<CatalogProblem>> {
-        let file: CatalogFile = yaml_serde::from_value(doc.clone()).map_err(|e| {
+        let file: GpuCatalogFile = yaml_serde::from_value(doc.clone()).map_err(|e| {
             vec![CatalogProblem {
                 line: None,
                 message: format!("invalid GPU catalog: {e}; {CATALOG_SHAPE}"),

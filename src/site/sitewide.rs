@@ -114,12 +114,12 @@ pub(crate) fn language_index(
 /// file, because browsers refuse `fetch()` from `file://` pages.
 fn guide_list_script(entries: &[Listed<'_>]) -> Vec<u8> {
     #[derive(Serialize)]
-    struct Entry<'a> {
+    struct ScriptEntry<'a> {
         s: &'a str,
         t: &'a str,
     }
-    let list: Vec<Entry<'_>> = (entries.iter())
-        .map(|e| Entry {
+    let list: Vec<ScriptEntry<'_>> = (entries.iter())
+        .map(|e| ScriptEntry {
             s: e.slug,
             t: e.title,
         })

@@ -25,7 +25,7 @@ use crate::estimate::arch::{Architecture, Family, Positions, HF_TRANSFORMERS};
 use crate::estimate::{Literal, Scenario};
 use facts::Facts;
 
-pub(crate) use catalog::Source;
+pub(crate) use catalog::ModelSource;
 
 /// A resolved model.
 #[derive(Debug, Clone)]
@@ -58,7 +58,7 @@ pub(crate) struct ModelInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) transformers: Option<&'static str>,
     /// A catalog entry's source; `null` for a `config.json` path.
-    pub(crate) source: Option<Source>,
+    pub(crate) source: Option<ModelSource>,
 }
 
 /// Whether the scenario key `key` applies to a model of `family`: the key table's `families`
