@@ -6,7 +6,12 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use vramdoc::estimate::{estimate, estimate_model, what_if, Architecture, GpuCatalog, Scenario};
+use vramdoc::estimate::arch::{
+    Activation, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement, Positions,
+};
+use vramdoc::estimate::{
+    estimate, estimate_model, what_if, Architecture, Dtype, GpuCatalog, Scenario,
+};
 
 /// Nanoseconds this thread has run on a CPU (Linux's schedstat), to report per-core throughput
 /// on a shared, busy machine; `None` elsewhere.
@@ -96,6 +101,59 @@ fn main() {
         rate(budget, |i| {
             hf.batch_size = 1 + (i & 31);
             black_box(estimate_model(black_box(&gpt2), &hf, &catalog).ok());
+        }),
+    );
+
+    // The Llama family: Llama 3.1 8B's shape, bf16 weights, checkpointed blocks (every
+    // candidate moment, the recomputed blocks' included).
+    let llama = Architecture {
+        family: Family::Llama,
+        name: "llama-3.1-8b".into(),
+        vocab_size: 128_256,
+        hidden: 4096,
+        layers: 32,
+        positions: Positions::Rotary { theta: 500_000.0 },
+        attention: Attention {
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            fused_qkv: false,
+            qkv_bias: false,
+            out_bias: false,
+            qk_norm: None,
+            softcap: None,
+            sliding_window: None,
+        },
+        mlp: Mlp::Dense(FeedForward {
+            intermediate: 14_336,
+            gated: true,
+            fused_gate_up: false,
+            activation: Activation::Silu,
+            bias: false,
+        }),
+        norm: Norm::RmsNorm,
+        norm_placement: NormPlacement::Pre,
+        embeddings: Embeddings {
+            tied_head: false,
+            head_bias: false,
+            scaled_by_sqrt_hidden: false,
+            logit_softcap: None,
+        },
+    };
+    let mut run = Scenario {
+        compile: false,
+        dropout: 0.0,
+        dtype: Dtype::Bfloat16,
+        pure_bf16: true,
+        grad_checkpoint: true,
+        gpu: Some("h100-80gb".into()),
+        ..Scenario::default()
+    };
+    report(
+        "single estimate, Llama 3.1 8B (Hugging Face)",
+        rate(budget, |i| {
+            run.batch_size = 1 + (i & 31);
+            black_box(estimate_model(black_box(&llama), &run, &catalog).ok());
         }),
     );
 }

@@ -16,6 +16,7 @@ est-resume-value = loading the checkpoint peaks at { $load }; its weights ({ $re
 est-heading-memory = Memory at the training peak ({ $moment })
 est-moment-loss_forward = the loss at the end of the forward
 est-moment-loss_backward = cross-entropy backward
+est-moment-head_backward = the output head backward
 est-moment-mlp_backward = backward of the last block's MLP
 est-moment-backward_end = the end of backward
 est-moment-attention_backward = backward of the attention scores

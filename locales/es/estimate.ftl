@@ -16,6 +16,7 @@ est-resume-value = cargar el checkpoint llega a { $load }; sus pesos ({ $retaine
 est-heading-memory = Memoria en el pico del entrenamiento ({ $moment })
 est-moment-loss_forward = la pérdida al final de la pasada hacia delante
 est-moment-loss_backward = la pasada hacia atrás de la entropía cruzada
+est-moment-head_backward = la pasada hacia atrás de la cabeza de salida
 est-moment-mlp_backward = backward del MLP del último bloque
 est-moment-backward_end = el final de la pasada hacia atrás
 est-moment-attention_backward = la pasada hacia atrás de las puntuaciones de atención

@@ -16,6 +16,7 @@ est-resume-value = 加载检查点时峰值为 { $load }；其权重（{ $retain
 est-heading-memory = 训练峰值时的显存（{ $moment }）
 est-moment-loss_forward = 前向传播末尾计算损失时
 est-moment-loss_backward = 交叉熵反向传播
+est-moment-head_backward = 输出头的反向传播
 est-moment-mlp_backward = 最后一个块的 MLP 反向传播
 est-moment-backward_end = 反向传播结束时
 est-moment-attention_backward = 注意力分数的反向传播

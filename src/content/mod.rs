@@ -53,6 +53,10 @@ pub struct Page {
     pub(crate) body_offset: usize,
     /// 1-based line of the body's first line.
     pub(crate) body_line: usize,
+    /// The body's translation sections as (id, start, heading end), once split
+    /// (`translations::sections::of_page`): the page's summary and a translation's notices
+    /// share one parse of it.
+    pub(crate) sections: std::sync::OnceLock<Vec<(String, usize, usize)>>,
 }
 
 impl Page {
@@ -421,6 +425,7 @@ pub fn parse(src: PageSource, bytes: &[u8]) -> Result<Page, Vec<Diagnostic>> {
         front,
         body_offset,
         body_line,
+        sections: std::sync::OnceLock::new(),
     })
 }
 

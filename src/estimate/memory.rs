@@ -75,6 +75,9 @@ pub enum TrainMoment {
     LossForward,
     /// Cross-entropy's backward: every activation saved, the sbV buffers at their largest.
     LossBackward,
+    /// The output head's backward (Hugging Face's Llama family): its weight gradient, and under
+    /// autocast the float32 cast of it, beside every saved activation.
+    HeadBackward,
     /// The last block's MLP backward: the hidden layer's gradient beside every saved activation.
     MlpBackward,
     /// The end of backward: every gradient, the tied weight's two gradient contributions, no
@@ -94,6 +97,7 @@ impl TrainMoment {
         match self {
             TrainMoment::LossForward => "loss_forward",
             TrainMoment::LossBackward => "loss_backward",
+            TrainMoment::HeadBackward => "head_backward",
             TrainMoment::MlpBackward => "mlp_backward",
             TrainMoment::BackwardEnd => "backward_end",
             TrainMoment::AttentionBackward => "attention_backward",

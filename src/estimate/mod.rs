@@ -14,6 +14,7 @@ mod eval;
 mod finetune;
 mod gpu;
 mod hf_gpt2;
+mod hf_llama;
 mod memory;
 mod num;
 mod optimizer_state;
@@ -23,6 +24,7 @@ mod sample;
 mod scenario;
 mod sharding;
 mod train;
+mod trainer;
 mod whatif;
 
 use serde::Serialize;
@@ -289,7 +291,9 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
 /// the scenario's own); Hugging Face's GPT-2 is `hf_gpt2/` (the scenario's shape keys are replaced
 /// by the model's; `dropout` stands for the config's `resid_pdrop`, `embd_pdrop` and `attn_pdrop`
 /// alike, GPT-2's 0.1; a Trainer step has no evaluation, so `eval_peak` is 0 and the first step's
-/// peak is `bytes.first_step_peak`); every other family is an error naming it.
+/// peak is `bytes.first_step_peak`); the Llama family (Llama, Mistral, Qwen2, Qwen3, Phi-3) is
+/// `hf_llama/` the same way (`pure_bf16` for weights loaded in bfloat16 and trained as they
+/// are); every other family is an error naming it.
 pub fn estimate_model(
     a: &Architecture,
     s: &Scenario,
@@ -299,7 +303,7 @@ pub fn estimate_model(
     a.validate()?;
     a.computed()?;
     match a.family {
-        Family::HfGpt2 => estimate_hf_gpt2(a, s, catalog),
+        Family::HfGpt2 | Family::Llama => estimate_trainer_step(a, s, catalog),
         _ => {
             let e = estimate(s, catalog)?;
             if &e.architecture != a {
@@ -314,8 +318,9 @@ pub fn estimate_model(
     }
 }
 
-/// Hugging Face's GPT-2 (`hf_gpt2.rs`): a Trainer step, no evaluation, nothing set up beside it.
-fn estimate_hf_gpt2(
+/// A Hugging Face model (`hf_gpt2/`, `hf_llama/`): a Trainer step, no evaluation, nothing set up
+/// beside it; the scenario's shape keys are replaced by the model's.
+fn estimate_trainer_step(
     a: &Architecture,
     s: &Scenario,
     catalog: &GpuCatalog,
@@ -325,12 +330,14 @@ fn estimate_hf_gpt2(
     run.n_head = a.attention.heads;
     run.n_embd = a.hidden;
     run.vocab_size = a.vocab_size;
-    run.bias = true;
+    run.bias = a.attention.qkv_bias;
     run.validate(catalog)?;
-    hf_gpt2::check(a, &run)?;
     let params = params::count_of(a, &run)?.params;
-    let optimizer = hf_gpt2::optimizer_bytes(a);
-    let (train, train_moment) = hf_gpt2::train_peak(a, &run, &params, optimizer);
+    let step = match a.family {
+        Family::HfGpt2 => hf_gpt2::step(a, &run, &params)?,
+        _ => hf_llama::step(a, &run, &params)?,
+    };
+    let (train, train_moment) = (step.train, step.moment);
     let logits = N::from(run.block_size) * N::from(run.batch_size) * N::from(a.vocab_size);
     let c = if run.dtype == Dtype::Float32 { 4 } else { 2 };
     let m = memory::Memory {
@@ -350,8 +357,7 @@ fn estimate_hf_gpt2(
     let setup = memory::Setup::default();
     let peak = train.sum();
     let mut bytes = bytes(&run, &m, &setup, &moments, peak)?;
-    let first = hf_gpt2::first_step_peak(a, &run, &params, optimizer);
-    bytes.first_step_peak = Some(first.to_u64("the first step's peak")?);
+    bytes.first_step_peak = Some(step.first.to_u64("the first step's peak")?);
     finish(
         &run,
         a.clone(),

@@ -94,6 +94,7 @@ pub(crate) fn sharded(
 fn after_head_backward(moment: TrainMoment) -> bool {
     match moment {
         TrainMoment::MlpBackward
+        | TrainMoment::HeadBackward
         | TrainMoment::AttentionBackward
         | TrainMoment::BlockRecompute
         | TrainMoment::BackwardEnd => true,

@@ -1,12 +1,13 @@
-//! What a guide's `{{ }}` paths read: each dotted path matched against the estimator's typed
-//! fields ([`Estimate`], its [`Params`] and [`Bytes`], the scenario's key table, the GPU, the
-//! variants, the catalog), giving a [`Figure`]. No JSON in between: the paths are the names of the
+//! What a guide's `{{ }}` paths read: each dotted path resolved, when its expression is parsed,
+//! to one of the estimator's typed fields ([`Field`]: of an `Estimate`, its [`Params`] and
+//! [`Bytes`], the scenario's key table, the GPU, a variant's estimate, a catalog card), which
+//! evaluation reads into a [`Figure`]. No JSON in between: the paths are the names of the
 //! `vramdoc estimate --format json` fields, and a test walks that JSON to keep the two in step.
 
 use std::borrow::Cow;
 
 use super::data::GuideData;
-use crate::estimate::{Bytes, Estimate, GpuCatalog, Params, Verdict};
+use crate::estimate::{Bytes, GpuCatalog, Params, Verdict};
 use crate::scenario::keys::{self, KeyValue};
 
 /// One value a path reads, as the formatter tells them apart.
@@ -121,83 +122,215 @@ pub(crate) const BYTES: &[BytesField] = &[
 ];
 
 /// The fields of `gpu`.
+#[cfg(test)]
 pub(crate) const GPU_FIELDS: [&str; 4] = ["id", "name", "capacity_bytes", "bf16"];
 
+/// A `{{ }}` path resolved to a typed field when its expression is parsed (an unknown path is a
+/// parse error naming it), so evaluating it only reads the value: which estimate (the guide's, a
+/// variant's) or catalog card it reads, and which of its fields.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Field {
+    of: Owner,
+    what: What,
+    /// The path as written, for messages.
+    name: String,
+}
+
+/// Whose value a path reads; a variant or card is found by its id when the value is read.
+#[derive(Debug, Clone, PartialEq)]
+enum Owner {
+    Guide,
+    Variant(String),
+    Catalog(String),
+}
+
+/// Which field: of an estimate (the guide's or a variant's) or of a catalog card.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum What {
+    /// `variants.<id>` alone: a group, once the variant is known.
+    Estimate,
+    /// `scenario`, `params`, `bytes`, `catalog.<id>`.
+    Group,
+    /// `scenario.<key>`: the key's row in [`keys::KEYS`].
+    Scenario(usize),
+    /// `params.<name>`: the row in [`PARAMS`].
+    Params(usize),
+    /// `bytes.<name>`: the row in [`BYTES`].
+    Bytes(usize),
+    /// `gpu` alone: a group when a GPU is named.
+    Gpu,
+    /// `gpu.<field>`, or `catalog.<id>.<field>`.
+    Card(CardField),
+    PeakPhase,
+    TrainPeakMoment,
+    EffectiveBatch,
+    TokensPerStep,
+    AccumulationPerGpu,
+    Verdict,
+    Fits,
+    HeadroomBytes,
+    EstimatorVersion,
+}
+
+/// A field of a GPU (`bf16` only for the scenario's `gpu`, not for a catalog card).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum CardField {
+    Id,
+    Name,
+    CapacityBytes,
+    Bf16,
+}
+
+impl Field {
+    /// The field a dotted `path` names (`bytes.logits`, `variants.<id>.fits`,
+    /// `catalog.<gpu-id>.name`); an unknown path is an error that names it.
+    pub(crate) fn resolve(path: &[String]) -> Result<Field, String> {
+        let name = path.join(".");
+        let unknown = || format!("unknown name `{name}`");
+        let segs: Vec<&str> = path.iter().map(String::as_str).collect();
+        let (of, rest) = match segs.as_slice() {
+            ["variants", id, rest @ ..] => (Owner::Variant((*id).to_owned()), rest),
+            ["catalog", id, rest @ ..] => {
+                let what = match rest {
+                    ["id"] => What::Card(CardField::Id),
+                    ["name"] => What::Card(CardField::Name),
+                    ["capacity_bytes"] => What::Card(CardField::CapacityBytes),
+                    [] => What::Group,
+                    _ => return Err(unknown()),
+                };
+                let of = Owner::Catalog((*id).to_owned());
+                return Ok(Field { of, what, name });
+            }
+            ["variants" | "catalog"] => return Err(unknown()),
+            all => (Owner::Guide, all),
+        };
+        let what = match rest.split_first() {
+            None => What::Estimate,
+            Some((head, tail)) => estimate_field(head, tail).ok_or_else(unknown)?,
+        };
+        Ok(Field { of, what, name })
+    }
+
+    /// The path as written.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// For `fits` (the guide's or a variant's), the `verdict` beside it: `false` may be "tight".
+    pub(crate) fn verdict_beside(&self) -> Option<Field> {
+        (self.what == What::Fits).then(|| Field {
+            what: What::Verdict,
+            ..self.clone()
+        })
+    }
+
+    /// The value in `data` (and, for `catalog.<id>`, in `catalog`).
+    pub(crate) fn read<'a>(
+        &self,
+        data: &'a GuideData,
+        catalog: &'a GpuCatalog,
+    ) -> Result<Figure<'a>, String> {
+        let est = match &self.of {
+            Owner::Guide => &data.estimate,
+            Owner::Variant(id) => data.variant(id)?,
+            Owner::Catalog(id) => {
+                let gpu = catalog
+                    .get(id)
+                    .ok_or_else(|| format!("no GPU `{id}` in the catalog"))?;
+                return Ok(match self.what {
+                    What::Card(CardField::Id) => Figure::Text(Cow::Borrowed(&gpu.id)),
+                    What::Card(CardField::Name) => Figure::Text(Cow::Borrowed(&gpu.name)),
+                    What::Card(CardField::CapacityBytes) => Figure::Whole(gpu.capacity_bytes),
+                    _ => Figure::Group,
+                });
+            }
+        };
+        let optional = |v: Option<Figure<'a>>| v.unwrap_or(Figure::Missing);
+        let unknown = || format!("unknown name `{}`", self.name);
+        Ok(match self.what {
+            What::Estimate => {
+                return Err(format!(
+                    "`{}` is a group of values; name one of its fields",
+                    self.name
+                ))
+            }
+            What::Group => Figure::Group,
+            What::Scenario(i) => keys::KEYS
+                .get(i)
+                .ok_or_else(unknown)?
+                .resolved(&est.scenario)
+                .into(),
+            What::Params(i) => {
+                let (_, get) = PARAMS.get(i).ok_or_else(unknown)?;
+                Figure::Whole(get(&est.params))
+            }
+            // A field this estimate does not have is not in its JSON either.
+            What::Bytes(i) => {
+                let (_, get) = BYTES.get(i).ok_or_else(unknown)?;
+                Figure::Whole(get(&est.bytes).ok_or_else(unknown)?)
+            }
+            What::Gpu => est.gpu.as_ref().map_or(Figure::Missing, |_| Figure::Group),
+            // A field of a GPU when the scenario names none: the value is missing, not unknown.
+            What::Card(field) => match (&est.gpu, field) {
+                (None, _) => Figure::Missing,
+                (Some(g), CardField::Id) => Figure::Text(Cow::Borrowed(&g.id)),
+                (Some(g), CardField::Name) => Figure::Text(Cow::Borrowed(&g.name)),
+                (Some(g), CardField::CapacityBytes) => Figure::Whole(g.capacity_bytes),
+                (Some(g), CardField::Bf16) => Figure::Flag(g.bf16),
+            },
+            What::PeakPhase => Figure::Text(Cow::Borrowed(est.peak_phase.as_str())),
+            What::TrainPeakMoment => Figure::Text(Cow::Borrowed(est.train_peak_moment.as_str())),
+            What::EffectiveBatch => Figure::Whole(est.effective_batch),
+            What::TokensPerStep => Figure::Whole(est.tokens_per_step),
+            What::AccumulationPerGpu => Figure::Whole(est.accumulation_per_gpu),
+            What::Verdict => optional(est.verdict.map(Figure::Verdict)),
+            What::Fits => optional(est.fits.map(Figure::Flag)),
+            What::HeadroomBytes => optional(est.headroom_bytes.map(Figure::Signed)),
+            What::EstimatorVersion => Figure::Text(Cow::Borrowed(est.estimator_version)),
+        })
+    }
+}
+
 impl GuideData {
-    /// The value at a dotted `path` (`bytes.logits`, `variants.<id>.fits`,
-    /// `catalog.<gpu-id>.name`), read from the typed estimate; an unknown path is an error that
-    /// names it.
+    /// The value at a dotted `path`: [`Field::resolve`] then [`Field::read`].
+    #[cfg(test)]
     pub(crate) fn lookup<'a>(
         &'a self,
         path: &[String],
         catalog: &'a GpuCatalog,
     ) -> Result<Figure<'a>, String> {
-        let unknown = || format!("unknown name `{}`", path.join("."));
-        let segs: Vec<&str> = path.iter().map(String::as_str).collect();
-        let (est, rest) = match segs.as_slice() {
-            ["variants", id, rest @ ..] => (self.variant(id)?, rest),
-            ["catalog", id, rest @ ..] => {
-                let gpu = catalog
-                    .get(id)
-                    .ok_or_else(|| format!("no GPU `{id}` in the catalog"))?;
-                return match rest {
-                    ["id"] => Ok(Figure::Text(Cow::Borrowed(&gpu.id))),
-                    ["name"] => Ok(Figure::Text(Cow::Borrowed(&gpu.name))),
-                    ["capacity_bytes"] => Ok(Figure::Whole(gpu.capacity_bytes)),
-                    [] => Ok(Figure::Group),
-                    _ => Err(unknown()),
-                };
-            }
-            ["variants" | "catalog"] => return Err(unknown()),
-            all => (&self.estimate, all),
-        };
-        let Some((head, tail)) = rest.split_first() else {
-            return Err(format!(
-                "`{}` is a group of values; name one of its fields",
-                path.join(".")
-            ));
-        };
-        estimate_field(est, head, tail).ok_or_else(unknown)
+        Field::resolve(path)?.read(self, catalog)
     }
 }
 
 /// Field `head`, then `tail`, of an estimate; `None` when there is no such field.
-fn estimate_field<'a>(est: &'a Estimate, head: &str, tail: &[&str]) -> Option<Figure<'a>> {
-    let optional = |v: Option<Figure<'a>>| v.unwrap_or(Figure::Missing);
-    let figure = match (head, tail) {
-        ("scenario" | "params" | "bytes", []) => Figure::Group,
-        ("scenario", [key]) => keys::get(key)?.resolved(&est.scenario).into(),
-        ("params", [name]) => {
-            let (_, get) = PARAMS.iter().find(|(n, _)| n == name)?;
-            Figure::Whole(get(&est.params))
-        }
-        ("bytes", [name]) => {
-            let (_, get) = BYTES.iter().find(|(n, _)| n == name)?;
-            Figure::Whole(get(&est.bytes)?)
-        }
-        ("gpu", []) => est.gpu.as_ref().map_or(Figure::Missing, |_| Figure::Group),
-        ("gpu", [field]) => match (&est.gpu, *field) {
-            // A field of a GPU when the scenario names none: the value is missing, not unknown.
-            (None, f) if GPU_FIELDS.contains(&f) => Figure::Missing,
-            (Some(g), "id") => Figure::Text(Cow::Borrowed(&g.id)),
-            (Some(g), "name") => Figure::Text(Cow::Borrowed(&g.name)),
-            (Some(g), "capacity_bytes") => Figure::Whole(g.capacity_bytes),
-            (Some(g), "bf16") => Figure::Flag(g.bf16),
+fn estimate_field(head: &str, tail: &[&str]) -> Option<What> {
+    let what = match (head, tail) {
+        ("scenario" | "params" | "bytes", []) => What::Group,
+        ("scenario", [key]) => What::Scenario(keys::KEYS.iter().position(|k| k.name == *key)?),
+        ("params", [name]) => What::Params(PARAMS.iter().position(|(n, _)| n == name)?),
+        ("bytes", [name]) => What::Bytes(BYTES.iter().position(|(n, _)| n == name)?),
+        ("gpu", []) => What::Gpu,
+        ("gpu", [field]) => What::Card(match *field {
+            "id" => CardField::Id,
+            "name" => CardField::Name,
+            "capacity_bytes" => CardField::CapacityBytes,
+            "bf16" => CardField::Bf16,
             _ => return None,
-        },
+        }),
         (_, [_, ..]) => return None,
-        ("peak_phase", []) => Figure::Text(Cow::Borrowed(est.peak_phase.as_str())),
-        ("train_peak_moment", []) => Figure::Text(Cow::Borrowed(est.train_peak_moment.as_str())),
-        ("effective_batch", []) => Figure::Whole(est.effective_batch),
-        ("tokens_per_step", []) => Figure::Whole(est.tokens_per_step),
-        ("accumulation_per_gpu", []) => Figure::Whole(est.accumulation_per_gpu),
-        ("verdict", []) => optional(est.verdict.map(Figure::Verdict)),
-        ("fits", []) => optional(est.fits.map(Figure::Flag)),
-        ("headroom_bytes", []) => optional(est.headroom_bytes.map(Figure::Signed)),
-        ("estimator_version", []) => Figure::Text(Cow::Borrowed(est.estimator_version)),
+        ("peak_phase", []) => What::PeakPhase,
+        ("train_peak_moment", []) => What::TrainPeakMoment,
+        ("effective_batch", []) => What::EffectiveBatch,
+        ("tokens_per_step", []) => What::TokensPerStep,
+        ("accumulation_per_gpu", []) => What::AccumulationPerGpu,
+        ("verdict", []) => What::Verdict,
+        ("fits", []) => What::Fits,
+        ("headroom_bytes", []) => What::HeadroomBytes,
+        ("estimator_version", []) => What::EstimatorVersion,
         _ => return None,
     };
-    Some(figure)
+    Some(what)
 }
 
 #[cfg(test)]

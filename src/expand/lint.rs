@@ -9,8 +9,12 @@ const UNITS: &[&str] = &["GiB", "MiB", "KiB", "TiB", "GB", "MB", "KB", "TB"];
 
 /// Every hand-typed memory figure in `body` outside code and expressions: (byte range, text).
 pub fn typed_memory_figures(body: &str) -> Vec<(Range<usize>, String)> {
+    // One parse for both: the code, and the expressions outside it.
     let mut skip = super::parse::code_ranges(body);
-    skip.extend(super::parse::find(body).into_iter().map(|f| f.span));
+    if body.contains("{{") {
+        let found = super::parse::find_outside(body, &skip);
+        skip.extend(found.into_iter().map(|f| f.span));
+    }
     typed_memory_figures_outside(body, skip)
 }
 

@@ -27,7 +27,7 @@ pub use answer::ShortAnswer;
 pub(crate) use answer::{add_targets as add_answer_targets, short_answer};
 pub use charts::{chart_picture, narrow_name as narrow_chart_name, ChartCache};
 pub use data::{guide_data, GuideData};
-use fields::Figure;
+use fields::{Field, Figure};
 use parse::{ArgValue, Expr, ExprKind};
 
 /// What a page's expressions can read, in the page's language.
@@ -63,9 +63,12 @@ pub struct Expanded {
     pub(crate) skipped: Option<Vec<std::ops::Range<usize>>>,
 }
 
-/// Expands every expression of `body` (which starts at 1-based `body_line` of `file`).
+/// Expands every expression of `body` (which starts at 1-based `body_line` of `file`); `code`:
+/// the byte ranges of `body`'s code, when a parse of it already found them (else `body` is
+/// parsed for them if it has a `{{`).
 pub fn expand(
     body: &str,
+    code: Option<Vec<std::ops::Range<usize>>>,
     body_line: usize,
     ctx: &ExpandContext<'_>,
     file: &Path,
@@ -82,7 +85,7 @@ pub fn expand(
     let mut lines = LineCounter::new(body, body_line);
     let mut found = Vec::new();
     if body.contains("{{") {
-        let mut skipped = parse::code_ranges(body);
+        let mut skipped = code.unwrap_or_else(|| parse::code_ranges(body));
         found = parse::find_outside(body, &skipped);
         skipped.extend(found.iter().map(|f| f.span.clone()));
         out.skipped = Some(skipped);
@@ -183,7 +186,7 @@ fn eval(
     charts: &mut Vec<(String, String)>,
 ) -> Result<String, String> {
     match &e.kind {
-        ExprKind::Path(path) => eval_path(path, e.filter.as_deref(), ctx),
+        ExprKind::Value(field) => eval_value(field, e.filter.as_deref(), ctx),
         ExprKind::Call { name, args } => {
             check_signature(name, args, e.filter.as_deref())?;
             eval_call(name, args, block, ctx, charts)
@@ -197,26 +200,23 @@ fn need_data<'a>(ctx: &ExpandContext<'a>) -> Result<&'a GuideData, String> {
         .ok_or_else(|| "this guide has no `scenario:` in its front matter".to_string())
 }
 
-/// A value: `path` read from the guide's data and formatted by `filter`.
-fn eval_path(
-    path: &[String],
+/// A value: `field` read from the guide's data and formatted by `filter`.
+fn eval_value(
+    field: &Field,
     filter: Option<&str>,
     ctx: &ExpandContext<'_>,
 ) -> Result<String, String> {
     let data = need_data(ctx)?;
-    let v = data.lookup(path, ctx.catalog)?;
+    let v = field.read(data, ctx.catalog)?;
     // `fits | verdict` shows the four-state `verdict` beside it: `false` may be "tight".
-    if let (Some("verdict") | None, Some("fits"), Figure::Flag(_)) =
-        (filter, path.last().map(String::as_str), &v)
+    if let (Some("verdict") | None, Some(verdict), Figure::Flag(_)) =
+        (filter, field.verdict_beside(), &v)
     {
-        let mut sibling = path.to_vec();
-        sibling.pop();
-        sibling.push("verdict".to_owned());
-        if let Ok(Figure::Verdict(state)) = data.lookup(&sibling, ctx.catalog) {
+        if let Ok(Figure::Verdict(state)) = verdict.read(data, ctx.catalog) {
             return Ok(present::verdict_name(state, ctx.loc));
         }
     }
-    format_value(&v, filter, ctx.loc, &path.join("."))
+    format_value(&v, filter, ctx.loc, field.name())
 }
 
 /// A function call (its arguments already checked against its signature); tables, charts and
@@ -270,10 +270,8 @@ fn named_arg<'a>(args: &'a [parse::Arg], name: &str) -> Option<&'a ArgValue> {
 fn percent(args: &[parse::Arg], ctx: &ExpandContext<'_>) -> Result<String, String> {
     let data = need_data(ctx)?;
     let num = |i| match positional_arg(args, i) {
-        Some(ArgValue::Path(p)) => data
-            .lookup(p, ctx.catalog)?
-            .as_f64()
-            .ok_or_else(|| format!("`{}` is not a number", p.join("."))),
+        Some(ArgValue::Field(f)) => (f.read(data, ctx.catalog)?.as_f64())
+            .ok_or_else(|| format!("`{}` is not a number", f.name())),
         Some(ArgValue::Num(n)) => Ok(*n),
         _ => Err("percent(a, b) takes two numbers or paths".to_string()),
     };

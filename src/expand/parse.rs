@@ -10,7 +10,9 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Parser, Tag};
+use pulldown_cmark::{Event, Tag};
+
+use super::fields::Field;
 
 /// One expression found in a body.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,8 +37,8 @@ pub(crate) struct Expr {
 /// What an expression computes.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ExprKind {
-    /// A dotted path into the guide's data.
-    Path(Vec<String>),
+    /// A dotted path into the guide's data, resolved to the field it reads.
+    Value(Field),
     /// A function with its arguments.
     Call { name: String, args: Vec<Arg> },
 }
@@ -53,8 +55,10 @@ pub(crate) struct Arg {
 /// An argument's value.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ArgValue {
-    /// A dotted path.
+    /// A dotted path (a variant id, when it is one name).
     Path(Vec<String>),
+    /// A dotted path into the guide's data (`percent`'s arguments), resolved to its field.
+    Field(Field),
     /// A quoted string.
     Str(String),
     /// A number.
@@ -64,8 +68,7 @@ pub(crate) enum ArgValue {
 /// Byte ranges of code (fenced, indented and inline) in a Markdown body.
 pub(crate) fn code_ranges(body: &str) -> Vec<Range<usize>> {
     let mut ranges = Vec::new();
-    let options = crate::markdown::options();
-    for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
+    for (event, range) in crate::markdown::parser(body).into_offset_iter() {
         match event {
             Event::Start(Tag::CodeBlock(_)) | Event::Code(_) => ranges.push(range),
             _ => {}
@@ -75,6 +78,7 @@ pub(crate) fn code_ranges(body: &str) -> Vec<Range<usize>> {
 }
 
 /// Every `{{ ... }}` outside code, in order.
+#[cfg(test)]
 pub(crate) fn find(body: &str) -> Vec<FoundExpr> {
     if !body.contains("{{") {
         return Vec::new();
@@ -129,8 +133,26 @@ pub(crate) fn find_outside(body: &str, code: &[Range<usize>]) -> Vec<FoundExpr> 
     found
 }
 
-/// Parses the text between `{{` and `}}`.
+/// Parses the text between `{{` and `}}`, each path into the guide's data resolved to its field
+/// (an unknown one is an error naming it): the value and `percent`'s numbers.
 pub(crate) fn parse(inner: &str) -> Result<Expr, String> {
+    let mut expr = parse_syntax(inner)?;
+    match &mut expr.kind {
+        ExprKind::Value(_) => {}
+        ExprKind::Call { name, args } if name == "percent" => {
+            for arg in args.iter_mut().filter(|a| a.name.is_none()) {
+                if let ArgValue::Path(path) = &arg.value {
+                    arg.value = ArgValue::Field(Field::resolve(path)?);
+                }
+            }
+        }
+        ExprKind::Call { .. } => {}
+    }
+    Ok(expr)
+}
+
+/// [`parse`] before the paths are resolved.
+fn parse_syntax(inner: &str) -> Result<Expr, String> {
     let mut p = Cursor { s: inner, i: 0 };
     p.ws();
     let first = p
@@ -161,7 +183,7 @@ pub(crate) fn parse(inner: &str) -> Result<Expr, String> {
             args,
         }
     } else {
-        ExprKind::Path(first)
+        ExprKind::Value(Field::resolve(&first)?)
     };
     p.ws();
     let filter = if p.eat('|') {
@@ -285,10 +307,8 @@ mod tests {
     #[test]
     fn parses_paths_filters_and_calls() {
         let e = parse(" bytes.logits | bytes ").unwrap();
-        assert_eq!(
-            e.kind,
-            ExprKind::Path(vec!["bytes".into(), "logits".into()])
-        );
+        let logits = Field::resolve(&["bytes".into(), "logits".into()]).unwrap();
+        assert_eq!(e.kind, ExprKind::Value(logits));
         assert_eq!(e.filter.as_deref(), Some("bytes"));
         let e = parse("chart(\"sweep\", over=\"batch_size\")").unwrap();
         let ExprKind::Call { name, args } = e.kind else {
@@ -301,9 +321,21 @@ mod tests {
         let ExprKind::Call { args, .. } = e.kind else {
             panic!()
         };
+        let peak = Field::resolve(&["bytes".into(), "peak".into()]).unwrap();
+        assert_eq!(args[1].value, ArgValue::Field(peak));
+        // A variant id stays a name; an unknown path is an error when parsed, naming it.
+        let e = parse("options_table(variant=micro8)").unwrap();
+        let ExprKind::Call { args, .. } = e.kind else {
+            panic!()
+        };
+        assert_eq!(args[0].value, ArgValue::Path(vec!["micro8".into()]));
         assert_eq!(
-            args[1].value,
-            ArgValue::Path(vec!["bytes".into(), "peak".into()])
+            parse("bytes.logit | bytes"),
+            Err("unknown name `bytes.logit`".into())
+        );
+        assert_eq!(
+            parse("percent(bytes.peak, params.nope)"),
+            Err("unknown name `params.nope`".into())
         );
         assert!(parse("bytes.logits |").is_err());
         assert!(parse("a b").is_err());

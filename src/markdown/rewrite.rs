@@ -41,6 +41,9 @@ pub(crate) struct Rewriter<'a, I> {
     /// For each open link and image: true when it is dropped (an unsafe URL).
     dropped: Vec<bool>,
     ids: IdRegistry,
+    /// The explicit `{#id}`s met so far, and the ids generated (headings, footnotes).
+    explicit: Vec<String>,
+    generated: Vec<String>,
     headings: Vec<Heading>,
     open_heading: Option<(String, HeadingLevel)>,
     footnote_ids: HashMap<String, String>,
@@ -73,8 +76,8 @@ impl<'a, I: Iterator<Item = Event<'a>>> Iterator for Rewriter<'a, I> {
 }
 
 impl<'a, I: Iterator<Item = Event<'a>>> Rewriter<'a, I> {
-    /// A rewriter of `source`; `reserved` are the page's explicit heading ids (generated ids
-    /// avoid them).
+    /// A rewriter of `source`; generated ids avoid `reserved` and each explicit heading id met
+    /// before them ([`Rewriter::collided`] says when one met later was generated first).
     pub(crate) fn new(source: I, reserved: &[String], unsafe_html: bool) -> Self {
         let mut ids = IdRegistry::default();
         for id in reserved {
@@ -88,6 +91,8 @@ impl<'a, I: Iterator<Item = Event<'a>>> Rewriter<'a, I> {
             unsafe_html,
             dropped: Vec::new(),
             ids,
+            explicit: Vec::new(),
+            generated: Vec::new(),
             headings: Vec::new(),
             open_heading: None,
             footnote_ids: HashMap::new(),
@@ -95,6 +100,16 @@ impl<'a, I: Iterator<Item = Event<'a>>> Rewriter<'a, I> {
             footnotes: Vec::new(),
             current_footnote: None,
         }
+    }
+
+    /// The page's explicit heading ids, once every event has been pulled, if an id generated
+    /// before one of them was met is that id (then a render with them all reserved differs).
+    pub(crate) fn collided(&self) -> Option<Vec<String>> {
+        let explicit: std::collections::HashSet<&str> =
+            self.explicit.iter().map(String::as_str).collect();
+        (self.generated.iter())
+            .any(|id| explicit.contains(id.as_str()))
+            .then(|| self.explicit.clone())
     }
 
     /// The page's headings, once every event has been pulled.
@@ -244,8 +259,16 @@ impl<'a, I: Iterator<Item = Event<'a>>> Rewriter<'a, I> {
         text: String,
     ) {
         let id = match explicit_id {
-            Some(id) => id.into_string(),
-            None => self.ids.unique(&slugify(&text)),
+            Some(id) => {
+                self.ids.reserve(&id);
+                self.explicit.push(id.to_string());
+                id.into_string()
+            }
+            None => {
+                let id = self.ids.unique(&slugify(&text));
+                self.generated.push(id.clone());
+                id
+            }
         };
         let mut tag = String::with_capacity(16 + id.len());
         tag.push('<');
@@ -306,6 +329,7 @@ impl<'a, I: Iterator<Item = Event<'a>>> Rewriter<'a, I> {
             format!("fn-{slug}")
         };
         let id = self.ids.unique(&base);
+        self.generated.push(id.clone());
         self.footnote_ids.insert(label.to_owned(), id.clone());
         id
     }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Tag, TagEnd};
 
 /// Something dropped from a guide's Markdown source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,13 +51,40 @@ pub(crate) fn is_unsafe_url(url: &str) -> bool {
         .any(|s| scheme.starts_with(s))
 }
 
+/// What one parse of a guide's source shows (fed each event with its range): whether
+/// [`strip_unsafe`] would drop anything from it, and the byte ranges of its code (fenced,
+/// indented and inline), where `{{ }}` is not an expression and a figure is not typed prose.
+#[derive(Debug, Default)]
+pub(crate) struct SourceWatch {
+    /// Raw HTML or an unsafe link or image was seen: the source must be stripped first.
+    pub(crate) unsafe_found: bool,
+    /// The code's byte ranges, in document order.
+    pub(crate) code: Vec<Range<usize>>,
+}
+
+impl SourceWatch {
+    /// Takes one event of the parse and its byte range.
+    pub(crate) fn event(&mut self, event: &Event<'_>, range: Range<usize>) {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) | Event::Code(_) => self.code.push(range),
+            // [`strip_unsafe`] drops exactly these, so it finds nothing when none is seen.
+            Event::Html(html) | Event::InlineHtml(html) if !is_vramdoc_markup(html) => {
+                self.unsafe_found = true;
+            }
+            Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. })
+                if is_unsafe_url(dest_url) =>
+            {
+                self.unsafe_found = true;
+            }
+            _ => {}
+        }
+    }
+}
+
 /// `markdown` with raw HTML and unsafe links and images removed, and what was removed. Line
 /// breaks are kept, so later messages still point at the right lines; an unsafe link becomes
 /// its text. Borrows when nothing was removed.
-pub(crate) fn strip_unsafe(
-    markdown: &str,
-    options: pulldown_cmark::Options,
-) -> (Cow<'_, str>, Vec<Dropped>) {
+pub(crate) fn strip_unsafe(markdown: &str) -> (Cow<'_, str>, Vec<Dropped>) {
     if !markdown.contains(['<', ':']) {
         return (Cow::Borrowed(markdown), Vec::new());
     }
@@ -66,7 +93,7 @@ pub(crate) fn strip_unsafe(
     // The unsafe link or image being replaced: its range, its text so far, its nesting depth.
     let mut open: Option<(Range<usize>, String, usize)> = None;
     let mut in_html_block = false;
-    for (event, range) in Parser::new_ext(markdown, options).into_offset_iter() {
+    for (event, range) in super::parser(markdown).into_offset_iter() {
         if let Some((_, text, depth)) = &mut open {
             match &event {
                 Event::Text(t) | Event::Code(t) => escape_markdown(text, t),

@@ -294,6 +294,7 @@ fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
     let moment = match e.train_peak_moment {
         TrainMoment::LossForward => "est-moment-loss_forward",
         TrainMoment::LossBackward => "est-moment-loss_backward",
+        TrainMoment::HeadBackward => "est-moment-head_backward",
         TrainMoment::MlpBackward => "est-moment-mlp_backward",
         TrainMoment::BackwardEnd => "est-moment-backward_end",
         TrainMoment::AttentionBackward => "est-moment-attention_backward",

@@ -14,6 +14,7 @@ pub mod manifest;
 pub(crate) mod model;
 pub(crate) mod observe;
 pub mod output;
+mod page_body;
 mod page_cell;
 mod pages;
 pub(crate) mod plan;

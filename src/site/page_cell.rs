@@ -2,8 +2,11 @@
 //! a translation's notices), so a page is read from disk once per build, within a budget of
 //! text ([`KEPT_TEXT_BYTES`]).
 
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use super::stamp::FileStat;
 use crate::content::Page;
 use crate::diagnostics::Diagnostic;
 
@@ -17,6 +20,11 @@ pub(crate) struct PageCell(Arc<Mutex<Option<Arc<Page>>>>);
 impl PageCell {
     pub(super) fn holding(page: Page) -> PageCell {
         PageCell(Arc::new(Mutex::new(Some(Arc::new(page)))))
+    }
+
+    /// True when the cell holds a page.
+    pub(super) fn holds(&self) -> bool {
+        self.0.lock().is_ok_and(|held| held.is_some())
     }
 
     /// True when the cell holds no page, or one whose text `kept` still has room for (taken).
@@ -77,5 +85,43 @@ impl PageCell {
         let page = Arc::new(load()?);
         *held = Some(page.clone());
         Ok(page)
+    }
+}
+
+/// What the scan made of each page it read this build (`S`: the source, with its page cell), by
+/// path, so a second planning pass (every guide planned, when an index or the sitemap must
+/// render) takes it as it was instead of reading, hashing and summarizing the page again: the
+/// page's previous entry is the same in both passes, and so is the result.
+pub(super) struct ReadOnce<S>(Mutex<HashMap<PathBuf, (Option<FileStat>, S)>>);
+
+impl<S: Clone> ReadOnce<S> {
+    pub(super) fn new() -> ReadOnce<S> {
+        ReadOnce(Mutex::new(HashMap::new()))
+    }
+
+    /// What an earlier pass made of the page at `path` when its stat was `stat` too, else what
+    /// `read` makes of it now (remembered when `read_now` says it read the page).
+    pub(super) fn get_or<E>(
+        &self,
+        path: PathBuf,
+        stat: Option<FileStat>,
+        read: impl FnOnce() -> Result<S, E>,
+        read_now: impl Fn(&S) -> bool,
+    ) -> Result<S, E> {
+        let earlier = self.0.lock().ok().and_then(|memo| {
+            (memo.get(&path))
+                .filter(|(s, _)| *s == stat)
+                .map(|(_, done)| done.clone())
+        });
+        if let Some(done) = earlier {
+            return Ok(done);
+        }
+        let done = read()?;
+        if read_now(&done) {
+            if let Ok(mut memo) = self.0.lock() {
+                memo.insert(path, (stat, done.clone()));
+            }
+        }
+        Ok(done)
     }
 }

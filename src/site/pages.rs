@@ -5,14 +5,16 @@ use serde::Serialize;
 use tera::Context;
 
 use super::model::{NavLink, Neighbours};
+use super::page_body::{render_body, Body};
 use super::translated::Notices;
 use super::SiteContext;
 use crate::content::Page;
 use crate::diagnostics::Diagnostic;
-use crate::expand::{self, lint, ExpandContext, GuideData};
+use crate::expand::GuideData;
 use crate::markdown;
 use crate::search;
-use crate::translations::notices::{with_notices, NoticeText};
+use crate::translations::notices::{with_notices_split, NoticeText};
+use crate::translations::sections::of_page;
 
 /// What rendering one job produced: files (relative path, bytes), warnings and, for a guide
 /// page, its sections as the search index holds them.
@@ -87,20 +89,18 @@ impl<'a> NavCtx<'a> {
     }
 }
 
-/// A page's body, expanded and rendered: the HTML, the Markdown edition's body, the charts
-/// (paths relative to the output root), the headings and the warnings.
-struct Body {
-    html: String,
-    answer: Option<expand::ShortAnswer>,
-    markdown: String,
-    charts: Vec<(String, Vec<u8>)>,
-    headings: Vec<markdown::Heading>,
-    warnings: Vec<Diagnostic>,
-    sections: Vec<search::SearchSection>,
-}
-
 /// Renders `page` at `place`: its HTML page, Markdown edition and charts.
 pub(crate) fn render_guide(
+    site: &SiteContext,
+    page: &Page,
+    place: &PagePlace<'_>,
+    data: Option<&GuideData>,
+) -> Result<Rendered, Vec<Diagnostic>> {
+    markdown::on_page(|| page.src.path(), || render_page(site, page, place, data))
+}
+
+/// [`render_guide`], its Markdown parses counted for `page`.
+fn render_page(
     site: &SiteContext,
     page: &Page,
     place: &PagePlace<'_>,
@@ -145,88 +145,6 @@ pub(crate) fn render_guide(
     files.push((format!("{dir}/index.md"), md.into_bytes()));
     Ok(Rendered {
         files,
-        warnings,
-        sections,
-    })
-}
-
-/// Expands `page`'s body (raw HTML dropped unless the site allows it) and renders it.
-fn render_body(
-    site: &SiteContext,
-    page: &Page,
-    body: &str,
-    data: Option<&GuideData>,
-) -> Result<Body, Vec<Diagnostic>> {
-    let (lang, slug) = (page.src.lang.as_str(), page.src.slug.as_str());
-    let loc = site
-        .locales
-        .get(lang)
-        .ok_or_else(|| vec![Diagnostic::error(format!("no locale `{lang}`"))])?;
-    let unsafe_html = site.config.unsafe_html;
-    let mut labels = super::guides::variant_labels(page);
-    let mut dropped = Vec::new();
-    let body = if unsafe_html {
-        std::borrow::Cow::Borrowed(body)
-    } else {
-        let (body, found) = markdown::strip_unsafe_html(body);
-        dropped.extend(found.into_iter().map(|d| (d, None)));
-        for ((_, label), variant) in labels.iter_mut().zip(&page.front.variants) {
-            let (clean, found) = markdown::strip_unsafe_html(label);
-            if !found.is_empty() {
-                *label = clean.into_owned();
-                dropped.extend(found.into_iter().map(|d| (d, Some(variant.line))));
-            }
-        }
-        body
-    };
-    let ctx = ExpandContext {
-        loc,
-        data,
-        variant_labels: &labels,
-        catalog: &site.catalog,
-        charts: &site.charts,
-        error: guide_error(page),
-    };
-    let mut expanded = expand::expand(&body, page.body_line, &ctx, &page.src.shown(), &page.text)?;
-    let head = search::Head {
-        title: &page.front.title,
-        slug,
-        description: page.front.description.as_deref(),
-        error: guide_error(page),
-    };
-    let mut collector = search::Collector::new(lang, &head);
-    let picture = |file: &str| expand::chart_picture(&expanded.pictures, file);
-    let mut rendered =
-        markdown::render_html_observed(&expanded.markdown, unsafe_html, picture, |e| {
-            collector.event(e)
-        });
-    let ids: Vec<&str> = rendered.headings.iter().map(|h| h.id.as_str()).collect();
-    let sections = collector.finish(&ids);
-    let mut answer = data.and_then(|d| expand::short_answer(d, &ctx));
-    if let Some(a) = &mut answer {
-        rendered.html = expand::add_answer_targets(&rendered.html, a, &ctx);
-    }
-    let mut warnings = dropped_warnings(page, dropped);
-    // The body expanded is the page's own unless notices were spliced in or HTML removed.
-    let own = std::ptr::eq(body.as_ref(), page.body());
-    let skipped = own.then(|| expanded.skipped.take()).flatten();
-    warnings.extend(lint_page(page, data.is_some(), &rendered.html, skipped));
-    // The Markdown edition links its charts through the base URL, so they still resolve when a
-    // Jekyll blog publishes the page under a permalink of its own.
-    let page_url = format!("{}{lang}/{slug}/", site.config.base_url);
-    let mut markdown = expanded.markdown;
-    for (file, _) in &expanded.charts {
-        markdown = markdown.replace(&format!("]({file})"), &format!("]({page_url}{file})"));
-    }
-    let charts = (expanded.charts.into_iter())
-        .map(|(file, svg)| (format!("{lang}/{slug}/{file}"), svg.into_bytes()))
-        .collect();
-    Ok(Body {
-        html: rendered.html,
-        answer,
-        markdown,
-        charts,
-        headings: rendered.headings,
         warnings,
         sections,
     })
@@ -302,91 +220,6 @@ fn guide_context(
         },
     );
     ctx
-}
-
-/// One warning per raw HTML fragment or unsafe link removed from the page (`None`: from its
-/// body, at the fragment's line; `Some(line)`: from the label of the variant at that line).
-fn dropped_warnings(
-    page: &Page,
-    dropped: Vec<(markdown::Dropped, Option<usize>)>,
-) -> Vec<Diagnostic> {
-    let mut lines = expand::LineCounter::new(page.body(), page.body_line);
-    dropped
-        .into_iter()
-        .map(|(d, variant_line)| {
-            let (line, col) = match variant_line {
-                None => lines.locate(d.offset),
-                Some(line) => (line, 1),
-            };
-            let place = if variant_line.is_some() { " in a variant label" } else { "" };
-            let message = match d.what {
-                markdown::DroppedKind::RawHtml(html) => format!("raw HTML `{html}`{place} was dropped"),
-                markdown::DroppedKind::UnsafeUrl(url) => {
-                    format!("link to `{url}`{place} was dropped (unsafe URL scheme); its text is kept")
-                }
-            };
-            Diagnostic::warning(message)
-                .in_file(page.src.shown())
-                .at(line, col)
-                .with_source(page.text.clone())
-                .with_help("write Markdown instead; a site whose every author is trusted can set `markdown: { unsafe_html: true }` in vramdoc.yaml")
-        })
-        .collect()
-}
-
-/// The front matter's `error:` (the out-of-memory message the guide explains), if any.
-fn guide_error(page: &Page) -> Option<&str> {
-    page.front
-        .extra
-        .iter()
-        .find(|(k, _)| k == "error")
-        .and_then(|(_, v)| v.as_str())
-}
-
-/// Warnings about a page's prose: hand-typed memory figures (in computed guides, where an
-/// expression could give the figure) and emphasis markers that CommonMark left as literal asterisks.
-/// `skipped`: the code and expressions of the page's body, when expansion found them there (not
-/// in a body with notices or raw HTML removed).
-fn lint_page(
-    page: &Page,
-    computed: bool,
-    html: &str,
-    skipped: Option<Vec<std::ops::Range<usize>>>,
-) -> Vec<Diagnostic> {
-    let body = page.body();
-    let typed = if computed {
-        let error = guide_error(page).unwrap_or_default();
-        let found = match skipped {
-            Some(skipped) => lint::typed_memory_figures_outside(body, skipped),
-            None => lint::typed_memory_figures(body),
-        };
-        found
-            .into_iter()
-            .filter(|(_, text)| !lint::in_quoted_message(text, error))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let mut lines = expand::LineCounter::new(body, page.body_line);
-    let mut warnings: Vec<Diagnostic> = typed
-        .into_iter()
-        .map(|(range, text)| {
-            let (line, col) = lines.locate(range.start);
-            Diagnostic::warning(format!("memory figure `{text}` typed by hand"))
-                .in_file(page.src.shown())
-                .at(line, col)
-                .with_source(page.text.clone())
-                .with_help("compute it with an expression, e.g. `{{ bytes.peak | bytes }}`, or put a quoted measurement in `code`")
-        })
-        .collect();
-    for snippet in markdown::stray_emphasis_markers(html) {
-        warnings.push(
-            Diagnostic::warning(format!("literal `**` or `__` in the rendered page near `{snippet}`"))
-                .in_file(page.src.shown())
-                .with_help("CommonMark does not close emphasis before a letter after punctuation: move the punctuation outside `**...**`"),
-        );
-    }
-    warnings
 }
 
 /// What the `<head>` says about a page to search engines and link previews: title, description,
@@ -567,7 +400,10 @@ fn noticed_body(site: &SiteContext, page: &Page, notices: &Notices, source: &Pag
         link: &link,
         source_url: &source_url,
     };
-    with_notices(page.body(), source.body(), &notices.status, &text)
+    // Each page split once per read: the split its summary made, if this build made one.
+    let original = markdown::on_page(|| source.src.path(), || of_page(source));
+    let translated = of_page(page);
+    with_notices_split(page.body(), &translated, &original, &notices.status, &text)
 }
 
 /// Gives the rendered notices (blockquotes opening with a notice text) the class

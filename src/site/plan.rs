@@ -20,7 +20,9 @@ use super::manifest::{
 use super::model::{page_prefix, JobId, RecordsEntry, Removed};
 use super::observe::{observe, Observed};
 pub(crate) use super::request::{PlanRequest, Previous, Purpose, Scan};
-use super::scan::{read_guide, ContentDir, FolderMeta, GuideRead, KeptText, Scanned, Source};
+use super::scan::{
+    read_guide, ContentDir, FolderMeta, GuideRead, KeptText, ReadOnce, Scanned, Source,
+};
 use super::store::{
     self, closed_page_counts, listing_inputs, needs_closed_guides, Closed, Context, Headers,
     SiteInputs,
@@ -273,6 +275,7 @@ pub(crate) fn plan(
             (None, Some(on_disk)) => Some(on_disk.headers()),
             (None, None) => None,
         }),
+        read_once: ReadOnce::new(),
     };
     let mut plan = planner.passes(stored.as_ref(), remembered, kept, closed)?;
     plan.warnings.extend(content::ignored_entries(request.root));
@@ -291,6 +294,8 @@ struct Planner<'a> {
     context: &'a Context,
     /// What the records say of the closed guides, when known.
     headers: Headers<'a>,
+    /// The pages read by a pass, for the next (a page is read and summarized once per build).
+    read_once: ReadOnce<(Source, bool)>,
 }
 
 impl Planner<'_> {
@@ -490,7 +495,7 @@ impl Planner<'_> {
                             &fresh
                         }
                     };
-                    read_guide(folder, meta, prev, (config, now), &kept)
+                    read_guide(folder, meta, prev, (config, now), (&kept, &self.read_once))
                 }
             })
             .collect();

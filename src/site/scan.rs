@@ -12,14 +12,14 @@ use super::manifest::{
     Neighbours, PageEntry, SourceEntry, Stamp, Summary,
 };
 use super::model::{JobId, RecordsEntry, Removed};
-pub(super) use super::page_cell::{KeptText, PageCell};
+pub(super) use super::page_cell::{KeptText, PageCell, ReadOnce};
 use super::translated::{guide_notices, read_records, Notices, PageFacts};
 use crate::config::SiteConfig;
 use crate::content::{self, GuideFolder, Page, PageSource};
 use crate::diagnostics::Diagnostic;
 use crate::site_paths::{SitePaths, CONFIG_FILE, CONTENT_DIR};
 use crate::translations::records::RECORDS_FILE;
-use crate::translations::sections::sections;
+use crate::translations::sections::of_page;
 use crate::translations::status::SourceSection;
 
 /// One source page as the plan knows it.
@@ -360,7 +360,7 @@ pub(super) fn read_guide(
     meta: &FolderMeta,
     previous: Option<GuideEntry>,
     (config, now): (&SiteConfig, u64),
-    kept: &KeptText,
+    (kept, read_once): (&KeptText, &ReadOnce<(Source, bool)>),
 ) -> GuideRead {
     let slug = folder.name.clone();
     let FolderMeta {
@@ -408,7 +408,14 @@ pub(super) fn read_guide(
             .iter()
             .position(|l| *l == src.lang)
             .and_then(|i| pages[i]);
-        match read_source(src, meta, prev_source, now, records_meta.is_some()) {
+        let track = records_meta.is_some();
+        let read = read_once.get_or(
+            src.path(),
+            meta,
+            || read_source(src, meta, prev_source, now, track),
+            |(s, _)| s.page.holds(),
+        );
+        match read {
             Ok((s, c)) => {
                 if !s.page.fits(kept) {
                     s.page.release();
@@ -506,6 +513,13 @@ pub(super) fn read_source(
 /// The parts of a parsed page that other outputs depend on.
 /// `track`: the guide has a translation records file, so its sections are hashed too.
 pub(crate) fn summarize(page: &Page, track: bool) -> Summary {
+    crate::markdown::on_page(|| page.src.path(), || summary_of(page, track))
+}
+
+/// [`summarize`], its Markdown parses counted for `page` (its sections and their hashes, when
+/// tracked: see [`crate::translations::hash::section_hashes`] for why those are parses of their
+/// own).
+fn summary_of(page: &Page, track: bool) -> Summary {
     let fm = &page.front;
     let scenario_hash = content::agree::shared_text(page).map(|text| {
         let mut h = Hasher::new();
@@ -524,7 +538,7 @@ pub(crate) fn summarize(page: &Page, track: bool) -> Summary {
         updated: updated.or_else(|| fm.date.clone()),
         scenario_hash,
         uses_catalog: page.body().contains("catalog."),
-        sections: track.then(|| SourceSection::of(&sections(page.body()))),
+        sections: track.then(|| SourceSection::of(&of_page(page))),
     }
 }
 

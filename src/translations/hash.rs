@@ -10,14 +10,30 @@
 //! estimator or GPU catalog changes no hash. A reference-style link resolves only within the
 //! section (its definition elsewhere is not part of the section's hash).
 
-use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, Tag, TagEnd};
 
 use crate::site::manifest::{Digest, Hasher};
 
-/// The normalized hash of one section's Markdown text.
+/// The normalized hash of one section's Markdown text (a parse of its own: see
+/// [`section_hashes`]).
 pub(crate) fn section_hash(text: &str) -> Digest {
+    crate::markdown::parses::count_one();
+    hash_uncounted(text)
+}
+
+/// The normalized hash of each of `sections`, a page's sections in order: one pass over the
+/// page's text, each section parsed alone (a hash means the section as written, so a reference
+/// defined in another section does not resolve in it; that is why the page's own parse cannot
+/// give these).
+pub(crate) fn section_hashes<'a>(sections: impl IntoIterator<Item = &'a str>) -> Vec<Digest> {
+    crate::markdown::parses::count_one();
+    sections.into_iter().map(hash_uncounted).collect()
+}
+
+/// [`section_hash`], its parse already counted.
+fn hash_uncounted(text: &str) -> Digest {
     let mut n = Normalizer::default();
-    for event in Parser::new_ext(text, crate::markdown::options()) {
+    for event in crate::markdown::parses::uncounted(text) {
         n.event(event);
     }
     n.flush();

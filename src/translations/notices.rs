@@ -4,7 +4,7 @@
 //! blockquotes inserted into the translation's body before it is expanded, so the HTML page and
 //! the Markdown edition carry the same notices.
 
-use super::sections::{sections, Section, INTRO};
+use super::sections::{Section, INTRO};
 use super::status::{PageStatus, State};
 
 /// The notice texts of one language and where the source's page is.
@@ -35,17 +35,35 @@ impl NoticeText<'_> {
     }
 }
 
-/// `translation` with a notice under each stale section's heading, and each missing section
-/// taken from `source` (with its notice) after the translated section that precedes it in the
-/// source. Unchanged when every section is current.
+/// [`with_notices_split`], splitting both bodies into sections.
+#[cfg(test)]
 pub(crate) fn with_notices(
     translation: &str,
     source: &str,
     status: &PageStatus,
     text: &NoticeText<'_>,
 ) -> String {
-    let translated = sections(translation);
-    let original = sections(source);
+    use super::sections::sections;
+    with_notices_split(
+        translation,
+        &sections(translation),
+        &sections(source),
+        status,
+        text,
+    )
+}
+
+/// `translation` (split into the sections `translated`) with a notice under each stale
+/// section's heading, and each missing section taken from the source (split into `original`)
+/// with its notice, after the translated section that precedes it in the source. Unchanged when
+/// every section is current.
+pub(crate) fn with_notices_split(
+    translation: &str,
+    translated: &[Section<'_>],
+    original: &[Section<'_>],
+    status: &PageStatus,
+    text: &NoticeText<'_>,
+) -> String {
     let mut out = String::with_capacity(translation.len() + 256);
     // The text before the first section (blank lines) stays where it is.
     let first = translated.first().map_or(translation.len(), |s| s.start);
@@ -98,7 +116,7 @@ fn push_section(out: &mut String, s: &Section<'_>, notice: Option<String>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::sections::ids;
+    use super::super::sections::{ids, sections};
     use super::super::status::{compare, SourceSection};
     use super::*;
 

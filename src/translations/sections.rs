@@ -4,7 +4,7 @@
 //! heading), so a translation aligns its sections with the source by writing the source's id
 //! after its own heading text.
 
-use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, HeadingLevel, Tag, TagEnd};
 
 use crate::markdown::slug::slugify;
 
@@ -29,7 +29,7 @@ pub(crate) fn sections(body: &str) -> Vec<Section<'_>> {
     // (start, heading end, id) of each `##`/`###` heading.
     let mut heads: Vec<(usize, usize, String)> = Vec::new();
     let mut open: Option<(usize, usize, Option<String>, String)> = None;
-    let parser = Parser::new_ext(body, crate::markdown::options()).into_offset_iter();
+    let parser = crate::markdown::parser(body).into_offset_iter();
     for (event, range) in parser {
         match event {
             Event::Start(Tag::Heading {
@@ -73,6 +73,26 @@ pub(crate) fn sections(body: &str) -> Vec<Section<'_>> {
         });
     }
     out
+}
+
+/// The sections of `page`'s body, split once per page read (its summary and a translation's
+/// notices share the split; see [`sections`]).
+pub(crate) fn of_page(page: &crate::content::Page) -> Vec<Section<'_>> {
+    let body = page.body();
+    let bounds = page.sections.get_or_init(|| {
+        (sections(body).into_iter())
+            .map(|s| (s.id, s.start, s.heading_end))
+            .collect()
+    });
+    let ends = bounds.iter().skip(1).map(|b| b.1).chain([body.len()]);
+    (bounds.iter().zip(ends))
+        .map(|((id, start, heading_end), end)| Section {
+            id: id.clone(),
+            text: &body[*start..end],
+            start: *start,
+            heading_end: *heading_end,
+        })
+        .collect()
 }
 
 /// The ids of `sections`, in order.

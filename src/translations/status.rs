@@ -5,7 +5,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::hash::section_hash;
 use super::sections::{duplicate_ids, Section};
 use crate::site::manifest::Digest;
 
@@ -42,11 +41,11 @@ pub(crate) struct SourceSection {
 impl SourceSection {
     /// The id and normalized hash of each of `sections`.
     pub(crate) fn of(sections: &[Section<'_>]) -> Vec<SourceSection> {
-        sections
-            .iter()
-            .map(|s| SourceSection {
+        let hashes = super::hash::section_hashes(sections.iter().map(|s| s.text));
+        (sections.iter().zip(hashes))
+            .map(|(s, hash)| SourceSection {
                 id: s.id.clone(),
-                hash: section_hash(s.text),
+                hash,
             })
             .collect()
     }
@@ -134,6 +133,7 @@ pub(crate) fn compare(
 mod tests {
     use std::collections::BTreeMap;
 
+    use super::super::hash::section_hash;
     use super::super::records::{stored_text, Record};
     use super::super::sections::{ids, sections};
     use super::*;

@@ -110,7 +110,8 @@ fn run_body(input: &[u8]) {
         error: None,
     };
     let source: Arc<str> = Arc::from(format!("---\ntitle: t\nlang: en\n---\n{body}"));
-    if let Err(errors) = expand::expand(&body, 5, &ctx, Path::new("content/g/en.md"), &source) {
+    if let Err(errors) = expand::expand(&body, None, 5, &ctx, Path::new("content/g/en.md"), &source)
+    {
         let _ = vramdoc::diagnostics::render_capped(&errors);
     }
 }

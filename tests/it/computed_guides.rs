@@ -257,6 +257,26 @@ fn expression_errors_name_file_line_and_what_is_wrong() {
 }
 
 #[test]
+fn unknown_paths_are_errors_when_parsed() {
+    // A path is resolved to its field when its expression is parsed: an unknown one is named
+    // with its line even in a guide with no scenario to read, every one of the page at once.
+    let t = SiteTest::new();
+    let body = "Intro.\n\n{{ bytes.nope | bytes }}\n\n{{ percent(params.total, bytes.none) }}\n";
+    guide(&t, "noscen", "en", "", body);
+    let run = t.build_err();
+    for (name, line) in [("bytes.nope", 9), ("bytes.none", 11)] {
+        let at = format!("content/noscen/en.md:{line}:");
+        let message = format!("unknown name `{name}`");
+        assert!(
+            run.stderr.contains(&at) && run.stderr.contains(&message),
+            "{name}:\n{}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains("no `scenario:`"), "{}", run.stderr);
+}
+
+#[test]
 fn scenario_problems_are_errors() {
     let t = SiteTest::new();
     guide(&t, "noscen", "en", "", "{{ bytes.peak | bytes }}\n");

@@ -207,7 +207,6 @@ fn a_config_json_path_a_folder_and_a_yaml_key_give_the_catalogs_model() {
 fn a_family_not_computed_is_refused_naming_the_model_family_and_its_parameters() {
     let t = SiteTest::new();
     for (id, family, params) in [
-        ("llama-3.1-8b", "llama", "8,030,261,248"),
         ("mixtral-8x7b", "moe", "46,702,792,704"),
         ("gemma-2-2b", "gemma2", "2,614,341,888"),
         ("nanochat-d20", "nanochat", "560,988,160"),
@@ -215,7 +214,14 @@ fn a_family_not_computed_is_refused_naming_the_model_family_and_its_parameters()
         let r = t.run(&["estimate", "--model", id, "--gpu", "a100-80gb"]);
         assert_eq!(r.code, 1, "{id}: {}", r.stdout);
         assert!(r.stdout.is_empty());
-        for want in [id, family, params, "not modelled yet", "gpt2, gpt2-medium"] {
+        for want in [
+            id,
+            family,
+            params,
+            "not modelled yet",
+            "gpt2, gpt2-medium",
+            "llama-3.1-8b",
+        ] {
             assert!(r.stderr.contains(want), "{id}: {want}:\n{}", r.stderr);
         }
     }
@@ -319,4 +325,32 @@ fn estimate_help_names_the_model_flag_and_the_transformers_version() {
     ))
     .unwrap();
     assert!(req.contains(&format!("transformers=={HF_TRANSFORMERS}")));
+}
+
+/// The Llama family's step model (`estimate/hf_llama/`) is reached from the CLI by its catalog
+/// id: Llama 3.1 8B under bf16 autocast keeps Trainer's float32 weights, 4 bytes for each of
+/// the model card's 8,030,261,248 parameters (every one a multiple of the allocator's 512-byte
+/// block), plus the rotary embedding's `inv_freq` buffers, 4·head_dim = 512 bytes for a
+/// head_dim of 128 (`estimate/hf_llama/moments.rs`).
+#[test]
+fn a_llama_family_model_is_estimated_from_the_cli() {
+    let t = SiteTest::new();
+    let r = t.run(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100",
+        "--batch_size=1",
+        "--block_size=2048",
+        "--dtype=bfloat16",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["model"]["family"], "llama");
+    assert_eq!(v["params"]["total"], 8_030_261_248u64);
+    // float32 weights (Trainer's default): 4 bytes a parameter, and inv_freq's 512 bytes.
+    assert_eq!(v["bytes"]["weights"], 4 * 8_030_261_248u64 + 512);
 }

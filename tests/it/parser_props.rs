@@ -277,7 +277,8 @@ fn expand_body(body: &str, with_data: bool) -> Result<(), TestCaseError> {
     };
     let source: Arc<str> = Arc::from(format!("---\ntitle: t\nlang: en\n---\n\n\n{body}"));
     let last_line = 7 + body.matches('\n').count();
-    if let Err(errors) = expand::expand(body, 7, &ctx, Path::new("content/g/en.md"), &source) {
+    if let Err(errors) = expand::expand(body, None, 7, &ctx, Path::new("content/g/en.md"), &source)
+    {
         prop_assert!(!errors.is_empty());
         for e in &errors {
             let line = e.line;

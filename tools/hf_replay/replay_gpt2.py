@@ -17,11 +17,8 @@ in training. The CUDA behaviour of autocast, SDPA and dropout is emulated as for
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import sys
-import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -33,13 +30,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 
 from cuda_emulation import (  # noqa: E402
-    autocast,
     cuda_dropout_patch,
     cuda_sdpa,
-    install_cuda_autocast_policy,
     kernel_scratch_bytes,
 )
 from tracker import StorageTracker  # noqa: E402
+
+import replay_common  # noqa: E402
+from replay_common import trainer_steps, unique_bytes  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -61,24 +59,6 @@ class Run:
     dropout: float = 0.1
     n_positions: int = 0
     grad_checkpoint: bool = False
-
-
-def unique_bytes(tensors) -> int:
-    """Bytes of the distinct storages among ``tensors`` (a tied weight counted once)."""
-    seen: dict[int, int] = {}
-    for t in tensors:
-        st = t.untyped_storage()
-        seen[st._cdata] = st.nbytes()
-    return sum(seen.values())
-
-
-def print_live(live: list[tuple[int, str]]) -> None:
-    """The storages alive at a peak, grouped by phase, op and size, largest total first."""
-    groups: dict[tuple[str, int], int] = {}
-    for nbytes, origin in live:
-        groups[(origin, nbytes)] = groups.get((origin, nbytes), 0) + 1
-    for (origin, nbytes), n in sorted(groups.items(), key=lambda kv: -kv[0][1] * kv[1]):
-        print(f"{n * nbytes:>14} {n:>4} x {nbytes:>12}  {origin}")
 
 
 def hf_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -117,48 +97,19 @@ def replay(run: Run, explain: bool = False) -> dict:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.train()
         params = sum(p.numel() for p in model.parameters())
-        opt = torch.optim.AdamW(model.parameters(), lr=5e-5, fused=True)
-        X = torch.empty((run.batch_size, run.block_size), dtype=torch.long)
-        peaks = []
-        peak_phases = []
         param_bytes = unique_bytes(model.parameters())
-        for _step in range(2):
-            tracker.reset_peak()
-            for micro in range(run.accumulation):
-                tracker.phase = f"forward {micro + 1}"
-                with autocast(dtype):
-                    out = model(input_ids=X, labels=X)
-                loss = out.loss / run.accumulation
-                del out
-                tracker.phase = f"backward {micro + 1}"
-                loss.backward()
-            tracker.phase = "clip"
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            tracker.phase = "optimizer step"
-            opt.step()
-            grad_bytes = unique_bytes(p.grad for p in model.parameters() if p.grad is not None)
-            optimizer_bytes = unique_bytes(
-                t for state in opt.state.values() for t in state.values()
-                if isinstance(t, torch.Tensor)
-            )
-            opt.zero_grad(set_to_none=True)
-            peaks.append(tracker.peak)
-            peak_phases.append(tracker.peak_phase)
-            if explain:
-                print(f"step {_step + 1}: peak {tracker.peak} in {tracker.peak_phase}")
-                print_live(tracker.peak_live)
-            live = tracker.peak_live
+        X = torch.empty((run.batch_size, run.block_size), dtype=torch.long)
+        steps = trainer_steps(model, tracker, X, run.accumulation, dtype, explain)
     return {
         "run": asdict(run),
         "params": params,
-        "train_peak_bytes": peaks[1],
-        "first_step_peak_bytes": peaks[0],
-        "train_peak_phase": peak_phases[1],
+        "train_peak_bytes": steps["train_peak_bytes"],
+        "first_step_peak_bytes": steps["first_step_peak_bytes"],
+        "train_peak_phase": steps["train_peak_phase"],
         "param_bytes": param_bytes,
-        "grad_bytes": grad_bytes,
-        "optimizer_bytes": optimizer_bytes,
+        "grad_bytes": steps["grad_bytes"],
+        "optimizer_bytes": steps["optimizer_bytes"],
     }
-
 
 RUNS = [
     Run("gpt2-124m-s1024-b4-bf16-sdpa", 12, 12, 768, 50257, 1024, 4, 2, "bfloat16", "sdpa"),
@@ -222,34 +173,8 @@ RUNS = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--only", action="append", default=[])
-    parser.add_argument("--explain", action="store_true", help="list the live storages at the peak")
-    args = parser.parse_args(argv)
-    warnings.filterwarnings("ignore")
-    install_cuda_autocast_policy()
-    import transformers
-
-    entries = []
-    for run in RUNS:
-        if args.only and run.name not in args.only:
-            continue
-        e = replay(run, explain=args.explain)
-        print(f"{run.name}: train peak {e['train_peak_bytes'] / 2**20:.1f} MiB", flush=True)
-        entries.append(e)
-    doc = {
-        "generator": "tools/hf_replay/replay_gpt2.py",
-        "torch": torch.__version__.split("+")[0],
-        "transformers": transformers.__version__,
-        "runs": entries,
-    }
-    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return replay_common.main(__doc__.splitlines()[0], "tools/hf_replay/replay_gpt2.py", RUNS,
+                              replay, argv)
 
 
 if __name__ == "__main__":

@@ -111,7 +111,7 @@ pub fn large_tensors(a: &Architecture, s: &Scenario) -> Vec<LargeTensor> {
         TensorDtype::Float32
     };
     let autocast = s.dtype != Dtype::Float32 && !s.pure_bf16;
-    let hf = a.family == Family::HfGpt2;
+    let hf = matches!(a.family, Family::HfGpt2 | Family::Llama);
     let mut out = Vec::new();
     let mut push = |name, shape: Vec<u64>, dtype, phases| {
         out.push(LargeTensor {
@@ -169,6 +169,13 @@ pub fn large_tensors(a: &Architecture, s: &Scenario) -> Vec<LargeTensor> {
     let qkv = a.attention.qkv_width();
     push("mlp_hidden", vec![b, t, inter], half, STEP);
     push("qkv", vec![b, t, qkv], half, STEP);
-    push("residual", vec![b, t, h], TensorDtype::Float32, STEP);
+    // The residual stream has the embedding's dtype: float32 under autocast, bf16 for a Llama
+    // loaded in bf16 (nanoGPT's pure-bf16 patch is listed as it always was).
+    let residual = if a.family == Family::Llama {
+        param
+    } else {
+        TensorDtype::Float32
+    };
+    push("residual", vec![b, t, h], residual, STEP);
     out
 }

@@ -22,9 +22,9 @@
 //! - nanochat's GPT: rotary, QK-norm without weights, ReLU² MLP, untied head, logit softcap,
 //!   parameter-free RMSNorm, sliding-window layers by a pattern.
 //!
-//! Only [`Family::NanoGpt`] and [`Family::HfGpt2`] are computed today; the estimator refuses the
-//! others by name ([`Architecture::computed`]) instead of estimating them with another family's
-//! tensors.
+//! Only [`Family::NanoGpt`], [`Family::HfGpt2`] and [`Family::Llama`] are computed today; the
+//! estimator refuses the others by name ([`Architecture::computed`]) instead of estimating them
+//! with another family's tensors.
 
 mod families;
 mod large;
@@ -77,7 +77,7 @@ impl Family {
 
     /// Whether the estimator computes a training step of this family.
     pub fn computed(self) -> bool {
-        matches!(self, Family::NanoGpt | Family::HfGpt2)
+        matches!(self, Family::NanoGpt | Family::HfGpt2 | Family::Llama)
     }
 }
 
@@ -322,7 +322,8 @@ impl Architecture {
         }
         Err(ScenarioError::general(format!(
             "the {} family ({}) is described but its training step is not modelled yet; \
-             vramdoc computes nanoGPT's GPT and Hugging Face's GPT-2 (transformers {}) only",
+             vramdoc computes nanoGPT's GPT, and Hugging Face's GPT-2 and Llama family \
+             (Llama, Mistral, Qwen2, Qwen3, Phi-3; transformers {}) only",
             self.family.as_str(),
             self.name,
             HF_TRANSFORMERS,

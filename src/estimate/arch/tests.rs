@@ -175,7 +175,6 @@ fn a_family_not_computed_is_refused_by_name_never_estimated_as_nanogpt() {
         ..Scenario::default()
     };
     for family in [
-        Family::Llama,
         Family::Gemma2,
         Family::Gemma3,
         Family::Moe,

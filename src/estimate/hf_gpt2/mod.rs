@@ -45,94 +45,62 @@ use super::error::ScenarioError;
 use super::memory::{Components, TrainMoment};
 use super::num::N;
 use super::params::Params;
-use super::scenario::{InitFrom, Optimizer, Scenario, Sharding};
-use backward::Step;
-use saves::{Run, FP32};
+use super::scenario::Scenario;
+use super::trainer::{fused_adamw_bytes, Refusals, TrainerStep};
+use backward::Gpt2Step;
+use saves::{Gpt2Run, FP32};
 
 /// Refuses the settings the replay does not cover, naming each key (all at once).
-pub(crate) fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
-    let mut wrong: Vec<(&str, &str)> = Vec::new();
-    let mut not = |yes: bool, key: &'static str, why: &'static str| {
-        if yes {
-            wrong.push((key, why));
-        }
-    };
-    not(
-        s.compile,
-        "compile",
-        "torch.compile is not replayed: set it to false",
-    );
-    not(
+fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
+    let mut r = Refusals::trainer(s);
+    r.not(
         s.grad_checkpoint && s.flash,
         "grad_checkpoint",
         "gradient checkpointing is replayed with eager attention only (set flash: false): \
          under checkpointing transformers passes SDPA an explicit mask",
     );
-    not(
-        s.optimizer != Optimizer::Adamw,
-        "optimizer",
-        "Trainer's fused AdamW is the only optimizer replayed",
-    );
-    not(s.pure_bf16, "pure_bf16", "the replay loads float32 weights");
-    not(
-        s.ddp_world_size != 1 || s.sharding != Sharding::None,
-        "ddp_world_size",
-        "one GPU only",
-    );
-    not(
-        s.freeze_embeddings || s.lora_rank > 0,
-        "lora_rank",
-        "fine-tuning patches are nanoGPT's; PEFT is not modelled yet",
-    );
-    not(
-        s.init_from != InitFrom::Scratch || s.eval_only,
-        "init_from",
-        "nanoGPT's train.py settings have no meaning for a Trainer step",
-    );
+    r.not(s.pure_bf16, "pure_bf16", "the replay loads float32 weights");
     if let Positions::Learned { max_positions } = a.positions {
-        not(
+        r.not(
             s.block_size > max_positions,
             "block_size",
             "longer than the model's n_positions",
         );
     }
-    if wrong.is_empty() {
-        return Ok(());
-    }
-    let text: Vec<String> = wrong.iter().map(|(k, w)| format!("`{k}`: {w}")).collect();
-    Err(ScenarioError {
-        key: wrong.first().map(|(k, _)| (*k).to_owned()),
-        message: format!(
-            "Hugging Face's GPT-2 is modelled as transformers {}'s Trainer step only; {}",
-            super::arch::HF_TRANSFORMERS,
-            text.join("; ")
-        ),
-    })
+    r.result("Hugging Face's GPT-2")
 }
 
-/// Fused AdamW's state: two float32 moments per element and a float32 `step` tensor per
-/// parameter tensor (fused AdamW keeps `step` on the device).
-pub(crate) fn optimizer_bytes(a: &Architecture) -> N {
-    a.parameters()
-        .iter()
-        .map(|t| N::from(t.count) * (N::from(t.numel()) * (2 * FP32) + N::from(4u64)))
-        .sum()
+/// The Trainer step of `a` under `run` (the scenario with the model's shape): refused settings
+/// first, then the peak, its moment and the first step's peak, with fused AdamW's float32 state.
+pub(crate) fn step(
+    a: &Architecture,
+    run: &Scenario,
+    p: &Params,
+) -> Result<TrainerStep, ScenarioError> {
+    check(a, run)?;
+    let optimizer = fused_adamw_bytes(a, FP32);
+    let (train, moment) = train_peak(a, run, p, optimizer);
+    Ok(TrainerStep {
+        train,
+        moment,
+        first: first_step_peak(a, run, p, optimizer),
+    })
 }
 
 /// The training step's peak (optimizer state of `optimizer` bytes) and its moment
 /// (`backward.rs`).
-pub(crate) fn train_peak(
+fn train_peak(
     a: &Architecture,
     s: &Scenario,
     p: &Params,
     optimizer: N,
 ) -> (Components, TrainMoment) {
-    let r = Run::of(a, s);
+    let r = Gpt2Run::of(a, s);
     let tokens = r.sb * 8 + N::from(s.block_size) * 8;
     // A block's parameters: all but the embeddings and ln_f's weight and bias.
     let block_params = (N::from(p.total) - N::from(p.embedding) - N::from(a.hidden) * 2)
         / u128::from(a.layers.max(1));
-    Step {
+    Gpt2Step {
         r,
         weights: N::from(p.total) * FP32,
         full_grads: N::from(p.trainable) * FP32,
@@ -148,7 +116,7 @@ pub(crate) fn train_peak(
 /// The first step's peak: its training moments without optimizer state, or its
 /// `optimizer.step()`, which creates the state (`optimizer` bytes) beside every weight, every
 /// gradient and the token batch (the replay's first-step peak for large models at small batches).
-pub(crate) fn first_step_peak(a: &Architecture, s: &Scenario, p: &Params, optimizer: N) -> N {
+fn first_step_peak(a: &Architecture, s: &Scenario, p: &Params, optimizer: N) -> N {
     let (before, _) = train_peak(a, s, p, N::ZERO);
     let tokens = N::from(s.block_size) * N::from(s.batch_size) * 8;
     let step = N::from(p.total) * FP32 + N::from(p.trainable) * FP32 + optimizer + tokens;

@@ -1,0 +1,128 @@
+//! The Llama family (transformers' `LlamaForCausalLM`, and `MistralForCausalLM`,
+//! `Qwen2ForCausalLM`, `Qwen3ForCausalLM`, `Phi3ForCausalLM`, whose modeling files transformers
+//! generates from `modeling_llama.py`) trained as `Trainer` runs a step: `model(input_ids=X,
+//! labels=X)`, the loss divided over the accumulation steps, `backward`, `clip_grad_norm_`, fused
+//! AdamW (`adamw_torch_fused`), `zero_grad(set_to_none=True)`. Three dtype policies: float32
+//! weights with no autocast (`dtype: float32`), float32 weights under bf16 autocast
+//! (`dtype: bfloat16`), and weights loaded in bfloat16 and trained as they are (`pure_bf16`;
+//! bf16 autocast on top changes nothing the step keeps, as the replay shows). Attention through
+//! SDPA or eager; `gradient_checkpointing_enable` (non-reentrant) or not. The configs' defaults
+//! are kept: `use_cache` true (a `DynamicCache` is filled in training too), no dropout.
+//!
+//! Source: the fake-tensor replay of that step (`tools/hf_replay/replay_llama.py`, torch 2.15,
+//! transformers 5.24; `--explain` lists the storages alive at each peak) read against
+//! `modeling_llama.py`. Held to `tests/data/hf_llama_replay.json` (`tests/it/hf_llama.rs`: every
+//! run's peak within 1 %, both steps; parameters, weights, gradients and optimizer bytes
+//! exact). What each piece saves is in `saves.rs`; the moments of the step in `moments.rs`.
+//!
+//! Not modelled, and refused by name (`check`): float16, dropout, `torch.compile`, other
+//! optimizers, more than one GPU, fine-tuning patches (PEFT's LoRA is not modelled yet),
+//! sliding-window attention reaching the window, float32 SDPA with grouped key/value heads (CUDA
+//! runs SDPA's math fallback there), gradient checkpointing of multi-query SDPA.
+
+mod moments;
+mod saves;
+
+use super::arch::{Activation, Architecture, Mlp, Norm, Positions};
+use super::error::ScenarioError;
+use super::num::N;
+use super::params::Params;
+use super::scenario::{Dtype, Scenario};
+use super::trainer::{fused_adamw_bytes, Refusals, TrainerStep};
+use moments::LlamaStep;
+use saves::{LlamaRun, FP32};
+
+/// Refuses what the replay does not cover, naming each key (all at once).
+fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
+    let mut r = Refusals::trainer(s);
+    let shape_ok = matches!(a.positions, Positions::Rotary { .. })
+        && a.norm == Norm::RmsNorm
+        && matches!(&a.mlp, Mlp::Dense(f) if f.gated && f.activation == Activation::Silu)
+        && a.attention.softcap.is_none()
+        && a.attention.qk_norm.is_none_or(|n| n == Norm::RmsNorm)
+        && !a.embeddings.scaled_by_sqrt_hidden
+        && a.embeddings.logit_softcap.is_none()
+        && !a.embeddings.head_bias;
+    r.not(
+        !shape_ok,
+        "model",
+        "the description is not one a Llama-family modeling file builds (rotary positions, \
+         RMSNorm, a SiLU-gated MLP, no softcapping)",
+    );
+    if let Some(w) = &a.attention.sliding_window {
+        r.not(
+            s.block_size >= w.window,
+            "block_size",
+            "reaches the sliding window: transformers then builds a mask, which is not replayed",
+        );
+    }
+    r.not(
+        s.dtype == Dtype::Float16,
+        "dtype",
+        "float16 is not replayed for the Llama family: use bfloat16 or float32",
+    );
+    r.not(
+        s.dropout > 0.0,
+        "dropout",
+        "the Llama family is replayed without dropout (attention_dropout 0, every released \
+         config's): set it to 0",
+    );
+    r.not(
+        s.flash
+            && s.dtype == Dtype::Float32
+            && !s.pure_bf16
+            && !s.grad_checkpoint
+            && a.attention.kv_heads != a.attention.heads,
+        "flash",
+        "float32 SDPA with grouped key/value heads runs PyTorch's math fallback on CUDA (the \
+         memory-efficient kernel takes no grouped heads), which is not modelled: use eager \
+         attention (flash: false) or bfloat16",
+    );
+    r.not(
+        s.grad_checkpoint && s.flash && a.attention.kv_heads == 1 && a.attention.heads > 1,
+        "grad_checkpoint",
+        "with one key/value head (multi-query) a checkpointed block's repeat_kv is a view of \
+         the keys, which is not modelled: use eager attention (flash: false) or no \
+         checkpointing",
+    );
+    r.result(&format!("{} (the Llama family)", a.name))
+}
+
+/// The Trainer step of `a` under `run` (the scenario with the model's shape): refused settings
+/// first, then the peak and its moment, and the first step's peak: its moments without
+/// optimizer state, or its `optimizer.step()`, which creates the state beside every weight,
+/// every gradient and the token batch.
+pub(crate) fn step(
+    a: &Architecture,
+    run: &Scenario,
+    p: &Params,
+) -> Result<TrainerStep, ScenarioError> {
+    check(a, run)?;
+    let r = LlamaRun::of(a, run);
+    let w = r.w;
+    let optimizer = fused_adamw_bytes(a, w);
+    let weights = N::from(p.total) * w + N::from(a.attention.head_dim) * FP32;
+    let full_grads = N::from(p.total) * w;
+    let tokens = r.sb * 8;
+    let heads = if r.tied { 1u128 } else { 2 };
+    let block_params = (N::from(p.total) - r.vh * heads - r.h) / u128::from(a.layers.max(1));
+    let mut step = LlamaStep {
+        r,
+        weights,
+        full_grads,
+        optimizer,
+        accumulating: run.gradient_accumulation_steps >= 2,
+        checkpointed: run.grad_checkpoint,
+        tokens,
+        block_params,
+    };
+    let (train, moment) = step.peak();
+    step.optimizer = N::ZERO;
+    let (before, _) = step.peak();
+    let optimizer_step = weights + full_grads + optimizer + tokens;
+    Ok(TrainerStep {
+        train,
+        moment,
+        first: before.sum().max(optimizer_step),
+    })
+}

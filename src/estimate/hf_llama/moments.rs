@@ -1,0 +1,276 @@
+//! The candidate moments of a Llama-family training step, each read from the replay's list of
+//! storages alive at that moment (`replay_llama.py --explain`), and the largest of them.
+//!
+//! With a real vocabulary (32k–152k) the peak is the loss's backward, the untied head's weight
+//! gradient, or the end of backward (the tied embedding's gradient contributions summed); with
+//! eager attention the last layer's softmax backward can pass them; with a small vocabulary the
+//! end of the forward.
+
+use super::saves::{LlamaRun, FP32};
+use crate::estimate::memory::{Components, TrainMoment};
+use crate::estimate::num::N;
+
+/// What every moment of a step shares.
+pub(super) struct LlamaStep {
+    /// The run's sizes.
+    pub(super) r: LlamaRun,
+    /// The weights (`w·P`) and the rotary `inv_freq` buffers (`4·head_dim`).
+    pub(super) weights: N,
+    /// Every gradient, `w·P`.
+    pub(super) full_grads: N,
+    /// AdamW's state (0 in the first step).
+    pub(super) optimizer: N,
+    /// `.grad` survives between micro-steps.
+    pub(super) accumulating: bool,
+    /// Blocks checkpointed.
+    pub(super) checkpointed: bool,
+    /// `input_ids` (the labels are the same tensor), int64.
+    pub(super) tokens: N,
+    /// Parameters of one block.
+    pub(super) block_params: N,
+}
+
+/// Which moment of a recomputed (checkpointed) block's backward.
+#[derive(Clone, Copy)]
+enum LlamaRecomputed {
+    /// The backward of `silu(gate) · up`, after down_proj's.
+    Mlp,
+    /// The softmax's backward (eager attention).
+    Attention,
+}
+
+impl LlamaStep {
+    /// The moment's components from its gradients, weight copies, activations and `s·b·V`
+    /// buffers.
+    fn at(&self, gradients: N, autocast_weights: N, activations: N, logits: N) -> Components {
+        Components {
+            weights: self.weights,
+            gradients,
+            optimizer: self.optimizer,
+            autocast_weights,
+            activations: activations + self.tokens,
+            logits,
+        }
+    }
+
+    /// Everything the forward saved.
+    fn saved(&self) -> N {
+        if self.checkpointed {
+            self.r.checkpointed()
+        } else {
+            self.r.saved()
+        }
+    }
+
+    /// The gradients of earlier micro-steps: all of them when accumulating.
+    fn earlier_grads(&self) -> N {
+        if self.accumulating {
+            self.full_grads
+        } else {
+            N::ZERO
+        }
+    }
+
+    /// Cross-entropy's backward (`ForCausalLMLoss` calls `logits.float()`, pads the labels
+    /// rather than shifting the logits, then `cross_entropy`): at `log_softmax`'s backward its
+    /// saved float32 output, the float32 gradient from `nll_loss` and the float32 result are
+    /// alive, `12·s·b·V` bytes in every dtype; the 16-bit logits are gone (the step keeps only
+    /// the loss).
+    pub(super) fn loss_backward(&self) -> Components {
+        let copies = self.r.weight_copies(self.checkpointed);
+        self.at(
+            self.earlier_grads(),
+            copies,
+            self.saved(),
+            self.r.sbv * (3 * FP32),
+        )
+    }
+
+    /// The end of the forward, at `log_softmax`: the logits (`c`), their float32 copy (the
+    /// same tensor in float32), the float32 log-softmax; the final norm's output (the model's
+    /// `hidden_states`), the padded labels (`8·b·(s + 1)`) and their shifted copy (`8·s·b`),
+    /// the cache's copies attention did not save (`LlamaRun::cache_only`), and under autocast every
+    /// weight's bf16 copy.
+    pub(super) fn loss_forward(&self) -> Components {
+        let r = &self.r;
+        let upcast = if r.c == FP32 { 0 } else { FP32 };
+        let labels = r.b * (r.s + N::from(1u64)) * 8 + r.sb * 8;
+        let cache = if self.checkpointed {
+            N::ZERO
+        } else {
+            r.cache_only()
+        };
+        let activations = self.saved() + r.sbh * r.w + labels + cache;
+        // Autocast's cache keeps every weight copy until the forward leaves autocast, saved or
+        // not (checkpointed blocks do not save theirs); the q/k/v bias copies (Qwen2's,
+        // `2·(q + 2·kv)` bytes per layer) are left out.
+        let copies = r.weight_copies(false);
+        let logits = r.sbv * (r.c + upcast + FP32);
+        self.at(self.earlier_grads(), copies, activations, logits)
+    }
+
+    /// The head's weight gradient, after the loss's backward. Under autocast: the bf16 gradient
+    /// of the logits has been used and freed, the head's saved input and weight copy are
+    /// released, and its bf16 weight gradient (`2·V·h`) and the float32 cast autograd makes of
+    /// it (`4·V·h`) are alive beside the hidden state's float32 gradient (`4·s·b·h`, cast from
+    /// bf16). Without autocast, `mm`'s outputs: the weight gradient (`w·V·h`) and the hidden
+    /// state's gradient (`c·s·b·h`), beside the logits' gradient (`c·s·b·V`, cast from float32
+    /// with bf16 weights) and the head's saved input.
+    pub(super) fn head_backward(&self) -> Components {
+        let r = &self.r;
+        let copies = r.weight_copies(self.checkpointed);
+        if r.autocast {
+            self.at(
+                self.earlier_grads() + r.vh * 6,
+                copies - r.vh * 2,
+                self.saved() - r.sbh * 2 + r.sbh * FP32,
+                N::ZERO,
+            )
+        } else {
+            self.at(
+                self.earlier_grads() + r.vh * r.w,
+                copies,
+                self.saved() + r.sbh * r.c,
+                r.sbv * r.c,
+            )
+        }
+    }
+
+    /// The end of backward: every gradient, no activations. A tied weight's two contributions
+    /// (the head's, waiting in autograd's input buffer, and the embedding's) and their sum are
+    /// alive at once (the sum replaces `.grad`'s share of `full_grads` without accumulation, and
+    /// is added to it with); an untied embedding's backward still holds the gradient of its
+    /// output (`w·s·b·h`).
+    pub(super) fn backward_end(&self) -> Components {
+        let r = &self.r;
+        let (extra, activations) = if r.tied {
+            let sums = if self.accumulating { 3u128 } else { 2 };
+            (r.vh * (sums * r.w), N::ZERO)
+        } else {
+            (N::ZERO, r.sbh * r.w)
+        };
+        self.at(self.full_grads + extra, N::ZERO, activations, N::ZERO)
+    }
+
+    /// The last layer's softmax backward in eager attention (not checkpointed). Released by
+    /// then: the final norm's saves, the layer's MLP and post-attention norm with the MLP's
+    /// inputs, o_proj's input, the values and the softmax's 16-bit cast; in flight: the float32
+    /// gradient of the softmax's output and its backward's float32 result (`8` bytes per
+    /// score), the residual stream's gradient (`w·s·b·h`) and the values' gradient. Gradients
+    /// so far without accumulation: the untied head's, the layer's MLP, o_proj and two norms;
+    /// a tied head's contribution waits (float32 under autocast).
+    pub(super) fn attention_backward(&self) -> Components {
+        let r = &self.r;
+        let (freed, in_flight) = r.at_softmax_backward(r.kv_saved());
+        let freed = freed + r.final_norm();
+        let mut grads = if self.accumulating {
+            self.full_grads
+        } else {
+            let head = if r.tied { N::ZERO } else { r.vh };
+            (head + r.h * r.i * 3 + r.h * r.q + r.h * 2) * r.w
+        };
+        if r.tied {
+            grads = grads + r.vh * if r.autocast { FP32 } else { r.w };
+        }
+        let copies = if r.autocast {
+            r.weight_copies(false) - (r.vh + r.h * r.i * 3 + r.h * r.q) * 2
+        } else {
+            N::ZERO
+        };
+        self.at(grads, copies, self.saved() - freed + in_flight, N::ZERO)
+    }
+
+    /// The gradients during the backward of the block `above` blocks below the last, with
+    /// `early` elements of its own done: every one when accumulating, else the head's, the
+    /// final norm's and those blocks'; a tied head's contribution waits (float32 under
+    /// autocast).
+    fn grads_in_block(&self, early: N, above: N) -> N {
+        let r = &self.r;
+        let waiting = if r.tied {
+            r.vh * if r.autocast { FP32 } else { r.w }
+        } else {
+            N::ZERO
+        };
+        if self.accumulating {
+            return self.full_grads + waiting;
+        }
+        let head = if r.tied { N::ZERO } else { r.vh };
+        waiting + (head + r.h + above * self.block_params + early) * r.w
+    }
+
+    /// A checkpointed block `k` recomputed in the backward, at `moment`. Alive: the inputs of
+    /// blocks `0..=k` (`w·s·b·h` each; the ones above were released with their blocks), the
+    /// mask, `cos`, `sin` and `position_ids`, the block's recomputed saves
+    /// (`LlamaRun::recomputed_layer`) and its bf16 weight copies under autocast, and:
+    /// - at the product's backward in the MLP (`silu(gate) · up`): down_proj's input and weight
+    ///   copy are released; in flight the gradients of the product, of `silu`'s output and of
+    ///   up's (`3·c·s·b·I`) and of the block's output (`w·s·b·h`);
+    /// - at the softmax's backward (eager): released and in flight as in
+    ///   [`LlamaStep::attention_backward`], less the final norm (freed long before).
+    ///
+    /// Accumulating, every gradient exists and the last block (`k = L − 1`) holds the most
+    /// inputs; without, the gradients grow as the backward goes down while the inputs shrink,
+    /// so the first block is a candidate too (the replay's runs without accumulation peak
+    /// there).
+    fn recomputed(&self, k: N, moment: LlamaRecomputed) -> Components {
+        let r = &self.r;
+        let inputs = (k + N::from(1u64)) * r.sbh * r.w + r.checkpoint_inputs();
+        let layer = r.recomputed_layer();
+        let copies = r.block_linear * 2;
+        let above = r.l - N::from(1u64) - k;
+        let (activations, copies, early) = match moment {
+            LlamaRecomputed::Mlp => (
+                layer - r.sbi * r.c + r.sbi * (3 * r.c) + r.sbh * r.w,
+                copies - r.h * r.i * 2,
+                r.h * r.i,
+            ),
+            LlamaRecomputed::Attention => {
+                let (freed, in_flight) = r.at_softmax_backward(r.recomputed_kv());
+                (
+                    layer - freed + in_flight,
+                    copies - (r.h * r.i * 3 + r.h * r.q) * 2,
+                    r.h * r.i * 3 + r.h * r.q + r.h,
+                )
+            }
+        };
+        let copies = if r.autocast { copies } else { N::ZERO };
+        self.at(
+            self.grads_in_block(early, above),
+            copies,
+            inputs + activations,
+            N::ZERO,
+        )
+    }
+
+    /// The largest candidate and its moment (the loss's backward wins ties).
+    pub(super) fn peak(&self) -> (Components, TrainMoment) {
+        let mut best = (self.loss_backward(), TrainMoment::LossBackward);
+        let mut consider = |c: Components, m: TrainMoment| {
+            if c.sum() > best.0.sum() {
+                best = (c, m);
+            }
+        };
+        consider(self.loss_forward(), TrainMoment::LossForward);
+        consider(self.head_backward(), TrainMoment::HeadBackward);
+        consider(self.backward_end(), TrainMoment::BackwardEnd);
+        if !self.r.sdpa && !self.checkpointed {
+            consider(self.attention_backward(), TrainMoment::AttentionBackward);
+        }
+        if self.checkpointed {
+            let last = self.r.l - N::from(1u64);
+            for k in [N::ZERO, last] {
+                consider(
+                    self.recomputed(k, LlamaRecomputed::Mlp),
+                    TrainMoment::BlockRecompute,
+                );
+                if !self.r.sdpa {
+                    consider(
+                        self.recomputed(k, LlamaRecomputed::Attention),
+                        TrainMoment::BlockRecompute,
+                    );
+                }
+            }
+        }
+        best
+    }
+}

@@ -1,0 +1,95 @@
+//! What the Hugging Face families (`hf_gpt2/`, `hf_llama/`) share: a `Trainer` step's result,
+//! fused AdamW's state, and the refusal of what no replay covers.
+//!
+//! `Trainer`'s default optimizer with torch ≥ 2.8 is `adamw_torch_fused`: per parameter tensor
+//! two moments of the parameter's dtype and shape (`exp_avg`, `exp_avg_sq`), and a float32
+//! `step` tensor kept on the device (fused AdamW's `_init_group`). Every replay
+//! (`tools/hf_replay/`) records these bytes, and the tests hold this sum to them exactly.
+
+use super::arch::Architecture;
+use super::error::ScenarioError;
+use super::memory::{Components, TrainMoment};
+use super::num::N;
+use super::scenario::{InitFrom, Optimizer, Scenario, Sharding};
+
+/// One Trainer step of a Hugging Face model, as its family computes it.
+pub(crate) struct TrainerStep {
+    /// The peak of a step once the optimizer state exists (the second step on), by component.
+    pub(crate) train: Components,
+    /// When in the step it occurs.
+    pub(crate) moment: TrainMoment,
+    /// The first step's peak: no optimizer state until its `optimizer.step()` creates it.
+    pub(crate) first: N,
+}
+
+/// Fused AdamW's state for the parameters of `a` held in `element` bytes: two moments per
+/// element and a 4-byte `step` per parameter tensor.
+pub(crate) fn fused_adamw_bytes(a: &Architecture, element: u128) -> N {
+    a.parameters()
+        .iter()
+        .map(|t| N::from(t.count) * (N::from(t.numel()) * (2 * element) + N::from(4u64)))
+        .sum()
+}
+
+/// The settings a family's replay does not cover, collected to be refused all at once, each
+/// with its scenario key.
+pub(crate) struct Refusals(Vec<(&'static str, &'static str)>);
+
+impl Refusals {
+    /// Starts with what no Trainer replay covers: `torch.compile`, optimizers other than fused
+    /// AdamW, more than one GPU, nanoGPT's fine-tuning patches (PEFT is not modelled yet) and
+    /// nanoGPT's `train.py` start-up settings.
+    pub(crate) fn trainer(s: &Scenario) -> Refusals {
+        let mut r = Refusals(Vec::new());
+        r.not(
+            s.compile,
+            "compile",
+            "torch.compile is not replayed: set it to false",
+        );
+        r.not(
+            s.optimizer != Optimizer::Adamw,
+            "optimizer",
+            "Trainer's fused AdamW is the only optimizer replayed",
+        );
+        r.not(
+            s.ddp_world_size != 1 || s.sharding != Sharding::None,
+            "ddp_world_size",
+            "one GPU only",
+        );
+        r.not(
+            s.freeze_embeddings || s.lora_rank > 0,
+            "lora_rank",
+            "fine-tuning patches are nanoGPT's; PEFT is not modelled yet",
+        );
+        r.not(
+            s.init_from != InitFrom::Scratch || s.eval_only,
+            "init_from",
+            "nanoGPT's train.py settings have no meaning for a Trainer step",
+        );
+        r
+    }
+
+    /// Refuses `key` for `why` when `yes`.
+    pub(crate) fn not(&mut self, yes: bool, key: &'static str, why: &'static str) {
+        if yes {
+            self.0.push((key, why));
+        }
+    }
+
+    /// Nothing refused, or one error naming every key (the first as the error's key), for the
+    /// model `what`.
+    pub(crate) fn result(self, what: &str) -> Result<(), ScenarioError> {
+        let Some((first, _)) = self.0.first() else {
+            return Ok(());
+        };
+        let text: Vec<String> = self.0.iter().map(|(k, w)| format!("`{k}`: {w}")).collect();
+        Err(ScenarioError {
+            key: Some((*first).to_owned()),
+            message: format!(
+                "{what} is modelled as transformers {}'s Trainer step only; {}",
+                super::arch::HF_TRANSFORMERS,
+                text.join("; ")
+            ),
+        })
+    }
+}

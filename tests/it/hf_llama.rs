@@ -1,0 +1,281 @@
+//! transformers' Llama family (Llama, Mistral, Qwen2, Qwen3, Phi-3), estimated from its
+//! architecture description and held to the fake-tensor replay of its Trainer step
+//! (`tools/hf_replay/replay_llama.py` → `tests/data/hf_llama_replay.json`): every replayed peak
+//! within 1 % (both steps), parameters, weights, gradients and optimizer state exact; the runs
+//! the estimator does not model are refused by name, never estimated.
+
+use serde::Deserialize;
+
+use crate::hf_gpt2::within_one_percent;
+use vramdoc::estimate::arch::{
+    Activation, Attention, Embeddings, FeedForward, Mlp, Norm, NormPlacement, Positions,
+    SlidingWindow, Span,
+};
+use vramdoc::estimate::{
+    estimate_model, Architecture, Dtype, Family, GpuCatalog, Scenario, TrainMoment,
+};
+
+#[derive(Deserialize)]
+struct Replay {
+    torch: String,
+    transformers: String,
+    runs: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    run: Run,
+    params: u64,
+    trainable_params: u64,
+    param_bytes: u64,
+    buffer_bytes: u64,
+    grad_bytes: u64,
+    optimizer_bytes: u64,
+    train_peak_bytes: u64,
+    first_step_peak_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct Run {
+    name: String,
+    model: Model,
+    block_size: u64,
+    batch_size: u64,
+    accumulation: u64,
+    weights: String,
+    dtype: String,
+    attn_implementation: String,
+    grad_checkpoint: bool,
+}
+
+#[derive(Deserialize)]
+struct Model {
+    model_type: String,
+    layers: u64,
+    hidden: u64,
+    heads: u64,
+    kv_heads: u64,
+    intermediate: u64,
+    vocab_size: u64,
+    tied: bool,
+    head_dim: u64,
+}
+
+fn replay() -> Replay {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hf_llama_replay.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The description of a replayed config, as each `model_type`'s modeling file builds it:
+/// Qwen2 adds q/k/v biases, Qwen3 QK-norm, Phi-3 fuses q/k/v and gate/up.
+fn architecture(m: &Model) -> Architecture {
+    let head_dim = if m.head_dim == 0 {
+        m.hidden / m.heads
+    } else {
+        m.head_dim
+    };
+    let phi3 = m.model_type == "phi3";
+    Architecture {
+        family: Family::Llama,
+        name: m.model_type.clone().into(),
+        vocab_size: m.vocab_size,
+        hidden: m.hidden,
+        layers: m.layers,
+        positions: Positions::Rotary { theta: 10_000.0 },
+        attention: Attention {
+            heads: m.heads,
+            kv_heads: m.kv_heads,
+            head_dim,
+            fused_qkv: phi3,
+            qkv_bias: m.model_type == "qwen2",
+            out_bias: false,
+            qk_norm: (m.model_type == "qwen3").then_some(Norm::RmsNorm),
+            softcap: None,
+            sliding_window: None,
+        },
+        mlp: Mlp::Dense(FeedForward {
+            intermediate: m.intermediate,
+            gated: true,
+            fused_gate_up: phi3,
+            activation: Activation::Silu,
+            bias: false,
+        }),
+        norm: Norm::RmsNorm,
+        norm_placement: NormPlacement::Pre,
+        embeddings: Embeddings {
+            tied_head: m.tied,
+            head_bias: false,
+            scaled_by_sqrt_hidden: false,
+            logit_softcap: None,
+        },
+    }
+}
+
+/// The Trainer settings of a replayed run: weights loaded in bfloat16 are `pure_bf16` (with
+/// `dtype: bfloat16`, which autocast or not keeps the same memory).
+fn scenario(r: &Run) -> Scenario {
+    let bf16_weights = r.weights == "bfloat16";
+    Scenario {
+        block_size: r.block_size,
+        batch_size: r.batch_size,
+        gradient_accumulation_steps: r.accumulation,
+        dtype: if bf16_weights {
+            Dtype::Bfloat16
+        } else {
+            Dtype::parse(&r.dtype).unwrap()
+        },
+        pure_bf16: bf16_weights,
+        flash: r.attn_implementation == "sdpa",
+        dropout: 0.0,
+        grad_checkpoint: r.grad_checkpoint,
+        compile: false,
+        ..Scenario::default()
+    }
+}
+
+/// The replayed runs the estimator refuses, with the key it names: float32 SDPA with grouped
+/// key/value heads (CUDA's math fallback) and checkpointed multi-query SDPA.
+const REFUSED: [(&str, &str); 3] = [
+    ("qwen3-0.6b-8layers-s512-b2-acc1-fp32-sdpa", "flash"),
+    ("llama-3.2-1b-4layers-s512-b2-acc2-fp32-sdpa", "flash"),
+    (
+        "tiny-llama-mqa-v512-s512-b8-acc1-fp32-sdpa-ckpt",
+        "grad_checkpoint",
+    ),
+];
+
+#[test]
+fn the_llama_family_is_within_one_percent_of_every_replayed_peak() {
+    let data = replay();
+    assert_eq!(data.transformers, "5.24.0", "the pinned transformers");
+    assert_eq!(data.torch, "2.15.0", "the pinned torch");
+    let catalog = GpuCatalog::builtin();
+    let (mut worst, mut checked, mut refused) = (0.0f64, 0, 0);
+    let mut moments = std::collections::BTreeSet::new();
+    for e in &data.runs {
+        let name = &e.run.name;
+        let model = architecture(&e.run.model);
+        let run = scenario(&e.run);
+        assert_eq!(model.parameter_count(), e.params, "{name}: parameters");
+        assert_eq!(e.params, e.trainable_params, "{name}: full training");
+        if let Some((_, key)) = REFUSED.iter().find(|(n, _)| n == name) {
+            let err = estimate_model(&model, &run, &catalog).unwrap_err();
+            assert_eq!(err.key.as_deref(), Some(*key), "{name}: {}", err.message);
+            refused += 1;
+            continue;
+        }
+        let est = estimate_model(&model, &run, &catalog).unwrap();
+        let w = if e.run.weights == "bfloat16" { 2 } else { 4 };
+        assert_eq!(est.params.total, e.params, "{name}: parameters");
+        assert_eq!(
+            est.bytes.weights,
+            e.param_bytes + e.buffer_bytes,
+            "{name}: weights and rotary buffers"
+        );
+        assert_eq!(est.params.total * w, e.param_bytes, "{name}: weight bytes");
+        assert_eq!(est.params.total * w, e.grad_bytes, "{name}: gradients");
+        assert_eq!(est.bytes.optimizer, e.optimizer_bytes, "{name}: optimizer");
+        let (err, first) =
+            within_one_percent(name, &est, e.train_peak_bytes, e.first_step_peak_bytes);
+        worst = worst.max(err.max(first));
+        moments.insert(format!("{:?}", est.train_peak_moment));
+        checked += 1;
+    }
+    eprintln!("worst: {:.4} % over {checked} runs", worst * 100.0);
+    assert_eq!(refused, REFUSED.len(), "every refused run is in the data");
+    assert!(checked >= 46, "{checked}");
+    // The data reaches every moment the step model has.
+    for m in [
+        TrainMoment::LossBackward,
+        TrainMoment::LossForward,
+        TrainMoment::HeadBackward,
+        TrainMoment::BackwardEnd,
+        TrainMoment::AttentionBackward,
+        TrainMoment::BlockRecompute,
+    ] {
+        assert!(moments.contains(&format!("{m:?}")), "{m:?}: {moments:?}");
+    }
+}
+
+#[test]
+fn a_llama_estimate_says_which_model_and_moment_it_is() {
+    let catalog = GpuCatalog::builtin();
+    // Llama 3.2 1B's shape with 4 of its 16 layers: the replay's
+    // llama-3.2-1b-4layers-s1024-b2-acc2-autocast-sdpa peaks at 13,359,768,064 bytes.
+    let model = architecture(&Model {
+        model_type: "llama".to_owned(),
+        layers: 4,
+        hidden: 2048,
+        heads: 32,
+        kv_heads: 8,
+        intermediate: 8192,
+        vocab_size: 128_256,
+        tied: true,
+        head_dim: 0,
+    });
+    let run = Scenario {
+        block_size: 1024,
+        batch_size: 2,
+        gradient_accumulation_steps: 2,
+        dtype: Dtype::Bfloat16,
+        dropout: 0.0,
+        compile: false,
+        gpu: Some("rtx-4090".to_owned()),
+        ..Scenario::default()
+    };
+    let v = serde_json::to_value(estimate_model(&model, &run, &catalog).unwrap()).unwrap();
+    assert_eq!(v["architecture"]["family"], "llama");
+    assert_eq!(v["train_peak_moment"], "loss_backward");
+    assert_eq!(v["bytes"]["train_peak"], 13_359_768_056u64);
+    assert_eq!(v["scenario"]["vocab_size"], 128_256);
+    assert!(v["verdict"].is_string());
+}
+
+#[test]
+fn what_the_llama_replay_does_not_cover_is_refused_by_key_all_at_once() {
+    let catalog = GpuCatalog::builtin();
+    let mut model = architecture(&Model {
+        model_type: "mistral".to_owned(),
+        layers: 32,
+        hidden: 4096,
+        heads: 32,
+        kv_heads: 8,
+        intermediate: 14336,
+        vocab_size: 32000,
+        tied: false,
+        head_dim: 0,
+    });
+    let run = Scenario {
+        dtype: Dtype::Float16,
+        dropout: 0.1,
+        compile: false,
+        ..Scenario::default()
+    };
+    let err = estimate_model(&model, &run, &catalog).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("dtype"), "{}", err.message);
+    for key in ["`dtype`", "`dropout`", "transformers 5.24.0"] {
+        assert!(err.message.contains(key), "{key}: {}", err.message);
+    }
+    // Mistral 7B v0.1's 4096-token sliding window: reached at 4096 tokens, not below.
+    model.attention.sliding_window = Some(SlidingWindow {
+        window: 4096,
+        pattern: vec![Span::Local],
+    });
+    let long = Scenario {
+        block_size: 4096,
+        batch_size: 1,
+        dropout: 0.0,
+        compile: false,
+        ..Scenario::default()
+    };
+    let err = estimate_model(&model, &long, &catalog).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("block_size"), "{}", err.message);
+    let short = Scenario {
+        block_size: 2048,
+        ..long
+    };
+    assert!(estimate_model(&model, &short, &catalog).is_ok());
+}
