@@ -255,16 +255,16 @@ mod tests {
         }
     }
 
-    /// The note names the card, the setting, the figure (15,814 MiB = 15.44 GiB), what it rests
+    /// The note names the card, the setting, the figure (15,841 MiB = 15.47 GiB), what it rests
     /// on and the override.
     #[test]
     fn unsourced_note_says_what_the_figure_rests_on() {
         let catalog = GpuCatalog::builtin();
         let card = |id: &str| catalog.get(id).unwrap_or_else(|| panic!("{id} missing"));
         let note = card("rtx-5080").unsourced_capacity_note(None).unwrap();
-        assert_eq!(15814.0_f64 / 1024.0, 15.443359375);
+        assert_eq!(15841.0_f64 / 1024.0, 15.4697265625);
         assert!(
-            note.starts_with("NVIDIA GeForce RTX 5080: its capacity in vramdoc's catalog, 15.44 GiB, is not sourced (no message of an RTX 5080 at hand): derived from nvidia-smi's total"),
+            note.starts_with("NVIDIA GeForce RTX 5080: its capacity in vramdoc's catalog, 15.47 GiB, is not sourced (no message of an RTX 5080 at hand): derived from the RTX 5070 Ti's OOM message"),
             "{note}"
         );
         assert!(

@@ -75,8 +75,9 @@ pub enum TrainMoment {
     LossForward,
     /// Cross-entropy's backward: every activation saved, the sbV buffers at their largest.
     LossBackward,
-    /// The output head's backward (Hugging Face's Llama family): its weight gradient, and under
-    /// autocast the float32 cast of it, beside every saved activation.
+    /// The backward of the output head and of the final norm (Hugging Face's Llama family): the
+    /// head's weight gradient (under autocast with its float32 cast), or the norm's float32
+    /// temporaries, beside every saved activation.
     HeadBackward,
     /// The last block's MLP backward: the hidden layer's gradient beside every saved activation.
     MlpBackward,

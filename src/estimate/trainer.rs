@@ -22,6 +22,45 @@ pub(crate) struct TrainerStep {
     pub(crate) first: N,
 }
 
+/// What every moment of a family's step shares, besides the run's sizes.
+pub(crate) struct StepTotals {
+    /// The weights (and any buffers beside them).
+    pub(crate) weights: N,
+    /// Every gradient.
+    pub(crate) full_grads: N,
+    /// AdamW's state (0 in the first step).
+    pub(crate) optimizer: N,
+    /// `.grad` survives between micro-steps.
+    pub(crate) accumulating: bool,
+    /// Blocks checkpointed.
+    pub(crate) checkpointed: bool,
+    /// The token batch (`input_ids`, the labels the same tensor; GPT-2's `position_ids`).
+    pub(crate) tokens: N,
+    /// Parameters of one block.
+    pub(crate) block_params: N,
+}
+
+impl StepTotals {
+    /// A moment's components from its gradients, weight copies, activations (the token batch
+    /// added) and `s·b·V` buffers.
+    pub(crate) fn at(
+        &self,
+        gradients: N,
+        autocast_weights: N,
+        activations: N,
+        logits: N,
+    ) -> Components {
+        Components {
+            weights: self.weights,
+            gradients,
+            optimizer: self.optimizer,
+            autocast_weights,
+            activations: activations + self.tokens,
+            logits,
+        }
+    }
+}
+
 /// Fused AdamW's state for the parameters of `a` held in `element` bytes: two moments per
 /// element and a 4-byte `step` per parameter tensor.
 pub(crate) fn fused_adamw_bytes(a: &Architecture, element: u128) -> N {

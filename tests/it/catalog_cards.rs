@@ -1,7 +1,9 @@
 //! Real capacities the catalog once missed, through the real binary: an A40 with ECC on prints
-//! 44.42 GiB (the L40S's figure too), and 39.50 GiB is printed both by an A100 40GB on drivers
-//! after 535 and by an H100's MIG 4g.40gb slice. Fixtures of `tests/data/oom/` shaped like those
-//! messages (github.com/nexthybrid/AReaL's RunPod guide, github.com/TianheWu/CoSeR/issues/10).
+//! 44.42 GiB (the L40S's figure too), 39.50 GiB is printed both by an A100 40GB on drivers
+//! after 535 and by an H100's MIG 4g.40gb slice, an RTX 5070 Ti under Linux prints 15.47 GiB and
+//! an RTX 4090 under Windows 23.99 GiB. Fixtures of `tests/data/oom/` shaped like those messages
+//! (github.com/nexthybrid/AReaL's RunPod guide, github.com/TianheWu/CoSeR/issues/10,
+//! github.com/thebloodlust/VRAMancer's benchmarks, ComfyUI's Windows tracebacks).
 
 use serde_json::Value;
 
@@ -117,6 +119,37 @@ fn the_39_50_figure_is_an_a100_40gb_or_an_h100_mig_slice() {
     assert_eq!(v["cards"][0]["variant"], Value::Null);
 }
 
+/// An RTX 5070 Ti under Linux (GPU 1 of two) prints 15.47 GiB: its own figure, and the RTX
+/// 5080's (same chip and nvidia-smi total), so both are named and neither is taken.
+#[test]
+fn an_rtx_5070_ti_under_linux_prints_15_47() {
+    let t = SiteTest::new();
+    let v = diagnose_fixture(&t, "v22_rtx5070ti_gpu1", &[]);
+    let msg = &v["message"];
+    assert_eq!(msg["gpu_index"], 1);
+    assert_eq!(msg["capacity"]["bytes"], g(15.47));
+    assert_eq!(msg["requested"]["bytes"], g(9.50));
+    // 15.47 GiB = 15841.28 MiB: nvidia-smi's 16303 MiB less the 462 MiB the card keeps.
+    assert_eq!(16303 - 462, 15841);
+    assert!(g(15.47).abs_diff(15841 * MIB) < 6 * MIB);
+    assert_eq!(exact(&v), ["rtx-5070-ti", "rtx-5080"]);
+    // Told the card, diagnose uses the RTX 5070 Ti's printed figure: no unsourced note.
+    let r = t.run(&[
+        "diagnose",
+        "v22_rtx5070ti_gpu1.txt",
+        "--set",
+        "batch_size=4",
+        "--gpu",
+        "rtx-5070-ti",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("is not sourced"), "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["estimate"]["gpu"]["capacity_bytes"], 15841 * MIB);
+}
+
 /// A PyTorch 2.x message printing `capacity` GiB, of a run holding 10 GiB.
 fn message(capacity: &str) -> String {
     format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of {capacity} GiB of which 1.00 GiB is free. Including non-PyTorch memory, this process has 10.40 GiB memory in use. Of the allocated memory 9.80 GiB is allocated by PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated.")
@@ -170,6 +203,15 @@ fn printed_figures_name_their_cards() {
         ("11.60", vec![("rtx-4070", newer.clone())]),
         // A B200, 178.35 GiB = 182630.4 MiB.
         ("178.35", vec![("b200", Value::Null)]),
+        // An RTX 5070 Ti under Windows: VRAM Total 17094475776 B = 16302.56 MiB, and 16302.56 /
+        // 1024 = 15.92; the RTX 5080 (same chip and total) is derived from it.
+        (
+            "15.92",
+            vec![
+                ("rtx-5070-ti", Value::from("windows")),
+                ("rtx-5080", Value::from("windows")),
+            ],
+        ),
     ] {
         let file = format!("m{capacity}.txt");
         t.file(&file, &message(capacity));
@@ -192,6 +234,7 @@ fn printed_figures_name_their_cards() {
     assert_eq!(22579 + 1536, 24115);
     assert_eq!(12282 - 11878, 404);
     assert_eq!((47.40f64 * 1024.0 * 10.0).round() / 10.0, 48537.6);
+    assert_eq!(17094475776_f64 / MIB as f64, 16302.5625);
 }
 
 /// WDDM reports an 8 GB card's whole memory: 8.00 GiB with `C:\` paths is an RTX 3060 Ti
@@ -230,6 +273,34 @@ fn windows_figures_of_8_gb_cards_are_not_one_card_s() {
         "bf16 proposed for a card that may be a Turing one: {}",
         r.stdout
     );
+}
+
+/// WDDM shows an Ada card nvidia-smi's total less a few MiB, not its whole memory: an RTX 4090
+/// under Windows prints 23.99 GiB (24563.5 of 24564 MiB, ssitu/ComfyUI_UltimateSDUpscale#106),
+/// its own figure alone, while the whole 24.00 GiB stays the Ampere and Turing cards'.
+#[test]
+fn an_rtx_4090_under_windows_prints_23_99() {
+    let t = SiteTest::new();
+    let windows = |capacity: &str| {
+        format!(
+            "  File \"C:\\Users\\me\\train.py\", line 3, in <module>\n{}",
+            message(capacity)
+        )
+    };
+    let v = diagnose_fixture(&t, "v22_windows_rtx4090", &[]);
+    assert_eq!(v["message"]["capacity"]["bytes"], g(23.99));
+    // 23.99 GiB = 24565.76 MiB, printed to ±5.12 MiB: 24563.5 is within, 24576 is not.
+    assert!((23.99f64 * 1024.0 - 24563.5).abs() < 5.12);
+    assert!((23.99f64 * 1024.0 - 24576.0).abs() > 5.12);
+    assert_eq!(exact(&v), ["rtx-4090"]);
+    assert_eq!(v["cards"][0]["variant"], "windows");
+    assert_eq!(v["cards"][0]["capacity_bytes"], 25756696576u64);
+    assert_eq!(25756696576u64, 24563 * MIB + MIB / 2);
+    // 24.00 GiB: the RTX 3090's, the RTX 3090 Ti's and the TITAN RTX's, not the RTX 4090's.
+    t.file("w2400.txt", &windows("24.00"));
+    let r = t.run(&["diagnose", "w2400.txt", "--format", "json"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(exact(&v), ["rtx-3090", "rtx-3090-ti", "titan-rtx"]);
 }
 
 /// The same for 16 GB Ada cards: an RTX 4080 under Windows prints 15.99 GiB (16374 of

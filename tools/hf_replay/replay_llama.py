@@ -245,6 +245,10 @@ def _runs() -> list[Run]:
     add(PHI3_MINI_FULL, 2048, 1, 1, BF16, F32, "sdpa", True)
     add(MISTRAL_7B_FULL, 512, 1, 2, BF16, F32, "eager")
     add(MISTRAL_7B_FULL, 1024, 2, 1, BF16, F32, "sdpa", True)
+    # float32 SDPA with grouped heads: CUDA's math fallback (hf_sdpa.py).
+    add(LLAMA32_1B, 512, 4, 2, F32, F32, "sdpa")
+    add(SMALL_GQA, 512, 4, 2, F32, F32, "sdpa")
+    add(SMALL_GQA, 512, 4, 1, F32, F32, "sdpa")
     add(SMALL_GQA, 512, 4, 1, F32, F32, "sdpa", True)
     add(SMALL_GQA, 512, 4, 1, F32, BF16, "sdpa", True)
     add(SMALL_GQA, 512, 4, 1, BF16, F32, "sdpa", True)

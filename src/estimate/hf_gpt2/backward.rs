@@ -11,25 +11,14 @@
 use super::saves::{Gpt2Run, FP32};
 use crate::estimate::memory::{Components, TrainMoment};
 use crate::estimate::num::N;
+use crate::estimate::trainer::StepTotals;
 
 /// What every moment of a step shares.
 pub(super) struct Gpt2Step {
     /// The run's sizes.
     pub(super) r: Gpt2Run,
-    /// Float32 weights, `4·P`.
-    pub(super) weights: N,
-    /// Every gradient, `4·P`.
-    pub(super) full_grads: N,
-    /// AdamW's state (0 in the first step).
-    pub(super) optimizer: N,
-    /// `.grad` survives between micro-steps.
-    pub(super) accumulating: bool,
-    /// Blocks checkpointed.
-    pub(super) checkpointed: bool,
-    /// `input_ids` and `position_ids` (int64).
-    pub(super) tokens: N,
-    /// Parameters of one block.
-    pub(super) block_params: N,
+    /// What every moment shares.
+    pub(super) t: StepTotals,
 }
 
 /// Which of a recomputed block's backward moments.
@@ -44,19 +33,12 @@ enum Gpt2Recomputed {
 impl Gpt2Step {
     /// The moment's components from its gradients, weight copies and activations (no logits).
     fn at(&self, gradients: N, autocast_weights: N, activations: N) -> Components {
-        Components {
-            weights: self.weights,
-            gradients,
-            optimizer: self.optimizer,
-            autocast_weights,
-            activations: activations + self.tokens,
-            logits: N::ZERO,
-        }
+        self.t.at(gradients, autocast_weights, activations, N::ZERO)
     }
 
     /// Every weight copy the forward saved.
     fn all_copies(&self) -> N {
-        if self.checkpointed {
+        if self.t.checkpointed {
             self.r.head_copy()
         } else {
             self.r.l * self.r.block_copies() + self.r.head_copy()
@@ -72,10 +54,10 @@ impl Gpt2Step {
     /// The same during the backward of the block `done` blocks below the last (those blocks'
     /// gradients complete too, without accumulation).
     fn grads_in_block(&self, early: N, done: N) -> N {
-        let grads = if self.accumulating {
-            self.full_grads
+        let grads = if self.t.accumulating {
+            self.t.full_grads
         } else {
-            (early + done * self.block_params) * FP32
+            (early + done * self.t.block_params) * FP32
         };
         grads + self.r.vh * FP32
     }
@@ -83,13 +65,13 @@ impl Gpt2Step {
     /// Cross-entropy's backward: every saved activation, and at `log_softmax`'s backward its
     /// saved fp32 output, the fp32 gradient from `nll_loss` and the fp32 result (`12·sbV`).
     pub(super) fn loss_backward(&self) -> Components {
-        let saved = if self.checkpointed {
+        let saved = if self.t.checkpointed {
             self.r.checkpointed()
         } else {
             self.r.saved()
         };
-        let grads = if self.accumulating {
-            self.full_grads
+        let grads = if self.t.accumulating {
+            self.t.full_grads
         } else {
             N::ZERO
         };
@@ -114,9 +96,9 @@ impl Gpt2Step {
     /// The end of backward: every gradient, the tied weight's two contributions summed (and,
     /// accumulating, added to `.grad`), no activations.
     pub(super) fn backward_end(&self) -> Components {
-        let contributions = if self.accumulating { 2u128 } else { 1 };
+        let contributions = if self.t.accumulating { 2u128 } else { 1 };
         self.at(
-            self.full_grads + self.r.vh * (contributions * FP32),
+            self.t.full_grads + self.r.vh * (contributions * FP32),
             N::ZERO,
             N::ZERO,
         )
@@ -245,7 +227,7 @@ impl Gpt2Step {
         };
         consider(self.loss_forward(), TrainMoment::LossForward);
         consider(self.backward_end(), TrainMoment::BackwardEnd);
-        if self.checkpointed {
+        if self.t.checkpointed {
             let last = self.r.l - N::from(1u64);
             for k in [last, N::ZERO] {
                 for moment in [Gpt2Recomputed::Mlp, Gpt2Recomputed::Attention] {

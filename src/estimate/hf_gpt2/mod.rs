@@ -46,7 +46,7 @@ use super::memory::{Components, TrainMoment};
 use super::num::N;
 use super::params::Params;
 use super::scenario::Scenario;
-use super::trainer::{fused_adamw_bytes, Refusals, TrainerStep};
+use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
 use backward::Gpt2Step;
 use saves::{Gpt2Run, FP32};
 
@@ -102,13 +102,15 @@ fn train_peak(
         / u128::from(a.layers.max(1));
     Gpt2Step {
         r,
-        weights: N::from(p.total) * FP32,
-        full_grads: N::from(p.trainable) * FP32,
-        optimizer,
-        accumulating: s.gradient_accumulation_steps >= 2,
-        checkpointed: s.grad_checkpoint,
-        tokens,
-        block_params,
+        t: StepTotals {
+            weights: N::from(p.total) * FP32,
+            full_grads: N::from(p.trainable) * FP32,
+            optimizer,
+            accumulating: s.gradient_accumulation_steps >= 2,
+            checkpointed: s.grad_checkpoint,
+            tokens,
+            block_params,
+        },
     }
     .peak()
 }

@@ -17,8 +17,7 @@
 //!
 //! Not modelled, and refused by name (`check`): float16, dropout, `torch.compile`, other
 //! optimizers, more than one GPU, fine-tuning patches (PEFT's LoRA is not modelled yet),
-//! sliding-window attention reaching the window, float32 SDPA with grouped key/value heads (CUDA
-//! runs SDPA's math fallback there), gradient checkpointing of multi-query SDPA.
+//! sliding-window attention reaching the window, gradient checkpointing of multi-query SDPA.
 
 mod moments;
 mod saves;
@@ -28,7 +27,7 @@ use super::error::ScenarioError;
 use super::num::N;
 use super::params::Params;
 use super::scenario::{Dtype, Scenario};
-use super::trainer::{fused_adamw_bytes, Refusals, TrainerStep};
+use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
 use moments::LlamaStep;
 use saves::{LlamaRun, FP32};
 
@@ -68,17 +67,6 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
          config's): set it to 0",
     );
     r.not(
-        s.flash
-            && s.dtype == Dtype::Float32
-            && !s.pure_bf16
-            && !s.grad_checkpoint
-            && a.attention.kv_heads != a.attention.heads,
-        "flash",
-        "float32 SDPA with grouped key/value heads runs PyTorch's math fallback on CUDA (the \
-         memory-efficient kernel takes no grouped heads), which is not modelled: use eager \
-         attention (flash: false) or bfloat16",
-    );
-    r.not(
         s.grad_checkpoint && s.flash && a.attention.kv_heads == 1 && a.attention.heads > 1,
         "grad_checkpoint",
         "with one key/value head (multi-query) a checkpointed block's repeat_kv is a view of \
@@ -108,16 +96,18 @@ pub(crate) fn step(
     let block_params = (N::from(p.total) - r.vh * heads - r.h) / u128::from(a.layers.max(1));
     let mut step = LlamaStep {
         r,
-        weights,
-        full_grads,
-        optimizer,
-        accumulating: run.gradient_accumulation_steps >= 2,
-        checkpointed: run.grad_checkpoint,
-        tokens,
-        block_params,
+        t: StepTotals {
+            weights,
+            full_grads,
+            optimizer,
+            accumulating: run.gradient_accumulation_steps >= 2,
+            checkpointed: run.grad_checkpoint,
+            tokens,
+            block_params,
+        },
     };
     let (train, moment) = step.peak();
-    step.optimizer = N::ZERO;
+    step.t.optimizer = N::ZERO;
     let (before, _) = step.peak();
     let optimizer_step = weights + full_grads + optimizer + tokens;
     Ok(TrainerStep {

@@ -3,31 +3,21 @@
 //!
 //! With a real vocabulary (32k–152k) the peak is the loss's backward, the untied head's weight
 //! gradient, or the end of backward (the tied embedding's gradient contributions summed); with
-//! eager attention the last layer's softmax backward can pass them; with a small vocabulary the
-//! end of the forward.
+//! eager attention the last layer's softmax backward can pass them; with checkpointed blocks
+//! the end of the forward (autocast's weight copies) or a recomputed block; with a small
+//! vocabulary the end of the forward or the final norm's backward.
 
 use super::saves::{LlamaRun, FP32};
 use crate::estimate::memory::{Components, TrainMoment};
 use crate::estimate::num::N;
+use crate::estimate::trainer::StepTotals;
 
 /// What every moment of a step shares.
 pub(super) struct LlamaStep {
     /// The run's sizes.
     pub(super) r: LlamaRun,
-    /// The weights (`w·P`) and the rotary `inv_freq` buffers (`4·head_dim`).
-    pub(super) weights: N,
-    /// Every gradient, `w·P`.
-    pub(super) full_grads: N,
-    /// AdamW's state (0 in the first step).
-    pub(super) optimizer: N,
-    /// `.grad` survives between micro-steps.
-    pub(super) accumulating: bool,
-    /// Blocks checkpointed.
-    pub(super) checkpointed: bool,
-    /// `input_ids` (the labels are the same tensor), int64.
-    pub(super) tokens: N,
-    /// Parameters of one block.
-    pub(super) block_params: N,
+    /// What every moment shares.
+    pub(super) t: StepTotals,
 }
 
 /// Which moment of a recomputed (checkpointed) block's backward.
@@ -40,22 +30,9 @@ enum LlamaRecomputed {
 }
 
 impl LlamaStep {
-    /// The moment's components from its gradients, weight copies, activations and `s·b·V`
-    /// buffers.
-    fn at(&self, gradients: N, autocast_weights: N, activations: N, logits: N) -> Components {
-        Components {
-            weights: self.weights,
-            gradients,
-            optimizer: self.optimizer,
-            autocast_weights,
-            activations: activations + self.tokens,
-            logits,
-        }
-    }
-
     /// Everything the forward saved.
     fn saved(&self) -> N {
-        if self.checkpointed {
+        if self.t.checkpointed {
             self.r.checkpointed()
         } else {
             self.r.saved()
@@ -64,8 +41,8 @@ impl LlamaStep {
 
     /// The gradients of earlier micro-steps: all of them when accumulating.
     fn earlier_grads(&self) -> N {
-        if self.accumulating {
-            self.full_grads
+        if self.t.accumulating {
+            self.t.full_grads
         } else {
             N::ZERO
         }
@@ -77,8 +54,8 @@ impl LlamaStep {
     /// alive, `12·s·b·V` bytes in every dtype; the 16-bit logits are gone (the step keeps only
     /// the loss).
     pub(super) fn loss_backward(&self) -> Components {
-        let copies = self.r.weight_copies(self.checkpointed);
-        self.at(
+        let copies = self.r.weight_copies(self.t.checkpointed);
+        self.t.at(
             self.earlier_grads(),
             copies,
             self.saved(),
@@ -87,26 +64,29 @@ impl LlamaStep {
     }
 
     /// The end of the forward, at `log_softmax`: the logits (`c`), their float32 copy (the
-    /// same tensor in float32), the float32 log-softmax; the final norm's output (the model's
-    /// `hidden_states`), the padded labels (`8·b·(s + 1)`) and their shifted copy (`8·s·b`),
+    /// same tensor in float32), the float32 log-softmax; under autocast the final norm's
+    /// float32 output (the model's `hidden_states`), the padded labels (`8·b·(s + 1)`) and their shifted copy (`8·s·b`),
     /// the cache's copies attention did not save (`LlamaRun::cache_only`), and under autocast every
     /// weight's bf16 copy.
     pub(super) fn loss_forward(&self) -> Components {
         let r = &self.r;
         let upcast = if r.c == FP32 { 0 } else { FP32 };
         let labels = r.b * (r.s + N::from(1u64)) * 8 + r.sb * 8;
-        let cache = if self.checkpointed {
+        let cache = if self.t.checkpointed {
             N::ZERO
         } else {
             r.cache_only()
         };
-        let activations = self.saved() + r.sbh * r.w + labels + cache;
+        // The final norm's output is the head's saved input, except under autocast, where the
+        // head saves a bf16 copy and the model's float32 `hidden_states` is still referenced.
+        let hidden = if r.autocast { r.sbh * r.w } else { N::ZERO };
+        let activations = self.saved() + hidden + labels + cache;
         // Autocast's cache keeps every weight copy until the forward leaves autocast, saved or
         // not (checkpointed blocks do not save theirs); the q/k/v bias copies (Qwen2's,
         // `2·(q + 2·kv)` bytes per layer) are left out.
         let copies = r.weight_copies(false);
         let logits = r.sbv * (r.c + upcast + FP32);
-        self.at(self.earlier_grads(), copies, activations, logits)
+        self.t.at(self.earlier_grads(), copies, activations, logits)
     }
 
     /// The head's weight gradient, after the loss's backward. Under autocast: the bf16 gradient
@@ -118,22 +98,46 @@ impl LlamaStep {
     /// with bf16 weights) and the head's saved input.
     pub(super) fn head_backward(&self) -> Components {
         let r = &self.r;
-        let copies = r.weight_copies(self.checkpointed);
+        let copies = r.weight_copies(self.t.checkpointed);
         if r.autocast {
-            self.at(
+            self.t.at(
                 self.earlier_grads() + r.vh * 6,
                 copies - r.vh * 2,
                 self.saved() - r.sbh * 2 + r.sbh * FP32,
                 N::ZERO,
             )
         } else {
-            self.at(
+            self.t.at(
                 self.earlier_grads() + r.vh * r.w,
                 copies,
                 self.saved() + r.sbh * r.c,
                 r.sbv * r.c,
             )
         }
+    }
+
+    /// The final norm's backward (`pow`'s, its last node): the head's saved input and the
+    /// norm's `x̂` and `rsqrt` are released, its float32 input is still saved, and five float32
+    /// `s·b·h` temporaries of `pow`'s, `mean`'s and the products' backward are in flight (the
+    /// replay's peak with bf16 weights and a small vocabulary). Gradients: the earlier
+    /// micro-steps', the head's (an untied head's, or a tied one's waiting contribution) and
+    /// the norm's weight.
+    pub(super) fn final_norm_backward(&self) -> Components {
+        let r = &self.r;
+        let head = if r.tied {
+            r.vh * if r.autocast { FP32 } else { r.w }
+        } else {
+            r.vh * r.w
+        };
+        let released = r.norm_output(1) + r.sbh * r.w + r.sb * FP32;
+        let copies =
+            r.weight_copies(self.t.checkpointed) - if r.autocast { r.vh * 2 } else { N::ZERO };
+        self.t.at(
+            self.earlier_grads() + head + r.h * r.w,
+            copies,
+            self.saved() - released + r.sbh * (5 * FP32),
+            N::ZERO,
+        )
     }
 
     /// The end of backward: every gradient, no activations. A tied weight's two contributions
@@ -144,12 +148,13 @@ impl LlamaStep {
     pub(super) fn backward_end(&self) -> Components {
         let r = &self.r;
         let (extra, activations) = if r.tied {
-            let sums = if self.accumulating { 3u128 } else { 2 };
+            let sums = if self.t.accumulating { 3u128 } else { 2 };
             (r.vh * (sums * r.w), N::ZERO)
         } else {
             (N::ZERO, r.sbh * r.w)
         };
-        self.at(self.full_grads + extra, N::ZERO, activations, N::ZERO)
+        self.t
+            .at(self.t.full_grads + extra, N::ZERO, activations, N::ZERO)
     }
 
     /// The last layer's softmax backward in eager attention (not checkpointed). Released by
@@ -163,8 +168,8 @@ impl LlamaStep {
         let r = &self.r;
         let (freed, in_flight) = r.at_softmax_backward(r.kv_saved());
         let freed = freed + r.final_norm();
-        let mut grads = if self.accumulating {
-            self.full_grads
+        let mut grads = if self.t.accumulating {
+            self.t.full_grads
         } else {
             let head = if r.tied { N::ZERO } else { r.vh };
             (head + r.h * r.i * 3 + r.h * r.q + r.h * 2) * r.w
@@ -177,7 +182,8 @@ impl LlamaStep {
         } else {
             N::ZERO
         };
-        self.at(grads, copies, self.saved() - freed + in_flight, N::ZERO)
+        self.t
+            .at(grads, copies, self.saved() - freed + in_flight, N::ZERO)
     }
 
     /// The gradients during the backward of the block `above` blocks below the last, with
@@ -191,11 +197,11 @@ impl LlamaStep {
         } else {
             N::ZERO
         };
-        if self.accumulating {
-            return self.full_grads + waiting;
+        if self.t.accumulating {
+            return self.t.full_grads + waiting;
         }
         let head = if r.tied { N::ZERO } else { r.vh };
-        waiting + (head + r.h + above * self.block_params + early) * r.w
+        waiting + (head + r.h + above * self.t.block_params + early) * r.w
     }
 
     /// A checkpointed block `k` recomputed in the backward, at `moment`. Alive: the inputs of
@@ -234,7 +240,7 @@ impl LlamaStep {
             }
         };
         let copies = if r.autocast { copies } else { N::ZERO };
-        self.at(
+        self.t.at(
             self.grads_in_block(early, above),
             copies,
             inputs + activations,
@@ -253,10 +259,11 @@ impl LlamaStep {
         consider(self.loss_forward(), TrainMoment::LossForward);
         consider(self.head_backward(), TrainMoment::HeadBackward);
         consider(self.backward_end(), TrainMoment::BackwardEnd);
-        if !self.r.sdpa && !self.checkpointed {
+        consider(self.final_norm_backward(), TrainMoment::HeadBackward);
+        if !self.r.sdpa && !self.t.checkpointed {
             consider(self.attention_backward(), TrainMoment::AttentionBackward);
         }
-        if self.checkpointed {
+        if self.t.checkpointed {
             let last = self.r.l - N::from(1u64);
             for k in [N::ZERO, last] {
                 consider(

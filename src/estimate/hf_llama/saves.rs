@@ -58,7 +58,8 @@ pub(super) struct LlamaRun {
     pub(super) c: u128,
     /// bf16 autocast on float32 weights.
     pub(super) autocast: bool,
-    /// SDPA (else eager attention).
+    /// SDPA's fused kernels (else eager attention, or SDPA's math fallback, which saves the
+    /// same).
     pub(super) sdpa: bool,
     /// Fewer key/value heads than query heads (`repeat_kv` copies them in eager attention).
     pub(super) grouped: bool,
@@ -122,7 +123,11 @@ impl LlamaRun {
             w,
             c,
             autocast,
-            sdpa: s.flash,
+            // float32 SDPA with grouped heads and no mask runs the math composite, which saves
+            // what eager attention saves, byte for byte (`repeat_interleave`d keys and values,
+            // the scaled queries and keys laid out for `bmm`, the float32 softmax, the output's
+            // contiguous copy): it is modelled as eager.
+            sdpa: s.flash && !(c == FP32 && at.kv_heads != at.heads && !s.grad_checkpoint),
             grouped: at.kv_heads != at.heads,
             qk_norm: at.qk_norm.is_some(),
             attention_readers: if at.fused_qkv { 1 } else { 3 },
