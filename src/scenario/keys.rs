@@ -372,7 +372,7 @@ keys! {
     optimizer: Optimizer, "", "The optimizer.", Code("est-code-optimizer"), Changes, TRAINING, ALL;
     eval_batch_size: CountOrNone, "sequences", "Micro-batch of estimate_loss; None means batch_size.", Code("est-code-eval_batch_size"), Same, TRAINING, NANOGPT,
         json = |s| KeyValue::Whole(s.eval_batch());
-    pure_bf16: Bool, "", "Parameters, gradients and optimizer state in bf16 (needs dtype = bfloat16).", Code("est-code-pure_bf16"), Changes, TRAINING, NANOGPT;
+    pure_bf16: Bool, "", "Parameters, gradients and optimizer state in bf16 (needs dtype = bfloat16).", Code("est-code-pure_bf16"), Changes, TRAINING, ALL;
     gpu: Gpu, "", "The card to check the estimate against.", Surroundings, Same, BOTH, ALL;
     other_processes: Bytes, "bytes", "Memory other programs hold on the card (counted in the verdict).", Surroundings, Same, BOTH, ALL;
     eval_only: Bool, "", "One estimate_loss at iteration 0, then exit.", Setting, Changes, TRAINING, NANOGPT;

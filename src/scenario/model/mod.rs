@@ -65,7 +65,7 @@ pub(crate) struct ModelInfo {
 /// column. A model given by `model` lacks nanoGPT's keys: its config gives the shape (`n_layer`,
 /// `n_head`, `n_embd`, `vocab_size`, `bias`), train.py's own run settings (`init_from`,
 /// `eval_only`, `eval_batch_size`: a `Trainer` step has no `estimate_loss()`) have no meaning
-/// for it, and nanoGPT's patches (`pure_bf16`, `freeze_embeddings`, LoRA) are not its code.
+/// for it, and nanoGPT's fine-tuning patches (`freeze_embeddings`, LoRA) are not its code.
 pub(crate) fn applies(key: &str, family: Family) -> bool {
     keys::get(key).is_none_or(|k| k.families.contains(family))
 }
