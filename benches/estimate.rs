@@ -10,7 +10,7 @@ use vramdoc::estimate::arch::{
     Activation, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement, Positions,
 };
 use vramdoc::estimate::{
-    estimate, estimate_model, what_if, Architecture, Dtype, GpuCatalog, Scenario,
+    estimate, estimate_model, what_if, what_if_model, Architecture, Dtype, GpuCatalog, Scenario,
 };
 
 /// Nanoseconds this thread has run on a CPU (Linux's schedstat), to report per-core throughput
@@ -154,6 +154,25 @@ fn main() {
         rate(budget, |i| {
             run.batch_size = 1 + (i & 31);
             black_box(estimate_model(black_box(&llama), &run, &catalog).ok());
+        }),
+    );
+
+    // A model's what-ifs with the combination search (issue 21 target: under 50 ms): Llama 3.1
+    // 8B's shape in float32 weights under bf16 autocast on a 24 GB card, where no single change
+    // fits, so every subset of the levers is searched.
+    let mut full = Scenario {
+        compile: false,
+        dropout: 0.0,
+        dtype: Dtype::Bfloat16,
+        gpu: Some("rtx-4090".into()),
+        ..Scenario::default()
+    };
+    report(
+        "what-if sweep with combinations, Llama 3.1 8B (Hugging Face)",
+        rate(budget, |i| {
+            full.batch_size = 1 + (i & 7);
+            full.gradient_accumulation_steps = 8;
+            black_box(what_if_model(black_box(&llama), &full, &catalog).ok());
         }),
     );
 }

@@ -80,6 +80,11 @@ est-opt-lora = LoRA, rank { $rank } on { $targets } (a patch; every pretrained w
 est-opt-combination = Least invasive combination that fits
 est-opt-combination_tight = Least invasive combination that may fit
 est-opt-combination_all = All of these together (still does not fit)
+est-opt-pure_bf16 = Weights loaded in bfloat16 (torch_dtype=torch.bfloat16) and trained as they are
+est-opt-hf-flash = SDPA attention instead of eager (attn_implementation="sdpa")
+est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; about { $pct } more compute)
+est-opt-hf-dtype = bf16 autocast (bf16=True) instead of float32
+est-opt-hf-dtype_fp16 = fp16 autocast (fp16=True; this card has no bf16)
 est-trainable = Trained
 est-trainable-frozen-value = { $trainable } of { $total } parameters: the embeddings are frozen
 est-trainable-lora-value = { $trainable } of { $total } parameters: the LoRA adapters only, rank { $rank } on { $targets }
@@ -127,5 +132,30 @@ sample-note = Estimates: the peak follows an exact replay of nanoGPT's sample.py
 est-model-name = Model
 est-model-name-value = { $name } ({ $family }, transformers { $version })
 est-model-name-value-plain = { $name } ({ $family })
-est-no-options-model = What-ifs are not computed yet for this model: change --batch_size, --block_size, --dtype or --grad_checkpoint and compare the estimates.
+est-no-options-model = None of the what-ifs vramdoc computes for this model applies here: change --batch_size, --block_size, --dtype or --grad_checkpoint and compare the estimates.
 est-note-model = Estimates: the training peak follows a replay of one Trainer step of Hugging Face transformers { $version }'s own code (forward with labels, backward, gradient clipping, fused AdamW, gradients set to None); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
+
+## Solvers (--solve) for the generate phase
+solve-max-context = Longest context whose verdict on { $gpu } is “fits”: { $tokens } tokens ({ $prompt } of prompt + { $new } new).
+solve-max-context-none = Nothing fits on { $gpu }: not even a one-token prompt with { $new } new tokens.
+solve-limit-block-size = The limit is sample.py’s crop, not the card: generate() crops the context to the last { $block } tokens (block_size), so a longer prompt also runs, costing only its token ids, and the model sees at most { $block } tokens.
+solve-limit-positions = The limit is GPT-2’s { $positions } positions, not the card: generate cannot run past them.
+solve-max-batch = Largest batch whose verdict on { $gpu } is “fits”: { $batch } prompts at once.
+solve-max-batch-none = Nothing fits on { $gpu }: not even one prompt.
+
+## Hugging Face generate with a model
+gen-title = GPU memory estimate: Hugging Face generate
+gen-model = Model
+gen-model-value = { $name }: { $params } parameters, weights in { $dtype }
+gen-call = Generation
+gen-call-value = { $batch } × { $prompt }-token prompts, { $new } new tokens, { $sequences_count ->
+    [one] one sequence
+   *[other] { $sequences } sequences
+} per prompt, { $cache } KV cache
+gen-weights = Weights
+gen-kv-cache = KV cache at its largest
+gen-prefill-peak = Peak of the prefill (the whole prompt at once)
+gen-decode-peak = Peak of the decoding steps (the last, longest)
+gen-moment-prefill = the prefill
+gen-moment-decode = the last decoding step
+gen-note = Estimates: the peaks follow a replay of transformers' own generate on fake tensors (prefill and decoding, SDPA, eager); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.

@@ -80,6 +80,11 @@ est-opt-lora = LoRA de rango { $rank } en { $targets } (un parche; todos los pes
 est-opt-combination = La combinación menos invasiva que cabe
 est-opt-combination_tight = La combinación menos invasiva que podría caber
 est-opt-combination_all = Todos estos cambios juntos (sigue sin caber)
+est-opt-pure_bf16 = Pesos cargados en bfloat16 (torch_dtype=torch.bfloat16) y entrenados tal cual
+est-opt-hf-flash = Atención SDPA en lugar de eager (attn_implementation="sdpa")
+est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; unos { $pct } más de cómputo)
+est-opt-hf-dtype = Autocast en bf16 (bf16=True) en lugar de float32
+est-opt-hf-dtype_fp16 = Autocast en fp16 (fp16=True; esta tarjeta no tiene bf16)
 est-trainable = Entrenados
 est-trainable-frozen-value = { $trainable } de { $total } parámetros: los embeddings están congelados
 est-trainable-lora-value = { $trainable } de { $total } parámetros: solo los adaptadores LoRA, de rango { $rank } en { $targets }
@@ -127,5 +132,30 @@ sample-note = Estimaciones: el pico sigue una reproducción exacta de sample.py 
 est-model-name = Modelo
 est-model-name-value = { $name } ({ $family }, transformers { $version })
 est-model-name-value-plain = { $name } ({ $family })
-est-no-options-model = Para este modelo aún no se calculan alternativas: cambie --batch_size, --block_size, --dtype o --grad_checkpoint y compare las estimaciones.
+est-no-options-model = Ninguna de las alternativas que vramdoc calcula para este modelo se aplica aquí: cambie --batch_size, --block_size, --dtype o --grad_checkpoint y compare las estimaciones.
 est-note-model = Son estimaciones: el pico de entrenamiento sigue una reproducción de un paso de Trainer con el propio código de Hugging Face transformers { $version } (forward con etiquetas, backward, recorte de gradientes, AdamW fusionado, gradientes a None); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.
+
+## Cálculos inversos (--solve) de la fase de generación
+solve-max-context = Contexto más largo cuyo veredicto en { $gpu } es «cabe»: { $tokens } tokens ({ $prompt } de prompt + { $new } nuevos).
+solve-max-context-none = Nada cabe en { $gpu }: ni siquiera un prompt de un token con { $new } tokens nuevos.
+solve-limit-block-size = El límite es el recorte de sample.py, no la tarjeta: generate() recorta el contexto a sus últimos { $block } tokens (block_size), así que un prompt más largo también funciona, con el único coste de sus identificadores de tokens, y el modelo ve como máximo { $block } tokens.
+solve-limit-positions = El límite son las { $positions } posiciones de GPT-2, no la tarjeta: generate no puede ir más allá.
+solve-max-batch = Lote más grande cuyo veredicto en { $gpu } es «cabe»: { $batch } prompts a la vez.
+solve-max-batch-none = Nada cabe en { $gpu }: ni siquiera un solo prompt.
+
+## generate de Hugging Face con un modelo
+gen-title = Estimación de memoria de GPU: generate de Hugging Face
+gen-model = Modelo
+gen-model-value = { $name }: { $params } parámetros, pesos en { $dtype }
+gen-call = Generación
+gen-call-value = { $batch } × prompts de { $prompt } tokens, { $new } tokens nuevos, { $sequences_count ->
+    [one] una secuencia
+   *[other] { $sequences } secuencias
+} por prompt, caché KV { $cache }
+gen-weights = Pesos
+gen-kv-cache = Caché KV en su tamaño máximo
+gen-prefill-peak = Pico del prellenado (todo el prompt de una vez)
+gen-decode-peak = Pico de los pasos de decodificación (el último, el más largo)
+gen-moment-prefill = el prellenado
+gen-moment-decode = el último paso de decodificación
+gen-note = Estimaciones: los picos siguen una reproducción de generate de transformers con tensores falsos (prellenado y decodificación, SDPA, ejecución inmediata); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.

@@ -80,6 +80,11 @@ est-opt-lora = LoRA，秩 { $rank }，加在 { $targets } 上（需打补丁；�
 est-opt-combination = 放得下的侵入性最小的组合
 est-opt-combination_tight = 可能放得下的侵入性最小的组合
 est-opt-combination_all = 以上改动全部一起用（仍然放不下）
+est-opt-pure_bf16 = 以 bfloat16 加载权重（torch_dtype=torch.bfloat16）并直接训练
+est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"）
+est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计算量约增加 { $pct }）
+est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32
+est-opt-hf-dtype_fp16 = 用 fp16 autocast（fp16=True；这张卡不支持 bf16）
 est-trainable = 参与训练
 est-trainable-frozen-value = { $total }个参数中的 { $trainable }个：嵌入层已冻结
 est-trainable-lora-value = { $total }个参数中的 { $trainable }个：只训练 LoRA 适配器，秩 { $rank }，加在 { $targets } 上
@@ -127,5 +132,27 @@ sample-note = 说明：峰值依据对 nanoGPT 的 sample.py 和 generate() 的�
 est-model-name = 模型
 est-model-name-value = { $name }（{ $family }，transformers { $version }）
 est-model-name-value-plain = { $name }（{ $family }）
-est-no-options-model = 尚未为此模型计算可选方案：请改变 --batch_size、--block_size、--dtype 或 --grad_checkpoint，再比较估算结果。
+est-no-options-model = vramdoc 为此模型计算的可选方案在这里都不适用：请修改 --batch_size、--block_size、--dtype 或 --grad_checkpoint，再比较估算结果。
 est-note-model = 以上均为估算：训练峰值依据对 Hugging Face transformers { $version } 自身代码中一个 Trainer 训练步的复现（带标签的前向、反向、梯度裁剪、融合 AdamW、梯度置为 None）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围中哪一部分放得下。
+
+## 生成阶段的反向求解（--solve）
+solve-max-context = 在 { $gpu } 上结论为“放得下”的最长上下文：{ $tokens }个 token（提示词 { $prompt }个 + 新生成 { $new }个）。
+solve-max-context-none = { $gpu } 上什么都放不下：即使提示词只有 1个 token、生成 { $new }个新 token 也不行。
+solve-limit-block-size = 限制来自 sample.py 的截断，而不是显卡：generate() 只保留上下文的最后 { $block }个 token（block_size），所以更长的提示词也能运行，只多占它的 token 编号，模型最多看到 { $block }个 token。
+solve-limit-positions = 限制来自 GPT-2 的 { $positions }个位置，而不是显卡：generate 无法超出。
+solve-max-batch = 在 { $gpu } 上结论为“放得下”的最大批次大小：一次 { $batch }个提示词。
+solve-max-batch-none = { $gpu } 上什么都放不下：连一个提示词都不行。
+
+## 用模型运行 Hugging Face 的 generate
+gen-title = 显存估算：Hugging Face 的 generate
+gen-model = 模型
+gen-model-value = { $name }：{ $params }个参数，权重为 { $dtype }
+gen-call = 生成
+gen-call-value = { $batch } × { $prompt }个 token 的提示词，新生成 { $new }个 token，每个提示词 { $sequences }条序列，{ $cache } KV 缓存
+gen-weights = 权重
+gen-kv-cache = KV 缓存的最大值
+gen-prefill-peak = 预填充的峰值（一次处理整个提示词）
+gen-decode-peak = 解码步骤的峰值（最后、最长的一步）
+gen-moment-prefill = 预填充
+gen-moment-decode = 最后一个解码步骤
+gen-note = 说明：峰值依据在伪张量上对 transformers 自带 generate 的重放（预填充与解码，SDPA，即时执行）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论说明该范围中哪一部分放得下。

@@ -15,6 +15,7 @@ use crate::oom::{
 use crate::present::{diagnosis_report, other_errors_report, snapshot_report, Format};
 use crate::scenario::catalog::catalog_with;
 use crate::scenario::input;
+use crate::scenario::model::Model;
 
 /// Arguments of `vramdoc diagnose`.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -26,7 +27,8 @@ pub struct DiagnoseArgs {
     /// The message itself, instead of a file.
     #[arg(long, value_name = "TEXT", conflicts_with = "file")]
     pub message: Option<String>,
-    /// The run's scenario: a YAML scenario or a nanoGPT Python config.
+    /// The run's scenario: a YAML scenario or a nanoGPT Python config (with `--model`, the
+    /// Hugging Face model's Trainer settings).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The scenario's flags.
@@ -149,11 +151,27 @@ pub(crate) fn diagnose(
     args: &DiagnoseArgs,
     catalog: &GpuCatalog,
 ) -> Result<Diagnosis, Box<Diagnostic>> {
-    let Some(scenario) = load_scenario(args, catalog)? else {
+    let Some((scenario, model)) = load_scenario(args, catalog)? else {
         return Ok(from_message_with(m, catalog));
     };
     let keep_other = args.scenario.other_processes.is_some();
-    with_scenario_as_given(m, scenario, catalog, keep_other).map_err(|e| scenario_error(e, args))
+    let a = model.as_ref().map(|m| &m.architecture);
+    with_scenario_as_given(m, scenario, a, catalog, keep_other)
+        .map_err(|e| model_error(e, model.as_ref(), args))
+}
+
+/// A scenario error, with a model's refusal help (its family not computed: its parameter count
+/// and the ids that are) when the scenario names one.
+fn model_error(
+    e: estimate::ScenarioError,
+    model: Option<&Model>,
+    args: &DiagnoseArgs,
+) -> Box<Diagnostic> {
+    let d = scenario_error(e, args);
+    match model {
+        Some(m) => Box::new(super::model_report::refusal(m, *d)),
+        None => d,
+    }
 }
 
 /// A scenario error as a diagnostic naming the config file and the key to fix.
@@ -171,12 +189,12 @@ fn scenario_error(e: estimate::ScenarioError, args: &DiagnoseArgs) -> Box<Diagno
     }))
 }
 
-/// The command line's scenario (`--config`, `--set`, `--gpu`, `--other-processes`), if it gives
-/// one.
+/// The command line's scenario (`--config`, `--set`, `--model`, `--gpu`, `--other-processes`),
+/// if it gives one, with the model it names.
 fn load_scenario(
     args: &DiagnoseArgs,
     catalog: &GpuCatalog,
-) -> Result<Option<Scenario>, Box<Diagnostic>> {
+) -> Result<Option<(Scenario, Option<Model>)>, Box<Diagnostic>> {
     if args.config.is_none() && args.scenario.set.is_empty() && args.scenario.model.is_none() {
         return Ok(None);
     }
@@ -203,15 +221,6 @@ fn load_scenario(
         let first = errors.into_iter().next();
         Box::new(first.unwrap_or_else(|| Diagnostic::error("the scenario could not be read")))
     })?;
-    if loaded.model.is_some() {
-        // The tensors diagnose matches are nanoGPT's training step's.
-        return Err(Box::new(
-            Diagnostic::error(
-                "diagnose matches a message against nanoGPT's training step, and a model given by `model` trains other tensors; a Hugging Face model's are not matched yet".to_owned(),
-            )
-            .with_help("run `vramdoc estimate --model ...` with the same settings for its memory, or diagnose without --model for what the message alone tells"),
-        ));
-    }
     if loaded.sampling.is_some() {
         // The tensors diagnose matches are a training step's; a sampling run holds others.
         let mut diag = Diagnostic::error(
@@ -227,7 +236,7 @@ fn load_scenario(
     if let Some(size) = &args.scenario.other_processes {
         set_other_processes(&mut loaded.scenario, size)?;
     }
-    Ok(Some(loaded.scenario))
+    Ok(Some((loaded.scenario, loaded.model)))
 }
 
 /// The report on a memory readout (`memory_summary()`, `nvidia-smi`), with the scenario's
@@ -246,11 +255,15 @@ fn readout(
         )
     })?;
     let estimate = match load_scenario(args, &catalog)? {
-        Some(mut scenario) => {
+        Some((mut scenario, model)) => {
             if scenario.gpu.is_none() {
                 scenario.gpu = snapshot_match::card_named(&snapshot, &catalog);
             }
-            Some(estimate::estimate(&scenario, &catalog).map_err(|e| scenario_error(e, args))?)
+            let est = match &model {
+                Some(m) => estimate::estimate_model(&m.architecture, &scenario, &catalog),
+                None => estimate::estimate(&scenario, &catalog),
+            };
+            Some(est.map_err(|e| model_error(e, model.as_ref(), args))?)
         }
         None => None,
     };

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use super::args::{set_other_processes, OutputArgs, ScenarioArgs};
+use super::solve::{self, Solve};
 use crate::diagnostics::Diagnostic;
 use crate::estimate;
 use crate::i18n::Localizer;
@@ -27,6 +28,10 @@ pub struct EstimateArgs {
     /// which a sample.py FILE implies). Sets the scenario key `phase`.
     #[arg(long, value_name = "PHASE")]
     pub phase: Option<String>,
+    /// Solve for the generate phase: `max_context` (the longest prompt plus new tokens whose
+    /// verdict on --gpu is fits) or `max_batch` (the largest batch).
+    #[arg(long, value_name = "SOLVER")]
+    pub solve: Option<String>,
     /// torchrun's `--nproc_per_node`: GPUs per machine of a DDP job (the estimate is per GPU;
     /// train.py divides `gradient_accumulation_steps` among the processes).
     #[arg(long, value_name = "N")]
@@ -65,6 +70,8 @@ pub(crate) struct EstimateRequest {
     pub(crate) catalog: Option<PathBuf>,
     /// `--data-dir`.
     pub(crate) data_dir: Option<PathBuf>,
+    /// `--solve`.
+    pub(crate) solve: Option<Solve>,
 }
 
 impl EstimateArgs {
@@ -81,6 +88,7 @@ impl EstimateArgs {
             lang: self.output.lang.clone(),
             catalog: self.scenario.catalog.clone(),
             data_dir: self.scenario.data_dir.clone(),
+            solve: self.solve.as_deref().map(Solve::parse).transpose()?,
         };
         // `--phase X` and `--model X` are the overrides `--phase=X` and `--model=X`, in
         // command-line order with the FILEs.
@@ -110,6 +118,7 @@ impl EstimateArgs {
                     | "--data-dir"
                     | "--phase"
                     | "--model"
+                    | "--solve"
             ) {
                 r.inputs.push(if item.starts_with("--") {
                     Input::Override(item.clone())
@@ -124,6 +133,7 @@ impl EstimateArgs {
             };
             match flag {
                 "--phase" | "--model" => r.inputs.push(Input::Override(format!("{flag}={value}"))),
+                "--solve" => r.solve = Some(Solve::parse(&value)?),
                 "--gpu" => r.gpu = Some(value),
                 "--other-processes" => r.other_processes = Some(value),
                 "--nproc-per-node" | "--nproc_per_node" | "--nnodes" => {
@@ -295,12 +305,28 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
             None => "check the scenario's sizes".to_owned(),
         })
     };
+    solve::needs_gpu(args.solve, &loaded.scenario)?;
     if let Some(run) = loaded.sampling {
         let est = estimate::estimate_sampling(&loaded.scenario, &run, &catalog)
             .map_err(scenario_error)?;
-        let text = match args.format {
+        let solved = match args.solve {
+            Some(which) => Some((
+                which,
+                solve::for_sampling(which, &loaded.scenario, &run, &catalog)?
+                    .map_err(scenario_error)?,
+            )),
+            None => None,
+        };
+        let mut text = match args.format {
             Format::Json => {
-                serde_json::to_string_pretty(&est).map_err(|e| Diagnostic::error(e.to_string()))?
+                let mut value =
+                    serde_json::to_value(&est).map_err(|e| Diagnostic::error(e.to_string()))?;
+                if let (Some((which, sol)), serde_json::Value::Object(map)) = (&solved, &mut value)
+                {
+                    map.insert("solve".into(), solve::json(*which, sol, run.max_new_tokens));
+                }
+                serde_json::to_string_pretty(&value)
+                    .map_err(|e| Diagnostic::error(e.to_string()))?
                     + "\n"
             }
             Format::Markdown => sample_report::markdown(&est, &localizer(&args.lang)?),
@@ -310,13 +336,41 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
                 &sample_report::ignored(&est, &loaded.ignored),
             ),
         };
+        if let (Some((which, sol)), false) = (&solved, args.format == Format::Json) {
+            for line in solve::sampling_text(*which, sol, &est, &localizer(&args.lang)?) {
+                text.push('\n');
+                text.push_str(&line);
+                text.push('\n');
+            }
+        }
         return Ok((text, notes));
+    }
+    if let (Some(model), Some(g)) = (&loaded.model, &loaded.generation) {
+        let out = super::generate::Output {
+            format: args.format,
+            lang: &args.lang,
+            solve: args.solve,
+        };
+        let text =
+            super::generate::report(model, &loaded.scenario, g, &catalog, &out, &scenario_error)?;
+        return Ok((text, notes));
+    }
+    if let Some(which) = args.solve {
+        return Err(solve::training_refused(which).into());
     }
     if let Some(model) = &loaded.model {
         let est = estimate::estimate_model(&model.architecture, &loaded.scenario, &catalog)
             .map_err(|e| super::model_report::refusal(model, scenario_error(e)))?;
-        let text =
-            super::model_report::render(&est, model, args.format, &args.lang, &loaded.ignored)?;
+        let options = estimate::what_if_model(&model.architecture, &loaded.scenario, &catalog)
+            .map_err(scenario_error)?;
+        let text = super::model_report::render(
+            &est,
+            &options,
+            model,
+            args.format,
+            &args.lang,
+            &loaded.ignored,
+        )?;
         return Ok((text, notes));
     }
     let est = estimate::estimate(&loaded.scenario, &catalog).map_err(scenario_error)?;

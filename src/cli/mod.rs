@@ -5,7 +5,9 @@
 pub mod args;
 pub mod diagnose;
 pub mod estimate;
+mod generate;
 mod model_report;
+pub(crate) mod solve;
 pub mod translations;
 
 use std::io::IsTerminal;

@@ -4,16 +4,17 @@
 //! compute yet, with the model's parameter count.
 
 use crate::diagnostics::Diagnostic;
-use crate::estimate::Estimate;
+use crate::estimate::{Estimate, WhatIf};
 use crate::i18n::Localizer;
 use crate::present::{estimate_report, Format};
 use crate::scenario::model::{family_name, Model};
 
 /// The report in `format`: the JSON gains a `model` object (id or path, family, model_type,
-/// whether computed, the transformers version, the catalog source); what-ifs are not computed
-/// for these models yet, so the JSON has no `what_if` and the table says so.
+/// whether computed, the transformers version, the catalog source) and the model's what-ifs
+/// (`what_if`, as nanoGPT's estimate has them).
 pub(crate) fn render(
     est: &Estimate,
+    options: &[WhatIf],
     model: &Model,
     format: Format,
     lang: &str,
@@ -25,14 +26,16 @@ pub(crate) fn render(
         if let serde_json::Value::Object(map) = &mut value {
             let info = serde_json::to_value(&model.info).map_err(json_error)?;
             map.insert("model".to_owned(), info);
+            let list = serde_json::to_value(options).map_err(json_error)?;
+            map.insert("what_if".to_owned(), list);
         }
         let text = serde_json::to_string_pretty(&value).map_err(json_error)?;
         return Ok(text + "\n");
     }
     let loc = Localizer::for_flag(lang)?;
     Ok(match format {
-        Format::Markdown => estimate_report::markdown(est, &[], &loc),
-        _ => estimate_report::table(est, &[], &loc, ignored),
+        Format::Markdown => estimate_report::markdown(est, options, &loc),
+        _ => estimate_report::table(est, options, &loc, ignored),
     })
 }
 

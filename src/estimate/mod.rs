@@ -4,7 +4,7 @@
 //! ([`arch::Architecture`]). [`estimate`] gives one nanoGPT scenario's breakdown and verdict;
 //! [`estimate_model`] a described model's (Hugging Face's GPT-2 besides nanoGPT) with a
 //! scenario's run settings;
-//! [`what_if`] the options a guide lists. `serde_json::to_value(&estimate)` is the JSON contract
+//! [`what_if`] the options a guide lists, [`what_if_model`] those of a described model. `serde_json::to_value(&estimate)` is the JSON contract
 //! of `vramdoc estimate --format json`; guides read the same fields, typed, by its dotted names.
 
 pub mod arch;
@@ -13,8 +13,10 @@ mod error;
 mod eval;
 mod finetune;
 mod gpu;
+mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
+pub mod kv_cache;
 mod memory;
 mod num;
 mod optimizer_state;
@@ -23,9 +25,11 @@ mod params;
 mod sample;
 mod scenario;
 mod sharding;
+mod solve;
 mod train;
 mod trainer;
 mod whatif;
+mod whatif_model;
 
 use serde::Serialize;
 
@@ -34,11 +38,16 @@ pub use arch::{Architecture, Family};
 pub use error::ScenarioError;
 pub use finetune::{LoraTarget, LoraTargets};
 pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
+pub use hf_generate::{
+    estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,
+};
 pub use memory::TrainMoment;
 pub use params::Params;
 pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
 pub use scenario::{Dtype, InitFrom, Optimizer, Phase, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
+pub use solve::{generate_max_batch, generate_max_context, sampling_max_context, Limit, Solution};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
+pub use whatif_model::what_if_model;
 
 use num::N;
 use overhead::End;

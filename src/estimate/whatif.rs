@@ -48,11 +48,14 @@ pub enum WhatIfKind {
     CombinationTight,
     /// Every change of a fine-tune's search together, when no combination fits or is tight.
     CombinationAll,
+    /// A Hugging Face model's weights loaded in bfloat16 and trained as they are
+    /// (`whatif_model.rs`).
+    PureBf16,
 }
 
 impl WhatIfKind {
     /// Every kind, in declaration order (for checks that each has its messages).
-    pub const ALL: [WhatIfKind; 18] = [
+    pub const ALL: [WhatIfKind; 19] = [
         WhatIfKind::MicroBatch,
         WhatIfKind::MaxMicroBatch,
         WhatIfKind::EvalBatch,
@@ -71,6 +74,7 @@ impl WhatIfKind {
         WhatIfKind::Combination,
         WhatIfKind::CombinationTight,
         WhatIfKind::CombinationAll,
+        WhatIfKind::PureBf16,
     ];
 }
 
@@ -475,7 +479,7 @@ impl<'a> Options<'a> {
 
 /// Builds one option from its estimate; `s` is the scenario as given (the base estimate's is the
 /// run, a GPT-2 checkpoint's shape in place of the given one).
-fn option(
+pub(crate) fn option(
     kind: WhatIfKind,
     s: &Scenario,
     base: &Estimate,

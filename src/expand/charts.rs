@@ -323,7 +323,7 @@ fn sweep(data: &GuideData, ctx: &ExpandContext<'_>, key: &str) -> Sweep {
         if key == "batch_size" {
             s.eval_batch_size = None;
         }
-        estimate::estimate(&s, catalog).ok()
+        super::data::estimate_with(data.model.as_ref(), &s, catalog).ok()
     };
     let current = if key == "batch_size" {
         data.scenario.batch_size

@@ -4,7 +4,10 @@
 use yaml_serde::Value as Yaml;
 
 use crate::content::Variant;
-use crate::estimate::{self, Estimate, GpuCatalog, Literal, Scenario, WhatIf};
+use crate::estimate::{
+    self, Architecture, Estimate, GpuCatalog, Literal, Scenario, ScenarioError, WhatIf,
+};
+use crate::scenario::{model, KEYS};
 
 /// One named variant of the scenario (ids and overrides are the same in every language).
 #[derive(Debug, Clone)]
@@ -28,6 +31,9 @@ pub struct GuideData {
     pub(crate) variants: Vec<VariantData>,
     /// The computed what-if options.
     pub(crate) what_if: Vec<WhatIf>,
+    /// The model the front matter's `model:` names (None: nanoGPT's, whose shape the scenario's
+    /// keys give).
+    pub(crate) model: Option<Architecture>,
 }
 
 /// A problem with a guide's scenario or variants: which key, and why.
@@ -41,20 +47,29 @@ pub struct DataError {
     pub(crate) line: Option<usize>,
 }
 
-/// Computes a guide's data from its front matter `scenario:` and `variants:`.
+/// Computes a guide's data from its front matter `scenario:` and `variants:`. A scenario that
+/// names `model:` (a catalog id) is that model's Trainer step, as `vramdoc estimate --model`
+/// computes it: nanoGPT-only keys are refused, the keys not given take Trainer's defaults.
 pub fn guide_data(
     scenario: &Yaml,
     variants: &[Variant],
     catalog: &GpuCatalog,
 ) -> Result<GuideData, DataError> {
-    let scen_err = |e: estimate::ScenarioError| DataError {
+    let scen_err = |e: ScenarioError| DataError {
         key: e.key.as_ref().map(|k| format!("scenario.{k}")),
         message: e.message.clone(),
         line: None,
     };
-    let base = Scenario::from_yaml(scenario).map_err(scen_err)?;
-    base.validate(catalog).map_err(scen_err)?;
-    let est = estimate::estimate(&base, catalog).map_err(scen_err)?;
+    let mut base = Scenario::from_yaml(scenario).map_err(scen_err)?;
+    let model = match base.model.clone() {
+        Some(id) => Some(settle_model(scenario, &id, &mut base)?),
+        None => {
+            base.validate(catalog).map_err(scen_err)?;
+            None
+        }
+    };
+    let a = model.as_ref();
+    let est = estimate_with(a, &base, catalog).map_err(scen_err)?;
     let mut vdata = Vec::new();
     for v in variants {
         let id = &v.id;
@@ -65,6 +80,16 @@ pub fn guide_data(
                 message: m,
                 line: Some(setting.line),
             };
+            let outside = |a: &Architecture| !model::applies(&setting.key, a.family);
+            if a.as_ref()
+                .is_some_and(|a| setting.key == "model" || outside(a))
+            {
+                return Err(at(format!(
+                    "variant `{id}`, `{}`: a variant of a guide's model changes its run \
+                     settings only (not nanoGPT's keys, nor the model)",
+                    setting.key
+                )));
+            }
             let lit = literal(&setting.value).ok_or_else(|| {
                 at(format!(
                     "`{}` in variant `{id}` must be a number, string or boolean",
@@ -79,11 +104,13 @@ pub fn guide_data(
             message: m,
             line: Some(v.line),
         };
-        s.validate(catalog)
+        if a.is_none() {
+            s.validate(catalog)
+                .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
+        }
+        let e = estimate_with(a, &s, catalog)
             .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
-        let e = estimate::estimate(&s, catalog)
-            .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
-        let what_if = estimate::what_if(&s, catalog)
+        let what_if = what_if_with(a, &s, catalog)
             .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
         vdata.push(VariantData {
             id: id.clone(),
@@ -91,13 +118,81 @@ pub fn guide_data(
             what_if,
         });
     }
-    let what_if = estimate::what_if(&base, catalog).map_err(scen_err)?;
+    let what_if = what_if_with(a, &base, catalog).map_err(scen_err)?;
     Ok(GuideData {
         scenario: base,
         estimate: est,
         variants: vdata,
         what_if,
+        model,
     })
+}
+
+/// The catalog model `id` a guide's scenario names, with the scenario's keys checked against
+/// it (nanoGPT-only keys refused, each named, the error at the first) and Trainer's defaults
+/// set on the keys the scenario does not give.
+fn settle_model(yaml: &Yaml, id: &str, s: &mut Scenario) -> Result<Architecture, DataError> {
+    let m = model::from_catalog(id).map_err(|message| DataError {
+        key: Some("scenario.model".to_owned()),
+        message,
+        line: None,
+    })?;
+    let given = |key: &str| yaml.get(key).is_some();
+    let family = m.architecture.family;
+    let wrong: Vec<&str> = (KEYS.iter())
+        .filter(|k| !k.families.contains(family) && given(k.name))
+        .map(|k| k.name)
+        .collect();
+    if let Some(first) = wrong.first() {
+        return Err(DataError {
+            key: Some(format!("scenario.{first}")),
+            message: format!(
+                "model: {id} takes its shape from its own config and trains as a Trainer step: \
+                 remove {} (keys of nanoGPT's train.py), or remove `model` to estimate \
+                 nanoGPT's model",
+                wrong
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            line: None,
+        });
+    }
+    for (key, value, _) in model::trainer_default_values(&m) {
+        if !given(key) {
+            s.set(key, value).map_err(|e| DataError {
+                key: Some(format!("scenario.{key}")),
+                message: e.message,
+                line: None,
+            })?;
+        }
+    }
+    Ok(m.architecture)
+}
+
+/// The estimate of `s`: of the model `a` when the guide names one, else nanoGPT's.
+pub(crate) fn estimate_with(
+    a: Option<&Architecture>,
+    s: &Scenario,
+    catalog: &GpuCatalog,
+) -> Result<Estimate, ScenarioError> {
+    match a {
+        Some(a) => estimate::estimate_model(a, s, catalog),
+        None => estimate::estimate(s, catalog),
+    }
+}
+
+/// The what-ifs of `s`: of the model `a` when the guide names one, else nanoGPT's.
+fn what_if_with(
+    a: Option<&Architecture>,
+    s: &Scenario,
+    catalog: &GpuCatalog,
+) -> Result<Vec<WhatIf>, ScenarioError> {
+    match a {
+        Some(a) => estimate::what_if_model(a, s, catalog),
+        None => estimate::what_if(s, catalog),
+    }
 }
 
 /// A YAML scalar as an estimator literal.

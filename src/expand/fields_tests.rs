@@ -24,6 +24,7 @@ fn data(yaml: &str) -> GuideData {
             what_if: Vec::new(),
         }],
         what_if: Vec::new(),
+        model: None,
     }
 }
 

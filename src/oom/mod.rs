@@ -1,5 +1,6 @@
 //! Out-of-memory messages explained, purely: a PyTorch CUDA (or MPS) out-of-memory message, a
-//! memory readout or another CUDA error, read and matched against a nanoGPT scenario. No flags,
+//! memory readout or another CUDA error, read and matched against a nanoGPT scenario or a
+//! Hugging Face model's Trainer step (`estimate::estimate_model`). No flags,
 //! no terminal, no file reading: `cli::diagnose` does those.
 //!
 //! [`message`] reads the message's numbers and traceback, [`tensors`] names the tensor that failed
@@ -19,7 +20,7 @@ pub(crate) mod tensors;
 
 use serde::Serialize;
 
-use crate::estimate::{self, Estimate, Gpu, GpuCatalog, Scenario, WhatIf};
+use crate::estimate::{self, Architecture, Estimate, Gpu, GpuCatalog, Scenario, WhatIf};
 pub(crate) use advice::Fragmentation;
 pub(crate) use cards::CardMatch;
 use consistency::ConsistencyFinding;
@@ -208,14 +209,17 @@ pub fn with_scenario(
     scenario: Scenario,
     catalog: &GpuCatalog,
 ) -> Result<Diagnosis, estimate::ScenarioError> {
-    with_scenario_as_given(m, scenario, catalog, false)
+    with_scenario_as_given(m, scenario, None, catalog, false)
 }
 
-/// [`with_scenario`]; `keep_other` keeps the scenario's `other_processes` even when 0 (an
-/// explicit `--other-processes 0`).
+/// [`with_scenario`]; `model` is the run's model when the scenario names one (its estimate is
+/// [`estimate::estimate_model`]'s, its tensors that model's, and no options are listed: what-ifs
+/// are not computed for these models); `keep_other` keeps the scenario's `other_processes` even
+/// when 0 (an explicit `--other-processes 0`).
 pub(crate) fn with_scenario_as_given(
     m: OomMessage,
     mut scenario: Scenario,
+    model: Option<&Architecture>,
     catalog: &GpuCatalog,
     keep_other: bool,
 ) -> Result<Diagnosis, estimate::ScenarioError> {
@@ -239,11 +243,18 @@ pub(crate) fn with_scenario_as_given(
     if scenario.other_processes == 0 && !keep_other {
         scenario.other_processes = d.other_processes_bytes.unwrap_or(0);
     }
-    let est = estimate::estimate(&scenario, catalog)?;
-    d.what_if = estimate::what_if(&scenario, catalog)?;
-    d.identified = Some(tensors::identify(&d.message, &est));
-    // The run failed; an estimate that fits the card it failed on describes another run.
-    if est.fits == Some(true) {
+    let est = match model {
+        Some(a) => estimate::estimate_model(a, &scenario, catalog)?,
+        None => {
+            let est = estimate::estimate(&scenario, catalog)?;
+            d.what_if = estimate::what_if(&scenario, catalog)?;
+            est
+        }
+    };
+    let identified = tensors::identify(&d.message, &est);
+    // The run failed; an estimate that fits the card it failed on describes another run (unless
+    // it failed in a Trainer evaluation, which the training step's estimate does not cover).
+    if est.fits == Some(true) && !identified.evaluation_not_modelled {
         let capacity = est
             .gpu
             .as_ref()
@@ -261,6 +272,7 @@ pub(crate) fn with_scenario_as_given(
             capacity,
         });
     }
+    d.identified = Some(identified);
     d.estimate = Some(est);
     Ok(d)
 }

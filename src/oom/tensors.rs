@@ -1,4 +1,5 @@
-//! Which tensor a failed allocation is, and in which phase of nanoGPT's loop it failed.
+//! Which tensor a failed allocation is, and in which phase of nanoGPT's loop (or of a Hugging
+//! Face `Trainer`'s, for a model given by `model`) it failed.
 //!
 //! The candidates are the estimator's named list of a run's large tensors
 //! (`estimate::arch::large_tensors`, derived from the model's architecture description; exact
@@ -12,7 +13,17 @@ use serde::Serialize;
 
 use super::message::{OomMessage, PrintedSize};
 use crate::estimate::arch::{large_tensors, TensorPhase};
-use crate::estimate::Estimate;
+use crate::estimate::{Estimate, Family};
+
+/// Whether `e` is a Hugging Face `Trainer` step (`estimate_model`'s GPT-2 or Llama family):
+/// a training step only, with no evaluation modelled.
+pub(crate) fn is_trainer_step(e: &Estimate) -> bool {
+    matches!(e.architecture().family, Family::HfGpt2 | Family::Llama)
+}
+
+/// `Trainer`'s evaluation frames (`transformers/trainer.py`: `evaluate` → `evaluation_loop` →
+/// `prediction_step`; `prediction_loop` in older versions).
+const TRAINER_EVALUATION: &[&str] = &["evaluation_loop", "prediction_step", "prediction_loop"];
 
 /// The caching allocator's rounding of large blocks: 2 MiB.
 const ROUND_LARGE: u64 = 2 << 20;
@@ -101,8 +112,9 @@ pub(crate) fn size_matches(bytes: u64, requested: PrintedSize) -> bool {
         .any(|b| b.abs_diff(requested.bytes) <= requested.tolerance.max(1))
 }
 
-/// The phase the traceback names: `estimate_loss` → evaluation, a backward frame → backward, an
-/// optimizer's `step` → optimizer step, any other frame → a micro-step's forward.
+/// The phase the traceback names: `estimate_loss` or `Trainer`'s evaluation frames →
+/// evaluation, a backward frame → backward, an optimizer's `step` → optimizer step, any other
+/// frame → a micro-step's forward.
 pub(crate) fn phase_from_traceback(m: &OomMessage) -> Option<LoopPhase> {
     if m.frames.is_empty() && m.code.is_empty() {
         return None;
@@ -110,7 +122,11 @@ pub(crate) fn phase_from_traceback(m: &OomMessage) -> Option<LoopPhase> {
     let has = |needle: &str| {
         m.frames.iter().any(|f| f.contains(needle)) || m.code.iter().any(|c| c.contains(needle))
     };
-    Some(if has("estimate_loss") {
+    let trainer_evaluation = m
+        .frames
+        .iter()
+        .any(|f| TRAINER_EVALUATION.contains(&f.as_str()));
+    Some(if has("estimate_loss") || trainer_evaluation {
         LoopPhase::Evaluation
     } else if has("backward") {
         LoopPhase::Backward
@@ -140,6 +156,9 @@ pub(crate) struct Identified {
     pub(crate) before_first_step: Option<bool>,
     /// The candidate closest in size, when none matches.
     pub(crate) nearest: Option<Candidate>,
+    /// The traceback names a `Trainer` evaluation, which the estimate (a training step only)
+    /// does not model: no tensor is matched.
+    pub(crate) evaluation_not_modelled: bool,
 }
 
 /// Matches the requested size against the scenario's tensors and settles the phase.
@@ -149,6 +168,18 @@ pub(crate) struct Identified {
 /// micro-step) is closest to what PyTorch held plus the failed allocation, among the phases that
 /// allocate a tensor of that size.
 pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
+    let traced = phase_from_traceback(m);
+    if is_trainer_step(e) && traced == Some(LoopPhase::Evaluation) {
+        // The evaluation's batch (`per_device_eval_batch_size`) and tensors are not the step's.
+        return Identified {
+            tensor: None,
+            phase: traced,
+            phase_source: Some(PhaseSource::Traceback),
+            before_first_step: None,
+            nearest: None,
+            evaluation_not_modelled: true,
+        };
+    }
     let all = candidates(e);
     let at_failure = m.allocated.bytes.saturating_add(m.requested.bytes);
     let gap = |peak: u64| peak.abs_diff(at_failure);
@@ -157,7 +188,7 @@ pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
         .filter(|c| size_matches(c.bytes, m.requested))
         .collect();
     let b = &e.bytes;
-    let (phase, source) = match phase_from_traceback(m) {
+    let (phase, source) = match traced {
         Some(p) => (Some(p), Some(PhaseSource::Traceback)),
         None => {
             let eval = matching
@@ -206,5 +237,6 @@ pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
         phase_source: source,
         before_first_step,
         nearest,
+        evaluation_not_modelled: false,
     }
 }

@@ -10,7 +10,7 @@ use crate::i18n::Localizer;
 use crate::oom::advice::AllocatorSetting;
 use crate::oom::consistency::ConsistencyFinding;
 use crate::oom::message::MessageFormat;
-use crate::oom::tensors::{Candidate, LoopPhase, PhaseSource};
+use crate::oom::tensors::{is_trainer_step, Candidate, LoopPhase, PhaseSource};
 use crate::oom::{cards, CardMatch, Diagnosis, MESSAGE_GPU};
 
 /// The message's numbers as (label, value) rows.
@@ -280,8 +280,26 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
 }
 
 /// A candidate tensor described in words.
-fn tensor_text(c: &Candidate, loc: &Localizer) -> String {
+///
+/// A Hugging Face `Trainer` step's tensors that differ from nanoGPT's in what makes them
+/// (`ForCausalLMLoss`'s `logits.float()`, eager attention, a residual stream in the weights'
+/// dtype) have their own words (`diag-t-hf-…`).
+fn tensor_text(c: &Candidate, trainer: bool, loc: &Localizer) -> String {
+    const HF_WORDED: &[&str] = &[
+        "logits_fp32",
+        "attention_scores_fp32",
+        "attention_scores",
+        "residual",
+    ];
+    if trainer && HF_WORDED.contains(&c.kind) {
+        return loc.t(&format!("diag-t-hf-{}", c.kind));
+    }
     loc.t(&format!("diag-t-{}", c.kind))
+}
+
+/// Whether the diagnosis's estimate is a Hugging Face `Trainer` step.
+fn trainer_step(d: &Diagnosis) -> bool {
+    d.estimate.as_ref().is_some_and(is_trainer_step)
 }
 
 /// What the failed allocation is and when it happened, as sentences.
@@ -291,12 +309,13 @@ fn tensor_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
         return vec![loc.t_args("diag-missing", &[("keys", FluentValue::from(keys))])];
     };
     let size = FluentValue::from(loc.bytes(d.message.requested.bytes));
+    let trainer = trainer_step(d);
     let describe = |key: &str, c: &Candidate| {
         loc.t_args(
             key,
             &[
                 ("size", size.clone()),
-                ("tensor", FluentValue::from(tensor_text(c, loc))),
+                ("tensor", FluentValue::from(tensor_text(c, trainer, loc))),
                 ("shape", FluentValue::from(c.shape.clone())),
                 ("dtype", FluentValue::from(c.dtype)),
                 ("bytes", FluentValue::from(loc.bytes(c.bytes))),
@@ -312,6 +331,7 @@ fn tensor_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     match (id.phase, id.phase_source) {
         (Some(p), Some(src)) => {
             let phase = match p {
+                LoopPhase::Evaluation if trainer => "diag-phase-trainer-evaluation",
                 LoopPhase::Evaluation => "diag-phase-evaluation",
                 LoopPhase::Forward => "diag-phase-forward",
                 LoopPhase::Backward => "diag-phase-backward",
@@ -335,6 +355,9 @@ fn tensor_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     }
     if id.before_first_step == Some(true) {
         lines.push(loc.t("diag-first-step"));
+    }
+    if id.evaluation_not_modelled {
+        lines.push(loc.t("diag-trainer-evaluation"));
     }
     lines
 }
@@ -442,8 +465,13 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
             capacity,
         } = *f
         {
+            let key = if trainer_step(d) {
+                "diag-check-scenario-model"
+            } else {
+                "diag-check-scenario"
+            };
             lines.push(loc.t_args(
-                "diag-check-scenario",
+                key,
                 &[
                     ("a", FluentValue::from(loc.bytes(estimate))),
                     ("b", FluentValue::from(loc.bytes(capacity))),

@@ -113,7 +113,10 @@ pub(crate) fn options(
             let changes: Vec<String> = r
                 .changes
                 .iter()
-                .map(|c| format!("`{}`", rows::config_line(c)))
+                .map(|c| match base.scenario.model {
+                    Some(_) => format!("`{}`", rows::model_setting(c)),
+                    None => format!("`{}`", rows::config_line(c)),
+                })
                 .collect();
             let saving = if r.saving > 0 {
                 figure(loc, r.saving.unsigned_abs(), r.saving_text(loc))

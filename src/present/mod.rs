@@ -22,6 +22,7 @@
 pub(crate) mod diagnosis_report;
 pub(crate) mod estimate_report;
 pub mod format;
+pub(crate) mod generate_report;
 pub(crate) mod guide_tables;
 pub(crate) mod html;
 pub(crate) mod other_errors_report;
@@ -29,6 +30,7 @@ pub(crate) mod rows;
 pub(crate) mod sample_report;
 pub(crate) mod short_answer;
 pub(crate) mod snapshot_report;
+pub(crate) mod solve_report;
 pub(crate) mod table;
 pub(crate) mod text;
 pub(crate) mod verdict;

@@ -183,6 +183,33 @@ pub(crate) fn config_line(c: &Change) -> String {
     }
 }
 
+/// A change of a Hugging Face model's run as the argument that makes it: `from_pretrained`'s
+/// (`torch_dtype=torch.bfloat16`, `attn_implementation="sdpa"`) or `TrainingArguments`'
+/// (`per_device_train_batch_size=2`, `gradient_checkpointing=True`, `bf16=True`); the sequence
+/// length as TRL's `SFTConfig(max_length=…)`. Other keys as config lines.
+pub(crate) fn model_setting(c: &Change) -> String {
+    let v = c.value.as_str();
+    match c.key.as_str() {
+        "pure_bf16" if v == "True" => "torch_dtype=torch.bfloat16".to_owned(),
+        "pure_bf16" => "torch_dtype=torch.float32".to_owned(),
+        "flash" if v == "True" => "attn_implementation=\"sdpa\"".to_owned(),
+        "flash" => "attn_implementation=\"eager\"".to_owned(),
+        "batch_size" => format!("per_device_train_batch_size={v}"),
+        "gradient_accumulation_steps" => format!("gradient_accumulation_steps={v}"),
+        "grad_checkpoint" => format!("gradient_checkpointing={v}"),
+        "dtype" if v == "bfloat16" => "bf16=True".to_owned(),
+        "dtype" if v == "float16" => "fp16=True".to_owned(),
+        "dtype" => "bf16=False, fp16=False".to_owned(),
+        "block_size" => format!("max_length={v}"),
+        _ => config_line(c),
+    }
+}
+
+/// Whether a model's change is an argument of `from_pretrained` (not of `TrainingArguments`).
+pub(crate) fn loads_model(c: &Change) -> bool {
+    matches!(c.key.as_str(), "pure_bf16" | "flash")
+}
+
 /// A change as a command-line override of `train.py`: `--compile=False`, `--dtype=bfloat16`.
 pub(crate) fn flag(c: &Change) -> String {
     format!("--{}={}", c.key, c.value)
@@ -249,7 +276,8 @@ pub(crate) fn option_rows(
                 changes_training: changes
                     .iter()
                     .any(|c| changes_training_key(&c.key, &base.scenario, &e.scenario)),
-                needs_code: changes.iter().any(needs_code),
+                // A Hugging Face model's variants are Trainer and from_pretrained settings.
+                needs_code: e.scenario.model.is_none() && changes.iter().any(needs_code),
                 changes,
                 total: e.bytes.total,
                 total_low: e.bytes.total_low,
@@ -314,9 +342,27 @@ pub fn option_key(kind: WhatIfKind, dtype: Dtype) -> String {
     }
 }
 
-/// A what-if's label in `loc`'s language, without markers.
+/// The message key of a Hugging Face model's what-if where its wording differs from nanoGPT's:
+/// a `Trainer` or `from_pretrained` setting, not a patch to nanoGPT.
+pub(crate) fn model_option_key(kind: WhatIfKind, dtype: Dtype) -> Option<&'static str> {
+    match (kind, dtype) {
+        (WhatIfKind::Flash, _) => Some("est-opt-hf-flash"),
+        (WhatIfKind::GradCheckpoint, _) => Some("est-opt-hf-grad_checkpoint"),
+        (WhatIfKind::Dtype, Dtype::Float16) => Some("est-opt-hf-dtype_fp16"),
+        (WhatIfKind::Dtype, _) => Some("est-opt-hf-dtype"),
+        _ => None,
+    }
+}
+
+/// A what-if's label in `loc`'s language, without markers (a model other than nanoGPT's, named
+/// by the scenario's `model`, has its own wording where [`model_option_key`] gives one).
 pub(crate) fn option_label(o: &WhatIf, loc: &Localizer) -> String {
-    let key = option_key(o.kind, o.scenario.dtype);
+    let model_key = o
+        .scenario
+        .model
+        .as_ref()
+        .and_then(|_| model_option_key(o.kind, o.scenario.dtype));
+    let key = model_key.map_or_else(|| option_key(o.kind, o.scenario.dtype), str::to_owned);
     match (o.extra_compute_pct, o.kind) {
         (Some(pct), _) => loc.t_args(
             &key,
@@ -348,7 +394,8 @@ impl OptionRow {
             also: Vec::new(),
             changes: o.changes.clone(),
             changes_training: o.changes_training,
-            needs_code: o.changes.iter().any(needs_code),
+            // A Hugging Face model's options are Trainer and from_pretrained settings.
+            needs_code: o.scenario.model.is_none() && o.changes.iter().any(needs_code),
             total: o.total,
             total_low: o.total_low,
             total_high: o.total_high,
@@ -506,6 +553,7 @@ pub(crate) fn runtime_message_keys() -> Vec<String> {
     for kind in WhatIfKind::ALL {
         for dtype in [Dtype::Float32, Dtype::Bfloat16, Dtype::Float16] {
             keys.push(option_key(kind, dtype));
+            keys.extend(model_option_key(kind, dtype).map(str::to_owned));
         }
     }
     keys.extend(

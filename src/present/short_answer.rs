@@ -98,6 +98,11 @@ pub(crate) fn short_answer(
             ("total", FluentValue::from(total)),
         ],
     ));
+    if est.scenario.model.is_some() {
+        // A Hugging Face model: the settings as Trainer and from_pretrained take them.
+        answer.config = trainer_lines(&row.changes);
+        return Some(answer);
+    }
     let lines: Vec<String> = row.changes.iter().map(rows::config_line).collect();
     answer.config = lines.join("\n");
     if row.needs_code {
@@ -107,4 +112,28 @@ pub(crate) fn short_answer(
         answer.command = Some(format!("python train.py {}", flags.join(" ")));
     }
     Some(answer)
+}
+
+/// A model's changed settings as the Python that sets them: `from_pretrained`'s arguments and
+/// those of TRL's `SFTConfig` (`TrainingArguments` with `max_length`), one per line
+/// ([`rows::model_setting`]).
+fn trainer_lines(changes: &[crate::estimate::Change]) -> String {
+    let (load, args): (Vec<_>, Vec<_>) = changes.iter().partition(|c| rows::loads_model(c));
+    let mut out = Vec::new();
+    if !load.is_empty() {
+        let load: Vec<String> = load.iter().map(|c| rows::model_setting(c)).collect();
+        out.push(format!(
+            "model = AutoModelForCausalLM.from_pretrained(..., {})",
+            load.join(", ")
+        ));
+    }
+    if !args.is_empty() {
+        out.push("args = SFTConfig(".to_owned());
+        out.extend(
+            args.iter()
+                .map(|c| format!("    {},", rows::model_setting(c))),
+        );
+        out.push("    ...\n)".to_owned());
+    }
+    out.join("\n")
 }

@@ -42,6 +42,8 @@ pub(crate) struct Loaded {
     pub(crate) origins: std::collections::HashMap<String, ValueOrigin>,
     /// What to generate, when the scenario is `phase = generate` (sampling with `sample.py`).
     pub(crate) sampling: Option<crate::estimate::Sampling>,
+    /// What `generate` is asked to do, when a `model` is in the generate phase.
+    pub(crate) generation: Option<crate::estimate::Generation>,
     /// The model the scenario key `model` names, resolved (a Hugging Face `Trainer` step
     /// instead of nanoGPT's train.py).
     pub(crate) model: Option<super::model::Model>,
@@ -110,6 +112,12 @@ pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
                 out.model = Some(model);
             }
             Err(e) => errors.extend(e),
+        }
+        if errors.is_empty() && out.scenario.phase == Phase::Generate {
+            match super::model::generation(&session, &out.scenario) {
+                Ok(g) => out.generation = Some(g),
+                Err(e) => errors.push(e),
+            }
         }
     } else if errors.is_empty() {
         match super::nanogpt::apply(&session, &mut out.scenario, src.base) {

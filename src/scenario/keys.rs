@@ -363,7 +363,7 @@ keys! {
     block_size: Count, "tokens", "Sequence length of a training example.", Setting, Changes, BOTH, ALL;
     bias: Bool, "", "Biases in Linear and LayerNorm layers.", Setting, Changes, BOTH, NANOGPT;
     dropout: Probability, "", "Dropout probability.", Setting, Changes, TRAINING, ALL;
-    batch_size: Count, "sequences", "Micro-batch size (sequences per forward pass).", Setting, EffectiveBatch, TRAINING, ALL;
+    batch_size: Count, "sequences", "Micro-batch size (sequences per forward pass); generating with a model, the prompts decoded at once (sample.py has no batch).", Setting, EffectiveBatch, BOTH, ALL;
     gradient_accumulation_steps: Count, "micro-batches", "Micro-batches per optimizer step, for the whole job.", Setting, EffectiveBatch, TRAINING, ALL;
     dtype: Dtype, "", "Autocast dtype.", Setting, Changes, BOTH, ALL;
     compile: Bool, "", "torch.compile the model.", Setting, Same, BOTH, ALL;
@@ -383,7 +383,7 @@ keys! {
     freeze_embeddings: Bool, "", "wte (tied to lm_head) and wpe frozen.", Code("est-code-freeze_embeddings"), Changes, TRAINING, NANOGPT;
     lora_rank: Whole, "", "LoRA rank; 0 means no adapters.", Code("est-code-lora"), Changes, TRAINING, NANOGPT;
     lora_targets: Names, "", "The Linear layers LoRA adapts.", Code("est-code-lora"), Changes, TRAINING, NANOGPT;
-    model: Model, "", "A Hugging Face model to train instead of nanoGPT's: an id of vramdoc's model catalog (data/models) or a config.json path.", Surroundings, Changes, TRAINING, ALL;
+    model: Model, "", "A Hugging Face model to train (or, with phase generate, to generate with) instead of nanoGPT's: an id of vramdoc's model catalog (data/models) or a config.json path.", Surroundings, Changes, BOTH, ALL;
 }
 
 /// The row of `name`.
@@ -414,9 +414,19 @@ pub fn help_list() -> String {
             k.kind.accepts()
         ));
     }
+    let hf = super::nanogpt::HF_GENERATE_SETTINGS;
+    let sample: Vec<&str> = super::nanogpt::SAMPLE_SETTINGS
+        .iter()
+        .filter(|k| !hf.contains(k))
+        .copied()
+        .collect();
     out.push_str(&format!(
         "With phase = generate, also sample.py's own settings: {}.\n",
-        super::nanogpt::SAMPLE_SETTINGS.join(", ")
+        sample.join(", ")
+    ));
+    out.push_str(&format!(
+        "With phase = generate and a model (Hugging Face generate): {}, max_new_tokens and batch_size.\n",
+        hf.join(", ")
     ));
     out
 }

@@ -36,7 +36,15 @@ pub(crate) const SAMPLE_SETTINGS: &[&str] = &[
     "temperature",
     "top_k",
     "seed",
+    "prompt_tokens",
+    "num_return_sequences",
+    "kv_cache",
 ];
+
+/// The generate-phase settings of Hugging Face `generate` (with a `model`), which sample.py
+/// does not have: given for nanoGPT's sampling they are refused.
+pub(crate) const HF_GENERATE_SETTINGS: &[&str] =
+    &["prompt_tokens", "num_return_sequences", "kv_cache"];
 
 /// Whether `name` is one of sample.py's own settings (read as sample.py reads them, in the
 /// generate phase, from any input: a file, YAML, `--name=value` or `--set`).
@@ -113,7 +121,11 @@ pub(crate) fn settle_phase(
                     errors.push(Diagnostic::error(e.to_string()));
                 }
             }
-            for key in KEYS.iter().filter(|k| !k.phases.contains(&Phase::Generate)) {
+            // Hugging Face `generate` decodes a batch of prompts; sample.py one sample at a time.
+            let no_batch = scenario.model.is_none();
+            for key in KEYS.iter().filter(|k| {
+                !k.phases.contains(&Phase::Generate) || (no_batch && k.name == "batch_size")
+            }) {
                 if let Some(at) = session.origins.get(key.name) {
                     errors.push(
                         at.error(&format!(
@@ -156,6 +168,16 @@ pub(crate) fn sampling(
             Some(Err(msg)) => Err(at_key(session, key, &format!("`{key}` {msg}"))),
         }
     };
+    if let Some((name, at)) = HF_GENERATE_SETTINGS
+        .iter()
+        .find_map(|n| session.origins.get(*n).map(|o| (*n, o)))
+    {
+        return Err(at
+            .error(&format!(
+                "`{name}` is a setting of Hugging Face generate (with a model), not of nanoGPT's sample.py"
+            ))
+            .with_help("give the prompt as start (or start = 'FILE:prompt.txt'), or add --model to estimate Hugging Face generate"));
+    }
     let max_new_tokens = count("max_new_tokens", 500)?;
     let num_samples = count("num_samples", 10)?;
     let top_k = Some(count("top_k", 200)?);

@@ -371,7 +371,7 @@ fn bundled_site_builds_without_warnings_or_stray_emphasis() {
     );
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
-        stdout.contains("en: rebuilt 5,") && stdout.contains("zh: rebuilt 5,"),
+        stdout.contains("en: rebuilt 6,") && stdout.contains("zh: rebuilt 6,"),
         "{stdout}"
     );
     let mut pages = 0;
@@ -397,7 +397,7 @@ fn bundled_site_builds_without_warnings_or_stray_emphasis() {
         }
     }
     assert!(
-        pages >= 15,
-        "expected at least 5 guides × 3 languages, found {pages}"
+        pages >= 18,
+        "expected at least 6 guides × 3 languages, found {pages}"
     );
 }

@@ -474,7 +474,7 @@ fn fixtures() -> Vec<Expect> {
 }
 
 /// The fixture's text.
-fn fixture(name: &str) -> String {
+pub(crate) fn fixture(name: &str) -> String {
     let path = format!("{}/tests/data/oom/{name}.txt", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }

@@ -21,6 +21,7 @@ fn args(
             ..ScenarioArgs::default()
         },
         phase: None,
+        solve: None,
         nproc_per_node: None,
         nnodes: None,
         output: OutputArgs {

@@ -11,6 +11,7 @@
 mod catalog;
 mod config;
 mod facts;
+mod generate;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,7 +23,7 @@ use super::keys::{self, KEYS};
 use super::pyconfig::{Session, ValueOrigin};
 use crate::diagnostics::Diagnostic;
 use crate::estimate::arch::{Architecture, Family, Positions, HF_TRANSFORMERS};
-use crate::estimate::{Literal, Scenario};
+use crate::estimate::{Literal, Phase, Scenario};
 use facts::Facts;
 
 pub(crate) use catalog::ModelSource;
@@ -77,6 +78,14 @@ const MAX_CONFIG_BYTES: usize = crate::yaml_input::MAX_CATALOG_YAML_BYTES;
 /// fewer.
 const DEFAULT_SEQUENCE: u64 = 1024;
 
+/// The `generate` call a model's generate phase describes (`generate.rs`).
+pub(crate) fn generation(
+    session: &Session<'_>,
+    scenario: &Scenario,
+) -> Result<crate::estimate::Generation, Diagnostic> {
+    generate::generation(session, scenario)
+}
+
 /// Resolves the scenario's `model` (set at `origin`), refuses the keys the model lacks, and gives
 /// the keys no input set `Trainer`'s defaults; returns the model and the notes saying what was
 /// assumed. Every error is returned, each at its line.
@@ -112,22 +121,19 @@ pub(crate) fn settle(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
+    let notes = if scenario.phase == Phase::Generate {
+        generate::defaults(session, scenario).map_err(|e| vec![e])?
+    } else {
+        trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?
+    };
     Ok((model, notes))
 }
 
-/// Sets `Trainer`'s defaults on the keys no input set, and says which it assumed.
-fn trainer_defaults(
-    session: &mut Session<'_>,
-    scenario: &mut Scenario,
-    model: &Model,
-) -> Result<Vec<String>, Diagnostic> {
-    let sequence = match model.architecture.positions {
-        Positions::Learned { max_positions } => DEFAULT_SEQUENCE.min(max_positions),
-        Positions::Rotary { .. } => DEFAULT_SEQUENCE,
-    };
-    let dropout = model.dropout.unwrap_or(0.0);
-    let defaults = [
+/// `Trainer`'s defaults for a run of `model`: each key, its value, and the words that say it
+/// was assumed.
+pub(crate) fn trainer_default_values(model: &Model) -> Vec<(&'static str, Literal, &'static str)> {
+    let sequence = default_sequence(model);
+    vec![
         ("batch_size", Literal::Int(8), "per_device_train_batch_size 8"),
         (
             "gradient_accumulation_steps",
@@ -140,13 +146,36 @@ fn trainer_defaults(
             "no mixed precision (dtype float32; fp16=True is --dtype=float16, bf16=True --dtype=bfloat16)",
         ),
         ("compile", Literal::Bool(false), "no torch.compile"),
-        ("dropout", Literal::Float(dropout), "the config's dropout"),
+        (
+            "dropout",
+            Literal::Float(model.dropout.unwrap_or(0.0)),
+            "the config's dropout",
+        ),
         (
             "block_size",
             Literal::Int(i64::try_from(sequence).unwrap_or(1024)),
             "sequences of block_size tokens",
         ),
-    ];
+    ]
+}
+
+/// `Trainer`'s sequence length for `model` when none is given.
+fn default_sequence(model: &Model) -> u64 {
+    match model.architecture.positions {
+        Positions::Learned { max_positions } => DEFAULT_SEQUENCE.min(max_positions),
+        Positions::Rotary { .. } => DEFAULT_SEQUENCE,
+    }
+}
+
+/// Sets `Trainer`'s defaults on the keys no input set, and says which it assumed.
+fn trainer_defaults(
+    session: &mut Session<'_>,
+    scenario: &mut Scenario,
+    model: &Model,
+) -> Result<Vec<String>, Diagnostic> {
+    let sequence = default_sequence(model);
+    let dropout = model.dropout.unwrap_or(0.0);
+    let defaults = trainer_default_values(model);
     let mut assumed = Vec::new();
     for (key, value, words) in defaults {
         if session.origins.contains_key(key) {
@@ -201,24 +230,7 @@ pub(crate) fn resolve(value: &str, origin: Option<&ValueOrigin>) -> Result<Model
 fn lookup(value: &str, at: impl Fn(&str) -> Diagnostic) -> Result<Model, Diagnostic> {
     match catalog::find(value) {
         Err(defect) => Err(at(&format!("the bundled model catalog is invalid: {defect}"))),
-        Ok(Some(entry)) => {
-            let read = entry
-                .read()
-                .map_err(|defect| at(&format!("the bundled model catalog is invalid: {defect}")))?;
-            Ok(Model {
-                info: ModelInfo {
-                    id: Some(entry.id.clone()),
-                    path: None,
-                    family: read.architecture.family,
-                    model_type: read.model_type,
-                    computed: read.architecture.family.computed(),
-                    transformers: transformers(read.architecture.family),
-                    source: Some(entry.source.clone()),
-                },
-                architecture: read.architecture,
-                dropout: read.dropout,
-            })
-        }
+        Ok(Some(entry)) => model_of(entry).map_err(|m| at(&m)),
         Ok(None) if looks_like_path(value) => Err(at(&format!(
             "no config.json at {value}, and it is no id of vramdoc's model catalog"
         ))
@@ -245,6 +257,45 @@ fn lookup(value: &str, at: impl Fn(&str) -> Diagnostic) -> Result<Model, Diagnos
             ))
         }
     }
+}
+
+/// The catalog entry's model, or why the bundled catalog cannot give it.
+fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
+    let read = entry
+        .read()
+        .map_err(|defect| format!("the bundled model catalog is invalid: {defect}"))?;
+    Ok(Model {
+        info: ModelInfo {
+            id: Some(entry.id.clone()),
+            path: None,
+            family: read.architecture.family,
+            model_type: read.model_type,
+            computed: read.architecture.family.computed(),
+            transformers: transformers(read.architecture.family),
+            source: Some(entry.source.clone()),
+        },
+        architecture: read.architecture,
+        dropout: read.dropout,
+    })
+}
+
+/// The model a guide's `model:` names: an id (or Hugging Face repository) of the bundled
+/// catalog only, so that a site builds the same on every machine; the error lists the ids.
+pub(crate) fn from_catalog(value: &str) -> Result<Model, String> {
+    if let Some(entry) = catalog::find(value)? {
+        return model_of(entry);
+    }
+    let near = catalog::closest(value);
+    let mean = if near.is_empty() {
+        String::new()
+    } else {
+        format!("did you mean {}? ", near.join(", "))
+    };
+    Err(format!(
+        "unknown model \"{}\": {mean}a guide names a model by an id of vramdoc's model catalog ({})",
+        crate::terminal::visible_line(value),
+        computed_ids().join(", ")
+    ))
 }
 
 /// The catalog ids whose family the estimator computes, in catalog order.

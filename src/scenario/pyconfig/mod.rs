@@ -69,6 +69,10 @@ const SAMPLE_GLOBALS: &[(&str, Init)] = &[
     ("temperature", Init::F(0.8)),
     ("top_k", Init::I(200)),
     ("seed", Init::I(1337)),
+    // Hugging Face `generate`'s settings, read with a `model` (`super::model::generation`).
+    ("prompt_tokens", Init::I(512)),
+    ("num_return_sequences", Init::I(1)),
+    ("kv_cache", Init::S("dynamic")),
 ];
 
 /// The modules train.py imports before it runs the configurator: (name, module).

@@ -1,0 +1,458 @@
+//! Hugging Face `generate` on GPT-2 (`GPT2LMHeadModel`, transformers 5.24) and plain
+//! Llama-family decoders (`LlamaForCausalLM`): the weights, the KV cache (`kv_cache.rs`), the
+//! prefill of the whole prompt and the decoding steps (issue 22, item 2).
+//!
+//! Source: the fake-tensor replay of transformers' own `generate`
+//! (`tools/hf_replay/replay_generate.py`, data in `tests/data/hf_generate_replay.json`; its
+//! `--explain` lists the storages alive at each peak), read against `generation/utils.py` and
+//! `modeling_gpt2.py`; `tests/it/hf_generate.rs` holds every replayed run (KV bytes exactly, the
+//! prefill and decode peaks within 1 %) and the six GPT-2 runs measured on an H200.
+//!
+//! Notation: `b` prompts (`batch_size`), `r` `num_return_sequences` (sampling), `B = b·r`
+//! sequences, `P` prompt tokens, `N` new tokens, `T = P + N − 1` the tokens the cache ends
+//! holding, `h` hidden, `V` vocabulary, `e` bytes of the weights' dtype (no autocast: weights and
+//! activations share it), `W` the weights. What `generate` holds:
+//! - **Token ids** (int64): the caller's prompt and attention mask (`2·b·P·8`); at prefill
+//!   generate's position ids and a copy (`2·B·P·8`, three with `r > 1`: the prompt and mask are
+//!   repeated), of which one (two with `r > 1`) stays to the end; during decoding the grown ids and
+//!   mask (`2·B·T·8`).
+//! - **Prefill** (`logits_to_keep = 1`: only the last position's logits): the peak is the last
+//!   block's `gelu_new` MLP, written out in Python: `c_fc`'s output, `pow`'s and the two products
+//!   (`4·4·BPh·e`), beside the token and position embeddings, their sum, the block's residual
+//!   input, the attention output and the LayerNorm output (`6·BPh·e`): `22·BPh·e`, with the cache
+//!   as the prefill left it (a static cache whole). With a short prompt and a large vocabulary the
+//!   logits weigh more: the last position's logits (`B·V·e`) and their float32 copy (`B·V·4`),
+//!   once the forward's activations are gone and the ids have grown by the first new token.
+//! - **Decoding** (one token per step, the last step is the largest): with a `DynamicCache`, the
+//!   last layer's `torch.cat` holds its previous values (`B·(T−1)·h·e`) while the new ones exist,
+//!   beside the previous step's float32 logits (greedy: `B·V·4`; sampling also keeps the top-k
+//!   masked scores and the probabilities: `3·B·V·4`) and the step's small activations
+//!   (`7·B·h·e`); or, at the logits, the new logits (`B·V·e`) and their float32 copy beside the
+//!   previous one (`2·B·V·4`; sampling also the previous top-k scores and probabilities,
+//!   `2·B·V·4`, and top-k's boolean mask, `B·V`), the ids one token longer. A `StaticCache`
+//!   never grows: only the logits moment is left. With grouped-query attention it is refused: its
+//!   mask over the unfilled slots makes transformers repeat the keys and values to every query
+//!   head before SDPA (`repeat_kv`, `use_gqa_in_sdpa`), 144 MiB more at 2,303 tokens on the H200
+//!   for Llama 3.2 1B's shape, which the fake-tensor replay does not reproduce yet.
+//! - **Llama-family decoders** (SwiGLU, RoPE, RMSNorm; as Llama 3.x): the same moments, the
+//!   prefill's MLP holding three intermediate-wide tensors (`3·BPI·e`) beside four hidden-wide ones
+//!   and RoPE's cos and sin (`2·BP·head_dim·e`); the weights include the two `inv_freq` buffers.
+
+use serde::Serialize;
+
+use super::arch::{Architecture, Family, Mlp, Positions};
+use super::error::ScenarioError;
+use super::kv_cache::{cache_bytes, CacheBytes, CacheKind, CacheRun};
+use super::num::N;
+use super::overhead::{self, End};
+use super::params::{self, Params};
+use super::scenario::{Dtype, Scenario};
+use super::{headroom, GpuCatalog, GpuRef, Verdict, ESTIMATOR_VERSION};
+
+/// What `model.generate` is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Generation {
+    /// Tokens of each prompt (`input_ids.shape[1]`; no padding).
+    pub prompt_tokens: u64,
+    /// `max_new_tokens` (generation runs to it: no sequence ends early).
+    pub max_new_tokens: u64,
+    /// Prompts in the batch (`input_ids.shape[0]`).
+    pub batch_size: u64,
+    /// `num_return_sequences` (with `do_sample=True`; 1 otherwise).
+    pub num_return_sequences: u64,
+    /// `do_sample=True` (top-k 50, the generation config's default) instead of greedy decoding.
+    pub do_sample: bool,
+    /// The cache `generate` builds (`cache_implementation`).
+    pub cache: CacheKind,
+}
+
+impl Generation {
+    /// Sequences decoded at once: `batch_size · num_return_sequences`.
+    pub(crate) fn sequences(&self) -> N {
+        N::from(self.batch_size) * N::from(self.num_return_sequences)
+    }
+}
+
+/// When the peak occurs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GenerateMoment {
+    /// The forward over the whole prompt.
+    Prefill,
+    /// A decoding step (the last, the largest).
+    Decode,
+}
+
+/// Bytes of a `generate` call (`estimate --format json`'s `bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GenerateBytes {
+    /// The model's parameters in the weights' dtype.
+    pub weights: u64,
+    /// The KV cache at its largest.
+    pub kv_cache: u64,
+    /// The KV cache right after the prefill.
+    pub kv_cache_after_prefill: u64,
+    /// The KV cache `generate` returns (after the last step).
+    pub kv_cache_at_end: u64,
+    /// The prefill's peak: weights, cache, prompt ids and the largest forward moment.
+    pub prefill_peak: u64,
+    /// The decoding steps' peak (the last step).
+    pub decode_peak: u64,
+    /// The larger of the two: `torch.cuda.max_memory_allocated()`.
+    pub peak: u64,
+    /// Context, allocator slack and cuBLAS workspace at their middle.
+    pub overhead: u64,
+    /// `peak + overhead`.
+    pub total: u64,
+    /// The total with every overhead at its low end.
+    pub total_low: u64,
+    /// The total with every overhead at its high end.
+    pub total_high: u64,
+    /// Memory other programs hold on the card.
+    pub other_processes: u64,
+    /// The CUDA context at the middle.
+    pub cuda_context: u64,
+    /// Reserved but unallocated memory at the middle.
+    pub allocator_slack: u64,
+    /// The cuBLAS workspace.
+    pub cublas_workspace: u64,
+}
+
+/// The estimate of one `generate` call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GenerateEstimate {
+    /// `generate`.
+    pub phase: &'static str,
+    /// The model.
+    pub architecture: Architecture,
+    /// The weights' dtype.
+    pub dtype: Dtype,
+    /// What is generated.
+    pub generation: Generation,
+    /// Parameter counts.
+    pub params: Params,
+    /// `prompt_tokens + max_new_tokens`: the sequence each row ends as.
+    pub context_tokens: u64,
+    /// When the peak occurs.
+    pub peak_moment: GenerateMoment,
+    /// Where the bytes go.
+    pub bytes: GenerateBytes,
+    /// The scenario's GPU, if it names one.
+    pub gpu: Option<GpuRef>,
+    /// The verdict against the GPU, if one is named.
+    pub verdict: Option<Verdict>,
+    /// `verdict == fits`, if a GPU is named.
+    pub fits: Option<bool>,
+    /// `capacity_bytes − other_processes − total`, if a GPU is named.
+    pub headroom_bytes: Option<i64>,
+    /// The estimator's fingerprint.
+    pub estimator_version: &'static str,
+}
+
+/// Bytes of an int64 id.
+const ID: u128 = 8;
+/// Bytes of a float32 element.
+const FP32: u128 = 4;
+
+/// Estimates `model.generate` of `g` on model `a`, the weights in `s.dtype`, on `s.gpu` beside
+/// `s.other_processes`.
+pub fn estimate_generate(
+    a: &Architecture,
+    s: &Scenario,
+    g: &Generation,
+    catalog: &GpuCatalog,
+) -> Result<GenerateEstimate, ScenarioError> {
+    a.validate()?;
+    let e = if s.dtype == Dtype::Float32 { 4 } else { 2 };
+    check(a, s, g, e)?;
+    let params = params::count_of(a, s)?.params;
+    // Rotary models also keep `inv_freq` and `original_inv_freq` (head_dim/2 float32 each).
+    let rotary = match a.positions {
+        Positions::Rotary { .. } => N::from(a.attention.head_dim) * FP32,
+        Positions::Learned { .. } => N::ZERO,
+    };
+    let weights = N::from(params.total) * e as u128 + rotary;
+    let cache = cache_bytes(
+        a,
+        &CacheRun {
+            kind: g.cache,
+            element_bytes: e,
+            sequences: g.sequences().to_u64("the sequences")?,
+            prompt: g.prompt_tokens,
+            new_tokens: g.max_new_tokens,
+        },
+    )?;
+    let m = GenerateMoments::of(a, g, e, &cache);
+    let prefill = weights + m.prefill;
+    let decode = if g.max_new_tokens >= 2 {
+        weights + m.decode
+    } else {
+        N::ZERO
+    };
+    let (peak, moment) = if decode > prefill {
+        (decode, GenerateMoment::Decode)
+    } else {
+        (prefill, GenerateMoment::Prefill)
+    };
+    let u = |n: N, what: &str| n.to_u64(what);
+    let (context, slack, cublas) = overhead::overhead(peak, false, End::Mid);
+    let at = |end| {
+        let (c, sl, cu) = overhead::overhead(peak, false, end);
+        peak + c + sl + cu
+    };
+    let bytes = GenerateBytes {
+        weights: u(weights, "the weights")?,
+        kv_cache: cache.largest,
+        kv_cache_after_prefill: cache.after_prefill,
+        kv_cache_at_end: cache.at_end,
+        prefill_peak: u(prefill, "the prefill peak")?,
+        decode_peak: u(decode, "the decoding peak")?,
+        peak: u(peak, "the peak")?,
+        overhead: u(context + slack + cublas, "the overhead")?,
+        total: u(peak + context + slack + cublas, "the total")?,
+        total_low: u(at(End::Low), "the total")?,
+        total_high: u(at(End::High), "the total")?,
+        other_processes: s.other_processes,
+        cuda_context: u(context, "the CUDA context")?,
+        allocator_slack: u(slack, "the allocator slack")?,
+        cublas_workspace: u(cublas, "the cuBLAS workspace")?,
+    };
+    let gpu = s.gpu.as_deref().and_then(|id| catalog.get(id));
+    if let (Some(id), None) = (s.gpu.as_deref(), gpu) {
+        return Err(ScenarioError::key(
+            "gpu",
+            format!("unknown GPU `{id}`: not in the catalog"),
+        ));
+    }
+    let verdict = gpu.map(|card| {
+        Verdict::of(
+            bytes.total_low,
+            bytes.total,
+            bytes.total_high,
+            bytes.other_processes,
+            card.capacity_bytes,
+        )
+    });
+    Ok(GenerateEstimate {
+        phase: "generate",
+        architecture: a.clone(),
+        dtype: s.dtype,
+        generation: *g,
+        params,
+        context_tokens: (N::from(g.prompt_tokens) + N::from(g.max_new_tokens))
+            .to_u64("the context")?,
+        peak_moment: moment,
+        bytes,
+        gpu: gpu.map(GpuRef::of),
+        fits: verdict.map(|v| v == Verdict::Fits),
+        verdict,
+        headroom_bytes: gpu
+            .map(|card| headroom(card.capacity_bytes, s.other_processes, bytes.total)),
+        estimator_version: ESTIMATOR_VERSION,
+    })
+}
+
+/// Refuses what the replay does not cover, naming each key (all at once).
+fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), ScenarioError> {
+    if !replayed(a) {
+        // What is known: the cache this call would end with.
+        let cache = g
+            .sequences()
+            .to_u64("the sequences")
+            .and_then(|sequences| {
+                cache_bytes(
+                    a,
+                    &CacheRun {
+                        kind: g.cache,
+                        element_bytes: e,
+                        sequences,
+                        prompt: g.prompt_tokens,
+                        new_tokens: g.max_new_tokens,
+                    },
+                )
+            })
+            .map_or_else(
+                |_| String::new(),
+                |c| format!(" (its KV cache here: {} bytes at its largest)", c.largest),
+            );
+        return Err(ScenarioError::key(
+            "model",
+            format!(
+                "Hugging Face generate is modelled for GPT-2 and plain Llama-family decoders \
+                 (transformers {}) only; {} ({}{}) is described and its KV cache \
+                 computed{cache}, but its prefill and decoding are not replayed yet",
+                super::arch::HF_TRANSFORMERS,
+                a.name,
+                a.family.as_str(),
+                not_plain(a)
+            ),
+        ));
+    }
+    let mut wrong: Vec<(&str, String)> = Vec::new();
+    if g.prompt_tokens == 0 {
+        wrong.push((
+            "prompt_tokens",
+            "the prompt needs at least one token".into(),
+        ));
+    }
+    if g.max_new_tokens == 0 {
+        wrong.push(("max_new_tokens", "must be at least 1".into()));
+    }
+    if g.batch_size == 0 || g.num_return_sequences == 0 {
+        wrong.push((
+            "batch_size",
+            "the batch and num_return_sequences must be at least 1".into(),
+        ));
+    }
+    if g.num_return_sequences > 1 && !g.do_sample {
+        wrong.push((
+            "num_return_sequences",
+            "greedy decoding returns one sequence per prompt (transformers refuses more without \
+             do_sample=True or beams)"
+                .into(),
+        ));
+    }
+    if let Positions::Learned { max_positions } = a.positions {
+        let last = u128::from(g.prompt_tokens) + u128::from(g.max_new_tokens);
+        if last > u128::from(max_positions) + 1 {
+            wrong.push((
+                "max_new_tokens",
+                format!(
+                    "the prompt plus new tokens minus one ({}) exceeds GPT-2's {max_positions} \
+                     positions (n_positions): generate would index past its position table",
+                    last - 1
+                ),
+            ));
+        }
+    }
+    if g.cache == CacheKind::Static && a.attention.kv_heads < a.attention.heads {
+        wrong.push((
+            "kv_cache",
+            "a static cache with grouped-query attention is not replayed (its masked decoding \
+             steps repeat the keys and values to every query head): use the dynamic cache"
+                .into(),
+        ));
+    }
+    if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) {
+        wrong.push((
+            "kv_cache",
+            format!(
+                "the {} cache's bytes are computed (estimate::kv_cache), but its dequantizing \
+                 decoding steps are not replayed: use the dynamic or static cache",
+                g.cache.as_str()
+            ),
+        ));
+    }
+    if !s.flash {
+        wrong.push((
+            "flash",
+            "generate is replayed with SDPA attention (GPT-2's default), not eager".into(),
+        ));
+    }
+    if s.compile {
+        wrong.push((
+            "compile",
+            "generate is replayed eager (disable_compile=True): set compile to false".into(),
+        ));
+    }
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    let text: Vec<String> = wrong.iter().map(|(k, w)| format!("`{k}`: {w}")).collect();
+    Err(ScenarioError {
+        key: wrong.first().map(|(k, _)| (*k).to_owned()),
+        message: format!(
+            "Hugging Face generate (transformers {}): {}",
+            super::arch::HF_TRANSFORMERS,
+            text.join("; ")
+        ),
+    })
+}
+
+/// Whether `generate` on `a` is replayed: GPT-2, or a plain Llama-family decoder (SwiGLU MLP,
+/// separate q/k/v, no QK-norm, no sliding window, no experts), as Llama 3.x writes it.
+fn replayed(a: &Architecture) -> bool {
+    match a.family {
+        Family::HfGpt2 => true,
+        Family::Llama => {
+            let at = &a.attention;
+            let swiglu = matches!(a.mlp, Mlp::Dense(f) if f.gated && !f.fused_gate_up);
+            swiglu && !at.fused_qkv && at.qk_norm.is_none() && at.sliding_window.is_none()
+        }
+        _ => false,
+    }
+}
+
+/// What makes a Llama-family model other than plain, for the refusal ("" for other families).
+fn not_plain(a: &Architecture) -> &'static str {
+    let at = &a.attention;
+    match (a.family, &a.mlp) {
+        (Family::Llama, _) if at.sliding_window.is_some() => ", with sliding-window layers",
+        (Family::Llama, _) if at.qk_norm.is_some() => ", with QK-norm",
+        (Family::Llama, _) if at.fused_qkv => ", with fused projections",
+        (Family::Llama, Mlp::Dense(f)) if f.fused_gate_up => ", with fused projections",
+        _ => "",
+    }
+}
+
+/// Elements per prompt token alive at the prefill's MLP moment, in the weights' dtype. GPT-2:
+/// `gelu_new`'s `c_fc` output, `pow`, two products (`4·4h`) beside six hidden-wide tensors:
+/// `22h`. Llama: `gate_proj`'s output, its SiLU, `up_proj`'s output and the product would be
+/// four; the replay holds three intermediate-wide tensors at once (`3·I`) beside the embedding,
+/// the residual sum, its RMSNorm and the block input (`4h`) and RoPE's cos and sin
+/// (`2·head_dim`).
+fn prefill_widths(a: &Architecture) -> N {
+    let h = N::from(a.hidden);
+    match (&a.mlp, a.family) {
+        (Mlp::Dense(f), Family::Llama) => {
+            N::from(f.intermediate) * 3 + h * 4 + N::from(a.attention.head_dim) * 2
+        }
+        _ => h * 22,
+    }
+}
+
+/// What lies beside the weights at the prefill's and the decoding's peaks.
+struct GenerateMoments {
+    prefill: N,
+    decode: N,
+}
+
+impl GenerateMoments {
+    fn of(a: &Architecture, g: &Generation, e: u64, cache: &CacheBytes) -> GenerateMoments {
+        let e = u128::from(e);
+        let (b, seqs) = (N::from(g.batch_size), g.sequences());
+        let (p, h, v) = (
+            N::from(g.prompt_tokens),
+            N::from(a.hidden),
+            N::from(a.vocab_size),
+        );
+        let t = p + N::from(g.max_new_tokens) - N::from(1u64);
+        let repeated = g.num_return_sequences > 1;
+        // Ids: the caller's prompt and mask, generate's own at prefill and those that stay.
+        let caller = b * p * (2 * ID);
+        let own_prefill = seqs * p * (if repeated { 3 } else { 2 } * ID);
+        let own_kept = seqs * p * (if repeated { 2 } else { 1 } * ID);
+        let mlp = own_prefill + seqs * p * prefill_widths(a) * e;
+        // The first token's logits and their float32 copy, the ids one token longer.
+        let prefill_logits = own_kept + seqs * v * (e + FP32) + seqs * (p + N::from(1u64)) * ID;
+        let prefill = N::from(cache.after_prefill) + caller + mlp.max(prefill_logits);
+        // Decoding: the previous step's float32 tensors over the vocabulary.
+        let kept_vocab = if g.do_sample { 3 } else { 1 };
+        let ids = seqs * t * (2 * ID) + caller + own_kept;
+        let at_end = N::from(cache.at_end);
+        // Sampling's top-k also makes a boolean mask over the vocabulary.
+        let mask = if g.do_sample { seqs * v } else { N::ZERO };
+        let logits_stage = seqs * v * e + seqs * v * ((kept_vocab + 1) * FP32) + mask + seqs * ID;
+        let logits = at_end + ids + logits_stage;
+        let decode = match g.cache {
+            CacheKind::Dynamic => {
+                let kv_width = N::from(a.attention.kv_width());
+                let old_values = seqs * (t - N::from(1u64)) * kv_width * e;
+                let step = seqs * h * (7 * e) + seqs * v * (kept_vocab * FP32);
+                logits.max(at_end + ids + old_values + step)
+            }
+            _ => logits,
+        };
+        GenerateMoments { prefill, decode }
+    }
+}

@@ -1,0 +1,361 @@
+//! What to change for a model other than nanoGPT's (a Hugging Face model trained as `Trainer`
+//! runs a step, `estimate_model`): the same ranking as nanoGPT's what-ifs (`whatif.rs`), least
+//! change to training first, each option estimated in full by the model's own step model.
+//!
+//! Only options the family's step model computes are offered: each candidate is estimated with
+//! [`estimate_model`], and one the family refuses (a setting its replay does not cover, such as
+//! SDPA under checkpointing for GPT-2, or bf16 weights for GPT-2) is left out rather than
+//! borrowed from nanoGPT's numbers. The options, in order:
+//! - smaller micro-batches (b/2, b/4, b/8) with the accumulation that keeps the effective batch,
+//!   and the largest micro-batch that fits (Trainer's `per_device_train_batch_size` and
+//!   `gradient_accumulation_steps`);
+//! - SDPA in place of eager attention (`attn_implementation="sdpa"`);
+//! - gradient checkpointing (`gradient_checkpointing=True`), with its extra compute;
+//! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
+//! - the weights loaded in bfloat16 and trained as they are (`torch_dtype=torch.bfloat16`);
+//! - half the sequence length;
+//! - with a GPU, the least invasive combination that fits ([`ModelOptions::combination`]) when no
+//!   single change does.
+
+use super::arch::Architecture;
+use super::error::ScenarioError;
+use super::gpu::GpuCatalog;
+use super::scenario::{Dtype, Scenario};
+use super::whatif::{
+    changes_between, largest_divisor_at_most, option, with_micro_batch, WhatIf, WhatIfKind,
+};
+use super::{estimate_model, Estimate, Verdict};
+
+/// The options for training the model `a` with the settings of `s`, ordered by how little they
+/// change training. The base must estimate (its error is returned); an option its family
+/// refuses is skipped.
+pub fn what_if_model(
+    a: &Architecture,
+    s: &Scenario,
+    catalog: &GpuCatalog,
+) -> Result<Vec<WhatIf>, ScenarioError> {
+    let base = estimate_model(a, s, catalog)?;
+    let mut o = ModelOptions {
+        a,
+        catalog,
+        run: base.scenario.clone(),
+        eff: base.effective_batch,
+        base,
+        out: Vec::new(),
+    };
+    o.smaller_micro_batches();
+    o.largest_micro_batch();
+    o.sdpa();
+    o.grad_checkpoint();
+    o.dtype();
+    o.bf16_weights();
+    o.shorter_sequences();
+    o.combination();
+    Ok(o.out)
+}
+
+/// The options of one model run as they are computed.
+struct ModelOptions<'a> {
+    /// The model.
+    a: &'a Architecture,
+    /// The GPUs the options are checked against.
+    catalog: &'a GpuCatalog,
+    /// The run as estimated (the model's shape in the scenario's shape keys).
+    run: Scenario,
+    /// The run's estimate.
+    base: Estimate,
+    /// The effective batch, which the micro-batch options keep.
+    eff: u64,
+    /// The options so far.
+    out: Vec<WhatIf>,
+}
+
+impl ModelOptions<'_> {
+    /// The estimate of `changed`, None when the family refuses it.
+    fn estimate(&self, changed: &Scenario) -> Option<Estimate> {
+        estimate_model(self.a, changed, self.catalog).ok()
+    }
+
+    /// Estimates `changed` and appends it as an option of `kind`, unless the family refuses it.
+    fn push(&mut self, kind: WhatIfKind, changed: Scenario, changes_training: bool, pct: bool) {
+        let Some(e) = self.estimate(&changed) else {
+            return;
+        };
+        let pct = pct.then(|| checkpoint_extra_compute_pct(self.a, &self.base));
+        let o = option(
+            kind,
+            &self.run,
+            &self.base,
+            changed,
+            &e,
+            changes_training,
+            pct,
+        );
+        self.out.push(o);
+    }
+
+    /// Same effective batch, smaller micro-batches: b/2, b/4, b/8 (largest divisors of it).
+    fn smaller_micro_batches(&mut self) {
+        let mut last = self.run.batch_size;
+        for div in [2, 4, 8] {
+            if let Some(b) = largest_divisor_at_most(self.eff, self.run.batch_size / div) {
+                if b < last {
+                    last = b;
+                    let changed = with_micro_batch(&self.run, b, self.eff);
+                    self.push(WhatIfKind::MicroBatch, changed, false, false);
+                }
+            }
+        }
+    }
+
+    /// The largest divisor of the effective batch whose micro-batch fits the GPU ("fits" is the
+    /// verdict's), when it is not the run's. Memory rises with the micro-batch at a fixed
+    /// accumulation setting, but accumulation 1 frees the gradients before the forward, so
+    /// every divisor is tried from the largest down (at most the divisors of the effective
+    /// batch; a binary search first narrows where to start).
+    fn largest_micro_batch(&mut self) {
+        if self.run.gpu.is_none() {
+            return;
+        }
+        let fits = |b: u64| {
+            self.estimate(&with_micro_batch(&self.run, b, self.eff))
+                .is_some_and(|e| e.verdict == Some(Verdict::Fits))
+        };
+        if !fits(1) {
+            return;
+        }
+        let (mut lo, mut hi) = (1, self.eff);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if fits(mid) {
+                lo = mid
+            } else {
+                hi = mid - 1
+            }
+        }
+        let mut found = largest_divisor_at_most(self.eff, lo);
+        while let Some(b) = found {
+            if fits(b) {
+                break;
+            }
+            found = b
+                .checked_sub(1)
+                .and_then(|n| largest_divisor_at_most(self.eff, n));
+        }
+        if let Some(b) = found.filter(|b| *b != self.run.batch_size) {
+            let changed = with_micro_batch(&self.run, b, self.eff);
+            self.push(WhatIfKind::MaxMicroBatch, changed, false, false);
+        }
+    }
+
+    /// SDPA (`flash`) in place of eager attention.
+    fn sdpa(&mut self) {
+        if self.run.flash {
+            return;
+        }
+        let changed = Scenario {
+            flash: true,
+            ..self.run.clone()
+        };
+        self.push(WhatIfKind::Flash, changed, false, false);
+    }
+
+    /// `gradient_checkpointing_enable()`, with its extra compute.
+    fn grad_checkpoint(&mut self) {
+        if self.run.grad_checkpoint {
+            return;
+        }
+        let changed = Scenario {
+            grad_checkpoint: true,
+            ..self.run.clone()
+        };
+        self.push(WhatIfKind::GradCheckpoint, changed, false, true);
+    }
+
+    /// bf16 autocast in place of float32 weights without autocast (float16 on a card without
+    /// bf16); nothing when the weights are already 16-bit or autocast is on.
+    fn dtype(&mut self) {
+        if self.run.dtype != Dtype::Float32 || self.run.pure_bf16 {
+            return;
+        }
+        let dtype = if self.bf16_ok() {
+            Dtype::Bfloat16
+        } else {
+            Dtype::Float16
+        };
+        let changed = Scenario {
+            dtype,
+            ..self.run.clone()
+        };
+        self.push(WhatIfKind::Dtype, changed, true, false);
+    }
+
+    /// The weights loaded in bfloat16 and trained as they are (`pure_bf16`, under bf16
+    /// autocast as Trainer's `bf16=True` runs it), where the card has bf16.
+    fn bf16_weights(&mut self) {
+        if self.run.pure_bf16 || !self.bf16_ok() {
+            return;
+        }
+        let changed = Scenario {
+            pure_bf16: true,
+            dtype: Dtype::Bfloat16,
+            ..self.run.clone()
+        };
+        self.push(WhatIfKind::PureBf16, changed, true, false);
+    }
+
+    /// Half the sequence length.
+    fn shorter_sequences(&mut self) {
+        if self.run.block_size < 2 {
+            return;
+        }
+        let changed = Scenario {
+            block_size: self.run.block_size / 2,
+            ..self.run.clone()
+        };
+        self.push(WhatIfKind::BlockSize, changed, true, false);
+    }
+
+    /// When no option fits the GPU: the least invasive combination that does. The levers are
+    /// SDPA, checkpointing (neither changes training), bf16 weights and half the sequence (both
+    /// do); the subsets are tried by how many levers change training, then how many levers,
+    /// then the latest lever they use (later levers cost more), each with the largest micro-batch that fits (same effective
+    /// batch). The first that fits is kept: before the first option that changes training
+    /// unless it changes training itself. When none fits, every lever the family computes
+    /// together at micro-batch 1 (`combination_all`).
+    fn combination(&mut self) {
+        if self.run.gpu.is_none() || self.out.iter().any(|o| o.fits == Some(true)) {
+            return;
+        }
+        type Lever = fn(&mut Scenario);
+        let levers: [(bool, Lever); 4] = [
+            (false, |s| s.flash = true),
+            (false, |s| s.grad_checkpoint = true),
+            (true, |s| {
+                s.pure_bf16 = true;
+                s.dtype = Dtype::Bfloat16;
+            }),
+            (true, |s| s.block_size = (s.block_size / 2).max(1)),
+        ];
+        let mut subsets: Vec<u32> = (1..16).collect();
+        let cost = |m: &u32| {
+            let training = (0..4).filter(|i| m & (1 << i) != 0 && levers[*i].0).count();
+            (training, m.count_ones(), *m)
+        };
+        subsets.sort_by_key(cost);
+        for m in subsets {
+            let mut s = self.run.clone();
+            for (i, (_, apply)) in levers.iter().enumerate() {
+                if m & (1 << i) != 0 {
+                    apply(&mut s);
+                }
+            }
+            if changes_between(&self.run, &s).is_empty() || (s.pure_bf16 && !self.bf16_ok()) {
+                continue;
+            }
+            let Some(b) = self.largest_fitting(&s) else {
+                continue;
+            };
+            let changed = with_micro_batch(&s, b, self.eff);
+            let Some(e) = self.estimate(&changed) else {
+                continue;
+            };
+            let training = (0..4).any(|i| m & (1 << i) != 0 && levers[i].0);
+            let pct = changed
+                .grad_checkpoint
+                .then(|| checkpoint_extra_compute_pct(self.a, &self.base))
+                .filter(|_| !self.run.grad_checkpoint);
+            let o = option(
+                WhatIfKind::Combination,
+                &self.run,
+                &self.base,
+                changed,
+                &e,
+                training,
+                pct,
+            );
+            let at = if training {
+                self.out.len()
+            } else {
+                self.out
+                    .iter()
+                    .position(|w| w.changes_training)
+                    .unwrap_or(self.out.len())
+            };
+            self.out.insert(at, o);
+            return;
+        }
+        // None fits: every lever the family computes, at micro-batch 1, to say how far off.
+        let mut all = with_micro_batch(&self.run, 1, self.eff);
+        for (i, (_, apply)) in levers.iter().enumerate() {
+            let mut next = all.clone();
+            apply(&mut next);
+            let refused = (i == 2 && !self.bf16_ok()) || self.estimate(&next).is_none();
+            if !refused {
+                all = next;
+            }
+        }
+        if let Some(e) = self.estimate(&all).filter(|_| all != self.run) {
+            let pct = (all.grad_checkpoint && !self.run.grad_checkpoint)
+                .then(|| checkpoint_extra_compute_pct(self.a, &self.base));
+            let training =
+                all.pure_bf16 != self.run.pure_bf16 || all.block_size != self.run.block_size;
+            let o = option(
+                WhatIfKind::CombinationAll,
+                &self.run,
+                &self.base,
+                all,
+                &e,
+                training,
+                pct,
+            );
+            self.out.push(o);
+        }
+    }
+
+    /// The largest divisor of the effective batch whose micro-batch fits with the settings of
+    /// `s`, trying each from the run's micro-batch down (None when not even 1 fits).
+    fn largest_fitting(&self, s: &Scenario) -> Option<u64> {
+        let mut b = largest_divisor_at_most(self.eff, self.run.batch_size);
+        while let Some(m) = b {
+            let fits = self
+                .estimate(&with_micro_batch(s, m, self.eff))
+                .is_some_and(|e| e.verdict == Some(Verdict::Fits));
+            if fits {
+                return Some(m);
+            }
+            b = m
+                .checked_sub(1)
+                .and_then(|n| largest_divisor_at_most(self.eff, n));
+        }
+        None
+    }
+
+    /// Whether the run's GPU (any, when none is named) computes in bfloat16.
+    fn bf16_ok(&self) -> bool {
+        self.run
+            .gpu
+            .as_deref()
+            .and_then(|id| self.catalog.get(id))
+            .is_none_or(|g| g.bf16)
+    }
+}
+
+/// Extra compute of checkpointing every block, in percent: one more forward of the blocks.
+///
+/// Training FLOPs per token ≈ `6·N + 12·L·q·s`, with `N` the parameters of every Linear layer
+/// (the head included; `Params::linear`) and `q = heads·head_dim` the width of the queries
+/// (Chowdhery et al. 2022, PaLM, appendix B); recomputing the blocks adds their forward,
+/// `2·(N − V·h) + 4·L·q·s`. For nanoGPT's shape this is `whatif.rs`' formula. Rounded to 0.1 %.
+pub(crate) fn checkpoint_extra_compute_pct(a: &Architecture, e: &Estimate) -> f64 {
+    let linear = e.params.linear as f64;
+    let head = a.vocab_size as f64 * a.hidden as f64;
+    let (l, q, s) = (
+        a.layers as f64,
+        a.attention.q_width() as f64,
+        e.scenario.block_size as f64,
+    );
+    let blocks = 2.0 * (linear - head) + 4.0 * l * q * s;
+    let train = 6.0 * linear + 12.0 * l * q * s;
+    (1000.0 * blocks / train).round() / 10.0
+}

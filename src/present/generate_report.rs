@@ -1,0 +1,119 @@
+//! The report of Hugging Face `generate` on a model (`phase = generate` with `model`): the model,
+//! the call, the cache and the two peaks, the total and the verdict, as a table or Markdown.
+
+use fluent_bundle::FluentValue;
+
+use super::table::{aligned, markdown_table, Align};
+use super::verdict::{verdict_rule, verdict_sentence};
+use crate::estimate::{GenerateEstimate, GenerateMoment};
+use crate::i18n::Localizer;
+
+fn arg(name: &'static str, v: String) -> (&'static str, FluentValue<'static>) {
+    (name, FluentValue::from(v))
+}
+
+/// The model and the call, as label/value rows.
+fn setting_rows(e: &GenerateEstimate, loc: &Localizer) -> Vec<(String, String)> {
+    let g = &e.generation;
+    vec![
+        (
+            loc.t("gen-model"),
+            loc.t_args(
+                "gen-model-value",
+                &[
+                    arg("name", e.architecture.name.to_string()),
+                    arg("params", loc.count(e.params.total)),
+                    arg("dtype", e.dtype.as_str().to_owned()),
+                ],
+            ),
+        ),
+        (
+            loc.t("gen-call"),
+            loc.t_args(
+                "gen-call-value",
+                &[
+                    arg("batch", loc.int(g.batch_size)),
+                    arg("prompt", loc.int(g.prompt_tokens)),
+                    arg("new", loc.int(g.max_new_tokens)),
+                    arg("sequences", loc.int(g.num_return_sequences)),
+                    (
+                        "sequences_count",
+                        FluentValue::from(g.num_return_sequences as f64),
+                    ),
+                    arg("cache", g.cache.as_str().to_owned()),
+                ],
+            ),
+        ),
+    ]
+}
+
+/// Weights, the cache, the two peaks, then the totals.
+fn breakdown_rows(e: &GenerateEstimate, loc: &Localizer) -> Vec<(String, String)> {
+    let b = &e.bytes;
+    let mut rows = vec![
+        (loc.t("gen-weights"), loc.bytes(b.weights)),
+        (loc.t("gen-kv-cache"), loc.bytes(b.kv_cache)),
+        (loc.t("gen-prefill-peak"), loc.bytes(b.prefill_peak)),
+        (loc.t("gen-decode-peak"), loc.bytes(b.decode_peak)),
+        (String::new(), String::new()),
+        (loc.t("sample-peak"), loc.bytes(b.peak)),
+        (loc.t("est-overhead"), loc.bytes(b.overhead)),
+    ];
+    if b.other_processes > 0 {
+        rows.push((loc.t("est-other-processes"), loc.bytes(b.other_processes)));
+    }
+    rows.extend([
+        (loc.t("est-total"), loc.bytes(b.total)),
+        (
+            loc.t("est-total-range"),
+            loc.byte_range(b.total_low, b.total_high),
+        ),
+    ]);
+    rows
+}
+
+fn heading_memory(e: &GenerateEstimate, loc: &Localizer) -> String {
+    let moment = match e.peak_moment {
+        GenerateMoment::Prefill => loc.t("gen-moment-prefill"),
+        GenerateMoment::Decode => loc.t("gen-moment-decode"),
+    };
+    loc.t_args("sample-heading-memory", &[arg("moment", moment)])
+}
+
+fn verdict(e: &GenerateEstimate, loc: &Localizer) -> String {
+    let b = &e.bytes;
+    let range = (b.total_low, b.total_high, b.other_processes);
+    let sentence = verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.dtype, loc);
+    match e.gpu {
+        Some(_) => format!("{sentence}\n{}", verdict_rule(loc)),
+        None => sentence,
+    }
+}
+
+/// A readable terminal report.
+pub(crate) fn table(e: &GenerateEstimate, loc: &Localizer) -> String {
+    let mut out = format!("{}\n\n", loc.t("gen-title"));
+    out += &aligned(&setting_rows(e, loc), false);
+    out += &format!("\n{}\n", heading_memory(e, loc));
+    out += &aligned(&breakdown_rows(e, loc), true);
+    out += &format!("\n{}\n", verdict(e, loc));
+    out + &format!("\n{}\n", loc.t("gen-note"))
+}
+
+/// The same content as Markdown.
+pub(crate) fn markdown(e: &GenerateEstimate, loc: &Localizer) -> String {
+    let mut out = format!("## {}\n\n", loc.t("gen-title"));
+    for (label, value) in setting_rows(e, loc) {
+        out += &format!("- **{label}:** {value}\n");
+    }
+    out += &format!("\n### {}\n\n", heading_memory(e, loc));
+    let rows: Vec<Vec<String>> = breakdown_rows(e, loc)
+        .into_iter()
+        .filter(|(label, _)| !label.is_empty())
+        .map(|(label, value)| vec![label, value])
+        .collect();
+    let header = [loc.t("est-col-component"), loc.t("est-col-memory")];
+    out += &markdown_table(&header, &[Align::Default, Align::Right], &rows);
+    out += &format!("\n{}\n", verdict(e, loc));
+    out + &format!("\n{}\n", loc.t("gen-note"))
+}

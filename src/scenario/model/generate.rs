@@ -1,0 +1,100 @@
+//! A model's generate phase (`phase = generate` with `model`): Hugging Face `generate`'s
+//! settings read from the inputs (`prompt_tokens`, `max_new_tokens`, `num_return_sequences`,
+//! `kv_cache`, and the scenario's `batch_size` and `dtype`), with the defaults said in a note.
+
+use crate::diagnostics::Diagnostic;
+use crate::estimate::kv_cache::CacheKind;
+use crate::estimate::{Generation, Literal, Scenario};
+use crate::scenario::pyconfig::Session;
+
+/// The keys the generate phase defaults when no input set them: one prompt, weights in
+/// bfloat16 (`from_pretrained(..., dtype=torch.bfloat16)`), eager execution.
+pub(super) fn defaults(
+    session: &mut Session<'_>,
+    scenario: &mut Scenario,
+) -> Result<Vec<String>, Diagnostic> {
+    let defaults = [
+        ("batch_size", Literal::Int(1), "one prompt (--batch_size)"),
+        (
+            "dtype",
+            Literal::Str("bfloat16".to_owned()),
+            "weights in bfloat16 (--dtype=float32 or float16 otherwise)",
+        ),
+    ];
+    let mut assumed = Vec::new();
+    for (key, value, words) in defaults {
+        if session.origins.contains_key(key) {
+            continue;
+        }
+        session.set_default(key, &value);
+        scenario
+            .set(key, value)
+            .map_err(|e| Diagnostic::error(e.to_string()))?;
+        assumed.push(words);
+    }
+    for (key, words) in [
+        ("prompt_tokens", "a 512-token prompt (--prompt_tokens)"),
+        ("max_new_tokens", "500 new tokens (--max_new_tokens)"),
+    ] {
+        if !session.origins.contains_key(key) {
+            assumed.push(words);
+        }
+    }
+    Ok(if assumed.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "generate: where no input set them, {}",
+            assumed.join(", ")
+        )]
+    })
+}
+
+/// The `generate` call the inputs describe; errors at the setting's line.
+pub(super) fn generation(
+    session: &Session<'_>,
+    scenario: &Scenario,
+) -> Result<Generation, Diagnostic> {
+    let at = |key: &str, msg: String| match session.origins.get(key) {
+        Some(o) => o.error(&msg),
+        None => Diagnostic::error(msg),
+    };
+    let count = |key: &str| -> Result<u64, Diagnostic> {
+        match session.literal(key) {
+            Some(Ok(Literal::Int(n))) if n >= 1 => Ok(n as u64),
+            Some(Ok(other)) => Err(at(
+                key,
+                format!("`{key}` = {other:?}: generate needs a whole number of at least 1"),
+            )),
+            Some(Err(msg)) => Err(at(key, format!("`{key}` {msg}"))),
+            None => Err(at(key, format!("`{key}` is not set"))),
+        }
+    };
+    let cache = match session.literal("kv_cache") {
+        Some(Ok(Literal::Str(s))) => match s.trim().to_ascii_lowercase().replace('-', "_").as_str()
+        {
+            "dynamic" => CacheKind::Dynamic,
+            "static" => CacheKind::Static,
+            "quantized" | "quantized_int4" | "int4" => CacheKind::QUANTIZED_INT4,
+            "quantized_int8" | "int8" => CacheKind::QUANTIZED_INT8,
+            "fp8" => CacheKind::Fp8,
+            other => {
+                return Err(at(
+                    "kv_cache",
+                    format!("`kv_cache` = {other}: not a cache transformers builds"),
+                )
+                .with_help("use dynamic, static, quantized (int4), quantized_int8 or fp8"))
+            }
+        },
+        _ => CacheKind::Dynamic,
+    };
+    let num_return_sequences = count("num_return_sequences")?;
+    Ok(Generation {
+        prompt_tokens: count("prompt_tokens")?,
+        max_new_tokens: count("max_new_tokens")?,
+        batch_size: scenario.batch_size,
+        num_return_sequences,
+        do_sample: num_return_sequences > 1,
+        cache,
+    })
+}
