@@ -10,9 +10,9 @@
 
 use serde::Serialize;
 
-use super::message::{OomMessage, Size};
+use super::message::{OomMessage, PrintedSize};
 use super::tensors::{
-    phase_from_traceback, size_matches, Candidate, Identified, Phase, PhaseSource,
+    phase_from_traceback, size_matches, Candidate, Identified, LoopPhase, PhaseSource,
 };
 use crate::estimate::{
     generate_tensors, sample_tensors, Dtype, GenerateEstimate, GpuRef, GrowingTensor,
@@ -30,7 +30,7 @@ pub(crate) enum GenerationEstimate {
 }
 
 /// The figures of an estimate the diagnosis prints and checks (a training or generation run).
-pub(crate) struct Totals<'a> {
+pub(crate) struct EstimateTotals<'a> {
     pub(crate) peak: u64,
     pub(crate) total_low: u64,
     pub(crate) total_high: u64,
@@ -43,9 +43,9 @@ pub(crate) struct Totals<'a> {
 
 impl GenerationEstimate {
     /// Its totals, verdict and card.
-    pub(crate) fn totals(&self) -> Totals<'_> {
+    pub(crate) fn totals(&self) -> EstimateTotals<'_> {
         match self {
-            GenerationEstimate::Generate(e) => Totals {
+            GenerationEstimate::Generate(e) => EstimateTotals {
                 peak: e.bytes.peak,
                 total_low: e.bytes.total_low,
                 total_high: e.bytes.total_high,
@@ -55,7 +55,7 @@ impl GenerationEstimate {
                 fits: e.fits,
                 dtype: e.dtype,
             },
-            GenerationEstimate::Sample(e) => Totals {
+            GenerationEstimate::Sample(e) => EstimateTotals {
                 peak: e.bytes.peak,
                 total_low: e.bytes.total_low,
                 total_high: e.bytes.total_high,
@@ -81,7 +81,7 @@ impl GenerationEstimate {
 
 /// The token counts in `t`'s range whose size is what `requested` can stand for: the first and
 /// the last (the sizes grow with the tokens, so the counts between match too).
-fn matching_tokens(t: &GrowingTensor, requested: Size) -> Option<(u64, u64)> {
+fn matching_tokens(t: &GrowingTensor, requested: PrintedSize) -> Option<(u64, u64)> {
     let (lo, hi) = t.tokens;
     if t.token_axes == 0 || lo > hi {
         return size_matches(t.bytes(0), requested).then_some((0, 0));
@@ -132,7 +132,7 @@ fn candidate(t: &GrowingTensor, (first, last): (u64, u64)) -> Candidate {
         shape: t.shape_text(&tokens),
         dtype: t.dtype,
         bytes: t.bytes(last),
-        phases: vec![Phase::Generation],
+        phases: vec![LoopPhase::Generation],
     }
 }
 
@@ -144,7 +144,7 @@ pub(crate) fn identify(m: &OomMessage, e: &GenerationEstimate) -> Identified {
     let traced = phase_from_traceback(m);
     let training_traceback = matches!(
         traced,
-        Some(Phase::Backward | Phase::OptimizerStep | Phase::Evaluation)
+        Some(LoopPhase::Backward | LoopPhase::OptimizerStep | LoopPhase::Evaluation)
     );
     let all = e.tensors();
     let tensor = if training_traceback {
@@ -154,9 +154,11 @@ pub(crate) fn identify(m: &OomMessage, e: &GenerationEstimate) -> Identified {
             .find_map(|t| matching_tokens(t, m.requested).map(|r| candidate(t, r)))
     };
     let (phase, phase_source) = match (traced, &tensor) {
-        (Some(Phase::Generation), _) => (Some(Phase::Generation), Some(PhaseSource::Traceback)),
+        (Some(LoopPhase::Generation), _) => {
+            (Some(LoopPhase::Generation), Some(PhaseSource::Traceback))
+        }
         (Some(p), _) if training_traceback => (Some(p), Some(PhaseSource::Traceback)),
-        (_, Some(_)) => (Some(Phase::Generation), Some(PhaseSource::Tensor)),
+        (_, Some(_)) => (Some(LoopPhase::Generation), Some(PhaseSource::Tensor)),
         _ => (None, None),
     };
     let nearest = if tensor.is_none() && !training_traceback {
