@@ -297,3 +297,48 @@ pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
         generation_not_modelled: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{phase_from_traceback, LoopPhase};
+    use crate::oom::message::parse;
+
+    const MESSAGE: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 14.75 GiB of which 10.00 MiB is free. Process 1 has 14.73 GiB memory in use. Of the allocated memory 14.00 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.";
+
+    /// The phase of `MESSAGE` after a traceback of `frames` (function name, code line).
+    fn phase(frames: &[(&str, &str)]) -> Option<LoopPhase> {
+        let mut text = String::from("Traceback (most recent call last):\n");
+        for (i, (name, code)) in frames.iter().enumerate() {
+            text += &format!("  File \"/x/f{i}.py\", line {i}, in {name}\n    {code}\n");
+        }
+        text += MESSAGE;
+        phase_from_traceback(&parse(&text).expect("the message parses"))
+    }
+
+    #[test]
+    fn generation_frames_and_cache_updates_name_generation() {
+        let cases: [&[(&str, &str)]; 4] = [
+            &[("generate", "return self._beam_search("), ("_beam_search", "outputs = self(**model_inputs)")],
+            &[("_prefill", "outputs = self(**model_inputs)"), ("forward", "x = self.mlp(x)")],
+            &[("forward", "key_states, value_states = past_key_values.update(key_states, value_states, self.layer_idx)"), ("update", "self.keys = torch.cat([self.keys, key_states], dim=-2)")],
+            &[("<module>", "y = model.generate(x, max_new_tokens, temperature=temperature, top_k=top_k)"), ("decorate_context", "return func(*args, **kwargs)")],
+        ];
+        for frames in cases {
+            assert_eq!(phase(frames), Some(LoopPhase::Generation), "{frames:?}");
+        }
+    }
+
+    #[test]
+    fn training_frames_stay_training() {
+        let train = [
+            ("<module>", "logits, loss = model(X, Y)"),
+            ("forward", "x = block(x)"),
+        ];
+        assert_eq!(phase(&train), Some(LoopPhase::Forward));
+        let backward = [
+            ("<module>", "scaler.scale(loss).backward()"),
+            ("backward", "torch.autograd.backward("),
+        ];
+        assert_eq!(phase(&backward), Some(LoopPhase::Backward));
+    }
+}
