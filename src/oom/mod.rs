@@ -115,6 +115,19 @@ const SHARPENING_KEYS: &[&str] = &[
     "gpu",
 ];
 
+/// Keys that decide which tensor a generation run's allocation is (Hugging Face `generate`
+/// with `--model ID --phase generate`; nanoGPT's `sample.py` reads its own).
+const GENERATION_KEYS: &[&str] = &[
+    "model",
+    "phase",
+    "batch_size",
+    "prompt_tokens",
+    "max_new_tokens",
+    "num_return_sequences",
+    "dtype",
+    "gpu",
+];
+
 /// The card the message describes: the one catalog card whose capacity (or an ECC or Windows
 /// variant) is the printed one within [`cards::tolerance`]; when none or several are, a new
 /// entry ([`MESSAGE_GPU`]) with the printed capacity, with bf16 only if every candidate has it
@@ -218,7 +231,11 @@ pub(crate) fn from_message_with(m: OomMessage, catalog: &GpuCatalog) -> Diagnosi
         estimate: None,
         generation: None,
         what_if: Vec::new(),
-        missing_keys: SHARPENING_KEYS.to_vec(),
+        missing_keys: if tensors::phase_from_traceback(&m) == Some(tensors::LoopPhase::Generation) {
+            GENERATION_KEYS.to_vec()
+        } else {
+            SHARPENING_KEYS.to_vec()
+        },
         cards,
         gpu_candidates,
         named_card: None,

@@ -208,4 +208,52 @@ fn a_generation_error_is_never_matched_against_a_training_step() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("--phase generate"), "{}", r.stdout);
     assert!(!r.stdout.contains("The 594 MiB are"), "{}", r.stdout);
+    // With no scenario at all, the keys asked for are generation's.
+    let v = diagnose_json(&t, &fixture("hf_gpt2_generate_kv_t4"), &[]);
+    let keys: Vec<&str> = v["missing_keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k.as_str())
+        .collect();
+    assert!(
+        keys.contains(&"prompt_tokens") && keys.contains(&"max_new_tokens"),
+        "{keys:?}"
+    );
+    assert!(!keys.contains(&"block_size"), "{keys:?}");
+}
+
+#[test]
+fn a_llama_3_generate_on_an_l4_grows_its_grouped_query_cache() {
+    let t = SiteTest::new();
+    let text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 94.00 MiB. GPU 0 has a total capacity of 22.05 GiB of which 60.06 MiB is free. Process 77 has 21.98 GiB memory in use. Of the allocated memory 21.50 GiB is allocated by PyTorch, and 160.50 MiB is reserved by PyTorch but unallocated.";
+    let v = diagnose_json(
+        &t,
+        text,
+        &[
+            "--model",
+            "llama-3-8b",
+            "--phase",
+            "generate",
+            "--set",
+            "batch_size=16",
+            "--set",
+            "prompt_tokens=1024",
+            "--set",
+            "max_new_tokens=3072",
+            "--set",
+            "dtype=bfloat16",
+            "--gpu",
+            "l4",
+        ],
+    );
+    let id = &v["identified"];
+    assert_eq!(id["tensor"]["kind"], "kv_cache_cat");
+    assert_eq!(id["phase_source"], "tensor");
+    // Llama 3 8B: 8 KV heads of 4096 / 32 = 128 (config.json), bf16; 16 sequences.
+    let per_token = 16 * 8 * 128 * 2;
+    let (lo, hi) = counts_rounding_to(94 * MIB, 1025..=4095, |n| n * per_token);
+    assert_eq!(id["tensor"]["shape"], format!("[16, 8, {lo}–{hi}, 128]"));
+    assert_eq!(id["tensor"]["dtype"], "bfloat16");
+    assert_eq!(v["generation"]["fits"], false);
 }
