@@ -23,6 +23,7 @@ use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
 use super::hf_generate::{estimate_generate, GenerateEstimate, Generation};
 use super::kv_cache::CacheKind;
+use super::sample::{estimate_sampling, Sampling};
 use super::scenario::{Dtype, Scenario};
 use super::solve::{generate_max_batch, generate_max_context};
 use super::whatif::Change;
@@ -38,6 +39,8 @@ pub enum GenerateWhatIfKind {
     DynamicCache,
     /// 16-bit weights in place of float32.
     Dtype,
+    /// sample.py's 16-bit autocast in place of float32 (the weights stay float32).
+    Autocast,
     /// Half the `num_return_sequences`.
     FewerSequences,
     /// Half the prompts of the batch.
@@ -52,10 +55,11 @@ pub enum GenerateWhatIfKind {
 
 impl GenerateWhatIfKind {
     /// Every kind, in ranking order (for checks that each has its messages).
-    pub const ALL: [GenerateWhatIfKind; 8] = [
+    pub const ALL: [GenerateWhatIfKind; 9] = [
         GenerateWhatIfKind::StaticCache,
         GenerateWhatIfKind::DynamicCache,
         GenerateWhatIfKind::Dtype,
+        GenerateWhatIfKind::Autocast,
         GenerateWhatIfKind::FewerSequences,
         GenerateWhatIfKind::SmallerBatch,
         GenerateWhatIfKind::MaxBatch,
@@ -71,8 +75,12 @@ pub struct GenerateWhatIf {
     pub kind: GenerateWhatIfKind,
     /// The keys it changes, as the CLI's `--key=value`.
     pub changes: Vec<Change>,
-    /// The changed call.
-    pub generation: Generation,
+    /// The changed `generate` call (Hugging Face).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<Generation>,
+    /// The changed sampling run (nanoGPT's `sample.py`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Sampling>,
     /// The changed weights' dtype.
     pub dtype: Dtype,
     /// Its KV cache at its largest.
@@ -174,17 +182,8 @@ impl Options<'_> {
 
     /// bfloat16 weights for float32 ones; float16 for either on a card without bf16.
     fn half_precision(&mut self) {
-        let bf16 = self
-            .s
-            .gpu
-            .as_deref()
-            .and_then(|id| self.catalog.get(id))
-            .is_none_or(|card| card.bf16);
-        let dtype = match self.s.dtype {
-            Dtype::Float32 if bf16 => Dtype::Bfloat16,
-            // Same bytes, but the card runs it (its verdict says bf16 is not supported).
-            Dtype::Float32 | Dtype::Bfloat16 if !bf16 => Dtype::Float16,
-            _ => return,
+        let Some(dtype) = half_precision(self.s, self.catalog) else {
+            return;
         };
         let changes = vec![change("dtype", dtype.as_str())];
         self.push(GenerateWhatIfKind::Dtype, changes, *self.g, dtype);
@@ -280,19 +279,96 @@ fn option(
     base_total: u64,
 ) -> GenerateWhatIf {
     let b = &e.bytes;
-    let saving = i128::from(base_total) - i128::from(b.total);
     GenerateWhatIf {
         kind,
         changes,
-        generation: e.generation,
+        generation: Some(e.generation),
+        sampling: None,
         dtype: e.dtype,
         kv_cache: b.kv_cache,
         peak: b.peak,
         total: b.total,
         total_low: b.total_low,
         total_high: b.total_high,
-        saving_bytes: i64::try_from(saving).unwrap_or(if saving > 0 { i64::MAX } else { i64::MIN }),
+        saving_bytes: saving(base_total, b.total),
         verdict: e.verdict,
         fits: e.fits,
     }
+}
+
+/// The 16-bit dtype to offer for `s`: bfloat16 for float32, float16 for either on a card without
+/// bf16 (same bytes as bfloat16, but a dtype the card runs); None when there is nothing to offer.
+fn half_precision(s: &Scenario, catalog: &GpuCatalog) -> Option<Dtype> {
+    let bf16 = s
+        .gpu
+        .as_deref()
+        .and_then(|id| catalog.get(id))
+        .is_none_or(|card| card.bf16);
+    match s.dtype {
+        Dtype::Float32 if bf16 => Some(Dtype::Bfloat16),
+        Dtype::Float32 | Dtype::Bfloat16 if !bf16 => Some(Dtype::Float16),
+        _ => None,
+    }
+}
+
+/// The options for nanoGPT's `sample.py` sampling `run` from the model of `s`, each estimated in
+/// full by [`estimate_sampling`], ranked as Hugging Face's: 16-bit autocast in place of float32
+/// (`dtype`, float16 on a card without bf16), then half the `max_new_tokens`. A smaller
+/// `block_size` crop is not offered: sample.py crops to the model's own `block_size`, and a
+/// shorter crop is a code change the sampling model does not compute.
+pub fn what_if_sampling(
+    s: &Scenario,
+    run: &Sampling,
+    catalog: &GpuCatalog,
+) -> Result<Vec<GenerateWhatIf>, ScenarioError> {
+    let base = estimate_sampling(s, run, catalog)?.bytes.total;
+    let mut candidates = Vec::new();
+    if let Some(dtype) = half_precision(s, catalog) {
+        let changes = vec![change("dtype", dtype.as_str())];
+        let changed = Scenario { dtype, ..s.clone() };
+        candidates.push((GenerateWhatIfKind::Autocast, changes, changed, *run));
+    }
+    if run.max_new_tokens >= 2 {
+        let n = run.max_new_tokens / 2;
+        let changed = Sampling {
+            max_new_tokens: n,
+            ..*run
+        };
+        let changes = vec![change("max_new_tokens", n)];
+        candidates.push((
+            GenerateWhatIfKind::FewerNewTokens,
+            changes,
+            s.clone(),
+            changed,
+        ));
+    }
+    let mut out = Vec::new();
+    for (kind, changes, scenario, sampling) in candidates {
+        let Ok(e) = estimate_sampling(&scenario, &sampling, catalog) else {
+            continue;
+        };
+        let b = &e.bytes;
+        out.push(GenerateWhatIf {
+            kind,
+            changes,
+            generation: None,
+            sampling: Some(sampling),
+            dtype: scenario.dtype,
+            kv_cache: b.kv_cache,
+            peak: b.peak,
+            total: b.total,
+            total_low: b.total_low,
+            total_high: b.total_high,
+            saving_bytes: saving(base, b.total),
+            verdict: e.verdict,
+            fits: e.fits,
+        });
+    }
+    Ok(out)
+}
+
+/// `base − total`, clamped to `i64`.
+fn saving(base: u64, total: u64) -> i64 {
+    let d = i128::from(base) - i128::from(total);
+    i64::try_from(d).unwrap_or(if d > 0 { i64::MAX } else { i64::MIN })
 }

@@ -1,4 +1,5 @@
-//! The options table of a `generate` estimate ([`crate::estimate::what_if_generate`]): option,
+//! The options table of a generate estimate ([`crate::estimate::what_if_generate`],
+//! [`crate::estimate::what_if_sampling`]): option,
 //! change (as the CLI's `--key=value`), total, saving and verdict, in the same columns as the
 //! training options, then a note on what is not computed.
 
@@ -15,6 +16,7 @@ pub(crate) fn label_key(kind: GenerateWhatIfKind) -> &'static str {
         GenerateWhatIfKind::StaticCache => "gen-opt-static-cache",
         GenerateWhatIfKind::DynamicCache => "gen-opt-dynamic-cache",
         GenerateWhatIfKind::Dtype => "gen-opt-dtype",
+        GenerateWhatIfKind::Autocast => "gen-opt-autocast",
         GenerateWhatIfKind::FewerSequences => "gen-opt-fewer-sequences",
         GenerateWhatIfKind::SmallerBatch => "gen-opt-smaller-batch",
         GenerateWhatIfKind::MaxBatch => "gen-opt-max-batch",
@@ -49,7 +51,7 @@ const ALIGN: [Align; 5] = [
 /// One option as cells.
 fn cells(o: &GenerateWhatIf, loc: &Localizer, md: bool) -> Vec<String> {
     let label = match o.kind {
-        GenerateWhatIfKind::Dtype => loc.t_args(
+        GenerateWhatIfKind::Dtype | GenerateWhatIfKind::Autocast => loc.t_args(
             label_key(o.kind),
             &[("dtype", FluentValue::from(o.dtype.as_str()))],
         ),
@@ -82,9 +84,14 @@ fn cells(o: &GenerateWhatIf, loc: &Localizer, md: bool) -> Vec<String> {
     ]
 }
 
-/// The heading, the table (or the line saying there is none) and the not-computed note, as
-/// terminal text or Markdown.
-pub(crate) fn section(options: &[GenerateWhatIf], loc: &Localizer, md: bool) -> String {
+/// The heading, the table (or the line saying there is none) and the note of what is not
+/// computed (message `not_computed`), as terminal text or Markdown.
+pub(crate) fn section(
+    options: &[GenerateWhatIf],
+    not_computed: &str,
+    loc: &Localizer,
+    md: bool,
+) -> String {
     let heading = loc.t("gen-heading-options");
     let mut out = if md {
         format!("\n### {heading}\n\n")
@@ -105,7 +112,7 @@ pub(crate) fn section(options: &[GenerateWhatIf], loc: &Localizer, md: bool) -> 
         text.extend(rows.into_iter().map(TextRow::Cells));
         out += &text_table(&text, &ALIGN);
     }
-    let note = loc.t("gen-options-not-computed");
+    let note = loc.t(not_computed);
     out += &if md {
         format!("\n{note}\n")
     } else {

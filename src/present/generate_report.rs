@@ -99,7 +99,7 @@ pub(crate) fn table(e: &GenerateEstimate, options: &[GenerateWhatIf], loc: &Loca
     out += &format!("\n{}\n", heading_memory(e, loc));
     out += &aligned(&breakdown_rows(e, loc), true);
     out += &format!("\n{}\n", verdict(e, loc));
-    out += &generate_options::section(options, loc, false);
+    out += &generate_options::section(options, "gen-options-not-computed", loc, false);
     out + &format!("\n{}\n", loc.t("gen-note"))
 }
 
@@ -122,6 +122,6 @@ pub(crate) fn markdown(
     let header = [loc.t("est-col-component"), loc.t("est-col-memory")];
     out += &markdown_table(&header, &[Align::Default, Align::Right], &rows);
     out += &format!("\n{}\n", verdict(e, loc));
-    out += &generate_options::section(options, loc, true);
+    out += &generate_options::section(options, "gen-options-not-computed", loc, true);
     out + &format!("\n{}\n", loc.t("gen-note"))
 }

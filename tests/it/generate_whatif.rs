@@ -198,3 +198,63 @@ fn the_options_table_in_every_language_and_in_markdown() {
     );
     assert!(zh.contains("新 token 数减半"), "{zh}");
 }
+
+/// `vramdoc estimate sample.py --init_from=gpt2-xl --gpu rtx-3090 --KEY=VALUE… EXTRA`.
+fn sample(t: &SiteTest, settings: &[(String, String)], extra: &[&str]) -> String {
+    let flags: Vec<String> = settings.iter().map(|(k, v)| format!("--{k}={v}")).collect();
+    let mut all = vec![
+        "estimate",
+        "sample.py",
+        "--init_from=gpt2-xl",
+        "--gpu",
+        "rtx-3090",
+    ];
+    all.extend(flags.iter().map(String::as_str));
+    all.extend_from_slice(extra);
+    let r = t.run(&all);
+    assert_eq!(r.code, 0, "{all:?}: {}", r.stderr);
+    r.stdout
+}
+
+fn sample_json(t: &SiteTest, settings: &[(String, String)]) -> Value {
+    serde_json::from_str(&sample(t, settings, &["--format", "json"])).unwrap()
+}
+
+#[test]
+fn nanogpt_sampling_options_are_the_clis_own_estimates() {
+    let t = SiteTest::new();
+    t.file("sample.py", crate::nanogpt_configs::SAMPLE_PY);
+    let base = settings(&[("dtype", "float32")]);
+    let v = sample_json(&t, &base);
+    let total = v["bytes"]["total"].as_i64().unwrap();
+    let options = v["what_if"].as_array().unwrap();
+    let kinds: Vec<&str> = options
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["autocast", "fewer_new_tokens"]);
+    for o in options {
+        let e = sample_json(&t, &changed(&base, o));
+        assert_eq!(o["total"], e["bytes"]["total"], "{}", o["kind"]);
+        assert_eq!(o["peak"], e["bytes"]["peak"], "{}", o["kind"]);
+        assert_eq!(o["verdict"], e["verdict"], "{}", o["kind"]);
+        assert_eq!(o["sampling"], e["sampling"], "{}", o["kind"]);
+        let saving = total - e["bytes"]["total"].as_i64().unwrap();
+        assert_eq!(o["saving_bytes"].as_i64().unwrap(), saving);
+    }
+    // Autocast keeps the float32 weights and adds 16-bit copies: it needs more, said so.
+    assert!(options[0]["saving_bytes"].as_i64().unwrap() < 0);
+    assert_eq!(options[1]["sampling"]["max_new_tokens"], 250);
+    // In bfloat16 already: only the shorter generation is left.
+    let bf16 = sample_json(&t, &settings(&[("dtype", "bfloat16")]));
+    assert_eq!(bf16["what_if"].as_array().unwrap().len(), 1);
+    for (lang, says) in [
+        ("en", "Autocast in bfloat16 (the weights stay float32)"),
+        ("en", "a smaller block_size crop"),
+        ("es", "un recorte block_size más pequeño"),
+        ("zh", "更小的 block_size 截断"),
+    ] {
+        let text = sample(&t, &base, &["--lang", lang]);
+        assert!(text.contains(says), "{lang}: {text}");
+    }
+}
