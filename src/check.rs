@@ -35,7 +35,7 @@ pub(crate) struct Problem {
 /// A guide's translation status in one language.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum Status {
+pub(crate) enum TranslationStatus {
     /// Present, every section current and in line with the source.
     UpToDate,
     /// No file for this language.
@@ -50,7 +50,7 @@ pub(crate) struct CheckReport {
     /// The languages, in site order (the columns of `translations`).
     pub(crate) languages: Vec<String>,
     /// Guide slug → status per language.
-    pub(crate) translations: BTreeMap<String, Vec<Status>>,
+    pub(crate) translations: BTreeMap<String, Vec<TranslationStatus>>,
     /// Every translated section (per guide, translation language and source section) and its
     /// state.
     pub(crate) sections: Vec<SectionRow>,
@@ -91,9 +91,9 @@ impl CheckReport {
             out.push_str(&format!("{guide:width$}"));
             for s in row {
                 let text = match s {
-                    Status::UpToDate => "up to date",
-                    Status::Missing => "missing",
-                    Status::Outdated => "outdated",
+                    TranslationStatus::UpToDate => "up to date",
+                    TranslationStatus::Missing => "missing",
+                    TranslationStatus::Outdated => "outdated",
                 };
                 out.push_str(&format!("  {text:<10}"));
             }
@@ -135,7 +135,7 @@ pub(crate) fn check(root: &Path, out: &Path) -> CheckReport {
         &crate::prose_figures::check_site(root),
     ));
     let previous = || site::previous_manifest(out, false, true);
-    let request = site::plan::Request {
+    let request = site::plan::PlanRequest {
         root,
         out,
         purpose: site::plan::Purpose::Check,
@@ -258,7 +258,7 @@ fn translation_status(
     root: &Path,
     config: &crate::config::SiteConfig,
     drift: &mut Drift,
-) -> BTreeMap<String, Vec<Status>> {
+) -> BTreeMap<String, Vec<TranslationStatus>> {
     let (guides, errors) = read_guides(root, config);
     // Page errors are the plan's to report; the records files are only read here.
     drift.problems.extend(diag_problems(
@@ -278,14 +278,14 @@ fn translation_status(
             if lang == default {
                 let have = guide.bodies.contains_key(lang);
                 row.push(if have {
-                    Status::UpToDate
+                    TranslationStatus::UpToDate
                 } else {
-                    Status::Missing
+                    TranslationStatus::Missing
                 });
                 continue;
             }
             let Some(t) = list.iter().find(|t| t.lang == *lang) else {
-                row.push(Status::Missing);
+                row.push(TranslationStatus::Missing);
                 continue;
             };
             drift.sections.extend(t.rows(&source));
@@ -296,7 +296,7 @@ fn translation_status(
                     file,
                     message: format!("guide `{slug}` has no `{lang}` translation"),
                 });
-                row.push(Status::Missing);
+                row.push(TranslationStatus::Missing);
                 continue;
             };
             let sink = if config.stale_translations_warn {
@@ -347,9 +347,9 @@ fn translation_status(
                 });
             }
             row.push(if page.complete() {
-                Status::UpToDate
+                TranslationStatus::UpToDate
             } else {
-                Status::Outdated
+                TranslationStatus::Outdated
             });
         }
         table.insert(slug.clone(), row);

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::diagnostics::Diagnostic;
-use crate::yaml_input::{Positions, Seg};
+use crate::yaml_input::{Seg, YamlPositions};
 
 /// The file name of the site configuration.
 pub(crate) use crate::site_paths::CONFIG_FILE;
@@ -116,8 +116,8 @@ impl SiteConfig {
     pub(crate) fn parse(text: &str, shown: &Path) -> Result<SiteConfig, Vec<Diagnostic>> {
         let source: Arc<str> = Arc::from(text);
         let raw = read_raw(text, shown, &source)?;
-        let mut check = Checker {
-            at: Positions::of(text),
+        let mut check = ConfigChecker {
+            at: YamlPositions::of(text),
             shown,
             source,
             errors: Vec::new(),
@@ -166,9 +166,9 @@ fn read_raw(text: &str, shown: &Path, source: &Arc<str>) -> Result<RawConfig, Ve
 }
 
 /// Collects the configuration's problems, each located in the file's text.
-struct Checker<'a> {
+struct ConfigChecker<'a> {
     /// Where the configuration's keys and values were written.
-    at: Positions,
+    at: YamlPositions,
     /// The path used in messages.
     shown: &'a Path,
     /// The text again, shown as each problem's snippet.
@@ -177,7 +177,7 @@ struct Checker<'a> {
     errors: Vec<Diagnostic>,
 }
 
-impl Checker<'_> {
+impl ConfigChecker<'_> {
     /// Records `d` at `pos` (its key's line, or its list item's), with the file as snippet.
     fn push(&mut self, d: Diagnostic, pos: Option<(usize, usize)>) {
         let d = d.in_file(self.shown).with_source(self.source.clone());
@@ -361,7 +361,7 @@ mod tests {
     #[test]
     fn list_items_are_located_inline_and_as_blocks() {
         let item = |text: &str, i: usize| {
-            let at = Positions::of(text);
+            let at = YamlPositions::of(text);
             at.value(&[Seg::key("languages"), Seg::Index(i)])
         };
         let inline = "title: T\nlanguages: [en, es,  en]\n";
@@ -371,7 +371,7 @@ mod tests {
         assert_eq!(item(block, 1), Some((4, 5)));
         assert_eq!(item(block, 2), None);
         assert_eq!(
-            Positions::of(block).key(&[Seg::key("base_url")]),
+            YamlPositions::of(block).key(&[Seg::key("base_url")]),
             Some((5, 1))
         );
     }

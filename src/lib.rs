@@ -16,9 +16,10 @@
 //!   GPU catalog) and [`estimate`], and `vramdoc diagnose` through [`oom`] (out-of-memory
 //!   messages, pure); both print through [`present`].
 //! - shared: [`i18n`] (Fluent bundles, locale number formats), [`diagnostics`] (located errors),
-//!   `yaml_input` (the YAML users write, with the position of every key and value), `cache` (a byte-bounded memo map), `assets` (the
-//!   embedded defaults) and [`fingerprint`] (the estimator's and the manifest's fingerprints,
-//!   derived from their sources); `fuzzing` is the fuzz targets' entry point.
+//!   `yaml_input` (the YAML users write, with the position of every key and value), `cache` (a
+//!   byte-bounded memo map), `assets` (the embedded defaults) and [`fingerprint`] (the
+//!   estimator's and the manifest's fingerprints, derived from their sources); `fuzzing` is the
+//!   fuzz targets' entry point.
 
 mod assets;
 mod cache;

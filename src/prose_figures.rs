@@ -25,7 +25,7 @@ pub(crate) struct Unbound {
 }
 
 /// One `{{ … }}` expression: its line, column and text inside the braces, trimmed.
-struct Expr {
+struct ExprText {
     line: usize,
     column: usize,
     text: String,
@@ -33,9 +33,9 @@ struct Expr {
 
 /// The guide body's paragraphs and list items (front matter and code blocks left out), each as
 /// its expressions.
-fn units(text: &str) -> Vec<Vec<Expr>> {
-    let mut out: Vec<Vec<Expr>> = Vec::new();
-    let mut current: Vec<Expr> = Vec::new();
+fn units(text: &str) -> Vec<Vec<ExprText>> {
+    let mut out: Vec<Vec<ExprText>> = Vec::new();
+    let mut current: Vec<ExprText> = Vec::new();
     let mut fence = false;
     let mut front = false;
     for (i, line) in text.lines().enumerate() {
@@ -70,7 +70,7 @@ fn units(text: &str) -> Vec<Vec<Expr>> {
             let Some(end) = rest[at..].find("}}") else {
                 break;
             };
-            current.push(Expr {
+            current.push(ExprText {
                 line: i + 1,
                 column: line[..offset + at].chars().count() + 1,
                 text: rest[at + 2..at + end].trim().to_owned(),
@@ -101,7 +101,7 @@ fn option_of(path: &str) -> Option<(&str, &str)> {
 pub(crate) fn check_guide(text: &str) -> Vec<Unbound> {
     let mut out = Vec::new();
     for unit in units(text) {
-        let mut verdicts: Vec<(&Expr, &str)> = Vec::new();
+        let mut verdicts: Vec<(&ExprText, &str)> = Vec::new();
         let mut figures: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         for e in &unit {
             let (path, filter) = match e.text.split_once('|') {

@@ -6,7 +6,7 @@ use plotters::element::{DashedPathElement, Rectangle};
 use plotters::style::Color;
 
 use super::frame::{render, Area};
-use super::legend::Key;
+use super::legend::LegendMark;
 use super::text::font;
 use super::{
     axis_top, gib, BreakdownChart, ChartError, Layout, BACKGROUND, CAPACITY_COLOR, INK, PALETTE,
@@ -20,14 +20,19 @@ pub(crate) fn draw(chart: &BreakdownChart<'_>, layout: Layout) -> Result<String,
     if chart.segments.is_empty() {
         return Err(ChartError::NoSegments);
     }
-    let mut legend: Vec<(Key, String)> = chart
+    let mut legend: Vec<(LegendMark, String)> = chart
         .segments
         .iter()
         .enumerate()
-        .map(|(i, s)| (Key::Swatch(PALETTE[i % PALETTE.len()]), s.label.clone()))
+        .map(|(i, s)| {
+            (
+                LegendMark::Swatch(PALETTE[i % PALETTE.len()]),
+                s.label.clone(),
+            )
+        })
         .collect();
     if let Some((label, _)) = &chart.capacity {
-        legend.push((Key::Dashed(CAPACITY_COLOR), label.clone()));
+        legend.push((LegendMark::Dashed(CAPACITY_COLOR), label.clone()));
     }
     render(&chart.title, legend, layout, |area| {
         plot(chart, area, layout)

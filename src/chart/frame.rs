@@ -6,7 +6,7 @@ use plotters::drawing::{DrawingArea, IntoDrawingArea};
 use plotters::element::Text;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::legend::{Key, Legend};
+use super::legend::{Legend, LegendMark};
 use super::text::{finish_svg, font, wrap, BOLD_FACTOR};
 use super::{ChartError, Layout, BACKGROUND, INK, MARGIN};
 
@@ -23,7 +23,7 @@ pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 /// `layout`'s width and as tall as its title and legend need.
 pub(crate) fn render(
     title: &str,
-    legend: Vec<(Key, String)>,
+    legend: Vec<(LegendMark, String)>,
     layout: Layout,
     plot: impl FnOnce(&Area<'_>) -> Result<(), ChartError>,
 ) -> Result<String, ChartError> {

@@ -24,7 +24,7 @@ const ENTRY_GAP: f64 = 0.45;
 
 /// What stands before a legend label.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Key {
+pub(crate) enum LegendMark {
     /// A filled square (a bar segment).
     Swatch(Ink),
     /// A filled square with a border (a shaded range).
@@ -39,7 +39,7 @@ pub(crate) enum Key {
 
 /// One placed legend entry.
 struct Placed {
-    key: Key,
+    key: LegendMark,
     lines: Vec<String>,
     x: f64,
     y: f64,
@@ -56,7 +56,7 @@ impl Legend {
     /// Lays `entries` out in rows across `width`, flowing left to right: an entry that does
     /// not fit beside the previous ones starts a new row, and a label wider than a whole row
     /// wraps onto more lines (that row is then as tall as it).
-    pub(crate) fn layout(entries: Vec<(Key, String)>, width: f64, sizes: &Sizes) -> Legend {
+    pub(crate) fn layout(entries: Vec<(LegendMark, String)>, width: f64, sizes: &Sizes) -> Legend {
         let px = sizes.legend_px;
         let size = f64::from(px);
         let line = size * LINE;
@@ -118,17 +118,17 @@ impl Legend {
 
 fn draw_key(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
-    key: Key,
+    key: LegendMark,
     x: i32,
     y: i32,
 ) -> Result<(), ChartError> {
     let end = x + KEY_WIDTH as i32;
     let result = match key {
-        Key::Swatch(color) => area.draw(&Rectangle::new(
+        LegendMark::Swatch(color) => area.draw(&Rectangle::new(
             [(x + 4, y - 8), (end - 4, y + 8)],
             color.light.filled(),
         )),
-        Key::Band(fill, edge) => area
+        LegendMark::Band(fill, edge) => area
             .draw(&Rectangle::new(
                 [(x + 4, y - 8), (end - 4, y + 8)],
                 fill.light.filled(),
@@ -139,19 +139,21 @@ fn draw_key(
                     edge.light.stroke_width(1),
                 ))
             }),
-        Key::Dashed(color) => area.draw(&DashedPathElement::new(
+        LegendMark::Dashed(color) => area.draw(&DashedPathElement::new(
             vec![(x, y), (end, y)],
             6,
             3,
             color.light.stroke_width(2),
         )),
-        Key::LineWithDot(color) => area
+        LegendMark::LineWithDot(color) => area
             .draw(&PathElement::new(
                 vec![(x, y), (end, y)],
                 color.light.stroke_width(3),
             ))
             .and_then(|()| area.draw(&Circle::new((x + 12, y), 4, color.light.filled()))),
-        Key::Ring(color) => area.draw(&Circle::new((x + 12, y), 7, color.light.stroke_width(3))),
+        LegendMark::Ring(color) => {
+            area.draw(&Circle::new((x + 12, y), 7, color.light.stroke_width(3)))
+        }
     };
     result.map_err(ChartError::drawing)
 }

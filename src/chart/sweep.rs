@@ -13,7 +13,7 @@ use plotters::style::Color;
 
 use super::axis::TickedAxis;
 use super::frame::{render, Area};
-use super::legend::Key;
+use super::legend::LegendMark;
 use super::text::{font, text_width};
 use super::{
     axis_top, gib, ChartError, Layout, Sizes, SweepChart, CAPACITY_COLOR, FIT_COLOR, INK,
@@ -26,18 +26,21 @@ const Y_LIMIT: f64 = 1.6;
 /// See [`super::sweep_svg`].
 pub(crate) fn draw(chart: &SweepChart<'_>, layout: Layout) -> Result<String, ChartError> {
     validate(chart)?;
-    let mut legend = vec![(Key::LineWithDot(SERIES_COLOR), chart.series_label.clone())];
+    let mut legend = vec![(
+        LegendMark::LineWithDot(SERIES_COLOR),
+        chart.series_label.clone(),
+    )];
     if chart.points.iter().any(|p| p.range.is_some()) {
         legend.push((
-            Key::Band(RANGE_COLOR, SERIES_COLOR),
+            LegendMark::Band(RANGE_COLOR, SERIES_COLOR),
             chart.range_label.clone(),
         ));
     }
     if let Some((label, _)) = &chart.capacity {
-        legend.push((Key::Dashed(CAPACITY_COLOR), label.clone()));
+        legend.push((LegendMark::Dashed(CAPACITY_COLOR), label.clone()));
     }
     if let Some((label, _)) = &chart.max_fit {
-        legend.push((Key::Ring(FIT_COLOR), label.clone()));
+        legend.push((LegendMark::Ring(FIT_COLOR), label.clone()));
     }
     render(&chart.title, legend, layout, |area| {
         plot(chart, area, layout)

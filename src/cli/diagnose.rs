@@ -280,7 +280,7 @@ fn readout(
 
 /// The report on a memory error that is not the allocator's message, in the format asked for.
 fn other_error(
-    found: &other_errors::Found,
+    found: &other_errors::FoundError,
     args: &DiagnoseArgs,
 ) -> Result<String, Box<Diagnostic>> {
     Ok(match args.output.format {

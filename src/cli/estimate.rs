@@ -1,6 +1,6 @@
-//! `vramdoc estimate`: its flags, the typed [`Request`] they become, and the run that loads the
-//! scenario ([`crate::scenario::input`]), estimates it ([`crate::estimate`], pure) and prints the
-//! report ([`crate::present`]) or every error.
+//! `vramdoc estimate`: its flags, the typed [`EstimateRequest`] they become, and the run that
+//! loads the scenario ([`crate::scenario::input`]), estimates it ([`crate::estimate`], pure) and
+//! prints the report ([`crate::present`]) or every error.
 
 use std::path::PathBuf;
 
@@ -49,7 +49,7 @@ pub struct EstimateArgs {
 /// Once clap starts collecting `inputs` it keeps everything that follows, so flags such as
 /// `--gpu t4` written after the file arrive there; [`EstimateArgs::resolve`] takes them back out.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Request {
+pub(crate) struct EstimateRequest {
     /// Scenario files and nanoGPT-style `--key=value` overrides, in command-line order.
     pub(crate) inputs: Vec<Input>,
     /// `--set KEY=VALUE` values, in order.
@@ -76,8 +76,8 @@ pub(crate) struct Request {
 
 impl EstimateArgs {
     /// Separates FILE, overrides and any of vramdoc's flags that clap left in `inputs`.
-    pub(crate) fn resolve(&self) -> Result<Request, Box<Diagnostic>> {
-        let mut r = Request {
+    pub(crate) fn resolve(&self) -> Result<EstimateRequest, Box<Diagnostic>> {
+        let mut r = EstimateRequest {
             inputs: Vec::new(),
             sets: self.scenario.set.clone(),
             gpu: self.scenario.gpu.clone(),
@@ -408,7 +408,7 @@ mod tests {
     use std::path::Path;
 
     #[derive(Parser)]
-    struct Cli {
+    struct TestCli {
         #[command(flatten)]
         args: EstimateArgs,
     }
@@ -440,7 +440,11 @@ mod tests {
                 "cfg.py",
             ],
         ] {
-            let r = Cli::try_parse_from(argv).unwrap().args.resolve().unwrap();
+            let r = TestCli::try_parse_from(argv)
+                .unwrap()
+                .args
+                .resolve()
+                .unwrap();
             let files: Vec<_> = r
                 .inputs
                 .iter()
@@ -461,7 +465,7 @@ mod tests {
             assert_eq!(overrides, ["--batch_size=8", "--compile=False"], "{argv:?}");
             assert_eq!(r.gpu.as_deref(), Some("t4"), "{argv:?}");
         }
-        let r = Cli::try_parse_from([
+        let r = TestCli::try_parse_from([
             "x",
             "c.yaml",
             "--format",
@@ -478,7 +482,7 @@ mod tests {
             (r.sets, r.format, r.lang.as_str()),
             (vec!["n_layer=6".to_owned()], Format::Json, "zh")
         );
-        let two = Cli::try_parse_from(["x", "a.py", "--n_layer=2", "b.py"])
+        let two = TestCli::try_parse_from(["x", "a.py", "--n_layer=2", "b.py"])
             .unwrap()
             .args
             .resolve()

@@ -16,7 +16,7 @@ use super::dates::check_date;
 use super::published;
 use super::variants::Variant;
 use crate::diagnostics::Diagnostic;
-use crate::yaml_input::{excess_flow_bracket, parse_positioned, Positions, Seg};
+use crate::yaml_input::{excess_flow_bracket, parse_positioned, Seg, YamlPositions};
 
 /// The typed front matter of one page.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -113,11 +113,11 @@ pub(crate) fn parse(
     source: &Arc<str>,
 ) -> Result<FrontMatter, Vec<Diagnostic>> {
     check_limits(split, file, source).map_err(|d| vec![d])?;
-    let mut check = Checker {
+    let mut check = FrontMatterChecker {
         split,
         file,
         source,
-        at: Positions::default(),
+        at: YamlPositions::default(),
         errors: Vec::new(),
     };
     let (map, at) = check.mapping()?;
@@ -179,7 +179,7 @@ pub(crate) fn parse(
 
 /// Collects the problems of one front matter block, each at its file line with the page as
 /// snippet.
-struct Checker<'a> {
+struct FrontMatterChecker<'a> {
     /// The block.
     split: &'a Split<'a>,
     /// The page's path, for messages.
@@ -187,12 +187,12 @@ struct Checker<'a> {
     /// The page's text, shown as snippets.
     source: &'a Arc<str>,
     /// Where the block's keys and values were written (lines within the block).
-    at: Positions,
+    at: YamlPositions,
     /// The problems found so far, in the order they were found.
     errors: Vec<Diagnostic>,
 }
 
-impl Checker<'_> {
+impl FrontMatterChecker<'_> {
     /// An error `msg` at file line `line`, column 1.
     fn at(&self, line: usize, msg: String) -> Diagnostic {
         self.at_col(line, 1, msg)
@@ -208,10 +208,10 @@ impl Checker<'_> {
 
     /// The block's YAML as a mapping (an empty block is an empty one); a syntax error, located
     /// in the file, or a block that is not a mapping is the only problem reported.
-    fn mapping(&self) -> Result<(yaml_serde::Mapping, Positions), Vec<Diagnostic>> {
+    fn mapping(&self) -> Result<(yaml_serde::Mapping, YamlPositions), Vec<Diagnostic>> {
         let split = self.split;
         let (value, at) = if split.yaml.trim().is_empty() {
-            (Yaml::Mapping(Default::default()), Positions::default())
+            (Yaml::Mapping(Default::default()), YamlPositions::default())
         } else {
             let doc = parse_positioned(split.yaml).map_err(|e| {
                 let (line, col) = e.line_col.unwrap_or((1, 1));
@@ -381,7 +381,7 @@ impl Checker<'_> {
 
 /// 1-based file line of a top-level `key:` in the front matter (the block's first line if absent).
 pub(crate) fn key_line(split: &Split<'_>, key: &str) -> usize {
-    Positions::of(split.yaml)
+    YamlPositions::of(split.yaml)
         .key(&[Seg::key(key)])
         .map_or(split.yaml_line, |(line, _)| line + split.yaml_line - 1)
 }

@@ -9,7 +9,7 @@
 //! Any other key, a duplicate id, a label that is not text and a `set:` value that is not a
 //! scalar are errors at their line.
 
-use crate::yaml_input::{Positions, Seg};
+use crate::yaml_input::{Seg, YamlPositions};
 use yaml_serde::{Mapping, Value as Yaml};
 
 use super::front_matter::type_name;
@@ -50,7 +50,7 @@ const KEYS: [&str; 3] = ["id", "label", "set"];
 pub(crate) fn parse(
     value: &Yaml,
     key_line: usize,
-    at: &Positions,
+    at: &YamlPositions,
     first_line: usize,
 ) -> Result<Vec<Variant>, Vec<VariantError>> {
     let items = match value {
@@ -286,7 +286,7 @@ fn shown(v: &Yaml) -> String {
 #[derive(Clone, Copy)]
 struct Block<'a> {
     /// Where the front matter's keys and values were written.
-    at: &'a Positions,
+    at: &'a YamlPositions,
     /// File line of the front matter's line 0.
     offset: usize,
     /// The item's index in `variants:`.

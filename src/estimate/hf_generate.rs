@@ -165,7 +165,7 @@ pub fn estimate_generate(
     a.validate()?;
     let e = if s.dtype == Dtype::Float32 { 4 } else { 2 };
     check(a, s, g, e)?;
-    let params = params::count_of(a, s)?;
+    let params = params::count_of(a, s)?.params;
     // Rotary models also keep `inv_freq` and `original_inv_freq` (head_dim/2 float32 each).
     let rotary = match a.positions {
         Positions::Rotary { .. } => N::from(a.attention.head_dim) * FP32,
@@ -182,7 +182,7 @@ pub fn estimate_generate(
             new_tokens: g.max_new_tokens,
         },
     )?;
-    let m = Moments::of(a, g, e, &cache);
+    let m = GenerateMoments::of(a, g, e, &cache);
     let prefill = weights + m.prefill;
     let decode = if g.max_new_tokens >= 2 {
         weights + m.decode
@@ -412,13 +412,13 @@ fn prefill_widths(a: &Architecture) -> N {
 }
 
 /// What lies beside the weights at the prefill's and the decoding's peaks.
-struct Moments {
+struct GenerateMoments {
     prefill: N,
     decode: N,
 }
 
-impl Moments {
-    fn of(a: &Architecture, g: &Generation, e: u64, cache: &CacheBytes) -> Moments {
+impl GenerateMoments {
+    fn of(a: &Architecture, g: &Generation, e: u64, cache: &CacheBytes) -> GenerateMoments {
         let e = u128::from(e);
         let (b, seqs) = (N::from(g.batch_size), g.sequences());
         let (p, h, v) = (
@@ -453,6 +453,6 @@ impl Moments {
             }
             _ => logits,
         };
-        Moments { prefill, decode }
+        GenerateMoments { prefill, decode }
     }
 }

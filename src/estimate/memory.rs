@@ -160,15 +160,16 @@ pub(crate) struct Totals {
     pub(crate) optimizer: N,
 }
 
-/// Computes every component for a validated scenario whose parameters are `p`.
-pub(crate) fn memory(s: &Scenario, p: &params::Params) -> Memory {
+/// Computes every component for a validated scenario whose parameters are `counted`.
+pub(crate) fn memory(s: &Scenario, counted: &params::CountedParams) -> Memory {
+    let p = &counted.params;
     let x = Precision::of(s);
     let t = Totals {
         params: N::from(p.total),
         trainable: N::from(p.trainable),
         saved_copies: saved_copies(s, p),
         cached_copies: cached_copies(s, p),
-        optimizer: optimizer_state(s, x),
+        optimizer: optimizer_state(s, x, &counted.groups),
     };
     let v = N::from(s.vocab_size);
     let train = train::train_peak(s, x, &t);
@@ -213,8 +214,9 @@ pub(crate) struct Setup {
     pub(crate) ddp_buckets: N,
 }
 
-/// The [`Setup`] of a scenario.
-pub(crate) fn setup(s: &Scenario, p: &params::Params) -> Setup {
+/// The [`Setup`] of a scenario whose parameters are `counted`.
+pub(crate) fn setup(s: &Scenario, counted: &params::CountedParams) -> Setup {
+    let p = &counted.params;
     let x = Precision::of(s);
     let total = N::from(p.total);
     let weights = weights(s, x, total);
@@ -226,7 +228,7 @@ pub(crate) fn setup(s: &Scenario, p: &params::Params) -> Setup {
                 N::from(p.decay_tensors + p.no_decay_tensors) * 4
             }
         };
-        let optimizer = optimizer_state(s, x) + steps;
+        let optimizer = optimizer_state(s, x, &counted.groups) + steps;
         out.retained = weights;
         out.loaded_optimizer = optimizer;
         out.load_peak = weights * 2 + optimizer;

@@ -275,17 +275,19 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
     // The run train.py does (a GPT-2 checkpoint's shape), as one DDP process sees it.
     let run = s.as_run();
     let process = run.per_process();
-    let params = params::count(&run)?;
-    let m = memory::memory(&process, &params);
-    let setup = memory::setup(&process, &params);
-    let moments = Moments::with_setup(&run, &m, &setup).sharded(&process, &params, &m, &setup);
+    // The model is described and its parameters counted once; every component reads them.
+    let architecture = Architecture::nanogpt(&run);
+    let counted = params::count_of(&architecture, &run)?;
+    let m = memory::memory(&process, &counted);
+    let setup = memory::setup(&process, &counted);
+    let moments = Moments::with_setup(&run, &m, &setup).sharded(&process, &counted, &m, &setup);
     let (peak, peak_phase) = moments.peak(&setup, run.eval_only);
     let s = &run;
     let bytes = bytes(s, &m, &setup, &moments, peak)?;
     finish(
         s,
-        Architecture::nanogpt(s),
-        params,
+        architecture,
+        counted.params,
         bytes,
         &moments,
         peak_phase,
@@ -341,7 +343,7 @@ fn estimate_trainer_step(
     run.vocab_size = a.vocab_size;
     run.bias = a.attention.qkv_bias;
     run.validate(catalog)?;
-    let params = params::count_of(a, &run)?;
+    let params = params::count_of(a, &run)?.params;
     let step = match a.family {
         Family::HfGpt2 => hf_gpt2::step(a, &run, &params)?,
         _ => hf_llama::step(a, &run, &params)?,
@@ -476,7 +478,7 @@ impl Moments {
     fn sharded(
         mut self,
         process: &Scenario,
-        params: &Params,
+        counted: &params::CountedParams,
         m: &memory::Memory,
         setup: &memory::Setup,
     ) -> Moments {
@@ -485,7 +487,7 @@ impl Moments {
         } else {
             (m.train.gradients, m.train.optimizer)
         };
-        let shard = sharding::sharded(process, params, self.train_moment, grads, optimizer);
+        let shard = sharding::sharded(process, counted, self.train_moment, grads, optimizer);
         if process.sharding == Sharding::None {
             return self;
         }

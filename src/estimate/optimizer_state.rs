@@ -13,7 +13,7 @@
 
 use super::memory::Precision;
 use super::num::N;
-use super::params;
+use super::params::TensorGroup;
 use super::scenario::{Optimizer, Scenario};
 
 /// One tensor's optimizer state, `numel` elements. AdamW: two moments in the parameter dtype,
@@ -32,10 +32,10 @@ pub(crate) fn per_tensor(s: &Scenario, x: Precision, numel: N) -> N {
     }
 }
 
-/// Optimizer state of the trainable parameters (frozen ones are not in `configure_optimizers`'
-/// groups).
-pub(crate) fn optimizer_state(s: &Scenario, x: Precision) -> N {
-    params::tensor_groups(s)
+/// Optimizer state of the trainable parameters among `groups` (frozen ones are not in
+/// `configure_optimizers`' groups).
+pub(crate) fn optimizer_state(s: &Scenario, x: Precision, groups: &[TensorGroup]) -> N {
+    groups
         .iter()
         .filter(|g| g.trainable)
         .map(|g| per_tensor(s, x, g.numel) * g.count)
@@ -127,10 +127,9 @@ fn place(ranks: &mut [(N, N)], numel: N, mut count: u128, cost: N, budget: &mut 
 }
 
 /// The optimizer state of ZeRO-1's heaviest rank for `s` among `s.ddp_world_size` processes:
-/// nanoGPT's decay group then its no-decay group, partitioned as PyTorch does. Beyond what
-/// [`partition`] follows exactly, the greedy bound: an even share plus the largest tensor.
-pub(crate) fn heaviest_rank(s: &Scenario, x: Precision) -> N {
-    let groups = params::tensor_groups(s);
+/// nanoGPT's decay group then its no-decay group of `groups`, partitioned as PyTorch does. Beyond
+/// what [`partition`] follows exactly, the greedy bound: an even share plus the largest tensor.
+pub(crate) fn heaviest_rank(s: &Scenario, x: Precision, groups: &[TensorGroup]) -> N {
     let pick = |decay: bool| -> Vec<(N, N)> {
         groups
             .iter()
@@ -143,7 +142,7 @@ pub(crate) fn heaviest_rank(s: &Scenario, x: Precision) -> N {
     match partition(&[pick(true), pick(false)], world, &cost) {
         Some(ranks) => ranks.iter().map(|r| r.1).max().unwrap_or(N::ZERO),
         None => {
-            let total = optimizer_state(s, x);
+            let total = optimizer_state(s, x, groups);
             let largest = groups
                 .iter()
                 .filter(|g| g.trainable && g.count > N::ZERO)
@@ -158,6 +157,7 @@ pub(crate) fn heaviest_rank(s: &Scenario, x: Precision) -> N {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::estimate::params;
 
     /// PyTorch's own partition (`tools/zero1_partition.py`, run on torch 2.x): per-rank element
     /// counts for nanoGPT and GPT-2 shapes on 2 to 64 ranks.

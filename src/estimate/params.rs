@@ -66,24 +66,26 @@ pub(crate) struct TensorGroup {
 
 /// Every parameter tensor of nanoGPT's model, grouped by shape (groups with no tensors have
 /// count 0): the base model's twelve groups, then LoRA's `A` and `B` per target.
+#[cfg(test)]
 pub(crate) fn tensor_groups(s: &Scenario) -> Vec<TensorGroup> {
-    groups_of(&Architecture::nanogpt(s), s)
+    let a = Architecture::nanogpt(s);
+    groups_from(&a, &a.parameters(), s)
 }
 
-/// The parameter tensors of `a` (`Architecture::parameters`, in its order), with what trains
-/// under `s`'s fine-tuning patches, then LoRA's `A` and `B` per target.
-pub(crate) fn groups_of(a: &Architecture, s: &Scenario) -> Vec<TensorGroup> {
-    groups_from(a, &a.parameters(), s)
-}
-
-/// [`groups_of`] from `a`'s parameter tensors, already listed.
+/// The parameter tensors of `a` (`Architecture::parameters`, in its order, given as `tensors`),
+/// grouped with what trains under `s`'s fine-tuning patches, then LoRA's `A` and `B` per target.
 fn groups_from(a: &Architecture, tensors: &[ParamTensor], s: &Scenario) -> Vec<TensorGroup> {
     let train = Training::of(s);
     let (emb, base) = (train.embeddings, train.base);
     let tied = a.embeddings.tied_head;
-    let mut groups: Vec<TensorGroup> = tensors
-        .iter()
-        .map(|t| TensorGroup {
+    let adapters = if train.lora() {
+        2 * train.targets.iter().count()
+    } else {
+        0
+    };
+    let mut groups = Vec::with_capacity(tensors.len() + adapters);
+    for t in tensors {
+        groups.push(TensorGroup {
             numel: N::from(t.numel()),
             count: N::from(t.count),
             decay: t.decay(),
@@ -92,8 +94,8 @@ fn groups_from(a: &Architecture, tensors: &[ParamTensor], s: &Scenario) -> Vec<T
                 ParamKind::TokenEmbedding | ParamKind::PositionEmbedding => emb,
                 ParamKind::LinearWeight | ParamKind::LinearBias | ParamKind::Norm => base,
             },
-        })
-        .collect();
+        });
+    }
     if train.lora() {
         let (r, h, l) = (N::from(train.rank), N::from(a.hidden), N::from(a.layers));
         for t in train.targets.iter() {
@@ -117,47 +119,65 @@ fn groups_from(a: &Architecture, tensors: &[ParamTensor], s: &Scenario) -> Vec<T
     groups
 }
 
-/// Counts the parameters of nanoGPT's model for a scenario; errors only when a count exceeds
-/// 2^63 − 1.
-pub(crate) fn count(s: &Scenario) -> Result<Params, ScenarioError> {
-    count_of(&Architecture::nanogpt(s), s)
+/// A model's parameters as one estimate uses them, derived once from its description: the
+/// counts it reports and the tensor groups its optimizer state is summed and partitioned over.
+#[derive(Debug, Clone)]
+pub(crate) struct CountedParams {
+    /// The counts.
+    pub(crate) params: Params,
+    /// Every parameter tensor with what trains, then LoRA's adapters ([`groups_from`]).
+    pub(crate) groups: Vec<TensorGroup>,
 }
 
-/// Counts the parameters of `a` under `s`'s fine-tuning patches.
-pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<Params, ScenarioError> {
+/// Counts the parameters of `a` under `s`'s fine-tuning patches, keeping their groups; errors
+/// only when a count exceeds 2^63 − 1.
+pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<CountedParams, ScenarioError> {
     let tensors = a.parameters();
     let groups = groups_from(a, &tensors, s);
-    let elements = |g: &TensorGroup| g.numel * g.count;
-    let sum = |decay: bool, f: &dyn Fn(&TensorGroup) -> N| -> N {
-        groups
-            .iter()
-            .filter(|g| g.decay == decay && g.trainable)
-            .map(f)
-            .sum()
-    };
-    let total: N = groups.iter().map(elements).sum();
-    let trainable: N = groups.iter().filter(|g| g.trainable).map(elements).sum();
-    let linear: N = groups.iter().filter(|g| g.linear).map(elements).sum();
+    // One pass over the groups: every element in `total`, the trainable ones also in their
+    // optimizer group (decay or not), the Linear ones in `linear`.
+    let (mut total, mut trainable, mut linear) = (N::ZERO, N::ZERO, N::ZERO);
+    let (mut decay, mut no_decay) = (N::ZERO, N::ZERO);
+    let (mut decay_tensors, mut no_decay_tensors) = (N::ZERO, N::ZERO);
+    for g in &groups {
+        let elements = g.numel * g.count;
+        total = total + elements;
+        if g.linear {
+            linear = linear + elements;
+        }
+        if !g.trainable {
+            continue;
+        }
+        trainable = trainable + elements;
+        if g.decay {
+            decay = decay + elements;
+            decay_tensors = decay_tensors + g.count;
+        } else {
+            no_decay = no_decay + elements;
+            no_decay_tensors = no_decay_tensors + g.count;
+        }
+    }
     let lora = Training::of(s).lora_per_block(N::from(a.hidden)) * N::from(a.layers);
-    let of_kind = |kind: ParamKind| -> N {
-        tensors
-            .iter()
-            .filter(|t| t.kind == kind)
-            .map(|t| N::from(t.numel()) * N::from(t.count))
-            .sum()
-    };
-    let wpe = of_kind(ParamKind::PositionEmbedding);
-    let wte = of_kind(ParamKind::TokenEmbedding);
-    Ok(Params {
+    let (mut wte, mut wpe) = (N::ZERO, N::ZERO);
+    for t in &tensors {
+        let elements = N::from(t.numel()) * N::from(t.count);
+        match t.kind {
+            ParamKind::TokenEmbedding => wte = wte + elements,
+            ParamKind::PositionEmbedding => wpe = wpe + elements,
+            ParamKind::LinearWeight | ParamKind::LinearBias | ParamKind::Norm => {}
+        }
+    }
+    let params = Params {
         total: total.to_u64("the parameter count")?,
         non_embedding: (total - wpe).to_u64("the parameter count")?,
         embedding: (wte + wpe).to_u64("the embedding parameter count")?,
         trainable: trainable.to_u64("the parameter count")?,
         lora: lora.to_u64("the parameter count")?,
-        decay: sum(true, &elements).to_u64("the parameter count")?,
-        no_decay: sum(false, &elements).to_u64("the parameter count")?,
-        decay_tensors: sum(true, &|g| g.count).to_u64("the tensor count")?,
-        no_decay_tensors: sum(false, &|g| g.count).to_u64("the tensor count")?,
+        decay: decay.to_u64("the parameter count")?,
+        no_decay: no_decay.to_u64("the parameter count")?,
+        decay_tensors: decay_tensors.to_u64("the tensor count")?,
+        no_decay_tensors: no_decay_tensors.to_u64("the tensor count")?,
         linear: linear.to_u64("the parameter count")?,
-    })
+    };
+    Ok(CountedParams { params, groups })
 }

@@ -27,7 +27,7 @@ use super::num::N;
 use super::overhead::{self, End};
 use super::params::{self, Params};
 use super::scenario::{InitFrom, Scenario};
-use super::{headroom, GpuCatalog, GpuRef, Verdict, ESTIMATOR_VERSION, GPT2_VOCAB};
+use super::{headroom, Architecture, GpuCatalog, GpuRef, Verdict, ESTIMATOR_VERSION, GPT2_VOCAB};
 
 /// GPT-2's context: `from_pretrained` builds the model with it, whatever the config says.
 const GPT2_CONTEXT: u64 = 1024;
@@ -190,10 +190,11 @@ pub fn estimate_sampling(
     let model = sampled_model(s);
     model.validate(catalog)?;
     check(run)?;
-    let params = params::count(&model)?;
+    let counted = params::count_of(&Architecture::nanogpt(&model), &model)?;
+    let params = counted.params;
     let x = Precision::of(&model);
     let weights = memory::weights(&model, x, N::from(params.total));
-    let setup = memory::setup(&model, &params);
+    let setup = memory::setup(&model, &counted);
     let checkpoint = if model.init_from == InitFrom::Resume {
         setup.load_peak - weights
     } else {

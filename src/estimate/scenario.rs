@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::error::ScenarioError;
 use super::finetune::LoraTargets;
 use super::gpu::GpuCatalog;
-use crate::scenario::keys::{Kind, Value, KEYS};
+use crate::scenario::keys::{KeyValue, Kind, KEYS};
 
 /// The autocast (mixed-precision) dtype of `train.py`'s `dtype` key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -371,7 +371,7 @@ impl Scenario {
             .iter()
             .filter(|k| matches!(k.kind, Kind::Count | Kind::CountOrNone));
         for key in counts {
-            if key.value(self) == Value::Whole(0) {
+            if matches!(key.value(self), KeyValue::Whole(0)) {
                 return Err(ScenarioError::key(key.name, "must be at least 1"));
             }
         }

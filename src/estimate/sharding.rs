@@ -41,18 +41,20 @@ pub(crate) struct Sharded {
 /// optimizer state are `gradients` and `optimizer` bytes.
 pub(crate) fn sharded(
     s: &Scenario,
-    p: &params::Params,
+    counted: &params::CountedParams,
     moment: TrainMoment,
     gradients: N,
     optimizer: N,
 ) -> Sharded {
+    let p = &counted.params;
     let x = Precision::of(s);
     let w = u128::from(s.ddp_world_size.max(1));
     let part = |n: N| n - n / w;
     match s.sharding {
         Sharding::None => Sharded::default(),
         Sharding::Optimizer => Sharded {
-            freed_optimizer: optimizer - super::optimizer_state::heaviest_rank(s, x),
+            freed_optimizer: optimizer
+                - super::optimizer_state::heaviest_rank(s, x, &counted.groups),
             ..Sharded::default()
         },
         Sharding::Full => {

@@ -66,7 +66,7 @@ fn early_grads(s: &Scenario, x: Precision) -> N {
 /// The training step's peak and the moment it occurs: cross-entropy's backward, unless a later
 /// candidate holds strictly more.
 pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components, TrainMoment) {
-    let step = Step::of(s, x, t);
+    let step = NanoGptStep::of(s, x, t);
     let mut best = (step.base, TrainMoment::LossBackward);
     let mut consider = |c: Components, m: TrainMoment| {
         if c.sum() > best.0.sum() {
@@ -86,7 +86,7 @@ pub(crate) fn train_peak(s: &Scenario, x: Precision, t: &Totals) -> (Components,
 }
 
 /// What the candidate moments of one training step share.
-struct Step<'a> {
+struct NanoGptStep<'a> {
     s: &'a Scenario,
     x: Precision,
     /// The micro-batch.
@@ -109,9 +109,9 @@ struct Step<'a> {
     base: Components,
 }
 
-impl<'a> Step<'a> {
+impl<'a> NanoGptStep<'a> {
     /// The shared terms, and cross-entropy's backward from them.
-    fn of(s: &'a Scenario, x: Precision, t: &Totals) -> Step<'a> {
+    fn of(s: &'a Scenario, x: Precision, t: &Totals) -> NanoGptStep<'a> {
         let b = s.batch_size;
         let d = MicroBatchShapes::at(s, b);
         let l = N::from(s.n_layer);
@@ -140,7 +140,7 @@ impl<'a> Step<'a> {
             activations: blocks + final_saved(s, x) + backward_tokens(s, b),
             logits: d.sbv * loss_backward_logits(s, x),
         };
-        Step {
+        NanoGptStep {
             s,
             x,
             b,

@@ -110,7 +110,7 @@ pub fn what_if_generate(
     catalog: &GpuCatalog,
 ) -> Result<Vec<GenerateWhatIf>, ScenarioError> {
     let base = estimate_generate(a, s, g, catalog)?;
-    let mut o = Options {
+    let mut o = GenerateOptions {
         a,
         s,
         g,
@@ -126,7 +126,7 @@ pub fn what_if_generate(
 }
 
 /// The options of one call as they are computed.
-struct Options<'a> {
+struct GenerateOptions<'a> {
     a: &'a Architecture,
     s: &'a Scenario,
     g: &'a Generation,
@@ -144,7 +144,7 @@ fn change(key: &str, value: impl ToString) -> Change {
     }
 }
 
-impl Options<'_> {
+impl GenerateOptions<'_> {
     /// Estimates the call `g` with weights in `dtype` and appends it as an option of `kind`,
     /// unless the generate model refuses it.
     fn push(

@@ -7,7 +7,7 @@ use crate::content::Variant;
 use crate::estimate::{
     self, Architecture, Estimate, GpuCatalog, Literal, Scenario, ScenarioError, WhatIf,
 };
-use crate::scenario::model;
+use crate::scenario::{model, KEYS};
 
 /// One named variant of the scenario (ids and overrides are the same in every language).
 #[derive(Debug, Clone)]
@@ -80,7 +80,10 @@ pub fn guide_data(
                 message: m,
                 line: Some(setting.line),
             };
-            if a.is_some() && (setting.key == "model" || !applies(&setting.key)) {
+            let outside = |a: &Architecture| !model::applies(&setting.key, a.family);
+            if a.as_ref()
+                .is_some_and(|a| setting.key == "model" || outside(a))
+            {
                 return Err(at(format!(
                     "variant `{id}`, `{}`: a variant of a guide's model changes its run \
                      settings only (not nanoGPT's keys, nor the model)",
@@ -125,11 +128,6 @@ pub fn guide_data(
     })
 }
 
-/// Whether a scenario key applies to a Hugging Face model (`model::NANOGPT_ONLY` does not).
-fn applies(key: &str) -> bool {
-    !model::NANOGPT_ONLY.contains(&key)
-}
-
 /// The catalog model `id` a guide's scenario names, with the scenario's keys checked against
 /// it (nanoGPT-only keys refused, each named, the error at the first) and Trainer's defaults
 /// set on the keys the scenario does not give.
@@ -140,10 +138,10 @@ fn settle_model(yaml: &Yaml, id: &str, s: &mut Scenario) -> Result<Architecture,
         line: None,
     })?;
     let given = |key: &str| yaml.get(key).is_some();
-    let wrong: Vec<&str> = model::NANOGPT_ONLY
-        .iter()
-        .copied()
-        .filter(|k| given(k))
+    let family = m.architecture.family;
+    let wrong: Vec<&str> = (KEYS.iter())
+        .filter(|k| !k.families.contains(family) && given(k.name))
+        .map(|k| k.name)
         .collect();
     if let Some(first) = wrong.first() {
         return Err(DataError {

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use super::data::GuideData;
 use crate::estimate::{Bytes, GpuCatalog, Params, Verdict};
-use crate::scenario::keys::{self, Value as KeyValue};
+use crate::scenario::keys::{self, KeyValue};
 
 /// One value a path reads, as the formatter tells them apart.
 #[derive(Debug, Clone, PartialEq)]

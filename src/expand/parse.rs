@@ -16,7 +16,7 @@ use super::fields::Field;
 
 /// One expression found in a body.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Found {
+pub(crate) struct FoundExpr {
     /// Byte range of `{{ ... }}` in the body.
     pub(crate) span: Range<usize>,
     /// True when the expression is alone on its line (a block: table or chart).
@@ -79,7 +79,7 @@ pub(crate) fn code_ranges(body: &str) -> Vec<Range<usize>> {
 
 /// Every `{{ ... }}` outside code, in order.
 #[cfg(test)]
-pub(crate) fn find(body: &str) -> Vec<Found> {
+pub(crate) fn find(body: &str) -> Vec<FoundExpr> {
     if !body.contains("{{") {
         return Vec::new();
     }
@@ -87,7 +87,7 @@ pub(crate) fn find(body: &str) -> Vec<Found> {
 }
 
 /// Every `{{ ... }}` outside the ranges `code` ([`code_ranges`] of `body`), in order.
-pub(crate) fn find_outside(body: &str, code: &[Range<usize>]) -> Vec<Found> {
+pub(crate) fn find_outside(body: &str, code: &[Range<usize>]) -> Vec<FoundExpr> {
     let mut found = Vec::new();
     let mut from = 0;
     // Code ranges come in document order and do not overlap: one cursor walks them.
@@ -102,7 +102,7 @@ pub(crate) fn find_outside(body: &str, code: &[Range<usize>]) -> Vec<Found> {
             continue;
         }
         let Some(end_rel) = body[start + 2..].find("}}") else {
-            found.push(Found {
+            found.push(FoundExpr {
                 span: start..body.len(),
                 block: false,
                 expr: Err("`{{` is never closed by `}}`".into()),
@@ -123,7 +123,7 @@ pub(crate) fn find_outside(body: &str, code: &[Range<usize>]) -> Vec<Found> {
                 .chars()
                 .find(|c| !blank(*c))
                 .is_none_or(|c| c == '\n');
-        found.push(Found {
+        found.push(FoundExpr {
             span: start..end,
             block,
             expr: parse(inner),

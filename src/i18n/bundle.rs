@@ -21,14 +21,14 @@ pub(crate) struct Bundle {
     inner: FluentBundle<FluentResource>,
     keys: BTreeSet<String>,
     /// Where each message that wins is defined.
-    defined: BTreeMap<String, Origin>,
+    defined: BTreeMap<String, MessageOrigin>,
     /// Problems found while loading: duplicate ids, cycles, references to nothing.
     warnings: Vec<Diagnostic>,
 }
 
 /// Where a message is defined: its file (as shown), 1-based line and the file's text.
 #[derive(Debug, Clone)]
-pub(crate) struct Origin {
+pub(crate) struct MessageOrigin {
     /// `locales/<lang>/<file>.ftl`.
     pub(crate) file: String,
     /// 1-based line of `id =`.
@@ -39,7 +39,7 @@ pub(crate) struct Origin {
     site: bool,
 }
 
-impl Origin {
+impl MessageOrigin {
     /// A warning located at this message.
     pub(crate) fn warning(&self, message: String) -> Diagnostic {
         Diagnostic::warning(message)
@@ -78,13 +78,13 @@ impl Bundle {
 
     /// Records the messages of `resource` (parsed from `source`): their ids and where each is
     /// defined, warning of an id defined twice at the same level (built-in or site).
-    fn record(&mut self, source: &Source, resource: &FluentResource) {
+    fn record(&mut self, source: &FtlSource, resource: &FluentResource) {
         let mut lines = message_lines(&source.text).into_iter();
         for entry in resource.entries() {
             if let fluent_syntax::ast::Entry::Message(m) = entry {
                 let id = m.id.name.to_string();
                 let line = lines.find(|(i, _)| *i == id).map_or(1, |(_, l)| l);
-                let origin = Origin {
+                let origin = MessageOrigin {
                     file: source.path.clone(),
                     line,
                     source: source.text.clone(),
@@ -139,7 +139,7 @@ impl Bundle {
     }
 
     /// Where message `key` is defined, if this language has it.
-    pub(crate) fn origin(&self, key: &str) -> Option<&Origin> {
+    pub(crate) fn origin(&self, key: &str) -> Option<&MessageOrigin> {
         self.defined.get(key)
     }
 
@@ -166,7 +166,7 @@ impl Bundle {
 }
 
 /// A Fluent file to load: its path as shown, its text, and whether it is the site's own.
-struct Source {
+struct FtlSource {
     /// `locales/<lang>/<file>.ftl`.
     path: String,
     /// The file's text.
@@ -193,11 +193,11 @@ fn new_fluent_bundle(lang: &str) -> Result<FluentBundle<FluentResource>, Vec<Dia
 }
 
 /// The embedded `locales/<lang>/*.ftl`.
-fn embedded_sources(lang: &str) -> Vec<Source> {
+fn embedded_sources(lang: &str) -> Vec<FtlSource> {
     assets::LOCALES
         .iter()
         .filter(|(path, _)| path.starts_with(&format!("{lang}/")) && path.ends_with(".ftl"))
-        .map(|(path, text)| Source {
+        .map(|(path, text)| FtlSource {
             path: format!("locales/{path}"),
             text: Arc::<str>::from(*text),
             site: false,
@@ -207,7 +207,7 @@ fn embedded_sources(lang: &str) -> Vec<Source> {
 
 /// The site's `locales/<lang>/*.ftl` under `root`, sorted by name (none when the folder does
 /// not exist); a file that cannot be read goes to `errors`.
-fn site_sources(root: &Path, lang: &str, errors: &mut Vec<Diagnostic>) -> Vec<Source> {
+fn site_sources(root: &Path, lang: &str, errors: &mut Vec<Diagnostic>) -> Vec<FtlSource> {
     let dir = crate::site_paths::SitePaths::new(root).locale(lang);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
@@ -225,7 +225,7 @@ fn site_sources(root: &Path, lang: &str, errors: &mut Vec<Diagnostic>) -> Vec<So
             f.file_name().unwrap_or_default().to_string_lossy()
         );
         match crate::site_files::read_to_string(&f, Path::new(&shown)) {
-            Ok(text) => sources.push(Source {
+            Ok(text) => sources.push(FtlSource {
                 path: shown,
                 text: Arc::from(text),
                 site: true,
@@ -238,7 +238,7 @@ fn site_sources(root: &Path, lang: &str, errors: &mut Vec<Diagnostic>) -> Vec<So
 
 /// `source` parsed: what Fluent could read of it, with each syntax error (file, line and
 /// column) added to `errors`.
-fn parse(source: &Source, errors: &mut Vec<Diagnostic>) -> FluentResource {
+fn parse(source: &FtlSource, errors: &mut Vec<Diagnostic>) -> FluentResource {
     match FluentResource::try_new(source.text.to_string()) {
         Ok(r) => r,
         Err((r, errs)) => {

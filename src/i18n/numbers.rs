@@ -22,7 +22,7 @@ const NBSP: char = '\u{a0}';
 
 /// The language families whose short-count conventions differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Family {
+enum NumberStyle {
     /// Thousands-based, no space before the suffix: "29.94M".
     English,
     /// Thousands-based, space before the suffix: "29,94 M", "1,20 mil M".
@@ -37,7 +37,7 @@ pub(crate) struct NumberFormat {
     formatter: DecimalFormatter,
     /// Groups only from five digits on: the mantissa of a short count ("2994万", not "2,994万").
     mantissa: DecimalFormatter,
-    family: Family,
+    family: NumberStyle,
 }
 
 impl NumberFormat {
@@ -47,15 +47,15 @@ impl NumberFormat {
             .map_err(|e| format!("invalid language tag {lang:?}: {e}"))?;
         let prefs: DecimalFormatterPreferences = (&locale).into();
         let family = match locale.id.language.as_str() {
-            "es" => Family::Spanish,
-            "zh" | "ja" => Family::Chinese,
-            _ => Family::English,
+            "es" => NumberStyle::Spanish,
+            "zh" | "ja" => NumberStyle::Chinese,
+            _ => NumberStyle::English,
         };
         // Chinese groups by myriads, not thousands: a whole number is written with no separator
         // ("1024", "65536", as the config says it), and a count large enough to need grouping
         // is written with 万/亿 ([`NumberFormat::count`]).
         let mut whole = DecimalFormatterOptions::default();
-        if family == Family::Chinese {
+        if family == NumberStyle::Chinese {
             whole.grouping_strategy = Some(GroupingStrategy::Never);
         }
         let formatter = DecimalFormatter::try_new(prefs, whole)
@@ -127,11 +127,11 @@ impl NumberFormat {
     pub(crate) fn count(&self, n: u64) -> String {
         let x = n as f64;
         match self.family {
-            Family::English | Family::Spanish => {
+            NumberStyle::English | NumberStyle::Spanish => {
                 let (value, suffix) = match n {
                     0..=999_999 => return self.int(n),
                     1_000_000..=999_999_999 => (x / 1e6, "M"),
-                    _ if self.family == Family::English => (x / 1e9, "B"),
+                    _ if self.family == NumberStyle::English => (x / 1e9, "B"),
                     // Spanish counts billions in millions ("1558 M" for 1,557,611,200: mil millones): "1,56 mil
                     // M" reads as a typo. Four significant digits, as below a billion.
                     _ => {
@@ -139,14 +139,14 @@ impl NumberFormat {
                         return format!("{millions}{NBSP}M");
                     }
                 };
-                let sep = if self.family == Family::Spanish {
+                let sep = if self.family == NumberStyle::Spanish {
                     NBSP.to_string()
                 } else {
                     String::new()
                 };
                 format!("{}{sep}{suffix}", format_rounded(&self.mantissa, value, 2))
             }
-            Family::Chinese => {
+            NumberStyle::Chinese => {
                 let (value, suffix) = match n {
                     0..=9_999 => return self.int(n),
                     10_000..=99_999_999 => (x / 1e4, "万"),
@@ -167,7 +167,7 @@ impl NumberFormat {
         let digits = if pct.abs() < 10.0 && pct != 0.0 { 1 } else { 0 };
         let num = self.decimal(pct, digits);
         match self.family {
-            Family::Spanish => format!("{num}{NBSP}%"),
+            NumberStyle::Spanish => format!("{num}{NBSP}%"),
             _ => format!("{num}%"),
         }
     }

@@ -7,13 +7,13 @@
 
 use serde::Serialize;
 
-use super::consistency::Finding;
+use super::consistency::ConsistencyFinding;
 use super::message::{Hint, MessageFormat, OomMessage};
 
 /// The allocator setting against fragmentation that fits the message's PyTorch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Setting {
+pub(crate) enum AllocatorSetting {
     /// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (2.1 and later).
     ExpandableSegments,
     /// `PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128` (1.10 to 2.0).
@@ -38,18 +38,18 @@ pub(crate) struct Fragmentation {
     /// Whether the numbers allow a conclusion (consistent, free printed, a CUDA message).
     pub(crate) concluded: bool,
     /// The setting to try, when one is worth it.
-    pub(crate) setting: Option<Setting>,
+    pub(crate) setting: Option<AllocatorSetting>,
     /// The message itself suggests that setting.
     pub(crate) suggested_by_message: bool,
 }
 
 /// The fragmentation finding for `m`, given the consistency findings.
-pub(crate) fn fragmentation(m: &OomMessage, findings: &[Finding]) -> Fragmentation {
+pub(crate) fn fragmentation(m: &OomMessage, findings: &[ConsistencyFinding]) -> Fragmentation {
     let unalloc = m.reserved_unallocated.bytes;
-    let impossible = findings.iter().any(Finding::impossible);
+    let impossible = findings.iter().any(ConsistencyFinding::impossible);
     let too_big = findings
         .iter()
-        .any(|f| matches!(f, Finding::RequestAboveCapacity { .. }));
+        .any(|f| matches!(f, ConsistencyFinding::RequestAboveCapacity { .. }));
     let concluded = !impossible && !too_big && m.format != MessageFormat::Mps && m.free.is_some();
     let cause = concluded
         && m.free.is_some_and(|free| {
@@ -62,26 +62,29 @@ pub(crate) fn fragmentation(m: &OomMessage, findings: &[Finding]) -> Fragmentati
         && (cause || unalloc >= 512 << 20 || unalloc.saturating_mul(5) >= m.reserved.bytes.max(1));
     let v = m.versions;
     let fitting = if v.expandable_segments && m.expandable_segments_on {
-        Setting::AlreadyOn
+        AllocatorSetting::AlreadyOn
     } else if v.expandable_segments {
-        Setting::ExpandableSegments
+        AllocatorSetting::ExpandableSegments
     } else if v.max_split_size_mb {
-        Setting::MaxSplitSizeMb
+        AllocatorSetting::MaxSplitSizeMb
     } else {
-        Setting::NoneInThisVersion
+        AllocatorSetting::NoneInThisVersion
     };
     let setting = worth.then_some(fitting);
     let suggested_by_message = matches!(
         (setting, m.hint),
         (
-            Some(Setting::ExpandableSegments),
+            Some(AllocatorSetting::ExpandableSegments),
             Some(Hint::ExpandableSegments)
-        ) | (Some(Setting::MaxSplitSizeMb), Some(Hint::MaxSplitSizeMb))
+        ) | (
+            Some(AllocatorSetting::MaxSplitSizeMb),
+            Some(Hint::MaxSplitSizeMb)
+        )
     );
     Fragmentation {
         reserved_unallocated: unalloc,
         cause,
-        advise_expandable_segments: setting == Some(Setting::ExpandableSegments),
+        advise_expandable_segments: setting == Some(AllocatorSetting::ExpandableSegments),
         concluded,
         setting,
         suggested_by_message,

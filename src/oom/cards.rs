@@ -13,12 +13,12 @@
 
 use serde::Serialize;
 
-use super::message::Size;
+use super::message::PrintedSize;
 use crate::estimate::{GpuCatalog, VariantKind};
 
 /// Driver-to-driver spread of one card's capacity: at least 100 MiB, or 0.25 % of the capacity
 /// for large cards (0.2 GiB at 80 GiB, the A100 80GB's spread across drivers).
-pub(crate) fn tolerance(printed: Size) -> u64 {
+pub(crate) fn tolerance(printed: PrintedSize) -> u64 {
     let spread = (100u64 << 20).max(printed.bytes / 400);
     printed.tolerance.saturating_add(spread)
 }
@@ -43,7 +43,11 @@ pub(crate) struct CardMatch {
 
 /// The cards whose capacity (or a variant's) matches `printed`, closest first, one entry per
 /// card. `windows`: prefer the cards' Windows figures.
-pub(crate) fn matching(printed: Size, windows: bool, catalog: &GpuCatalog) -> Vec<CardMatch> {
+pub(crate) fn matching(
+    printed: PrintedSize,
+    windows: bool,
+    catalog: &GpuCatalog,
+) -> Vec<CardMatch> {
     let tol = tolerance(printed);
     let mut out: Vec<(u64, CardMatch)> = Vec::new();
     for g in catalog.iter() {

@@ -8,12 +8,12 @@
 
 use serde::Serialize;
 
-use super::message::{MessageFormat, OomMessage, Size};
+use super::message::{MessageFormat, OomMessage, PrintedSize};
 
 /// Something the numbers say about themselves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum Finding {
+pub(crate) enum ConsistencyFinding {
     /// The capacity, the request and every other figure are zero.
     AllZero,
     /// More free than the card's capacity.
@@ -45,24 +45,24 @@ pub(crate) enum Finding {
     },
 }
 
-impl Finding {
+impl ConsistencyFinding {
     /// No allocator prints these numbers together.
     pub(crate) fn impossible(&self) -> bool {
         matches!(
             self,
-            Finding::AllZero
-                | Finding::FreeAboveCapacity { .. }
-                | Finding::AllocatedAboveReserved { .. }
-                | Finding::ReservedAboveCapacity { .. }
-                | Finding::ReservedAboveProcess { .. }
-                | Finding::InUseAboveCapacity { .. }
-                | Finding::ProcessAboveCapacity { .. }
+            ConsistencyFinding::AllZero
+                | ConsistencyFinding::FreeAboveCapacity { .. }
+                | ConsistencyFinding::AllocatedAboveReserved { .. }
+                | ConsistencyFinding::ReservedAboveCapacity { .. }
+                | ConsistencyFinding::ReservedAboveProcess { .. }
+                | ConsistencyFinding::InUseAboveCapacity { .. }
+                | ConsistencyFinding::ProcessAboveCapacity { .. }
         )
     }
 }
 
 /// `a > b` beyond their printed rounding.
-fn above(a: Size, b: Size) -> bool {
+fn above(a: PrintedSize, b: PrintedSize) -> bool {
     a.bytes
         > b.bytes
             .saturating_add(a.tolerance)
@@ -70,37 +70,37 @@ fn above(a: Size, b: Size) -> bool {
 }
 
 /// The checks of the message alone, in the order they are reported.
-pub(crate) fn check(m: &OomMessage) -> Vec<Finding> {
+pub(crate) fn check(m: &OomMessage) -> Vec<ConsistencyFinding> {
     let mut out = Vec::new();
-    let zero = |s: Size| s.bytes == 0;
+    let zero = |s: PrintedSize| s.bytes == 0;
     if zero(m.capacity) && zero(m.requested) && zero(m.allocated) && m.free.is_none_or(zero) {
-        out.push(Finding::AllZero);
+        out.push(ConsistencyFinding::AllZero);
         return out;
     }
     let cap = m.capacity;
     if let Some(free) = m.free {
         if above(free, cap) {
-            out.push(Finding::FreeAboveCapacity {
+            out.push(ConsistencyFinding::FreeAboveCapacity {
                 free: free.bytes,
                 capacity: cap.bytes,
             });
         }
     }
     if m.format == MessageFormat::Pytorch1 && above(m.allocated, m.reserved) {
-        out.push(Finding::AllocatedAboveReserved {
+        out.push(ConsistencyFinding::AllocatedAboveReserved {
             allocated: m.allocated.bytes,
             reserved: m.reserved.bytes,
         });
     }
     if above(m.reserved, cap) && m.format != MessageFormat::Mps {
-        out.push(Finding::ReservedAboveCapacity {
+        out.push(ConsistencyFinding::ReservedAboveCapacity {
             reserved: m.reserved.bytes,
             capacity: cap.bytes,
         });
     }
     if let (Some(p), MessageFormat::Pytorch2) = (m.process, m.format) {
         if above(m.reserved, p) {
-            out.push(Finding::ReservedAboveProcess {
+            out.push(ConsistencyFinding::ReservedAboveProcess {
                 reserved: m.reserved.bytes,
                 process: p.bytes,
             });
@@ -108,7 +108,7 @@ pub(crate) fn check(m: &OomMessage) -> Vec<Finding> {
     }
     for p in &m.processes {
         if p.bytes > cap.bytes.saturating_add(cap.tolerance) {
-            out.push(Finding::ProcessAboveCapacity {
+            out.push(ConsistencyFinding::ProcessAboveCapacity {
                 pid: p.pid,
                 bytes: p.bytes,
                 capacity: cap.bytes,
@@ -142,22 +142,22 @@ pub(crate) fn check(m: &OomMessage) -> Vec<Finding> {
                 .saturating_add(slack)
             && !out
                 .iter()
-                .any(|f| matches!(f, Finding::ProcessAboveCapacity { .. }))
+                .any(|f| matches!(f, ConsistencyFinding::ProcessAboveCapacity { .. }))
         {
-            out.push(Finding::InUseAboveCapacity {
+            out.push(ConsistencyFinding::InUseAboveCapacity {
                 in_use,
                 capacity: cap.bytes,
             });
         }
     }
     if above(m.requested, cap) && !zero(cap) {
-        out.push(Finding::RequestAboveCapacity {
+        out.push(ConsistencyFinding::RequestAboveCapacity {
             requested: m.requested.bytes,
             capacity: cap.bytes,
         });
     }
     if m.messages_in_text > 1 {
-        out.push(Finding::SeveralMessages {
+        out.push(ConsistencyFinding::SeveralMessages {
             count: m.messages_in_text,
         });
     }

@@ -23,7 +23,7 @@
 
 use serde::Serialize;
 
-use super::message::{err, OomMessage, ParseError, ProcessLine, Size, Text};
+use super::message::{err, OomMessage, ParseError, PrintedSize, ProcessLine, Text};
 
 /// Which of PyTorch's message formats the text uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -120,10 +120,10 @@ pub(crate) fn read(t: &Text<'_>, at: usize) -> Result<OomMessage, ParseError> {
 fn message(
     format: MessageFormat,
     versions: VersionRange,
-    requested: Size,
-    capacity: Size,
+    requested: PrintedSize,
+    capacity: PrintedSize,
 ) -> OomMessage {
-    let zero = Size {
+    let zero = PrintedSize {
         bytes: 0,
         tolerance: 0,
     };
@@ -150,8 +150,8 @@ fn message(
 }
 
 /// `a + b`, tolerances added.
-fn plus(a: Size, b: Size) -> Size {
-    Size {
+fn plus(a: PrintedSize, b: PrintedSize) -> PrintedSize {
+    PrintedSize {
         bytes: a.bytes.saturating_add(b.bytes),
         tolerance: a.tolerance.saturating_add(b.tolerance),
     }
@@ -173,7 +173,7 @@ fn hint(t: &Text<'_>, from: usize) -> Option<Hint> {
 
 /// `(GPU 0; 11.76 GiB total capacity; 8.91 GiB already allocated; 1.36 GiB free; 9.18 GiB
 /// reserved in total by PyTorch)` or, up to 1.3, `…; 233.05 MiB cached)`.
-fn read_v1(t: &Text<'_>, requested: Size, open: usize) -> Result<OomMessage, ParseError> {
+fn read_v1(t: &Text<'_>, requested: PrintedSize, open: usize) -> Result<OomMessage, ParseError> {
     let start = t.find(open, t.flat.len(), "(").map_or(open, |i| i + 1);
     let close = t.find(start, start + 400, ")").ok_or_else(|| {
         err(
@@ -209,7 +209,7 @@ fn read_v1(t: &Text<'_>, requested: Size, open: usize) -> Result<OomMessage, Par
             cached = Some(s);
         }
     }
-    let need = |v: Option<Size>, what: &str| {
+    let need = |v: Option<PrintedSize>, what: &str| {
         v.ok_or_else(|| {
             err(
                 &format!("\"SIZE {what}\" inside the parentheses"),
@@ -227,7 +227,7 @@ fn read_v1(t: &Text<'_>, requested: Size, open: usize) -> Result<OomMessage, Par
             } else {
                 range("1.4", Some("1.9"), false, false)
             };
-            let unallocated = Size {
+            let unallocated = PrintedSize {
                 bytes: r.bytes.saturating_sub(allocated.bytes),
                 tolerance: r.tolerance + allocated.tolerance,
             };
@@ -252,7 +252,7 @@ fn read_v1(t: &Text<'_>, requested: Size, open: usize) -> Result<OomMessage, Par
 }
 
 /// `GPU 0 has a total capacity of … of which … is free. …` (2.1 spells it `capacty`).
-fn read_v2(t: &Text<'_>, requested: Size, from: usize) -> Result<OomMessage, ParseError> {
+fn read_v2(t: &Text<'_>, requested: PrintedSize, from: usize) -> Result<OomMessage, ParseError> {
     let expected_gpu = "\"GPU N has a total capacity of SIZE of which SIZE is free\" (PyTorch 2) or \"(GPU N; SIZE total capacity; …)\" (PyTorch 1)";
     let near = (from + 200).min(t.flat.len());
     let gpu_at = t
@@ -327,7 +327,7 @@ fn processes(
     t: &Text<'_>,
     from: usize,
     until: usize,
-) -> Result<(Vec<ProcessLine>, Option<Size>), ParseError> {
+) -> Result<(Vec<ProcessLine>, Option<PrintedSize>), ParseError> {
     let mut lines = Vec::new();
     let mut own = None;
     let mut scan = from;
@@ -372,7 +372,7 @@ fn processes(
 /// 18.13 GB). Tried to allocate 256.00 MB on private pool.`
 fn read_mps(t: &Text<'_>, at: usize) -> Result<OomMessage, ParseError> {
     let near = (at + 400).min(t.flat.len());
-    let field = |name: &str| -> Result<(Size, usize), ParseError> {
+    let field = |name: &str| -> Result<(PrintedSize, usize), ParseError> {
         let i = t.after(at, near, name).ok_or_else(|| {
             err(
                 "\"MPS backend out of memory (MPS allocated: SIZE, other allocations: SIZE, max allowed: SIZE). Tried to allocate SIZE\"",

@@ -18,7 +18,7 @@ pub(crate) use super::formats::{Hint, MessageFormat, VersionRange};
 
 /// A size read from the message: the bytes it stands for and half its last printed digit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub(crate) struct Size {
+pub(crate) struct PrintedSize {
     /// The printed value in bytes.
     pub(crate) bytes: u64,
     /// Half of the last printed digit, in bytes ("6.14 GiB": 0.005 GiB).
@@ -47,25 +47,25 @@ pub struct OomMessage {
     /// (an `export PYTORCH_CUDA_ALLOC_CONF=…` line, a printed environment).
     pub(crate) expandable_segments_on: bool,
     /// The allocation that failed.
-    pub(crate) requested: Size,
+    pub(crate) requested: PrintedSize,
     /// The GPU index, if printed.
     pub(crate) gpu_index: Option<u64>,
     /// The card's total capacity (MPS: the "max allowed" limit).
-    pub(crate) capacity: Size,
+    pub(crate) capacity: PrintedSize,
     /// Free memory on the card when the allocation failed, if printed.
-    pub(crate) free: Option<Size>,
+    pub(crate) free: Option<PrintedSize>,
     /// Everything this process held, PyTorch's and not (2.x with NVML only; MPS: PyTorch's plus
     /// its other allocations).
-    pub(crate) process: Option<Size>,
+    pub(crate) process: Option<PrintedSize>,
     /// Memory in tensors allocated by PyTorch.
-    pub(crate) allocated: Size,
+    pub(crate) allocated: PrintedSize,
     /// Reserved by PyTorch's caching allocator but not in tensors (2.x; 1.3 and older print it
     /// as `cached`; 1.4 to 2.0: reserved − allocated).
-    pub(crate) reserved_unallocated: Size,
+    pub(crate) reserved_unallocated: PrintedSize,
     /// Reserved by PyTorch in total (1.4 to 2.0 print it; else allocated + reserved-unallocated).
-    pub(crate) reserved: Size,
+    pub(crate) reserved: PrintedSize,
     /// Allocated in private pools (CUDA graphs), when the message prints it.
-    pub(crate) private_pools: Option<Size>,
+    pub(crate) private_pools: Option<PrintedSize>,
     /// Processes the message lists, in order.
     pub(crate) processes: Vec<ProcessLine>,
     /// How many out-of-memory messages the text holds (this one is the last).
@@ -106,7 +106,7 @@ const KIB: f64 = 1024.0;
 
 /// Reads a size such as `6.14 GiB`, `106.52 MiB`, `512 bytes` or MPS's `1.23 GB` at the start
 /// of `text`; returns it and the rest of the text.
-pub(crate) fn size(text: &str) -> Option<(Size, &str)> {
+pub(crate) fn size(text: &str) -> Option<(PrintedSize, &str)> {
     let t = text.trim_start();
     let end = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -139,7 +139,7 @@ pub(crate) fn size(text: &str) -> Option<(Size, &str)> {
     }
     let tolerance = (scale * 0.5 * 10f64.powi(-decimals.min(30))).round() as u64;
     Some((
-        Size {
+        PrintedSize {
             bytes: bytes as u64,
             tolerance,
         },
@@ -173,7 +173,7 @@ impl Text<'_> {
     }
 
     /// A size at `at`, and the offset after it.
-    pub(crate) fn size_at(&self, at: usize) -> Option<(Size, usize)> {
+    pub(crate) fn size_at(&self, at: usize) -> Option<(PrintedSize, usize)> {
         let rest = self.flat.get(at..)?;
         size(rest).map(|(s, r)| (s, self.flat.len() - r.len()))
     }

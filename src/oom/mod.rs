@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::estimate::{self, Architecture, Estimate, Gpu, GpuCatalog, Scenario, WhatIf};
 pub(crate) use advice::Fragmentation;
 pub(crate) use cards::CardMatch;
-use consistency::Finding;
+use consistency::ConsistencyFinding;
 use message::{MessageFormat, OomMessage};
 use tensors::Identified;
 
@@ -36,7 +36,7 @@ pub struct Diagnosis {
     /// The message's numbers.
     pub(crate) message: OomMessage,
     /// The numbers checked against each other, and what they change.
-    pub(crate) findings: Vec<Finding>,
+    pub(crate) findings: Vec<ConsistencyFinding>,
     /// Held by other programs: capacity − free − this process (2.x messages with NVML), when
     /// the numbers are consistent.
     pub(crate) other_processes_bytes: Option<u64>,
@@ -154,7 +154,7 @@ pub fn from_message(m: OomMessage) -> Diagnosis {
 /// [`from_message`] against `catalog`.
 pub(crate) fn from_message_with(m: OomMessage, catalog: &GpuCatalog) -> Diagnosis {
     let findings = consistency::check(&m);
-    let consistent = !findings.iter().any(Finding::impossible);
+    let consistent = !findings.iter().any(ConsistencyFinding::impossible);
     let cuda = m.format != MessageFormat::Mps;
     let free = m.free.filter(|_| consistent && cuda).map(|f| f.bytes);
     let other = m.process.zip(free).map(|(p, free)| {
@@ -259,7 +259,7 @@ pub(crate) fn with_scenario_as_given(
             .gpu
             .as_ref()
             .map_or(d.message.capacity.bytes, |g| g.capacity_bytes);
-        d.findings.push(Finding::ScenarioCannotBeTheRun {
+        d.findings.push(ConsistencyFinding::ScenarioCannotBeTheRun {
             estimate: est
                 .bytes
                 .total_high

@@ -30,7 +30,7 @@ pub(crate) enum OtherError {
 
 /// The error found, its 1-based line and the line itself (at most 160 characters).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct Found {
+pub(crate) struct FoundError {
     /// Which error.
     pub(crate) error: OtherError,
     /// Its line in the text.
@@ -41,7 +41,7 @@ pub(crate) struct Found {
 
 /// The last memory error of `text` that is not an allocator message, if any. Library errors
 /// (NCCL, cuBLAS, cuDNN) win over a generic `CUDA error` on the same line.
-pub(crate) fn find(text: &str) -> Option<Found> {
+pub(crate) fn find(text: &str) -> Option<FoundError> {
     let mut found = None;
     for (i, line) in text.lines().enumerate() {
         let l = line.to_ascii_lowercase();
@@ -66,7 +66,7 @@ pub(crate) fn find(text: &str) -> Option<Found> {
         } else {
             continue;
         };
-        found = Some(Found {
+        found = Some(FoundError {
             error,
             line: i + 1,
             quoted: super::message::quote(line.trim()),

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use super::message::{OomMessage, Size};
+use super::message::{OomMessage, PrintedSize};
 use crate::estimate::arch::{large_tensors, TensorPhase};
 use crate::estimate::{Estimate, Family};
 
@@ -31,7 +31,7 @@ const ROUND_LARGE: u64 = 2 << 20;
 /// A phase of nanoGPT's `train.py` loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Phase {
+pub(crate) enum LoopPhase {
     /// `estimate_loss()` (at iteration 0 it runs before the first training step).
     Evaluation,
     /// A micro-step's forward (`model(X, Y)`).
@@ -70,17 +70,17 @@ pub(crate) struct Candidate {
     pub(crate) bytes: u64,
     /// The phases in which it is allocated.
     #[serde(skip)]
-    pub(crate) phases: Vec<Phase>,
+    pub(crate) phases: Vec<LoopPhase>,
 }
 
-impl Phase {
+impl LoopPhase {
     /// The loop phase of an estimator tensor phase.
-    fn of(p: TensorPhase) -> Phase {
+    fn of(p: TensorPhase) -> LoopPhase {
         match p {
-            TensorPhase::Evaluation => Phase::Evaluation,
-            TensorPhase::Forward => Phase::Forward,
-            TensorPhase::Backward => Phase::Backward,
-            TensorPhase::OptimizerStep => Phase::OptimizerStep,
+            TensorPhase::Evaluation => LoopPhase::Evaluation,
+            TensorPhase::Forward => LoopPhase::Forward,
+            TensorPhase::Backward => LoopPhase::Backward,
+            TensorPhase::OptimizerStep => LoopPhase::OptimizerStep,
         }
     }
 }
@@ -95,13 +95,13 @@ pub(crate) fn candidates(e: &Estimate) -> Vec<Candidate> {
             shape: t.shape_text(),
             dtype: t.dtype.as_str(),
             bytes: t.bytes(),
-            phases: t.phases.iter().map(|p| Phase::of(*p)).collect(),
+            phases: t.phases.iter().map(|p| LoopPhase::of(*p)).collect(),
         })
         .collect()
 }
 
 /// Whether `bytes` is what the message's `requested` can stand for.
-pub(crate) fn size_matches(bytes: u64, requested: Size) -> bool {
+pub(crate) fn size_matches(bytes: u64, requested: PrintedSize) -> bool {
     let rounded = if bytes >= 10 << 20 {
         bytes.div_ceil(ROUND_LARGE).saturating_mul(ROUND_LARGE)
     } else {
@@ -115,7 +115,7 @@ pub(crate) fn size_matches(bytes: u64, requested: Size) -> bool {
 /// The phase the traceback names: `estimate_loss` or `Trainer`'s evaluation frames →
 /// evaluation, a backward frame → backward, an optimizer's `step` → optimizer step, any other
 /// frame → a micro-step's forward.
-pub(crate) fn phase_from_traceback(m: &OomMessage) -> Option<Phase> {
+pub(crate) fn phase_from_traceback(m: &OomMessage) -> Option<LoopPhase> {
     if m.frames.is_empty() && m.code.is_empty() {
         return None;
     }
@@ -127,18 +127,18 @@ pub(crate) fn phase_from_traceback(m: &OomMessage) -> Option<Phase> {
         .iter()
         .any(|f| TRAINER_EVALUATION.contains(&f.as_str()));
     Some(if has("estimate_loss") || trainer_evaluation {
-        Phase::Evaluation
+        LoopPhase::Evaluation
     } else if has("backward") {
-        Phase::Backward
+        LoopPhase::Backward
     } else if m
         .frames
         .iter()
         .any(|f| f == "step" || f.contains("adam") || f.contains("sgd"))
         || m.code.iter().any(|c| c.contains(".step("))
     {
-        Phase::OptimizerStep
+        LoopPhase::OptimizerStep
     } else {
-        Phase::Forward
+        LoopPhase::Forward
     })
 }
 
@@ -148,7 +148,7 @@ pub(crate) struct Identified {
     /// The matched tensor, if one has the requested size.
     pub(crate) tensor: Option<Candidate>,
     /// The phase, if known.
-    pub(crate) phase: Option<Phase>,
+    pub(crate) phase: Option<LoopPhase>,
     /// How the phase was found.
     pub(crate) phase_source: Option<PhaseSource>,
     /// For an evaluation: whether it ran before the first optimizer step (iteration 0, where
@@ -169,7 +169,7 @@ pub(crate) struct Identified {
 /// allocate a tensor of that size.
 pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
     let traced = phase_from_traceback(m);
-    if is_trainer_step(e) && traced == Some(Phase::Evaluation) {
+    if is_trainer_step(e) && traced == Some(LoopPhase::Evaluation) {
         // The evaluation's batch (`per_device_eval_batch_size`) and tensors are not the step's.
         return Identified {
             tensor: None,
@@ -193,28 +193,29 @@ pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
         None => {
             let eval = matching
                 .iter()
-                .any(|c| c.phases.contains(&Phase::Evaluation));
+                .any(|c| c.phases.contains(&LoopPhase::Evaluation));
             let train = matching
                 .iter()
-                .any(|c| c.phases.iter().any(|p| *p != Phase::Evaluation));
+                .any(|c| c.phases.iter().any(|p| *p != LoopPhase::Evaluation));
             let eval_gap = gap(b.eval_first_peak).min(gap(b.eval_peak));
             match (eval, train) {
                 (true, true) if eval_gap <= gap(b.train_peak) => {
-                    (Some(Phase::Evaluation), Some(PhaseSource::Memory))
+                    (Some(LoopPhase::Evaluation), Some(PhaseSource::Memory))
                 }
-                (true, true) => (Some(Phase::TrainingStep), Some(PhaseSource::Memory)),
-                (true, false) => (Some(Phase::Evaluation), Some(PhaseSource::Tensor)),
+                (true, true) => (Some(LoopPhase::TrainingStep), Some(PhaseSource::Memory)),
+                (true, false) => (Some(LoopPhase::Evaluation), Some(PhaseSource::Tensor)),
                 (false, true) => match matching.first().map(|c| c.phases.as_slice()) {
                     Some([only]) => (Some(*only), Some(PhaseSource::Tensor)),
-                    _ => (Some(Phase::TrainingStep), Some(PhaseSource::Tensor)),
+                    _ => (Some(LoopPhase::TrainingStep), Some(PhaseSource::Tensor)),
                 },
                 (false, false) => (None, None),
             }
         }
     };
-    let fits_phase = |c: &Candidate, p: Phase| {
+    let fits_phase = |c: &Candidate, p: LoopPhase| {
         c.phases.contains(&p)
-            || (p == Phase::TrainingStep && c.phases.iter().any(|q| *q != Phase::Evaluation))
+            || (p == LoopPhase::TrainingStep
+                && c.phases.iter().any(|q| *q != LoopPhase::Evaluation))
     };
     let tensor = matching
         .iter()
@@ -222,7 +223,7 @@ pub(crate) fn identify(m: &OomMessage, e: &Estimate) -> Identified {
         .or(matching.first())
         .map(|c| (*c).clone());
     let before_first_step =
-        (phase == Some(Phase::Evaluation)).then(|| gap(b.eval_first_peak) <= gap(b.eval_peak));
+        (phase == Some(LoopPhase::Evaluation)).then(|| gap(b.eval_first_peak) <= gap(b.eval_peak));
     let nearest = if tensor.is_none() {
         all.iter()
             .min_by_key(|c| c.bytes.abs_diff(m.requested.bytes))

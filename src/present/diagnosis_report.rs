@@ -7,10 +7,10 @@ use super::table::{aligned, markdown_table, Align};
 use super::verdict::estimate_verdict;
 use crate::estimate::VariantKind;
 use crate::i18n::Localizer;
-use crate::oom::advice::Setting;
-use crate::oom::consistency::Finding;
+use crate::oom::advice::AllocatorSetting;
+use crate::oom::consistency::ConsistencyFinding;
 use crate::oom::message::MessageFormat;
-use crate::oom::tensors::{is_trainer_step, Candidate, Phase, PhaseSource};
+use crate::oom::tensors::{is_trainer_step, Candidate, LoopPhase, PhaseSource};
 use crate::oom::{cards, CardMatch, Diagnosis, MESSAGE_GPU};
 
 /// The message's numbers as (label, value) rows.
@@ -145,33 +145,33 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     let mut lines: Vec<String> = d
         .findings
         .iter()
-        .filter(|f| !matches!(f, Finding::ScenarioCannotBeTheRun { .. }))
+        .filter(|f| !matches!(f, ConsistencyFinding::ScenarioCannotBeTheRun { .. }))
         .map(|f| match *f {
-            Finding::AllZero => loc.t("diag-check-all-zero"),
-            Finding::FreeAboveCapacity { free, capacity } => loc.t_args(
+            ConsistencyFinding::AllZero => loc.t("diag-check-all-zero"),
+            ConsistencyFinding::FreeAboveCapacity { free, capacity } => loc.t_args(
                 "diag-check-free-above-capacity",
                 &[("a", b(free)), ("b", b(capacity))],
             ),
-            Finding::AllocatedAboveReserved {
+            ConsistencyFinding::AllocatedAboveReserved {
                 allocated,
                 reserved,
             } => loc.t_args(
                 "diag-check-allocated-above-reserved",
                 &[("a", b(allocated)), ("b", b(reserved))],
             ),
-            Finding::ReservedAboveCapacity { reserved, capacity } => loc.t_args(
+            ConsistencyFinding::ReservedAboveCapacity { reserved, capacity } => loc.t_args(
                 "diag-check-reserved-above-capacity",
                 &[("a", b(reserved)), ("b", b(capacity))],
             ),
-            Finding::ReservedAboveProcess { reserved, process } => loc.t_args(
+            ConsistencyFinding::ReservedAboveProcess { reserved, process } => loc.t_args(
                 "diag-check-reserved-above-process",
                 &[("a", b(reserved)), ("b", b(process))],
             ),
-            Finding::InUseAboveCapacity { in_use, capacity } => loc.t_args(
+            ConsistencyFinding::InUseAboveCapacity { in_use, capacity } => loc.t_args(
                 "diag-check-in-use-above-capacity",
                 &[("a", b(in_use)), ("b", b(capacity))],
             ),
-            Finding::ProcessAboveCapacity {
+            ConsistencyFinding::ProcessAboveCapacity {
                 pid,
                 bytes,
                 capacity,
@@ -183,18 +183,18 @@ fn check_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
                     ("b", b(capacity)),
                 ],
             ),
-            Finding::RequestAboveCapacity {
+            ConsistencyFinding::RequestAboveCapacity {
                 requested,
                 capacity,
             } => loc.t_args(
                 "diag-check-request-above-capacity",
                 &[("a", b(requested)), ("b", b(capacity))],
             ),
-            Finding::SeveralMessages { count } => loc.t_args(
+            ConsistencyFinding::SeveralMessages { count } => loc.t_args(
                 "diag-check-several-messages",
                 &[("count", FluentValue::from(count as u64))],
             ),
-            Finding::ScenarioCannotBeTheRun { .. } => String::new(),
+            ConsistencyFinding::ScenarioCannotBeTheRun { .. } => String::new(),
         })
         .collect();
     let m = &d.message;
@@ -331,12 +331,12 @@ fn tensor_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     match (id.phase, id.phase_source) {
         (Some(p), Some(src)) => {
             let phase = match p {
-                Phase::Evaluation if trainer => "diag-phase-trainer-evaluation",
-                Phase::Evaluation => "diag-phase-evaluation",
-                Phase::Forward => "diag-phase-forward",
-                Phase::Backward => "diag-phase-backward",
-                Phase::TrainingStep => "diag-phase-training_step",
-                Phase::OptimizerStep => "diag-phase-optimizer_step",
+                LoopPhase::Evaluation if trainer => "diag-phase-trainer-evaluation",
+                LoopPhase::Evaluation => "diag-phase-evaluation",
+                LoopPhase::Forward => "diag-phase-forward",
+                LoopPhase::Backward => "diag-phase-backward",
+                LoopPhase::TrainingStep => "diag-phase-training_step",
+                LoopPhase::OptimizerStep => "diag-phase-optimizer_step",
             };
             let source = match src {
                 PhaseSource::Traceback => "diag-source-traceback",
@@ -369,12 +369,12 @@ fn fragmentation_line(d: &Diagnosis, loc: &Localizer) -> String {
     let too_big = d
         .findings
         .iter()
-        .any(|f| matches!(f, Finding::RequestAboveCapacity { .. }));
+        .any(|f| matches!(f, ConsistencyFinding::RequestAboveCapacity { .. }));
     let key = if m.format == MessageFormat::Mps {
         "diag-frag-mps"
     } else if too_big {
         "diag-frag-too-big"
-    } else if d.findings.iter().any(Finding::impossible) {
+    } else if d.findings.iter().any(ConsistencyFinding::impossible) {
         "diag-frag-unknown"
     } else if m.free.is_none() {
         "diag-frag-no-free"
@@ -400,12 +400,12 @@ fn fragmentation_line(d: &Diagnosis, loc: &Localizer) -> String {
         ],
     );
     let setting = f.setting.map(|s| match (s, f.suggested_by_message) {
-        (Setting::ExpandableSegments, false) => "diag-set-expandable",
-        (Setting::ExpandableSegments, true) => "diag-set-expandable-suggested",
-        (Setting::MaxSplitSizeMb, false) => "diag-set-max-split",
-        (Setting::MaxSplitSizeMb, true) => "diag-set-max-split-suggested",
-        (Setting::AlreadyOn, _) => "diag-set-on",
-        (Setting::NoneInThisVersion, _) => "diag-set-none",
+        (AllocatorSetting::ExpandableSegments, false) => "diag-set-expandable",
+        (AllocatorSetting::ExpandableSegments, true) => "diag-set-expandable-suggested",
+        (AllocatorSetting::MaxSplitSizeMb, false) => "diag-set-max-split",
+        (AllocatorSetting::MaxSplitSizeMb, true) => "diag-set-max-split-suggested",
+        (AllocatorSetting::AlreadyOn, _) => "diag-set-on",
+        (AllocatorSetting::NoneInThisVersion, _) => "diag-set-none",
     });
     if let Some(key) = setting {
         line.push_str(if loc.lang().starts_with("zh") {
@@ -459,7 +459,7 @@ fn estimate_lines(d: &Diagnosis, loc: &Localizer) -> Vec<String> {
     ));
     lines.push(estimate_verdict(e, loc));
     for f in &d.findings {
-        if let Finding::ScenarioCannotBeTheRun {
+        if let ConsistencyFinding::ScenarioCannotBeTheRun {
             estimate,
             run,
             capacity,

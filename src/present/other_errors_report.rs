@@ -4,7 +4,7 @@
 use fluent_bundle::FluentValue;
 
 use crate::i18n::Localizer;
-use crate::oom::other_errors::{Found, OtherError};
+use crate::oom::other_errors::{FoundError, OtherError};
 
 /// The locale key stem of an error's explanation (`diag-other-{stem}-title`, `-meaning`,
 /// `-check`).
@@ -19,7 +19,7 @@ fn stem(error: OtherError) -> &'static str {
 
 /// The title and the paragraphs: the quoted line, what it means, what to check, and that such
 /// a message prints no numbers.
-fn parts(found: &Found, loc: &Localizer) -> (String, [String; 4]) {
+fn parts(found: &FoundError, loc: &Localizer) -> (String, [String; 4]) {
     let stem = stem(found.error);
     let quoted = visible(&found.quoted);
     let parts = [
@@ -38,7 +38,7 @@ fn parts(found: &Found, loc: &Localizer) -> (String, [String; 4]) {
 }
 
 /// The report as terminal text.
-pub(crate) fn table(found: &Found, loc: &Localizer) -> String {
+pub(crate) fn table(found: &FoundError, loc: &Localizer) -> String {
     let (title, parts) = parts(found, loc);
     let mut out = format!("{}\n\n{title}\n", loc.t("diag-title"));
     for p in parts {
@@ -48,7 +48,7 @@ pub(crate) fn table(found: &Found, loc: &Localizer) -> String {
 }
 
 /// The report as Markdown.
-pub(crate) fn markdown(found: &Found, loc: &Localizer) -> String {
+pub(crate) fn markdown(found: &FoundError, loc: &Localizer) -> String {
     let (title, parts) = parts(found, loc);
     format!(
         "## {}\n\n### {title}\n\n{}\n",

@@ -316,15 +316,15 @@ pub(crate) fn merge(candidates: impl IntoIterator<Item = OptionRow>) -> Vec<Opti
 }
 
 /// Whether changing `key` from `a` to `b` changes training, as the key table's
-/// [`keys::Training`] column says: the micro-batch split of one effective batch does not.
+/// [`keys::TrainingEffect`] column says: the micro-batch split of one effective batch does not.
 fn changes_training_key(key: &str, a: &Scenario, b: &Scenario) -> bool {
     match keys::get(key).map(|k| k.training) {
-        Some(keys::Training::EffectiveBatch) => {
+        Some(keys::TrainingEffect::EffectiveBatch) => {
             a.batch_size.saturating_mul(a.gradient_accumulation_steps)
                 != b.batch_size.saturating_mul(b.gradient_accumulation_steps)
         }
-        Some(keys::Training::Same) => false,
-        Some(keys::Training::Changes) | None => true,
+        Some(keys::TrainingEffect::Same) => false,
+        Some(keys::TrainingEffect::Changes) | None => true,
     }
 }
 

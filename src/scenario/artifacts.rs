@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::literal::Literal;
-use super::pickle::{self, Value, MAX_PICKLE_BYTES};
+use super::pickle::{self, PickleValue, MAX_PICKLE_BYTES};
 
 /// The model keys train.py takes from a checkpoint when resuming, in its order.
 pub(crate) const CHECKPOINT_KEYS: [&str; 6] = [
@@ -55,7 +55,7 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
 pub(crate) fn dataset_vocab(meta: &Path) -> Result<u64, String> {
     let bytes = read_limited(meta, MAX_PICKLE_BYTES as u64)?;
     let p = pickle::decode(&bytes).map_err(|e| format!("{}: {e}", meta.display()))?;
-    if !matches!(p.value(p.root()), Value::Dict(_)) {
+    if !matches!(p.value(p.root()), PickleValue::Dict(_)) {
         return Err(format!(
             "{}: holds {}, not the dict with vocab_size that prepare.py writes",
             meta.display(),
@@ -63,7 +63,7 @@ pub(crate) fn dataset_vocab(meta: &Path) -> Result<u64, String> {
         ));
     }
     match p.get(p.root(), "vocab_size").map(|id| (id, p.value(id))) {
-        Some((_, Value::Int(n))) if *n > 0 => Ok(*n as u64),
+        Some((_, PickleValue::Int(n))) if *n > 0 => Ok(*n as u64),
         Some((id, _)) => Err(format!(
             "{}: vocab_size is {}, not a positive integer",
             meta.display(),
@@ -107,9 +107,9 @@ pub(crate) fn checkpoint(path: &Path) -> Result<Checkpoint, String> {
     for key in CHECKPOINT_KEYS {
         let found = p.get(args, key);
         let literal = match found.map(|id| p.value(id)) {
-            Some(Value::Int(n)) => Literal::Int(*n),
-            Some(Value::Bool(b)) => Literal::Bool(*b),
-            Some(Value::None) | None if key == "bias" => continue,
+            Some(PickleValue::Int(n)) => Literal::Int(*n),
+            Some(PickleValue::Bool(b)) => Literal::Bool(*b),
+            Some(PickleValue::None) | None if key == "bias" => continue,
             Some(_) => {
                 let shown_value = found.map(|id| p.describe(id)).unwrap_or_default();
                 return Err(format!(
@@ -121,7 +121,7 @@ pub(crate) fn checkpoint(path: &Path) -> Result<Checkpoint, String> {
         model_args.push((key, literal));
     }
     let iter_num = match p.get(p.root(), "iter_num").map(|id| p.value(id)) {
-        Some(Value::Int(n)) => Some(*n),
+        Some(PickleValue::Int(n)) => Some(*n),
         _ => None,
     };
     Ok(Checkpoint {

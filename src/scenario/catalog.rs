@@ -64,7 +64,7 @@ pub(crate) fn add_file(
 /// The YAML document: a `gpus:` list (each entry read on its own, so every bad one is reported).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CatalogFile {
+struct GpuCatalogFile {
     gpus: Vec<yaml_serde::Value>,
 }
 
@@ -131,7 +131,7 @@ impl GpuCatalog {
         let doc: yaml_serde::Value = yaml_serde::from_str(yaml).map_err(|e| {
             ScenarioError::general(format!("invalid GPU catalog: {e}; {CATALOG_SHAPE}"))
         })?;
-        let at = crate::yaml_input::Positions::of(yaml);
+        let at = crate::yaml_input::YamlPositions::of(yaml);
         self.extend_checked(&doc, &at).map_err(|problems| {
             let first = problems.into_iter().next();
             ScenarioError::general(first.map_or_else(String::new, |p| match p.line {
@@ -147,9 +147,9 @@ impl GpuCatalog {
     pub(crate) fn extend_checked(
         &mut self,
         doc: &yaml_serde::Value,
-        at: &crate::yaml_input::Positions,
+        at: &crate::yaml_input::YamlPositions,
     ) -> Result<(), Vec<CatalogProblem>> {
-        let file: CatalogFile = yaml_serde::from_value(doc.clone()).map_err(|e| {
+        let file: GpuCatalogFile = yaml_serde::from_value(doc.clone()).map_err(|e| {
             vec![CatalogProblem {
                 line: None,
                 message: format!("invalid GPU catalog: {e}; {CATALOG_SHAPE}"),
@@ -231,7 +231,7 @@ mod tests {
         let yaml = "gpus:\n  - {id: a, name: A, capacity_bytes: 0}\n  - {id: ok, name: OK, capacity_bytes: 5}\n  # a comment\n  - id: b\n    name: \"B\\e\"\n    capacity_bytes: 5\n";
         let mut catalog = GpuCatalog::builtin();
         let doc = yaml_serde::from_str(yaml).unwrap();
-        let at = crate::yaml_input::Positions::of(yaml);
+        let at = crate::yaml_input::YamlPositions::of(yaml);
         let problems = catalog.extend_checked(&doc, &at).unwrap_err();
         let lines: Vec<_> = problems.iter().map(|p| p.line).collect();
         assert_eq!(lines, [Some(2), Some(5)], "{problems:?}");

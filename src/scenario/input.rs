@@ -11,7 +11,7 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::pyconfig::{is_key, looks_like_python, Origin, Session};
+use super::pyconfig::{is_key, looks_like_python, Session, ValueOrigin};
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{GpuCatalog, Literal, Phase, Scenario, ScenarioError};
 use crate::scenario::keys::{self, KEYS};
@@ -39,7 +39,7 @@ pub(crate) struct Loaded {
     /// Statements of the config files that were skipped, and assumptions made.
     pub(crate) notes: Vec<String>,
     /// Where each key that an input set was set.
-    pub(crate) origins: std::collections::HashMap<String, Origin>,
+    pub(crate) origins: std::collections::HashMap<String, ValueOrigin>,
     /// What to generate, when the scenario is `phase = generate` (sampling with `sample.py`).
     pub(crate) sampling: Option<crate::estimate::Sampling>,
     /// What `generate` is asked to do, when a `model` is in the generate phase.
@@ -206,7 +206,7 @@ fn apply_sets(
                 continue;
             }
         }
-        let origin = Origin::Arg(format!("--set {arg}"));
+        let origin = ValueOrigin::Arg(format!("--set {arg}"));
         session.set_key(key, &lit, origin.clone());
         session.origins.insert(key.to_owned(), origin);
     }
@@ -433,7 +433,7 @@ fn yaml_file(session: &mut Session<'_>, path: &Path, text: &str) -> Result<(), B
             continue;
         };
         let (line, col) = key_at(key).unwrap_or((1, 1));
-        let origin = Origin::File {
+        let origin = ValueOrigin::File {
             path: path.to_path_buf(),
             line,
             col,

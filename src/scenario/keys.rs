@@ -3,7 +3,7 @@
 //! A row names the key (nanoGPT's `train.py` spelling, used alike in YAML, Python configs,
 //! `--key=value` and `--set`), its [`Kind`] (which also decides how a literal is read and whether
 //! a Python config quotes it), its unit, a one-line description, what nanoGPT has for it
-//! ([`NanoGpt`]), whether changing it changes training ([`Training`]), the phases and model
+//! ([`NanoGpt`]), whether changing it changes training ([`TrainingEffect`]), the phases and model
 //! families it applies to, and the [`crate::estimate::Scenario`] field it sets. From the table
 //! come: [`Scenario::set`] and [`Scenario::from_yaml`], the key list of errors and of
 //! `estimate --help` ([`help_list`]), the values a what-if's changes are shown with
@@ -105,7 +105,7 @@ pub enum NanoGpt {
 
 /// Whether changing a key changes what training computes (the † marker of an option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Training {
+pub enum TrainingEffect {
     /// It does (a different model, precision, optimizer or run).
     Changes,
     /// It does not (memory only: evaluation batch, attention kernel, checkpointing, the card).
@@ -117,16 +117,12 @@ pub enum Training {
 /// What a scenario describes (the key `phase`'s values are the phases of the table's column).
 pub use crate::estimate::Phase;
 
-/// The model code a key belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// nanoGPT's GPT-2 (`model.py`).
-    NanoGpt,
-}
+/// The model families a key applies to (the table's `families` column).
+pub use super::families::Families;
 
 /// A key's value, typed, as [`Key::value`] reads it from a scenario.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value<'a> {
+pub enum KeyValue<'a> {
     /// A whole number.
     Whole(u64),
     /// A boolean.
@@ -139,92 +135,92 @@ pub enum Value<'a> {
     Unset,
 }
 
-impl fmt::Display for Value<'_> {
+impl fmt::Display for KeyValue<'_> {
     /// As nanoGPT's config files write it, strings unquoted: `6`, `0.1`, `True`, `bfloat16`,
     /// `None`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Value::Whole(n) => write!(f, "{n}"),
-            Value::Flag(true) => f.write_str("True"),
-            Value::Flag(false) => f.write_str("False"),
-            Value::Float(x) => write!(f, "{x:?}"),
-            Value::Text(t) => f.write_str(t),
-            Value::Unset => f.write_str("None"),
+            KeyValue::Whole(n) => write!(f, "{n}"),
+            KeyValue::Flag(true) => f.write_str("True"),
+            KeyValue::Flag(false) => f.write_str("False"),
+            KeyValue::Float(x) => write!(f, "{x:?}"),
+            KeyValue::Text(t) => f.write_str(t),
+            KeyValue::Unset => f.write_str("None"),
         }
     }
 }
 
-impl Serialize for Value<'_> {
+impl Serialize for KeyValue<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Value::Whole(n) => serializer.serialize_u64(*n),
-            Value::Flag(b) => serializer.serialize_bool(*b),
-            Value::Float(x) => serializer.serialize_f64(*x),
-            Value::Text(t) => serializer.serialize_str(t),
-            Value::Unset => serializer.serialize_none(),
+            KeyValue::Whole(n) => serializer.serialize_u64(*n),
+            KeyValue::Flag(b) => serializer.serialize_bool(*b),
+            KeyValue::Float(x) => serializer.serialize_f64(*x),
+            KeyValue::Text(t) => serializer.serialize_str(t),
+            KeyValue::Unset => serializer.serialize_none(),
         }
     }
 }
 
-/// A scenario field's value as a [`Value`].
+/// A scenario field's value as a [`KeyValue`].
 trait AsValue {
-    fn as_value(&self) -> Value<'_>;
+    fn as_value(&self) -> KeyValue<'_>;
 }
 
 impl AsValue for u64 {
-    fn as_value(&self) -> Value<'_> {
-        Value::Whole(*self)
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Whole(*self)
     }
 }
 impl AsValue for bool {
-    fn as_value(&self) -> Value<'_> {
-        Value::Flag(*self)
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Flag(*self)
     }
 }
 impl AsValue for f64 {
-    fn as_value(&self) -> Value<'_> {
-        Value::Float(*self)
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Float(*self)
     }
 }
 impl AsValue for Option<u64> {
-    fn as_value(&self) -> Value<'_> {
-        self.map_or(Value::Unset, Value::Whole)
+    fn as_value(&self) -> KeyValue<'_> {
+        self.map_or(KeyValue::Unset, KeyValue::Whole)
     }
 }
 impl AsValue for Option<String> {
-    fn as_value(&self) -> Value<'_> {
+    fn as_value(&self) -> KeyValue<'_> {
         self.as_deref()
-            .map_or(Value::Unset, |s| Value::Text(Cow::Borrowed(s)))
+            .map_or(KeyValue::Unset, |s| KeyValue::Text(Cow::Borrowed(s)))
     }
 }
 impl AsValue for Dtype {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Borrowed(self.as_str()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
 impl AsValue for Optimizer {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Borrowed(self.as_str()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
 impl AsValue for Sharding {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Borrowed(self.as_str()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
 impl AsValue for Phase {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Borrowed(self.as_str()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
 impl AsValue for InitFrom {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Borrowed(self.as_str()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
 impl AsValue for LoraTargets {
-    fn as_value(&self) -> Value<'_> {
-        Value::Text(Cow::Owned(self.display()))
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Owned(self.display()))
     }
 }
 
@@ -241,28 +237,28 @@ pub struct Key {
     /// What nanoGPT has for it.
     pub nanogpt: NanoGpt,
     /// Whether changing it changes training.
-    pub training: Training,
+    pub training: TrainingEffect,
     /// The phases it applies to.
     pub phases: &'static [Phase],
-    /// The model families it applies to.
-    pub families: &'static [Family],
+    /// The model families whose code reads it ([`Families`]).
+    pub families: Families,
     /// Sets the field from a literal (the key's name for errors).
     set: fn(&mut Scenario, &str, &Literal) -> Result<(), ScenarioError>,
     /// The field's value as set.
-    value: fn(&Scenario) -> Value<'_>,
+    value: fn(&Scenario) -> KeyValue<'_>,
     /// The field's value as the JSON `scenario` object gives it (resolved defaults).
-    json: fn(&Scenario) -> Value<'_>,
+    json: fn(&Scenario) -> KeyValue<'_>,
 }
 
 impl Key {
     /// The key's value in `s`, as set (`None` for an unset optional key).
-    pub fn value<'a>(&self, s: &'a Scenario) -> Value<'a> {
+    pub fn value<'a>(&self, s: &'a Scenario) -> KeyValue<'a> {
         (self.value)(s)
     }
 
     /// The key's value as the JSON `scenario` object gives it, defaults resolved
     /// (`eval_batch_size`: the batch evaluation uses); what a guide's `scenario.<key>` reads.
-    pub fn resolved<'a>(&self, s: &'a Scenario) -> Value<'a> {
+    pub fn resolved<'a>(&self, s: &'a Scenario) -> KeyValue<'a> {
         (self.json)(s)
     }
 
@@ -318,13 +314,13 @@ macro_rules! read {
     };
 }
 
-/// The table: `name: Kind, "unit", "doc", nanoGPT, training, phases [, json getter]`; the
-/// field of [`Scenario`] has the key's name.
+/// The table: `name: Kind, "unit", "doc", nanoGPT, training, phases, families [, json getter]`;
+/// the field of [`Scenario`] has the key's name.
 macro_rules! keys {
     (@json $name:ident) => { |s| s.$name.as_value() };
     (@json $name:ident, $json:expr) => { $json };
     ($($name:ident: $kind:ident, $unit:literal, $doc:literal, $nanogpt:expr, $training:ident,
-       $phases:expr $(, json = $json:expr)?;)*) => {
+       $phases:expr, $families:expr $(, json = $json:expr)?;)*) => {
         /// Every key a scenario accepts, in display order (the order of the JSON `scenario`
         /// object, of a what-if's changes and of the README's table).
         pub static KEYS: &[Key] = &[$(Key {
@@ -333,9 +329,9 @@ macro_rules! keys {
             unit: $unit,
             doc: $doc,
             nanogpt: $nanogpt,
-            training: Training::$training,
+            training: TrainingEffect::$training,
             phases: $phases,
-            families: &[Family::NanoGpt],
+            families: $families,
             set: |s, key, v| {
                 s.$name = read!($kind, key, v)?;
                 Ok(())
@@ -350,39 +346,44 @@ macro_rules! keys {
 const BOTH: &[Phase] = &[Phase::Train, Phase::Generate];
 /// Training only: given with `phase: generate`, the key is refused (sample.py does not read it).
 const TRAINING: &[Phase] = &[Phase::Train];
+/// Every model family: the run around the model (batch, sequence, precision, processes, card).
+const ALL: Families = Families::ALL;
+/// nanoGPT's code only: its model's shape (a Hugging Face model's comes from its config), its
+/// evaluation, train.py's own settings and its fine-tuning patches.
+const NANOGPT: Families = Families::NANOGPT;
 
 use NanoGpt::{Code, Setting, Surroundings};
 
 keys! {
-    phase: Phase, "", "What is estimated: train (train.py) or generate (sampling with sample.py; a sample.py file implies it).", Surroundings, Changes, BOTH;
-    n_layer: Count, "blocks", "Transformer blocks.", Setting, Changes, BOTH;
-    n_head: Count, "heads", "Attention heads per block.", Setting, Changes, BOTH;
-    n_embd: Count, "channels", "Embedding width; a multiple of n_head.", Setting, Changes, BOTH;
-    vocab_size: Count, "tokens", "Vocabulary size (nanoGPT pads GPT-2's 50257 to 50304; a dataset's meta.pkl sets it).", Surroundings, Changes, BOTH;
-    block_size: Count, "tokens", "Sequence length of a training example.", Setting, Changes, BOTH;
-    bias: Bool, "", "Biases in Linear and LayerNorm layers.", Setting, Changes, BOTH;
-    dropout: Probability, "", "Dropout probability.", Setting, Changes, TRAINING;
-    batch_size: Count, "sequences", "Micro-batch size (sequences per forward pass); generating with a model, the prompts decoded at once (sample.py has no batch).", Setting, EffectiveBatch, BOTH;
-    gradient_accumulation_steps: Count, "micro-batches", "Micro-batches per optimizer step, for the whole job.", Setting, EffectiveBatch, TRAINING;
-    dtype: Dtype, "", "Autocast dtype.", Setting, Changes, BOTH;
-    compile: Bool, "", "torch.compile the model.", Setting, Same, BOTH;
-    flash: Bool, "", "Flash (scaled-dot-product) attention instead of the manual masked softmax.", Code("est-code-flash"), Same, BOTH;
-    grad_checkpoint: Bool, "", "Per-block activation checkpointing.", Code("est-code-grad_checkpoint"), Same, TRAINING;
-    optimizer: Optimizer, "", "The optimizer.", Code("est-code-optimizer"), Changes, TRAINING;
-    eval_batch_size: CountOrNone, "sequences", "Micro-batch of estimate_loss; None means batch_size.", Code("est-code-eval_batch_size"), Same, TRAINING,
-        json = |s| Value::Whole(s.eval_batch());
-    pure_bf16: Bool, "", "Parameters, gradients and optimizer state in bf16 (needs dtype = bfloat16).", Code("est-code-pure_bf16"), Changes, TRAINING;
-    gpu: Gpu, "", "The card to check the estimate against.", Surroundings, Same, BOTH;
-    other_processes: Bytes, "bytes", "Memory other programs hold on the card (counted in the verdict).", Surroundings, Same, BOTH;
-    eval_only: Bool, "", "One estimate_loss at iteration 0, then exit.", Setting, Changes, TRAINING;
-    init_from: InitFrom, "", "Where the model starts: scratch, a resumed ckpt.pt or a GPT-2 checkpoint.", Setting, Changes, BOTH;
-    ddp_world_size: Count, "processes", "Processes of a torchrun DDP job (the estimate is per GPU).", Surroundings, Changes, TRAINING;
-    sharding: Sharding, "", "How the DDP processes split the training state.", Code("est-code-sharding"), Changes, TRAINING;
-    gradient_as_bucket_view: Bool, "", "DDP's gradient_as_bucket_view=True.", Code("est-code-gradient_as_bucket_view"), Changes, TRAINING;
-    freeze_embeddings: Bool, "", "wte (tied to lm_head) and wpe frozen.", Code("est-code-freeze_embeddings"), Changes, TRAINING;
-    lora_rank: Whole, "", "LoRA rank; 0 means no adapters.", Code("est-code-lora"), Changes, TRAINING;
-    lora_targets: Names, "", "The Linear layers LoRA adapts.", Code("est-code-lora"), Changes, TRAINING;
-    model: Model, "", "A Hugging Face model to train (or, with phase generate, to generate with) instead of nanoGPT's: an id of vramdoc's model catalog (data/models) or a config.json path.", Surroundings, Changes, BOTH;
+    phase: Phase, "", "What is estimated: train (train.py) or generate (sampling with sample.py; a sample.py file implies it).", Surroundings, Changes, BOTH, ALL;
+    n_layer: Count, "blocks", "Transformer blocks.", Setting, Changes, BOTH, NANOGPT;
+    n_head: Count, "heads", "Attention heads per block.", Setting, Changes, BOTH, NANOGPT;
+    n_embd: Count, "channels", "Embedding width; a multiple of n_head.", Setting, Changes, BOTH, NANOGPT;
+    vocab_size: Count, "tokens", "Vocabulary size (nanoGPT pads GPT-2's 50257 to 50304; a dataset's meta.pkl sets it).", Surroundings, Changes, BOTH, NANOGPT;
+    block_size: Count, "tokens", "Sequence length of a training example.", Setting, Changes, BOTH, ALL;
+    bias: Bool, "", "Biases in Linear and LayerNorm layers.", Setting, Changes, BOTH, NANOGPT;
+    dropout: Probability, "", "Dropout probability.", Setting, Changes, TRAINING, ALL;
+    batch_size: Count, "sequences", "Micro-batch size (sequences per forward pass); generating with a model, the prompts decoded at once (sample.py has no batch).", Setting, EffectiveBatch, BOTH, ALL;
+    gradient_accumulation_steps: Count, "micro-batches", "Micro-batches per optimizer step, for the whole job.", Setting, EffectiveBatch, TRAINING, ALL;
+    dtype: Dtype, "", "Autocast dtype.", Setting, Changes, BOTH, ALL;
+    compile: Bool, "", "torch.compile the model.", Setting, Same, BOTH, ALL;
+    flash: Bool, "", "Flash (scaled-dot-product) attention instead of the manual masked softmax.", Code("est-code-flash"), Same, BOTH, ALL;
+    grad_checkpoint: Bool, "", "Per-block activation checkpointing.", Code("est-code-grad_checkpoint"), Same, TRAINING, ALL;
+    optimizer: Optimizer, "", "The optimizer.", Code("est-code-optimizer"), Changes, TRAINING, ALL;
+    eval_batch_size: CountOrNone, "sequences", "Micro-batch of estimate_loss; None means batch_size.", Code("est-code-eval_batch_size"), Same, TRAINING, NANOGPT,
+        json = |s| KeyValue::Whole(s.eval_batch());
+    pure_bf16: Bool, "", "Parameters, gradients and optimizer state in bf16 (needs dtype = bfloat16).", Code("est-code-pure_bf16"), Changes, TRAINING, ALL;
+    gpu: Gpu, "", "The card to check the estimate against.", Surroundings, Same, BOTH, ALL;
+    other_processes: Bytes, "bytes", "Memory other programs hold on the card (counted in the verdict).", Surroundings, Same, BOTH, ALL;
+    eval_only: Bool, "", "One estimate_loss at iteration 0, then exit.", Setting, Changes, TRAINING, NANOGPT;
+    init_from: InitFrom, "", "Where the model starts: scratch, a resumed ckpt.pt or a GPT-2 checkpoint.", Setting, Changes, BOTH, NANOGPT;
+    ddp_world_size: Count, "processes", "Processes of a torchrun DDP job (the estimate is per GPU).", Surroundings, Changes, TRAINING, ALL;
+    sharding: Sharding, "", "How the DDP processes split the training state.", Code("est-code-sharding"), Changes, TRAINING, ALL;
+    gradient_as_bucket_view: Bool, "", "DDP's gradient_as_bucket_view=True.", Code("est-code-gradient_as_bucket_view"), Changes, TRAINING, ALL;
+    freeze_embeddings: Bool, "", "wte (tied to lm_head) and wpe frozen.", Code("est-code-freeze_embeddings"), Changes, TRAINING, NANOGPT;
+    lora_rank: Whole, "", "LoRA rank; 0 means no adapters.", Code("est-code-lora"), Changes, TRAINING, NANOGPT;
+    lora_targets: Names, "", "The Linear layers LoRA adapts.", Code("est-code-lora"), Changes, TRAINING, NANOGPT;
+    model: Model, "", "A Hugging Face model to train (or, with phase generate, to generate with) instead of nanoGPT's: an id of vramdoc's model catalog (data/models) or a config.json path.", Surroundings, Changes, BOTH, ALL;
 }
 
 /// The row of `name`.
@@ -473,10 +474,10 @@ impl Scenario {
 
     /// Builds a scenario from a YAML mapping of keys (the rest keep nanoGPT's defaults).
     pub fn from_yaml(v: &yaml_serde::Value) -> Result<Scenario, ScenarioError> {
-        use yaml_serde::Value;
+        use yaml_serde::Value as Yaml;
         let map = match v {
-            Value::Mapping(map) => map,
-            Value::Null => return Ok(Scenario::default()),
+            Yaml::Mapping(map) => map,
+            Yaml::Null => return Ok(Scenario::default()),
             _ => {
                 return Err(ScenarioError::general(
                     "a scenario must be a mapping of keys such as `n_layer: 6`",
@@ -528,11 +529,11 @@ mod tests {
             let mut s = Scenario::default();
             let shown = k.value(&defaults).to_string();
             let lit = match k.value(&defaults) {
-                Value::Whole(n) => Literal::Int(n as i64),
-                Value::Flag(b) => Literal::Bool(b),
-                Value::Float(x) => Literal::Float(x),
-                Value::Text(t) => Literal::Str(t.into_owned()),
-                Value::Unset => Literal::None,
+                KeyValue::Whole(n) => Literal::Int(n as i64),
+                KeyValue::Flag(b) => Literal::Bool(b),
+                KeyValue::Float(x) => Literal::Float(x),
+                KeyValue::Text(t) => Literal::Str(t.into_owned()),
+                KeyValue::Unset => Literal::None,
             };
             s.set(k.name, lit)
                 .unwrap_or_else(|e| panic!("{}: {e}", k.name));

@@ -4,6 +4,7 @@
 
 mod artifacts;
 pub(crate) mod catalog;
+pub mod families;
 pub(crate) mod input;
 pub mod keys;
 pub mod literal;

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use super::artifacts::{self, CHECKPOINT_KEYS};
 use super::keys::KEYS;
-use super::pyconfig::{Origin, Session};
+use super::pyconfig::{Session, ValueOrigin};
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{InitFrom, Literal, Phase, Sampling, Scenario, GPT2_VOCAB};
 
@@ -54,11 +54,11 @@ pub(crate) fn is_sample_setting(name: &str) -> bool {
 
 /// Where the Python file just read, if it is nanoGPT's `sample.py`, set one of sample.py's own
 /// settings (call after each Python file: the origin is then that file's line).
-pub(crate) fn sample_script(session: &Session<'_>) -> Option<Origin> {
+pub(crate) fn sample_script(session: &Session<'_>) -> Option<ValueOrigin> {
     SAMPLING_ONLY
         .iter()
         .filter_map(|k| session.origins.get(*k))
-        .find(|o| matches!(o, Origin::File { .. }))
+        .find(|o| matches!(o, ValueOrigin::File { .. }))
         .cloned()
 }
 
@@ -79,7 +79,7 @@ fn sample_defaults() -> [(&'static str, Literal); 2] {
 pub(crate) fn settle_phase(
     session: &mut Session<'_>,
     scenario: &mut Scenario,
-    sample_file: Option<&Origin>,
+    sample_file: Option<&ValueOrigin>,
     python_files: &[std::path::PathBuf],
 ) -> Result<(), Vec<Diagnostic>> {
     let mut errors = Vec::new();

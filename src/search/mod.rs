@@ -27,7 +27,7 @@ mod page;
 mod part;
 mod synonyms;
 
-pub(crate) use page::{Collector, Head, Section};
+pub(crate) use page::{Collector, Head, SearchSection};
 pub(crate) use part::{index_part, previous_sections, Doc};
 
 use unicode_normalization::char::is_combining_mark;

@@ -27,7 +27,7 @@ const MAX_WEIGHT: u32 = 60;
 /// A section of a page: its heading and anchor (both empty for the text before the first
 /// heading), its terms with their weights and the start of its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Section {
+pub(crate) struct SearchSection {
     pub(crate) heading: String,
     pub(crate) anchor: String,
     pub(crate) weights: HashMap<String, u32>,
@@ -35,9 +35,9 @@ pub(crate) struct Section {
     pub(crate) excerpt: String,
 }
 
-impl Section {
-    pub(crate) fn new(heading: String, anchor: String) -> Section {
-        Section {
+impl SearchSection {
+    pub(crate) fn new(heading: String, anchor: String) -> SearchSection {
+        SearchSection {
             heading,
             anchor,
             weights: HashMap::default(),
@@ -95,7 +95,7 @@ pub(crate) struct Head<'a> {
 /// [`Collector::event`]); [`Collector::finish`] gives each section its heading's rendered id.
 pub(crate) struct Collector {
     groups: Vec<IndexedGroup>,
-    sections: Vec<Section>,
+    sections: Vec<SearchSection>,
     /// The text of the heading being read, if one is.
     heading: Option<String>,
     /// Body text not yet added to the last section.
@@ -106,7 +106,7 @@ impl Collector {
     /// A collector for a page in `lang`, its first section holding `head`.
     pub(crate) fn new(lang: &str, head: &Head<'_>) -> Collector {
         let groups = synonyms::groups(lang);
-        let mut first = Section::new(String::new(), String::new());
+        let mut first = SearchSection::new(String::new(), String::new());
         first.add(head.title, TITLE_WEIGHT, &groups);
         first.add(head.slug, TITLE_WEIGHT, &groups);
         first.add(head.description.unwrap_or(""), DESCRIPTION_WEIGHT, &groups);
@@ -129,7 +129,7 @@ impl Collector {
             }
             Event::End(TagEnd::Heading(_)) => {
                 if let Some(words) = self.heading.take() {
-                    let mut s = Section::new(words.trim().to_string(), String::new());
+                    let mut s = SearchSection::new(words.trim().to_string(), String::new());
                     let heading = s.heading.clone();
                     s.add(&heading, HEADING_WEIGHT, &self.groups);
                     self.sections.push(s);
@@ -154,7 +154,7 @@ impl Collector {
     }
 
     /// The page's sections; `ids` are the ids the renderer gave its headings, in order.
-    pub(crate) fn finish(mut self, ids: &[&str]) -> Vec<Section> {
+    pub(crate) fn finish(mut self, ids: &[&str]) -> Vec<SearchSection> {
         self.flush();
         for (s, id) in self.sections.iter_mut().skip(1).zip(ids) {
             s.anchor = id.to_string();

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 
-use super::page::Section;
+use super::page::SearchSection;
 use super::synonyms;
 
 /// Format version of the index object (`v`), checked by the script.
@@ -23,7 +23,7 @@ pub(crate) struct Doc<'a> {
     pub(crate) slug: &'a str,
     pub(crate) title: &'a str,
     pub(crate) description: Option<&'a str>,
-    pub(crate) sections: &'a [Section],
+    pub(crate) sections: &'a [SearchSection],
 }
 
 /// One part of the index, as written to its file (pushed onto `window.vramdocSearch`).
@@ -134,16 +134,16 @@ pub(crate) fn index_part(
 
 /// The sections of each page (by slug) of a part's previous file, exactly as [`index_part`] was
 /// given them; `None` when the file is not one this version writes.
-pub(crate) fn previous_sections(bytes: &[u8]) -> Option<HashMap<String, Vec<Section>>> {
+pub(crate) fn previous_sections(bytes: &[u8]) -> Option<HashMap<String, Vec<SearchSection>>> {
     let json = (bytes.strip_prefix(PREFIX.as_bytes()))?.strip_suffix(SUFFIX.as_bytes())?;
     let written: Written = serde_json::from_slice(json).ok()?;
     if written.v != VERSION {
         return None;
     }
-    let mut sections: Vec<Section> = (written.sections.iter())
-        .map(|(_, heading, anchor, excerpt)| Section {
+    let mut sections: Vec<SearchSection> = (written.sections.iter())
+        .map(|(_, heading, anchor, excerpt)| SearchSection {
             excerpt: excerpt.clone(),
-            ..Section::new(heading.clone(), anchor.clone())
+            ..SearchSection::new(heading.clone(), anchor.clone())
         })
         .collect();
     for (term, list) in written.terms {
@@ -158,7 +158,7 @@ pub(crate) fn previous_sections(bytes: &[u8]) -> Option<HashMap<String, Vec<Sect
             s.weights.insert(term.clone(), u32::try_from(weight).ok()?);
         }
     }
-    let mut pages: HashMap<String, Vec<Section>> = HashMap::default();
+    let mut pages: HashMap<String, Vec<SearchSection>> = HashMap::default();
     for ((doc, ..), section) in written.sections.iter().zip(sections) {
         let (_, link, _) = written.docs.get(*doc as usize)?;
         let slug = link.strip_suffix("/index.html")?;
@@ -171,8 +171,8 @@ pub(crate) fn previous_sections(bytes: &[u8]) -> Option<HashMap<String, Vec<Sect
 mod tests {
     use super::*;
 
-    fn section(heading: &str, anchor: &str, terms: &[(&str, u32)], excerpt: &str) -> Section {
-        let mut s = Section::new(heading.into(), anchor.into());
+    fn section(heading: &str, anchor: &str, terms: &[(&str, u32)], excerpt: &str) -> SearchSection {
+        let mut s = SearchSection::new(heading.into(), anchor.into());
         s.weights = terms.iter().map(|(t, w)| (t.to_string(), *w)).collect();
         s.excerpt = excerpt.into();
         s

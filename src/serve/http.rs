@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::PoisonError;
 
 use super::files::{self, Target};
-use super::server::{Reply, Request};
+use super::server::{HttpRequest, Reply};
 use super::{inject, Shared};
 
 /// The prefix of the server's own endpoints.
@@ -21,7 +21,7 @@ pub(crate) enum Answer {
 }
 
 /// Decides the answer to `request`.
-pub(crate) fn route(request: &Request, shared: &Shared) -> Answer {
+pub(crate) fn route(request: &HttpRequest, shared: &Shared) -> Answer {
     if let Some(host) = &request.host {
         if !is_local_host(host, shared.port) {
             return Answer::Reply(text(

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 #[cfg(test)]
-use state::Status;
+use state::ServeStatus;
 
 use crate::diagnostics::{self, Diagnostic};
 use crate::site::{self, BuildOptions};
@@ -149,7 +149,7 @@ impl Server {
 
     /// The latest build's outcome.
     #[cfg(test)]
-    pub(crate) fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> ServeStatus {
         self.shared.state.snapshot()
     }
 

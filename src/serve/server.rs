@@ -55,7 +55,7 @@ impl Reply {
 
 /// One parsed request line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Request {
+pub(crate) struct HttpRequest {
     /// `GET`, `HEAD`, ...
     pub(crate) method: String,
     /// The request target as sent (path and query).
@@ -136,7 +136,7 @@ fn serve_connection(stream: TcpStream, shared: &Arc<Shared>) {
 
 /// Reads and parses the request head; `Err(Some(reply))` for a malformed request, `Err(None)`
 /// when the client went away.
-fn read_request(stream: &TcpStream) -> Result<Request, Option<Reply>> {
+fn read_request(stream: &TcpStream) -> Result<HttpRequest, Option<Reply>> {
     let bad = |msg: &str| {
         Some(Reply::new(
             400,
@@ -188,7 +188,7 @@ fn read_request(stream: &TcpStream) -> Result<Request, Option<Reply>> {
 }
 
 /// Parses `METHOD TARGET HTTP/1.x`.
-pub(crate) fn parse_request_line(line: &str) -> Option<Request> {
+pub(crate) fn parse_request_line(line: &str) -> Option<HttpRequest> {
     let mut parts = line.trim_end_matches(['\r', '\n']).split(' ');
     let (method, target, version) = (parts.next()?, parts.next()?, parts.next()?);
     if parts.next().is_some()
@@ -199,7 +199,7 @@ pub(crate) fn parse_request_line(line: &str) -> Option<Request> {
     {
         return None;
     }
-    Some(Request {
+    Some(HttpRequest {
         method: method.to_owned(),
         target: target.to_owned(),
         host: None,
@@ -247,7 +247,7 @@ mod tests {
     fn request_lines() {
         assert_eq!(
             parse_request_line("GET /en/?x=1 HTTP/1.1\r\n"),
-            Some(Request {
+            Some(HttpRequest {
                 method: "GET".into(),
                 target: "/en/?x=1".into(),
                 host: None,

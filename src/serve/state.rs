@@ -13,7 +13,7 @@ use crate::diagnostics::Diagnostic;
 
 /// What `/__vramdoc/status` answers: `{version, ok, errors: [..]}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct Status {
+pub(crate) struct ServeStatus {
     /// Counts builds since the server started (the first build is 1).
     pub(crate) version: u64,
     /// False when the latest build failed (the previous output is still served).
@@ -35,7 +35,7 @@ pub(crate) struct StatusError {
     pub(crate) text: String,
 }
 
-impl Status {
+impl ServeStatus {
     /// The status as one line of JSON (the form server-sent events need).
     pub(crate) fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| {
@@ -50,7 +50,7 @@ impl Status {
 
 #[derive(Debug)]
 struct Inner {
-    status: Status,
+    status: ServeStatus,
     stopped: bool,
 }
 
@@ -66,7 +66,7 @@ impl BuildState {
     pub(crate) fn new() -> Self {
         BuildState {
             inner: Mutex::new(Inner {
-                status: Status {
+                status: ServeStatus {
                     version: 0,
                     ok: true,
                     errors: Vec::new(),
@@ -82,7 +82,7 @@ impl BuildState {
     }
 
     /// The current status.
-    pub(crate) fn snapshot(&self) -> Status {
+    pub(crate) fn snapshot(&self) -> ServeStatus {
         self.lock().status.clone()
     }
 
@@ -118,7 +118,7 @@ impl BuildState {
 
     /// Waits until the version differs from `seen`, the server stops, or `timeout` passes.
     /// Returns the new status, or `None` on timeout or stop (check [`BuildState::stopped`]).
-    pub(crate) fn wait_change(&self, seen: u64, timeout: Duration) -> Option<Status> {
+    pub(crate) fn wait_change(&self, seen: u64, timeout: Duration) -> Option<ServeStatus> {
         let guard = self.lock();
         let (guard, _) = self
             .changed

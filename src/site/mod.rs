@@ -376,7 +376,7 @@ fn plan_build(
         Some(paths) => plan::Scan::Only(paths),
         None => plan::Scan::Everything,
     };
-    let request = plan::Request {
+    let request = plan::PlanRequest {
         root: &opts.root,
         out: &opts.out,
         purpose: plan::Purpose::Build,

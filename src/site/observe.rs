@@ -16,7 +16,7 @@ use std::time::SystemTime;
 
 use rayon::prelude::*;
 
-use super::request::{Previous, Request, Scan};
+use super::request::{PlanRequest, Previous, Scan};
 use super::scan::{changed_guides, known_folders, ContentDir, FolderMeta};
 use super::store::{Closed, Context};
 use super::SiteContext;
@@ -40,7 +40,7 @@ pub(super) struct Observed<'a> {
 /// remembers its manifest), only the guides it reported are looked at.
 pub(super) fn observe<'a>(
     site: &SiteContext,
-    request: &Request<'a>,
+    request: &PlanRequest<'a>,
     previous: impl FnOnce() -> Previous + Send,
     content_dir: &ContentDir,
     context: &Context,

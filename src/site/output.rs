@@ -33,7 +33,7 @@ const REPLACED: &str = ".vramdoc-replaced";
 
 /// One change made to the output folder, as needed to undo it.
 #[derive(Debug)]
-enum Change {
+enum OutputChange {
     /// A file moved in at `rel`; what was there before is at `backup`.
     MovedIn {
         rel: String,
@@ -54,7 +54,7 @@ pub(crate) struct Staging {
     dir: PathBuf,
     committed: bool,
     /// Changes made to `out` so far, oldest first.
-    journal: Mutex<Vec<Change>>,
+    journal: Mutex<Vec<OutputChange>>,
     /// How many times each output path was set aside (see [`Staging::set_aside`]).
     aside: Mutex<HashMap<String, usize>>,
 }
@@ -163,7 +163,7 @@ impl Staging {
             }
             return Err(cannot(e));
         }
-        self.journal(Change::MovedIn {
+        self.journal(OutputChange::MovedIn {
             rel: rel.to_string(),
             backup,
         });
@@ -188,7 +188,7 @@ impl Staging {
                 .with_help("make the output folder writable, or remove it and build again")
         };
         let backup = self.set_aside(&path, rel).map_err(cannot)?;
-        self.journal(Change::Removed {
+        self.journal(OutputChange::Removed {
             rel: rel.to_string(),
             backup,
         });
@@ -197,7 +197,7 @@ impl Staging {
             if d == self.out || std::fs::remove_dir(d).is_err() {
                 break;
             }
-            self.journal(Change::RemovedDir(d.to_path_buf()));
+            self.journal(OutputChange::RemovedDir(d.to_path_buf()));
             dir = d.parent();
         }
         Ok(())
@@ -218,7 +218,7 @@ impl Staging {
         let mut failed = Vec::new();
         for change in changes.into_iter().rev() {
             let undone = match &change {
-                Change::MovedIn { rel, backup } => {
+                OutputChange::MovedIn { rel, backup } => {
                     let at = self.out.join(rel);
                     match backup {
                         Some(b) => std::fs::rename(b, &at),
@@ -226,14 +226,14 @@ impl Staging {
                     }
                     .map_err(|e| format!("{}: {e}", at.display()))
                 }
-                Change::Removed { rel, backup } => {
+                OutputChange::Removed { rel, backup } => {
                     let at = self.out.join(rel);
                     std::fs::rename(backup, &at).map_err(|e| format!("{}: {e}", at.display()))
                 }
-                Change::MadeDir(d) => {
+                OutputChange::MadeDir(d) => {
                     std::fs::remove_dir(d).map_err(|e| format!("{}: {e}", d.display()))
                 }
-                Change::RemovedDir(d) => {
+                OutputChange::RemovedDir(d) => {
                     std::fs::create_dir(d).map_err(|e| format!("{}: {e}", d.display()))
                 }
             };
@@ -320,7 +320,7 @@ impl Staging {
         }
         for p in missing.into_iter().rev() {
             std::fs::create_dir(&p)?;
-            self.journal(Change::MadeDir(p));
+            self.journal(OutputChange::MadeDir(p));
         }
         Ok(())
     }
@@ -352,7 +352,7 @@ impl Staging {
         Ok(backup)
     }
 
-    fn journal(&self, change: Change) {
+    fn journal(&self, change: OutputChange) {
         self.journal
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -29,7 +29,7 @@ pub(super) struct Body {
     pub(super) charts: Vec<(String, Vec<u8>)>,
     pub(super) headings: Vec<markdown::Heading>,
     pub(super) warnings: Vec<Diagnostic>,
-    pub(super) sections: Vec<search::Section>,
+    pub(super) sections: Vec<search::SearchSection>,
 }
 
 /// Expands `page`'s `body` (the page's own, or a translation's with notices spliced in; raw HTML
@@ -136,7 +136,7 @@ pub(super) fn render_body(
 struct Pass {
     expanded: Expanded,
     rendered: RenderedMarkdown,
-    sections: Vec<search::Section>,
+    sections: Vec<search::SearchSection>,
     /// What the render's parse saw of the expanded text (of `text` itself when it has no `{{`).
     watch: SourceWatch,
 }

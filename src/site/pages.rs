@@ -21,7 +21,7 @@ use crate::translations::sections::of_page;
 pub(crate) struct Rendered {
     pub(crate) files: Vec<(String, Vec<u8>)>,
     pub(crate) warnings: Vec<Diagnostic>,
-    pub(crate) sections: Vec<search::Section>,
+    pub(crate) sections: Vec<search::SearchSection>,
 }
 
 /// A link to the same page in another language (or the same one, `current`).

@@ -19,7 +19,7 @@ use super::manifest::{
 };
 use super::model::{page_prefix, JobId, RecordsEntry, Removed};
 use super::observe::{observe, Observed};
-pub(crate) use super::request::{Previous, Purpose, Request, Scan};
+pub(crate) use super::request::{PlanRequest, Previous, Purpose, Scan};
 use super::scan::{
     read_guide, ContentDir, FolderMeta, GuideRead, KeptText, ReadOnce, Scanned, Source,
 };
@@ -226,7 +226,7 @@ impl Plan {
 /// statted; [`Previous::Nothing`] renders everything).
 pub(crate) fn plan(
     site: &SiteContext,
-    request: &Request<'_>,
+    request: &PlanRequest<'_>,
     previous: impl FnOnce() -> Previous + Send,
 ) -> Result<Plan, Vec<Diagnostic>> {
     let content_dir = ContentDir::open(request.root);

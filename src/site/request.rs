@@ -43,7 +43,7 @@ pub(crate) enum Purpose {
 
 /// What to plan: which site, against which output folder, how, and when.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Request<'a> {
+pub(crate) struct PlanRequest<'a> {
     /// The site root.
     pub(crate) root: &'a Path,
     /// The output folder.

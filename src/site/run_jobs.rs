@@ -18,13 +18,13 @@ use super::store::part_of;
 use super::SiteContext;
 use crate::diagnostics::Diagnostic;
 use crate::expand::GuideData;
-use crate::search::{self, Section};
+use crate::search::{self, SearchSection};
 
 /// A rendered job's manifest entry and warnings, or its errors.
 type JobResult = Result<(JobEntry, Vec<Diagnostic>), Vec<Diagnostic>>;
 
 /// A rendered job's manifest entry and warnings.
-type Rendered = (JobEntry, Vec<Diagnostic>);
+type RenderedJob = (JobEntry, Vec<Diagnostic>);
 
 /// A search part: its language and number.
 type Part = (String, usize);
@@ -65,7 +65,7 @@ fn render_jobs(
     out: Option<&Path>,
     selected: &[usize],
     progress: &indicatif::ProgressBar,
-) -> (Vec<(usize, Rendered)>, Vec<Diagnostic>) {
+) -> (Vec<(usize, RenderedJob)>, Vec<Diagnostic>) {
     let (searches, mut pages): (Vec<usize>, Vec<usize>) = (selected.iter())
         .partition(|&&i| matches!(plan.jobs[i].kind, JobKind::Site(SiteJob::Search(..))));
     let parts: BTreeSet<Part> = (searches.iter())
@@ -75,13 +75,13 @@ fn render_jobs(
         })
         .collect();
     let rendering: BTreeSet<usize> = pages.iter().copied().collect();
-    let kept: Vec<(Part, Option<Previous>)> = (parts.par_iter())
+    let kept: Vec<(Part, Option<PreviousSections>)> = (parts.par_iter())
         .map(|part| {
             let previous = previous_part(plan, part, out, &rendering);
             (part.clone(), previous)
         })
         .collect();
-    let mut previous: BTreeMap<Part, Previous> = BTreeMap::new();
+    let mut previous: BTreeMap<Part, PreviousSections> = BTreeMap::new();
     for (part, p) in kept {
         match p {
             Some(p) => {
@@ -125,7 +125,7 @@ fn render_jobs(
     let previous = &previous;
     let done: Vec<Vec<(usize, JobResult)>> = (groups.into_par_iter())
         .map(|(part, jobs)| {
-            let rendered: Vec<(usize, JobResult, Vec<Section>)> = (jobs.par_iter())
+            let rendered: Vec<(usize, JobResult, Vec<SearchSection>)> = (jobs.par_iter())
                 .map(|&i| {
                     let (r, sections) =
                         run_job(site, plan, &plan.jobs[i], data, staging, &|_| None);
@@ -133,7 +133,7 @@ fn render_jobs(
                     (i, r, sections)
                 })
                 .collect();
-            let mut fresh = Previous::default();
+            let mut fresh = PreviousSections::default();
             let mut results = Vec::with_capacity(rendered.len() + 1);
             let mut failed = false;
             for (i, r, sections) in rendered {
@@ -171,7 +171,7 @@ fn render_jobs(
 }
 
 /// The sections a part's previous file holds, by slug.
-type Previous = rustc_hash::FxHashMap<String, Vec<Section>>;
+type PreviousSections = rustc_hash::FxHashMap<String, Vec<SearchSection>>;
 
 /// The sections of the pages of search part `part` that do not render (`rendering`), from the
 /// part's previous file under `out`: `Some` (empty when every page renders), or `None` when a
@@ -181,7 +181,7 @@ fn previous_part(
     (lang, part): &Part,
     out: Option<&Path>,
     rendering: &BTreeSet<usize>,
-) -> Option<Previous> {
+) -> Option<PreviousSections> {
     let missing: Vec<&str> = page_jobs_of(plan, &(lang.clone(), *part))
         .filter(|i| !rendering.contains(i))
         .filter_map(|i| match plan.jobs[i].kind {
@@ -190,7 +190,7 @@ fn previous_part(
         })
         .collect();
     if missing.is_empty() {
-        return Some(Previous::default());
+        return Some(PreviousSections::default());
     }
     let bytes = std::fs::read(out?.join(search::part_path(lang, *part))).ok()?;
     let previous = search::previous_sections(&bytes)?;
@@ -249,8 +249,8 @@ fn run_job<'s>(
     job: &Job,
     data: &GuideDatas<'_>,
     staging: &output::Staging,
-    sections: &dyn Fn(&str) -> Option<&'s [Section]>,
-) -> (JobResult, Vec<Section>) {
+    sections: &dyn Fn(&str) -> Option<&'s [SearchSection]>,
+) -> (JobResult, Vec<SearchSection>) {
     let mut page_sections = Vec::new();
     let r = write_job(site, plan, job, data, staging, sections, &mut page_sections);
     (r, page_sections)
@@ -262,8 +262,8 @@ fn write_job<'s>(
     job: &Job,
     data: &GuideDatas<'_>,
     staging: &output::Staging,
-    sections: &dyn Fn(&str) -> Option<&'s [Section]>,
-    page_sections: &mut Vec<Section>,
+    sections: &dyn Fn(&str) -> Option<&'s [SearchSection]>,
+    page_sections: &mut Vec<SearchSection>,
 ) -> JobResult {
     let many = |r: Result<Vec<sitewide::File>, Diagnostic>| {
         r.map(|f| (f, Vec::new())).map_err(|e| vec![e])

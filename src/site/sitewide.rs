@@ -20,8 +20,9 @@ use crate::search;
 /// A rendered file: relative path and bytes.
 pub(crate) type File = (String, Vec<u8>);
 
+/// One guide as a language's index, Atom feed and not-found page list it (the templates' `guides`).
 #[derive(Serialize)]
-struct GuideEntry<'a> {
+struct IndexGuide<'a> {
     title: &'a str,
     href: String,
     date: Option<&'a str>,
@@ -56,9 +57,9 @@ pub(crate) fn language_index(
     let langs: Vec<&str> = site.config.languages.iter().map(String::as_str).collect();
     let entries = index_order(plan, lang);
     let status = super::status_page::status_page(site, plan, lang, &index_sources(plan, lang))?;
-    let guides: Vec<GuideEntry<'_>> = entries
+    let guides: Vec<IndexGuide<'_>> = entries
         .iter()
-        .map(|s| GuideEntry {
+        .map(|s| IndexGuide {
             title: s.title,
             href: format!("{}/index.html", s.slug),
             date: s.date,
@@ -113,12 +114,12 @@ pub(crate) fn language_index(
 /// file, because browsers refuse `fetch()` from `file://` pages.
 fn guide_list_script(entries: &[Listed<'_>]) -> Vec<u8> {
     #[derive(Serialize)]
-    struct Entry<'a> {
+    struct ScriptEntry<'a> {
         s: &'a str,
         t: &'a str,
     }
-    let list: Vec<Entry<'_>> = (entries.iter())
-        .map(|e| Entry {
+    let list: Vec<ScriptEntry<'_>> = (entries.iter())
+        .map(|e| ScriptEntry {
             s: e.slug,
             t: e.title,
         })
@@ -197,7 +198,7 @@ pub(crate) fn search_index<'s>(
     plan: &Plan,
     lang: &str,
     part: usize,
-    sections: impl Fn(&str) -> Option<&'s [search::Section]>,
+    sections: impl Fn(&str) -> Option<&'s [search::SearchSection]>,
 ) -> Result<Vec<File>, Diagnostic> {
     let sources = search_sources(plan, lang, part);
     let mut docs = Vec::with_capacity(sources.len());

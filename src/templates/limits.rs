@@ -54,14 +54,14 @@ impl Exceeded {
 
 /// The budget of the render running on this thread.
 #[derive(Clone, Copy)]
-struct Budget {
+struct RenderBudget {
     range_left: u64,
     deadline: Instant,
     exceeded: Option<Exceeded>,
 }
 
 thread_local! {
-    static BUDGET: Cell<Option<Budget>> = const { Cell::new(None) };
+    static BUDGET: Cell<Option<RenderBudget>> = const { Cell::new(None) };
 }
 
 /// Runs `render` (one template render into the given writer) with a fresh budget; returns its
@@ -70,7 +70,7 @@ pub(crate) fn with_budget<T>(
     render: impl FnOnce(&mut LimitedWriter) -> T,
 ) -> (T, Vec<u8>, Option<Exceeded>) {
     let before = BUDGET.with(|b| {
-        b.replace(Some(Budget {
+        b.replace(Some(RenderBudget {
             range_left: MAX_RANGE_VALUES,
             deadline: Instant::now() + MAX_TIME,
             exceeded: None,

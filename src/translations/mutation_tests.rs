@@ -26,14 +26,14 @@ struct Edit {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Line {
+enum TextLine {
     Prose,
     Item,
     Code,
     Other,
 }
 
-fn classify(lines: &[&str]) -> Vec<Line> {
+fn classify(lines: &[&str]) -> Vec<TextLine> {
     let mut fence = false;
     lines
         .iter()
@@ -41,21 +41,21 @@ fn classify(lines: &[&str]) -> Vec<Line> {
             let t = l.trim_start();
             if t.starts_with("```") {
                 fence = !fence;
-                return Line::Other;
+                return TextLine::Other;
             }
             if fence {
                 return if t.is_empty() {
-                    Line::Other
+                    TextLine::Other
                 } else {
-                    Line::Code
+                    TextLine::Code
                 };
             }
             if t.is_empty() || t.starts_with('#') || t.starts_with('|') || t.starts_with("{{") {
-                Line::Other
+                TextLine::Other
             } else if item_marker(l).is_some() {
-                Line::Item
+                TextLine::Item
             } else {
-                Line::Prose
+                TextLine::Prose
             }
         })
         .collect()
@@ -162,7 +162,7 @@ fn edits_of(file: &str) -> Vec<Edit> {
         let line = lines[n];
         let at = |what: &str| format!("{what} at line {}", n + 1);
         match kind {
-            Line::Prose | Line::Item => {
+            TextLine::Prose | TextLine::Item => {
                 let words = tokens(line, false);
                 for &(a, b) in [words.first(), words.last()].into_iter().flatten() {
                     let new = format!("{}{}zz{}", &line[..a], &line[a..b], &line[b..]);
@@ -211,7 +211,7 @@ fn edits_of(file: &str) -> Vec<Edit> {
                     }
                 }
             }
-            Line::Code => {
+            TextLine::Code => {
                 push(
                     at("a code line"),
                     replace_line(file, n, &format!("{line}x")),
@@ -225,15 +225,15 @@ fn edits_of(file: &str) -> Vec<Edit> {
                     file,
                 );
             }
-            Line::Other => {}
+            TextLine::Other => {}
         }
-        let next_is_end = kinds.get(k + 1).is_none_or(|x| *x != Line::Item);
-        if *kind == Line::Item && next_is_end {
+        let next_is_end = kinds.get(k + 1).is_none_or(|x| *x != TextLine::Item);
+        if *kind == TextLine::Item && next_is_end {
             let marker = &line[..item_marker(line).unwrap_or(0)];
             let added = format!("{line}\n{marker}An added item.");
             push(at("a list item"), replace_line(file, n, &added), true, file);
         }
-        if *kind == Line::Prose && kinds.get(k + 1) == Some(&Line::Other) {
+        if *kind == TextLine::Prose && kinds.get(k + 1) == Some(&TextLine::Other) {
             push(
                 at("blank line"),
                 replace_line(file, n, &format!("{line}\n")),

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use crate::diagnostics::Diagnostic;
 use crate::site::manifest::Digest;
-use crate::yaml_input::{Positions, Seg};
+use crate::yaml_input::{Seg, YamlPositions};
 
 /// The records file's name inside a guide folder.
 pub(crate) const RECORDS_FILE: &str = "translations.yaml";
@@ -61,7 +61,7 @@ pub(crate) fn parse(text: &str, shown: &Path) -> Result<Records, Diagnostic> {
         for (id, r) in sections {
             let hash = parse_digest(&r.hash).ok_or_else(|| {
                 let path = [Seg::key(&lang), Seg::key(&id), Seg::key("hash")];
-                let at = Positions::of(text).value(&path);
+                let at = YamlPositions::of(text).value(&path);
                 let line = at.map_or(1, |(line, _)| line);
                 located(
                     format!(

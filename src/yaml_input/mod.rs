@@ -6,7 +6,7 @@ mod positions;
 
 use yaml_serde::Value as Yaml;
 
-pub(crate) use positions::{Positions, Seg};
+pub(crate) use positions::{Seg, YamlPositions};
 
 /// The most `[` and `{` a whole YAML file a user gives (a command-line scenario, standard input,
 /// a GPU catalog) may contain: enough for any scenario or catalog written in flow style, few
@@ -137,7 +137,7 @@ pub(crate) struct Located {
     /// The value, as [`parse_located`] reads it.
     pub(crate) value: Yaml,
     /// Where its keys and values are.
-    pub(crate) at: Positions,
+    pub(crate) at: YamlPositions,
 }
 
 /// [`parse_located`], with the positions of the document's keys and values.
@@ -145,7 +145,7 @@ pub(crate) fn parse_positioned(yaml: &str) -> Result<Located, YamlError> {
     let value = parse_located(yaml)?;
     Ok(Located {
         value,
-        at: Positions::of(yaml),
+        at: YamlPositions::of(yaml),
     })
 }
 

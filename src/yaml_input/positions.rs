@@ -34,7 +34,7 @@ pub(crate) type Pos = (usize, usize);
 
 /// The positions of a document's keys and values, by path.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Positions {
+pub(crate) struct YamlPositions {
     keys: HashMap<Vec<Seg>, Pos>,
     values: HashMap<Vec<Seg>, Pos>,
 }
@@ -47,16 +47,16 @@ enum Frame {
     Seq { next: usize },
 }
 
-impl Positions {
+impl YamlPositions {
     /// Reads the positions of `yaml`'s first document (empty when it does not parse, or uses a
     /// mapping or sequence as a key).
-    pub(crate) fn of(yaml: &str) -> Positions {
-        let mut out = Positions::default();
+    pub(crate) fn of(yaml: &str) -> YamlPositions {
+        let mut out = YamlPositions::default();
         let mut path: Vec<Seg> = Vec::new();
         let mut stack: Vec<Frame> = Vec::new();
         for item in Parser::new_from_str(yaml) {
             let Ok((event, span)) = item else {
-                return Positions::default();
+                return YamlPositions::default();
             };
             let pos = (span.start.line(), span.start.col() + 1);
             let (scalar, opens) = match event {
@@ -131,7 +131,7 @@ mod tests {
     #[test]
     fn keys_values_and_items_are_located() {
         let yaml = "title: x\nscenario:\n  n_layer: 6\n  \"n_head\": 4\nvariants:\n  - id: a\n    set: {batch_size: 8}\n  - {id: b}\nlist: [1, 2]\n";
-        let p = Positions::of(yaml);
+        let p = YamlPositions::of(yaml);
         let k = Seg::key;
         assert_eq!(p.key(&[k("title")]), Some((1, 1)));
         assert_eq!(p.key(&[k("scenario"), k("n_layer")]), Some((3, 3)));
@@ -150,7 +150,7 @@ mod tests {
     #[test]
     fn aliases_are_located_where_written_and_not_expanded() {
         let yaml = "a: &x {b: 1}\nc: *x\nd:\n  <<: *x\n  e: 2\n";
-        let p = Positions::of(yaml);
+        let p = YamlPositions::of(yaml);
         assert_eq!(p.value(&[Seg::key("c")]), Some((2, 4)));
         assert_eq!(p.key(&[Seg::key("d"), Seg::key("e")]), Some((5, 3)));
         assert_eq!(p.key(&[Seg::key("c"), Seg::key("b")]), None);
@@ -158,6 +158,6 @@ mod tests {
 
     #[test]
     fn what_does_not_parse_has_no_positions() {
-        assert_eq!(Positions::of("a: [1\n").key(&[Seg::key("a")]), None);
+        assert_eq!(YamlPositions::of("a: [1\n").key(&[Seg::key("a")]), None);
     }
 }

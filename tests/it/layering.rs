@@ -203,3 +203,53 @@ fn the_layers_below_the_commands_print_nothing() {
         problems.join("\n")
     );
 }
+
+/// The name a line defines, if it defines a type: a struct, enum or trait anywhere, or a type
+/// alias at the top level of a module (an indented `type` is an impl's associated type, such as
+/// `type Output`, or an alias local to a function).
+fn defined_type(line: &str) -> Option<&str> {
+    let top = !line.starts_with(char::is_whitespace);
+    let mut rest = line.trim_start();
+    if let Some(r) = rest.strip_prefix("pub") {
+        rest = match r.strip_prefix('(') {
+            Some(r) => r.split_once(") ")?.1,
+            None => r.strip_prefix(' ')?,
+        };
+    }
+    let (kw, r) = rest.split_once(' ')?;
+    if !(matches!(kw, "struct" | "enum" | "trait") || (kw == "type" && top)) {
+        return None;
+    }
+    let end = r
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(r.len());
+    Some(&r[..end]).filter(|n| n.starts_with(|c: char| c.is_ascii_uppercase()))
+}
+
+/// One type per concept: no two types of the crate share a name (two `Value`s or `Request`s
+/// meant four different things before; each is named for what it holds).
+#[test]
+fn every_type_name_means_one_type() {
+    let mut seen: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    let files = sources();
+    for (path, text) in &files {
+        for (i, line) in text.lines().enumerate() {
+            if let Some(name) = defined_type(code(line)) {
+                seen.entry(name)
+                    .or_default()
+                    .push(format!("{path}:{}", i + 1));
+            }
+        }
+    }
+    assert!(seen.len() > 300, "too few types found: {}", seen.len());
+    let twice: Vec<String> = seen
+        .iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(name, at)| format!("{name}: {}", at.join(", ")))
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "names given to several types:\n{}",
+        twice.join("\n")
+    );
+}

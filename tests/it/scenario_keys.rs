@@ -2,8 +2,8 @@
 //! `scenario` object, `estimate --help`, the README's key table, the setters and the Python
 //! config reader all follow.
 
-use vramdoc::estimate::{Literal, Scenario};
-use vramdoc::scenario::keys::{self, NanoGpt, KEYS};
+use vramdoc::estimate::{estimate_model, Architecture, Family, GpuCatalog, Literal, Scenario};
+use vramdoc::scenario::keys::{self, Families, Kind, NanoGpt, KEYS};
 
 use crate::support::SiteTest;
 
@@ -197,4 +197,134 @@ fn a_key_error_is_located_where_the_yaml_parser_saw_the_key() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(run.stderr.contains("s.yaml:4:3"), "{}", run.stderr);
     assert!(run.stderr.contains("n_head"), "{}", run.stderr);
+}
+
+/// Values of a kind to try in place of a key's default, for the families test.
+fn other_values(kind: Kind) -> Vec<Literal> {
+    let text = |t: &str| Literal::Str(t.to_owned());
+    match kind {
+        Kind::Count | Kind::CountOrNone | Kind::Whole => vec![Literal::Int(3), Literal::Int(8)],
+        Kind::Bytes => vec![Literal::Int(1 << 30)],
+        Kind::Bool => vec![Literal::Bool(true), Literal::Bool(false)],
+        Kind::Probability => vec![Literal::Float(0.5)],
+        Kind::Dtype => vec![text("float16"), text("float32")],
+        Kind::Optimizer => vec![text("sgd")],
+        Kind::Sharding => vec![text("zero1")],
+        Kind::Phase => vec![text("generate")],
+        Kind::InitFrom => vec![text("resume"), text("gpt2")],
+        Kind::Names => vec![text("c_attn"), text("c_fc,c_proj")],
+        Kind::Gpu => vec![text("rtx-3090")],
+        Kind::Model => vec![text("gpt2")],
+    }
+}
+
+/// The key table's `families` column against the estimator: every key whose column leaves out
+/// Hugging Face's GPT-2, given a value other than its default, is refused by `estimate_model` for
+/// that model or changes none of its figures (the model's own shape replaces nanoGPT's shape
+/// keys; a Trainer step has no evaluation; train.py's settings and nanoGPT's patches are
+/// refused). The refusal at the line a key was written waits for a scenario that names its model.
+#[test]
+fn a_key_outside_a_familys_column_changes_nothing_in_its_estimate() {
+    let catalog = GpuCatalog::builtin();
+    let model = Architecture::hf_gpt2(12, 12, 768, 50257, 1024);
+    let base = Scenario {
+        compile: false,
+        ..Scenario::default()
+    };
+    let want = estimate_model(&model, &base, &catalog).unwrap();
+    let outside: Vec<_> = KEYS
+        .iter()
+        .filter(|k| !k.families.contains(Family::HfGpt2))
+        .collect();
+    let names: Vec<&str> = outside.iter().map(|k| k.name).collect();
+    for shape in [
+        "n_layer",
+        "n_head",
+        "n_embd",
+        "vocab_size",
+        "bias",
+        "init_from",
+    ] {
+        assert!(names.contains(&shape), "{shape} is nanoGPT's: {names:?}");
+    }
+    for k in outside {
+        assert_eq!(k.families, Families::NANOGPT, "{}", k.name);
+        let changed = other_values(k.kind).into_iter().find_map(|v| {
+            let mut s = base.clone();
+            let set = s.set(k.name, v).is_ok() && k.value(&s) != k.value(&base);
+            set.then_some(s)
+        });
+        let s = changed.unwrap_or_else(|| panic!("no other value of {} to try", k.name));
+        if let Ok(e) = estimate_model(&model, &s, &catalog) {
+            assert_eq!(
+                (e.params, e.bytes),
+                (want.params, want.bytes),
+                "{} changes Hugging Face GPT-2's estimate but its families column is {}",
+                k.name,
+                k.families.names()
+            );
+        }
+    }
+    // The run around the model applies to every family.
+    for name in [
+        "batch_size",
+        "block_size",
+        "dtype",
+        "gpu",
+        "ddp_world_size",
+        "phase",
+    ] {
+        let k = keys::get(name).unwrap();
+        assert_eq!(k.families, Families::ALL, "{name}");
+        assert!(k.families.contains(Family::Llama) && k.families.contains(Family::Nanochat));
+    }
+}
+
+/// A YAML spelling of a literal.
+fn yaml_text(v: &Literal) -> String {
+    match v {
+        Literal::Int(n) => n.to_string(),
+        Literal::Float(x) => x.to_string(),
+        Literal::Bool(b) => b.to_string(),
+        Literal::Str(s) => format!("\"{s}\""),
+        Literal::None => "null".to_owned(),
+    }
+}
+
+/// The families column is what refuses a key given beside a model whose family it leaves out:
+/// every such key at its own line, all at once, naming the key and the model's family.
+#[test]
+fn a_key_outside_the_models_family_is_refused_at_its_line() {
+    let base = Scenario::default();
+    let outside: Vec<_> = KEYS
+        .iter()
+        .filter(|k| !k.families.contains(Family::HfGpt2))
+        .collect();
+    let mut yaml = String::from("model: gpt2\n");
+    for k in &outside {
+        let v = other_values(k.kind)
+            .into_iter()
+            .find(|v| {
+                let mut s = base.clone();
+                s.set(k.name, v.clone()).is_ok() && k.value(&s) != k.value(&base)
+            })
+            .unwrap();
+        yaml += &format!("{}: {}\n", k.name, yaml_text(&v));
+    }
+    let t = SiteTest::new();
+    t.file("s.yaml", &yaml);
+    let r = t.run(&["estimate", "s.yaml"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    for (i, k) in outside.iter().enumerate() {
+        let at = format!("s.yaml:{}:1", i + 2);
+        let says = format!(
+            "`{}` is a key of nanoGPT's train.py, and model = gpt2 is Hugging Face's GPT-2",
+            k.name
+        );
+        assert!(
+            r.stderr.contains(&at) && r.stderr.contains(&says),
+            "{at} {says}:\n{}",
+            r.stderr
+        );
+    }
 }

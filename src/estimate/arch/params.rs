@@ -61,10 +61,7 @@ pub struct ParamTensor {
 impl ParamTensor {
     /// Elements of one such tensor (saturating).
     pub fn numel(&self) -> u64 {
-        self.shape
-            .dims()
-            .iter()
-            .fold(1u64, |a, &d| a.saturating_mul(d))
+        self.shape.numel()
     }
 
     /// Weight-decay group of nanoGPT's `configure_optimizers` (`p.dim() >= 2`).
@@ -82,14 +79,22 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// The shape of `dims` (at most three; more are not a parameter of these families).
+    /// The shape of `dims` (at most three; more are not a parameter of these families). The
+    /// dimensions past the rank are 1, so the product of all three is the element count.
     fn of(dims: &[u64]) -> Shape {
-        let mut out = Shape {
-            dims: [0; 3],
-            rank: dims.len().min(3),
+        let (dims, rank) = match *dims {
+            [] => ([1, 1, 1], 0),
+            [a] => ([a, 1, 1], 1),
+            [a, b] => ([a, b, 1], 2),
+            [a, b, c, ..] => ([a, b, c], 3),
         };
-        out.dims[..out.rank].copy_from_slice(&dims[..out.rank]);
-        out
+        Shape { dims, rank }
+    }
+
+    /// Elements of a tensor of this shape (saturating).
+    fn numel(&self) -> u64 {
+        let [a, b, c] = self.dims;
+        a.saturating_mul(b).saturating_mul(c)
     }
 
     /// The dimensions, outermost first.

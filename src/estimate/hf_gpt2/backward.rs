@@ -8,29 +8,29 @@
 //! the head's 16-bit weight copy are gone, and the head's gradient contribution to the tied
 //! weight (`4·V·h`) waits in autograd's input buffer for the embedding's.
 
-use super::saves::{Run, FP32};
+use super::saves::{Gpt2Run, FP32};
 use crate::estimate::memory::{Components, TrainMoment};
 use crate::estimate::num::N;
 use crate::estimate::trainer::StepTotals;
 
 /// What every moment of a step shares.
-pub(super) struct Step {
+pub(super) struct Gpt2Step {
     /// The run's sizes.
-    pub(super) r: Run,
+    pub(super) r: Gpt2Run,
     /// What every moment shares.
     pub(super) t: StepTotals,
 }
 
 /// Which of a recomputed block's backward moments.
 #[derive(Clone, Copy)]
-enum Recomputed {
+enum Gpt2Recomputed {
     /// `gelu_new`'s backward.
     Mlp,
     /// The softmax's backward.
     Attention,
 }
 
-impl Step {
+impl Gpt2Step {
     /// The moment's components from its gradients, weight copies and activations (no logits).
     fn at(&self, gradients: N, autocast_weights: N, activations: N) -> Components {
         self.t.at(gradients, autocast_weights, activations, N::ZERO)
@@ -106,7 +106,7 @@ impl Step {
 
     /// `gelu_new`'s backward in the last block (not checkpointed): ln_f's saves, the MLP
     /// dropout's mask and mlp.c_proj's input and weight copy are released; in flight are the
-    /// GELU's gradients (`Run::gelu_backward_in_flight`) and the residual stream's fp32
+    /// GELU's gradients (`Gpt2Run::gelu_backward_in_flight`) and the residual stream's fp32
     /// gradient. Gradients so far without accumulation: mlp.c_proj's
     /// weight and bias and ln_f's.
     pub(super) fn mlp_backward(&self) -> Components {
@@ -177,19 +177,19 @@ impl Step {
     /// mask and the embedding dropout's mask, and of the recomputation:
     /// - at `gelu_new`'s backward, everything the block saves (as without checkpointing; its
     ///   ln_1 input is the block's input) but mlp.c_proj's input and the MLP dropout's mask, with
-    ///   the same gradients in flight as [`Step::mlp_backward`], and the block's weight copies
+    ///   the same gradients in flight as [`Gpt2Step::mlp_backward`], and the block's weight copies
     ///   but mlp.c_proj's;
     /// - at the softmax's backward, the fp32 softmax, the query and key copies, ln_1's output and
-    ///   statistics and c_attn's weight copy, in flight as in [`Step::attention_backward`].
+    ///   statistics and c_attn's weight copy, in flight as in [`Gpt2Step::attention_backward`].
     ///
     /// Accumulating, every gradient exists and the last block (`k = L − 1`) holds the most;
     /// without, the gradients grow as the backward goes down while the inputs shrink, so block 0
     /// is a candidate too (the replay's float32 run without accumulation peaks there).
-    fn recomputed(&self, k: N, moment: Recomputed) -> Components {
+    fn recomputed(&self, k: N, moment: Gpt2Recomputed) -> Components {
         let r = &self.r;
         let inputs = (k + N::from(1u64)) * r.sbh * FP32 + r.dropout_mask() + r.mask_2d * FP32;
         let (saved, in_flight, copies, early) = match moment {
-            Recomputed::Mlp => {
+            Gpt2Recomputed::Mlp => {
                 let layer = r.norm_site() * 2 + r.dropout_mask() * 2 + r.gelu() + r.attention();
                 let saved = layer - r.sbh * FP32 - r.sbi * r.c - r.dropout_mask();
                 let copies = r.block_copies() - if r.autocast() { r.ih * 2 } else { N::ZERO };
@@ -202,7 +202,7 @@ impl Step {
                     r.ih + r.h * 3,
                 )
             }
-            Recomputed::Attention => {
+            Gpt2Recomputed::Attention => {
                 let saved = r.scores * FP32 + r.sbh * (3 * r.c) + r.sb * 8;
                 let in_flight = r.scores * r.per_score_grad() + r.sbh * (FP32 + r.c);
                 let copy = if r.autocast() { r.hh * 3 * 2 } else { N::ZERO };
@@ -230,7 +230,7 @@ impl Step {
         if self.t.checkpointed {
             let last = self.r.l - N::from(1u64);
             for k in [last, N::ZERO] {
-                for moment in [Recomputed::Mlp, Recomputed::Attention] {
+                for moment in [Gpt2Recomputed::Mlp, Gpt2Recomputed::Attention] {
                     consider(self.recomputed(k, moment), TrainMoment::BlockRecompute);
                 }
             }

@@ -47,8 +47,8 @@ use super::num::N;
 use super::params::Params;
 use super::scenario::Scenario;
 use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
-use backward::Step;
-use saves::{Run, FP32};
+use backward::Gpt2Step;
+use saves::{Gpt2Run, FP32};
 
 /// Refuses the settings the replay does not cover, naming each key (all at once).
 fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
@@ -95,12 +95,12 @@ fn train_peak(
     p: &Params,
     optimizer: N,
 ) -> (Components, TrainMoment) {
-    let r = Run::of(a, s);
+    let r = Gpt2Run::of(a, s);
     let tokens = r.sb * 8 + N::from(s.block_size) * 8;
     // A block's parameters: all but the embeddings and ln_f's weight and bias.
     let block_params = (N::from(p.total) - N::from(p.embedding) - N::from(a.hidden) * 2)
         / u128::from(a.layers.max(1));
-    Step {
+    Gpt2Step {
         r,
         t: StepTotals {
             weights: N::from(p.total) * FP32,

@@ -9,7 +9,7 @@ use crate::estimate::scenario::{Dtype, Scenario};
 pub(super) const FP32: u128 = 4;
 
 /// The sizes of one run, in elements unless named bytes.
-pub(super) struct Run {
+pub(super) struct Gpt2Run {
     /// `s·b·h`.
     pub(super) sbh: N,
     /// `s·b`.
@@ -49,9 +49,9 @@ pub(super) struct Run {
     pub(super) l: N,
 }
 
-impl Run {
+impl Gpt2Run {
     /// The sizes of `s` on `a`.
-    pub(super) fn of(a: &Architecture, s: &Scenario) -> Run {
+    pub(super) fn of(a: &Architecture, s: &Scenario) -> Gpt2Run {
         let (seq, b, h) = (
             N::from(s.block_size),
             N::from(s.batch_size),
@@ -68,7 +68,7 @@ impl Run {
         } else {
             seq
         };
-        Run {
+        Gpt2Run {
             sbh: seq * b * h,
             sb: seq * b,
             sbv: seq * b * N::from(a.vocab_size),

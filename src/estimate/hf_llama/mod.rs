@@ -28,8 +28,8 @@ use super::num::N;
 use super::params::Params;
 use super::scenario::{Dtype, Scenario};
 use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
-use moments::Step;
-use saves::{Run, FP32};
+use moments::LlamaStep;
+use saves::{LlamaRun, FP32};
 
 /// Refuses what the replay does not cover, naming each key (all at once).
 fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
@@ -86,7 +86,7 @@ pub(crate) fn step(
     p: &Params,
 ) -> Result<TrainerStep, ScenarioError> {
     check(a, run)?;
-    let r = Run::of(a, run);
+    let r = LlamaRun::of(a, run);
     let w = r.w;
     let optimizer = fused_adamw_bytes(a, w);
     let weights = N::from(p.total) * w + N::from(a.attention.head_dim) * FP32;
@@ -94,7 +94,7 @@ pub(crate) fn step(
     let tokens = r.sb * 8;
     let heads = if r.tied { 1u128 } else { 2 };
     let block_params = (N::from(p.total) - r.vh * heads - r.h) / u128::from(a.layers.max(1));
-    let mut step = Step {
+    let mut step = LlamaStep {
         r,
         t: StepTotals {
             weights,

@@ -7,29 +7,29 @@
 //! the end of the forward (autocast's weight copies) or a recomputed block; with a small
 //! vocabulary the end of the forward or the final norm's backward.
 
-use super::saves::{Run, FP32};
+use super::saves::{LlamaRun, FP32};
 use crate::estimate::memory::{Components, TrainMoment};
 use crate::estimate::num::N;
 use crate::estimate::trainer::StepTotals;
 
 /// What every moment of a step shares.
-pub(super) struct Step {
+pub(super) struct LlamaStep {
     /// The run's sizes.
-    pub(super) r: Run,
+    pub(super) r: LlamaRun,
     /// What every moment shares.
     pub(super) t: StepTotals,
 }
 
 /// Which moment of a recomputed (checkpointed) block's backward.
 #[derive(Clone, Copy)]
-enum Recomputed {
+enum LlamaRecomputed {
     /// The backward of `silu(gate) · up`, after down_proj's.
     Mlp,
     /// The softmax's backward (eager attention).
     Attention,
 }
 
-impl Step {
+impl LlamaStep {
     /// Everything the forward saved.
     fn saved(&self) -> N {
         if self.t.checkpointed {
@@ -66,7 +66,7 @@ impl Step {
     /// The end of the forward, at `log_softmax`: the logits (`c`), their float32 copy (the
     /// same tensor in float32), the float32 log-softmax; under autocast the final norm's
     /// float32 output (the model's `hidden_states`), the padded labels (`8·b·(s + 1)`) and their shifted copy (`8·s·b`),
-    /// the cache's copies attention did not save (`Run::cache_only`), and under autocast every
+    /// the cache's copies attention did not save (`LlamaRun::cache_only`), and under autocast every
     /// weight's bf16 copy.
     pub(super) fn loss_forward(&self) -> Components {
         let r = &self.r;
@@ -207,30 +207,30 @@ impl Step {
     /// A checkpointed block `k` recomputed in the backward, at `moment`. Alive: the inputs of
     /// blocks `0..=k` (`w·s·b·h` each; the ones above were released with their blocks), the
     /// mask, `cos`, `sin` and `position_ids`, the block's recomputed saves
-    /// (`Run::recomputed_layer`) and its bf16 weight copies under autocast, and:
+    /// (`LlamaRun::recomputed_layer`) and its bf16 weight copies under autocast, and:
     /// - at the product's backward in the MLP (`silu(gate) · up`): down_proj's input and weight
     ///   copy are released; in flight the gradients of the product, of `silu`'s output and of
     ///   up's (`3·c·s·b·I`) and of the block's output (`w·s·b·h`);
     /// - at the softmax's backward (eager): released and in flight as in
-    ///   [`Step::attention_backward`], less the final norm (freed long before).
+    ///   [`LlamaStep::attention_backward`], less the final norm (freed long before).
     ///
     /// Accumulating, every gradient exists and the last block (`k = L − 1`) holds the most
     /// inputs; without, the gradients grow as the backward goes down while the inputs shrink,
     /// so the first block is a candidate too (the replay's runs without accumulation peak
     /// there).
-    fn recomputed(&self, k: N, moment: Recomputed) -> Components {
+    fn recomputed(&self, k: N, moment: LlamaRecomputed) -> Components {
         let r = &self.r;
         let inputs = (k + N::from(1u64)) * r.sbh * r.w + r.checkpoint_inputs();
         let layer = r.recomputed_layer();
         let copies = r.block_linear * 2;
         let above = r.l - N::from(1u64) - k;
         let (activations, copies, early) = match moment {
-            Recomputed::Mlp => (
+            LlamaRecomputed::Mlp => (
                 layer - r.sbi * r.c + r.sbi * (3 * r.c) + r.sbh * r.w,
                 copies - r.h * r.i * 2,
                 r.h * r.i,
             ),
-            Recomputed::Attention => {
+            LlamaRecomputed::Attention => {
                 let (freed, in_flight) = r.at_softmax_backward(r.recomputed_kv());
                 (
                     layer - freed + in_flight,
@@ -267,12 +267,12 @@ impl Step {
             let last = self.r.l - N::from(1u64);
             for k in [N::ZERO, last] {
                 consider(
-                    self.recomputed(k, Recomputed::Mlp),
+                    self.recomputed(k, LlamaRecomputed::Mlp),
                     TrainMoment::BlockRecompute,
                 );
                 if !self.r.sdpa {
                     consider(
-                        self.recomputed(k, Recomputed::Attention),
+                        self.recomputed(k, LlamaRecomputed::Attention),
                         TrainMoment::BlockRecompute,
                     );
                 }

@@ -19,7 +19,7 @@ use crate::estimate::scenario::{Dtype, Scenario};
 pub(super) const FP32: u128 = 4;
 
 /// The sizes of one run, in elements unless named bytes.
-pub(super) struct Run {
+pub(super) struct LlamaRun {
     /// `s·b`, `s·b·h`, `s·b·I` (I the MLP's intermediate width), `s·b·V`.
     pub(super) sb: N,
     pub(super) sbh: N,
@@ -73,9 +73,9 @@ pub(super) struct Run {
     pub(super) tied: bool,
 }
 
-impl Run {
+impl LlamaRun {
     /// The sizes of `s` on `a` (a Llama-family description, checked by `hf_llama::check`).
-    pub(super) fn of(a: &Architecture, s: &Scenario) -> Run {
+    pub(super) fn of(a: &Architecture, s: &Scenario) -> LlamaRun {
         let (seq, b, h) = (
             N::from(s.block_size),
             N::from(s.batch_size),
@@ -94,7 +94,7 @@ impl Run {
         let w: u128 = if s.pure_bf16 { 2 } else { 4 };
         let autocast = !s.pure_bf16 && s.dtype != Dtype::Float32;
         let c: u128 = if s.pure_bf16 || autocast { 2 } else { 4 };
-        Run {
+        LlamaRun {
             sb: seq * b,
             sbh: seq * b * h,
             sbi: seq * b * i,
@@ -167,7 +167,7 @@ impl Run {
     }
 
     /// One layer's attention saves. The rotary product `q·cos + rotate_half(q)·sin`
-    /// (`apply_rotary_pos_emb`) saves only `cos` and `sin` (shared, [`Run::rope`]); under
+    /// (`apply_rotary_pos_emb`) saves only `cos` and `sin` (shared, [`LlamaRun::rope`]); under
     /// autocast its result is float32 (bf16 `q` times float32 `cos`), which attention casts
     /// back to bf16. The `DynamicCache` (`use_cache` defaults to true) concatenates keys and
     /// values into copies; those reach attention.
@@ -271,7 +271,7 @@ impl Run {
     /// What a checkpointed forward saves (`gradient_checkpointing_enable`, non-reentrant; the
     /// cache is off): each block's input (`L·w·s·b·h`), the final norm's saves (its float32
     /// input is the last block's output in float32; with bf16 weights its float32 upcast, and
-    /// the bf16 output itself is not kept), and [`Run::checkpoint_inputs`].
+    /// the bf16 output itself is not kept), and [`LlamaRun::checkpoint_inputs`].
     pub(super) fn checkpointed(&self) -> N {
         self.l * self.sbh * self.w + self.final_norm() + self.checkpoint_inputs()
     }
@@ -286,7 +286,7 @@ impl Run {
     }
 
     /// One block as its checkpointed recomputation saves it (the cache is off, so SDPA receives
-    /// the boolean mask): as [`Run::layer`], but for the block's input, which is the
+    /// the boolean mask): as [`LlamaRun::layer`], but for the block's input, which is the
     /// checkpoint's (kept in float32 by the input norm's `pow` when the weights are float32),
     /// and for SDPA, which now gets a mask: transformers repeats grouped keys and values to the
     /// query heads (`repeat_kv`, copies) and the memory-efficient kernel runs with the mask made

@@ -14,7 +14,7 @@ use super::facts::Facts;
 use crate::yaml_input::{parse_positioned, Located, Seg};
 
 /// One catalog file: its name under `data/models/`, text and parsed document.
-struct CatalogFile {
+struct ModelCatalogFile {
     name: String,
     text: Arc<str>,
     doc: Located,
@@ -22,7 +22,7 @@ struct CatalogFile {
 
 /// Where an entry's facts come from, as the JSON's `model.source` gives it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct Source {
+pub(crate) struct ModelSource {
     /// The Hugging Face repository (or, for nanochat, where the weights or code are).
     pub(crate) repo: String,
     /// Repositories of the same architecture (instruct and chat fine-tunes, whose config.json
@@ -54,18 +54,18 @@ struct RawEntry {
     params: u64,
     published: String,
     published_source: String,
-    /// Read from the positioned document by [`Entry::read`]; required here.
+    /// Read from the positioned document by [`ModelEntry::read`]; required here.
     #[allow(dead_code)]
     config: yaml_serde::Value,
 }
 
 /// A catalog entry, found by its id.
 #[derive(Debug, Clone)]
-pub(crate) struct Entry {
+pub(crate) struct ModelEntry {
     /// What `--model` takes.
     pub(crate) id: String,
     /// Where its facts come from.
-    pub(crate) source: Source,
+    pub(crate) source: ModelSource,
     /// Which file and which item of its `models:` list.
     file: usize,
     index: usize,
@@ -73,8 +73,8 @@ pub(crate) struct Entry {
 
 /// The catalog, parsed once.
 struct Catalog {
-    files: Vec<CatalogFile>,
-    entries: Vec<Entry>,
+    files: Vec<ModelCatalogFile>,
+    entries: Vec<ModelEntry>,
 }
 
 /// The parsed catalog, or why the bundled files do not parse (a build defect, which a test
@@ -97,21 +97,21 @@ fn load() -> Result<Catalog, String> {
             .map_err(|e| format!("data/models/{name}: invalid YAML: {}", e.message))?;
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
-        struct File {
+        struct CatalogDoc {
             models: Vec<RawEntry>,
         }
-        let file: File = yaml_serde::from_value(doc.value.clone())
+        let file: CatalogDoc = yaml_serde::from_value(doc.value.clone())
             .map_err(|e| format!("data/models/{name}: {e}"))?;
         for (index, raw) in file.models.into_iter().enumerate() {
-            if entries.iter().any(|e: &Entry| e.id == raw.id) {
+            if entries.iter().any(|e: &ModelEntry| e.id == raw.id) {
                 return Err(format!(
                     "data/models/{name}: the id {} is listed twice",
                     raw.id
                 ));
             }
-            entries.push(Entry {
+            entries.push(ModelEntry {
                 id: raw.id,
-                source: Source {
+                source: ModelSource {
                     repo: raw.repo,
                     aliases: raw.aliases,
                     revision: raw.revision,
@@ -124,7 +124,7 @@ fn load() -> Result<Catalog, String> {
                 index,
             });
         }
-        files.push(CatalogFile {
+        files.push(ModelCatalogFile {
             name: (*name).to_owned(),
             text: Arc::from(*text),
             doc,
@@ -134,14 +134,14 @@ fn load() -> Result<Catalog, String> {
 }
 
 /// Every entry, in file-name and list order.
-pub(crate) fn entries() -> Result<&'static [Entry], String> {
+pub(crate) fn entries() -> Result<&'static [ModelEntry], String> {
     catalog().map(|c| c.entries.as_slice())
 }
 
 /// The entry `name` names: its id, or its repository or an alias's (`meta-llama/Llama-3.1-8B`,
 /// `meta-llama/Llama-3.1-8B-Instruct`, with or without the owner), compared without regard to
 /// case.
-pub(crate) fn find(name: &str) -> Result<Option<&'static Entry>, String> {
+pub(crate) fn find(name: &str) -> Result<Option<&'static ModelEntry>, String> {
     let want = name.trim().trim_end_matches('/').to_ascii_lowercase();
     let found = entries()?.iter().find(|e| {
         e.id == want
@@ -191,7 +191,7 @@ fn distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-impl Entry {
+impl ModelEntry {
     /// The entry's model, read from its `config:` facts as a `config.json` is read; an error
     /// names the catalog file and line (a defect of the bundled data).
     pub(crate) fn read(&self) -> Result<ReadModel, String> {

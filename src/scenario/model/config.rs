@@ -185,7 +185,7 @@ fn gpt2(f: &mut Facts<'_>) -> (Architecture, Option<f64>) {
 /// The shape every Llama-written decoder shares: widths, heads (`num_key_value_heads` defaults
 /// to the heads, `head_dim` to `hidden_size / num_attention_heads` unless the family's class
 /// has its own default), vocabulary, RoPE, and the head tied or not.
-struct Shape {
+struct ConfigShape {
     hidden: u64,
     layers: u64,
     attention: Attention,
@@ -194,7 +194,7 @@ struct Shape {
     tied: bool,
 }
 
-fn shape(f: &mut Facts<'_>, head_dim_default: Option<u64>, tied_default: bool) -> Shape {
+fn shape(f: &mut Facts<'_>, head_dim_default: Option<u64>, tied_default: bool) -> ConfigShape {
     let hidden = f.count("hidden_size");
     let layers = f.count("num_hidden_layers");
     let heads = f.count("num_attention_heads");
@@ -206,7 +206,7 @@ fn shape(f: &mut Facts<'_>, head_dim_default: Option<u64>, tied_default: bool) -
     let vocab = f.count("vocab_size");
     let theta = f.number("rope_theta").unwrap_or(10000.0);
     let tied = f.flag_or("tie_word_embeddings", tied_default);
-    Shape {
+    ConfigShape {
         hidden,
         layers,
         attention: Attention {
@@ -238,7 +238,7 @@ fn swiglu(intermediate: u64, bias: bool) -> FeedForward {
 }
 
 /// A decoder of the shape, RMSNorm before each sublayer, and `mlp`.
-fn decoder(family: Family, s: Shape, mlp: Mlp) -> Architecture {
+fn decoder(family: Family, s: ConfigShape, mlp: Mlp) -> Architecture {
     Architecture {
         family,
         name: Cow::Borrowed(""),
@@ -448,7 +448,7 @@ fn nanochat(f: &mut Facts<'_>) -> Architecture {
     let kv_heads = f.count_or("n_kv_head", heads);
     let hidden = f.count("n_embd");
     let vocab = f.count("vocab_size");
-    let s = Shape {
+    let s = ConfigShape {
         hidden,
         layers,
         attention: Attention {

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use yaml_serde::Value;
 
 use crate::diagnostics::Diagnostic;
-use crate::yaml_input::{Positions, Seg};
+use crate::yaml_input::{Seg, YamlPositions};
 
 /// A mapping of config facts, where it was written, and the errors found reading it.
 pub(crate) struct Facts<'a> {
     map: &'a yaml_serde::Mapping,
-    at: &'a Positions,
+    at: &'a YamlPositions,
     /// The path of the mapping within its document (empty for a `config.json`).
     prefix: Vec<Seg>,
     file: &'a Path,
@@ -27,7 +27,7 @@ impl<'a> Facts<'a> {
     /// `at`).
     pub(crate) fn new(
         map: &'a yaml_serde::Mapping,
-        at: &'a Positions,
+        at: &'a YamlPositions,
         prefix: Vec<Seg>,
         file: &'a Path,
         source: Arc<str>,

@@ -19,13 +19,14 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::input;
-use super::pyconfig::{Origin, Session};
+use super::keys::{self, KEYS};
+use super::pyconfig::{Session, ValueOrigin};
 use crate::diagnostics::Diagnostic;
 use crate::estimate::arch::{Architecture, Family, Positions, HF_TRANSFORMERS};
 use crate::estimate::{Literal, Phase, Scenario};
 use facts::Facts;
 
-pub(crate) use catalog::Source;
+pub(crate) use catalog::ModelSource;
 
 /// A resolved model.
 #[derive(Debug, Clone)]
@@ -58,27 +59,16 @@ pub(crate) struct ModelInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) transformers: Option<&'static str>,
     /// A catalog entry's source; `null` for a `config.json` path.
-    pub(crate) source: Option<Source>,
+    pub(crate) source: Option<ModelSource>,
 }
 
-/// The keys of the scenario table a model given by `model` does not have: its config gives the
-/// shape (`n_layer`, `n_head`, `n_embd`, `vocab_size`, `bias`), and train.py's own run settings
-/// (`init_from`, `eval_only`, `eval_batch_size`: a `Trainer` step has no `estimate_loss()`) have
-/// no meaning for it.
-pub(crate) const NANOGPT_ONLY: &[&str] = &[
-    "n_layer",
-    "n_head",
-    "n_embd",
-    "vocab_size",
-    "bias",
-    "eval_batch_size",
-    "eval_only",
-    "init_from",
-];
-
-/// Whether the scenario key `key` applies to a model of `family`.
+/// Whether the scenario key `key` applies to a model of `family`: the key table's `families`
+/// column. A model given by `model` lacks nanoGPT's keys: its config gives the shape (`n_layer`,
+/// `n_head`, `n_embd`, `vocab_size`, `bias`), train.py's own run settings (`init_from`,
+/// `eval_only`, `eval_batch_size`: a `Trainer` step has no `estimate_loss()`) have no meaning
+/// for it, and nanoGPT's fine-tuning patches (`freeze_embeddings`, LoRA) are not its code.
 pub(crate) fn applies(key: &str, family: Family) -> bool {
-    family == Family::NanoGpt || !NANOGPT_ONLY.contains(&key)
+    keys::get(key).is_none_or(|k| k.families.contains(family))
 }
 
 /// The most of a `config.json` vramdoc reads (a released one is a few KiB).
@@ -107,17 +97,19 @@ pub(crate) fn settle(
     let value = scenario.model.clone().unwrap_or_default();
     let model = resolve(&value, origin.as_ref())?;
     let mut errors = Vec::new();
-    for key in NANOGPT_ONLY {
-        if let Some(at) = session.origins.get(*key) {
+    let family = model.architecture.family;
+    for key in KEYS.iter().filter(|k| !k.families.contains(family)) {
+        let key = key.name;
+        if let Some(at) = session.origins.get(key) {
             errors.push(
                 at.error(&format!(
                     "`{key}` is a key of nanoGPT's train.py, and model = {value} is {} ({}), which {}: vramdoc does not mix the two",
                     family_name(model.architecture.family),
                     model.info.model_type,
-                    if matches!(*key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
+                    if matches!(key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
                         "takes its shape from its own config"
                     } else {
-                        "trains as a Trainer step, without train.py's settings"
+                        "trains as a Trainer step, without train.py's settings and patches"
                     }
                 ))
                 .with_help(format!(
@@ -213,7 +205,7 @@ fn trainer_defaults(
 /// The model `value` names: a `config.json` (or a folder holding one) when such a file exists
 /// (relative to the file that set the key, else to the working folder), else a catalog id or
 /// repository; the error is at `origin`.
-pub(crate) fn resolve(value: &str, origin: Option<&Origin>) -> Result<Model, Vec<Diagnostic>> {
+pub(crate) fn resolve(value: &str, origin: Option<&ValueOrigin>) -> Result<Model, Vec<Diagnostic>> {
     let at = |msg: &str| match origin {
         Some(o) => o.error(msg),
         None => Diagnostic::error(format!("model = {value}: {msg}")),
@@ -268,7 +260,7 @@ fn lookup(value: &str, at: impl Fn(&str) -> Diagnostic) -> Result<Model, Diagnos
 }
 
 /// The catalog entry's model, or why the bundled catalog cannot give it.
-fn model_of(entry: &catalog::Entry) -> Result<Model, String> {
+fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
     let read = entry
         .read()
         .map_err(|defect| format!("the bundled model catalog is invalid: {defect}"))?;
@@ -350,10 +342,10 @@ fn looks_like_path(value: &str) -> bool {
 
 /// The `config.json` `value` would be: relative to the file that set `model`, else to the
 /// working folder; a folder means its `config.json`.
-fn config_path(value: &str, origin: Option<&Origin>) -> Option<PathBuf> {
+fn config_path(value: &str, origin: Option<&ValueOrigin>) -> Option<PathBuf> {
     let given = Path::new(value);
     let base = match origin {
-        Some(Origin::File { path, .. }) if given.is_relative() => {
+        Some(ValueOrigin::File { path, .. }) if given.is_relative() => {
             path.parent().map(Path::to_path_buf)
         }
         _ => None,

@@ -4,7 +4,7 @@
 use super::*;
 
 /// The catalog's entries, read.
-fn all() -> Vec<(&'static catalog::Entry, config::ReadModel)> {
+fn all() -> Vec<(&'static catalog::ModelEntry, config::ReadModel)> {
     catalog::entries()
         .unwrap()
         .iter()

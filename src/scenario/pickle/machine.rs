@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
-use super::{is_allowed, Id, Value, MEMORY_PER_BYTE};
+use super::{is_allowed, Id, PickleValue, MEMORY_PER_BYTE};
 
 /// The machine's state while a pickle runs.
 pub(super) struct Machine<'a> {
     pub(super) bytes: &'a [u8],
     pub(super) at: usize,
-    pub(super) values: Vec<Value>,
+    pub(super) values: Vec<PickleValue>,
     pub(super) stack: Vec<Id>,
     /// Stack heights at each `MARK`.
     pub(super) marks: Vec<u32>,
@@ -19,7 +19,7 @@ pub(super) struct Machine<'a> {
     pub(super) budget: usize,
 }
 
-pub(super) const VALUE_COST: usize = std::mem::size_of::<Value>();
+pub(super) const VALUE_COST: usize = std::mem::size_of::<PickleValue>();
 pub(super) const ID_COST: usize = std::mem::size_of::<Id>();
 
 impl<'a> Machine<'a> {
@@ -35,7 +35,7 @@ impl<'a> Machine<'a> {
     }
 
     /// Adds a value and pushes it.
-    pub(super) fn push(&mut self, v: Value) -> Result<(), String> {
+    pub(super) fn push(&mut self, v: PickleValue) -> Result<(), String> {
         self.charge(VALUE_COST + ID_COST)?;
         let id = Id::try_from(self.values.len()).map_err(|_| "too many values".to_string())?;
         self.values.push(v);
@@ -105,7 +105,7 @@ impl<'a> Machine<'a> {
     pub(super) fn text(&mut self, raw: &[u8]) -> Result<(), String> {
         self.charge(raw.len())?;
         let s = String::from_utf8_lossy(raw).into_owned().into_boxed_str();
-        self.push(Value::Str(s))
+        self.push(PickleValue::Str(s))
     }
 
     /// A protocol-0 decimal line (`INT`, `LONG`, memo indices).
@@ -125,7 +125,7 @@ impl<'a> Machine<'a> {
     }
 
     pub(super) fn int(&mut self, n: Option<i64>) -> Result<(), String> {
-        self.push(n.map_or(Value::BigInt, Value::Int))
+        self.push(n.map_or(PickleValue::BigInt, PickleValue::Int))
     }
 
     /// A two's-complement little-endian integer (`LONG1`, `LONG4`).
@@ -171,19 +171,19 @@ impl<'a> Machine<'a> {
             ));
         }
         self.charge(full.len())?;
-        self.push(Value::Global(full.into_boxed_str()))
+        self.push(PickleValue::Global(full.into_boxed_str()))
     }
 
     /// Calls `callable` (an allowed global) with its arguments: `OrderedDict` and `set` build
     /// empty containers that later opcodes fill, the rest inert objects.
     pub(super) fn call(&mut self, callable: Id) -> Result<(), String> {
-        let Value::Global(name) = &self.values[callable as usize] else {
+        let PickleValue::Global(name) = &self.values[callable as usize] else {
             return Err("it calls something that is not a class".into());
         };
         let built = match &**name {
-            "collections.OrderedDict" => Value::Dict(Vec::new()),
-            "builtins.set" | "builtins.frozenset" | "__builtin__.set" => Value::Set,
-            "_codecs.encode" | "builtins.bytearray" | "__builtin__.bytearray" => Value::Bytes,
+            "collections.OrderedDict" => PickleValue::Dict(Vec::new()),
+            "builtins.set" | "builtins.frozenset" | "__builtin__.set" => PickleValue::Set,
+            "_codecs.encode" | "builtins.bytearray" | "__builtin__.bytearray" => PickleValue::Bytes,
             other => {
                 let short = other.rsplit('.').next().unwrap_or(other);
                 let kind = if short.starts_with("_rebuild") {
@@ -191,21 +191,21 @@ impl<'a> Machine<'a> {
                 } else {
                     short
                 };
-                Value::Object(kind.into())
+                PickleValue::Object(kind.into())
             }
         };
         self.push(built)
     }
 
-    pub(super) fn container_mut(&mut self, id: Id) -> &mut Value {
+    pub(super) fn container_mut(&mut self, id: Id) -> &mut PickleValue {
         &mut self.values[id as usize]
     }
 
     pub(super) fn append(&mut self, list: Id, items: Vec<Id>) -> Result<(), String> {
         self.charge(items.len() * ID_COST)?;
         match self.container_mut(list) {
-            Value::List(v) => v.extend(items),
-            Value::Set => {}
+            PickleValue::List(v) => v.extend(items),
+            PickleValue::Set => {}
             _ => return Err("it appends to something that is not a list".into()),
         }
         Ok(())
@@ -216,7 +216,7 @@ impl<'a> Machine<'a> {
             return Err("a key without a value".into());
         }
         self.charge(items.len() * ID_COST)?;
-        let Value::Dict(map) = self.container_mut(dict) else {
+        let PickleValue::Dict(map) = self.container_mut(dict) else {
             return Err("it sets items of something that is not a dict".into());
         };
         map.extend(items.chunks_exact(2).map(|kv| (kv[0], kv[1])));
@@ -230,7 +230,7 @@ impl<'a> Machine<'a> {
             .ok_or_else(|| "the stack is empty".into())
     }
 
-    pub(super) fn value(&self, id: Id) -> &Value {
+    pub(super) fn value(&self, id: Id) -> &PickleValue {
         &self.values[id as usize]
     }
 }

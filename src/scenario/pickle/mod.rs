@@ -9,10 +9,10 @@
 //!   (`collections.OrderedDict`, the tensor rebuild functions and storage classes) and builtins
 //!   that only build data. Anything else (`os.system`, `builtins.eval`, a user's class) is refused
 //!   with "refused: it would run code (os.system)": unpickling it in Python would import and call
-//!   it. Calling an allowed name builds an inert stand-in ([`Value::Object`]); `OrderedDict()`
+//!   it. Calling an allowed name builds an inert stand-in ([`PickleValue::Object`]); `OrderedDict()`
 //!   builds a dict, so a state dict's items decode as written.
 //! - **Persistent references** (`PERSID`/`BINPERSID`, how PyTorch points at each tensor's storage
-//!   file) become [`Value::Persistent`]: the tensors are never read.
+//!   file) become [`PickleValue::Persistent`]: the tensors are never read.
 //! - **Bounded time, memory and depth.** Every value lives in one flat arena and containers hold
 //!   arena indices, so nothing recurses: neither decoding nor dropping 20,000 nested lists uses
 //!   stack. Each opcode does constant work plus moving the items it pops, so time is linear in
@@ -76,7 +76,7 @@ pub(crate) type Id = u32;
 
 /// One decoded value. Containers hold [`Id`]s, never values, so no value nests another.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Value {
+pub(crate) enum PickleValue {
     None,
     Bool(bool),
     Int(i64),
@@ -102,7 +102,7 @@ pub(crate) enum Value {
 /// A decoded pickle: its values and the one `STOP` returned.
 #[derive(Debug)]
 pub(crate) struct Pickle {
-    values: Vec<Value>,
+    values: Vec<PickleValue>,
     root: Id,
 }
 
@@ -112,39 +112,39 @@ impl Pickle {
         self.root
     }
 
-    pub(crate) fn value(&self, id: Id) -> &Value {
+    pub(crate) fn value(&self, id: Id) -> &PickleValue {
         &self.values[id as usize]
     }
 
     /// `dict[key]` for a string key (the last item with that key, as Python keeps it).
     pub(crate) fn get(&self, dict: Id, key: &str) -> Option<Id> {
-        let Value::Dict(items) = self.value(dict) else {
+        let PickleValue::Dict(items) = self.value(dict) else {
             return None;
         };
         items
             .iter()
             .rev()
-            .find(|(k, _)| matches!(self.value(*k), Value::Str(s) if &**s == key))
+            .find(|(k, _)| matches!(self.value(*k), PickleValue::Str(s) if &**s == key))
             .map(|(_, v)| *v)
     }
 
     /// The value as a message shows it: a scalar as Python prints it, anything else by its kind.
     pub(crate) fn describe(&self, id: Id) -> String {
         match self.value(id) {
-            Value::None => "None".into(),
-            Value::Bool(b) => if *b { "True" } else { "False" }.into(),
-            Value::Int(n) => n.to_string(),
-            Value::BigInt => "an integer beyond 64 bits".into(),
-            Value::Float(f) => format!("{f:?}"),
-            Value::Str(s) => format!("the string {:?}", crate::terminal::visible_line(s)),
-            Value::Bytes => "bytes".into(),
-            Value::Tuple(_) => "a tuple".into(),
-            Value::List(_) => "a list".into(),
-            Value::Dict(_) => "a dict".into(),
-            Value::Set => "a set".into(),
-            Value::Global(name) => format!("the class {name}"),
-            Value::Object(name) => format!("a {name} object"),
-            Value::Persistent => "a tensor".into(),
+            PickleValue::None => "None".into(),
+            PickleValue::Bool(b) => if *b { "True" } else { "False" }.into(),
+            PickleValue::Int(n) => n.to_string(),
+            PickleValue::BigInt => "an integer beyond 64 bits".into(),
+            PickleValue::Float(f) => format!("{f:?}"),
+            PickleValue::Str(s) => format!("the string {:?}", crate::terminal::visible_line(s)),
+            PickleValue::Bytes => "bytes".into(),
+            PickleValue::Tuple(_) => "a tuple".into(),
+            PickleValue::List(_) => "a list".into(),
+            PickleValue::Dict(_) => "a dict".into(),
+            PickleValue::Set => "a set".into(),
+            PickleValue::Global(name) => format!("the class {name}"),
+            PickleValue::Object(name) => format!("a {name} object"),
+            PickleValue::Persistent => "a tensor".into(),
         }
     }
 }

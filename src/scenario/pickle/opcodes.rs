@@ -3,7 +3,7 @@
 
 use super::machine::Machine;
 use super::machine::ID_COST;
-use super::Value;
+use super::PickleValue;
 
 impl Machine<'_> {
     /// Runs one opcode; `Ok(true)` at `STOP`.
@@ -30,9 +30,9 @@ impl Machine<'_> {
                 let top = self.top()?;
                 self.push_id(top)?;
             }
-            b'N' => self.push(Value::None)?,
-            0x88 => self.push(Value::Bool(true))?,
-            0x89 => self.push(Value::Bool(false))?,
+            b'N' => self.push(PickleValue::None)?,
+            0x88 => self.push(PickleValue::Bool(true))?,
+            0x89 => self.push(PickleValue::Bool(false))?,
             b'K' => {
                 let n = self.uint(1)? as i64;
                 self.int(Some(n))?
@@ -57,8 +57,8 @@ impl Machine<'_> {
             b'I' => {
                 let raw = self.line()?;
                 match raw {
-                    b"01" => self.push(Value::Bool(true))?,
-                    b"00" => self.push(Value::Bool(false))?,
+                    b"01" => self.push(PickleValue::Bool(true))?,
+                    b"00" => self.push(PickleValue::Bool(false))?,
                     _ => {
                         let n = Self::decimal(raw)?;
                         self.int(n)?
@@ -75,13 +75,13 @@ impl Machine<'_> {
                     .ok()
                     .and_then(|s| s.trim().parse::<f64>().ok())
                     .ok_or("a float that is not a number")?;
-                self.push(Value::Float(f))?
+                self.push(PickleValue::Float(f))?
             }
             b'G' => {
                 let raw = self.take(8)?;
                 let mut buf = [0u8; 8];
                 buf.copy_from_slice(raw);
-                self.push(Value::Float(f64::from_be_bytes(buf)))?
+                self.push(PickleValue::Float(f64::from_be_bytes(buf)))?
             }
             b'X' | b'T' => {
                 let raw = self.counted(4)?;
@@ -115,12 +115,12 @@ impl Machine<'_> {
                     _ => 8,
                 };
                 self.counted(width)?;
-                self.push(Value::Bytes)?
+                self.push(PickleValue::Bytes)?
             }
-            b')' => self.push(Value::Tuple(Vec::new()))?,
-            b'}' => self.push(Value::Dict(Vec::new()))?,
-            b']' => self.push(Value::List(Vec::new()))?,
-            0x8f => self.push(Value::Set)?,
+            b')' => self.push(PickleValue::Tuple(Vec::new()))?,
+            b'}' => self.push(PickleValue::Dict(Vec::new()))?,
+            b']' => self.push(PickleValue::List(Vec::new()))?,
+            0x8f => self.push(PickleValue::Set)?,
             0x85..=0x87 => {
                 let n = usize::from(op - 0x84);
                 let floor = self.marks.last().map_or(0, |&m| m as usize);
@@ -129,17 +129,17 @@ impl Machine<'_> {
                 }
                 let items = self.stack.split_off(self.stack.len() - n);
                 self.charge(n * ID_COST)?;
-                self.push(Value::Tuple(items))?
+                self.push(PickleValue::Tuple(items))?
             }
             b't' | b'l' | b'd' | 0x91 => {
                 let items = self.pop_mark()?;
                 self.charge(items.len() * ID_COST)?;
                 let v = match op {
-                    b't' => Value::Tuple(items),
-                    b'l' => Value::List(items),
-                    0x91 => Value::Set,
+                    b't' => PickleValue::Tuple(items),
+                    b'l' => PickleValue::List(items),
+                    0x91 => PickleValue::Set,
                     _ => {
-                        self.push(Value::Dict(Vec::new()))?;
+                        self.push(PickleValue::Dict(Vec::new()))?;
                         let dict = self.top()?;
                         return self.set_items(dict, items).map(|()| false);
                     }
@@ -208,7 +208,7 @@ impl Machine<'_> {
             0x93 => {
                 let name = self.pop()?;
                 let module = self.pop()?;
-                let (Value::Str(m), Value::Str(n)) = (self.value(module), self.value(name)) else {
+                let (PickleValue::Str(m), PickleValue::Str(n)) = (self.value(module), self.value(name)) else {
                     return Err("STACK_GLOBAL names a class with something other than strings".into());
                 };
                 let (m, n) = (m.to_string(), n.to_string());
@@ -237,11 +237,11 @@ impl Machine<'_> {
             }
             b'Q' => {
                 self.pop()?;
-                self.push(Value::Persistent)?
+                self.push(PickleValue::Persistent)?
             }
             b'P' => {
                 self.line()?;
-                self.push(Value::Persistent)?
+                self.push(PickleValue::Persistent)?
             }
             0x82..=0x84 | 0x97 | 0x98 => {
                 return Err(

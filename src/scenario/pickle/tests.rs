@@ -3,7 +3,7 @@
 
 use super::*;
 
-fn root_get<'p>(p: &'p Pickle, key: &str) -> Option<&'p Value> {
+fn root_get<'p>(p: &'p Pickle, key: &str) -> Option<&'p PickleValue> {
     p.get(p.root(), key).map(|id| p.value(id))
 }
 
@@ -14,8 +14,8 @@ const WITH_PERSID: &[u8] = b"\x80\x02}(X\x01\x00\x00\x00aX\x07\x00\x00\x00storag
 #[test]
 fn persistent_references_stand_for_tensors() {
     let p = decode(WITH_PERSID).unwrap();
-    assert_eq!(root_get(&p, "n"), Some(&Value::Int(65)));
-    assert_eq!(root_get(&p, "a"), Some(&Value::Persistent));
+    assert_eq!(root_get(&p, "n"), Some(&PickleValue::Int(65)));
+    assert_eq!(root_get(&p, "a"), Some(&PickleValue::Persistent));
 }
 
 /// `{'m': OrderedDict(), 'k': OrderedDict()}` as Python's pickler writes it at protocol 2:
@@ -24,8 +24,8 @@ fn persistent_references_stand_for_tensors() {
 fn ordered_dicts_become_dicts() {
     let bytes = b"\x80\x02}q\x00(X\x01\x00\x00\x00mq\x01ccollections\nOrderedDict\nq\x02)Rq\x03X\x01\x00\x00\x00kq\x04h\x02)Rq\x05u.";
     let p = decode(bytes).unwrap();
-    assert_eq!(root_get(&p, "m"), Some(&Value::Dict(Vec::new())));
-    assert_eq!(root_get(&p, "k"), Some(&Value::Dict(Vec::new())));
+    assert_eq!(root_get(&p, "m"), Some(&PickleValue::Dict(Vec::new())));
+    assert_eq!(root_get(&p, "k"), Some(&PickleValue::Dict(Vec::new())));
 }
 
 /// Protocol 0, as `pickle.dumps({'vocab_size': 65, 'ok': True, 'x': 'a'}, 0)` writes it.
@@ -33,9 +33,9 @@ fn ordered_dicts_become_dicts() {
 fn protocol_zero_reads() {
     let bytes = b"(dp0\nVvocab_size\np1\nI65\nsVok\np2\nI01\nsVx\np3\ng3\ns.";
     let p = decode(bytes).unwrap();
-    assert_eq!(root_get(&p, "vocab_size"), Some(&Value::Int(65)));
-    assert_eq!(root_get(&p, "ok"), Some(&Value::Bool(true)));
-    assert_eq!(root_get(&p, "x"), Some(&Value::Str("x".into())));
+    assert_eq!(root_get(&p, "vocab_size"), Some(&PickleValue::Int(65)));
+    assert_eq!(root_get(&p, "ok"), Some(&PickleValue::Bool(true)));
+    assert_eq!(root_get(&p, "x"), Some(&PickleValue::Str("x".into())));
 }
 
 #[test]
@@ -43,17 +43,17 @@ fn integers_of_every_width() {
     // LONG1 -1, LONG1 2^63-1, LONG1 2^64 (too wide), BININT -2 in a list.
     let bytes = b"\x80\x02](\x8a\x01\xff\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7f\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01J\xfe\xff\xff\xffe.";
     let p = decode(bytes).unwrap();
-    let Value::List(items) = p.value(p.root()) else {
+    let PickleValue::List(items) = p.value(p.root()) else {
         panic!("{p:?}")
     };
     let got: Vec<_> = items.iter().map(|&i| p.value(i).clone()).collect();
     assert_eq!(
         got,
         [
-            Value::Int(-1),
-            Value::Int(i64::MAX),
-            Value::BigInt,
-            Value::Int(-2)
+            PickleValue::Int(-1),
+            PickleValue::Int(i64::MAX),
+            PickleValue::BigInt,
+            PickleValue::Int(-2)
         ]
     );
 }
@@ -79,7 +79,7 @@ fn deep_nesting_neither_recurses_nor_overflows() {
     bytes.extend(std::iter::repeat_n(b'a', n - 1));
     bytes.push(b'.');
     let p = decode(&bytes).unwrap();
-    assert!(matches!(p.value(p.root()), Value::List(v) if v.len() == 1));
+    assert!(matches!(p.value(p.root()), PickleValue::List(v) if v.len() == 1));
     drop(p);
 }
 
@@ -100,7 +100,7 @@ fn memory_is_bounded_by_the_size() {
         cost: 0,
         budget: 100,
     };
-    assert!(p.push(Value::None).is_ok());
+    assert!(p.push(PickleValue::None).is_ok());
     let e = (0..100).try_for_each(|_| p.push_id(0)).unwrap_err();
     assert!(e.contains("refused") && e.contains("memory"), "{e}");
 }

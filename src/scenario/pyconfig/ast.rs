@@ -1,11 +1,11 @@
 //! The syntax tree of the config language: expressions and statements with positions.
 
-use super::value::{BinOp, Value};
+use super::value::{BinOp, PyValue};
 
 /// An expression with the 1-based line and column where it starts.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Expr {
-    pub(crate) kind: ExprKind,
+pub(crate) struct PyExpr {
+    pub(crate) kind: PyExprKind,
     pub(crate) line: usize,
     pub(crate) col: usize,
 }
@@ -27,9 +27,9 @@ pub(crate) enum CmpOp {
 
 /// The kinds of expression.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ExprKind {
+pub(crate) enum PyExprKind {
     /// A literal.
-    Const(Value),
+    Const(PyValue),
     /// An integer literal beyond 64 bits.
     BigInt(String),
     /// A form that parses but is not evaluated (f-strings, bytes, `1j`), with the reason.
@@ -37,25 +37,25 @@ pub(crate) enum ExprKind {
     /// A name.
     Name(String),
     /// `-x`, `+x`, `~x`.
-    Unary(char, Box<Expr>),
+    Unary(char, Box<PyExpr>),
     /// `not x`.
-    Not(Box<Expr>),
+    Not(Box<PyExpr>),
     /// `a op b op c ...` at one precedence level, left to right: the first operand and each
     /// operator with its right operand. A flat list, so a chain of thousands of operands costs
     /// no recursion to build, evaluate or drop (`a ** b` is a chain of one; its right side nests).
-    Bin(Box<Expr>, Vec<(BinOp, Expr)>),
+    Bin(Box<PyExpr>, Vec<(BinOp, PyExpr)>),
     /// `a and b and c` (true) or `a or b or c` (false): two or more operands, flat.
-    Logic(bool, Vec<Expr>),
+    Logic(bool, Vec<PyExpr>),
     /// `a < b <= c`.
-    Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
+    Compare(Box<PyExpr>, Vec<(CmpOp, PyExpr)>),
     /// `a if cond else b`: (cond, a, b).
-    IfElse(Box<Expr>, Box<Expr>, Box<Expr>),
-    /// `x.name(args)[i]...`: a primary and its trailers in order, flat like [`ExprKind::Bin`].
-    Postfix(Box<Expr>, Vec<Trailer>),
+    IfElse(Box<PyExpr>, Box<PyExpr>, Box<PyExpr>),
+    /// `x.name(args)[i]...`: a primary and its trailers in order, flat like [`PyExprKind::Bin`].
+    Postfix(Box<PyExpr>, Vec<Trailer>),
     /// `(a, b)`.
-    Tuple(Vec<Expr>),
+    Tuple(Vec<PyExpr>),
     /// `[a, b]`.
-    List(Vec<Expr>),
+    List(Vec<PyExpr>),
 }
 
 /// What follows a primary: `.name`, `(args, key=value)` or `[i]`.
@@ -64,18 +64,18 @@ pub(crate) enum Trailer {
     /// `.name`.
     Attr(String),
     /// `(args, key=value)`.
-    Call(Vec<Expr>, Vec<(String, Expr)>),
+    Call(Vec<PyExpr>, Vec<(String, PyExpr)>),
     /// `[i]`.
-    Index(Expr),
+    Index(PyExpr),
 }
 
 /// An assignment target.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Target {
+pub(crate) enum AssignTarget {
     /// A name.
     Name(String, usize, usize),
     /// `a, b` or `(a, b)` or `[a, b]`.
-    Tuple(Vec<Target>),
+    Tuple(Vec<AssignTarget>),
     /// An attribute, subscript or starred target (not evaluated), as written.
     Other(String),
 }
@@ -92,15 +92,15 @@ pub(crate) struct Stmt {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum StmtKind {
     /// `a = b = value`.
-    Assign(Vec<Target>, Expr),
+    Assign(Vec<AssignTarget>, PyExpr),
     /// `a += value`.
-    AugAssign(Target, BinOp, Expr),
+    AugAssign(AssignTarget, BinOp, PyExpr),
     /// `a: T = value` (the value is optional).
-    AnnAssign(Target, Option<Expr>),
+    AnnAssign(AssignTarget, Option<PyExpr>),
     /// An expression on its own (a docstring, a call).
-    Expr(Expr),
+    Expr(PyExpr),
     /// `if`/`elif` branches and the `else` block.
-    If(Vec<(Expr, Vec<Stmt>)>, Vec<Stmt>),
+    If(Vec<(PyExpr, Vec<Stmt>)>, Vec<Stmt>),
     /// `import a.b as c`, `from a import b`: (bound name, module path).
     Import(Vec<(String, String)>),
     /// `del a, b`.
@@ -120,11 +120,11 @@ pub(crate) enum StmtKind {
 impl StmtKind {
     /// Every name this statement may bind in the module's scope (for undecidable branches).
     pub(crate) fn bound_names(&self, out: &mut Vec<String>) {
-        fn target(t: &Target, out: &mut Vec<String>) {
+        fn target(t: &AssignTarget, out: &mut Vec<String>) {
             match t {
-                Target::Name(n, ..) => out.push(n.clone()),
-                Target::Tuple(ts) => ts.iter().for_each(|t| target(t, out)),
-                Target::Other(_) => {}
+                AssignTarget::Name(n, ..) => out.push(n.clone()),
+                AssignTarget::Tuple(ts) => ts.iter().for_each(|t| target(t, out)),
+                AssignTarget::Other(_) => {}
             }
         }
         match self {

@@ -2,27 +2,27 @@
 
 use std::cmp::Ordering;
 
-use super::value::{self, float_to_int, OpError, Value};
+use super::value::{self, float_to_int, OpError, PyValue};
 
 /// Calls builtin `name` with evaluated arguments.
-pub(crate) fn call(name: &str, args: &[Value]) -> Result<Value, OpError> {
+pub(crate) fn call(name: &str, args: &[PyValue]) -> Result<PyValue, OpError> {
     match (name, args) {
-        ("int", []) => Ok(Value::Int(0)),
+        ("int", []) => Ok(PyValue::Int(0)),
         ("int", [x]) => to_int(x),
-        ("float", []) => Ok(Value::Float(0.0)),
+        ("float", []) => Ok(PyValue::Float(0.0)),
         ("float", [x]) => to_float(x),
-        ("bool", []) => Ok(Value::Bool(false)),
-        ("bool", [x]) => Ok(Value::Bool(x.truthy())),
-        ("str", []) => Ok(Value::Str(String::new())),
-        ("str", [x]) => Ok(Value::Str(x.to_str())),
+        ("bool", []) => Ok(PyValue::Bool(false)),
+        ("bool", [x]) => Ok(PyValue::Bool(x.truthy())),
+        ("str", []) => Ok(PyValue::Str(String::new())),
+        ("str", [x]) => Ok(PyValue::Str(x.to_str())),
         ("abs", [x]) => abs(x),
         ("len", [x]) => len(x),
         ("round", [x]) => round(x),
         ("round", [x, n]) => round_to(x, n),
         ("min" | "max", [_, _, ..]) => extreme(name, args),
-        ("min" | "max", [Value::Tuple(v) | Value::List(v)]) => extreme(name, v),
-        ("min" | "max", [Value::Str(s)]) => {
-            let chars: Vec<Value> = s.chars().map(|c| Value::Str(c.to_string())).collect();
+        ("min" | "max", [PyValue::Tuple(v) | PyValue::List(v)]) => extreme(name, v),
+        ("min" | "max", [PyValue::Str(s)]) => {
+            let chars: Vec<PyValue> = s.chars().map(|c| PyValue::Str(c.to_string())).collect();
             extreme(name, &chars)
         }
         _ => Err(OpError::python(format!(
@@ -32,12 +32,12 @@ pub(crate) fn call(name: &str, args: &[Value]) -> Result<Value, OpError> {
     }
 }
 
-fn to_int(x: &Value) -> Result<Value, OpError> {
+fn to_int(x: &PyValue) -> Result<PyValue, OpError> {
     match x {
-        Value::Int(i) => Ok(Value::Int(*i)),
-        Value::Bool(b) => Ok(Value::Int(i64::from(*b))),
-        Value::Float(f) => float_to_int(*f).map(Value::Int),
-        Value::Str(s) => {
+        PyValue::Int(i) => Ok(PyValue::Int(*i)),
+        PyValue::Bool(b) => Ok(PyValue::Int(i64::from(*b))),
+        PyValue::Float(f) => float_to_int(*f).map(PyValue::Int),
+        PyValue::Str(s) => {
             let t = s.trim().replace('_', "");
             let digits = t.trim_start_matches(['+', '-']);
             if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
@@ -47,7 +47,7 @@ fn to_int(x: &Value) -> Result<Value, OpError> {
                 )));
             }
             t.parse::<i64>()
-                .map(Value::Int)
+                .map(PyValue::Int)
                 .map_err(|_| OpError::unsupported("integer beyond 64 bits"))
         }
         other => Err(OpError::python(format!(
@@ -57,12 +57,12 @@ fn to_int(x: &Value) -> Result<Value, OpError> {
     }
 }
 
-fn to_float(x: &Value) -> Result<Value, OpError> {
+fn to_float(x: &PyValue) -> Result<PyValue, OpError> {
     if let Some(f) = x.as_float() {
-        return Ok(Value::Float(f));
+        return Ok(PyValue::Float(f));
     }
     match x {
-        Value::Str(s) => {
+        PyValue::Str(s) => {
             let t = s.trim().to_ascii_lowercase().replace('_', "");
             let special = match t.trim_start_matches(['+', '-']) {
                 "inf" | "infinity" => Some(f64::INFINITY),
@@ -75,7 +75,7 @@ fn to_float(x: &Value) -> Result<Value, OpError> {
                 None if t.chars().any(|c| c.is_ascii_digit()) => t.parse::<f64>().ok(),
                 None => None,
             };
-            parsed.map(Value::Float).ok_or_else(|| {
+            parsed.map(PyValue::Float).ok_or_else(|| {
                 OpError::python(format!(
                     "ValueError: could not convert string to float: {}",
                     x.repr()
@@ -89,13 +89,13 @@ fn to_float(x: &Value) -> Result<Value, OpError> {
     }
 }
 
-fn abs(x: &Value) -> Result<Value, OpError> {
+fn abs(x: &PyValue) -> Result<PyValue, OpError> {
     match x {
-        Value::Float(f) => Ok(Value::Float(f.abs())),
-        Value::Bool(b) => Ok(Value::Int(i64::from(*b))),
-        Value::Int(i) => i
+        PyValue::Float(f) => Ok(PyValue::Float(f.abs())),
+        PyValue::Bool(b) => Ok(PyValue::Int(i64::from(*b))),
+        PyValue::Int(i) => i
             .checked_abs()
-            .map(Value::Int)
+            .map(PyValue::Int)
             .ok_or_else(|| OpError::unsupported("integer result beyond 64 bits")),
         other => Err(OpError::python(format!(
             "TypeError: bad operand type for abs(): '{}'",
@@ -104,10 +104,10 @@ fn abs(x: &Value) -> Result<Value, OpError> {
     }
 }
 
-fn len(x: &Value) -> Result<Value, OpError> {
+fn len(x: &PyValue) -> Result<PyValue, OpError> {
     let n = match x {
-        Value::Str(s) => s.chars().count(),
-        Value::Tuple(v) | Value::List(v) => v.len(),
+        PyValue::Str(s) => s.chars().count(),
+        PyValue::Tuple(v) | PyValue::List(v) => v.len(),
         other => {
             return Err(OpError::python(format!(
                 "TypeError: object of type '{}' has no len()",
@@ -115,14 +115,14 @@ fn len(x: &Value) -> Result<Value, OpError> {
             )))
         }
     };
-    Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
+    Ok(PyValue::Int(i64::try_from(n).unwrap_or(i64::MAX)))
 }
 
 /// `round(x)`: to the nearest integer, ties to even.
-fn round(x: &Value) -> Result<Value, OpError> {
+fn round(x: &PyValue) -> Result<PyValue, OpError> {
     match x {
-        Value::Float(f) => float_to_int(f.round_ties_even()).map(Value::Int),
-        Value::Int(_) | Value::Bool(_) => to_int(x),
+        PyValue::Float(f) => float_to_int(f.round_ties_even()).map(PyValue::Int),
+        PyValue::Int(_) | PyValue::Bool(_) => to_int(x),
         other => Err(OpError::python(format!(
             "TypeError: type {} doesn't define __round__",
             other.type_name()
@@ -131,18 +131,18 @@ fn round(x: &Value) -> Result<Value, OpError> {
 }
 
 /// `round(x, n)`: a float rounded to `n` decimals (ties to even on the scaled value).
-fn round_to(x: &Value, n: &Value) -> Result<Value, OpError> {
-    let Value::Int(n) = n else {
+fn round_to(x: &PyValue, n: &PyValue) -> Result<PyValue, OpError> {
+    let PyValue::Int(n) = n else {
         return Err(OpError::python("TypeError: ndigits must be an integer"));
     };
     match x {
-        Value::Int(_) | Value::Bool(_) if *n >= 0 => to_int(x),
-        Value::Float(f) if (0..=15).contains(n) => {
+        PyValue::Int(_) | PyValue::Bool(_) if *n >= 0 => to_int(x),
+        PyValue::Float(f) if (0..=15).contains(n) => {
             let scale = 10f64.powi(i32::try_from(*n).unwrap_or(0));
             let r = (f * scale).round_ties_even() / scale;
-            Ok(Value::Float(if r.is_finite() { r } else { *f }))
+            Ok(PyValue::Float(if r.is_finite() { r } else { *f }))
         }
-        Value::Float(f) if *n > 15 => Ok(Value::Float(*f)),
+        PyValue::Float(f) if *n > 15 => Ok(PyValue::Float(*f)),
         _ => Err(OpError::unsupported(
             "round() to negative or many digits is not evaluated",
         )),
@@ -150,7 +150,7 @@ fn round_to(x: &Value, n: &Value) -> Result<Value, OpError> {
 }
 
 /// `min`/`max` of two or more values.
-fn extreme(name: &str, items: &[Value]) -> Result<Value, OpError> {
+fn extreme(name: &str, items: &[PyValue]) -> Result<PyValue, OpError> {
     let mut best = items
         .first()
         .ok_or_else(|| OpError::python(format!("ValueError: {name}() arg is an empty sequence")))?;
@@ -173,37 +173,44 @@ mod tests {
 
     #[test]
     fn conversions_follow_python() {
-        assert_eq!(call("int", &[Value::Float(-2.9)]), Ok(Value::Int(-2)));
+        assert_eq!(call("int", &[PyValue::Float(-2.9)]), Ok(PyValue::Int(-2)));
         assert_eq!(
-            call("int", &[Value::Str(" 42 ".into())]),
-            Ok(Value::Int(42))
-        );
-        assert!(call("int", &[Value::Str("4.2".into())]).unwrap_err().python);
-        assert!(call("int", &[Value::Float(f64::NAN)]).unwrap_err().python);
-        assert_eq!(
-            call("float", &[Value::Str("1e-3".into())]),
-            Ok(Value::Float(1e-3))
+            call("int", &[PyValue::Str(" 42 ".into())]),
+            Ok(PyValue::Int(42))
         );
         assert!(
-            matches!(call("float", &[Value::Str("-inf".into())]), Ok(Value::Float(f)) if f == f64::NEG_INFINITY)
+            call("int", &[PyValue::Str("4.2".into())])
+                .unwrap_err()
+                .python
         );
-        assert_eq!(call("round", &[Value::Float(3.5)]), Ok(Value::Int(4)));
-        assert_eq!(call("round", &[Value::Float(-0.5)]), Ok(Value::Int(0)));
+        assert!(call("int", &[PyValue::Float(f64::NAN)]).unwrap_err().python);
+        assert_eq!(
+            call("float", &[PyValue::Str("1e-3".into())]),
+            Ok(PyValue::Float(1e-3))
+        );
         assert!(
-            call("round", &[Value::Float(f64::INFINITY)])
+            matches!(call("float", &[PyValue::Str("-inf".into())]), Ok(PyValue::Float(f)) if f == f64::NEG_INFINITY)
+        );
+        assert_eq!(call("round", &[PyValue::Float(3.5)]), Ok(PyValue::Int(4)));
+        assert_eq!(call("round", &[PyValue::Float(-0.5)]), Ok(PyValue::Int(0)));
+        assert!(
+            call("round", &[PyValue::Float(f64::INFINITY)])
                 .unwrap_err()
                 .python
         );
         assert_eq!(
-            call("round", &[Value::Float(0.123), Value::Int(2)]),
-            Ok(Value::Float(0.12))
+            call("round", &[PyValue::Float(0.123), PyValue::Int(2)]),
+            Ok(PyValue::Float(0.12))
         );
-        assert!(call("abs", &[Value::Int(i64::MIN)]).is_err());
-        assert!(call("max", &[Value::List(vec![])]).unwrap_err().python);
+        assert!(call("abs", &[PyValue::Int(i64::MIN)]).is_err());
+        assert!(call("max", &[PyValue::List(vec![])]).unwrap_err().python);
         assert_eq!(
-            call("max", &[Value::Int(2), Value::Float(2.5)]),
-            Ok(Value::Float(2.5))
+            call("max", &[PyValue::Int(2), PyValue::Float(2.5)]),
+            Ok(PyValue::Float(2.5))
         );
-        assert_eq!(call("str", &[Value::None]), Ok(Value::Str("None".into())));
+        assert_eq!(
+            call("str", &[PyValue::None]),
+            Ok(PyValue::Str("None".into()))
+        );
     }
 }

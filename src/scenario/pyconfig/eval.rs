@@ -6,16 +6,16 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::ast::{CmpOp, Expr, ExprKind, Trailer};
-use super::size::{Budget, Size};
-use super::value::{self, OpError, Value};
+use super::ast::{CmpOp, PyExpr, PyExprKind, Trailer};
+use super::size::{Budget, ContainerSize};
+use super::value::{self, OpError, PyValue};
 use crate::estimate::GpuCatalog;
 
 /// What a name is bound to.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Binding {
     /// A value.
-    Known(Value),
+    Known(PyValue),
     /// Assigned by a statement vramdoc could not evaluate: why, and where (`file:line`).
     Unknown(String),
     /// Assigned by a statement reported as an error.
@@ -77,7 +77,7 @@ impl EvalError {
     }
 }
 
-type EResult = Result<Value, EvalError>;
+type EResult = Result<PyValue, EvalError>;
 
 /// Python builtins that exist but are not evaluated (a call is "cannot evaluate", not a NameError).
 const OTHER_BUILTINS: &[&str] = &[
@@ -128,7 +128,7 @@ const OTHER_BUILTINS: &[&str] = &[
 const SUBMODULES: &[&str] = &["os.path", "torch.cuda"];
 
 /// Evaluates `e` in `env`, within the run's work budget.
-pub(crate) fn eval(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
+pub(crate) fn eval(e: &PyExpr, env: &Env, host: &Host<'_>) -> EResult {
     host.work
         .check()
         .map_err(|err| EvalError::at(err, e.line, e.col))?;
@@ -137,15 +137,15 @@ pub(crate) fn eval(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
     Ok(v)
 }
 
-fn eval_expr(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
+fn eval_expr(e: &PyExpr, env: &Env, host: &Host<'_>) -> EResult {
     let at = |err: OpError| EvalError::at(err, e.line, e.col);
     match &e.kind {
-        ExprKind::Const(v) => Ok(v.clone()),
-        ExprKind::BigInt(text) => Err(at(OpError::unsupported(format!(
+        PyExprKind::Const(v) => Ok(v.clone()),
+        PyExprKind::BigInt(text) => Err(at(OpError::unsupported(format!(
             "integer {text} is beyond 64 bits"
         )))),
-        ExprKind::Opaque(why) => Err(at(OpError::unsupported(why.clone()))),
-        ExprKind::Name(n) => match env.get(n) {
+        PyExprKind::Opaque(why) => Err(at(OpError::unsupported(why.clone()))),
+        PyExprKind::Name(n) => match env.get(n) {
             Some(Binding::Unknown(why)) => Err(EvalError {
                 because: Some(why.clone()),
                 ..at(OpError::unsupported(format!(
@@ -154,18 +154,18 @@ fn eval_expr(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
             }),
             _ => lookup(n, env).map_err(at),
         },
-        ExprKind::Unary(op, x) => value::unary(*op, &eval(x, env, host)?).map_err(at),
-        ExprKind::Not(x) => Ok(Value::Bool(!eval(x, env, host)?.truthy())),
-        ExprKind::Bin(first, rest) => {
+        PyExprKind::Unary(op, x) => value::unary(*op, &eval(x, env, host)?).map_err(at),
+        PyExprKind::Not(x) => Ok(PyValue::Bool(!eval(x, env, host)?.truthy())),
+        PyExprKind::Bin(first, rest) => {
             let mut acc = eval(first, env, host)?;
             for (op, x) in rest {
                 acc = value::binop(*op, &acc, &eval(x, env, host)?).map_err(at)?;
             }
             Ok(acc)
         }
-        ExprKind::Logic(and, items) => {
+        PyExprKind::Logic(and, items) => {
             // The first operand that decides (falsy for `and`, truthy for `or`), else the last.
-            let mut v = Value::None;
+            let mut v = PyValue::None;
             for x in items {
                 v = eval(x, env, host)?;
                 if v.truthy() != *and {
@@ -174,28 +174,28 @@ fn eval_expr(e: &Expr, env: &Env, host: &Host<'_>) -> EResult {
             }
             Ok(v)
         }
-        ExprKind::Compare(first, rest) => compare_chain(first, rest, env, host),
-        ExprKind::IfElse(cond, a, b) => {
+        PyExprKind::Compare(first, rest) => compare_chain(first, rest, env, host),
+        PyExprKind::IfElse(cond, a, b) => {
             if eval(cond, env, host)?.truthy() {
                 eval(a, env, host)
             } else {
                 eval(b, env, host)
             }
         }
-        ExprKind::Postfix(base, trailers) => postfix(e, base, trailers, env, host),
-        ExprKind::Tuple(items) => Ok(Value::Tuple(eval_all(items, env, host)?)),
-        ExprKind::List(items) => Ok(Value::List(eval_all(items, env, host)?)),
+        PyExprKind::Postfix(base, trailers) => postfix(e, base, trailers, env, host),
+        PyExprKind::Tuple(items) => Ok(PyValue::Tuple(eval_all(items, env, host)?)),
+        PyExprKind::List(items) => Ok(PyValue::List(eval_all(items, env, host)?)),
     }
 }
 
 /// The values of a tuple or list display or of call arguments, measured as they come so that
 /// a hostile display holds no more than [`super::size`] allows.
-fn eval_all(items: &[Expr], env: &Env, host: &Host<'_>) -> Result<Vec<Value>, EvalError> {
-    let mut size = Size::default();
+fn eval_all(items: &[PyExpr], env: &Env, host: &Host<'_>) -> Result<Vec<PyValue>, EvalError> {
+    let mut size = ContainerSize::default();
     let mut out = Vec::with_capacity(items.len());
     for x in items {
         let v = eval(x, env, host)?;
-        size.add(Size::of(&v));
+        size.add(ContainerSize::of(&v));
         size.check()
             .map_err(|err| EvalError::at(err, x.line, x.col))?;
         out.push(v);
@@ -203,7 +203,7 @@ fn eval_all(items: &[Expr], env: &Env, host: &Host<'_>) -> Result<Vec<Value>, Ev
     Ok(out)
 }
 
-fn lookup(name: &str, env: &Env) -> Result<Value, OpError> {
+fn lookup(name: &str, env: &Env) -> Result<PyValue, OpError> {
     match env.get(name) {
         Some(Binding::Known(v)) => Ok(v.clone()),
         Some(Binding::Unknown(why)) => Err(OpError::unsupported(format!(
@@ -226,20 +226,20 @@ fn value_builtin(name: &str) -> bool {
     )
 }
 
-fn compare_chain(first: &Expr, rest: &[(CmpOp, Expr)], env: &Env, host: &Host<'_>) -> EResult {
+fn compare_chain(first: &PyExpr, rest: &[(CmpOp, PyExpr)], env: &Env, host: &Host<'_>) -> EResult {
     let mut left = eval(first, env, host)?;
     for (op, e) in rest {
         let right = eval(e, env, host)?;
         let ok = compare(*op, &left, &right).map_err(|err| EvalError::at(err, e.line, e.col))?;
         if !ok {
-            return Ok(Value::Bool(false));
+            return Ok(PyValue::Bool(false));
         }
         left = right;
     }
-    Ok(Value::Bool(true))
+    Ok(PyValue::Bool(true))
 }
 
-fn compare(op: CmpOp, a: &Value, b: &Value) -> Result<bool, OpError> {
+fn compare(op: CmpOp, a: &PyValue, b: &PyValue) -> Result<bool, OpError> {
     use std::cmp::Ordering::*;
     Ok(match op {
         CmpOp::Eq => value::equal(a, b),
@@ -251,7 +251,7 @@ fn compare(op: CmpOp, a: &Value, b: &Value) -> Result<bool, OpError> {
         CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {
             if [a, b]
                 .iter()
-                .any(|v| matches!(v, Value::Float(f) if f.is_nan()))
+                .any(|v| matches!(v, PyValue::Float(f) if f.is_nan()))
             {
                 return Ok(false);
             }
@@ -268,14 +268,14 @@ fn compare(op: CmpOp, a: &Value, b: &Value) -> Result<bool, OpError> {
 
 /// `is`: identity, which for the values a config compares this way (None, True, False) is
 /// equality of the same type.
-fn same(a: &Value, b: &Value) -> bool {
+fn same(a: &PyValue, b: &PyValue) -> bool {
     std::mem::discriminant(a) == std::mem::discriminant(b) && a == b
 }
 
-fn subscript(base: &Value, index: &Value) -> Result<Value, OpError> {
+fn subscript(base: &PyValue, index: &PyValue) -> Result<PyValue, OpError> {
     let i = match index {
-        Value::Int(i) => *i,
-        Value::Bool(b) => i64::from(*b),
+        PyValue::Int(i) => *i,
+        PyValue::Bool(b) => i64::from(*b),
         other => {
             return Err(OpError::python(format!(
                 "TypeError: indices must be integers, not {}",
@@ -291,10 +291,10 @@ fn subscript(base: &Value, index: &Value) -> Result<Value, OpError> {
             .ok_or_else(|| OpError::python("IndexError: index out of range"))
     };
     match base {
-        Value::Tuple(v) | Value::List(v) => Ok(v[pick(v.len())?].clone()),
-        Value::Str(s) => {
+        PyValue::Tuple(v) | PyValue::List(v) => Ok(v[pick(v.len())?].clone()),
+        PyValue::Str(s) => {
             let chars: Vec<char> = s.chars().collect();
-            Ok(Value::Str(chars[pick(chars.len())?].to_string()))
+            Ok(PyValue::Str(chars[pick(chars.len())?].to_string()))
         }
         other => Err(OpError::python(format!(
             "TypeError: '{}' object is not subscriptable",
@@ -305,11 +305,11 @@ fn subscript(base: &Value, index: &Value) -> Result<Value, OpError> {
 
 /// A primary and its trailers, left to right in one loop (`e` is the whole chain, where errors
 /// point): a builtin or library call is recognized from the name or module path before it.
-fn postfix(e: &Expr, base: &Expr, trailers: &[Trailer], env: &Env, host: &Host<'_>) -> EResult {
+fn postfix(e: &PyExpr, base: &PyExpr, trailers: &[Trailer], env: &Env, host: &Host<'_>) -> EResult {
     let at = |err: OpError| EvalError::at(err, e.line, e.col);
     let mut rest = trailers.iter().peekable();
     let mut cur = match (&base.kind, trailers.first()) {
-        (ExprKind::Name(n), Some(Trailer::Call(args, kwargs)))
+        (PyExprKind::Name(n), Some(Trailer::Call(args, kwargs)))
             if !env.contains_key(n) && value_builtin(n) =>
         {
             rest.next();
@@ -321,7 +321,7 @@ fn postfix(e: &Expr, base: &Expr, trailers: &[Trailer], env: &Env, host: &Host<'
             let args = eval_all(args, env, host)?;
             super::builtins::call(n, &args).map_err(at)?
         }
-        (ExprKind::Name(n), Some(Trailer::Call(..)))
+        (PyExprKind::Name(n), Some(Trailer::Call(..)))
             if !env.contains_key(n) && OTHER_BUILTINS.contains(&n.as_str()) =>
         {
             return Err(at(OpError::unsupported(format!(
@@ -333,15 +333,15 @@ fn postfix(e: &Expr, base: &Expr, trailers: &[Trailer], env: &Env, host: &Host<'
     while let Some(trailer) = rest.next() {
         cur = match trailer {
             Trailer::Attr(name) => match (cur, rest.peek()) {
-                (Value::Module(m), Some(Trailer::Call(args, _))) => {
+                (PyValue::Module(m), Some(Trailer::Call(args, _))) => {
                     rest.next();
                     let args = eval_all(args, env, host)?;
                     library(&format!("{m}.{name}"), &args, env, host).map_err(at)?
                 }
-                (Value::Module(m), _) if SUBMODULES.contains(&format!("{m}.{name}").as_str()) => {
-                    Value::Module(format!("{m}.{name}"))
+                (PyValue::Module(m), _) if SUBMODULES.contains(&format!("{m}.{name}").as_str()) => {
+                    PyValue::Module(format!("{m}.{name}"))
                 }
-                (Value::Module(m), _) => {
+                (PyValue::Module(m), _) => {
                     return Err(at(OpError::unsupported(format!(
                         "`{m}.{name}` is not evaluated"
                     ))))
@@ -372,11 +372,11 @@ fn postfix(e: &Expr, base: &Expr, trailers: &[Trailer], env: &Env, host: &Host<'
 }
 
 /// The library functions configs call.
-fn library(path: &str, args: &[Value], env: &Env, host: &Host<'_>) -> Result<Value, OpError> {
+fn library(path: &str, args: &[PyValue], env: &Env, host: &Host<'_>) -> Result<PyValue, OpError> {
     let strs = || -> Result<Vec<&str>, OpError> {
         args.iter()
             .map(|a| match a {
-                Value::Str(s) => Ok(s.as_str()),
+                PyValue::Str(s) => Ok(s.as_str()),
                 other => Err(OpError::python(format!(
                     "TypeError: {path}() expects str, not {}",
                     other.type_name()
@@ -385,17 +385,17 @@ fn library(path: &str, args: &[Value], env: &Env, host: &Host<'_>) -> Result<Val
             .collect()
     };
     match (path, args.len()) {
-        ("torch.cuda.is_available", 0) => Ok(Value::Bool(true)),
-        ("torch.cuda.is_bf16_supported", 0) => Ok(Value::Bool(bf16(env, host))),
+        ("torch.cuda.is_available", 0) => Ok(PyValue::Bool(true)),
+        ("torch.cuda.is_bf16_supported", 0) => Ok(PyValue::Bool(bf16(env, host))),
         ("os.path.exists" | "os.path.isfile" | "os.path.isdir", 1) => {
             let p = Path::new(strs()?[0]);
-            Ok(Value::Bool(match path {
+            Ok(PyValue::Bool(match path {
                 "os.path.exists" => p.exists(),
                 "os.path.isfile" => p.is_file(),
                 _ => p.is_dir(),
             }))
         }
-        ("os.path.join", 1..) => Ok(Value::Str(path_join(&strs()?))),
+        ("os.path.join", 1..) => Ok(PyValue::Str(path_join(&strs()?))),
         _ => Err(OpError::unsupported(format!("`{path}()` is not evaluated"))),
     }
 }
@@ -404,7 +404,7 @@ fn library(path: &str, args: &[Value], env: &Env, host: &Host<'_>) -> Result<Val
 /// known, as most cards nanoGPT is trained on do (noted in the report).
 fn bf16(env: &Env, host: &Host<'_>) -> bool {
     let from_env = match env.get("gpu") {
-        Some(Binding::Known(Value::Str(s))) => Some(s.as_str()),
+        Some(Binding::Known(PyValue::Str(s))) => Some(s.as_str()),
         _ => None,
     };
     let card = host
@@ -445,12 +445,12 @@ mod tests {
         let catalog = GpuCatalog::builtin();
         let host = Host::new(&catalog, gpu);
         let mut env = Env::new();
-        env.insert("n_head".into(), Binding::Known(Value::Int(6)));
+        env.insert("n_head".into(), Binding::Known(PyValue::Int(6)));
         env.insert(
             "torch".into(),
-            Binding::Known(Value::Module("torch".into())),
+            Binding::Known(PyValue::Module("torch".into())),
         );
-        env.insert("os".into(), Binding::Known(Value::Module("os".into())));
+        env.insert("os".into(), Binding::Known(PyValue::Module("os".into())));
         env.insert("t".into(), Binding::Unknown("line 3".into()));
         let mut p = Parser::new(src).expect("parse");
         let e = p.expr_list().expect("expr");
@@ -459,68 +459,68 @@ mod tests {
 
     #[test]
     fn names_operators_and_builtins() {
-        assert_eq!(ev("n_head * 64", None), Ok(Value::Int(384)));
-        assert_eq!(ev("2**4 // 3 % 4", None), Ok(Value::Int(1)));
+        assert_eq!(ev("n_head * 64", None), Ok(PyValue::Int(384)));
+        assert_eq!(ev("2**4 // 3 % 4", None), Ok(PyValue::Int(1)));
         assert_eq!(
             ev("-7 // 2, 7 / 2", None),
-            Ok(Value::Tuple(vec![Value::Int(-4), Value::Float(3.5)]))
+            Ok(PyValue::Tuple(vec![PyValue::Int(-4), PyValue::Float(3.5)]))
         );
         assert_eq!(
             ev("int(3.9) + int('12') + int(True)", None),
-            Ok(Value::Int(16))
+            Ok(PyValue::Int(16))
         );
         assert_eq!(
             ev(
                 "min(4, 2, 8), max([1, 5]), abs(-3), round(2.5), len('abc')",
                 None
             ),
-            Ok(Value::Tuple(vec![
-                Value::Int(2),
-                Value::Int(5),
-                Value::Int(3),
-                Value::Int(2),
-                Value::Int(3)
+            Ok(PyValue::Tuple(vec![
+                PyValue::Int(2),
+                PyValue::Int(5),
+                PyValue::Int(3),
+                PyValue::Int(2),
+                PyValue::Int(3)
             ]))
         );
         assert_eq!(
             ev("str(1e-3) + str(True)", None),
-            Ok(Value::Str("0.001True".into()))
+            Ok(PyValue::Str("0.001True".into()))
         );
         assert_eq!(
             ev("1 < n_head <= 6 and not False", None),
-            Ok(Value::Bool(true))
+            Ok(PyValue::Bool(true))
         );
         assert_eq!(
             ev("'a' if n_head > 8 else 'b'", None),
-            Ok(Value::Str("b".into()))
+            Ok(PyValue::Str("b".into()))
         );
         assert_eq!(
             ev("None is None, 3 in (1, 3), 'x' not in 'abc'", None),
-            Ok(Value::Tuple(vec![Value::Bool(true); 3]))
+            Ok(PyValue::Tuple(vec![PyValue::Bool(true); 3]))
         );
-        assert_eq!(ev("(1, 2)[-1]", None), Ok(Value::Int(2)));
+        assert_eq!(ev("(1, 2)[-1]", None), Ok(PyValue::Int(2)));
     }
 
     #[test]
     fn torch_follows_the_gpu_and_os_path_reads_the_disk() {
         let dtype = "'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'";
-        assert_eq!(ev(dtype, Some("t4")), Ok(Value::Str("float16".into())));
+        assert_eq!(ev(dtype, Some("t4")), Ok(PyValue::Str("float16".into())));
         assert_eq!(
             ev(dtype, Some("rtx-4070")),
-            Ok(Value::Str("bfloat16".into()))
+            Ok(PyValue::Str("bfloat16".into()))
         );
-        assert_eq!(ev(dtype, None), Ok(Value::Str("bfloat16".into())));
+        assert_eq!(ev(dtype, None), Ok(PyValue::Str("bfloat16".into())));
         assert_eq!(
             ev("os.path.exists('/no/such/path/x')", None),
-            Ok(Value::Bool(false))
+            Ok(PyValue::Bool(false))
         );
         assert_eq!(
             ev("os.path.join('out', 'ckpt.pt')", None),
-            Ok(Value::Str("out/ckpt.pt".into()))
+            Ok(PyValue::Str("out/ckpt.pt".into()))
         );
         assert_eq!(
             ev("os.path.join('a', '/b', 'c')", None),
-            Ok(Value::Str("/b/c".into()))
+            Ok(PyValue::Str("/b/c".into()))
         );
     }
 

@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::ast::{Expr, ExprKind, Stmt, StmtKind, Target, Trailer};
+use super::ast::{AssignTarget, PyExpr, PyExprKind, Stmt, StmtKind, Trailer};
 use super::eval::{eval, Binding, EvalError};
 use super::parser::Parser;
-use super::value::{self, Value};
-use super::{is_key, read_after_config, Origin, Session};
+use super::value::{self, PyValue};
+use super::{is_key, read_after_config, Session, ValueOrigin};
 use crate::diagnostics::Diagnostic;
 
 /// What to do after a statement.
@@ -150,9 +150,9 @@ impl Exec<'_, '_> {
             }
             StmtKind::AugAssign(target, op, value) => {
                 let v = match target {
-                    Target::Name(n, line, col) => {
-                        let current = Expr {
-                            kind: ExprKind::Name(n.clone()),
+                    AssignTarget::Name(n, line, col) => {
+                        let current = PyExpr {
+                            kind: PyExprKind::Name(n.clone()),
                             line: *line,
                             col: *col,
                         };
@@ -175,9 +175,10 @@ impl Exec<'_, '_> {
             StmtKind::If(branches, orelse) => return self.if_stmt(stmt, branches, orelse),
             StmtKind::Import(names) => {
                 for (bound, module) in names {
-                    self.s
-                        .env
-                        .insert(bound.clone(), Binding::Known(Value::Module(module.clone())));
+                    self.s.env.insert(
+                        bound.clone(),
+                        Binding::Known(PyValue::Module(module.clone())),
+                    );
                 }
             }
             StmtKind::Del(names) => {
@@ -211,11 +212,11 @@ impl Exec<'_, '_> {
 
     /// An expression statement: docstrings are silent, train.py's configurator line stops the
     /// file, anything else (`print(...)`) is skipped with a note.
-    fn expr_stmt(&mut self, stmt: &Stmt, e: &Expr) -> Flow {
+    fn expr_stmt(&mut self, stmt: &Stmt, e: &PyExpr) -> Flow {
         match &e.kind {
-            ExprKind::Const(_) => Flow::Next,
-            ExprKind::Postfix(f, trailers)
-                if matches!(&f.kind, ExprKind::Name(n) if n == "exec")
+            PyExprKind::Const(_) => Flow::Next,
+            PyExprKind::Postfix(f, trailers)
+                if matches!(&f.kind, PyExprKind::Name(n) if n == "exec")
                     && matches!(&trailers[..], [Trailer::Call(args, _)] if args.iter().any(mentions_configurator)) =>
             {
                 let note = format!(
@@ -235,7 +236,12 @@ impl Exec<'_, '_> {
         }
     }
 
-    fn if_stmt(&mut self, stmt: &Stmt, branches: &[(Expr, Vec<Stmt>)], orelse: &[Stmt]) -> XResult {
+    fn if_stmt(
+        &mut self,
+        stmt: &Stmt,
+        branches: &[(PyExpr, Vec<Stmt>)],
+        orelse: &[Stmt],
+    ) -> XResult {
         for (k, (cond, body)) in branches.iter().enumerate() {
             match eval(cond, &self.s.env, &self.s.host) {
                 Ok(v) if v.truthy() => return Ok(self.block(body)),
@@ -294,8 +300,8 @@ impl Exec<'_, '_> {
     fn assign(
         &mut self,
         stmt: &Stmt,
-        targets: &[Target],
-        v: Result<Value, EvalError>,
+        targets: &[AssignTarget],
+        v: Result<PyValue, EvalError>,
     ) -> Result<(), Box<Diagnostic>> {
         let v = match v {
             Ok(v) => v,
@@ -319,28 +325,33 @@ impl Exec<'_, '_> {
         Ok(())
     }
 
-    fn bind(&mut self, stmt: &Stmt, target: &Target, v: Value) -> Result<(), Box<Diagnostic>> {
+    fn bind(
+        &mut self,
+        stmt: &Stmt,
+        target: &AssignTarget,
+        v: PyValue,
+    ) -> Result<(), Box<Diagnostic>> {
         match target {
-            Target::Name(n, line, col) => {
+            AssignTarget::Name(n, line, col) => {
                 self.s.origins.insert(
                     n.clone(),
-                    Origin::File {
+                    ValueOrigin::File {
                         path: self.path.to_path_buf(),
                         line: *line,
                         col: *col,
                         source: Arc::clone(&self.source),
                     },
                 );
-                if let (Value::Str(text), true) = (&v, self.s.bool_keys.contains(&n.as_str())) {
+                if let (PyValue::Str(text), true) = (&v, self.s.bool_keys.contains(&n.as_str())) {
                     return Err(self.str_for_bool(stmt, n, text, *line, *col));
                 }
                 self.s.mark_assigned(n);
                 self.s.env.insert(n.clone(), Binding::Known(v));
             }
-            Target::Tuple(items) => {
+            AssignTarget::Tuple(items) => {
                 let values = match v {
-                    Value::Tuple(vs) | Value::List(vs) => vs,
-                    Value::Str(s) => s.chars().map(|c| Value::Str(c.to_string())).collect(),
+                    PyValue::Tuple(vs) | PyValue::List(vs) => vs,
+                    PyValue::Str(s) => s.chars().map(|c| PyValue::Str(c.to_string())).collect(),
                     other => {
                         let msg = format!(
                             "TypeError: cannot unpack non-iterable {} object",
@@ -361,7 +372,7 @@ impl Exec<'_, '_> {
                     self.bind(stmt, t, v)?;
                 }
             }
-            Target::Other(what) => {
+            AssignTarget::Other(what) => {
                 self.note(stmt.line, &format!("assignment to {what} is not evaluated"));
             }
         }
@@ -394,7 +405,7 @@ impl Exec<'_, '_> {
         let msg = format!(
             "`{}` sets the bool key `{key}` to the string {}, which Python takes for {truth}",
             self.quote(stmt.line),
-            Value::Str(text.to_owned()).repr()
+            PyValue::Str(text.to_owned()).repr()
         );
         Box::new(self.error(&msg, line, col).with_help(format!(
             "write `{key} = {word}` (True or False, without quotes)"
@@ -403,9 +414,9 @@ impl Exec<'_, '_> {
 }
 
 /// An expression standing for an assignment's value when only its targets matter.
-fn placeholder() -> Expr {
-    Expr {
-        kind: ExprKind::Const(Value::None),
+fn placeholder() -> PyExpr {
+    PyExpr {
+        kind: PyExprKind::Const(PyValue::None),
         line: 0,
         col: 0,
     }
@@ -422,10 +433,10 @@ fn help(key: &str) -> String {
 
 /// Whether an expression holds a string mentioning `configurator` (train.py's
 /// `exec(open('configurator.py').read())`).
-fn mentions_configurator(e: &Expr) -> bool {
+fn mentions_configurator(e: &PyExpr) -> bool {
     match &e.kind {
-        ExprKind::Const(Value::Str(s)) => s.contains("configurator"),
-        ExprKind::Postfix(base, trailers) => {
+        PyExprKind::Const(PyValue::Str(s)) => s.contains("configurator"),
+        PyExprKind::Postfix(base, trailers) => {
             mentions_configurator(base)
                 || trailers.iter().any(|t| match t {
                     Trailer::Call(args, _) => args.iter().any(mentions_configurator),

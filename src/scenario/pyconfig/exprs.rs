@@ -6,16 +6,16 @@
 //! what nests (brackets, unary operators, `not`, `**`, conditional expressions) is capped at
 //! [`MAX_DEPTH`].
 
-use super::ast::{CmpOp, Expr, ExprKind, Trailer};
+use super::ast::{CmpOp, PyExpr, PyExprKind, Trailer};
 use super::lexer::Tok;
 use super::parser::{
     CallArgs, PResult, Parser, SyntaxError, LIMIT_CHAIN, LIMIT_DEPTH, MAX_CHAIN, MAX_DEPTH,
 };
-use super::value::{BinOp, Value};
+use super::value::{BinOp, PyValue};
 
 impl Parser {
     /// `a, b, c` (a tuple when there is a comma) or one expression.
-    pub(crate) fn expr_list(&mut self) -> PResult<Expr> {
+    pub(crate) fn expr_list(&mut self) -> PResult<PyExpr> {
         let (line, col) = (self.tok.line, self.tok.col);
         let first = self.expr()?;
         if !self.is_op(",") {
@@ -28,8 +28,8 @@ impl Parser {
             }
             items.push(self.expr()?);
         }
-        Ok(Expr {
-            kind: ExprKind::Tuple(items),
+        Ok(PyExpr {
+            kind: PyExprKind::Tuple(items),
             line,
             col,
         })
@@ -43,7 +43,7 @@ impl Parser {
     }
 
     /// One expression, conditional expressions included.
-    pub(crate) fn expr(&mut self) -> PResult<Expr> {
+    pub(crate) fn expr(&mut self) -> PResult<PyExpr> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             self.depth -= 1;
@@ -54,7 +54,7 @@ impl Parser {
         out
     }
 
-    fn expr_inner(&mut self) -> PResult<Expr> {
+    fn expr_inner(&mut self) -> PResult<PyExpr> {
         if self.is_kw("lambda") {
             return self.err("`lambda` is not evaluated");
         }
@@ -73,26 +73,26 @@ impl Parser {
         self.advance()?;
         let b = self.expr()?;
         let (line, col) = (a.line, a.col);
-        Ok(Expr {
-            kind: ExprKind::IfElse(Box::new(cond), Box::new(a), Box::new(b)),
+        Ok(PyExpr {
+            kind: PyExprKind::IfElse(Box::new(cond), Box::new(a), Box::new(b)),
             line,
             col,
         })
     }
 
-    fn or_test(&mut self) -> PResult<Expr> {
+    fn or_test(&mut self) -> PResult<PyExpr> {
         let first = self.and_test()?;
         self.logic_chain(false, first)
     }
 
-    fn and_test(&mut self) -> PResult<Expr> {
+    fn and_test(&mut self) -> PResult<PyExpr> {
         let first = self.not_test()?;
         self.logic_chain(true, first)
     }
 
     /// `first and b and ...` (`and`) or `first or b or ...`, read in a loop into one flat
-    /// [`ExprKind::Logic`] (just `first` when no such operator follows).
-    fn logic_chain(&mut self, and: bool, first: Expr) -> PResult<Expr> {
+    /// [`PyExprKind::Logic`] (just `first` when no such operator follows).
+    fn logic_chain(&mut self, and: bool, first: PyExpr) -> PResult<PyExpr> {
         let kw = if and { "and" } else { "or" };
         if !self.is_kw(kw) {
             return Ok(first);
@@ -108,8 +108,8 @@ impl Parser {
                 self.and_test()?
             });
         }
-        Ok(Expr {
-            kind: ExprKind::Logic(and, items),
+        Ok(PyExpr {
+            kind: PyExprKind::Logic(and, items),
             line,
             col,
         })
@@ -135,7 +135,7 @@ impl Parser {
         ))
     }
 
-    fn not_test(&mut self) -> PResult<Expr> {
+    fn not_test(&mut self) -> PResult<PyExpr> {
         if !self.is_kw("not") {
             return self.comparison();
         }
@@ -148,14 +148,14 @@ impl Parser {
             self.not_test()
         };
         self.depth -= 1;
-        Ok(Expr {
-            kind: ExprKind::Not(Box::new(inner?)),
+        Ok(PyExpr {
+            kind: PyExprKind::Not(Box::new(inner?)),
             line,
             col,
         })
     }
 
-    fn comparison(&mut self) -> PResult<Expr> {
+    fn comparison(&mut self) -> PResult<PyExpr> {
         let first = self.binary(0)?;
         let mut rest = Vec::new();
         loop {
@@ -169,8 +169,8 @@ impl Parser {
             return Ok(first);
         }
         let (line, col) = (first.line, first.col);
-        Ok(Expr {
-            kind: ExprKind::Compare(Box::new(first), rest),
+        Ok(PyExpr {
+            kind: PyExprKind::Compare(Box::new(first), rest),
             line,
             col,
         })
@@ -216,8 +216,8 @@ impl Parser {
 
     /// Binary operators of precedence level `min` and above (0: `|`, then `^`, `&`, shifts,
     /// `+ -`, `* / // % @`), by precedence climbing: one frame per operand of higher precedence,
-    /// and operators of one level in a row pushed onto one flat [`ExprKind::Bin`] chain.
-    fn binary(&mut self, min: usize) -> PResult<Expr> {
+    /// and operators of one level in a row pushed onto one flat [`PyExprKind::Bin`] chain.
+    fn binary(&mut self, min: usize) -> PResult<PyExpr> {
         const LEVELS: &[&[&str]] = &[
             &["|"],
             &["^"],
@@ -240,7 +240,7 @@ impl Parser {
                 return self.err("the `@` operator is not evaluated");
             };
             match &a.kind {
-                ExprKind::Bin(_, rest) if chain_level == Some(level) => {
+                PyExprKind::Bin(_, rest) if chain_level == Some(level) => {
                     self.chain_room(rest.len())?
                 }
                 _ => {}
@@ -248,13 +248,13 @@ impl Parser {
             self.advance()?;
             let b = self.binary(level + 1)?;
             match &mut a.kind {
-                ExprKind::Bin(_, rest) if chain_level == Some(level) => rest.push((bin, b)),
+                PyExprKind::Bin(_, rest) if chain_level == Some(level) => rest.push((bin, b)),
                 _ => {
                     // Operators of a lower level than the chain's (`a * b + c`) start a new one
                     // around it: at most one per level.
                     let (line, col) = (a.line, a.col);
-                    a = Expr {
-                        kind: ExprKind::Bin(Box::new(a), vec![(bin, b)]),
+                    a = PyExpr {
+                        kind: PyExprKind::Bin(Box::new(a), vec![(bin, b)]),
                         line,
                         col,
                     };
@@ -265,7 +265,7 @@ impl Parser {
         Ok(a)
     }
 
-    fn factor(&mut self) -> PResult<Expr> {
+    fn factor(&mut self) -> PResult<PyExpr> {
         let op = match self.tok.tok {
             Tok::Op("-") => '-',
             Tok::Op("+") => '+',
@@ -281,14 +281,14 @@ impl Parser {
             self.factor()
         };
         self.depth -= 1;
-        Ok(Expr {
-            kind: ExprKind::Unary(op, Box::new(inner?)),
+        Ok(PyExpr {
+            kind: PyExprKind::Unary(op, Box::new(inner?)),
             line,
             col,
         })
     }
 
-    fn power(&mut self) -> PResult<Expr> {
+    fn power(&mut self) -> PResult<PyExpr> {
         let base = self.primary()?;
         if !self.eat_op("**")? {
             return Ok(base);
@@ -301,15 +301,15 @@ impl Parser {
         };
         self.depth -= 1;
         let (line, col) = (base.line, base.col);
-        Ok(Expr {
-            kind: ExprKind::Bin(Box::new(base), vec![(BinOp::Pow, exp?)]),
+        Ok(PyExpr {
+            kind: PyExprKind::Bin(Box::new(base), vec![(BinOp::Pow, exp?)]),
             line,
             col,
         })
     }
 
     /// An atom and its trailers (`.name`, calls, subscripts), at the atom's position.
-    fn primary(&mut self) -> PResult<Expr> {
+    fn primary(&mut self) -> PResult<PyExpr> {
         let base = self.atom()?;
         let mut trailers = Vec::new();
         loop {
@@ -337,8 +337,8 @@ impl Parser {
             return Ok(base);
         }
         let (line, col) = (base.line, base.col);
-        Ok(Expr {
-            kind: ExprKind::Postfix(Box::new(base), trailers),
+        Ok(PyExpr {
+            kind: PyExprKind::Postfix(Box::new(base), trailers),
             line,
             col,
         })
@@ -368,20 +368,20 @@ impl Parser {
         Ok((args, kwargs))
     }
 
-    fn atom(&mut self) -> PResult<Expr> {
+    fn atom(&mut self) -> PResult<PyExpr> {
         let (line, col) = (self.tok.line, self.tok.col);
-        let at = |kind| Expr { kind, line, col };
+        let at = |kind| PyExpr { kind, line, col };
         let t = self.advance()?;
         Ok(at(match t.tok {
-            Tok::Int(i) => ExprKind::Const(Value::Int(i)),
-            Tok::BigInt(text) => ExprKind::BigInt(text),
-            Tok::Float(f) => ExprKind::Const(Value::Float(f)),
-            Tok::Imaginary => ExprKind::Opaque("complex numbers are not evaluated".into()),
+            Tok::Int(i) => PyExprKind::Const(PyValue::Int(i)),
+            Tok::BigInt(text) => PyExprKind::BigInt(text),
+            Tok::Float(f) => PyExprKind::Const(PyValue::Float(f)),
+            Tok::Imaginary => PyExprKind::Opaque("complex numbers are not evaluated".into()),
             Tok::Str { text, special } => self.strings(text, special)?,
             Tok::Name(n) => match n.as_str() {
-                "True" => ExprKind::Const(Value::Bool(true)),
-                "False" => ExprKind::Const(Value::Bool(false)),
-                "None" => ExprKind::Const(Value::None),
+                "True" => PyExprKind::Const(PyValue::Bool(true)),
+                "False" => PyExprKind::Const(PyValue::Bool(false)),
+                "None" => PyExprKind::Const(PyValue::None),
                 "lambda" | "yield" | "await" => return self.err(format!("`{n}` is not evaluated")),
                 "if" | "else" | "elif" | "for" | "in" | "and" | "or" | "not" | "is" | "def"
                 | "class" | "import" | "from" | "return" | "pass" | "del" | "while" | "with"
@@ -393,10 +393,10 @@ impl Parser {
                         fatal: false,
                     })
                 }
-                _ => ExprKind::Name(n),
+                _ => PyExprKind::Name(n),
             },
             Tok::Op("(") => return self.paren(line, col),
-            Tok::Op("[") => ExprKind::List(self.sequence("]")?),
+            Tok::Op("[") => PyExprKind::List(self.sequence("]")?),
             Tok::Op("{") => return self.err("dicts and sets are not evaluated"),
             Tok::Op("...") => return self.err("`...` is not evaluated"),
             other => {
@@ -411,7 +411,7 @@ impl Parser {
     }
 
     /// Adjacent string literals concatenate (`'a' 'b'`).
-    fn strings(&mut self, mut text: String, mut special: Option<char>) -> PResult<ExprKind> {
+    fn strings(&mut self, mut text: String, mut special: Option<char>) -> PResult<PyExprKind> {
         while let Tok::Str {
             text: more,
             special: s,
@@ -422,16 +422,16 @@ impl Parser {
             self.advance()?;
         }
         Ok(match special {
-            Some('f') => ExprKind::Opaque("f-strings are not evaluated".into()),
-            Some(_) => ExprKind::Opaque("bytes literals are not evaluated".into()),
-            None => ExprKind::Const(Value::Str(text)),
+            Some('f') => PyExprKind::Opaque("f-strings are not evaluated".into()),
+            Some(_) => PyExprKind::Opaque("bytes literals are not evaluated".into()),
+            None => PyExprKind::Const(PyValue::Str(text)),
         })
     }
 
-    fn paren(&mut self, line: usize, col: usize) -> PResult<Expr> {
+    fn paren(&mut self, line: usize, col: usize) -> PResult<PyExpr> {
         if self.eat_op(")")? {
-            return Ok(Expr {
-                kind: ExprKind::Tuple(Vec::new()),
+            return Ok(PyExpr {
+                kind: PyExprKind::Tuple(Vec::new()),
                 line,
                 col,
             });
@@ -442,10 +442,10 @@ impl Parser {
         }
         self.expect_op(")")?;
         // `(x)` is x itself; `(x,)` came back from expr_list as a tuple.
-        Ok(Expr { line, col, ..inner })
+        Ok(PyExpr { line, col, ..inner })
     }
 
-    fn sequence(&mut self, close: &str) -> PResult<Vec<Expr>> {
+    fn sequence(&mut self, close: &str) -> PResult<Vec<PyExpr>> {
         let mut items = Vec::new();
         while !self.is_op(close) {
             items.push(self.expr()?);

@@ -21,11 +21,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ast::ExprKind;
+use ast::PyExprKind;
 pub(crate) use eval::Binding;
 use eval::{Env, Host};
 use parser::Parser;
-pub(crate) use value::Value;
+pub(crate) use value::PyValue;
 
 use crate::diagnostics::Diagnostic;
 use crate::estimate::{GpuCatalog, Literal, Scenario};
@@ -95,7 +95,7 @@ enum Init {
 
 /// Where a key got its value.
 #[derive(Debug, Clone)]
-pub(crate) enum Origin {
+pub(crate) enum ValueOrigin {
     /// A line of a file.
     File {
         path: PathBuf,
@@ -107,11 +107,11 @@ pub(crate) enum Origin {
     Arg(String),
 }
 
-impl Origin {
+impl ValueOrigin {
     /// An error located here.
     pub(crate) fn error(&self, msg: &str) -> Diagnostic {
         match self {
-            Origin::File {
+            ValueOrigin::File {
                 path,
                 line,
                 col,
@@ -120,20 +120,20 @@ impl Origin {
                 .in_file(path)
                 .at(*line, *col)
                 .with_source(Arc::clone(source)),
-            Origin::Arg(arg) => Diagnostic::error(format!("{arg}: {msg}")),
+            ValueOrigin::Arg(arg) => Diagnostic::error(format!("{arg}: {msg}")),
         }
     }
 
     /// Whether this is a line of the file `path`.
     pub(crate) fn is_in(&self, path: &Path) -> bool {
-        matches!(self, Origin::File { path: p, .. } if p == path)
+        matches!(self, ValueOrigin::File { path: p, .. } if p == path)
     }
 
     /// Where, in words: `path:line` or the argument.
     pub(crate) fn location(&self) -> String {
         match self {
-            Origin::File { path, line, .. } => format!("{}:{line}", path.display()),
-            Origin::Arg(arg) => arg.clone(),
+            ValueOrigin::File { path, line, .. } => format!("{}:{line}", path.display()),
+            ValueOrigin::Arg(arg) => arg.clone(),
         }
     }
 }
@@ -156,7 +156,7 @@ pub(crate) struct Session<'a> {
     env: Env,
     host: Host<'a>,
     /// Where each name (scenario key or not) was last set by a file or an override.
-    pub(crate) origins: HashMap<String, Origin>,
+    pub(crate) origins: HashMap<String, ValueOrigin>,
     /// Names the inputs assigned, in first-assignment order.
     pub(crate) assigned: Vec<String>,
     /// The same names, to find one in constant time.
@@ -176,24 +176,24 @@ impl<'a> Session<'a> {
         let mut env = Env::new();
         for (name, d) in TRAIN_GLOBALS.iter().chain(SAMPLE_GLOBALS) {
             let v = match d {
-                Init::S(s) => Value::Str((*s).to_owned()),
-                Init::I(i) => Value::Int(*i),
-                Init::F(f) => Value::Float(*f),
-                Init::B(b) => Value::Bool(*b),
+                Init::S(s) => PyValue::Str((*s).to_owned()),
+                Init::I(i) => PyValue::Int(*i),
+                Init::F(f) => PyValue::Float(*f),
+                Init::B(b) => PyValue::Bool(*b),
             };
             env.insert((*name).to_owned(), Binding::Known(v));
         }
         for (name, module) in TRAIN_MODULES {
             env.insert(
                 (*name).to_owned(),
-                Binding::Known(Value::Module((*module).to_owned())),
+                Binding::Known(PyValue::Module((*module).to_owned())),
             );
         }
         let defaults = Scenario::default();
         let mut bool_keys = Vec::new();
         for (key, text) in defaults.display_values() {
-            let v = literal_eval(&text).unwrap_or(Value::Str(text));
-            if matches!(v, Value::Bool(_)) {
+            let v = literal_eval(&text).unwrap_or(PyValue::Str(text));
+            if matches!(v, PyValue::Bool(_)) {
                 bool_keys.push(key);
             }
             env.insert(key.to_owned(), Binding::Known(v));
@@ -226,23 +226,23 @@ impl<'a> Session<'a> {
     /// no input set it, so it gets no origin and is not counted as assigned.
     pub(crate) fn set_default(&mut self, name: &str, lit: &Literal) {
         let v = match lit {
-            Literal::Int(i) => Value::Int(*i),
-            Literal::Float(f) => Value::Float(*f),
-            Literal::Bool(b) => Value::Bool(*b),
-            Literal::Str(s) => Value::Str(s.clone()),
-            Literal::None => Value::None,
+            Literal::Int(i) => PyValue::Int(*i),
+            Literal::Float(f) => PyValue::Float(*f),
+            Literal::Bool(b) => PyValue::Bool(*b),
+            Literal::Str(s) => PyValue::Str(s.clone()),
+            Literal::None => PyValue::None,
         };
         self.env.insert(name.to_owned(), Binding::Known(v));
     }
 
     /// Sets a key from a YAML scenario file.
-    pub(crate) fn set_key(&mut self, key: &str, lit: &Literal, origin: Origin) {
+    pub(crate) fn set_key(&mut self, key: &str, lit: &Literal, origin: ValueOrigin) {
         let v = match lit {
-            Literal::Int(i) => Value::Int(*i),
-            Literal::Float(f) => Value::Float(*f),
-            Literal::Bool(b) => Value::Bool(*b),
-            Literal::Str(s) => Value::Str(s.clone()),
-            Literal::None => Value::None,
+            Literal::Int(i) => PyValue::Int(*i),
+            Literal::Float(f) => PyValue::Float(*f),
+            Literal::Bool(b) => PyValue::Bool(*b),
+            Literal::Str(s) => PyValue::Str(s.clone()),
+            Literal::None => PyValue::None,
         };
         self.env.insert(key.to_owned(), Binding::Known(v));
         self.origins.insert(key.to_owned(), origin);
@@ -274,11 +274,11 @@ impl<'a> Session<'a> {
         };
         let new = match literal_value(raw) {
             Ok(Some(v)) => v,
-            Ok(None) => Value::Str(raw.to_owned()),
+            Ok(None) => PyValue::Str(raw.to_owned()),
             Err(e) => return Err(fail(e, "write a value that fits 64 bits")),
         };
         if let Binding::Known(old) = existing {
-            if !matches!(old, Value::None) && old.type_name() != new.type_name() {
+            if !matches!(old, PyValue::None) && old.type_name() != new.type_name() {
                 return Err(fail(
                     format!(
                         "nanoGPT's configurator requires the type of `{key}`'s value {} ({}), got {} ({})",
@@ -293,7 +293,7 @@ impl<'a> Session<'a> {
         }
         self.env.insert(key.to_owned(), Binding::Known(new));
         self.origins
-            .insert(key.to_owned(), Origin::Arg(arg.to_owned()));
+            .insert(key.to_owned(), ValueOrigin::Arg(arg.to_owned()));
         if !is_key(key) {
             self.mark_assigned(key);
         }
@@ -368,7 +368,7 @@ pub(crate) fn looks_like_python(text: &str) -> bool {
 
 /// One expression filling all of `src`, or `None`; an error only when it is beyond what the
 /// parser takes (a chain or nesting too long), which as a string would be a silent surprise.
-fn parse_one(src: &str) -> Result<Option<ast::Expr>, parser::SyntaxError> {
+fn parse_one(src: &str) -> Result<Option<ast::PyExpr>, parser::SyntaxError> {
     let Ok(mut p) = Parser::new(src) else {
         return Ok(None);
     };
@@ -382,20 +382,20 @@ fn parse_one(src: &str) -> Result<Option<ast::Expr>, parser::SyntaxError> {
 
 /// Python's `ast.literal_eval` on the forms configs use: numbers, strings, `True`/`False`/
 /// `None`, signs, tuples and lists. `None` when `src` is not such a literal.
-pub(crate) fn literal_eval(src: &str) -> Option<Value> {
+pub(crate) fn literal_eval(src: &str) -> Option<PyValue> {
     literal_value(src).ok().flatten()
 }
 
 /// [`literal_eval`], with an error for a literal beyond 64 bits.
-fn literal_value(src: &str) -> Result<Option<Value>, String> {
-    fn is_literal(e: &ast::Expr) -> bool {
+fn literal_value(src: &str) -> Result<Option<PyValue>, String> {
+    fn is_literal(e: &ast::PyExpr) -> bool {
         match &e.kind {
-            ExprKind::Const(_) | ExprKind::BigInt(_) => true,
-            ExprKind::Unary('-' | '+', x) => matches!(
+            PyExprKind::Const(_) | PyExprKind::BigInt(_) => true,
+            PyExprKind::Unary('-' | '+', x) => matches!(
                 &x.kind,
-                ExprKind::Const(Value::Int(_) | Value::Float(_)) | ExprKind::BigInt(_)
+                PyExprKind::Const(PyValue::Int(_) | PyValue::Float(_)) | PyExprKind::BigInt(_)
             ),
-            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().all(is_literal),
+            PyExprKind::Tuple(items) | PyExprKind::List(items) => items.iter().all(is_literal),
             _ => false,
         }
     }
@@ -410,7 +410,7 @@ fn literal_value(src: &str) -> Result<Option<Value>, String> {
     match eval::eval(&e, &Env::new(), &host) {
         Ok(v) => Ok(Some(v)),
         // -9223372036854775808 is a literal whose positive part does not fit.
-        Err(_) if src.trim() == i64::MIN.to_string() => Ok(Some(Value::Int(i64::MIN))),
+        Err(_) if src.trim() == i64::MIN.to_string() => Ok(Some(PyValue::Int(i64::MIN))),
         Err(err) => Err(format!("column {}: {}", err.col, err.msg)),
     }
 }
@@ -418,22 +418,22 @@ fn literal_value(src: &str) -> Result<Option<Value>, String> {
 /// A value as a scenario literal.
 /// A value as a scenario literal; with `lists`, a list or tuple of strings becomes one
 /// comma-separated string (how `lora_targets` reads several names).
-fn to_literal(v: &Value, lists: bool) -> Result<Literal, String> {
+fn to_literal(v: &PyValue, lists: bool) -> Result<Literal, String> {
     Ok(match v {
-        Value::None => Literal::None,
-        Value::Bool(b) => Literal::Bool(*b),
-        Value::Int(i) => Literal::Int(*i),
-        Value::Float(f) => Literal::Float(*f),
-        Value::Str(s) => Literal::Str(s.clone()),
+        PyValue::None => Literal::None,
+        PyValue::Bool(b) => Literal::Bool(*b),
+        PyValue::Int(i) => Literal::Int(*i),
+        PyValue::Float(f) => Literal::Float(*f),
+        PyValue::Str(s) => Literal::Str(s.clone()),
         // A list of names (`lora_targets = ['c_attn', 'c_fc']`): the keys that take several
         // names read them comma-separated.
-        Value::List(items) | Value::Tuple(items)
-            if lists && !items.is_empty() && items.iter().all(|i| matches!(i, Value::Str(_))) =>
+        PyValue::List(items) | PyValue::Tuple(items)
+            if lists && !items.is_empty() && items.iter().all(|i| matches!(i, PyValue::Str(_))) =>
         {
             let names: Vec<&str> = items
                 .iter()
                 .filter_map(|i| match i {
-                    Value::Str(s) => Some(s.as_str()),
+                    PyValue::Str(s) => Some(s.as_str()),
                     _ => None,
                 })
                 .collect();

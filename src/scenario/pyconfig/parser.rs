@@ -5,7 +5,7 @@
 //! `if` (`def`, `for`, `with`, `try`, ...) are parsed only to learn what they assign. Tokenizing
 //! errors and missing blocks are fatal, as in Python.
 
-use super::ast::{Expr, ExprKind, Stmt, StmtKind, Target, Trailer};
+use super::ast::{AssignTarget, PyExpr, PyExprKind, Stmt, StmtKind, Trailer};
 use super::lexer::{Lexer, Tok, Token};
 use super::value::BinOp;
 
@@ -41,7 +41,7 @@ pub(super) const LIMIT_DEPTH: &str = "expression nested too deeply";
 pub(super) type PResult<T> = Result<T, SyntaxError>;
 
 /// A call's positional and keyword arguments.
-pub(super) type CallArgs = (Vec<Expr>, Vec<(String, Expr)>);
+pub(super) type CallArgs = (Vec<PyExpr>, Vec<(String, PyExpr)>);
 
 /// Keywords that start a compound statement vramdoc skips.
 const SKIPPED_COMPOUND: &[&str] = &["def", "class", "for", "while", "with", "try", "async"];
@@ -407,8 +407,8 @@ impl Parser {
         }
     }
 
-    /// A condition followed by `:`; one outside the language becomes [`ExprKind::Opaque`].
-    fn header_expr(&mut self) -> PResult<Expr> {
+    /// A condition followed by `:`; one outside the language becomes [`PyExprKind::Opaque`].
+    fn header_expr(&mut self) -> PResult<PyExpr> {
         let (line, col) = (self.tok.line, self.tok.col);
         let cond = match self.expr() {
             Ok(e) if self.is_op(":") => e,
@@ -420,10 +420,10 @@ impl Parser {
         Ok(cond)
     }
 
-    fn opaque_until_colon(&mut self, line: usize, col: usize, why: String) -> PResult<Expr> {
+    fn opaque_until_colon(&mut self, line: usize, col: usize, why: String) -> PResult<PyExpr> {
         self.skip_header()?;
-        Ok(Expr {
-            kind: ExprKind::Opaque(why),
+        Ok(PyExpr {
+            kind: PyExprKind::Opaque(why),
             line,
             col,
         })
@@ -538,22 +538,22 @@ fn skip(why: &str, binds: Vec<String>) -> StmtKind {
 }
 
 /// An expression as an assignment target.
-fn to_target(e: &Expr) -> PResult<Target> {
+fn to_target(e: &PyExpr) -> PResult<AssignTarget> {
     Ok(match &e.kind {
-        ExprKind::Name(n) => Target::Name(n.clone(), e.line, e.col),
-        ExprKind::Tuple(items) | ExprKind::List(items) => {
-            Target::Tuple(items.iter().map(to_target).collect::<PResult<_>>()?)
+        PyExprKind::Name(n) => AssignTarget::Name(n.clone(), e.line, e.col),
+        PyExprKind::Tuple(items) | PyExprKind::List(items) => {
+            AssignTarget::Tuple(items.iter().map(to_target).collect::<PResult<_>>()?)
         }
-        ExprKind::Postfix(_, trailers) => match trailers.last() {
-            Some(Trailer::Attr(_)) => Target::Other("an attribute".into()),
-            Some(Trailer::Index(_)) => Target::Other("a subscript".into()),
+        PyExprKind::Postfix(_, trailers) => match trailers.last() {
+            Some(Trailer::Attr(_)) => AssignTarget::Other("an attribute".into()),
+            Some(Trailer::Index(_)) => AssignTarget::Other("a subscript".into()),
             _ => return Err(cannot_assign(e)),
         },
         _ => return Err(cannot_assign(e)),
     })
 }
 
-fn cannot_assign(e: &Expr) -> SyntaxError {
+fn cannot_assign(e: &PyExpr) -> SyntaxError {
     SyntaxError {
         msg: "SyntaxError: cannot assign to this expression".into(),
         line: e.line,

@@ -8,7 +8,7 @@
 
 use std::cell::Cell;
 
-use super::value::{OpError, Value, MAX_LEN};
+use super::value::{OpError, PyValue, MAX_LEN};
 
 /// The deepest nesting of tuples and lists a value may have (configs use one or two levels).
 pub(crate) const MAX_NESTING: usize = 32;
@@ -16,48 +16,48 @@ pub(crate) const MAX_NESTING: usize = 32;
 /// What a container costs: items counted through every nested tuple and list (a string counts
 /// its bytes), and its nesting depth.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Size {
+pub(crate) struct ContainerSize {
     /// Items, nested ones included.
     pub(crate) items: usize,
     /// Levels of tuples and lists (0 for a scalar).
     pub(crate) depth: usize,
 }
 
-impl Size {
+impl ContainerSize {
     /// The size of `v`. Every value was measured when it was built, so this recursion is at
     /// most [`MAX_NESTING`] deep; it stops counting past [`MAX_LEN`] items.
-    pub(crate) fn of(v: &Value) -> Size {
+    pub(crate) fn of(v: &PyValue) -> ContainerSize {
         match v {
-            Value::Str(s) => Size {
+            PyValue::Str(s) => ContainerSize {
                 items: s.len().max(1),
                 depth: 0,
             },
-            Value::Tuple(items) | Value::List(items) => {
+            PyValue::Tuple(items) | PyValue::List(items) => {
                 let inner = of_items(items);
-                Size {
+                ContainerSize {
                     items: inner.items.saturating_add(1),
                     depth: inner.depth + 1,
                 }
             }
-            _ => Size { items: 1, depth: 0 },
+            _ => ContainerSize { items: 1, depth: 0 },
         }
     }
 
     /// Adds an item of size `other` to a container being built.
-    pub(crate) fn add(&mut self, other: Size) {
+    pub(crate) fn add(&mut self, other: ContainerSize) {
         self.items = self.items.saturating_add(other.items);
         self.depth = self.depth.max(other.depth);
     }
 
     /// This and `other` together.
-    pub(crate) fn plus(mut self, other: Size) -> Size {
+    pub(crate) fn plus(mut self, other: ContainerSize) -> ContainerSize {
         self.add(other);
         self
     }
 
     /// `times` copies of these items.
-    pub(crate) fn times(self, times: usize) -> Size {
-        Size {
+    pub(crate) fn times(self, times: usize) -> ContainerSize {
+        ContainerSize {
             items: self.items.saturating_mul(times),
             depth: self.depth,
         }
@@ -81,10 +81,10 @@ impl Size {
 }
 
 /// The size of a container whose items are `items`.
-pub(crate) fn of_items(items: &[Value]) -> Size {
-    let mut size = Size::default();
+pub(crate) fn of_items(items: &[PyValue]) -> ContainerSize {
+    let mut size = ContainerSize::default();
     for item in items {
-        size.add(Size::of(item));
+        size.add(ContainerSize::of(item));
         if size.items > MAX_LEN {
             break;
         }
@@ -93,7 +93,7 @@ pub(crate) fn of_items(items: &[Value]) -> Size {
 }
 
 /// The most work one run may do, in items produced by expressions (a value counts its
-/// [`Size`], each time an expression yields it): one statement may build up to [`MAX_LEN`]
+/// [`ContainerSize`], each time an expression yields it): one statement may build up to [`MAX_LEN`]
 /// items, and this bounds a file of a million statements that each copy a large list (`b = a`
 /// line after line) to a fraction of a second. Real configs produce a few thousand.
 pub(crate) const MAX_WORK: usize = 1 << 19;
@@ -115,7 +115,8 @@ impl Budget {
     }
 
     /// Counts the value an expression produced.
-    pub(crate) fn charge(&self, v: &Value) {
-        self.0.set(self.0.get().saturating_add(Size::of(v).items));
+    pub(crate) fn charge(&self, v: &PyValue) {
+        self.0
+            .set(self.0.get().saturating_add(ContainerSize::of(v).items));
     }
 }

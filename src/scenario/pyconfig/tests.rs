@@ -138,19 +138,19 @@ mod props {
 
     #[test]
     fn literal_eval_is_configurators() {
-        assert_eq!(literal_eval("8"), Some(Value::Int(8)));
-        assert_eq!(literal_eval("-1e-3"), Some(Value::Float(-1e-3)));
-        assert_eq!(literal_eval("'x'"), Some(Value::Str("x".into())));
+        assert_eq!(literal_eval("8"), Some(PyValue::Int(8)));
+        assert_eq!(literal_eval("-1e-3"), Some(PyValue::Float(-1e-3)));
+        assert_eq!(literal_eval("'x'"), Some(PyValue::Str("x".into())));
         assert_eq!(
             literal_eval("(1, [2])"),
-            Some(Value::Tuple(vec![
-                Value::Int(1),
-                Value::List(vec![Value::Int(2)])
+            Some(PyValue::Tuple(vec![
+                PyValue::Int(1),
+                PyValue::List(vec![PyValue::Int(2)])
             ]))
         );
         assert_eq!(
             literal_eval("-9223372036854775808"),
-            Some(Value::Int(i64::MIN))
+            Some(PyValue::Int(i64::MIN))
         );
         for not_literal in ["float16", "4*2", "1 + 2", "n_head", "f(1)", "1 2"] {
             assert_eq!(literal_eval(not_literal), None, "{not_literal}");
@@ -171,7 +171,7 @@ mod statements {
         s
     }
 
-    fn get(s: &Session<'_>, name: &str) -> Value {
+    fn get(s: &Session<'_>, name: &str) -> PyValue {
         match s.env.get(name) {
             Some(Binding::Known(v)) => v.clone(),
             other => panic!("{name}: {other:?}"),
@@ -183,19 +183,22 @@ mod statements {
         let s = run("'''doc'''\na = 1; b = 2\nc = 1 + \\\n  2\nd = (1,\n  2)\na *= 10\ne: int = 5\nf: int\n\
                      g, (h, i) = 1, [2, 3]\nj = k = 7\nif a > 100:\n    m = 1\nelif a == 10: m = 2\nelse:\n    m = 3\n\
                      del k\nimport os.path\nfrom math import sqrt as root\n");
-        assert_eq!(get(&s, "a"), Value::Int(10));
-        assert_eq!(get(&s, "c"), Value::Int(3));
+        assert_eq!(get(&s, "a"), PyValue::Int(10));
+        assert_eq!(get(&s, "c"), PyValue::Int(3));
         assert_eq!(
             get(&s, "d"),
-            Value::Tuple(vec![Value::Int(1), Value::Int(2)])
+            PyValue::Tuple(vec![PyValue::Int(1), PyValue::Int(2)])
         );
-        assert_eq!(get(&s, "e"), Value::Int(5));
+        assert_eq!(get(&s, "e"), PyValue::Int(5));
         assert!(!s.env.contains_key("f") && !s.env.contains_key("k"));
-        assert_eq!((get(&s, "g"), get(&s, "i")), (Value::Int(1), Value::Int(3)));
-        assert_eq!(get(&s, "j"), Value::Int(7));
-        assert_eq!(get(&s, "m"), Value::Int(2));
-        assert_eq!(get(&s, "os"), Value::Module("os".into()));
-        assert_eq!(get(&s, "root"), Value::Module("math.sqrt".into()));
+        assert_eq!(
+            (get(&s, "g"), get(&s, "i")),
+            (PyValue::Int(1), PyValue::Int(3))
+        );
+        assert_eq!(get(&s, "j"), PyValue::Int(7));
+        assert_eq!(get(&s, "m"), PyValue::Int(2));
+        assert_eq!(get(&s, "os"), PyValue::Module("os".into()));
+        assert_eq!(get(&s, "root"), PyValue::Module("math.sqrt".into()));
         assert!(s.notes.is_empty(), "{:?}", s.notes);
     }
 
@@ -257,7 +260,7 @@ mod statements {
     #[test]
     fn train_py_stops_at_the_configurator() {
         let s = run("n_layer = 3\nexec(open('configurator.py').read())\nn_layer = 4\nfor i in x: n_layer = i\n");
-        assert_eq!(get(&s, "n_layer"), Value::Int(3));
+        assert_eq!(get(&s, "n_layer"), PyValue::Int(3));
     }
 
     #[test]

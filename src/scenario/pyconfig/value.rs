@@ -14,7 +14,7 @@ pub(crate) const MAX_LEN: usize = 1 << 18;
 
 /// A value of the config language.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Value {
+pub(crate) enum PyValue {
     /// `None`.
     None,
     /// `True` / `False`.
@@ -26,9 +26,9 @@ pub(crate) enum Value {
     /// A string.
     Str(String),
     /// A tuple.
-    Tuple(Vec<Value>),
+    Tuple(Vec<PyValue>),
     /// A list.
-    List(Vec<Value>),
+    List(Vec<PyValue>),
     /// An imported module (or a module attribute path such as `torch.cuda`).
     Module(String),
 }
@@ -74,7 +74,7 @@ impl OpError {
 }
 
 /// An operator result.
-pub(crate) type OpResult = Result<Value, OpError>;
+pub(crate) type OpResult = Result<PyValue, OpError>;
 
 fn overflow() -> OpError {
     OpError::unsupported("integer result beyond 64 bits")
@@ -84,39 +84,39 @@ fn zero_div() -> OpError {
     OpError::python("ZeroDivisionError: division by zero")
 }
 
-impl Value {
+impl PyValue {
     /// Python's type name, for messages.
     pub(crate) fn type_name(&self) -> &'static str {
         match self {
-            Value::None => "NoneType",
-            Value::Bool(_) => "bool",
-            Value::Int(_) => "int",
-            Value::Float(_) => "float",
-            Value::Str(_) => "str",
-            Value::Tuple(_) => "tuple",
-            Value::List(_) => "list",
-            Value::Module(_) => "module",
+            PyValue::None => "NoneType",
+            PyValue::Bool(_) => "bool",
+            PyValue::Int(_) => "int",
+            PyValue::Float(_) => "float",
+            PyValue::Str(_) => "str",
+            PyValue::Tuple(_) => "tuple",
+            PyValue::List(_) => "list",
+            PyValue::Module(_) => "module",
         }
     }
 
     /// Python truthiness.
     pub(crate) fn truthy(&self) -> bool {
         match self {
-            Value::None => false,
-            Value::Bool(b) => *b,
-            Value::Int(i) => *i != 0,
-            Value::Float(f) => *f != 0.0,
-            Value::Str(s) => !s.is_empty(),
-            Value::Tuple(v) | Value::List(v) => !v.is_empty(),
-            Value::Module(_) => true,
+            PyValue::None => false,
+            PyValue::Bool(b) => *b,
+            PyValue::Int(i) => *i != 0,
+            PyValue::Float(f) => *f != 0.0,
+            PyValue::Str(s) => !s.is_empty(),
+            PyValue::Tuple(v) | PyValue::List(v) => !v.is_empty(),
+            PyValue::Module(_) => true,
         }
     }
 
     /// The integer of an int or bool.
     fn as_int(&self) -> Option<i64> {
         match self {
-            Value::Int(i) => Some(*i),
-            Value::Bool(b) => Some(i64::from(*b)),
+            PyValue::Int(i) => Some(*i),
+            PyValue::Bool(b) => Some(i64::from(*b)),
             _ => None,
         }
     }
@@ -124,7 +124,7 @@ impl Value {
     /// The float of an int, bool or float.
     pub(crate) fn as_float(&self) -> Option<f64> {
         match self {
-            Value::Float(f) => Some(*f),
+            PyValue::Float(f) => Some(*f),
             other => other.as_int().map(|i| i as f64),
         }
     }
@@ -132,7 +132,7 @@ impl Value {
     /// Python's `repr()`.
     pub(crate) fn repr(&self) -> String {
         match self {
-            Value::Str(s) => repr_str(s),
+            PyValue::Str(s) => repr_str(s),
             other => other.to_str(),
         }
     }
@@ -140,22 +140,22 @@ impl Value {
     /// Python's `str()`.
     pub(crate) fn to_str(&self) -> String {
         match self {
-            Value::None => "None".into(),
-            Value::Bool(true) => "True".into(),
-            Value::Bool(false) => "False".into(),
-            Value::Int(i) => i.to_string(),
-            Value::Float(f) => float_repr(*f),
-            Value::Str(s) => s.clone(),
-            Value::Tuple(v) if v.len() == 1 => format!("({},)", v[0].repr()),
-            Value::Tuple(v) => format!("({})", join_repr(v)),
-            Value::List(v) => format!("[{}]", join_repr(v)),
-            Value::Module(m) => format!("<module '{m}'>"),
+            PyValue::None => "None".into(),
+            PyValue::Bool(true) => "True".into(),
+            PyValue::Bool(false) => "False".into(),
+            PyValue::Int(i) => i.to_string(),
+            PyValue::Float(f) => float_repr(*f),
+            PyValue::Str(s) => s.clone(),
+            PyValue::Tuple(v) if v.len() == 1 => format!("({},)", v[0].repr()),
+            PyValue::Tuple(v) => format!("({})", join_repr(v)),
+            PyValue::List(v) => format!("[{}]", join_repr(v)),
+            PyValue::Module(m) => format!("<module '{m}'>"),
         }
     }
 }
 
-fn join_repr(v: &[Value]) -> String {
-    v.iter().map(Value::repr).collect::<Vec<_>>().join(", ")
+fn join_repr(v: &[PyValue]) -> String {
+    v.iter().map(PyValue::repr).collect::<Vec<_>>().join(", ")
 }
 
 /// Python's quoting of a string: single quotes unless the text holds one and no double quote.
@@ -241,12 +241,12 @@ impl BinOp {
 }
 
 /// `a op b` with Python's semantics.
-pub(crate) fn binop(op: BinOp, a: &Value, b: &Value) -> OpResult {
+pub(crate) fn binop(op: BinOp, a: &PyValue, b: &PyValue) -> OpResult {
     if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
-        if let (Value::Bool(p), Value::Bool(q), BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) =
+        if let (PyValue::Bool(p), PyValue::Bool(q), BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) =
             (a, b, op)
         {
-            return Ok(Value::Bool(match op {
+            return Ok(PyValue::Bool(match op {
                 BinOp::BitAnd => p & q,
                 BinOp::BitOr => p | q,
                 _ => p ^ q,
@@ -258,16 +258,16 @@ pub(crate) fn binop(op: BinOp, a: &Value, b: &Value) -> OpResult {
         return float_op(op, x, y);
     }
     match (op, a, b) {
-        (BinOp::Add, Value::Str(x), Value::Str(y)) => {
+        (BinOp::Add, PyValue::Str(x), PyValue::Str(y)) => {
             checked_len(x.len() + y.len())?;
-            Ok(Value::Str(format!("{x}{y}")))
+            Ok(PyValue::Str(format!("{x}{y}")))
         }
-        (BinOp::Add, Value::Tuple(x), Value::Tuple(y)) => Ok(Value::Tuple(concat(x, y)?)),
-        (BinOp::Add, Value::List(x), Value::List(y)) => Ok(Value::List(concat(x, y)?)),
+        (BinOp::Add, PyValue::Tuple(x), PyValue::Tuple(y)) => Ok(PyValue::Tuple(concat(x, y)?)),
+        (BinOp::Add, PyValue::List(x), PyValue::List(y)) => Ok(PyValue::List(concat(x, y)?)),
         (BinOp::Mul, seq, n) | (BinOp::Mul, n, seq) if n.as_int().is_some() => {
             repeat(seq, n.as_int().unwrap_or(0))
         }
-        (BinOp::Mod, Value::Str(_), _) => Err(OpError::unsupported(
+        (BinOp::Mod, PyValue::Str(_), _) => Err(OpError::unsupported(
             "%-formatting of strings is not evaluated",
         )),
         _ => Err(OpError::python(format!(
@@ -288,20 +288,20 @@ fn checked_len(n: usize) -> Result<(), OpError> {
     }
 }
 
-fn concat(x: &[Value], y: &[Value]) -> Result<Vec<Value>, OpError> {
+fn concat(x: &[PyValue], y: &[PyValue]) -> Result<Vec<PyValue>, OpError> {
     size::of_items(x).plus(size::of_items(y)).check()?;
     Ok(x.iter().chain(y).cloned().collect())
 }
 
 /// `seq * n` for a string, tuple or list, bounded by [`MAX_LEN`] (nested items included).
-fn repeat(seq: &Value, n: i64) -> OpResult {
+fn repeat(seq: &PyValue, n: i64) -> OpResult {
     let times = usize::try_from(n.max(0)).map_err(|_| overflow())?;
     let items = match seq {
-        Value::Str(s) => {
+        PyValue::Str(s) => {
             checked_len(s.len().saturating_mul(times))?;
-            return Ok(Value::Str(s.repeat(times)));
+            return Ok(PyValue::Str(s.repeat(times)));
         }
-        Value::Tuple(v) | Value::List(v) => v,
+        PyValue::Tuple(v) | PyValue::List(v) => v,
         other => {
             return Err(OpError::python(format!(
                 "TypeError: can't multiply sequence of type '{}' by an int",
@@ -312,8 +312,8 @@ fn repeat(seq: &Value, n: i64) -> OpResult {
     size::of_items(items).times(times).check()?;
     let copies = repeat_n(items, times).flatten().cloned().collect();
     Ok(match seq {
-        Value::Tuple(_) => Value::Tuple(copies),
-        _ => Value::List(copies),
+        PyValue::Tuple(_) => PyValue::Tuple(copies),
+        _ => PyValue::List(copies),
     })
 }
 
@@ -326,12 +326,12 @@ fn int_op(op: BinOp, x: i64, y: i64) -> OpResult {
             if y == 0 {
                 return Err(zero_div());
             }
-            return Ok(Value::Float(x as f64 / y as f64));
+            return Ok(PyValue::Float(x as f64 / y as f64));
         }
-        BinOp::FloorDiv => return floor_div(x, y).map(Value::Int),
-        BinOp::Mod => return py_mod(x, y).map(Value::Int),
+        BinOp::FloorDiv => return floor_div(x, y).map(PyValue::Int),
+        BinOp::Mod => return py_mod(x, y).map(PyValue::Int),
         BinOp::Pow => return int_pow(x, y),
-        BinOp::Shl => return shift_left(x, y).map(Value::Int),
+        BinOp::Shl => return shift_left(x, y).map(PyValue::Int),
         BinOp::Shr => {
             if y < 0 {
                 return Err(OpError::python("ValueError: negative shift count"));
@@ -342,7 +342,7 @@ fn int_op(op: BinOp, x: i64, y: i64) -> OpResult {
         BinOp::BitOr => Some(x | y),
         BinOp::BitXor => Some(x ^ y),
     };
-    r.map(Value::Int).ok_or_else(overflow)
+    r.map(PyValue::Int).ok_or_else(overflow)
 }
 
 /// Python's `//`: rounds toward negative infinity.
@@ -382,9 +382,9 @@ fn int_pow(x: i64, y: i64) -> OpResult {
         return float_op(BinOp::Pow, x as f64, y as f64);
     }
     match (x, u32::try_from(y)) {
-        (0 | 1, _) => Ok(Value::Int(if y == 0 { 1 } else { x })),
-        (-1, _) => Ok(Value::Int(if y % 2 == 0 { 1 } else { -1 })),
-        (_, Ok(e)) => x.checked_pow(e).map(Value::Int).ok_or_else(overflow),
+        (0 | 1, _) => Ok(PyValue::Int(if y == 0 { 1 } else { x })),
+        (-1, _) => Ok(PyValue::Int(if y % 2 == 0 { 1 } else { -1 })),
+        (_, Ok(e)) => x.checked_pow(e).map(PyValue::Int).ok_or_else(overflow),
         (_, Err(_)) => Err(overflow()),
     }
 }
@@ -425,7 +425,7 @@ fn float_op(op: BinOp, x: f64, y: f64) -> OpResult {
             ))
         }
     };
-    Ok(Value::Float(r))
+    Ok(PyValue::Float(r))
 }
 
 fn float_pow(x: f64, y: f64) -> OpResult {
@@ -443,20 +443,20 @@ fn float_pow(x: f64, y: f64) -> OpResult {
     if r.is_infinite() && x.is_finite() && y.is_finite() {
         return Err(OpError::python("OverflowError: result too large"));
     }
-    Ok(Value::Float(r))
+    Ok(PyValue::Float(r))
 }
 
 /// Unary `-`, `+` or `~`.
-pub(crate) fn unary(op: char, v: &Value) -> OpResult {
+pub(crate) fn unary(op: char, v: &PyValue) -> OpResult {
     match (op, v) {
-        ('-', Value::Float(f)) => Ok(Value::Float(-f)),
-        ('+', Value::Float(f)) => Ok(Value::Float(*f)),
+        ('-', PyValue::Float(f)) => Ok(PyValue::Float(-f)),
+        ('+', PyValue::Float(f)) => Ok(PyValue::Float(*f)),
         (_, other) if other.as_int().is_some() => {
             let i = other.as_int().unwrap_or(0);
             match op {
-                '-' => i.checked_neg().map(Value::Int).ok_or_else(overflow),
-                '+' => Ok(Value::Int(i)),
-                _ => Ok(Value::Int(!i)),
+                '-' => i.checked_neg().map(PyValue::Int).ok_or_else(overflow),
+                '+' => Ok(PyValue::Int(i)),
+                _ => Ok(PyValue::Int(!i)),
             }
         }
         _ => Err(OpError::python(format!(
@@ -467,10 +467,10 @@ pub(crate) fn unary(op: char, v: &Value) -> OpResult {
 }
 
 /// Python's ordering of two values (`<`), or a `TypeError`.
-pub(crate) fn compare(a: &Value, b: &Value) -> Result<Ordering, OpError> {
+pub(crate) fn compare(a: &PyValue, b: &PyValue) -> Result<Ordering, OpError> {
     match (a, b) {
-        (Value::Str(x), Value::Str(y)) => Ok(x.cmp(y)),
-        (Value::Tuple(x), Value::Tuple(y)) | (Value::List(x), Value::List(y)) => {
+        (PyValue::Str(x), PyValue::Str(y)) => Ok(x.cmp(y)),
+        (PyValue::Tuple(x), PyValue::Tuple(y)) | (PyValue::List(x), PyValue::List(y)) => {
             for (p, q) in x.iter().zip(y) {
                 if !equal(p, q) {
                     return compare(p, q);
@@ -491,9 +491,9 @@ pub(crate) fn compare(a: &Value, b: &Value) -> Result<Ordering, OpError> {
 }
 
 /// Python's `==`.
-pub(crate) fn equal(a: &Value, b: &Value) -> bool {
+pub(crate) fn equal(a: &PyValue, b: &PyValue) -> bool {
     match (a, b) {
-        (Value::Tuple(x), Value::Tuple(y)) | (Value::List(x), Value::List(y)) => {
+        (PyValue::Tuple(x), PyValue::Tuple(y)) | (PyValue::List(x), PyValue::List(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(p, q))
         }
         _ => match (a.as_int(), b.as_int(), a.as_float(), b.as_float()) {
@@ -505,10 +505,10 @@ pub(crate) fn equal(a: &Value, b: &Value) -> bool {
 }
 
 /// Python's `a in b`.
-pub(crate) fn contains(b: &Value, a: &Value) -> Result<bool, OpError> {
+pub(crate) fn contains(b: &PyValue, a: &PyValue) -> Result<bool, OpError> {
     match (b, a) {
-        (Value::Str(hay), Value::Str(needle)) => Ok(hay.contains(needle.as_str())),
-        (Value::Tuple(v) | Value::List(v), x) => Ok(v.iter().any(|y| equal(x, y))),
+        (PyValue::Str(hay), PyValue::Str(needle)) => Ok(hay.contains(needle.as_str())),
+        (PyValue::Tuple(v) | PyValue::List(v), x) => Ok(v.iter().any(|y| equal(x, y))),
         _ => Err(OpError::python(format!(
             "TypeError: argument of type '{}' is not a container",
             b.type_name()
@@ -542,43 +542,43 @@ mod tests {
     use super::*;
 
     fn int(op: BinOp, x: i64, y: i64) -> OpResult {
-        binop(op, &Value::Int(x), &Value::Int(y))
+        binop(op, &PyValue::Int(x), &PyValue::Int(y))
     }
 
     #[test]
     fn floor_division_and_modulo_round_toward_negative_infinity() {
-        assert_eq!(int(BinOp::FloorDiv, 7, -2), Ok(Value::Int(-4)));
-        assert_eq!(int(BinOp::FloorDiv, -7, 2), Ok(Value::Int(-4)));
-        assert_eq!(int(BinOp::Mod, -7, 2), Ok(Value::Int(1)));
-        assert_eq!(int(BinOp::Mod, 7, -2), Ok(Value::Int(-1)));
-        assert_eq!(int(BinOp::Mod, i64::MIN, -1), Ok(Value::Int(0)));
+        assert_eq!(int(BinOp::FloorDiv, 7, -2), Ok(PyValue::Int(-4)));
+        assert_eq!(int(BinOp::FloorDiv, -7, 2), Ok(PyValue::Int(-4)));
+        assert_eq!(int(BinOp::Mod, -7, 2), Ok(PyValue::Int(1)));
+        assert_eq!(int(BinOp::Mod, 7, -2), Ok(PyValue::Int(-1)));
+        assert_eq!(int(BinOp::Mod, i64::MIN, -1), Ok(PyValue::Int(0)));
         assert!(!int(BinOp::FloorDiv, i64::MIN, -1).unwrap_err().python);
         assert!(int(BinOp::FloorDiv, 1, 0).unwrap_err().python);
         assert_eq!(
-            binop(BinOp::Mod, &Value::Float(-7.0), &Value::Float(2.0)),
-            Ok(Value::Float(1.0))
+            binop(BinOp::Mod, &PyValue::Float(-7.0), &PyValue::Float(2.0)),
+            Ok(PyValue::Float(1.0))
         );
     }
 
     #[test]
     fn powers_shifts_and_repetition_are_checked() {
-        assert_eq!(int(BinOp::Pow, 2, 4), Ok(Value::Int(16)));
-        assert_eq!(int(BinOp::Pow, 2, -1), Ok(Value::Float(0.5)));
+        assert_eq!(int(BinOp::Pow, 2, 4), Ok(PyValue::Int(16)));
+        assert_eq!(int(BinOp::Pow, 2, -1), Ok(PyValue::Float(0.5)));
         assert!(int(BinOp::Pow, 2, 64).is_err());
         assert!(int(BinOp::Pow, 3, i64::MAX).is_err());
-        assert_eq!(int(BinOp::Pow, -1, i64::MAX), Ok(Value::Int(-1)));
-        assert_eq!(int(BinOp::Shl, 1, 62), Ok(Value::Int(1 << 62)));
+        assert_eq!(int(BinOp::Pow, -1, i64::MAX), Ok(PyValue::Int(-1)));
+        assert_eq!(int(BinOp::Shl, 1, 62), Ok(PyValue::Int(1 << 62)));
         assert!(int(BinOp::Shl, 1, 63).is_err());
         assert!(int(BinOp::Shl, 1, i64::MAX).is_err());
-        assert_eq!(int(BinOp::Shr, -5, 1000), Ok(Value::Int(-1)));
+        assert_eq!(int(BinOp::Shr, -5, 1000), Ok(PyValue::Int(-1)));
         assert!(int(BinOp::Shr, 1, -1).unwrap_err().python);
-        let s = Value::Str("ab".into());
+        let s = PyValue::Str("ab".into());
         assert_eq!(
-            binop(BinOp::Mul, &s, &Value::Int(2)),
-            Ok(Value::Str("abab".into()))
+            binop(BinOp::Mul, &s, &PyValue::Int(2)),
+            Ok(PyValue::Str("abab".into()))
         );
-        assert!(binop(BinOp::Mul, &s, &Value::Int(i64::MAX)).is_err());
-        assert!(unary('-', &Value::Int(i64::MIN)).is_err());
+        assert!(binop(BinOp::Mul, &s, &PyValue::Int(i64::MAX)).is_err());
+        assert!(unary('-', &PyValue::Int(i64::MIN)).is_err());
         assert!(float_to_int(f64::INFINITY).unwrap_err().python);
         assert!(float_to_int(f64::NAN).unwrap_err().python);
         assert!(float_to_int(9.3e18).is_err());
@@ -592,7 +592,7 @@ mod tests {
         assert_eq!(float_repr(1e-5), "1e-05");
         assert_eq!(float_repr(1e16), "1e+16");
         assert_eq!(float_repr(6e-4), "0.0006");
-        assert_eq!(Value::Tuple(vec![Value::Int(1)]).to_str(), "(1,)");
-        assert_eq!(Value::Str("it's".into()).repr(), "\"it's\"");
+        assert_eq!(PyValue::Tuple(vec![PyValue::Int(1)]).to_str(), "(1,)");
+        assert_eq!(PyValue::Str("it's".into()).repr(), "\"it's\"");
     }
 }
