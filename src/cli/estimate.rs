@@ -309,6 +309,8 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
     if let Some(run) = loaded.sampling {
         let est = estimate::estimate_sampling(&loaded.scenario, &run, &catalog)
             .map_err(scenario_error)?;
+        let options =
+            estimate::what_if_sampling(&loaded.scenario, &run, &catalog).map_err(scenario_error)?;
         let solved = match args.solve {
             Some(which) => Some((
                 which,
@@ -321,17 +323,22 @@ fn report_inner(args: &EstimateArgs) -> Result<(String, Vec<String>), Errors> {
             Format::Json => {
                 let mut value =
                     serde_json::to_value(&est).map_err(|e| Diagnostic::error(e.to_string()))?;
-                if let (Some((which, sol)), serde_json::Value::Object(map)) = (&solved, &mut value)
-                {
-                    map.insert("solve".into(), solve::json(*which, sol, run.max_new_tokens));
+                if let serde_json::Value::Object(map) = &mut value {
+                    let list = serde_json::to_value(&options)
+                        .map_err(|e| Diagnostic::error(e.to_string()))?;
+                    map.insert("what_if".into(), list);
+                    if let Some((which, sol)) = &solved {
+                        map.insert("solve".into(), solve::json(*which, sol, run.max_new_tokens));
+                    }
                 }
                 serde_json::to_string_pretty(&value)
                     .map_err(|e| Diagnostic::error(e.to_string()))?
                     + "\n"
             }
-            Format::Markdown => sample_report::markdown(&est, &localizer(&args.lang)?),
+            Format::Markdown => sample_report::markdown(&est, &options, &localizer(&args.lang)?),
             Format::Table => sample_report::table(
                 &est,
+                &options,
                 &localizer(&args.lang)?,
                 &sample_report::ignored(&est, &loaded.ignored),
             ),

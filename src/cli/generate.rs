@@ -1,6 +1,7 @@
 //! `vramdoc estimate --model M --phase generate`: Hugging Face `generate` on the model
-//! ([`crate::estimate::estimate_generate`]), with `--solve max_context|max_batch`, as JSON (the
-//! estimate, the `model` object and `solve`), a table or Markdown.
+//! ([`crate::estimate::estimate_generate`]) and its options ([`crate::estimate::what_if_generate`]),
+//! with `--solve max_context|max_batch`, as JSON (the estimate, the `model` object, `what_if` and
+//! `solve`), a table or Markdown.
 
 use super::solve::{self, Solve};
 use crate::diagnostics::Diagnostic;
@@ -33,6 +34,7 @@ pub(crate) fn report(
 ) -> Result<String, Diagnostic> {
     let a = &model.architecture;
     let est = estimate::estimate_generate(a, s, g, catalog).map_err(scenario_error)?;
+    let options = estimate::what_if_generate(a, s, g, catalog).map_err(scenario_error)?;
     let solved = match out.solve {
         Some(Solve::MaxContext) => Some(estimate::generate_max_context(a, s, g, catalog)),
         Some(Solve::MaxBatch) => Some(estimate::generate_max_batch(a, s, g, catalog)),
@@ -48,6 +50,10 @@ pub(crate) fn report(
                 "model".to_owned(),
                 serde_json::to_value(&model.info).map_err(json_error)?,
             );
+            map.insert(
+                "what_if".to_owned(),
+                serde_json::to_value(&options).map_err(json_error)?,
+            );
             if let (Some(which), Some(sol)) = (out.solve, &solved) {
                 map.insert("solve".into(), solve::json(which, sol, g.max_new_tokens));
             }
@@ -56,8 +62,8 @@ pub(crate) fn report(
     }
     let loc = Localizer::for_flag(out.lang).map_err(|d| *d)?;
     let mut text = match out.format {
-        Format::Markdown => generate_report::markdown(&est, &loc),
-        _ => generate_report::table(&est, &loc),
+        Format::Markdown => generate_report::markdown(&est, &options, &loc),
+        _ => generate_report::table(&est, &options, &loc),
     };
     if let (Some(which), Some(sol)) = (out.solve, &solved) {
         let gpu = est.gpu.as_ref().map_or("", |c| c.name.as_str());

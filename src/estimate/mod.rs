@@ -30,6 +30,7 @@ mod solve;
 mod train;
 mod trainer;
 mod whatif;
+mod whatif_generate;
 mod whatif_model;
 
 use serde::Serialize;
@@ -49,6 +50,7 @@ pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, S
 pub use scenario::{Dtype, InitFrom, Optimizer, Phase, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
 pub use solve::{generate_max_batch, generate_max_context, sampling_max_context, Limit, Solution};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
+pub use whatif_generate::{what_if_generate, what_if_sampling, GenerateWhatIf, GenerateWhatIfKind};
 pub use whatif_model::what_if_model;
 
 use num::N;

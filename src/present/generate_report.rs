@@ -1,11 +1,13 @@
 //! The report of Hugging Face `generate` on a model (`phase = generate` with `model`): the model,
-//! the call, the cache and the two peaks, the total and the verdict, as a table or Markdown.
+//! the call, the cache and the two peaks, the total, the verdict and the options
+//! (`generate_options.rs`), as a table or Markdown.
 
 use fluent_bundle::FluentValue;
 
+use super::generate_options;
 use super::table::{aligned, markdown_table, Align};
 use super::verdict::{verdict_rule, verdict_sentence};
-use crate::estimate::{GenerateEstimate, GenerateMoment};
+use crate::estimate::{GenerateEstimate, GenerateMoment, GenerateWhatIf};
 use crate::i18n::Localizer;
 
 fn arg(name: &'static str, v: String) -> (&'static str, FluentValue<'static>) {
@@ -90,18 +92,23 @@ fn verdict(e: &GenerateEstimate, loc: &Localizer) -> String {
     }
 }
 
-/// A readable terminal report.
-pub(crate) fn table(e: &GenerateEstimate, loc: &Localizer) -> String {
+/// A readable terminal report, its options last.
+pub(crate) fn table(e: &GenerateEstimate, options: &[GenerateWhatIf], loc: &Localizer) -> String {
     let mut out = format!("{}\n\n", loc.t("gen-title"));
     out += &aligned(&setting_rows(e, loc), false);
     out += &format!("\n{}\n", heading_memory(e, loc));
     out += &aligned(&breakdown_rows(e, loc), true);
     out += &format!("\n{}\n", verdict(e, loc));
+    out += &generate_options::section(options, "gen-options-not-computed", loc, false);
     out + &format!("\n{}\n", loc.t("gen-note"))
 }
 
 /// The same content as Markdown.
-pub(crate) fn markdown(e: &GenerateEstimate, loc: &Localizer) -> String {
+pub(crate) fn markdown(
+    e: &GenerateEstimate,
+    options: &[GenerateWhatIf],
+    loc: &Localizer,
+) -> String {
     let mut out = format!("## {}\n\n", loc.t("gen-title"));
     for (label, value) in setting_rows(e, loc) {
         out += &format!("- **{label}:** {value}\n");
@@ -115,5 +122,6 @@ pub(crate) fn markdown(e: &GenerateEstimate, loc: &Localizer) -> String {
     let header = [loc.t("est-col-component"), loc.t("est-col-memory")];
     out += &markdown_table(&header, &[Align::Default, Align::Right], &rows);
     out += &format!("\n{}\n", verdict(e, loc));
+    out += &generate_options::section(options, "gen-options-not-computed", loc, true);
     out + &format!("\n{}\n", loc.t("gen-note"))
 }

@@ -22,6 +22,7 @@
 pub(crate) mod diagnosis_report;
 pub(crate) mod estimate_report;
 pub mod format;
+pub(crate) mod generate_options;
 pub(crate) mod generate_report;
 pub(crate) mod guide_tables;
 pub(crate) mod html;

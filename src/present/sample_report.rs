@@ -1,16 +1,21 @@
 //! The report of a sampling run (nanoGPT's `sample.py`): the model, what is generated, where the
-//! bytes go at the peak, the total and the verdict, as a table, Markdown or JSON.
+//! bytes go at the peak, the total, the verdict and the options (`generate_options.rs`), as a
+//! table, Markdown or JSON.
 
 use fluent_bundle::FluentValue;
 
+use super::generate_options;
 use super::table::{aligned, markdown_table, Align};
 use super::verdict::{verdict_rule, verdict_sentence};
-use crate::estimate::{InitFrom, SampleEstimate, SampleMoment};
+use crate::estimate::{GenerateWhatIf, InitFrom, SampleEstimate, SampleMoment};
 use crate::i18n::Localizer;
 
 /// sample.py's settings this report uses; the others it reads (`temperature`, `seed`) do not
 /// change memory.
 const USED: &[&str] = &["start", "num_samples", "max_new_tokens", "top_k", "out_dir"];
+
+/// The note on the options sample.py's model does not compute (a smaller `block_size` crop).
+const NOT_COMPUTED: &str = "sample-options-not-computed";
 
 /// The settings the inputs gave that do not change a sampling run's memory.
 pub(crate) fn ignored(e: &SampleEstimate, ignored: &[String]) -> Vec<String> {
@@ -161,7 +166,12 @@ fn advice(e: &SampleEstimate, loc: &Localizer) -> Vec<String> {
 }
 
 /// A readable terminal report.
-pub(crate) fn table(e: &SampleEstimate, loc: &Localizer, ignored: &[String]) -> String {
+pub(crate) fn table(
+    e: &SampleEstimate,
+    options: &[GenerateWhatIf],
+    loc: &Localizer,
+    ignored: &[String],
+) -> String {
     let mut out = format!("{}\n\n", loc.t("sample-title"));
     out += &aligned(&setting_rows(e, loc), false);
     out += &format!("\n{}\n", heading_memory(e, loc));
@@ -174,6 +184,7 @@ pub(crate) fn table(e: &SampleEstimate, loc: &Localizer, ignored: &[String]) -> 
             out += &format!("  - {line}\n");
         }
     }
+    out += &generate_options::section(options, NOT_COMPUTED, loc, false);
     if !ignored.is_empty() {
         let keys = FluentValue::from(ignored.join(", "));
         out += &format!("\n{}\n", loc.t_args("est-ignored", &[("keys", keys)]));
@@ -182,7 +193,7 @@ pub(crate) fn table(e: &SampleEstimate, loc: &Localizer, ignored: &[String]) -> 
 }
 
 /// The same content as Markdown.
-pub(crate) fn markdown(e: &SampleEstimate, loc: &Localizer) -> String {
+pub(crate) fn markdown(e: &SampleEstimate, options: &[GenerateWhatIf], loc: &Localizer) -> String {
     let mut out = format!("## {}\n\n", loc.t("sample-title"));
     for (label, value) in setting_rows(e, loc) {
         out += &format!("- **{label}:** {value}\n");
@@ -203,5 +214,6 @@ pub(crate) fn markdown(e: &SampleEstimate, loc: &Localizer) -> String {
             out += &format!("- {line}\n");
         }
     }
+    out += &generate_options::section(options, NOT_COMPUTED, loc, true);
     out + &format!("\n_{}_\n", loc.t("sample-note"))
 }

@@ -1,0 +1,374 @@
+//! What to change for Hugging Face `generate` (issue 22, item 5): the options of a generate
+//! estimate, each estimated in full by the generate model ([`estimate_generate`]) and never
+//! borrowed from another estimate, ranked least change to the output first:
+//!
+//! 1. the other cache class (`cache_implementation`): a `StaticCache` in place of the
+//!    `DynamicCache` or the reverse; the same tokens come out, only the memory differs;
+//! 2. 16-bit weights in place of float32 (`dtype=torch.bfloat16`, or float16 on a card without
+//!    bf16, where bfloat16 weights also become float16: same bytes, a dtype the card runs): the
+//!    numerics change slightly;
+//! 3. fewer sequences at once: half the `num_return_sequences`, half the prompts, then the
+//!    largest batch that fits (the `max_batch` solver): the same outputs over more calls;
+//! 4. a shorter context: half the `max_new_tokens`, then the prompt cut to the longest context
+//!    that fits (the `max_context` solver): the outputs themselves change.
+//!
+//! A candidate the generate model refuses (a static cache with grouped-query attention) is left
+//! out. A quantized cache (`QuantizedCache`, fp8) and 8- or 4-bit weights are not offered: the
+//! generate model does not compute their decoding steps or their weights, and an option without a
+//! computed figure would be a guess.
+
+use serde::Serialize;
+
+use super::error::ScenarioError;
+use super::gpu::GpuCatalog;
+use super::hf_generate::{estimate_generate, GenerateEstimate, Generation};
+use super::kv_cache::CacheKind;
+use super::sample::{estimate_sampling, Sampling};
+use super::scenario::{Dtype, Scenario};
+use super::solve::{generate_max_batch, generate_max_context};
+use super::whatif::Change;
+use super::{Architecture, Verdict};
+
+/// The kind of change a generate option makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GenerateWhatIfKind {
+    /// `cache_implementation="static"` in place of the dynamic cache.
+    StaticCache,
+    /// The default `DynamicCache` in place of a static one.
+    DynamicCache,
+    /// 16-bit weights in place of float32.
+    Dtype,
+    /// sample.py's 16-bit autocast in place of float32 (the weights stay float32).
+    Autocast,
+    /// Half the `num_return_sequences`.
+    FewerSequences,
+    /// Half the prompts of the batch.
+    SmallerBatch,
+    /// The largest batch of prompts that fits the card (`--solve max_batch`).
+    MaxBatch,
+    /// Half the `max_new_tokens`.
+    FewerNewTokens,
+    /// The prompt cut to the longest context that fits the card (`--solve max_context`).
+    MaxContext,
+}
+
+impl GenerateWhatIfKind {
+    /// Every kind, in ranking order (for checks that each has its messages).
+    pub const ALL: [GenerateWhatIfKind; 9] = [
+        GenerateWhatIfKind::StaticCache,
+        GenerateWhatIfKind::DynamicCache,
+        GenerateWhatIfKind::Dtype,
+        GenerateWhatIfKind::Autocast,
+        GenerateWhatIfKind::FewerSequences,
+        GenerateWhatIfKind::SmallerBatch,
+        GenerateWhatIfKind::MaxBatch,
+        GenerateWhatIfKind::FewerNewTokens,
+        GenerateWhatIfKind::MaxContext,
+    ];
+}
+
+/// One computed generate option (`estimate --phase generate --format json`'s `what_if`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GenerateWhatIf {
+    /// What kind of change.
+    pub kind: GenerateWhatIfKind,
+    /// The keys it changes, as the CLI's `--key=value`.
+    pub changes: Vec<Change>,
+    /// The changed `generate` call (Hugging Face).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<Generation>,
+    /// The changed sampling run (nanoGPT's `sample.py`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Sampling>,
+    /// The changed weights' dtype.
+    pub dtype: Dtype,
+    /// Its KV cache at its largest.
+    pub kv_cache: u64,
+    /// Its peak (allocated) bytes.
+    pub peak: u64,
+    /// Its total (nvidia-smi) bytes.
+    pub total: u64,
+    /// Its total with the overhead at the low end.
+    pub total_low: u64,
+    /// Its total with the overhead at the high end.
+    pub total_high: u64,
+    /// Base total minus this option's total (negative: it needs more).
+    pub saving_bytes: i64,
+    /// Its four-state verdict against the scenario's GPU, if one is named.
+    pub verdict: Option<Verdict>,
+    /// `verdict == fits`, if a GPU is named.
+    pub fits: Option<bool>,
+}
+
+/// The options for `generate` of `g` on model `a` with the scenario `s`, in ranking order. The
+/// base must estimate (its error is returned); a candidate the model refuses is skipped.
+pub fn what_if_generate(
+    a: &Architecture,
+    s: &Scenario,
+    g: &Generation,
+    catalog: &GpuCatalog,
+) -> Result<Vec<GenerateWhatIf>, ScenarioError> {
+    let base = estimate_generate(a, s, g, catalog)?;
+    let mut o = GenerateOptions {
+        a,
+        s,
+        g,
+        catalog,
+        base_total: base.bytes.total,
+        out: Vec::new(),
+    };
+    o.other_cache();
+    o.half_precision();
+    o.fewer_sequences()?;
+    o.shorter_context()?;
+    Ok(o.out)
+}
+
+/// The options of one call as they are computed.
+struct GenerateOptions<'a> {
+    a: &'a Architecture,
+    s: &'a Scenario,
+    g: &'a Generation,
+    catalog: &'a GpuCatalog,
+    /// The call's own total, which each saving is measured against.
+    base_total: u64,
+    out: Vec<GenerateWhatIf>,
+}
+
+/// A change of one key.
+fn change(key: &str, value: impl ToString) -> Change {
+    Change {
+        key: key.to_owned(),
+        value: value.to_string(),
+    }
+}
+
+impl GenerateOptions<'_> {
+    /// Estimates the call `g` with weights in `dtype` and appends it as an option of `kind`,
+    /// unless the generate model refuses it.
+    fn push(
+        &mut self,
+        kind: GenerateWhatIfKind,
+        changes: Vec<Change>,
+        g: Generation,
+        dtype: Dtype,
+    ) {
+        let s = Scenario {
+            dtype,
+            ..self.s.clone()
+        };
+        let Ok(e) = estimate_generate(self.a, &s, &g, self.catalog) else {
+            return;
+        };
+        self.out.push(option(kind, changes, &e, self.base_total));
+    }
+
+    /// The other of the two replayed cache classes.
+    fn other_cache(&mut self) {
+        let (kind, cache) = match self.g.cache {
+            CacheKind::Dynamic => (GenerateWhatIfKind::StaticCache, CacheKind::Static),
+            CacheKind::Static => (GenerateWhatIfKind::DynamicCache, CacheKind::Dynamic),
+            _ => return,
+        };
+        let g = Generation { cache, ..*self.g };
+        self.push(
+            kind,
+            vec![change("kv_cache", cache.as_str())],
+            g,
+            self.s.dtype,
+        );
+    }
+
+    /// bfloat16 weights for float32 ones; float16 for either on a card without bf16.
+    fn half_precision(&mut self) {
+        let Some(dtype) = half_precision(self.s, self.catalog) else {
+            return;
+        };
+        let changes = vec![change("dtype", dtype.as_str())];
+        self.push(GenerateWhatIfKind::Dtype, changes, *self.g, dtype);
+    }
+
+    /// Half the returned sequences, half the prompts, then the largest batch that fits.
+    fn fewer_sequences(&mut self) -> Result<(), ScenarioError> {
+        let g = *self.g;
+        if g.num_return_sequences > 1 {
+            let r = g.num_return_sequences / 2;
+            let changed = Generation {
+                num_return_sequences: r,
+                do_sample: r > 1 || g.do_sample,
+                ..g
+            };
+            let changes = vec![change("num_return_sequences", r)];
+            self.push(
+                GenerateWhatIfKind::FewerSequences,
+                changes,
+                changed,
+                self.s.dtype,
+            );
+        }
+        let half = g.batch_size / 2;
+        if half >= 1 {
+            let changed = Generation {
+                batch_size: half,
+                ..g
+            };
+            let changes = vec![change("batch_size", half)];
+            self.push(
+                GenerateWhatIfKind::SmallerBatch,
+                changes,
+                changed,
+                self.s.dtype,
+            );
+        }
+        if self.s.gpu.is_none() {
+            return Ok(());
+        }
+        let solved = generate_max_batch(self.a, self.s, &g, self.catalog)?;
+        if let Some(b) = solved.value.filter(|&b| b < g.batch_size && b != half) {
+            let changed = Generation { batch_size: b, ..g };
+            let changes = vec![change("batch_size", b)];
+            self.push(GenerateWhatIfKind::MaxBatch, changes, changed, self.s.dtype);
+        }
+        Ok(())
+    }
+
+    /// Half the new tokens, then the prompt cut to the longest context that fits.
+    fn shorter_context(&mut self) -> Result<(), ScenarioError> {
+        let g = *self.g;
+        if g.max_new_tokens >= 2 {
+            let n = g.max_new_tokens / 2;
+            let changed = Generation {
+                max_new_tokens: n,
+                ..g
+            };
+            let changes = vec![change("max_new_tokens", n)];
+            self.push(
+                GenerateWhatIfKind::FewerNewTokens,
+                changes,
+                changed,
+                self.s.dtype,
+            );
+        }
+        if self.s.gpu.is_none() {
+            return Ok(());
+        }
+        let solved = generate_max_context(self.a, self.s, &g, self.catalog)?;
+        if let Some(p) = solved.prompt_tokens.filter(|&p| p < g.prompt_tokens) {
+            let changed = Generation {
+                prompt_tokens: p,
+                ..g
+            };
+            let changes = vec![change("prompt_tokens", p)];
+            self.push(
+                GenerateWhatIfKind::MaxContext,
+                changes,
+                changed,
+                self.s.dtype,
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The option of `kind` from its full estimate `e`.
+fn option(
+    kind: GenerateWhatIfKind,
+    changes: Vec<Change>,
+    e: &GenerateEstimate,
+    base_total: u64,
+) -> GenerateWhatIf {
+    let b = &e.bytes;
+    GenerateWhatIf {
+        kind,
+        changes,
+        generation: Some(e.generation),
+        sampling: None,
+        dtype: e.dtype,
+        kv_cache: b.kv_cache,
+        peak: b.peak,
+        total: b.total,
+        total_low: b.total_low,
+        total_high: b.total_high,
+        saving_bytes: saving(base_total, b.total),
+        verdict: e.verdict,
+        fits: e.fits,
+    }
+}
+
+/// The 16-bit dtype to offer for `s`: bfloat16 for float32, float16 for either on a card without
+/// bf16 (same bytes as bfloat16, but a dtype the card runs); None when there is nothing to offer.
+fn half_precision(s: &Scenario, catalog: &GpuCatalog) -> Option<Dtype> {
+    let bf16 = s
+        .gpu
+        .as_deref()
+        .and_then(|id| catalog.get(id))
+        .is_none_or(|card| card.bf16);
+    match s.dtype {
+        Dtype::Float32 if bf16 => Some(Dtype::Bfloat16),
+        Dtype::Float32 | Dtype::Bfloat16 if !bf16 => Some(Dtype::Float16),
+        _ => None,
+    }
+}
+
+/// The options for nanoGPT's `sample.py` sampling `run` from the model of `s`, each estimated in
+/// full by [`estimate_sampling`], ranked as Hugging Face's: 16-bit autocast in place of float32
+/// (`dtype`, float16 on a card without bf16), then half the `max_new_tokens`. A smaller
+/// `block_size` crop is not offered: sample.py crops to the model's own `block_size`, and a
+/// shorter crop is a code change the sampling model does not compute.
+pub fn what_if_sampling(
+    s: &Scenario,
+    run: &Sampling,
+    catalog: &GpuCatalog,
+) -> Result<Vec<GenerateWhatIf>, ScenarioError> {
+    let base = estimate_sampling(s, run, catalog)?.bytes.total;
+    let mut candidates = Vec::new();
+    if let Some(dtype) = half_precision(s, catalog) {
+        let changes = vec![change("dtype", dtype.as_str())];
+        let changed = Scenario { dtype, ..s.clone() };
+        candidates.push((GenerateWhatIfKind::Autocast, changes, changed, *run));
+    }
+    if run.max_new_tokens >= 2 {
+        let n = run.max_new_tokens / 2;
+        let changed = Sampling {
+            max_new_tokens: n,
+            ..*run
+        };
+        let changes = vec![change("max_new_tokens", n)];
+        candidates.push((
+            GenerateWhatIfKind::FewerNewTokens,
+            changes,
+            s.clone(),
+            changed,
+        ));
+    }
+    let mut out = Vec::new();
+    for (kind, changes, scenario, sampling) in candidates {
+        let Ok(e) = estimate_sampling(&scenario, &sampling, catalog) else {
+            continue;
+        };
+        let b = &e.bytes;
+        out.push(GenerateWhatIf {
+            kind,
+            changes,
+            generation: None,
+            sampling: Some(sampling),
+            dtype: scenario.dtype,
+            kv_cache: b.kv_cache,
+            peak: b.peak,
+            total: b.total,
+            total_low: b.total_low,
+            total_high: b.total_high,
+            saving_bytes: saving(base, b.total),
+            verdict: e.verdict,
+            fits: e.fits,
+        });
+    }
+    Ok(out)
+}
+
+/// `base − total`, clamped to `i64`.
+fn saving(base: u64, total: u64) -> i64 {
+    let d = i128::from(base) - i128::from(total);
+    i64::try_from(d).unwrap_or(if d > 0 { i64::MAX } else { i64::MIN })
+}
