@@ -5,8 +5,9 @@
 use fluent_bundle::FluentValue;
 
 use super::generate_options;
+use super::sample_report::peak_and_totals;
 use super::table::{aligned, markdown_table, Align};
-use super::verdict::{verdict_rule, verdict_sentence};
+use super::verdict::verdict_with_rule;
 use crate::estimate::{GenerateEstimate, GenerateMoment, GenerateWhatIf};
 use crate::i18n::Localizer;
 
@@ -57,20 +58,18 @@ fn breakdown_rows(e: &GenerateEstimate, loc: &Localizer) -> Vec<(String, String)
         (loc.t("gen-kv-cache"), loc.bytes(b.kv_cache)),
         (loc.t("gen-prefill-peak"), loc.bytes(b.prefill_peak)),
         (loc.t("gen-decode-peak"), loc.bytes(b.decode_peak)),
-        (String::new(), String::new()),
-        (loc.t("sample-peak"), loc.bytes(b.peak)),
-        (loc.t("est-overhead"), loc.bytes(b.overhead)),
     ];
-    if b.other_processes > 0 {
-        rows.push((loc.t("est-other-processes"), loc.bytes(b.other_processes)));
-    }
-    rows.extend([
-        (loc.t("est-total"), loc.bytes(b.total)),
-        (
-            loc.t("est-total-range"),
-            loc.byte_range(b.total_low, b.total_high),
-        ),
-    ]);
+    rows.extend(peak_and_totals(
+        [
+            b.peak,
+            b.overhead,
+            b.other_processes,
+            b.total,
+            b.total_low,
+            b.total_high,
+        ],
+        loc,
+    ));
     rows
 }
 
@@ -85,11 +84,7 @@ fn heading_memory(e: &GenerateEstimate, loc: &Localizer) -> String {
 fn verdict(e: &GenerateEstimate, loc: &Localizer) -> String {
     let b = &e.bytes;
     let range = (b.total_low, b.total_high, b.other_processes);
-    let sentence = verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.dtype, loc);
-    match e.gpu {
-        Some(_) => format!("{sentence}\n{}", verdict_rule(loc)),
-        None => sentence,
-    }
+    verdict_with_rule(e.gpu.as_ref(), e.verdict, range, e.dtype, loc)
 }
 
 /// A readable terminal report, its options last.

@@ -6,7 +6,7 @@ use fluent_bundle::FluentValue;
 
 use super::generate_options;
 use super::table::{aligned, markdown_table, Align};
-use super::verdict::{verdict_rule, verdict_sentence};
+use super::verdict::verdict_with_rule;
 use crate::estimate::{GenerateWhatIf, InitFrom, SampleEstimate, SampleMoment};
 use crate::i18n::Localizer;
 
@@ -111,19 +111,37 @@ fn breakdown_rows(e: &SampleEstimate, loc: &Localizer) -> Vec<(String, String)> 
         (loc.t("sample-logits"), loc.bytes(b.sampling)),
         (loc.t("sample-ids"), loc.bytes(b.token_ids)),
         (loc.t("sample-kv-cache"), loc.bytes(b.kv_cache)),
-        (String::new(), String::new()),
-        (loc.t("sample-peak"), loc.bytes(b.peak)),
-        (loc.t("est-overhead"), loc.bytes(b.overhead)),
     ]);
-    if b.other_processes > 0 {
-        rows.push((loc.t("est-other-processes"), loc.bytes(b.other_processes)));
+    rows.extend(peak_and_totals(
+        [
+            b.peak,
+            b.overhead,
+            b.other_processes,
+            b.total,
+            b.total_low,
+            b.total_high,
+        ],
+        loc,
+    ));
+    rows
+}
+
+/// The rows under a generation breakdown's rule: the peak allocated by PyTorch, the overhead,
+/// what other processes hold (when any), the total and its range. `bytes` is `[peak, overhead,
+/// other_processes, total, total_low, total_high]`.
+pub(super) fn peak_and_totals(bytes: [u64; 6], loc: &Localizer) -> Vec<(String, String)> {
+    let [peak, overhead, other, total, low, high] = bytes;
+    let mut rows = vec![
+        (String::new(), String::new()),
+        (loc.t("sample-peak"), loc.bytes(peak)),
+        (loc.t("est-overhead"), loc.bytes(overhead)),
+    ];
+    if other > 0 {
+        rows.push((loc.t("est-other-processes"), loc.bytes(other)));
     }
     rows.extend([
-        (loc.t("est-total"), loc.bytes(b.total)),
-        (
-            loc.t("est-total-range"),
-            loc.byte_range(b.total_low, b.total_high),
-        ),
+        (loc.t("est-total"), loc.bytes(total)),
+        (loc.t("est-total-range"), loc.byte_range(low, high)),
     ]);
     rows
 }
@@ -140,11 +158,7 @@ fn heading_memory(e: &SampleEstimate, loc: &Localizer) -> String {
 fn verdict(e: &SampleEstimate, loc: &Localizer) -> String {
     let b = &e.bytes;
     let range = (b.total_low, b.total_high, b.other_processes);
-    let sentence = verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc);
-    match e.gpu {
-        Some(_) => format!("{sentence}\n{}", verdict_rule(loc)),
-        None => sentence,
-    }
+    verdict_with_rule(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc)
 }
 
 /// What the run could change: for a resumed checkpoint, the copy sample.py keeps.

@@ -90,6 +90,22 @@ pub(crate) fn estimate_verdict(e: &Estimate, loc: &Localizer) -> String {
     verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc)
 }
 
+/// [`verdict_sentence`], then (with a GPU) the rule of the four verdicts on the next line: how
+/// the sampling and generate reports end their memory table.
+pub(crate) fn verdict_with_rule(
+    gpu: Option<&GpuRef>,
+    state: Option<Verdict>,
+    range: (u64, u64, u64),
+    dtype: Dtype,
+    loc: &Localizer,
+) -> String {
+    let sentence = verdict_sentence(gpu, state, range, dtype, loc);
+    match gpu {
+        Some(_) => format!("{sentence}\n{}", verdict_rule(loc)),
+        None => sentence,
+    }
+}
+
 /// The verdict sentence of any estimate on `gpu`: `range` is (total at the low end, total at
 /// the high end, memory of other programs).
 pub(crate) fn verdict_sentence(
