@@ -44,7 +44,7 @@ use super::arch::{Architecture, Family, Mlp, Positions};
 use super::error::ScenarioError;
 use super::kv_cache::{cache_bytes, CacheBytes, CacheKind, CacheRun};
 use super::num::N;
-use super::overhead::{self, End};
+use super::overhead;
 use super::params::{self, Params};
 use super::scenario::{Dtype, Scenario};
 use super::{headroom, GpuCatalog, GpuRef, Verdict, ESTIMATOR_VERSION};
@@ -195,11 +195,7 @@ pub fn estimate_generate(
         (prefill, GenerateMoment::Prefill)
     };
     let u = |n: N, what: &str| n.to_u64(what);
-    let (context, slack, cublas) = overhead::overhead(peak, false, End::Mid);
-    let at = |end| {
-        let (c, sl, cu) = overhead::overhead(peak, false, end);
-        peak + c + sl + cu
-    };
+    let t = overhead::totals(peak, false)?;
     let bytes = GenerateBytes {
         weights: u(weights, "the weights")?,
         kv_cache: cache.largest,
@@ -208,14 +204,14 @@ pub fn estimate_generate(
         prefill_peak: u(prefill, "the prefill peak")?,
         decode_peak: u(decode, "the decoding peak")?,
         peak: u(peak, "the peak")?,
-        overhead: u(context + slack + cublas, "the overhead")?,
-        total: u(peak + context + slack + cublas, "the total")?,
-        total_low: u(at(End::Low), "the total")?,
-        total_high: u(at(End::High), "the total")?,
+        overhead: t.overhead,
+        total: t.total,
+        total_low: t.total_low,
+        total_high: t.total_high,
         other_processes: s.other_processes,
-        cuda_context: u(context, "the CUDA context")?,
-        allocator_slack: u(slack, "the allocator slack")?,
-        cublas_workspace: u(cublas, "the cuBLAS workspace")?,
+        cuda_context: t.cuda_context,
+        allocator_slack: t.allocator_slack,
+        cublas_workspace: t.cublas_workspace,
     };
     let gpu = s.gpu.as_deref().and_then(|id| catalog.get(id));
     if let (Some(id), None) = (s.gpu.as_deref(), gpu) {

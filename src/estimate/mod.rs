@@ -54,7 +54,6 @@ pub use whatif_generate::{what_if_generate, what_if_sampling, GenerateWhatIf, Ge
 pub use whatif_model::what_if_model;
 
 use num::N;
-use overhead::End;
 
 /// Version of the formulas and constants: the fingerprint of `src/estimate/` and `data/`, derived
 /// by `build.rs` (`src/fingerprint.rs`), so no formula edit can leave a site build serving numbers
@@ -542,13 +541,7 @@ fn bytes(
     peak: N,
 ) -> Result<Bytes, ScenarioError> {
     let train = &moments.train;
-    let (context, slack, cublas) = overhead::overhead(peak, s.compile, End::Mid);
-    let overhead = context + slack + cublas;
-    let total = peak + overhead;
-    let at = |end| {
-        let (c, sl, cu) = overhead::overhead(peak, s.compile, end);
-        peak + c + sl + cu
-    };
+    let t = overhead::totals(peak, s.compile)?;
     let u = |n: N, what: &str| n.to_u64(what);
     Ok(Bytes {
         weights: u(train.weights, "the weights")?,
@@ -568,17 +561,17 @@ fn bytes(
         } else {
             u(setup.ddp_buckets, "the DDP buckets")?
         },
-        overhead: u(overhead, "the overhead")?,
-        total: u(total, "the total")?,
-        total_low: u(at(End::Low), "the total")?,
-        total_high: u(at(End::High), "the total")?,
+        overhead: t.overhead,
+        total: t.total,
+        total_low: t.total_low,
+        total_high: t.total_high,
         other_processes: s.other_processes,
         first_step_peak: None,
         logits_tensor: u(m.logits_tensor, "the logits tensor")?,
         eval_logits_tensor: u(m.eval_logits_tensor, "the eval logits tensor")?,
-        cuda_context: u(context, "the CUDA context")?,
-        allocator_slack: u(slack, "the allocator slack")?,
-        cublas_workspace: u(cublas, "the cuBLAS workspace")?,
+        cuda_context: t.cuda_context,
+        allocator_slack: t.allocator_slack,
+        cublas_workspace: t.cublas_workspace,
     })
 }
 

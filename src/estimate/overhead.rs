@@ -6,6 +6,7 @@
 //! replay; these components are estimates, so every one has a range and the estimate's
 //! `total_low ≤ total ≤ total_high` spans them (the low ends summed, the high ends summed).
 
+use super::error::ScenarioError;
 use super::num::N;
 
 const MIB: u64 = 1 << 20;
@@ -87,4 +88,44 @@ pub(crate) fn overhead(peak: N, compile: bool, end: End) -> (N, N, N) {
     };
     let context = N::from(context) + if compile { N::from(kernels) } else { N::ZERO };
     (context, slack, N::from(cublas))
+}
+
+/// A peak with what nvidia-smi shows around it, in bytes: the three overhead terms at their
+/// middle, their sum, the point total (`peak + overhead`) and the range of totals with every
+/// term at its low and its high end. Training, sampling and `generate` estimates all take their
+/// totals from here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NvidiaSmiTotals {
+    /// The CUDA context (with compile's kernels) at the middle.
+    pub cuda_context: u64,
+    /// Reserved but unallocated memory at the middle.
+    pub allocator_slack: u64,
+    /// The cuBLAS workspace at the middle.
+    pub cublas_workspace: u64,
+    /// The three terms' sum.
+    pub overhead: u64,
+    /// `peak + overhead`.
+    pub total: u64,
+    /// The total with every term at its low end.
+    pub total_low: u64,
+    /// The total with every term at its high end.
+    pub total_high: u64,
+}
+
+/// [`NvidiaSmiTotals`] for `peak`, with compile's kernels in the context when `compile`.
+pub(crate) fn totals(peak: N, compile: bool) -> Result<NvidiaSmiTotals, ScenarioError> {
+    let (context, slack, cublas) = overhead(peak, compile, End::Mid);
+    let at = |end| {
+        let (c, sl, cu) = overhead(peak, compile, end);
+        (peak + c + sl + cu).to_u64("the total")
+    };
+    Ok(NvidiaSmiTotals {
+        cuda_context: context.to_u64("the CUDA context")?,
+        allocator_slack: slack.to_u64("the allocator slack")?,
+        cublas_workspace: cublas.to_u64("the cuBLAS workspace")?,
+        overhead: (context + slack + cublas).to_u64("the overhead")?,
+        total: (peak + context + slack + cublas).to_u64("the total")?,
+        total_low: at(End::Low)?,
+        total_high: at(End::High)?,
+    })
 }

@@ -24,7 +24,7 @@ use serde::Serialize;
 use super::error::ScenarioError;
 use super::memory::{self, Precision};
 use super::num::N;
-use super::overhead::{self, End};
+use super::overhead;
 use super::params::{self, Params};
 use super::scenario::{InitFrom, Scenario};
 use super::{headroom, Architecture, GpuCatalog, GpuRef, Verdict, ESTIMATOR_VERSION, GPT2_VOCAB};
@@ -215,12 +215,7 @@ pub fn estimate_sampling(
     };
     let peak = weights + checkpoint + autocast_weights + at_peak.total();
     let u = |n: N, what: &str| n.to_u64(what);
-    let (context, slack, cublas) = overhead::overhead(peak, model.compile, End::Mid);
-    let at = |end| {
-        let (c, sl, cu) = overhead::overhead(peak, model.compile, end);
-        peak + c + sl + cu
-    };
-    let total = peak + context + slack + cublas;
+    let t = overhead::totals(peak, model.compile)?;
     let bytes = SampleBytes {
         weights: u(weights, "the weights")?,
         checkpoint: u(checkpoint, "the checkpoint")?,
@@ -230,14 +225,14 @@ pub fn estimate_sampling(
         token_ids: u(at_peak.ids, "the token ids")?,
         kv_cache: 0,
         peak: u(peak, "the peak")?,
-        overhead: u(context + slack + cublas, "the overhead")?,
-        total: u(total, "the total")?,
-        total_low: u(at(End::Low), "the total")?,
-        total_high: u(at(End::High), "the total")?,
+        overhead: t.overhead,
+        total: t.total,
+        total_low: t.total_low,
+        total_high: t.total_high,
         other_processes: model.other_processes,
-        cuda_context: u(context, "the CUDA context")?,
-        allocator_slack: u(slack, "the allocator slack")?,
-        cublas_workspace: u(cublas, "the cuBLAS workspace")?,
+        cuda_context: t.cuda_context,
+        allocator_slack: t.allocator_slack,
+        cublas_workspace: t.cublas_workspace,
     };
     let gpu = model.gpu.as_deref().and_then(|id| catalog.get(id));
     let verdict = gpu.map(|g| {

@@ -341,8 +341,9 @@ fn logits_line(e: &Estimate, loc: &Localizer) -> String {
     )
 }
 
-/// The options table's header: option, change, total, saving, verdict.
-fn header(loc: &Localizer) -> Vec<String> {
+/// The options table's header: option, change, total, saving, verdict (the training and the
+/// generate options tables alike).
+pub(super) fn option_header(loc: &Localizer) -> Vec<String> {
     [
         "est-col-option",
         "est-col-change",
@@ -357,7 +358,7 @@ fn header(loc: &Localizer) -> Vec<String> {
 
 /// How the options table's columns line up: the total and the saving right, the verdict
 /// centred (in Markdown).
-const OPTION_ALIGN: [Align; 5] = [
+pub(super) const OPTION_ALIGN: [Align; 5] = [
     Align::Default,
     Align::Default,
     Align::Right,
@@ -369,7 +370,7 @@ const OPTION_ALIGN: [Align; 5] = [
 /// of the markers it uses (`vramdoc estimate` and `vramdoc diagnose`).
 pub(crate) fn options_text(options: &[WhatIf], loc: &Localizer) -> String {
     let (cells, notes) = option_table(options, loc, false);
-    let mut rows = vec![TextRow::Cells(header(loc))];
+    let mut rows = vec![TextRow::Cells(option_header(loc))];
     rows.extend(cells.into_iter().map(TextRow::Cells));
     let mut out = text_table(&rows, &OPTION_ALIGN);
     for note in notes {
@@ -381,7 +382,7 @@ pub(crate) fn options_text(options: &[WhatIf], loc: &Localizer) -> String {
 /// The same as a Markdown table, the footnotes below it.
 pub(crate) fn options_markdown(options: &[WhatIf], loc: &Localizer) -> String {
     let (cells, notes) = option_table(options, loc, true);
-    let mut out = markdown_table(&header(loc), &OPTION_ALIGN, &cells);
+    let mut out = markdown_table(&option_header(loc), &OPTION_ALIGN, &cells);
     out += &format!("\n{}\n", notes.join("\n\n"));
     out
 }

@@ -5,7 +5,8 @@
 
 use fluent_bundle::FluentValue;
 
-use super::table::{markdown_table, text_table, Align, TextRow};
+use super::estimate_report::{option_header, OPTION_ALIGN};
+use super::table::{markdown_table, text_table, TextRow};
 use super::verdict::verdict_word;
 use crate::estimate::{GenerateWhatIf, GenerateWhatIfKind};
 use crate::i18n::Localizer;
@@ -24,29 +25,6 @@ pub(crate) fn label_key(kind: GenerateWhatIfKind) -> &'static str {
         GenerateWhatIfKind::MaxContext => "gen-opt-max-context",
     }
 }
-
-/// The header: option, change, total, saving, verdict (the training table's words).
-fn header(loc: &Localizer) -> Vec<String> {
-    [
-        "est-col-option",
-        "est-col-change",
-        "est-col-total",
-        "est-col-saving",
-        "est-col-verdict",
-    ]
-    .iter()
-    .map(|k| loc.t(k))
-    .collect()
-}
-
-/// The columns' alignment: totals and savings right, the verdict centred (in Markdown).
-const ALIGN: [Align; 5] = [
-    Align::Default,
-    Align::Default,
-    Align::Right,
-    Align::Right,
-    Align::Center,
-];
 
 /// One option as cells.
 fn cells(o: &GenerateWhatIf, loc: &Localizer, md: bool) -> Vec<String> {
@@ -106,11 +84,11 @@ pub(crate) fn section(
             loc.t("gen-no-options")
         );
     } else if md {
-        out += &markdown_table(&header(loc), &ALIGN, &rows);
+        out += &markdown_table(&option_header(loc), &OPTION_ALIGN, &rows);
     } else {
-        let mut text = vec![TextRow::Cells(header(loc))];
+        let mut text = vec![TextRow::Cells(option_header(loc))];
         text.extend(rows.into_iter().map(TextRow::Cells));
-        out += &text_table(&text, &ALIGN);
+        out += &text_table(&text, &OPTION_ALIGN);
     }
     let note = loc.t(not_computed);
     out += &if md {
