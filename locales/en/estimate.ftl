@@ -104,6 +104,7 @@ est-code-pure_bf16 = `pure_bf16`: the weights themselves in bfloat16, model.to(t
 est-code-flash = `flash`: PyTorch 2.0 or later, whose scaled_dot_product_attention nanoGPT then uses by itself
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False on wte and wpe (a one-line patch to train.py)
 est-code-lora = `lora_rank`, `lora_targets`: LoRA adapters on those layers with the base weights frozen, for example with peft
+est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) with bitsandbytes installed; for QLoRA, then peft's prepare_model_for_kbit_training and a LoraConfig
 
 ## Sampling with nanoGPT's sample.py
 sample-title = GPU memory estimate: sampling with nanoGPT's sample.py

@@ -104,6 +104,7 @@ est-code-pure_bf16 = `pure_bf16`: los propios pesos en bfloat16, model.to(torch.
 est-code-flash = `flash`: PyTorch 2.0 o posterior, cuyo scaled_dot_product_attention nanoGPT usa entonces por sí solo
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False en wte y wpe (un parche de una línea a train.py)
 est-code-lora = `lora_rank`, `lora_targets`: adaptadores LoRA en esas capas con los pesos base congelados, por ejemplo con peft
+est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) con bitsandbytes instalado; para QLoRA, después prepare_model_for_kbit_training de peft y un LoraConfig
 
 ## Muestreo con sample.py de nanoGPT
 sample-title = Estimación de memoria de GPU: muestreo con sample.py de nanoGPT

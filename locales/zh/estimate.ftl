@@ -104,6 +104,7 @@ est-code-pure_bf16 = `pure_bf16`：权重本身以 bfloat16 存储，即 model.t
 est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自动使用其中的 scaled_dot_product_attention
 est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
 est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft
+est-code-bnb = `load_in_4bit`、`bnb_4bit_*`、`load_in_8bit`：安装 bitsandbytes 后调用 from_pretrained(..., quantization_config=BitsAndBytesConfig(...))；若做 QLoRA，再调用 peft 的 prepare_model_for_kbit_training 并配置 LoraConfig
 
 ## 用 nanoGPT 的 sample.py 采样
 sample-title = 显存估算：用 nanoGPT 的 sample.py 采样

@@ -8,6 +8,7 @@
 //! of `vramdoc estimate --format json`; guides read the same fields, typed, by its dotted names.
 
 pub mod arch;
+mod bnb;
 mod combine;
 mod error;
 mod eval;
@@ -47,7 +48,9 @@ pub use hf_generate::{
 pub use memory::TrainMoment;
 pub use params::Params;
 pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
-pub use scenario::{Dtype, InitFrom, Optimizer, Phase, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
+pub use scenario::{
+    Dtype, InitFrom, Optimizer, Phase, QuantType, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB,
+};
 pub use solve::{generate_max_batch, generate_max_context, sampling_max_context, Limit, Solution};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 pub use whatif_generate::{what_if_generate, what_if_sampling, GenerateWhatIf, GenerateWhatIfKind};
@@ -270,6 +273,12 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         return Err(ScenarioError::key(
             "model",
             format!("model = {model} names a model other than nanoGPT's, which this estimate (and a guide's tables) does not read yet; on the command line, vramdoc estimate --model {model} estimates it"),
+        ));
+    }
+    if s.optimizer == Optimizer::PagedAdamw8bit {
+        return Err(ScenarioError::key(
+            "optimizer",
+            "paged_adamw8bit is modelled for Hugging Face models (Trainer's optim=\"paged_adamw_8bit\", with --model); for nanoGPT use adamw8bit (bitsandbytes' AdamW8bit)",
         ));
     }
     s.validate(catalog)?;

@@ -7,6 +7,7 @@
 //! (`tools/hf_replay/`) records these bytes, and the tests hold this sum to them exactly.
 
 use super::arch::Architecture;
+use super::bnb;
 use super::error::ScenarioError;
 use super::memory::{Components, TrainMoment};
 use super::num::N;
@@ -61,6 +62,19 @@ impl StepTotals {
     }
 }
 
+/// The optimizer state Trainer's `optim` keeps in PyTorch's allocator for the parameters of
+/// `a`, all trained, held in `element` bytes: fused AdamW's ([`fused_adamw_bytes`]) or
+/// bitsandbytes' 8-bit AdamW's, plain or paged ([`bnb::trainer_adamw8bit`]; a paged state's
+/// moments live outside the allocator).
+pub(crate) fn optimizer_bytes(a: &Architecture, element: u128, s: &Scenario) -> N {
+    match s.optimizer {
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => {
+            bnb::trainer_adamw8bit(a, s.optimizer, &|_, _| true).0
+        }
+        Optimizer::Adamw | Optimizer::Sgd => fused_adamw_bytes(a, element),
+    }
+}
+
 /// Fused AdamW's state for the parameters of `a` held in `element` bytes: two moments per
 /// element and a 4-byte `step` per parameter tensor.
 pub(crate) fn fused_adamw_bytes(a: &Architecture, element: u128) -> N {
@@ -75,8 +89,7 @@ pub(crate) fn fused_adamw_bytes(a: &Architecture, element: u128) -> N {
 pub(crate) struct Refusals(Vec<(&'static str, &'static str)>);
 
 impl Refusals {
-    /// Starts with what no Trainer replay covers: `torch.compile`, optimizers other than fused
-    /// AdamW, more than one GPU, nanoGPT's fine-tuning patches (PEFT is not modelled yet) and
+    /// Starts with what no Trainer replay covers: `torch.compile`, SGD, more than one GPU, nanoGPT's fine-tuning patches (PEFT is not modelled yet) and
     /// nanoGPT's `train.py` start-up settings.
     pub(crate) fn trainer(s: &Scenario) -> Refusals {
         let mut r = Refusals(Vec::new());
@@ -86,9 +99,15 @@ impl Refusals {
             "torch.compile is not replayed: set it to false",
         );
         r.not(
-            s.optimizer != Optimizer::Adamw,
+            s.optimizer == Optimizer::Sgd,
             "optimizer",
-            "Trainer's fused AdamW is the only optimizer replayed",
+            "Trainer's AdamW (adamw, fused) and bitsandbytes' adamw8bit and paged_adamw8bit are \
+             the optimizers replayed",
+        );
+        r.not(
+            s.load_in_8bit,
+            "load_in_8bit",
+            "LLM.int8() weights are not replayed for training: use load_in_4bit",
         );
         r.not(
             s.ddp_world_size != 1 || s.sharding != Sharding::None,

@@ -110,6 +110,7 @@ fn optimizer_name(o: Optimizer) -> &'static str {
     match o {
         Optimizer::Adamw => "AdamW",
         Optimizer::Adamw8bit => "AdamW 8-bit",
+        Optimizer::PagedAdamw8bit => "paged AdamW 8-bit",
         Optimizer::Sgd => "SGD + momentum",
     }
 }

@@ -71,6 +71,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 lora_rank: 0,
                 lora_targets: Default::default(),
                 model: None,
+                ..Scenario::default()
             },
         )
 }
@@ -203,6 +204,7 @@ proptest! {
             lora_rank: if flags[2] { sizes[7] } else { 0 },
             lora_targets: vramdoc::estimate::LoraTargets::ALL,
             model: None,
+            ..Scenario::default()
         };
         let catalog = GpuCatalog::builtin();
         if let Ok(e) = estimate(&s, &catalog) {
@@ -305,6 +307,7 @@ fn largest_micro_batch_offered_always_fits() {
         lora_rank: 0,
         lora_targets: Default::default(),
         model: None,
+        ..Scenario::default()
     };
     let catalog = GpuCatalog::builtin();
     for o in what_if(&s, &catalog).expect("valid") {

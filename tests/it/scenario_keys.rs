@@ -209,6 +209,7 @@ fn other_values(kind: Kind) -> Vec<Literal> {
         Kind::Probability => vec![Literal::Float(0.5)],
         Kind::Dtype => vec![text("float16"), text("float32")],
         Kind::Optimizer => vec![text("sgd")],
+        Kind::QuantType => vec![text("nf4")],
         Kind::Sharding => vec![text("zero1")],
         Kind::Phase => vec![text("generate")],
         Kind::InitFrom => vec![text("resume"), text("gpt2")],

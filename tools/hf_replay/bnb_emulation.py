@@ -181,23 +181,17 @@ def packed_weight(value: torch.Tensor, meta) -> torch.nn.Parameter:
 
 @contextlib.contextmanager
 def dynamic_maps() -> Iterator[None]:
-    """bitsandbytes' 256-entry float32 quantization maps, made without their values:
-    ``create_dynamic_map`` reads values, which fake tensors do not hold. Double quantization's
-    map (``functional.name2qmap["dynamic"]``, made once on the weights' device by
-    ``quantize_blockwise``) and the 8-bit optimizers' two (``Optimizer8bit.fill_qmap``, moved
-    to the parameters' device in ``init_state``) are empty tensors of the same size."""
+    """bitsandbytes' 256-entry float32 quantization maps (``create_dynamic_map``), made without
+    their values, which fake tensors do not hold: an empty tensor of the same size, where and
+    when bitsandbytes makes one (double quantization's, once on the weights' device, in
+    ``quantize_blockwise``; the 8-bit optimizers' two in ``fill_qmap``, moved to the
+    parameters' device in ``init_state``)."""
     import bitsandbytes.functional as bf
-    from bitsandbytes.optim.optimizer import Optimizer8bit
 
-    def fill_qmap(self):
-        self.name2qmap["dynamic"] = torch.empty(256, dtype=torch.float32)
-        self.name2qmap["udynamic"] = torch.empty(256, dtype=torch.float32)
-
-    original = Optimizer8bit.fill_qmap
-    Optimizer8bit.fill_qmap = fill_qmap
-    bf.name2qmap["dynamic"] = torch.empty(256, dtype=torch.float32)
+    original = bf.create_dynamic_map
+    bf.create_dynamic_map = lambda *args, **kwargs: torch.empty(256, dtype=torch.float32)
     try:
         yield
     finally:
-        Optimizer8bit.fill_qmap = original
+        bf.create_dynamic_map = original
         bf.name2qmap.clear()

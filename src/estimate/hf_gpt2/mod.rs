@@ -46,7 +46,7 @@ use super::memory::{Components, TrainMoment};
 use super::num::N;
 use super::params::Params;
 use super::scenario::Scenario;
-use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
+use super::trainer::{optimizer_bytes, Refusals, StepTotals, TrainerStep};
 use backward::Gpt2Step;
 use saves::{Gpt2Run, FP32};
 
@@ -78,7 +78,7 @@ pub(crate) fn step(
     p: &Params,
 ) -> Result<TrainerStep, ScenarioError> {
     check(a, run)?;
-    let optimizer = fused_adamw_bytes(a, FP32);
+    let optimizer = optimizer_bytes(a, FP32, run);
     let (train, moment) = train_peak(a, run, p, optimizer);
     Ok(TrainerStep {
         train,
