@@ -105,6 +105,12 @@ impl Refusals {
              the optimizers replayed",
         );
         r.not(
+            s.load_in_4bit && s.lora_rank == 0,
+            "load_in_4bit",
+            "4-bit weights cannot be trained themselves: QLoRA trains LoRA adapters on them \
+             (set lora_rank)",
+        );
+        r.not(
             s.load_in_8bit,
             "load_in_8bit",
             "LLM.int8() weights are not replayed for training: use load_in_4bit",

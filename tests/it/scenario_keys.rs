@@ -72,6 +72,8 @@ fn every_key_is_set_by_yaml_python_and_overrides_alike() {
             "other_processes" => "1048576",
             "lora_rank" => "4",
             "model" => "'gpt2'",
+            "bnb_4bit_quant_type" => "'nf4'",
+            "bnb_4bit_compute_dtype" => "'bfloat16'",
             _ => "2",
         }
     };
