@@ -449,9 +449,6 @@ impl Scenario {
     /// nanoGPT's LoRA patch (`finetune.rs`): adapters on its own four block Linears, without
     /// dropout.
     pub(crate) fn check_nanogpt_lora(&self) -> Result<(), ScenarioError> {
-        if self.lora_rank == 0 {
-            return Ok(());
-        }
         let nanogpt = super::arch::Architecture::nanogpt(&self.as_run());
         self.lora_targets
             .resolve(&nanogpt)
