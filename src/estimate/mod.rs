@@ -19,6 +19,7 @@ mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
 pub mod kv_cache;
+mod lora_targets;
 mod memory;
 mod num;
 mod optimizer_state;
@@ -39,12 +40,13 @@ use serde::Serialize;
 pub use crate::scenario::{parse_byte_size, yaml_literal, Literal};
 pub use arch::{Architecture, Family};
 pub use error::ScenarioError;
-pub use finetune::{LoraTarget, LoraTargets};
+pub use finetune::LoraTarget;
 pub(crate) use generation_tensors::{generate_tensors, sample_tensors, GrowingTensor};
 pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
 pub use hf_generate::{
     estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,
 };
+pub use lora_targets::{LoraModule, LoraTargets};
 pub use memory::TrainMoment;
 pub use params::Params;
 pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
@@ -282,6 +284,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         ));
     }
     s.validate(catalog)?;
+    s.check_nanogpt_lora()?;
     // The run train.py does (a GPT-2 checkpoint's shape), as one DDP process sees it.
     let run = s.as_run();
     let process = run.per_process();

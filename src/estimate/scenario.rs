@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use super::error::ScenarioError;
-use super::finetune::LoraTargets;
 use super::gpu::GpuCatalog;
+use super::lora_targets::LoraTargets;
 use crate::scenario::keys::{KeyValue, Kind, KEYS};
 
 /// The autocast (mixed-precision) dtype of `train.py`'s `dtype` key.
@@ -322,6 +322,9 @@ pub struct Scenario {
     pub lora_rank: u64,
     /// The Linear layers LoRA adapts (used when `lora_rank > 0`).
     pub lora_targets: LoraTargets,
+    /// PEFT's `LoraConfig.lora_dropout`: > 0 puts an `nn.Dropout` before each adapter's `A`, which
+    /// keeps a mask per adapter input (nanoGPT's own LoRA patch has none).
+    pub lora_dropout: f64,
     /// bitsandbytes 4-bit weights (`BitsAndBytesConfig(load_in_4bit=True)`).
     pub load_in_4bit: bool,
     /// The 4-bit data type (`bnb_4bit_quant_type`).
@@ -369,6 +372,7 @@ impl Default for Scenario {
             freeze_embeddings: false,
             lora_rank: 0,
             lora_targets: LoraTargets::default(),
+            lora_dropout: 0.0,
             // BitsAndBytesConfig's defaults (transformers 5.24).
             load_in_4bit: false,
             bnb_4bit_quant_type: QuantType::Fp4,
@@ -491,6 +495,25 @@ impl Scenario {
                 format!(
                     "lora_rank = {} is above the model's width ({width}): a LoRA update B·A has rank at most min(in, out), and an adapter wider than that is no low-rank update",
                     self.lora_rank
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// nanoGPT's LoRA patch (`finetune.rs`): adapters on its own four block Linears, without
+    /// dropout.
+    pub(crate) fn check_nanogpt_lora(&self) -> Result<(), ScenarioError> {
+        let nanogpt = super::arch::Architecture::nanogpt(&self.as_run());
+        self.lora_targets
+            .resolve(&nanogpt)
+            .map_err(|m| ScenarioError::key("lora_targets", m))?;
+        if self.lora_dropout > 0.0 {
+            return Err(ScenarioError::key(
+                "lora_dropout",
+                format!(
+                    "lora_dropout = {}: nanoGPT's LoRA patch has no dropout (PEFT's lora_dropout is modelled for Hugging Face models, given with `model`); set it to 0",
+                    self.lora_dropout
                 ),
             ));
         }

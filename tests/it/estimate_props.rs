@@ -70,6 +70,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 freeze_embeddings: false,
                 lora_rank: 0,
                 lora_targets: Default::default(),
+                lora_dropout: 0.0,
                 model: None,
                 ..Scenario::default()
             },
@@ -203,6 +204,7 @@ proptest! {
             freeze_embeddings: flags[0] != flags[1],
             lora_rank: if flags[2] { sizes[7] } else { 0 },
             lora_targets: vramdoc::estimate::LoraTargets::ALL,
+            lora_dropout: 0.0,
             model: None,
             ..Scenario::default()
         };
@@ -306,6 +308,7 @@ fn largest_micro_batch_offered_always_fits() {
         freeze_embeddings: false,
         lora_rank: 0,
         lora_targets: Default::default(),
+        lora_dropout: 0.0,
         model: None,
         ..Scenario::default()
     };

@@ -71,6 +71,7 @@ fn every_key_is_set_by_yaml_python_and_overrides_alike() {
             "gpu" => "'rtx-4090'",
             "other_processes" => "1048576",
             "lora_rank" => "4",
+            "lora_dropout" => "0.05",
             "model" => "'gpt2'",
             "bnb_4bit_quant_type" => "'nf4'",
             "bnb_4bit_compute_dtype" => "'bfloat16'",
