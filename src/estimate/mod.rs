@@ -25,6 +25,7 @@ mod num;
 mod optimizer_state;
 mod overhead;
 mod params;
+mod qlora;
 mod sample;
 mod scenario;
 mod sharding;
@@ -356,10 +357,26 @@ fn estimate_trainer_step(
     run.vocab_size = a.vocab_size;
     run.bias = a.attention.qkv_bias;
     run.validate(catalog)?;
-    let params = params::count_of(a, &run)?.params;
-    let step = match a.family {
-        Family::HfGpt2 => hf_gpt2::step(a, &run, &params)?,
-        _ => hf_llama::step(a, &run, &params)?,
+    if run.load_in_8bit {
+        return Err(qlora::int8_refusal(a));
+    }
+    let mut params = params::count_of(a, &run)?.params;
+    let step = if run.load_in_4bit {
+        let rotary = match a.family {
+            Family::HfGpt2 => N::ZERO,
+            _ => N::from(a.attention.head_dim) * 4,
+        };
+        let (step, q) = qlora::step(a, &run, rotary)?;
+        // The model's own parameters (4-bit weights counted whole) and the adapters.
+        params.total = params.total.saturating_sub(params.lora) + q.trainable;
+        params.trainable = q.trainable;
+        params.lora = q.trainable;
+        step
+    } else {
+        match a.family {
+            Family::HfGpt2 => hf_gpt2::step(a, &run, &params)?,
+            _ => hf_llama::step(a, &run, &params)?,
+        }
     };
     let (train, train_moment) = (step.train, step.moment);
     let logits = N::from(run.block_size) * N::from(run.batch_size) * N::from(a.vocab_size);

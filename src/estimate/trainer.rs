@@ -111,17 +111,12 @@ impl Refusals {
              (set lora_rank)",
         );
         r.not(
-            s.load_in_8bit,
-            "load_in_8bit",
-            "LLM.int8() weights are not replayed for training: use load_in_4bit",
-        );
-        r.not(
             s.ddp_world_size != 1 || s.sharding != Sharding::None,
             "ddp_world_size",
             "one GPU only",
         );
         r.not(
-            s.freeze_embeddings || s.lora_rank > 0,
+            s.freeze_embeddings || (s.lora_rank > 0 && !s.load_in_4bit),
             "lora_rank",
             "fine-tuning patches are nanoGPT's; PEFT is not modelled yet",
         );

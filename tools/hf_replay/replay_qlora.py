@@ -46,14 +46,23 @@ from hf_sdpa import hf_sdpa, scratch_bytes  # noqa: E402
 import replay_common  # noqa: E402
 from replay_common import trainer_steps, unique_bytes  # noqa: E402
 from replay_llama import (  # noqa: E402
-    LLAMA2_7B, LLAMA31_8B, LLAMA32_1B, MISTRAL_7B, PHI3_MINI, QWEN25_15B, QWEN3_06B, Model,
-    config, model_class,
+    LLAMA2_7B, LLAMA31_8B, LLAMA32_1B, MISTRAL_7B, PHI3_MINI, QWEN25_05B, QWEN25_15B, QWEN3_06B,
+    Model, config, model_class,
 )
 from tracker import StorageTracker  # noqa: E402
 import bnb_emulation  # noqa: E402
 
+# Imported before any fake mode: bitsandbytes and PEFT make module-level tensors on import
+# (bitsandbytes' 4-bit lookup tables, `backends/utils.py`; PEFT's LoHa constants), which are
+# host memory, not the GPU's.
+import bitsandbytes  # noqa: E402,F401
+import peft  # noqa: E402,F401
+from peft.tuners import loha, lora  # noqa: E402,F401
+
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 GPT2_124M = Model("gpt2-124m", "gpt2", 12, 768, 12, 12, 3072, 50257, True)
+# Llama 3.1 8B with all its 32 layers: the 8B-on-16-GB question of QLoRA users.
+LLAMA31_8B_FULL = Model("llama-3.1-8b", "llama", 32, 4096, 32, 8, 14336, 128256, False)
 TINY_LLAMA = Model("tiny-llama-v1024", "llama", 4, 512, 8, 2, 1536, 1024, False)
 
 
@@ -195,6 +204,9 @@ def _runs() -> list[Run]:
     q(LLAMA32_1B, 2048, 1, 2, "adamw8bit", 16, all_linear, compute_dtype="float32")
     q(TINY_LLAMA, 1024, 4, 1, "adamw", 8, all_linear)
     q(GPT2_124M, 1024, 2, 2, "adamw", 8, ("c_attn",))
+    q(GPT2_124M, 512, 4, 1, "paged_adamw8bit", 16, all_linear)
+    q(LLAMA31_8B_FULL, 1024, 2, 4, "paged_adamw8bit", 16, all_linear)
+    q(QWEN25_05B, 1024, 4, 2, "adamw", 16, all_linear, double_quant=False)
     full(GPT2_124M, 1024, 4, 2, "float32", "bfloat16", "adamw8bit")
     full(GPT2_124M, 1024, 2, 1, "float32", "float32", "paged_adamw8bit")
     full(LLAMA32_1B, 1024, 2, 2, "bfloat16", "float32", "adamw8bit")
