@@ -81,9 +81,11 @@ est-opt-combination = 放得下的侵入性最小的组合
 est-opt-combination_tight = 可能放得下的侵入性最小的组合
 est-opt-combination_all = 以上改动全部一起用（仍然放不下）
 est-opt-pure_bf16 = 以 bfloat16 加载权重（torch_dtype=torch.bfloat16）并直接训练
+est-opt-qlora = QLoRA：4 位权重，在 { $targets } 上加秩为 { $rank } 的 LoRA（BitsAndBytesConfig 与 peft；全部预训练权重冻结）
 est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"）
 est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计算量约增加 { $pct }）
 est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32
+est-opt-hf-optimizer = 8 位 AdamW（bitsandbytes；Trainer 的 optim）
 est-opt-hf-dtype_fp16 = 用 fp16 autocast（fp16=True；这张卡不支持 bf16）
 est-trainable = 参与训练
 est-trainable-frozen-value = { $total }个参数中的 { $trainable }个：嵌入层已冻结

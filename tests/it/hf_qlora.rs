@@ -222,3 +222,145 @@ fn paged_state_is_left_out_of_the_allocator() {
     assert!(plain.optimizer_bytes > 8 * (50257 + 1024) * 768);
     assert!(paged.optimizer_bytes < plain.optimizer_bytes / 100);
 }
+
+/// `vramdoc estimate --model MODEL ARGS --format json`, parsed.
+fn cli_json(t: &crate::support::SiteTest, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["estimate", "--format", "json"];
+    all.extend(args);
+    let r = t.run(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+/// The QLoRA user's question through the CLI, as users type it (`--load_in_4bit=true`): Llama
+/// 3.1 8B with QLoRA's recipe filled in, the adapters PEFT's default, and the what-ifs each the
+/// CLI's own estimate of the changed settings.
+#[test]
+fn qlora_of_an_8b_model_through_the_cli_with_its_recipe_and_what_ifs() {
+    let t = crate::support::SiteTest::new();
+    let base = [
+        "--model",
+        "llama-3.1-8b",
+        "--load_in_4bit=true",
+        "--lora_rank=16",
+        "--gpu",
+        "rtx-4060-ti-16gb",
+    ];
+    let v = cli_json(&t, &base);
+    let s = &v["scenario"];
+    assert_eq!(s["bnb_4bit_quant_type"], "nf4");
+    assert_eq!(s["bnb_4bit_use_double_quant"], true);
+    assert_eq!(s["bnb_4bit_compute_dtype"], "bfloat16");
+    assert_eq!(s["dtype"], "bfloat16");
+    // LoRA rank 16 on q_proj and v_proj of 32 blocks: 16·(4096 + 4096) + 16·(4096 + 1024).
+    let adapters = 32 * (16 * (4096 + 4096) + 16 * (4096 + 1024));
+    assert_eq!(v["params"]["trainable"], adapters);
+    // Trainer's micro-batch 8 of 1024 tokens: the loss alone is 3·4·8192·128256 bytes.
+    assert_eq!(v["verdict"], "does_not_fit");
+    assert!(v["bytes"]["logits"].as_u64().unwrap() == 3 * 4 * 8192 * 128_256);
+    let options = v["what_if"].as_array().unwrap();
+    let kinds: Vec<&str> = options
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    // QLoRA checkpoints and upcasts already: no checkpointing or bf16-weights option.
+    assert!(
+        !kinds.contains(&"grad_checkpoint") && !kinds.contains(&"pure_bf16"),
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&"optimizer"), "{kinds:?}");
+    let fits = options
+        .iter()
+        .find(|w| w["fits"] == true)
+        .expect("an option fits");
+    // Each option is the CLI's estimate of its changes.
+    let mut args: Vec<String> = base.iter().map(|a| (*a).to_owned()).collect();
+    for c in fits["changes"].as_array().unwrap() {
+        args.push(format!(
+            "--{}={}",
+            c["key"].as_str().unwrap(),
+            c["value"].as_str().unwrap()
+        ));
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let again = cli_json(&t, &refs);
+    assert_eq!(again["bytes"]["total"], fits["total"]);
+    assert_eq!(again["verdict"], "fits");
+}
+
+/// A full bf16 fine-tune of the same model on a 24 GB card: QLoRA and the 8-bit optimizers are
+/// offered with their verdicts, the paged one counting less than the plain one (its moments are
+/// outside PyTorch's allocator), and QLoRA is what fits.
+#[test]
+fn a_full_fine_tune_is_offered_qlora_and_eight_bit_optimizers() {
+    let t = crate::support::SiteTest::new();
+    let v = cli_json(
+        &t,
+        &[
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "rtx-4090",
+            "--dtype=bfloat16",
+            "--batch_size=2",
+        ],
+    );
+    let options = v["what_if"].as_array().unwrap();
+    let find = |key: &str, value: &str| {
+        options
+            .iter()
+            .find(|w| {
+                w["changes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|c| c["key"] == key && c["value"] == value)
+            })
+            .unwrap_or_else(|| panic!("{key}={value}: {options:?}"))
+    };
+    let plain = find("optimizer", "adamw8bit");
+    let paged = find("optimizer", "paged_adamw8bit");
+    assert!(paged["total"].as_u64() < plain["total"].as_u64());
+    let qlora = find("load_in_4bit", "True");
+    assert_eq!(qlora["kind"], "qlora");
+    assert_eq!(qlora["fits"], true);
+    assert_eq!(qlora["changes_training"], true);
+}
+
+/// What QLoRA does not model is refused at its key, never estimated as something else.
+#[test]
+fn qlora_refuses_what_it_does_not_model() {
+    let t = crate::support::SiteTest::new();
+    let refuse = |args: &[&str], key: &str| {
+        let mut all = vec!["estimate", "--model", "llama-3.1-8b"];
+        all.extend(args);
+        let r = t.run(&all);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
+        assert!(r.stderr.contains(key), "{args:?}: {}", r.stderr);
+    };
+    refuse(&["--load_in_4bit=true"], "lora_rank");
+    refuse(
+        &["--load_in_4bit=true", "--lora_rank=8", "--dtype=float16"],
+        "dtype",
+    );
+    refuse(
+        &["--load_in_4bit=true", "--lora_rank=8", "--flash=False"],
+        "flash",
+    );
+    refuse(&["--load_in_8bit=true", "--lora_rank=8"], "LLM.int8()");
+    // A small vocabulary, where a recomputed block may be the peak.
+    let small = r#"{"model_type": "llama", "hidden_size": 512, "intermediate_size": 1536,
+        "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
+        "vocab_size": 1024, "max_position_embeddings": 4096}"#;
+    t.file("small/config.json", small);
+    let path = t.root().join("small/config.json");
+    let r = t.run(&[
+        "estimate",
+        "--model",
+        path.to_str().unwrap(),
+        "--load_in_4bit=true",
+        "--lora_rank=8",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("recomputed block"), "{}", r.stderr);
+}
