@@ -96,9 +96,9 @@ impl Refusals {
             "one GPU only",
         );
         r.not(
-            s.freeze_embeddings || s.lora_rank > 0,
-            "lora_rank",
-            "fine-tuning patches are nanoGPT's; PEFT is not modelled yet",
+            s.freeze_embeddings,
+            "freeze_embeddings",
+            "freezing the embeddings is nanoGPT's patch; a Hugging Face model fine-tunes with PEFT's LoRA (lora_rank)",
         );
         r.not(
             s.init_from != InitFrom::Scratch || s.eval_only,
