@@ -354,3 +354,85 @@ fn gpt2_lora_with_a_small_vocabulary_is_refused_not_underestimated() {
     let full = Architecture::hf_gpt2(12, 12, 768, 50257, 1024);
     assert!(estimate_model(&full, &run, &catalog).is_ok());
 }
+
+/// PEFT's own counts (`tools/hf_replay/peft_counts.py`: `get_peft_model` on the meta device for
+/// every catalog model of GPT-2 and the Llama family, at PEFT's default targets, `all-linear`
+/// and the attention's projections): `vramdoc estimate --model` gives the same trainable and
+/// total parameters, and adapts the same modules.
+#[test]
+fn trainable_counts_equal_pefts_for_every_catalog_model_of_the_computed_families() {
+    #[derive(serde::Deserialize)]
+    struct Counts {
+        peft: String,
+        models: Vec<CatalogModel>,
+    }
+    #[derive(serde::Deserialize)]
+    struct CatalogModel {
+        id: String,
+        counts: Vec<Count>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Count {
+        rank: u64,
+        targets: Option<String>,
+        params: u64,
+        trainable: u64,
+        adapted: Vec<String>,
+    }
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/peft_lora_counts.json"
+    );
+    let data: Counts = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(data.peft, "0.21.2");
+    assert!(data.models.len() >= 30, "{}", data.models.len());
+    let t = SiteTest::new();
+    let mut checked = 0;
+    for m in &data.models {
+        for c in &m.counts {
+            let model = format!("--model={}", m.id);
+            let rank = format!("--lora_rank={}", c.rank);
+            let mut args = vec!["estimate", &model, &rank, "--format", "json"];
+            let targets = c.targets.as_ref().map(|t| format!("--lora_targets={t}"));
+            if let Some(t) = &targets {
+                args.push(t);
+            }
+            let r = t.run(&args);
+            let what = format!("{} r{} {:?}", m.id, c.rank, c.targets);
+            assert_eq!(r.code, 0, "{what}: {}", r.stderr);
+            let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+            assert_eq!(v["params"]["trainable"], c.trainable, "{what}: trainable");
+            assert_eq!(v["params"]["lora"], c.trainable, "{what}: adapters");
+            assert_eq!(v["params"]["total"], c.params, "{what}: with adapters");
+            // The same modules: PEFT's paths inside a block end with vramdoc's names.
+            let ours = v["scenario"]["lora_targets"].as_str().unwrap().to_owned();
+            if ours != "all-linear" {
+                let names: Vec<&str> = ours.split(',').collect();
+                assert_eq!(
+                    names.len(),
+                    c.adapted.len(),
+                    "{what}: {ours} vs {:?}",
+                    c.adapted
+                );
+                for n in names {
+                    assert!(
+                        c.adapted
+                            .iter()
+                            .any(|p| p == n || p.ends_with(&format!(".{n}"))),
+                        "{what}: {n} vs {:?}",
+                        c.adapted
+                    );
+                }
+            }
+            if c.targets.is_none() {
+                assert!(
+                    r.stderr.contains("PEFT's default target_modules"),
+                    "{}",
+                    r.stderr
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 90, "{checked}");
+}
