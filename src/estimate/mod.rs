@@ -19,6 +19,7 @@ mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
 pub mod kv_cache;
+mod lora_adapters;
 mod lora_targets;
 mod memory;
 mod num;
@@ -285,6 +286,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
         ));
     }
     s.validate(catalog)?;
+    s.check_precision()?;
     s.check_nanogpt_lora()?;
     // The run train.py does (a GPT-2 checkpoint's shape), as one DDP process sees it.
     let run = s.as_run();

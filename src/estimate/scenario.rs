@@ -419,7 +419,6 @@ impl Scenario {
         self.check_counts()?;
         self.check_ddp()?;
         self.check_model()?;
-        self.check_precision()?;
         self.check_gpu(catalog)
     }
 
@@ -521,7 +520,9 @@ impl Scenario {
     }
 
     /// Pure bf16 training only with `dtype = bfloat16`.
-    fn check_precision(&self) -> Result<(), ScenarioError> {
+    /// (nanoGPT's patch; a Hugging Face model's `pure_bf16` is its weights loaded in bfloat16,
+    /// trained under bf16 autocast with `dtype = bfloat16` or without with `dtype = float32`.)
+    pub(crate) fn check_precision(&self) -> Result<(), ScenarioError> {
         if self.pure_bf16 && self.dtype != Dtype::Bfloat16 {
             return Err(ScenarioError::key(
                 "pure_bf16",

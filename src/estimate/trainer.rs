@@ -105,6 +105,12 @@ impl Refusals {
              the optimizers replayed",
         );
         r.not(
+            s.lora_rank > 0 && !s.load_in_4bit && s.optimizer != Optimizer::Adamw,
+            "optimizer",
+            "LoRA on 16- or 32-bit weights is replayed with fused AdamW; bitsandbytes' 8-bit \
+             AdamW is replayed for full fine-tunes and QLoRA (load_in_4bit)",
+        );
+        r.not(
             s.load_in_4bit && s.lora_rank == 0,
             "load_in_4bit",
             "4-bit weights cannot be trained themselves: QLoRA trains LoRA adapters on them \
@@ -116,9 +122,9 @@ impl Refusals {
             "one GPU only",
         );
         r.not(
-            s.freeze_embeddings || (s.lora_rank > 0 && !s.load_in_4bit),
-            "lora_rank",
-            "fine-tuning patches are nanoGPT's; PEFT is not modelled yet",
+            s.freeze_embeddings,
+            "freeze_embeddings",
+            "freezing the embeddings is nanoGPT's patch; a Hugging Face model fine-tunes with PEFT's LoRA (lora_rank)",
         );
         r.not(
             s.init_from != InitFrom::Scratch || s.eval_only,

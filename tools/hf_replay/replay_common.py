@@ -56,6 +56,7 @@ def main(description: str, generator: str, runs: Sequence, replay: Callable[...,
         "generator": generator,
         "torch": torch.__version__.split("+")[0],
         "transformers": transformers.__version__,
+        **({"peft": sys.modules["peft"].__version__} if "peft" in sys.modules else {}),
         "runs": entries,
     }
     text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
