@@ -96,9 +96,15 @@ impl Line {
     }
 }
 
-/// The dtype the parameters are stored in: fp32, or bf16 with `pure_bf16`.
+/// The dtype the parameters are stored in: fp32, or bf16 with `pure_bf16`; under QLoRA the
+/// blocks' Linear weights in 4 bits (nf4 or fp4) and the rest in fp32.
 fn weights_dtype(s: &Scenario) -> &'static str {
-    if s.pure_bf16 {
+    if s.load_in_4bit {
+        match s.bnb_4bit_quant_type {
+            crate::estimate::QuantType::Nf4 => "nf4 + fp32",
+            crate::estimate::QuantType::Fp4 => "fp4 + fp32",
+        }
+    } else if s.pure_bf16 {
         "bf16"
     } else {
         "fp32"
