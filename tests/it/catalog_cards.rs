@@ -182,6 +182,9 @@ fn printed_figures_name_their_cards() {
         ),
         // TensorFlow's totalMemory: 23.62GiB on a TITAN RTX.
         ("23.62", vec![("titan-rtx", Value::Null)]),
+        // ComfyUI's Total VRAM 20147 MB on an RTX 4000 Ada (RunPod, ECC off): 20147 / 1024 =
+        // 19.67.
+        ("19.67", vec![("rtx-4000-ada", Value::Null)]),
         // An RTX A6000 in 2026, 47.40 GiB = 48537.6 MiB: its newer-driver 48538 MiB, and the
         // L40's ECC-off figure, 45466 + 3072 = 48538 MiB.
         (
@@ -235,11 +238,14 @@ fn printed_figures_name_their_cards() {
     assert_eq!(12282 - 11878, 404);
     assert_eq!((47.40f64 * 1024.0 * 10.0).round() / 10.0, 48537.6);
     assert_eq!(17094475776_f64 / MIB as f64, 16302.5625);
+    assert_eq!((20147.0f64 / 1024.0 * 100.0).round() / 100.0, 19.67);
 }
 
-/// WDDM reports an 8 GB card's whole memory: 8.00 GiB with `C:\` paths is an RTX 3060 Ti
-/// (bitsandbytes#268) or an RTX 2070 SUPER (FramePack#382), and any other 8 GB card under
-/// Windows; none is taken, and bf16 (which the Turing cards lack) is not proposed.
+/// WDDM reports an 8 GB card's whole memory, or within half a MiB of it: 8.00 GiB with `C:\`
+/// paths is an RTX 3060 Ti (bitsandbytes#268), an RTX 2070 SUPER (FramePack#382), an RTX 3070
+/// (8191.5 MiB, ComfyUI-MochiWrapper#87), an RTX 4060 Ti 8GB (8187.5 MiB, nvidia-smi's 8188 less
+/// half a MiB) or any other 8 GB card under Windows; none is taken, and bf16 (which the Turing
+/// cards lack) is not proposed.
 #[test]
 fn windows_figures_of_8_gb_cards_are_not_one_card_s() {
     let t = SiteTest::new();
@@ -254,10 +260,21 @@ fn windows_figures_of_8_gb_cards_are_not_one_card_s() {
     let r = t.run(&[&["diagnose", "w8.txt", "--format", "json"][..], &fp32[..]].concat());
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    // 8.00 GiB = 8192 MiB exactly: the Turing and Ampere cards' Windows figure.
+    // 8.00 GiB = 8192 MiB, printed to ±5.12 MiB: the Turing and Ampere cards' Windows figure
+    // (8192 and 8191.5 MiB) and the 8 GB Ada cards' (8187.5 MiB) alike.
+    assert!((8192.0f64 - 8187.5).abs() < 5.12);
+    assert_eq!(8585216000u64, 8187 * MIB + MIB / 2);
+    assert_eq!(8589410304u64, 8191 * MIB + MIB / 2);
     assert_eq!(
         exact(&v),
-        ["rtx-2070", "rtx-2080", "rtx-3060-ti", "rtx-3070"]
+        [
+            "rtx-2070",
+            "rtx-2080",
+            "rtx-3060-ti",
+            "rtx-3070",
+            "rtx-4060",
+            "rtx-4060-ti-8gb"
+        ]
     );
     assert_eq!(v["estimate"]["gpu"]["id"], "gpu-from-message");
     let names = v["gpu_candidates"].as_array().unwrap();
