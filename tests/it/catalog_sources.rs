@@ -99,19 +99,24 @@ fn diagnose_notes_the_unsourced_figure_it_used() {
         "{}",
         r.stderr
     );
-    // Recognized through an unsourced ECC-off figure: the note names the setting.
-    t.file("ecc_off.txt", &message("47.43"));
+    // Recognized through an unsourced ECC-off figure: the note names the setting. 47.42 GiB is
+    // the L40S's derived ECC-off figure (45486 + 3072 = 48558 MiB, and 48558 / 1024 = 47.42).
+    assert_eq!(45486 + 3072, 48558);
+    t.file("ecc_off.txt", &message("47.42"));
     let r = t.run(&["diagnose", "ecc_off.txt"]);
     assert!(
-        r.stderr.contains("note: NVIDIA RTX 6000 Ada Generation with ECC off: its capacity in vramdoc's catalog, 47.43 GiB, is not sourced"),
+        r.stderr.contains("note: NVIDIA L40S with ECC off: its capacity in vramdoc's catalog, 47.42 GiB, is not sourced"),
         "{}",
         r.stderr
     );
-    // Its ECC-on figure is a printed one (44.43 GiB, MTVCrafter#21): no note.
-    t.file("ecc_on.txt", &message("44.43"));
-    let r = t.run(&["diagnose", "ecc_on.txt"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
+    // The RTX 6000 Ada's figures are printed ones, ECC on (44.43 GiB, MTVCrafter#21) and off
+    // (total_memory=48622MB = 47.48 GiB, hengck23's common.py): no note.
+    for capacity in ["44.43", "47.48"] {
+        t.file("ecc_on.txt", &message(capacity));
+        let r = t.run(&["diagnose", "ecc_on.txt"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(!r.stderr.contains(NOTE), "{capacity}: {}", r.stderr);
+    }
     // The scenario names the card: its figure is the one used, and the note says so.
     // 15.47 GiB: the RTX 5070 Ti's printed figure and the RTX 5080's derived one, so neither is
     // taken alone; told the RTX 5080, diagnose uses its unsourced figure and says so.

@@ -168,8 +168,8 @@ fn cards_are_recognized_from_printed_capacities() {
         "{:?}",
         ids(&v)
     );
-    // ECC: 44.43 GiB is an RTX 6000 Ada with ECC on; 47.43 GiB the same card with ECC off (the
-    // ECC-on figure plus the 1/16 of 48 GiB that ECC sets aside).
+    // ECC: 44.43 GiB is an RTX 6000 Ada with ECC on; 47.48 GiB the same card with ECC off (a
+    // printed total_memory of 48622 MiB, and 48622 / 1024 = 47.48).
     let v = diagnose_fixture(&t, "v22_ecc_rtx6000", &[]);
     assert_eq!(ids(&v)[0].0, "rtx-6000-ada");
     t.file(
@@ -179,7 +179,7 @@ fn cards_are_recognized_from_printed_capacities() {
             env!("CARGO_MANIFEST_DIR")
         ))
         .unwrap()
-        .replace("44.43 GiB", "47.43 GiB"),
+        .replace("44.43 GiB", "47.48 GiB"),
     );
     let r = t.run(&["diagnose", "ecc_off.txt", "--format", "json"]);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
