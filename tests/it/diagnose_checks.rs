@@ -194,10 +194,11 @@ fn cards_are_recognized_from_printed_capacities() {
     );
     // Windows: WDDM reports a 12 GB card's whole memory, so 12.00 GiB (12288 MiB) with C:\ paths
     // is an RTX 3060 (PuLID#13), an RTX 3080 Ti (Stable-textual-inversion_win#36) or an RTX 3080
-    // 12GB under WDDM: all are named and --gpu asked for; the 12 GB Ada cards print 11.99 (an RTX
-    // 4070 12281.4 MiB: github.com/Lightricks/ComfyUI-LTXVideo/issues/337; an RTX 4070 SUPER 12278
-    // MiB: github.com/erew123/alltalk_tts/issues/195), 6.6 and 10 MiB away, so they are named
-    // too, nearest first.
+    // 12GB under WDDM (12288 MiB, 12287.5 on the 3080 12GB's nvidia-smi rule): all are named and
+    // --gpu asked for; the 12 GB Ada cards print 11.99 (an RTX 4070 Ti 12281.5 MiB by its rule; an
+    // RTX 4070 12281.4 MiB: github.com/Lightricks/ComfyUI-LTXVideo/issues/337; an RTX 4070 SUPER
+    // 12278 MiB: github.com/erew123/alltalk_tts/issues/195), 6.5 to 10 MiB away, so they are
+    // named too, nearest first.
     let v = diagnose_fixture(&t, "v110_windows", &[]);
     let windows = Value::from("windows");
     let w = |id: &str| (id.to_owned(), windows.clone());
@@ -205,10 +206,10 @@ fn cards_are_recognized_from_printed_capacities() {
         ids(&v),
         [
             w("rtx-3060-12gb"),
-            w("rtx-3080-12gb"),
             w("rtx-3080-ti"),
-            w("rtx-4070"),
+            w("rtx-3080-12gb"),
             w("rtx-4070-ti"),
+            w("rtx-4070"),
             w("rtx-4070-super"),
         ]
     );
