@@ -31,6 +31,7 @@ mod gpu_measured;
 mod hardening;
 mod hardening_site;
 mod hf_generate;
+mod hf_generate_catalog;
 mod hf_gpt2;
 mod hf_llama;
 mod hf_validation;

@@ -69,6 +69,8 @@ class Run:
     # Another family (transformers' model_type) and its config keywords; GPT-2 when empty.
     family: str = "gpt2"
     config: tuple = ()
+    # The catalog model (data/models/*.yaml) whose config this is, with fewer layers; "" if none.
+    model: str = ""
 
 
 class GenerateTracker(StorageTracker):
@@ -314,7 +316,8 @@ RUNS += [
     Run(f"llama-3.2-1b-shape-8l-p{p}-n{n}-b{b}-{c}", **LLAMA, prompt_tokens=p, max_new_tokens=n,
         batch_size=b, cache=c)
     for p, n, b, c in [(512, 512, 1, "dynamic"), (512, 512, 8, "dynamic"),
-                       (2048, 256, 1, "dynamic"), (2048, 256, 8, "dynamic")]
+                       (2048, 256, 1, "dynamic"), (2048, 256, 8, "dynamic"),
+                       (512, 512, 8, "static"), (2048, 256, 8, "static")]
 ] + [
     Run("llama-3.2-1b-shape-8l-p300-n40-b4-dynamic-fp32", **LLAMA, prompt_tokens=300,
         max_new_tokens=40, batch_size=4, cache="dynamic", dtype="float32"),
@@ -326,19 +329,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--explain", action="store_true", help="list the live storages at the peaks")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep --out's other runs, replacing those replayed now")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     install_cuda_autocast_policy()
     import transformers
 
-    entries = []
-    for run in RUNS:
+    from catalog_runs import catalog_runs
+
+    runs = RUNS + catalog_runs(Run)
+    replayed = {}
+    for run in runs:
         if args.only and not any(o in run.name for o in args.only):
             continue
         e = replay(run, explain=args.explain)
         print(f"{run.name}: prefill {e['prefill_peak_bytes'] / 2**20:.1f} MiB, decode "
               f"{e['decode_peak_bytes'] / 2**20:.1f} MiB, cache {e['kv_cache_bytes']}", flush=True)
-        entries.append(e)
+        replayed[run.name] = e
+    kept = {}
+    if args.merge and args.out and args.out.exists():
+        kept = {e["run"]["name"]: e for e in json.loads(args.out.read_text())["runs"]}
+    # In RUNS' order; runs no longer listed are dropped.
+    entries = [replayed.get(r.name) or kept[r.name] for r in runs
+               if r.name in replayed or r.name in kept]
     doc = {
         "generator": "tools/hf_replay/replay_generate.py",
         "torch": torch.__version__.split("+")[0],
