@@ -54,7 +54,7 @@ fn gpt2_family() -> String {
 }
 
 /// A plain Llama-family decoder from the config keywords a run was built with.
-fn llama(config: &[(String, serde_json::Value)]) -> Architecture {
+pub(crate) fn llama(config: &[(String, serde_json::Value)]) -> Architecture {
     use vramdoc::estimate::arch::{
         Activation, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement, Positions,
     };

@@ -189,6 +189,7 @@ def replay(run: Run, explain: bool = False) -> dict:
     with contextlib.ExitStack() as stack:
         stack.enter_context(FakeTensorMode())
         tracker = stack.enter_context(GenerateTracker("cpu", snapshot=explain))
+        quanto_packs_fakes(stack, run)
         F.scaled_dot_product_attention = cuda_sdpa_masked
         gen_utils.StopCheck.__call__ = stop
         masking_utils.prepare_padding_mask = prepare
@@ -211,6 +212,10 @@ def replay(run: Run, explain: bool = False) -> dict:
         probe = PrefillProbe(tracker)
         ids = torch.zeros((run.batch_size, run.prompt_tokens), dtype=torch.long)
         extra = {"cache_implementation": "static"} if run.cache == "static" else {}
+        if run.cache.startswith(("quanto-int", "hqq-int")):
+            backend, bits = run.cache.split("-int")
+            extra = {"cache_implementation": "quantized",
+                     "cache_config": {"backend": backend, "nbits": int(bits)}}
         if run.num_return_sequences > 1:
             extra.update(do_sample=True, num_return_sequences=run.num_return_sequences)
         else:
@@ -243,14 +248,48 @@ def replay(run: Run, explain: bool = False) -> dict:
     }
 
 
+def quanto_packs_fakes(stack: contextlib.ExitStack, run: Run) -> None:
+    """Makes quanto pack fake tensors as it packs real ones.
+
+    ``WeightQBitsTensor.__init__`` (optimum-quanto 0.2.7, ``tensor/weights/qbits.py``) packs its
+    int4/int2 data into a ``PackedTensor`` only ``if type(data) is torch.Tensor``; a fake tensor's
+    type is ``FakeTensor``, so on fake tensors the cache would keep one byte per element where a
+    GPU keeps two int4 (or four int2) values per byte. The same ``PackedTensor.pack`` is called
+    here for a fake tensor, nothing else changed.
+    """
+    if not run.cache.startswith("quanto-"):
+        return
+    from optimum.quanto.tensor.packed import PackedTensor
+    from optimum.quanto.tensor.weights.qbits import WeightQBitsTensor
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    original = WeightQBitsTensor.__init__
+
+    def init(self, qtype, axis, group_size, size, stride, data, scale, shift, requires_grad=False):
+        if isinstance(data, FakeTensor):
+            data = PackedTensor.pack(data, qtype.bits)
+        original(self, qtype, axis, group_size, size, stride, data, scale, shift, requires_grad)
+
+    WeightQBitsTensor.__init__ = init
+    stack.callback(lambda: setattr(WeightQBitsTensor, "__init__", original))
+
+
 def cache_storage_bytes(cache) -> int:
     """The cache's tensor bytes, unique storages (as ``hf_cases.py::cache_bytes`` counts them)."""
     seen: dict[int, int] = {}
+
+    def add(value):
+        if hasattr(value, "__tensor_flatten__"):
+            # A quantized tensor (quanto's QTensor, its PackedTensor): the tensors it wraps.
+            for name in value.__tensor_flatten__()[0]:
+                add(getattr(value, name))
+        elif isinstance(value, torch.Tensor):
+            st = value.untyped_storage()
+            seen[st._cdata] = st.nbytes()
+
     for layer in cache.layers:
         for value in vars(layer).values():
-            if isinstance(value, torch.Tensor):
-                st = value.untyped_storage()
-                seen[st._cdata] = st.nbytes()
+            add(value)
     return sum(seen.values())
 
 
