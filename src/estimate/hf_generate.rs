@@ -46,6 +46,9 @@
 //!   step holds both the old keys and the old values. Only contexts within the window are
 //!   computed (`prompt + new ≤ sliding_window`): there every layer sees every token and no mask
 //!   is built; past it transformers masks the window, which is not replayed.
+//! - **Quantized cache** (optimum-quanto's int4 or int2, Llama family): the prefill as above with
+//!   the quantized cache; its decoding steps' dequantized and returned states and flushes are
+//!   `quantized_decode.rs`'s. HQQ's int8 and fp8 are refused (not replayed).
 
 use serde::Serialize;
 
@@ -55,6 +58,7 @@ use super::kv_cache::{cache_bytes, CacheBytes, CacheKind, CacheRun};
 use super::num::N;
 use super::overhead;
 use super::params::{self, Params};
+use super::quantized_decode::{self, Quanto};
 use super::scenario::{Dtype, Scenario};
 use super::{headroom, GpuCatalog, GpuRef, Verdict, ESTIMATOR_VERSION};
 
@@ -191,7 +195,7 @@ pub fn estimate_generate(
             new_tokens: g.max_new_tokens,
         },
     )?;
-    let m = GenerateMoments::of(a, g, e, &cache);
+    let m = GenerateMoments::of(a, g, e, &cache)?;
     let prefill = weights + m.prefill;
     let decode = if g.max_new_tokens >= 2 {
         weights + m.decode
@@ -345,12 +349,15 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             ));
         }
     }
-    if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) {
+    let quanto = Quanto::of(g.cache).is_some() && a.family == Family::Llama;
+    if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) && !quanto {
         wrong.push((
             "kv_cache",
             format!(
                 "the {} cache's bytes are computed (estimate::kv_cache), but its dequantizing \
-                 decoding steps are not replayed: use the dynamic or static cache",
+                 decoding steps are replayed only for optimum-quanto's int4 and int2 caches on \
+                 Llama-family models (not HQQ's int8 or fp8, not GPT-2): use the dynamic, static \
+                 or int4 cache",
                 g.cache.as_str()
             ),
         ));
@@ -445,7 +452,19 @@ struct GenerateMoments {
 }
 
 impl GenerateMoments {
-    fn of(a: &Architecture, g: &Generation, e: u64, cache: &CacheBytes) -> GenerateMoments {
+    fn of(
+        a: &Architecture,
+        g: &Generation,
+        e: u64,
+        cache: &CacheBytes,
+    ) -> Result<GenerateMoments, ScenarioError> {
+        let run = CacheRun {
+            kind: g.cache,
+            element_bytes: e,
+            sequences: g.sequences().to_u64("the sequences")?,
+            prompt: g.prompt_tokens,
+            new_tokens: g.max_new_tokens,
+        };
         let e = u128::from(e);
         let (b, seqs) = (N::from(g.batch_size), g.sequences());
         let (p, h, v) = (
@@ -471,6 +490,8 @@ impl GenerateMoments {
         let mask = if g.do_sample { seqs * v } else { N::ZERO };
         let logits_stage = seqs * v * e + seqs * v * ((kept_vocab + 1) * FP32) + mask + seqs * ID;
         let logits = at_end + ids + logits_stage;
+        // A step's own activations beside the previous step's float32 logits.
+        let step = seqs * h * (7 * e) + seqs * v * (kept_vocab * FP32);
         let decode = match g.cache {
             CacheKind::Dynamic => {
                 // The last layer's old values; a sliding layer keeps its old keys too until both
@@ -482,11 +503,15 @@ impl GenerateMoments {
                 };
                 let kv_width = N::from(a.attention.kv_width());
                 let old_values = seqs * (t - N::from(1u64)) * kv_width * (e * old);
-                let step = seqs * h * (7 * e) + seqs * v * (kept_vocab * FP32);
                 logits.max(at_end + ids + old_values + step)
             }
-            _ => logits,
+            kind => match Quanto::of(kind) {
+                // The logits moment with the cache at its largest (its residual fullest).
+                Some(q) => (N::from(cache.largest) + ids + logits_stage)
+                    .max(ids + quantized_decode::cache_moments(a, &run, q, step)?),
+                None => logits,
+            },
         };
-        GenerateMoments { prefill, decode }
+        Ok(GenerateMoments { prefill, decode })
     }
 }

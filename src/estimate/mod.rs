@@ -23,6 +23,7 @@ mod num;
 mod optimizer_state;
 mod overhead;
 mod params;
+mod quantized_decode;
 mod sample;
 mod scenario;
 mod sharding;

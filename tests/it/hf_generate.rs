@@ -125,13 +125,25 @@ fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
         batch_size: r.batch_size,
         num_return_sequences: r.num_return_sequences,
         do_sample: r.num_return_sequences > 1,
-        cache: if r.cache == "static" {
-            CacheKind::Static
-        } else {
-            CacheKind::Dynamic
-        },
+        cache: cache_kind(&r.cache),
     };
     (a, s, g)
+}
+
+/// A replayed run's cache: `dynamic`, `static`, or optimum-quanto's `quanto-int4`/`quanto-int2`
+/// with transformers' defaults (groups of 64, a 128-token residual).
+fn cache_kind(name: &str) -> CacheKind {
+    match name {
+        "static" => CacheKind::Static,
+        "dynamic" => CacheKind::Dynamic,
+        "quanto-int4" => CacheKind::QUANTIZED_INT4,
+        "quanto-int2" => CacheKind::Quantized {
+            bits: 2,
+            group_size: 64,
+            residual_length: 128,
+        },
+        other => panic!("cache {other}"),
+    }
 }
 
 fn off(est: u64, replay: u64) -> f64 {

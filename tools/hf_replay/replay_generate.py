@@ -362,6 +362,31 @@ RUNS += [
         max_new_tokens=40, batch_size=4, cache="dynamic", dtype="float32"),
 ]
 
+# The quantized cache (`cache_implementation="quantized"`, optimum-quanto's int4 and int2, groups
+# of 64, a 128-token residual): Llama 3.2 1B's config with 2 layers, and with a 1024-token
+# vocabulary so that the cache's own moments, not the logits, set the decoding peak: the last
+# step a flush (129 new tokens), a step after the last flush (140), grouped and multi-head.
+L1B_2L = dict(LLAMA_1B_8L, num_hidden_layers=2)
+LLAMA_2L = dict(LLAMA, n_layer=2, config=tuple(L1B_2L.items()))
+LLAMA_2L_V1K = dict(LLAMA_2L, vocab_size=1024,
+                    config=tuple(dict(L1B_2L, vocab_size=1024).items()))
+MHA_2L_V1K = dict(LLAMA_2L_V1K, config=tuple(dict(L1B_2L, vocab_size=1024,
+                                                  num_key_value_heads=32).items()))
+RUNS += [
+    Run("llama-3.2-1b-shape-2l-p512-n8-b4-quanto-int4", **LLAMA_2L, prompt_tokens=512,
+        max_new_tokens=8, batch_size=4, cache="quanto-int4"),
+    Run("llama-2l-v1k-p256-n129-b4-quanto-int4", **LLAMA_2L_V1K, prompt_tokens=256,
+        max_new_tokens=129, batch_size=4, cache="quanto-int4"),
+    Run("llama-2l-v1k-p256-n129-b48-quanto-int4", **LLAMA_2L_V1K, prompt_tokens=256,
+        max_new_tokens=129, batch_size=48, cache="quanto-int4"),
+    Run("llama-2l-v1k-p300-n140-b2-quanto-int2", **LLAMA_2L_V1K, prompt_tokens=300,
+        max_new_tokens=140, batch_size=2, cache="quanto-int2"),
+    Run("llama-mha-2l-v1k-p200-n40-b2-quanto-int4", **MHA_2L_V1K, prompt_tokens=200,
+        max_new_tokens=40, batch_size=2, cache="quanto-int4"),
+    Run("llama-mha-2l-v1k-p1000-n4-b1-quanto-int2-fp32", **MHA_2L_V1K, prompt_tokens=1000,
+        max_new_tokens=4, batch_size=1, cache="quanto-int2", dtype="float32"),
+]
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
