@@ -27,6 +27,7 @@ mod optimizer_state;
 mod overhead;
 mod params;
 mod qlora;
+mod quantized_decode;
 mod sample;
 mod scenario;
 mod sharding;
@@ -45,6 +46,7 @@ pub use error::ScenarioError;
 pub use finetune::LoraTarget;
 pub(crate) use generation_tensors::{generate_tensors, sample_tensors, GrowingTensor};
 pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
+pub(crate) use hf_generate::context_window;
 pub use hf_generate::{
     estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,
 };
