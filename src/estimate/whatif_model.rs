@@ -13,13 +13,18 @@
 //! - gradient checkpointing (`gradient_checkpointing=True`), with its extra compute;
 //! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
 //! - the weights loaded in bfloat16 and trained as they are (`torch_dtype=torch.bfloat16`);
+//! - PEFT's LoRA (families with it): a full fine-tune as LoRA of rank 16 on PEFT's default
+//!   targets (all-linear where PEFT has none); a LoRA run with half its rank, then with PEFT's
+//!   default targets where it adapts more modules ([`ModelOptions::lora`]);
 //! - half the sequence length;
 //! - with a GPU, the least invasive combination that fits ([`ModelOptions::combination`]) when no
 //!   single change does.
 
 use super::arch::Architecture;
+use super::arch::Family;
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
+use super::lora_targets::LoraTargets;
 use super::scenario::{Dtype, Scenario};
 use super::whatif::{
     changes_between, largest_divisor_at_most, option, with_micro_batch, WhatIf, WhatIfKind,
@@ -49,6 +54,7 @@ pub fn what_if_model(
     o.grad_checkpoint();
     o.dtype();
     o.bf16_weights();
+    o.lora();
     o.shorter_sequences();
     o.combination();
     Ok(o.out)
@@ -204,6 +210,38 @@ impl ModelOptions<'_> {
         self.push(WhatIfKind::PureBf16, changed, true, false);
     }
 
+    /// PEFT's LoRA, by how little it changes training: for a full fine-tune, LoRA of rank
+    /// [`LORA_RANK`] on PEFT's default targets (all-linear where PEFT has none, as for Phi-3);
+    /// for a LoRA run, half its rank (the same modules adapted), then PEFT's default targets
+    /// where the run adapts more modules (the adapters' saved inputs and masks shrink with them).
+    fn lora(&mut self) {
+        if !has_peft_lora(self.a) {
+            return;
+        }
+        if self.run.lora_rank == 0 {
+            let changed = with_lora(&self.run, self.a, LORA_RANK, None);
+            self.push(WhatIfKind::Lora, changed, true, false);
+            return;
+        }
+        if self.run.lora_rank >= 2 {
+            let changed = Scenario {
+                lora_rank: self.run.lora_rank / 2,
+                ..self.run.clone()
+            };
+            self.push(WhatIfKind::Lora, changed, true, false);
+        }
+        let adapted = |t: LoraTargets| t.resolve(self.a).map_or(0, |m| m.len());
+        if let Some(fewer) = LoraTargets::peft_default(self.a)
+            .filter(|d| adapted(*d) < adapted(self.run.lora_targets))
+        {
+            let changed = Scenario {
+                lora_targets: fewer,
+                ..self.run.clone()
+            };
+            self.push(WhatIfKind::Lora, changed, true, false);
+        }
+    }
+
     /// Half the sequence length.
     fn shorter_sequences(&mut self) {
         if self.run.block_size < 2 {
@@ -227,19 +265,37 @@ impl ModelOptions<'_> {
         if self.run.gpu.is_none() || self.out.iter().any(|o| o.fits == Some(true)) {
             return;
         }
-        type Lever = fn(&mut Scenario);
-        let levers: [(bool, Lever); 4] = [
-            (false, |s| s.flash = true),
-            (false, |s| s.grad_checkpoint = true),
-            (true, |s| {
-                s.pure_bf16 = true;
-                s.dtype = Dtype::Bfloat16;
-            }),
-            (true, |s| s.block_size = (s.block_size / 2).max(1)),
+        type Lever<'l> = Box<dyn Fn(&mut Scenario) + 'l>;
+        let a = self.a;
+        let lora = has_peft_lora(a);
+        let mut levers: Vec<(bool, Lever<'_>)> = vec![
+            (false, Box::new(|s| s.flash = true)),
+            (false, Box::new(|s| s.grad_checkpoint = true)),
+            (
+                true,
+                Box::new(|s| {
+                    s.pure_bf16 = true;
+                    s.dtype = Dtype::Bfloat16;
+                }),
+            ),
         ];
-        let mut subsets: Vec<u32> = (1..16).collect();
+        if lora {
+            levers.push((
+                true,
+                Box::new(move |s| {
+                    *s = if s.lora_rank == 0 {
+                        with_lora(s, a, LORA_RANK, None)
+                    } else {
+                        with_lora(s, a, s.lora_rank, LoraTargets::peft_default(a))
+                    }
+                }),
+            ));
+        }
+        levers.push((true, Box::new(|s| s.block_size = (s.block_size / 2).max(1))));
+        let n = levers.len();
+        let mut subsets: Vec<u32> = (1..(1u32 << n)).collect();
         let cost = |m: &u32| {
-            let training = (0..4).filter(|i| m & (1 << i) != 0 && levers[*i].0).count();
+            let training = (0..n).filter(|i| m & (1 << i) != 0 && levers[*i].0).count();
             (training, m.count_ones(), *m)
         };
         subsets.sort_by_key(cost);
@@ -260,7 +316,7 @@ impl ModelOptions<'_> {
             let Some(e) = self.estimate(&changed) else {
                 continue;
             };
-            let training = (0..4).any(|i| m & (1 << i) != 0 && levers[i].0);
+            let training = (0..n).any(|i| m & (1 << i) != 0 && levers[i].0);
             let pct = changed
                 .grad_checkpoint
                 .then(|| checkpoint_extra_compute_pct(self.a, &self.base))
@@ -298,8 +354,10 @@ impl ModelOptions<'_> {
         if let Some(e) = self.estimate(&all).filter(|_| all != self.run) {
             let pct = (all.grad_checkpoint && !self.run.grad_checkpoint)
                 .then(|| checkpoint_extra_compute_pct(self.a, &self.base));
-            let training =
-                all.pure_bf16 != self.run.pure_bf16 || all.block_size != self.run.block_size;
+            let training = all.pure_bf16 != self.run.pure_bf16
+                || all.block_size != self.run.block_size
+                || all.lora_rank != self.run.lora_rank
+                || all.lora_targets != self.run.lora_targets;
             let o = option(
                 WhatIfKind::CombinationAll,
                 &self.run,
@@ -338,6 +396,27 @@ impl ModelOptions<'_> {
             .as_deref()
             .and_then(|id| self.catalog.get(id))
             .is_none_or(|g| g.bf16)
+    }
+}
+
+/// The rank a full fine-tune's LoRA option takes (a common choice; PEFT's own default `r` is 8).
+const LORA_RANK: u64 = 16;
+
+/// Whether PEFT's LoRA is computed for `a`'s family (Hugging Face's GPT-2, the Llama family).
+fn has_peft_lora(a: &Architecture) -> bool {
+    matches!(a.family, Family::HfGpt2 | Family::Llama)
+}
+
+/// `s` as PEFT's LoRA of `rank` on `targets`, PEFT's default for `a` when `None` (all-linear
+/// where PEFT has none).
+fn with_lora(s: &Scenario, a: &Architecture, rank: u64, targets: Option<LoraTargets>) -> Scenario {
+    let targets = targets
+        .or_else(|| LoraTargets::peft_default(a))
+        .unwrap_or(LoraTargets::ALL);
+    Scenario {
+        lora_rank: rank,
+        lora_targets: targets,
+        ..s.clone()
     }
 }
 

@@ -201,6 +201,13 @@ pub(crate) fn model_setting(c: &Change) -> String {
         "dtype" if v == "float16" => "fp16=True".to_owned(),
         "dtype" => "bf16=False, fp16=False".to_owned(),
         "block_size" => format!("max_length={v}"),
+        "lora_rank" => format!("LoraConfig(r={v})"),
+        "lora_targets" if v == "all-linear" => "target_modules=\"all-linear\"".to_owned(),
+        "lora_targets" => {
+            let names: Vec<String> = v.split(',').map(|n| format!("\"{n}\"")).collect();
+            format!("target_modules=[{}]", names.join(", "))
+        }
+        "lora_dropout" => format!("lora_dropout={v}"),
         _ => config_line(c),
     }
 }
@@ -350,6 +357,7 @@ pub(crate) fn model_option_key(kind: WhatIfKind, dtype: Dtype) -> Option<&'stati
         (WhatIfKind::GradCheckpoint, _) => Some("est-opt-hf-grad_checkpoint"),
         (WhatIfKind::Dtype, Dtype::Float16) => Some("est-opt-hf-dtype_fp16"),
         (WhatIfKind::Dtype, _) => Some("est-opt-hf-dtype"),
+        (WhatIfKind::Lora, _) => Some("est-opt-hf-lora"),
         _ => None,
     }
 }
