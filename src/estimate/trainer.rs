@@ -76,8 +76,8 @@ pub(crate) struct Refusals(Vec<(&'static str, &'static str)>);
 
 impl Refusals {
     /// Starts with what no Trainer replay covers: `torch.compile`, optimizers other than fused
-    /// AdamW, more than one GPU, nanoGPT's fine-tuning patches (PEFT is not modelled yet) and
-    /// nanoGPT's `train.py` start-up settings.
+    /// AdamW, more than one GPU, nanoGPT's frozen-embeddings patch (PEFT's LoRA is the families'
+    /// own, `lora.rs`) and nanoGPT's `train.py` start-up settings.
     pub(crate) fn trainer(s: &Scenario) -> Refusals {
         let mut r = Refusals(Vec::new());
         r.not(

@@ -13,10 +13,11 @@
 //! transformers 5.24; `--explain` lists the storages alive at each peak) read against
 //! `modeling_llama.py`. Held to `tests/data/hf_llama_replay.json` (`tests/it/hf_llama.rs`: every
 //! run's peak within 1 %, both steps; parameters, weights, gradients and optimizer bytes
-//! exact). What each piece saves is in `saves.rs`; the moments of the step in `moments.rs`.
+//! exact). What each piece saves is in `saves.rs`; the moments of the step in `moments.rs`; PEFT's
+//! LoRA (`lora_rank > 0`) in `lora.rs`.
 //!
 //! Not modelled, and refused by name (`check`): float16, dropout, `torch.compile`, other
-//! optimizers, more than one GPU, fine-tuning patches (PEFT's LoRA is not modelled yet),
+//! optimizers, more than one GPU, nanoGPT's frozen-embeddings patch,
 //! sliding-window attention reaching the window, gradient checkpointing of multi-query SDPA.
 
 mod lora;
