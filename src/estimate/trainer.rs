@@ -41,6 +41,16 @@ pub(crate) struct StepTotals {
 }
 
 impl StepTotals {
+    /// The gradients of earlier micro-steps at a moment before this micro-step's own: every one
+    /// when accumulating, none otherwise.
+    pub(crate) fn earlier_grads(&self) -> N {
+        if self.accumulating {
+            self.full_grads
+        } else {
+            N::ZERO
+        }
+    }
+
     /// A moment's components from its gradients, weight copies, activations (the token batch
     /// added) and `s·b·V` buffers.
     pub(crate) fn at(
