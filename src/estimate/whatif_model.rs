@@ -489,7 +489,6 @@ fn with_qlora(run: &Scenario) -> Scenario {
     s.bnb_4bit_use_double_quant = true;
     s.bnb_4bit_compute_dtype = Dtype::Bfloat16;
     s.dtype = Dtype::Bfloat16;
-    s.pure_bf16 = false;
     s.grad_checkpoint = false;
     if s.lora_rank == 0 {
         s.lora_rank = LORA_RANK;
