@@ -489,7 +489,8 @@ fn with_qlora(run: &Scenario) -> Scenario {
     s.bnb_4bit_use_double_quant = true;
     s.bnb_4bit_compute_dtype = Dtype::Bfloat16;
     s.dtype = Dtype::Bfloat16;
-    s.grad_checkpoint = false;
+    // prepare_model_for_kbit_training's default: QLoRA checkpoints every block.
+    s.grad_checkpoint = true;
     if s.lora_rank == 0 {
         s.lora_rank = LORA_RANK;
         s.lora_targets = LoraTargets::ALL;

@@ -348,6 +348,30 @@ fn qlora_refuses_what_it_does_not_model() {
         "flash",
     );
     refuse(&["--load_in_8bit=true", "--lora_rank=8"], "LLM.int8()");
+    // QLoRA is replayed with prepare_model_for_kbit_training's checkpointing only.
+    refuse(
+        &[
+            "--load_in_4bit=true",
+            "--lora_rank=8",
+            "--grad_checkpoint=False",
+        ],
+        "prepare_model_for_kbit_training",
+    );
+    let r = t.run(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--load_in_4bit=true",
+        "--lora_rank=8",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("\"grad_checkpoint\": true"),
+        "QLoRA's scenario says it checkpoints: {}",
+        r.stdout
+    );
     // A small vocabulary, where a recomputed block may be the peak.
     let small = r#"{"model_type": "llama", "hidden_size": 512, "intermediate_size": 1536,
         "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,

@@ -3,7 +3,9 @@
 //! `bnb_4bit_use_double_quant=True`, `bnb_4bit_compute_dtype=torch.bfloat16`) and Trainer's
 //! `bf16=True`, instead of `BitsAndBytesConfig`'s and Trainer's own defaults (fp4, no double
 //! quantization, float32 compute, no mixed precision), which no QLoRA recipe uses. A note says
-//! which were assumed.
+//! which were assumed. `prepare_model_for_kbit_training` turns gradient checkpointing on
+//! (`use_gradient_checkpointing=True`, its default), and the QLoRA step is replayed only so:
+//! `grad_checkpoint` is set to true, and an input that turns it off is refused at its line.
 
 use super::Model;
 use crate::diagnostics::Diagnostic;
@@ -11,11 +13,16 @@ use crate::estimate::{Literal, Scenario};
 use crate::scenario::pyconfig::Session;
 
 /// Each key QLoRA's recipe sets, its value, and the words that say so.
-const RECIPE: [(&str, &str, &str); 4] = [
+const RECIPE: [(&str, &str, &str); 5] = [
     ("bnb_4bit_quant_type", "nf4", "bnb_4bit_quant_type nf4"),
     ("bnb_4bit_use_double_quant", "True", "double quantization"),
     ("bnb_4bit_compute_dtype", "bfloat16", "bfloat16 compute"),
     ("dtype", "bfloat16", "bf16=True (dtype bfloat16)"),
+    (
+        "grad_checkpoint",
+        "True",
+        "gradient checkpointing (prepare_model_for_kbit_training's default)",
+    ),
 ];
 
 /// Sets QLoRA's recipe on the keys no input set when `load_in_4bit` is on; the note naming
@@ -27,6 +34,14 @@ pub(super) fn defaults(
 ) -> Result<Option<String>, Diagnostic> {
     if !scenario.load_in_4bit {
         return Ok(None);
+    }
+    if let (Some(at), false) = (
+        session.origins.get("grad_checkpoint"),
+        scenario.grad_checkpoint,
+    ) {
+        return Err(at
+            .error("`grad_checkpoint` = False beside `load_in_4bit`: QLoRA is modelled as `prepare_model_for_kbit_training` runs it by default, with gradient checkpointing on; without it the step is not replayed")
+            .with_help("leave grad_checkpoint out (or True) with load_in_4bit"));
     }
     let mut assumed = Vec::new();
     for (key, value, words) in RECIPE {
@@ -48,7 +63,7 @@ pub(super) fn defaults(
         return Ok(None);
     }
     Ok(Some(format!(
-        "model = {}: QLoRA as its recipe runs it where no input set a key: {}; prepare_model_for_kbit_training turns gradient checkpointing on",
+        "model = {}: QLoRA as its recipe runs it where no input set a key: {}",
         model.architecture.name,
         assumed.join(", ")
     )))
