@@ -28,7 +28,7 @@ pub(crate) fn draw(chart: &StackedChart<'_>, layout: Layout) -> Result<String, C
         legend.push((LegendMark::Dashed(CAPACITY_COLOR), label.clone()));
     }
     if let Some((label, _)) = &chart.max_fit {
-        legend.push((LegendMark::Swatch(FIT_COLOR), label.clone()));
+        legend.push((LegendMark::LineWithDot(FIT_COLOR), label.clone()));
     }
     render(&chart.title, legend, layout, |area| {
         let tops = tops(chart);
@@ -58,7 +58,7 @@ pub(crate) fn draw(chart: &StackedChart<'_>, layout: Layout) -> Result<String, C
                 .map(|(x, y)| (*x, *y))
                 .chain(xs.iter().zip(below).rev().map(|(x, y)| (*x, *y)))
                 .collect();
-            let ink = PALETTE[i % PALETTE.len()];
+            let ink = layer_ink(i);
             ctx.draw_series(std::iter::once(Polygon::new(band, ink.light.filled())))
                 .map_err(ChartError::drawing)?;
         }
@@ -81,6 +81,15 @@ pub(crate) fn draw(chart: &StackedChart<'_>, layout: Layout) -> Result<String, C
         }
         Ok(())
     })
+}
+
+/// The colours of the layers, bottom first: the palette without its green, which would read as
+/// the fit line's (blue, orange, violet, grey, pink, yellow).
+const LAYER_INKS: [usize; 6] = [0, 1, 4, 5, 3, 6];
+
+/// Layer `i`'s colour.
+fn layer_ink(i: usize) -> super::Ink {
+    PALETTE[LAYER_INKS[i % LAYER_INKS.len()]]
 }
 
 /// Each layer's top edge in GiB at every point: the running sum of the layers below it.

@@ -19,7 +19,8 @@ pub(crate) struct SolveRow<'a> {
     pub(crate) max_batch: Option<Solution>,
 }
 
-/// The table, one row per run in the given order.
+/// The table, one row per run in the given order, then what the answers mean and the verdicts'
+/// rule.
 pub(crate) fn solve_table(rows: &[SolveRow<'_>], loc: &Localizer) -> String {
     let header = [
         loc.t("solve-col-model"),
@@ -44,6 +45,8 @@ pub(crate) fn solve_table(rows: &[SolveRow<'_>], loc: &Localizer) -> String {
             "solve-table-note",
             &[("new", FluentValue::from(loc.int(g.max_new_tokens)))],
         ));
+        out.push_str("\n\n");
+        out.push_str(&super::verdict::verdict_rule(loc));
         out.push('\n');
     }
     out
