@@ -150,9 +150,10 @@ fn run_of(settings: &Settings, catalog: &GpuCatalog) -> Result<GenerateRun, (Str
     let get = |key: &str| settings.iter().find(|(k, _)| k == key).map(|(_, v)| v);
     let Some(Literal::Str(id)) = get("model") else {
         return Err((
-            "model".into(),
-            "phase: generate in a guide is Hugging Face generate on a catalog model: name it \
-             with `model:` (nanoGPT's sample.py is estimated on the command line)"
+            "phase".into(),
+            "phase = generate in a guide is Hugging Face generate on a catalog model: name it \
+             with `model:` (nanoGPT's sampling with sample.py is estimated on the command line: \
+             vramdoc estimate sample.py)"
                 .into(),
         ));
     };

@@ -371,7 +371,7 @@ fn bundled_site_builds_without_warnings_or_stray_emphasis() {
     );
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
-        stdout.contains("en: rebuilt 6,") && stdout.contains("zh: rebuilt 6,"),
+        stdout.contains("en: rebuilt 7,") && stdout.contains("zh: rebuilt 7,"),
         "{stdout}"
     );
     let mut pages = 0;
