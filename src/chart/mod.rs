@@ -322,6 +322,18 @@ pub fn stacked_svg_in(chart: &StackedChart<'_>, layout: Layout) -> Result<String
     stacked::draw(chart, layout)
 }
 
+/// Errors unless `xs` rises strictly.
+fn check_ascending(xs: impl Iterator<Item = u64>) -> Result<(), ChartError> {
+    let mut previous: Option<u64> = None;
+    for next in xs {
+        if let Some(previous) = previous.filter(|p| next <= *p) {
+            return Err(ChartError::UnsortedX { previous, next });
+        }
+        previous = Some(next);
+    }
+    Ok(())
+}
+
 /// Bytes as GiB for plotting.
 fn gib(bytes: u64) -> f64 {
     bytes as f64 / GIB

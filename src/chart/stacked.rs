@@ -114,14 +114,7 @@ fn validate(chart: &StackedChart<'_>) -> Result<(), ChartError> {
     if chart.layers.is_empty() {
         return Err(ChartError::NoSegments);
     }
-    for pair in chart.points.windows(2) {
-        if pair[1].x <= pair[0].x {
-            return Err(ChartError::UnsortedX {
-                previous: pair[0].x,
-                next: pair[1].x,
-            });
-        }
-    }
+    super::check_ascending(chart.points.iter().map(|p| p.x))?;
     Ok(())
 }
 

@@ -51,14 +51,7 @@ fn validate(chart: &SweepChart<'_>) -> Result<(), ChartError> {
     if chart.points.is_empty() {
         return Err(ChartError::NoPoints);
     }
-    for pair in chart.points.windows(2) {
-        if pair[1].x <= pair[0].x {
-            return Err(ChartError::UnsortedX {
-                previous: pair[0].x,
-                next: pair[1].x,
-            });
-        }
-    }
+    super::check_ascending(chart.points.iter().map(|p| p.x))?;
     let zero_fit = chart.max_fit.as_ref().is_some_and(|(_, x)| *x == 0);
     if chart.log2_x && (chart.points[0].x == 0 || zero_fit) {
         return Err(ChartError::ZeroOnLogAxis);

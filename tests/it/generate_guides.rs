@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::support::{table, SiteTest};
+use crate::support::{grouped, table, SiteTest};
 
 const FRONT: &str = "scenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-3060-12gb\n  prompt_tokens: 1024\n  max_new_tokens: 256\nvariants:\n  - id: big\n    set: { model: llama-3.2-3b, gpu: rtx-4090 }\n";
 
@@ -37,19 +37,6 @@ fn cli(t: &SiteTest, model: &str, gpu: &str, solve: &str) -> Value {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     serde_json::from_str(&r.stdout).unwrap()
-}
-
-/// `n` as the English page writes a whole number.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[test]
