@@ -17,12 +17,7 @@ use super::{
 pub(crate) fn draw(chart: &StackedChart<'_>, layout: Layout) -> Result<String, ChartError> {
     validate(chart)?;
     let mut legend: Vec<(LegendMark, String)> = (chart.layers.iter().enumerate())
-        .map(|(i, label)| {
-            (
-                LegendMark::Swatch(PALETTE[i % PALETTE.len()]),
-                label.clone(),
-            )
-        })
+        .map(|(i, label)| (LegendMark::Swatch(layer_ink(i)), label.clone()))
         .collect();
     if let Some((label, _)) = &chart.capacity {
         legend.push((LegendMark::Dashed(CAPACITY_COLOR), label.clone()));
@@ -122,6 +117,7 @@ fn validate(chart: &StackedChart<'_>) -> Result<(), ChartError> {
 mod tests {
     use super::super::{StackedChart, StackedPoint};
     use super::*;
+    use plotters::style::RGBColor;
 
     fn chart<'a>(
         fmt: &'a dyn Fn(f64) -> String,
@@ -131,11 +127,11 @@ mod tests {
             title: "Memory against context".into(),
             x_label: "tokens".into(),
             y_label: "GiB".into(),
-            layers: vec!["weights".into(), "KV cache".into()],
+            layers: vec!["weights".into(), "KV cache".into(), "step".into()],
             points: (1..=4)
                 .map(|i| StackedPoint {
                     x: i * 1000,
-                    layers: vec![4 << 30, i << 28],
+                    layers: vec![4 << 30, i << 28, 1 << 27],
                 })
                 .collect(),
             capacity: Some(("card".into(), 5 << 30)),
@@ -160,8 +156,14 @@ mod tests {
                 "{svg}"
             );
             assert!(svg.contains("KV cache") && svg.contains("longest that fits"));
-            // Two bands, the capacity line and the fit line.
-            assert!(svg.matches("<polygon").count() >= 2, "{svg}");
+            // Each layer's legend swatch has its band's colour.
+            for i in 0..3 {
+                let RGBColor(r, g, b) = layer_ink(i).light;
+                let fill = format!("fill=\"#{r:02X}{g:02X}{b:02X}\"");
+                assert!(svg.matches(&fill).count() >= 2, "layer {i}: {svg}");
+            }
+            // Three bands, the capacity line and the fit line.
+            assert!(svg.matches("<polygon").count() >= 3, "{svg}");
         }
         let mut bad = chart(&fmt, &fx);
         bad.points.swap(0, 1);
