@@ -242,6 +242,8 @@ enum What {
     Architecture(usize),
     /// `kv_cache_per_token` (generate): one token's keys and values in every layer.
     KvPerToken,
+    /// `kv_cache_quantized` (generate): the cache as a 4-bit `QuantizedCache` would hold it.
+    KvQuantized,
     /// `generation`, `solve`, `architecture` (generate): groups.
     GenerateGroup,
     /// `gpu` alone: a group when a GPU is named.
@@ -364,7 +366,8 @@ impl Field {
             | What::PeakMoment
             | What::Architecture(_)
             | What::GenerateGroup
-            | What::KvPerToken => return Err(only_generate()),
+            | What::KvPerToken
+            | What::KvQuantized => return Err(only_generate()),
             What::Gpu => est.gpu.as_ref().map_or(Figure::Missing, |_| Figure::Group),
             // A field of a GPU when the scenario names none: the value is missing, not unknown.
             What::Card(field) => card_field(est.gpu.as_ref(), field),
@@ -429,6 +432,7 @@ impl Field {
                 Figure::Whole(get(&est.architecture))
             }
             What::KvPerToken => Figure::Whole(run.kv_per_token),
+            What::KvQuantized => optional(run.kv_cache_quantized.map(Figure::Whole)),
             What::PeakMoment => Figure::Text(Cow::Borrowed(match est.peak_moment {
                 crate::estimate::GenerateMoment::Prefill => "prefill",
                 crate::estimate::GenerateMoment::Decode => "decode",
@@ -508,6 +512,7 @@ fn estimate_field(head: &str, tail: &[&str]) -> Option<What> {
         ("solve", [name]) => What::Solve(SOLVE.iter().position(|(n, _)| n == name)?),
         ("context_tokens", []) => What::ContextTokens,
         ("kv_cache_per_token", []) => What::KvPerToken,
+        ("kv_cache_quantized", []) => What::KvQuantized,
         ("architecture", path) => {
             What::Architecture(ARCHITECTURE.iter().position(|(p, _)| *p == path)?)
         }

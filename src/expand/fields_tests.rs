@@ -294,3 +294,34 @@ fn a_generate_guide_reads_the_shape_and_one_tokens_cache() {
     let tokens = gen.prompt_tokens + gen.max_new_tokens - 1;
     assert_eq!(g.run.estimate.bytes.kv_cache, per_token * tokens);
 }
+
+#[test]
+fn a_generate_guide_reads_the_quantized_cache_of_the_same_call() {
+    use crate::estimate::kv_cache::{cache_bytes, CacheKind, CacheRun};
+    let d = generate_data();
+    let g = d.generate("the test").expect("generate guide");
+    let run = &g.run.estimate;
+    let int4 = cache_bytes(
+        &run.architecture,
+        &CacheRun {
+            kind: CacheKind::QUANTIZED_INT4,
+            element_bytes: 2,
+            sequences: 1,
+            prompt: run.generation.prompt_tokens,
+            new_tokens: run.generation.max_new_tokens,
+        },
+    )
+    .expect("quantized")
+    .largest;
+    let catalog = GpuCatalog::builtin();
+    assert_eq!(
+        d.lookup(&["kv_cache_quantized".to_owned()], &catalog),
+        Ok(Figure::Whole(int4))
+    );
+    // Four bits and a scale and shift per 64 elements, beside 128 tokens kept in bfloat16: well
+    // under the bfloat16 cache, and over a quarter of it.
+    assert!(
+        int4 < run.bytes.kv_cache / 2 && int4 > run.bytes.kv_cache / 4,
+        "{int4}"
+    );
+}

@@ -41,6 +41,10 @@ pub(crate) struct GenerateRun {
     /// One token's keys and values in every layer, in this run's cache (`kv_cache::cache_bytes`
     /// of one sequence holding one token).
     pub(crate) kv_per_token: u64,
+    /// The same call's cache at its largest as transformers' `QuantizedCache` with its defaults
+    /// (4-bit quanto, groups of 64, a 128-token residual) would hold it: the cache alone, since
+    /// its decoding steps are not replayed (`None` where the model has no such cache).
+    pub(crate) kv_cache_quantized: Option<u64>,
 }
 
 impl GenerateRun {
@@ -239,11 +243,20 @@ fn run_of(settings: &Settings, catalog: &GpuCatalog) -> Result<GenerateRun, (Str
         new_tokens: 1,
     };
     let kv_per_token = cache_bytes(a, &one).map_err(err)?.at_end;
+    let quantized = CacheRun {
+        kind: CacheKind::QUANTIZED_INT4,
+        sequences: g.sequences().to_u64("the sequences").map_err(err)?,
+        prompt: g.prompt_tokens,
+        new_tokens: g.max_new_tokens,
+        ..one
+    };
+    let kv_cache_quantized = cache_bytes(a, &quantized).ok().map(|c| c.largest);
     Ok(GenerateRun {
         scenario: s,
         estimate,
         max_context,
         max_batch,
         kv_per_token,
+        kv_cache_quantized,
     })
 }
