@@ -334,86 +334,89 @@ impl Field {
             Owner::Variant(id) => train.variant(id)?,
             Owner::Catalog(id) => return self.read_card(id, catalog),
         };
-        let optional = |v: Option<Figure<'a>>| v.unwrap_or(Figure::Missing);
-        let unknown = || format!("unknown name `{}`", self.name);
-        let only_generate = || {
-            format!(
-                "`{}` is a field of a generate estimate, and this guide's scenario trains",
-                self.name
-            )
+        let shared = Shared {
+            scenario: &est.scenario,
+            params: &est.params,
+            gpu: est.gpu.as_ref(),
+            verdict: est.verdict,
+            fits: est.fits,
+            headroom: est.headroom_bytes,
+            version: est.estimator_version,
         };
+        if let Some(figure) = self.read_shared(&shared) {
+            return figure;
+        }
+        let unknown = || format!("unknown name `{}`", self.name);
         Ok(match self.what {
-            What::Estimate => return Err(self.group_error()),
             What::Group => Figure::Group,
-            What::Scenario(i) => keys::KEYS
-                .get(i)
-                .ok_or_else(unknown)?
-                .resolved(&est.scenario)
-                .into(),
-            What::Params(i) => {
-                let (_, get) = PARAMS.get(i).ok_or_else(unknown)?;
-                Figure::Whole(get(&est.params))
-            }
             // A field this estimate does not have is not in its JSON either.
             What::Bytes(Some(i), _) => {
                 let (_, get) = BYTES.get(i).ok_or_else(unknown)?;
                 Figure::Whole(get(&est.bytes).ok_or_else(unknown)?)
             }
-            What::Bytes(None, _)
-            | What::Generation(_)
-            | What::Solve(_)
-            | What::ContextTokens
-            | What::PeakMoment
-            | What::Architecture(_)
-            | What::GenerateGroup
-            | What::KvPerToken
-            | What::KvQuantized => return Err(only_generate()),
-            What::Gpu => est.gpu.as_ref().map_or(Figure::Missing, |_| Figure::Group),
-            // A field of a GPU when the scenario names none: the value is missing, not unknown.
-            What::Card(field) => card_field(est.gpu.as_ref(), field),
             What::PeakPhase => Figure::Text(Cow::Borrowed(est.peak_phase.as_str())),
             What::TrainPeakMoment => Figure::Text(Cow::Borrowed(est.train_peak_moment.as_str())),
             What::EffectiveBatch => Figure::Whole(est.effective_batch),
             What::TokensPerStep => Figure::Whole(est.tokens_per_step),
             What::AccumulationPerGpu => Figure::Whole(est.accumulation_per_gpu),
-            What::Verdict => optional(est.verdict.map(Figure::Verdict)),
-            What::Fits => optional(est.fits.map(Figure::Flag)),
-            What::HeadroomBytes => optional(est.headroom_bytes.map(Figure::Signed)),
-            What::EstimatorVersion => Figure::Text(Cow::Borrowed(est.estimator_version)),
+            _ => {
+                return Err(format!(
+                    "`{}` is a field of a generate estimate, and this guide's scenario trains",
+                    self.name
+                ))
+            }
         })
     }
 
-    /// The error of a path naming a whole estimate.
-    fn group_error(&self) -> String {
-        format!(
-            "`{}` is a group of values; name one of its fields",
-            self.name
-        )
+    /// The fields a training and a generate estimate share (`None`: not one of them).
+    fn read_shared<'a>(&self, s: &Shared<'a>) -> Option<Result<Figure<'a>, String>> {
+        let optional = |v: Option<Figure<'a>>| v.unwrap_or(Figure::Missing);
+        let unknown = || format!("unknown name `{}`", self.name);
+        Some(Ok(match self.what {
+            What::Estimate => {
+                return Some(Err(format!(
+                    "`{}` is a group of values; name one of its fields",
+                    self.name
+                )))
+            }
+            What::Scenario(i) => match keys::KEYS.get(i) {
+                Some(k) => k.resolved(s.scenario).into(),
+                None => return Some(Err(unknown())),
+            },
+            What::Params(i) => match PARAMS.get(i) {
+                Some((_, get)) => Figure::Whole(get(s.params)),
+                None => return Some(Err(unknown())),
+            },
+            What::Gpu => s.gpu.map_or(Figure::Missing, |_| Figure::Group),
+            // A field of a GPU when the scenario names none: the value is missing, not unknown.
+            What::Card(field) => card_field(s.gpu, field),
+            What::Verdict => optional(s.verdict.map(Figure::Verdict)),
+            What::Fits => optional(s.fits.map(Figure::Flag)),
+            What::HeadroomBytes => optional(s.headroom.map(Figure::Signed)),
+            What::EstimatorVersion => Figure::Text(Cow::Borrowed(s.version)),
+            _ => return None,
+        }))
     }
 
     /// The value in a generate run (`estimate --phase generate`'s JSON, with both solvers).
     fn read_generate<'a>(&self, run: &'a GenerateRun) -> Result<Figure<'a>, String> {
         let est = &run.estimate;
+        let shared = Shared {
+            scenario: &run.scenario,
+            params: &est.params,
+            gpu: est.gpu.as_ref(),
+            verdict: est.verdict,
+            fits: est.fits,
+            headroom: est.headroom_bytes,
+            version: est.estimator_version,
+        };
+        if let Some(figure) = self.read_shared(&shared) {
+            return figure;
+        }
         let optional = |v: Option<Figure<'a>>| v.unwrap_or(Figure::Missing);
         let unknown = || format!("unknown name `{}`", self.name);
-        let only_training = || {
-            format!(
-                "`{}` is a field of a training estimate, and this guide's scenario generates",
-                self.name
-            )
-        };
         Ok(match self.what {
-            What::Estimate => return Err(self.group_error()),
             What::Group | What::GenerateGroup => Figure::Group,
-            What::Scenario(i) => keys::KEYS
-                .get(i)
-                .ok_or_else(unknown)?
-                .resolved(&run.scenario)
-                .into(),
-            What::Params(i) => {
-                let (_, get) = PARAMS.get(i).ok_or_else(unknown)?;
-                Figure::Whole(get(&est.params))
-            }
             What::Bytes(_, Some(i)) => {
                 let (_, get) = GENERATE_BYTES.get(i).ok_or_else(unknown)?;
                 Figure::Whole(get(&est.bytes))
@@ -437,37 +440,38 @@ impl Field {
                 crate::estimate::GenerateMoment::Prefill => "prefill",
                 crate::estimate::GenerateMoment::Decode => "decode",
             })),
-            What::Gpu => est.gpu.as_ref().map_or(Figure::Missing, |_| Figure::Group),
-            What::Card(field) => card_field(est.gpu.as_ref(), field),
-            What::Verdict => optional(est.verdict.map(Figure::Verdict)),
-            What::Fits => optional(est.fits.map(Figure::Flag)),
-            What::HeadroomBytes => optional(est.headroom_bytes.map(Figure::Signed)),
-            What::EstimatorVersion => Figure::Text(Cow::Borrowed(est.estimator_version)),
-            What::Bytes(_, None)
-            | What::PeakPhase
-            | What::TrainPeakMoment
-            | What::EffectiveBatch
-            | What::TokensPerStep
-            | What::AccumulationPerGpu => return Err(only_training()),
+            _ => {
+                return Err(format!(
+                    "`{}` is a field of a training estimate, and this guide's scenario generates",
+                    self.name
+                ))
+            }
         })
     }
 
     /// A field of catalog card `id`.
     fn read_card<'a>(&self, id: &str, catalog: &'a GpuCatalog) -> Result<Figure<'a>, String> {
-        {
-            {
-                let gpu = catalog
-                    .get(id)
-                    .ok_or_else(|| format!("no GPU `{id}` in the catalog"))?;
-                Ok(match self.what {
-                    What::Card(CardField::Id) => Figure::Text(Cow::Borrowed(&gpu.id)),
-                    What::Card(CardField::Name) => Figure::Text(Cow::Borrowed(&gpu.name)),
-                    What::Card(CardField::CapacityBytes) => Figure::Whole(gpu.capacity_bytes),
-                    _ => Figure::Group,
-                })
-            }
-        }
+        let gpu = catalog
+            .get(id)
+            .ok_or_else(|| format!("no GPU `{id}` in the catalog"))?;
+        Ok(match self.what {
+            What::Card(CardField::Id) => Figure::Text(Cow::Borrowed(&gpu.id)),
+            What::Card(CardField::Name) => Figure::Text(Cow::Borrowed(&gpu.name)),
+            What::Card(CardField::CapacityBytes) => Figure::Whole(gpu.capacity_bytes),
+            _ => Figure::Group,
+        })
     }
+}
+
+/// What a training and a generate estimate both have, for the fields they share.
+struct Shared<'a> {
+    scenario: &'a crate::estimate::Scenario,
+    params: &'a Params,
+    gpu: Option<&'a crate::estimate::GpuRef>,
+    verdict: Option<Verdict>,
+    fits: Option<bool>,
+    headroom: Option<i64>,
+    version: &'static str,
 }
 
 /// A field of the estimate's GPU; missing, not unknown, when the scenario names none.
