@@ -57,6 +57,7 @@ solve-col-model = Model
 solve-col-card = Card
 solve-col-weights = Weights
 solve-col-context = Longest context that fits
+solve-cell-model-cache = { $model }, `kv_cache: { $cache }`
 solve-col-batch = Sequences at once
 solve-cell-context = { $tokens } tokens ({ $prompt } of prompt)
 solve-cell-model-limit = (the model's own limit)

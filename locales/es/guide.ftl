@@ -57,6 +57,7 @@ solve-col-model = Modelo
 solve-col-card = Tarjeta
 solve-col-weights = Pesos
 solve-col-context = Contexto más largo que cabe
+solve-cell-model-cache = { $model }, `kv_cache: { $cache }`
 solve-col-batch = Secuencias a la vez
 solve-cell-context = { $tokens } tokens ({ $prompt } de prompt)
 solve-cell-model-limit = (el límite del propio modelo)

@@ -57,6 +57,7 @@ solve-col-model = 模型
 solve-col-card = 显卡
 solve-col-weights = 权重
 solve-col-context = 放得下的最长上下文
+solve-cell-model-cache = { $model }，`kv_cache: { $cache }`
 solve-col-batch = 同时生成的序列
 solve-cell-context = { $tokens }个 token（提示词 { $prompt }个）
 solve-cell-model-limit = （模型自身的上限）

@@ -42,8 +42,8 @@ pub(crate) struct GenerateRun {
     /// of one sequence holding one token).
     pub(crate) kv_per_token: u64,
     /// The same call's cache at its largest as transformers' `QuantizedCache` with its defaults
-    /// (4-bit quanto, groups of 64, a 128-token residual) would hold it: the cache alone, since
-    /// its decoding steps are not replayed (`None` where the model has no such cache).
+    /// (4-bit quanto, groups of 64, a 128-token residual) would hold it, whatever cache the run
+    /// uses: the cache alone (`None` where the model has no such cache).
     pub(crate) kv_cache_quantized: Option<u64>,
 }
 

@@ -6,6 +6,7 @@ use fluent_bundle::FluentValue;
 
 use super::html::figure;
 use super::table::{markdown_cell, markdown_table, Align};
+use crate::estimate::kv_cache::CacheKind;
 use crate::estimate::{GenerateEstimate, Limit, Solution};
 use crate::i18n::Localizer;
 
@@ -94,8 +95,19 @@ fn row(r: &SolveRow<'_>, loc: &Localizer) -> Vec<String> {
         Some(_) => none(),
         None => String::new(),
     };
+    // A cache other than the default dynamic one is named beside the model.
+    let model = match e.generation.cache {
+        CacheKind::Dynamic => e.architecture.name.to_string(),
+        other => loc.t_args(
+            "solve-cell-model-cache",
+            &[
+                ("model", FluentValue::from(e.architecture.name.to_string())),
+                ("cache", FluentValue::from(other.as_str())),
+            ],
+        ),
+    };
     vec![
-        markdown_cell(&e.architecture.name),
+        markdown_cell(&model),
         markdown_cell(e.gpu.as_ref().map_or("", |g| g.name.as_str())),
         figure(loc, e.bytes.weights, loc.bytes(e.bytes.weights)),
         markdown_cell(&context),

@@ -52,7 +52,7 @@ pub(super) fn defaults(
 
 /// What `kv_cache` accepts, for messages.
 pub(crate) const CACHE_KINDS_HELP: &str =
-    "use dynamic, static, quantized (int4), quantized_int8 or fp8";
+    "use dynamic, static, quantized (int4), quantized_int2, quantized_int8 or fp8";
 
 /// The cache a `kv_cache` value names (case and `-`/`_` ignored); `None` when transformers builds
 /// no such cache.
@@ -62,6 +62,7 @@ pub(crate) fn cache_kind(text: &str) -> Option<CacheKind> {
             "dynamic" => CacheKind::Dynamic,
             "static" => CacheKind::Static,
             "quantized" | "quantized_int4" | "int4" => CacheKind::QUANTIZED_INT4,
+            "quantized_int2" | "int2" => CacheKind::QUANTIZED_INT2,
             "quantized_int8" | "int8" => CacheKind::QUANTIZED_INT8,
             "fp8" => CacheKind::Fp8,
             _ => return None,
