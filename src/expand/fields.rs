@@ -334,7 +334,7 @@ impl Field {
             Owner::Variant(id) => train.variant(id)?,
             Owner::Catalog(id) => return self.read_card(id, catalog),
         };
-        let shared = Shared {
+        let shared = SharedFields {
             scenario: &est.scenario,
             params: &est.params,
             gpu: est.gpu.as_ref(),
@@ -369,7 +369,7 @@ impl Field {
     }
 
     /// The fields a training and a generate estimate share (`None`: not one of them).
-    fn read_shared<'a>(&self, s: &Shared<'a>) -> Option<Result<Figure<'a>, String>> {
+    fn read_shared<'a>(&self, s: &SharedFields<'a>) -> Option<Result<Figure<'a>, String>> {
         let optional = |v: Option<Figure<'a>>| v.unwrap_or(Figure::Missing);
         let unknown = || format!("unknown name `{}`", self.name);
         Some(Ok(match self.what {
@@ -401,7 +401,7 @@ impl Field {
     /// The value in a generate run (`estimate --phase generate`'s JSON, with both solvers).
     fn read_generate<'a>(&self, run: &'a GenerateRun) -> Result<Figure<'a>, String> {
         let est = &run.estimate;
-        let shared = Shared {
+        let shared = SharedFields {
             scenario: &run.scenario,
             params: &est.params,
             gpu: est.gpu.as_ref(),
@@ -464,7 +464,7 @@ impl Field {
 }
 
 /// What a training and a generate estimate both have, for the fields they share.
-struct Shared<'a> {
+struct SharedFields<'a> {
     scenario: &'a crate::estimate::Scenario,
     params: &'a Params,
     gpu: Option<&'a crate::estimate::GpuRef>,
