@@ -51,3 +51,26 @@ answer-command-intro = Or on the command line:
 answer-needs-code = This is not a setting train.py reads: it needs a code change.
 answer-to-table = All options
 answer-to-charts = Charts
+
+# A generate guide: the solvers' table and the context chart (issue 22).
+solve-col-model = Model
+solve-col-card = Card
+solve-col-weights = Weights
+solve-col-context = Longest context that fits
+solve-cell-model-cache = { $model }, `kv_cache: { $cache }`
+solve-col-batch = Sequences at once
+solve-cell-context = { $tokens } tokens ({ $prompt } of prompt)
+solve-cell-model-limit = (the model's own limit)
+solve-cell-none = nothing fits
+solve-cell-batch = { $batch } × { $tokens } tokens
+solve-table-note = Each answer is the largest value whose verdict is "fits", with { $new } new tokens after each prompt; the sequences column keeps each row's own prompt.
+chart-context-title = Memory against context length: { $model } on the { $gpu }
+chart-x-context = context (prompt + new tokens)
+chart-layer-weights = weights
+chart-layer-kv = KV cache
+chart-layer-step = the peak step's activations and logits (prefill or decoding)
+chart-layer-overhead = CUDA context, cuBLAS workspace, fragmentation
+chart-context-fit = longest context that fits: { $value } tokens
+chart-context-alt = { $title }: stacked areas of the weights, the KV cache, the peak step's tensors and the overhead, against the card's capacity.
+chart-caption-context = The top of the stack is the middle estimate of what nvidia-smi would show, with { $new } new tokens after each prompt. The vertical line is the longest context whose high end fits (verdict "fits"), { $value } tokens, so the stack itself crosses the capacity further right.
+chart-caption-context-none = The top of the stack is the middle estimate of what nvidia-smi would show, with { $new } new tokens after each prompt; no context fits with its high end, so nothing is marked.

@@ -51,3 +51,26 @@ answer-command-intro = O en la línea de órdenes:
 answer-needs-code = No es un ajuste que lea train.py: requiere cambiar el código.
 answer-to-table = Todas las opciones
 answer-to-charts = Gráficos
+
+# Una guía de generate: la tabla de los solucionadores y el gráfico de contexto (issue 22).
+solve-col-model = Modelo
+solve-col-card = Tarjeta
+solve-col-weights = Pesos
+solve-col-context = Contexto más largo que cabe
+solve-cell-model-cache = { $model }, `kv_cache: { $cache }`
+solve-col-batch = Secuencias a la vez
+solve-cell-context = { $tokens } tokens ({ $prompt } de prompt)
+solve-cell-model-limit = (el límite del propio modelo)
+solve-cell-none = no cabe nada
+solve-cell-batch = { $batch } × { $tokens } tokens
+solve-table-note = Cada respuesta es el mayor valor cuyo veredicto es «cabe», con { $new } tokens nuevos tras cada prompt; la columna de secuencias mantiene el prompt de cada fila.
+chart-context-title = Memoria según la longitud de contexto: { $model } en la { $gpu }
+chart-x-context = contexto (prompt + tokens nuevos)
+chart-layer-weights = pesos
+chart-layer-kv = caché KV
+chart-layer-step = activaciones y logits del paso del pico (prellenado o decodificación)
+chart-layer-overhead = contexto CUDA, espacio de trabajo de cuBLAS, fragmentación
+chart-context-fit = contexto más largo que cabe: { $value } tokens
+chart-context-alt = { $title }: áreas apiladas de los pesos, la caché KV, los tensores del paso del pico y la sobrecarga, frente a la capacidad de la tarjeta.
+chart-caption-context = La parte de arriba de la pila es la estimación central de lo que mostraría nvidia-smi, con { $new } tokens nuevos tras cada prompt. La línea vertical es el contexto más largo cuyo extremo alto cabe (veredicto «cabe»), { $value } tokens, así que la pila cruza la capacidad algo más a la derecha.
+chart-caption-context-none = La parte de arriba de la pila es la estimación central de lo que mostraría nvidia-smi, con { $new } tokens nuevos tras cada prompt; ningún contexto cabe con su extremo alto, así que no se marca nada.

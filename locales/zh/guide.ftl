@@ -51,3 +51,26 @@ answer-command-intro = 或者在命令行中：
 answer-needs-code = 这不是 train.py 读取的设置，需要改代码。
 answer-to-table = 全部选项
 answer-to-charts = 图表
+
+# generate 指南：求解结果表和上下文图（issue 22）。
+solve-col-model = 模型
+solve-col-card = 显卡
+solve-col-weights = 权重
+solve-col-context = 放得下的最长上下文
+solve-cell-model-cache = { $model }，`kv_cache: { $cache }`
+solve-col-batch = 同时生成的序列
+solve-cell-context = { $tokens }个 token（提示词 { $prompt }个）
+solve-cell-model-limit = （模型自身的上限）
+solve-cell-none = 什么都放不下
+solve-cell-batch = { $batch } × { $tokens }个 token
+solve-table-note = 每个答案都是结论为“放得下”的最大值，每个提示词之后生成 { $new }个新 token；序列一列沿用每行自己的提示词长度。
+chart-context-title = 显存随上下文长度的变化：{ $model } 在 { $gpu } 上
+chart-x-context = 上下文（提示词 + 新 token）
+chart-layer-weights = 权重
+chart-layer-kv = KV 缓存
+chart-layer-step = 峰值那一步的激活和 logits（预填充或解码）
+chart-layer-overhead = CUDA 上下文、cuBLAS 工作区、碎片
+chart-context-fit = 放得下的最长上下文：{ $value }个 token
+chart-context-alt = { $title }：权重、KV 缓存、峰值那一步的张量和开销的堆叠面积图，与显卡容量对比。
+chart-caption-context = 堆叠的顶端是 nvidia-smi 显示值的中间估计，每个提示词之后生成 { $new }个新 token。竖线是高端也放得下（结论“放得下”）的最长上下文，{ $value }个 token，所以堆叠本身要再往右一些才越过容量线。
+chart-caption-context-none = 堆叠的顶端是 nvidia-smi 显示值的中间估计，每个提示词之后生成 { $new }个新 token；没有哪个上下文在高端也放得下，所以没有标记。

@@ -1,5 +1,6 @@
 //! Charts as SVG, drawn with plotters: the memory breakdown (a stacked bar against the GPU's
-//! capacity) and the sweep (peak memory against micro-batch or block size).
+//! capacity), the sweep (peak memory against micro-batch or block size) and the stacked areas
+//! (memory's parts against a generation's context length).
 //!
 //! The caller passes already-localized strings and a number formatter; this module knows
 //! nothing of estimates or locales. Each chart comes in two [`Layout`]s: `Wide` (720 units,
@@ -20,6 +21,7 @@ mod axis;
 mod breakdown;
 mod frame;
 mod legend;
+mod stacked;
 mod sweep;
 mod text;
 
@@ -213,6 +215,37 @@ pub struct SweepChart<'a> {
     pub log2_x: bool,
 }
 
+/// One point of a stacked-area chart: the value and each layer's bytes there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackedPoint {
+    /// The value on the x axis (a context length).
+    pub x: u64,
+    /// Bytes of each layer, bottom first (as [`StackedChart::layers`]).
+    pub layers: Vec<u64>,
+}
+
+/// Memory's parts stacked against a value, with the capacity line and the largest value that fits.
+pub struct StackedChart<'a> {
+    /// Chart title (also the SVG's `<title>`).
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// Legend text of each layer, bottom first; colours follow this order.
+    pub layers: Vec<String>,
+    /// Points with strictly ascending `x`.
+    pub points: Vec<StackedPoint>,
+    /// Capacity line: legend text and bytes.
+    pub capacity: Option<(String, u64)>,
+    /// The largest value that fits: legend text and x (a vertical line).
+    pub max_fit: Option<(String, u64)>,
+    /// Formats a GiB value for tick labels in the locale's style.
+    pub format_gib: &'a dyn Fn(f64) -> String,
+    /// Formats an x value as the page formats counts.
+    pub format_x: &'a dyn Fn(u64) -> String,
+}
+
 /// Why a chart could not be drawn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -282,6 +315,23 @@ pub fn sweep_svg(chart: &SweepChart<'_>) -> Result<String, ChartError> {
 /// Draws the sweep chart as a standalone SVG document in `layout`.
 pub fn sweep_svg_in(chart: &SweepChart<'_>, layout: Layout) -> Result<String, ChartError> {
     sweep::draw(chart, layout)
+}
+
+/// Draws the stacked-area chart as a standalone SVG document in `layout`.
+pub fn stacked_svg_in(chart: &StackedChart<'_>, layout: Layout) -> Result<String, ChartError> {
+    stacked::draw(chart, layout)
+}
+
+/// Errors unless `xs` rises strictly.
+fn check_ascending(xs: impl Iterator<Item = u64>) -> Result<(), ChartError> {
+    let mut previous: Option<u64> = None;
+    for next in xs {
+        if let Some(previous) = previous.filter(|p| next <= *p) {
+            return Err(ChartError::UnsortedX { previous, next });
+        }
+        previous = Some(next);
+    }
+    Ok(())
 }
 
 /// Bytes as GiB for plotting.

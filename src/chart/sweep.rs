@@ -51,14 +51,7 @@ fn validate(chart: &SweepChart<'_>) -> Result<(), ChartError> {
     if chart.points.is_empty() {
         return Err(ChartError::NoPoints);
     }
-    for pair in chart.points.windows(2) {
-        if pair[1].x <= pair[0].x {
-            return Err(ChartError::UnsortedX {
-                previous: pair[0].x,
-                next: pair[1].x,
-            });
-        }
-    }
+    super::check_ascending(chart.points.iter().map(|p| p.x))?;
     let zero_fit = chart.max_fit.as_ref().is_some_and(|(_, x)| *x == 0);
     if chart.log2_x && (chart.points[0].x == 0 || zero_fit) {
         return Err(ChartError::ZeroOnLogAxis);
@@ -79,7 +72,8 @@ fn plot(chart: &SweepChart<'_>, area: &Area<'_>, layout: Layout) -> Result<(), C
 }
 
 /// The sweep's coordinate system once its axes are drawn.
-type Plot<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<TickedAxis, RangedCoordf64>>;
+pub(super) type Plot<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<TickedAxis, RangedCoordf64>>;
 
 /// Where a sweep's values sit on the axes.
 struct Scale {
@@ -163,15 +157,33 @@ fn x_ticks(chart: &SweepChart<'_>, scale: &Scale, max: usize) -> Vec<f64> {
 /// The width left of the plot for the y tick labels and the axis description: room for the
 /// widest label, capped so that an odd formatter (very long tick labels) cannot squeeze the
 /// plot away.
-fn y_label_area(chart: &SweepChart<'_>, y_top: f64, sizes: Sizes) -> u32 {
+fn y_label_area(format_gib: &dyn Fn(f64) -> String, y_top: f64, sizes: Sizes) -> u32 {
     let tick_px = f64::from(sizes.tick_px);
     let y_label_width = [y_top, y_top / 3.0]
         .iter()
-        .map(|v| text_width(&(chart.format_gib)(*v), tick_px))
+        .map(|v| text_width(&format_gib(*v), tick_px))
         .fold(0.0, f64::max);
     let width = f64::from(sizes.width);
     let y_area = (y_label_width + f64::from(sizes.desc_px) * 1.4 + 20.0).min(width * 0.3);
     y_area.ceil() as u32
+}
+
+/// What a chart over a value axis shows on its axes.
+pub(super) struct Axes<'c> {
+    /// The x axis's ends.
+    pub(super) x: (f64, f64),
+    /// Where the x ticks sit.
+    pub(super) ticks: Vec<f64>,
+    /// The top of the y axis, in GiB (its bottom is 0).
+    pub(super) y_top: f64,
+    /// The axes' descriptions.
+    pub(super) x_label: &'c str,
+    /// The y axis's description.
+    pub(super) y_label: &'c str,
+    /// An x tick's label.
+    pub(super) format_x: &'c dyn Fn(&f64) -> String,
+    /// A y tick's label (GiB).
+    pub(super) format_gib: &'c dyn Fn(f64) -> String,
 }
 
 /// Sets up the coordinate system in `area` and draws its axes, ticks and descriptions.
@@ -181,27 +193,44 @@ fn axes<'a, 'b>(
     layout: Layout,
     scale: &Scale,
 ) -> Result<Plot<'a, 'b>, ChartError> {
+    let format_x = |v: &f64| (chart.format_x)(value_x(chart, *v).round().max(0.0) as u64);
+    let spec = Axes {
+        x: (scale.x_min, scale.x_max),
+        ticks: x_ticks(chart, scale, layout.sizes().max_ticks),
+        y_top: scale.y_top,
+        x_label: &chart.x_label,
+        y_label: &chart.y_label,
+        format_x: &format_x,
+        format_gib: chart.format_gib,
+    };
+    draw_axes(area, layout, &spec)
+}
+
+/// Draws `spec`'s axes in `area` and returns its coordinate system.
+pub(super) fn draw_axes<'a, 'b>(
+    area: &'a Area<'b>,
+    layout: Layout,
+    spec: &Axes<'_>,
+) -> Result<Plot<'a, 'b>, ChartError> {
     let sizes = layout.sizes();
-    let ticks = x_ticks(chart, scale, sizes.max_ticks);
     let mut ctx = ChartBuilder::on(area)
         .margin_right(sizes.tick_px * 2)
         .margin_top(sizes.tick_px)
         .x_label_area_size(sizes.tick_px * 3 + sizes.desc_px)
-        .y_label_area_size(y_label_area(chart, scale.y_top, sizes))
+        .y_label_area_size(y_label_area(spec.format_gib, spec.y_top, sizes))
         .build_cartesian_2d(
-            TickedAxis::new(scale.x_min, scale.x_max, ticks),
-            0f64..scale.y_top,
+            TickedAxis::new(spec.x.0, spec.x.1, spec.ticks.clone()),
+            0f64..spec.y_top,
         )
         .map_err(ChartError::drawing)?;
-    let format_x = |v: &f64| (chart.format_x)(value_x(chart, *v).round().max(0.0) as u64);
-    let format_y = |v: &f64| (chart.format_gib)(*v);
+    let format_y = |v: &f64| (spec.format_gib)(*v);
     ctx.configure_mesh()
         .disable_mesh()
-        .x_label_formatter(&format_x)
+        .x_label_formatter(spec.format_x)
         .y_label_formatter(&format_y)
         .y_labels(sizes.max_ticks)
-        .x_desc(chart.x_label.as_str())
-        .y_desc(chart.y_label.as_str())
+        .x_desc(spec.x_label)
+        .y_desc(spec.y_label)
         .label_style(font(sizes.tick_px, INK.light, false))
         .axis_desc_style(font(sizes.desc_px, INK.light, false))
         .axis_style(INK.light)
@@ -392,7 +421,7 @@ fn below_runs(points: &[((f64, f64), bool)]) -> Vec<Vec<(f64, f64)>> {
 }
 
 /// Whole-number ticks over `lo..=hi` at a step of 1, 2 or 5 × 10ⁿ, at most `max` of them.
-fn linear_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
+pub(super) fn linear_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
     let span = (hi - lo).max(1.0);
     let mut step = 1.0;
     'search: for exp in 0..19 {

@@ -7,8 +7,9 @@ pub use crate::present::short_answer::ShortAnswer;
 use crate::present::short_answer::{CHARTS_ID, TABLE_ID};
 
 /// The short answer for a guide with `data`, in `ctx`'s language; `None` when its scenario names
-/// no GPU (there is no verdict to give).
+/// no GPU (there is no verdict to give) and for a generate guide (its solvers' table answers).
 pub(crate) fn short_answer(data: &GuideData, ctx: &ExpandContext<'_>) -> Option<ShortAnswer> {
+    let data = data.train("the short answer").ok()?;
     let variants = tables::same_card_variants(data, ctx);
     crate::present::short_answer::short_answer(&data.estimate, &variants, &data.what_if, ctx.loc)
 }

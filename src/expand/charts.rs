@@ -2,11 +2,11 @@
 
 use fluent_bundle::FluentValue;
 
-use super::data::GuideData;
+use super::data::{GuideData, TrainData};
 use super::ExpandContext;
 use crate::cache::BoundedCache;
 use crate::chart::{self, BreakdownChart, Layout, Segment, SweepChart, SweepPoint};
-use crate::estimate::{self, Estimate, Literal};
+use crate::estimate::{self, Estimate, GpuRef, Literal};
 use crate::i18n::Localizer;
 use crate::present::Line;
 
@@ -71,13 +71,27 @@ pub fn chart_picture(files: &[String], file: &str) -> Option<String> {
     })
 }
 
-/// Chart `kind` ("breakdown" or "sweep" over `over`), from the cache or drawn now.
+/// Chart `kind` ("breakdown", "sweep" over `over`, or "context" of the guide's or `variant`'s
+/// `generate` run), from the cache or drawn now.
 pub(super) fn chart(
     data: &GuideData,
     ctx: &ExpandContext<'_>,
     kind: &str,
     over: &str,
+    variant: Option<&str>,
 ) -> Result<Drawn, String> {
+    if kind == "context" {
+        let g = data.generate("chart(\"context\")")?;
+        let run = match variant {
+            Some(id) => g.variant(id)?,
+            None => &g.run,
+        };
+        return super::context_chart::chart(run, variant, ctx);
+    }
+    if variant.is_some() {
+        return Err("`variant` is an argument of chart(\"context\") only".into());
+    }
+    let data = data.train(&format!("chart(\"{kind}\")"))?;
     let key = format!(
         "{:?}|{:?}|{:?}|{}|{kind}|{over}",
         data.scenario,
@@ -101,7 +115,7 @@ pub(super) fn chart(
 
 /// Draws chart `kind` ("breakdown" or "sweep" over `over`) in both layouts.
 fn draw(
-    data: &GuideData,
+    data: &TrainData,
     ctx: &ExpandContext<'_>,
     kind: &str,
     over: &str,
@@ -113,7 +127,7 @@ fn draw(
         "breakdown" => draw_breakdown(data, loc, capacity, &fmt),
         "sweep" => draw_sweep(data, ctx, over, capacity, &fmt),
         other => Err(format!(
-            "unknown chart `{other}` (use \"breakdown\" or \"sweep\")"
+            "unknown chart `{other}` (use \"breakdown\", \"sweep\" or \"context\")"
         )),
     }
 }
@@ -121,9 +135,13 @@ fn draw(
 /// The capacity line of the estimate `est`, labelled, when it has a GPU. The line is what this
 /// run can use: the capacity less what other programs hold.
 fn capacity_line(est: &Estimate, loc: &Localizer) -> Option<(String, u64)> {
-    est.gpu.as_ref().map(|g| {
+    capacity(est.gpu.as_ref(), est.bytes.other_processes, loc)
+}
+
+/// The capacity line of card `gpu` beside `other` bytes of other programs, labelled.
+pub(super) fn capacity(gpu: Option<&GpuRef>, other: u64, loc: &Localizer) -> Option<(String, u64)> {
+    gpu.map(|g| {
         let bytes = g.capacity_bytes;
-        let other = est.bytes.other_processes;
         let name = FluentValue::from(g.name.as_str());
         let label = if other > 0 {
             loc.t_args(
@@ -149,7 +167,7 @@ fn capacity_line(est: &Estimate, loc: &Localizer) -> Option<(String, u64)> {
 
 /// The breakdown chart of the guide's estimate: the table's rows as one bar against `capacity`.
 fn draw_breakdown(
-    data: &GuideData,
+    data: &TrainData,
     loc: &Localizer,
     capacity: Option<(String, u64)>,
     fmt: &dyn Fn(f64) -> String,
@@ -202,7 +220,7 @@ fn draw_breakdown(
 /// The breakdown's segments: the table's rows, in its order and with its values (the
 /// estimate's bytes): the autocast copies on their own row when there are any, the overhead as
 /// the table's `bytes.overhead`.
-fn breakdown_segments(data: &GuideData, loc: &Localizer) -> Vec<Segment> {
+fn breakdown_segments(data: &TrainData, loc: &Localizer) -> Vec<Segment> {
     let b = &data.estimate.bytes;
     [
         (Line::Weights, b.weights),
@@ -234,7 +252,7 @@ fn breakdown_segments(data: &GuideData, loc: &Localizer) -> Vec<Segment> {
 /// The sweep chart over `over` (batch_size or block_size): the total memory at each value
 /// against `capacity`, with the largest value that fits marked.
 fn draw_sweep(
-    data: &GuideData,
+    data: &TrainData,
     ctx: &ExpandContext<'_>,
     over: &str,
     capacity: Option<(String, u64)>,
@@ -308,7 +326,7 @@ fn draw_sweep(
 
 /// The points of the sweep over `key` and the largest value that fits, from the cache or
 /// computed now.
-fn sweep(data: &GuideData, ctx: &ExpandContext<'_>, key: &str) -> Sweep {
+fn sweep(data: &TrainData, ctx: &ExpandContext<'_>, key: &str) -> Sweep {
     let cache_key = format!(
         "{:?}|{:?}|{:?}|{key}",
         data.scenario, data.estimate.bytes, data.estimate.gpu

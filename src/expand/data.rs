@@ -3,6 +3,7 @@
 
 use yaml_serde::Value as Yaml;
 
+use super::generate_data::{generate_data, is_generate, GenerateData, GenerateRun};
 use crate::content::Variant;
 use crate::estimate::{
     self, Architecture, Estimate, GpuCatalog, Literal, Scenario, ScenarioError, WhatIf,
@@ -20,9 +21,27 @@ pub(crate) struct VariantData {
     pub(crate) what_if: Vec<WhatIf>,
 }
 
-/// Everything a guide's expressions can read, as the estimator's types.
+/// Everything a guide's expressions can read, as the estimator's types: a training step's
+/// estimate, or Hugging Face `generate`'s (`generate_data.rs`) when the scenario says
+/// `phase: generate`.
 #[derive(Debug, Clone)]
 pub struct GuideData {
+    /// What the guide's scenario computes.
+    pub(crate) run: GuideRun,
+}
+
+/// A guide's computed run: a training step or `generate` calls.
+#[derive(Debug, Clone)]
+pub(crate) enum GuideRun {
+    /// A training step (nanoGPT's or a catalog model's Trainer step).
+    Train(Box<TrainData>),
+    /// Hugging Face `generate` on catalog models.
+    Generate(Box<GenerateData>),
+}
+
+/// A training guide's data.
+#[derive(Debug, Clone)]
+pub(crate) struct TrainData {
     /// The guide's scenario.
     pub(crate) scenario: Scenario,
     /// The scenario's estimate.
@@ -49,12 +68,27 @@ pub struct DataError {
 
 /// Computes a guide's data from its front matter `scenario:` and `variants:`. A scenario that
 /// names `model:` (a catalog id) is that model's Trainer step, as `vramdoc estimate --model`
-/// computes it: nanoGPT-only keys are refused, the keys not given take Trainer's defaults.
+/// computes it: nanoGPT-only keys are refused, the keys not given take Trainer's defaults; with
+/// `phase: generate` it is Hugging Face `generate` on it.
 pub fn guide_data(
     scenario: &Yaml,
     variants: &[Variant],
     catalog: &GpuCatalog,
 ) -> Result<GuideData, DataError> {
+    let run = if is_generate(scenario) {
+        GuideRun::Generate(Box::new(generate_data(scenario, variants, catalog)?))
+    } else {
+        GuideRun::Train(Box::new(train_data(scenario, variants, catalog)?))
+    };
+    Ok(GuideData { run })
+}
+
+/// A training guide's data: the scenario's estimate, its variants' and the what-ifs.
+fn train_data(
+    scenario: &Yaml,
+    variants: &[Variant],
+    catalog: &GpuCatalog,
+) -> Result<TrainData, DataError> {
     let scen_err = |e: ScenarioError| DataError {
         key: e.key.as_ref().map(|k| format!("scenario.{k}")),
         message: e.message.clone(),
@@ -119,7 +153,7 @@ pub fn guide_data(
         });
     }
     let what_if = what_if_with(a, &base, catalog).map_err(scen_err)?;
-    Ok(GuideData {
+    Ok(TrainData {
         scenario: base,
         estimate: est,
         variants: vdata,
@@ -210,6 +244,64 @@ pub(crate) fn literal(v: &Yaml) -> Option<Literal> {
 }
 
 impl GuideData {
+    /// The training step's data, or an error saying that `what` needs a training guide.
+    pub(crate) fn train(&self, what: &str) -> Result<&TrainData, String> {
+        match &self.run {
+            GuideRun::Train(t) => Ok(t),
+            GuideRun::Generate(_) => Err(format!(
+                "{what} shows a training step, and this guide's scenario generates \
+                 (phase: generate): use chart(\"context\"), solve_table() or the generate \
+                 fields (bytes.kv_cache, solve.max_context, …)"
+            )),
+        }
+    }
+
+    /// The `generate` runs, or an error saying that `what` needs a generate guide.
+    pub(crate) fn generate(&self, what: &str) -> Result<&GenerateData, String> {
+        match &self.run {
+            GuideRun::Generate(g) => Ok(g),
+            GuideRun::Train(_) => Err(format!(
+                "{what} shows Hugging Face generate: the guide's scenario needs \
+                 `phase: generate` and a catalog `model:`"
+            )),
+        }
+    }
+}
+
+impl GuideData {
+    /// What the guide's pages show of its data, part by part (the variants with their ids), for
+    /// the build's hash of it.
+    pub(crate) fn shown_parts(&self, mut part: impl FnMut(&str)) {
+        match &self.run {
+            GuideRun::Train(t) => {
+                part(&json(&t.estimate));
+                for v in &t.variants {
+                    part(&v.id);
+                    part(&json(&v.estimate));
+                    v.what_if.iter().for_each(|w| part(&json(w)));
+                }
+                t.what_if.iter().for_each(|w| part(&json(w)));
+            }
+            GuideRun::Generate(g) => {
+                let run = |r: &GenerateRun| {
+                    json(&r.estimate) + &json(&r.max_context) + &json(&r.max_batch)
+                };
+                part(&run(&g.run));
+                for (id, r) in &g.variants {
+                    part(id);
+                    part(&run(r));
+                }
+            }
+        }
+    }
+}
+
+/// A value as JSON text ("" if it cannot be written).
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+impl TrainData {
     /// The estimate of variant `id`.
     pub(crate) fn variant(&self, id: &str) -> Result<&Estimate, String> {
         self.variant_data(id).map(|v| &v.estimate)

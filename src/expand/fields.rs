@@ -6,8 +6,9 @@
 
 use std::borrow::Cow;
 
-use super::data::GuideData;
-use crate::estimate::{Bytes, GpuCatalog, Params, Verdict};
+use super::data::{GuideData, GuideRun};
+use super::generate_data::GenerateRun;
+use crate::estimate::{Architecture, Bytes, GenerateBytes, GpuCatalog, Params, Solution, Verdict};
 use crate::scenario::keys::{self, KeyValue};
 
 /// One value a path reads, as the formatter tells them apart.
@@ -121,6 +122,77 @@ pub(crate) const BYTES: &[BytesField] = &[
     ("cublas_workspace", |b| Some(b.cublas_workspace)),
 ];
 
+/// A named field of a generate estimate's `bytes.…`.
+pub(crate) type GenerateBytesField = (&'static str, fn(&GenerateBytes) -> u64);
+
+/// The fields of a generate estimate's `bytes.…`, by name (`estimate --phase generate`'s JSON).
+pub(crate) const GENERATE_BYTES: &[GenerateBytesField] = &[
+    ("weights", |b| b.weights),
+    ("kv_cache", |b| b.kv_cache),
+    ("kv_cache_after_prefill", |b| b.kv_cache_after_prefill),
+    ("kv_cache_at_end", |b| b.kv_cache_at_end),
+    ("prefill_peak", |b| b.prefill_peak),
+    ("decode_peak", |b| b.decode_peak),
+    ("peak", |b| b.peak),
+    ("overhead", |b| b.overhead),
+    ("total", |b| b.total),
+    ("total_low", |b| b.total_low),
+    ("total_high", |b| b.total_high),
+    ("other_processes", |b| b.other_processes),
+    ("cuda_context", |b| b.cuda_context),
+    ("allocator_slack", |b| b.allocator_slack),
+    ("cublas_workspace", |b| b.cublas_workspace),
+];
+
+/// A named field of `generation.…`.
+pub(crate) type GenerationField = (&'static str, fn(&GenerateRun) -> Figure<'static>);
+
+/// The fields of `generation.…` (the `generate` call), by name.
+pub(crate) const GENERATION: &[GenerationField] = &[
+    ("prompt_tokens", |r| {
+        Figure::Whole(r.generation().prompt_tokens)
+    }),
+    ("max_new_tokens", |r| {
+        Figure::Whole(r.generation().max_new_tokens)
+    }),
+    ("batch_size", |r| Figure::Whole(r.generation().batch_size)),
+    ("num_return_sequences", |r| {
+        Figure::Whole(r.generation().num_return_sequences)
+    }),
+    ("do_sample", |r| Figure::Flag(r.generation().do_sample)),
+];
+
+/// A named field of `solve.…`: the solvers' answers on the run's card.
+pub(crate) type SolveField = (&'static str, fn(&GenerateRun) -> Option<u64>);
+
+/// The fields of `solve.…`, by name: `max_context` with its `prompt_tokens` and
+/// `max_new_tokens` (as `--solve max_context` prints them) and `max_batch`. Missing when the run
+/// names no card or nothing fits.
+pub(crate) const SOLVE: &[SolveField] = &[
+    ("max_context", |r| r.max_context.and_then(|s| s.value)),
+    ("prompt_tokens", |r| {
+        r.max_context.and_then(|s| s.prompt_tokens)
+    }),
+    ("max_new_tokens", |r| {
+        r.max_context
+            .and_then(|s: Solution| s.value.map(|_| r.generation().max_new_tokens))
+    }),
+    ("max_batch", |r| r.max_batch.and_then(|s| s.value)),
+];
+
+/// A named field of `architecture.…` (the path after it, and the value).
+pub(crate) type ArchitectureField = (&'static [&'static str], fn(&Architecture) -> u64);
+
+/// The shape fields of a generate run's `architecture.…`, as its JSON names them.
+pub(crate) const ARCHITECTURE: &[ArchitectureField] = &[
+    (&["layers"], |a| a.layers),
+    (&["hidden"], |a| a.hidden),
+    (&["vocab_size"], |a| a.vocab_size),
+    (&["attention", "heads"], |a| a.attention.heads),
+    (&["attention", "kv_heads"], |a| a.attention.kv_heads),
+    (&["attention", "head_dim"], |a| a.attention.head_dim),
+];
+
 /// The fields of `gpu`.
 #[cfg(test)]
 pub(crate) const GPU_FIELDS: [&str; 4] = ["id", "name", "capacity_bytes", "bf16"];
@@ -155,8 +227,25 @@ enum What {
     Scenario(usize),
     /// `params.<name>`: the row in [`PARAMS`].
     Params(usize),
-    /// `bytes.<name>`: the row in [`BYTES`].
-    Bytes(usize),
+    /// `bytes.<name>`: the row in [`BYTES`] (a training estimate) and in [`GENERATE_BYTES`] (a
+    /// generate estimate), where the name is one.
+    Bytes(Option<usize>, Option<usize>),
+    /// `generation.<name>`: the row in [`GENERATION`].
+    Generation(usize),
+    /// `solve.<name>`: the row in [`SOLVE`].
+    Solve(usize),
+    /// `context_tokens` (generate).
+    ContextTokens,
+    /// `peak_moment` (generate: prefill or decode).
+    PeakMoment,
+    /// `architecture.<path>` (generate): the row in [`ARCHITECTURE`].
+    Architecture(usize),
+    /// `kv_cache_per_token` (generate): one token's keys and values in every layer.
+    KvPerToken,
+    /// `kv_cache_quantized` (generate): the cache as a 4-bit `QuantizedCache` would hold it.
+    KvQuantized,
+    /// `generation`, `solve`, `architecture` (generate): groups.
+    GenerateGroup,
     /// `gpu` alone: a group when a GPU is named.
     Gpu,
     /// `gpu.<field>`, or `catalog.<id>.<field>`.
@@ -230,64 +319,169 @@ impl Field {
         data: &'a GuideData,
         catalog: &'a GpuCatalog,
     ) -> Result<Figure<'a>, String> {
-        let est = match &self.of {
-            Owner::Guide => &data.estimate,
-            Owner::Variant(id) => data.variant(id)?,
-            Owner::Catalog(id) => {
-                let gpu = catalog
-                    .get(id)
-                    .ok_or_else(|| format!("no GPU `{id}` in the catalog"))?;
-                return Ok(match self.what {
-                    What::Card(CardField::Id) => Figure::Text(Cow::Borrowed(&gpu.id)),
-                    What::Card(CardField::Name) => Figure::Text(Cow::Borrowed(&gpu.name)),
-                    What::Card(CardField::CapacityBytes) => Figure::Whole(gpu.capacity_bytes),
-                    _ => Figure::Group,
-                });
+        let train = match &data.run {
+            GuideRun::Train(t) => t,
+            GuideRun::Generate(g) => {
+                return match &self.of {
+                    Owner::Guide => self.read_generate(&g.run),
+                    Owner::Variant(id) => self.read_generate(g.variant(id)?),
+                    Owner::Catalog(id) => self.read_card(id, catalog),
+                }
             }
         };
-        let optional = |v: Option<Figure<'a>>| v.unwrap_or(Figure::Missing);
+        let est = match &self.of {
+            Owner::Guide => &train.estimate,
+            Owner::Variant(id) => train.variant(id)?,
+            Owner::Catalog(id) => return self.read_card(id, catalog),
+        };
+        let shared = SharedFields {
+            scenario: &est.scenario,
+            params: &est.params,
+            gpu: est.gpu.as_ref(),
+            verdict: est.verdict,
+            fits: est.fits,
+            headroom: est.headroom_bytes,
+            version: est.estimator_version,
+        };
+        if let Some(figure) = self.read_shared(&shared) {
+            return figure;
+        }
         let unknown = || format!("unknown name `{}`", self.name);
         Ok(match self.what {
-            What::Estimate => {
-                return Err(format!(
-                    "`{}` is a group of values; name one of its fields",
-                    self.name
-                ))
-            }
             What::Group => Figure::Group,
-            What::Scenario(i) => keys::KEYS
-                .get(i)
-                .ok_or_else(unknown)?
-                .resolved(&est.scenario)
-                .into(),
-            What::Params(i) => {
-                let (_, get) = PARAMS.get(i).ok_or_else(unknown)?;
-                Figure::Whole(get(&est.params))
-            }
             // A field this estimate does not have is not in its JSON either.
-            What::Bytes(i) => {
+            What::Bytes(Some(i), _) => {
                 let (_, get) = BYTES.get(i).ok_or_else(unknown)?;
                 Figure::Whole(get(&est.bytes).ok_or_else(unknown)?)
             }
-            What::Gpu => est.gpu.as_ref().map_or(Figure::Missing, |_| Figure::Group),
-            // A field of a GPU when the scenario names none: the value is missing, not unknown.
-            What::Card(field) => match (&est.gpu, field) {
-                (None, _) => Figure::Missing,
-                (Some(g), CardField::Id) => Figure::Text(Cow::Borrowed(&g.id)),
-                (Some(g), CardField::Name) => Figure::Text(Cow::Borrowed(&g.name)),
-                (Some(g), CardField::CapacityBytes) => Figure::Whole(g.capacity_bytes),
-                (Some(g), CardField::Bf16) => Figure::Flag(g.bf16),
-            },
             What::PeakPhase => Figure::Text(Cow::Borrowed(est.peak_phase.as_str())),
             What::TrainPeakMoment => Figure::Text(Cow::Borrowed(est.train_peak_moment.as_str())),
             What::EffectiveBatch => Figure::Whole(est.effective_batch),
             What::TokensPerStep => Figure::Whole(est.tokens_per_step),
             What::AccumulationPerGpu => Figure::Whole(est.accumulation_per_gpu),
-            What::Verdict => optional(est.verdict.map(Figure::Verdict)),
-            What::Fits => optional(est.fits.map(Figure::Flag)),
-            What::HeadroomBytes => optional(est.headroom_bytes.map(Figure::Signed)),
-            What::EstimatorVersion => Figure::Text(Cow::Borrowed(est.estimator_version)),
+            _ => {
+                return Err(format!(
+                    "`{}` is a field of a generate estimate, and this guide's scenario trains",
+                    self.name
+                ))
+            }
         })
+    }
+
+    /// The fields a training and a generate estimate share (`None`: not one of them).
+    fn read_shared<'a>(&self, s: &SharedFields<'a>) -> Option<Result<Figure<'a>, String>> {
+        let optional = |v: Option<Figure<'a>>| v.unwrap_or(Figure::Missing);
+        let unknown = || format!("unknown name `{}`", self.name);
+        Some(Ok(match self.what {
+            What::Estimate => {
+                return Some(Err(format!(
+                    "`{}` is a group of values; name one of its fields",
+                    self.name
+                )))
+            }
+            What::Scenario(i) => match keys::KEYS.get(i) {
+                Some(k) => k.resolved(s.scenario).into(),
+                None => return Some(Err(unknown())),
+            },
+            What::Params(i) => match PARAMS.get(i) {
+                Some((_, get)) => Figure::Whole(get(s.params)),
+                None => return Some(Err(unknown())),
+            },
+            What::Gpu => s.gpu.map_or(Figure::Missing, |_| Figure::Group),
+            // A field of a GPU when the scenario names none: the value is missing, not unknown.
+            What::Card(field) => card_field(s.gpu, field),
+            What::Verdict => optional(s.verdict.map(Figure::Verdict)),
+            What::Fits => optional(s.fits.map(Figure::Flag)),
+            What::HeadroomBytes => optional(s.headroom.map(Figure::Signed)),
+            What::EstimatorVersion => Figure::Text(Cow::Borrowed(s.version)),
+            _ => return None,
+        }))
+    }
+
+    /// The value in a generate run (`estimate --phase generate`'s JSON, with both solvers).
+    fn read_generate<'a>(&self, run: &'a GenerateRun) -> Result<Figure<'a>, String> {
+        let est = &run.estimate;
+        let shared = SharedFields {
+            scenario: &run.scenario,
+            params: &est.params,
+            gpu: est.gpu.as_ref(),
+            verdict: est.verdict,
+            fits: est.fits,
+            headroom: est.headroom_bytes,
+            version: est.estimator_version,
+        };
+        if let Some(figure) = self.read_shared(&shared) {
+            return figure;
+        }
+        let optional = |v: Option<Figure<'a>>| v.unwrap_or(Figure::Missing);
+        let unknown = || format!("unknown name `{}`", self.name);
+        Ok(match self.what {
+            What::Group | What::GenerateGroup => Figure::Group,
+            What::Bytes(_, Some(i)) => {
+                let (_, get) = GENERATE_BYTES.get(i).ok_or_else(unknown)?;
+                Figure::Whole(get(&est.bytes))
+            }
+            What::Generation(i) => {
+                let (_, get) = GENERATION.get(i).ok_or_else(unknown)?;
+                get(run)
+            }
+            What::Solve(i) => {
+                let (_, get) = SOLVE.get(i).ok_or_else(unknown)?;
+                optional(get(run).map(Figure::Whole))
+            }
+            What::ContextTokens => Figure::Whole(est.context_tokens),
+            What::Architecture(i) => {
+                let (_, get) = ARCHITECTURE.get(i).ok_or_else(unknown)?;
+                Figure::Whole(get(&est.architecture))
+            }
+            What::KvPerToken => Figure::Whole(run.kv_per_token),
+            What::KvQuantized => optional(run.kv_cache_quantized.map(Figure::Whole)),
+            What::PeakMoment => Figure::Text(Cow::Borrowed(match est.peak_moment {
+                crate::estimate::GenerateMoment::Prefill => "prefill",
+                crate::estimate::GenerateMoment::Decode => "decode",
+            })),
+            _ => {
+                return Err(format!(
+                    "`{}` is a field of a training estimate, and this guide's scenario generates",
+                    self.name
+                ))
+            }
+        })
+    }
+
+    /// A field of catalog card `id`.
+    fn read_card<'a>(&self, id: &str, catalog: &'a GpuCatalog) -> Result<Figure<'a>, String> {
+        let gpu = catalog
+            .get(id)
+            .ok_or_else(|| format!("no GPU `{id}` in the catalog"))?;
+        Ok(match self.what {
+            What::Card(CardField::Id) => Figure::Text(Cow::Borrowed(&gpu.id)),
+            What::Card(CardField::Name) => Figure::Text(Cow::Borrowed(&gpu.name)),
+            What::Card(CardField::CapacityBytes) => Figure::Whole(gpu.capacity_bytes),
+            _ => Figure::Group,
+        })
+    }
+}
+
+/// What a training and a generate estimate both have, for the fields they share.
+struct SharedFields<'a> {
+    scenario: &'a crate::estimate::Scenario,
+    params: &'a Params,
+    gpu: Option<&'a crate::estimate::GpuRef>,
+    verdict: Option<Verdict>,
+    fits: Option<bool>,
+    headroom: Option<i64>,
+    version: &'static str,
+}
+
+/// A field of the estimate's GPU; missing, not unknown, when the scenario names none.
+fn card_field(gpu: Option<&crate::estimate::GpuRef>, field: CardField) -> Figure<'_> {
+    match (gpu, field) {
+        (None, _) => Figure::Missing,
+        (Some(g), CardField::Id) => Figure::Text(Cow::Borrowed(&g.id)),
+        (Some(g), CardField::Name) => Figure::Text(Cow::Borrowed(&g.name)),
+        (Some(g), CardField::CapacityBytes) => Figure::Whole(g.capacity_bytes),
+        (Some(g), CardField::Bf16) => Figure::Flag(g.bf16),
     }
 }
 
@@ -309,7 +503,24 @@ fn estimate_field(head: &str, tail: &[&str]) -> Option<What> {
         ("scenario" | "params" | "bytes", []) => What::Group,
         ("scenario", [key]) => What::Scenario(keys::KEYS.iter().position(|k| k.name == *key)?),
         ("params", [name]) => What::Params(PARAMS.iter().position(|(n, _)| n == name)?),
-        ("bytes", [name]) => What::Bytes(BYTES.iter().position(|(n, _)| n == name)?),
+        ("bytes", [name]) => {
+            let train = BYTES.iter().position(|(n, _)| n == name);
+            let generate = GENERATE_BYTES.iter().position(|(n, _)| n == name);
+            if train.is_none() && generate.is_none() {
+                return None;
+            }
+            What::Bytes(train, generate)
+        }
+        ("generation" | "solve" | "architecture", []) => What::GenerateGroup,
+        ("generation", [name]) => What::Generation(GENERATION.iter().position(|(n, _)| n == name)?),
+        ("solve", [name]) => What::Solve(SOLVE.iter().position(|(n, _)| n == name)?),
+        ("context_tokens", []) => What::ContextTokens,
+        ("kv_cache_per_token", []) => What::KvPerToken,
+        ("kv_cache_quantized", []) => What::KvQuantized,
+        ("architecture", path) => {
+            What::Architecture(ARCHITECTURE.iter().position(|(p, _)| *p == path)?)
+        }
+        ("peak_moment", []) => What::PeakMoment,
         ("gpu", []) => What::Gpu,
         ("gpu", [field]) => What::Card(match *field {
             "id" => CardField::Id,

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::expand::data::VariantData;
+use crate::expand::data::{GuideRun, TrainData, VariantData};
 
 /// A guide's data for `yaml`, with one variant (`big`) at 8× the micro-batch.
 fn data(yaml: &str) -> GuideData {
@@ -15,7 +15,7 @@ fn data(yaml: &str) -> GuideData {
     let mut big = scenario.clone();
     big.batch_size *= 8;
     let variant = crate::estimate::estimate(&big, &catalog).expect("variant");
-    GuideData {
+    let run = GuideRun::Train(Box::new(TrainData {
         scenario,
         estimate,
         variants: vec![VariantData {
@@ -25,7 +25,13 @@ fn data(yaml: &str) -> GuideData {
         }],
         what_if: Vec::new(),
         model: None,
-    }
+    }));
+    GuideData { run }
+}
+
+/// The training data of `d`.
+fn train(d: &GuideData) -> &TrainData {
+    d.train("the test").expect("a training guide")
 }
 
 /// A figure as the JSON contract writes it (`None` for a group, which is an object there).
@@ -93,10 +99,10 @@ const SCENARIOS: &[&str] = &[
 fn every_json_field_is_a_typed_path_with_the_same_value() {
     for yaml in SCENARIOS {
         let d = data(yaml);
-        let json = serde_json::to_value(&d.estimate).expect("json");
+        let json = serde_json::to_value(&train(&d).estimate).expect("json");
         let leaves = check_walk(&d, &[], &json);
         assert!(leaves > 50, "{yaml}: only {leaves} leaves");
-        let variant = serde_json::to_value(&d.variants[0].estimate).expect("json");
+        let variant = serde_json::to_value(&train(&d).variants[0].estimate).expect("json");
         let prefix = ["variants".to_owned(), "big".to_owned()];
         assert_eq!(check_walk(&d, &prefix, &variant), leaves, "{yaml}");
     }
@@ -121,7 +127,7 @@ fn every_typed_field_is_in_the_json() {
     let catalog = GpuCatalog::builtin();
     for yaml in SCENARIOS {
         let d = data(yaml);
-        let json = serde_json::to_value(&d.estimate).expect("json");
+        let json = serde_json::to_value(&train(&d).estimate).expect("json");
         let mut paths: Vec<Vec<&str>> = Vec::new();
         paths.extend(PARAMS.iter().map(|(n, _)| vec!["params", *n]));
         paths.extend(BYTES.iter().map(|(n, _)| vec!["bytes", *n]));
@@ -172,5 +178,150 @@ fn catalog_paths_read_the_catalog_card() {
     assert_eq!(
         d.lookup(&path("catalog.t4.bf16"), &catalog),
         Err("unknown name `catalog.t4.bf16`".into())
+    );
+}
+
+/// A generate guide's data: Llama 3.2 1B on a 12 GB card, and a variant on another card and model.
+fn generate_data() -> GuideData {
+    let yaml = "phase: generate\nmodel: llama-3.2-1b\ngpu: rtx-3060-12gb\nprompt_tokens: 2048\n";
+    let yaml: yaml_serde::Value = yaml_serde::from_str(yaml).expect("yaml");
+    let variant = crate::content::Variant {
+        id: "big".into(),
+        label: "big".into(),
+        set: ["model: llama-3.2-3b", "gpu: rtx-4090", "batch_size: 4"]
+            .iter()
+            .map(|kv| {
+                let (key, value) = kv.split_once(": ").expect("pair");
+                crate::content::variants::Setting {
+                    key: key.into(),
+                    value: yaml_serde::from_str(value).expect("value"),
+                    line: 1,
+                }
+            })
+            .collect(),
+        line: 1,
+    };
+    crate::expand::guide_data(&yaml, &[variant], &GpuCatalog::builtin()).expect("generate data")
+}
+
+/// What `estimate --model M --phase generate --format json` prints of a run, with both solvers'
+/// answers in `solve`, less what a guide does not read as such (the architecture's config
+/// numbers, and the dtype and phase, which `scenario.dtype` and `scenario.phase` read).
+fn generate_json(run: &super::super::generate_data::GenerateRun) -> Value {
+    let mut json = serde_json::to_value(&run.estimate).expect("json");
+    let map = json.as_object_mut().expect("object");
+    for gone in ["architecture", "dtype", "phase"] {
+        map.remove(gone);
+    }
+    map["generation"]
+        .as_object_mut()
+        .expect("generation")
+        .remove("cache");
+    let (context, batch) = (run.max_context.expect("card"), run.max_batch.expect("card"));
+    map.insert(
+        "solve".into(),
+        json!({
+            "max_context": context.value,
+            "prompt_tokens": context.prompt_tokens,
+            "max_new_tokens": run.estimate.generation.max_new_tokens,
+            "max_batch": batch.value,
+        }),
+    );
+    json
+}
+
+#[test]
+fn a_generate_guide_reads_the_generate_json_and_both_solvers() {
+    let d = generate_data();
+    let g = d.generate("the test").expect("generate guide");
+    let leaves = check_walk(&d, &[], &generate_json(&g.run));
+    assert!(leaves > 30, "only {leaves} leaves");
+    let prefix = ["variants".to_owned(), "big".to_owned()];
+    let big = g.variant("big").expect("variant");
+    assert_eq!(check_walk(&d, &prefix, &generate_json(big)), leaves);
+    // The variant changed the model and the card.
+    assert_ne!(big.estimate.bytes.weights, g.run.estimate.bytes.weights);
+    let catalog = GpuCatalog::builtin();
+    let path = |p: &str| p.split('.').map(str::to_owned).collect::<Vec<_>>();
+    let limit = g.run.max_context.and_then(|s| s.value).expect("fits");
+    assert_eq!(
+        d.lookup(&path("solve.max_context"), &catalog),
+        Ok(Figure::Whole(limit))
+    );
+    // A training field in a generate guide, and a generate field in a training one, say so.
+    let e = d
+        .lookup(&path("bytes.logits"), &catalog)
+        .expect_err("training");
+    assert!(
+        e.contains("`bytes.logits`") && e.contains("generates"),
+        "{e}"
+    );
+    let e = data(SCENARIOS[1])
+        .lookup(&path("solve.max_context"), &catalog)
+        .expect_err("generate");
+    assert!(
+        e.contains("`solve.max_context`") && e.contains("trains"),
+        "{e}"
+    );
+    assert!(Field::resolve(&path("solve.nothing")).is_err());
+}
+
+#[test]
+fn a_generate_guide_reads_the_shape_and_one_tokens_cache() {
+    let d = generate_data();
+    let g = d.generate("the test").expect("generate guide");
+    let catalog = GpuCatalog::builtin();
+    let json = serde_json::to_value(&g.run.estimate.architecture).expect("json");
+    for (tail, _) in ARCHITECTURE {
+        let mut path = vec!["architecture".to_owned()];
+        path.extend(tail.iter().map(|s| s.to_string()));
+        let want = tail
+            .iter()
+            .try_fold(&json, |v, k| v.get(*k))
+            .expect("in the JSON");
+        let got = d.lookup(&path, &catalog).expect("typed");
+        assert_eq!(as_json(&got).as_ref(), Some(want), "{}", path.join("."));
+    }
+    // Keys and values of every layer, bfloat16: 2 × layers × KV heads × head dim × 2 bytes.
+    let a = &g.run.estimate.architecture;
+    let per_token = 2 * a.layers * a.attention.kv_heads * a.attention.head_dim * 2;
+    assert_eq!(
+        d.lookup(&["kv_cache_per_token".to_owned()], &catalog),
+        Ok(Figure::Whole(per_token))
+    );
+    // The whole cache is that times the tokens it ends holding (prompt + new − 1).
+    let gen = g.run.estimate.generation;
+    let tokens = gen.prompt_tokens + gen.max_new_tokens - 1;
+    assert_eq!(g.run.estimate.bytes.kv_cache, per_token * tokens);
+}
+
+#[test]
+fn a_generate_guide_reads_the_quantized_cache_of_the_same_call() {
+    use crate::estimate::kv_cache::{cache_bytes, CacheKind, CacheRun};
+    let d = generate_data();
+    let g = d.generate("the test").expect("generate guide");
+    let run = &g.run.estimate;
+    let int4 = cache_bytes(
+        &run.architecture,
+        &CacheRun {
+            kind: CacheKind::QUANTIZED_INT4,
+            element_bytes: 2,
+            sequences: 1,
+            prompt: run.generation.prompt_tokens,
+            new_tokens: run.generation.max_new_tokens,
+        },
+    )
+    .expect("quantized")
+    .largest;
+    let catalog = GpuCatalog::builtin();
+    assert_eq!(
+        d.lookup(&["kv_cache_quantized".to_owned()], &catalog),
+        Ok(Figure::Whole(int4))
+    );
+    // Four bits and a scale and shift per 64 elements, beside 128 tokens kept in bfloat16: well
+    // under the bfloat16 cache, and over a quarter of it.
+    assert!(
+        int4 < run.bytes.kv_cache / 2 && int4 > run.bytes.kv_cache / 4,
+        "{int4}"
     );
 }

@@ -5,13 +5,18 @@
 //! `{{ variants.micro8.fits | verdict }}`, `{{ percent(bytes.logits, bytes.peak) }}`.
 //! Blocks (alone on a line): `breakdown_table()`, `params_table()`, `options_table()` (also
 //! `options_table(variant="id")`: a variant's own options),
-//! `chart("breakdown")`, `chart("sweep", over="batch_size" | "block_size")`, `diagnosis()`.
+//! `chart("breakdown")`, `chart("sweep", over="batch_size" | "block_size")`, `diagnosis()`; in a
+//! generate guide (`phase: generate`), `solve_table()` and `chart("context")` (also
+//! `chart("context", variant="id")`).
 //! See the README for the full list. Unknown names and bad arguments are errors with file and line.
 
 mod answer;
 mod charts;
+mod context_chart;
 pub(crate) mod data;
 mod fields;
+mod generate_data;
+mod generate_tables;
 pub mod lint;
 mod parse;
 mod tables;
@@ -230,22 +235,26 @@ fn eval_call(
 ) -> Result<String, String> {
     match name {
         "percent" => percent(args, ctx),
-        "breakdown_table" | "params_table" | "options_table" | "chart" | "diagnosis" if !block => {
+        "breakdown_table" | "params_table" | "options_table" | "chart" | "diagnosis"
+        | "solve_table"
+            if !block =>
+        {
             Err(format!("`{name}()` makes a table or chart: put it alone on its own line"))
         }
         "breakdown_table" => {
             let data = need_data(ctx)?;
             tables::breakdown(data, ctx, variant_arg(named_arg(args, "variant"))?)
         }
-        "params_table" => Ok(tables::params(need_data(ctx)?, ctx)),
+        "params_table" => tables::params(need_data(ctx)?, ctx),
         "options_table" => {
             let data = need_data(ctx)?;
             tables::options(data, ctx, variant_arg(named_arg(args, "variant"))?)
         }
         "diagnosis" => diagnosis(need_data(ctx)?, ctx),
         "chart" => chart(args, ctx, charts),
+        "solve_table" => generate_tables::solve_table(need_data(ctx)?, ctx),
         other => Err(format!(
-            "unknown function `{other}` (known: percent, breakdown_table, params_table, options_table, chart, diagnosis)"
+            "unknown function `{other}` (known: percent, breakdown_table, params_table, options_table, solve_table, chart, diagnosis)"
         )),
     }
 }
@@ -305,7 +314,8 @@ fn chart(
         Some(ArgValue::Str(s)) => s.as_str(),
         Some(_) => return Err("`over` must be \"batch_size\" or \"block_size\"".into()),
     };
-    let drawn = charts::chart(need_data(ctx)?, ctx, kind, over)?;
+    let variant = variant_arg(named_arg(args, "variant"))?;
+    let drawn = charts::chart(need_data(ctx)?, ctx, kind, over, variant)?;
     let mut md = format!("![{}]({})", drawn.alt.replace(['[', ']'], ""), drawn.file);
     if !drawn.caption.is_empty() {
         // The caption is its own paragraph under the image, in emphasis so it reads as one.
@@ -324,8 +334,8 @@ fn diagnosis(data: &GuideData, ctx: &ExpandContext<'_>) -> Result<String, String
         "`diagnosis()` explains the front matter's `error:`: add the out-of-memory message there (`error: |` and the message, indented)",
     )?;
     let m = crate::oom::message::parse(text).map_err(|e| format!("front matter `error:`: {e}"))?;
-    let d = crate::oom::with_scenario(m, data.scenario.clone(), ctx.catalog)
-        .map_err(|e| e.to_string())?;
+    let scenario = data.train("diagnosis()")?.scenario.clone();
+    let d = crate::oom::with_scenario(m, scenario, ctx.catalog).map_err(|e| e.to_string())?;
     Ok(crate::present::diagnosis_report::guide_block(&d, ctx.loc))
 }
 
@@ -347,9 +357,10 @@ fn signature(name: &str) -> Option<(usize, &'static [&'static str], &'static str
         ),
         "chart" => (
             1,
-            &["over"],
-            "chart(\"breakdown\") or chart(\"sweep\", over=\"batch_size\")",
+            &["over", "variant"],
+            "chart(\"breakdown\"), chart(\"sweep\", over=\"batch_size\") or chart(\"context\", variant=\"id\")",
         ),
+        "solve_table" => (0, &[], "solve_table()"),
         _ => return None,
     })
 }

@@ -1,7 +1,7 @@
 //! The Markdown tables a guide can embed: memory breakdown, parameter counts, options. This picks
 //! the estimate a call names (the guide's or a variant's); `present::guide_tables` writes them.
 
-use super::data::GuideData;
+use super::data::{GuideData, TrainData};
 use super::ExpandContext;
 use crate::present::{guide_tables, NamedVariant};
 
@@ -11,6 +11,7 @@ pub(super) fn breakdown(
     ctx: &ExpandContext<'_>,
     variant: Option<&str>,
 ) -> Result<String, String> {
+    let data = data.train("breakdown_table()")?;
     let est = match variant {
         None => &data.estimate,
         Some(id) => data.variant(id)?,
@@ -19,8 +20,9 @@ pub(super) fn breakdown(
 }
 
 /// Parameter counts as nanoGPT reports them.
-pub(super) fn params(data: &GuideData, ctx: &ExpandContext<'_>) -> String {
-    guide_tables::params(&data.estimate.params, ctx.loc)
+pub(super) fn params(data: &GuideData, ctx: &ExpandContext<'_>) -> Result<String, String> {
+    let data = data.train("params_table()")?;
+    Ok(guide_tables::params(&data.estimate.params, ctx.loc))
 }
 
 /// The front matter's variants, then the computed what-ifs, one row per distinct change. For a
@@ -31,6 +33,7 @@ pub(super) fn options(
     ctx: &ExpandContext<'_>,
     variant: Option<&str>,
 ) -> Result<String, String> {
+    let data = data.train("options_table()")?;
     let (base, what_if, variants) = match variant {
         Some(id) => {
             let v = data.variant_data(id)?;
@@ -45,7 +48,7 @@ pub(super) fn options(
 /// table lists them before the what-ifs. A variant on another card is no option for this one (its
 /// verdict is against its own card): `options_table(variant="id")` shows its options.
 pub(super) fn same_card_variants<'d>(
-    data: &'d GuideData,
+    data: &'d TrainData,
     ctx: &'d ExpandContext<'_>,
 ) -> Vec<NamedVariant<'d>> {
     data.variants

@@ -11,6 +11,7 @@
 //! - [`html`]: data escaped for a page, byte figures carrying their exact count.
 //! - [`guide_tables`]: a guide's breakdown, parameter and options tables.
 //! - [`short_answer`]: the short answer under a guide's title.
+//! - [`solve_table`]: a generate guide's table of the solvers' answers, one row per model and card.
 //! - [`estimate_report`]: `vramdoc estimate`'s table and Markdown for a training run.
 //! - [`sample_report`]: the same for a sampling run (nanoGPT's `sample.py`).
 //! - [`diagnosis_report`]: `vramdoc diagnose`'s table and Markdown, and the guide block
@@ -32,6 +33,7 @@ pub(crate) mod sample_report;
 pub(crate) mod short_answer;
 pub(crate) mod snapshot_report;
 pub(crate) mod solve_report;
+pub(crate) mod solve_table;
 pub(crate) mod table;
 pub(crate) mod text;
 pub(crate) mod verdict;

@@ -42,17 +42,9 @@ pub(crate) fn compute_one(page: &Page, catalog: &GpuCatalog) -> Result<GuideData
 /// pages that name `catalog.` depend on it (see the page job's inputs).
 pub(crate) fn data_hash(d: &GuideData) -> super::manifest::Digest {
     let mut h = Hasher::new();
-    h.part(serde_json::to_string(&d.estimate).unwrap_or_default());
-    for v in &d.variants {
-        h.part(&v.id);
-        h.part(serde_json::to_string(&v.estimate).unwrap_or_default());
-        for w in &v.what_if {
-            h.part(serde_json::to_string(w).unwrap_or_default());
-        }
-    }
-    for w in &d.what_if {
-        h.part(serde_json::to_string(w).unwrap_or_default());
-    }
+    d.shown_parts(|part| {
+        h.part(part);
+    });
     h.finish()
 }
 

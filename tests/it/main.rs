@@ -26,6 +26,7 @@ mod estimate_pyconfig;
 mod estimate_scenario;
 mod finetune;
 mod fingerprint;
+mod generate_guides;
 mod generate_props;
 mod generate_whatif;
 mod gpu_measured;

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::SiteTest;
+use crate::support::{grouped, SiteTest};
 
 const SCENARIO: &str = "scenario:\n  model: qwen2.5-0.5b\n  batch_size: 4\n  gradient_accumulation_steps: 2\n  block_size: 1024\n  dtype: bfloat16\n  gpu: rtx-4090\nvariants:\n  - id: ckpt\n    label: LABEL\n    set: { grad_checkpoint: true }\n";
 
@@ -116,19 +116,6 @@ fn keys_a_model_lacks_are_refused_at_their_line() {
     );
     let r = t.build_err();
     assert!(r.stderr.contains("en.md:15"), "{}", r.stderr);
-}
-
-/// `n` with a comma every three digits, as the English pages print whole numbers.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[test]

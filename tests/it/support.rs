@@ -163,3 +163,16 @@ pub fn table(md: &str, header: &str) -> Vec<Vec<String>> {
         })
         .collect()
 }
+
+/// `n` as an English page writes a whole number: grouped by threes with commas.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -6,7 +6,9 @@
 //   - the breakdown table has a row labelled as the verdict whose "share of peak" cell is empty;
 //   - the rule of the four verdicts (the locale's `verdict-rule`) is on the page and rendered;
 //   - every sweep chart has a caption under it stating that the marker is the largest value
-//     whose high end fits, and block-size charts say they offer multiples of 64;
+//     whose high end fits, and block-size charts say they offer multiples of 64; a generate
+//     guide (its charts are of context length) has no options table, breakdown or sweep, and
+//     each context chart's caption states the longest fit's rule;
 //   - the page's prose (code left out) holds no variant the language's glossary
 //     (locales/glossary/<lang>.yaml) rejects; Chinese prose has no thousands-grouped number and
 //     no space between a number and its measure word; Spanish prose no "mil M".
@@ -116,13 +118,19 @@ function readPage(verdictLabel) {
     const next = block && block.nextElementSibling;
     return { src: img.getAttribute("src"), alt: img.alt, caption: next ? text(next) : "", captionShown: shown(next) };
   });
+  // A generate guide's charts: memory against context length, with the longest fit marked.
+  const contextCharts = [...document.querySelectorAll("img")].filter((i) => /(^|\/)context(-[\w-]+)?\.svg$/.test(i.getAttribute("src") || "")).map((img) => {
+    const block = img.closest("p");
+    const next = block && block.nextElementSibling;
+    return { src: img.getAttribute("src"), caption: next ? text(next) : "", captionShown: shown(next) };
+  });
   const root = document.querySelector("main") || document.body;
   const clone = root.cloneNode(true);
   clone.querySelectorAll("pre, code, script, style, .search-results").forEach((e) => e.remove());
   const prose = (clone.textContent || "").replace(/\s+/g, " ");
   // The paragraph holding the rule, and whether it is rendered.
   const ruleBlocks = [...document.querySelectorAll("p")].map((p) => ({ text: text(p), shown: shown(p) }));
-  return { options, breakdown, charts, prose, ruleBlocks };
+  return { options, breakdown, charts, contextCharts, prose, ruleBlocks };
 }
 
 async function main() {
@@ -140,6 +148,8 @@ async function main() {
       // The caption's rule: the sentence naming the marker, up to its placeholder.
       const captionRule = msg["chart-caption-sweep"].split("{")[0].trim().split(/[.。] ?/).pop();
       const block64 = msg["chart-caption-block-64"];
+      // The context chart's rule: the sentence naming the vertical line, up to its value.
+      const contextRule = msg["chart-caption-context"].split("{ $value }")[0].trim().split(/[.。] ?/).pop();
       check(Boolean(verdictLabel && rule && captionRule && block64), `${lang}: the locale has the verdict label, rule and captions`);
       for (const guide of await guides(site, lang)) {
         for (const scheme of SCHEMES) {
@@ -150,29 +160,38 @@ async function main() {
             await page.goto(`${origin}/${lang}/${guide}/`, { waitUntil: "load" });
             const where = `/${lang}/${guide}/ at ${width} px (${scheme})`;
             const seen = await page.evaluate(readPage, verdictLabel);
-            check(seen.options.length >= 1, `${where}: an options table with a "${verdictLabel}" column`);
-            for (const t of seen.options) {
-              const cells = t.rows.map((r) => r[r.length - 1]);
-              check(cells.every((c) => c.label === verdictLabel && c.shown && c.text.length > 0),
-                `${where}: every verdict cell is labelled "${verdictLabel}" and rendered`,
-                JSON.stringify(cells.filter((c) => !(c.label === verdictLabel && c.shown))));
-              const glued = t.rows.map((r) => r[0].text).filter((l) => l.includes(" / "));
-              check(glued.length === 0, `${where}: one label per option row`, glued.join(" | "));
-            }
-            check(seen.breakdown.length >= 1, `${where}: the breakdown has a "${verdictLabel}" row`);
-            for (const t of seen.breakdown) {
-              const row = t.rows.find((r) => r[0].text === verdictLabel);
-              check(row.length >= 2 && row[1].text.length > 0 && row[1].shown && (row.length < 3 || row[2].text === ""),
-                `${where}: the verdict row gives the verdict, never in the share column`, JSON.stringify(row));
-            }
             const ruleShown = seen.ruleBlocks.some((p) => p.shown && p.text.includes(rule.replace(/\s+/g, " ")));
             check(ruleShown, `${where}: the verdicts' rule is shown`);
-            check(seen.charts.length >= 1, `${where}: sweep charts`);
-            for (const c of seen.charts) {
-              check(c.captionShown && c.caption.includes(captionRule) || !/\d/.test(c.alt),
-                `${where}: ${c.src}'s caption states the marker's rule`, c.caption);
-              if (c.src.includes("block-size")) {
-                check(c.caption.includes(block64), `${where}: ${c.src}'s caption says multiples of 64`, c.caption);
+            if (seen.contextCharts.length > 0) {
+              // A generate guide (phase: generate): the solvers' table and context charts instead
+              // of a training step's options, breakdown and sweeps.
+              for (const c of seen.contextCharts) {
+                check(c.captionShown && c.caption.includes(contextRule),
+                  `${where}: ${c.src}'s caption states the marker's rule`, c.caption);
+              }
+            } else {
+              check(seen.options.length >= 1, `${where}: an options table with a "${verdictLabel}" column`);
+              for (const t of seen.options) {
+                const cells = t.rows.map((r) => r[r.length - 1]);
+                check(cells.every((c) => c.label === verdictLabel && c.shown && c.text.length > 0),
+                  `${where}: every verdict cell is labelled "${verdictLabel}" and rendered`,
+                  JSON.stringify(cells.filter((c) => !(c.label === verdictLabel && c.shown))));
+                const glued = t.rows.map((r) => r[0].text).filter((l) => l.includes(" / "));
+                check(glued.length === 0, `${where}: one label per option row`, glued.join(" | "));
+              }
+              check(seen.breakdown.length >= 1, `${where}: the breakdown has a "${verdictLabel}" row`);
+              for (const t of seen.breakdown) {
+                const row = t.rows.find((r) => r[0].text === verdictLabel);
+                check(row.length >= 2 && row[1].text.length > 0 && row[1].shown && (row.length < 3 || row[2].text === ""),
+                  `${where}: the verdict row gives the verdict, never in the share column`, JSON.stringify(row));
+              }
+              check(seen.charts.length >= 1, `${where}: sweep charts`);
+              for (const c of seen.charts) {
+                check(c.captionShown && c.caption.includes(captionRule) || !/\d/.test(c.alt),
+                  `${where}: ${c.src}'s caption states the marker's rule`, c.caption);
+                if (c.src.includes("block-size")) {
+                  check(c.caption.includes(block64), `${where}: ${c.src}'s caption says multiples of 64`, c.caption);
+                }
               }
             }
             const bad = rejectedIn(seen.prose, gloss);

@@ -50,6 +50,26 @@ pub(super) fn defaults(
     })
 }
 
+/// What `kv_cache` accepts, for messages.
+pub(crate) const CACHE_KINDS_HELP: &str =
+    "use dynamic, static, quantized (int4), quantized_int2, quantized_int8 or fp8";
+
+/// The cache a `kv_cache` value names (case and `-`/`_` ignored); `None` when transformers builds
+/// no such cache.
+pub(crate) fn cache_kind(text: &str) -> Option<CacheKind> {
+    Some(
+        match text.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "dynamic" => CacheKind::Dynamic,
+            "static" => CacheKind::Static,
+            "quantized" | "quantized_int4" | "int4" => CacheKind::QUANTIZED_INT4,
+            "quantized_int2" | "int2" => CacheKind::QUANTIZED_INT2,
+            "quantized_int8" | "int8" => CacheKind::QUANTIZED_INT8,
+            "fp8" => CacheKind::Fp8,
+            _ => return None,
+        },
+    )
+}
+
 /// The `generate` call the inputs describe; errors at the setting's line.
 pub(super) fn generation(
     session: &Session<'_>,
@@ -71,23 +91,13 @@ pub(super) fn generation(
         }
     };
     let cache = match session.literal("kv_cache") {
-        Some(Ok(Literal::Str(s))) => {
-            match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-                "dynamic" => CacheKind::Dynamic,
-                "static" => CacheKind::Static,
-                "quantized" | "quantized_int4" | "int4" => CacheKind::QUANTIZED_INT4,
-                "quantized_int2" | "int2" => CacheKind::QUANTIZED_INT2,
-                "quantized_int8" | "int8" => CacheKind::QUANTIZED_INT8,
-                "fp8" => CacheKind::Fp8,
-                other => return Err(at(
-                    "kv_cache",
-                    format!("`kv_cache` = {other}: not a cache transformers builds"),
-                )
-                .with_help(
-                    "use dynamic, static, quantized (int4), quantized_int2, quantized_int8 or fp8",
-                )),
-            }
-        }
+        Some(Ok(Literal::Str(s))) => cache_kind(&s).ok_or_else(|| {
+            at(
+                "kv_cache",
+                format!("`kv_cache` = {s}: not a cache transformers builds"),
+            )
+            .with_help(CACHE_KINDS_HELP)
+        })?,
         _ => CacheKind::Dynamic,
     };
     let num_return_sequences = count("num_return_sequences")?;

@@ -28,6 +28,7 @@ use crate::estimate::{Literal, LoraModule, LoraTargets, Phase, Scenario};
 use facts::Facts;
 
 pub(crate) use catalog::ModelSource;
+pub(crate) use generate::{cache_kind, CACHE_KINDS_HELP};
 
 /// A resolved model.
 #[derive(Debug, Clone)]
