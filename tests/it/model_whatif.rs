@@ -66,6 +66,7 @@ fn hugging_face_gpt2_what_ifs_are_its_own_estimates_ranked_least_change_first() 
             "flash",
             "grad_checkpoint",
             "dtype",
+            "lora",
             "block_size"
         ]
     );
@@ -113,7 +114,10 @@ fn hugging_face_gpt2_what_ifs_are_its_own_estimates_ranked_least_change_first() 
     // A T4 has no bf16: float16 autocast; bf16 weights are not offered (GPT-2's step model
     // loads float32 weights only).
     assert_eq!(w[6]["scenario"]["dtype"], "float16");
-    assert_eq!(w[7]["scenario"]["block_size"], 512);
+    // PEFT's LoRA at rank 16 on GPT-2's default target, c_attn, then half the context.
+    assert_eq!(w[7]["scenario"]["lora_rank"], 16);
+    assert_eq!(w[7]["scenario"]["lora_targets"], "attn.c_attn");
+    assert_eq!(w[8]["scenario"]["block_size"], 512);
 }
 
 #[test]
@@ -216,6 +220,15 @@ fn a_llama_family_what_if_changes_the_terms_it_should_by_independent_arithmetic(
             assert_eq!(e["bytes"]["weights"], 2 * p + 4 * head_dim);
             assert_eq!(e["bytes"]["optimizer"], 4 * p + 4 * tensors);
             assert_eq!(o["changes_training"], true);
+        } else if o["kind"] == "lora" {
+            // PEFT's LoRA, rank 16 on q_proj and v_proj (896 → 896 and 896 → 2·64) in each of
+            // the 24 blocks: float32 adapters beside the frozen float32 weights, AdamW's state
+            // for the 2·2·24 adapter tensors only.
+            let lora = 24 * 16 * ((896 + 896) + (896 + 128));
+            assert_eq!(o["params_total"], p + lora);
+            assert_eq!(e["bytes"]["weights"], 4 * (p + lora) + 4 * head_dim);
+            assert_eq!(e["bytes"]["optimizer"], 8 * lora + 4 * 2 * 2 * 24);
+            assert_eq!(o["changes_training"], true);
         } else {
             assert_eq!(e["bytes"]["weights"], v["bytes"]["weights"], "{o}");
         }
@@ -289,10 +302,26 @@ fn when_no_single_change_fits_the_least_invasive_combination_is_offered() {
         ]
     );
     assert_eq!(last["verdict"], "fits");
-    // Qwen2.5-1.5B on 12 GB: nothing fits, so every lever together says how far off it is.
+    // Qwen2.5-1.5B on 12 GB: only as PEFT's LoRA, with checkpointing at micro-batch 1.
     let v = json(&t, "qwen2.5-1.5b", &base);
+    let last = v["what_if"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["kind"], "combination");
+    assert_eq!(
+        changes(&last),
+        [
+            "batch_size=1",
+            "gradient_accumulation_steps=8",
+            "grad_checkpoint=True",
+            "lora_rank=16",
+            "lora_targets=q_proj,v_proj"
+        ]
+    );
+    assert_eq!(last["verdict"], "fits");
+    // Qwen2.5-7B on 12 GB: nothing fits, so every lever together says how far off it is.
+    let v = json(&t, "qwen2.5-7b", &base);
     let last = v["what_if"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["kind"], "combination_all");
     assert_eq!(last["verdict"], "does_not_fit");
     assert_eq!(last["scenario"]["batch_size"], 1);
+    assert_eq!(last["scenario"]["lora_rank"], 16);
 }
