@@ -64,6 +64,24 @@ fn a_target_the_family_lacks_is_refused_at_its_line_listing_the_familys_names() 
 }
 
 #[test]
+fn peft_settings_without_a_rank_are_refused_at_their_line() {
+    let t = SiteTest::new();
+    t.file("s.yaml", "model: qwen2.5-0.5b\nlora_dropout: 0.05\n");
+    let r = t.run(&["estimate", "s.yaml"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("s.yaml:2"), "{}", r.stderr);
+    assert!(r.stderr.contains("lora_rank = 0 turns off"), "{}", r.stderr);
+    let r = t.run(&["estimate", "--model=gpt2", "--lora_targets=c_fc"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("`lora_targets` is a setting of PEFT's LoRA"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn without_targets_a_model_gets_pefts_default_or_is_refused_where_peft_has_none() {
     let t = SiteTest::new();
     // Phi-3 has no entry in PEFT's default target_modules: get_peft_model raises.
