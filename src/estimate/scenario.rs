@@ -48,22 +48,29 @@ pub enum Optimizer {
     Adamw,
     /// bitsandbytes `AdamW8bit`: two 8-bit moments with block-wise fp32 scales.
     Adamw8bit,
+    /// bitsandbytes `PagedAdamW8bit` (Trainer's `paged_adamw_8bit`): `AdamW8bit`'s state, the
+    /// moments of tensors of at least 100 000 elements in CUDA unified memory, outside
+    /// PyTorch's allocator.
+    #[serde(rename = "paged_adamw8bit")]
+    PagedAdamw8bit,
     /// `torch.optim.SGD` with momentum: one buffer in the parameter dtype.
     Sgd,
 }
 
 impl Optimizer {
-    /// The canonical spelling (`adamw`, `adamw8bit`, `sgd`).
+    /// The canonical spelling (`adamw`, `adamw8bit`, `paged_adamw8bit`, `sgd`).
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Optimizer::Adamw => "adamw",
             Optimizer::Adamw8bit => "adamw8bit",
+            Optimizer::PagedAdamw8bit => "paged_adamw8bit",
             Optimizer::Sgd => "sgd",
         }
     }
 
-    /// Parses the canonical spelling and common variants (`adam`, `adamw_8bit`, `sgd_momentum`).
-    pub(crate) fn parse(s: &str) -> Option<Optimizer> {
+    /// Parses the canonical spelling and common variants (`adam`, `adamw_8bit`, Trainer's
+    /// `adamw_bnb_8bit` and `paged_adamw_8bit`, `sgd_momentum`).
+    pub fn parse(s: &str) -> Option<Optimizer> {
         let norm: String = s
             .trim()
             .to_ascii_lowercase()
@@ -72,8 +79,40 @@ impl Optimizer {
             .collect();
         match norm.as_str() {
             "adamw" | "adam" => Some(Optimizer::Adamw),
-            "adamw8bit" | "adam8bit" | "bnbadamw8bit" => Some(Optimizer::Adamw8bit),
+            "adamw8bit" | "adam8bit" | "bnbadamw8bit" | "adamwbnb8bit" => {
+                Some(Optimizer::Adamw8bit)
+            }
+            "pagedadamw8bit" | "pagedadam8bit" => Some(Optimizer::PagedAdamw8bit),
             "sgd" | "sgdmomentum" => Some(Optimizer::Sgd),
+            _ => None,
+        }
+    }
+}
+
+/// bitsandbytes' 4-bit data type (`bnb_4bit_quant_type`); both store two values per byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuantType {
+    /// NormalFloat4, QLoRA's.
+    Nf4,
+    /// 4-bit floating point, BitsAndBytesConfig's default.
+    Fp4,
+}
+
+impl QuantType {
+    /// `nf4` or `fp4`.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            QuantType::Nf4 => "nf4",
+            QuantType::Fp4 => "fp4",
+        }
+    }
+
+    /// `nf4` or `fp4`, in any case.
+    pub fn parse(s: &str) -> Option<QuantType> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "nf4" => Some(QuantType::Nf4),
+            "fp4" => Some(QuantType::Fp4),
             _ => None,
         }
     }
@@ -286,6 +325,16 @@ pub struct Scenario {
     /// PEFT's `LoraConfig.lora_dropout`: > 0 puts an `nn.Dropout` before each adapter's `A`, which
     /// keeps a mask per adapter input (nanoGPT's own LoRA patch has none).
     pub lora_dropout: f64,
+    /// bitsandbytes 4-bit weights (`BitsAndBytesConfig(load_in_4bit=True)`).
+    pub load_in_4bit: bool,
+    /// The 4-bit data type (`bnb_4bit_quant_type`).
+    pub bnb_4bit_quant_type: QuantType,
+    /// Double quantization of the 4-bit absmax (`bnb_4bit_use_double_quant`).
+    pub bnb_4bit_use_double_quant: bool,
+    /// What a 4-bit layer computes in (`bnb_4bit_compute_dtype`).
+    pub bnb_4bit_compute_dtype: Dtype,
+    /// bitsandbytes LLM.int8() weights (`BitsAndBytesConfig(load_in_8bit=True)`).
+    pub load_in_8bit: bool,
     /// A Hugging Face model (a catalog id or a `config.json` path) instead of nanoGPT's: the
     /// scenario layer resolves it to an [`super::Architecture`] for [`super::estimate_model`];
     /// [`super::estimate`] refuses it.
@@ -324,6 +373,12 @@ impl Default for Scenario {
             lora_rank: 0,
             lora_targets: LoraTargets::default(),
             lora_dropout: 0.0,
+            // BitsAndBytesConfig's defaults (transformers 5.24).
+            load_in_4bit: false,
+            bnb_4bit_quant_type: QuantType::Fp4,
+            bnb_4bit_use_double_quant: false,
+            bnb_4bit_compute_dtype: Dtype::Float32,
+            load_in_8bit: false,
             model: None,
         }
     }

@@ -16,16 +16,19 @@
 //! - PEFT's LoRA (families with it): a full fine-tune as LoRA of rank 16 on PEFT's default
 //!   targets (all-linear where PEFT has none); a LoRA run with half its rank, then with PEFT's
 //!   default targets where it adapts more modules ([`ModelOptions::lora`]);
+//! - QLoRA (`BitsAndBytesConfig(load_in_4bit=True)` with QLoRA's recipe, and LoRA adapters: the
+//!   run's rank and targets, or rank 16 on every linear layer as the QLoRA paper trains);
+//! - bitsandbytes' 8-bit AdamW, plain and paged (Trainer's `optim="adamw_bnb_8bit"` and
+//!   `"paged_adamw_8bit"`);
 //! - half the sequence length;
 //! - with a GPU, the least invasive combination that fits ([`ModelOptions::combination`]) when no
 //!   single change does.
 
-use super::arch::Architecture;
-use super::arch::Family;
+use super::arch::{Architecture, Family};
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
 use super::lora_targets::LoraTargets;
-use super::scenario::{Dtype, Scenario};
+use super::scenario::{Dtype, Optimizer, QuantType, Scenario};
 use super::whatif::{
     changes_between, largest_divisor_at_most, option, with_micro_batch, WhatIf, WhatIfKind,
 };
@@ -55,6 +58,8 @@ pub fn what_if_model(
     o.dtype();
     o.bf16_weights();
     o.lora();
+    o.qlora();
+    o.optimizers();
     o.shorter_sequences();
     o.combination();
     Ok(o.out)
@@ -168,7 +173,8 @@ impl ModelOptions<'_> {
 
     /// `gradient_checkpointing_enable()`, with its extra compute.
     fn grad_checkpoint(&mut self) {
-        if self.run.grad_checkpoint {
+        // QLoRA checkpoints every block already (prepare_model_for_kbit_training).
+        if self.run.grad_checkpoint || self.run.load_in_4bit {
             return;
         }
         let changed = Scenario {
@@ -181,7 +187,7 @@ impl ModelOptions<'_> {
     /// bf16 autocast in place of float32 weights without autocast (float16 on a card without
     /// bf16); nothing when the weights are already 16-bit or autocast is on.
     fn dtype(&mut self) {
-        if self.run.dtype != Dtype::Float32 || self.run.pure_bf16 {
+        if self.run.dtype != Dtype::Float32 || self.run.pure_bf16 || self.run.load_in_4bit {
             return;
         }
         let dtype = if self.bf16_ok() {
@@ -199,7 +205,8 @@ impl ModelOptions<'_> {
     /// The weights loaded in bfloat16 and trained as they are (`pure_bf16`, under bf16
     /// autocast as Trainer's `bf16=True` runs it), where the card has bf16.
     fn bf16_weights(&mut self) {
-        if self.run.pure_bf16 || !self.bf16_ok() {
+        // QLoRA upcasts what it does not quantize to float32 whatever it was loaded in.
+        if self.run.pure_bf16 || !self.bf16_ok() || self.run.load_in_4bit {
             return;
         }
         let changed = Scenario {
@@ -242,6 +249,29 @@ impl ModelOptions<'_> {
         }
     }
 
+    /// QLoRA on the run ([`with_qlora`]), where the card has bf16.
+    fn qlora(&mut self) {
+        if self.run.load_in_4bit || !self.bf16_ok() {
+            return;
+        }
+        let changed = with_qlora(&self.run);
+        self.push(WhatIfKind::Qlora, changed, true, false);
+    }
+
+    /// bitsandbytes' 8-bit AdamW, plain and paged, in place of fused AdamW.
+    fn optimizers(&mut self) {
+        if self.run.optimizer != Optimizer::Adamw {
+            return;
+        }
+        for optimizer in [Optimizer::Adamw8bit, Optimizer::PagedAdamw8bit] {
+            let changed = Scenario {
+                optimizer,
+                ..self.run.clone()
+            };
+            self.push(WhatIfKind::Optimizer, changed, true, false);
+        }
+    }
+
     /// Half the sequence length.
     fn shorter_sequences(&mut self) {
         if self.run.block_size < 2 {
@@ -255,8 +285,9 @@ impl ModelOptions<'_> {
     }
 
     /// When no option fits the GPU: the least invasive combination that does. The levers are
-    /// SDPA, checkpointing (neither changes training), bf16 weights and half the sequence (both
-    /// do); the subsets are tried by how many levers change training, then how many levers,
+    /// SDPA, checkpointing (neither changes training), bf16 weights, PEFT's LoRA (a full
+    /// fine-tune's rank 16 on PEFT's default targets, a LoRA run's PEFT default targets), QLoRA,
+    /// the paged 8-bit optimizer and half the sequence (these do); the subsets are tried by how many levers change training, then how many levers,
     /// then the latest lever they use (later levers cost more), each with the largest micro-batch that fits (same effective
     /// batch). The first that fits is kept: before the first option that changes training
     /// unless it changes training itself. When none fits, every lever the family computes
@@ -265,37 +296,34 @@ impl ModelOptions<'_> {
         if self.run.gpu.is_none() || self.out.iter().any(|o| o.fits == Some(true)) {
             return;
         }
-        type Lever<'l> = Box<dyn Fn(&mut Scenario) + 'l>;
-        let a = self.a;
-        let lora = has_peft_lora(a);
-        let mut levers: Vec<(bool, Lever<'_>)> = vec![
-            (false, Box::new(|s| s.flash = true)),
-            (false, Box::new(|s| s.grad_checkpoint = true)),
-            (
-                true,
-                Box::new(|s| {
-                    s.pure_bf16 = true;
-                    s.dtype = Dtype::Bfloat16;
-                }),
-            ),
-        ];
-        if lora {
-            levers.push((
-                true,
-                Box::new(move |s| {
-                    *s = if s.lora_rank == 0 {
-                        with_lora(s, a, LORA_RANK, None)
+        type Lever = fn(&Architecture, &mut Scenario);
+        let levers: [(bool, Lever); LEVERS] = [
+            (false, |_, s| s.flash = true),
+            (false, |_, s| s.grad_checkpoint = true),
+            (true, |_, s| {
+                s.pure_bf16 = true;
+                s.dtype = Dtype::Bfloat16;
+            }),
+            (true, |a, s| {
+                if has_peft_lora(a) {
+                    let targets = (s.lora_rank > 0).then(|| LoraTargets::peft_default(a));
+                    let rank = if s.lora_rank == 0 {
+                        LORA_RANK
                     } else {
-                        with_lora(s, a, s.lora_rank, LoraTargets::peft_default(a))
-                    }
-                }),
-            ));
-        }
-        levers.push((true, Box::new(|s| s.block_size = (s.block_size / 2).max(1))));
-        let n = levers.len();
-        let mut subsets: Vec<u32> = (1..(1u32 << n)).collect();
+                        s.lora_rank
+                    };
+                    *s = with_lora(s, a, rank, targets.flatten());
+                }
+            }),
+            (true, |_, s| *s = with_qlora(s)),
+            (true, |_, s| s.optimizer = Optimizer::PagedAdamw8bit),
+            (true, |_, s| s.block_size = (s.block_size / 2).max(1)),
+        ];
+        let mut subsets: Vec<u32> = (1..1 << LEVERS).collect();
         let cost = |m: &u32| {
-            let training = (0..n).filter(|i| m & (1 << i) != 0 && levers[*i].0).count();
+            let training = (0..LEVERS)
+                .filter(|i| m & (1 << i) != 0 && levers[*i].0)
+                .count();
             (training, m.count_ones(), *m)
         };
         subsets.sort_by_key(cost);
@@ -303,10 +331,12 @@ impl ModelOptions<'_> {
             let mut s = self.run.clone();
             for (i, (_, apply)) in levers.iter().enumerate() {
                 if m & (1 << i) != 0 {
-                    apply(&mut s);
+                    apply(self.a, &mut s);
                 }
             }
-            if changes_between(&self.run, &s).is_empty() || (s.pure_bf16 && !self.bf16_ok()) {
+            let bf16 =
+                (s.pure_bf16 && !self.run.pure_bf16) || (s.load_in_4bit && !self.run.load_in_4bit);
+            if changes_between(&self.run, &s).is_empty() || (bf16 && !self.bf16_ok()) {
                 continue;
             }
             let Some(b) = self.largest_fitting(&s) else {
@@ -316,7 +346,7 @@ impl ModelOptions<'_> {
             let Some(e) = self.estimate(&changed) else {
                 continue;
             };
-            let training = (0..n).any(|i| m & (1 << i) != 0 && levers[i].0);
+            let training = (0..LEVERS).any(|i| m & (1 << i) != 0 && levers[i].0);
             let pct = changed
                 .grad_checkpoint
                 .then(|| checkpoint_extra_compute_pct(self.a, &self.base))
@@ -345,8 +375,8 @@ impl ModelOptions<'_> {
         let mut all = with_micro_batch(&self.run, 1, self.eff);
         for (i, (_, apply)) in levers.iter().enumerate() {
             let mut next = all.clone();
-            apply(&mut next);
-            let refused = (i == 2 && !self.bf16_ok()) || self.estimate(&next).is_none();
+            apply(self.a, &mut next);
+            let refused = ((i == 2 || i == 4) && !self.bf16_ok()) || self.estimate(&next).is_none();
             if !refused {
                 all = next;
             }
@@ -356,6 +386,8 @@ impl ModelOptions<'_> {
                 .then(|| checkpoint_extra_compute_pct(self.a, &self.base));
             let training = all.pure_bf16 != self.run.pure_bf16
                 || all.block_size != self.run.block_size
+                || all.load_in_4bit != self.run.load_in_4bit
+                || all.optimizer != self.run.optimizer
                 || all.lora_rank != self.run.lora_rank
                 || all.lora_targets != self.run.lora_targets;
             let o = option(
@@ -399,6 +431,9 @@ impl ModelOptions<'_> {
     }
 }
 
+/// The combination search's levers ([`ModelOptions::combination`]).
+const LEVERS: usize = 7;
+
 /// The rank a full fine-tune's LoRA option takes (a common choice; PEFT's own default `r` is 8).
 const LORA_RANK: u64 = 16;
 
@@ -418,6 +453,26 @@ fn with_lora(s: &Scenario, a: &Architecture, rank: u64, targets: Option<LoraTarg
         lora_targets: targets,
         ..s.clone()
     }
+}
+
+/// `run` trained with QLoRA's recipe: `BitsAndBytesConfig(load_in_4bit=True,
+/// bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+/// bnb_4bit_compute_dtype=torch.bfloat16)`, Trainer's `bf16=True`, and LoRA adapters (the run's
+/// rank and targets, or rank 16 on every linear layer, as the QLoRA paper trains).
+fn with_qlora(run: &Scenario) -> Scenario {
+    let mut s = run.clone();
+    s.load_in_4bit = true;
+    s.bnb_4bit_quant_type = QuantType::Nf4;
+    s.bnb_4bit_use_double_quant = true;
+    s.bnb_4bit_compute_dtype = Dtype::Bfloat16;
+    s.dtype = Dtype::Bfloat16;
+    s.pure_bf16 = false;
+    s.grad_checkpoint = false;
+    if s.lora_rank == 0 {
+        s.lora_rank = 16;
+        s.lora_targets = LoraTargets::ALL;
+    }
+    s
 }
 
 /// Extra compute of checkpointing every block, in percent: one more forward of the blocks.

@@ -72,6 +72,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 lora_targets: Default::default(),
                 lora_dropout: 0.0,
                 model: None,
+                ..Scenario::default()
             },
         )
 }
@@ -205,6 +206,7 @@ proptest! {
             lora_targets: vramdoc::estimate::LoraTargets::ALL,
             lora_dropout: 0.0,
             model: None,
+            ..Scenario::default()
         };
         let catalog = GpuCatalog::builtin();
         if let Ok(e) = estimate(&s, &catalog) {
@@ -308,6 +310,7 @@ fn largest_micro_batch_offered_always_fits() {
         lora_targets: Default::default(),
         lora_dropout: 0.0,
         model: None,
+        ..Scenario::default()
     };
     let catalog = GpuCatalog::builtin();
     for o in what_if(&s, &catalog).expect("valid") {

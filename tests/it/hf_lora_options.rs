@@ -52,8 +52,8 @@ fn check_options_against_their_own_estimates(
 }
 
 /// A full fine-tune is offered PEFT's LoRA (rank 16 on PEFT's default targets), ranked after the
-/// options that keep full training and before a shorter context, marked as changing training;
-/// where nothing alone fits, LoRA is part of the least invasive combination that does.
+/// options that keep full training and before QLoRA and a shorter context, marked as changing
+/// training; where nothing alone fits, LoRA is part of the least invasive combination that does.
 #[test]
 fn a_full_fine_tune_is_offered_lora_alone_and_in_the_least_invasive_combination() {
     let t = SiteTest::new();
@@ -79,15 +79,40 @@ fn a_full_fine_tune_is_offered_lora_alone_and_in_the_least_invasive_combination(
     let w = &options[lora];
     assert_eq!(flags(w), ["--lora_rank=16", "--lora_targets=q_proj,v_proj"]);
     assert_eq!(w["changes_training"], true);
+    // QLoRA (later: it also quantizes the base) fits alone here.
+    let qlora = kinds
+        .iter()
+        .position(|k| *k == "qlora")
+        .expect("a QLoRA option");
+    assert!(lora < qlora, "{kinds:?}");
+    check_options_against_their_own_estimates(&t, &base, &options);
+    // GPT-2 large on a T4 (no bf16, so no QLoRA): nothing alone fits; SDPA and LoRA on
+    // GPT-2's default c_attn at micro-batch 1 do.
+    let t4 = [
+        "--model=gpt2-large",
+        "--gpu=t4",
+        "--batch_size=8",
+        "--dtype=float16",
+        "--flash=False",
+    ];
+    let options = what_ifs(&t, &t4);
+    assert!(options.iter().all(|w| w["kind"] != "qlora"));
     let combination = options
         .iter()
         .find(|w| w["kind"] == "combination")
         .expect("a combination");
     assert_eq!(combination["fits"], true);
-    let f = flags(combination);
-    assert!(f.contains(&"--lora_rank=16".to_owned()), "{f:?}");
-    assert!(f.contains(&"--grad_checkpoint=True".to_owned()), "{f:?}");
-    check_options_against_their_own_estimates(&t, &base, &options);
+    assert_eq!(
+        flags(combination),
+        [
+            "--batch_size=1",
+            "--gradient_accumulation_steps=8",
+            "--flash=True",
+            "--lora_rank=16"
+        ]
+    );
+    assert_eq!(combination["scenario"]["lora_targets"], "attn.c_attn");
+    check_options_against_their_own_estimates(&t, &t4, &options);
     // Phi-3 has no PEFT default: its LoRA option adapts every Linear.
     let phi = what_ifs(
         &t,

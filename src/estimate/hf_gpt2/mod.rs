@@ -48,7 +48,7 @@ use super::memory::{Components, TrainMoment};
 use super::num::N;
 use super::params::Params;
 use super::scenario::Scenario;
-use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
+use super::trainer::{optimizer_bytes, Refusals, StepTotals, TrainerStep};
 use backward::Gpt2Step;
 use lora::Gpt2LoraStep;
 use saves::{Gpt2Run, FP32};
@@ -84,7 +84,7 @@ pub(crate) fn step(
     if run.lora_rank > 0 {
         return lora_step(a, run, p);
     }
-    let optimizer = fused_adamw_bytes(a, FP32);
+    let optimizer = optimizer_bytes(a, FP32, run);
     let (train, moment) = train_peak(a, run, p, optimizer);
     Ok(TrainerStep {
         train,

@@ -30,7 +30,7 @@ use super::lora_adapters::{self, Adapters};
 use super::num::N;
 use super::params::Params;
 use super::scenario::{Dtype, Scenario};
-use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
+use super::trainer::{optimizer_bytes, Refusals, StepTotals, TrainerStep};
 use lora::LlamaLoraStep;
 use moments::LlamaStep;
 use saves::{LlamaRun, FP32};
@@ -95,7 +95,7 @@ pub(crate) fn step(
     }
     let r = LlamaRun::of(a, run);
     let w = r.w;
-    let optimizer = fused_adamw_bytes(a, w);
+    let optimizer = optimizer_bytes(a, w, run);
     let weights = N::from(p.total) * w + N::from(a.attention.head_dim) * FP32;
     let full_grads = N::from(p.total) * w;
     let tokens = r.sb * 8;

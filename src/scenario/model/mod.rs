@@ -12,6 +12,7 @@ mod catalog;
 mod config;
 mod facts;
 mod generate;
+mod qlora;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -124,7 +125,10 @@ pub(crate) fn settle(
     let mut notes = if scenario.phase == Phase::Generate {
         generate::defaults(session, scenario).map_err(|e| vec![e])?
     } else {
-        trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?
+        let qlora = qlora::defaults(session, scenario, &model).map_err(|e| vec![e])?;
+        let mut notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
+        notes.extend(qlora);
+        notes
     };
     notes.extend(lora_targets(session, scenario, &model).map_err(|e| vec![e])?);
     Ok((model, notes))
@@ -245,7 +249,8 @@ fn trainer_defaults(
     let defaults = trainer_default_values(model);
     let mut assumed = Vec::new();
     for (key, value, words) in defaults {
-        if session.origins.contains_key(key) {
+        // QLoRA's recipe (`qlora::defaults`) has set the precision already.
+        if session.origins.contains_key(key) || (key == "dtype" && scenario.load_in_4bit) {
             continue;
         }
         session.set_default(key, &value);
