@@ -24,8 +24,7 @@
 //! - with a GPU, the least invasive combination that fits ([`ModelOptions::combination`]) when no
 //!   single change does.
 
-use super::arch::Architecture;
-use super::arch::Family;
+use super::arch::{Architecture, Family};
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
 use super::lora_targets::LoraTargets;

@@ -37,6 +37,7 @@ mod hf_generate_catalog;
 mod hf_gpt2;
 mod hf_llama;
 mod hf_lora;
+mod hf_lora_options;
 mod hf_qlora;
 mod hf_validation;
 mod hostile_cli;

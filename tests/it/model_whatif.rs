@@ -117,6 +117,10 @@ fn hugging_face_gpt2_what_ifs_are_its_own_estimates_ranked_least_change_first() 
     // loads float32 weights only), nor QLoRA (its recipe computes in bf16); bitsandbytes' 8-bit
     // AdamW, plain and paged, is.
     assert_eq!(w[6]["scenario"]["dtype"], "float16");
+    // PEFT's LoRA at rank 16 on GPT-2's default target, c_attn, then the 8-bit AdamWs and half
+    // the context.
+    assert_eq!(w[7]["scenario"]["lora_rank"], 16);
+    assert_eq!(w[7]["scenario"]["lora_targets"], "attn.c_attn");
     assert_eq!(w[8]["scenario"]["optimizer"], "adamw8bit");
     assert_eq!(w[9]["scenario"]["optimizer"], "paged_adamw8bit");
     assert_eq!(w[10]["scenario"]["block_size"], 512);
@@ -221,13 +225,14 @@ fn a_llama_family_what_if_changes_the_terms_it_should_by_independent_arithmetic(
             assert_eq!(e["bytes"]["optimizer"], 4 * p + 4 * tensors);
             assert_eq!(o["changes_training"], true);
         } else if o["kind"] == "lora" {
-            // PEFT's default q_proj and v_proj at rank 16, float32: 16·(896 + 896) and
-            // 16·(896 + 128) per block.
-            let adapters = 24 * 16 * ((896 + 896) + (896 + 128));
-            assert_eq!(
-                e["bytes"]["weights"].as_u64().unwrap(),
-                v["bytes"]["weights"].as_u64().unwrap() + 4 * adapters
-            );
+            // PEFT's LoRA, rank 16 on q_proj and v_proj (896 → 896 and 896 → 2·64) in each of
+            // the 24 blocks: float32 adapters beside the frozen float32 weights, AdamW's state
+            // for the 2·2·24 adapter tensors only.
+            let lora = 24 * 16 * ((896 + 896) + (896 + 128));
+            assert_eq!(o["params_total"], p + lora);
+            assert_eq!(e["bytes"]["weights"], 4 * (p + lora) + 4 * head_dim);
+            assert_eq!(e["bytes"]["optimizer"], 8 * lora + 4 * 2 * 2 * 24);
+            assert_eq!(o["changes_training"], true);
         } else if o["kind"] == "qlora" {
             // 4-bit blocks beside the float32 embeddings: less than half the float32 weights.
             assert!(e["bytes"]["weights"].as_u64() < Some(2 * p), "{o}");
@@ -320,4 +325,5 @@ fn when_no_single_change_fits_the_least_invasive_combination_is_offered() {
     assert_eq!(last["verdict"], "does_not_fit");
     assert_eq!(last["scenario"]["batch_size"], 1);
     assert_eq!(last["scenario"]["load_in_4bit"], true);
+    assert_eq!(last["scenario"]["lora_rank"], 16);
 }

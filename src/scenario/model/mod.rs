@@ -147,6 +147,20 @@ fn lora_targets(
     if !keys::Families::LORA.contains(a.family) {
         return Ok(None);
     }
+    // Without adapters PEFT is not applied: its settings would change nothing.
+    if scenario.lora_rank == 0 {
+        for key in ["lora_targets", "lora_dropout"] {
+            if let Some(at) = session.origins.get(key) {
+                return Err(at
+                    .error(&format!(
+                        "`{key}` is a setting of PEFT's LoRA, which lora_rank = 0 turns off"
+                    ))
+                    .with_help(
+                        "set lora_rank (PEFT's r, e.g. 16) to fine-tune with LoRA, or remove it",
+                    ));
+            }
+        }
+    }
     if let Some(at) = session.origins.get("lora_targets") {
         return match scenario.lora_targets.resolve(a) {
             Ok(_) => Ok(None),
