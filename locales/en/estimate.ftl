@@ -19,6 +19,7 @@ est-moment-loss_backward = cross-entropy backward
 est-moment-head_backward = the backward of the output head and final norm
 est-moment-mlp_backward = backward of the last block's MLP
 est-moment-backward_end = the end of backward
+est-moment-optimizer_step = the optimizer step
 est-moment-attention_backward = backward of the attention scores
 est-moment-block_recompute = recomputing a checkpointed block
 est-moment-no_training = no training step: eval_only runs one evaluation and exits

@@ -19,6 +19,7 @@ est-moment-loss_backward = la pasada hacia atrás de la entropía cruzada
 est-moment-head_backward = la pasada hacia atrás de la cabeza de salida y la norma final
 est-moment-mlp_backward = backward del MLP del último bloque
 est-moment-backward_end = el final de la pasada hacia atrás
+est-moment-optimizer_step = el paso del optimizador
 est-moment-attention_backward = la pasada hacia atrás de las puntuaciones de atención
 est-moment-block_recompute = recálculo de un bloque con checkpointing
 est-moment-no_training = sin paso de entrenamiento: eval_only evalúa una vez y termina

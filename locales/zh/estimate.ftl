@@ -19,6 +19,7 @@ est-moment-loss_backward = 交叉熵反向传播
 est-moment-head_backward = 输出头与最终归一化层的反向传播
 est-moment-mlp_backward = 最后一个块的 MLP 反向传播
 est-moment-backward_end = 反向传播结束时
+est-moment-optimizer_step = 优化器更新步骤
 est-moment-attention_backward = 注意力分数的反向传播
 est-moment-block_recompute = 重算一个检查点块
 est-moment-no_training = 没有训练步：eval_only 只评估一次就退出

@@ -297,6 +297,7 @@ fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
         TrainMoment::HeadBackward => "est-moment-head_backward",
         TrainMoment::MlpBackward => "est-moment-mlp_backward",
         TrainMoment::BackwardEnd => "est-moment-backward_end",
+        TrainMoment::OptimizerStep => "est-moment-optimizer_step",
         TrainMoment::AttentionBackward => "est-moment-attention_backward",
         TrainMoment::BlockRecompute => "est-moment-block_recompute",
         TrainMoment::NoTraining => "est-moment-no_training",

@@ -46,6 +46,7 @@ mod markdown;
 mod model_cli;
 mod model_guides;
 mod model_whatif;
+mod nanochat;
 mod nanogpt_configs;
 mod nanogpt_runs;
 mod one_pass;
