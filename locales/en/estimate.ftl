@@ -135,6 +135,7 @@ est-model-name-value = { $name } ({ $family }, transformers { $version })
 est-model-name-value-plain = { $name } ({ $family })
 est-no-options-model = None of the what-ifs vramdoc computes for this model applies here: change --batch_size, --block_size, --dtype or --grad_checkpoint and compare the estimates.
 est-note-model = Estimates: the training peak follows a replay of one Trainer step of Hugging Face transformers { $version }'s own code (forward with labels, backward, gradient clipping, fused AdamW, gradients set to None); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
+est-note-nanochat = Estimates: the training peak follows a replay of nanochat { $commit }'s own base_train.py step (its GPT and its Muon and AdamW optimizer, run eagerly: torch.compile is not replayed, so a compiled run keeps at most this; attention through PyTorch's SDPA fallback, not FA3); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
 
 ## Solvers (--solve) for the generate phase
 solve-max-context = Longest context whose verdict on { $gpu } is “fits”: { $tokens } tokens ({ $prompt } of prompt + { $new } new).

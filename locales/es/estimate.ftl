@@ -135,6 +135,7 @@ est-model-name-value = { $name } ({ $family }, transformers { $version })
 est-model-name-value-plain = { $name } ({ $family })
 est-no-options-model = Ninguna de las alternativas que vramdoc calcula para este modelo se aplica aquí: cambie --batch_size, --block_size, --dtype o --grad_checkpoint y compare las estimaciones.
 est-note-model = Son estimaciones: el pico de entrenamiento sigue una reproducción de un paso de Trainer con el propio código de Hugging Face transformers { $version } (forward con etiquetas, backward, recorte de gradientes, AdamW fusionado, gradientes a None); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.
+est-note-nanochat = Estimaciones: el pico del entrenamiento sigue una reproducción del propio paso de base_train.py de nanochat { $commit } (su GPT y su optimizador Muon y AdamW, ejecutados sin compilar: torch.compile no se reproduce, así que una ejecución compilada ocupa como mucho esto; la atención pasa por el SDPA de PyTorch, no por FA3); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un intervalo documentado, y el veredicto dice qué parte de ese intervalo cabe.
 
 ## Cálculos inversos (--solve) de la fase de generación
 solve-max-context = Contexto más largo cuyo veredicto en { $gpu } es «cabe»: { $tokens } tokens ({ $prompt } de prompt + { $new } nuevos).

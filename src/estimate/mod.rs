@@ -377,6 +377,11 @@ fn estimate_trainer_step(
     let peak = train.sum();
     let mut bytes = bytes(&run, &m, &setup, &moments, peak)?;
     bytes.first_step_peak = Some(step.first.to_u64("the first step's peak")?);
+    // nanochat's ranks each run their share of the job's micro-batches (no DDP wrapper).
+    let process = match a.family {
+        Family::Nanochat => run.per_process(),
+        _ => run.clone(),
+    };
     finish(
         &run,
         a.clone(),
@@ -384,7 +389,7 @@ fn estimate_trainer_step(
         bytes,
         &moments,
         PeakPhase::Train,
-        &run,
+        &process,
         catalog,
     )
 }

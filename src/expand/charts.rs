@@ -221,7 +221,12 @@ fn breakdown_segments(data: &GuideData, loc: &Localizer) -> Vec<Segment> {
             &[
                 (
                     "name",
-                    FluentValue::from(k.label(&data.scenario, data.estimate.peak_phase, loc)),
+                    FluentValue::from(k.label(
+                        &data.scenario,
+                        data.estimate.architecture().family,
+                        data.estimate.peak_phase,
+                        loc,
+                    )),
                 ),
                 ("size", FluentValue::from(loc.bytes(bytes))),
             ],

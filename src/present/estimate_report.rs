@@ -65,6 +65,11 @@ fn no_options(e: &Estimate, loc: &Localizer) -> String {
 fn note(e: &Estimate, loc: &Localizer) -> String {
     if e.architecture().is_nanogpt() {
         loc.t("est-note")
+    } else if e.architecture().family == Family::Nanochat {
+        loc.t_args(
+            "est-note-nanochat",
+            &[arg("commit", crate::estimate::nanochat_commit().to_owned())],
+        )
     } else {
         loc.t_args(
             "est-note-model",
@@ -164,11 +169,12 @@ fn model_name_row(e: &Estimate, loc: &Localizer) -> Option<(String, String)> {
 /// apply (trainable parameters, DDP, resume).
 fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
     let mut rows: Vec<(String, String)> = model_name_row(e, loc).into_iter().collect();
-    rows.extend([
-        params_row(e, loc),
-        groups_row(e, loc),
-        effective_batch_row(e, loc),
-    ]);
+    rows.push(params_row(e, loc));
+    // nanoGPT's decay groups; nanochat's are Muon's and AdamW's, which the optimizer row names.
+    if e.architecture().family != Family::Nanochat {
+        rows.push(groups_row(e, loc));
+    }
+    rows.push(effective_batch_row(e, loc));
     rows.extend(trainable_row(e, loc));
     rows.extend(ddp_row(e, loc));
     rows.extend(resume_row(e, loc));

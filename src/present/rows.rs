@@ -6,7 +6,7 @@ use fluent_bundle::FluentValue;
 
 use super::verdict::verdict_word;
 use crate::estimate::{
-    Change, Dtype, Estimate, Optimizer, PeakPhase, Scenario, Verdict, WhatIf, WhatIfKind,
+    Change, Dtype, Estimate, Family, Optimizer, PeakPhase, Scenario, Verdict, WhatIf, WhatIfKind,
 };
 use crate::i18n::Localizer;
 use crate::scenario::keys::{self, Key, NanoGpt, KEYS};
@@ -78,10 +78,23 @@ impl Line {
     }
 
     /// The line's label for scenario `s` whose peak is in `phase`, in `loc`'s language.
-    pub(crate) fn label(self, s: &Scenario, phase: PeakPhase, loc: &Localizer) -> String {
+    /// nanochat keeps float32 matrices beside its embeddings in `COMPUTE_DTYPE`, and its optimizer
+    /// is Muon for the matrices with AdamW for the rest.
+    pub(crate) fn label(
+        self,
+        s: &Scenario,
+        family: Family,
+        phase: PeakPhase,
+        loc: &Localizer,
+    ) -> String {
         let with = |name: &'static str, v: String| loc.t_args(self.key(), &[(name, v.into())]);
+        let nanochat = family == Family::Nanochat;
         match self {
+            Line::Weights if nanochat && s.dtype != Dtype::Float32 => {
+                with("dtype", "fp32 + bf16 embeddings".to_owned())
+            }
             Line::Weights => with("dtype", weights_dtype(s).to_owned()),
+            Line::Optimizer if nanochat => with("optimizer", "Muon + AdamW".to_owned()),
             Line::Optimizer => with("optimizer", optimizer_name(s.optimizer).to_owned()),
             Line::Peak => with(
                 "phase",
@@ -156,7 +169,7 @@ pub(crate) fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
         .into_iter()
         .map(|(line, bytes)| MemoryRow {
             line,
-            label: line.label(&e.scenario, e.peak_phase, loc),
+            label: line.label(&e.scenario, e.architecture().family, e.peak_phase, loc),
             bytes,
             high: if line == Line::TotalRange {
                 b.total_high

@@ -47,6 +47,7 @@ mod model_cli;
 mod model_guides;
 mod model_whatif;
 mod nanochat;
+mod nanochat_cli;
 mod nanogpt_configs;
 mod nanogpt_runs;
 mod one_pass;

@@ -108,7 +108,7 @@ impl GptConfig {
                 qk_norm: Some(Norm::RmsNormNoWeight),
                 softcap: None,
                 sliding_window: Some(SlidingWindow {
-                    window: (self.sequence_len / 4).div_ceil(128) * 128,
+                    window: self.sequence_len.div_ceil(4).div_ceil(128) * 128,
                     pattern: spans,
                 }),
             },

@@ -39,6 +39,26 @@ pub(crate) struct Model {
     dropout: Option<f64>,
 }
 
+impl Model {
+    /// The model one of nanochat's scripts builds or loads (`nanochat_script`), named by the
+    /// script's path.
+    pub(crate) fn nanochat_script(architecture: Architecture, path: &str) -> Model {
+        Model {
+            info: ModelInfo {
+                id: None,
+                path: Some(path.to_owned()),
+                family: Family::Nanochat,
+                model_type: "nanochat".to_owned(),
+                computed: true,
+                transformers: None,
+                source: None,
+            },
+            architecture,
+            dropout: None,
+        }
+    }
+}
+
 /// The JSON's `model` object: which model, whose code, and where its facts come from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct ModelInfo {
@@ -132,6 +152,9 @@ pub(crate) fn settle(
 /// `Trainer`'s defaults for a run of `model`: each key, its value, and the words that say it
 /// was assumed.
 pub(crate) fn trainer_default_values(model: &Model) -> Vec<(&'static str, Literal, &'static str)> {
+    if model.architecture.family == Family::Nanochat {
+        return nanochat_default_values();
+    }
     let sequence = default_sequence(model);
     vec![
         ("batch_size", Literal::Int(8), "per_device_train_batch_size 8"),
@@ -156,6 +179,32 @@ pub(crate) fn trainer_default_values(model: &Model) -> Vec<(&'static str, Litera
             Literal::Int(i64::try_from(sequence).unwrap_or(1024)),
             "sequences of block_size tokens",
         ),
+    ]
+}
+
+/// nanochat's `base_train.py` defaults (at the pinned commit) for the keys it has: 32 sequences
+/// of 2048 tokens per device, bfloat16 compute (an sm80+ GPU's `COMPUTE_DTYPE`), one
+/// micro-step, no dropout; the step is estimated uncompiled (`torch.compile` is not replayed).
+fn nanochat_default_values() -> Vec<(&'static str, Literal, &'static str)> {
+    vec![
+        ("batch_size", Literal::Int(32), "--device-batch-size 32"),
+        (
+            "gradient_accumulation_steps",
+            Literal::Int(1),
+            "one micro-step per optimizer step",
+        ),
+        (
+            "dtype",
+            Literal::Str("bfloat16".to_owned()),
+            "COMPUTE_DTYPE bfloat16 (an sm80+ GPU's; float32 before Ampere is --dtype=float32)",
+        ),
+        (
+            "compile",
+            Literal::Bool(false),
+            "the step run eagerly (torch.compile is not replayed)",
+        ),
+        ("dropout", Literal::Float(0.0), "no dropout"),
+        ("block_size", Literal::Int(2048), "--max-seq-len 2048"),
     ]
 }
 
@@ -185,16 +234,25 @@ fn trainer_defaults(
         scenario
             .set(key, value.clone())
             .map_err(|e| Diagnostic::error(e.to_string()))?;
+        let nanochat = model.architecture.family == Family::Nanochat;
         assumed.push(match key {
-            "dropout" => format!("dropout {dropout} (the config's)"),
-            "block_size" => format!("{sequence}-token sequences (--block_size)"),
+            "dropout" if !nanochat => format!("dropout {dropout} (the config's)"),
+            "block_size" if !nanochat => format!("{sequence}-token sequences (--block_size)"),
             _ => words.to_owned(),
         });
     }
     let mut notes = Vec::new();
     if !assumed.is_empty() {
+        let step = if model.architecture.family == Family::Nanochat {
+            format!(
+                "one step of nanochat {}'s base_train.py with its defaults",
+                crate::estimate::nanochat_commit()
+            )
+        } else {
+            "one Trainer step with Trainer's defaults".to_owned()
+        };
         notes.push(format!(
-            "model = {}: one Trainer step with Trainer's defaults where no input set a key: {}",
+            "model = {}: {step} where no input set a key: {}",
             model.architecture.name,
             assumed.join(", ")
         ));
