@@ -14,6 +14,8 @@
 //! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
 //! - the weights loaded in bfloat16 and trained as they are (`torch_dtype=torch.bfloat16`);
 //! - half the sequence length;
+//! - nanochat: with a GPU the run does not fit, the deepest shallower model that does
+//!   (`--depth`, which also sets the width at base_train.py's default aspect ratio);
 //! - with a GPU, the least invasive combination that fits ([`ModelOptions::combination`]) when no
 //!   single change does.
 
@@ -50,6 +52,7 @@ pub fn what_if_model(
     o.dtype();
     o.bf16_weights();
     o.shorter_sequences();
+    o.shallower_nanochat();
     o.combination();
     Ok(o.out)
 }
@@ -214,6 +217,55 @@ impl ModelOptions<'_> {
             ..self.run.clone()
         };
         self.push(WhatIfKind::BlockSize, changed, true, false);
+    }
+
+    /// nanochat, when the run does not fit a GPU: the deepest shallower model that fits, as
+    /// base_train.py builds it (`--depth`: the width at the default aspect ratio of 64 and head
+    /// width of 128, the same sequence and window pattern). Left out for a model not built with
+    /// those defaults, whose aspect ratio the description does not keep.
+    fn shallower_nanochat(&mut self) {
+        use super::arch::{Family, Span};
+        use super::nanochat::GptConfig;
+        let a = self.a;
+        if a.family != Family::Nanochat || self.base.fits != Some(false) {
+            return;
+        }
+        let pattern: String = a.attention.sliding_window.as_ref().map_or_else(
+            || "L".to_owned(),
+            |w| {
+                w.pattern
+                    .iter()
+                    .map(|s| if *s == Span::Local { 'S' } else { 'L' })
+                    .collect()
+            },
+        );
+        let config = |depth: u64| GptConfig {
+            vocab_size: a.vocab_size,
+            ..GptConfig::from_depth(depth, 64, 128, self.run.block_size, &pattern)
+        };
+        let own = config(a.layers);
+        if own.n_embd != a.hidden || own.n_head != a.attention.heads {
+            return;
+        }
+        for depth in (1..a.layers).rev() {
+            let shallower = config(depth).architecture(&format!("{} at depth {depth}", a.name));
+            let Ok(e) = estimate_model(&shallower, &self.run, self.catalog) else {
+                continue;
+            };
+            if e.fits == Some(true) {
+                let o = option(
+                    WhatIfKind::NLayer,
+                    &self.run,
+                    &self.base,
+                    e.scenario.clone(),
+                    &e,
+                    true,
+                    None,
+                );
+                self.out.push(o);
+                return;
+            }
+        }
     }
 
     /// When no option fits the GPU: the least invasive combination that does. The levers are

@@ -200,6 +200,42 @@ fn a_depth_that_does_not_fit_gets_what_ifs_with_verdicts() {
     for o in options {
         assert!(o["total"].as_u64().unwrap() < v["bytes"]["total"].as_u64().unwrap());
     }
+    // Depth 26 does not fit a 24 GB card even at one sequence (its optimizer step sets the
+    // peak): the deepest model that fits is offered, as base_train.py builds it.
+    let v = json(
+        &t,
+        &[
+            "scripts/base_train.py",
+            "--depth=26",
+            "--device-batch-size=2",
+            "--gpu",
+            "rtx-4090",
+        ],
+    );
+    assert_eq!(v["train_peak_moment"], "optimizer_step");
+    let depth = v["what_if"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "n_layer")
+        .unwrap();
+    assert_eq!(depth["verdict"], "fits");
+    let changes = &depth["changes"];
+    assert_eq!(changes[0]["key"], "n_layer");
+    let fitting: u64 = changes[0]["value"].as_str().unwrap().parse().unwrap();
+    assert!((1..26).contains(&fitting));
+    // One layer deeper does not fit.
+    let deeper = json(
+        &t,
+        &[
+            "scripts/base_train.py",
+            &format!("--depth={}", fitting + 1),
+            "--device-batch-size=2",
+            "--gpu",
+            "rtx-4090",
+        ],
+    );
+    assert_ne!(deeper["verdict"], "fits");
 }
 
 #[test]
