@@ -270,6 +270,13 @@ RUNS = [
     Run("d12-b8-s2048-L", 12, 8, 2048, "L"),
     Run("d20-b2-s2048-SSSL", 20, 2, 2048, "SSSL"),
     Run("d20-b1-s2048-L-ddp8", 20, 1, 2048, "L", nproc_per_node=8),
+    # 500 tokens: the mask's columns padded to 512, the memory-efficient kernel's log-sum-exp
+    # rounded up to 512; 6 layers over 4 ranks: Muon's chunks of 2 padded to 8 matrices.
+    Run("d6-b2-s500-SSSL-ddp4", 6, 2, 500, "SSSL", nproc_per_node=4),
+    Run("d6-b1-s1024-L-fp32-acc2-ddp2", 6, 1, 1024, "L", grad_accum_steps=2, nproc_per_node=2,
+        dtype="float32"),
+    # 128 tokens: the short window (128) is the whole sequence, so no layer builds a mask.
+    Run("d10-b8-s128-SSSL", 10, 8, 128, "SSSL"),
 ]
 
 

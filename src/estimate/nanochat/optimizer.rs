@@ -104,6 +104,8 @@ pub(super) fn shards_evenly(r: &Run) -> bool {
 }
 
 /// The largest bytes `step()` holds beyond the weights, gradients and state, on rank 0:
+/// - with more ranks, phase 1 itself: a group's stacked gradients (`torch.stack`, K matrices)
+///   beside its padded `stacked_grads` and `grad_chunk`, after the buffers made before it;
 /// - what phase 1 makes and keeps to the end: one rank's stacked gradients per Muon group
 ///   (`torch.stack`; with more ranks the zero-padded `stacked_grads` of ⌈K/world⌉·world
 ///   matrices and the rank's `grad_chunk`) and, with more ranks, each sharded AdamW tensor's
@@ -152,6 +154,23 @@ fn moments(r: &Run) -> Vec<(u128, u128)> {
                 .sum()
         };
     let mut out = Vec::new();
+    if w > 1 {
+        // Phase 1 on more ranks: each sharded AdamW tensor's `grad_slice`, then per Muon group
+        // `torch.stack` of its gradients (a local, freed on return) beside the zero-padded
+        // `stacked_grads` it is copied into and the rank's `grad_chunk`, after the earlier
+        // groups' buffers.
+        let mut made: u128 = adamw
+            .iter()
+            .filter(|p| p.numel >= 1024)
+            .map(|p| p.numel / w * p.bytes)
+            .sum();
+        for g in &groups {
+            let e = g.rows * g.cols * 4;
+            let kept = g.chunk(w) * w * e + g.chunk(w) * e;
+            out.push((made + g.count * e + kept, 0));
+            made += kept;
+        }
+    }
     let mut state = 0;
     for p in &adamw {
         let n = adamw_slice(p, w);
