@@ -13,8 +13,10 @@
 //! - gradient checkpointing (`gradient_checkpointing=True`), with its extra compute;
 //! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
 //! - the weights loaded in bfloat16 and trained as they are (`torch_dtype=torch.bfloat16`);
-//! - half the sequence length;
-//! - nanochat: with a GPU the run does not fit, the deepest shallower model that does
+//! - half the sequence length (nanochat: with twice the micro-steps, as its token budget
+//!   per step is fixed);
+//! - nanochat: with a GPU the run does not fit and no option above does, the deepest shallower
+//!   model that does
 //!   (`--depth`, which also sets the width at base_train.py's default aspect ratio);
 //! - with a GPU, the least invasive combination that fits ([`ModelOptions::combination`]) when no
 //!   single change does.
@@ -212,14 +214,21 @@ impl ModelOptions<'_> {
         if self.run.block_size < 2 {
             return;
         }
-        let changed = Scenario {
+        let mut changed = Scenario {
             block_size: self.run.block_size / 2,
             ..self.run.clone()
         };
+        // nanochat keeps its --total-batch-size in tokens: half the sequence, twice the
+        // micro-steps (which keeps the gradients between them).
+        if self.a.family == super::arch::Family::Nanochat {
+            changed.gradient_accumulation_steps =
+                changed.gradient_accumulation_steps.saturating_mul(2);
+        }
         self.push(WhatIfKind::BlockSize, changed, true, false);
     }
 
-    /// nanochat, when the run does not fit a GPU: the deepest shallower model that fits, as
+    /// nanochat, when the run does not fit a GPU and no option before this does: the deepest
+    /// shallower model that fits, as
     /// base_train.py builds it (`--depth`: the width at the default aspect ratio of 64 and head
     /// width of 128, the same sequence and window pattern). Left out for a model not built with
     /// those defaults, whose aspect ratio the description does not keep.
@@ -227,7 +236,8 @@ impl ModelOptions<'_> {
         use super::arch::{Family, Span};
         use super::nanochat::GptConfig;
         let a = self.a;
-        if a.family != Family::Nanochat || self.base.fits != Some(false) {
+        let fitting = self.out.iter().any(|o| o.fits == Some(true));
+        if a.family != Family::Nanochat || self.base.fits != Some(false) || fitting {
             return;
         }
         let pattern: String = a.attention.sliding_window.as_ref().map_or_else(

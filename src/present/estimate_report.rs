@@ -42,7 +42,7 @@ pub(crate) fn table(
     if options.is_empty() {
         out += &format!("  {}\n", no_options(e, loc));
     } else {
-        out += &options_text(options, loc);
+        out += &options_text(options, e.architecture().family, loc);
     }
     if !ignored.is_empty() {
         let keys = FluentValue::from(ignored.join(", "));
@@ -116,7 +116,7 @@ pub(crate) fn markdown(e: &Estimate, options: &[WhatIf], loc: &Localizer) -> Str
     if options.is_empty() {
         out += &format!("{}\n", no_options(e, loc));
     } else {
-        out += &options_markdown(options, loc);
+        out += &options_markdown(options, e.architecture().family, loc);
     }
     out + &format!("\n_{}_\n", note(e, loc))
 }
@@ -375,8 +375,8 @@ pub(super) const OPTION_ALIGN: [Align; 5] = [
 
 /// The what-ifs `options` as a terminal table, one row per distinct change, with the footnotes
 /// of the markers it uses (`vramdoc estimate` and `vramdoc diagnose`).
-pub(crate) fn options_text(options: &[WhatIf], loc: &Localizer) -> String {
-    let (cells, notes) = option_table(options, loc, false);
+pub(crate) fn options_text(options: &[WhatIf], family: Family, loc: &Localizer) -> String {
+    let (cells, notes) = option_table(options, family, loc, false);
     let mut rows = vec![TextRow::Cells(option_header(loc))];
     rows.extend(cells.into_iter().map(TextRow::Cells));
     let mut out = text_table(&rows, &OPTION_ALIGN);
@@ -387,8 +387,8 @@ pub(crate) fn options_text(options: &[WhatIf], loc: &Localizer) -> String {
 }
 
 /// The same as a Markdown table, the footnotes below it.
-pub(crate) fn options_markdown(options: &[WhatIf], loc: &Localizer) -> String {
-    let (cells, notes) = option_table(options, loc, true);
+pub(crate) fn options_markdown(options: &[WhatIf], family: Family, loc: &Localizer) -> String {
+    let (cells, notes) = option_table(options, family, loc, true);
     let mut out = markdown_table(&option_header(loc), &OPTION_ALIGN, &cells);
     out += &format!("\n{}\n", notes.join("\n\n"));
     out
@@ -396,18 +396,27 @@ pub(crate) fn options_markdown(options: &[WhatIf], loc: &Localizer) -> String {
 
 /// The options table's rows, one per distinct change (`present::merge`), as cells, and the
 /// footnotes of the markers they use.
-fn option_table(options: &[WhatIf], loc: &Localizer, md: bool) -> (Vec<Vec<String>>, Vec<String>) {
+fn option_table(
+    options: &[WhatIf],
+    family: Family,
+    loc: &Localizer,
+    md: bool,
+) -> (Vec<Vec<String>>, Vec<String>) {
     let rows = present::merge(options.iter().map(|o| OptionRow::of(o, loc)));
-    let cells = rows.iter().map(|r| row_cells(r, loc, md)).collect();
+    let cells = rows.iter().map(|r| row_cells(r, family, loc, md)).collect();
     let mut notes = present::merged_notes(&rows, loc);
     notes.extend(present::footnotes(&rows, loc));
     (cells, notes)
 }
 
-/// One option as table cells: label with markers, changes as command-line overrides, total,
-/// saving, verdict.
-fn row_cells(r: &OptionRow, loc: &Localizer, md: bool) -> Vec<String> {
-    let changes: Vec<String> = r.changes.iter().map(present::flag).collect();
+/// One option as table cells: label with markers, changes as command-line overrides (the
+/// family's program's flags), total, saving, verdict.
+fn row_cells(r: &OptionRow, family: Family, loc: &Localizer, md: bool) -> Vec<String> {
+    let changes: Vec<String> = r
+        .changes
+        .iter()
+        .filter_map(|c| present::flag_of(family, c))
+        .collect();
     let change = if md {
         format!("`{}`", changes.join("` `"))
     } else {

@@ -236,6 +236,26 @@ fn a_depth_that_does_not_fit_gets_what_ifs_with_verdicts() {
         ],
     );
     assert_ne!(deeper["verdict"], "fits");
+    // The table spells the options as nanochat's own flags.
+    let r = t.run(&[
+        "estimate",
+        "scripts/base_train.py",
+        "--depth=26",
+        "--device-batch-size=2",
+        "--gpu",
+        "rtx-4090",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for want in [
+        "--device-batch-size=1",
+        "--max-seq-len=1024",
+        &format!("--depth={fitting}"),
+    ] {
+        assert!(r.stdout.contains(want), "{want}:\n{}", r.stdout);
+    }
+    for unwanted in ["--batch_size", "--gradient_accumulation_steps", "--n_embd"] {
+        assert!(!r.stdout.contains(unwanted), "{unwanted}:\n{}", r.stdout);
+    }
 }
 
 #[test]
