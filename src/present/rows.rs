@@ -78,8 +78,9 @@ impl Line {
     }
 
     /// The line's label for scenario `s` whose peak is in `phase`, in `loc`'s language.
-    /// nanochat keeps float32 matrices beside its embeddings in `COMPUTE_DTYPE`, and its optimizer
-    /// is Muon for the matrices with AdamW for the rest.
+    /// nanochat keeps float32 matrices beside its embeddings in `COMPUTE_DTYPE`, its `Linear`
+    /// (not autocast) makes the 16-bit weight copies, and its optimizer is Muon for the matrices
+    /// with AdamW for the rest.
     pub(crate) fn label(
         self,
         s: &Scenario,
@@ -90,11 +91,10 @@ impl Line {
         let with = |name: &'static str, v: String| loc.t_args(self.key(), &[(name, v.into())]);
         let nanochat = family == Family::Nanochat;
         match self {
-            Line::Weights if nanochat && s.dtype != Dtype::Float32 => {
-                with("dtype", "fp32 + bf16 embeddings".to_owned())
-            }
+            Line::Weights if nanochat && s.dtype != Dtype::Float32 => loc.t("est-weights-nanochat"),
             Line::Weights => with("dtype", weights_dtype(s).to_owned()),
             Line::Optimizer if nanochat => with("optimizer", "Muon + AdamW".to_owned()),
+            Line::Autocast if nanochat => loc.t("est-weight-casts-nanochat"),
             Line::Optimizer => with("optimizer", optimizer_name(s.optimizer).to_owned()),
             Line::Peak => with(
                 "phase",
