@@ -255,7 +255,8 @@ pub(crate) fn settle(
                 "chat_sft.py: the base model is assumed trained with base_train.py's defaults \
                  (--aspect-ratio 64, --head-dim 128, --window-pattern SSSL); unset batch and \
                  sequence flags take chat_sft.py's fallbacks (32, 2048, 524,288 tokens), as for \
-                 a checkpoint that recorded none"
+                 a checkpoint that recorded none; the step is estimated, not the loading of \
+                 the checkpoint and its optimizer state before it"
                     .to_owned(),
             );
             (depth, "SSSL".to_owned())
@@ -382,6 +383,8 @@ fn load_script(src: &Sources<'_>, path: &Path, script: Script) -> Result<Loaded,
     for input in src.inputs {
         match input {
             Input::File(p) if p == path && !seen_script => seen_script = true,
+            // torchrun's separator before the script's own flags (`-- --depth=20`).
+            Input::Override(arg) if arg == "--" => {}
             Input::Override(arg) => {
                 let flag = arg.trim_start_matches('-');
                 match flag.split_once('=') {

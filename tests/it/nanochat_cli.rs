@@ -87,6 +87,21 @@ fn base_train_flags_give_the_replayed_run() {
     );
     within_one_percent(&v, "d12-b4-s1024-SSSL-ddp8");
     assert_eq!(v["accumulation_per_gpu"], 1);
+    // As torchrun's command line writes it: the script's flags after `--`.
+    let pasted = json(
+        &t,
+        &[
+            "scripts/base_train.py",
+            "--",
+            "--depth=12",
+            "--device-batch-size=4",
+            "--max-seq-len=1024",
+            "--total-batch-size=32768",
+            "--nproc-per-node",
+            "8",
+        ],
+    );
+    assert_eq!(pasted["bytes"], v["bytes"]);
 }
 
 #[test]
