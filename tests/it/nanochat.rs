@@ -156,6 +156,20 @@ fn nanochat_refuses_what_it_does_not_run() {
             },
         ),
         (
+            "flash",
+            Scenario {
+                flash: false,
+                ..scenario(&e.run)
+            },
+        ),
+        (
+            "gradient_as_bucket_view",
+            Scenario {
+                gradient_as_bucket_view: true,
+                ..scenario(&e.run)
+            },
+        ),
+        (
             "ddp_world_size",
             Scenario {
                 ddp_world_size: 3,

@@ -37,7 +37,7 @@ use super::error::ScenarioError;
 use super::memory::{Components, TrainMoment};
 use super::num::N;
 use super::scenario::{Dtype, InitFrom, Scenario, Sharding};
-use super::trainer::TrainerStep;
+use super::trainer::{Refusals, TrainerStep};
 
 /// The sizes of one nanochat run, in elements and bytes.
 pub(crate) struct Run {
@@ -143,12 +143,8 @@ impl Run {
 
 /// Refuses what the replay does not cover, naming each key (all at once).
 fn check(s: &Scenario) -> Result<(), ScenarioError> {
-    let mut refused: Vec<String> = Vec::new();
-    let mut not = |yes: bool, key: &str, why: &str| {
-        if yes {
-            refused.push(format!("`{key}`: {why}"));
-        }
-    };
+    let mut r = Refusals::none();
+    let mut not = |yes: bool, key: &'static str, why: &'static str| r.not(yes, key, why);
     not(
         s.dtype == Dtype::Float16,
         "dtype",
@@ -161,6 +157,11 @@ fn check(s: &Scenario) -> Result<(), ScenarioError> {
         "pure_bf16",
         "nanochat keeps float32 master weights for its matrices and head (only wte and the \
          value embeddings are stored in COMPUTE_DTYPE)",
+    );
+    not(
+        !s.flash,
+        "flash",
+        "nanochat's attention is FA3 or PyTorch's SDPA, never an eager softmax: set it to true",
     );
     not(
         s.compile,
@@ -185,6 +186,11 @@ fn check(s: &Scenario) -> Result<(), ScenarioError> {
          --nproc-per-node) only",
     );
     not(
+        s.gradient_as_bucket_view,
+        "gradient_as_bucket_view",
+        "nanochat uses no DDP wrapper, so there are no gradient buckets",
+    );
+    not(
         s.lora_rank > 0 || s.freeze_embeddings,
         "lora_rank",
         "nanochat trains every parameter",
@@ -194,14 +200,10 @@ fn check(s: &Scenario) -> Result<(), ScenarioError> {
         "init_from",
         "nanoGPT's train.py settings have no meaning for nanochat",
     );
-    if refused.is_empty() {
-        return Ok(());
-    }
-    Err(ScenarioError::general(format!(
-        "nanochat (commit {}) is modelled as base_train.py's step only; {}",
-        &NANOCHAT_COMMIT[..7],
-        refused.join("; ")
-    )))
+    r.result_for(&format!(
+        "nanochat (commit {}) is modelled as base_train.py's step only",
+        &NANOCHAT_COMMIT[..7]
+    ))
 }
 
 /// nanochat's step of `a` under `run`: refused settings first, then the peak of a step once

@@ -128,6 +128,8 @@ pub(crate) fn settle(
                     model.info.model_type,
                     if matches!(key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
                         "takes its shape from its own config"
+                    } else if family == Family::Nanochat {
+                        "trains as its own base_train.py step, without train.py's settings and patches"
                     } else {
                         "trains as a Trainer step, without train.py's settings and patches"
                     }
