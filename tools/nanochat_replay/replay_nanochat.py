@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import json
 import os
 import sys
 import warnings
@@ -60,7 +59,7 @@ sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 
 from cuda_emulation import install_cuda_autocast_policy  # noqa: E402
 from hf_sdpa import hf_sdpa, scratch_bytes  # noqa: E402
-from replay_common import print_live, unique_bytes  # noqa: E402
+from replay_common import step_end, unique_bytes, write_document  # noqa: E402
 from tracker import StorageTracker  # noqa: E402
 
 NANOCHAT_COMMIT = "92d63d4e8bb4df75c3b71618f31ddde2378b2bcd"
@@ -226,17 +225,10 @@ def replay(run: Run, root: Path, explain: bool = False) -> dict:
                 del loss
             tracker.phase = "optimizer step"
             opt.step()
-            grad_bytes = unique_bytes(p.grad for p in model.parameters() if p.grad is not None)
-            optimizer_bytes = unique_bytes(
-                t for state in opt.state.values() for t in state.values()
-                if isinstance(t, torch.Tensor)
-            )
-            model.zero_grad(set_to_none=True)
+            # MuonAdamW.zero_grad(set_to_none=True) is base_train.py's model.zero_grad(...).
+            grad_bytes, optimizer_bytes = step_end(model, opt, tracker, step, explain)
             peaks.append(tracker.peak)
             phases.append(tracker.peak_phase)
-            if explain:
-                print(f"step {step + 1}: peak {tracker.peak} in {tracker.peak_phase}")
-                print_live(tracker.peak_live)
     return {
         "run": asdict(run),
         "model_dim": model_dim,
@@ -304,11 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch": torch.__version__.split("+")[0],
         "runs": entries,
     }
-    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    else:
-        sys.stdout.write(text)
+    write_document(doc, args.out)
     return 0
 
 
