@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::support::SiteTest;
+use vramdoc::estimate::arch::NANOCHAT_COMMIT;
 
 const BASE_TRAIN: &str = include_str!("../data/nanochat/base_train.py");
 const CHAT_SFT: &str = include_str!("../data/nanochat/chat_sft.py");
@@ -68,6 +69,7 @@ fn base_train_flags_give_the_replayed_run() {
     );
     within_one_percent(&v, "d8-b2-s2048-L");
     assert_eq!(v["model"]["family"], "nanochat");
+    assert_eq!(v["model"]["nanochat"], NANOCHAT_COMMIT);
     assert_eq!(v["architecture"]["hidden"], 512);
     // `--name value` as argparse also takes it, and torchrun's 8 ranks: rank 0 of the replay's
     // d12-b4-s1024-SSSL-ddp8 (32,768 tokens over 8 ranks of 4 × 1024: one micro-step each).
@@ -288,6 +290,7 @@ fn catalog_ids_are_nanochats_depths() {
     );
     assert_eq!(v["params"]["total"], 896_533_746u64);
     assert_eq!(v["model"]["family"], "nanochat");
+    assert_eq!(v["model"]["nanochat"], NANOCHAT_COMMIT);
     // The same model and run as base_train.py --depth=20 gives.
     let script = json(
         &t,

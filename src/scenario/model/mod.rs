@@ -51,12 +51,18 @@ impl Model {
                 model_type: "nanochat".to_owned(),
                 computed: true,
                 transformers: None,
+                nanochat: nanochat_commit(Family::Nanochat),
                 source: None,
             },
             architecture,
             dropout: None,
         }
     }
+}
+
+/// The nanochat commit a nanochat model's figures follow (none for other families).
+fn nanochat_commit(family: Family) -> Option<&'static str> {
+    (family == Family::Nanochat).then_some(crate::estimate::arch::NANOCHAT_COMMIT)
 }
 
 /// The JSON's `model` object: which model, whose code, and where its facts come from.
@@ -78,6 +84,9 @@ pub(crate) struct ModelInfo {
     /// families).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) transformers: Option<&'static str>,
+    /// The nanochat commit whose code the estimate follows (nanochat).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) nanochat: Option<&'static str>,
     /// A catalog entry's source; `null` for a `config.json` path.
     pub(crate) source: Option<ModelSource>,
 }
@@ -332,6 +341,7 @@ fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
             model_type: read.model_type,
             computed: read.architecture.family.computed(),
             transformers: transformers(read.architecture.family),
+            nanochat: nanochat_commit(read.architecture.family),
             source: Some(entry.source.clone()),
         },
         architecture: read.architecture,
@@ -460,6 +470,7 @@ fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
                 model_type: read.model_type,
                 computed: read.architecture.family.computed(),
                 transformers: transformers(read.architecture.family),
+                nanochat: nanochat_commit(read.architecture.family),
                 source: None,
             },
             architecture: read.architecture,
