@@ -257,24 +257,34 @@ impl ModelOptions<'_> {
         if own.n_embd != a.hidden || own.n_head != a.attention.heads {
             return;
         }
-        for depth in (1..a.layers).rev() {
+        // The memory grows with the depth (more and wider layers): bisect for the deepest
+        // that fits, below the run's own.
+        let fits = |depth: u64| {
             let shallower = config(depth).architecture(&format!("{} at depth {depth}", a.name));
-            let Ok(e) = estimate_model(&shallower, &self.run, self.catalog) else {
-                continue;
-            };
-            if e.fits == Some(true) {
-                let o = option(
-                    WhatIfKind::NLayer,
-                    &self.run,
-                    &self.base,
-                    e.scenario.clone(),
-                    &e,
-                    true,
-                    None,
-                );
-                self.out.push(o);
-                return;
+            estimate_model(&shallower, &self.run, self.catalog)
+                .ok()
+                .filter(|e| e.fits == Some(true))
+        };
+        let (mut lo, mut hi) = (0u64, a.layers);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid).is_some() {
+                lo = mid;
+            } else {
+                hi = mid;
             }
+        }
+        if let Some(e) = (lo >= 1).then(|| fits(lo)).flatten() {
+            let o = option(
+                WhatIfKind::NLayer,
+                &self.run,
+                &self.base,
+                e.scenario.clone(),
+                &e,
+                true,
+                None,
+            );
+            self.out.push(o);
         }
     }
 

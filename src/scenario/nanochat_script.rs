@@ -286,6 +286,17 @@ pub(crate) fn settle(
             errors.push(err(format!("--{name} {v}: must be at least 1")));
         }
     }
+    if seq == 1 {
+        errors.push(err(
+            "--max-seq-len 1: gpt.py's training forward asserts at least 2 tokens".to_owned(),
+        ));
+    }
+    if head_dim >= 1 && head_dim % 8 != 0 {
+        errors.push(err(format!(
+            "--head-dim {head_dim}: FA3 needs a multiple of 8 (base_train.py says so), and the \
+             replay covers no other"
+        )));
+    }
     let positive = |v: i64| u64::try_from(v).unwrap_or(1).max(1);
     let config = NanochatConfig::from_depth(
         positive(depth),
@@ -344,14 +355,14 @@ pub(crate) fn settle(
 fn auto_total_batch(c: &NanochatConfig, aspect: u64, head_dim: u64, seq: u64) -> u64 {
     // GPT.num_scaling_params: `transformer_matrices` (the blocks, value gates included) plus
     // `lm_head`: every parameter less `wte`, the value embeddings and the scalars.
+    // (in f64: a figure for a power of two, safe from overflow at any depth).
     let scaling = |c: &NanochatConfig| -> f64 {
         let a = c.architecture("");
-        let rows = crate::estimate::arch::nanochat_padded_vocab(a.vocab_size);
-        let embeddings = rows * a.hidden + a.layers.div_ceil(2) * rows * a.attention.kv_width();
-        let scalars = 2 * a.layers + 26;
-        a.parameter_count()
-            .saturating_sub(embeddings)
-            .saturating_sub(scalars) as f64
+        let (h, n) = (a.hidden as f64, a.layers as f64);
+        let (q, kv) = (a.attention.q_width() as f64, a.attention.kv_width() as f64);
+        let gates = a.layers.div_ceil(2) as f64 * a.attention.kv_heads as f64 * 12.0;
+        let rows = crate::estimate::arch::nanochat_padded_vocab(a.vocab_size) as f64;
+        n * (2.0 * q * h + 2.0 * kv * h + 8.0 * h * h) + gates + rows * h
     };
     let d12 = NanochatConfig::from_depth(12, aspect, head_dim, seq, &c.window_pattern);
     let ratio = scaling(c) / scaling(&d12);

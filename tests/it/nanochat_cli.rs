@@ -169,6 +169,24 @@ fn what_nanochat_does_not_run_is_refused_all_at_once() {
     ] {
         assert!(r.stderr.contains(want), "{want}:\n{}", r.stderr);
     }
+    // Flags the code would assert on, and sizes beyond any GPU: errors, never a panic.
+    for (flag, want) in [
+        ("--max-seq-len=1", "at least 2 tokens"),
+        ("--head-dim=3", "multiple of 8"),
+        ("--window-pattern=SXL", "only S and L"),
+        ("--depth=99999999", "exceeds 2^63"),
+        ("--depth=-3", "must be at least 1"),
+    ] {
+        let r = t.run(&[
+            "estimate",
+            "scripts/base_train.py",
+            flag,
+            "--gpu",
+            "rtx-4090",
+        ]);
+        assert_eq!(r.code, 1, "{flag}: {}", r.stdout);
+        assert!(r.stderr.contains(want), "{flag}: {}", r.stderr);
+    }
     // An older nanochat script is not read with today's defaults.
     let r = t.run(&["estimate", "old/base_train.py"]);
     assert_eq!(r.code, 1);

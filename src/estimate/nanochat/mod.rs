@@ -77,12 +77,19 @@ impl Run {
         // `_sdpa_attention` builds a mask only where the window is shorter than the sequence.
         let short = t.div_ceil(4).div_ceil(128) * 128;
         let masked_layers = match &a.attention.sliding_window {
-            Some(w) if short < t && !w.pattern.is_empty() => (0..n.saturating_sub(1))
-                .filter(|i| {
-                    let at = usize::try_from(i % w.pattern.len() as u64).unwrap_or(0);
-                    w.pattern.get(at) == Some(&Span::Local)
-                })
-                .count() as u128,
+            Some(w) if short < t && !w.pattern.is_empty() => {
+                // Layers 0..n−1 (the last is always L) whose pattern letter is S.
+                let len = w.pattern.len() as u64;
+                let local = |upto: u64| -> u64 {
+                    w.pattern
+                        .iter()
+                        .take(usize::try_from(upto).unwrap_or(usize::MAX))
+                        .filter(|s| **s == Span::Local)
+                        .count() as u64
+                };
+                let layers = n.saturating_sub(1);
+                u128::from((layers / len) * local(len) + local(layers % len))
+            }
             _ => 0,
         };
         let world = u128::from(s.ddp_world_size.max(1));
