@@ -149,7 +149,7 @@ impl Run {
 }
 
 /// Refuses what the replay does not cover, naming each key (all at once).
-fn check(s: &Scenario) -> Result<(), ScenarioError> {
+fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
     let mut r = Refusals::none();
     let mut not = |yes: bool, key: &'static str, why: &'static str| r.not(yes, key, why);
     not(
@@ -159,6 +159,17 @@ fn check(s: &Scenario) -> Result<(), ScenarioError> {
          replayed: use bfloat16 or float32",
     );
     not(s.dropout > 0.0, "dropout", "nanochat's GPT has no dropout");
+    not(
+        s.block_size < 2,
+        "block_size",
+        "gpt.py's training forward asserts at least 2 tokens",
+    );
+    not(
+        a.attention.head_dim % 8 != 0,
+        "model",
+        "a head width that is not a multiple of 8 (FA3 needs one, and the replay covers no \
+         other)",
+    );
     not(
         s.pure_bf16,
         "pure_bf16",
@@ -218,7 +229,7 @@ fn check(s: &Scenario) -> Result<(), ScenarioError> {
 /// optimizer step) and the first step's peak (the same moments without that state; its
 /// `optimizer.step()` creates the state during the step).
 pub(crate) fn step(a: &Architecture, s: &Scenario) -> Result<TrainerStep, ScenarioError> {
-    check(s)?;
+    check(a, s)?;
     let r = Run::of(a, s);
     if !optimizer::shards_evenly(&r) {
         return Err(ScenarioError {
