@@ -526,7 +526,7 @@ pub(crate) fn table(d: &Diagnosis, loc: &Localizer) -> String {
     }
     if !d.what_if.is_empty() {
         out += &format!("\n{}\n", loc.t("est-heading-options"));
-        out += &options_text(&d.what_if, diagnosed_family(d), loc);
+        out += &options_text(&d.what_if, Family::NanoGpt, loc);
     }
     out
 }
@@ -562,7 +562,7 @@ pub(crate) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
     }
     if !d.what_if.is_empty() {
         out += &format!("\n### {}\n\n", loc.t("est-heading-options"));
-        out += &options_markdown(&d.what_if, diagnosed_family(d), loc);
+        out += &options_markdown(&d.what_if, Family::NanoGpt, loc);
     }
     out
 }
@@ -597,11 +597,4 @@ pub(crate) fn guide_block(d: &Diagnosis, loc: &Localizer) -> String {
         );
     }
     out
-}
-
-/// The family whose flags spell the options (nanoGPT's when no estimate was made).
-fn diagnosed_family(d: &Diagnosis) -> Family {
-    d.estimate
-        .as_ref()
-        .map_or(Family::NanoGpt, |e| e.architecture().family)
 }

@@ -228,25 +228,6 @@ pub(crate) fn flag(c: &Change) -> String {
     format!("--{}={}", c.key, c.value)
 }
 
-/// A change as the flag of the program that runs `family`: nanochat's `base_train.py` spells
-/// the micro-batch `--device-batch-size`, the sequence `--max-seq-len` and the depth `--depth`,
-/// and derives the micro-steps (from `--total-batch-size`) and the width and heads (from
-/// `--depth`) itself, so those changes have no flag of their own (`None`); every other family's
-/// is [`flag`].
-pub(crate) fn flag_of(family: Family, c: &Change) -> Option<String> {
-    if family != Family::Nanochat {
-        return Some(flag(c));
-    }
-    let name = match c.key.as_str() {
-        "batch_size" => "device-batch-size",
-        "block_size" => "max-seq-len",
-        "n_layer" => "depth",
-        "gradient_accumulation_steps" | "n_head" | "n_embd" => return None,
-        _ => return Some(flag(c)),
-    };
-    Some(format!("--{name}={}", c.value))
-}
-
 /// Whether a change needs a code change, not just a setting nanoGPT reads ([`code_keys`]).
 pub(crate) fn needs_code(c: &Change) -> bool {
     keys::get(&c.key).is_some_and(Key::needs_code)
