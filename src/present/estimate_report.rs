@@ -68,7 +68,10 @@ fn note(e: &Estimate, loc: &Localizer) -> String {
     } else if e.architecture().family == Family::Nanochat {
         loc.t_args(
             "est-note-nanochat",
-            &[arg("commit", crate::estimate::nanochat_commit().to_owned())],
+            &[arg(
+                "commit",
+                crate::estimate::nanochat::short_commit().to_owned(),
+            )],
         )
     } else {
         loc.t_args(

@@ -1,6 +1,6 @@
 //! nanochat's training scripts given as the FILE of `vramdoc estimate`: `scripts/base_train.py`
 //! and `scripts/chat_sft.py` with their own command-line flags, read with the defaults of the
-//! pinned commit (`estimate::nanochat_commit()`; argparse flags spelled with hyphens).
+//! pinned commit (`estimate::nanochat::short_commit()`; argparse flags spelled with hyphens).
 //!
 //! A script is recognized by what it is, not by its name: it imports `nanochat.` and builds the
 //! argparse parser of one of the two scripts (its `description`). An older nanochat script
@@ -15,7 +15,8 @@ use std::path::Path;
 
 use super::input::{Input, Loaded, Sources};
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{nanochat_commit, Literal, NanochatConfig, Scenario};
+use crate::estimate::nanochat::{short_commit as nanochat_commit, GptConfig as NanochatConfig};
+use crate::estimate::{Literal, Scenario};
 
 /// Which of nanochat's scripts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

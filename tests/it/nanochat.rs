@@ -8,10 +8,10 @@ use serde::Deserialize;
 
 use crate::hf_gpt2::within_one_percent;
 use vramdoc::estimate::arch::NANOCHAT_COMMIT;
-use vramdoc::estimate::{
-    estimate_model, nanochat_static_bytes, Architecture, Dtype, GpuCatalog, NanochatConfig,
-    Scenario,
+use vramdoc::estimate::nanochat::{
+    static_bytes as nanochat_static_bytes, GptConfig as NanochatConfig,
 };
+use vramdoc::estimate::{estimate_model, Architecture, Dtype, GpuCatalog, Scenario};
 
 #[derive(Deserialize)]
 struct Replay {

@@ -209,6 +209,11 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
         "nanochat uses no DDP wrapper, so there are no gradient buckets",
     );
     not(
+        s.load_in_4bit,
+        "load_in_4bit",
+        "nanochat trains its own float32 weights; bitsandbytes' 4-bit weights are not its code",
+    );
+    not(
         s.lora_rank > 0 || s.freeze_embeddings,
         "lora_rank",
         "nanochat trains every parameter",
@@ -254,6 +259,15 @@ pub(crate) fn step(a: &Architecture, s: &Scenario) -> Result<TrainerStep, Scenar
         moment: second.1,
         first: N(first),
     })
+}
+
+/// One process's view of `run` for the estimate's batch figures: nanochat's ranks each run
+/// their share of the job's micro-batches (no DDP wrapper); a Trainer step is one process.
+pub(crate) fn process(a: &Architecture, run: &Scenario) -> Scenario {
+    match a.family {
+        super::arch::Family::Nanochat => run.per_process(),
+        _ => run.clone(),
+    }
 }
 
 /// Bytes of nanochat's weights (float32 matrices, head and scalars; `wte` and the value

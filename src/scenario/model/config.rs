@@ -441,17 +441,17 @@ fn moe(f: &mut Facts<'_>, model_type: &str) -> Architecture {
 
 /// nanochat's `GPTConfig` (`n_layer`, `n_head`, `n_kv_head`, `n_embd`, `vocab_size`,
 /// `sequence_len`, `window_pattern`) as the pinned commit's `gpt.py` builds it
-/// (`estimate::NanochatConfig`): value embeddings, rotary, QK-norm, ReLU², untied head, logit
+/// (`estimate::nanochat::GptConfig`): value embeddings, rotary, QK-norm, ReLU², untied head, logit
 /// softcap 15, sliding-window layers by the pattern (`SSSL` by default).
 fn nanochat(f: &mut Facts<'_>) -> Architecture {
     let n_layer = f.count("n_layer");
     let n_head = f.count("n_head");
-    let config = crate::estimate::NanochatConfig {
+    let config = crate::estimate::nanochat::GptConfig {
         n_layer,
         n_head,
         n_kv_head: f.count_or("n_kv_head", n_head),
         n_embd: f.count("n_embd"),
-        vocab_size: f.count_or("vocab_size", crate::estimate::NANOCHAT_VOCAB),
+        vocab_size: f.count_or("vocab_size", crate::estimate::nanochat::NANOCHAT_VOCAB),
         sequence_len: f.count_or("sequence_len", 2048),
         window_pattern: f.text_or("window_pattern", "SSSL"),
     };
