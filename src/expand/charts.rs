@@ -221,10 +221,10 @@ fn breakdown_segments(data: &GuideData, loc: &Localizer) -> Vec<Segment> {
             &[
                 (
                     "name",
-                    FluentValue::from(k.label(
+                    FluentValue::from(crate::present::nanochat_labels::line_label(
+                        k,
+                        &data.estimate,
                         &data.scenario,
-                        data.estimate.architecture().family,
-                        data.estimate.peak_phase,
                         loc,
                     )),
                 ),

@@ -418,7 +418,7 @@ fn row_cells(r: &OptionRow, family: Family, loc: &Localizer, md: bool) -> Vec<St
     let changes: Vec<String> = r
         .changes
         .iter()
-        .filter_map(|c| flag_of(family, c))
+        .filter_map(|c| super::nanochat_labels::flag_of(family, c))
         .collect();
     let change = if md {
         format!("`{}`", changes.join("` `"))
@@ -432,23 +432,4 @@ fn row_cells(r: &OptionRow, family: Family, loc: &Localizer, md: bool) -> Vec<St
         r.saving_text(loc),
         r.verdict_text(loc),
     ]
-}
-
-/// A change as the flag of the program that runs `family`: nanochat's `base_train.py` spells
-/// the micro-batch `--device-batch-size`, the sequence `--max-seq-len` and the depth `--depth`,
-/// and derives the micro-steps (from `--total-batch-size`) and the width and heads (from
-/// `--depth`) itself, so those changes have no flag of their own (`None`); every other family's
-/// is `present::flag`.
-fn flag_of(family: Family, c: &crate::estimate::Change) -> Option<String> {
-    if family != Family::Nanochat {
-        return Some(present::flag(c));
-    }
-    let name = match c.key.as_str() {
-        "batch_size" => "device-batch-size",
-        "block_size" => "max-seq-len",
-        "n_layer" => "depth",
-        "gradient_accumulation_steps" | "n_head" | "n_embd" => return None,
-        _ => return Some(present::flag(c)),
-    };
-    Some(format!("--{name}={}", c.value))
 }

@@ -6,7 +6,7 @@ use fluent_bundle::FluentValue;
 
 use super::verdict::verdict_word;
 use crate::estimate::{
-    Change, Dtype, Estimate, Family, Optimizer, PeakPhase, Scenario, Verdict, WhatIf, WhatIfKind,
+    Change, Dtype, Estimate, Optimizer, PeakPhase, Scenario, Verdict, WhatIf, WhatIfKind,
 };
 use crate::i18n::Localizer;
 use crate::scenario::keys::{self, Key, NanoGpt, KEYS};
@@ -78,23 +78,10 @@ impl Line {
     }
 
     /// The line's label for scenario `s` whose peak is in `phase`, in `loc`'s language.
-    /// nanochat keeps float32 matrices beside its embeddings in `COMPUTE_DTYPE`, its `Linear`
-    /// (not autocast) makes the 16-bit weight copies, and its optimizer is Muon for the matrices
-    /// with AdamW for the rest.
-    pub(crate) fn label(
-        self,
-        s: &Scenario,
-        family: Family,
-        phase: PeakPhase,
-        loc: &Localizer,
-    ) -> String {
+    pub(crate) fn label(self, s: &Scenario, phase: PeakPhase, loc: &Localizer) -> String {
         let with = |name: &'static str, v: String| loc.t_args(self.key(), &[(name, v.into())]);
-        let nanochat = family == Family::Nanochat;
         match self {
-            Line::Weights if nanochat && s.dtype != Dtype::Float32 => loc.t("est-weights-nanochat"),
             Line::Weights => with("dtype", weights_dtype(s).to_owned()),
-            Line::Optimizer if nanochat => with("optimizer", "Muon + AdamW".to_owned()),
-            Line::Autocast if nanochat => loc.t("est-weight-casts-nanochat"),
             Line::Optimizer => with("optimizer", optimizer_name(s.optimizer).to_owned()),
             Line::Peak => with(
                 "phase",
@@ -170,7 +157,7 @@ pub(crate) fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
         .into_iter()
         .map(|(line, bytes)| MemoryRow {
             line,
-            label: line.label(&e.scenario, e.architecture().family, e.peak_phase, loc),
+            label: super::nanochat_labels::line_label(line, e, &e.scenario, loc),
             bytes,
             high: if line == Line::TotalRange {
                 b.total_high
