@@ -19,15 +19,18 @@ est-moment-loss_backward = cross-entropy backward
 est-moment-head_backward = the backward of the output head and final norm
 est-moment-mlp_backward = backward of the last block's MLP
 est-moment-backward_end = the end of backward
+est-moment-optimizer_step = the optimizer step
 est-moment-attention_backward = backward of the attention scores
 est-moment-block_recompute = recomputing a checkpointed block
 est-moment-no_training = no training step: eval_only runs one evaluation and exits
 est-col-component = Component
 est-col-memory = Memory
 est-weights = Weights ({ $dtype })
+est-weights-nanochat = Weights (fp32 matrices, bf16 embeddings)
 est-gradients = Gradients
 est-optimizer = Optimizer state ({ $optimizer })
 est-autocast = 16-bit weight copies (autocast)
+est-weight-casts-nanochat = 16-bit weight copies (nanochat's Linear)
 est-activations = Activations saved for backward
 est-logits = Logits and loss (batch × block × vocab)
 est-train-peak = Training-step peak
@@ -138,6 +141,7 @@ est-model-name-value = { $name } ({ $family }, transformers { $version })
 est-model-name-value-plain = { $name } ({ $family })
 est-no-options-model = None of the what-ifs vramdoc computes for this model applies here: change --batch_size, --block_size, --dtype or --grad_checkpoint and compare the estimates.
 est-note-model = Estimates: the training peak follows a replay of one Trainer step of Hugging Face transformers { $version }'s own code (forward with labels, backward, gradient clipping, fused AdamW, gradients set to None); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
+est-note-nanochat = Estimates: the training peak follows a replay of nanochat { $commit }'s own base_train.py step (its GPT and its Muon and AdamW optimizer, run eagerly: torch.compile is not replayed, so a compiled run keeps at most this; attention through PyTorch's SDPA fallback, not FA3); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
 
 ## Solvers (--solve) for the generate phase
 solve-max-context = Longest context whose verdict on { $gpu } is “fits”: { $tokens } tokens ({ $prompt } of prompt + { $new } new).

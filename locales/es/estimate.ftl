@@ -19,15 +19,18 @@ est-moment-loss_backward = la pasada hacia atrás de la entropía cruzada
 est-moment-head_backward = la pasada hacia atrás de la cabeza de salida y la norma final
 est-moment-mlp_backward = backward del MLP del último bloque
 est-moment-backward_end = el final de la pasada hacia atrás
+est-moment-optimizer_step = el paso del optimizador
 est-moment-attention_backward = la pasada hacia atrás de las puntuaciones de atención
 est-moment-block_recompute = recálculo de un bloque con checkpointing
 est-moment-no_training = sin paso de entrenamiento: eval_only evalúa una vez y termina
 est-col-component = Componente
 est-col-memory = Memoria
 est-weights = Pesos ({ $dtype })
+est-weights-nanochat = Pesos (matrices en fp32, embeddings en bf16)
 est-gradients = Gradientes
 est-optimizer = Estado del optimizador ({ $optimizer })
 est-autocast = Copias de los pesos en 16 bits (autocast)
+est-weight-casts-nanochat = Copias de los pesos en 16 bits (el Linear de nanochat)
 est-activations = Activaciones guardadas para la pasada hacia atrás
 est-logits = Logits y pérdida (lote × bloque × vocabulario)
 est-train-peak = Pico del paso de entrenamiento
@@ -138,6 +141,7 @@ est-model-name-value = { $name } ({ $family }, transformers { $version })
 est-model-name-value-plain = { $name } ({ $family })
 est-no-options-model = Ninguna de las alternativas que vramdoc calcula para este modelo se aplica aquí: cambie --batch_size, --block_size, --dtype o --grad_checkpoint y compare las estimaciones.
 est-note-model = Son estimaciones: el pico de entrenamiento sigue una reproducción de un paso de Trainer con el propio código de Hugging Face transformers { $version } (forward con etiquetas, backward, recorte de gradientes, AdamW fusionado, gradientes a None); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.
+est-note-nanochat = Estimaciones: el pico del entrenamiento sigue una reproducción del propio paso de base_train.py de nanochat { $commit } (su GPT y su optimizador Muon y AdamW, ejecutados sin compilar: torch.compile no se reproduce, así que una ejecución compilada ocupa como mucho esto; la atención pasa por el SDPA de PyTorch, no por FA3); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un intervalo documentado, y el veredicto dice qué parte de ese intervalo cabe.
 
 ## Cálculos inversos (--solve) de la fase de generación
 solve-max-context = Contexto más largo cuyo veredicto en { $gpu } es «cabe»: { $tokens } tokens ({ $prompt } de prompt + { $new } nuevos).

@@ -19,15 +19,18 @@ est-moment-loss_backward = 交叉熵反向传播
 est-moment-head_backward = 输出头与最终归一化层的反向传播
 est-moment-mlp_backward = 最后一个块的 MLP 反向传播
 est-moment-backward_end = 反向传播结束时
+est-moment-optimizer_step = 优化器更新步骤
 est-moment-attention_backward = 注意力分数的反向传播
 est-moment-block_recompute = 重算一个检查点块
 est-moment-no_training = 没有训练步：eval_only 只评估一次就退出
 est-col-component = 组成部分
 est-col-memory = 显存
 est-weights = 权重（{ $dtype }）
+est-weights-nanochat = 权重（fp32 矩阵，bf16 嵌入）
 est-gradients = 梯度
 est-optimizer = 优化器状态（{ $optimizer }）
 est-autocast = 权重的 16 位副本（autocast）
+est-weight-casts-nanochat = 权重的 16 位副本（nanochat 的 Linear）
 est-activations = 为反向传播保存的激活值
 est-logits = logits 与损失（批次大小 × 上下文长度 × 词表）
 est-train-peak = 训练步峰值
@@ -138,6 +141,7 @@ est-model-name-value = { $name }（{ $family }，transformers { $version }）
 est-model-name-value-plain = { $name }（{ $family }）
 est-no-options-model = vramdoc 为此模型计算的可选方案在这里都不适用：请修改 --batch_size、--block_size、--dtype 或 --grad_checkpoint，再比较估算结果。
 est-note-model = 以上均为估算：训练峰值依据对 Hugging Face transformers { $version } 自身代码中一个 Trainer 训练步的复现（带标签的前向、反向、梯度裁剪、融合 AdamW、梯度置为 None）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围中哪一部分放得下。
+est-note-nanochat = 估算说明：训练峰值依据对 nanochat { $commit } 自身 base_train.py 训练步骤的重放（其 GPT 与 Muon、AdamW 优化器以非编译方式运行：未重放 torch.compile，因此编译后的运行最多占用这么多；注意力走 PyTorch 的 SDPA 回退路径，而非 FA3）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围的哪一部分能放下。
 
 ## 生成阶段的反向求解（--solve）
 solve-max-context = 在 { $gpu } 上结论为“放得下”的最长上下文：{ $tokens }个 token（提示词 { $prompt }个 + 新生成 { $new }个）。

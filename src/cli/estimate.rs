@@ -18,7 +18,9 @@ use crate::scenario::input::{self, Input};
 pub struct EstimateArgs {
     /// FILEs (YAML scenarios or nanoGPT Python configs; `-` is standard input) and nanoGPT-style
     /// `--key=value` overrides, applied in order as nanoGPT's `train.py config/x.py --batch_size=8`
-    /// applies them.
+    /// applies them. Or nanochat's scripts/base_train.py or scripts/chat_sft.py followed by their
+    /// own flags (`--depth=20 --device-batch-size=16`), read with the defaults of nanochat commit
+    /// 92d63d4.
     #[arg(value_name = "FILE | --KEY=VALUE", allow_hyphen_values = true)]
     pub inputs: Vec<String>,
     /// The scenario's flags.

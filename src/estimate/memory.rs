@@ -88,6 +88,9 @@ pub enum TrainMoment {
     AttentionBackward,
     /// Recomputing one checkpointed block during backward.
     BlockRecompute,
+    /// nanochat's `optimizer.step()`: every gradient, the state, Muon's stacked matrices and
+    /// its update's temporaries.
+    OptimizerStep,
     /// No training step (`eval_only`): the weights are all there is beside the evaluation.
     NoTraining,
 }
@@ -103,6 +106,7 @@ impl TrainMoment {
             TrainMoment::BackwardEnd => "backward_end",
             TrainMoment::AttentionBackward => "attention_backward",
             TrainMoment::BlockRecompute => "block_recompute",
+            TrainMoment::OptimizerStep => "optimizer_step",
             TrainMoment::NoTraining => "no_training",
         }
     }

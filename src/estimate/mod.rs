@@ -22,6 +22,7 @@ pub mod kv_cache;
 mod lora_adapters;
 mod lora_targets;
 mod memory;
+pub mod nanochat;
 mod num;
 mod optimizer_state;
 mod overhead;
@@ -332,7 +333,7 @@ pub fn estimate_model(
     a.validate()?;
     a.computed()?;
     match a.family {
-        Family::HfGpt2 | Family::Llama => estimate_trainer_step(a, s, catalog),
+        Family::HfGpt2 | Family::Llama | Family::Nanochat => estimate_trainer_step(a, s, catalog),
         _ => {
             let e = estimate(s, catalog)?;
             if &e.architecture != a {
@@ -365,7 +366,9 @@ fn estimate_trainer_step(
         return Err(qlora::int8_refusal(a));
     }
     let mut params = params::count_of(a, &run)?.params;
-    let step = if run.load_in_4bit {
+    let step = if a.family == Family::Nanochat {
+        nanochat::step(a, &run)?
+    } else if run.load_in_4bit {
         let rotary = match a.family {
             Family::HfGpt2 => N::ZERO,
             _ => N::from(a.attention.head_dim) * 4,
@@ -408,6 +411,7 @@ fn estimate_trainer_step(
     let peak = train.sum();
     let mut bytes = bytes(&run, &m, &setup, &moments, peak)?;
     bytes.first_step_peak = Some(step.first.to_u64("the first step's peak")?);
+    let process = nanochat::process(a, &run);
     finish(
         &run,
         a.clone(),
@@ -415,7 +419,7 @@ fn estimate_trainer_step(
         bytes,
         &moments,
         PeakPhase::Train,
-        &run,
+        &process,
         catalog,
     )
 }

@@ -97,7 +97,8 @@ fn after_head_backward(moment: TrainMoment) -> bool {
         | TrainMoment::HeadBackward
         | TrainMoment::AttentionBackward
         | TrainMoment::BlockRecompute
-        | TrainMoment::BackwardEnd => true,
+        | TrainMoment::BackwardEnd
+        | TrainMoment::OptimizerStep => true,
         TrainMoment::LossForward | TrainMoment::LossBackward | TrainMoment::NoTraining => false,
     }
 }

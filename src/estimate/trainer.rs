@@ -146,6 +146,11 @@ impl Refusals {
         r
     }
 
+    /// Nothing refused yet (a family whose step is not a Trainer's).
+    pub(crate) fn none() -> Refusals {
+        Refusals(Vec::new())
+    }
+
     /// Refuses `key` for `why` when `yes`.
     pub(crate) fn not(&mut self, yes: bool, key: &'static str, why: &'static str) {
         if yes {
@@ -156,17 +161,22 @@ impl Refusals {
     /// Nothing refused, or one error naming every key (the first as the error's key), for the
     /// model `what`.
     pub(crate) fn result(self, what: &str) -> Result<(), ScenarioError> {
+        self.result_for(&format!(
+            "{what} is modelled as transformers {}'s Trainer step only",
+            super::arch::HF_TRANSFORMERS
+        ))
+    }
+
+    /// Nothing refused, or one error: `lead`, then every key with its reason (the first as the
+    /// error's key).
+    pub(crate) fn result_for(self, lead: &str) -> Result<(), ScenarioError> {
         let Some((first, _)) = self.0.first() else {
             return Ok(());
         };
         let text: Vec<String> = self.0.iter().map(|(k, w)| format!("`{k}`: {w}")).collect();
         Err(ScenarioError {
             key: Some((*first).to_owned()),
-            message: format!(
-                "{what} is modelled as transformers {}'s Trainer step only; {}",
-                super::arch::HF_TRANSFORMERS,
-                text.join("; ")
-            ),
+            message: format!("{lead}; {}", text.join("; ")),
         })
     }
 }

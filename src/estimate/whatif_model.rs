@@ -20,7 +20,11 @@
 //!   run's rank and targets, or rank 16 on every linear layer as the QLoRA paper trains);
 //! - bitsandbytes' 8-bit AdamW, plain and paged (Trainer's `optim="adamw_bnb_8bit"` and
 //!   `"paged_adamw_8bit"`);
-//! - half the sequence length;
+//! - half the sequence length (nanochat: with twice the micro-steps, as its token budget
+//!   per step is fixed);
+//! - nanochat: with a GPU the run does not fit and no option above does, the deepest shallower
+//!   model that does (`--depth`, which also sets the width at base_train.py's default aspect
+//!   ratio);
 //! - with a GPU, the least invasive combination that fits ([`ModelOptions::combination`]) when no
 //!   single change does.
 
@@ -61,6 +65,7 @@ pub fn what_if_model(
     o.qlora();
     o.optimizers();
     o.shorter_sequences();
+    o.shallower_nanochat();
     o.combination();
     Ok(o.out)
 }
@@ -277,11 +282,78 @@ impl ModelOptions<'_> {
         if self.run.block_size < 2 {
             return;
         }
-        let changed = Scenario {
+        let mut changed = Scenario {
             block_size: self.run.block_size / 2,
             ..self.run.clone()
         };
+        // nanochat keeps its --total-batch-size in tokens: half the sequence, twice the
+        // micro-steps (which keeps the gradients between them).
+        if self.a.family == super::arch::Family::Nanochat {
+            changed.gradient_accumulation_steps =
+                changed.gradient_accumulation_steps.saturating_mul(2);
+        }
         self.push(WhatIfKind::BlockSize, changed, true, false);
+    }
+
+    /// nanochat, when the run does not fit a GPU and no option before this does: the deepest
+    /// shallower model that fits, as
+    /// base_train.py builds it (`--depth`: the width at the default aspect ratio of 64 and head
+    /// width of 128, the same sequence and window pattern). Left out for a model not built with
+    /// those defaults, whose aspect ratio the description does not keep.
+    fn shallower_nanochat(&mut self) {
+        use super::arch::{Family, Span};
+        use super::nanochat::GptConfig;
+        let a = self.a;
+        let fitting = self.out.iter().any(|o| o.fits == Some(true));
+        if a.family != Family::Nanochat || self.base.fits != Some(false) || fitting {
+            return;
+        }
+        let pattern: String = a.attention.sliding_window.as_ref().map_or_else(
+            || "L".to_owned(),
+            |w| {
+                w.pattern
+                    .iter()
+                    .map(|s| if *s == Span::Local { 'S' } else { 'L' })
+                    .collect()
+            },
+        );
+        let config = |depth: u64| GptConfig {
+            vocab_size: a.vocab_size,
+            ..GptConfig::from_depth(depth, 64, 128, self.run.block_size, &pattern)
+        };
+        let own = config(a.layers);
+        if own.n_embd != a.hidden || own.n_head != a.attention.heads {
+            return;
+        }
+        // The memory grows with the depth (more and wider layers): bisect for the deepest
+        // that fits, below the run's own.
+        let fits = |depth: u64| {
+            let shallower = config(depth).architecture(&format!("{} at depth {depth}", a.name));
+            estimate_model(&shallower, &self.run, self.catalog)
+                .ok()
+                .filter(|e| e.fits == Some(true))
+        };
+        let (mut lo, mut hi) = (0u64, a.layers);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid).is_some() {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        if let Some(e) = (lo >= 1).then(|| fits(lo)).flatten() {
+            let o = option(
+                WhatIfKind::NLayer,
+                &self.run,
+                &self.base,
+                e.scenario.clone(),
+                &e,
+                true,
+                None,
+            );
+            self.out.push(o);
+        }
     }
 
     /// When no option fits the GPU: the least invasive combination that does. The levers are

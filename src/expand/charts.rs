@@ -239,7 +239,12 @@ fn breakdown_segments(data: &TrainData, loc: &Localizer) -> Vec<Segment> {
             &[
                 (
                     "name",
-                    FluentValue::from(k.label(&data.scenario, data.estimate.peak_phase, loc)),
+                    FluentValue::from(crate::present::nanochat_labels::line_label(
+                        k,
+                        &data.estimate,
+                        &data.scenario,
+                        loc,
+                    )),
                 ),
                 ("size", FluentValue::from(loc.bytes(bytes))),
             ],

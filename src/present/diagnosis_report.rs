@@ -5,7 +5,7 @@ use fluent_bundle::FluentValue;
 use super::estimate_report::{options_markdown, options_text};
 use super::table::{aligned, markdown_table, Align};
 use super::verdict::verdict_sentence;
-use crate::estimate::VariantKind;
+use crate::estimate::{Family, VariantKind};
 use crate::i18n::Localizer;
 use crate::oom::advice::AllocatorSetting;
 use crate::oom::consistency::ConsistencyFinding;
@@ -526,7 +526,7 @@ pub(crate) fn table(d: &Diagnosis, loc: &Localizer) -> String {
     }
     if !d.what_if.is_empty() {
         out += &format!("\n{}\n", loc.t("est-heading-options"));
-        out += &options_text(&d.what_if, loc);
+        out += &options_text(&d.what_if, Family::NanoGpt, loc);
     }
     out
 }
@@ -562,7 +562,7 @@ pub(crate) fn markdown(d: &Diagnosis, loc: &Localizer) -> String {
     }
     if !d.what_if.is_empty() {
         out += &format!("\n### {}\n\n", loc.t("est-heading-options"));
-        out += &options_markdown(&d.what_if, loc);
+        out += &options_markdown(&d.what_if, Family::NanoGpt, loc);
     }
     out
 }

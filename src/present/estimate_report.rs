@@ -42,7 +42,7 @@ pub(crate) fn table(
     if options.is_empty() {
         out += &format!("  {}\n", no_options(e, loc));
     } else {
-        out += &options_text(options, loc);
+        out += &options_text(options, e.architecture().family, loc);
     }
     if !ignored.is_empty() {
         let keys = FluentValue::from(ignored.join(", "));
@@ -65,6 +65,14 @@ fn no_options(e: &Estimate, loc: &Localizer) -> String {
 fn note(e: &Estimate, loc: &Localizer) -> String {
     if e.architecture().is_nanogpt() {
         loc.t("est-note")
+    } else if e.architecture().family == Family::Nanochat {
+        loc.t_args(
+            "est-note-nanochat",
+            &[arg(
+                "commit",
+                crate::estimate::nanochat::short_commit().to_owned(),
+            )],
+        )
     } else {
         loc.t_args(
             "est-note-model",
@@ -111,7 +119,7 @@ pub(crate) fn markdown(e: &Estimate, options: &[WhatIf], loc: &Localizer) -> Str
     if options.is_empty() {
         out += &format!("{}\n", no_options(e, loc));
     } else {
-        out += &options_markdown(options, loc);
+        out += &options_markdown(options, e.architecture().family, loc);
     }
     out + &format!("\n_{}_\n", note(e, loc))
 }
@@ -164,11 +172,12 @@ fn model_name_row(e: &Estimate, loc: &Localizer) -> Option<(String, String)> {
 /// apply (trainable parameters, DDP, resume).
 fn model_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
     let mut rows: Vec<(String, String)> = model_name_row(e, loc).into_iter().collect();
-    rows.extend([
-        params_row(e, loc),
-        groups_row(e, loc),
-        effective_batch_row(e, loc),
-    ]);
+    rows.push(params_row(e, loc));
+    // nanoGPT's decay groups; nanochat's are Muon's and AdamW's, which the optimizer row names.
+    if e.architecture().family != Family::Nanochat {
+        rows.push(groups_row(e, loc));
+    }
+    rows.push(effective_batch_row(e, loc));
     rows.extend(trainable_row(e, loc));
     rows.extend(ddp_row(e, loc));
     rows.extend(resume_row(e, loc));
@@ -297,6 +306,7 @@ fn heading_memory(e: &Estimate, loc: &Localizer) -> String {
         TrainMoment::HeadBackward => "est-moment-head_backward",
         TrainMoment::MlpBackward => "est-moment-mlp_backward",
         TrainMoment::BackwardEnd => "est-moment-backward_end",
+        TrainMoment::OptimizerStep => "est-moment-optimizer_step",
         TrainMoment::AttentionBackward => "est-moment-attention_backward",
         TrainMoment::BlockRecompute => "est-moment-block_recompute",
         TrainMoment::NoTraining => "est-moment-no_training",
@@ -368,8 +378,8 @@ pub(super) const OPTION_ALIGN: [Align; 5] = [
 
 /// The what-ifs `options` as a terminal table, one row per distinct change, with the footnotes
 /// of the markers it uses (`vramdoc estimate` and `vramdoc diagnose`).
-pub(crate) fn options_text(options: &[WhatIf], loc: &Localizer) -> String {
-    let (cells, notes) = option_table(options, loc, false);
+pub(crate) fn options_text(options: &[WhatIf], family: Family, loc: &Localizer) -> String {
+    let (cells, notes) = option_table(options, family, loc, false);
     let mut rows = vec![TextRow::Cells(option_header(loc))];
     rows.extend(cells.into_iter().map(TextRow::Cells));
     let mut out = text_table(&rows, &OPTION_ALIGN);
@@ -380,8 +390,8 @@ pub(crate) fn options_text(options: &[WhatIf], loc: &Localizer) -> String {
 }
 
 /// The same as a Markdown table, the footnotes below it.
-pub(crate) fn options_markdown(options: &[WhatIf], loc: &Localizer) -> String {
-    let (cells, notes) = option_table(options, loc, true);
+pub(crate) fn options_markdown(options: &[WhatIf], family: Family, loc: &Localizer) -> String {
+    let (cells, notes) = option_table(options, family, loc, true);
     let mut out = markdown_table(&option_header(loc), &OPTION_ALIGN, &cells);
     out += &format!("\n{}\n", notes.join("\n\n"));
     out
@@ -389,18 +399,27 @@ pub(crate) fn options_markdown(options: &[WhatIf], loc: &Localizer) -> String {
 
 /// The options table's rows, one per distinct change (`present::merge`), as cells, and the
 /// footnotes of the markers they use.
-fn option_table(options: &[WhatIf], loc: &Localizer, md: bool) -> (Vec<Vec<String>>, Vec<String>) {
+fn option_table(
+    options: &[WhatIf],
+    family: Family,
+    loc: &Localizer,
+    md: bool,
+) -> (Vec<Vec<String>>, Vec<String>) {
     let rows = present::merge(options.iter().map(|o| OptionRow::of(o, loc)));
-    let cells = rows.iter().map(|r| row_cells(r, loc, md)).collect();
+    let cells = rows.iter().map(|r| row_cells(r, family, loc, md)).collect();
     let mut notes = present::merged_notes(&rows, loc);
     notes.extend(present::footnotes(&rows, loc));
     (cells, notes)
 }
 
-/// One option as table cells: label with markers, changes as command-line overrides, total,
-/// saving, verdict.
-fn row_cells(r: &OptionRow, loc: &Localizer, md: bool) -> Vec<String> {
-    let changes: Vec<String> = r.changes.iter().map(present::flag).collect();
+/// One option as table cells: label with markers, changes as command-line overrides (the
+/// family's program's flags), total, saving, verdict.
+fn row_cells(r: &OptionRow, family: Family, loc: &Localizer, md: bool) -> Vec<String> {
+    let changes: Vec<String> = r
+        .changes
+        .iter()
+        .filter_map(|c| super::nanochat_labels::flag_of(family, c))
+        .collect();
     let change = if md {
         format!("`{}`", changes.join("` `"))
     } else {

@@ -27,6 +27,7 @@ pub(crate) mod generate_options;
 pub(crate) mod generate_report;
 pub(crate) mod guide_tables;
 pub(crate) mod html;
+pub(crate) mod nanochat_labels;
 pub(crate) mod other_errors_report;
 pub(crate) mod rows;
 pub(crate) mod sample_report;

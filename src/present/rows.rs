@@ -163,7 +163,7 @@ pub(crate) fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
         .into_iter()
         .map(|(line, bytes)| MemoryRow {
             line,
-            label: line.label(&e.scenario, e.peak_phase, loc),
+            label: super::nanochat_labels::line_label(line, e, &e.scenario, loc),
             bytes,
             high: if line == Line::TotalRange {
                 b.total_high

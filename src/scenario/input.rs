@@ -63,6 +63,10 @@ pub(crate) struct Sources<'a> {
 /// Reads the inputs, applies overrides and flags in order; every error says where and what to
 /// do, and all of them are reported together.
 pub(crate) fn load(src: &Sources<'_>) -> Result<Loaded, Vec<Diagnostic>> {
+    // nanochat's own scripts take their own flags (`nanochat_script`).
+    if let Some(loaded) = super::nanochat_script::load(src) {
+        return loaded;
+    }
     let mut session = Session::new(src.catalog, src.gpu);
     // The first file that is nanoGPT's sample.py: it implies `phase = generate`.
     let mut sample_file = None;

@@ -9,6 +9,7 @@ pub(crate) mod input;
 pub mod keys;
 pub mod literal;
 pub(crate) mod model;
+mod nanochat_script;
 mod nanogpt;
 mod pickle;
 mod pyconfig;

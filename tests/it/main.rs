@@ -52,6 +52,8 @@ mod markdown;
 mod model_cli;
 mod model_guides;
 mod model_whatif;
+mod nanochat;
+mod nanochat_cli;
 mod nanogpt_configs;
 mod nanogpt_runs;
 mod one_pass;

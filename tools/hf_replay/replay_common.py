@@ -59,12 +59,33 @@ def main(description: str, generator: str, runs: Sequence, replay: Callable[...,
         **({"peft": sys.modules["peft"].__version__} if "peft" in sys.modules else {}),
         "runs": entries,
     }
+    write_document(doc, args.out)
+    return 0
+
+
+def write_document(doc: dict, out: Path | None) -> None:
+    """The replay's JSON document, sorted and indented, to ``out`` or standard output."""
     text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    if args.out:
-        args.out.write_text(text)
+    if out:
+        out.write_text(text)
     else:
         sys.stdout.write(text)
-    return 0
+
+
+def step_end(model, opt, tracker, step: int, explain: bool) -> tuple[int, int]:
+    """After ``opt.step()``: the gradient and optimizer-state bytes (state on the host, such as
+    a paged optimizer's, left out), then
+    ``zero_grad(set_to_none=True)`` and, with ``explain``, the step's peak and live storages."""
+    grad_bytes = unique_bytes(p.grad for p in model.parameters() if p.grad is not None)
+    optimizer_bytes = unique_bytes(
+        t for state in opt.state.values() for t in state.values()
+        if isinstance(t, torch.Tensor) and not tracker.is_host(t)
+    )
+    opt.zero_grad(set_to_none=True)
+    if explain:
+        print(f"step {step + 1}: peak {tracker.peak} in {tracker.peak_phase}")
+        print_live(tracker.peak_live)
+    return grad_bytes, optimizer_bytes
 
 
 def trainer_steps(model, tracker, batch: torch.Tensor, accumulation: int, dtype: torch.dtype,
@@ -98,17 +119,9 @@ def trainer_steps(model, tracker, batch: torch.Tensor, accumulation: int, dtype:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         tracker.phase = "optimizer step"
         opt.step()
-        grad_bytes = unique_bytes(p.grad for p in model.parameters() if p.grad is not None)
-        optimizer_bytes = unique_bytes(
-            t for state in opt.state.values() for t in state.values()
-            if isinstance(t, torch.Tensor) and not tracker.is_host(t)
-        )
-        opt.zero_grad(set_to_none=True)
+        grad_bytes, optimizer_bytes = step_end(model, opt, tracker, step, explain)
         peaks.append(tracker.peak)
         phases.append(tracker.peak_phase)
-        if explain:
-            print(f"step {step + 1}: peak {tracker.peak} in {tracker.peak_phase}")
-            print_live(tracker.peak_live)
     return {
         "train_peak_bytes": peaks[1],
         "first_step_peak_bytes": peaks[0],

@@ -22,8 +22,8 @@
 //! - nanochat's GPT: rotary, QK-norm without weights, ReLU² MLP, untied head, logit softcap,
 //!   parameter-free RMSNorm, sliding-window layers by a pattern.
 //!
-//! Only [`Family::NanoGpt`], [`Family::HfGpt2`] and [`Family::Llama`] are computed today; the
-//! estimator refuses the others by name ([`Architecture::computed`]) instead of estimating them
+//! Only [`Family::NanoGpt`], [`Family::HfGpt2`], [`Family::Llama`] and [`Family::Nanochat`] (at
+//! [`NANOCHAT_COMMIT`]) are computed today; the estimator refuses the others by name ([`Architecture::computed`]) instead of estimating them
 //! with another family's tensors.
 
 mod families;
@@ -77,7 +77,10 @@ impl Family {
 
     /// Whether the estimator computes a training step of this family.
     pub fn computed(self) -> bool {
-        matches!(self, Family::NanoGpt | Family::HfGpt2 | Family::Llama)
+        matches!(
+            self,
+            Family::NanoGpt | Family::HfGpt2 | Family::Llama | Family::Nanochat
+        )
     }
 }
 
@@ -322,7 +325,7 @@ impl Architecture {
         }
         Err(ScenarioError::general(format!(
             "the {} family ({}) is described but its training step is not modelled yet; \
-             vramdoc computes nanoGPT's GPT, and Hugging Face's GPT-2 and Llama family \
+             vramdoc computes nanoGPT's GPT, nanochat's GPT, and Hugging Face's GPT-2 and Llama family \
              (Llama, Mistral, Qwen2, Qwen3, Phi-3; transformers {}) only",
             self.family.as_str(),
             self.name,
@@ -385,6 +388,16 @@ impl Architecture {
             .map(|t| t.numel().saturating_mul(t.count))
             .fold(0u64, u64::saturating_add)
     }
+}
+
+/// The nanochat commit (github.com/karpathy/nanochat) whose `gpt.py`, `optim.py` and
+/// `scripts/base_train.py` the nanochat family follows (the commit
+/// `tools/nanochat_replay/replay_nanochat.py` replays; nanochat changes quickly).
+pub const NANOCHAT_COMMIT: &str = "92d63d4e8bb4df75c3b71618f31ddde2378b2bcd";
+
+/// nanochat's vocabulary as its `GPT` pads it: up to a multiple of 64 (`pad_vocab_size_to`).
+pub fn nanochat_padded_vocab(vocab: u64) -> u64 {
+    vocab.div_ceil(64).saturating_mul(64)
 }
 
 /// The transformers version whose modeling code the Hugging Face families follow (the version

@@ -146,7 +146,8 @@ pub(super) fn parameters(a: &Architecture) -> Vec<ParamTensor> {
     };
     match a.family {
         NanoGpt | HfGpt2 => gpt2(a, &mut l),
-        Llama | Gemma2 | Gemma3 | Moe | Nanochat => separate_projections(a, &mut l),
+        Llama | Gemma2 | Gemma3 | Moe => separate_projections(a, &mut l),
+        Nanochat => nanochat(a, &mut l),
     }
     l.out
 }
@@ -192,6 +193,71 @@ fn gpt2(a: &Architecture, l: &mut List) {
     l.add("h.{i}.attn.c_proj.bias", &[h], m(&[n, ob]), LinearBias);
     l.add("h.{i}.mlp.c_fc.bias", &[inter], m(&[n, fb]), LinearBias);
     l.add("h.{i}.mlp.c_proj.bias", &[h], m(&[n, fb]), LinearBias);
+}
+
+/// nanochat's GPT at the pinned commit ([`super::NANOCHAT_COMMIT`], `nanochat/gpt.py`): the
+/// vocabulary padded to a multiple of 64 (`pad_vocab_size_to`); `wte`; a value embedding of
+/// `kv_width` per vocabulary row in every layer `i` with `i mod 2 = (layers − 1) mod 2`
+/// (`has_ve`: ⌈layers/2⌉ of them) and that layer's `ve_gate` (12 channels → `kv_heads`); per
+/// block `c_q`, `c_k`, `c_v`, `c_proj`, `mlp.c_fc` (4·hidden), `mlp.c_proj`; the untied
+/// `lm_head`; and the scalars `resid_lambdas`, `x0_lambdas` (one per layer), `smear_gate`
+/// (24 → 1), `smear_lambda`, `backout_lambda`. No norm weights, no biases.
+fn nanochat(a: &Architecture, l: &mut List) {
+    use ParamKind::*;
+    let (v, h, n) = (
+        super::nanochat_padded_vocab(a.vocab_size),
+        a.hidden,
+        a.layers,
+    );
+    let at = &a.attention;
+    let (q, kv) = (at.q_width(), at.kv_width());
+    let ve = n.div_ceil(2);
+    l.add("transformer.wte.weight", &[v, h], 1, TokenEmbedding);
+    l.add("value_embeds.{i}.weight", &[v, kv], ve, TokenEmbedding);
+    l.add(
+        "transformer.h.{i}.attn.c_q.weight",
+        &[q, h],
+        n,
+        LinearWeight,
+    );
+    l.add(
+        "transformer.h.{i}.attn.{c_k,c_v}.weight",
+        &[kv, h],
+        m(&[2, n]),
+        LinearWeight,
+    );
+    l.add(
+        "transformer.h.{i}.attn.c_proj.weight",
+        &[h, q],
+        n,
+        LinearWeight,
+    );
+    l.add(
+        "transformer.h.{i}.attn.ve_gate.weight",
+        &[at.kv_heads, 12],
+        ve,
+        LinearWeight,
+    );
+    let inter = match &a.mlp {
+        Mlp::Dense(f) => f.intermediate,
+        Mlp::Moe(moe) => moe.expert.intermediate,
+    };
+    l.add(
+        "transformer.h.{i}.mlp.c_fc.weight",
+        &[inter, h],
+        n,
+        LinearWeight,
+    );
+    l.add(
+        "transformer.h.{i}.mlp.c_proj.weight",
+        &[h, inter],
+        n,
+        LinearWeight,
+    );
+    l.add("lm_head.weight", &[v, h], 1, LinearWeight);
+    l.add("{resid,x0}_lambdas", &[n], 2, Norm);
+    l.add("smear_gate.weight", &[1, 24], 1, LinearWeight);
+    l.add("{smear,backout}_lambda", &[1], 2, Norm);
 }
 
 /// The families with separate (or Phi-3's fused) q/k/v projections and no position table.

@@ -439,42 +439,28 @@ fn moe(f: &mut Facts<'_>, model_type: &str) -> Architecture {
     decoder(Family::Moe, s, mlp)
 }
 
-/// nanochat's `GPTConfig` (`n_layer`, `n_head`, `n_kv_head`, `n_embd`, `vocab_size`): heads of
-/// `n_embd / n_head`, no biases, parameter-free RMSNorm and QK-norm, a ReLU² MLP of 4·`n_embd`,
-/// an untied head and the logit softcap of 15 of its first release.
+/// nanochat's `GPTConfig` (`n_layer`, `n_head`, `n_kv_head`, `n_embd`, `vocab_size`,
+/// `sequence_len`, `window_pattern`) as the pinned commit's `gpt.py` builds it
+/// (`estimate::nanochat::GptConfig`): value embeddings, rotary, QK-norm, ReLU², untied head, logit
+/// softcap 15, sliding-window layers by the pattern (`SSSL` by default).
 fn nanochat(f: &mut Facts<'_>) -> Architecture {
-    let layers = f.count("n_layer");
-    let heads = f.count("n_head");
-    let kv_heads = f.count_or("n_kv_head", heads);
-    let hidden = f.count("n_embd");
-    let vocab = f.count("vocab_size");
-    let s = ConfigShape {
-        hidden,
-        layers,
-        attention: Attention {
-            heads,
-            kv_heads,
-            head_dim: (hidden / heads).max(1),
-            fused_qkv: false,
-            qkv_bias: false,
-            out_bias: false,
-            qk_norm: Some(Norm::RmsNormNoWeight),
-            softcap: None,
-            sliding_window: None,
-        },
-        vocab,
-        theta: 10000.0,
-        tied: false,
+    let n_layer = f.count("n_layer");
+    let n_head = f.count("n_head");
+    let config = crate::estimate::nanochat::GptConfig {
+        n_layer,
+        n_head,
+        n_kv_head: f.count_or("n_kv_head", n_head),
+        n_embd: f.count("n_embd"),
+        vocab_size: f.count_or("vocab_size", crate::estimate::nanochat::NANOCHAT_VOCAB),
+        sequence_len: f.count_or("sequence_len", 2048),
+        window_pattern: f.text_or("window_pattern", "SSSL"),
     };
-    let mlp = FeedForward {
-        intermediate: hidden.saturating_mul(4),
-        gated: false,
-        fused_gate_up: false,
-        activation: Activation::ReluSquared,
-        bias: false,
-    };
-    let mut a = decoder(Family::Nanochat, s, Mlp::Dense(mlp));
-    a.norm = Norm::RmsNormNoWeight;
-    a.embeddings.logit_softcap = Some(15.0);
-    a
+    if let Some(message) = config.problem() {
+        f.error(
+            None,
+            message,
+            "give the GPTConfig nanochat's base_train.py builds",
+        );
+    }
+    config.architecture("")
 }

@@ -41,6 +41,32 @@ pub(crate) struct Model {
     dropout: Option<f64>,
 }
 
+impl Model {
+    /// The model one of nanochat's scripts builds or loads (`nanochat_script`), named by the
+    /// script's path.
+    pub(crate) fn nanochat_script(architecture: Architecture, path: &str) -> Model {
+        Model {
+            info: ModelInfo {
+                id: None,
+                path: Some(path.to_owned()),
+                family: Family::Nanochat,
+                model_type: "nanochat".to_owned(),
+                computed: true,
+                transformers: None,
+                nanochat: nanochat_commit(Family::Nanochat),
+                source: None,
+            },
+            architecture,
+            dropout: None,
+        }
+    }
+}
+
+/// The nanochat commit a nanochat model's figures follow (none for other families).
+fn nanochat_commit(family: Family) -> Option<&'static str> {
+    (family == Family::Nanochat).then_some(crate::estimate::arch::NANOCHAT_COMMIT)
+}
+
 /// The JSON's `model` object: which model, whose code, and where its facts come from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct ModelInfo {
@@ -60,6 +86,9 @@ pub(crate) struct ModelInfo {
     /// families).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) transformers: Option<&'static str>,
+    /// The nanochat commit whose code the estimate follows (nanochat).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) nanochat: Option<&'static str>,
     /// A catalog entry's source; `null` for a `config.json` path.
     pub(crate) source: Option<ModelSource>,
 }
@@ -110,6 +139,8 @@ pub(crate) fn settle(
                     model.info.model_type,
                     if matches!(key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
                         "takes its shape from its own config"
+                    } else if family == Family::Nanochat {
+                        "trains as its own base_train.py step, without train.py's settings and patches"
                     } else {
                         "trains as a Trainer step, without train.py's settings and patches"
                     }
@@ -204,6 +235,9 @@ fn lora_targets(
 /// `Trainer`'s defaults for a run of `model`: each key, its value, and the words that say it
 /// was assumed.
 pub(crate) fn trainer_default_values(model: &Model) -> Vec<(&'static str, Literal, &'static str)> {
+    if model.architecture.family == Family::Nanochat {
+        return nanochat_default_values();
+    }
     let sequence = default_sequence(model);
     vec![
         ("batch_size", Literal::Int(8), "per_device_train_batch_size 8"),
@@ -228,6 +262,32 @@ pub(crate) fn trainer_default_values(model: &Model) -> Vec<(&'static str, Litera
             Literal::Int(i64::try_from(sequence).unwrap_or(1024)),
             "sequences of block_size tokens",
         ),
+    ]
+}
+
+/// nanochat's `base_train.py` defaults (at the pinned commit) for the keys it has: 32 sequences
+/// of 2048 tokens per device, bfloat16 compute (an sm80+ GPU's `COMPUTE_DTYPE`), one
+/// micro-step, no dropout; the step is estimated uncompiled (`torch.compile` is not replayed).
+fn nanochat_default_values() -> Vec<(&'static str, Literal, &'static str)> {
+    vec![
+        ("batch_size", Literal::Int(32), "--device-batch-size 32"),
+        (
+            "gradient_accumulation_steps",
+            Literal::Int(1),
+            "one micro-step per optimizer step",
+        ),
+        (
+            "dtype",
+            Literal::Str("bfloat16".to_owned()),
+            "COMPUTE_DTYPE bfloat16 (an sm80+ GPU's; float32 before Ampere is --dtype=float32)",
+        ),
+        (
+            "compile",
+            Literal::Bool(false),
+            "the step run eagerly (torch.compile is not replayed)",
+        ),
+        ("dropout", Literal::Float(0.0), "no dropout"),
+        ("block_size", Literal::Int(2048), "--max-seq-len 2048"),
     ]
 }
 
@@ -258,16 +318,25 @@ fn trainer_defaults(
         scenario
             .set(key, value.clone())
             .map_err(|e| Diagnostic::error(e.to_string()))?;
+        let nanochat = model.architecture.family == Family::Nanochat;
         assumed.push(match key {
-            "dropout" => format!("dropout {dropout} (the config's)"),
-            "block_size" => format!("{sequence}-token sequences (--block_size)"),
+            "dropout" if !nanochat => format!("dropout {dropout} (the config's)"),
+            "block_size" if !nanochat => format!("{sequence}-token sequences (--block_size)"),
             _ => words.to_owned(),
         });
     }
     let mut notes = Vec::new();
     if !assumed.is_empty() {
+        let step = if model.architecture.family == Family::Nanochat {
+            format!(
+                "one step of nanochat {}'s base_train.py with its defaults",
+                crate::estimate::nanochat::short_commit()
+            )
+        } else {
+            "one Trainer step with Trainer's defaults".to_owned()
+        };
         notes.push(format!(
-            "model = {}: one Trainer step with Trainer's defaults where no input set a key: {}",
+            "model = {}: {step} where no input set a key: {}",
             model.architecture.name,
             assumed.join(", ")
         ));
@@ -345,6 +414,7 @@ fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
             model_type: read.model_type,
             computed: read.architecture.family.computed(),
             transformers: transformers(read.architecture.family),
+            nanochat: nanochat_commit(read.architecture.family),
             source: Some(entry.source.clone()),
         },
         architecture: read.architecture,
@@ -473,6 +543,7 @@ fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
                 model_type: read.model_type,
                 computed: read.architecture.family.computed(),
                 transformers: transformers(read.architecture.family),
+                nanochat: nanochat_commit(read.architecture.family),
                 source: None,
             },
             architecture: read.architecture,
