@@ -17,6 +17,7 @@ mod gpu;
 mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
+mod hf_moe;
 pub mod kv_cache;
 mod memory;
 mod num;
@@ -315,7 +316,7 @@ pub fn estimate_model(
     a.validate()?;
     a.computed()?;
     match a.family {
-        Family::HfGpt2 | Family::Llama => estimate_trainer_step(a, s, catalog),
+        Family::HfGpt2 | Family::Llama | Family::Moe => estimate_trainer_step(a, s, catalog),
         _ => {
             let e = estimate(s, catalog)?;
             if &e.architecture != a {
@@ -347,6 +348,7 @@ fn estimate_trainer_step(
     let params = params::count_of(a, &run)?.params;
     let step = match a.family {
         Family::HfGpt2 => hf_gpt2::step(a, &run, &params)?,
+        Family::Moe => hf_moe::step(a, &run, &params)?,
         _ => hf_llama::step(a, &run, &params)?,
     };
     let (train, train_moment) = (step.train, step.moment);

@@ -33,6 +33,7 @@ mod hardening_site;
 mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
+mod hf_moe;
 mod hf_validation;
 mod hostile_cli;
 mod hostile_input;

@@ -207,7 +207,6 @@ fn a_config_json_path_a_folder_and_a_yaml_key_give_the_catalogs_model() {
 fn a_family_not_computed_is_refused_naming_the_model_family_and_its_parameters() {
     let t = SiteTest::new();
     for (id, family, params) in [
-        ("mixtral-8x7b", "moe", "46,702,792,704"),
         ("gemma-2-2b", "gemma2", "2,614,341,888"),
         ("nanochat-d20", "nanochat", "560,988,160"),
     ] {

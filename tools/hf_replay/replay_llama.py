@@ -116,7 +116,13 @@ def model_class(model_type: str):
 
 
 def replay(run: Run, explain: bool = False) -> dict:
-    cfg = config(run.model)
+    return replay_model(run, config(run.model), model_class(run.model.model_type), explain)
+
+
+def replay_model(run, cfg, cls, explain: bool = False) -> dict:
+    """The Trainer steps of ``cls(cfg)`` under ``run``'s settings (``block_size``,
+    ``batch_size``, ``accumulation``, ``weights``, ``dtype``, ``attn_implementation``,
+    ``grad_checkpoint``): what ``replay_moe.py`` shares with this replay."""
     cfg._attn_implementation = run.attn_implementation
     autocast_dtype = DTYPES[run.dtype]
     original_sdpa = F.scaled_dot_product_attention
@@ -131,7 +137,7 @@ def replay(run: Run, explain: bool = False) -> dict:
         default = torch.get_default_dtype()
         torch.set_default_dtype(DTYPES[run.weights])
         try:
-            model = model_class(run.model.model_type)(cfg)
+            model = cls(cfg)
         finally:
             torch.set_default_dtype(default)
         if run.grad_checkpoint:

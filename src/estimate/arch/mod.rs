@@ -77,7 +77,10 @@ impl Family {
 
     /// Whether the estimator computes a training step of this family.
     pub fn computed(self) -> bool {
-        matches!(self, Family::NanoGpt | Family::HfGpt2 | Family::Llama)
+        matches!(
+            self,
+            Family::NanoGpt | Family::HfGpt2 | Family::Llama | Family::Moe
+        )
     }
 }
 

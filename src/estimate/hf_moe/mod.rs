@@ -1,0 +1,37 @@
+//! transformers' mixture-of-experts decoders (`MixtralForCausalLM`, `Qwen2MoeForCausalLM`,
+//! `Qwen3MoeForCausalLM`) trained as `Trainer` runs a step: the Llama family's step
+//! (`hf_llama/`: attention, norms, the loss, the head, the dtype policies, checkpointing, the
+//! refusals) with a mixture of experts in place of the dense MLP (`saves`) and the moments of
+//! the experts' backward (`moments`).
+//!
+//! Every expert is resident: the parameters, gradients and AdamW's state count all `E` experts
+//! of every layer, though each token runs through `k` of them. The experts run as
+//! transformers 5.24 runs them by default (`experts_implementation` unset: `grouped_mm`); the
+//! router's auxiliary loss is off, as in the configs' defaults and the released configs
+//! (`output_router_logits: false`).
+//!
+//! Source: the fake-tensor replay of the step (`tools/hf_replay/replay_moe.py`, torch 2.15,
+//! transformers 5.24), held to `tests/data/hf_moe_replay.json` by `tests/it/hf_moe.rs`: every
+//! run's peak within 1 %, both steps; parameters, weights, gradients and optimizer bytes exact.
+
+mod moments;
+mod saves;
+
+pub(crate) use moments::moments;
+pub(crate) use saves::ExpertRun;
+
+use super::arch::Architecture;
+use super::error::ScenarioError;
+use super::params::Params;
+use super::scenario::Scenario;
+use super::trainer::TrainerStep;
+
+/// The Trainer step of the mixture-of-experts model `a` under `run`: the Llama family's step,
+/// whose saves and moments take the experts from `saves` and `moments`.
+pub(crate) fn step(
+    a: &Architecture,
+    run: &Scenario,
+    p: &Params,
+) -> Result<TrainerStep, ScenarioError> {
+    super::hf_llama::step(a, run, p)
+}
