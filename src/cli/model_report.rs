@@ -10,8 +10,9 @@ use crate::present::{estimate_report, Format};
 use crate::scenario::model::{family_name, Model};
 
 /// The report in `format`: the JSON gains a `model` object (id or path, family, model_type,
-/// whether computed, the transformers version, the catalog source) and the model's what-ifs
-/// (`what_if`, as nanoGPT's estimate has them).
+/// whether computed, the transformers version, the catalog source), the model's what-ifs
+/// (`what_if`, as nanoGPT's estimate has them) and, for a mixture of experts, `params.active`
+/// beside `params.total` (every expert resident).
 pub(crate) fn render(
     est: &Estimate,
     options: &[WhatIf],
@@ -24,6 +25,14 @@ pub(crate) fn render(
     if format == Format::Json {
         let mut value = serde_json::to_value(est).map_err(json_error)?;
         if let serde_json::Value::Object(map) = &mut value {
+            if let Some(serde_json::Value::Object(params)) = map.get_mut("params") {
+                // A mixture of experts: every expert is resident (`total`, what memory needs);
+                // `active` is what one token runs through.
+                if matches!(model.architecture.mlp, crate::estimate::arch::Mlp::Moe(_)) {
+                    let active = model.architecture.active_parameter_count();
+                    params.insert("active".to_owned(), active.into());
+                }
+            }
             let info = serde_json::to_value(&model.info).map_err(json_error)?;
             map.insert("model".to_owned(), info);
             let list = serde_json::to_value(options).map_err(json_error)?;

@@ -375,6 +375,7 @@ fn replayed(a: &Architecture) -> bool {
             let swiglu = matches!(a.mlp, Mlp::Dense(f) if f.gated && !f.fused_gate_up);
             swiglu && !at.fused_qkv && at.qk_norm.is_none() && at.sliding_window.is_none()
         }
+        Family::Moe => super::hf_moe::generate_replayed(a),
         _ => false,
     }
 }
@@ -428,7 +429,11 @@ impl GenerateMoments {
         let caller = b * p * (2 * ID);
         let own_prefill = seqs * p * (if repeated { 3 } else { 2 } * ID);
         let own_kept = seqs * p * (if repeated { 2 } else { 1 } * ID);
-        let mlp = own_prefill + seqs * p * prefill_widths(a) * e;
+        let per_token = match a.family {
+            Family::Moe => super::hf_moe::prefill_bytes_per_token(a, e),
+            _ => prefill_widths(a) * e,
+        };
+        let mlp = own_prefill + seqs * p * per_token;
         // The first token's logits and their float32 copy, the ids one token longer.
         let prefill_logits = own_kept + seqs * v * (e + FP32) + seqs * (p + N::from(1u64)) * ID;
         let prefill = N::from(cache.after_prefill) + caller + mlp.max(prefill_logits);

@@ -46,19 +46,20 @@ struct Run {
     grad_checkpoint: bool,
 }
 
+/// A replayed config's shape (`replay_moe.py`'s `Model`).
 #[derive(Deserialize)]
-struct Model {
-    model_type: String,
-    layers: u64,
-    hidden: u64,
-    heads: u64,
-    kv_heads: u64,
-    experts: u64,
-    top_k: u64,
-    expert_intermediate: u64,
-    vocab_size: u64,
-    shared_intermediate: u64,
-    head_dim: u64,
+pub(crate) struct Model {
+    pub(crate) model_type: String,
+    pub(crate) layers: u64,
+    pub(crate) hidden: u64,
+    pub(crate) heads: u64,
+    pub(crate) kv_heads: u64,
+    pub(crate) experts: u64,
+    pub(crate) top_k: u64,
+    pub(crate) expert_intermediate: u64,
+    pub(crate) vocab_size: u64,
+    pub(crate) shared_intermediate: u64,
+    pub(crate) head_dim: u64,
 }
 
 fn replay() -> Replay {
@@ -78,7 +79,7 @@ fn swiglu(intermediate: u64) -> FeedForward {
 
 /// The description of a replayed config, as each `model_type`'s modeling file builds it:
 /// Qwen2-MoE adds q/k/v biases and a gated shared expert, Qwen3-MoE QK-norm.
-fn architecture(m: &Model) -> Architecture {
+pub(crate) fn architecture(m: &Model) -> Architecture {
     let head_dim = if m.head_dim == 0 {
         m.hidden / m.heads
     } else {

@@ -34,6 +34,7 @@ mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
 mod hf_moe;
+mod hf_moe_generate;
 mod hf_validation;
 mod hostile_cli;
 mod hostile_input;

@@ -116,6 +116,13 @@ QWEN15_MOE = Model("qwen1.5-moe-a2.7b-2layers", "qwen2_moe", 2, 2048, 16, 16, 60
                    151936, shared_intermediate=5632, full_layers=24)
 QWEN3_MOE = Model("qwen3-30b-a3b-2layers", "qwen3_moe", 2, 2048, 32, 4, 128, 8, 768, 151936,
                   head_dim=128, norm_topk_prob=True, full_layers=48)
+# Released models with all their layers (the catalog's mixtral-8x7b, qwen1.5-moe-a2.7b,
+# qwen3-30b-a3b).
+MIXTRAL_FULL = Model("mixtral-8x7b", "mixtral", 32, 4096, 32, 8, 8, 2, 14336, 32000)
+QWEN15_MOE_FULL = Model("qwen1.5-moe-a2.7b", "qwen2_moe", 24, 2048, 16, 16, 60, 4, 1408, 151936,
+                        shared_intermediate=5632)
+QWEN3_MOE_FULL = Model("qwen3-30b-a3b", "qwen3_moe", 48, 2048, 32, 4, 128, 8, 768, 151936,
+                       head_dim=128, norm_topk_prob=True)
 # Small vocabularies: the blocks, not the loss, set the peak.
 TINY_MIXTRAL = Model("tiny-mixtral-v512", "mixtral", 4, 512, 8, 2, 8, 2, 1024, 512)
 TINY_QWEN2_MOE = Model("tiny-qwen2-moe-v512", "qwen2_moe", 4, 384, 6, 6, 16, 4, 256, 512,
@@ -153,6 +160,9 @@ def _runs() -> list[Run]:
     add(QWEN3_MOE, 1024, 1, 2, BF16, F32, "sdpa")
     add(QWEN3_MOE, 512, 2, 1, F32, BF16, "sdpa")
     add(QWEN3_MOE, 1024, 2, 1, BF16, F32, "eager", True)
+    add(MIXTRAL_FULL, 1024, 1, 1, BF16, F32, "sdpa", True)
+    add(QWEN15_MOE_FULL, 1024, 2, 1, BF16, F32, "sdpa")
+    add(QWEN3_MOE_FULL, 2048, 1, 1, BF16, F32, "sdpa", True)
     return out
 
 

@@ -388,6 +388,28 @@ impl Architecture {
             .map(|t| t.numel().saturating_mul(t.count))
             .fold(0u64, u64::saturating_add)
     }
+
+    /// Parameters one token runs through: a mixture of experts' idle experts
+    /// (`experts − experts_per_token` per layer, each `gate`, `up` and `down`) left out. Memory
+    /// needs [`Architecture::parameter_count`]: every expert is resident; this is the "active"
+    /// count MoE model cards quote (Mixtral 8x7B: 12.9B of 46.7B).
+    pub fn active_parameter_count(&self) -> u64 {
+        let Mlp::Moe(m) = &self.mlp else {
+            return self.parameter_count();
+        };
+        let f = &m.expert;
+        let up = if f.gated { 2 } else { 1 };
+        let one = self
+            .hidden
+            .saturating_mul(f.intermediate)
+            .saturating_mul(up + 1)
+            .saturating_add(
+                u64::from(f.bias).saturating_mul(f.intermediate.saturating_mul(up) + self.hidden),
+            );
+        let idle = m.experts.saturating_sub(m.experts_per_token);
+        self.parameter_count()
+            .saturating_sub(one.saturating_mul(idle).saturating_mul(self.layers))
+    }
 }
 
 /// The transformers version whose modeling code the Hugging Face families follow (the version

@@ -18,9 +18,9 @@ mod moments;
 mod saves;
 
 pub(crate) use moments::moments;
-pub(crate) use saves::ExpertRun;
+pub(crate) use saves::{prefill_bytes_per_token, ExpertRun};
 
-use super::arch::Architecture;
+use super::arch::{Architecture, Mlp};
 use super::error::ScenarioError;
 use super::params::Params;
 use super::scenario::Scenario;
@@ -34,4 +34,16 @@ pub(crate) fn step(
     p: &Params,
 ) -> Result<TrainerStep, ScenarioError> {
     super::hf_llama::step(a, run, p)
+}
+
+/// Whether Hugging Face `generate` on the mixture of experts `a` is replayed
+/// (`replay_generate_moe.py`): SwiGLU experts, a shared expert or none, separate q/k/v, no
+/// QK-norm (Qwen3-MoE's is not replayed in generation) and no sliding window.
+pub(crate) fn generate_replayed(a: &Architecture) -> bool {
+    let at = &a.attention;
+    let swiglu = |f: &super::arch::FeedForward| f.gated && !f.fused_gate_up && !f.bias;
+    matches!(&a.mlp, Mlp::Moe(m) if swiglu(&m.expert) && m.shared.is_none_or(|f| swiglu(&f)))
+        && !at.fused_qkv
+        && at.qk_norm.is_none()
+        && at.sliding_window.is_none()
 }

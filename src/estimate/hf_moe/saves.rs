@@ -144,3 +144,29 @@ impl ExpertRun {
         self.router() + self.grouped() + self.shared_expert()
     }
 }
+
+/// Bytes per prompt token alive at a mixture of experts' prefill moment in `generate`
+/// (`torch.no_grad()`, weights and activations in `e` bytes), from the replay's storages at
+/// that peak (`replay_generate_moe.py --explain`): at the product `silu(gate) · up` of
+/// `grouped_mm_experts_forward`, per (token, expert) pair the gathered input (`h`), the up
+/// projection's output (`2·I`), `silu`'s output and the product (`I` each); per token the
+/// router's logits (`E`), `topk`'s float32 weights and int64 indices, the normalized weights'
+/// copy, the sort's values and permutation (int64), the gathered float32 routing weights and
+/// the expert ids counted by `histc` (`36·k` bytes in all); with a shared expert (Qwen2-MoE),
+/// its output (`h`), computed first; or, if larger, the shared expert's own SwiGLU moment
+/// (three of its width). Beside them, as in a dense Llama block: the embedding, the residual
+/// sum, its RMSNorm and the block input (`4·h`) and RoPE's cos and sin (`2·head_dim`).
+pub(crate) fn prefill_bytes_per_token(a: &Architecture, e: u128) -> N {
+    let h = N::from(a.hidden);
+    let dense = h * 4 + N::from(a.attention.head_dim) * 2;
+    let Mlp::Moe(m) = &a.mlp else {
+        return dense * e;
+    };
+    let (k, i) = (N::from(m.experts_per_token), N::from(m.expert.intermediate));
+    let experts = k * (h + i * 4) * e + N::from(m.experts) * e + k * 36;
+    let moe = match m.shared {
+        Some(f) => (experts + h * e).max(N::from(f.intermediate) * (3 * e)),
+        None => experts,
+    };
+    dense * e + moe
+}

@@ -1,0 +1,138 @@
+//! Hugging Face `generate` on mixtures of experts (Mixtral, Qwen1.5-MoE) against transformers'
+//! own `generate` replayed on fake tensors (`tools/hf_replay/replay_generate_moe.py` →
+//! `tests/data/hf_moe_generate_replay.json`): the KV cache equal to the replay's to the byte, the
+//! prefill and decoding peaks within 1 %, the weights every expert's; and through the real CLI
+//! for the catalog's Mixtral 8x7B, with the solvers.
+
+use serde::Deserialize;
+
+use crate::hf_moe::{architecture, Model};
+use crate::support::SiteTest;
+use vramdoc::estimate::kv_cache::CacheKind;
+use vramdoc::estimate::{estimate_generate, Dtype, Generation, GpuCatalog, Scenario};
+
+#[derive(Deserialize)]
+struct Replay {
+    transformers: String,
+    runs: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    run: Run,
+    params: u64,
+    weights_bytes: u64,
+    prefill_peak_bytes: u64,
+    decode_peak_bytes: u64,
+    kv_cache_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct Run {
+    name: String,
+    prompt_tokens: u64,
+    max_new_tokens: u64,
+    batch_size: u64,
+    cache: String,
+    dtype: String,
+    family: String,
+    config: Vec<(String, serde_json::Value)>,
+}
+
+fn replay() -> Replay {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hf_moe_generate_replay.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The replayed config as the training test's `Model` (Mixtral's experts are
+/// `intermediate_size` wide, Qwen's `moe_intermediate_size`).
+fn model(r: &Run) -> Model {
+    let get = |k: &str| {
+        r.config
+            .iter()
+            .find(|(key, _)| key == k)
+            .and_then(|(_, v)| v.as_u64())
+    };
+    let int = |k: &str| get(k).unwrap();
+    let mixtral = r.family == "mixtral";
+    Model {
+        model_type: r.family.clone(),
+        layers: int("num_hidden_layers"),
+        hidden: int("hidden_size"),
+        heads: int("num_attention_heads"),
+        kv_heads: int("num_key_value_heads"),
+        experts: int(if mixtral {
+            "num_local_experts"
+        } else {
+            "num_experts"
+        }),
+        top_k: int("num_experts_per_tok"),
+        expert_intermediate: int(if mixtral {
+            "intermediate_size"
+        } else {
+            "moe_intermediate_size"
+        }),
+        vocab_size: int("vocab_size"),
+        shared_intermediate: get("shared_expert_intermediate_size").unwrap_or(0),
+        head_dim: 0,
+    }
+}
+
+fn off(est: u64, replayed: u64) -> f64 {
+    (est as f64 - replayed as f64) / replayed as f64
+}
+
+#[test]
+fn every_replayed_moe_generate_run_matches_kv_exactly_and_its_peaks_within_one_percent() {
+    let data = replay();
+    assert_eq!(data.transformers, "5.24.0");
+    let catalog = GpuCatalog::builtin();
+    let mut worst = 0.0f64;
+    for e in &data.runs {
+        let r = &e.run;
+        let a = architecture(&model(r));
+        let s = Scenario {
+            dtype: Dtype::parse(&r.dtype).unwrap(),
+            compile: false,
+            ..Scenario::default()
+        };
+        let g = Generation {
+            prompt_tokens: r.prompt_tokens,
+            max_new_tokens: r.max_new_tokens,
+            batch_size: r.batch_size,
+            num_return_sequences: 1,
+            do_sample: false,
+            cache: if r.cache == "static" {
+                CacheKind::Static
+            } else {
+                CacheKind::Dynamic
+            },
+        };
+        let est = estimate_generate(&a, &s, &g, &catalog).unwrap();
+        let name = &r.name;
+        assert_eq!(
+            est.params.total, e.params,
+            "{name}: every expert's parameters"
+        );
+        assert_eq!(est.bytes.weights, e.weights_bytes, "{name}: weights");
+        assert_eq!(
+            est.bytes.kv_cache_at_end, e.kv_cache_bytes,
+            "{name}: KV cache"
+        );
+        let (p, d) = (
+            off(est.bytes.prefill_peak, e.prefill_peak_bytes),
+            off(est.bytes.decode_peak, e.decode_peak_bytes),
+        );
+        eprintln!(
+            "{name}: prefill {:+.4} %, decode {:+.4} %",
+            p * 100.0,
+            d * 100.0
+        );
+        worst = worst.max(p.abs()).max(d.abs());
+    }
+    eprintln!("worst {:.4} % over {} runs", worst * 100.0, data.runs.len());
+    assert!(worst <= 0.01, "{worst}");
+}
