@@ -25,14 +25,7 @@ pub(crate) fn render(
     if format == Format::Json {
         let mut value = serde_json::to_value(est).map_err(json_error)?;
         if let serde_json::Value::Object(map) = &mut value {
-            if let Some(serde_json::Value::Object(params)) = map.get_mut("params") {
-                // A mixture of experts: every expert is resident (`total`, what memory needs);
-                // `active` is what one token runs through.
-                if matches!(model.architecture.mlp, crate::estimate::arch::Mlp::Moe(_)) {
-                    let active = model.architecture.active_parameter_count();
-                    params.insert("active".to_owned(), active.into());
-                }
-            }
+            add_active_params(map, model);
             let info = serde_json::to_value(&model.info).map_err(json_error)?;
             map.insert("model".to_owned(), info);
             let list = serde_json::to_value(options).map_err(json_error)?;
@@ -46,6 +39,20 @@ pub(crate) fn render(
         Format::Markdown => estimate_report::markdown(est, options, &loc),
         _ => estimate_report::table(est, options, &loc, ignored),
     })
+}
+
+/// For a mixture of experts, `params.active` (what one token runs through) beside
+/// `params.total` (every expert, all resident: what memory needs), in an estimate's JSON.
+pub(crate) fn add_active_params(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    model: &Model,
+) {
+    if let Some(serde_json::Value::Object(params)) = map.get_mut("params") {
+        if matches!(model.architecture.mlp, crate::estimate::arch::Mlp::Moe(_)) {
+            let active = model.architecture.active_parameter_count();
+            params.insert("active".to_owned(), active.into());
+        }
+    }
 }
 
 /// An estimate error of a model: for a family whose training step is not computed yet, the help

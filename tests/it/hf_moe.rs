@@ -6,6 +6,8 @@
 
 use serde::Deserialize;
 
+use crate::support::SiteTest;
+
 use vramdoc::estimate::arch::{
     Activation, Attention, Embeddings, FeedForward, MixtureOfExperts, Mlp, Norm, NormPlacement,
     Positions,
@@ -197,4 +199,166 @@ fn mixtures_of_experts_are_within_one_percent_of_every_replayed_peak() {
     assert!(worst <= 0.01, "worst {worst}");
     assert!(data.runs.len() >= 10, "{}", data.runs.len());
     assert_eq!(types.len(), 3, "{types:?}");
+}
+
+/// `vramdoc estimate ARGS --format json` through the real CLI.
+fn cli(args: &[&str]) -> serde_json::Value {
+    cli_in(&SiteTest::new(), args)
+}
+
+/// The same in the site `t`.
+fn cli_in(t: &SiteTest, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["estimate"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let r = t.run(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+#[test]
+fn catalog_mixtures_of_experts_count_every_expert_and_say_what_is_active() {
+    // Published totals (every expert resident) and active counts (what one token runs
+    // through): Mixtral 8x7B "46.7B total, 12.9B active"; Qwen1.5-MoE-A2.7B "14.3B in total,
+    // 2.7B activated"; Qwen3-30B-A3B "30.5B in total and 3.3B activated". Active: the total
+    // less layers × idle experts × 3·h·I (gate, up, down of one expert).
+    for (id, total, idle, published) in [
+        (
+            "mixtral-8x7b",
+            46_702_792_704u64,
+            32 * 6 * 3 * 4096 * 14336u64,
+            12.9e9,
+        ),
+        (
+            "qwen1.5-moe-a2.7b",
+            14_315_784_192,
+            24 * 56 * 3 * 2048 * 1408,
+            2.7e9,
+        ),
+        (
+            "qwen3-30b-a3b",
+            30_532_122_624,
+            48 * 120 * 3 * 2048 * 768,
+            3.3e9,
+        ),
+    ] {
+        let v = cli(&["--model", id, "--gpu", "h200"]);
+        assert_eq!(v["model"]["family"], "moe", "{id}");
+        assert_eq!(v["params"]["total"], total, "{id}");
+        let active = v["params"]["active"].as_u64().unwrap();
+        assert_eq!(active, total - idle, "{id}");
+        assert!((active as f64 - published).abs() < 0.06e9, "{id}: {active}");
+        // Memory counts every expert: the weights alone are 2 bytes per parameter in bf16.
+        let v = cli(&["--model", id, "--dtype=bfloat16", "--pure_bf16=True"]);
+        assert!(v["bytes"]["weights"].as_u64().unwrap() >= total * 2, "{id}");
+    }
+    // A dense model has no `active` count.
+    let v = cli(&["--model", "qwen2.5-0.5b"]);
+    assert!(v["params"].get("active").is_none());
+}
+
+#[test]
+fn a_catalog_moe_through_the_cli_gives_its_full_replayed_peak() {
+    // The replay's runs named after a catalog id have all the released layers.
+    let data = replay();
+    let peak = |name: &str| {
+        data.runs
+            .iter()
+            .find(|e| e.run.name == name)
+            .unwrap()
+            .train_peak_bytes
+    };
+    for (id, args, name) in [
+        (
+            "qwen1.5-moe-a2.7b",
+            [
+                "--batch_size=2",
+                "--block_size=1024",
+                "--grad_checkpoint=False",
+            ],
+            "qwen1.5-moe-a2.7b-s1024-b2-acc1-bf16w-sdpa",
+        ),
+        (
+            "mixtral-8x7b",
+            [
+                "--batch_size=1",
+                "--block_size=1024",
+                "--grad_checkpoint=True",
+            ],
+            "mixtral-8x7b-s1024-b1-acc1-bf16w-sdpa-ckpt",
+        ),
+        (
+            "qwen3-30b-a3b",
+            [
+                "--batch_size=1",
+                "--block_size=2048",
+                "--grad_checkpoint=True",
+            ],
+            "qwen3-30b-a3b-s2048-b1-acc1-bf16w-sdpa-ckpt",
+        ),
+    ] {
+        let mut all = vec![
+            "--model",
+            id,
+            "--dtype=bfloat16",
+            "--pure_bf16=True",
+            "--gradient_accumulation_steps=1",
+        ];
+        all.extend_from_slice(&args);
+        let v = cli(&all);
+        let est = v["bytes"]["train_peak"].as_u64().unwrap();
+        let replayed = peak(name);
+        assert!(
+            est.abs_diff(replayed) * 100 <= replayed,
+            "{name}: {est} against {replayed}"
+        );
+    }
+}
+
+#[test]
+fn a_moe_config_with_the_auxiliary_loss_or_router_jitter_is_refused_where_written() {
+    let t = SiteTest::new();
+    // Mixtral 8x7B's config.json with the router's auxiliary loss and jitter turned on (the
+    // options transformers' MoE fine-tuning threads set).
+    t.file(
+        "mixtral/config.json",
+        r#"{
+  "model_type": "mixtral",
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "intermediate_size": 14336,
+  "num_hidden_layers": 32,
+  "num_attention_heads": 32,
+  "num_key_value_heads": 8,
+  "num_local_experts": 8,
+  "num_experts_per_tok": 2,
+  "vocab_size": 32000,
+  "output_router_logits": true,
+  "router_jitter_noise": 0.01,
+  "sliding_window": null
+}
+"#,
+    );
+    let r = t.run(&["estimate", "--model", "mixtral/config.json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    for want in [
+        "`output_router_logits` = true is not modelled",
+        "auxiliary load-balancing loss",
+        "`router_jitter_noise` above 0",
+        "config.json:12",
+        "config.json:13",
+    ] {
+        assert!(r.stderr.contains(want), "{want}:\n{}", r.stderr);
+    }
+    // Without them, the same file is estimated as the catalog's Mixtral.
+    let plain = r#"{"model_type": "mixtral", "hidden_act": "silu", "hidden_size": 4096,
+"intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+"num_key_value_heads": 8, "num_local_experts": 8, "num_experts_per_tok": 2,
+"vocab_size": 32000, "output_router_logits": false, "router_jitter_noise": 0.0,
+"sliding_window": null}
+"#;
+    t.file("mixtral/config.json", plain);
+    let v = cli_in(&t, &["--model", "mixtral/config.json", "--gpu", "h200"]);
+    let catalog = cli(&["--model", "mixtral-8x7b", "--gpu", "h200"]);
+    assert_eq!(v["bytes"], catalog["bytes"]);
 }

@@ -77,7 +77,7 @@ fn model(r: &Run) -> Model {
         }),
         vocab_size: int("vocab_size"),
         shared_intermediate: get("shared_expert_intermediate_size").unwrap_or(0),
-        head_dim: 0,
+        head_dim: get("head_dim").unwrap_or(0),
     }
 }
 
@@ -135,4 +135,64 @@ fn every_replayed_moe_generate_run_matches_kv_exactly_and_its_peaks_within_one_p
     }
     eprintln!("worst {:.4} % over {} runs", worst * 100.0, data.runs.len());
     assert!(worst <= 0.01, "{worst}");
+}
+
+/// `vramdoc estimate --model mixtral-8x7b --phase generate ARGS --format json`.
+fn mixtral(t: &SiteTest, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["estimate", "--model", "mixtral-8x7b", "--phase", "generate"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let r = t.run(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+#[test]
+fn mixtral_generate_through_the_cli_holds_every_expert_and_solves_the_largest_batch() {
+    let t = SiteTest::new();
+    let v = mixtral(
+        &t,
+        &[
+            "--prompt_tokens=1024",
+            "--max_new_tokens=256",
+            "--gpu",
+            "h100-80gb",
+        ],
+    );
+    assert_eq!(v["phase"], "generate");
+    assert_eq!(v["params"]["total"], 46_702_792_704u64);
+    assert_eq!(v["params"]["active"], 12_879_925_248u64);
+    // Every expert resident in bf16: 93.4 GB of weights (plus the rotary buffers), more than an
+    // 80 GB card holds, though the 12.9B active parameters would be 25.8 GB.
+    assert_eq!(v["bytes"]["weights"], 46_702_792_704u64 * 2 + 128 * 4);
+    assert_eq!(v["verdict"], "does_not_fit");
+    // The cache: 2 (keys, values) × 32 layers × 8 KV heads × 128 × (1024 + 256 − 1) tokens × 2.
+    assert_eq!(v["bytes"]["kv_cache"], 2 * 32 * 8 * 128 * 1279 * 2u64);
+    // On an H200 the solver's batch fits and one more prompt does not.
+    let solved = mixtral(
+        &t,
+        &[
+            "--prompt_tokens=1024",
+            "--max_new_tokens=256",
+            "--gpu",
+            "h200",
+            "--solve",
+            "max_batch",
+        ],
+    );
+    assert_eq!(solved["solve"]["limited_by"], "memory");
+    let n = solved["solve"]["max_batch"].as_u64().unwrap();
+    assert!(n >= 2, "{n}");
+    for (batch, fits) in [(n, true), (n + 1, false)] {
+        let b = format!("--batch_size={batch}");
+        let args = [
+            "--prompt_tokens=1024",
+            "--max_new_tokens=256",
+            "--gpu",
+            "h200",
+            &b,
+        ];
+        let v = mixtral(&t, &args);
+        assert_eq!(v["fits"], fits, "{batch}: {}", v["verdict"]);
+    }
 }

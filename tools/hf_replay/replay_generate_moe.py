@@ -50,6 +50,14 @@ QWEN15_MOE_4L = dict(
                    num_experts_per_tok=4, vocab_size=151936, max_position_embeddings=8192,
                    tie_word_embeddings=False, use_sliding_window=False),
 )
+QWEN3_MOE_4L = dict(
+    n_layer=4, n_head=32, n_embd=2048, vocab_size=151936, n_positions=40960, family="qwen3_moe",
+    config=_config(hidden_size=2048, intermediate_size=6144, moe_intermediate_size=768,
+                   num_hidden_layers=4, num_attention_heads=32, num_key_value_heads=4,
+                   head_dim=128, num_experts=128, num_experts_per_tok=8, norm_topk_prob=True,
+                   vocab_size=151936, max_position_embeddings=40960, tie_word_embeddings=False,
+                   use_sliding_window=False),
+)
 TINY_MIXTRAL = dict(
     n_layer=4, n_head=8, n_embd=512, vocab_size=512, n_positions=4096, family="mixtral",
     config=_config(hidden_size=512, intermediate_size=1024, num_hidden_layers=4,
@@ -69,6 +77,10 @@ RUNS = [
         max_new_tokens=64, batch_size=2, cache="dynamic"),
     Run("qwen1.5-moe-4l-p512-n64-b4-static", **QWEN15_MOE_4L, prompt_tokens=512,
         max_new_tokens=64, batch_size=4, cache="static"),
+    Run("qwen3-30b-a3b-4l-p2048-n128-b2-dynamic", **QWEN3_MOE_4L, prompt_tokens=2048,
+        max_new_tokens=128, batch_size=2, cache="dynamic"),
+    Run("qwen3-30b-a3b-4l-p128-n64-b32-dynamic", **QWEN3_MOE_4L, prompt_tokens=128,
+        max_new_tokens=64, batch_size=32, cache="dynamic"),
     Run("tiny-mixtral-p1500-n100-b8-dynamic", **TINY_MIXTRAL, prompt_tokens=1500,
         max_new_tokens=100, batch_size=8, cache="dynamic"),
     Run("tiny-mixtral-p300-n40-b4-dynamic-fp32", **TINY_MIXTRAL, prompt_tokens=300,

@@ -37,13 +37,13 @@ pub(crate) fn step(
 }
 
 /// Whether Hugging Face `generate` on the mixture of experts `a` is replayed
-/// (`replay_generate_moe.py`): SwiGLU experts, a shared expert or none, separate q/k/v, no
-/// QK-norm (Qwen3-MoE's is not replayed in generation) and no sliding window.
+/// (`replay_generate_moe.py`: Mixtral, Qwen1.5-MoE, Qwen3-MoE): SwiGLU experts, a shared expert
+/// or none, separate q/k/v and no sliding window (Qwen3-MoE's QK-norm is over before the
+/// experts' moment, the prefill's peak).
 pub(crate) fn generate_replayed(a: &Architecture) -> bool {
     let at = &a.attention;
     let swiglu = |f: &super::arch::FeedForward| f.gated && !f.fused_gate_up && !f.bias;
     matches!(&a.mlp, Mlp::Moe(m) if swiglu(&m.expert) && m.shared.is_none_or(|f| swiglu(&f)))
         && !at.fused_qkv
-        && at.qk_norm.is_none()
         && at.sliding_window.is_none()
 }

@@ -147,9 +147,13 @@ impl ExpertRun {
 
 /// Bytes per prompt token alive at a mixture of experts' prefill moment in `generate`
 /// (`torch.no_grad()`, weights and activations in `e` bytes), from the replay's storages at
-/// that peak (`replay_generate_moe.py --explain`): at the product `silu(gate) · up` of
-/// `grouped_mm_experts_forward`, per (token, expert) pair the gathered input (`h`), the up
-/// projection's output (`2·I`), `silu`'s output and the product (`I` each); per token the
+/// that peak (`replay_generate_moe.py --explain`), the larger of two moments of
+/// `grouped_mm_experts_forward`: at the product `silu(gate) · up`, per (token, expert) pair the
+/// gathered input (`h`), the up projection's output (`2·I`), `silu`'s output and the product
+/// (`I` each); or at the end, the gathered input and the down projection's output (`h` each,
+/// `e` bytes) beside the output scaled by the routing weights and its copy back in token order
+/// (`h` each, in the product's dtype: float32 for Mixtral's float32 routing weights), the larger
+/// where `4·I < 3·h` (Qwen3-30B-A3B's 768-wide experts on a 2048-wide model); per token the
 /// router's logits (`E`), `topk`'s float32 weights and int64 indices, the normalized weights'
 /// copy, the sort's values and permutation (int64), the gathered float32 routing weights and
 /// the expert ids counted by `histc` (`36·k` bytes in all); with a shared expert (Qwen2-MoE),
@@ -163,7 +167,15 @@ pub(crate) fn prefill_bytes_per_token(a: &Architecture, e: u128) -> N {
         return dense * e;
     };
     let (k, i) = (N::from(m.experts_per_token), N::from(m.expert.intermediate));
-    let experts = k * (h + i * 4) * e + N::from(m.experts) * e + k * 36;
+    // The routing product's dtype: float32 for Mixtral's float32 routing weights.
+    let product = if m.shared.is_none() && a.attention.qk_norm.is_none() {
+        e.max(4)
+    } else {
+        e
+    };
+    let up = (h + i * 4) * e;
+    let end = h * (2 * e + 2 * product);
+    let experts = k * up.max(end) + N::from(m.experts) * e + k * 36;
     let moe = match m.shared {
         Some(f) => (experts + h * e).max(N::from(f.intermediate) * (3 * e)),
         None => experts,
