@@ -37,6 +37,9 @@
 //! - **Llama-family decoders** (SwiGLU, RoPE, RMSNorm; as Llama 3.x): the same moments, the
 //!   prefill's MLP holding three intermediate-wide tensors (`3·BPI·e`) beside four hidden-wide ones
 //!   and RoPE's cos and sin (`2·BP·head_dim·e`); the weights include the two `inv_freq` buffers.
+//! - **Mixtures of experts** (Mixtral, Qwen1.5-MoE, Qwen3-MoE; every expert's weights resident):
+//!   the same moments, the prefill's MLP the experts' `k` pairs per token
+//!   (`hf_moe::prefill_bytes_per_token`, held to `tests/data/hf_moe_generate_replay.json`).
 
 use serde::Serialize;
 

@@ -306,7 +306,8 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
 /// alike, GPT-2's 0.1; a Trainer step has no evaluation, so `eval_peak` is 0 and the first step's
 /// peak is `bytes.first_step_peak`); the Llama family (Llama, Mistral, Qwen2, Qwen3, Phi-3) is
 /// `hf_llama/` the same way (`pure_bf16` for weights loaded in bfloat16 and trained as they
-/// are); every other family is an error naming it.
+/// are), and mixtures of experts `hf_moe/` on the Llama step; every other family is an error
+/// naming it.
 pub fn estimate_model(
     a: &Architecture,
     s: &Scenario,

@@ -16,37 +16,42 @@ use vramdoc::estimate::{
     estimate_model, Architecture, Dtype, Family, GpuCatalog, Scenario, TrainMoment,
 };
 
+/// A Trainer replay's document (`replay_llama.py`'s; `replay_moe.py` writes the same, `E` its
+/// entries).
 #[derive(Deserialize)]
-struct Replay {
-    torch: String,
-    transformers: String,
-    runs: Vec<Entry>,
+pub(crate) struct Replay<E> {
+    pub(crate) torch: String,
+    pub(crate) transformers: String,
+    pub(crate) runs: Vec<E>,
 }
 
+/// One replayed run: its settings and what the replay recorded.
 #[derive(Deserialize)]
-struct Entry {
-    run: Run,
-    params: u64,
-    trainable_params: u64,
-    param_bytes: u64,
-    buffer_bytes: u64,
-    grad_bytes: u64,
-    optimizer_bytes: u64,
-    train_peak_bytes: u64,
-    first_step_peak_bytes: u64,
+pub(crate) struct Entry<M> {
+    pub(crate) run: Run<M>,
+    pub(crate) params: u64,
+    pub(crate) trainable_params: u64,
+    pub(crate) param_bytes: u64,
+    pub(crate) buffer_bytes: u64,
+    pub(crate) grad_bytes: u64,
+    pub(crate) optimizer_bytes: u64,
+    pub(crate) train_peak_bytes: u64,
+    pub(crate) first_step_peak_bytes: u64,
 }
 
+/// A replayed Trainer run of a model of shape `M` (`replay_llama.py`'s `Run`; `replay_moe.py`
+/// writes the same with its own model).
 #[derive(Deserialize)]
-struct Run {
-    name: String,
-    model: Model,
-    block_size: u64,
-    batch_size: u64,
-    accumulation: u64,
-    weights: String,
-    dtype: String,
-    attn_implementation: String,
-    grad_checkpoint: bool,
+pub(crate) struct Run<M> {
+    pub(crate) name: String,
+    pub(crate) model: M,
+    pub(crate) block_size: u64,
+    pub(crate) batch_size: u64,
+    pub(crate) accumulation: u64,
+    pub(crate) weights: String,
+    pub(crate) dtype: String,
+    pub(crate) attn_implementation: String,
+    pub(crate) grad_checkpoint: bool,
 }
 
 #[derive(Deserialize)]
@@ -62,7 +67,7 @@ struct Model {
     head_dim: u64,
 }
 
-fn replay() -> Replay {
+fn replay() -> Replay<Entry<Model>> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/hf_llama_replay.json"
@@ -117,7 +122,7 @@ fn architecture(m: &Model) -> Architecture {
 
 /// The Trainer settings of a replayed run: weights loaded in bfloat16 are `pure_bf16` (with
 /// `dtype: bfloat16`, which autocast or not keeps the same memory).
-fn scenario(r: &Run) -> Scenario {
+pub(crate) fn scenario<M>(r: &Run<M>) -> Scenario {
     let bf16_weights = r.weights == "bfloat16";
     Scenario {
         block_size: r.block_size,

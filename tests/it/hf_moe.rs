@@ -6,46 +6,21 @@
 
 use serde::Deserialize;
 
+use crate::hf_llama::{scenario, Entry, Replay};
 use crate::support::SiteTest;
 
 use vramdoc::estimate::arch::{
     Activation, Attention, Embeddings, FeedForward, MixtureOfExperts, Mlp, Norm, NormPlacement,
     Positions,
 };
-use vramdoc::estimate::{estimate_model, Architecture, Dtype, Family, GpuCatalog, Scenario};
+use vramdoc::estimate::{estimate_model, Architecture, Family, GpuCatalog};
 
+/// A replayed run and the experts' implementation transformers chose.
 #[derive(Deserialize)]
-struct Replay {
-    torch: String,
-    transformers: String,
-    runs: Vec<Entry>,
-}
-
-#[derive(Deserialize)]
-struct Entry {
-    run: Run,
-    params: u64,
-    trainable_params: u64,
-    param_bytes: u64,
-    buffer_bytes: u64,
-    grad_bytes: u64,
-    optimizer_bytes: u64,
-    train_peak_bytes: u64,
-    first_step_peak_bytes: u64,
+struct MoeEntry {
+    #[serde(flatten)]
+    e: Entry<Model>,
     experts_implementation: String,
-}
-
-#[derive(Deserialize)]
-struct Run {
-    name: String,
-    model: Model,
-    block_size: u64,
-    batch_size: u64,
-    accumulation: u64,
-    weights: String,
-    dtype: String,
-    attn_implementation: String,
-    grad_checkpoint: bool,
 }
 
 /// A replayed config's shape (`replay_moe.py`'s `Model`).
@@ -64,7 +39,7 @@ pub(crate) struct Model {
     pub(crate) head_dim: u64,
 }
 
-fn replay() -> Replay {
+fn replay() -> Replay<MoeEntry> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/hf_moe_replay.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -125,27 +100,6 @@ pub(crate) fn architecture(m: &Model) -> Architecture {
     }
 }
 
-/// The Trainer settings of a replayed run (weights loaded in bfloat16 are `pure_bf16`).
-fn scenario(r: &Run) -> Scenario {
-    let bf16_weights = r.weights == "bfloat16";
-    Scenario {
-        block_size: r.block_size,
-        batch_size: r.batch_size,
-        gradient_accumulation_steps: r.accumulation,
-        dtype: if bf16_weights {
-            Dtype::Bfloat16
-        } else {
-            Dtype::parse(&r.dtype).unwrap()
-        },
-        pure_bf16: bf16_weights,
-        flash: r.attn_implementation == "sdpa",
-        dropout: 0.0,
-        grad_checkpoint: r.grad_checkpoint,
-        compile: false,
-        ..Scenario::default()
-    }
-}
-
 fn relative(est: u64, replayed: u64) -> f64 {
     (est as f64 - replayed as f64) / replayed as f64
 }
@@ -158,9 +112,10 @@ fn mixtures_of_experts_are_within_one_percent_of_every_replayed_peak() {
     let catalog = GpuCatalog::builtin();
     let mut worst = 0.0f64;
     let mut types = std::collections::BTreeSet::new();
-    for e in &data.runs {
+    for m in &data.runs {
+        let e = &m.e;
         let name = &e.run.name;
-        assert_eq!(e.experts_implementation, "grouped_mm", "{name}");
+        assert_eq!(m.experts_implementation, "grouped_mm", "{name}");
         let model = architecture(&e.run.model);
         let run = scenario(&e.run);
         assert_eq!(model.parameter_count(), e.params, "{name}: parameters");
@@ -264,8 +219,9 @@ fn a_catalog_moe_through_the_cli_gives_its_full_replayed_peak() {
     let peak = |name: &str| {
         data.runs
             .iter()
-            .find(|e| e.run.name == name)
+            .find(|m| m.e.run.name == name)
             .unwrap()
+            .e
             .train_peak_bytes
     };
     for (id, args, name) in [

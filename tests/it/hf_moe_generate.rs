@@ -1,43 +1,14 @@
-//! Hugging Face `generate` on mixtures of experts (Mixtral, Qwen1.5-MoE) against transformers'
+//! Hugging Face `generate` on mixtures of experts (Mixtral, Qwen1.5-MoE, Qwen3-MoE) against transformers'
 //! own `generate` replayed on fake tensors (`tools/hf_replay/replay_generate_moe.py` →
 //! `tests/data/hf_moe_generate_replay.json`): the KV cache equal to the replay's to the byte, the
 //! prefill and decoding peaks within 1 %, the weights every expert's; and through the real CLI
 //! for the catalog's Mixtral 8x7B, with the solvers.
 
-use serde::Deserialize;
-
+use crate::hf_generate::{Replay, Run};
 use crate::hf_moe::{architecture, Model};
 use crate::support::SiteTest;
 use vramdoc::estimate::kv_cache::CacheKind;
 use vramdoc::estimate::{estimate_generate, Dtype, Generation, GpuCatalog, Scenario};
-
-#[derive(Deserialize)]
-struct Replay {
-    transformers: String,
-    runs: Vec<Entry>,
-}
-
-#[derive(Deserialize)]
-struct Entry {
-    run: Run,
-    params: u64,
-    weights_bytes: u64,
-    prefill_peak_bytes: u64,
-    decode_peak_bytes: u64,
-    kv_cache_bytes: u64,
-}
-
-#[derive(Deserialize)]
-struct Run {
-    name: String,
-    prompt_tokens: u64,
-    max_new_tokens: u64,
-    batch_size: u64,
-    cache: String,
-    dtype: String,
-    family: String,
-    config: Vec<(String, serde_json::Value)>,
-}
 
 fn replay() -> Replay {
     let path = concat!(

@@ -321,7 +321,9 @@ RUNS += [
 ]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, runs: list[Run] | None = None,
+         generator: str = "tools/hf_replay/replay_generate.py") -> int:
+    """Replays ``runs`` (this file's by default; those ``--only`` names) into ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", action="append", default=[])
@@ -332,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     import transformers
 
     entries = []
-    for run in RUNS:
+    for run in RUNS if runs is None else runs:
         if args.only and not any(o in run.name for o in args.only):
             continue
         e = replay(run, explain=args.explain)
@@ -340,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{e['decode_peak_bytes'] / 2**20:.1f} MiB, cache {e['kv_cache_bytes']}", flush=True)
         entries.append(e)
     doc = {
-        "generator": "tools/hf_replay/replay_generate.py",
+        "generator": generator,
         "torch": torch.__version__.split("+")[0],
         "transformers": transformers.__version__,
         "runs": entries,

@@ -15,20 +15,15 @@ says so (every block is the same).
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import warnings
 from pathlib import Path
-
-import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 
-from cuda_emulation import install_cuda_autocast_policy  # noqa: E402
-from replay_generate import Run, replay  # noqa: E402
+import replay_generate  # noqa: E402
+from replay_generate import Run  # noqa: E402
 
 
 def _config(**kw) -> tuple:
@@ -89,35 +84,7 @@ RUNS = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--only", action="append", default=[])
-    parser.add_argument("--explain", action="store_true", help="list the live storages at the peaks")
-    args = parser.parse_args(argv)
-    warnings.filterwarnings("ignore")
-    install_cuda_autocast_policy()
-    import transformers
-
-    entries = []
-    for run in RUNS:
-        if args.only and not any(o in run.name for o in args.only):
-            continue
-        e = replay(run, explain=args.explain)
-        print(f"{run.name}: prefill {e['prefill_peak_bytes'] / 2**20:.1f} MiB, decode "
-              f"{e['decode_peak_bytes'] / 2**20:.1f} MiB, cache {e['kv_cache_bytes']}", flush=True)
-        entries.append(e)
-    doc = {
-        "generator": "tools/hf_replay/replay_generate_moe.py",
-        "torch": torch.__version__.split("+")[0],
-        "transformers": transformers.__version__,
-        "runs": entries,
-    }
-    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return replay_generate.main(argv, RUNS, "tools/hf_replay/replay_generate_moe.py")
 
 
 if __name__ == "__main__":

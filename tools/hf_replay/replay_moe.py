@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 
 import replay_common  # noqa: E402
-from replay_llama import BF16, F32, Run, replay_model  # noqa: E402
+from replay_llama import BF16, F32, Run, replay_model, run_of  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -134,12 +134,8 @@ TINY_QWEN3_MOE = Model("tiny-qwen3-moe-v1024", "qwen3_moe", 4, 256, 4, 2, 32, 8,
 def _runs() -> list[Run]:
     out = []
 
-    def add(m: Model, s: int, b: int, acc: int, weights: str, dtype: str, attn: str,
-            ckpt: bool = False) -> None:
-        policy = {(F32, F32): "fp32", (F32, BF16): "autocast", (BF16, F32): "bf16w",
-                  (BF16, BF16): "bf16w-autocast"}[(weights, dtype)]
-        name = f"{m.name}-s{s}-b{b}-acc{acc}-{policy}-{attn}" + ("-ckpt" if ckpt else "")
-        out.append(Run(name, m, s, b, acc, weights, dtype, attn, ckpt))
+    def add(*args) -> None:
+        out.append(run_of(*args))
 
     add(TINY_MIXTRAL, 512, 4, 2, F32, F32, "sdpa")
     add(TINY_MIXTRAL, 512, 4, 2, F32, BF16, "sdpa")
