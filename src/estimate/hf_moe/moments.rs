@@ -72,7 +72,8 @@ pub(crate) fn moments(step: &LlamaStep, e: &ExpertRun) -> Vec<(Components, Train
 /// projection's output. In flight: at `down`'s, the gradient of its output (`ce·S·h`), of its
 /// input (`ce·S·I`) and of the routing weights (`S` of the routing weights' dtype); at
 /// `gate_up`'s, the gradient of its output (`ce·S·2I`, the gate and up halves joined) and of its
-/// input (`ce·S·h`); the gradient of the block's output (`w·T·h`) in both. The new weight
+/// input (`ce·S·h`); the gradient of the block's output (`w·T·h`) in all, and with a shared
+/// expert the gradient of its output (`c·T·h`), waiting for its MLP's backward. The new weight
 /// gradient is made beside the gradients so far (beside all of them when accumulating).
 fn at(step: &LlamaStep, e: &ExpertRun, p: Projection, base: N, copies: N, above: N) -> Components {
     let r = &step.r;
@@ -103,6 +104,14 @@ fn at(step: &LlamaStep, e: &ExpertRun, p: Projection, base: N, copies: N, above:
             weight * 2,
         ),
     };
+    // Qwen2-MoE's shared expert: its gated product's backward runs first (created last), so
+    // the gradient of the shared expert's output waits for its MLP's backward, which runs after
+    // the experts' (created before them); its saved output and gate are released.
+    let shared = if e.shared == N::ZERO {
+        N::ZERO
+    } else {
+        e.tokens * e.h * e.c
+    };
     let grads = if step.t.accumulating {
         step.grads_in_block(N::ZERO, above) + new * r.w
     } else {
@@ -111,7 +120,7 @@ fn at(step: &LlamaStep, e: &ExpertRun, p: Projection, base: N, copies: N, above:
     step.t.at(
         grads,
         copies,
-        base - released + in_flight + r.sbh * r.w,
+        base - released + in_flight + shared + r.sbh * r.w,
         N::ZERO,
     )
 }
