@@ -318,3 +318,53 @@ fn a_moe_config_with_the_auxiliary_loss_or_router_jitter_is_refused_where_writte
     let catalog = cli(&["--model", "mixtral-8x7b", "--gpu", "h200"]);
     assert_eq!(v["bytes"], catalog["bytes"]);
 }
+
+#[test]
+fn a_qwen_moe_full_fine_tune_failing_in_the_backward_is_one_layers_expert_gradient() {
+    let t = SiteTest::new();
+    let name = "hf_qwen_moe_h100_experts";
+    t.file("oom.txt", &crate::diagnose_formats::fixture(name));
+    let args = [
+        "diagnose",
+        "oom.txt",
+        "--model",
+        "qwen1.5-moe-a2.7b",
+        "--set",
+        "batch_size=2",
+        "--set",
+        "block_size=1024",
+        "--set",
+        "dtype=bfloat16",
+        "--set",
+        "pure_bf16=True",
+        "--gpu",
+        "h100-80gb",
+        "--format",
+        "json",
+    ];
+    let r = t.run(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    // 60 experts × (2 × 1408) × 2048 bf16 elements: 660.00 MiB, the request.
+    let grad = 60 * 2 * 1408 * 2048 * 2u64;
+    assert_eq!(grad, 660 << 20);
+    let id = &v["identified"];
+    assert_eq!(id["tensor"]["kind"], "expert_grad", "{id}");
+    assert_eq!(id["tensor"]["bytes"], grad);
+    assert_eq!(id["tensor"]["shape"], "(60, 2816, 2048)");
+    assert_eq!(id["phase"], "backward");
+    assert_eq!(v["estimate"]["architecture"]["family"], "moe");
+    assert_ne!(v["estimate"]["fits"], true);
+    // In words, in every language.
+    for (lang, words) in [
+        ("en", "every expert at once"),
+        ("es", "todos los expertos a la vez"),
+        ("zh", "所有专家"),
+    ] {
+        let mut text = args[..args.len() - 2].to_vec();
+        text.extend_from_slice(&["--lang", lang]);
+        let r = t.run(&text);
+        assert_eq!(r.code, 0, "{lang}: {}", r.stderr);
+        assert!(r.stdout.contains(words), "{lang}:\n{}", r.stdout);
+    }
+}

@@ -167,3 +167,26 @@ fn mixtral_generate_through_the_cli_holds_every_expert_and_solves_the_largest_ba
         assert_eq!(v["fits"], fits, "{batch}: {}", v["verdict"]);
     }
 }
+
+/// The solvers on a tiny Mixtral (4 layers, 8 experts, 2 per token) agree with a bisection over
+/// `generate` replays (`tools/hf_replay/bisect_generate_moe.py`).
+#[test]
+fn the_solvers_agree_with_a_bisection_over_moe_generate_replays() {
+    let tiny = Model {
+        model_type: "mixtral".into(),
+        layers: 4,
+        hidden: 512,
+        heads: 8,
+        kv_heads: 2,
+        experts: 8,
+        top_k: 2,
+        expert_intermediate: 1024,
+        vocab_size: 512,
+        shared_intermediate: 0,
+        head_dim: 0,
+    };
+    crate::solve::solvers_agree_with_bisection(
+        "tests/data/hf_moe_generate_bisect.json",
+        &architecture(&tiny),
+    );
+}

@@ -246,7 +246,13 @@ fn other_for_peak_budget(gpu: &str, budget: u64) -> u64 {
 /// `tests/data/hf_generate_bisect.json`); in fact within one token or sequence.
 #[test]
 fn the_solvers_agree_with_a_bisection_over_generate_replays() {
-    let text = std::fs::read_to_string("tests/data/hf_generate_bisect.json").unwrap();
+    solvers_agree_with_bisection("tests/data/hf_generate_bisect.json", &gpt2());
+}
+
+/// The solvers on `model` against the bisection over its replays in `path` (one `max_batch` and
+/// one `max_context` case): within one step, in fact within one token or sequence.
+pub(crate) fn solvers_agree_with_bisection(path: &str, model: &Architecture) {
+    let text = std::fs::read_to_string(path).unwrap();
     let data: Bisected = serde_json::from_str(&text).unwrap();
     let catalog = GpuCatalog::builtin();
     assert_eq!(data.cases.len(), 2);
@@ -263,11 +269,11 @@ fn the_solvers_agree_with_a_bisection_over_generate_replays() {
         );
         let (got, step) = match case.solve.as_str() {
             "max_batch" => (
-                generate_max_batch(&gpt2(), &s, &g, &catalog).unwrap().value,
+                generate_max_batch(model, &s, &g, &catalog).unwrap().value,
                 1,
             ),
             _ => (
-                generate_max_context(&gpt2(), &s, &g, &catalog)
+                generate_max_context(model, &s, &g, &catalog)
                     .unwrap()
                     .prompt_tokens,
                 256,

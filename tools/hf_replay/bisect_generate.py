@@ -53,37 +53,40 @@ def largest(lo: int, hi: int, fits) -> int | None:
     return good
 
 
-def main(argv: list[str] | None = None) -> int:
+# (solver, the run the bisection varies, the peak budget, the largest value tried).
+CASES = [
+    # The largest batch: prompts of 128 tokens, 16 new, within 1 GiB.
+    ("max_batch", Run("bisect-batch", **GPT2, prompt_tokens=128, max_new_tokens=16, batch_size=1,
+                      cache="dynamic"), 1024 * MIB, 256),
+    # The longest prompt: 8 sequences, 16 new tokens, within 600 MiB (up to GPT-2's positions).
+    ("max_context", Run("bisect-context", **GPT2, prompt_tokens=1, max_new_tokens=16,
+                        batch_size=8, cache="dynamic"), 600 * MIB, 1025 - 16),
+]
+
+
+def main(argv: list[str] | None = None, cases: list | None = None,
+         generator: str = "tools/hf_replay/bisect_generate.py") -> int:
+    """Bisects each of ``cases`` (this file's ``CASES`` by default) into ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     install_cuda_autocast_policy()
-    cases = []
-    # The largest batch: prompts of 128 tokens, 16 new, within 1 GiB.
-    base = Run("bisect-batch", **GPT2, prompt_tokens=128, max_new_tokens=16, batch_size=1,
-               cache="dynamic")
-    budget = 1024 * MIB
-    probes: list = []
-    answer = largest(1, 256, lambda b: peak(replace(base, batch_size=b), probes) <= budget)
-    cases.append({"solve": "max_batch", "run": asdict(base), "budget_peak_bytes": budget,
-                  "answer": answer, "probes": probes})
-    # The longest prompt: 8 sequences, 16 new tokens, within 600 MiB (up to GPT-2's positions).
-    base = Run("bisect-context", **GPT2, prompt_tokens=1, max_new_tokens=16, batch_size=8,
-               cache="dynamic")
-    budget = 600 * MIB
-    probes = []
-    answer = largest(1, 1025 - 16, lambda p: peak(replace(base, prompt_tokens=p), probes) <= budget)
-    cases.append({"solve": "max_context", "run": asdict(base), "budget_peak_bytes": budget,
-                  "answer": answer, "probes": probes})
+    out = []
+    for solve, base, budget, hi in CASES if cases is None else cases:
+        field = "batch_size" if solve == "max_batch" else "prompt_tokens"
+        probes: list = []
+        answer = largest(1, hi, lambda x: peak(replace(base, **{field: x}), probes) <= budget)
+        out.append({"solve": solve, "run": asdict(base), "budget_peak_bytes": budget,
+                    "answer": answer, "probes": probes})
     import torch
     import transformers
 
     doc = {
-        "generator": "tools/hf_replay/bisect_generate.py",
+        "generator": generator,
         "torch": torch.__version__.split("+")[0],
         "transformers": transformers.__version__,
-        "cases": cases,
+        "cases": out,
     }
     text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
     if args.out:
