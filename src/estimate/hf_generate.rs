@@ -277,8 +277,8 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
         return Err(ScenarioError::key(
             "model",
             format!(
-                "Hugging Face generate is modelled for GPT-2 and plain Llama-family decoders \
-                 (transformers {}) only; {} ({}{}) is described and its KV cache \
+                "Hugging Face generate is modelled for GPT-2, plain Llama-family decoders and \
+                 mixtures of experts (transformers {}) only; {} ({}{}) is described and its KV cache \
                  computed{cache}, but its prefill and decoding are not replayed yet",
                 super::arch::HF_TRANSFORMERS,
                 a.name,
