@@ -20,6 +20,8 @@ enum Projection {
     Routing,
     /// `down_proj`'s: its weight gradient `(E, h, I)` made.
     Down,
+    /// The product `silu(gate) · up`'s, after `down_proj`'s.
+    Product,
     /// `gate_up_proj`'s: its weight gradient `(E, 2·I, h)` made.
     GateUp,
 }
@@ -28,7 +30,12 @@ enum Projection {
 pub(crate) fn moments(step: &LlamaStep, e: &ExpertRun) -> Vec<(Components, TrainMoment)> {
     let r = &step.r;
     let mut out = Vec::new();
-    for p in [Projection::Routing, Projection::Down, Projection::GateUp] {
+    for p in [
+        Projection::Routing,
+        Projection::Down,
+        Projection::Product,
+        Projection::GateUp,
+    ] {
         if step.t.checkpointed {
             let last = r.l - N::from(1u64);
             for k in [N::ZERO, last] {
@@ -70,8 +77,9 @@ pub(crate) fn moments(step: &LlamaStep, e: &ExpertRun) -> Vec<(Components, Train
 /// Released at the projections' backward: the down projection's output and the routing weights it was scaled by,
 /// the inverse permutation; at `gate_up`'s, also the product, `silu`'s output and the up
 /// projection's output. In flight: at `down`'s, the gradient of its output (`ce·S·h`), of its
-/// input (`ce·S·I`) and of the routing weights (`S` of the routing weights' dtype); at
-/// `gate_up`'s, the gradient of its output (`ce·S·2I`, the gate and up halves joined) and of its
+/// input (`ce·S·I`) and of the routing weights (`S` of the routing weights' dtype); at the
+/// product's, released also the product (down's input), in flight the gradient of the product
+/// and its two products (`ce·S·I` each); at `gate_up`'s, the gradient of its output (`ce·S·2I`, the gate and up halves joined) and of its
 /// input (`ce·S·h`); the gradient of the block's output (`w·T·h`) in all, and with a shared
 /// expert the gradient of its output (`c·T·h`), waiting for its MLP's backward. The new weight
 /// gradient is made beside the gradients so far (beside all of them when accumulating).
@@ -96,6 +104,12 @@ fn at(step: &LlamaStep, e: &ExpertRun, p: Projection, base: N, copies: N, above:
             per_pair * (e.h + e.i) + e.pairs * e.score,
             N::ZERO,
             weight,
+        ),
+        Projection::Product => (
+            down_released + per_pair * e.i,
+            per_pair * (e.i * 3),
+            weight,
+            N::ZERO,
         ),
         Projection::GateUp => (
             down_released + per_pair * (e.i * 4),
