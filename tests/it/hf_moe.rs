@@ -368,3 +368,27 @@ fn a_qwen_moe_full_fine_tune_failing_in_the_backward_is_one_layers_expert_gradie
         assert!(r.stdout.contains(words), "{lang}:\n{}", r.stdout);
     }
 }
+
+#[test]
+fn the_reports_say_every_expert_is_resident_and_what_runs_per_token() {
+    let t = SiteTest::new();
+    for (lang, words) in [
+        ("en", "every expert resident (12.88B run per token)"),
+        ("es", "todos los expertos en memoria"),
+        ("zh", "所有专家都常驻显存"),
+    ] {
+        for phase in ["train", "generate"] {
+            let r = t.run(&[
+                "estimate",
+                "--model",
+                "mixtral-8x7b",
+                "--phase",
+                phase,
+                "--lang",
+                lang,
+            ]);
+            assert_eq!(r.code, 0, "{lang} {phase}: {}", r.stderr);
+            assert!(r.stdout.contains(words), "{lang} {phase}:\n{}", r.stdout);
+        }
+    }
+}
