@@ -106,12 +106,13 @@ fn replay() -> Replay {
     serde_json::from_str(&text).unwrap()
 }
 
-/// The estimator's inputs for a replayed (or measured) run.
-fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
-    let a = if r.family == "llama" {
-        llama(&r.config)
-    } else {
-        Architecture::hf_gpt2(r.n_layer, r.n_head, r.n_embd, r.vocab_size, r.n_positions)
+/// The estimator's inputs for a replayed (or measured) run (a mixture of experts' description
+/// from `hf_moe_generate.rs`).
+pub(crate) fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
+    let a = match r.family.as_str() {
+        "llama" => llama(&r.config),
+        "mixtral" | "qwen2_moe" | "qwen3_moe" => crate::hf_moe_generate::architecture_of(r),
+        _ => Architecture::hf_gpt2(r.n_layer, r.n_head, r.n_embd, r.vocab_size, r.n_positions),
     };
     let s = Scenario {
         dtype: Dtype::parse(&r.dtype).unwrap(),

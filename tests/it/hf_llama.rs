@@ -54,17 +54,18 @@ pub(crate) struct Run<M> {
     pub(crate) grad_checkpoint: bool,
 }
 
+/// A replayed config's shape (`replay_llama.py`'s `Model`).
 #[derive(Deserialize)]
-struct Model {
-    model_type: String,
-    layers: u64,
-    hidden: u64,
-    heads: u64,
-    kv_heads: u64,
-    intermediate: u64,
-    vocab_size: u64,
-    tied: bool,
-    head_dim: u64,
+pub(crate) struct Model {
+    pub(crate) model_type: String,
+    pub(crate) layers: u64,
+    pub(crate) hidden: u64,
+    pub(crate) heads: u64,
+    pub(crate) kv_heads: u64,
+    pub(crate) intermediate: u64,
+    pub(crate) vocab_size: u64,
+    pub(crate) tied: bool,
+    pub(crate) head_dim: u64,
 }
 
 fn replay() -> Replay<Entry<Model>> {
@@ -77,7 +78,7 @@ fn replay() -> Replay<Entry<Model>> {
 
 /// The description of a replayed config, as each `model_type`'s modeling file builds it:
 /// Qwen2 adds q/k/v biases, Qwen3 QK-norm, Phi-3 fuses q/k/v and gate/up.
-fn architecture(m: &Model) -> Architecture {
+pub(crate) fn architecture(m: &Model) -> Architecture {
     let head_dim = if m.head_dim == 0 {
         m.hidden / m.heads
     } else {
@@ -283,8 +284,12 @@ fn what_the_llama_replay_does_not_cover_is_refused_by_key_all_at_once() {
 }
 
 /// The estimate through the real CLI for a catalog model, as JSON.
-fn cli(args: &[&str]) -> serde_json::Value {
-    let t = SiteTest::new();
+pub(crate) fn cli(args: &[&str]) -> serde_json::Value {
+    cli_in(&SiteTest::new(), args)
+}
+
+/// The same in the site `t` (its files given by path).
+pub(crate) fn cli_in(t: &SiteTest, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["estimate"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--format", "json"]);

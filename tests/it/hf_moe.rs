@@ -6,13 +6,10 @@
 
 use serde::Deserialize;
 
-use crate::hf_llama::{scenario, Entry, Replay};
+use crate::hf_llama::{cli, cli_in, scenario, Entry, Replay};
 use crate::support::SiteTest;
 
-use vramdoc::estimate::arch::{
-    Activation, Attention, Embeddings, FeedForward, MixtureOfExperts, Mlp, Norm, NormPlacement,
-    Positions,
-};
+use vramdoc::estimate::arch::{Activation, FeedForward, MixtureOfExperts, Mlp};
 use vramdoc::estimate::{estimate_model, Architecture, Family, GpuCatalog};
 
 /// A replayed run and the experts' implementation transformers chose.
@@ -54,50 +51,38 @@ fn swiglu(intermediate: u64) -> FeedForward {
     }
 }
 
-/// The description of a replayed config, as each `model_type`'s modeling file builds it:
-/// Qwen2-MoE adds q/k/v biases and a gated shared expert, Qwen3-MoE QK-norm.
+/// The description of a replayed config: the dense decoder its attention is written from
+/// (Qwen2's q/k/v biases for Qwen2-MoE, Qwen3's QK-norm for Qwen3-MoE, Mistral's for Mixtral)
+/// with a mixture of experts for its MLP, and Qwen2-MoE's gated shared expert.
 pub(crate) fn architecture(m: &Model) -> Architecture {
-    let head_dim = if m.head_dim == 0 {
-        m.hidden / m.heads
-    } else {
-        m.head_dim
+    let dense = match m.model_type.as_str() {
+        "qwen2_moe" => "qwen2",
+        "qwen3_moe" => "qwen3",
+        _ => "mistral",
     };
-    let qwen2 = m.model_type == "qwen2_moe";
-    Architecture {
-        family: Family::Moe,
-        name: m.model_type.clone().into(),
-        vocab_size: m.vocab_size,
-        hidden: m.hidden,
+    let mut a = crate::hf_llama::architecture(&crate::hf_llama::Model {
+        model_type: dense.to_owned(),
         layers: m.layers,
-        positions: Positions::Rotary { theta: 10_000.0 },
-        attention: Attention {
-            heads: m.heads,
-            kv_heads: m.kv_heads,
-            head_dim,
-            fused_qkv: false,
-            qkv_bias: qwen2,
-            out_bias: false,
-            qk_norm: (m.model_type == "qwen3_moe").then_some(Norm::RmsNorm),
-            softcap: None,
-            sliding_window: None,
-        },
-        mlp: Mlp::Moe(MixtureOfExperts {
-            experts: m.experts,
-            experts_per_token: m.top_k,
-            expert: swiglu(m.expert_intermediate),
-            shared: qwen2.then(|| swiglu(m.shared_intermediate)),
-            shared_gate: qwen2,
-            router_bias: false,
-        }),
-        norm: Norm::RmsNorm,
-        norm_placement: NormPlacement::Pre,
-        embeddings: Embeddings {
-            tied_head: false,
-            head_bias: false,
-            scaled_by_sqrt_hidden: false,
-            logit_softcap: None,
-        },
-    }
+        hidden: m.hidden,
+        heads: m.heads,
+        kv_heads: m.kv_heads,
+        intermediate: m.expert_intermediate,
+        vocab_size: m.vocab_size,
+        tied: false,
+        head_dim: m.head_dim,
+    });
+    let qwen2 = dense == "qwen2";
+    a.family = Family::Moe;
+    a.name = m.model_type.clone().into();
+    a.mlp = Mlp::Moe(MixtureOfExperts {
+        experts: m.experts,
+        experts_per_token: m.top_k,
+        expert: swiglu(m.expert_intermediate),
+        shared: qwen2.then(|| swiglu(m.shared_intermediate)),
+        shared_gate: qwen2,
+        router_bias: false,
+    });
+    a
 }
 
 fn relative(est: u64, replayed: u64) -> f64 {
@@ -154,21 +139,6 @@ fn mixtures_of_experts_are_within_one_percent_of_every_replayed_peak() {
     assert!(worst <= 0.01, "worst {worst}");
     assert!(data.runs.len() >= 10, "{}", data.runs.len());
     assert_eq!(types.len(), 3, "{types:?}");
-}
-
-/// `vramdoc estimate ARGS --format json` through the real CLI.
-fn cli(args: &[&str]) -> serde_json::Value {
-    cli_in(&SiteTest::new(), args)
-}
-
-/// The same in the site `t`.
-fn cli_in(t: &SiteTest, args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["estimate"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--format", "json"]);
-    let r = t.run(&all);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap()
 }
 
 #[test]

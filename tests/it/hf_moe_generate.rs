@@ -7,8 +7,7 @@
 use crate::hf_generate::{Replay, Run};
 use crate::hf_moe::{architecture, Model};
 use crate::support::SiteTest;
-use vramdoc::estimate::kv_cache::CacheKind;
-use vramdoc::estimate::{estimate_generate, Dtype, Generation, GpuCatalog, Scenario};
+use vramdoc::estimate::{estimate_generate, GpuCatalog};
 
 fn replay() -> Replay {
     let path = concat!(
@@ -52,6 +51,11 @@ fn model(r: &Run) -> Model {
     }
 }
 
+/// The description of a replayed MoE config.
+pub(crate) fn architecture_of(r: &Run) -> vramdoc::estimate::arch::Architecture {
+    architecture(&model(r))
+}
+
 fn off(est: u64, replayed: u64) -> f64 {
     (est as f64 - replayed as f64) / replayed as f64
 }
@@ -64,24 +68,7 @@ fn every_replayed_moe_generate_run_matches_kv_exactly_and_its_peaks_within_one_p
     let mut worst = 0.0f64;
     for e in &data.runs {
         let r = &e.run;
-        let a = architecture(&model(r));
-        let s = Scenario {
-            dtype: Dtype::parse(&r.dtype).unwrap(),
-            compile: false,
-            ..Scenario::default()
-        };
-        let g = Generation {
-            prompt_tokens: r.prompt_tokens,
-            max_new_tokens: r.max_new_tokens,
-            batch_size: r.batch_size,
-            num_return_sequences: 1,
-            do_sample: false,
-            cache: if r.cache == "static" {
-                CacheKind::Static
-            } else {
-                CacheKind::Dynamic
-            },
-        };
+        let (a, s, g) = crate::hf_generate::inputs(r);
         let est = estimate_generate(&a, &s, &g, &catalog).unwrap();
         let name = &r.name;
         assert_eq!(
