@@ -22,8 +22,8 @@
 //! - nanochat's GPT: rotary, QK-norm without weights, ReLU² MLP, untied head, logit softcap,
 //!   parameter-free RMSNorm, sliding-window layers by a pattern.
 //!
-//! Only [`Family::NanoGpt`], [`Family::HfGpt2`] and [`Family::Llama`] are computed today; the
-//! estimator refuses the others by name ([`Architecture::computed`]) instead of estimating them
+//! [`Family::NanoGpt`], [`Family::HfGpt2`], [`Family::Llama`] and [`Family::Moe`] are computed
+//! today; the estimator refuses the others by name ([`Architecture::computed`]) instead of estimating them
 //! with another family's tensors.
 
 mod families;
