@@ -19,17 +19,17 @@ fn replay() -> Replay {
 
 /// The replayed config as the training test's `Model` (Mixtral's experts are
 /// `intermediate_size` wide, Qwen's `moe_intermediate_size`).
-fn model(r: &Run) -> Model {
+fn model(family: &str, config: &[(String, serde_json::Value)]) -> Model {
     let get = |k: &str| {
-        r.config
+        config
             .iter()
             .find(|(key, _)| key == k)
             .and_then(|(_, v)| v.as_u64())
     };
     let int = |k: &str| get(k).unwrap();
-    let mixtral = r.family == "mixtral";
+    let mixtral = family == "mixtral";
     Model {
-        model_type: r.family.clone(),
+        model_type: family.to_owned(),
         layers: int("num_hidden_layers"),
         hidden: int("hidden_size"),
         heads: int("num_attention_heads"),
@@ -53,7 +53,15 @@ fn model(r: &Run) -> Model {
 
 /// The description of a replayed MoE config.
 pub(crate) fn architecture_of(r: &Run) -> vramdoc::estimate::arch::Architecture {
-    architecture(&model(r))
+    architecture_of_config(&r.family, &r.config)
+}
+
+/// The description of the MoE config `config` of `model_type` `family`.
+pub(crate) fn architecture_of_config(
+    family: &str,
+    config: &[(String, serde_json::Value)],
+) -> vramdoc::estimate::arch::Architecture {
+    architecture(&model(family, config))
 }
 
 fn off(est: u64, replayed: u64) -> f64 {
@@ -159,21 +167,5 @@ fn mixtral_generate_through_the_cli_holds_every_expert_and_solves_the_largest_ba
 /// `generate` replays (`tools/hf_replay/bisect_generate_moe.py`).
 #[test]
 fn the_solvers_agree_with_a_bisection_over_moe_generate_replays() {
-    let tiny = Model {
-        model_type: "mixtral".into(),
-        layers: 4,
-        hidden: 512,
-        heads: 8,
-        kv_heads: 2,
-        experts: 8,
-        top_k: 2,
-        expert_intermediate: 1024,
-        vocab_size: 512,
-        shared_intermediate: 0,
-        head_dim: 0,
-    };
-    crate::solve::solvers_agree_with_bisection(
-        "tests/data/hf_moe_generate_bisect.json",
-        &architecture(&tiny),
-    );
+    crate::solve::solvers_agree_with_bisection("tests/data/hf_moe_generate_bisect.json", 2);
 }

@@ -230,6 +230,11 @@ struct BisectRun {
     prompt_tokens: u64,
     max_new_tokens: u64,
     batch_size: u64,
+    cache: String,
+    #[serde(default)]
+    family: String,
+    #[serde(default)]
+    config: Vec<(String, serde_json::Value)>,
 }
 
 /// Other programs' memory on `gpu` that makes "fits" the same question as "peak ≤ budget": the
@@ -243,20 +248,29 @@ fn other_for_peak_budget(gpu: &str, budget: u64) -> u64 {
 
 /// Each solver's answer is within one step (one sequence, or 256 tokens) of a bisection over
 /// replays of transformers' own `generate` (`tools/hf_replay/bisect_generate.py`,
-/// `tests/data/hf_generate_bisect.json`); in fact within one token or sequence.
+/// `tests/data/hf_generate_bisect.json`: GPT-2 with a dynamic cache, and Llama 3.2 1B's config
+/// with 2 layers and a static cache, grouped heads); in fact within one token or sequence.
 #[test]
 fn the_solvers_agree_with_a_bisection_over_generate_replays() {
-    solvers_agree_with_bisection("tests/data/hf_generate_bisect.json", &gpt2());
+    solvers_agree_with_bisection("tests/data/hf_generate_bisect.json", 4);
 }
 
-/// The solvers on `model` against the bisection over its replays in `path` (one `max_batch` and
-/// one `max_context` case): within one step, in fact within one token or sequence.
-pub(crate) fn solvers_agree_with_bisection(path: &str, model: &Architecture) {
+/// The solvers against the `cases` bisections over replays in `path`, each on its run's model
+/// (GPT-2, a Llama-family config, a mixture of experts' config): within one step, in fact within
+/// one token or sequence.
+pub(crate) fn solvers_agree_with_bisection(path: &str, cases: usize) {
     let text = std::fs::read_to_string(path).unwrap();
     let data: Bisected = serde_json::from_str(&text).unwrap();
     let catalog = GpuCatalog::builtin();
-    assert_eq!(data.cases.len(), 2);
+    assert_eq!(data.cases.len(), cases);
     for case in &data.cases {
+        let a = match case.run.family.as_str() {
+            "llama" => crate::hf_generate::llama(&case.run.config),
+            "mixtral" | "qwen2_moe" | "qwen3_moe" => {
+                crate::hf_moe_generate::architecture_of_config(&case.run.family, &case.run.config)
+            }
+            _ => gpt2(),
+        };
         let s = hf_scenario(
             "a100-80gb",
             other_for_peak_budget("a100-80gb", case.budget_peak_bytes),
@@ -265,15 +279,16 @@ pub(crate) fn solvers_agree_with_bisection(path: &str, model: &Architecture) {
             case.run.prompt_tokens,
             case.run.max_new_tokens,
             case.run.batch_size,
-            CacheKind::Dynamic,
+            if case.run.cache == "static" {
+                CacheKind::Static
+            } else {
+                CacheKind::Dynamic
+            },
         );
         let (got, step) = match case.solve.as_str() {
-            "max_batch" => (
-                generate_max_batch(model, &s, &g, &catalog).unwrap().value,
-                1,
-            ),
+            "max_batch" => (generate_max_batch(&a, &s, &g, &catalog).unwrap().value, 1),
             _ => (
-                generate_max_context(model, &s, &g, &catalog)
+                generate_max_context(&a, &s, &g, &catalog)
                     .unwrap()
                     .prompt_tokens,
                 256,

@@ -24,6 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from catalog_runs import catalog_runs  # noqa: E402
 from replay_generate import GPT2, Run, install_cuda_autocast_policy, replay  # noqa: E402
 
 MIB = 1 << 20
@@ -53,27 +54,39 @@ def largest(lo: int, hi: int, fits) -> int | None:
     return good
 
 
-# (solver, the run the bisection varies, the peak budget, the largest value tried).
-CASES = [
-    # The largest batch: prompts of 128 tokens, 16 new, within 1 GiB.
-    ("max_batch", Run("bisect-batch", **GPT2, prompt_tokens=128, max_new_tokens=16, batch_size=1,
-                      cache="dynamic"), 1024 * MIB, 256),
-    # The longest prompt: 8 sequences, 16 new tokens, within 600 MiB (up to GPT-2's positions).
-    ("max_context", Run("bisect-context", **GPT2, prompt_tokens=1, max_new_tokens=16,
-                        batch_size=8, cache="dynamic"), 600 * MIB, 1025 - 16),
-]
+def default_cases() -> list:
+    """This file's bisections: (solver, the run it varies, the peak budget, the largest value
+    tried)."""
+    # A static cache with grouped heads: Llama 3.2 1B's config with 2 of its 16 layers.
+    llama = next(r for r in catalog_runs(Run) if r.model == "llama-3.2-1b")
+    return [
+        # The largest batch: prompts of 128 tokens, 16 new, within 1 GiB.
+        ("max_batch", Run("bisect-batch", **GPT2, prompt_tokens=128, max_new_tokens=16,
+                          batch_size=1, cache="dynamic"), 1024 * MIB, 256),
+        # The longest prompt: 8 sequences, 16 new tokens, within 600 MiB (up to GPT-2's
+        # positions).
+        ("max_context", Run("bisect-context", **GPT2, prompt_tokens=1, max_new_tokens=16,
+                            batch_size=8, cache="dynamic"), 600 * MIB, 1025 - 16),
+        # The largest batch within 1.5 GiB and the longest prompt for 4 sequences within
+        # 1.2 GiB, on Llama's static cache.
+        ("max_batch", replace(llama, name="bisect-batch-static-gqa", prompt_tokens=256,
+                              max_new_tokens=16, batch_size=1, cache="static"), 1536 * MIB, 256),
+        ("max_context", replace(llama, name="bisect-context-static-gqa", prompt_tokens=1,
+                                max_new_tokens=16, batch_size=4, cache="static"), 1200 * MIB,
+         8192),
+    ]
 
 
 def main(argv: list[str] | None = None, cases: list | None = None,
          generator: str = "tools/hf_replay/bisect_generate.py") -> int:
-    """Bisects each of ``cases`` (this file's ``CASES`` by default) into ``--out``."""
+    """Bisects each of ``cases`` (this file's ``default_cases()`` by default) into ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     install_cuda_autocast_policy()
     out = []
-    for solve, base, budget, hi in CASES if cases is None else cases:
+    for solve, base, budget, hi in default_cases() if cases is None else cases:
         field = "batch_size" if solve == "max_batch" else "prompt_tokens"
         probes: list = []
         answer = largest(1, hi, lambda x: peak(replace(base, **{field: x}), probes) <= budget)
