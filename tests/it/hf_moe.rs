@@ -6,6 +6,7 @@
 
 use serde::Deserialize;
 
+use crate::hf_gpt2::within_one_percent;
 use crate::hf_llama::{cli, cli_in, scenario, Entry, Replay};
 use crate::support::SiteTest;
 
@@ -85,10 +86,6 @@ pub(crate) fn architecture(m: &Model) -> Architecture {
     a
 }
 
-fn relative(est: u64, replayed: u64) -> f64 {
-    (est as f64 - replayed as f64) / replayed as f64
-}
-
 #[test]
 fn mixtures_of_experts_are_within_one_percent_of_every_replayed_peak() {
     let data = replay();
@@ -106,29 +103,10 @@ fn mixtures_of_experts_are_within_one_percent_of_every_replayed_peak() {
         assert_eq!(model.parameter_count(), e.params, "{name}: parameters");
         assert_eq!(e.params, e.trainable_params, "{name}: full training");
         let est = estimate_model(&model, &run, &catalog).unwrap();
-        let w = if e.run.weights == "bfloat16" { 2 } else { 4 };
-        assert_eq!(est.params.total, e.params, "{name}: parameters");
-        assert_eq!(
-            est.bytes.weights,
-            e.param_bytes + e.buffer_bytes,
-            "{name}: weights and rotary buffers"
-        );
-        assert_eq!(est.params.total * w, e.grad_bytes, "{name}: gradients");
-        assert_eq!(est.bytes.optimizer, e.optimizer_bytes, "{name}: optimizer");
-        let first = est.bytes.first_step_peak.unwrap();
-        let (err, first_err) = (
-            relative(est.bytes.train_peak, e.train_peak_bytes),
-            relative(first, e.first_step_peak_bytes),
-        );
-        eprintln!(
-            "{name}: {:?} {:+} ({:+.4} %), first {:+} ({:+.4} %)",
-            est.train_peak_moment,
-            est.bytes.train_peak as i64 - e.train_peak_bytes as i64,
-            err * 100.0,
-            first as i64 - e.first_step_peak_bytes as i64,
-            first_err * 100.0
-        );
-        worst = worst.max(err.abs()).max(first_err.abs());
+        e.check_exact(&est);
+        let (err, first) =
+            within_one_percent(name, &est, e.train_peak_bytes, e.first_step_peak_bytes);
+        worst = worst.max(err).max(first);
         types.insert(e.run.model.model_type.clone());
     }
     eprintln!(
