@@ -340,3 +340,61 @@ fn the_reports_say_every_expert_is_resident_and_what_runs_per_token() {
         }
     }
 }
+
+#[test]
+fn lora_and_qlora_on_a_mixture_of_experts_are_refused_at_their_key() {
+    let t = SiteTest::new();
+    for (flag, key) in [
+        ("--lora_rank=16", "lora_rank"),
+        ("--load_in_4bit=True", "load_in_4bit"),
+    ] {
+        let r = t.run(&["estimate", "--model", "mixtral-8x7b", flag]);
+        assert_eq!(r.code, 1, "{flag}: {}", r.stdout);
+        assert!(r.stderr.contains("mixture"), "{flag}: {}", r.stderr);
+        assert!(r.stderr.contains(key), "{flag}: {}", r.stderr);
+    }
+    // The estimator refuses them too, for a description given directly.
+    let model = architecture(&Model {
+        model_type: "mixtral".into(),
+        layers: 2,
+        hidden: 512,
+        heads: 8,
+        kv_heads: 2,
+        experts: 8,
+        top_k: 2,
+        expert_intermediate: 1024,
+        vocab_size: 512,
+        shared_intermediate: 0,
+        head_dim: 0,
+    });
+    let catalog = GpuCatalog::builtin();
+    for (run, key) in [
+        (
+            vramdoc::estimate::Scenario {
+                lora_rank: 16,
+                compile: false,
+                dropout: 0.0,
+                ..Default::default()
+            },
+            "lora_rank",
+        ),
+        (
+            vramdoc::estimate::Scenario {
+                load_in_4bit: true,
+                lora_rank: 16,
+                compile: false,
+                dropout: 0.0,
+                ..Default::default()
+            },
+            "lora_rank",
+        ),
+    ] {
+        let err = estimate_model(&model, &run, &catalog).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some(key), "{}", err.message);
+        assert!(
+            err.message.contains("only full fine-tuning"),
+            "{}",
+            err.message
+        );
+    }
+}

@@ -47,3 +47,27 @@ pub(crate) fn generate_replayed(a: &Architecture) -> bool {
         && !at.fused_qkv
         && at.sliding_window.is_none()
 }
+
+/// Refuses PEFT's LoRA and QLoRA on a mixture of experts, naming the key: no replay covers
+/// adapters beside the experts' 3-D parameters, so only full fine-tuning is estimated.
+pub(crate) fn check_adapters(a: &Architecture, run: &Scenario) -> Result<(), ScenarioError> {
+    let key = if run.lora_rank > 0 {
+        "lora_rank"
+    } else if run.load_in_4bit {
+        "load_in_4bit"
+    } else if run.load_in_8bit {
+        "load_in_8bit"
+    } else {
+        return Ok(());
+    };
+    Err(ScenarioError::key(
+        key,
+        format!(
+            "{} (a mixture of experts): LoRA and QLoRA are not replayed for transformers {}'s \
+             experts (two 3-D parameters per layer), so only full fine-tuning is estimated: set \
+             lora_rank to 0 and load_in_4bit and load_in_8bit to false",
+            a.name,
+            super::arch::HF_TRANSFORMERS
+        ),
+    ))
+}
