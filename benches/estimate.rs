@@ -7,7 +7,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use vramdoc::estimate::arch::{
-    Activation, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement, Positions,
+    Activation, Attention, Embeddings, Family, FeedForward, MixtureOfExperts, Mlp, Norm,
+    NormPlacement, Positions,
 };
 use vramdoc::estimate::{
     estimate, estimate_model, what_if, what_if_model, Architecture, Dtype, GpuCatalog, LoraTargets,
@@ -155,6 +156,35 @@ fn main() {
         rate(budget, |i| {
             run.batch_size = 1 + (i & 31);
             black_box(estimate_model(black_box(&llama), &run, &catalog).ok());
+        }),
+    );
+
+    // A mixture of experts: Mixtral 8x7B's shape (8 experts, 2 per token), bf16 weights,
+    // checkpointed blocks: the Llama step's moments and the experts' backward in the first and
+    // last recomputed blocks.
+    let mut mixtral = llama.clone();
+    mixtral.family = Family::Moe;
+    mixtral.name = "mixtral-8x7b".into();
+    mixtral.vocab_size = 32_000;
+    mixtral.mlp = Mlp::Moe(MixtureOfExperts {
+        experts: 8,
+        experts_per_token: 2,
+        expert: FeedForward {
+            intermediate: 14_336,
+            gated: true,
+            fused_gate_up: false,
+            activation: Activation::Silu,
+            bias: false,
+        },
+        shared: None,
+        shared_gate: false,
+        router_bias: false,
+    });
+    report(
+        "single estimate, Mixtral 8x7B (Hugging Face)",
+        rate(budget, |i| {
+            run.batch_size = 1 + (i & 31);
+            black_box(estimate_model(black_box(&mixtral), &run, &catalog).ok());
         }),
     );
 

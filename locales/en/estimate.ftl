@@ -5,6 +5,7 @@ est-heading-model = Model
 est-params-total = Parameters
 est-params-total-value = { $total } ({ $non_embedding } without position embeddings, as nanoGPT prints it)
 est-params-total-value-model = { $total } ({ $non_embedding } without position embeddings)
+est-params-total-value-moe = { $total }, every expert resident ({ $active } run per token)
 est-params-groups = Optimizer groups
 est-params-groups-value = { $decay } decayed in { $decay_tensors } tensors; { $no_decay } not decayed in { $no_decay_tensors }
 est-effective-batch = Effective batch
@@ -156,6 +157,7 @@ solve-max-batch-none = Nothing fits on { $gpu }: not even one prompt.
 gen-title = GPU memory estimate: Hugging Face generate
 gen-model = Model
 gen-model-value = { $name }: { $params } parameters, weights in { $dtype }
+gen-model-value-moe = { $name }: { $params } parameters, every expert resident ({ $active } run per token), weights in { $dtype }
 gen-call = Generation
 gen-call-value = { $batch } × { $prompt }-token prompts, { $new } new tokens, { $sequences_count ->
     [one] one sequence

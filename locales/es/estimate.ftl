@@ -5,6 +5,7 @@ est-heading-model = Modelo
 est-params-total = Parámetros
 est-params-total-value = { $total } ({ $non_embedding } sin los embeddings de posición, como lo imprime nanoGPT)
 est-params-total-value-model = { $total } ({ $non_embedding } sin los embeddings de posición)
+est-params-total-value-moe = { $total }, todos los expertos en memoria ({ $active } por token)
 est-params-groups = Grupos del optimizador
 est-params-groups-value = { $decay } con decaimiento en { $decay_tensors } tensores; { $no_decay } sin decaimiento en { $no_decay_tensors }
 est-effective-batch = Lote efectivo
@@ -156,6 +157,7 @@ solve-max-batch-none = Nada cabe en { $gpu }: ni siquiera un solo prompt.
 gen-title = Estimación de memoria de GPU: generate de Hugging Face
 gen-model = Modelo
 gen-model-value = { $name }: { $params } parámetros, pesos en { $dtype }
+gen-model-value-moe = { $name }: { $params } parámetros, todos los expertos en memoria ({ $active } por token), pesos en { $dtype }
 gen-call = Generación
 gen-call-value = { $batch } × prompts de { $prompt } tokens, { $new } tokens nuevos, { $sequences_count ->
     [one] una secuencia

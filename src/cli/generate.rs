@@ -46,6 +46,7 @@ pub(crate) fn report(
     if out.format == Format::Json {
         let mut value = serde_json::to_value(&est).map_err(json_error)?;
         if let serde_json::Value::Object(map) = &mut value {
+            super::model_report::add_active_params(map, model);
             map.insert(
                 "model".to_owned(),
                 serde_json::to_value(&model.info).map_err(json_error)?,

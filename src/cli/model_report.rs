@@ -10,8 +10,9 @@ use crate::present::{estimate_report, Format};
 use crate::scenario::model::{family_name, Model};
 
 /// The report in `format`: the JSON gains a `model` object (id or path, family, model_type,
-/// whether computed, the transformers version, the catalog source) and the model's what-ifs
-/// (`what_if`, as nanoGPT's estimate has them).
+/// whether computed, the transformers version, the catalog source), the model's what-ifs
+/// (`what_if`, as nanoGPT's estimate has them) and, for a mixture of experts, `params.active`
+/// beside `params.total` (every expert resident).
 pub(crate) fn render(
     est: &Estimate,
     options: &[WhatIf],
@@ -24,6 +25,7 @@ pub(crate) fn render(
     if format == Format::Json {
         let mut value = serde_json::to_value(est).map_err(json_error)?;
         if let serde_json::Value::Object(map) = &mut value {
+            add_active_params(map, model);
             let info = serde_json::to_value(&model.info).map_err(json_error)?;
             map.insert("model".to_owned(), info);
             let list = serde_json::to_value(options).map_err(json_error)?;
@@ -37,6 +39,20 @@ pub(crate) fn render(
         Format::Markdown => estimate_report::markdown(est, options, &loc),
         _ => estimate_report::table(est, options, &loc, ignored),
     })
+}
+
+/// For a mixture of experts, `params.active` (what one token runs through) beside
+/// `params.total` (every expert, all resident: what memory needs), in an estimate's JSON.
+pub(crate) fn add_active_params(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    model: &Model,
+) {
+    if let Some(serde_json::Value::Object(params)) = map.get_mut("params") {
+        if matches!(model.architecture.mlp, crate::estimate::arch::Mlp::Moe(_)) {
+            let active = model.architecture.active_parameter_count();
+            params.insert("active".to_owned(), active.into());
+        }
+    }
 }
 
 /// An estimate error of a model: for a family whose training step is not computed yet, the help

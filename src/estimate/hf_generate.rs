@@ -49,6 +49,9 @@
 //! - **Quantized cache** (optimum-quanto's int4 or int2, Llama family): the prefill as above with
 //!   the quantized cache; its decoding steps' dequantized and returned states and flushes are
 //!   `quantized_decode.rs`'s. HQQ's int8 and fp8 are refused (not replayed).
+//! - **Mixtures of experts** (Mixtral, Qwen1.5-MoE, Qwen3-MoE; every expert's weights resident):
+//!   the same moments, the prefill's MLP the experts' `k` pairs per token
+//!   (`hf_moe::prefill_bytes_per_token`, held to `tests/data/hf_moe_generate_replay.json`).
 
 use serde::Serialize;
 
@@ -287,9 +290,9 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
         return Err(ScenarioError::key(
             "model",
             format!(
-                "Hugging Face generate is modelled for GPT-2 and Llama-family decoders with a \
-                 gated MLP (transformers {}) only; {} ({}{}) is described and its KV cache \
-                 computed{cache}, but its prefill and decoding are not replayed yet",
+                "Hugging Face generate is modelled for GPT-2, Llama-family decoders with a gated \
+                 MLP and mixtures of experts (transformers {}) only; {} ({}{}) is described and \
+                 its KV cache computed{cache}, but its prefill and decoding are not replayed yet",
                 super::arch::HF_TRANSFORMERS,
                 a.name,
                 a.family.as_str(),
@@ -388,13 +391,14 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
     })
 }
 
-/// Whether `generate` on `a` is replayed: GPT-2, or a Llama-family decoder with a gated MLP
-/// (separate or fused projections, QK-norm or biases, a sliding window on every layer or none)
-/// and no experts.
+/// Whether `generate` on `a` is replayed: GPT-2, a Llama-family decoder with a gated MLP
+/// (separate or fused projections, QK-norm or biases, a sliding window on every layer or none),
+/// or a mixture of experts as `hf_moe::generate_replayed` says.
 fn replayed(a: &Architecture) -> bool {
     match a.family {
         Family::HfGpt2 => true,
         Family::Llama => matches!(a.mlp, Mlp::Dense(f) if f.gated) && window(a).is_some(),
+        Family::Moe => super::hf_moe::generate_replayed(a),
         _ => false,
     }
 }
@@ -478,7 +482,11 @@ impl GenerateMoments {
         let caller = b * p * (2 * ID);
         let own_prefill = seqs * p * (if repeated { 3 } else { 2 } * ID);
         let own_kept = seqs * p * (if repeated { 2 } else { 1 } * ID);
-        let mlp = own_prefill + seqs * p * prefill_widths(a) * e;
+        let per_token = match a.family {
+            Family::Moe => super::hf_moe::prefill_bytes_per_token(a, e),
+            _ => prefill_widths(a) * e,
+        };
+        let mlp = own_prefill + seqs * p * per_token;
         // The first token's logits and their float32 copy, the ids one token longer.
         let prefill_logits = own_kept + seqs * v * (e + FP32) + seqs * (p + N::from(1u64)) * ID;
         let prefill = N::from(cache.after_prefill) + caller + mlp.max(prefill_logits);

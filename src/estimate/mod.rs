@@ -18,6 +18,7 @@ mod gpu;
 mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
+mod hf_moe;
 pub mod kv_cache;
 mod lora_adapters;
 mod lora_targets;
@@ -323,7 +324,8 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
 /// alike, GPT-2's 0.1; a Trainer step has no evaluation, so `eval_peak` is 0 and the first step's
 /// peak is `bytes.first_step_peak`); the Llama family (Llama, Mistral, Qwen2, Qwen3, Phi-3) is
 /// `hf_llama/` the same way (`pure_bf16` for weights loaded in bfloat16 and trained as they
-/// are); every other family is an error naming it.
+/// are), and mixtures of experts `hf_moe/` on the Llama step; every other family is an error
+/// naming it.
 pub fn estimate_model(
     a: &Architecture,
     s: &Scenario,
@@ -333,7 +335,9 @@ pub fn estimate_model(
     a.validate()?;
     a.computed()?;
     match a.family {
-        Family::HfGpt2 | Family::Llama | Family::Nanochat => estimate_trainer_step(a, s, catalog),
+        Family::HfGpt2 | Family::Llama | Family::Moe | Family::Nanochat => {
+            estimate_trainer_step(a, s, catalog)
+        }
         _ => {
             let e = estimate(s, catalog)?;
             if &e.architecture != a {
@@ -362,6 +366,9 @@ fn estimate_trainer_step(
     run.vocab_size = a.vocab_size;
     run.bias = a.attention.qkv_bias;
     run.validate(catalog)?;
+    if a.family == Family::Moe {
+        hf_moe::check_adapters(a, &run)?;
+    }
     if run.load_in_8bit {
         return Err(qlora::int8_refusal(a));
     }
@@ -387,6 +394,7 @@ fn estimate_trainer_step(
     } else {
         match a.family {
             Family::HfGpt2 => hf_gpt2::step(a, &run, &params)?,
+            Family::Moe => hf_moe::step(a, &run, &params)?,
             _ => hf_llama::step(a, &run, &params)?,
         }
     };

@@ -189,11 +189,15 @@ fn arg(name: &'static str, v: String) -> (&'static str, FluentValue<'static>) {
     (name, FluentValue::from(v))
 }
 
-/// The parameter count, and without position embeddings (as nanoGPT prints it, for its model).
+/// The parameter count, and without position embeddings (as nanoGPT prints it, for its model);
+/// for a mixture of experts, what one token runs through beside it (every expert is resident).
 fn params_row(e: &Estimate, loc: &Localizer) -> (String, String) {
     let p = &e.params;
-    let value = if e.architecture().is_nanogpt() {
+    let a = e.architecture();
+    let value = if a.is_nanogpt() {
         "est-params-total-value"
+    } else if matches!(a.mlp, crate::estimate::arch::Mlp::Moe(_)) {
+        "est-params-total-value-moe"
     } else {
         "est-params-total-value-model"
     };
@@ -204,6 +208,7 @@ fn params_row(e: &Estimate, loc: &Localizer) -> (String, String) {
             &[
                 arg("total", loc.count(p.total)),
                 arg("non_embedding", loc.count(p.non_embedding)),
+                arg("active", loc.count(a.active_parameter_count())),
             ],
         ),
     )

@@ -22,10 +22,15 @@ fn setting_rows(e: &GenerateEstimate, loc: &Localizer) -> Vec<(String, String)> 
         (
             loc.t("gen-model"),
             loc.t_args(
-                "gen-model-value",
+                if matches!(e.architecture.mlp, crate::estimate::arch::Mlp::Moe(_)) {
+                    "gen-model-value-moe"
+                } else {
+                    "gen-model-value"
+                },
                 &[
                     arg("name", e.architecture.name.to_string()),
                     arg("params", loc.count(e.params.total)),
+                    arg("active", loc.count(e.architecture.active_parameter_count())),
                     arg("dtype", e.dtype.as_str().to_owned()),
                 ],
             ),

@@ -10,40 +10,42 @@ use vramdoc::estimate::arch::Architecture;
 use vramdoc::estimate::kv_cache::CacheKind;
 use vramdoc::estimate::{estimate_generate, Dtype, Generation, GpuCatalog, Scenario};
 
+/// A `generate` replay's document (`replay_generate.py`'s; `replay_generate_moe.py` writes the
+/// same).
 #[derive(Deserialize)]
-struct Replay {
-    transformers: String,
-    runs: Vec<Entry>,
+pub(crate) struct Replay {
+    pub(crate) transformers: String,
+    pub(crate) runs: Vec<Entry>,
 }
 
 #[derive(Deserialize)]
-struct Entry {
-    run: Run,
-    params: u64,
-    weights_bytes: u64,
-    prefill_peak_bytes: u64,
-    decode_peak_bytes: u64,
-    kv_cache_bytes: u64,
+pub(crate) struct Entry {
+    pub(crate) run: Run,
+    pub(crate) params: u64,
+    pub(crate) weights_bytes: u64,
+    pub(crate) prefill_peak_bytes: u64,
+    pub(crate) decode_peak_bytes: u64,
+    pub(crate) kv_cache_bytes: u64,
 }
 
 #[derive(Deserialize)]
-struct Run {
-    name: String,
+pub(crate) struct Run {
+    pub(crate) name: String,
     n_layer: u64,
     n_head: u64,
     n_embd: u64,
     vocab_size: u64,
     n_positions: u64,
-    prompt_tokens: u64,
-    max_new_tokens: u64,
-    batch_size: u64,
-    cache: String,
-    dtype: String,
+    pub(crate) prompt_tokens: u64,
+    pub(crate) max_new_tokens: u64,
+    pub(crate) batch_size: u64,
+    pub(crate) cache: String,
+    pub(crate) dtype: String,
     num_return_sequences: u64,
     #[serde(default = "gpt2_family")]
-    family: String,
+    pub(crate) family: String,
     #[serde(default)]
-    config: Vec<(String, serde_json::Value)>,
+    pub(crate) config: Vec<(String, serde_json::Value)>,
     /// A catalog model's config with fewer layers (held by `hf_generate_catalog.rs`).
     #[serde(default)]
     model: String,
@@ -107,12 +109,13 @@ fn replay() -> Replay {
     serde_json::from_str(&text).unwrap()
 }
 
-/// The estimator's inputs for a replayed (or measured) run.
-fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
-    let a = if r.family == "llama" {
-        llama(&r.config)
-    } else {
-        Architecture::hf_gpt2(r.n_layer, r.n_head, r.n_embd, r.vocab_size, r.n_positions)
+/// The estimator's inputs for a replayed (or measured) run (a mixture of experts' description
+/// from `hf_moe_generate.rs`).
+pub(crate) fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
+    let a = match r.family.as_str() {
+        "llama" => llama(&r.config),
+        "mixtral" | "qwen2_moe" | "qwen3_moe" => crate::hf_moe_generate::architecture_of(r),
+        _ => Architecture::hf_gpt2(r.n_layer, r.n_head, r.n_embd, r.vocab_size, r.n_positions),
     };
     let s = Scenario {
         dtype: Dtype::parse(&r.dtype).unwrap(),

@@ -13,56 +13,87 @@ use vramdoc::estimate::arch::{
     SlidingWindow, Span,
 };
 use vramdoc::estimate::{
-    estimate_model, Architecture, Dtype, Family, GpuCatalog, Scenario, TrainMoment,
+    estimate_model, Architecture, Dtype, Estimate, Family, GpuCatalog, Scenario, TrainMoment,
 };
 
+/// A Trainer replay's document (`replay_llama.py`'s; `replay_moe.py` writes the same, `E` its
+/// entries).
 #[derive(Deserialize)]
-struct Replay {
-    torch: String,
-    transformers: String,
-    runs: Vec<Entry>,
+pub(crate) struct Replay<E> {
+    pub(crate) torch: String,
+    pub(crate) transformers: String,
+    pub(crate) runs: Vec<E>,
 }
 
+/// One replayed run: its settings and what the replay recorded.
 #[derive(Deserialize)]
-struct Entry {
-    run: Run,
-    params: u64,
-    trainable_params: u64,
-    param_bytes: u64,
-    buffer_bytes: u64,
-    grad_bytes: u64,
-    optimizer_bytes: u64,
-    train_peak_bytes: u64,
-    first_step_peak_bytes: u64,
+pub(crate) struct Entry<M> {
+    pub(crate) run: Run<M>,
+    pub(crate) params: u64,
+    pub(crate) trainable_params: u64,
+    pub(crate) param_bytes: u64,
+    pub(crate) buffer_bytes: u64,
+    pub(crate) grad_bytes: u64,
+    pub(crate) optimizer_bytes: u64,
+    pub(crate) train_peak_bytes: u64,
+    pub(crate) first_step_peak_bytes: u64,
 }
 
+/// A replayed Trainer run of a model of shape `M` (`replay_llama.py`'s `Run`; `replay_moe.py`
+/// writes the same with its own model).
 #[derive(Deserialize)]
-struct Run {
-    name: String,
-    model: Model,
-    block_size: u64,
-    batch_size: u64,
-    accumulation: u64,
-    weights: String,
-    dtype: String,
-    attn_implementation: String,
-    grad_checkpoint: bool,
+pub(crate) struct Run<M> {
+    pub(crate) name: String,
+    pub(crate) model: M,
+    pub(crate) block_size: u64,
+    pub(crate) batch_size: u64,
+    pub(crate) accumulation: u64,
+    pub(crate) weights: String,
+    pub(crate) dtype: String,
+    pub(crate) attn_implementation: String,
+    pub(crate) grad_checkpoint: bool,
 }
 
-#[derive(Deserialize)]
-pub struct Model {
-    pub model_type: String,
-    pub layers: u64,
-    pub hidden: u64,
-    pub heads: u64,
-    pub kv_heads: u64,
-    pub intermediate: u64,
-    pub vocab_size: u64,
-    pub tied: bool,
-    pub head_dim: u64,
+impl<M> Entry<M> {
+    /// The estimate's parameters, weights (with the rotary buffers), weight and gradient bytes
+    /// and AdamW's state equal the replay's, to the byte.
+    pub(crate) fn check_exact(&self, est: &Estimate) {
+        let name = &self.run.name;
+        let w = if self.run.weights == "bfloat16" { 2 } else { 4 };
+        assert_eq!(est.params.total, self.params, "{name}: parameters");
+        assert_eq!(
+            est.bytes.weights,
+            self.param_bytes + self.buffer_bytes,
+            "{name}: weights and rotary buffers"
+        );
+        assert_eq!(
+            est.params.total * w,
+            self.param_bytes,
+            "{name}: weight bytes"
+        );
+        assert_eq!(est.params.total * w, self.grad_bytes, "{name}: gradients");
+        assert_eq!(
+            est.bytes.optimizer, self.optimizer_bytes,
+            "{name}: optimizer"
+        );
+    }
 }
 
-fn replay() -> Replay {
+/// A replayed config's shape (`replay_llama.py`'s `Model`).
+#[derive(Deserialize)]
+pub(crate) struct Model {
+    pub(crate) model_type: String,
+    pub(crate) layers: u64,
+    pub(crate) hidden: u64,
+    pub(crate) heads: u64,
+    pub(crate) kv_heads: u64,
+    pub(crate) intermediate: u64,
+    pub(crate) vocab_size: u64,
+    pub(crate) tied: bool,
+    pub(crate) head_dim: u64,
+}
+
+fn replay() -> Replay<Entry<Model>> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/hf_llama_replay.json"
@@ -72,7 +103,7 @@ fn replay() -> Replay {
 
 /// The description of a replayed config, as each `model_type`'s modeling file builds it:
 /// Qwen2 adds q/k/v biases, Qwen3 QK-norm, Phi-3 fuses q/k/v and gate/up.
-pub fn architecture(m: &Model) -> Architecture {
+pub(crate) fn architecture(m: &Model) -> Architecture {
     let head_dim = if m.head_dim == 0 {
         m.hidden / m.heads
     } else {
@@ -117,7 +148,7 @@ pub fn architecture(m: &Model) -> Architecture {
 
 /// The Trainer settings of a replayed run: weights loaded in bfloat16 are `pure_bf16` (with
 /// `dtype: bfloat16`, which autocast or not keeps the same memory).
-fn scenario(r: &Run) -> Scenario {
+pub(crate) fn scenario<M>(r: &Run<M>) -> Scenario {
     let bf16_weights = r.weights == "bfloat16";
     Scenario {
         block_size: r.block_size,
@@ -165,16 +196,7 @@ fn the_llama_family_is_within_one_percent_of_every_replayed_peak() {
             continue;
         }
         let est = estimate_model(&model, &run, &catalog).unwrap();
-        let w = if e.run.weights == "bfloat16" { 2 } else { 4 };
-        assert_eq!(est.params.total, e.params, "{name}: parameters");
-        assert_eq!(
-            est.bytes.weights,
-            e.param_bytes + e.buffer_bytes,
-            "{name}: weights and rotary buffers"
-        );
-        assert_eq!(est.params.total * w, e.param_bytes, "{name}: weight bytes");
-        assert_eq!(est.params.total * w, e.grad_bytes, "{name}: gradients");
-        assert_eq!(est.bytes.optimizer, e.optimizer_bytes, "{name}: optimizer");
+        e.check_exact(&est);
         let (err, first) =
             within_one_percent(name, &est, e.train_peak_bytes, e.first_step_peak_bytes);
         worst = worst.max(err.max(first));
@@ -278,8 +300,12 @@ fn what_the_llama_replay_does_not_cover_is_refused_by_key_all_at_once() {
 }
 
 /// The estimate through the real CLI for a catalog model, as JSON.
-fn cli(args: &[&str]) -> serde_json::Value {
-    let t = SiteTest::new();
+pub(crate) fn cli(args: &[&str]) -> serde_json::Value {
+    cli_in(&SiteTest::new(), args)
+}
+
+/// The same in the site `t` (its files given by path).
+pub(crate) fn cli_in(t: &SiteTest, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["estimate"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--format", "json"]);

@@ -38,6 +38,8 @@ mod hf_gpt2;
 mod hf_llama;
 mod hf_lora;
 mod hf_lora_options;
+mod hf_moe;
+mod hf_moe_generate;
 mod hf_qlora;
 mod hf_validation;
 mod hostile_cli;

@@ -252,15 +252,24 @@ fn other_for_peak_budget(gpu: &str, budget: u64) -> u64 {
 /// with 2 layers and a static cache, grouped heads); in fact within one token or sequence.
 #[test]
 fn the_solvers_agree_with_a_bisection_over_generate_replays() {
-    let text = std::fs::read_to_string("tests/data/hf_generate_bisect.json").unwrap();
+    solvers_agree_with_bisection("tests/data/hf_generate_bisect.json", 4);
+}
+
+/// The solvers against the `cases` bisections over replays in `path`, each on its run's model
+/// (GPT-2, a Llama-family config, a mixture of experts' config): within one step, in fact within
+/// one token or sequence.
+pub(crate) fn solvers_agree_with_bisection(path: &str, cases: usize) {
+    let text = std::fs::read_to_string(path).unwrap();
     let data: Bisected = serde_json::from_str(&text).unwrap();
     let catalog = GpuCatalog::builtin();
-    assert_eq!(data.cases.len(), 4);
+    assert_eq!(data.cases.len(), cases);
     for case in &data.cases {
-        let a = if case.run.family == "llama" {
-            crate::hf_generate::llama(&case.run.config)
-        } else {
-            gpt2()
+        let a = match case.run.family.as_str() {
+            "llama" => crate::hf_generate::llama(&case.run.config),
+            "mixtral" | "qwen2_moe" | "qwen3_moe" => {
+                crate::hf_moe_generate::architecture_of_config(&case.run.family, &case.run.config)
+            }
+            _ => gpt2(),
         };
         let s = hf_scenario(
             "a100-80gb",

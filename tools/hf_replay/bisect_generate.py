@@ -54,54 +54,52 @@ def largest(lo: int, hi: int, fits) -> int | None:
     return good
 
 
-def main(argv: list[str] | None = None) -> int:
+def default_cases() -> list:
+    """This file's bisections: (solver, the run it varies, the peak budget, the largest value
+    tried)."""
+    # A static cache with grouped heads: Llama 3.2 1B's config with 2 of its 16 layers.
+    llama = next(r for r in catalog_runs(Run) if r.model == "llama-3.2-1b")
+    return [
+        # The largest batch: prompts of 128 tokens, 16 new, within 1 GiB.
+        ("max_batch", Run("bisect-batch", **GPT2, prompt_tokens=128, max_new_tokens=16,
+                          batch_size=1, cache="dynamic"), 1024 * MIB, 256),
+        # The longest prompt: 8 sequences, 16 new tokens, within 600 MiB (up to GPT-2's
+        # positions).
+        ("max_context", Run("bisect-context", **GPT2, prompt_tokens=1, max_new_tokens=16,
+                            batch_size=8, cache="dynamic"), 600 * MIB, 1025 - 16),
+        # The largest batch within 1.5 GiB and the longest prompt for 4 sequences within
+        # 1.2 GiB, on Llama's static cache.
+        ("max_batch", replace(llama, name="bisect-batch-static-gqa", prompt_tokens=256,
+                              max_new_tokens=16, batch_size=1, cache="static"), 1536 * MIB, 256),
+        ("max_context", replace(llama, name="bisect-context-static-gqa", prompt_tokens=1,
+                                max_new_tokens=16, batch_size=4, cache="static"), 1200 * MIB,
+         8192),
+    ]
+
+
+def main(argv: list[str] | None = None, cases: list | None = None,
+         generator: str = "tools/hf_replay/bisect_generate.py") -> int:
+    """Bisects each of ``cases`` (this file's ``default_cases()`` by default) into ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     install_cuda_autocast_policy()
-    cases = []
-    # The largest batch: prompts of 128 tokens, 16 new, within 1 GiB.
-    base = Run("bisect-batch", **GPT2, prompt_tokens=128, max_new_tokens=16, batch_size=1,
-               cache="dynamic")
-    budget = 1024 * MIB
-    probes: list = []
-    answer = largest(1, 256, lambda b: peak(replace(base, batch_size=b), probes) <= budget)
-    cases.append({"solve": "max_batch", "run": asdict(base), "budget_peak_bytes": budget,
-                  "answer": answer, "probes": probes})
-    # The longest prompt: 8 sequences, 16 new tokens, within 600 MiB (up to GPT-2's positions).
-    base = Run("bisect-context", **GPT2, prompt_tokens=1, max_new_tokens=16, batch_size=8,
-               cache="dynamic")
-    budget = 600 * MIB
-    probes = []
-    answer = largest(1, 1025 - 16, lambda p: peak(replace(base, prompt_tokens=p), probes) <= budget)
-    cases.append({"solve": "max_context", "run": asdict(base), "budget_peak_bytes": budget,
-                  "answer": answer, "probes": probes})
-    # A static cache with grouped heads (Llama 3.2 1B's config with 2 of its 16 layers): the
-    # largest batch within 1.5 GiB and the longest prompt for 4 sequences within 1.2 GiB.
-    llama = next(r for r in catalog_runs(Run) if r.model == "llama-3.2-1b")
-    base = replace(llama, name="bisect-batch-static-gqa", prompt_tokens=256, max_new_tokens=16,
-                   batch_size=1, cache="static")
-    budget = 1536 * MIB
-    probes = []
-    answer = largest(1, 256, lambda b: peak(replace(base, batch_size=b), probes) <= budget)
-    cases.append({"solve": "max_batch", "run": asdict(base), "budget_peak_bytes": budget,
-                  "answer": answer, "probes": probes})
-    base = replace(llama, name="bisect-context-static-gqa", prompt_tokens=1, max_new_tokens=16,
-                   batch_size=4, cache="static")
-    budget = 1200 * MIB
-    probes = []
-    answer = largest(1, 8192, lambda p: peak(replace(base, prompt_tokens=p), probes) <= budget)
-    cases.append({"solve": "max_context", "run": asdict(base), "budget_peak_bytes": budget,
-                  "answer": answer, "probes": probes})
+    out = []
+    for solve, base, budget, hi in default_cases() if cases is None else cases:
+        field = "batch_size" if solve == "max_batch" else "prompt_tokens"
+        probes: list = []
+        answer = largest(1, hi, lambda x: peak(replace(base, **{field: x}), probes) <= budget)
+        out.append({"solve": solve, "run": asdict(base), "budget_peak_bytes": budget,
+                    "answer": answer, "probes": probes})
     import torch
     import transformers
 
     doc = {
-        "generator": "tools/hf_replay/bisect_generate.py",
+        "generator": generator,
         "torch": torch.__version__.split("+")[0],
         "transformers": transformers.__version__,
-        "cases": cases,
+        "cases": out,
     }
     text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
     if args.out:

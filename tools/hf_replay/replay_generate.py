@@ -388,7 +388,10 @@ RUNS += [
 ]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, runs: list[Run] | None = None,
+         generator: str = "tools/hf_replay/replay_generate.py") -> int:
+    """Replays ``runs`` (this file's and the catalog's by default; those ``--only`` names) into
+    ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", action="append", default=[])
@@ -400,9 +403,10 @@ def main(argv: list[str] | None = None) -> int:
     install_cuda_autocast_policy()
     import transformers
 
-    from catalog_runs import catalog_runs
+    if runs is None:
+        from catalog_runs import catalog_runs
 
-    runs = RUNS + catalog_runs(Run)
+        runs = RUNS + catalog_runs(Run)
     replayed = {}
     for run in runs:
         if args.only and not any(o in run.name for o in args.only):
@@ -414,11 +418,11 @@ def main(argv: list[str] | None = None) -> int:
     kept = {}
     if args.merge and args.out and args.out.exists():
         kept = {e["run"]["name"]: e for e in json.loads(args.out.read_text())["runs"]}
-    # In RUNS' order; runs no longer listed are dropped.
+    # In the runs' order; runs no longer listed are dropped.
     entries = [replayed.get(r.name) or kept[r.name] for r in runs
                if r.name in replayed or r.name in kept]
     doc = {
-        "generator": "tools/hf_replay/replay_generate.py",
+        "generator": generator,
         "torch": torch.__version__.split("+")[0],
         "transformers": transformers.__version__,
         "runs": entries,

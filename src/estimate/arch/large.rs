@@ -111,7 +111,7 @@ pub fn large_tensors(a: &Architecture, s: &Scenario) -> Vec<LargeTensor> {
         TensorDtype::Float32
     };
     let autocast = s.dtype != Dtype::Float32 && !s.pure_bf16;
-    let hf = matches!(a.family, Family::HfGpt2 | Family::Llama);
+    let hf = matches!(a.family, Family::HfGpt2 | Family::Llama | Family::Moe);
     let mut out = Vec::new();
     let mut push = |name, shape: Vec<u64>, dtype, phases| {
         out.push(LargeTensor {
@@ -165,16 +165,22 @@ pub fn large_tensors(a: &Architecture, s: &Scenario) -> Vec<LargeTensor> {
             );
         }
     }
-    let inter = match &a.mlp {
-        Mlp::Dense(f) => f.intermediate,
-        Mlp::Moe(m) => m.expert.intermediate,
-    };
+    match &a.mlp {
+        Mlp::Dense(f) => push("mlp_hidden", vec![b, t, f.intermediate], half, STEP),
+        Mlp::Moe(m) => {
+            // transformers' grouped_mm experts run in the weights' dtype over every routed
+            // (token, expert) pair, and make a layer's whole expert weight gradient at once.
+            let width = m.expert.intermediate.saturating_mul(2);
+            let pairs = bt.saturating_mul(m.experts_per_token);
+            push("expert_hidden", vec![pairs, width], param, STEP);
+            push("expert_grad", vec![m.experts, width, h], param, &[Backward]);
+        }
+    }
     let qkv = a.attention.qkv_width();
-    push("mlp_hidden", vec![b, t, inter], half, STEP);
     push("qkv", vec![b, t, qkv], half, STEP);
     // The residual stream has the embedding's dtype: float32 under autocast, bf16 for a Llama
     // loaded in bf16 (nanoGPT's pure-bf16 patch is listed as it always was).
-    let residual = if a.family == Family::Llama {
+    let residual = if matches!(a.family, Family::Llama | Family::Moe) {
         param
     } else {
         TensorDtype::Float32

@@ -22,8 +22,8 @@
 //! - nanochat's GPT: rotary, QK-norm without weights, ReLU² MLP, untied head, logit softcap,
 //!   parameter-free RMSNorm, sliding-window layers by a pattern.
 //!
-//! Only [`Family::NanoGpt`], [`Family::HfGpt2`], [`Family::Llama`] and [`Family::Nanochat`] (at
-//! [`NANOCHAT_COMMIT`]) are computed today; the estimator refuses the others by name ([`Architecture::computed`]) instead of estimating them
+//! Only [`Family::NanoGpt`], [`Family::HfGpt2`], [`Family::Llama`], [`Family::Moe`] and
+//! [`Family::Nanochat`] (at [`NANOCHAT_COMMIT`]) are computed today; the estimator refuses the others by name ([`Architecture::computed`]) instead of estimating them
 //! with another family's tensors.
 
 mod families;
@@ -79,7 +79,7 @@ impl Family {
     pub fn computed(self) -> bool {
         matches!(
             self,
-            Family::NanoGpt | Family::HfGpt2 | Family::Llama | Family::Nanochat
+            Family::NanoGpt | Family::HfGpt2 | Family::Llama | Family::Moe | Family::Nanochat
         )
     }
 }
@@ -387,6 +387,28 @@ impl Architecture {
             .iter()
             .map(|t| t.numel().saturating_mul(t.count))
             .fold(0u64, u64::saturating_add)
+    }
+
+    /// Parameters one token runs through: a mixture of experts' idle experts
+    /// (`experts − experts_per_token` per layer, each `gate`, `up` and `down`) left out. Memory
+    /// needs [`Architecture::parameter_count`]: every expert is resident; this is the "active"
+    /// count MoE model cards quote (Mixtral 8x7B: 12.9B of 46.7B).
+    pub fn active_parameter_count(&self) -> u64 {
+        let Mlp::Moe(m) = &self.mlp else {
+            return self.parameter_count();
+        };
+        let f = &m.expert;
+        let up = if f.gated { 2 } else { 1 };
+        let one = self
+            .hidden
+            .saturating_mul(f.intermediate)
+            .saturating_mul(up + 1)
+            .saturating_add(
+                u64::from(f.bias).saturating_mul(f.intermediate.saturating_mul(up) + self.hidden),
+            );
+        let idle = m.experts.saturating_sub(m.experts_per_token);
+        self.parameter_count()
+            .saturating_sub(one.saturating_mul(idle).saturating_mul(self.layers))
     }
 }
 

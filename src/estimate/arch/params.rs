@@ -6,10 +6,10 @@
 //! tied to `wte`), `modeling_llama` (`embed_tokens`, per layer `q_proj`, `k_proj`, `v_proj`,
 //! `o_proj`, `gate_proj`, `up_proj`, `down_proj`, `input_layernorm`,
 //! `post_attention_layernorm`; `norm`; `lm_head` unless tied), `modeling_gemma2/3` (four norms
-//! per layer), `modeling_mixtral` and `modeling_qwen2_moe` (`gate` router, `experts.{e}`,
+//! per layer), `modeling_mixtral` and `modeling_qwen2_moe` (`gate` router, `experts` as two 3-D tensors,
 //! `shared_expert`, `shared_expert_gate`), and nanochat's `gpt.py` (`wte`, per block `c_q`,
 //! `c_k`, `c_v`, `c_proj`, `c_fc`, `c_proj`; an untied `lm_head`; no norm weights).
-//! Counts are per model; a block's tensor has `count = layers` (an expert's: `layers·experts`).
+//! Counts are per model; a block's tensor has `count = layers`.
 
 use std::borrow::Cow;
 
@@ -337,13 +337,7 @@ fn separate_projections(a: &Architecture, l: &mut List) {
                 m(&[n, u64::from(moe.router_bias)]),
                 LinearBias,
             );
-            feed_forward(
-                l,
-                &moe.expert,
-                h,
-                n.saturating_mul(e),
-                "layers.{i}.mlp.experts.{e}",
-            );
+            experts(l, &moe.expert, e, h, n);
             if let Some(s) = &moe.shared {
                 feed_forward(l, s, h, n, "layers.{i}.mlp.shared_expert");
             }
@@ -386,6 +380,46 @@ fn separate_projections(a: &Architecture, l: &mut List) {
     if a.embeddings.head_bias {
         l.add("lm_head.bias", &[v], 1, LinearBias);
     }
+}
+
+/// A layer's experts as transformers 5.24 stores them (`MixtralExperts`, `Qwen2MoeExperts`,
+/// `Qwen3MoeExperts`): one 3-D tensor for every expert's gate and up projections
+/// (`gate_up_proj`, `(E, 2·I, h)`; `up_proj` `(E, I, h)` when not gated) and one for the down
+/// projections (`down_proj`, `(E, h, I)`), with `(E, out)` biases where the experts have them.
+fn experts(l: &mut List, f: &FeedForward, e: u64, h: u64, layers: u64) {
+    use ParamKind::*;
+    let i = f.intermediate;
+    let b = u64::from(f.bias);
+    let (up, width) = if f.gated {
+        ("gate_up_proj", m(&[2, i]))
+    } else {
+        ("up_proj", i)
+    };
+    let prefix = "layers.{i}.mlp.experts";
+    l.add(
+        format!("{prefix}.{up}"),
+        &[e, width, h],
+        layers,
+        LinearWeight,
+    );
+    l.add(
+        format!("{prefix}.{up}_bias"),
+        &[e, width],
+        m(&[layers, b]),
+        LinearBias,
+    );
+    l.add(
+        format!("{prefix}.down_proj"),
+        &[e, h, i],
+        layers,
+        LinearWeight,
+    );
+    l.add(
+        format!("{prefix}.down_proj_bias"),
+        &[e, h],
+        m(&[layers, b]),
+        LinearBias,
+    );
 }
 
 /// One feed-forward network's Linear layers, `count` of them.

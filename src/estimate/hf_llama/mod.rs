@@ -21,10 +21,10 @@
 //! sliding-window attention reaching the window, gradient checkpointing of multi-query SDPA.
 
 mod lora;
-mod moments;
-mod saves;
+pub(crate) mod moments;
+pub(crate) mod saves;
 
-use super::arch::{Activation, Architecture, Mlp, Norm, Positions};
+use super::arch::{Activation, Architecture, FeedForward, Mlp, Norm, Positions};
 use super::error::ScenarioError;
 use super::lora_adapters::{self, Adapters};
 use super::num::N;
@@ -40,7 +40,12 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
     let mut r = Refusals::trainer(s);
     let shape_ok = matches!(a.positions, Positions::Rotary { .. })
         && a.norm == Norm::RmsNorm
-        && matches!(&a.mlp, Mlp::Dense(f) if f.gated && f.activation == Activation::Silu)
+        && match &a.mlp {
+            Mlp::Dense(f) => swiglu(f),
+            Mlp::Moe(m) => {
+                swiglu(&m.expert) && m.shared.is_none_or(|f| swiglu(&f)) && !m.router_bias
+            }
+        }
         && a.attention.softcap.is_none()
         && a.attention.qk_norm.is_none_or(|n| n == Norm::RmsNorm)
         && !a.embeddings.scaled_by_sqrt_hidden
@@ -49,8 +54,8 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
     r.not(
         !shape_ok,
         "model",
-        "the description is not one a Llama-family modeling file builds (rotary positions, \
-         RMSNorm, a SiLU-gated MLP, no softcapping)",
+        "the description is not one a Llama-family or mixture-of-experts modeling file builds \
+         (rotary positions, RMSNorm, SiLU-gated MLPs or experts, no softcapping)",
     );
     if let Some(w) = &a.attention.sliding_window {
         r.not(
@@ -77,7 +82,16 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
          the keys, which is not modelled: use eager attention (flash: false) or no \
          checkpointing",
     );
-    r.result(&format!("{} (the Llama family)", a.name))
+    let family = match a.mlp {
+        Mlp::Dense(_) => "the Llama family",
+        Mlp::Moe(_) => "a mixture of experts",
+    };
+    r.result(&format!("{} ({family})", a.name))
+}
+
+/// A SiLU-gated feed-forward network (gate and up separate or fused).
+fn swiglu(f: &FeedForward) -> bool {
+    f.gated && f.activation == Activation::Silu
 }
 
 /// The Trainer step of `a` under `run` (the scenario with the model's shape): refused settings

@@ -13,11 +13,11 @@ use crate::estimate::num::N;
 use crate::estimate::trainer::StepTotals;
 
 /// What every moment of a step shares.
-pub(super) struct LlamaStep {
+pub(crate) struct LlamaStep {
     /// The run's sizes.
-    pub(super) r: LlamaRun,
+    pub(crate) r: LlamaRun,
     /// What every moment shares.
-    pub(super) t: StepTotals,
+    pub(crate) t: StepTotals,
 }
 
 /// Which moment of a recomputed (checkpointed) block's backward.
@@ -31,7 +31,7 @@ enum LlamaRecomputed {
 
 impl LlamaStep {
     /// Everything the forward saved.
-    fn saved(&self) -> N {
+    pub(crate) fn saved(&self) -> N {
         if self.t.checkpointed {
             self.r.checkpointed()
         } else {
@@ -53,7 +53,7 @@ impl LlamaStep {
     /// saved float32 output, the float32 gradient from `nll_loss` and the float32 result are
     /// alive, `12·s·b·V` bytes in every dtype; the 16-bit logits are gone (the step keeps only
     /// the loss).
-    pub(super) fn loss_backward(&self) -> Components {
+    pub(crate) fn loss_backward(&self) -> Components {
         let copies = self.r.weight_copies(self.t.checkpointed);
         self.t.at(
             self.earlier_grads(),
@@ -68,7 +68,7 @@ impl LlamaStep {
     /// float32 output (the model's `hidden_states`), the padded labels (`8·b·(s + 1)`) and their shifted copy (`8·s·b`),
     /// the cache's copies attention did not save (`LlamaRun::cache_only`), and under autocast every
     /// weight's bf16 copy.
-    pub(super) fn loss_forward(&self) -> Components {
+    pub(crate) fn loss_forward(&self) -> Components {
         let r = &self.r;
         let upcast = if r.c == FP32 { 0 } else { FP32 };
         let labels = r.b * (r.s + N::from(1u64)) * 8 + r.sb * 8;
@@ -96,7 +96,7 @@ impl LlamaStep {
     /// bf16). Without autocast, `mm`'s outputs: the weight gradient (`w·V·h`) and the hidden
     /// state's gradient (`c·s·b·h`), beside the logits' gradient (`c·s·b·V`, cast from float32
     /// with bf16 weights) and the head's saved input.
-    pub(super) fn head_backward(&self) -> Components {
+    pub(crate) fn head_backward(&self) -> Components {
         let r = &self.r;
         let copies = r.weight_copies(self.t.checkpointed);
         if r.autocast {
@@ -122,7 +122,7 @@ impl LlamaStep {
     /// replay's peak with bf16 weights and a small vocabulary). Gradients: the earlier
     /// micro-steps', the head's (an untied head's, or a tied one's waiting contribution) and
     /// the norm's weight.
-    pub(super) fn final_norm_backward(&self) -> Components {
+    pub(crate) fn final_norm_backward(&self) -> Components {
         let r = &self.r;
         let head = if r.tied {
             r.vh * if r.autocast { FP32 } else { r.w }
@@ -145,7 +145,7 @@ impl LlamaStep {
     /// alive at once (the sum replaces `.grad`'s share of `full_grads` without accumulation, and
     /// is added to it with); an untied embedding's backward still holds the gradient of its
     /// output (`w·s·b·h`).
-    pub(super) fn backward_end(&self) -> Components {
+    pub(crate) fn backward_end(&self) -> Components {
         let r = &self.r;
         let (extra, activations) = if r.tied {
             let sums = if self.t.accumulating { 3u128 } else { 2 };
@@ -164,7 +164,7 @@ impl LlamaStep {
     /// score), the residual stream's gradient (`w·s·b·h`) and the values' gradient. Gradients
     /// so far without accumulation: the untied head's, the layer's MLP, o_proj and two norms;
     /// a tied head's contribution waits (float32 under autocast).
-    pub(super) fn attention_backward(&self) -> Components {
+    pub(crate) fn attention_backward(&self) -> Components {
         let r = &self.r;
         let (freed, in_flight) = r.at_softmax_backward(r.kv_saved());
         let freed = freed + r.final_norm();
@@ -172,13 +172,13 @@ impl LlamaStep {
             self.t.full_grads
         } else {
             let head = if r.tied { N::ZERO } else { r.vh };
-            (head + r.h * r.i * 3 + r.h * r.q + r.h * 2) * r.w
+            (head + r.mlp_params + r.h * r.q + r.h * 2) * r.w
         };
         if r.tied {
             grads = grads + r.vh * if r.autocast { FP32 } else { r.w };
         }
         let copies = if r.autocast {
-            r.weight_copies(false) - (r.vh + r.h * r.i * 3 + r.h * r.q) * 2
+            r.weight_copies(false) - (r.vh + r.mlp_copied + r.h * r.q) * 2
         } else {
             N::ZERO
         };
@@ -190,7 +190,7 @@ impl LlamaStep {
     /// `early` elements of its own done: every one when accumulating, else the head's, the
     /// final norm's and those blocks'; a tied head's contribution waits (float32 under
     /// autocast).
-    fn grads_in_block(&self, early: N, above: N) -> N {
+    pub(crate) fn grads_in_block(&self, early: N, above: N) -> N {
         let r = &self.r;
         let waiting = if r.tied {
             r.vh * if r.autocast { FP32 } else { r.w }
@@ -234,8 +234,8 @@ impl LlamaStep {
                 let (freed, in_flight) = r.at_softmax_backward(r.recomputed_kv());
                 (
                     layer - freed + in_flight,
-                    copies - (r.h * r.i * 3 + r.h * r.q) * 2,
-                    r.h * r.i * 3 + r.h * r.q + r.h,
+                    copies - (r.mlp_copied + r.h * r.q) * 2,
+                    r.mlp_params + r.h * r.q + r.h,
                 )
             }
         };
@@ -249,7 +249,7 @@ impl LlamaStep {
     }
 
     /// The largest candidate and its moment (the loss's backward wins ties).
-    pub(super) fn peak(&self) -> (Components, TrainMoment) {
+    pub(crate) fn peak(&self) -> (Components, TrainMoment) {
         let mut best = (self.loss_backward(), TrainMoment::LossBackward);
         let mut consider = |c: Components, m: TrainMoment| {
             if c.sum() > best.0.sum() {
@@ -263,13 +263,20 @@ impl LlamaStep {
         if !self.r.sdpa && !self.t.checkpointed {
             consider(self.attention_backward(), TrainMoment::AttentionBackward);
         }
+        if let Some(e) = &self.r.experts {
+            for (c, m) in crate::estimate::hf_moe::moments(self, e) {
+                consider(c, m);
+            }
+        }
         if self.t.checkpointed {
             let last = self.r.l - N::from(1u64);
             for k in [N::ZERO, last] {
-                consider(
-                    self.recomputed(k, LlamaRecomputed::Mlp),
-                    TrainMoment::BlockRecompute,
-                );
+                if self.r.experts.is_none() {
+                    consider(
+                        self.recomputed(k, LlamaRecomputed::Mlp),
+                        TrainMoment::BlockRecompute,
+                    );
+                }
                 if !self.r.sdpa {
                     consider(
                         self.recomputed(k, LlamaRecomputed::Attention),

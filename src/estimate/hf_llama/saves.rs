@@ -12,70 +12,79 @@
 //! residual adds alone.
 
 use crate::estimate::arch::{Architecture, Mlp};
+use crate::estimate::hf_moe::ExpertRun;
 use crate::estimate::num::N;
 use crate::estimate::scenario::{Dtype, Scenario};
 
 /// Bytes of a float32 element.
-pub(super) const FP32: u128 = 4;
+pub(crate) const FP32: u128 = 4;
 
 /// The sizes of one run, in elements unless named bytes.
-pub(super) struct LlamaRun {
+pub(crate) struct LlamaRun {
     /// `s·b`, `s·b·h`, `s·b·I` (I the MLP's intermediate width), `s·b·V`.
-    pub(super) sb: N,
-    pub(super) sbh: N,
-    pub(super) sbi: N,
-    pub(super) sbv: N,
+    pub(crate) sb: N,
+    pub(crate) sbh: N,
+    pub(crate) sbi: N,
+    pub(crate) sbv: N,
     /// `s·b·(heads·head_dim)`: the queries; `s·b·(kv_heads·head_dim)`: the keys, or the values.
-    pub(super) sbq: N,
-    pub(super) sbkv: N,
+    pub(crate) sbq: N,
+    pub(crate) sbkv: N,
     /// `heads·s²·b`: one layer's attention scores.
-    pub(super) scores: N,
+    pub(crate) scores: N,
     /// Sequence length `s` and micro-batch `b`.
-    pub(super) s: N,
+    pub(crate) s: N,
     /// The logsumexp's length: `s`, rounded up to 32 by the memory-efficient kernel (float32).
-    pub(super) lse_len: N,
+    pub(crate) lse_len: N,
     /// `s` rounded up to 32 (the memory-efficient kernel's logsumexp) and to 16 (its bias).
-    pub(super) s32: N,
-    pub(super) s16: N,
-    pub(super) b: N,
+    pub(crate) s32: N,
+    pub(crate) s16: N,
+    pub(crate) b: N,
     /// Query heads and key/value heads.
-    pub(super) heads: N,
-    pub(super) kv_heads: N,
+    pub(crate) heads: N,
+    pub(crate) kv_heads: N,
     /// `head_dim`.
-    pub(super) head_dim: N,
+    pub(crate) head_dim: N,
     /// `V·h`: the token embedding, and the untied head.
-    pub(super) vh: N,
-    /// One block's Linear weights (elements): q, k, v, o and the MLP's three.
-    pub(super) block_linear: N,
+    pub(crate) vh: N,
+    /// One block's Linear weights autocast copies (elements): q, k, v, o and the MLP's
+    /// (`mlp_copied`).
+    pub(crate) block_linear: N,
+    /// The MLP's weights autocast copies to bf16 (elements): a dense MLP's three; a mixture of
+    /// experts' router and shared expert (the experts' own weights are not cast, `hf_moe`).
+    pub(crate) mlp_copied: N,
+    /// The MLP's parameters (elements): their gradients.
+    pub(crate) mlp_params: N,
+    /// A mixture of experts in place of the dense MLP (`hf_moe`).
+    pub(crate) experts: Option<ExpertRun>,
     /// Hidden width `h`, intermediate width `I`, query width.
-    pub(super) h: N,
-    pub(super) i: N,
-    pub(super) q: N,
+    pub(crate) h: N,
+    pub(crate) i: N,
+    pub(crate) q: N,
     /// Layers.
-    pub(super) l: N,
+    pub(crate) l: N,
     /// Weight bytes `w` and compute bytes `c`.
-    pub(super) w: u128,
-    pub(super) c: u128,
+    pub(crate) w: u128,
+    pub(crate) c: u128,
     /// bf16 autocast on float32 weights.
-    pub(super) autocast: bool,
+    pub(crate) autocast: bool,
     /// SDPA's fused kernels (else eager attention, or SDPA's math fallback, which saves the
     /// same).
-    pub(super) sdpa: bool,
+    pub(crate) sdpa: bool,
     /// Fewer key/value heads than query heads (`repeat_kv` copies them in eager attention).
-    pub(super) grouped: bool,
+    pub(crate) grouped: bool,
     /// Qwen3's per-head RMSNorm of queries and keys.
-    pub(super) qk_norm: bool,
+    pub(crate) qk_norm: bool,
     /// Linears reading the attention's input norm (3: q, k, v; Phi-3's fused `qkv_proj`: 1)
     /// and the MLP's (2: gate, up; Phi-3's `gate_up_proj`: 1).
-    pub(super) attention_readers: u128,
-    pub(super) mlp_readers: u128,
+    pub(crate) attention_readers: u128,
+    pub(crate) mlp_readers: u128,
     /// The head is the token embedding's weight.
-    pub(super) tied: bool,
+    pub(crate) tied: bool,
 }
 
 impl LlamaRun {
     /// The sizes of `s` on `a` (a Llama-family description, checked by `hf_llama::check`).
-    pub(super) fn of(a: &Architecture, s: &Scenario) -> LlamaRun {
+    pub(crate) fn of(a: &Architecture, s: &Scenario) -> LlamaRun {
         let (seq, b, h) = (
             N::from(s.block_size),
             N::from(s.batch_size),
@@ -94,6 +103,11 @@ impl LlamaRun {
         let w: u128 = if s.pure_bf16 { 2 } else { 4 };
         let autocast = !s.pure_bf16 && s.dtype != Dtype::Float32;
         let c: u128 = if s.pure_bf16 || autocast { 2 } else { 4 };
+        let experts = ExpertRun::of(a, s, w, c);
+        let (mlp_copied, mlp_params, mlp_readers) = match &experts {
+            Some(e) => (e.copied(), e.params(), e.readers()),
+            None => (h * i * 3, h * i * 3, if f.fused_gate_up { 1 } else { 2 }),
+        };
         LlamaRun {
             sb: seq * b,
             sbh: seq * b * h,
@@ -115,7 +129,10 @@ impl LlamaRun {
             kv_heads: N::from(at.kv_heads),
             head_dim: N::from(at.head_dim),
             vh: N::from(a.vocab_size) * h,
-            block_linear: h * q * 2 + h * kv * 2 + h * i * 3,
+            block_linear: h * q * 2 + h * kv * 2 + mlp_copied,
+            mlp_copied,
+            mlp_params,
+            experts,
             h,
             i,
             q,
@@ -131,7 +148,7 @@ impl LlamaRun {
             grouped: at.kv_heads != at.heads,
             qk_norm: at.qk_norm.is_some(),
             attention_readers: if at.fused_qkv { 1 } else { 3 },
-            mlp_readers: if f.fused_gate_up { 1 } else { 2 },
+            mlp_readers,
             tied: a.embeddings.tied_head,
         }
     }
@@ -141,14 +158,14 @@ impl LlamaRun {
     /// residual stream itself in float32, its float32 upcast with bf16 weights), the product
     /// `weight · x̂` saves `x̂` in the input's dtype (`w`), and the product `x · rsqrt` the
     /// `rsqrt` column (`4·s·b`).
-    pub(super) fn norm_site(&self) -> N {
+    pub(crate) fn norm_site(&self) -> N {
         self.sbh * (FP32 + self.w) + self.sb * FP32
     }
 
     /// A norm's output as the Linears after it save it: under autocast each Linear casts it to
     /// bf16 itself (autocast caches casts of weights only), so `readers` copies; otherwise the
     /// output, once (`c` bytes).
-    pub(super) fn norm_output(&self, readers: u128) -> N {
+    pub(crate) fn norm_output(&self, readers: u128) -> N {
         if self.autocast {
             self.sbh * (2 * readers)
         } else {
@@ -158,7 +175,7 @@ impl LlamaRun {
 
     /// What the keys and values attention saves are stored as: `repeat_kv`'s copies to the query
     /// heads' width in eager attention with grouped heads, else the keys' (values') width.
-    pub(super) fn kv_saved(&self) -> N {
+    pub(crate) fn kv_saved(&self) -> N {
         if !self.sdpa && self.grouped {
             self.sbq * self.c
         } else {
@@ -180,7 +197,7 @@ impl LlamaRun {
     ///   (repeated) keys laid out for `bmm`, the (repeated) values, per score the float32 softmax
     ///   and, in 16 bits, its cast `.to(query.dtype)` that the second matmul reads, and the
     ///   output's `transpose(1, 2).contiguous()` copy o_proj reads.
-    pub(super) fn attention(&self) -> N {
+    pub(crate) fn attention(&self) -> N {
         if self.sdpa {
             let rng = if self.c == FP32 {
                 N::ZERO
@@ -197,12 +214,12 @@ impl LlamaRun {
     }
 
     /// Bytes per score eager attention saves: the float32 softmax and, in 16 bits, its cast.
-    pub(super) fn per_score_saved(&self) -> u128 {
+    pub(crate) fn per_score_saved(&self) -> u128 {
         FP32 + self.score_cast()
     }
 
     /// The 16-bit cast of the softmax (none in float32).
-    pub(super) fn score_cast(&self) -> u128 {
+    pub(crate) fn score_cast(&self) -> u128 {
         if self.c == FP32 {
             0
         } else {
@@ -215,7 +232,7 @@ impl LlamaRun {
     /// o_proj's input, the values and the softmax's 16-bit cast) and what is in flight (the
     /// float32 gradient of the softmax's output and its backward's float32 result, 8 bytes per
     /// score; the residual stream's gradient, `w·s·b·h`; the values' gradient).
-    pub(super) fn at_softmax_backward(&self, value: N) -> (N, N) {
+    pub(crate) fn at_softmax_backward(&self, value: N) -> (N, N) {
         let freed = self.mlp()
             + self.norm_site()
             + self.norm_output(self.mlp_readers)
@@ -228,7 +245,7 @@ impl LlamaRun {
 
     /// Qwen3's `q_norm` and `k_norm` (an RMSNorm per head): each saves its float32 input, `x̂`
     /// in the projection's dtype and an `rsqrt` per head and token.
-    pub(super) fn qk_norm(&self) -> N {
+    pub(crate) fn qk_norm(&self) -> N {
         if !self.qk_norm {
             return N::ZERO;
         }
@@ -238,12 +255,15 @@ impl LlamaRun {
     /// `LlamaMLP.forward`, `down(silu(gate(x)) · up(x))`: `silu` saves the gate's output, the
     /// product saves `silu`'s output and up's, down_proj saves the product: `4·c·s·b·I` (Phi-3's
     /// fused `gate_up_proj` output holds the gate and up halves, the same bytes).
-    pub(super) fn mlp(&self) -> N {
-        self.sbi * (4 * self.c)
+    pub(crate) fn mlp(&self) -> N {
+        match &self.experts {
+            Some(e) => e.saved(),
+            None => self.sbi * (4 * self.c),
+        }
     }
 
     /// Everything one layer saves.
-    pub(super) fn layer(&self) -> N {
+    pub(crate) fn layer(&self) -> N {
         self.norm_site() * 2
             + self.norm_output(self.attention_readers)
             + self.norm_output(self.mlp_readers)
@@ -253,18 +273,18 @@ impl LlamaRun {
     }
 
     /// The final norm and its output as the head's input.
-    pub(super) fn final_norm(&self) -> N {
+    pub(crate) fn final_norm(&self) -> N {
         self.norm_site() + self.norm_output(1)
     }
 
     /// The rotary `cos` and `sin` (`LlamaRotaryEmbedding.forward`: float32, then cast to the
     /// embedding's dtype), `s·head_dim` each, shared by every layer.
-    pub(super) fn rope(&self) -> N {
+    pub(crate) fn rope(&self) -> N {
         self.s * self.head_dim * (2 * self.w)
     }
 
     /// Everything the forward saves, not checkpointed.
-    pub(super) fn saved(&self) -> N {
+    pub(crate) fn saved(&self) -> N {
         self.l * self.layer() + self.final_norm() + self.rope()
     }
 
@@ -272,7 +292,7 @@ impl LlamaRun {
     /// cache is off): each block's input (`L·w·s·b·h`), the final norm's saves (its float32
     /// input is the last block's output in float32; with bf16 weights its float32 upcast, and
     /// the bf16 output itself is not kept), and [`LlamaRun::checkpoint_inputs`].
-    pub(super) fn checkpointed(&self) -> N {
+    pub(crate) fn checkpointed(&self) -> N {
         self.l * self.sbh * self.w + self.final_norm() + self.checkpoint_inputs()
     }
 
@@ -280,7 +300,7 @@ impl LlamaRun {
     /// `cos` and `sin`, the `position_ids` (`8·s`) and the causal mask, SDPA's boolean
     /// `(b, 1, s, s)` (transformers builds it when the cache is off, so the layers pass it to
     /// SDPA) or eager's additive one in the embedding's dtype.
-    pub(super) fn checkpoint_inputs(&self) -> N {
+    pub(crate) fn checkpoint_inputs(&self) -> N {
         let mask = self.b * self.s * self.s * if self.sdpa { 1 } else { self.w };
         self.rope() + mask + self.s * 8
     }
@@ -293,7 +313,7 @@ impl LlamaRun {
     /// additive in the query dtype (`b·s·s'` elements, `s'` the last dimension padded to a
     /// multiple of 16) as its saved bias, a logsumexp of `s` rounded up to 32, and two 8-byte
     /// RNG tensors.
-    pub(super) fn recomputed_layer(&self) -> N {
+    pub(crate) fn recomputed_layer(&self) -> N {
         let input = if self.w == FP32 {
             self.sbh * FP32
         } else {
@@ -313,7 +333,7 @@ impl LlamaRun {
 
     /// The keys (or values) a recomputed block's attention saves: repeated to the query heads
     /// when grouped (SDPA with a mask, eager always), else as they are.
-    pub(super) fn recomputed_kv(&self) -> N {
+    pub(crate) fn recomputed_kv(&self) -> N {
         if self.grouped {
             self.sbq * self.c
         } else {
@@ -324,7 +344,7 @@ impl LlamaRun {
     /// The cache's copies attention does not save, alive until the forward returns: the float32
     /// keys under autocast (attention saves their bf16 casts), and in eager attention with
     /// grouped heads both the keys and the values (it saves `repeat_kv`'s copies instead).
-    pub(super) fn cache_only(&self) -> N {
+    pub(crate) fn cache_only(&self) -> N {
         let keys = if self.autocast { FP32 } else { self.c };
         if !self.sdpa && self.grouped {
             self.l * self.sbkv * (keys + self.c)
@@ -337,7 +357,7 @@ impl LlamaRun {
 
     /// Autocast's bf16 copies of every Linear weight and of the head, saved for backward (the
     /// bias copies are not saved); with checkpointed blocks only the head's.
-    pub(super) fn weight_copies(&self, checkpointed: bool) -> N {
+    pub(crate) fn weight_copies(&self, checkpointed: bool) -> N {
         match (self.autocast, checkpointed) {
             (false, _) => N::ZERO,
             (true, true) => self.vh * 2,

@@ -392,7 +392,8 @@ fn gemma3_pattern(f: &mut Facts<'_>) -> Vec<Span> {
 
 /// `mixtral` (`num_local_experts` of `intermediate_size`), `qwen2_moe` (`num_experts` of
 /// `moe_intermediate_size`, a shared expert of `shared_expert_intermediate_size` with its
-/// sigmoid gate, q/k/v bias) and `qwen3_moe` (no shared expert, QK-norm); every layer sparse.
+/// sigmoid gate, q/k/v bias) and `qwen3_moe` (no shared expert, QK-norm); every layer sparse;
+/// the router's auxiliary loss (`output_router_logits`) and Mixtral's router jitter refused.
 fn moe(f: &mut Facts<'_>, model_type: &str) -> Architecture {
     let qwen3 = model_type == "qwen3_moe";
     let mut s = shape(f, qwen3.then_some(128), false);
@@ -415,6 +416,22 @@ fn moe(f: &mut Facts<'_>, model_type: &str) -> Architecture {
         (f.count("num_experts"), f.count("moe_intermediate_size"))
     };
     let per_token = f.count("num_experts_per_tok");
+    f.expect_flag(
+        "output_router_logits",
+        false,
+        false,
+        "the router's auxiliary load-balancing loss (every layer's router logits stacked, a \
+         one-hot mask of the chosen experts) is not replayed; the released configs leave it off",
+    );
+    if f.number("router_jitter_noise").is_some_and(|j| j > 0.0) {
+        f.error(
+            Some("router_jitter_noise"),
+            "`router_jitter_noise` above 0 is not modelled: Mixtral then multiplies the hidden \
+             states by a noise tensor in training, which is not replayed"
+                .to_owned(),
+            "vramdoc would be wrong about this model: it is refused rather than estimated as another one",
+        );
+    }
     let shared = (model_type == "qwen2_moe").then(|| {
         let width = f.count("shared_expert_intermediate_size");
         swiglu(width, false)
