@@ -14,6 +14,7 @@ mod eval;
 mod finetune;
 mod generation_tensors;
 mod gpu;
+mod hf_gemma;
 mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
@@ -305,7 +306,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
 /// alike, GPT-2's 0.1; a Trainer step has no evaluation, so `eval_peak` is 0 and the first step's
 /// peak is `bytes.first_step_peak`); the Llama family (Llama, Mistral, Qwen2, Qwen3, Phi-3) is
 /// `hf_llama/` the same way (`pure_bf16` for weights loaded in bfloat16 and trained as they
-/// are); every other family is an error naming it.
+/// are), and Gemma 2 and 3 (`hf_gemma/`) too; every other family is an error naming it.
 pub fn estimate_model(
     a: &Architecture,
     s: &Scenario,
@@ -315,7 +316,9 @@ pub fn estimate_model(
     a.validate()?;
     a.computed()?;
     match a.family {
-        Family::HfGpt2 | Family::Llama => estimate_trainer_step(a, s, catalog),
+        Family::HfGpt2 | Family::Llama | Family::Gemma2 | Family::Gemma3 => {
+            estimate_trainer_step(a, s, catalog)
+        }
         _ => {
             let e = estimate(s, catalog)?;
             if &e.architecture != a {
@@ -347,6 +350,7 @@ fn estimate_trainer_step(
     let params = params::count_of(a, &run)?.params;
     let step = match a.family {
         Family::HfGpt2 => hf_gpt2::step(a, &run, &params)?,
+        Family::Gemma2 | Family::Gemma3 => hf_gemma::step(a, &run, &params)?,
         _ => hf_llama::step(a, &run, &params)?,
     };
     let (train, train_moment) = (step.train, step.moment);

@@ -208,7 +208,6 @@ fn a_family_not_computed_is_refused_naming_the_model_family_and_its_parameters()
     let t = SiteTest::new();
     for (id, family, params) in [
         ("mixtral-8x7b", "moe", "46,702,792,704"),
-        ("gemma-2-2b", "gemma2", "2,614,341,888"),
         ("nanochat-d20", "nanochat", "560,988,160"),
     ] {
         let r = t.run(&["estimate", "--model", id, "--gpu", "a100-80gb"]);

@@ -116,7 +116,12 @@ def model_class(model_type: str):
 
 
 def replay(run: Run, explain: bool = False) -> dict:
-    cfg = config(run.model)
+    return replay_built(run, config(run.model), model_class(run.model.model_type), explain)
+
+
+def replay_built(run, cfg, cls, explain: bool = False) -> dict:
+    """Two Trainer steps of ``cls(cfg)`` as ``run`` sets them up (weights, autocast, attention,
+    checkpointing, batch): the run's entry in the JSON. Shared with ``replay_gemma.py``."""
     cfg._attn_implementation = run.attn_implementation
     autocast_dtype = DTYPES[run.dtype]
     original_sdpa = F.scaled_dot_product_attention
@@ -131,7 +136,7 @@ def replay(run: Run, explain: bool = False) -> dict:
         default = torch.get_default_dtype()
         torch.set_default_dtype(DTYPES[run.weights])
         try:
-            model = model_class(run.model.model_type)(cfg)
+            model = cls(cfg)
         finally:
             torch.set_default_dtype(default)
         if run.grad_checkpoint:
@@ -192,15 +197,20 @@ MISTRAL_7B_4 = Model("mistral-7b-v0.3-4layers", "mistral", 4, 4096, 32, 8, 14336
 F32, BF16 = "float32", "bfloat16"
 
 
+def make_run(m, s: int, b: int, acc: int, weights: str, dtype: str, attn: str,
+             ckpt: bool = False) -> Run:
+    """The run of model ``m`` (any family's) named by its settings."""
+    policy = {(F32, F32): "fp32", (F32, BF16): "autocast", (BF16, F32): "bf16w",
+              (BF16, BF16): "bf16w-autocast"}[(weights, dtype)]
+    name = f"{m.name}-s{s}-b{b}-acc{acc}-{policy}-{attn}" + ("-ckpt" if ckpt else "")
+    return Run(name, m, s, b, acc, weights, dtype, attn, ckpt)
+
+
 def _runs() -> list[Run]:
     out = []
 
-    def add(m: Model, s: int, b: int, acc: int, weights: str, dtype: str, attn: str,
-            ckpt: bool = False) -> None:
-        policy = {(F32, F32): "fp32", (F32, BF16): "autocast", (BF16, F32): "bf16w",
-                  (BF16, BF16): "bf16w-autocast"}[(weights, dtype)]
-        name = f"{m.name}-s{s}-b{b}-acc{acc}-{policy}-{attn}" + ("-ckpt" if ckpt else "")
-        out.append(Run(name, m, s, b, acc, weights, dtype, attn, ckpt))
+    def add(*args, **kwargs) -> None:
+        out.append(make_run(*args, **kwargs))
 
     add(LLAMA2_7B, 1024, 1, 2, F32, BF16, "sdpa")
     add(LLAMA2_7B, 1024, 1, 1, BF16, F32, "sdpa")

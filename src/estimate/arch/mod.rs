@@ -22,7 +22,8 @@
 //! - nanochat's GPT: rotary, QK-norm without weights, ReLU² MLP, untied head, logit softcap,
 //!   parameter-free RMSNorm, sliding-window layers by a pattern.
 //!
-//! Only [`Family::NanoGpt`], [`Family::HfGpt2`] and [`Family::Llama`] are computed today; the
+//! [`Family::NanoGpt`], [`Family::HfGpt2`], [`Family::Llama`], [`Family::Gemma2`] and
+//! [`Family::Gemma3`] are computed today; the
 //! estimator refuses the others by name ([`Architecture::computed`]) instead of estimating them
 //! with another family's tensors.
 
@@ -77,7 +78,10 @@ impl Family {
 
     /// Whether the estimator computes a training step of this family.
     pub fn computed(self) -> bool {
-        matches!(self, Family::NanoGpt | Family::HfGpt2 | Family::Llama)
+        matches!(
+            self,
+            Family::NanoGpt | Family::HfGpt2 | Family::Llama | Family::Gemma2 | Family::Gemma3
+        )
     }
 }
 
@@ -322,8 +326,8 @@ impl Architecture {
         }
         Err(ScenarioError::general(format!(
             "the {} family ({}) is described but its training step is not modelled yet; \
-             vramdoc computes nanoGPT's GPT, and Hugging Face's GPT-2 and Llama family \
-             (Llama, Mistral, Qwen2, Qwen3, Phi-3; transformers {}) only",
+             vramdoc computes nanoGPT's GPT, and Hugging Face's GPT-2, Llama family \
+             (Llama, Mistral, Qwen2, Qwen3, Phi-3) and Gemma 2/3 (transformers {}) only",
             self.family.as_str(),
             self.name,
             HF_TRANSFORMERS,

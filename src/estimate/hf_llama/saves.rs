@@ -13,7 +13,8 @@
 
 use crate::estimate::arch::{Architecture, Mlp};
 use crate::estimate::num::N;
-use crate::estimate::scenario::{Dtype, Scenario};
+use crate::estimate::scenario::Scenario;
+use crate::estimate::trainer::Precision;
 
 /// Bytes of a float32 element.
 pub(super) const FP32: u128 = 4;
@@ -91,9 +92,7 @@ impl LlamaRun {
             N::from(at.kv_width()),
             N::from(f.intermediate),
         );
-        let w: u128 = if s.pure_bf16 { 2 } else { 4 };
-        let autocast = !s.pure_bf16 && s.dtype != Dtype::Float32;
-        let c: u128 = if s.pure_bf16 || autocast { 2 } else { 4 };
+        let Precision { w, c, autocast } = Precision::of(s);
         LlamaRun {
             sb: seq * b,
             sbh: seq * b * h,

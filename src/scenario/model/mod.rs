@@ -133,7 +133,7 @@ pub(crate) fn settle(
 /// was assumed.
 pub(crate) fn trainer_default_values(model: &Model) -> Vec<(&'static str, Literal, &'static str)> {
     let sequence = default_sequence(model);
-    vec![
+    let mut values = vec![
         ("batch_size", Literal::Int(8), "per_device_train_batch_size 8"),
         (
             "gradient_accumulation_steps",
@@ -156,7 +156,17 @@ pub(crate) fn trainer_default_values(model: &Model) -> Vec<(&'static str, Litera
             Literal::Int(i64::try_from(sequence).unwrap_or(1024)),
             "sequences of block_size tokens",
         ),
-    ]
+    ];
+    // transformers 5.24 gives Gemma 2 no SDPA (`_supports_sdpa = False`: softcapping), so
+    // `from_pretrained` picks eager attention.
+    if model.architecture.family == Family::Gemma2 {
+        values.push((
+            "flash",
+            Literal::Bool(false),
+            "eager attention (transformers has no SDPA for Gemma 2's softcapping)",
+        ));
+    }
+    values
 }
 
 /// `Trainer`'s sequence length for `model` when none is given.
