@@ -167,9 +167,10 @@ pub fn estimate_generate(
     check(a, s, g, e)?;
     let params = params::count_of(a, s)?.params;
     // Rotary models also keep `inv_freq` and `original_inv_freq` (head_dim/2 float32 each).
-    let rotary = match a.positions {
-        Positions::Rotary { .. } => N::from(a.attention.head_dim) * FP32,
-        Positions::Learned { .. } => N::ZERO,
+    let rotary = match (a.positions, a.family) {
+        (_, Family::Gemma2 | Family::Gemma3) => super::hf_gemma::generate::buffers(a, e),
+        (Positions::Rotary { .. }, _) => N::from(a.attention.head_dim) * FP32,
+        (Positions::Learned { .. }, _) => N::ZERO,
     };
     let weights = N::from(params.total) * e as u128 + rotary;
     let cache = cache_bytes(
@@ -274,8 +275,8 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
         return Err(ScenarioError::key(
             "model",
             format!(
-                "Hugging Face generate is modelled for GPT-2 and plain Llama-family decoders \
-                 (transformers {}) only; {} ({}{}) is described and its KV cache \
+                "Hugging Face generate is modelled for GPT-2, plain Llama-family decoders and \
+                 Gemma 2/3 (transformers {}) only; {} ({}{}) is described and its KV cache \
                  computed{cache}, but its prefill and decoding are not replayed yet",
                 super::arch::HF_TRANSFORMERS,
                 a.name,
@@ -321,7 +322,11 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             ));
         }
     }
-    if g.cache == CacheKind::Static && a.attention.kv_heads < a.attention.heads {
+    // Gemma 2's eager attention repeats the keys and values in Python, which the replay holds.
+    if g.cache == CacheKind::Static
+        && a.attention.kv_heads < a.attention.heads
+        && a.family != Family::Gemma2
+    {
         wrong.push((
             "kv_cache",
             "a static cache with grouped-query attention is not replayed (its masked decoding \
@@ -339,7 +344,9 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             ),
         ));
     }
-    if !s.flash {
+    if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
+        wrong.extend(super::hf_gemma::generate::refusals(a, s));
+    } else if !s.flash {
         wrong.push((
             "flash",
             "generate is replayed with SDPA attention (GPT-2's default), not eager".into(),
@@ -375,6 +382,7 @@ fn replayed(a: &Architecture) -> bool {
             let swiglu = matches!(a.mlp, Mlp::Dense(f) if f.gated && !f.fused_gate_up);
             swiglu && !at.fused_qkv && at.qk_norm.is_none() && at.sliding_window.is_none()
         }
+        Family::Gemma2 | Family::Gemma3 => true,
         _ => false,
     }
 }
@@ -408,13 +416,16 @@ fn prefill_widths(a: &Architecture) -> N {
 }
 
 /// What lies beside the weights at the prefill's and the decoding's peaks.
-struct GenerateMoments {
-    prefill: N,
-    decode: N,
+pub(crate) struct GenerateMoments {
+    pub(crate) prefill: N,
+    pub(crate) decode: N,
 }
 
 impl GenerateMoments {
     fn of(a: &Architecture, g: &Generation, e: u64, cache: &CacheBytes) -> GenerateMoments {
+        if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
+            return super::hf_gemma::generate::moments(a, g, e, cache);
+        }
         let e = u128::from(e);
         let (b, seqs) = (N::from(g.batch_size), g.sequences());
         let (p, h, v) = (

@@ -17,17 +17,17 @@ use vramdoc::estimate::{
 };
 
 #[derive(Deserialize)]
-struct Model {
-    model_type: String,
-    layers: u64,
-    hidden: u64,
-    heads: u64,
-    kv_heads: u64,
-    head_dim: u64,
-    intermediate: u64,
-    vocab_size: u64,
-    sliding_window: u64,
-    layer_types: Vec<String>,
+pub(crate) struct Model {
+    pub(crate) model_type: String,
+    pub(crate) layers: u64,
+    pub(crate) hidden: u64,
+    pub(crate) heads: u64,
+    pub(crate) kv_heads: u64,
+    pub(crate) head_dim: u64,
+    pub(crate) intermediate: u64,
+    pub(crate) vocab_size: u64,
+    pub(crate) sliding_window: u64,
+    pub(crate) layer_types: Vec<String>,
 }
 
 fn replay() -> Replay<Model> {
@@ -37,7 +37,7 @@ fn replay() -> Replay<Model> {
 /// The description of a replayed config as transformers builds it: Gemma 2 alternates local and
 /// global layers and softcaps attention (50) and logits (30); Gemma 3 repeats five local layers
 /// and a global one (or the config's `layer_types`) and normalizes queries and keys.
-fn architecture(m: &Model) -> Architecture {
+pub(crate) fn architecture(m: &Model) -> Architecture {
     let gemma2 = m.model_type == "gemma2";
     let pattern = if !m.layer_types.is_empty() {
         m.layer_types

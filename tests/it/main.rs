@@ -32,6 +32,7 @@ mod hardening;
 mod hardening_site;
 mod hf_gemma;
 mod hf_generate;
+mod hf_generate_gemma;
 mod hf_gpt2;
 mod hf_llama;
 mod hf_validation;

@@ -135,7 +135,8 @@ def replay(run: Run, explain: bool = False) -> dict:
         from transformers import AutoConfig
 
         cfg = AutoConfig.for_model(run.family, **dict(run.config))
-    cfg._attn_implementation = "sdpa"
+    # SDPA, or what a run names (Gemma 2 has no SDPA: its softcapping needs eager attention).
+    cfg._attn_implementation = getattr(run, "attn_implementation", "sdpa")
     dtype = DTYPES[run.dtype]
     total_len = run.prompt_tokens + run.max_new_tokens
 
@@ -321,7 +322,8 @@ RUNS += [
 ]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None,
+         generator: str = "tools/hf_replay/replay_generate.py") -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", action="append", default=[])
@@ -340,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{e['decode_peak_bytes'] / 2**20:.1f} MiB, cache {e['kv_cache_bytes']}", flush=True)
         entries.append(e)
     doc = {
-        "generator": "tools/hf_replay/replay_generate.py",
+        "generator": generator,
         "torch": torch.__version__.split("+")[0],
         "transformers": transformers.__version__,
         "runs": entries,

@@ -21,6 +21,7 @@
 //! (transformers has none for softcapping), and checkpointed runs whose recomputed block's
 //! backward could set the peak (small vocabularies), which is not modelled to 1 %.
 
+pub(crate) mod generate;
 mod moments;
 mod saves;
 

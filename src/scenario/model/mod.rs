@@ -122,7 +122,7 @@ pub(crate) fn settle(
         return Err(errors);
     }
     let notes = if scenario.phase == Phase::Generate {
-        generate::defaults(session, scenario).map_err(|e| vec![e])?
+        generate::defaults(session, scenario, &model).map_err(|e| vec![e])?
     } else {
         trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?
     };
