@@ -10,20 +10,22 @@ use vramdoc::estimate::arch::Architecture;
 use vramdoc::estimate::kv_cache::CacheKind;
 use vramdoc::estimate::{estimate_generate, Dtype, Generation, GpuCatalog, Scenario};
 
+/// A `generate` replay's document (`hf_generate_gemma.rs` reads its own runs with it).
 #[derive(Deserialize)]
-struct Replay {
-    transformers: String,
-    runs: Vec<Entry>,
+pub(crate) struct Replay<R> {
+    pub(crate) transformers: String,
+    pub(crate) runs: Vec<Entry<R>>,
 }
 
+/// One replayed call and what it measured.
 #[derive(Deserialize)]
-struct Entry {
-    run: Run,
-    params: u64,
-    weights_bytes: u64,
-    prefill_peak_bytes: u64,
-    decode_peak_bytes: u64,
-    kv_cache_bytes: u64,
+pub(crate) struct Entry<R> {
+    pub(crate) run: R,
+    pub(crate) params: u64,
+    pub(crate) weights_bytes: u64,
+    pub(crate) prefill_peak_bytes: u64,
+    pub(crate) decode_peak_bytes: u64,
+    pub(crate) kv_cache_bytes: u64,
 }
 
 #[derive(Deserialize)]
@@ -99,7 +101,7 @@ fn llama(config: &[(String, serde_json::Value)]) -> Architecture {
     }
 }
 
-fn replay() -> Replay {
+fn replay() -> Replay<Run> {
     let text = std::fs::read_to_string("tests/data/hf_generate_replay.json").unwrap();
     serde_json::from_str(&text).unwrap()
 }
@@ -131,7 +133,8 @@ fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
     (a, s, g)
 }
 
-fn off(est: u64, replay: u64) -> f64 {
+/// The relative error of `est` against `replay`.
+pub(crate) fn off(est: u64, replay: u64) -> f64 {
     (est as f64 - replay as f64) / replay as f64
 }
 

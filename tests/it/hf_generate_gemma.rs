@@ -8,26 +8,11 @@
 use serde::Deserialize;
 
 use crate::hf_gemma::{architecture, Model};
+use crate::hf_generate::{off, Replay};
 use crate::support::SiteTest;
 use crate::trainer_replay::cli;
 use vramdoc::estimate::kv_cache::CacheKind;
 use vramdoc::estimate::{estimate_generate, Dtype, Generation, GpuCatalog, Scenario};
-
-#[derive(Deserialize)]
-struct Replay {
-    transformers: String,
-    runs: Vec<Entry>,
-}
-
-#[derive(Deserialize)]
-struct Entry {
-    run: Run,
-    params: u64,
-    weights_bytes: u64,
-    prefill_peak_bytes: u64,
-    decode_peak_bytes: u64,
-    kv_cache_bytes: u64,
-}
 
 #[derive(Deserialize)]
 struct Run {
@@ -42,7 +27,7 @@ struct Run {
     config: Vec<(String, serde_json::Value)>,
 }
 
-fn replay() -> Replay {
+fn replay() -> Replay<Run> {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/hf_generate_gemma_replay.json"
@@ -72,10 +57,6 @@ fn model(r: &Run) -> Model {
         sliding_window: int("sliding_window"),
         layer_types: Vec::new(),
     }
-}
-
-fn off(est: u64, replay: u64) -> f64 {
-    (est as f64 - replay as f64) / replay as f64
 }
 
 #[test]
