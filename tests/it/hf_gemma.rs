@@ -137,7 +137,7 @@ fn gemma_is_within_one_percent_of_every_replayed_peak() {
     }
     eprintln!("worst: {:.4} % over {checked} runs", worst * 100.0);
     assert_eq!(refused, REFUSED.len(), "every refused run is in the data");
-    assert!(checked >= 19, "{checked}");
+    assert!(checked >= 24, "{checked}");
     assert!(
         beyond_window >= 4,
         "runs reaching the window: {beyond_window}"

@@ -95,7 +95,12 @@ GEMMA2_9B = Model("gemma-2-9b-2layers", "gemma2", 2, 3584, 16, 8, 256, 14336, 25
                   full_layers=42)
 GEMMA3_1B = Model("gemma-3-1b-6layers", "gemma3_text", 6, 1152, 4, 1, 256, 6912, 262144, 512, 256,
                   full_layers=26)
+GEMMA2_27B = Model("gemma-2-27b-2layers", "gemma2", 2, 4608, 32, 16, 128, 36864, 256000, 4096,
+                   144, full_layers=46)
 GEMMA3_270M = Model("gemma-3-270m", "gemma3_text", 18, 640, 4, 1, 256, 2048, 262144, 512, 256)
+# Released models with all their layers.
+GEMMA2_2B_FULL = Model("gemma-2-2b", "gemma2", 26, 2304, 8, 4, 256, 9216, 256000, 4096, 256)
+GEMMA3_1B_FULL = Model("gemma-3-1b", "gemma3_text", 26, 1152, 4, 1, 256, 6912, 262144, 512, 256)
 # Small vocabularies and windows: the blocks, not the loss, set the peak, and the window is
 # crossed at a few hundred tokens.
 TINY_GEMMA2 = Model("tiny-gemma2-v1024-w128", "gemma2", 4, 256, 4, 2, 64, 1024, 1024, 128, 64)
@@ -117,6 +122,9 @@ def _runs() -> list:
     add(GEMMA2_2B, 1024, 2, 1, F32, BF16, "eager", True)
     add(GEMMA2_2B, 4608, 1, 2, BF16, F32, "eager", True)
     add(GEMMA2_9B, 1024, 1, 1, BF16, F32, "eager")
+    add(GEMMA2_27B, 1024, 1, 2, F32, BF16, "eager")
+    add(GEMMA2_2B_FULL, 1024, 1, 1, BF16, F32, "eager")
+    add(GEMMA2_2B_FULL, 2048, 1, 2, BF16, F32, "eager", True)
     add(TINY_GEMMA2, 512, 4, 2, F32, BF16, "eager")
     add(TINY_GEMMA2, 96, 4, 1, BF16, F32, "eager", True)
     # Gemma 3: SDPA and eager, below and beyond the 512-token window.
@@ -129,6 +137,8 @@ def _runs() -> list:
     add(GEMMA3_1B, 512, 2, 1, BF16, BF16, "sdpa")
     add(GEMMA3_270M, 1024, 2, 1, BF16, F32, "sdpa")
     add(GEMMA3_270M, 512, 2, 2, F32, F32, "eager")
+    add(GEMMA3_1B_FULL, 2048, 1, 1, F32, BF16, "sdpa")
+    add(GEMMA3_1B_FULL, 4096, 1, 1, BF16, F32, "sdpa", True)
     add(TINY_GEMMA3, 512, 4, 2, F32, BF16, "sdpa")
     add(TINY_GEMMA3, 96, 4, 2, BF16, F32, "sdpa")
     add(TINY_GEMMA3, 512, 4, 1, F32, F32, "eager", True)

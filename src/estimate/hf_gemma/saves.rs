@@ -181,20 +181,29 @@ impl GemmaRun {
         !self.sdpa || (self.c == FP32 && self.grouped() && !self.masked(span))
     }
 
-    /// Keys (or values) as attention saves them: `repeat_kv`'s copies to the query heads in
-    /// eager attention and masked SDPA with grouped heads, except that masked SDPA with one
-    /// key/value head gets `repeat_kv`'s view of the cache; else the cache's own tensor.
-    fn kv_saved(&self, span: Span) -> N {
-        let copies = if self.eager_like(span) {
+    /// Whether attention saves `repeat_kv`'s copies of the keys and values (to the query
+    /// heads' width) rather than the cache's own tensors: eager attention and masked SDPA with
+    /// grouped heads, except that masked SDPA with one key/value head gets a view.
+    fn kv_copied(&self, span: Span) -> bool {
+        if self.eager_like(span) {
             self.grouped()
         } else {
             self.masked(span) && self.grouped() && self.kv_heads > N::from(1u64)
-        };
-        if copies {
-            self.sbq * self.c
-        } else {
-            self.sbkv * self.c
         }
+    }
+
+    /// The keys and the values as attention saves them: [`GemmaRun::kv_copied`]'s copies, or
+    /// the cache's tensors; but masked SDPA under autocast with one key/value head casts the
+    /// float32 keys (the rotary product is float32) through `repeat_kv`'s view, which makes
+    /// the bf16 copy full-width.
+    fn kv_saved(&self, span: Span) -> (N, N) {
+        if self.kv_copied(span) {
+            return (self.sbq * self.c, self.sbq * self.c);
+        }
+        let view_cast =
+            self.autocast && self.grouped() && self.masked(span) && !self.eager_like(span);
+        let keys = if view_cast { self.sbq } else { self.sbkv };
+        (keys * self.c, self.sbkv * self.c)
     }
 
     /// One layer's attention saves, by kind (the rotary products save only `cos` and `sin`):
@@ -208,15 +217,16 @@ impl GemmaRun {
     ///   (`b·s·s'` in the compute dtype, `s'` padded to 16, one per layer), its logsumexp of
     ///   `s` rounded up to 32 and 16 bytes of RNG state.
     fn attention(&self, span: Span) -> N {
-        let kv = self.kv_saved(span);
+        let (keys, values) = self.kv_saved(span);
+        let kv = keys + values;
         if self.eager_like(span) {
             let cast = if self.c == FP32 { 0 } else { self.c };
             let tanh = if self.attention_softcap { self.c } else { 0 };
-            return self.sbq * (2 * self.c) + kv * 2 + self.scores * (FP32 + cast + tanh);
+            return self.sbq * (2 * self.c) + kv + self.scores * (FP32 + cast + tanh);
         }
         if self.masked(span) {
             return self.sbq * (2 * self.c)
-                + kv * 2
+                + kv
                 + self.heads * self.s32 * self.b * FP32
                 + self.b * self.s * self.s16 * self.c
                 + N::from(16u64);
@@ -226,7 +236,7 @@ impl GemmaRun {
         } else {
             (self.s, 24)
         };
-        self.sbq * (2 * self.c) + kv * 2 + self.heads * lse * self.b * FP32 + N::from(rng)
+        self.sbq * (2 * self.c) + kv + self.heads * lse * self.b * FP32 + N::from(rng)
     }
 
     /// The gated MLP, `down(gelu_tanh(gate(x)) · up(x))`: the gate's and up's outputs, the
@@ -291,23 +301,20 @@ impl GemmaRun {
         self.l * self.sbh * self.w + self.final_norm() + self.checkpoint_inputs()
     }
 
-    /// The cache's copies attention does not save, alive until the forward returns (the
+    /// The cache's tensors attention does not save, alive until the forward returns (the
     /// `DynamicCache`, its sliding layers included: their window is a view of the whole
-    /// concatenation): under autocast the float32 keys (attention saves bf16 casts), and where
-    /// attention saves `repeat_kv`'s copies both keys and values.
+    /// concatenation): the keys (float32 under autocast, which attention always casts) where
+    /// attention saves a copy or a cast of them, the values where it saves copies.
     pub(super) fn cache_only(&self) -> N {
         if self.checkpointed {
             return N::ZERO;
         }
         let keys = if self.autocast { FP32 } else { self.c };
         self.layers(|span| {
-            if self.kv_saved(span) == self.sbq * self.c && self.grouped() {
-                self.sbkv * (keys + self.c)
-            } else if self.autocast {
-                self.sbkv * FP32
-            } else {
-                N::ZERO
-            }
+            let copied = self.kv_copied(span);
+            let k = if copied || self.autocast { keys } else { 0 };
+            let v = if copied { self.c } else { 0 };
+            self.sbkv * (k + v)
         })
     }
 
