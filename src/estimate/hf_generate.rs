@@ -79,7 +79,8 @@ impl Generation {
 pub enum GenerateMoment {
     /// The forward over the whole prompt.
     Prefill,
-    /// A decoding step (the last, the largest).
+    /// A decoding step: the last, where the cache is largest, or with sliding-window layers
+    /// holding a prompt beyond their window, the first (`hf_gemma/generate.rs`).
     Decode,
 }
 
@@ -96,7 +97,7 @@ pub struct GenerateBytes {
     pub kv_cache_at_end: u64,
     /// The prefill's peak: weights, cache, prompt ids and the largest forward moment.
     pub prefill_peak: u64,
-    /// The decoding steps' peak (the last step).
+    /// The decoding steps' peak (the last step, or the first: [`GenerateMoment::Decode`]).
     pub decode_peak: u64,
     /// The larger of the two: `torch.cuda.max_memory_allocated()`.
     pub peak: u64,

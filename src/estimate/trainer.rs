@@ -94,7 +94,7 @@ impl StepTotals {
 
 /// The element sizes a Trainer step runs with, from `dtype` and `pure_bf16`.
 #[derive(Clone, Copy)]
-pub(crate) struct Precision {
+pub(crate) struct ElementBytes {
     /// Bytes of a weight: 4, or 2 for weights loaded in bfloat16 (`pure_bf16`).
     pub(crate) w: u128,
     /// Bytes of a computed activation: 2 under bf16 autocast or with bf16 weights, else 4.
@@ -103,11 +103,11 @@ pub(crate) struct Precision {
     pub(crate) autocast: bool,
 }
 
-impl Precision {
+impl ElementBytes {
     /// The precision of `s`.
-    pub(crate) fn of(s: &Scenario) -> Precision {
+    pub(crate) fn of(s: &Scenario) -> ElementBytes {
         let autocast = !s.pure_bf16 && s.dtype != Dtype::Float32;
-        Precision {
+        ElementBytes {
             w: if s.pure_bf16 { 2 } else { 4 },
             c: if s.pure_bf16 || autocast { 2 } else { 4 },
             autocast,

@@ -13,7 +13,7 @@
 use crate::estimate::arch::{Architecture, Family, Mlp, Span};
 use crate::estimate::num::N;
 use crate::estimate::scenario::Scenario;
-use crate::estimate::trainer::Precision;
+use crate::estimate::trainer::ElementBytes;
 
 /// Bytes of a float32 element.
 pub(super) const FP32: u128 = 4;
@@ -85,7 +85,7 @@ impl GemmaRun {
             N::from(at.kv_width()),
             N::from(intermediate),
         );
-        let Precision { w, c, autocast } = Precision::of(s);
+        let ElementBytes { w, c, autocast } = ElementBytes::of(s);
         let (local, global) = span_counts(a);
         let round = |m: u64| N::from(s.block_size.div_ceil(m).saturating_mul(m));
         GemmaRun {

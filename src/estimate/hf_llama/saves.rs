@@ -14,7 +14,7 @@
 use crate::estimate::arch::{Architecture, Mlp};
 use crate::estimate::num::N;
 use crate::estimate::scenario::Scenario;
-use crate::estimate::trainer::Precision;
+use crate::estimate::trainer::ElementBytes;
 
 /// Bytes of a float32 element.
 pub(super) const FP32: u128 = 4;
@@ -92,7 +92,7 @@ impl LlamaRun {
             N::from(at.kv_width()),
             N::from(f.intermediate),
         );
-        let Precision { w, c, autocast } = Precision::of(s);
+        let ElementBytes { w, c, autocast } = ElementBytes::of(s);
         LlamaRun {
             sb: seq * b,
             sbh: seq * b * h,
