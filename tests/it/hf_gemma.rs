@@ -231,3 +231,39 @@ fn a_catalog_gemma_gives_its_replayed_peak_through_the_cli() {
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stderr.contains("no SDPA"), "{}", r.stderr);
 }
+
+#[test]
+fn gemma_what_ifs_are_each_the_estimate_of_the_changed_run() {
+    let base = ["--model", "gemma-2-2b", "--gpu", "rtx-4090"];
+    let v = cli(&base);
+    let options = v["what_if"].as_array().unwrap();
+    assert!(options.len() >= 5, "{options:?}");
+    for o in options {
+        let changes = o["changes"].as_array().unwrap();
+        // SDPA is refused for Gemma 2, so never offered.
+        assert!(changes.iter().all(|c| c["key"] != "flash"), "{o}");
+        if changes.len() != 1 {
+            continue;
+        }
+        let set = format!(
+            "--{}={}",
+            changes[0]["key"].as_str().unwrap(),
+            changes[0]["value"].as_str().unwrap()
+        );
+        let mut args = base.to_vec();
+        args.push(&set);
+        assert_eq!(cli(&args)["bytes"]["total"], o["total"], "{set}");
+    }
+    // generate's what-ifs for Gemma 3 too.
+    let v = cli(&[
+        "--model",
+        "gemma-3-1b",
+        "--phase",
+        "generate",
+        "--prompt_tokens=8192",
+        "--batch_size=8",
+        "--gpu",
+        "rtx-3060",
+    ]);
+    assert!(!v["what_if"].as_array().unwrap().is_empty(), "{v}");
+}
