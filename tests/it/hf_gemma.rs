@@ -114,29 +114,13 @@ const REFUSED: [(&str, &str); 2] = [
 #[test]
 fn gemma_is_within_one_percent_of_every_replayed_peak() {
     let data = replay();
-    let catalog = GpuCatalog::builtin();
-    let (mut worst, mut checked, mut refused) = (0.0f64, 0, 0);
-    let (mut beyond_window, mut moments) = (0, std::collections::BTreeSet::new());
-    for e in &data.runs {
-        let name = &e.run.name;
-        let model = architecture(&e.run.model);
-        let run = trainer_replay::scenario(&e.run);
-        assert_eq!(model.parameter_count(), e.params, "{name}: parameters");
-        assert_eq!(e.params, e.trainable_params, "{name}: full training");
-        if let Some((_, key)) = REFUSED.iter().find(|(n, _)| n == name) {
-            let err = estimate_model(&model, &run, &catalog).unwrap_err();
-            assert_eq!(err.key.as_deref(), Some(*key), "{name}: {}", err.message);
-            refused += 1;
-            continue;
-        }
-        let est = estimate_model(&model, &run, &catalog).unwrap();
-        worst = worst.max(trainer_replay::check_estimate(e, &est));
-        moments.insert(format!("{:?}", est.train_peak_moment));
-        beyond_window += usize::from(e.run.block_size >= e.run.model.sliding_window);
-        checked += 1;
-    }
-    eprintln!("worst: {:.4} % over {checked} runs", worst * 100.0);
-    assert_eq!(refused, REFUSED.len(), "every refused run is in the data");
+    let held = trainer_replay::hold(&data, architecture, &REFUSED);
+    let (checked, moments) = (held.checked, held.moments);
+    let beyond_window = data
+        .runs
+        .iter()
+        .filter(|e| e.run.block_size >= e.run.model.sliding_window)
+        .count();
     assert!(checked >= 24, "{checked}");
     assert!(
         beyond_window >= 4,

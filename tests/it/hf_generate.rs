@@ -119,18 +119,28 @@ fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
         ..Scenario::default()
     };
     let g = Generation {
-        prompt_tokens: r.prompt_tokens,
-        max_new_tokens: r.max_new_tokens,
-        batch_size: r.batch_size,
         num_return_sequences: r.num_return_sequences,
         do_sample: r.num_return_sequences > 1,
-        cache: if r.cache == "static" {
+        ..greedy(r.prompt_tokens, r.max_new_tokens, r.batch_size, &r.cache)
+    };
+    (a, s, g)
+}
+
+/// A greedy `generate` call of `batch` prompts of `prompt` tokens and `new` tokens, with the
+/// cache a replay names (`static`, else dynamic).
+pub(crate) fn greedy(prompt: u64, new: u64, batch: u64, cache: &str) -> Generation {
+    Generation {
+        prompt_tokens: prompt,
+        max_new_tokens: new,
+        batch_size: batch,
+        num_return_sequences: 1,
+        do_sample: false,
+        cache: if cache == "static" {
             CacheKind::Static
         } else {
             CacheKind::Dynamic
         },
-    };
-    (a, s, g)
+    }
 }
 
 /// The relative error of `est` against `replay`.
@@ -335,18 +345,7 @@ fn the_llama_generate_runs_measured_on_an_h200() {
             compile: false,
             ..Scenario::default()
         };
-        let g = Generation {
-            prompt_tokens: r.prompt_tokens,
-            max_new_tokens: r.max_new_tokens,
-            batch_size: r.batch_size,
-            num_return_sequences: 1,
-            do_sample: false,
-            cache: if r.cache == "static" {
-                CacheKind::Static
-            } else {
-                CacheKind::Dynamic
-            },
-        };
+        let g = greedy(r.prompt_tokens, r.max_new_tokens, r.batch_size, &r.cache);
         let est = estimate_generate(&a, &s, &g, &catalog).unwrap();
         let weights = r.weights_allocated_bytes as i64 - est.bytes.weights as i64;
         let prefill = r.prefill_peak_bytes as i64 - est.bytes.prefill_peak as i64;

@@ -8,11 +8,10 @@
 use serde::Deserialize;
 
 use crate::hf_gemma::{architecture, Model};
-use crate::hf_generate::{off, Replay};
+use crate::hf_generate::{greedy, off, Replay};
 use crate::support::SiteTest;
 use crate::trainer_replay::cli;
-use vramdoc::estimate::kv_cache::CacheKind;
-use vramdoc::estimate::{estimate_generate, Dtype, Generation, GpuCatalog, Scenario};
+use vramdoc::estimate::{estimate_generate, Dtype, GpuCatalog, Scenario};
 
 #[derive(Deserialize)]
 struct Run {
@@ -76,18 +75,7 @@ fn every_replayed_gemma_generate_run_matches_kv_exactly_and_its_peaks_within_one
             compile: false,
             ..Scenario::default()
         };
-        let g = Generation {
-            prompt_tokens: r.prompt_tokens,
-            max_new_tokens: r.max_new_tokens,
-            batch_size: r.batch_size,
-            num_return_sequences: 1,
-            do_sample: false,
-            cache: if r.cache == "static" {
-                CacheKind::Static
-            } else {
-                CacheKind::Dynamic
-            },
-        };
+        let g = greedy(r.prompt_tokens, r.max_new_tokens, r.batch_size, &r.cache);
         let name = &r.name;
         if r.family == "gemma3_text" && r.cache == "static" {
             // Replayed, refused: as for Llama, a static cache with grouped heads.

@@ -87,29 +87,8 @@ const REFUSED: [(&str, &str); 1] = [(
 
 #[test]
 fn the_llama_family_is_within_one_percent_of_every_replayed_peak() {
-    let data = replay();
-    let catalog = GpuCatalog::builtin();
-    let (mut worst, mut checked, mut refused) = (0.0f64, 0, 0);
-    let mut moments = std::collections::BTreeSet::new();
-    for e in &data.runs {
-        let name = &e.run.name;
-        let model = architecture(&e.run.model);
-        let run = trainer_replay::scenario(&e.run);
-        assert_eq!(model.parameter_count(), e.params, "{name}: parameters");
-        assert_eq!(e.params, e.trainable_params, "{name}: full training");
-        if let Some((_, key)) = REFUSED.iter().find(|(n, _)| n == name) {
-            let err = estimate_model(&model, &run, &catalog).unwrap_err();
-            assert_eq!(err.key.as_deref(), Some(*key), "{name}: {}", err.message);
-            refused += 1;
-            continue;
-        }
-        let est = estimate_model(&model, &run, &catalog).unwrap();
-        worst = worst.max(trainer_replay::check_estimate(e, &est));
-        moments.insert(format!("{:?}", est.train_peak_moment));
-        checked += 1;
-    }
-    eprintln!("worst: {:.4} % over {checked} runs", worst * 100.0);
-    assert_eq!(refused, REFUSED.len(), "every refused run is in the data");
+    let held = trainer_replay::hold(&replay(), architecture, &REFUSED);
+    let (checked, moments) = (held.checked, held.moments);
     assert!(checked >= 51, "{checked}");
     // The data reaches every moment the step model has.
     for m in [

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use crate::hf_gpt2::within_one_percent;
 use crate::support::SiteTest;
-use vramdoc::estimate::{Dtype, Estimate, Scenario};
+use vramdoc::estimate::{estimate_model, Architecture, Dtype, Estimate, GpuCatalog, Scenario};
 
 /// A replay's document: the pinned versions and the runs, each with its family's model.
 #[derive(Deserialize)]
@@ -102,4 +102,59 @@ pub(crate) fn cli(args: &[&str]) -> serde_json::Value {
     let r = t.run(&all);
     assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
     serde_json::from_str(&r.stdout).unwrap()
+}
+
+/// What holding a family's estimator to its replay found.
+pub(crate) struct Held {
+    /// The largest relative error of any estimated peak (either step).
+    pub(crate) worst: f64,
+    /// Runs estimated, and runs refused as `refused` says.
+    pub(crate) checked: usize,
+    pub(crate) refused: usize,
+    /// The moments the estimated peaks fall at.
+    pub(crate) moments: std::collections::BTreeSet<String>,
+}
+
+/// Holds `estimate_model` to every run of `data` (`check_estimate`), the model of each run
+/// described by `architecture`; a run named in `refused` must be refused at the key given.
+pub(crate) fn hold<M>(
+    data: &Replay<M>,
+    architecture: impl Fn(&M) -> Architecture,
+    refused: &[(&str, &str)],
+) -> Held {
+    let catalog = GpuCatalog::builtin();
+    let mut held = Held {
+        worst: 0.0,
+        checked: 0,
+        refused: 0,
+        moments: Default::default(),
+    };
+    for e in &data.runs {
+        let name = &e.run.name;
+        let model = architecture(&e.run.model);
+        let run = scenario(&e.run);
+        assert_eq!(model.parameter_count(), e.params, "{name}: parameters");
+        assert_eq!(e.params, e.trainable_params, "{name}: full training");
+        if let Some((_, key)) = refused.iter().find(|(n, _)| n == name) {
+            let err = estimate_model(&model, &run, &catalog).unwrap_err();
+            assert_eq!(err.key.as_deref(), Some(*key), "{name}: {}", err.message);
+            held.refused += 1;
+            continue;
+        }
+        let est = estimate_model(&model, &run, &catalog).unwrap();
+        held.worst = held.worst.max(check_estimate(e, &est));
+        held.moments.insert(format!("{:?}", est.train_peak_moment));
+        held.checked += 1;
+    }
+    eprintln!(
+        "worst: {:.4} % over {} runs",
+        held.worst * 100.0,
+        held.checked
+    );
+    assert_eq!(
+        held.refused,
+        refused.len(),
+        "every refused run is in the data"
+    );
+    held
 }
