@@ -127,6 +127,8 @@ def _runs() -> list:
     add(GEMMA2_2B_FULL, 2048, 1, 2, BF16, F32, "eager", True)
     add(TINY_GEMMA2, 512, 4, 2, F32, BF16, "eager")
     add(TINY_GEMMA2, 96, 4, 1, BF16, F32, "eager", True)
+    add(TINY_GEMMA2, 512, 4, 1, BF16, F32, "eager")
+    add(TINY_GEMMA2, 256, 4, 2, F32, F32, "eager")
     # Gemma 3: SDPA and eager, below and beyond the 512-token window.
     add(GEMMA3_1B, 256, 2, 2, F32, BF16, "sdpa")
     add(GEMMA3_1B, 1024, 1, 1, BF16, F32, "sdpa")
@@ -142,6 +144,8 @@ def _runs() -> list:
     add(TINY_GEMMA3, 512, 4, 2, F32, BF16, "sdpa")
     add(TINY_GEMMA3, 96, 4, 2, BF16, F32, "sdpa")
     add(TINY_GEMMA3, 512, 4, 1, F32, F32, "eager", True)
+    add(TINY_GEMMA3, 512, 4, 2, F32, F32, "eager")
+    add(TINY_GEMMA3, 1024, 2, 1, BF16, F32, "sdpa")
     return out
 
 
