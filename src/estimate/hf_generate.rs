@@ -1,5 +1,5 @@
-//! Hugging Face `generate` on GPT-2 (`GPT2LMHeadModel`, transformers 5.24) and plain
-//! Llama-family decoders (`LlamaForCausalLM`): the weights, the KV cache (`kv_cache.rs`), the
+//! Hugging Face `generate` on GPT-2 (`GPT2LMHeadModel`, transformers 5.24) and Llama-family
+//! decoders (Llama, Mistral, Qwen2, Qwen3, Phi-3): the weights, the KV cache (`kv_cache.rs`), the
 //! prefill of the whole prompt and the decoding steps (issue 22, item 2).
 //!
 //! Source: the fake-tensor replay of transformers' own `generate`
@@ -30,22 +30,35 @@
 //!   (`7·B·h·e`); or, at the logits, the new logits (`B·V·e`) and their float32 copy beside the
 //!   previous one (`2·B·V·4`; sampling also the previous top-k scores and probabilities,
 //!   `2·B·V·4`, and top-k's boolean mask, `B·V`), the ids one token longer. A `StaticCache`
-//!   never grows: only the logits moment is left. With grouped-query attention it is refused: its
-//!   mask over the unfilled slots makes transformers repeat the keys and values to every query
-//!   head before SDPA (`repeat_kv`, `use_gqa_in_sdpa`), 144 MiB more at 2,303 tokens on the H200
-//!   for Llama 3.2 1B's shape, which the fake-tensor replay does not reproduce yet.
-//! - **Llama-family decoders** (SwiGLU, RoPE, RMSNorm; as Llama 3.x): the same moments, the
-//!   prefill's MLP holding three intermediate-wide tensors (`3·BPI·e`) beside four hidden-wide ones
-//!   and RoPE's cos and sin (`2·BP·head_dim·e`); the weights include the two `inv_freq` buffers.
+//!   never grows: only the logits moment is left. With grouped-query attention nothing is
+//!   repeated in transformers 5.24: the prefill slices the empty slots off and runs
+//!   FlashAttention-2 with grouped heads (no mask), and a decoding step, masked over the unfilled
+//!   slots, packs its one query per key/value head (`pack_gqa`) instead of repeating the keys and
+//!   values (`repeat_kv`). Transformers 5.17, which the H200 measured, repeated them: 144 MiB
+//!   more at 2,303 tokens for Llama 3.2 1B's shape (`tests/it/hf_generate.rs` says so).
+//! - **Llama-family decoders** (SwiGLU, RoPE, RMSNorm; Llama 2/3, Mistral, Qwen2 with its q/k/v
+//!   biases, Qwen3 with its QK-norm, Phi-3 with its fused projections): the same moments, the
+//!   prefill's MLP holding three intermediate-wide tensors (`3·BPI·e`: `gate_proj`'s output, its
+//!   SiLU, the product; Phi-3's fused `gate_up_proj` output is two wide, so four) beside four
+//!   hidden-wide ones and RoPE's cos and sin (`2·BP·head_dim·e`); the weights include the two
+//!   `inv_freq` buffers. A sliding-window cache layer (`DynamicSlidingWindowLayer`: Mistral
+//!   v0.1, Phi-3) concatenates keys and values before it drops either old tensor, so a decoding
+//!   step holds both the old keys and the old values. Only contexts within the window are
+//!   computed (`prompt + new ≤ sliding_window`): there every layer sees every token and no mask
+//!   is built; past it transformers masks the window, which is not replayed.
+//! - **Quantized cache** (optimum-quanto's int4 or int2, Llama family): the prefill as above with
+//!   the quantized cache; its decoding steps' dequantized and returned states and flushes are
+//!   `quantized_decode.rs`'s. HQQ's int8 and fp8 are refused (not replayed).
 
 use serde::Serialize;
 
-use super::arch::{Architecture, Family, Mlp, Positions};
+use super::arch::{Architecture, Family, Mlp, Positions, Span};
 use super::error::ScenarioError;
 use super::kv_cache::{cache_bytes, CacheBytes, CacheKind, CacheRun};
 use super::num::N;
 use super::overhead;
 use super::params::{self, Params};
+use super::quantized_decode::{self, Quanto};
 use super::scenario::{Dtype, Scenario};
 use super::{headroom, GpuCatalog, GpuRef, Verdict, ESTIMATOR_VERSION};
 
@@ -184,7 +197,7 @@ pub fn estimate_generate(
             new_tokens: g.max_new_tokens,
         },
     )?;
-    let m = GenerateMoments::of(a, g, e, &cache);
+    let m = GenerateMoments::of(a, g, e, &cache)?;
     let prefill = weights + m.prefill;
     let decode = if g.max_new_tokens >= 2 {
         weights + m.decode
@@ -276,9 +289,9 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
         return Err(ScenarioError::key(
             "model",
             format!(
-                "Hugging Face generate is modelled for GPT-2, plain Llama-family decoders and \
-                 Gemma 2/3 (transformers {}) only; {} ({}{}) is described and its KV cache \
-                 computed{cache}, but its prefill and decoding are not replayed yet",
+                "Hugging Face generate is modelled for GPT-2, Llama-family decoders with a \
+                 gated MLP and Gemma 2/3 (transformers {}) only; {} ({}{}) is described and its \
+                 KV cache computed{cache}, but its prefill and decoding are not replayed yet",
                 super::arch::HF_TRANSFORMERS,
                 a.name,
                 a.family.as_str(),
@@ -323,24 +336,30 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             ));
         }
     }
-    // Gemma 2's eager attention repeats the keys and values in Python, which the replay holds.
-    if g.cache == CacheKind::Static
-        && a.attention.kv_heads < a.attention.heads
-        && a.family != Family::Gemma2
-    {
-        wrong.push((
-            "kv_cache",
-            "a static cache with grouped-query attention is not replayed (its masked decoding \
-             steps repeat the keys and values to every query head): use the dynamic cache"
-                .into(),
-        ));
+    if let Some(Some(w)) = window(a) {
+        let context = u128::from(g.prompt_tokens) + u128::from(g.max_new_tokens);
+        if context > u128::from(w) {
+            wrong.push((
+                "max_new_tokens",
+                format!(
+                    "the prompt plus new tokens ({context}) pass {}'s sliding window of {w} \
+                     tokens: from there transformers masks the window (SDPA then takes a mask \
+                     and repeats the keys and values), which is not replayed; keep them within \
+                     {w}",
+                    a.name
+                ),
+            ));
+        }
     }
-    if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) {
+    let quanto = Quanto::of(g.cache).is_some() && a.family == Family::Llama;
+    if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) && !quanto {
         wrong.push((
             "kv_cache",
             format!(
                 "the {} cache's bytes are computed (estimate::kv_cache), but its dequantizing \
-                 decoding steps are not replayed: use the dynamic or static cache",
+                 decoding steps are replayed only for optimum-quanto's int4 and int2 caches on \
+                 Llama-family models (not HQQ's int8 or fp8, not GPT-2): use the dynamic, static \
+                 or int4 cache",
                 g.cache.as_str()
             ),
         ));
@@ -373,29 +392,42 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
     })
 }
 
-/// Whether `generate` on `a` is replayed: GPT-2, or a plain Llama-family decoder (SwiGLU MLP,
-/// separate q/k/v, no QK-norm, no sliding window, no experts), as Llama 3.x writes it.
+/// Whether `generate` on `a` is replayed: GPT-2, or a Llama-family decoder with a gated MLP
+/// (separate or fused projections, QK-norm or biases, a sliding window on every layer or none)
+/// and no experts.
 fn replayed(a: &Architecture) -> bool {
     match a.family {
         Family::HfGpt2 => true,
-        Family::Llama => {
-            let at = &a.attention;
-            let swiglu = matches!(a.mlp, Mlp::Dense(f) if f.gated && !f.fused_gate_up);
-            swiglu && !at.fused_qkv && at.qk_norm.is_none() && at.sliding_window.is_none()
-        }
+        Family::Llama => matches!(a.mlp, Mlp::Dense(f) if f.gated) && window(a).is_some(),
         Family::Gemma2 | Family::Gemma3 => true,
         _ => false,
     }
 }
 
-/// What makes a Llama-family model other than plain, for the refusal ("" for other families).
+/// A Llama-family model's window: `Some(None)` with none, `Some(Some(W))` with every layer
+/// local over `W` tokens, `None` for other patterns (not replayed).
+fn window(a: &Architecture) -> Option<Option<u64>> {
+    match &a.attention.sliding_window {
+        None => Some(None),
+        Some(w) if w.pattern.iter().all(|s| *s == Span::Local) => Some(Some(w.window)),
+        Some(_) => None,
+    }
+}
+
+/// The sliding window that bounds a Llama-family model's computed context (`prompt + new ≤ W`),
+/// if it has one.
+pub(crate) fn context_window(a: &Architecture) -> Option<u64> {
+    match a.family {
+        Family::Llama => window(a).flatten(),
+        _ => None,
+    }
+}
+
+/// What makes a Llama-family model other than replayed, for the refusal ("" for other families).
 fn not_plain(a: &Architecture) -> &'static str {
-    let at = &a.attention;
     match (a.family, &a.mlp) {
-        (Family::Llama, _) if at.sliding_window.is_some() => ", with sliding-window layers",
-        (Family::Llama, _) if at.qk_norm.is_some() => ", with QK-norm",
-        (Family::Llama, _) if at.fused_qkv => ", with fused projections",
-        (Family::Llama, Mlp::Dense(f)) if f.fused_gate_up => ", with fused projections",
+        (Family::Llama, _) if window(a).is_none() => ", with mixed sliding-window layers",
+        (Family::Llama, Mlp::Dense(f)) if !f.gated => ", without a gated MLP",
         _ => "",
     }
 }
@@ -405,12 +437,14 @@ fn not_plain(a: &Architecture) -> &'static str {
 /// `22h`. Llama: `gate_proj`'s output, its SiLU, `up_proj`'s output and the product would be
 /// four; the replay holds three intermediate-wide tensors at once (`3·I`) beside the embedding,
 /// the residual sum, its RMSNorm and the block input (`4h`) and RoPE's cos and sin
-/// (`2·head_dim`).
+/// (`2·head_dim`). Phi-3's fused `gate_up_proj` output (`2·I`, chunked into views) stays alive
+/// beside the SiLU and the product: `4·I`.
 fn prefill_widths(a: &Architecture) -> N {
     let h = N::from(a.hidden);
     match (&a.mlp, a.family) {
         (Mlp::Dense(f), Family::Llama) => {
-            N::from(f.intermediate) * 3 + h * 4 + N::from(a.attention.head_dim) * 2
+            let wide = if f.fused_gate_up { 4u64 } else { 3 };
+            N::from(f.intermediate) * u128::from(wide) + h * 4 + N::from(a.attention.head_dim) * 2
         }
         _ => h * 22,
     }
@@ -423,10 +457,22 @@ pub(crate) struct GenerateMoments {
 }
 
 impl GenerateMoments {
-    fn of(a: &Architecture, g: &Generation, e: u64, cache: &CacheBytes) -> GenerateMoments {
+    fn of(
+        a: &Architecture,
+        g: &Generation,
+        e: u64,
+        cache: &CacheBytes,
+    ) -> Result<GenerateMoments, ScenarioError> {
         if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
-            return super::hf_gemma::generate::moments(a, g, e, cache);
+            return Ok(super::hf_gemma::generate::moments(a, g, e, cache));
         }
+        let run = CacheRun {
+            kind: g.cache,
+            element_bytes: e,
+            sequences: g.sequences().to_u64("the sequences")?,
+            prompt: g.prompt_tokens,
+            new_tokens: g.max_new_tokens,
+        };
         let e = u128::from(e);
         let (b, seqs) = (N::from(g.batch_size), g.sequences());
         let (p, h, v) = (
@@ -452,15 +498,28 @@ impl GenerateMoments {
         let mask = if g.do_sample { seqs * v } else { N::ZERO };
         let logits_stage = seqs * v * e + seqs * v * ((kept_vocab + 1) * FP32) + mask + seqs * ID;
         let logits = at_end + ids + logits_stage;
+        // A step's own activations beside the previous step's float32 logits.
+        let step = seqs * h * (7 * e) + seqs * v * (kept_vocab * FP32);
         let decode = match g.cache {
             CacheKind::Dynamic => {
+                // The last layer's old values; a sliding layer keeps its old keys too until both
+                // concatenations are done.
+                let old = if a.attention.sliding_window.is_some() {
+                    2
+                } else {
+                    1
+                };
                 let kv_width = N::from(a.attention.kv_width());
-                let old_values = seqs * (t - N::from(1u64)) * kv_width * e;
-                let step = seqs * h * (7 * e) + seqs * v * (kept_vocab * FP32);
+                let old_values = seqs * (t - N::from(1u64)) * kv_width * (e * old);
                 logits.max(at_end + ids + old_values + step)
             }
-            _ => logits,
+            kind => match Quanto::of(kind) {
+                // The logits moment with the cache at its largest (its residual fullest).
+                Some(q) => (N::from(cache.largest) + ids + logits_stage)
+                    .max(ids + quantized_decode::cache_moments(a, &run, q, step)?),
+                None => logits,
+            },
         };
-        GenerateMoments { prefill, decode }
+        Ok(GenerateMoments { prefill, decode })
     }
 }

@@ -79,6 +79,13 @@ impl CacheKind {
         residual_length: 128,
     };
 
+    /// 2-bit integers (quanto), HF's other defaults.
+    pub const QUANTIZED_INT2: CacheKind = CacheKind::Quantized {
+        bits: 2,
+        group_size: 64,
+        residual_length: 128,
+    };
+
     /// 8-bit integers (the HQQ backend; quanto has only 2 and 4 bits), HF's other defaults.
     pub const QUANTIZED_INT8: CacheKind = CacheKind::Quantized {
         bits: 8,

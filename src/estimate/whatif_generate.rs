@@ -12,8 +12,7 @@
 //! 4. a shorter context: half the `max_new_tokens`, then the prompt cut to the longest context
 //!    that fits (the `max_context` solver): the outputs themselves change.
 //!
-//! A candidate the generate model refuses (a static cache with grouped-query attention) is left
-//! out. A quantized cache (`QuantizedCache`, fp8) and 8- or 4-bit weights are not offered: the
+//! A candidate the generate model refuses (a context past a sliding window) is left out. A quantized cache (`QuantizedCache`, fp8) and 8- or 4-bit weights are not offered: the
 //! generate model does not compute their decoding steps or their weights, and an option without a
 //! computed figure would be a guess.
 

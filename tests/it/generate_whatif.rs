@@ -140,17 +140,28 @@ fn a_long_llama_context_is_cut_to_the_longest_that_fits_with_its_kv_cache_by_han
         ("batch_size", "4"),
         ("dtype", "float32"),
     ]);
-    // Grouped-query attention: no static cache (refused); one prompt does not fit, so no batch
-    // from the solver.
+    // One prompt does not fit, so no batch from the solver.
     assert_eq!(
         checked_kinds(&t, "llama-3.2-1b", &base),
-        ["dtype", "smaller_batch", "fewer_new_tokens", "max_context"]
+        [
+            "static_cache",
+            "dtype",
+            "smaller_batch",
+            "fewer_new_tokens",
+            "max_context"
+        ]
     );
     let v = json(&t, "llama-3.2-1b", &base);
     let o = &v["what_if"];
+    // The static cache, grouped heads as they are: 2 × 16 layers × 8 KV heads × 64 head dim ×
+    // (30,000 + 1,000 − 1) tokens × 4 bytes × 4, and each layer's 8-byte counter.
+    assert_eq!(
+        o[0]["kv_cache"],
+        2 * 16 * 8 * 64 * 30_999 * 4 * 4u64 + 16 * 8
+    );
     // 2 × 16 layers × 8 KV heads × 64 head dim × (30,000 + 500 − 1) tokens × 4 bytes × 4.
-    assert_eq!(o[2]["kv_cache"], 2 * 16 * 8 * 64 * 30_499 * 4 * 4u64);
-    let cut = &o[3];
+    assert_eq!(o[3]["kv_cache"], 2 * 16 * 8 * 64 * 30_499 * 4 * 4u64);
+    let cut = &o[4];
     assert_eq!(cut["verdict"], "fits");
     assert_eq!(cut["changes"][0]["key"], "prompt_tokens");
     let p = cut["generation"]["prompt_tokens"].as_u64().unwrap();

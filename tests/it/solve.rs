@@ -230,6 +230,11 @@ struct BisectRun {
     prompt_tokens: u64,
     max_new_tokens: u64,
     batch_size: u64,
+    cache: String,
+    #[serde(default)]
+    family: String,
+    #[serde(default)]
+    config: Vec<(String, serde_json::Value)>,
 }
 
 /// Other programs' memory on `gpu` that makes "fits" the same question as "peak ≤ budget": the
@@ -243,14 +248,20 @@ fn other_for_peak_budget(gpu: &str, budget: u64) -> u64 {
 
 /// Each solver's answer is within one step (one sequence, or 256 tokens) of a bisection over
 /// replays of transformers' own `generate` (`tools/hf_replay/bisect_generate.py`,
-/// `tests/data/hf_generate_bisect.json`); in fact within one token or sequence.
+/// `tests/data/hf_generate_bisect.json`: GPT-2 with a dynamic cache, and Llama 3.2 1B's config
+/// with 2 layers and a static cache, grouped heads); in fact within one token or sequence.
 #[test]
 fn the_solvers_agree_with_a_bisection_over_generate_replays() {
     let text = std::fs::read_to_string("tests/data/hf_generate_bisect.json").unwrap();
     let data: Bisected = serde_json::from_str(&text).unwrap();
     let catalog = GpuCatalog::builtin();
-    assert_eq!(data.cases.len(), 2);
+    assert_eq!(data.cases.len(), 4);
     for case in &data.cases {
+        let a = if case.run.family == "llama" {
+            crate::hf_generate::llama(&case.run.config)
+        } else {
+            gpt2()
+        };
         let s = hf_scenario(
             "a100-80gb",
             other_for_peak_budget("a100-80gb", case.budget_peak_bytes),
@@ -259,15 +270,16 @@ fn the_solvers_agree_with_a_bisection_over_generate_replays() {
             case.run.prompt_tokens,
             case.run.max_new_tokens,
             case.run.batch_size,
-            CacheKind::Dynamic,
+            if case.run.cache == "static" {
+                CacheKind::Static
+            } else {
+                CacheKind::Dynamic
+            },
         );
         let (got, step) = match case.solve.as_str() {
-            "max_batch" => (
-                generate_max_batch(&gpt2(), &s, &g, &catalog).unwrap().value,
-                1,
-            ),
+            "max_batch" => (generate_max_batch(&a, &s, &g, &catalog).unwrap().value, 1),
             _ => (
-                generate_max_context(&gpt2(), &s, &g, &catalog)
+                generate_max_context(&a, &s, &g, &catalog)
                     .unwrap()
                     .prompt_tokens,
                 256,

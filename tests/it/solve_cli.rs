@@ -236,7 +236,7 @@ fn generate_settings_are_refused_where_they_do_not_apply() {
             "positions",
         ),
         (
-            &["--model", "qwen3-0.6b", "--phase", "generate"][..],
+            &["--model", "mixtral-8x7b", "--phase", "generate"][..],
             "its KV cache here: ",
         ),
     ] {
@@ -249,7 +249,7 @@ fn generate_settings_are_refused_where_they_do_not_apply() {
 }
 
 #[test]
-fn a_plain_llama_generates_and_its_static_cache_is_refused() {
+fn a_llama_with_grouped_heads_generates_with_a_dynamic_and_a_static_cache() {
     let t = SiteTest::new();
     let args = [
         "--model",
@@ -266,7 +266,47 @@ fn a_plain_llama_generates_and_its_static_cache_is_refused() {
     let mut all = vec!["estimate"];
     all.extend_from_slice(&args);
     all.push("--kv_cache=static");
+    all.extend(["--format", "json"]);
     let r = t.run(&all);
-    assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("grouped-query"), "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    // The same 1024 slots preallocated, plus each layer's int64 `cumulative_length`; transformers
+    // 5.24 repeats nothing for the grouped heads (`pack_gqa`), so only the cache differs.
+    assert_eq!(
+        v["bytes"]["kv_cache"],
+        2 * 16 * 8 * 64 * 1024 * 2 * 2 + 16 * 8
+    );
+}
+
+#[test]
+fn a_sliding_window_bounds_the_longest_context_in_every_language() {
+    let t = SiteTest::new();
+    // Phi-3 mini 4k: every layer local over 2047 tokens; an H100 holds far more.
+    let args = [
+        "--model",
+        "phi-3-mini-4k",
+        "--phase",
+        "generate",
+        "--max_new_tokens=47",
+        "--gpu",
+        "h100-80gb",
+        "--solve",
+        "max_context",
+    ];
+    let v = run_json(&t, &args);
+    assert_eq!(v["solve"]["max_context"], 2047);
+    assert_eq!(v["solve"]["prompt_tokens"], 2000);
+    assert_eq!(v["solve"]["limited_by"], "sliding_window");
+    for (lang, words) in [
+        ("en", "sliding window of 2,047 tokens"),
+        ("es", "ventana deslizante del modelo, de 2047 tokens"),
+        ("zh", "2047个 token 的滑动窗口"),
+    ] {
+        let mut all = vec!["estimate"];
+        all.extend_from_slice(&args);
+        all.extend(["--lang", lang]);
+        let r = t.run(&all);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains(words), "{lang}: {}", r.stdout);
+    }
 }

@@ -24,6 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from catalog_runs import catalog_runs  # noqa: E402
 from replay_generate import GPT2, Run, install_cuda_autocast_policy, replay  # noqa: E402
 
 MIB = 1 << 20
@@ -74,6 +75,23 @@ def main(argv: list[str] | None = None) -> int:
     budget = 600 * MIB
     probes = []
     answer = largest(1, 1025 - 16, lambda p: peak(replace(base, prompt_tokens=p), probes) <= budget)
+    cases.append({"solve": "max_context", "run": asdict(base), "budget_peak_bytes": budget,
+                  "answer": answer, "probes": probes})
+    # A static cache with grouped heads (Llama 3.2 1B's config with 2 of its 16 layers): the
+    # largest batch within 1.5 GiB and the longest prompt for 4 sequences within 1.2 GiB.
+    llama = next(r for r in catalog_runs(Run) if r.model == "llama-3.2-1b")
+    base = replace(llama, name="bisect-batch-static-gqa", prompt_tokens=256, max_new_tokens=16,
+                   batch_size=1, cache="static")
+    budget = 1536 * MIB
+    probes = []
+    answer = largest(1, 256, lambda b: peak(replace(base, batch_size=b), probes) <= budget)
+    cases.append({"solve": "max_batch", "run": asdict(base), "budget_peak_bytes": budget,
+                  "answer": answer, "probes": probes})
+    base = replace(llama, name="bisect-context-static-gqa", prompt_tokens=1, max_new_tokens=16,
+                   batch_size=4, cache="static")
+    budget = 1200 * MIB
+    probes = []
+    answer = largest(1, 8192, lambda p: peak(replace(base, prompt_tokens=p), probes) <= budget)
     cases.append({"solve": "max_context", "run": asdict(base), "budget_peak_bytes": budget,
                   "answer": answer, "probes": probes})
     import torch

@@ -69,6 +69,8 @@ class Run:
     # Another family (transformers' model_type) and its config keywords; GPT-2 when empty.
     family: str = "gpt2"
     config: tuple = ()
+    # The catalog model (data/models/*.yaml) whose config this is, with fewer layers; "" if none.
+    model: str = ""
 
 
 class GenerateTracker(StorageTracker):
@@ -188,6 +190,7 @@ def replay(run: Run, explain: bool = False) -> dict:
     with contextlib.ExitStack() as stack:
         stack.enter_context(FakeTensorMode())
         tracker = stack.enter_context(GenerateTracker("cpu", snapshot=explain))
+        quanto_packs_fakes(stack, run)
         F.scaled_dot_product_attention = cuda_sdpa_masked
         gen_utils.StopCheck.__call__ = stop
         masking_utils.prepare_padding_mask = prepare
@@ -210,6 +213,10 @@ def replay(run: Run, explain: bool = False) -> dict:
         probe = PrefillProbe(tracker)
         ids = torch.zeros((run.batch_size, run.prompt_tokens), dtype=torch.long)
         extra = {"cache_implementation": "static"} if run.cache == "static" else {}
+        if run.cache.startswith(("quanto-int", "hqq-int")):
+            backend, bits = run.cache.split("-int")
+            extra = {"cache_implementation": "quantized",
+                     "cache_config": {"backend": backend, "nbits": int(bits)}}
         if run.num_return_sequences > 1:
             extra.update(do_sample=True, num_return_sequences=run.num_return_sequences)
         else:
@@ -242,14 +249,48 @@ def replay(run: Run, explain: bool = False) -> dict:
     }
 
 
+def quanto_packs_fakes(stack: contextlib.ExitStack, run: Run) -> None:
+    """Makes quanto pack fake tensors as it packs real ones.
+
+    ``WeightQBitsTensor.__init__`` (optimum-quanto 0.2.7, ``tensor/weights/qbits.py``) packs its
+    int4/int2 data into a ``PackedTensor`` only ``if type(data) is torch.Tensor``; a fake tensor's
+    type is ``FakeTensor``, so on fake tensors the cache would keep one byte per element where a
+    GPU keeps two int4 (or four int2) values per byte. The same ``PackedTensor.pack`` is called
+    here for a fake tensor, nothing else changed.
+    """
+    if not run.cache.startswith("quanto-"):
+        return
+    from optimum.quanto.tensor.packed import PackedTensor
+    from optimum.quanto.tensor.weights.qbits import WeightQBitsTensor
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    original = WeightQBitsTensor.__init__
+
+    def init(self, qtype, axis, group_size, size, stride, data, scale, shift, requires_grad=False):
+        if isinstance(data, FakeTensor):
+            data = PackedTensor.pack(data, qtype.bits)
+        original(self, qtype, axis, group_size, size, stride, data, scale, shift, requires_grad)
+
+    WeightQBitsTensor.__init__ = init
+    stack.callback(lambda: setattr(WeightQBitsTensor, "__init__", original))
+
+
 def cache_storage_bytes(cache) -> int:
     """The cache's tensor bytes, unique storages (as ``hf_cases.py::cache_bytes`` counts them)."""
     seen: dict[int, int] = {}
+
+    def add(value):
+        if hasattr(value, "__tensor_flatten__"):
+            # A quantized tensor (quanto's QTensor, its PackedTensor): the tensors it wraps.
+            for name in value.__tensor_flatten__()[0]:
+                add(getattr(value, name))
+        elif isinstance(value, torch.Tensor):
+            st = value.untyped_storage()
+            seen[st._cdata] = st.nbytes()
+
     for layer in cache.layers:
         for value in vars(layer).values():
-            if isinstance(value, torch.Tensor):
-                st = value.untyped_storage()
-                seen[st._cdata] = st.nbytes()
+            add(value)
     return sum(seen.values())
 
 
@@ -315,10 +356,36 @@ RUNS += [
     Run(f"llama-3.2-1b-shape-8l-p{p}-n{n}-b{b}-{c}", **LLAMA, prompt_tokens=p, max_new_tokens=n,
         batch_size=b, cache=c)
     for p, n, b, c in [(512, 512, 1, "dynamic"), (512, 512, 8, "dynamic"),
-                       (2048, 256, 1, "dynamic"), (2048, 256, 8, "dynamic")]
+                       (2048, 256, 1, "dynamic"), (2048, 256, 8, "dynamic"),
+                       (512, 512, 8, "static"), (2048, 256, 8, "static")]
 ] + [
     Run("llama-3.2-1b-shape-8l-p300-n40-b4-dynamic-fp32", **LLAMA, prompt_tokens=300,
         max_new_tokens=40, batch_size=4, cache="dynamic", dtype="float32"),
+]
+
+# The quantized cache (`cache_implementation="quantized"`, optimum-quanto's int4 and int2, groups
+# of 64, a 128-token residual): Llama 3.2 1B's config with 2 layers, and with a 1024-token
+# vocabulary so that the cache's own moments, not the logits, set the decoding peak: the last
+# step a flush (129 new tokens), a step after the last flush (140), grouped and multi-head.
+L1B_2L = dict(LLAMA_1B_8L, num_hidden_layers=2)
+LLAMA_2L = dict(LLAMA, n_layer=2, config=tuple(L1B_2L.items()))
+LLAMA_2L_V1K = dict(LLAMA_2L, vocab_size=1024,
+                    config=tuple(dict(L1B_2L, vocab_size=1024).items()))
+MHA_2L_V1K = dict(LLAMA_2L_V1K, config=tuple(dict(L1B_2L, vocab_size=1024,
+                                                  num_key_value_heads=32).items()))
+RUNS += [
+    Run("llama-3.2-1b-shape-2l-p512-n8-b4-quanto-int4", **LLAMA_2L, prompt_tokens=512,
+        max_new_tokens=8, batch_size=4, cache="quanto-int4"),
+    Run("llama-2l-v1k-p256-n129-b4-quanto-int4", **LLAMA_2L_V1K, prompt_tokens=256,
+        max_new_tokens=129, batch_size=4, cache="quanto-int4"),
+    Run("llama-2l-v1k-p256-n129-b48-quanto-int4", **LLAMA_2L_V1K, prompt_tokens=256,
+        max_new_tokens=129, batch_size=48, cache="quanto-int4"),
+    Run("llama-2l-v1k-p300-n140-b2-quanto-int2", **LLAMA_2L_V1K, prompt_tokens=300,
+        max_new_tokens=140, batch_size=2, cache="quanto-int2"),
+    Run("llama-mha-2l-v1k-p200-n40-b2-quanto-int4", **MHA_2L_V1K, prompt_tokens=200,
+        max_new_tokens=40, batch_size=2, cache="quanto-int4"),
+    Run("llama-mha-2l-v1k-p1000-n4-b1-quanto-int2-fp32", **MHA_2L_V1K, prompt_tokens=1000,
+        max_new_tokens=4, batch_size=1, cache="quanto-int2", dtype="float32"),
 ]
 
 
@@ -328,19 +395,30 @@ def main(argv: list[str] | None = None,
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--explain", action="store_true", help="list the live storages at the peaks")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep --out's other runs, replacing those replayed now")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     install_cuda_autocast_policy()
     import transformers
 
-    entries = []
-    for run in RUNS:
+    from catalog_runs import catalog_runs
+
+    runs = RUNS + catalog_runs(Run)
+    replayed = {}
+    for run in runs:
         if args.only and not any(o in run.name for o in args.only):
             continue
         e = replay(run, explain=args.explain)
         print(f"{run.name}: prefill {e['prefill_peak_bytes'] / 2**20:.1f} MiB, decode "
               f"{e['decode_peak_bytes'] / 2**20:.1f} MiB, cache {e['kv_cache_bytes']}", flush=True)
-        entries.append(e)
+        replayed[run.name] = e
+    kept = {}
+    if args.merge and args.out and args.out.exists():
+        kept = {e["run"]["name"]: e for e in json.loads(args.out.read_text())["runs"]}
+    # In RUNS' order; runs no longer listed are dropped.
+    entries = [replayed.get(r.name) or kept[r.name] for r in runs
+               if r.name in replayed or r.name in kept]
     doc = {
         "generator": generator,
         "torch": torch.__version__.split("+")[0],

@@ -13,9 +13,7 @@ the Gemma runs: the ``DynamicCache`` transformers 5.24 builds for them (sliding 
 last ``sliding_window − 1`` tokens) and the static cache (sliding layers sized to the window),
 prompts below and beyond the window and generations that cross it. Gemma 2 runs with eager
 attention (transformers has no SDPA for its softcapping), Gemma 3 with SDPA. Gemma 3's static
-runs are replayed but refused by vramdoc, as a static cache with grouped heads is for Llama
-(``hf_generate.rs``): on a GPU its masked decoding steps may copy the keys and values that the
-replay keeps as ``repeat_kv``'s view.
+decoding steps pack their one query per key/value head (``pack_gqa``), as Llama's do in 5.24.
 """
 
 from __future__ import annotations

@@ -82,21 +82,23 @@ pub(super) fn generation(
         }
     };
     let cache = match session.literal("kv_cache") {
-        Some(Ok(Literal::Str(s))) => match s.trim().to_ascii_lowercase().replace('-', "_").as_str()
-        {
-            "dynamic" => CacheKind::Dynamic,
-            "static" => CacheKind::Static,
-            "quantized" | "quantized_int4" | "int4" => CacheKind::QUANTIZED_INT4,
-            "quantized_int8" | "int8" => CacheKind::QUANTIZED_INT8,
-            "fp8" => CacheKind::Fp8,
-            other => {
-                return Err(at(
+        Some(Ok(Literal::Str(s))) => {
+            match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+                "dynamic" => CacheKind::Dynamic,
+                "static" => CacheKind::Static,
+                "quantized" | "quantized_int4" | "int4" => CacheKind::QUANTIZED_INT4,
+                "quantized_int2" | "int2" => CacheKind::QUANTIZED_INT2,
+                "quantized_int8" | "int8" => CacheKind::QUANTIZED_INT8,
+                "fp8" => CacheKind::Fp8,
+                other => return Err(at(
                     "kv_cache",
                     format!("`kv_cache` = {other}: not a cache transformers builds"),
                 )
-                .with_help("use dynamic, static, quantized (int4), quantized_int8 or fp8"))
+                .with_help(
+                    "use dynamic, static, quantized (int4), quantized_int2, quantized_int8 or fp8",
+                )),
             }
-        },
+        }
         _ => CacheKind::Dynamic,
     };
     let num_return_sequences = count("num_return_sequences")?;

@@ -1,0 +1,112 @@
+//! The decoding steps of Hugging Face `generate` with optimum-quanto's quantized KV cache
+//! (`cache_implementation="quantized"`, `QuantoQuantizedLayer`, int4 or int2; transformers 5.24's
+//! `cache_utils.py`, optimum-quanto 0.2.7), beside what `hf_generate` computes for the other
+//! caches. Source: `tools/hf_replay/replay_generate.py`'s quanto runs (`--explain` lists the
+//! storages at each peak), read against `QuantizedLayer.update`.
+//!
+//! Per layer and step `update` dequantizes the `Q` quantized tokens of keys and of values (two
+//! `Q`-token tensors in the compute dtype), concatenates them with the full-precision residual and
+//! the new token into the keys and values it returns (two `T`-token tensors), and keeps the new
+//! token in the residual. When the residual would reach `residual_length` it quantizes the
+//! returned tensors instead (a *flush*): quanto's `quantize_affine` writes one byte per element,
+//! `PackedTensor.pack` a packed copy (`bits/8` bytes per element) with one shifted temporary of
+//! the same size, beside the new scale and shift (two compute-dtype values per group); the old
+//! quantized states and every layer's residual are dropped only after both are quantized.
+//!
+//! Moments, with `kv = sequences·kv_heads·head_dim` elements per token of one layer's keys:
+//! - a plain step `k` (the last layer): the cache after step `k`, `2·Q + 2·T` tokens of dequantized
+//!   and returned states, and the step's own activations and the previous float32 logits;
+//! - a flush step (the first layer, quantizing its values, every layer's residual still full):
+//!   the cache before the step with the first layer's keys already quantized anew (`T` tokens in
+//!   place of `Q`), the same `2·Q + 2·T` tokens, and the values' `kv·T` one-byte elements, their
+//!   packed copy and its temporary and their scale and shift;
+//! - the logits moment, as for the other caches, with the cache at its largest.
+//!
+//! The largest plain step is the last (if it is not a flush) and the largest flush the last one.
+
+use super::arch::Architecture;
+use super::error::ScenarioError;
+use super::kv_cache::{cache_bytes, CacheKind, CacheRun};
+use super::num::N;
+
+/// The quanto cache's settings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Quanto {
+    /// 2 or 4.
+    pub bits: u8,
+    /// Elements per scale/shift group (`q_group_size`).
+    pub group_size: u64,
+    /// Full-precision tokens before a flush (`residual_length`).
+    pub residual_length: u64,
+}
+
+impl Quanto {
+    /// The quanto settings of `kind`, if it is quanto's cache (int4 or int2).
+    pub(crate) fn of(kind: CacheKind) -> Option<Quanto> {
+        match kind {
+            CacheKind::Quantized {
+                bits: bits @ (2 | 4),
+                group_size,
+                residual_length,
+            } => Some(Quanto {
+                bits,
+                group_size,
+                residual_length,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The largest moment of the decoding steps' cache handling, in bytes, beside `step` (the step's
+/// own activations and the previous float32 logits) and `ids` (the token ids alive).
+pub(crate) fn cache_moments(
+    a: &Architecture,
+    run: &CacheRun,
+    q: Quanto,
+    step: N,
+) -> Result<N, ScenarioError> {
+    let steps = run.new_tokens.saturating_sub(1);
+    if steps == 0 {
+        return Ok(N::ZERO);
+    }
+    let e = u128::from(run.element_bytes);
+    let kv = N::from(run.sequences) * N::from(a.attention.kv_heads) * N::from(a.attention.head_dim);
+    let p = N::from(run.prompt);
+    let r = q.residual_length;
+    // The cache after `k` decoding steps (`k = 0`: after the prefill).
+    let after = |k: u64| -> Result<N, ScenarioError> {
+        let at = CacheRun {
+            new_tokens: k + 1,
+            ..*run
+        };
+        Ok(N::from(cache_bytes(a, &at)?.at_end))
+    };
+    // Tokens quantized before step `k` and tokens returned by it.
+    let tokens = |k: u64| {
+        let quantized = p + N::from(k - 1) - N::from((k - 1) % r);
+        (quantized, p + N::from(k))
+    };
+    let states = |k: u64| {
+        let (quantized, total) = tokens(k);
+        kv * (quantized * 2 + total * 2) * e
+    };
+    let mut largest = N::ZERO;
+    if steps % r != 0 {
+        largest = largest.max(after(steps)? + states(steps) + step);
+    }
+    // Packed bytes, and scale-and-shift bytes, of `elements` quantized elements.
+    let packed = |elements: N| (elements * u128::from(q.bits) + N::from(7u64)) / 8;
+    let scales =
+        |elements: N| (elements + N::from(q.group_size - 1)) / u128::from(q.group_size) * (2 * e);
+    if steps >= r {
+        let k = steps - steps % r;
+        let (quantized, total) = tokens(k);
+        let (old, new) = (kv * quantized, kv * total);
+        // The first layer's keys are already the new ones: the old are gone.
+        let keys_grown = packed(new) + scales(new) - packed(old) - scales(old);
+        let values = new + packed(new) * 2 + scales(new);
+        largest = largest.max(after(k - 1)? + keys_grown + states(k) + values + step);
+    }
+    Ok(largest)
+}
