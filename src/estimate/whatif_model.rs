@@ -13,6 +13,10 @@
 //! - gradient checkpointing (`gradient_checkpointing=True`), with its extra compute;
 //! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
 //! - the weights loaded in bfloat16 and trained as they are (`torch_dtype=torch.bfloat16`);
+//! - QLoRA (`BitsAndBytesConfig(load_in_4bit=True)` with QLoRA's recipe, and LoRA adapters: the
+//!   run's rank and targets, or rank 16 on every linear layer as the QLoRA paper trains);
+//! - bitsandbytes' 8-bit AdamW, plain and paged (Trainer's `optim="adamw_bnb_8bit"` and
+//!   `"paged_adamw_8bit"`);
 //! - half the sequence length;
 //! - with a GPU, the least invasive combination that fits ([`ModelOptions::combination`]) when no
 //!   single change does.
@@ -20,7 +24,8 @@
 use super::arch::Architecture;
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
-use super::scenario::{Dtype, Scenario};
+use super::lora_targets::LoraTargets;
+use super::scenario::{Dtype, Optimizer, QuantType, Scenario};
 use super::whatif::{
     changes_between, largest_divisor_at_most, option, with_micro_batch, WhatIf, WhatIfKind,
 };
@@ -49,6 +54,8 @@ pub fn what_if_model(
     o.grad_checkpoint();
     o.dtype();
     o.bf16_weights();
+    o.qlora();
+    o.optimizers();
     o.shorter_sequences();
     o.combination();
     Ok(o.out)
@@ -162,7 +169,8 @@ impl ModelOptions<'_> {
 
     /// `gradient_checkpointing_enable()`, with its extra compute.
     fn grad_checkpoint(&mut self) {
-        if self.run.grad_checkpoint {
+        // QLoRA checkpoints every block already (prepare_model_for_kbit_training).
+        if self.run.grad_checkpoint || self.run.load_in_4bit {
             return;
         }
         let changed = Scenario {
@@ -175,7 +183,7 @@ impl ModelOptions<'_> {
     /// bf16 autocast in place of float32 weights without autocast (float16 on a card without
     /// bf16); nothing when the weights are already 16-bit or autocast is on.
     fn dtype(&mut self) {
-        if self.run.dtype != Dtype::Float32 || self.run.pure_bf16 {
+        if self.run.dtype != Dtype::Float32 || self.run.pure_bf16 || self.run.load_in_4bit {
             return;
         }
         let dtype = if self.bf16_ok() {
@@ -193,7 +201,8 @@ impl ModelOptions<'_> {
     /// The weights loaded in bfloat16 and trained as they are (`pure_bf16`, under bf16
     /// autocast as Trainer's `bf16=True` runs it), where the card has bf16.
     fn bf16_weights(&mut self) {
-        if self.run.pure_bf16 || !self.bf16_ok() {
+        // QLoRA upcasts what it does not quantize to float32 whatever it was loaded in.
+        if self.run.pure_bf16 || !self.bf16_ok() || self.run.load_in_4bit {
             return;
         }
         let changed = Scenario {
@@ -202,6 +211,29 @@ impl ModelOptions<'_> {
             ..self.run.clone()
         };
         self.push(WhatIfKind::PureBf16, changed, true, false);
+    }
+
+    /// QLoRA on the run ([`with_qlora`]), where the card has bf16.
+    fn qlora(&mut self) {
+        if self.run.load_in_4bit || !self.bf16_ok() {
+            return;
+        }
+        let changed = with_qlora(&self.run);
+        self.push(WhatIfKind::Qlora, changed, true, false);
+    }
+
+    /// bitsandbytes' 8-bit AdamW, plain and paged, in place of fused AdamW.
+    fn optimizers(&mut self) {
+        if self.run.optimizer != Optimizer::Adamw {
+            return;
+        }
+        for optimizer in [Optimizer::Adamw8bit, Optimizer::PagedAdamw8bit] {
+            let changed = Scenario {
+                optimizer,
+                ..self.run.clone()
+            };
+            self.push(WhatIfKind::Optimizer, changed, true, false);
+        }
     }
 
     /// Half the sequence length.
@@ -217,8 +249,8 @@ impl ModelOptions<'_> {
     }
 
     /// When no option fits the GPU: the least invasive combination that does. The levers are
-    /// SDPA, checkpointing (neither changes training), bf16 weights and half the sequence (both
-    /// do); the subsets are tried by how many levers change training, then how many levers,
+    /// SDPA, checkpointing (neither changes training), bf16 weights, QLoRA, the paged 8-bit
+    /// optimizer and half the sequence (these do); the subsets are tried by how many levers change training, then how many levers,
     /// then the latest lever they use (later levers cost more), each with the largest micro-batch that fits (same effective
     /// batch). The first that fits is kept: before the first option that changes training
     /// unless it changes training itself. When none fits, every lever the family computes
@@ -228,18 +260,22 @@ impl ModelOptions<'_> {
             return;
         }
         type Lever = fn(&mut Scenario);
-        let levers: [(bool, Lever); 4] = [
+        let levers: [(bool, Lever); LEVERS] = [
             (false, |s| s.flash = true),
             (false, |s| s.grad_checkpoint = true),
             (true, |s| {
                 s.pure_bf16 = true;
                 s.dtype = Dtype::Bfloat16;
             }),
+            (true, |s| *s = with_qlora(s)),
+            (true, |s| s.optimizer = Optimizer::PagedAdamw8bit),
             (true, |s| s.block_size = (s.block_size / 2).max(1)),
         ];
-        let mut subsets: Vec<u32> = (1..16).collect();
+        let mut subsets: Vec<u32> = (1..1 << LEVERS).collect();
         let cost = |m: &u32| {
-            let training = (0..4).filter(|i| m & (1 << i) != 0 && levers[*i].0).count();
+            let training = (0..LEVERS)
+                .filter(|i| m & (1 << i) != 0 && levers[*i].0)
+                .count();
             (training, m.count_ones(), *m)
         };
         subsets.sort_by_key(cost);
@@ -250,7 +286,9 @@ impl ModelOptions<'_> {
                     apply(&mut s);
                 }
             }
-            if changes_between(&self.run, &s).is_empty() || (s.pure_bf16 && !self.bf16_ok()) {
+            let bf16 =
+                (s.pure_bf16 && !self.run.pure_bf16) || (s.load_in_4bit && !self.run.load_in_4bit);
+            if changes_between(&self.run, &s).is_empty() || (bf16 && !self.bf16_ok()) {
                 continue;
             }
             let Some(b) = self.largest_fitting(&s) else {
@@ -260,7 +298,7 @@ impl ModelOptions<'_> {
             let Some(e) = self.estimate(&changed) else {
                 continue;
             };
-            let training = (0..4).any(|i| m & (1 << i) != 0 && levers[i].0);
+            let training = (0..LEVERS).any(|i| m & (1 << i) != 0 && levers[i].0);
             let pct = changed
                 .grad_checkpoint
                 .then(|| checkpoint_extra_compute_pct(self.a, &self.base))
@@ -290,7 +328,7 @@ impl ModelOptions<'_> {
         for (i, (_, apply)) in levers.iter().enumerate() {
             let mut next = all.clone();
             apply(&mut next);
-            let refused = (i == 2 && !self.bf16_ok()) || self.estimate(&next).is_none();
+            let refused = ((i == 2 || i == 3) && !self.bf16_ok()) || self.estimate(&next).is_none();
             if !refused {
                 all = next;
             }
@@ -298,8 +336,10 @@ impl ModelOptions<'_> {
         if let Some(e) = self.estimate(&all).filter(|_| all != self.run) {
             let pct = (all.grad_checkpoint && !self.run.grad_checkpoint)
                 .then(|| checkpoint_extra_compute_pct(self.a, &self.base));
-            let training =
-                all.pure_bf16 != self.run.pure_bf16 || all.block_size != self.run.block_size;
+            let training = all.pure_bf16 != self.run.pure_bf16
+                || all.block_size != self.run.block_size
+                || all.load_in_4bit != self.run.load_in_4bit
+                || all.optimizer != self.run.optimizer;
             let o = option(
                 WhatIfKind::CombinationAll,
                 &self.run,
@@ -339,6 +379,29 @@ impl ModelOptions<'_> {
             .and_then(|id| self.catalog.get(id))
             .is_none_or(|g| g.bf16)
     }
+}
+
+/// The combination search's levers ([`ModelOptions::combination`]).
+const LEVERS: usize = 6;
+
+/// `run` trained with QLoRA's recipe: `BitsAndBytesConfig(load_in_4bit=True,
+/// bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+/// bnb_4bit_compute_dtype=torch.bfloat16)`, Trainer's `bf16=True`, and LoRA adapters (the run's
+/// rank and targets, or rank 16 on every linear layer, as the QLoRA paper trains).
+fn with_qlora(run: &Scenario) -> Scenario {
+    let mut s = run.clone();
+    s.load_in_4bit = true;
+    s.bnb_4bit_quant_type = QuantType::Nf4;
+    s.bnb_4bit_use_double_quant = true;
+    s.bnb_4bit_compute_dtype = Dtype::Bfloat16;
+    s.dtype = Dtype::Bfloat16;
+    s.pure_bf16 = false;
+    s.grad_checkpoint = false;
+    if s.lora_rank == 0 {
+        s.lora_rank = 16;
+        s.lora_targets = LoraTargets::ALL;
+    }
+    s
 }
 
 /// Extra compute of checkpointing every block, in percent: one more forward of the blocks.

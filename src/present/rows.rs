@@ -110,6 +110,7 @@ fn optimizer_name(o: Optimizer) -> &'static str {
     match o {
         Optimizer::Adamw => "AdamW",
         Optimizer::Adamw8bit => "AdamW 8-bit",
+        Optimizer::PagedAdamw8bit => "paged AdamW 8-bit",
         Optimizer::Sgd => "SGD + momentum",
     }
 }
@@ -201,6 +202,21 @@ pub(crate) fn model_setting(c: &Change) -> String {
         "dtype" if v == "float16" => "fp16=True".to_owned(),
         "dtype" => "bf16=False, fp16=False".to_owned(),
         "block_size" => format!("max_length={v}"),
+        "optimizer" => format!(
+            "optim=\"{}\"",
+            match v {
+                "adamw8bit" => "adamw_bnb_8bit",
+                "paged_adamw8bit" => "paged_adamw_8bit",
+                _ => "adamw_torch_fused",
+            }
+        ),
+        "load_in_4bit" | "bnb_4bit_use_double_quant" | "load_in_8bit" => {
+            format!("{}={v}", c.key)
+        }
+        "bnb_4bit_quant_type" => format!("bnb_4bit_quant_type=\"{v}\""),
+        "bnb_4bit_compute_dtype" => format!("bnb_4bit_compute_dtype=torch.{v}"),
+        "lora_rank" => format!("LoraConfig(r={v})"),
+        "lora_targets" => format!("target_modules=\"{v}\""),
         _ => config_line(c),
     }
 }
@@ -208,6 +224,8 @@ pub(crate) fn model_setting(c: &Change) -> String {
 /// Whether a model's change is an argument of `from_pretrained` (not of `TrainingArguments`).
 pub(crate) fn loads_model(c: &Change) -> bool {
     matches!(c.key.as_str(), "pure_bf16" | "flash")
+        || c.key.starts_with("bnb_4bit_")
+        || c.key.starts_with("load_in_")
 }
 
 /// A change as a command-line override of `train.py`: `--compile=False`, `--dtype=bfloat16`.
@@ -350,6 +368,7 @@ pub(crate) fn model_option_key(kind: WhatIfKind, dtype: Dtype) -> Option<&'stati
         (WhatIfKind::GradCheckpoint, _) => Some("est-opt-hf-grad_checkpoint"),
         (WhatIfKind::Dtype, Dtype::Float16) => Some("est-opt-hf-dtype_fp16"),
         (WhatIfKind::Dtype, _) => Some("est-opt-hf-dtype"),
+        (WhatIfKind::Optimizer, _) => Some("est-opt-hf-optimizer"),
         _ => None,
     }
 }
@@ -372,7 +391,7 @@ pub(crate) fn option_label(o: &WhatIf, loc: &Localizer) -> String {
             &key,
             &[("params", FluentValue::from(loc.count(o.params_total)))],
         ),
-        (_, WhatIfKind::Lora) => loc.t_args(
+        (_, WhatIfKind::Lora | WhatIfKind::Qlora) => loc.t_args(
             &key,
             &[
                 ("rank", FluentValue::from(loc.int(o.scenario.lora_rank))),

@@ -17,7 +17,8 @@
 //! (`tests/it/hf_gemma.rs`: every run's peak within 1 %, parameters, weights, gradients and
 //! optimizer bytes exact, or refused by name).
 //!
-//! Refused by name (`check`): what no Trainer replay covers, float16, dropout, SDPA for Gemma 2
+//! Refused by name (`check`): what no Trainer replay covers, PEFT's LoRA and QLoRA, 8-bit
+//! optimizers, float16, dropout, SDPA for Gemma 2
 //! (transformers has none for softcapping), and checkpointed runs whose recomputed block's
 //! backward could set the peak (small vocabularies), which is not modelled to 1 %.
 
@@ -29,7 +30,7 @@ use super::arch::{Architecture, Family};
 use super::error::ScenarioError;
 use super::num::N;
 use super::params::Params;
-use super::scenario::{Dtype, Scenario};
+use super::scenario::{Dtype, Optimizer, Scenario};
 use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
 use moments::GemmaStep;
 use saves::{GemmaRun, FP32};
@@ -43,6 +44,17 @@ fn check(a: &Architecture, s: &Scenario, recompute: bool) -> Result<(), Scenario
         "grad_checkpoint",
         "with this vocabulary a recomputed block's backward can set the peak, which is not \
          modelled for Gemma: set grad_checkpoint to false",
+    );
+    r.not(
+        s.lora_rank > 0 || s.load_in_4bit,
+        "lora_rank",
+        "PEFT's LoRA and QLoRA are replayed for GPT-2 and the Llama family, not yet for Gemma",
+    );
+    r.not(
+        s.optimizer != Optimizer::Adamw,
+        "optimizer",
+        "bitsandbytes' 8-bit AdamW is replayed for GPT-2 and the Llama family; Gemma's replay \
+         runs fused AdamW",
     );
     r.not(
         !a.embeddings.tied_head,

@@ -19,15 +19,18 @@
 //! optimizers, more than one GPU, fine-tuning patches (PEFT's LoRA is not modelled yet),
 //! sliding-window attention reaching the window, gradient checkpointing of multi-query SDPA.
 
+mod lora;
 mod moments;
 mod saves;
 
 use super::arch::{Activation, Architecture, Mlp, Norm, Positions};
 use super::error::ScenarioError;
+use super::lora_adapters::{self, Adapters};
 use super::num::N;
 use super::params::Params;
 use super::scenario::{Dtype, Scenario};
-use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
+use super::trainer::{optimizer_bytes, Refusals, StepTotals, TrainerStep};
+use lora::LlamaLoraStep;
 use moments::LlamaStep;
 use saves::{LlamaRun, FP32};
 
@@ -86,9 +89,12 @@ pub(crate) fn step(
     p: &Params,
 ) -> Result<TrainerStep, ScenarioError> {
     check(a, run)?;
+    if run.lora_rank > 0 {
+        return lora_step(a, run, p);
+    }
     let r = LlamaRun::of(a, run);
     let w = r.w;
-    let optimizer = fused_adamw_bytes(a, w);
+    let optimizer = optimizer_bytes(a, w, run);
     let weights = N::from(p.total) * w + N::from(a.attention.head_dim) * FP32;
     let full_grads = N::from(p.total) * w;
     let tokens = r.sb * 8;
@@ -114,5 +120,58 @@ pub(crate) fn step(
         train,
         moment,
         first: before.sum().max(optimizer_step),
+    })
+}
+
+/// The Trainer step of PEFT's LoRA on `a` (`lora.rs`): the base frozen in its weights' dtype,
+/// float32 adapters with their gradients and fused AdamW's state.
+fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep, ScenarioError> {
+    let r = LlamaRun::of(a, run);
+    let modules = run
+        .lora_targets
+        .resolve(a)
+        .map_err(|m| ScenarioError::key("lora_targets", m))?;
+    let modules = lora_adapters::features(&modules, a);
+    let lora = N::from(p.lora);
+    let base = N::from(p.total) - lora;
+    let full_grads = lora * FP32;
+    let optimizer = lora_adapters::optimizer_bytes(lora, modules.len(), a.layers);
+    let weights = base * r.w + full_grads + N::from(a.attention.head_dim) * FP32;
+    // Autocast runs around the adapters whenever `dtype` asks for it, bf16 weights or not.
+    let autocast = run.dtype != Dtype::Float32;
+    let adapters = Adapters::new(r.sb, run.lora_rank, autocast, run.lora_dropout > 0.0);
+    let tokens = r.sb * 8;
+    let mut step = LlamaLoraStep {
+        kv: N::from(a.attention.kv_width()),
+        layers: a.layers,
+        r,
+        t: StepTotals {
+            weights,
+            full_grads,
+            optimizer,
+            accumulating: run.gradient_accumulation_steps >= 2,
+            checkpointed: run.grad_checkpoint,
+            tokens,
+            block_params: N::ZERO,
+        },
+        adapters,
+        modules,
+    };
+    let refused = || {
+        ScenarioError::key(
+            "grad_checkpoint",
+            format!(
+                "{}: with checkpointed blocks and this vocabulary ({} tokens) a block recomputed in the backward, not the loss, can set a LoRA step's peak, which vramdoc does not model within 1 %; estimate without grad_checkpoint, or with a longer sequence or larger batch where the loss dominates",
+                a.name, a.vocab_size
+            ),
+        )
+    };
+    let (train, moment) = step.peak().ok_or_else(refused)?;
+    step.t.optimizer = N::ZERO;
+    let (before, _) = step.peak().ok_or_else(refused)?;
+    Ok(TrainerStep {
+        train,
+        moment,
+        first: lora_adapters::first_step(before.sum(), &step.t, optimizer),
     })
 }
