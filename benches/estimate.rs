@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use vramdoc::estimate::arch::{
     Activation, Attention, Embeddings, Family, FeedForward, MixtureOfExperts, Mlp, Norm,
-    NormPlacement, Positions,
+    NormPlacement, Positions, SlidingWindow, Span,
 };
 use vramdoc::estimate::{
     estimate, estimate_model, what_if, what_if_model, Architecture, Dtype, GpuCatalog, LoraTargets,
@@ -185,6 +185,56 @@ fn main() {
         rate(budget, |i| {
             run.batch_size = 1 + (i & 31);
             black_box(estimate_model(black_box(&mixtral), &run, &catalog).ok());
+        }),
+    );
+
+    // Gemma 2 9B: sliding-window and global layers, softcapping, four norms per block, eager
+    // attention, float32 weights under bf16 autocast.
+    let gemma = Architecture {
+        family: Family::Gemma2,
+        name: "gemma-2-9b".into(),
+        vocab_size: 256_000,
+        hidden: 3584,
+        layers: 42,
+        attention: Attention {
+            heads: 16,
+            head_dim: 256,
+            softcap: Some(50.0),
+            sliding_window: Some(SlidingWindow {
+                window: 4096,
+                pattern: vec![Span::Local, Span::Global],
+            }),
+            ..llama.attention.clone()
+        },
+        mlp: Mlp::Dense(FeedForward {
+            activation: Activation::GeluTanh,
+            ..match llama.mlp {
+                Mlp::Dense(f) => f,
+                Mlp::Moe(m) => m.expert,
+            }
+        }),
+        norm_placement: NormPlacement::Sandwich,
+        embeddings: Embeddings {
+            tied_head: true,
+            scaled_by_sqrt_hidden: true,
+            logit_softcap: Some(30.0),
+            ..llama.embeddings
+        },
+        ..llama.clone()
+    };
+    let mut gemma_run = Scenario {
+        compile: false,
+        dropout: 0.0,
+        dtype: Dtype::Bfloat16,
+        flash: false,
+        gpu: Some("h100-80gb".into()),
+        ..Scenario::default()
+    };
+    report(
+        "single estimate, Gemma 2 9B (Hugging Face)",
+        rate(budget, |i| {
+            gemma_run.batch_size = 1 + (i & 31);
+            black_box(estimate_model(black_box(&gemma), &gemma_run, &catalog).ok());
         }),
     );
 

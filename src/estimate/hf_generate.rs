@@ -95,7 +95,8 @@ impl Generation {
 pub enum GenerateMoment {
     /// The forward over the whole prompt.
     Prefill,
-    /// A decoding step (the last, the largest).
+    /// A decoding step: the last, where the cache is largest, or with sliding-window layers
+    /// holding a prompt beyond their window, the first (`hf_gemma/generate.rs`).
     Decode,
 }
 
@@ -112,7 +113,7 @@ pub struct GenerateBytes {
     pub kv_cache_at_end: u64,
     /// The prefill's peak: weights, cache, prompt ids and the largest forward moment.
     pub prefill_peak: u64,
-    /// The decoding steps' peak (the last step).
+    /// The decoding steps' peak (the last step, or the first: [`GenerateMoment::Decode`]).
     pub decode_peak: u64,
     /// The larger of the two: `torch.cuda.max_memory_allocated()`.
     pub peak: u64,
@@ -183,9 +184,10 @@ pub fn estimate_generate(
     check(a, s, g, e)?;
     let params = params::count_of(a, s)?.params;
     // Rotary models also keep `inv_freq` and `original_inv_freq` (head_dim/2 float32 each).
-    let rotary = match a.positions {
-        Positions::Rotary { .. } => N::from(a.attention.head_dim) * FP32,
-        Positions::Learned { .. } => N::ZERO,
+    let rotary = match (a.positions, a.family) {
+        (_, Family::Gemma2 | Family::Gemma3) => super::hf_gemma::generate::buffers(a, e),
+        (Positions::Rotary { .. }, _) => N::from(a.attention.head_dim) * FP32,
+        (Positions::Learned { .. }, _) => N::ZERO,
     };
     let weights = N::from(params.total) * e as u128 + rotary;
     let cache = cache_bytes(
@@ -291,7 +293,7 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             "model",
             format!(
                 "Hugging Face generate is modelled for GPT-2, Llama-family decoders with a gated \
-                 MLP and mixtures of experts (transformers {}) only; {} ({}{}) is described and \
+                 MLP, mixtures of experts and Gemma 2/3 (transformers {}) only; {} ({}{}) is described and \
                  its KV cache computed{cache}, but its prefill and decoding are not replayed yet",
                 super::arch::HF_TRANSFORMERS,
                 a.name,
@@ -365,7 +367,9 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             ),
         ));
     }
-    if !s.flash {
+    if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
+        wrong.extend(super::hf_gemma::generate::refusals(a, s));
+    } else if !s.flash {
         wrong.push((
             "flash",
             "generate is replayed with SDPA attention (GPT-2's default), not eager".into(),
@@ -399,6 +403,7 @@ fn replayed(a: &Architecture) -> bool {
         Family::HfGpt2 => true,
         Family::Llama => matches!(a.mlp, Mlp::Dense(f) if f.gated) && window(a).is_some(),
         Family::Moe => super::hf_moe::generate_replayed(a),
+        Family::Gemma2 | Family::Gemma3 => true,
         _ => false,
     }
 }
@@ -450,9 +455,9 @@ fn prefill_widths(a: &Architecture) -> N {
 }
 
 /// What lies beside the weights at the prefill's and the decoding's peaks.
-struct GenerateMoments {
-    prefill: N,
-    decode: N,
+pub(crate) struct GenerateMoments {
+    pub(crate) prefill: N,
+    pub(crate) decode: N,
 }
 
 impl GenerateMoments {
@@ -462,6 +467,9 @@ impl GenerateMoments {
         e: u64,
         cache: &CacheBytes,
     ) -> Result<GenerateMoments, ScenarioError> {
+        if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
+            return Ok(super::hf_gemma::generate::moments(a, g, e, cache));
+        }
         let run = CacheRun {
             kind: g.cache,
             element_bytes: e,

@@ -15,6 +15,7 @@ mod eval;
 mod finetune;
 mod generation_tensors;
 mod gpu;
+mod hf_gemma;
 mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
@@ -324,8 +325,8 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
 /// alike, GPT-2's 0.1; a Trainer step has no evaluation, so `eval_peak` is 0 and the first step's
 /// peak is `bytes.first_step_peak`); the Llama family (Llama, Mistral, Qwen2, Qwen3, Phi-3) is
 /// `hf_llama/` the same way (`pure_bf16` for weights loaded in bfloat16 and trained as they
-/// are), and mixtures of experts `hf_moe/` on the Llama step; every other family is an error
-/// naming it.
+/// are), mixtures of experts `hf_moe/` on the Llama step, and Gemma 2 and 3 (`hf_gemma/`);
+/// every other family is an error naming it.
 pub fn estimate_model(
     a: &Architecture,
     s: &Scenario,
@@ -335,9 +336,12 @@ pub fn estimate_model(
     a.validate()?;
     a.computed()?;
     match a.family {
-        Family::HfGpt2 | Family::Llama | Family::Moe | Family::Nanochat => {
-            estimate_trainer_step(a, s, catalog)
-        }
+        Family::HfGpt2
+        | Family::Llama
+        | Family::Moe
+        | Family::Nanochat
+        | Family::Gemma2
+        | Family::Gemma3 => estimate_trainer_step(a, s, catalog),
         _ => {
             let e = estimate(s, catalog)?;
             if &e.architecture != a {
@@ -375,6 +379,8 @@ fn estimate_trainer_step(
     let mut params = params::count_of(a, &run)?.params;
     let step = if a.family == Family::Nanochat {
         nanochat::step(a, &run)?
+    } else if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
+        hf_gemma::step(a, &run, &params)?
     } else if run.load_in_4bit {
         let rotary = match a.family {
             Family::HfGpt2 => N::ZERO,

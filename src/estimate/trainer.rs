@@ -11,7 +11,7 @@ use super::bnb;
 use super::error::ScenarioError;
 use super::memory::{Components, TrainMoment};
 use super::num::N;
-use super::scenario::{InitFrom, Optimizer, Scenario, Sharding};
+use super::scenario::{Dtype, InitFrom, Optimizer, Scenario, Sharding};
 
 /// One Trainer step of a Hugging Face model, as its family computes it.
 pub(crate) struct TrainerStep {
@@ -68,6 +68,50 @@ impl StepTotals {
             autocast_weights,
             activations: activations + self.tokens,
             logits,
+        }
+    }
+}
+
+impl StepTotals {
+    /// The step from a family's candidate moments over these totals: the largest once the
+    /// optimizer state exists, and the first step's peak, the largest without optimizer state
+    /// or its `optimizer.step()`, which creates the state beside every weight, every gradient
+    /// and the token batch.
+    pub(crate) fn step(
+        mut self,
+        peak: impl Fn(&StepTotals) -> (Components, TrainMoment),
+    ) -> TrainerStep {
+        let (train, moment) = peak(&self);
+        let optimizer_step = self.weights + self.full_grads + self.optimizer + self.tokens;
+        self.optimizer = N::ZERO;
+        let (before, _) = peak(&self);
+        TrainerStep {
+            train,
+            moment,
+            first: before.sum().max(optimizer_step),
+        }
+    }
+}
+
+/// The element sizes a Trainer step runs with, from `dtype` and `pure_bf16`.
+#[derive(Clone, Copy)]
+pub(crate) struct ElementBytes {
+    /// Bytes of a weight: 4, or 2 for weights loaded in bfloat16 (`pure_bf16`).
+    pub(crate) w: u128,
+    /// Bytes of a computed activation: 2 under bf16 autocast or with bf16 weights, else 4.
+    pub(crate) c: u128,
+    /// bf16 autocast on float32 weights.
+    pub(crate) autocast: bool,
+}
+
+impl ElementBytes {
+    /// The precision of `s`.
+    pub(crate) fn of(s: &Scenario) -> ElementBytes {
+        let autocast = !s.pure_bf16 && s.dtype != Dtype::Float32;
+        ElementBytes {
+            w: if s.pure_bf16 { 2 } else { 4 },
+            c: if s.pure_bf16 || autocast { 2 } else { 4 },
+            autocast,
         }
     }
 }

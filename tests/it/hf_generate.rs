@@ -10,17 +10,17 @@ use vramdoc::estimate::arch::Architecture;
 use vramdoc::estimate::kv_cache::CacheKind;
 use vramdoc::estimate::{estimate_generate, Dtype, Generation, GpuCatalog, Scenario};
 
-/// A `generate` replay's document (`replay_generate.py`'s; `replay_generate_moe.py` writes the
-/// same).
+/// A `generate` replay's document (`hf_generate_gemma.rs` reads its own runs with it).
 #[derive(Deserialize)]
-pub(crate) struct Replay {
+pub(crate) struct Replay<R> {
     pub(crate) transformers: String,
-    pub(crate) runs: Vec<Entry>,
+    pub(crate) runs: Vec<Entry<R>>,
 }
 
+/// One replayed call and what it measured.
 #[derive(Deserialize)]
-pub(crate) struct Entry {
-    pub(crate) run: Run,
+pub(crate) struct Entry<R> {
+    pub(crate) run: R,
     pub(crate) params: u64,
     pub(crate) weights_bytes: u64,
     pub(crate) prefill_peak_bytes: u64,
@@ -104,7 +104,7 @@ pub(crate) fn llama(config: &[(String, serde_json::Value)]) -> Architecture {
     }
 }
 
-fn replay() -> Replay {
+fn replay() -> Replay<Run> {
     let text = std::fs::read_to_string("tests/data/hf_generate_replay.json").unwrap();
     serde_json::from_str(&text).unwrap()
 }
@@ -123,14 +123,24 @@ pub(crate) fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
         ..Scenario::default()
     };
     let g = Generation {
-        prompt_tokens: r.prompt_tokens,
-        max_new_tokens: r.max_new_tokens,
-        batch_size: r.batch_size,
         num_return_sequences: r.num_return_sequences,
         do_sample: r.num_return_sequences > 1,
-        cache: cache_kind(&r.cache),
+        ..greedy(r.prompt_tokens, r.max_new_tokens, r.batch_size, &r.cache)
     };
     (a, s, g)
+}
+
+/// A greedy `generate` call of `batch` prompts of `prompt` tokens and `new` tokens, with the
+/// cache a replay names ([`cache_kind`]).
+pub(crate) fn greedy(prompt: u64, new: u64, batch: u64, cache: &str) -> Generation {
+    Generation {
+        prompt_tokens: prompt,
+        max_new_tokens: new,
+        batch_size: batch,
+        num_return_sequences: 1,
+        do_sample: false,
+        cache: cache_kind(cache),
+    }
 }
 
 /// A replayed run's cache: `dynamic`, `static`, or optimum-quanto's `quanto-int4`/`quanto-int2`
@@ -149,7 +159,8 @@ fn cache_kind(name: &str) -> CacheKind {
     }
 }
 
-fn off(est: u64, replay: u64) -> f64 {
+/// The relative error of `est` against `replay`.
+pub(crate) fn off(est: u64, replay: u64) -> f64 {
     (est as f64 - replay as f64) / replay as f64
 }
 
@@ -355,18 +366,7 @@ fn the_llama_generate_runs_measured_on_an_h200() {
             compile: false,
             ..Scenario::default()
         };
-        let g = Generation {
-            prompt_tokens: r.prompt_tokens,
-            max_new_tokens: r.max_new_tokens,
-            batch_size: r.batch_size,
-            num_return_sequences: 1,
-            do_sample: false,
-            cache: if r.cache == "static" {
-                CacheKind::Static
-            } else {
-                CacheKind::Dynamic
-            },
-        };
+        let g = greedy(r.prompt_tokens, r.max_new_tokens, r.batch_size, &r.cache);
         let est = estimate_generate(&a, &s, &g, &catalog).unwrap();
         let weights = r.weights_allocated_bytes as i64 - est.bytes.weights as i64;
         let prefill = r.prefill_peak_bytes as i64 - est.bytes.prefill_peak as i64;

@@ -9,7 +9,7 @@ use crate::hf_moe::{architecture, Model};
 use crate::support::SiteTest;
 use vramdoc::estimate::{estimate_generate, GpuCatalog};
 
-fn replay() -> Replay {
+fn replay() -> Replay<Run> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/hf_moe_generate_replay.json"

@@ -204,22 +204,24 @@ fn a_config_json_path_a_folder_and_a_yaml_key_give_the_catalogs_model() {
 }
 
 #[test]
-fn a_family_not_computed_is_refused_naming_the_model_family_and_its_parameters() {
+fn every_catalog_family_has_its_own_step_none_is_refused_as_not_modelled() {
+    // Every family the catalog lists is computed: no catalog id gets the "not modelled yet"
+    // refusal (`Architecture::computed`), which stays for a family described later.
     let t = SiteTest::new();
-    for (id, family, params) in [("gemma-2-2b", "gemma2", "2,614,341,888")] {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/models");
+    let mut ids = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        ids.extend(
+            text.lines()
+                .filter_map(|l| l.trim().strip_prefix("- id: "))
+                .map(str::to_owned),
+        );
+    }
+    assert!(ids.len() >= 40, "{ids:?}");
+    for id in &ids {
         let r = t.run(&["estimate", "--model", id, "--gpu", "a100-80gb"]);
-        assert_eq!(r.code, 1, "{id}: {}", r.stdout);
-        assert!(r.stdout.is_empty());
-        for want in [
-            id,
-            family,
-            params,
-            "not modelled yet",
-            "gpt2, gpt2-medium",
-            "llama-3.1-8b",
-        ] {
-            assert!(r.stderr.contains(want), "{id}: {want}:\n{}", r.stderr);
-        }
+        assert!(!r.stderr.contains("not modelled yet"), "{id}: {}", r.stderr);
     }
 }
 

@@ -137,7 +137,8 @@ def replay(run: Run, explain: bool = False) -> dict:
         from transformers import AutoConfig
 
         cfg = AutoConfig.for_model(run.family, **dict(run.config))
-    cfg._attn_implementation = "sdpa"
+    # SDPA, or what a run names (Gemma 2 has no SDPA: its softcapping needs eager attention).
+    cfg._attn_implementation = getattr(run, "attn_implementation", "sdpa")
     dtype = DTYPES[run.dtype]
     total_len = run.prompt_tokens + run.max_new_tokens
 

@@ -210,8 +210,8 @@ def run_of(m, s: int, b: int, acc: int, weights: str, dtype: str, attn: str,
 def _runs() -> list[Run]:
     out = []
 
-    def add(*args) -> None:
-        out.append(run_of(*args))
+    def add(*args, **kwargs) -> None:
+        out.append(run_of(*args, **kwargs))
 
     add(LLAMA2_7B, 1024, 1, 2, F32, BF16, "sdpa")
     add(LLAMA2_7B, 1024, 1, 1, BF16, F32, "sdpa")

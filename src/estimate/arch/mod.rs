@@ -22,8 +22,9 @@
 //! - nanochat's GPT: rotary, QK-norm without weights, ReLU² MLP, untied head, logit softcap,
 //!   parameter-free RMSNorm, sliding-window layers by a pattern.
 //!
-//! Only [`Family::NanoGpt`], [`Family::HfGpt2`], [`Family::Llama`], [`Family::Moe`] and
-//! [`Family::Nanochat`] (at [`NANOCHAT_COMMIT`]) are computed today; the estimator refuses the others by name ([`Architecture::computed`]) instead of estimating them
+//! Only [`Family::NanoGpt`], [`Family::HfGpt2`], [`Family::Llama`], [`Family::Moe`],
+//! [`Family::Gemma2`], [`Family::Gemma3`] and [`Family::Nanochat`] (at [`NANOCHAT_COMMIT`]) are
+//! computed today; the estimator refuses the others by name ([`Architecture::computed`]) instead of estimating them
 //! with another family's tensors.
 
 mod families;
@@ -79,7 +80,13 @@ impl Family {
     pub fn computed(self) -> bool {
         matches!(
             self,
-            Family::NanoGpt | Family::HfGpt2 | Family::Llama | Family::Moe | Family::Nanochat
+            Family::NanoGpt
+                | Family::HfGpt2
+                | Family::Llama
+                | Family::Moe
+                | Family::Nanochat
+                | Family::Gemma2
+                | Family::Gemma3
         )
     }
 }
@@ -325,8 +332,8 @@ impl Architecture {
         }
         Err(ScenarioError::general(format!(
             "the {} family ({}) is described but its training step is not modelled yet; \
-             vramdoc computes nanoGPT's GPT, nanochat's GPT, and Hugging Face's GPT-2 and Llama family \
-             (Llama, Mistral, Qwen2, Qwen3, Phi-3; transformers {}) only",
+             vramdoc computes nanoGPT's GPT, nanochat's GPT, and Hugging Face's GPT-2, Llama family \
+             (Llama, Mistral, Qwen2, Qwen3, Phi-3), mixtures of experts and Gemma 2/3 (transformers {}) only",
             self.family.as_str(),
             self.name,
             HF_TRANSFORMERS,

@@ -41,11 +41,7 @@ impl LlamaStep {
 
     /// The gradients of earlier micro-steps: all of them when accumulating.
     fn earlier_grads(&self) -> N {
-        if self.t.accumulating {
-            self.t.full_grads
-        } else {
-            N::ZERO
-        }
+        self.t.earlier_grads()
     }
 
     /// Cross-entropy's backward (`ForCausalLMLoss` calls `logits.float()`, pads the labels

@@ -14,7 +14,8 @@
 use crate::estimate::arch::{Architecture, Mlp};
 use crate::estimate::hf_moe::ExpertRun;
 use crate::estimate::num::N;
-use crate::estimate::scenario::{Dtype, Scenario};
+use crate::estimate::scenario::Scenario;
+use crate::estimate::trainer::ElementBytes;
 
 /// Bytes of a float32 element.
 pub(crate) const FP32: u128 = 4;
@@ -100,9 +101,7 @@ impl LlamaRun {
             N::from(at.kv_width()),
             N::from(f.intermediate),
         );
-        let w: u128 = if s.pure_bf16 { 2 } else { 4 };
-        let autocast = !s.pure_bf16 && s.dtype != Dtype::Float32;
-        let c: u128 = if s.pure_bf16 || autocast { 2 } else { 4 };
+        let ElementBytes { w, c, autocast } = ElementBytes::of(s);
         let experts = ExpertRun::of(a, s, w, c);
         let (mlp_copied, mlp_params, mlp_readers) = match &experts {
             Some(e) => (e.copied(), e.params(), e.readers()),

@@ -2,18 +2,22 @@
 //! settings read from the inputs (`prompt_tokens`, `max_new_tokens`, `num_return_sequences`,
 //! `kv_cache`, and the scenario's `batch_size` and `dtype`), with the defaults said in a note.
 
+use super::Model;
 use crate::diagnostics::Diagnostic;
+use crate::estimate::arch::Family;
 use crate::estimate::kv_cache::CacheKind;
 use crate::estimate::{Generation, Literal, Scenario};
 use crate::scenario::pyconfig::Session;
 
 /// The keys the generate phase defaults when no input set them: one prompt, weights in
-/// bfloat16 (`from_pretrained(..., dtype=torch.bfloat16)`), eager execution.
+/// bfloat16 (`from_pretrained(..., dtype=torch.bfloat16)`), eager execution; for Gemma 2 eager
+/// attention, which `from_pretrained` picks (transformers has no SDPA for its softcapping).
 pub(super) fn defaults(
     session: &mut Session<'_>,
     scenario: &mut Scenario,
+    model: &Model,
 ) -> Result<Vec<String>, Diagnostic> {
-    let defaults = [
+    let mut defaults = vec![
         ("batch_size", Literal::Int(1), "one prompt (--batch_size)"),
         (
             "dtype",
@@ -21,6 +25,13 @@ pub(super) fn defaults(
             "weights in bfloat16 (--dtype=float32 or float16 otherwise)",
         ),
     ];
+    if model.architecture.family == Family::Gemma2 {
+        defaults.push((
+            "flash",
+            Literal::Bool(false),
+            "eager attention (transformers has no SDPA for Gemma 2's softcapping)",
+        ));
+    }
     let mut assumed = Vec::new();
     for (key, value, words) in defaults {
         if session.origins.contains_key(key) {

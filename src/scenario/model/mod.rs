@@ -155,7 +155,7 @@ pub(crate) fn settle(
         return Err(errors);
     }
     let mut notes = if scenario.phase == Phase::Generate {
-        generate::defaults(session, scenario).map_err(|e| vec![e])?
+        generate::defaults(session, scenario, &model).map_err(|e| vec![e])?
     } else {
         let qlora = qlora::defaults(session, scenario, &model).map_err(|e| vec![e])?;
         let mut notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
@@ -239,7 +239,7 @@ pub(crate) fn trainer_default_values(model: &Model) -> Vec<(&'static str, Litera
         return nanochat_default_values();
     }
     let sequence = default_sequence(model);
-    vec![
+    let mut values = vec![
         ("batch_size", Literal::Int(8), "per_device_train_batch_size 8"),
         (
             "gradient_accumulation_steps",
@@ -262,7 +262,17 @@ pub(crate) fn trainer_default_values(model: &Model) -> Vec<(&'static str, Litera
             Literal::Int(i64::try_from(sequence).unwrap_or(1024)),
             "sequences of block_size tokens",
         ),
-    ]
+    ];
+    // transformers 5.24 gives Gemma 2 no SDPA (`_supports_sdpa = False`: softcapping), so
+    // `from_pretrained` picks eager attention.
+    if model.architecture.family == Family::Gemma2 {
+        values.push((
+            "flash",
+            Literal::Bool(false),
+            "eager attention (transformers has no SDPA for Gemma 2's softcapping)",
+        ));
+    }
+    values
 }
 
 /// nanochat's `base_train.py` defaults (at the pinned commit) for the keys it has: 32 sequences
