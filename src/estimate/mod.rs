@@ -33,6 +33,7 @@ mod trainer;
 mod whatif;
 mod whatif_generate;
 mod whatif_model;
+mod window_generate;
 
 use serde::Serialize;
 

@@ -53,10 +53,12 @@ fn gpt2_family() -> String {
     "gpt2".into()
 }
 
-/// A plain Llama-family decoder from the config keywords a run was built with.
+/// A plain Llama-family decoder (or Mistral's, with its window) from the config keywords a run
+/// was built with.
 pub(crate) fn llama(config: &[(String, serde_json::Value)]) -> Architecture {
     use vramdoc::estimate::arch::{
-        Activation, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement, Positions,
+        Activation, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement,
+        Positions, SlidingWindow, Span,
     };
     let get = |k: &str| {
         config
@@ -82,7 +84,15 @@ pub(crate) fn llama(config: &[(String, serde_json::Value)]) -> Architecture {
             out_bias: false,
             qk_norm: None,
             softcap: None,
-            sliding_window: None,
+            // Mistral's window, on every layer.
+            sliding_window: config
+                .iter()
+                .find(|(key, _)| key == "sliding_window")
+                .and_then(|(_, w)| w.as_u64())
+                .map(|window| SlidingWindow {
+                    window,
+                    pattern: vec![Span::Local],
+                }),
         },
         mlp: Mlp::Dense(FeedForward {
             intermediate: int("intermediate_size"),
@@ -109,7 +119,7 @@ fn replay() -> Replay {
 
 /// The estimator's inputs for a replayed (or measured) run.
 fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
-    let a = if r.family == "llama" {
+    let a = if r.family == "llama" || r.family == "mistral" {
         llama(&r.config)
     } else {
         Architecture::hf_gpt2(r.n_layer, r.n_head, r.n_embd, r.vocab_size, r.n_positions)

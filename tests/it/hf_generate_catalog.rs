@@ -4,7 +4,8 @@
 //! `tools/hf_replay/catalog_runs.py` replays each model's own config with 2 of its layers (every
 //! block is the same: the widths, heads, vocabulary, biases, QK-norm, fused projections and
 //! sliding window are the model's) with a dynamic and a static cache, and, where the model has a
-//! sliding window within its positions, a context ending exactly at the window. Here each model's
+//! sliding window within its positions, a context ending exactly at the window and a prompt half
+//! a window past it (the masked prefill, the cache cut to the window). Here each model's
 //! runs are found, their config checked to be the catalog's but for the layer count, and
 //! `vramdoc estimate --model config.json --phase generate` of that config held to them: the KV
 //! cache to the byte, the prefill and decode peaks within 1 %, the parameters exactly. The full
@@ -133,6 +134,11 @@ fn every_llama_family_catalog_model_is_held_to_its_reduced_layer_generate_replay
                 .filter(|e| e.run.prompt_tokens + e.run.max_new_tokens == w)
                 .count();
             assert_eq!(at_window, 2, "{}: runs at its window of {w}", m.id);
+            assert!(
+                runs.iter().any(|e| e.run.prompt_tokens > w),
+                "{}: no run past its window of {w}",
+                m.id
+            );
         }
         for e in runs {
             let r = &e.run;
@@ -223,10 +229,10 @@ fn every_llama_family_catalog_model_computes_generate_with_both_caches() {
 }
 
 #[test]
-fn one_token_past_a_sliding_window_is_refused_naming_the_window() {
+fn one_token_past_a_sliding_window_is_refused_with_a_static_cache_only() {
     let t = SiteTest::new();
     // Phi-3 mini 4k: a window of 2047 tokens.
-    let at = |prompt: u64| {
+    let at = |prompt: u64, cache: &str| {
         let mut args = vec![
             "estimate",
             "--model",
@@ -234,23 +240,22 @@ fn one_token_past_a_sliding_window_is_refused_naming_the_window() {
             "--phase",
             "generate",
         ];
-        let p = format!("prompt_tokens={prompt}");
-        args.extend([
-            "--set",
-            &p,
-            "--set",
-            "max_new_tokens=47",
-            "--format",
-            "json",
-        ]);
+        let (p, c) = (
+            format!("prompt_tokens={prompt}"),
+            format!("kv_cache={cache}"),
+        );
+        args.extend(["--set", &p, "--set", &c, "--set", "max_new_tokens=47"]);
         t.run(&args)
     };
-    assert_eq!(at(2000).code, 0, "{}", at(2000).stderr);
-    let r = at(2001);
+    assert_eq!(at(2000, "static").code, 0, "{}", at(2000, "static").stderr);
+    let r = at(2001, "static");
     assert_ne!(r.code, 0);
     for words in ["sliding window of 2047", "(2048)", "max_new_tokens"] {
         assert!(r.stderr.contains(words), "{words}: {}", r.stderr);
     }
+    // The dynamic cache is computed past the window (the masked prefill, the cache cut to it).
+    let r = at(2001, "dynamic");
+    assert_eq!(r.code, 0, "{}", r.stderr);
 }
 
 #[test]

@@ -279,15 +279,17 @@ fn a_llama_with_grouped_heads_generates_with_a_dynamic_and_a_static_cache() {
 }
 
 #[test]
-fn a_sliding_window_bounds_the_longest_context_in_every_language() {
+fn a_sliding_window_bounds_a_static_caches_longest_context_in_every_language() {
     let t = SiteTest::new();
-    // Phi-3 mini 4k: every layer local over 2047 tokens; an H100 holds far more.
+    // Phi-3 mini 4k: every layer local over 2047 tokens; an H100 holds far more. A static cache
+    // is computed up to the window, the dynamic cache past it.
     let args = [
         "--model",
         "phi-3-mini-4k",
         "--phase",
         "generate",
         "--max_new_tokens=47",
+        "--kv_cache=static",
         "--gpu",
         "h100-80gb",
         "--solve",
@@ -308,5 +310,13 @@ fn a_sliding_window_bounds_the_longest_context_in_every_language() {
         let r = t.run(&all);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(r.stdout.contains(words), "{lang}: {}", r.stdout);
-    }
+    } // The dynamic cache: past the window, bounded by the card.
+    let dynamic: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| *a != "--kv_cache=static")
+        .collect();
+    let v = run_json(&t, &dynamic);
+    assert_eq!(v["solve"]["limited_by"], "memory");
+    assert!(v["solve"]["max_context"].as_u64().unwrap() > 2047);
 }

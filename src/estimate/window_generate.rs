@@ -1,0 +1,100 @@
+//! Hugging Face `generate` on a Llama-family model whose every layer slides over a window of `W`
+//! tokens (Mistral v0.1, Phi-3) with a `DynamicCache` (`DynamicSlidingWindowLayer`): what the
+//! window adds to `hf_generate`'s moments. Source: `tools/hf_replay/replay_generate.py`'s
+//! sliding-window runs (`--explain`), read against transformers 5.24's `cache_utils.py`,
+//! `masking_utils.py` and `integrations/sdpa_attention.py`.
+//!
+//! - **Prefill of a prompt of `W` tokens or more.** `_ignore_causal_mask_sdpa` no longer skips
+//!   the mask (`kv_length >= local_attention_size`): `sdpa_mask` builds one boolean `[P, P]` mask
+//!   (expanded to the batch as a view), alive through the whole forward, beside the MLP moment
+//!   too. With a mask SDPA runs the memory-efficient kernel: ATen turns the mask into an additive
+//!   bias of the query's dtype (`logical_not`, then `where`, each materializing the batch:
+//!   `B·P²` bytes and `B·P²·e`), padded to a multiple of 16 keys when `P` is not one (a
+//!   `B·P·⌈P/16⌉·16·e` copy beside the unpadded bias, the `logical_not` by then freed); and
+//!   transformers passes grouped heads only without a mask,
+//!   so `repeat_kv` copies the keys and values to every query head (`2·B·heads·P·head_dim·e`).
+//!   Beside them at the last layer's attention: the whole prompt's cache, the rotated queries
+//!   (`B·P·heads·head_dim·e`), the embedding, the residual and its RMSNorm (`3·B·P·h·e`), RoPE's
+//!   cos and sin (`2·B·P·head_dim·e`).
+//! - **Decoding.** A sliding layer concatenates its kept keys (`min(T, W−1)` tokens, a view of
+//!   the previous concatenation's storage) and the new one, then keeps a view of the last `W−1`:
+//!   each step's storage is `min(t, W)` tokens, and the old keys and values stay alive until both
+//!   concatenations are done. At the first step the old storage is the prefill's whole prompt:
+//!   the first layer holds its new keys and values (`min(P+1, W)` tokens) while every layer still
+//!   holds the prompt. Decoding steps past the window get a `[B, 1, 1, W]` mask, and with one
+//!   query transformers packs the query per key/value head (`pack_gqa`): nothing repeated.
+
+use super::arch::Architecture;
+use super::num::N;
+
+/// What the window adds to the prefill: the mask alive beside the MLP moment, and the masked
+/// attention moment's own bytes (beside the cache, the ids and the weights), when `P ≥ W`.
+pub(crate) struct MaskedPrefill {
+    /// The boolean mask: `P²` bytes.
+    pub(crate) mask: N,
+    /// The last layer's masked attention, the mask included.
+    pub(crate) attention: N,
+}
+
+/// The masked prefill of `sequences` prompts of `prompt` tokens on `a` (window `window`), `e`
+/// bytes per element; `None` when the prompt is shorter than the window (no mask is built).
+pub(crate) fn masked_prefill(
+    a: &Architecture,
+    window: u64,
+    sequences: N,
+    prompt: u64,
+    e: u128,
+) -> Option<MaskedPrefill> {
+    if prompt < window {
+        return None;
+    }
+    let p = N::from(prompt);
+    let at = &a.attention;
+    let mask = p * p;
+    // The mask is expanded to the batch (a view); what is made from it has the batch.
+    let batch_mask = sequences * mask;
+    let bias = batch_mask * e;
+    let conversion = if prompt % 16 == 0 {
+        // The `logical_not` and the bias.
+        batch_mask + bias
+    } else {
+        // The bias and its padded copy.
+        bias + sequences * p * N::from(prompt.div_ceil(16) * 16) * e
+    };
+    let per_token = |width: u64| sequences * p * N::from(width) * e;
+    let repeated = if at.kv_heads < at.heads {
+        per_token(at.q_width()) * 2
+    } else {
+        N::ZERO
+    };
+    let activations =
+        per_token(at.q_width()) + per_token(a.hidden) * 3 + per_token(at.head_dim) * 2;
+    Some(MaskedPrefill {
+        mask,
+        attention: mask + conversion + repeated + activations,
+    })
+}
+
+/// The decoding steps' cache moment beside `rest` (the ids and a step's own activations):
+/// `kv_token` bytes per token of one layer's keys, `T` the tokens at the end, the cache after the
+/// prefill and at the end.
+pub(crate) fn decode_cache(
+    window: u64,
+    kv_token: N,
+    prompt: u64,
+    new_tokens: u64,
+    after_prefill: u64,
+    at_end: u64,
+) -> N {
+    let (p, w) = (N::from(prompt), N::from(window));
+    let t = p + N::from(new_tokens) - N::from(1u64);
+    // The last step's old storage: the previous step's concatenation, or the prompt's.
+    let old = if new_tokens == 2 {
+        p
+    } else {
+        (t - N::from(1u64)).min(w)
+    };
+    let last = N::from(at_end) + kv_token * old * 2;
+    let first = N::from(after_prefill) + kv_token * (p + N::from(1u64)).min(w) * 2;
+    last.max(first)
+}
