@@ -9,7 +9,8 @@
 //! runs are found, their config checked to be the catalog's but for the layer count, and
 //! `vramdoc estimate --model config.json --phase generate` of that config held to them: the KV
 //! cache to the byte, the prefill and decode peaks within 1 %, the parameters exactly. The full
-//! model (`--model ID`) computes with both caches, and one token past a sliding window is refused.
+//! model (`--model ID`) computes with both caches; a static cache one token past a sliding window
+//! is refused. And optimum-quanto's int4/int2 caches compute, HQQ's int8 and fp8 are refused.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
