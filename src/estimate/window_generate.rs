@@ -10,9 +10,11 @@
 //!   too. With a mask SDPA runs the memory-efficient kernel: ATen turns the mask into an additive
 //!   bias of the query's dtype (`logical_not`, then `where`, each materializing the batch:
 //!   `B·P²` bytes and `B·P²·e`), padded to a multiple of 16 keys when `P` is not one (a
-//!   `B·P·⌈P/16⌉·16·e` copy beside the unpadded bias, the `logical_not` by then freed); and
-//!   transformers passes grouped heads only without a mask,
-//!   so `repeat_kv` copies the keys and values to every query head (`2·B·heads·P·head_dim·e`).
+//!   `B·P·⌈P/16⌉·16·e` copy beside the unpadded bias, the `logical_not` by then freed), or later
+//!   the (padded) bias beside the kernel's output (`B·P·heads·head_dim·e`), the larger of the two
+//!   for prompts shorter than `heads·head_dim·e`; and transformers passes grouped heads only
+//!   without a mask, so `repeat_kv` copies the keys and values to every query head
+//!   (`2·B·heads·P·head_dim·e`).
 //!   Beside them at the last layer's attention: the whole prompt's cache, the rotated queries
 //!   (`B·P·heads·head_dim·e`), the embedding, the residual and its RMSNorm (`3·B·P·h·e`), RoPE's
 //!   cos and sin (`2·B·P·head_dim·e`).
@@ -54,14 +56,15 @@ pub(crate) fn masked_prefill(
     // The mask is expanded to the batch (a view); what is made from it has the batch.
     let batch_mask = sequences * mask;
     let bias = batch_mask * e;
-    let conversion = if prompt % 16 == 0 {
-        // The `logical_not` and the bias.
-        batch_mask + bias
-    } else {
-        // The bias and its padded copy.
-        bias + sequences * p * N::from(prompt.div_ceil(16) * 16) * e
-    };
+    let padded = sequences * p * N::from(prompt.div_ceil(16) * 16) * e;
     let per_token = |width: u64| sequences * p * N::from(width) * e;
+    let (conversion, kernel) = if prompt % 16 == 0 {
+        // The `logical_not` and the bias; then the bias and the kernel's output.
+        (batch_mask + bias, bias + per_token(at.q_width()))
+    } else {
+        // The bias and its padded copy; then the padded bias and the kernel's output.
+        (bias + padded, padded + per_token(at.q_width()))
+    };
     let repeated = if at.kv_heads < at.heads {
         per_token(at.q_width()) * 2
     } else {
@@ -71,7 +74,7 @@ pub(crate) fn masked_prefill(
         per_token(at.q_width()) + per_token(a.hidden) * 3 + per_token(at.head_dim) * 2;
     Some(MaskedPrefill {
         mask,
-        attention: mask + conversion + repeated + activations,
+        attention: mask + conversion.max(kernel) + repeated + activations,
     })
 }
 
