@@ -255,22 +255,24 @@ mod tests {
         }
     }
 
-    /// The note names the card, the setting, the figure (15,841 MiB = 15.47 GiB), what it rests
+    /// The note names the card, the setting, the figure (12,001 MiB = 11.72 GiB), what it rests
     /// on and the override.
     #[test]
     fn unsourced_note_says_what_the_figure_rests_on() {
         let catalog = GpuCatalog::builtin();
         let card = |id: &str| catalog.get(id).unwrap_or_else(|| panic!("{id} missing"));
-        let note = card("rtx-5080").unsourced_capacity_note(None).unwrap();
-        assert_eq!(15841.0_f64 / 1024.0, 15.4697265625);
+        let note = card("rtx-4070").unsourced_capacity_note(None).unwrap();
+        assert_eq!(12001.0_f64 / 1024.0, 11.7197265625);
         assert!(
-            note.starts_with("NVIDIA GeForce RTX 5080: its capacity in vramdoc's catalog, 15.47 GiB, is not sourced (no message of an RTX 5080 at hand): derived from the RTX 5070 Ti's OOM message"),
+            note.starts_with("NVIDIA GeForce RTX 4070: its capacity in vramdoc's catalog, 11.72 GiB, is not sourced (no message printing 11.72 GiB at hand;"),
             "{note}"
         );
         assert!(
-            note.contains("--catalog FILE entry with id rtx-5080"),
+            note.contains("--catalog FILE entry with id rtx-4070"),
             "{note}"
         );
+        // A figure computed from a cited nvidia-smi total is a sourced one: no note.
+        assert_eq!(card("rtx-5080").unsourced_capacity_note(None), None);
         // 24115 MiB = 23.55 GiB, the L4's ECC-off figure.
         let ecc_off = Some((VariantKind::EccOff, 24115u64 << 20));
         let l4 = card("l4").unsourced_capacity_note(ecc_off);

@@ -1,7 +1,7 @@
 //! Which catalog cards a printed capacity can be.
 //!
 //! A card's capacity as PyTorch prints it moves with the driver, with ECC and with the operating
-//! system: the same A100 80GB prints 79.14 to 79.35 GiB across drivers, an RTX 6000 Ada 47.43 GiB
+//! system: the same A100 80GB prints 79.14 to 79.35 GiB across drivers, an RTX 6000 Ada 47.48 GiB
 //! with ECC off and 44.43 GiB with it on, an RTX 3060 11.76 GiB on Linux and 12.00 GiB under
 //! Windows, and a T4 14.75 GiB on older drivers and 14.57 GiB on driver 535.183. A card matches
 //! when one of its capacities (the Linux figure and its ECC, Windows and newer-driver variants)

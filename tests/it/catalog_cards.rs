@@ -182,6 +182,9 @@ fn printed_figures_name_their_cards() {
         ),
         // TensorFlow's totalMemory: 23.62GiB on a TITAN RTX.
         ("23.62", vec![("titan-rtx", Value::Null)]),
+        // ComfyUI's Total VRAM 20147 MB on an RTX 4000 Ada (RunPod, ECC off): 20147 / 1024 =
+        // 19.67.
+        ("19.67", vec![("rtx-4000-ada", Value::Null)]),
         // An RTX A6000 in 2026, 47.40 GiB = 48537.6 MiB: its newer-driver 48538 MiB, and the
         // L40's ECC-off figure, 45466 + 3072 = 48538 MiB.
         (
@@ -235,11 +238,14 @@ fn printed_figures_name_their_cards() {
     assert_eq!(12282 - 11878, 404);
     assert_eq!((47.40f64 * 1024.0 * 10.0).round() / 10.0, 48537.6);
     assert_eq!(17094475776_f64 / MIB as f64, 16302.5625);
+    assert_eq!((20147.0f64 / 1024.0 * 100.0).round() / 100.0, 19.67);
 }
 
-/// WDDM reports an 8 GB card's whole memory: 8.00 GiB with `C:\` paths is an RTX 3060 Ti
-/// (bitsandbytes#268) or an RTX 2070 SUPER (FramePack#382), and any other 8 GB card under
-/// Windows; none is taken, and bf16 (which the Turing cards lack) is not proposed.
+/// WDDM reports an 8 GB card's whole memory, or within half a MiB of it: 8.00 GiB with `C:\`
+/// paths is an RTX 3060 Ti (bitsandbytes#268), an RTX 2070 SUPER (FramePack#382), an RTX 3070
+/// (8191.5 MiB, ComfyUI-MochiWrapper#87), an RTX 4060 Ti 8GB (8187.5 MiB, nvidia-smi's 8188 less
+/// half a MiB) or any other 8 GB card under Windows; none is taken, and bf16 (which the Turing
+/// cards lack) is not proposed.
 #[test]
 fn windows_figures_of_8_gb_cards_are_not_one_card_s() {
     let t = SiteTest::new();
@@ -254,10 +260,21 @@ fn windows_figures_of_8_gb_cards_are_not_one_card_s() {
     let r = t.run(&[&["diagnose", "w8.txt", "--format", "json"][..], &fp32[..]].concat());
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    // 8.00 GiB = 8192 MiB exactly: the Turing and Ampere cards' Windows figure.
+    // 8.00 GiB = 8192 MiB, printed to ±5.12 MiB: the Turing and Ampere cards' Windows figure
+    // (8192 and 8191.5 MiB) and the 8 GB Ada cards' (8187.5 MiB) alike.
+    assert!((8192.0f64 - 8187.5).abs() < 5.12);
+    assert_eq!(8585216000u64, 8187 * MIB + MIB / 2);
+    assert_eq!(8589410304u64, 8191 * MIB + MIB / 2);
     assert_eq!(
         exact(&v),
-        ["rtx-2070", "rtx-2080", "rtx-3060-ti", "rtx-3070"]
+        [
+            "rtx-2070",
+            "rtx-2080",
+            "rtx-3060-ti",
+            "rtx-3070",
+            "rtx-4060",
+            "rtx-4060-ti-8gb"
+        ]
     );
     assert_eq!(v["estimate"]["gpu"]["id"], "gpu-from-message");
     let names = v["gpu_candidates"].as_array().unwrap();
@@ -275,9 +292,10 @@ fn windows_figures_of_8_gb_cards_are_not_one_card_s() {
     );
 }
 
-/// WDDM shows an Ada card nvidia-smi's total less a few MiB, not its whole memory: an RTX 4090
-/// under Windows prints 23.99 GiB (24563.5 of 24564 MiB, ssitu/ComfyUI_UltimateSDUpscale#106),
-/// its own figure alone, while the whole 24.00 GiB stays the Ampere and Turing cards'.
+/// WDDM shows a card nvidia-smi's total less half a MiB, and an Ada card's total is less than its
+/// whole memory: an RTX 4090 under Windows prints 23.99 GiB (24563.5 of 24564 MiB,
+/// ssitu/ComfyUI_UltimateSDUpscale#106), as an RTX 3090 Ti (nvidia-smi 24564 MiB too) does, while
+/// 24.00 GiB stays the RTX 3090's and the TITAN RTX's (24576 MiB).
 #[test]
 fn an_rtx_4090_under_windows_prints_23_99() {
     let t = SiteTest::new();
@@ -292,20 +310,23 @@ fn an_rtx_4090_under_windows_prints_23_99() {
     // 23.99 GiB = 24565.76 MiB, printed to ±5.12 MiB: 24563.5 is within, 24576 is not.
     assert!((23.99f64 * 1024.0 - 24563.5).abs() < 5.12);
     assert!((23.99f64 * 1024.0 - 24576.0).abs() > 5.12);
-    assert_eq!(exact(&v), ["rtx-4090"]);
-    assert_eq!(v["cards"][0]["variant"], "windows");
-    assert_eq!(v["cards"][0]["capacity_bytes"], 25756696576u64);
+    assert_eq!(exact(&v), ["rtx-3090-ti", "rtx-4090"]);
+    for card in v["cards"].as_array().unwrap().iter().take(2) {
+        assert_eq!(card["variant"], "windows");
+        assert_eq!(card["capacity_bytes"], 25756696576u64);
+    }
     assert_eq!(25756696576u64, 24563 * MIB + MIB / 2);
-    // 24.00 GiB: the RTX 3090's, the RTX 3090 Ti's and the TITAN RTX's, not the RTX 4090's.
+    // 24.00 GiB: the RTX 3090's and the TITAN RTX's, not the RTX 4090's or the RTX 3090 Ti's.
     t.file("w2400.txt", &windows("24.00"));
     let r = t.run(&["diagnose", "w2400.txt", "--format", "json"]);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(exact(&v), ["rtx-3090", "rtx-3090-ti", "titan-rtx"]);
+    assert_eq!(exact(&v), ["rtx-3090", "titan-rtx"]);
 }
 
 /// The same for 16 GB Ada cards: an RTX 4080 under Windows prints 15.99 GiB (16374 of
-/// nvidia-smi's 16376 MiB), which the RTX 4070 Ti SUPER (same 16376 MiB) and the RTX 4060 Ti
-/// 16GB (16380 MiB, 16378 seen) print too: all three are named, none taken.
+/// nvidia-smi's 16376 MiB), which the RTX 4070 Ti SUPER (same 16376 MiB, 16375.5 seen) prints
+/// too: both are named, none taken; the RTX 4060 Ti 16GB (16380 MiB, 16379.5 seen) prints 16.00
+/// and is named beside them.
 #[test]
 fn windows_figures_of_16_gb_ada_cards_are_not_one_card_s() {
     let t = SiteTest::new();
@@ -319,10 +340,14 @@ fn windows_figures_of_16_gb_ada_cards_are_not_one_card_s() {
     let r = t.run(&["diagnose", "w16.txt", "--format", "json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    // 15.99 GiB = 16373.8 MiB, printed to ±5.1 MiB: 16374 and 16378 both within.
-    assert!((16373.76f64 - 16378.0).abs() < 5.12);
-    assert_eq!(
-        exact(&v),
-        ["rtx-4060-ti-16gb", "rtx-4070-ti-super", "rtx-4080"]
+    // 15.99 GiB = 16373.8 MiB, printed to ±5.1 MiB: 16374 and 16375.5 within, 16379.5 not.
+    assert!((16373.76f64 - 16375.5).abs() < 5.12);
+    assert!((16373.76f64 - 16379.5).abs() > 5.12);
+    assert_eq!(17175150592u64, 16379 * MIB + MIB / 2);
+    assert_eq!(exact(&v), ["rtx-4070-ti-super", "rtx-4080"]);
+    let names = v["gpu_candidates"].as_array().unwrap();
+    assert!(
+        names.iter().any(|n| n == "NVIDIA GeForce RTX 4060 Ti 16GB"),
+        "{names:?}"
     );
 }

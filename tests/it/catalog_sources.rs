@@ -34,25 +34,25 @@ fn estimate_on_an_unsourced_card_says_so_once() {
     let run = |gpu: &str, extra: &[&str]| {
         t.run(&[&["estimate"][..], &SMALL, &["--gpu", gpu], extra].concat())
     };
-    // RTX 5080: the RTX 5070 Ti's printed 15.47 GiB (same chip and nvidia-smi total, 16,303 MiB,
-    // of which 462 MiB are kept): 16303 - 462 = 15,841 MiB, and 15841 / 1024 = 15.47 GiB.
-    assert_eq!(16303 - 462, 15841);
-    let r = run("rtx-5080", &[]);
+    // RTX 4070: 12,001 MiB (nvidia-smi's 12,282 less 281 MiB), and 12001 / 1024 = 11.72 GiB, which
+    // no printed message of the card backs.
+    assert_eq!(12282 - 281, 12001);
+    let r = run("rtx-4070", &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("note: NVIDIA GeForce RTX 5080: its capacity in vramdoc's catalog, 15.47 GiB, is not sourced (no message of an RTX 5080 at hand): derived from the RTX 5070 Ti's OOM message"),
+        r.stderr.contains("note: NVIDIA GeForce RTX 4070: its capacity in vramdoc's catalog, 11.72 GiB, is not sourced (no message printing 11.72 GiB at hand;"),
         "{}",
         r.stderr
     );
     assert!(
-        r.stderr.contains("--catalog FILE entry with id rtx-5080")
+        r.stderr.contains("--catalog FILE entry with id rtx-4070")
             && r.stderr.contains("--other-processes"),
         "{}",
         r.stderr
     );
     // JSON output: the note stays on standard error, the estimate on standard output.
-    let r = run("rtx-5080", &["--format", "json"]);
+    let r = run("rtx-4070", &["--format", "json"]);
     assert!(
         serde_json::from_str::<Value>(&r.stdout).is_ok(),
         "{}",
@@ -60,8 +60,9 @@ fn estimate_on_an_unsourced_card_says_so_once() {
     );
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     // Sourced cards: no note (RTX 4090, OOM messages printing 23.64-23.68 GiB; RTX 4080, a
-    // printed total_memory of 16049 MiB; RTX 5070 Ti, an OOM message printing 15.47 GiB).
-    for gpu in ["rtx-4090", "rtx-4080", "rtx-5070-ti"] {
+    // printed total_memory of 16049 MiB; RTX 5070 Ti, an OOM message printing 15.47 GiB; RTX
+    // 5080, a cited nvidia-smi total of 16303 MiB less the 462 MiB its RTX 5070 Ti sibling keeps).
+    for gpu in ["rtx-4090", "rtx-4080", "rtx-5070-ti", "rtx-5080"] {
         let r = run(gpu, &[]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(!r.stderr.contains(NOTE), "{gpu}: {}", r.stderr);
@@ -69,9 +70,9 @@ fn estimate_on_an_unsourced_card_says_so_once() {
     // The user's real figure, given as the README says: no note.
     t.file(
         "mine.yaml",
-        "gpus:\n  - {id: rtx-5080, name: My RTX 5080, capacity_bytes: 16600000000}\n",
+        "gpus:\n  - {id: rtx-4070, name: My RTX 4070, capacity_bytes: 12550000000}\n",
     );
-    let r = run("rtx-5080", &["--catalog", "mine.yaml"]);
+    let r = run("rtx-4070", &["--catalog", "mine.yaml"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
 }
@@ -86,61 +87,75 @@ fn diagnose_notes_the_unsourced_figure_it_used() {
             .map(|c| c["id"].as_str().unwrap().to_owned())
             .collect()
     };
-    // 11.46 GiB: the RTX 5070's derived figure (12,227 MiB less the 489 MiB an RTX 5090 keeps
-    // = 11,738 MiB, and 11738 / 1024 = 11.46), the only card it can be.
-    t.file("5070.txt", &message("11.46"));
-    let r = t.run(&["diagnose", "5070.txt", "--format", "json"]);
-    assert_eq!(ids(&r), ["rtx-5070"], "{}", r.stdout);
+    // 11.72 GiB: the RTX 4070's unsourced figure (12,001 MiB, and 12001 / 1024 = 11.72), the one
+    // card it is exactly; the 12 GB cards near it are named beside it.
+    t.file("4070.txt", &message("11.72"));
+    let r = t.run(&["diagnose", "4070.txt", "--format", "json"]);
+    assert_eq!(ids(&r)[0], "rtx-4070", "{}", r.stdout);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     assert!(
         r.stderr.contains(
-            "NVIDIA GeForce RTX 5070: its capacity in vramdoc's catalog, 11.46 GiB, is not sourced"
+            "NVIDIA GeForce RTX 4070: its capacity in vramdoc's catalog, 11.72 GiB, is not sourced"
         ),
         "{}",
         r.stderr
     );
-    // Recognized through an unsourced ECC-off figure: the note names the setting.
-    t.file("ecc_off.txt", &message("47.43"));
+    // 11.46 GiB: the RTX 5070's figure, from a cited nvidia-smi total (12,227 MiB less the 489 MiB
+    // an RTX 5090 keeps = 11,738 MiB, and 11738 / 1024 = 11.46): the only card, and no note.
+    assert_eq!(12227 - 489, 11738);
+    t.file("5070.txt", &message("11.46"));
+    let r = t.run(&["diagnose", "5070.txt", "--format", "json"]);
+    assert_eq!(ids(&r), ["rtx-5070"], "{}", r.stdout);
+    assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
+    // Recognized through an unsourced ECC-off figure: the note names the setting. 47.42 GiB is
+    // the L40S's derived ECC-off figure (45486 + 3072 = 48558 MiB, and 48558 / 1024 = 47.42).
+    assert_eq!(45486 + 3072, 48558);
+    t.file("ecc_off.txt", &message("47.42"));
     let r = t.run(&["diagnose", "ecc_off.txt"]);
     assert!(
-        r.stderr.contains("note: NVIDIA RTX 6000 Ada Generation with ECC off: its capacity in vramdoc's catalog, 47.43 GiB, is not sourced"),
+        r.stderr.contains("note: NVIDIA L40S with ECC off: its capacity in vramdoc's catalog, 47.42 GiB, is not sourced"),
         "{}",
         r.stderr
     );
-    // Its ECC-on figure is a printed one (44.43 GiB, MTVCrafter#21): no note.
-    t.file("ecc_on.txt", &message("44.43"));
-    let r = t.run(&["diagnose", "ecc_on.txt"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
+    // The RTX 6000 Ada's figures are printed ones, ECC on (44.43 GiB, MTVCrafter#21) and off
+    // (total_memory=48622MB = 47.48 GiB, hengck23's common.py): no note.
+    for capacity in ["44.43", "47.48"] {
+        t.file("ecc_on.txt", &message(capacity));
+        let r = t.run(&["diagnose", "ecc_on.txt"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(!r.stderr.contains(NOTE), "{capacity}: {}", r.stderr);
+    }
     // The scenario names the card: its figure is the one used, and the note says so.
-    // 15.47 GiB: the RTX 5070 Ti's printed figure and the RTX 5080's derived one, so neither is
-    // taken alone; told the RTX 5080, diagnose uses its unsourced figure and says so.
-    t.file("amb.txt", &message("15.47"));
     let r = t.run(&[
         "diagnose",
-        "amb.txt",
+        "4070.txt",
         "--set",
         "batch_size=4",
         "--gpu",
-        "rtx-5080",
+        "rtx-4070",
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("NVIDIA GeForce RTX 5080: its capacity"),
+        r.stderr.contains("NVIDIA GeForce RTX 4070: its capacity"),
         "{}",
         r.stderr
     );
-    // Several cards fit and none is named: no card's figure is used, no note.
+    // Several cards fit and none is named: no card's figure is used, no note. 23.55 GiB is the
+    // L4's unsourced ECC-off figure (22579 + 1536 = 24115 MiB) and the RTX 3090 Ti's printed
+    // total_memory (24114 MiB) alike.
+    assert_eq!(22579 + 1536, 24115);
+    t.file("amb.txt", &message("23.55"));
     let r = t.run(&["diagnose", "amb.txt"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
     // An nvidia-smi readout compared with a scenario on that card: the same note.
     t.file(
         "smi.csv",
-        "memory.total [MiB], memory.used [MiB]\n16303 MiB, 15000 MiB\n",
+        "memory.total [MiB], memory.used [MiB]\n12282 MiB, 11000 MiB\n",
     );
     let args = ["diagnose", "smi.csv", "--set", "batch_size=4", "--gpu"];
-    let r = t.run(&[&args[..], &["rtx-5080"]].concat());
+    let r = t.run(&[&args[..], &["rtx-4070"]].concat());
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     let r = t.run(&[&args[..], &["rtx-4090"]].concat());

@@ -168,8 +168,8 @@ fn cards_are_recognized_from_printed_capacities() {
         "{:?}",
         ids(&v)
     );
-    // ECC: 44.43 GiB is an RTX 6000 Ada with ECC on; 47.43 GiB the same card with ECC off (the
-    // ECC-on figure plus the 1/16 of 48 GiB that ECC sets aside).
+    // ECC: 44.43 GiB is an RTX 6000 Ada with ECC on; 47.48 GiB the same card with ECC off (a
+    // printed total_memory of 48622 MiB, and 48622 / 1024 = 47.48).
     let v = diagnose_fixture(&t, "v22_ecc_rtx6000", &[]);
     assert_eq!(ids(&v)[0].0, "rtx-6000-ada");
     t.file(
@@ -179,7 +179,7 @@ fn cards_are_recognized_from_printed_capacities() {
             env!("CARGO_MANIFEST_DIR")
         ))
         .unwrap()
-        .replace("44.43 GiB", "47.43 GiB"),
+        .replace("44.43 GiB", "47.48 GiB"),
     );
     let r = t.run(&["diagnose", "ecc_off.txt", "--format", "json"]);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
@@ -194,9 +194,11 @@ fn cards_are_recognized_from_printed_capacities() {
     );
     // Windows: WDDM reports a 12 GB card's whole memory, so 12.00 GiB (12288 MiB) with C:\ paths
     // is an RTX 3060 (PuLID#13), an RTX 3080 Ti (Stable-textual-inversion_win#36) or an RTX 3080
-    // 12GB under WDDM: all are named and --gpu asked for; the 12 GB Ada cards print 11.99 (12278
-    // MiB, an RTX 4070 SUPER: github.com/erew123/alltalk_tts/issues/195), 10 MiB away, so they
-    // are named too.
+    // 12GB under WDDM (12288 MiB, 12287.5 on the 3080 12GB's nvidia-smi rule): all are named and
+    // --gpu asked for; the 12 GB Ada cards print 11.99 (an RTX 4070 Ti 12281.5 MiB by its rule; an
+    // RTX 4070 12281.4 MiB: github.com/Lightricks/ComfyUI-LTXVideo/issues/337; an RTX 4070 SUPER
+    // 12278 MiB: github.com/erew123/alltalk_tts/issues/195), 6.5 to 10 MiB away, so they are
+    // named too, nearest first.
     let v = diagnose_fixture(&t, "v110_windows", &[]);
     let windows = Value::from("windows");
     let w = |id: &str| (id.to_owned(), windows.clone());
@@ -204,14 +206,15 @@ fn cards_are_recognized_from_printed_capacities() {
         ids(&v),
         [
             w("rtx-3060-12gb"),
-            w("rtx-3080-12gb"),
             w("rtx-3080-ti"),
+            w("rtx-3080-12gb"),
+            w("rtx-4070-ti"),
             w("rtx-4070"),
             w("rtx-4070-super"),
-            w("rtx-4070-ti"),
         ]
     );
     assert_eq!(12288 - 12278, 10);
+    assert_eq!(12288.0 - 12877955072.0 / (1u64 << 20) as f64, 6.625);
     assert_eq!(v["gpu_candidates"].as_array().unwrap().len(), 6, "{v}");
     // Ambiguous: 11.70 GiB is three cards' figure: all named, --gpu asked for, the printed
     // capacity used.
@@ -529,9 +532,10 @@ fn ecc_states_from_real_messages_name_every_card_that_prints_them() {
 }
 
 /// Newer drivers keep about 0.2 GiB more: a T4 on driver 535.183 prints 14.56-14.58 GiB
-/// (github.com/Zheng-Chong/CatVTON/issues/133, github.com/QwenLM/Qwen3-VL/issues/1046) and an A10
-/// 21.99 GiB (github.com/vllm-project/vllm/issues/16128), both beyond the 100 MiB spread of the
-/// older figures (14.75, 22.19). The catalog's newer-driver variants name these cards.
+/// (github.com/Zheng-Chong/CatVTON/issues/133, github.com/QwenLM/Qwen3-VL/issues/1046), an A10
+/// 21.99 GiB (github.com/vllm-project/vllm/issues/16128) and an A10G total_memory=22587MB = 22.06
+/// GiB (meta-pytorch/torchcodec's rendered CUDA tutorial), all beyond the 100 MiB spread of the
+/// older figures (14.75, 22.18-22.19). The catalog's newer-driver variants name these cards.
 #[test]
 fn newer_driver_figures_name_their_cards() {
     let t = SiteTest::new();
@@ -568,16 +572,31 @@ fn newer_driver_figures_name_their_cards() {
         text.contains("--dtype=float16") && !text.contains("--dtype=bfloat16"),
         "{text}"
     );
-    // An A10 on a newer driver prints what an A10G would: both are named and --gpu is asked for.
+    // An A10 on a newer driver, 21.99 GiB = 22517.8 MiB: the A10's own newer figure (22518 MiB);
+    // the A10G's (22587 MiB, 69 MiB away) is within the drivers' spread, so it is named beside
+    // it and --gpu is asked for.
+    assert_eq!(22587 - 22518, 69);
     let a10 = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 288.00 MiB. GPU 0 has a total capacity of 21.99 GiB of which 21.38 MiB is free. Including non-PyTorch memory, this process has 21.95 GiB memory in use. Of the allocated memory 21.70 GiB is allocated by PyTorch, and 7.25 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
     let v = json("a10_new.txt", a10);
     let got = cards(&v);
-    for id in ["a10", "a10g"] {
+    for (id, exact) in [("a10", true), ("a10g", false)] {
         assert!(
-            got.iter().any(|c| c.0 == id && c.1 == newer && c.2),
+            got.iter()
+                .any(|c| c.0 == id && c.1 == newer && c.2 == exact),
             "{id} in {got:?}"
         );
     }
+    // 22.06 GiB = 22589.4 MiB: the A10G's newer figure itself (22587 MiB, printed to ±5.12).
+    let v = json(
+        "a10g_new.txt",
+        &a10.replace("21.99 GiB of which", "22.06 GiB of which"),
+    );
+    let got = cards(&v);
+    assert!(
+        got.iter().any(|c| c.0 == "a10g" && c.1 == newer && c.2),
+        "{got:?}"
+    );
+    assert!((22.06f64 * 1024.0 - 22587.0).abs() < 5.12);
     let r = t.run(&["diagnose", "a10_new.txt", "--lang", "es"]);
     assert!(
         r.stdout.contains("NVIDIA A10 (driver más reciente)") && r.stdout.contains("--gpu ID"),
