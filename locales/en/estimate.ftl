@@ -140,7 +140,6 @@ solve-max-context = Longest context whose verdict on { $gpu } is “fits”: { $
 solve-max-context-none = Nothing fits on { $gpu }: not even a one-token prompt with { $new } new tokens.
 solve-limit-block-size = The limit is sample.py’s crop, not the card: generate() crops the context to the last { $block } tokens (block_size), so a longer prompt also runs, costing only its token ids, and the model sees at most { $block } tokens.
 solve-limit-positions = The limit is GPT-2’s { $positions } positions, not the card: generate cannot run past them.
-solve-limit-sliding-window = The limit is the model’s sliding window of { $window } tokens, not the card: vramdoc does not compute a static cache past it (the dynamic cache has no such limit).
 solve-max-batch = Largest batch whose verdict on { $gpu } is “fits”: { $batch } prompts at once.
 solve-max-batch-none = Nothing fits on { $gpu }: not even one prompt.
 

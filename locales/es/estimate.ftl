@@ -140,7 +140,6 @@ solve-max-context = Contexto más largo cuyo veredicto en { $gpu } es «cabe»: 
 solve-max-context-none = Nada cabe en { $gpu }: ni siquiera un prompt de un token con { $new } tokens nuevos.
 solve-limit-block-size = El límite es el recorte de sample.py, no la tarjeta: generate() recorta el contexto a sus últimos { $block } tokens (block_size), así que un prompt más largo también funciona, con el único coste de sus identificadores de tokens, y el modelo ve como máximo { $block } tokens.
 solve-limit-positions = El límite son las { $positions } posiciones de GPT-2, no la tarjeta: generate no puede ir más allá.
-solve-limit-sliding-window = El límite es la ventana deslizante del modelo, de { $window } tokens, no la tarjeta: vramdoc no calcula una caché estática más allá de ella (la caché dinámica no tiene ese límite).
 solve-max-batch = Lote más grande cuyo veredicto en { $gpu } es «cabe»: { $batch } prompts a la vez.
 solve-max-batch-none = Nada cabe en { $gpu }: ni siquiera un solo prompt.
 

@@ -140,7 +140,6 @@ solve-max-context = 在 { $gpu } 上结论为“放得下”的最长上下文�
 solve-max-context-none = { $gpu } 上什么都放不下：即使提示词只有 1个 token、生成 { $new }个新 token 也不行。
 solve-limit-block-size = 限制来自 sample.py 的截断，而不是显卡：generate() 只保留上下文的最后 { $block }个 token（block_size），所以更长的提示词也能运行，只多占它的 token 编号，模型最多看到 { $block }个 token。
 solve-limit-positions = 限制来自 GPT-2 的 { $positions }个位置，而不是显卡：generate 无法超出。
-solve-limit-sliding-window = 限制来自模型 { $window }个 token 的滑动窗口，而不是显卡：vramdoc 不计算超出窗口的静态缓存（动态缓存没有这个限制）。
 solve-max-batch = 在 { $gpu } 上结论为“放得下”的最大批次大小：一次 { $batch }个提示词。
 solve-max-batch-none = { $gpu } 上什么都放不下：连一个提示词都不行。
 

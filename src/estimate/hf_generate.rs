@@ -44,9 +44,9 @@
 //!   `inv_freq` buffers. A sliding-window cache layer (`DynamicSlidingWindowLayer`: Mistral
 //!   v0.1, Phi-3) concatenates keys and values before it drops either old tensor, so a decoding
 //!   step holds both the old keys and the old values. Within the window (`prompt + new ≤
-//!   sliding_window`) every layer sees every token and no mask is built; past it, with the
-//!   dynamic cache, the prefill is masked and the cache cut to the window (`window_generate.rs`);
-//!   a static cache past its window is refused (not replayed).
+//!   sliding_window`) every layer sees every token and no mask is built; past it the prefill is
+//!   masked, the dynamic cache cut to the window and the static one's full slots rolled at each
+//!   step (`window_generate.rs`).
 //! - **Quantized cache** (optimum-quanto's int4 or int2, Llama family): the prefill as above with
 //!   the quantized cache; its decoding steps' dequantized and returned states and flushes are
 //!   `quantized_decode.rs`'s. HQQ's int8 and fp8 are refused (not replayed).
@@ -336,20 +336,6 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             ));
         }
     }
-    if let Some(w) = context_window(a, g.cache) {
-        let context = u128::from(g.prompt_tokens) + u128::from(g.max_new_tokens);
-        if context > u128::from(w) {
-            wrong.push((
-                "max_new_tokens",
-                format!(
-                    "the prompt plus new tokens ({context}) pass {}'s sliding window of {w} \
-                     tokens: a static cache past its window (StaticSlidingWindowLayer rolling its \
-                     slots) is not replayed; keep them within {w} or use the dynamic cache",
-                    a.name
-                ),
-            ));
-        }
-    }
     let quanto = Quanto::of(g.cache).is_some() && a.family == Family::Llama;
     if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) && !quanto {
         wrong.push((
@@ -407,15 +393,6 @@ fn window(a: &Architecture) -> Option<Option<u64>> {
         None => Some(None),
         Some(w) if w.pattern.iter().all(|s| *s == Span::Local) => Some(Some(w.window)),
         Some(_) => None,
-    }
-}
-
-/// The sliding window that bounds a Llama-family model's computed context with cache `kind`
-/// (`prompt + new ≤ W`): a static cache's, if the model has one.
-pub(crate) fn context_window(a: &Architecture, kind: CacheKind) -> Option<u64> {
-    match (a.family, kind) {
-        (Family::Llama, CacheKind::Static) => window(a).flatten(),
-        _ => None,
     }
 }
 
@@ -481,13 +458,21 @@ impl GenerateMoments {
         let own_kept = seqs * p * (if repeated { 2 } else { 1 } * ID);
         let mut mlp = own_prefill + seqs * p * prefill_widths(a) * e;
         // Past a sliding window the prefill is masked (`window_generate.rs`).
-        let sliding = window(a)
-            .flatten()
-            .filter(|_| g.cache == CacheKind::Dynamic);
+        let sliding = window(a).flatten();
+        let masked = sliding.and_then(|w| match g.cache {
+            CacheKind::Dynamic => window_generate::masked_prefill(a, w, seqs, g.prompt_tokens, e),
+            CacheKind::Static => window_generate::static_masked_prefill(
+                a,
+                w,
+                seqs,
+                g.prompt_tokens,
+                g.max_new_tokens,
+                e,
+            ),
+            _ => None,
+        });
         let mut attention = N::ZERO;
-        if let Some(m) =
-            sliding.and_then(|w| window_generate::masked_prefill(a, w, seqs, g.prompt_tokens, e))
-        {
+        if let Some(m) = masked {
             mlp = mlp + m.mask;
             attention = own_prefill + m.attention;
         }
@@ -506,6 +491,18 @@ impl GenerateMoments {
         // A step's own activations beside the previous step's float32 logits.
         let step = seqs * h * (7 * e) + seqs * v * (kept_vocab * FP32);
         let decode = match g.cache {
+            CacheKind::Static => {
+                // Full sliding slots roll at each step.
+                let kv_token = seqs * N::from(a.attention.kv_width()) * e;
+                let roll = sliding.map_or(N::ZERO, |w| {
+                    window_generate::static_roll(w, kv_token, g.prompt_tokens, g.max_new_tokens)
+                });
+                if roll == N::ZERO {
+                    logits
+                } else {
+                    logits.max(at_end + ids + step + roll)
+                }
+            }
             CacheKind::Dynamic => {
                 let kv_token = seqs * N::from(a.attention.kv_width()) * e;
                 let cache_moment = match sliding {

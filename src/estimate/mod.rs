@@ -43,7 +43,6 @@ pub use error::ScenarioError;
 pub use finetune::{LoraTarget, LoraTargets};
 pub(crate) use generation_tensors::{generate_tensors, sample_tensors, GrowingTensor};
 pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
-pub(crate) use hf_generate::context_window;
 pub use hf_generate::{
     estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,
 };

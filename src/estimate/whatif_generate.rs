@@ -14,8 +14,8 @@
 //! 4. a shorter context: half the `max_new_tokens`, then the prompt cut to the longest context
 //!    that fits (the `max_context` solver): the outputs themselves change.
 //!
-//! A candidate the generate model refuses (a static cache past a sliding window, a quantized
-//! cache on GPT-2 or beside sliding-window layers) is left out. HQQ's int8 and fp8 caches and 8-
+//! A candidate the generate model refuses (a quantized cache on GPT-2 or beside sliding-window
+//! layers) is left out. HQQ's int8 and fp8 caches and 8-
 //! or 4-bit weights are not offered: the generate model does not compute their decoding steps or
 //! their weights, and an option without a computed figure would be a guess.
 

@@ -1,6 +1,6 @@
 //! Hugging Face `generate` on a Llama-family model whose every layer slides over a window of `W`
-//! tokens (Mistral v0.1, Phi-3) with a `DynamicCache` (`DynamicSlidingWindowLayer`): what the
-//! window adds to `hf_generate`'s moments. Source: `tools/hf_replay/replay_generate.py`'s
+//! tokens (Mistral v0.1, Phi-3), with a `DynamicCache` (`DynamicSlidingWindowLayer`) or a
+//! `StaticCache` (`StaticSlidingWindowLayer`): what the window adds to `hf_generate`'s moments. Source: `tools/hf_replay/replay_generate.py`'s
 //! sliding-window runs (`--explain`), read against transformers 5.24's `cache_utils.py`,
 //! `masking_utils.py` and `integrations/sdpa_attention.py`.
 //!
@@ -25,6 +25,12 @@
 //!   the first layer holds its new keys and values (`min(P+1, W)` tokens) while every layer still
 //!   holds the prompt. Decoding steps past the window get a `[B, 1, 1, W]` mask, and with one
 //!   query transformers packs the query per key/value head (`pack_gqa`): nothing repeated.
+//! - **Static cache** (`W` slots once `P + N − 1 ≥ W`): the slots' size is the window, so the
+//!   prefill is masked whenever the context reaches it, the mask built with the unfilled slots'
+//!   padding (`[B, 1, P, W]`, or `[B, 1, P, P]` for a prompt of `W` tokens or more, whose own
+//!   keys and values the layer returns beside the slots). Once the slots are full a decoding
+//!   step rolls each layer's keys and values (`roll(-1)`: two `W`-token copies) before copying
+//!   them back.
 
 use super::arch::Architecture;
 use super::num::N;
@@ -39,7 +45,8 @@ pub(crate) struct MaskedPrefill {
 }
 
 /// The masked prefill of `sequences` prompts of `prompt` tokens on `a` (window `window`), `e`
-/// bytes per element; `None` when the prompt is shorter than the window (no mask is built).
+/// bytes per element, with a dynamic cache; `None` when the prompt is shorter than the window
+/// (no mask is built). The mask is expanded to the batch (a view): `P²` bytes.
 pub(crate) fn masked_prefill(
     a: &Architecture,
     window: u64,
@@ -51,14 +58,54 @@ pub(crate) fn masked_prefill(
         return None;
     }
     let p = N::from(prompt);
+    Some(attention(a, sequences, prompt, prompt, p * p, N::ZERO, e))
+}
+
+/// The masked prefill with a static cache whose slots reach the window (`prompt + new − 1 ≥ W`):
+/// its keys span the `W` slots (or, for a prompt of `W` tokens or more, the prompt itself, whose
+/// keys and values the layer returns beside the slots), and its mask, built with the padding of
+/// the unfilled slots, has the batch.
+pub(crate) fn static_masked_prefill(
+    a: &Architecture,
+    window: u64,
+    sequences: N,
+    prompt: u64,
+    new_tokens: u64,
+    e: u128,
+) -> Option<MaskedPrefill> {
+    if u128::from(prompt) + u128::from(new_tokens) < u128::from(window) + 1 {
+        return None;
+    }
+    let p = N::from(prompt);
+    let (keys, returned) = if prompt >= window {
+        let kv = sequences * p * N::from(a.attention.kv_width()) * e;
+        (prompt, kv * 2)
+    } else {
+        (window, N::ZERO)
+    };
+    let mask = sequences * p * N::from(keys);
+    Some(attention(a, sequences, prompt, keys, mask, returned, e))
+}
+
+/// The last layer's masked attention over `keys` keys for `prompt` queries: `mask` the boolean
+/// mask's bytes, `returned` the keys and values the layer returns beside the cache.
+fn attention(
+    a: &Architecture,
+    sequences: N,
+    prompt: u64,
+    keys: u64,
+    mask: N,
+    returned: N,
+    e: u128,
+) -> MaskedPrefill {
+    let (p, k) = (N::from(prompt), N::from(keys));
     let at = &a.attention;
-    let mask = p * p;
-    // The mask is expanded to the batch (a view); what is made from it has the batch.
-    let batch_mask = sequences * mask;
+    // What is made from the mask has the batch.
+    let batch_mask = sequences * p * k;
     let bias = batch_mask * e;
-    let padded = sequences * p * N::from(prompt.div_ceil(16) * 16) * e;
+    let padded = sequences * p * N::from(keys.div_ceil(16) * 16) * e;
     let per_token = |width: u64| sequences * p * N::from(width) * e;
-    let (conversion, kernel) = if prompt % 16 == 0 {
+    let (conversion, kernel) = if keys % 16 == 0 {
         // The `logical_not` and the bias; then the bias and the kernel's output.
         (batch_mask + bias, bias + per_token(at.q_width()))
     } else {
@@ -66,16 +113,27 @@ pub(crate) fn masked_prefill(
         (bias + padded, padded + per_token(at.q_width()))
     };
     let repeated = if at.kv_heads < at.heads {
-        per_token(at.q_width()) * 2
+        sequences * k * N::from(at.q_width()) * e * 2
     } else {
         N::ZERO
     };
     let activations =
         per_token(at.q_width()) + per_token(a.hidden) * 3 + per_token(at.head_dim) * 2;
-    Some(MaskedPrefill {
+    MaskedPrefill {
         mask,
-        attention: mask + conversion.max(kernel) + repeated + activations,
-    })
+        attention: mask + conversion.max(kernel) + repeated + returned + activations,
+    }
+}
+
+/// A static cache's decoding step once its `W` slots are full: each layer rolls its keys and
+/// values (`roll(-1)`, two `W`-token copies) before copying them back; `kv_token` bytes per token
+/// of one layer's keys. Zero while the slots are not full at the last step.
+pub(crate) fn static_roll(window: u64, kv_token: N, prompt: u64, new_tokens: u64) -> N {
+    // Tokens in the slots before the last step: prompt + new − 2.
+    if u128::from(prompt) + u128::from(new_tokens) < u128::from(window) + 2 {
+        return N::ZERO;
+    }
+    kv_token * N::from(window) * 2
 }
 
 /// The decoding steps' cache moment beside `rest` (the ids and a step's own activations):

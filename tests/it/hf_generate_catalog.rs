@@ -5,12 +5,13 @@
 //! block is the same: the widths, heads, vocabulary, biases, QK-norm, fused projections and
 //! sliding window are the model's) with a dynamic and a static cache, and, where the model has a
 //! sliding window within its positions, a context ending exactly at the window and a prompt half
-//! a window past it (the masked prefill, the cache cut to the window). Here each model's
+//! a window past it with each cache (the masked prefill, the cache cut to the window). Here each
+//! model's
 //! runs are found, their config checked to be the catalog's but for the layer count, and
 //! `vramdoc estimate --model config.json --phase generate` of that config held to them: the KV
 //! cache to the byte, the prefill and decode peaks within 1 %, the parameters exactly. The full
-//! model (`--model ID`) computes with both caches; a static cache one token past a sliding window
-//! is refused. And optimum-quanto's int4/int2 caches compute, HQQ's int8 and fp8 are refused.
+//! model (`--model ID`) computes with both caches, past a sliding window too. And optimum-quanto's
+//! int4/int2 caches compute, HQQ's int8 and fp8 are refused.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -230,33 +231,42 @@ fn every_llama_family_catalog_model_computes_generate_with_both_caches() {
 }
 
 #[test]
-fn one_token_past_a_sliding_window_is_refused_with_a_static_cache_only() {
+fn both_caches_compute_past_a_sliding_window() {
     let t = SiteTest::new();
-    // Phi-3 mini 4k: a window of 2047 tokens.
+    // Phi-3 mini 4k: every layer slides over 2047 tokens; 32 layers of 32 heads of 96.
     let at = |prompt: u64, cache: &str| {
-        let mut args = vec![
-            "estimate",
-            "--model",
-            "phi-3-mini-4k",
-            "--phase",
-            "generate",
-        ];
-        let (p, c) = (
+        let sets = [
             format!("prompt_tokens={prompt}"),
             format!("kv_cache={cache}"),
-        );
-        args.extend(["--set", &p, "--set", &c, "--set", "max_new_tokens=47"]);
-        t.run(&args)
+            "max_new_tokens=47".to_owned(),
+        ];
+        generate_json(&t, "phi-3-mini-4k", &sets)
     };
-    assert_eq!(at(2000, "static").code, 0, "{}", at(2000, "static").stderr);
-    let r = at(2001, "static");
-    assert_ne!(r.code, 0);
-    for words in ["sliding window of 2047", "(2048)", "max_new_tokens"] {
-        assert!(r.stderr.contains(words), "{words}: {}", r.stderr);
-    }
-    // The dynamic cache is computed past the window (the masked prefill, the cache cut to it).
-    let r = at(2001, "dynamic");
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let per_token = 2 * 32 * 96 * 2u64;
+    // Within the window the static slots are the whole context (2000 + 47 − 1 tokens); past it
+    // they stop at the window, and each layer keeps an 8-byte counter.
+    let within = at(2000, "static");
+    assert_eq!(
+        u(&within, &["bytes", "kv_cache"]),
+        32 * (per_token * 2046 + 8)
+    );
+    let past = at(3000, "static");
+    assert_eq!(
+        u(&past, &["bytes", "kv_cache"]),
+        32 * (per_token * 2047 + 8)
+    );
+    // The dynamic cache holds the whole prompt after the prefill (its largest), then the window.
+    let dynamic = at(3000, "dynamic");
+    assert_eq!(
+        u(&dynamic, &["bytes", "kv_cache"]),
+        32 * (per_token * 3000 + 8)
+    );
+    assert_eq!(
+        u(&dynamic, &["bytes", "kv_cache_at_end"]),
+        32 * (per_token * 2047 + 8)
+    );
+    // The masked prefill outgrows the unmasked one: more than the 1000 tokens' MLP alone.
+    assert!(u(&past, &["bytes", "prefill_peak"]) > u(&within, &["bytes", "prefill_peak"]));
 }
 
 #[test]

@@ -404,6 +404,10 @@ RUNS += [
         max_new_tokens=3, batch_size=2, cache="dynamic"),
     Run("mistral-like-2l-sw512-p1000-n3-b8-dynamic", **SW512, prompt_tokens=1000,
         max_new_tokens=3, batch_size=8, cache="dynamic"),
+    Run("mistral-like-2l-sw512-p1000-n8-b2-static", **SW512, prompt_tokens=1000,
+        max_new_tokens=8, batch_size=2, cache="static"),
+    Run("mistral-like-2l-sw512-p500-n30-b2-static", **SW512, prompt_tokens=500,
+        max_new_tokens=30, batch_size=2, cache="static"),
     Run("mistral-like-2l-sw512-p500-n30-b4-dynamic", **SW512, prompt_tokens=500,
         max_new_tokens=30, batch_size=4, cache="dynamic"),
 ]
