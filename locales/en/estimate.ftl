@@ -81,10 +81,13 @@ est-opt-combination = Least invasive combination that fits
 est-opt-combination_tight = Least invasive combination that may fit
 est-opt-combination_all = All of these together (still does not fit)
 est-opt-pure_bf16 = Weights loaded in bfloat16 (torch_dtype=torch.bfloat16) and trained as they are
+est-opt-qlora = QLoRA: 4-bit weights with LoRA rank { $rank } on { $targets } (BitsAndBytesConfig and peft; every pretrained weight frozen)
 est-opt-hf-flash = SDPA attention instead of eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; about { $pct } more compute)
 est-opt-hf-dtype = bf16 autocast (bf16=True) instead of float32
+est-opt-hf-optimizer = 8-bit AdamW (bitsandbytes; Trainer's optim)
 est-opt-hf-dtype_fp16 = fp16 autocast (fp16=True; this card has no bf16)
+est-opt-hf-lora = PEFT LoRA, rank { $rank } on { $targets } (every pretrained weight frozen)
 est-trainable = Trained
 est-trainable-frozen-value = { $trainable } of { $total } parameters: the embeddings are frozen
 est-trainable-lora-value = { $trainable } of { $total } parameters: the LoRA adapters only, rank { $rank } on { $targets }
@@ -104,6 +107,7 @@ est-code-pure_bf16 = `pure_bf16`: the weights themselves in bfloat16, model.to(t
 est-code-flash = `flash`: PyTorch 2.0 or later, whose scaled_dot_product_attention nanoGPT then uses by itself
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False on wte and wpe (a one-line patch to train.py)
 est-code-lora = `lora_rank`, `lora_targets`: LoRA adapters on those layers with the base weights frozen, for example with peft
+est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) with bitsandbytes installed; for QLoRA, then peft's prepare_model_for_kbit_training and a LoraConfig
 
 ## Sampling with nanoGPT's sample.py
 sample-title = GPU memory estimate: sampling with nanoGPT's sample.py

@@ -81,10 +81,13 @@ est-opt-combination = La combinación menos invasiva que cabe
 est-opt-combination_tight = La combinación menos invasiva que podría caber
 est-opt-combination_all = Todos estos cambios juntos (sigue sin caber)
 est-opt-pure_bf16 = Pesos cargados en bfloat16 (torch_dtype=torch.bfloat16) y entrenados tal cual
+est-opt-qlora = QLoRA: pesos en 4 bits con LoRA de rango { $rank } en { $targets } (BitsAndBytesConfig y peft; todos los pesos preentrenados congelados)
 est-opt-hf-flash = Atención SDPA en lugar de eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; unos { $pct } más de cómputo)
 est-opt-hf-dtype = Autocast en bf16 (bf16=True) en lugar de float32
+est-opt-hf-optimizer = AdamW de 8 bits (bitsandbytes; el optim de Trainer)
 est-opt-hf-dtype_fp16 = Autocast en fp16 (fp16=True; esta tarjeta no tiene bf16)
+est-opt-hf-lora = LoRA de PEFT, rango { $rank } en { $targets } (todos los pesos preentrenados congelados)
 est-trainable = Entrenados
 est-trainable-frozen-value = { $trainable } de { $total } parámetros: los embeddings están congelados
 est-trainable-lora-value = { $trainable } de { $total } parámetros: solo los adaptadores LoRA, de rango { $rank } en { $targets }
@@ -104,6 +107,7 @@ est-code-pure_bf16 = `pure_bf16`: los propios pesos en bfloat16, model.to(torch.
 est-code-flash = `flash`: PyTorch 2.0 o posterior, cuyo scaled_dot_product_attention nanoGPT usa entonces por sí solo
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False en wte y wpe (un parche de una línea a train.py)
 est-code-lora = `lora_rank`, `lora_targets`: adaptadores LoRA en esas capas con los pesos base congelados, por ejemplo con peft
+est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) con bitsandbytes instalado; para QLoRA, después prepare_model_for_kbit_training de peft y un LoraConfig
 
 ## Muestreo con sample.py de nanoGPT
 sample-title = Estimación de memoria de GPU: muestreo con sample.py de nanoGPT

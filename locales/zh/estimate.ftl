@@ -81,10 +81,13 @@ est-opt-combination = 放得下的侵入性最小的组合
 est-opt-combination_tight = 可能放得下的侵入性最小的组合
 est-opt-combination_all = 以上改动全部一起用（仍然放不下）
 est-opt-pure_bf16 = 以 bfloat16 加载权重（torch_dtype=torch.bfloat16）并直接训练
+est-opt-qlora = QLoRA：4 位权重，在 { $targets } 上加秩为 { $rank } 的 LoRA（BitsAndBytesConfig 与 peft；全部预训练权重冻结）
 est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"）
 est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计算量约增加 { $pct }）
 est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32
+est-opt-hf-optimizer = 8 位 AdamW（bitsandbytes；Trainer 的 optim）
 est-opt-hf-dtype_fp16 = 用 fp16 autocast（fp16=True；这张卡不支持 bf16）
+est-opt-hf-lora = PEFT LoRA，秩 { $rank }，加在 { $targets } 上（预训练权重全部冻结）
 est-trainable = 参与训练
 est-trainable-frozen-value = { $total }个参数中的 { $trainable }个：嵌入层已冻结
 est-trainable-lora-value = { $total }个参数中的 { $trainable }个：只训练 LoRA 适配器，秩 { $rank }，加在 { $targets } 上
@@ -104,6 +107,7 @@ est-code-pure_bf16 = `pure_bf16`：权重本身以 bfloat16 存储，即 model.t
 est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自动使用其中的 scaled_dot_product_attention
 est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
 est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft
+est-code-bnb = `load_in_4bit`、`bnb_4bit_*`、`load_in_8bit`：安装 bitsandbytes 后调用 from_pretrained(..., quantization_config=BitsAndBytesConfig(...))；若做 QLoRA，再调用 peft 的 prepare_model_for_kbit_training 并配置 LoraConfig
 
 ## 用 nanoGPT 的 sample.py 采样
 sample-title = 显存估算：用 nanoGPT 的 sample.py 采样

@@ -23,6 +23,7 @@
 
 use serde::Serialize;
 
+use super::lora_targets::LoraTargets;
 use super::num::N;
 use super::scenario::Scenario;
 
@@ -52,16 +53,6 @@ impl LoraTarget {
         LoraTarget::MlpProj,
     ];
 
-    /// The module path inside nanoGPT's `Block` (what PEFT's `target_modules` matches).
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            LoraTarget::CAttn => "attn.c_attn",
-            LoraTarget::AttnProj => "attn.c_proj",
-            LoraTarget::CFc => "mlp.c_fc",
-            LoraTarget::MlpProj => "mlp.c_proj",
-        }
-    }
-
     /// `(in, out)` features as multiples of `n_embd`.
     pub(crate) fn widths(self) -> (u128, u128) {
         match self {
@@ -70,84 +61,6 @@ impl LoraTarget {
             LoraTarget::CFc => (1, 4),
             LoraTarget::MlpProj => (4, 1),
         }
-    }
-
-    fn bit(self) -> u8 {
-        1 << (self as u8)
-    }
-}
-
-/// The Linear layers of every block that get LoRA adapters (`lora_targets`).
-///
-/// Spelled as a comma-separated list of module paths: `attn.c_attn`, `attn.c_proj`, `mlp.c_fc`,
-/// `mlp.c_proj`. The short names `c_attn` and `c_fc` are unambiguous; `c_proj` means both
-/// projections, as PEFT's `target_modules=["c_proj"]` matches every module whose name ends so;
-/// `all-linear` (PEFT's spelling; also `all`) means the four (never `lm_head`). The default is
-/// the LoRA paper's choice for GPT-2/GPT-3: the attention's q/k/v projection, `attn.c_attn`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct LoraTargets(u8);
-
-impl Default for LoraTargets {
-    fn default() -> Self {
-        LoraTargets(LoraTarget::CAttn.bit())
-    }
-}
-
-impl LoraTargets {
-    /// Every Linear of the block.
-    pub const ALL: LoraTargets = LoraTargets(0b1111);
-
-    /// Whether `t` is targeted.
-    pub(crate) fn has(self, t: LoraTarget) -> bool {
-        self.0 & t.bit() != 0
-    }
-
-    /// The targets, in block order.
-    pub(crate) fn iter(self) -> impl Iterator<Item = LoraTarget> {
-        LoraTarget::ALL.into_iter().filter(move |t| self.has(*t))
-    }
-
-    /// The canonical spelling: module paths in block order, comma-separated.
-    pub(crate) fn display(self) -> String {
-        self.iter()
-            .map(LoraTarget::as_str)
-            .collect::<Vec<_>>()
-            .join(",")
-    }
-
-    /// Parses a list of names separated by commas, spaces or `+`; the error names the one it does
-    /// not know.
-    pub fn parse(text: &str) -> Result<LoraTargets, String> {
-        let mut bits = 0u8;
-        for name in text
-            .split(|c: char| c == ',' || c == '+' || c.is_whitespace())
-            .map(|n| n.trim_matches(|c| matches!(c, '\'' | '"' | '[' | ']')))
-            .filter(|n| !n.is_empty())
-        {
-            bits |= match name.to_ascii_lowercase().as_str() {
-                "attn.c_attn" | "c_attn" => LoraTarget::CAttn.bit(),
-                "attn.c_proj" => LoraTarget::AttnProj.bit(),
-                "mlp.c_fc" | "c_fc" => LoraTarget::CFc.bit(),
-                "mlp.c_proj" => LoraTarget::MlpProj.bit(),
-                "c_proj" => LoraTarget::AttnProj.bit() | LoraTarget::MlpProj.bit(),
-                "all" | "all-linear" | "all_linear" => LoraTargets::ALL.0,
-                other => {
-                    return Err(format!(
-                        "unknown LoRA target `{other}`; use attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj (c_proj: both projections; all-linear: the four), separated by commas"
-                    ))
-                }
-            };
-        }
-        if bits == 0 {
-            return Err("name at least one Linear layer, e.g. 'attn.c_attn'".to_owned());
-        }
-        Ok(LoraTargets(bits))
-    }
-}
-
-impl Serialize for LoraTargets {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.display())
     }
 }
 
@@ -199,26 +112,6 @@ impl Training {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn targets_parse_and_print_canonically() {
-        let t = LoraTargets::parse("c_fc, attn.c_attn").unwrap();
-        assert_eq!(t.display(), "attn.c_attn,mlp.c_fc");
-        assert_eq!(
-            LoraTargets::parse("c_proj").unwrap().display(),
-            "attn.c_proj,mlp.c_proj"
-        );
-        assert_eq!(LoraTargets::parse("all-linear").unwrap(), LoraTargets::ALL);
-        assert_eq!(
-            LoraTargets::parse("['c_attn', 'mlp.c_proj']")
-                .unwrap()
-                .display(),
-            "attn.c_attn,mlp.c_proj"
-        );
-        assert!(LoraTargets::parse("q_proj").unwrap_err().contains("q_proj"));
-        assert!(LoraTargets::parse(" , ").is_err());
-        assert_eq!(LoraTargets::default().display(), "attn.c_attn");
-    }
 
     #[test]
     fn lora_parameters_per_block() {

@@ -224,7 +224,7 @@ pub(crate) fn setup(s: &Scenario, counted: &params::CountedParams) -> Setup {
     if s.init_from == super::InitFrom::Resume {
         let steps = match s.optimizer {
             Optimizer::Sgd => N::ZERO,
-            Optimizer::Adamw | Optimizer::Adamw8bit => {
+            Optimizer::Adamw | Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => {
                 N::from(p.decay_tensors + p.no_decay_tensors) * 4
             }
         };

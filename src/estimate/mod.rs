@@ -8,6 +8,7 @@
 //! of `vramdoc estimate --format json`; guides read the same fields, typed, by its dotted names.
 
 pub mod arch;
+mod bnb;
 mod combine;
 mod error;
 mod eval;
@@ -18,11 +19,14 @@ mod hf_generate;
 mod hf_gpt2;
 mod hf_llama;
 pub mod kv_cache;
+mod lora_adapters;
+mod lora_targets;
 mod memory;
 mod num;
 mod optimizer_state;
 mod overhead;
 mod params;
+mod qlora;
 mod quantized_decode;
 mod sample;
 mod scenario;
@@ -40,16 +44,19 @@ use serde::Serialize;
 pub use crate::scenario::{parse_byte_size, yaml_literal, Literal};
 pub use arch::{Architecture, Family};
 pub use error::ScenarioError;
-pub use finetune::{LoraTarget, LoraTargets};
+pub use finetune::LoraTarget;
 pub(crate) use generation_tensors::{generate_tensors, sample_tensors, GrowingTensor};
 pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
 pub use hf_generate::{
     estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,
 };
+pub use lora_targets::{LoraModule, LoraTargets};
 pub use memory::TrainMoment;
 pub use params::Params;
 pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
-pub use scenario::{Dtype, InitFrom, Optimizer, Phase, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB};
+pub use scenario::{
+    Dtype, InitFrom, Optimizer, Phase, QuantType, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB,
+};
 pub use solve::{generate_max_batch, generate_max_context, sampling_max_context, Limit, Solution};
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 pub use whatif_generate::{what_if_generate, what_if_sampling, GenerateWhatIf, GenerateWhatIfKind};
@@ -274,7 +281,15 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
             format!("model = {model} names a model other than nanoGPT's, which this estimate (and a guide's tables) does not read yet; on the command line, vramdoc estimate --model {model} estimates it"),
         ));
     }
+    if s.optimizer == Optimizer::PagedAdamw8bit {
+        return Err(ScenarioError::key(
+            "optimizer",
+            "paged_adamw8bit is modelled for Hugging Face models (Trainer's optim=\"paged_adamw_8bit\", with --model); for nanoGPT use adamw8bit (bitsandbytes' AdamW8bit)",
+        ));
+    }
     s.validate(catalog)?;
+    s.check_precision()?;
+    s.check_nanogpt_lora()?;
     // The run train.py does (a GPT-2 checkpoint's shape), as one DDP process sees it.
     let run = s.as_run();
     let process = run.per_process();
@@ -346,10 +361,31 @@ fn estimate_trainer_step(
     run.vocab_size = a.vocab_size;
     run.bias = a.attention.qkv_bias;
     run.validate(catalog)?;
-    let params = params::count_of(a, &run)?.params;
-    let step = match a.family {
-        Family::HfGpt2 => hf_gpt2::step(a, &run, &params)?,
-        _ => hf_llama::step(a, &run, &params)?,
+    if run.load_in_8bit {
+        return Err(qlora::int8_refusal(a));
+    }
+    let mut params = params::count_of(a, &run)?.params;
+    let step = if run.load_in_4bit {
+        let rotary = match a.family {
+            Family::HfGpt2 => N::ZERO,
+            _ => N::from(a.attention.head_dim) * 4,
+        };
+        let (step, q) = qlora::step(a, &run, rotary)?;
+        // The model's own parameters (4-bit weights counted whole) and the adapters.
+        params.total = params.total.saturating_sub(params.lora) + q.trainable;
+        params.trainable = q.trainable;
+        params.lora = q.trainable;
+        // Trainer's decay group: every adapter weight (no bias, no norm among them).
+        params.decay = q.trainable;
+        params.decay_tensors = q.adapter_tensors;
+        params.no_decay = 0;
+        params.no_decay_tensors = 0;
+        step
+    } else {
+        match a.family {
+            Family::HfGpt2 => hf_gpt2::step(a, &run, &params)?,
+            _ => hf_llama::step(a, &run, &params)?,
+        }
     };
     let (train, train_moment) = (step.train, step.moment);
     let logits = N::from(run.block_size) * N::from(run.batch_size) * N::from(a.vocab_size);

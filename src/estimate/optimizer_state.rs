@@ -25,10 +25,11 @@ pub(crate) fn per_tensor(s: &Scenario, x: Precision, numel: N) -> N {
     match s.optimizer {
         Optimizer::Adamw => numel * (2 * x.p),
         Optimizer::Sgd => numel * x.p,
-        Optimizer::Adamw8bit if numel >= N(4096) => {
+        // nanoGPT's estimate refuses the paged optimizer (`estimate`), which is Trainer's.
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit if numel >= N(4096) => {
             numel * 2 + (numel + N(255)) / 256 * 8 + N(2 * 256 * 4)
         }
-        Optimizer::Adamw8bit => numel * 8,
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => numel * 8,
     }
 }
 

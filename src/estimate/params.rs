@@ -69,21 +69,33 @@ pub(crate) struct TensorGroup {
 #[cfg(test)]
 pub(crate) fn tensor_groups(s: &Scenario) -> Vec<TensorGroup> {
     let a = Architecture::nanogpt(s);
-    groups_from(&a, &a.parameters(), s)
+    groups_from(&a, &a.parameters(), s).expect("nanoGPT's LoRA targets")
 }
 
 /// The parameter tensors of `a` (`Architecture::parameters`, in its order, given as `tensors`),
 /// grouped with what trains under `s`'s fine-tuning patches, then LoRA's `A` and `B` per target.
-fn groups_from(a: &Architecture, tensors: &[ParamTensor], s: &Scenario) -> Vec<TensorGroup> {
+/// The `(in, out)` features of each adapted Linear of a block of `a` (none without LoRA); the
+/// error names a target `a`'s family does not have.
+fn lora_features(a: &Architecture, s: &Scenario) -> Result<Vec<(u64, u64)>, ScenarioError> {
+    if s.lora_rank == 0 {
+        return Ok(Vec::new());
+    }
+    let modules = s
+        .lora_targets
+        .resolve(a)
+        .map_err(|m| ScenarioError::key("lora_targets", m))?;
+    Ok(modules.iter().map(|m| m.features(a)).collect())
+}
+
+fn groups_from(
+    a: &Architecture,
+    tensors: &[ParamTensor],
+    s: &Scenario,
+) -> Result<Vec<TensorGroup>, ScenarioError> {
     let train = Training::of(s);
     let (emb, base) = (train.embeddings, train.base);
     let tied = a.embeddings.tied_head;
-    let adapters = if train.lora() {
-        2 * train.targets.iter().count()
-    } else {
-        0
-    };
-    let mut groups = Vec::with_capacity(tensors.len() + adapters);
+    let mut groups = Vec::with_capacity(tensors.len() + 8);
     for t in tensors {
         groups.push(TensorGroup {
             numel: N::from(t.numel()),
@@ -96,19 +108,12 @@ fn groups_from(a: &Architecture, tensors: &[ParamTensor], s: &Scenario) -> Vec<T
             },
         });
     }
-    if train.lora() {
-        let (r, h, l) = (N::from(train.rank), N::from(a.hidden), N::from(a.layers));
-        for t in train.targets.iter() {
-            let (i, o) = t.widths();
+    for (i, o) in lora_features(a, s)? {
+        let (r, l) = (N::from(train.rank), N::from(a.layers));
+        // lora_A: r × in, lora_B: out × r, in every block.
+        for numel in [r * N::from(i), N::from(o) * r] {
             groups.push(TensorGroup {
-                numel: r * h * i, // lora_A: r × in
-                count: l,
-                decay: true,
-                linear: false,
-                trainable: true,
-            });
-            groups.push(TensorGroup {
-                numel: h * o * r, // lora_B: out × r
+                numel,
                 count: l,
                 decay: true,
                 linear: false,
@@ -116,7 +121,7 @@ fn groups_from(a: &Architecture, tensors: &[ParamTensor], s: &Scenario) -> Vec<T
             });
         }
     }
-    groups
+    Ok(groups)
 }
 
 /// A model's parameters as one estimate uses them, derived once from its description: the
@@ -133,7 +138,7 @@ pub(crate) struct CountedParams {
 /// only when a count exceeds 2^63 − 1.
 pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<CountedParams, ScenarioError> {
     let tensors = a.parameters();
-    let groups = groups_from(a, &tensors, s);
+    let groups = groups_from(a, &tensors, s)?;
     // One pass over the groups: every element in `total`, the trainable ones also in their
     // optimizer group (decay or not), the Linear ones in `linear`.
     let (mut total, mut trainable, mut linear) = (N::ZERO, N::ZERO, N::ZERO);
@@ -157,7 +162,7 @@ pub(crate) fn count_of(a: &Architecture, s: &Scenario) -> Result<CountedParams, 
             no_decay_tensors = no_decay_tensors + g.count;
         }
     }
-    let lora = Training::of(s).lora_per_block(N::from(a.hidden)) * N::from(a.layers);
+    let lora = super::lora_adapters::parameters(s.lora_rank, a.layers, &lora_features(a, s)?);
     let (mut wte, mut wpe) = (N::ZERO, N::ZERO);
     for t in &tensors {
         let elements = N::from(t.numel()) * N::from(t.count);

@@ -189,6 +189,7 @@ pub fn estimate_sampling(
 ) -> Result<SampleEstimate, ScenarioError> {
     let model = sampled_model(s);
     model.validate(catalog)?;
+    model.check_precision()?;
     check(run)?;
     let counted = params::count_of(&Architecture::nanogpt(&model), &model)?;
     let params = counted.params;

@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use super::error::ScenarioError;
-use super::finetune::LoraTargets;
 use super::gpu::GpuCatalog;
+use super::lora_targets::LoraTargets;
 use crate::scenario::keys::{KeyValue, Kind, KEYS};
 
 /// The autocast (mixed-precision) dtype of `train.py`'s `dtype` key.
@@ -48,22 +48,29 @@ pub enum Optimizer {
     Adamw,
     /// bitsandbytes `AdamW8bit`: two 8-bit moments with block-wise fp32 scales.
     Adamw8bit,
+    /// bitsandbytes `PagedAdamW8bit` (Trainer's `paged_adamw_8bit`): `AdamW8bit`'s state, the
+    /// moments of tensors of at least 100 000 elements in CUDA unified memory, outside
+    /// PyTorch's allocator.
+    #[serde(rename = "paged_adamw8bit")]
+    PagedAdamw8bit,
     /// `torch.optim.SGD` with momentum: one buffer in the parameter dtype.
     Sgd,
 }
 
 impl Optimizer {
-    /// The canonical spelling (`adamw`, `adamw8bit`, `sgd`).
+    /// The canonical spelling (`adamw`, `adamw8bit`, `paged_adamw8bit`, `sgd`).
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Optimizer::Adamw => "adamw",
             Optimizer::Adamw8bit => "adamw8bit",
+            Optimizer::PagedAdamw8bit => "paged_adamw8bit",
             Optimizer::Sgd => "sgd",
         }
     }
 
-    /// Parses the canonical spelling and common variants (`adam`, `adamw_8bit`, `sgd_momentum`).
-    pub(crate) fn parse(s: &str) -> Option<Optimizer> {
+    /// Parses the canonical spelling and common variants (`adam`, `adamw_8bit`, Trainer's
+    /// `adamw_bnb_8bit` and `paged_adamw_8bit`, `sgd_momentum`).
+    pub fn parse(s: &str) -> Option<Optimizer> {
         let norm: String = s
             .trim()
             .to_ascii_lowercase()
@@ -72,8 +79,40 @@ impl Optimizer {
             .collect();
         match norm.as_str() {
             "adamw" | "adam" => Some(Optimizer::Adamw),
-            "adamw8bit" | "adam8bit" | "bnbadamw8bit" => Some(Optimizer::Adamw8bit),
+            "adamw8bit" | "adam8bit" | "bnbadamw8bit" | "adamwbnb8bit" => {
+                Some(Optimizer::Adamw8bit)
+            }
+            "pagedadamw8bit" | "pagedadam8bit" => Some(Optimizer::PagedAdamw8bit),
             "sgd" | "sgdmomentum" => Some(Optimizer::Sgd),
+            _ => None,
+        }
+    }
+}
+
+/// bitsandbytes' 4-bit data type (`bnb_4bit_quant_type`); both store two values per byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuantType {
+    /// NormalFloat4, QLoRA's.
+    Nf4,
+    /// 4-bit floating point, BitsAndBytesConfig's default.
+    Fp4,
+}
+
+impl QuantType {
+    /// `nf4` or `fp4`.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            QuantType::Nf4 => "nf4",
+            QuantType::Fp4 => "fp4",
+        }
+    }
+
+    /// `nf4` or `fp4`, in any case.
+    pub fn parse(s: &str) -> Option<QuantType> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "nf4" => Some(QuantType::Nf4),
+            "fp4" => Some(QuantType::Fp4),
             _ => None,
         }
     }
@@ -283,6 +322,19 @@ pub struct Scenario {
     pub lora_rank: u64,
     /// The Linear layers LoRA adapts (used when `lora_rank > 0`).
     pub lora_targets: LoraTargets,
+    /// PEFT's `LoraConfig.lora_dropout`: > 0 puts an `nn.Dropout` before each adapter's `A`, which
+    /// keeps a mask per adapter input (nanoGPT's own LoRA patch has none).
+    pub lora_dropout: f64,
+    /// bitsandbytes 4-bit weights (`BitsAndBytesConfig(load_in_4bit=True)`).
+    pub load_in_4bit: bool,
+    /// The 4-bit data type (`bnb_4bit_quant_type`).
+    pub bnb_4bit_quant_type: QuantType,
+    /// Double quantization of the 4-bit absmax (`bnb_4bit_use_double_quant`).
+    pub bnb_4bit_use_double_quant: bool,
+    /// What a 4-bit layer computes in (`bnb_4bit_compute_dtype`).
+    pub bnb_4bit_compute_dtype: Dtype,
+    /// bitsandbytes LLM.int8() weights (`BitsAndBytesConfig(load_in_8bit=True)`).
+    pub load_in_8bit: bool,
     /// A Hugging Face model (a catalog id or a `config.json` path) instead of nanoGPT's: the
     /// scenario layer resolves it to an [`super::Architecture`] for [`super::estimate_model`];
     /// [`super::estimate`] refuses it.
@@ -320,6 +372,13 @@ impl Default for Scenario {
             freeze_embeddings: false,
             lora_rank: 0,
             lora_targets: LoraTargets::default(),
+            lora_dropout: 0.0,
+            // BitsAndBytesConfig's defaults (transformers 5.24).
+            load_in_4bit: false,
+            bnb_4bit_quant_type: QuantType::Fp4,
+            bnb_4bit_use_double_quant: false,
+            bnb_4bit_compute_dtype: Dtype::Float32,
+            load_in_8bit: false,
             model: None,
         }
     }
@@ -360,7 +419,6 @@ impl Scenario {
         self.check_counts()?;
         self.check_ddp()?;
         self.check_model()?;
-        self.check_precision()?;
         self.check_gpu(catalog)
     }
 
@@ -442,8 +500,29 @@ impl Scenario {
         Ok(())
     }
 
+    /// nanoGPT's LoRA patch (`finetune.rs`): adapters on its own four block Linears, without
+    /// dropout.
+    pub(crate) fn check_nanogpt_lora(&self) -> Result<(), ScenarioError> {
+        let nanogpt = super::arch::Architecture::nanogpt(&self.as_run());
+        self.lora_targets
+            .resolve(&nanogpt)
+            .map_err(|m| ScenarioError::key("lora_targets", m))?;
+        if self.lora_dropout > 0.0 {
+            return Err(ScenarioError::key(
+                "lora_dropout",
+                format!(
+                    "lora_dropout = {}: nanoGPT's LoRA patch has no dropout (PEFT's lora_dropout is modelled for Hugging Face models, given with `model`); set it to 0",
+                    self.lora_dropout
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Pure bf16 training only with `dtype = bfloat16`.
-    fn check_precision(&self) -> Result<(), ScenarioError> {
+    /// (nanoGPT's patch; a Hugging Face model's `pure_bf16` is its weights loaded in bfloat16,
+    /// trained under bf16 autocast with `dtype = bfloat16` or without with `dtype = float32`.)
+    pub(crate) fn check_precision(&self) -> Result<(), ScenarioError> {
         if self.pure_bf16 && self.dtype != Dtype::Bfloat16 {
             return Err(ScenarioError::key(
                 "pure_bf16",

@@ -7,6 +7,7 @@
 //! (`tools/hf_replay/`) records these bytes, and the tests hold this sum to them exactly.
 
 use super::arch::Architecture;
+use super::bnb;
 use super::error::ScenarioError;
 use super::memory::{Components, TrainMoment};
 use super::num::N;
@@ -41,6 +42,16 @@ pub(crate) struct StepTotals {
 }
 
 impl StepTotals {
+    /// The gradients of earlier micro-steps at a moment before this micro-step's own: every one
+    /// when accumulating, none otherwise.
+    pub(crate) fn earlier_grads(&self) -> N {
+        if self.accumulating {
+            self.full_grads
+        } else {
+            N::ZERO
+        }
+    }
+
     /// A moment's components from its gradients, weight copies, activations (the token batch
     /// added) and `s·b·V` buffers.
     pub(crate) fn at(
@@ -61,6 +72,19 @@ impl StepTotals {
     }
 }
 
+/// The optimizer state Trainer's `optim` keeps in PyTorch's allocator for the parameters of
+/// `a`, all trained, held in `element` bytes: fused AdamW's ([`fused_adamw_bytes`]) or
+/// bitsandbytes' 8-bit AdamW's, plain or paged ([`bnb::trainer_adamw8bit`]; a paged state's
+/// moments live outside the allocator).
+pub(crate) fn optimizer_bytes(a: &Architecture, element: u128, s: &Scenario) -> N {
+    match s.optimizer {
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => {
+            bnb::trainer_adamw8bit(a, s.optimizer, &|_, _| true).0
+        }
+        Optimizer::Adamw | Optimizer::Sgd => fused_adamw_bytes(a, element),
+    }
+}
+
 /// Fused AdamW's state for the parameters of `a` held in `element` bytes: two moments per
 /// element and a 4-byte `step` per parameter tensor.
 pub(crate) fn fused_adamw_bytes(a: &Architecture, element: u128) -> N {
@@ -75,9 +99,10 @@ pub(crate) fn fused_adamw_bytes(a: &Architecture, element: u128) -> N {
 pub(crate) struct Refusals(Vec<(&'static str, &'static str)>);
 
 impl Refusals {
-    /// Starts with what no Trainer replay covers: `torch.compile`, optimizers other than fused
-    /// AdamW, more than one GPU, nanoGPT's fine-tuning patches (PEFT is not modelled yet) and
-    /// nanoGPT's `train.py` start-up settings.
+    /// Starts with what no Trainer replay covers: `torch.compile`, SGD, more than one GPU,
+    /// nanoGPT's frozen-embeddings patch (PEFT's LoRA is the families' own, `lora.rs`; 8-bit
+    /// AdamW is replayed for full fine-tunes and QLoRA only) and nanoGPT's `train.py` start-up
+    /// settings.
     pub(crate) fn trainer(s: &Scenario) -> Refusals {
         let mut r = Refusals(Vec::new());
         r.not(
@@ -86,9 +111,22 @@ impl Refusals {
             "torch.compile is not replayed: set it to false",
         );
         r.not(
-            s.optimizer != Optimizer::Adamw,
+            s.optimizer == Optimizer::Sgd,
             "optimizer",
-            "Trainer's fused AdamW is the only optimizer replayed",
+            "Trainer's AdamW (adamw, fused) and bitsandbytes' adamw8bit and paged_adamw8bit are \
+             the optimizers replayed",
+        );
+        r.not(
+            s.lora_rank > 0 && !s.load_in_4bit && s.optimizer != Optimizer::Adamw,
+            "optimizer",
+            "LoRA on 16- or 32-bit weights is replayed with fused AdamW; bitsandbytes' 8-bit \
+             AdamW is replayed for full fine-tunes and QLoRA (load_in_4bit)",
+        );
+        r.not(
+            s.load_in_4bit && s.lora_rank == 0,
+            "load_in_4bit",
+            "4-bit weights cannot be trained themselves: QLoRA trains LoRA adapters on them \
+             (set lora_rank)",
         );
         r.not(
             s.ddp_world_size != 1 || s.sharding != Sharding::None,
@@ -96,9 +134,9 @@ impl Refusals {
             "one GPU only",
         );
         r.not(
-            s.freeze_embeddings || s.lora_rank > 0,
-            "lora_rank",
-            "fine-tuning patches are nanoGPT's; PEFT is not modelled yet",
+            s.freeze_embeddings,
+            "freeze_embeddings",
+            "freezing the embeddings is nanoGPT's patch; a Hugging Face model fine-tunes with PEFT's LoRA (lora_rank)",
         );
         r.not(
             s.init_from != InitFrom::Scratch || s.eval_only,

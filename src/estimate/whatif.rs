@@ -51,11 +51,14 @@ pub enum WhatIfKind {
     /// A Hugging Face model's weights loaded in bfloat16 and trained as they are
     /// (`whatif_model.rs`).
     PureBf16,
+    /// QLoRA: a Hugging Face model's Linear weights in 4 bits with LoRA adapters trained on them
+    /// (`whatif_model.rs`).
+    Qlora,
 }
 
 impl WhatIfKind {
     /// Every kind, in declaration order (for checks that each has its messages).
-    pub const ALL: [WhatIfKind; 19] = [
+    pub const ALL: [WhatIfKind; 20] = [
         WhatIfKind::MicroBatch,
         WhatIfKind::MaxMicroBatch,
         WhatIfKind::EvalBatch,
@@ -75,6 +78,7 @@ impl WhatIfKind {
         WhatIfKind::CombinationTight,
         WhatIfKind::CombinationAll,
         WhatIfKind::PureBf16,
+        WhatIfKind::Qlora,
     ];
 }
 

@@ -96,9 +96,15 @@ impl Line {
     }
 }
 
-/// The dtype the parameters are stored in: fp32, or bf16 with `pure_bf16`.
+/// The dtype the parameters are stored in: fp32, or bf16 with `pure_bf16`; under QLoRA the
+/// blocks' Linear weights in 4 bits (nf4 or fp4) and the rest in fp32.
 fn weights_dtype(s: &Scenario) -> &'static str {
-    if s.pure_bf16 {
+    if s.load_in_4bit {
+        match s.bnb_4bit_quant_type {
+            crate::estimate::QuantType::Nf4 => "nf4 + fp32",
+            crate::estimate::QuantType::Fp4 => "fp4 + fp32",
+        }
+    } else if s.pure_bf16 {
         "bf16"
     } else {
         "fp32"
@@ -110,6 +116,7 @@ fn optimizer_name(o: Optimizer) -> &'static str {
     match o {
         Optimizer::Adamw => "AdamW",
         Optimizer::Adamw8bit => "AdamW 8-bit",
+        Optimizer::PagedAdamw8bit => "paged AdamW 8-bit",
         Optimizer::Sgd => "SGD + momentum",
     }
 }
@@ -201,6 +208,26 @@ pub(crate) fn model_setting(c: &Change) -> String {
         "dtype" if v == "float16" => "fp16=True".to_owned(),
         "dtype" => "bf16=False, fp16=False".to_owned(),
         "block_size" => format!("max_length={v}"),
+        "optimizer" => format!(
+            "optim=\"{}\"",
+            match v {
+                "adamw8bit" => "adamw_bnb_8bit",
+                "paged_adamw8bit" => "paged_adamw_8bit",
+                _ => "adamw_torch_fused",
+            }
+        ),
+        "load_in_4bit" | "bnb_4bit_use_double_quant" | "load_in_8bit" => {
+            format!("{}={v}", c.key)
+        }
+        "bnb_4bit_quant_type" => format!("bnb_4bit_quant_type=\"{v}\""),
+        "bnb_4bit_compute_dtype" => format!("bnb_4bit_compute_dtype=torch.{v}"),
+        "lora_rank" => format!("LoraConfig(r={v})"),
+        "lora_targets" if v == "all-linear" => "target_modules=\"all-linear\"".to_owned(),
+        "lora_targets" => {
+            let names: Vec<String> = v.split(',').map(|n| format!("\"{n}\"")).collect();
+            format!("target_modules=[{}]", names.join(", "))
+        }
+        "lora_dropout" => format!("lora_dropout={v}"),
         _ => config_line(c),
     }
 }
@@ -208,6 +235,8 @@ pub(crate) fn model_setting(c: &Change) -> String {
 /// Whether a model's change is an argument of `from_pretrained` (not of `TrainingArguments`).
 pub(crate) fn loads_model(c: &Change) -> bool {
     matches!(c.key.as_str(), "pure_bf16" | "flash")
+        || c.key.starts_with("bnb_4bit_")
+        || c.key.starts_with("load_in_")
 }
 
 /// A change as a command-line override of `train.py`: `--compile=False`, `--dtype=bfloat16`.
@@ -350,6 +379,8 @@ pub(crate) fn model_option_key(kind: WhatIfKind, dtype: Dtype) -> Option<&'stati
         (WhatIfKind::GradCheckpoint, _) => Some("est-opt-hf-grad_checkpoint"),
         (WhatIfKind::Dtype, Dtype::Float16) => Some("est-opt-hf-dtype_fp16"),
         (WhatIfKind::Dtype, _) => Some("est-opt-hf-dtype"),
+        (WhatIfKind::Optimizer, _) => Some("est-opt-hf-optimizer"),
+        (WhatIfKind::Lora, _) => Some("est-opt-hf-lora"),
         _ => None,
     }
 }
@@ -372,7 +403,7 @@ pub(crate) fn option_label(o: &WhatIf, loc: &Localizer) -> String {
             &key,
             &[("params", FluentValue::from(loc.count(o.params_total)))],
         ),
-        (_, WhatIfKind::Lora) => loc.t_args(
+        (_, WhatIfKind::Lora | WhatIfKind::Qlora) => loc.t_args(
             &key,
             &[
                 ("rank", FluentValue::from(loc.int(o.scenario.lora_rank))),

@@ -17,7 +17,9 @@ use std::fmt;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::literal::{self, Literal};
-use crate::estimate::{Dtype, InitFrom, LoraTargets, Optimizer, Scenario, ScenarioError, Sharding};
+use crate::estimate::{
+    Dtype, InitFrom, LoraTargets, Optimizer, QuantType, Scenario, ScenarioError, Sharding,
+};
 
 /// What a key's value is; each kind has one reader of literals (in [`super::literal`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +40,8 @@ pub enum Kind {
     Dtype,
     /// An optimizer.
     Optimizer,
+    /// bitsandbytes' 4-bit data type.
+    QuantType,
     /// How DDP processes split the training state.
     Sharding,
     /// What the scenario describes: `train` or `generate`.
@@ -64,11 +68,12 @@ impl Kind {
             Kind::Bool => "True | False",
             Kind::Probability => "number in [0, 1)",
             Kind::Dtype => "float32 | bfloat16 | float16",
-            Kind::Optimizer => "adamw | adamw8bit | sgd",
+            Kind::Optimizer => "adamw | adamw8bit | paged_adamw8bit | sgd",
+            Kind::QuantType => "nf4 | fp4",
             Kind::Sharding => "none | zero1 | fsdp",
             Kind::Phase => "train | generate",
             Kind::InitFrom => "scratch | resume | gpt2 | gpt2-medium | gpt2-large | gpt2-xl",
-            Kind::Names => "attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj or all-linear",
+            Kind::Names => "module names (GPT-2: attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj; Llama: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj; Phi-3: qkv_proj, gate_up_proj) or all-linear",
             Kind::Gpu => "a catalog id such as rtx-4070, or None",
             Kind::Model => "a model catalog id such as gpt2, a config.json path, or None",
         }
@@ -81,6 +86,7 @@ impl Kind {
             Kind::Dtype
                 | Kind::Phase
                 | Kind::Optimizer
+                | Kind::QuantType
                 | Kind::Sharding
                 | Kind::InitFrom
                 | Kind::Names
@@ -203,6 +209,11 @@ impl AsValue for Optimizer {
         KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
+impl AsValue for QuantType {
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
+    }
+}
 impl AsValue for Sharding {
     fn as_value(&self) -> KeyValue<'_> {
         KeyValue::Text(Cow::Borrowed(self.as_str()))
@@ -294,6 +305,9 @@ macro_rules! read {
     (Optimizer, $k:expr, $v:expr) => {
         literal::optimizer($k, $v)
     };
+    (QuantType, $k:expr, $v:expr) => {
+        literal::quant_type($k, $v)
+    };
     (Sharding, $k:expr, $v:expr) => {
         literal::sharding($k, $v)
     };
@@ -348,9 +362,16 @@ const BOTH: &[Phase] = &[Phase::Train, Phase::Generate];
 const TRAINING: &[Phase] = &[Phase::Train];
 /// Every model family: the run around the model (batch, sequence, precision, processes, card).
 const ALL: Families = Families::ALL;
+/// transformers' families only (bitsandbytes through `from_pretrained`).
+const HF: Families = Families::HF;
 /// nanoGPT's code only: its model's shape (a Hugging Face model's comes from its config), its
 /// evaluation, train.py's own settings and its fine-tuning patches.
 const NANOGPT: Families = Families::NANOGPT;
+/// The families with LoRA: nanoGPT's own patch, and PEFT on Hugging Face's GPT-2 and the Llama
+/// family.
+const LORA: Families = Families::LORA;
+/// PEFT's LoRA only (nanoGPT's patch has no dropout).
+const HF_LORA: Families = Families::HF_LORA;
 
 use NanoGpt::{Code, Setting, Surroundings};
 
@@ -381,8 +402,14 @@ keys! {
     sharding: Sharding, "", "How the DDP processes split the training state.", Code("est-code-sharding"), Changes, TRAINING, ALL;
     gradient_as_bucket_view: Bool, "", "DDP's gradient_as_bucket_view=True.", Code("est-code-gradient_as_bucket_view"), Changes, TRAINING, ALL;
     freeze_embeddings: Bool, "", "wte (tied to lm_head) and wpe frozen.", Code("est-code-freeze_embeddings"), Changes, TRAINING, NANOGPT;
-    lora_rank: Whole, "", "LoRA rank; 0 means no adapters.", Code("est-code-lora"), Changes, TRAINING, NANOGPT;
-    lora_targets: Names, "", "The Linear layers LoRA adapts.", Code("est-code-lora"), Changes, TRAINING, NANOGPT;
+    lora_rank: Whole, "", "LoRA rank; 0 means no adapters (a Hugging Face model: PEFT's get_peft_model).", Code("est-code-lora"), Changes, TRAINING, LORA;
+    lora_targets: Names, "", "The Linear layers LoRA adapts (a Hugging Face model without it: PEFT's default for its model_type).", Code("est-code-lora"), Changes, TRAINING, LORA;
+    lora_dropout: Probability, "", "PEFT's lora_dropout: > 0 keeps a dropout mask per adapter input.", Code("est-code-lora"), Changes, TRAINING, HF_LORA;
+    load_in_4bit: Bool, "", "Linear weights in bitsandbytes 4-bit (BitsAndBytesConfig(load_in_4bit=True); with lora_rank, QLoRA).", Code("est-code-bnb"), Changes, TRAINING, HF;
+    bnb_4bit_quant_type: QuantType, "", "The 4-bit data type (BitsAndBytesConfig's default fp4; QLoRA's nf4).", Code("est-code-bnb"), Changes, TRAINING, HF;
+    bnb_4bit_use_double_quant: Bool, "", "Quantize the 4-bit absmax again (8-bit, per 256 blocks).", Code("est-code-bnb"), Changes, TRAINING, HF;
+    bnb_4bit_compute_dtype: Dtype, "", "What a 4-bit layer dequantizes to and multiplies in (BitsAndBytesConfig's default float32).", Code("est-code-bnb"), Changes, TRAINING, HF;
+    load_in_8bit: Bool, "", "Linear weights in bitsandbytes LLM.int8() (BitsAndBytesConfig(load_in_8bit=True)).", Code("est-code-bnb"), Changes, TRAINING, HF;
     model: Model, "", "A Hugging Face model to train (or, with phase generate, to generate with) instead of nanoGPT's: an id of vramdoc's model catalog (data/models) or a config.json path.", Surroundings, Changes, BOTH, ALL;
 }
 

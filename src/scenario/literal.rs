@@ -1,7 +1,9 @@
 //! Literals and how each kind of scenario key reads one: the values `--set`, Python config
 //! files and YAML give, checked and typed ([`super::keys`] names the reader of each key).
 
-use crate::estimate::{Dtype, InitFrom, LoraTargets, Optimizer, Phase, ScenarioError, Sharding};
+use crate::estimate::{
+    Dtype, InitFrom, LoraTargets, Optimizer, Phase, QuantType, ScenarioError, Sharding,
+};
 
 /// A value for [`crate::estimate::Scenario::set`], as parsed from a Python config, a `--set` flag or YAML.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,13 +78,20 @@ pub(super) fn dtype(key: &str, value: &Literal) -> Result<Dtype, ScenarioError> 
     })
 }
 
-/// `adamw`, `adamw8bit` or `sgd` (and their other spellings).
+/// `adamw`, `adamw8bit`, `paged_adamw8bit` or `sgd` (and their other spellings).
 pub(super) fn optimizer(key: &str, value: &Literal) -> Result<Optimizer, ScenarioError> {
     Optimizer::parse(&text(key, value)?).ok_or_else(|| {
         ScenarioError::key(
             key,
-            format!("unknown optimizer {value}; use adamw, adamw8bit or sgd"),
+            format!("unknown optimizer {value}; use adamw, adamw8bit, paged_adamw8bit or sgd"),
         )
+    })
+}
+
+/// `nf4` or `fp4`.
+pub(super) fn quant_type(key: &str, value: &Literal) -> Result<QuantType, ScenarioError> {
+    QuantType::parse(&text(key, value)?).ok_or_else(|| {
+        ScenarioError::key(key, format!("unknown 4-bit type {value}; use nf4 or fp4"))
     })
 }
 

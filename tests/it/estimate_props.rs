@@ -70,7 +70,9 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 freeze_embeddings: false,
                 lora_rank: 0,
                 lora_targets: Default::default(),
+                lora_dropout: 0.0,
                 model: None,
+                ..Scenario::default()
             },
         )
 }
@@ -202,7 +204,9 @@ proptest! {
             freeze_embeddings: flags[0] != flags[1],
             lora_rank: if flags[2] { sizes[7] } else { 0 },
             lora_targets: vramdoc::estimate::LoraTargets::ALL,
+            lora_dropout: 0.0,
             model: None,
+            ..Scenario::default()
         };
         let catalog = GpuCatalog::builtin();
         if let Ok(e) = estimate(&s, &catalog) {
@@ -304,7 +308,9 @@ fn largest_micro_batch_offered_always_fits() {
         freeze_embeddings: false,
         lora_rank: 0,
         lora_targets: Default::default(),
+        lora_dropout: 0.0,
         model: None,
+        ..Scenario::default()
     };
     let catalog = GpuCatalog::builtin();
     for o in what_if(&s, &catalog).expect("valid") {

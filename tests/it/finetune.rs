@@ -387,7 +387,8 @@ fn the_keys_read_from_every_input_form_with_located_errors() {
             "bad.py",
             "init_from = 'gpt2'\nlora_rank = 8\nlora_targets = 'q_proj'\n",
             3,
-            "unknown LoRA target `q_proj`",
+            // Llama's name, which nanoGPT's blocks do not have.
+            "q_proj is no Linear module of nanoGPT's blocks",
         ),
         (
             "bad.yaml",

@@ -50,16 +50,16 @@ struct Run {
 }
 
 #[derive(Deserialize)]
-struct Model {
-    model_type: String,
-    layers: u64,
-    hidden: u64,
-    heads: u64,
-    kv_heads: u64,
-    intermediate: u64,
-    vocab_size: u64,
-    tied: bool,
-    head_dim: u64,
+pub struct Model {
+    pub model_type: String,
+    pub layers: u64,
+    pub hidden: u64,
+    pub heads: u64,
+    pub kv_heads: u64,
+    pub intermediate: u64,
+    pub vocab_size: u64,
+    pub tied: bool,
+    pub head_dim: u64,
 }
 
 fn replay() -> Replay {
@@ -72,7 +72,7 @@ fn replay() -> Replay {
 
 /// The description of a replayed config, as each `model_type`'s modeling file builds it:
 /// Qwen2 adds q/k/v biases, Qwen3 QK-norm, Phi-3 fuses q/k/v and gate/up.
-fn architecture(m: &Model) -> Architecture {
+pub fn architecture(m: &Model) -> Architecture {
     let head_dim = if m.head_dim == 0 {
         m.hidden / m.heads
     } else {

@@ -35,6 +35,8 @@ mod hf_generate;
 mod hf_generate_catalog;
 mod hf_gpt2;
 mod hf_llama;
+mod hf_lora;
+mod hf_qlora;
 mod hf_validation;
 mod hostile_cli;
 mod hostile_input;

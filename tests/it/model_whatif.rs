@@ -66,6 +66,9 @@ fn hugging_face_gpt2_what_ifs_are_its_own_estimates_ranked_least_change_first() 
             "flash",
             "grad_checkpoint",
             "dtype",
+            "lora",
+            "optimizer",
+            "optimizer",
             "block_size"
         ]
     );
@@ -111,9 +114,12 @@ fn hugging_face_gpt2_what_ifs_are_its_own_estimates_ranked_least_change_first() 
     assert_eq!(pct, 24.3);
     assert_eq!(w[5]["extra_compute_pct"], pct);
     // A T4 has no bf16: float16 autocast; bf16 weights are not offered (GPT-2's step model
-    // loads float32 weights only).
+    // loads float32 weights only), nor QLoRA (its recipe computes in bf16); bitsandbytes' 8-bit
+    // AdamW, plain and paged, is.
     assert_eq!(w[6]["scenario"]["dtype"], "float16");
-    assert_eq!(w[7]["scenario"]["block_size"], 512);
+    assert_eq!(w[8]["scenario"]["optimizer"], "adamw8bit");
+    assert_eq!(w[9]["scenario"]["optimizer"], "paged_adamw8bit");
+    assert_eq!(w[10]["scenario"]["block_size"], 512);
 }
 
 #[test]
@@ -128,10 +134,8 @@ fn options_the_family_refuses_are_not_offered() {
         !k.iter().any(|k| k == "grad_checkpoint" || k == "flash"),
         "{k:?}"
     );
-    assert!(
-        !k.iter().any(|k| k == "pure_bf16" || k == "optimizer"),
-        "{k:?}"
-    );
+    // No bf16 on a T4: neither bf16 weights nor QLoRA's bf16 recipe.
+    assert!(!k.iter().any(|k| k == "pure_bf16" || k == "qlora"), "{k:?}");
     assert!(k.iter().any(|k| k == "micro_batch"), "{k:?}");
 }
 
@@ -216,6 +220,18 @@ fn a_llama_family_what_if_changes_the_terms_it_should_by_independent_arithmetic(
             assert_eq!(e["bytes"]["weights"], 2 * p + 4 * head_dim);
             assert_eq!(e["bytes"]["optimizer"], 4 * p + 4 * tensors);
             assert_eq!(o["changes_training"], true);
+        } else if o["kind"] == "lora" {
+            // PEFT's default q_proj and v_proj at rank 16, float32: 16·(896 + 896) and
+            // 16·(896 + 128) per block.
+            let adapters = 24 * 16 * ((896 + 896) + (896 + 128));
+            assert_eq!(
+                e["bytes"]["weights"].as_u64().unwrap(),
+                v["bytes"]["weights"].as_u64().unwrap() + 4 * adapters
+            );
+        } else if o["kind"] == "qlora" {
+            // 4-bit blocks beside the float32 embeddings: less than half the float32 weights.
+            assert!(e["bytes"]["weights"].as_u64() < Some(2 * p), "{o}");
+            assert_eq!(o["changes_training"], true);
         } else {
             assert_eq!(e["bytes"]["weights"], v["bytes"]["weights"], "{o}");
         }
@@ -289,10 +305,19 @@ fn when_no_single_change_fits_the_least_invasive_combination_is_offered() {
         ]
     );
     assert_eq!(last["verdict"], "fits");
-    // Qwen2.5-1.5B on 12 GB: nothing fits, so every lever together says how far off it is.
+    // Qwen2.5-1.5B on 12 GB: no single change fits; QLoRA at micro-batch 2 does.
     let v = json(&t, "qwen2.5-1.5b", &base);
+    let last = v["what_if"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["kind"], "combination");
+    assert_eq!(last["scenario"]["load_in_4bit"], true);
+    assert_eq!(last["scenario"]["batch_size"], 2);
+    assert_eq!(last["verdict"], "fits");
+    // Llama 3.1 70B on 12 GB: nothing fits, not even with QLoRA, so every lever together says
+    // how far off it is.
+    let v = json(&t, "llama-3.1-70b", &base);
     let last = v["what_if"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["kind"], "combination_all");
     assert_eq!(last["verdict"], "does_not_fit");
     assert_eq!(last["scenario"]["batch_size"], 1);
+    assert_eq!(last["scenario"]["load_in_4bit"], true);
 }

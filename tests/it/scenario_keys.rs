@@ -71,7 +71,10 @@ fn every_key_is_set_by_yaml_python_and_overrides_alike() {
             "gpu" => "'rtx-4090'",
             "other_processes" => "1048576",
             "lora_rank" => "4",
+            "lora_dropout" => "0.05",
             "model" => "'gpt2'",
+            "bnb_4bit_quant_type" => "'nf4'",
+            "bnb_4bit_compute_dtype" => "'bfloat16'",
             _ => "2",
         }
     };
@@ -209,6 +212,7 @@ fn other_values(kind: Kind) -> Vec<Literal> {
         Kind::Probability => vec![Literal::Float(0.5)],
         Kind::Dtype => vec![text("float16"), text("float32")],
         Kind::Optimizer => vec![text("sgd")],
+        Kind::QuantType => vec![text("nf4")],
         Kind::Sharding => vec![text("zero1")],
         Kind::Phase => vec![text("generate")],
         Kind::InitFrom => vec![text("resume"), text("gpt2")],

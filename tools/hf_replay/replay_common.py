@@ -56,6 +56,7 @@ def main(description: str, generator: str, runs: Sequence, replay: Callable[...,
         "generator": generator,
         "torch": torch.__version__.split("+")[0],
         "transformers": transformers.__version__,
+        **({"peft": sys.modules["peft"].__version__} if "peft" in sys.modules else {}),
         "runs": entries,
     }
     text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
@@ -67,16 +68,21 @@ def main(description: str, generator: str, runs: Sequence, replay: Callable[...,
 
 
 def trainer_steps(model, tracker, batch: torch.Tensor, accumulation: int, dtype: torch.dtype,
-                  explain: bool = False) -> dict:
+                  explain: bool = False, make_optimizer=None) -> dict:
     """Two Trainer steps of ``model`` on ``batch`` (``input_ids`` and labels), as the module
     docs of the replays say: per micro-step the forward under ``autocast(dtype)`` (none for
     float32), the loss over ``accumulation``, ``backward``; then ``clip_grad_norm_(1.0)``,
     fused AdamW's step and ``zero_grad(set_to_none=True)``. Each step's peak and its phase, and
-    the gradient and optimizer bytes of the last."""
+    the gradient and optimizer bytes of the last. ``make_optimizer(trainable)`` replaces fused
+    AdamW (the bitsandbytes optimizers of ``replay_qlora.py``); its state's device storages
+    are counted (a paged state's host storages are not)."""
     from cuda_emulation import autocast
 
     trainable = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(trainable, lr=5e-5, fused=True)
+    if make_optimizer is None:
+        opt = torch.optim.AdamW(trainable, lr=5e-5, fused=True)
+    else:
+        opt = make_optimizer(trainable)
     peaks, phases = [], []
     for step in range(2):
         tracker.reset_peak()
@@ -95,7 +101,7 @@ def trainer_steps(model, tracker, batch: torch.Tensor, accumulation: int, dtype:
         grad_bytes = unique_bytes(p.grad for p in model.parameters() if p.grad is not None)
         optimizer_bytes = unique_bytes(
             t for state in opt.state.values() for t in state.values()
-            if isinstance(t, torch.Tensor)
+            if isinstance(t, torch.Tensor) and not tracker.is_host(t)
         )
         opt.zero_grad(set_to_none=True)
         peaks.append(tracker.peak)

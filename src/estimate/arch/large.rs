@@ -139,7 +139,10 @@ pub fn large_tensors(a: &Architecture, s: &Scenario) -> Vec<LargeTensor> {
         }
     }
     push("wte_grad", vec![v, h], param, &[Backward]);
-    if s.optimizer != Optimizer::Adamw8bit {
+    if !matches!(
+        s.optimizer,
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit
+    ) {
         push("wte_moment", vec![v, h], param, &[OptimizerStep]);
     }
     let heads = a.attention.heads;

@@ -206,15 +206,16 @@ fn hugging_face_settings_the_replay_does_not_cover_are_refused_all_at_once() {
     let catalog = GpuCatalog::builtin();
     let hf = Architecture::hf_gpt2(12, 12, 768, 50257, 1024);
     // nanoGPT's defaults compile; and a sequence beyond n_positions.
+    // nanoGPT's own patch to freeze the embeddings is no Trainer setting (PEFT's LoRA is).
     let s = Scenario {
         block_size: 2048,
-        lora_rank: 8,
+        freeze_embeddings: true,
         ..Scenario::default()
     };
     let e = estimate_model(&hf, &s, &catalog).unwrap_err();
     for key in [
         "`compile`",
-        "`lora_rank`",
+        "`freeze_embeddings`",
         "`block_size`",
         "transformers 5.24.0",
     ] {

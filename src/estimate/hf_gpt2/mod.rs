@@ -38,16 +38,19 @@
 //!   head, saved for backward; the bias copies are not saved.
 
 mod backward;
+mod lora;
 mod saves;
 
 use super::arch::{Architecture, Positions};
 use super::error::ScenarioError;
+use super::lora_adapters::{self, Adapters};
 use super::memory::{Components, TrainMoment};
 use super::num::N;
 use super::params::Params;
 use super::scenario::Scenario;
-use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
+use super::trainer::{optimizer_bytes, Refusals, StepTotals, TrainerStep};
 use backward::Gpt2Step;
+use lora::Gpt2LoraStep;
 use saves::{Gpt2Run, FP32};
 
 /// Refuses the settings the replay does not cover, naming each key (all at once).
@@ -78,7 +81,10 @@ pub(crate) fn step(
     p: &Params,
 ) -> Result<TrainerStep, ScenarioError> {
     check(a, run)?;
-    let optimizer = fused_adamw_bytes(a, FP32);
+    if run.lora_rank > 0 {
+        return lora_step(a, run, p);
+    }
+    let optimizer = optimizer_bytes(a, FP32, run);
     let (train, moment) = train_peak(a, run, p, optimizer);
     Ok(TrainerStep {
         train,
@@ -123,4 +129,28 @@ fn first_step_peak(a: &Architecture, s: &Scenario, p: &Params, optimizer: N) -> 
     let tokens = N::from(s.block_size) * N::from(s.batch_size) * 8;
     let step = N::from(p.total) * FP32 + N::from(p.trainable) * FP32 + optimizer + tokens;
     before.sum().max(step)
+}
+
+/// The Trainer step of PEFT's LoRA on GPT-2 (`lora.rs`): float32 weights, frozen; float32
+/// adapters with their gradients and fused AdamW's state.
+fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep, ScenarioError> {
+    let r = Gpt2Run::of(a, run);
+    let tokens = r.sb * 8 + N::from(run.block_size) * 8;
+    let (t, modules) = lora_adapters::totals(a, run, p, N::from(p.total) * FP32, tokens)?;
+    let adapters = Adapters::new(r.sb, run.lora_rank, r.autocast(), run.lora_dropout > 0.0);
+    let mut step = Gpt2LoraStep {
+        r,
+        t,
+        adapters,
+        modules,
+    };
+    lora_adapters::trainer_step(&mut step, || {
+        ScenarioError::key(
+            "lora_rank",
+            format!(
+                "{}: with this vocabulary ({} tokens) and sequence a block's backward, not the loss, could set a LoRA step's peak, which vramdoc models for GPT-2 at the loss only; estimate a longer sequence, a larger batch or the full vocabulary",
+                a.name, a.vocab_size
+            ),
+        )
+    })
 }

@@ -13,21 +13,25 @@
 //! transformers 5.24; `--explain` lists the storages alive at each peak) read against
 //! `modeling_llama.py`. Held to `tests/data/hf_llama_replay.json` (`tests/it/hf_llama.rs`: every
 //! run's peak within 1 %, both steps; parameters, weights, gradients and optimizer bytes
-//! exact). What each piece saves is in `saves.rs`; the moments of the step in `moments.rs`.
+//! exact). What each piece saves is in `saves.rs`; the moments of the step in `moments.rs`; PEFT's
+//! LoRA (`lora_rank > 0`) in `lora.rs`.
 //!
 //! Not modelled, and refused by name (`check`): float16, dropout, `torch.compile`, other
-//! optimizers, more than one GPU, fine-tuning patches (PEFT's LoRA is not modelled yet),
+//! optimizers, more than one GPU, nanoGPT's frozen-embeddings patch,
 //! sliding-window attention reaching the window, gradient checkpointing of multi-query SDPA.
 
+mod lora;
 mod moments;
 mod saves;
 
 use super::arch::{Activation, Architecture, Mlp, Norm, Positions};
 use super::error::ScenarioError;
+use super::lora_adapters::{self, Adapters};
 use super::num::N;
 use super::params::Params;
 use super::scenario::{Dtype, Scenario};
-use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
+use super::trainer::{optimizer_bytes, Refusals, StepTotals, TrainerStep};
+use lora::LlamaLoraStep;
 use moments::LlamaStep;
 use saves::{LlamaRun, FP32};
 
@@ -86,9 +90,12 @@ pub(crate) fn step(
     p: &Params,
 ) -> Result<TrainerStep, ScenarioError> {
     check(a, run)?;
+    if run.lora_rank > 0 {
+        return lora_step(a, run, p);
+    }
     let r = LlamaRun::of(a, run);
     let w = r.w;
-    let optimizer = fused_adamw_bytes(a, w);
+    let optimizer = optimizer_bytes(a, w, run);
     let weights = N::from(p.total) * w + N::from(a.attention.head_dim) * FP32;
     let full_grads = N::from(p.total) * w;
     let tokens = r.sb * 8;
@@ -114,5 +121,34 @@ pub(crate) fn step(
         train,
         moment,
         first: before.sum().max(optimizer_step),
+    })
+}
+
+/// The Trainer step of PEFT's LoRA on `a` (`lora.rs`): the base frozen in its weights' dtype,
+/// float32 adapters with their gradients and fused AdamW's state.
+fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep, ScenarioError> {
+    let r = LlamaRun::of(a, run);
+    let base = N::from(p.total) - N::from(p.lora);
+    let weights = base * r.w + N::from(p.lora) * FP32 + N::from(a.attention.head_dim) * FP32;
+    let (t, modules) = lora_adapters::totals(a, run, p, weights, r.sb * 8)?;
+    // Autocast runs around the adapters whenever `dtype` asks for it, bf16 weights or not.
+    let autocast = run.dtype != Dtype::Float32;
+    let adapters = Adapters::new(r.sb, run.lora_rank, autocast, run.lora_dropout > 0.0);
+    let mut step = LlamaLoraStep {
+        kv: N::from(a.attention.kv_width()),
+        layers: a.layers,
+        r,
+        t,
+        adapters,
+        modules,
+    };
+    lora_adapters::trainer_step(&mut step, || {
+        ScenarioError::key(
+            "grad_checkpoint",
+            format!(
+                "{}: with checkpointed blocks and this vocabulary ({} tokens) a block recomputed in the backward, not the loss, can set a LoRA step's peak, which vramdoc does not model within 1 %; estimate without grad_checkpoint, or with a longer sequence or larger batch where the loss dominates",
+                a.name, a.vocab_size
+            ),
+        )
     })
 }

@@ -12,6 +12,7 @@ mod catalog;
 mod config;
 mod facts;
 mod generate;
+mod qlora;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,7 +24,7 @@ use super::keys::{self, KEYS};
 use super::pyconfig::{Session, ValueOrigin};
 use crate::diagnostics::Diagnostic;
 use crate::estimate::arch::{Architecture, Family, Positions, HF_TRANSFORMERS};
-use crate::estimate::{Literal, Phase, Scenario};
+use crate::estimate::{Literal, LoraModule, LoraTargets, Phase, Scenario};
 use facts::Facts;
 
 pub(crate) use catalog::ModelSource;
@@ -121,12 +122,68 @@ pub(crate) fn settle(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let notes = if scenario.phase == Phase::Generate {
+    let mut notes = if scenario.phase == Phase::Generate {
         generate::defaults(session, scenario).map_err(|e| vec![e])?
     } else {
-        trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?
+        let qlora = qlora::defaults(session, scenario, &model).map_err(|e| vec![e])?;
+        let mut notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
+        notes.extend(qlora);
+        notes
     };
+    notes.extend(lora_targets(session, scenario, &model).map_err(|e| vec![e])?);
     Ok((model, notes))
+}
+
+/// PEFT's LoRA targets for `model`: the names given, checked against its blocks' Linear modules
+/// (the error at `lora_targets`' line lists them), or PEFT's default for its `model_type` when
+/// `lora_rank` is set without them (a note says so; Phi-3 has none, and PEFT raises).
+fn lora_targets(
+    session: &mut Session<'_>,
+    scenario: &mut Scenario,
+    model: &Model,
+) -> Result<Option<String>, Diagnostic> {
+    let a = &model.architecture;
+    if !keys::Families::LORA.contains(a.family) {
+        return Ok(None);
+    }
+    if let Some(at) = session.origins.get("lora_targets") {
+        return match scenario.lora_targets.resolve(a) {
+            Ok(_) => Ok(None),
+            Err(m) => Err(at.error(&m).with_help(
+                "name the model's own modules (PEFT matches the end of each module's path), or all-linear",
+            )),
+        };
+    }
+    if scenario.lora_rank == 0 {
+        return Ok(None);
+    }
+    let Some(default) = LoraTargets::peft_default(a) else {
+        let names: Vec<&str> = LoraModule::of(a).iter().map(|m| m.as_str()).collect();
+        let msg = format!(
+            "model = {} ({}) has no default LoRA targets in PEFT (get_peft_model raises \"Please specify `target_modules` in `peft_config`\")",
+            a.name, model.info.model_type
+        );
+        let help = format!(
+            "set lora_targets to some of {} or all-linear",
+            names.join(", ")
+        );
+        return Err(match session.origins.get("lora_rank") {
+            Some(at) => at.error(&msg),
+            None => Diagnostic::error(msg),
+        }
+        .with_help(help));
+    };
+    let literal = Literal::Str(default.display());
+    session.set_default("lora_targets", &literal);
+    scenario
+        .set("lora_targets", literal)
+        .map_err(|e| Diagnostic::error(e.to_string()))?;
+    Ok(Some(format!(
+        "model = {}: LoRA on {}, PEFT's default target_modules for {} (--lora_targets)",
+        a.name,
+        default.display(),
+        model.info.model_type
+    )))
 }
 
 /// `Trainer`'s defaults for a run of `model`: each key, its value, and the words that say it
@@ -178,7 +235,8 @@ fn trainer_defaults(
     let defaults = trainer_default_values(model);
     let mut assumed = Vec::new();
     for (key, value, words) in defaults {
-        if session.origins.contains_key(key) {
+        // QLoRA's recipe (`qlora::defaults`) has set the precision already.
+        if session.origins.contains_key(key) || (key == "dtype" && scenario.load_in_4bit) {
             continue;
         }
         session.set_default(key, &value);

@@ -277,6 +277,22 @@ impl<'a> Session<'a> {
             Ok(None) => PyValue::Str(raw.to_owned()),
             Err(e) => return Err(fail(e, "write a value that fits 64 bits")),
         };
+        // A key nanoGPT's code never reads (a Hugging Face model's, such as load_in_4bit) is no
+        // train.py global, so its configurator's rule does not bind it: `true`/`false` as
+        // transformers' and YAML's spelling of a bool.
+        let hf_only =
+            keys::get(key).is_some_and(|k| !k.families.contains(crate::estimate::Family::NanoGpt));
+        let new = match (&new, existing) {
+            (PyValue::Str(t), Binding::Known(PyValue::Bool(_))) if hf_only => {
+                match t.to_ascii_lowercase().as_str() {
+                    "true" => PyValue::Bool(true),
+                    "false" => PyValue::Bool(false),
+                    _ => new,
+                }
+            }
+            _ => new,
+        };
+
         if let Binding::Known(old) = existing {
             if !matches!(old, PyValue::None) && old.type_name() != new.type_name() {
                 return Err(fail(

@@ -1,0 +1,268 @@
+//! QLoRA's resident bytes for a Hugging Face model: what `from_pretrained(...,
+//! quantization_config=BitsAndBytesConfig(load_in_4bit=True, ...))`, PEFT's
+//! `prepare_model_for_kbit_training` and `get_peft_model(LoraConfig(r, target_modules))` leave
+//! on the GPU before the first step, and the adapters' gradients and optimizer state.
+//!
+//! - Every block's `nn.Linear` (GPT-2's `Conv1D`) weight in 4 bits (`bnb::four_bit_weight_bytes`);
+//!   the head (`lm_head`, tied or not), embeddings, norms and biases are not quantized
+//!   (`get_keys_to_not_convert`, `replace_with_bnb_linear`).
+//! - `prepare_model_for_kbit_training` (peft 0.21.2, `utils/other.py` 158-258) freezes every
+//!   parameter and casts each 16-bit one that is not a `Params4bit` to float32: the unquantized
+//!   parameters are 4 bytes each whatever the model was loaded in. It then calls
+//!   `enable_input_require_grads` and `gradient_checkpointing_enable` (non-reentrant in
+//!   transformers 5.24): QLoRA always checkpoints its blocks.
+//! - The adapters `A` (`r × in`) and `B` (`out × r`) of every target in every block, float32
+//!   (PEFT does not cast them to a 4-bit base's dtype), each with a float32 gradient and the
+//!   optimizer's state.
+//!
+//! The step ([`step`]): `Trainer` with `bf16=True` (autocast) on that model. With a real
+//! vocabulary its peak is the loss's backward, the same moment in every replayed run, made of:
+//!
+//! - the resident bytes above, except that `Linear4bit.forward` casts a quantized layer's bias
+//!   to the compute dtype in place (`bias.data = bias.data.to(x.dtype)`) at the first forward,
+//!   so with a bfloat16 compute dtype those biases are 2 bytes each from then on;
+//! - the adapters' gradients of the earlier micro-steps (when accumulating) and the optimizer's
+//!   state;
+//! - the checkpoint boundaries: each block's float32 input and the last block's output,
+//!   `(L + 1)·4·s·b·h` (the residual stream is float32 after the upcast), the rotary `cos` and
+//!   `sin` (`2·4·s·d`, one position row for the batch), the boolean causal mask transformers
+//!   builds for SDPA under checkpointing (`b·s·s`) and the final RMSNorm's two float32 `s·b`
+//!   statistics;
+//! - the frozen float32 head's bfloat16 copy, made by autocast for the head's matmul and saved
+//!   for the hidden state's gradient (autocast's cache keeps only copies of weights that need
+//!   gradients, so this one is not shared), `2·V·h`;
+//! - the loss's `log_softmax` output, `nll_loss`'s gradient and `log_softmax`'s backward result,
+//!   float32 `s·b·V` each (the float32 copy of the logits `ForCausalLMLoss` makes is not saved);
+//! - the token batch (`8·s·b`) and the loss (two float32 scalars).
+//!
+//! Within 0.4 % of every such replayed run (to the byte for the Llama family). With a small
+//! vocabulary a recomputed block's backward passes the loss, which is not modelled: the step is
+//! refused when the loss's tensors are not larger than what such a block holds, with a margin
+//! ([`block_bound`]). Held to `tests/data/hf_qlora_replay.json`
+//! (`tests/it/hf_qlora.rs`).
+
+use super::arch::{Architecture, ParamKind, Positions};
+use super::bnb;
+use super::error::ScenarioError;
+use super::memory::{Components, TrainMoment};
+use super::num::N;
+use super::scenario::{Dtype, Optimizer, Scenario};
+use super::trainer::{Refusals, TrainerStep};
+
+/// QLoRA's bytes and counts before the first step, and what the adapters add in training.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct QloraBytes {
+    /// Parameters as `model.parameters()` counts them: the 4-bit weights by their packed uint8
+    /// elements (half their count), the rest and the adapters whole.
+    pub(crate) params: u64,
+    /// The adapters' parameters, the only trainable ones.
+    pub(crate) trainable: u64,
+    /// Adapter tensors (`A` and `B` per target per block).
+    pub(crate) adapter_tensors: u64,
+    /// Everything resident: packed weights with their quantization state, float32 unquantized
+    /// parameters, float32 adapters, the rotary buffers.
+    pub(crate) weights: N,
+    /// The adapters' float32 gradients.
+    pub(crate) grads: N,
+    /// The optimizer's state in PyTorch's allocator.
+    pub(crate) optimizer: N,
+    /// A paged optimizer's moments, in CUDA unified memory outside the allocator.
+    pub(crate) paged: N,
+}
+
+/// Float32 bytes.
+const FP32: u128 = 4;
+
+/// QLoRA's bytes for `a` trained as `s` says (`load_in_4bit`, `lora_rank`, `lora_targets`,
+/// `bnb_4bit_use_double_quant`, `optimizer`); `rotary_buffers` are the model's float32 buffers.
+pub(crate) fn qlora_bytes(
+    a: &Architecture,
+    s: &Scenario,
+    rotary_buffers: N,
+) -> Result<QloraBytes, ScenarioError> {
+    let modules = s
+        .lora_targets
+        .resolve(a)
+        .map_err(|e| ScenarioError::key("lora_targets", e))?;
+    let dq = s.bnb_4bit_use_double_quant;
+    let (mut params, mut weights) = (0u64, bnb::nested_map_bytes(dq));
+    for t in a.parameters() {
+        let numel = u128::from(t.numel());
+        let count = u128::from(t.count);
+        if bnb::quantized(t.kind, &t.name) {
+            weights = weights + bnb::four_bit_weight_bytes(numel, dq) * count;
+            params += (t.numel().div_ceil(2)).saturating_mul(t.count);
+        } else {
+            weights = weights + N(numel * count * FP32);
+            params += t.numel().saturating_mul(t.count);
+        }
+    }
+    let rank = u128::from(s.lora_rank);
+    let layers = u128::from(a.layers);
+    let mut shapes = Vec::with_capacity(modules.len() * 2);
+    for m in &modules {
+        let (input, output) = m.features(a);
+        shapes.push(rank * u128::from(input));
+        shapes.push(u128::from(output) * rank);
+    }
+    let trainable: u128 = shapes.iter().sum::<u128>() * layers;
+    let tensors = shapes.len() as u128 * layers;
+    let (optimizer, paged) = match s.optimizer {
+        Optimizer::Adamw8bit | Optimizer::PagedAdamw8bit => {
+            let paged = s.optimizer == Optimizer::PagedAdamw8bit;
+            let (mut dev, mut host) = (N::ZERO, N::ZERO);
+            for &numel in &shapes {
+                let (d, h) = bnb::adamw_state(numel, false, paged);
+                dev = dev + d * layers;
+                host = host + h * layers;
+            }
+            // The two 256-entry maps, once a tensor has 8-bit state (4096 elements or more).
+            let maps = if shapes.iter().any(|&n| n >= 4096) {
+                N(2 * 256 * 4)
+            } else {
+                N::ZERO
+            };
+            (dev + maps, host)
+        }
+        // Fused AdamW: two float32 moments and a float32 `step` per tensor.
+        Optimizer::Adamw | Optimizer::Sgd => (N(trainable * 2 * FP32 + tensors * 4), N::ZERO),
+    };
+    let trainable_u64 = u64::try_from(trainable).unwrap_or(u64::MAX);
+    Ok(QloraBytes {
+        params: params.saturating_add(trainable_u64),
+        trainable: trainable_u64,
+        adapter_tensors: u64::try_from(tensors).unwrap_or(u64::MAX),
+        weights: weights + N(trainable * FP32) + rotary_buffers,
+        grads: N(trainable * FP32),
+        optimizer,
+        paged,
+    })
+}
+
+/// What a recomputed block's backward keeps beside the checkpoints under QLoRA, with a tenth
+/// added: read from the replay's list at that moment (`tiny-llama-v1024`, `--explain`), the
+/// MLP's backward holds six float32 `s·b·I` tensors (a quantized layer's output is cast back to
+/// the float32 input's dtype, and the adapters' sums stay float32), nine bfloat16 and six
+/// float32 `s·b·h` ones: `24·I + 42·h` bytes per token.
+fn block_bound(a: &Architecture, s: &Scenario) -> N {
+    let sb = N::from(s.block_size) * N::from(s.batch_size);
+    let inter = match &a.mlp {
+        super::arch::Mlp::Dense(f) => f.intermediate,
+        super::arch::Mlp::Moe(m) => m.expert.intermediate,
+    };
+    sb * (24 * u128::from(inter) + 42 * u128::from(a.hidden)) * 11 / 10
+}
+
+/// Refuses what the QLoRA replays do not cover, naming each key.
+fn check(a: &Architecture, s: &Scenario, loss: N) -> Result<(), ScenarioError> {
+    let mut r = Refusals::trainer(s);
+    r.not(
+        s.dtype != Dtype::Bfloat16,
+        "dtype",
+        "QLoRA is replayed with Trainer's bf16=True (bfloat16 autocast): set dtype to bfloat16",
+    );
+    r.not(
+        s.bnb_4bit_compute_dtype == Dtype::Float16,
+        "bnb_4bit_compute_dtype",
+        "a float16 compute dtype is not replayed: use bfloat16 (or float32)",
+    );
+    r.not(
+        !s.flash,
+        "flash",
+        "QLoRA is replayed with SDPA attention (attn_implementation sdpa): set flash to true",
+    );
+    r.not(
+        loss < block_bound(a, s),
+        "model",
+        "the loss's tensors are not clearly larger than a recomputed block's backward (a small \
+         vocabulary, or wide blocks for it), and which one is the peak is not modelled for \
+         QLoRA",
+    );
+    r.result(&format!("{} with QLoRA", a.name))
+}
+
+/// QLoRA's Trainer step of `a` under `run` (`load_in_4bit` with LoRA adapters): its resident
+/// bytes, the loss-backward peak the module docs describe, and the first step's peak (the same
+/// moment without optimizer state, or its `optimizer.step()`).
+pub(crate) fn step(
+    a: &Architecture,
+    run: &Scenario,
+    rotary_buffers: N,
+) -> Result<(TrainerStep, QloraBytes), ScenarioError> {
+    let (s, b) = (N::from(run.block_size), N::from(run.batch_size));
+    let sb = s * b;
+    let (v, h) = (N::from(a.vocab_size), N::from(a.hidden));
+    let logits = sb * v * (3 * FP32);
+    let head_copy = v * h * 2;
+    check(a, run, logits + head_copy)?;
+    let q = qlora_bytes(a, run, rotary_buffers)?;
+    let biases: u128 = a
+        .parameters()
+        .iter()
+        .filter(|t| t.kind == ParamKind::LinearBias && !t.name.starts_with("lm_head"))
+        .map(|t| u128::from(t.numel()) * u128::from(t.count))
+        .sum();
+    let weights = if run.bnb_4bit_compute_dtype == Dtype::Float32 {
+        q.weights
+    } else {
+        q.weights - N(biases * 2)
+    };
+    let rotary = match a.positions {
+        Positions::Rotary { .. } => s * N::from(a.attention.head_dim) * (2 * FP32),
+        Positions::Learned { .. } => N::ZERO,
+    };
+    let boundaries = sb * h * (u128::from(a.layers) + 1) * FP32;
+    let mask = sb * s;
+    let activations = boundaries + rotary + mask + sb * (2 * FP32) + sb * 8 + N(2 * FP32);
+    let earlier = if run.gradient_accumulation_steps >= 2 {
+        q.grads
+    } else {
+        N::ZERO
+    };
+    let at = |optimizer: N| Components {
+        weights,
+        gradients: earlier,
+        optimizer,
+        autocast_weights: head_copy,
+        activations,
+        logits,
+    };
+    let train = at(q.optimizer);
+    let optimizer_step = weights + q.grads + q.optimizer + sb * 8;
+    let first = at(N::ZERO).sum().max(optimizer_step);
+    Ok((
+        TrainerStep {
+            train,
+            moment: TrainMoment::LossBackward,
+            first,
+        },
+        q,
+    ))
+}
+
+/// `load_in_8bit`'s refusal, with what the weights would take: every block's Linear weight
+/// under LLM.int8() (`bnb::int8_weight_bytes`), everything else in 16 bits (the model's load
+/// dtype); its training step is not replayed.
+pub(crate) fn int8_refusal(a: &Architecture) -> ScenarioError {
+    let mut bytes = N::ZERO;
+    for t in a.parameters() {
+        let dims = t.shape.dims();
+        let count = u128::from(t.count);
+        bytes = bytes
+            + if bnb::quantized(t.kind, &t.name) && dims.len() == 2 {
+                bnb::int8_weight_bytes(u128::from(dims[0]), u128::from(dims[1])) * count
+            } else {
+                N(u128::from(t.numel()) * count * 2)
+            };
+    }
+    let gib = bytes.0 as f64 / f64::from(1u32 << 30);
+    ScenarioError::key(
+        "load_in_8bit",
+        format!(
+            "{}'s weights take {gib:.2} GiB under LLM.int8() (an int8 per Linear weight and a \
+             float32 scale per row, the rest in 16 bits), but its training step is not replayed: \
+             use load_in_4bit for QLoRA",
+            a.name
+        ),
+    )
+}

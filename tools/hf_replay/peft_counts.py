@@ -1,0 +1,105 @@
+"""PEFT's own LoRA parameter counts for every model of vramdoc's catalog whose family the
+estimator computes (GPT-2 and the Llama family): the ground truth of `tests/it/hf_lora.rs`'s
+trainable counts.
+
+Usage::
+
+    python tools/hf_replay/peft_counts.py --out tests/data/peft_lora_counts.json
+
+Each catalog entry's ``config`` (``data/models/*.yaml``) is given to transformers'
+``AutoConfig.for_model``; the model is built on the meta device (no memory, no weights) by
+``AutoModelForCausalLM.from_config`` and wrapped by ``peft.get_peft_model`` with
+``LoraConfig(r, target_modules)`` for a few ranks and targets: PEFT's default for the
+``model_type`` (none for Phi-3, where PEFT raises), ``all-linear``, and the attention's
+projections. Recorded: the parameters with adapters, the trainable ones, and the modules PEFT
+adapted in one block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPUTED = {"gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3"}
+# The attention's projections as each model_type names them.
+ATTENTION = {"gpt2": ["c_attn", "c_proj"], "phi3": ["qkv_proj", "o_proj"]}
+LLAMA_ATTENTION = ["q_proj", "k_proj", "v_proj", "o_proj"]
+
+
+def catalog() -> list[dict]:
+    """The catalog entries of the computed families, in file order."""
+    out = []
+    for path in sorted((ROOT / "data" / "models").glob("*.yaml")):
+        for entry in yaml.safe_load(path.read_text())["models"]:
+            if entry["config"]["model_type"] in COMPUTED:
+                out.append(entry)
+    return out
+
+
+def count(entry: dict, rank: int, targets) -> dict:
+    """PEFT's counts for one entry, rank and targets (``None``: PEFT's default)."""
+    import transformers
+    from peft import LoraConfig, get_peft_model
+
+    cfg = dict(entry["config"])
+    model_type = cfg.pop("model_type")
+    config = transformers.AutoConfig.for_model(model_type, **cfg)
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    lora = LoraConfig(r=rank, lora_alpha=2 * rank, target_modules=targets,
+                      fan_in_fan_out=model_type == "gpt2", task_type="CAUSAL_LM")
+    model = get_peft_model(model, lora)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in model.parameters())
+    adapted = sorted({
+        name.split(".layers.0.", 1)[-1].split(".h.0.", 1)[-1]
+        for name, mod in model.named_modules()
+        if (".layers.0." in name or ".h.0." in name) and hasattr(mod, "lora_A")
+        and len(mod.lora_A) > 0
+    })
+    return {"rank": rank, "targets": targets if isinstance(targets, str) else
+            (",".join(targets) if targets else None),
+            "params": total, "trainable": trainable, "adapted": adapted}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    import peft
+    import transformers
+
+    models = []
+    for entry in catalog():
+        model_type = entry["config"]["model_type"]
+        attention = ATTENTION.get(model_type, LLAMA_ATTENTION)
+        combos = [(16, "all-linear"), (64, attention)]
+        if model_type != "phi3":
+            combos.insert(0, (8, None))
+        counts = [count(entry, r, t) for r, t in combos]
+        print(f"{entry['id']}: {[c['trainable'] for c in counts]}", flush=True)
+        models.append({"id": entry["id"], "model_type": model_type, "counts": counts})
+    doc = {
+        "generator": "tools/hf_replay/peft_counts.py",
+        "transformers": transformers.__version__,
+        "peft": peft.__version__,
+        "models": models,
+    }
+    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    if args.out:
+        args.out.write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
