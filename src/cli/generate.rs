@@ -70,7 +70,7 @@ pub(crate) fn report(
         let gpu = est.gpu.as_ref().map_or("", |c| c.name.as_str());
         let limit = match a.positions {
             Positions::Learned { max_positions } => max_positions,
-            Positions::Rotary { .. } => estimate::context_window(a).unwrap_or(0),
+            Positions::Rotary { .. } => 0,
         };
         let what = match which {
             Solve::MaxContext => Solved::MaxContext {

@@ -43,9 +43,10 @@
 //!   hidden-wide ones and RoPE's cos and sin (`2·BP·head_dim·e`); the weights include the two
 //!   `inv_freq` buffers. A sliding-window cache layer (`DynamicSlidingWindowLayer`: Mistral
 //!   v0.1, Phi-3) concatenates keys and values before it drops either old tensor, so a decoding
-//!   step holds both the old keys and the old values. Only contexts within the window are
-//!   computed (`prompt + new ≤ sliding_window`): there every layer sees every token and no mask
-//!   is built; past it transformers masks the window, which is not replayed.
+//!   step holds both the old keys and the old values. Within the window (`prompt + new ≤
+//!   sliding_window`) every layer sees every token and no mask is built; past it the prefill is
+//!   masked, the dynamic cache cut to the window and the static one's full slots rolled at each
+//!   step (`window_generate.rs`).
 //! - **Quantized cache** (optimum-quanto's int4 or int2, Llama family): the prefill as above with
 //!   the quantized cache; its decoding steps' dequantized and returned states and flushes are
 //!   `quantized_decode.rs`'s. HQQ's int8 and fp8 are refused (not replayed).
@@ -63,6 +64,7 @@ use super::overhead;
 use super::params::{self, Params};
 use super::quantized_decode::{self, Quanto};
 use super::scenario::{Dtype, Scenario};
+use super::window_generate;
 use super::{headroom, GpuCatalog, GpuRef, Verdict, ESTIMATOR_VERSION};
 
 /// What `model.generate` is asked to do.
@@ -339,21 +341,6 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             ));
         }
     }
-    if let Some(Some(w)) = window(a) {
-        let context = u128::from(g.prompt_tokens) + u128::from(g.max_new_tokens);
-        if context > u128::from(w) {
-            wrong.push((
-                "max_new_tokens",
-                format!(
-                    "the prompt plus new tokens ({context}) pass {}'s sliding window of {w} \
-                     tokens: from there transformers masks the window (SDPA then takes a mask \
-                     and repeats the keys and values), which is not replayed; keep them within \
-                     {w}",
-                    a.name
-                ),
-            ));
-        }
-    }
     let quanto = Quanto::of(g.cache).is_some() && a.family == Family::Llama;
     if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) && !quanto {
         wrong.push((
@@ -415,15 +402,6 @@ fn window(a: &Architecture) -> Option<Option<u64>> {
         None => Some(None),
         Some(w) if w.pattern.iter().all(|s| *s == Span::Local) => Some(Some(w.window)),
         Some(_) => None,
-    }
-}
-
-/// The sliding window that bounds a Llama-family model's computed context (`prompt + new ≤ W`),
-/// if it has one.
-pub(crate) fn context_window(a: &Architecture) -> Option<u64> {
-    match a.family {
-        Family::Llama => window(a).flatten(),
-        _ => None,
     }
 }
 
@@ -494,10 +472,30 @@ impl GenerateMoments {
             Family::Moe => super::hf_moe::prefill_bytes_per_token(a, e),
             _ => prefill_widths(a) * e,
         };
-        let mlp = own_prefill + seqs * p * per_token;
+        let mut mlp = own_prefill + seqs * p * per_token;
+        // Past a sliding window the prefill is masked (`window_generate.rs`).
+        let sliding = window(a).flatten();
+        let masked = sliding.and_then(|w| match g.cache {
+            CacheKind::Dynamic => window_generate::masked_prefill(a, w, seqs, g.prompt_tokens, e),
+            CacheKind::Static => window_generate::static_masked_prefill(
+                a,
+                w,
+                seqs,
+                g.prompt_tokens,
+                g.max_new_tokens,
+                e,
+            ),
+            _ => None,
+        });
+        let mut attention = N::ZERO;
+        if let Some(m) = masked {
+            mlp = mlp + m.mask;
+            attention = own_prefill + m.attention;
+        }
         // The first token's logits and their float32 copy, the ids one token longer.
         let prefill_logits = own_kept + seqs * v * (e + FP32) + seqs * (p + N::from(1u64)) * ID;
-        let prefill = N::from(cache.after_prefill) + caller + mlp.max(prefill_logits);
+        let prefill =
+            N::from(cache.after_prefill) + caller + mlp.max(prefill_logits).max(attention);
         // Decoding: the previous step's float32 tensors over the vocabulary.
         let kept_vocab = if g.do_sample { 3 } else { 1 };
         let ids = seqs * t * (2 * ID) + caller + own_kept;
@@ -509,17 +507,33 @@ impl GenerateMoments {
         // A step's own activations beside the previous step's float32 logits.
         let step = seqs * h * (7 * e) + seqs * v * (kept_vocab * FP32);
         let decode = match g.cache {
-            CacheKind::Dynamic => {
-                // The last layer's old values; a sliding layer keeps its old keys too until both
-                // concatenations are done.
-                let old = if a.attention.sliding_window.is_some() {
-                    2
+            CacheKind::Static => {
+                // Full sliding slots roll at each step.
+                let kv_token = seqs * N::from(a.attention.kv_width()) * e;
+                let roll = sliding.map_or(N::ZERO, |w| {
+                    window_generate::static_roll(w, kv_token, g.prompt_tokens, g.max_new_tokens)
+                });
+                if roll == N::ZERO {
+                    logits
                 } else {
-                    1
+                    logits.max(at_end + ids + step + roll)
+                }
+            }
+            CacheKind::Dynamic => {
+                let kv_token = seqs * N::from(a.attention.kv_width()) * e;
+                let cache_moment = match sliding {
+                    Some(w) => window_generate::decode_cache(
+                        w,
+                        kv_token,
+                        g.prompt_tokens,
+                        g.max_new_tokens,
+                        cache.after_prefill,
+                        cache.at_end,
+                    ),
+                    // The last layer's old values during its concatenation.
+                    None => at_end + kv_token * (t - N::from(1u64)),
                 };
-                let kv_width = N::from(a.attention.kv_width());
-                let old_values = seqs * (t - N::from(1u64)) * kv_width * (e * old);
-                logits.max(at_end + ids + old_values + step)
+                logits.max(cache_moment + ids + step)
             }
             kind => match Quanto::of(kind) {
                 // The logits moment with the cache at its largest (its residual fullest).

@@ -40,6 +40,7 @@ mod trainer;
 mod whatif;
 mod whatif_generate;
 mod whatif_model;
+mod window_generate;
 
 use serde::Serialize;
 
@@ -49,7 +50,6 @@ pub use error::ScenarioError;
 pub use finetune::LoraTarget;
 pub(crate) use generation_tensors::{generate_tensors, sample_tensors, GrowingTensor};
 pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
-pub(crate) use hf_generate::context_window;
 pub use hf_generate::{
     estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,
 };

@@ -12,15 +12,13 @@
 //!   sees the whole sequence) and the answer says when that crop, not memory, is the limit.
 //!   sample.py draws one sample at a time (batch 1): it has no batch to solve for.
 //! - Hugging Face `generate` on GPT-2: up to GPT-2's positions (`prompt + new − 1 ≤
-//!   n_positions`); on a Llama-family model with a sliding window, up to the window (`prompt +
-//!   new ≤ sliding_window`, beyond which generate is not computed); the batch up to the first
-//!   that does not fit (doubling, then bisection).
+//!   n_positions`); the batch up to the first that does not fit (doubling, then bisection).
 
 use serde::Serialize;
 
 use super::arch::Positions;
 use super::error::ScenarioError;
-use super::hf_generate::{context_window, estimate_generate, Generation};
+use super::hf_generate::{estimate_generate, Generation};
 use super::sample::{estimate_sampling, sampled_model, Sampling};
 use super::{Architecture, GpuCatalog, Scenario, Verdict};
 
@@ -34,9 +32,6 @@ pub enum Limit {
     BlockSize,
     /// GPT-2's `n_positions`: generate cannot go further.
     Positions,
-    /// A Llama-family model's `sliding_window` (Mistral v0.1, Phi-3): longer contexts are masked
-    /// to the window, which is not computed.
-    SlidingWindow,
 }
 
 /// A solver's answer (`solve.max_context` or `solve.max_batch` in the JSON).
@@ -140,11 +135,7 @@ pub fn generate_max_context(
             (max_positions + 1).saturating_sub(new).max(1),
             Limit::Positions,
         ),
-        Positions::Rotary { .. } => match context_window(a) {
-            // prompt + new ≤ sliding_window.
-            Some(w) => (w.saturating_sub(new).max(1), Limit::SlidingWindow),
-            None => (u64::MAX / 4, Limit::Memory),
-        },
+        Positions::Rotary { .. } => (u64::MAX / 4, Limit::Memory),
     };
     // A first estimate surfaces the settings' own errors instead of "nothing fits".
     estimate_generate(

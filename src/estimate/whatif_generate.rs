@@ -6,15 +6,18 @@
 //!    `DynamicCache` or the reverse; the same tokens come out, only the memory differs;
 //! 2. 16-bit weights in place of float32 (`dtype=torch.bfloat16`, or float16 on a card without
 //!    bf16, where bfloat16 weights also become float16: same bytes, a dtype the card runs): the
-//!    numerics change slightly;
+//!    numerics change slightly; then optimum-quanto's int4 KV cache (`kv_cache=quantized`, the
+//!    last 128 tokens kept in full precision), where the generate model computes it (the Llama
+//!    family without sliding windows): the keys and values are approximated;
 //! 3. fewer sequences at once: half the `num_return_sequences`, half the prompts, then the
 //!    largest batch that fits (the `max_batch` solver): the same outputs over more calls;
 //! 4. a shorter context: half the `max_new_tokens`, then the prompt cut to the longest context
 //!    that fits (the `max_context` solver): the outputs themselves change.
 //!
-//! A candidate the generate model refuses (a context past a sliding window) is left out. A quantized cache (`QuantizedCache`, fp8) and 8- or 4-bit weights are not offered: the
-//! generate model does not compute their decoding steps or their weights, and an option without a
-//! computed figure would be a guess.
+//! A candidate the generate model refuses (a quantized cache on GPT-2 or beside sliding-window
+//! layers) is left out. HQQ's int8 and fp8 caches and 8-
+//! or 4-bit weights are not offered: the generate model does not compute their decoding steps or
+//! their weights, and an option without a computed figure would be a guess.
 
 use serde::Serialize;
 
@@ -38,6 +41,9 @@ pub enum GenerateWhatIfKind {
     DynamicCache,
     /// 16-bit weights in place of float32.
     Dtype,
+    /// optimum-quanto's int4 KV cache (`cache_implementation="quantized"`) in place of a dynamic
+    /// or static one.
+    QuantizedCache,
     /// sample.py's 16-bit autocast in place of float32 (the weights stay float32).
     Autocast,
     /// Half the `num_return_sequences`.
@@ -54,10 +60,11 @@ pub enum GenerateWhatIfKind {
 
 impl GenerateWhatIfKind {
     /// Every kind, in ranking order (for checks that each has its messages).
-    pub const ALL: [GenerateWhatIfKind; 9] = [
+    pub const ALL: [GenerateWhatIfKind; 10] = [
         GenerateWhatIfKind::StaticCache,
         GenerateWhatIfKind::DynamicCache,
         GenerateWhatIfKind::Dtype,
+        GenerateWhatIfKind::QuantizedCache,
         GenerateWhatIfKind::Autocast,
         GenerateWhatIfKind::FewerSequences,
         GenerateWhatIfKind::SmallerBatch,
@@ -119,6 +126,7 @@ pub fn what_if_generate(
     };
     o.other_cache();
     o.half_precision();
+    o.quantized_cache();
     o.fewer_sequences()?;
     o.shorter_context()?;
     Ok(o.out)
@@ -177,6 +185,17 @@ impl GenerateOptions<'_> {
             g,
             self.s.dtype,
         );
+    }
+
+    /// optimum-quanto's int4 cache for a dynamic or static one, where the model computes it.
+    fn quantized_cache(&mut self) {
+        if !matches!(self.g.cache, CacheKind::Dynamic | CacheKind::Static) {
+            return;
+        }
+        let cache = CacheKind::QUANTIZED_INT4;
+        let g = Generation { cache, ..*self.g };
+        let changes = vec![change("kv_cache", cache.as_str())];
+        self.push(GenerateWhatIfKind::QuantizedCache, changes, g, self.s.dtype);
     }
 
     /// bfloat16 weights for float32 ones; float16 for either on a card without bf16.

@@ -17,6 +17,7 @@ pub(crate) fn label_key(kind: GenerateWhatIfKind) -> &'static str {
         GenerateWhatIfKind::StaticCache => "gen-opt-static-cache",
         GenerateWhatIfKind::DynamicCache => "gen-opt-dynamic-cache",
         GenerateWhatIfKind::Dtype => "gen-opt-dtype",
+        GenerateWhatIfKind::QuantizedCache => "gen-opt-quantized-cache",
         GenerateWhatIfKind::Autocast => "gen-opt-autocast",
         GenerateWhatIfKind::FewerSequences => "gen-opt-fewer-sequences",
         GenerateWhatIfKind::SmallerBatch => "gen-opt-smaller-batch",

@@ -15,8 +15,7 @@ pub(crate) enum Solved<'a> {
         gpu: &'a str,
         /// `max_new_tokens`.
         new: u64,
-        /// nanoGPT's `block_size` (sample.py's crop), GPT-2's `n_positions` or a Llama-family
-        /// model's `sliding_window`.
+        /// nanoGPT's `block_size` (sample.py's crop), or GPT-2's `n_positions`.
         limit: u64,
     },
     /// The largest batch.
@@ -54,10 +53,6 @@ pub(crate) fn sentences(sol: &Solution, solved: Solved<'_>, loc: &Localizer) -> 
                 Limit::Positions => out.push(loc.t_args(
                     "solve-limit-positions",
                     &[arg("positions", loc.count(limit))],
-                )),
-                Limit::SlidingWindow => out.push(loc.t_args(
-                    "solve-limit-sliding-window",
-                    &[arg("window", loc.count(limit))],
                 )),
                 Limit::Memory => {}
             }

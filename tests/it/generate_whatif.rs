@@ -146,6 +146,7 @@ fn a_long_llama_context_is_cut_to_the_longest_that_fits_with_its_kv_cache_by_han
         [
             "static_cache",
             "dtype",
+            "quantized_cache",
             "smaller_batch",
             "fewer_new_tokens",
             "max_context"
@@ -159,9 +160,17 @@ fn a_long_llama_context_is_cut_to_the_longest_that_fits_with_its_kv_cache_by_han
         o[0]["kv_cache"],
         2 * 16 * 8 * 64 * 30_999 * 4 * 4u64 + 16 * 8
     );
+    // optimum-quanto's int4 cache at its largest, the step before the last flush (step 895 of
+    // 999): 30,768 tokens quantized (half a byte an element, a float32 scale and shift per 64)
+    // and 127 in full precision, 2 × 4 sequences × 8 KV heads × 64 elements a token, 16 layers.
+    let per_token = 2 * 4 * 8 * 64u64;
+    assert_eq!(
+        o[2]["kv_cache"],
+        16 * (per_token * 30_768 / 2 + per_token * 30_768 / 64 * 8 + per_token * 127 * 4)
+    );
     // 2 × 16 layers × 8 KV heads × 64 head dim × (30,000 + 500 − 1) tokens × 4 bytes × 4.
-    assert_eq!(o[3]["kv_cache"], 2 * 16 * 8 * 64 * 30_499 * 4 * 4u64);
-    let cut = &o[4];
+    assert_eq!(o[4]["kv_cache"], 2 * 16 * 8 * 64 * 30_499 * 4 * 4u64);
+    let cut = &o[5];
     assert_eq!(cut["verdict"], "fits");
     assert_eq!(cut["changes"][0]["key"], "prompt_tokens");
     let p = cut["generation"]["prompt_tokens"].as_u64().unwrap();

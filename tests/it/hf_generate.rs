@@ -55,10 +55,12 @@ fn gpt2_family() -> String {
     "gpt2".into()
 }
 
-/// A plain Llama-family decoder from the config keywords a run was built with.
+/// A plain Llama-family decoder (or Mistral's, with its window) from the config keywords a run
+/// was built with.
 pub(crate) fn llama(config: &[(String, serde_json::Value)]) -> Architecture {
     use vramdoc::estimate::arch::{
-        Activation, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement, Positions,
+        Activation, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement,
+        Positions, SlidingWindow, Span,
     };
     let get = |k: &str| {
         config
@@ -84,7 +86,15 @@ pub(crate) fn llama(config: &[(String, serde_json::Value)]) -> Architecture {
             out_bias: false,
             qk_norm: None,
             softcap: None,
-            sliding_window: None,
+            // Mistral's window, on every layer.
+            sliding_window: config
+                .iter()
+                .find(|(key, _)| key == "sliding_window")
+                .and_then(|(_, w)| w.as_u64())
+                .map(|window| SlidingWindow {
+                    window,
+                    pattern: vec![Span::Local],
+                }),
         },
         mlp: Mlp::Dense(FeedForward {
             intermediate: int("intermediate_size"),
@@ -113,7 +123,7 @@ fn replay() -> Replay<Run> {
 /// from `hf_moe_generate.rs`).
 pub(crate) fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
     let a = match r.family.as_str() {
-        "llama" => llama(&r.config),
+        "llama" | "mistral" => llama(&r.config),
         "mixtral" | "qwen2_moe" | "qwen3_moe" => crate::hf_moe_generate::architecture_of(r),
         _ => Architecture::hf_gpt2(r.n_layer, r.n_head, r.n_embd, r.vocab_size, r.n_positions),
     };

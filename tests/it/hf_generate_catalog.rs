@@ -4,11 +4,14 @@
 //! `tools/hf_replay/catalog_runs.py` replays each model's own config with 2 of its layers (every
 //! block is the same: the widths, heads, vocabulary, biases, QK-norm, fused projections and
 //! sliding window are the model's) with a dynamic and a static cache, and, where the model has a
-//! sliding window within its positions, a context ending exactly at the window. Here each model's
+//! sliding window within its positions, a context ending exactly at the window and a prompt half
+//! a window past it with each cache (the masked prefill, the cache cut to the window). Here each
+//! model's
 //! runs are found, their config checked to be the catalog's but for the layer count, and
 //! `vramdoc estimate --model config.json --phase generate` of that config held to them: the KV
 //! cache to the byte, the prefill and decode peaks within 1 %, the parameters exactly. The full
-//! model (`--model ID`) computes with both caches, and one token past a sliding window is refused.
+//! model (`--model ID`) computes with both caches, past a sliding window too. And optimum-quanto's
+//! int4/int2 caches compute, HQQ's int8 and fp8 are refused.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -133,6 +136,11 @@ fn every_llama_family_catalog_model_is_held_to_its_reduced_layer_generate_replay
                 .filter(|e| e.run.prompt_tokens + e.run.max_new_tokens == w)
                 .count();
             assert_eq!(at_window, 2, "{}: runs at its window of {w}", m.id);
+            assert!(
+                runs.iter().any(|e| e.run.prompt_tokens > w),
+                "{}: no run past its window of {w}",
+                m.id
+            );
         }
         for e in runs {
             let r = &e.run;
@@ -223,34 +231,42 @@ fn every_llama_family_catalog_model_computes_generate_with_both_caches() {
 }
 
 #[test]
-fn one_token_past_a_sliding_window_is_refused_naming_the_window() {
+fn both_caches_compute_past_a_sliding_window() {
     let t = SiteTest::new();
-    // Phi-3 mini 4k: a window of 2047 tokens.
-    let at = |prompt: u64| {
-        let mut args = vec![
-            "estimate",
-            "--model",
-            "phi-3-mini-4k",
-            "--phase",
-            "generate",
+    // Phi-3 mini 4k: every layer slides over 2047 tokens; 32 layers of 32 heads of 96.
+    let at = |prompt: u64, cache: &str| {
+        let sets = [
+            format!("prompt_tokens={prompt}"),
+            format!("kv_cache={cache}"),
+            "max_new_tokens=47".to_owned(),
         ];
-        let p = format!("prompt_tokens={prompt}");
-        args.extend([
-            "--set",
-            &p,
-            "--set",
-            "max_new_tokens=47",
-            "--format",
-            "json",
-        ]);
-        t.run(&args)
+        generate_json(&t, "phi-3-mini-4k", &sets)
     };
-    assert_eq!(at(2000).code, 0, "{}", at(2000).stderr);
-    let r = at(2001);
-    assert_ne!(r.code, 0);
-    for words in ["sliding window of 2047", "(2048)", "max_new_tokens"] {
-        assert!(r.stderr.contains(words), "{words}: {}", r.stderr);
-    }
+    let per_token = 2 * 32 * 96 * 2u64;
+    // Within the window the static slots are the whole context (2000 + 47 − 1 tokens); past it
+    // they stop at the window, and each layer keeps an 8-byte counter.
+    let within = at(2000, "static");
+    assert_eq!(
+        u(&within, &["bytes", "kv_cache"]),
+        32 * (per_token * 2046 + 8)
+    );
+    let past = at(3000, "static");
+    assert_eq!(
+        u(&past, &["bytes", "kv_cache"]),
+        32 * (per_token * 2047 + 8)
+    );
+    // The dynamic cache holds the whole prompt after the prefill (its largest), then the window.
+    let dynamic = at(3000, "dynamic");
+    assert_eq!(
+        u(&dynamic, &["bytes", "kv_cache"]),
+        32 * (per_token * 3000 + 8)
+    );
+    assert_eq!(
+        u(&dynamic, &["bytes", "kv_cache_at_end"]),
+        32 * (per_token * 2047 + 8)
+    );
+    // The masked prefill outgrows the unmasked one: more than the 1000 tokens' MLP alone.
+    assert!(u(&past, &["bytes", "prefill_peak"]) > u(&within, &["bytes", "prefill_peak"]));
 }
 
 #[test]

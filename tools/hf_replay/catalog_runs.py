@@ -3,7 +3,8 @@
 it, with 2 of its layers (every block is the same, so the per-layer terms are the full model's),
 generating with a dynamic and with a static cache; and, for the models with a sliding window,
 a context that ends exactly at the window (``prompt + new = sliding_window``: the last step's
-keys still fit the window, so transformers still passes SDPA no mask).
+keys still fit the window, so transformers still passes SDPA no mask) and a prompt half a window
+past it (both caches: the prefill's SDPA gets the sliding mask).
 
 ``tests/it/hf_generate_catalog.rs`` finds each model's runs by ``model``, checks the config is
 the catalog's, and holds vramdoc's estimate of that config (``--model config.json``) to them.
@@ -44,6 +45,8 @@ def catalog_runs(Run) -> list:
         window = config.get("sliding_window")
         if window and window <= config["max_position_embeddings"]:
             settings += [(window - 7, 7, 1, "dynamic"), (window - 7, 7, 1, "static")]
+            # A prompt half a window past it (the prefill masked, the cache cut to the window).
+            settings += [(window + window // 2, 4, 2, cache) for cache in ("dynamic", "static")]
         for p, n, b, cache in settings:
             runs.append(Run(f"{m['id']}-{LAYERS}l-p{p}-n{n}-b{b}-{cache}", **shape,
                             prompt_tokens=p, max_new_tokens=n, batch_size=b, cache=cache))

@@ -388,6 +388,31 @@ RUNS += [
         max_new_tokens=4, batch_size=1, cache="quanto-int2", dtype="float32"),
 ]
 
+# Past a sliding window (dynamic cache): a Mistral-like config with a narrow MLP and a 512-token
+# window, so that the prefill's masked attention (the boolean mask, its additive bias, padded to
+# 16 keys when the prompt is not a multiple of 16, the repeated keys and values) sets the peak;
+# and a prompt within the window whose decoding passes it.
+SW512 = dict(n_layer=2, n_head=8, n_embd=1024, vocab_size=1024, n_positions=32768,
+             family="mistral",
+             config=tuple(dict(hidden_size=1024, intermediate_size=1024, num_hidden_layers=2,
+                               num_attention_heads=8, num_key_value_heads=2, head_dim=128,
+                               vocab_size=1024, max_position_embeddings=32768,
+                               tie_word_embeddings=False, sliding_window=512).items()))
+RUNS += [
+    Run("mistral-like-2l-sw512-p4000-n3-b1-dynamic", **SW512, prompt_tokens=4000,
+        max_new_tokens=3, batch_size=1, cache="dynamic"),
+    Run("mistral-like-2l-sw512-p2001-n3-b2-dynamic", **SW512, prompt_tokens=2001,
+        max_new_tokens=3, batch_size=2, cache="dynamic"),
+    Run("mistral-like-2l-sw512-p1000-n3-b8-dynamic", **SW512, prompt_tokens=1000,
+        max_new_tokens=3, batch_size=8, cache="dynamic"),
+    Run("mistral-like-2l-sw512-p1000-n8-b2-static", **SW512, prompt_tokens=1000,
+        max_new_tokens=8, batch_size=2, cache="static"),
+    Run("mistral-like-2l-sw512-p500-n30-b2-static", **SW512, prompt_tokens=500,
+        max_new_tokens=30, batch_size=2, cache="static"),
+    Run("mistral-like-2l-sw512-p500-n30-b4-dynamic", **SW512, prompt_tokens=500,
+        max_new_tokens=30, batch_size=4, cache="dynamic"),
+]
+
 
 def main(argv: list[str] | None = None, runs: list[Run] | None = None,
          generator: str = "tools/hf_replay/replay_generate.py") -> int:
