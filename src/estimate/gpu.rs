@@ -255,22 +255,28 @@ mod tests {
         }
     }
 
-    /// The note names the card, the setting, the figure (12,001 MiB = 11.72 GiB), what it rests
+    /// The note names the card, the setting, the figure (14,961 MiB = 14.61 GiB), what it rests
     /// on and the override.
     #[test]
     fn unsourced_note_says_what_the_figure_rests_on() {
         let catalog = GpuCatalog::builtin();
         let card = |id: &str| catalog.get(id).unwrap_or_else(|| panic!("{id} missing"));
-        let note = card("rtx-4070").unsourced_capacity_note(None).unwrap();
-        assert_eq!(12001.0_f64 / 1024.0, 11.7197265625);
+        // The RTX A4000's ECC-on figure: 15985 MiB less 1/16 of 16 GiB (1024 MiB).
+        assert_eq!(15985 - 1024, 14961);
+        assert_eq!((14961.0_f64 / 1024.0 * 100.0).round() / 100.0, 14.61);
+        let ecc_on = Some((VariantKind::EccOn, 14961u64 << 20));
+        let note = card("rtx-a4000").unsourced_capacity_note(ecc_on).unwrap();
         assert!(
-            note.starts_with("NVIDIA GeForce RTX 4070: its capacity in vramdoc's catalog, 11.72 GiB, is not sourced (no message printing 11.72 GiB at hand;"),
+            note.starts_with("NVIDIA RTX A4000 with ECC on: its capacity in vramdoc's catalog, 14.61 GiB, is not sourced (no message with ECC on found)"),
             "{note}"
         );
         assert!(
-            note.contains("--catalog FILE entry with id rtx-4070"),
+            note.contains("--catalog FILE entry with id rtx-a4000"),
             "{note}"
         );
+        // The RTX 4070's figure is a printed one (ComfyUI's 12557156352 B): no note.
+        assert_eq!(card("rtx-4070").capacity_bytes, 12_557_156_352);
+        assert_eq!(card("rtx-4070").unsourced_capacity_note(None), None);
         // A figure computed from a cited nvidia-smi total is a sourced one: no note.
         assert_eq!(card("rtx-5080").unsourced_capacity_note(None), None);
         // 24115 MiB = 23.55 GiB, the L4's ECC-off figure.
