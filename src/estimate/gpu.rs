@@ -292,7 +292,7 @@ mod tests {
     }
 
     /// The GDDR cards whose ECC can be switched list both states (ECC takes 1/16 of their memory,
-    /// within the drivers' spread); HBM cards, whose ECC costs no capacity, list none.
+    /// within the drivers' spread and 128 MiB); HBM cards, whose ECC costs no capacity, list none.
     #[test]
     fn switchable_ecc_cards_list_both_states() {
         let catalog = GpuCatalog::builtin();
@@ -323,8 +323,10 @@ mod tests {
             let g = catalog.get(id).unwrap_or_else(|| panic!("{id} missing"));
             let gap = g.capacity_bytes.abs_diff(variants[0].capacity_bytes) as f64;
             let sixteenth = g.memory_gb_marketing * (1u64 << 30) as f64 / 16.0;
+            // Beyond the sixteenth, ECC on may keep more for the driver: an RTX 4000 Ada keeps
+            // 446 MiB of nvidia-smi's total with it on (driver 575), 328 MiB with it off.
             assert!(
-                (gap - sixteenth).abs() < 0.02 * sixteenth + (64u64 << 20) as f64,
+                (gap - sixteenth).abs() < 0.02 * sixteenth + (128u64 << 20) as f64,
                 "{id}: ECC gap {gap} against {sixteenth}"
             );
         }
