@@ -10,7 +10,8 @@ use vramdoc::estimate::arch::{
     Activation, Attention, Embeddings, Family, FeedForward, Mlp, Norm, NormPlacement, Positions,
 };
 use vramdoc::estimate::{
-    estimate, estimate_model, what_if, what_if_model, Architecture, Dtype, GpuCatalog, Scenario,
+    estimate, estimate_model, what_if, what_if_model, Architecture, Dtype, GpuCatalog, LoraTargets,
+    Optimizer, QuantType, Scenario,
 };
 
 /// Nanoseconds this thread has run on a CPU (Linux's schedstat), to report per-core throughput
@@ -173,6 +174,52 @@ fn main() {
             full.batch_size = 1 + (i & 7);
             full.gradient_accumulation_steps = 8;
             black_box(what_if_model(black_box(&llama), &full, &catalog).ok());
+        }),
+    );
+
+    // QLoRA (4-bit weights, rank-16 adapters on every linear layer, paged 8-bit AdamW).
+    let mut qlora = Scenario {
+        compile: false,
+        dropout: 0.0,
+        dtype: Dtype::Bfloat16,
+        load_in_4bit: true,
+        bnb_4bit_quant_type: QuantType::Nf4,
+        bnb_4bit_use_double_quant: true,
+        bnb_4bit_compute_dtype: Dtype::Bfloat16,
+        lora_rank: 16,
+        lora_targets: LoraTargets::ALL,
+        optimizer: Optimizer::PagedAdamw8bit,
+        gpu: Some("rtx-4060-ti-16gb".into()),
+        ..Scenario::default()
+    };
+    report(
+        "single estimate, QLoRA of Llama 3.1 8B",
+        rate(budget, |i| {
+            qlora.batch_size = 1 + (i & 31);
+            black_box(estimate_model(black_box(&llama), &qlora, &catalog).ok());
+        }),
+    );
+
+    // Every subset of the six levers searched: Llama 3.1 70B's shape on a 12 GB card, where
+    // nothing fits, not even QLoRA with every other lever.
+    let mut big = llama.clone();
+    big.name = "llama-3.1-70b".into();
+    big.hidden = 8192;
+    big.layers = 80;
+    big.attention.heads = 64;
+    if let Mlp::Dense(f) = &mut big.mlp {
+        f.intermediate = 28_672;
+    }
+    let mut none_fits = Scenario {
+        gpu: Some("rtx-3060-12gb".into()),
+        ..full.clone()
+    };
+    report(
+        "what-if sweep, every combination searched, Llama 3.1 70B on 12 GB",
+        rate(budget, |i| {
+            none_fits.batch_size = 1 + (i & 7);
+            none_fits.gradient_accumulation_steps = 8;
+            black_box(what_if_model(black_box(&big), &none_fits, &catalog).ok());
         }),
     );
 }

@@ -87,6 +87,7 @@ est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True
 est-opt-hf-dtype = bf16 autocast (bf16=True) instead of float32
 est-opt-hf-optimizer = 8-bit AdamW (bitsandbytes; Trainer's optim)
 est-opt-hf-dtype_fp16 = fp16 autocast (fp16=True; this card has no bf16)
+est-opt-hf-lora = PEFT LoRA, rank { $rank } on { $targets } (every pretrained weight frozen)
 est-trainable = Trained
 est-trainable-frozen-value = { $trainable } of { $total } parameters: the embeddings are frozen
 est-trainable-lora-value = { $trainable } of { $total } parameters: the LoRA adapters only, rank { $rank } on { $targets }

@@ -87,6 +87,7 @@ est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True
 est-opt-hf-dtype = Autocast en bf16 (bf16=True) en lugar de float32
 est-opt-hf-optimizer = AdamW de 8 bits (bitsandbytes; el optim de Trainer)
 est-opt-hf-dtype_fp16 = Autocast en fp16 (fp16=True; esta tarjeta no tiene bf16)
+est-opt-hf-lora = LoRA de PEFT, rango { $rank } en { $targets } (todos los pesos preentrenados congelados)
 est-trainable = Entrenados
 est-trainable-frozen-value = { $trainable } de { $total } parámetros: los embeddings están congelados
 est-trainable-lora-value = { $trainable } de { $total } parámetros: solo los adaptadores LoRA, de rango { $rank } en { $targets }

@@ -87,6 +87,7 @@ est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计
 est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32
 est-opt-hf-optimizer = 8 位 AdamW（bitsandbytes；Trainer 的 optim）
 est-opt-hf-dtype_fp16 = 用 fp16 autocast（fp16=True；这张卡不支持 bf16）
+est-opt-hf-lora = PEFT LoRA，秩 { $rank }，加在 { $targets } 上（预训练权重全部冻结）
 est-trainable = 参与训练
 est-trainable-frozen-value = { $total }个参数中的 { $trainable }个：嵌入层已冻结
 est-trainable-lora-value = { $total }个参数中的 { $trainable }个：只训练 LoRA 适配器，秩 { $rank }，加在 { $targets } 上

@@ -21,12 +21,20 @@
 //!   autocast, else float32). Under autocast both weights' bf16 copies are cached for the
 //!   forward (leaves that require grad); `B`'s is saved, `A`'s only where `x` carries a gradient.
 
+use super::arch::Architecture;
+use super::error::ScenarioError;
 use super::lora_targets::LoraModule;
+use super::memory::{Components, TrainMoment};
 use super::num::N;
-use super::trainer::StepTotals;
+use super::params::Params;
+use super::scenario::Scenario;
+use super::trainer::{StepTotals, TrainerStep};
 
 /// Bytes of a float32 element.
 const FP32: u128 = 4;
+
+/// An adapted module of a block with its `(in, out)` features.
+pub(crate) type Adapted = (LoraModule, u64, u64);
 
 /// A run's adapters: their rank, the tokens they see, and the precision around them.
 #[derive(Debug, Clone, Copy)]
@@ -127,21 +135,66 @@ pub(crate) fn parameters(rank: u64, layers: u64, features: &[(u64, u64)]) -> N {
 
 /// Fused AdamW's state for the adapters (float32): two moments per element and a 4-byte `step`
 /// per tensor (`A` and `B` of every adapted module of every block).
-pub(crate) fn optimizer_bytes(trainable: N, modules: usize, layers: u64) -> N {
+fn optimizer_bytes(trainable: N, modules: usize, layers: u64) -> N {
     trainable * (2 * FP32) + N::from(layers) * N::from(2 * modules as u64) * FP32
 }
 
-/// The first step's peak: the largest moment without optimizer state, or its
-/// `optimizer.step()`, which creates the state beside every weight, gradient and the tokens.
-pub(crate) fn first_step(before: N, t: &StepTotals, optimizer: N) -> N {
-    before.max(t.weights + t.full_grads + optimizer + t.tokens)
+/// What a family's LoRA step computes: its peak moment, given the totals it was made with.
+pub(crate) trait LoraPeak {
+    /// The totals every moment shares (the optimizer state is set to 0 for the first step).
+    fn totals(&mut self) -> &mut StepTotals;
+    /// The largest moment and which it is; `None` where an unmodelled moment could pass it.
+    fn peak(&self) -> Option<(Components, TrainMoment)>;
+}
+
+/// The Trainer step of a LoRA run: its peak with the optimizer state, and the first step's: the
+/// largest moment without it, or its `optimizer.step()`, which creates the state beside every
+/// weight, gradient and the tokens. `refused` is the error where no peak is modelled.
+pub(crate) fn trainer_step(
+    step: &mut impl LoraPeak,
+    refused: impl Fn() -> ScenarioError,
+) -> Result<TrainerStep, ScenarioError> {
+    let (train, moment) = step.peak().ok_or_else(&refused)?;
+    let optimizer = std::mem::replace(&mut step.totals().optimizer, N::ZERO);
+    let (before, _) = step.peak().ok_or_else(&refused)?;
+    let t = step.totals();
+    let optimizer_step = t.weights + t.full_grads + optimizer + t.tokens;
+    Ok(TrainerStep {
+        train,
+        moment,
+        first: before.sum().max(optimizer_step),
+    })
+}
+
+/// The totals of a LoRA step of `a` (`p` its parameters with the adapters'): the weights
+/// (`weights` bytes), the adapters' float32 gradients and fused AdamW state, the token batch;
+/// and the adapted modules with their features.
+pub(crate) fn totals(
+    a: &Architecture,
+    run: &Scenario,
+    p: &Params,
+    weights: N,
+    tokens: N,
+) -> Result<(StepTotals, Vec<Adapted>), ScenarioError> {
+    let modules = run
+        .lora_targets
+        .resolve(a)
+        .map_err(|m| ScenarioError::key("lora_targets", m))?;
+    let lora = N::from(p.lora);
+    let t = StepTotals {
+        weights,
+        full_grads: lora * FP32,
+        optimizer: optimizer_bytes(lora, modules.len(), a.layers),
+        accumulating: run.gradient_accumulation_steps >= 2,
+        checkpointed: run.grad_checkpoint,
+        tokens,
+        block_params: N::ZERO,
+    };
+    Ok((t, features(&modules, a)))
 }
 
 /// The adapted modules of a block with their `(in, out)` features.
-pub(crate) fn features(
-    modules: &[LoraModule],
-    a: &super::arch::Architecture,
-) -> Vec<(LoraModule, u64, u64)> {
+fn features(modules: &[LoraModule], a: &Architecture) -> Vec<Adapted> {
     modules
         .iter()
         .map(|m| {

@@ -375,6 +375,11 @@ fn estimate_trainer_step(
         params.total = params.total.saturating_sub(params.lora) + q.trainable;
         params.trainable = q.trainable;
         params.lora = q.trainable;
+        // Trainer's decay group: every adapter weight (no bias, no norm among them).
+        params.decay = q.trainable;
+        params.decay_tensors = q.adapter_tensors;
+        params.no_decay = 0;
+        params.no_decay_tensors = 0;
         step
     } else {
         match a.family {

@@ -42,6 +42,16 @@ pub(crate) struct StepTotals {
 }
 
 impl StepTotals {
+    /// The gradients of earlier micro-steps at a moment before this micro-step's own: every one
+    /// when accumulating, none otherwise.
+    pub(crate) fn earlier_grads(&self) -> N {
+        if self.accumulating {
+            self.full_grads
+        } else {
+            N::ZERO
+        }
+    }
+
     /// A moment's components from its gradients, weight copies, activations (the token batch
     /// added) and `s·b·V` buffers.
     pub(crate) fn at(
@@ -89,8 +99,10 @@ pub(crate) fn fused_adamw_bytes(a: &Architecture, element: u128) -> N {
 pub(crate) struct Refusals(Vec<(&'static str, &'static str)>);
 
 impl Refusals {
-    /// Starts with what no Trainer replay covers: `torch.compile`, SGD, more than one GPU, nanoGPT's fine-tuning patches (PEFT is not modelled yet) and
-    /// nanoGPT's `train.py` start-up settings.
+    /// Starts with what no Trainer replay covers: `torch.compile`, SGD, more than one GPU,
+    /// nanoGPT's frozen-embeddings patch (PEFT's LoRA is the families' own, `lora.rs`; 8-bit
+    /// AdamW is replayed for full fine-tunes and QLoRA only) and nanoGPT's `train.py` start-up
+    /// settings.
     pub(crate) fn trainer(s: &Scenario) -> Refusals {
         let mut r = Refusals(Vec::new());
         r.not(

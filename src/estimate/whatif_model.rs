@@ -13,6 +13,9 @@
 //! - gradient checkpointing (`gradient_checkpointing=True`), with its extra compute;
 //! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
 //! - the weights loaded in bfloat16 and trained as they are (`torch_dtype=torch.bfloat16`);
+//! - PEFT's LoRA (families with it): a full fine-tune as LoRA of rank 16 on PEFT's default
+//!   targets (all-linear where PEFT has none); a LoRA run with half its rank, then with PEFT's
+//!   default targets where it adapts more modules ([`ModelOptions::lora`]);
 //! - QLoRA (`BitsAndBytesConfig(load_in_4bit=True)` with QLoRA's recipe, and LoRA adapters: the
 //!   run's rank and targets, or rank 16 on every linear layer as the QLoRA paper trains);
 //! - bitsandbytes' 8-bit AdamW, plain and paged (Trainer's `optim="adamw_bnb_8bit"` and
@@ -22,6 +25,7 @@
 //!   single change does.
 
 use super::arch::Architecture;
+use super::arch::Family;
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
 use super::lora_targets::LoraTargets;
@@ -54,6 +58,7 @@ pub fn what_if_model(
     o.grad_checkpoint();
     o.dtype();
     o.bf16_weights();
+    o.lora();
     o.qlora();
     o.optimizers();
     o.shorter_sequences();
@@ -213,6 +218,38 @@ impl ModelOptions<'_> {
         self.push(WhatIfKind::PureBf16, changed, true, false);
     }
 
+    /// PEFT's LoRA, by how little it changes training: for a full fine-tune, LoRA of rank
+    /// [`LORA_RANK`] on PEFT's default targets (all-linear where PEFT has none, as for Phi-3);
+    /// for a LoRA run, half its rank (the same modules adapted), then PEFT's default targets
+    /// where the run adapts more modules (the adapters' saved inputs and masks shrink with them).
+    fn lora(&mut self) {
+        if !has_peft_lora(self.a) {
+            return;
+        }
+        if self.run.lora_rank == 0 {
+            let changed = with_lora(&self.run, self.a, LORA_RANK, None);
+            self.push(WhatIfKind::Lora, changed, true, false);
+            return;
+        }
+        if self.run.lora_rank >= 2 {
+            let changed = Scenario {
+                lora_rank: self.run.lora_rank / 2,
+                ..self.run.clone()
+            };
+            self.push(WhatIfKind::Lora, changed, true, false);
+        }
+        let adapted = |t: LoraTargets| t.resolve(self.a).map_or(0, |m| m.len());
+        if let Some(fewer) = LoraTargets::peft_default(self.a)
+            .filter(|d| adapted(*d) < adapted(self.run.lora_targets))
+        {
+            let changed = Scenario {
+                lora_targets: fewer,
+                ..self.run.clone()
+            };
+            self.push(WhatIfKind::Lora, changed, true, false);
+        }
+    }
+
     /// QLoRA on the run ([`with_qlora`]), where the card has bf16.
     fn qlora(&mut self) {
         if self.run.load_in_4bit || !self.bf16_ok() {
@@ -249,8 +286,8 @@ impl ModelOptions<'_> {
     }
 
     /// When no option fits the GPU: the least invasive combination that does. The levers are
-    /// SDPA, checkpointing (neither changes training), bf16 weights, QLoRA, the paged 8-bit
-    /// optimizer and half the sequence (these do); the subsets are tried by how many levers change training, then how many levers,
+    /// SDPA, checkpointing (neither changes training), bf16 weights, PEFT's LoRA (families with
+    /// it), QLoRA, the paged 8-bit optimizer and half the sequence (these do); the subsets are tried by how many levers change training, then how many levers,
     /// then the latest lever they use (later levers cost more), each with the largest micro-batch that fits (same effective
     /// batch). The first that fits is kept: before the first option that changes training
     /// unless it changes training itself. When none fits, every lever the family computes
@@ -259,23 +296,40 @@ impl ModelOptions<'_> {
         if self.run.gpu.is_none() || self.out.iter().any(|o| o.fits == Some(true)) {
             return;
         }
-        type Lever = fn(&mut Scenario);
-        let levers: [(bool, Lever); LEVERS] = [
-            (false, |s| s.flash = true),
-            (false, |s| s.grad_checkpoint = true),
-            (true, |s| {
-                s.pure_bf16 = true;
-                s.dtype = Dtype::Bfloat16;
-            }),
-            (true, |s| *s = with_qlora(s)),
-            (true, |s| s.optimizer = Optimizer::PagedAdamw8bit),
-            (true, |s| s.block_size = (s.block_size / 2).max(1)),
+        type Lever<'l> = Box<dyn Fn(&mut Scenario) + 'l>;
+        let a = self.a;
+        let lora = has_peft_lora(a);
+        let mut levers: Vec<(bool, Lever<'_>)> = vec![
+            (false, Box::new(|s| s.flash = true)),
+            (false, Box::new(|s| s.grad_checkpoint = true)),
+            (
+                true,
+                Box::new(|s| {
+                    s.pure_bf16 = true;
+                    s.dtype = Dtype::Bfloat16;
+                }),
+            ),
         ];
-        let mut subsets: Vec<u32> = (1..1 << LEVERS).collect();
+        if lora {
+            levers.push((
+                true,
+                Box::new(move |s| {
+                    *s = if s.lora_rank == 0 {
+                        with_lora(s, a, LORA_RANK, None)
+                    } else {
+                        with_lora(s, a, s.lora_rank, LoraTargets::peft_default(a))
+                    }
+                }),
+            ));
+        }
+        let qlora_lever = levers.len();
+        levers.push((true, Box::new(|s| *s = with_qlora(s))));
+        levers.push((true, Box::new(|s| s.optimizer = Optimizer::PagedAdamw8bit)));
+        levers.push((true, Box::new(|s| s.block_size = (s.block_size / 2).max(1))));
+        let n = levers.len();
+        let mut subsets: Vec<u32> = (1..(1u32 << n)).collect();
         let cost = |m: &u32| {
-            let training = (0..LEVERS)
-                .filter(|i| m & (1 << i) != 0 && levers[*i].0)
-                .count();
+            let training = (0..n).filter(|i| m & (1 << i) != 0 && levers[*i].0).count();
             (training, m.count_ones(), *m)
         };
         subsets.sort_by_key(cost);
@@ -298,7 +352,7 @@ impl ModelOptions<'_> {
             let Some(e) = self.estimate(&changed) else {
                 continue;
             };
-            let training = (0..LEVERS).any(|i| m & (1 << i) != 0 && levers[i].0);
+            let training = (0..n).any(|i| m & (1 << i) != 0 && levers[i].0);
             let pct = changed
                 .grad_checkpoint
                 .then(|| checkpoint_extra_compute_pct(self.a, &self.base))
@@ -328,7 +382,8 @@ impl ModelOptions<'_> {
         for (i, (_, apply)) in levers.iter().enumerate() {
             let mut next = all.clone();
             apply(&mut next);
-            let refused = ((i == 2 || i == 3) && !self.bf16_ok()) || self.estimate(&next).is_none();
+            let refused =
+                ((i == 2 || i == qlora_lever) && !self.bf16_ok()) || self.estimate(&next).is_none();
             if !refused {
                 all = next;
             }
@@ -338,6 +393,8 @@ impl ModelOptions<'_> {
                 .then(|| checkpoint_extra_compute_pct(self.a, &self.base));
             let training = all.pure_bf16 != self.run.pure_bf16
                 || all.block_size != self.run.block_size
+                || all.lora_rank != self.run.lora_rank
+                || all.lora_targets != self.run.lora_targets
                 || all.load_in_4bit != self.run.load_in_4bit
                 || all.optimizer != self.run.optimizer;
             let o = option(
@@ -381,27 +438,25 @@ impl ModelOptions<'_> {
     }
 }
 
-/// The combination search's levers ([`ModelOptions::combination`]).
-const LEVERS: usize = 6;
+/// The rank a full fine-tune's LoRA option takes (a common choice; PEFT's own default `r` is 8).
+const LORA_RANK: u64 = 16;
 
-/// `run` trained with QLoRA's recipe: `BitsAndBytesConfig(load_in_4bit=True,
-/// bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
-/// bnb_4bit_compute_dtype=torch.bfloat16)`, Trainer's `bf16=True`, and LoRA adapters (the run's
-/// rank and targets, or rank 16 on every linear layer, as the QLoRA paper trains).
-fn with_qlora(run: &Scenario) -> Scenario {
-    let mut s = run.clone();
-    s.load_in_4bit = true;
-    s.bnb_4bit_quant_type = QuantType::Nf4;
-    s.bnb_4bit_use_double_quant = true;
-    s.bnb_4bit_compute_dtype = Dtype::Bfloat16;
-    s.dtype = Dtype::Bfloat16;
-    s.pure_bf16 = false;
-    s.grad_checkpoint = false;
-    if s.lora_rank == 0 {
-        s.lora_rank = 16;
-        s.lora_targets = LoraTargets::ALL;
+/// Whether PEFT's LoRA is computed for `a`'s family (Hugging Face's GPT-2, the Llama family).
+fn has_peft_lora(a: &Architecture) -> bool {
+    matches!(a.family, Family::HfGpt2 | Family::Llama)
+}
+
+/// `s` as PEFT's LoRA of `rank` on `targets`, PEFT's default for `a` when `None` (all-linear
+/// where PEFT has none).
+fn with_lora(s: &Scenario, a: &Architecture, rank: u64, targets: Option<LoraTargets>) -> Scenario {
+    let targets = targets
+        .or_else(|| LoraTargets::peft_default(a))
+        .unwrap_or(LoraTargets::ALL);
+    Scenario {
+        lora_rank: rank,
+        lora_targets: targets,
+        ..s.clone()
     }
-    s
 }
 
 /// Extra compute of checkpointing every block, in percent: one more forward of the blocks.
@@ -421,4 +476,23 @@ pub(crate) fn checkpoint_extra_compute_pct(a: &Architecture, e: &Estimate) -> f6
     let blocks = 2.0 * (linear - head) + 4.0 * l * q * s;
     let train = 6.0 * linear + 12.0 * l * q * s;
     (1000.0 * blocks / train).round() / 10.0
+}
+
+/// `run` trained with QLoRA's recipe: `BitsAndBytesConfig(load_in_4bit=True,
+/// bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+/// bnb_4bit_compute_dtype=torch.bfloat16)`, Trainer's `bf16=True`, and LoRA adapters (the run's
+/// rank and targets, or rank 16 on every linear layer, as the QLoRA paper trains).
+fn with_qlora(run: &Scenario) -> Scenario {
+    let mut s = run.clone();
+    s.load_in_4bit = true;
+    s.bnb_4bit_quant_type = QuantType::Nf4;
+    s.bnb_4bit_use_double_quant = true;
+    s.bnb_4bit_compute_dtype = Dtype::Bfloat16;
+    s.dtype = Dtype::Bfloat16;
+    s.grad_checkpoint = false;
+    if s.lora_rank == 0 {
+        s.lora_rank = LORA_RANK;
+        s.lora_targets = LoraTargets::ALL;
+    }
+    s
 }

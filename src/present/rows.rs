@@ -96,9 +96,15 @@ impl Line {
     }
 }
 
-/// The dtype the parameters are stored in: fp32, or bf16 with `pure_bf16`.
+/// The dtype the parameters are stored in: fp32, or bf16 with `pure_bf16`; under QLoRA the
+/// blocks' Linear weights in 4 bits (nf4 or fp4) and the rest in fp32.
 fn weights_dtype(s: &Scenario) -> &'static str {
-    if s.pure_bf16 {
+    if s.load_in_4bit {
+        match s.bnb_4bit_quant_type {
+            crate::estimate::QuantType::Nf4 => "nf4 + fp32",
+            crate::estimate::QuantType::Fp4 => "fp4 + fp32",
+        }
+    } else if s.pure_bf16 {
         "bf16"
     } else {
         "fp32"
@@ -216,7 +222,12 @@ pub(crate) fn model_setting(c: &Change) -> String {
         "bnb_4bit_quant_type" => format!("bnb_4bit_quant_type=\"{v}\""),
         "bnb_4bit_compute_dtype" => format!("bnb_4bit_compute_dtype=torch.{v}"),
         "lora_rank" => format!("LoraConfig(r={v})"),
-        "lora_targets" => format!("target_modules=\"{v}\""),
+        "lora_targets" if v == "all-linear" => "target_modules=\"all-linear\"".to_owned(),
+        "lora_targets" => {
+            let names: Vec<String> = v.split(',').map(|n| format!("\"{n}\"")).collect();
+            format!("target_modules=[{}]", names.join(", "))
+        }
+        "lora_dropout" => format!("lora_dropout={v}"),
         _ => config_line(c),
     }
 }
@@ -369,6 +380,7 @@ pub(crate) fn model_option_key(kind: WhatIfKind, dtype: Dtype) -> Option<&'stati
         (WhatIfKind::Dtype, Dtype::Float16) => Some("est-opt-hf-dtype_fp16"),
         (WhatIfKind::Dtype, _) => Some("est-opt-hf-dtype"),
         (WhatIfKind::Optimizer, _) => Some("est-opt-hf-optimizer"),
+        (WhatIfKind::Lora, _) => Some("est-opt-hf-lora"),
         _ => None,
     }
 }

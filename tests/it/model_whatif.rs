@@ -66,6 +66,7 @@ fn hugging_face_gpt2_what_ifs_are_its_own_estimates_ranked_least_change_first() 
             "flash",
             "grad_checkpoint",
             "dtype",
+            "lora",
             "optimizer",
             "optimizer",
             "block_size"
@@ -116,9 +117,9 @@ fn hugging_face_gpt2_what_ifs_are_its_own_estimates_ranked_least_change_first() 
     // loads float32 weights only), nor QLoRA (its recipe computes in bf16); bitsandbytes' 8-bit
     // AdamW, plain and paged, is.
     assert_eq!(w[6]["scenario"]["dtype"], "float16");
-    assert_eq!(w[7]["scenario"]["optimizer"], "adamw8bit");
-    assert_eq!(w[8]["scenario"]["optimizer"], "paged_adamw8bit");
-    assert_eq!(w[9]["scenario"]["block_size"], 512);
+    assert_eq!(w[8]["scenario"]["optimizer"], "adamw8bit");
+    assert_eq!(w[9]["scenario"]["optimizer"], "paged_adamw8bit");
+    assert_eq!(w[10]["scenario"]["block_size"], 512);
 }
 
 #[test]
@@ -219,6 +220,14 @@ fn a_llama_family_what_if_changes_the_terms_it_should_by_independent_arithmetic(
             assert_eq!(e["bytes"]["weights"], 2 * p + 4 * head_dim);
             assert_eq!(e["bytes"]["optimizer"], 4 * p + 4 * tensors);
             assert_eq!(o["changes_training"], true);
+        } else if o["kind"] == "lora" {
+            // PEFT's default q_proj and v_proj at rank 16, float32: 16·(896 + 896) and
+            // 16·(896 + 128) per block.
+            let adapters = 24 * 16 * ((896 + 896) + (896 + 128));
+            assert_eq!(
+                e["bytes"]["weights"].as_u64().unwrap(),
+                v["bytes"]["weights"].as_u64().unwrap() + 4 * adapters
+            );
         } else if o["kind"] == "qlora" {
             // 4-bit blocks beside the float32 embeddings: less than half the float32 weights.
             assert!(e["bytes"]["weights"].as_u64() < Some(2 * p), "{o}");

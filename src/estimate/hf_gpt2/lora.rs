@@ -14,7 +14,7 @@
 //! keeps its 16-bit copy under autocast, and nothing gets the embedding's gradient.
 
 use super::saves::{Gpt2Run, FP32};
-use crate::estimate::lora_adapters::{AdapterInput, Adapters};
+use crate::estimate::lora_adapters::{AdapterInput, Adapters, LoraPeak};
 use crate::estimate::lora_targets::LoraModule;
 use crate::estimate::memory::{Components, TrainMoment};
 use crate::estimate::num::N;
@@ -147,21 +147,16 @@ impl Gpt2LoraStep {
         (b.saved + r.sbh * FP32 + r.sb * 8, b.copies + head)
     }
 
-    /// The gradients of earlier micro-steps: the adapters' when accumulating.
-    fn earlier_grads(&self) -> N {
-        if self.t.accumulating {
-            self.t.full_grads
-        } else {
-            N::ZERO
-        }
-    }
-
     /// Cross-entropy's backward: every saved tensor beside `log_softmax`'s backward buffers
     /// (`12·s·b·V`).
     fn loss_backward(&self) -> Components {
         let (saved, copies) = self.saved();
-        self.t
-            .at(self.earlier_grads(), copies, saved, self.r.sbv * (3 * FP32))
+        self.t.at(
+            self.t.earlier_grads(),
+            copies,
+            saved,
+            self.r.sbv * (3 * FP32),
+        )
     }
 
     /// The end of the forward: the logits, their float32 copy and log-softmax, ln_f's float32
@@ -176,7 +171,7 @@ impl Gpt2LoraStep {
         };
         let upcast = if r.autocast() { FP32 } else { 0 };
         self.t.at(
-            self.earlier_grads(),
+            self.t.earlier_grads(),
             copies,
             saved + cached + r.sbh * FP32,
             r.sbv * (r.c + upcast + FP32),
@@ -191,7 +186,7 @@ impl Gpt2LoraStep {
     /// flight the larger of `gelu_new`'s backward and eager attention's softmax backward with
     /// the residual stream's gradient twice; when that bound reaches the loss's moment the step
     /// is refused, not underestimated (a small vocabulary).
-    pub(super) fn peak(&self) -> Option<(Components, TrainMoment)> {
+    fn peak_moment(&self) -> Option<(Components, TrainMoment)> {
         let backward = self.loss_backward();
         let forward = self.loss_forward();
         let best = if forward.sum() > backward.sum() {
@@ -217,5 +212,15 @@ impl Gpt2LoraStep {
             + recomputed
             + in_flight;
         (bound < best.0.sum()).then_some(best)
+    }
+}
+
+impl LoraPeak for Gpt2LoraStep {
+    fn totals(&mut self) -> &mut StepTotals {
+        &mut self.t
+    }
+
+    fn peak(&self) -> Option<(Components, TrainMoment)> {
+        self.peak_moment()
     }
 }

@@ -135,30 +135,16 @@ fn first_step_peak(a: &Architecture, s: &Scenario, p: &Params, optimizer: N) -> 
 /// adapters with their gradients and fused AdamW's state.
 fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep, ScenarioError> {
     let r = Gpt2Run::of(a, run);
-    let modules = run
-        .lora_targets
-        .resolve(a)
-        .map_err(|m| ScenarioError::key("lora_targets", m))?;
-    let modules = lora_adapters::features(&modules, a);
-    let lora = N::from(p.lora);
-    let optimizer = lora_adapters::optimizer_bytes(lora, modules.len(), a.layers);
-    let adapters = Adapters::new(r.sb, run.lora_rank, r.autocast(), run.lora_dropout > 0.0);
     let tokens = r.sb * 8 + N::from(run.block_size) * 8;
+    let (t, modules) = lora_adapters::totals(a, run, p, N::from(p.total) * FP32, tokens)?;
+    let adapters = Adapters::new(r.sb, run.lora_rank, r.autocast(), run.lora_dropout > 0.0);
     let mut step = Gpt2LoraStep {
         r,
-        t: StepTotals {
-            weights: N::from(p.total) * FP32,
-            full_grads: lora * FP32,
-            optimizer,
-            accumulating: run.gradient_accumulation_steps >= 2,
-            checkpointed: run.grad_checkpoint,
-            tokens,
-            block_params: N::ZERO,
-        },
+        t,
         adapters,
         modules,
     };
-    let refused = || {
+    lora_adapters::trainer_step(&mut step, || {
         ScenarioError::key(
             "lora_rank",
             format!(
@@ -166,13 +152,5 @@ fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep
                 a.name, a.vocab_size
             ),
         )
-    };
-    let (train, moment) = step.peak().ok_or_else(refused)?;
-    step.t.optimizer = N::ZERO;
-    let (before, _) = step.peak().ok_or_else(refused)?;
-    Ok(TrainerStep {
-        train,
-        moment,
-        first: lora_adapters::first_step(before.sum(), &step.t, optimizer),
     })
 }

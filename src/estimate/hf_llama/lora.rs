@@ -15,7 +15,7 @@
 //! only its weight (its bf16 copy under autocast), and the embedding gets no gradient.
 
 use super::saves::{LlamaRun, FP32};
-use crate::estimate::lora_adapters::{AdapterInput, Adapters};
+use crate::estimate::lora_adapters::{AdapterInput, Adapters, LoraPeak};
 use crate::estimate::lora_targets::LoraModule;
 use crate::estimate::memory::{Components, TrainMoment};
 use crate::estimate::num::N;
@@ -224,21 +224,16 @@ impl LlamaLoraStep {
         (b.saved + final_norm + r.rope(), b.copies + self.head_copy())
     }
 
-    /// The gradients of earlier micro-steps: the adapters' when accumulating.
-    fn earlier_grads(&self) -> N {
-        if self.t.accumulating {
-            self.t.full_grads
-        } else {
-            N::ZERO
-        }
-    }
-
     /// Cross-entropy's backward: every saved tensor beside `log_softmax`'s backward buffers
     /// (`12·s·b·V`, as in a full fine-tune).
     fn loss_backward(&self) -> Components {
         let (saved, copies) = self.saved();
-        self.t
-            .at(self.earlier_grads(), copies, saved, self.r.sbv * (3 * FP32))
+        self.t.at(
+            self.t.earlier_grads(),
+            copies,
+            saved,
+            self.r.sbv * (3 * FP32),
+        )
     }
 
     /// The end of the forward, at `log_softmax`: every saved tensor, the adapters' weight
@@ -256,7 +251,7 @@ impl LlamaLoraStep {
         let hidden = if r.autocast { r.sbh * r.w } else { N::ZERO };
         let labels = r.b * (r.s + N::from(1u64)) * 8 + r.sb * 8;
         self.t.at(
-            self.earlier_grads(),
+            self.t.earlier_grads(),
             copies,
             saved + cached + hidden + labels,
             r.sbv * (r.c + upcast + FP32),
@@ -352,7 +347,7 @@ impl LlamaLoraStep {
     /// checkpointed eager run with a 1024-token vocabulary peaks 16 % above
     /// [`LlamaLoraStep::recomputed`]'s attention candidate, so unless that candidate with a quarter
     /// more stays below the other moments the step is refused, not underestimated.
-    pub(super) fn peak(&self) -> Option<(Components, TrainMoment)> {
+    fn peak_moment(&self) -> Option<(Components, TrainMoment)> {
         let (mut best, mut moment) = self.peak_candidates();
         if !self.t.checkpointed {
             return Some((best, moment));
@@ -390,5 +385,15 @@ impl LlamaLoraStep {
             consider(self.attention_backward(), TrainMoment::AttentionBackward);
         }
         best
+    }
+}
+
+impl LoraPeak for LlamaLoraStep {
+    fn totals(&mut self) -> &mut StepTotals {
+        &mut self.t
+    }
+
+    fn peak(&self) -> Option<(Components, TrainMoment)> {
+        self.peak_moment()
     }
 }

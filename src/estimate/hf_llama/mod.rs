@@ -13,10 +13,11 @@
 //! transformers 5.24; `--explain` lists the storages alive at each peak) read against
 //! `modeling_llama.py`. Held to `tests/data/hf_llama_replay.json` (`tests/it/hf_llama.rs`: every
 //! run's peak within 1 %, both steps; parameters, weights, gradients and optimizer bytes
-//! exact). What each piece saves is in `saves.rs`; the moments of the step in `moments.rs`.
+//! exact). What each piece saves is in `saves.rs`; the moments of the step in `moments.rs`; PEFT's
+//! LoRA (`lora_rank > 0`) in `lora.rs`.
 //!
 //! Not modelled, and refused by name (`check`): float16, dropout, `torch.compile`, other
-//! optimizers, more than one GPU, fine-tuning patches (PEFT's LoRA is not modelled yet),
+//! optimizers, more than one GPU, nanoGPT's frozen-embeddings patch,
 //! sliding-window attention reaching the window, gradient checkpointing of multi-query SDPA.
 
 mod lora;
@@ -127,37 +128,21 @@ pub(crate) fn step(
 /// float32 adapters with their gradients and fused AdamW's state.
 fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep, ScenarioError> {
     let r = LlamaRun::of(a, run);
-    let modules = run
-        .lora_targets
-        .resolve(a)
-        .map_err(|m| ScenarioError::key("lora_targets", m))?;
-    let modules = lora_adapters::features(&modules, a);
-    let lora = N::from(p.lora);
-    let base = N::from(p.total) - lora;
-    let full_grads = lora * FP32;
-    let optimizer = lora_adapters::optimizer_bytes(lora, modules.len(), a.layers);
-    let weights = base * r.w + full_grads + N::from(a.attention.head_dim) * FP32;
+    let base = N::from(p.total) - N::from(p.lora);
+    let weights = base * r.w + N::from(p.lora) * FP32 + N::from(a.attention.head_dim) * FP32;
+    let (t, modules) = lora_adapters::totals(a, run, p, weights, r.sb * 8)?;
     // Autocast runs around the adapters whenever `dtype` asks for it, bf16 weights or not.
     let autocast = run.dtype != Dtype::Float32;
     let adapters = Adapters::new(r.sb, run.lora_rank, autocast, run.lora_dropout > 0.0);
-    let tokens = r.sb * 8;
     let mut step = LlamaLoraStep {
         kv: N::from(a.attention.kv_width()),
         layers: a.layers,
         r,
-        t: StepTotals {
-            weights,
-            full_grads,
-            optimizer,
-            accumulating: run.gradient_accumulation_steps >= 2,
-            checkpointed: run.grad_checkpoint,
-            tokens,
-            block_params: N::ZERO,
-        },
+        t,
         adapters,
         modules,
     };
-    let refused = || {
+    lora_adapters::trainer_step(&mut step, || {
         ScenarioError::key(
             "grad_checkpoint",
             format!(
@@ -165,13 +150,5 @@ fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep
                 a.name, a.vocab_size
             ),
         )
-    };
-    let (train, moment) = step.peak().ok_or_else(refused)?;
-    step.t.optimizer = N::ZERO;
-    let (before, _) = step.peak().ok_or_else(refused)?;
-    Ok(TrainerStep {
-        train,
-        moment,
-        first: lora_adapters::first_step(before.sum(), &step.t, optimizer),
     })
 }
