@@ -169,7 +169,7 @@ pub struct BreakdownChart<'a> {
     pub axis_label: String,
     /// Parts in stacking order; colours follow this order.
     pub segments: Vec<Segment>,
-    /// Capacity line: legend text (e.g. "RTX 4070: 11.72 GiB") and bytes.
+    /// Capacity line: legend text (e.g. "RTX 4070: 11.69 GiB") and bytes.
     pub capacity: Option<(String, u64)>,
     /// Formats a GiB value for tick labels in the locale's style.
     pub format_gib: &'a dyn Fn(f64) -> String,

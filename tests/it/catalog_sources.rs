@@ -34,25 +34,37 @@ fn estimate_on_an_unsourced_card_says_so_once() {
     let run = |gpu: &str, extra: &[&str]| {
         t.run(&[&["estimate"][..], &SMALL, &["--gpu", gpu], extra].concat())
     };
-    // RTX 4070: 12,001 MiB (nvidia-smi's 12,282 less 281 MiB), and 12001 / 1024 = 11.72 GiB, which
-    // no printed message of the card backs.
-    assert_eq!(12282 - 281, 12001);
+    // Every built-in base figure is a printed one now (the RTX 4070's 11.72 GiB, once derived,
+    // gave way to ComfyUI's printed 12557156352 B): no note for it.
     let r = run("rtx-4070", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
+    // A site's catalog may still carry a figure it marks "not sourced": 12282 MiB less 281 MiB
+    // = 12001 MiB, and 12001 / 1024 = 11.72 GiB.
+    assert_eq!(12282 - 281, 12001);
+    assert_eq!(12001u64 << 20, 12_583_960_576);
+    t.file(
+        "site.yaml",
+        "gpus:\n  - {id: lab-card, name: Lab Card 12GB, capacity_bytes: 12583960576, source: \"not sourced (no message of it at hand): derived from nvidia-smi's 12282 MiB less 281 MiB\"}\n",
+    );
+    let unsourced = ["--gpu", "lab-card", "--catalog", "site.yaml"];
+    let r = t.run(&[&["estimate"][..], &SMALL, &unsourced].concat());
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("note: NVIDIA GeForce RTX 4070: its capacity in vramdoc's catalog, 11.72 GiB, is not sourced (no message printing 11.72 GiB at hand;"),
+        r.stderr.contains("note: Lab Card 12GB: its capacity in vramdoc's catalog, 11.72 GiB, is not sourced (no message of it at hand):"),
         "{}",
         r.stderr
     );
     assert!(
-        r.stderr.contains("--catalog FILE entry with id rtx-4070")
+        r.stderr.contains("--catalog FILE entry with id lab-card")
             && r.stderr.contains("--other-processes"),
         "{}",
         r.stderr
     );
     // JSON output: the note stays on standard error, the estimate on standard output.
-    let r = run("rtx-4070", &["--format", "json"]);
+    let json = [&["estimate"][..], &SMALL, &unsourced, &["--format", "json"]].concat();
+    let r = t.run(&json);
     assert!(
         serde_json::from_str::<Value>(&r.stdout).is_ok(),
         "{}",
@@ -87,15 +99,17 @@ fn diagnose_notes_the_unsourced_figure_it_used() {
             .map(|c| c["id"].as_str().unwrap().to_owned())
             .collect()
     };
-    // 11.72 GiB: the RTX 4070's unsourced figure (12,001 MiB, and 12001 / 1024 = 11.72), the one
-    // card it is exactly; the 12 GB cards near it are named beside it.
-    t.file("4070.txt", &message("11.72"));
-    let r = t.run(&["diagnose", "4070.txt", "--format", "json"]);
-    assert_eq!(ids(&r)[0], "rtx-4070", "{}", r.stdout);
+    // 14.61 GiB: the RTX A4000's unsourced ECC-on figure (15985 - 1024 = 14961 MiB, and
+    // 14961 / 1024 = 14.61), the one card it is exactly; the T4 (14.57 on newer drivers) is
+    // named beside it.
+    assert_eq!(15985 - 1024, 14961);
+    t.file("a4000.txt", &message("14.61"));
+    let r = t.run(&["diagnose", "a4000.txt", "--format", "json"]);
+    assert_eq!(ids(&r)[0], "rtx-a4000", "{}", r.stdout);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     assert!(
         r.stderr.contains(
-            "NVIDIA GeForce RTX 4070: its capacity in vramdoc's catalog, 11.72 GiB, is not sourced"
+            "NVIDIA RTX A4000 with ECC on: its capacity in vramdoc's catalog, 14.61 GiB, is not sourced"
         ),
         "{}",
         r.stderr
@@ -126,18 +140,24 @@ fn diagnose_notes_the_unsourced_figure_it_used() {
         assert!(!r.stderr.contains(NOTE), "{capacity}: {}", r.stderr);
     }
     // The scenario names the card: its figure is the one used, and the note says so.
-    let r = t.run(&[
-        "diagnose",
-        "4070.txt",
+    t.file(
+        "site.yaml",
+        "gpus:\n  - {id: lab-card, name: Lab Card 12GB, capacity_bytes: 12583960576, source: \"not sourced (no message of it at hand): derived from nvidia-smi's 12282 MiB less 281 MiB\"}\n",
+    );
+    t.file("lab.txt", &message("11.72"));
+    let lab = [
         "--set",
         "batch_size=4",
+        "--catalog",
+        "site.yaml",
         "--gpu",
-        "rtx-4070",
-    ]);
+        "lab-card",
+    ];
+    let r = t.run(&[&["diagnose", "lab.txt"][..], &lab].concat());
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("NVIDIA GeForce RTX 4070: its capacity"),
+        r.stderr.contains("Lab Card 12GB: its capacity"),
         "{}",
         r.stderr
     );
@@ -154,10 +174,10 @@ fn diagnose_notes_the_unsourced_figure_it_used() {
         "smi.csv",
         "memory.total [MiB], memory.used [MiB]\n12282 MiB, 11000 MiB\n",
     );
-    let args = ["diagnose", "smi.csv", "--set", "batch_size=4", "--gpu"];
-    let r = t.run(&[&args[..], &["rtx-4070"]].concat());
+    let r = t.run(&[&["diagnose", "smi.csv"][..], &lab].concat());
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stderr.matches(NOTE).count(), 1, "{}", r.stderr);
+    let args = ["diagnose", "smi.csv", "--set", "batch_size=4", "--gpu"];
     let r = t.run(&[&args[..], &["rtx-4090"]].concat());
     assert!(!r.stderr.contains(NOTE), "{}", r.stderr);
 }

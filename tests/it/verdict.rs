@@ -113,7 +113,7 @@ fn spare_within_the_range_is_tight_and_other_programs_make_it_not_fit() {
     assert!(t
         .run(&zh)
         .stdout
-        .contains("NVIDIA GeForce RTX 4070（11.72\u{a0}GiB）紧张"));
+        .contains("NVIDIA GeForce RTX 4070（11.69\u{a0}GiB）紧张"));
 }
 
 #[test]
@@ -213,7 +213,7 @@ fn guides_show_the_states_the_range_and_other_programs() {
     let svg = t.output("en/tight/sweep-batch-size.svg");
     // (the legend wraps the label after the colon)
     assert!(
-        svg.contains("NVIDIA GeForce RTX 4070:") && svg.contains("11.72\u{a0}GiB"),
+        svg.contains("NVIDIA GeForce RTX 4070:") && svg.contains("11.69\u{a0}GiB"),
         "capacity label"
     );
     assert!(
@@ -232,9 +232,11 @@ fn charts_draw_the_capacity_left_beside_other_programs() {
     );
     t.build_ok();
     // Legends wrap long labels onto more lines, never cut them.
+    // 12557156352 B less 2118 MiB = 10336.4 MiB = 9.63 GiB.
+    assert_eq!((12_557_156_352u64 - (2118 << 20)) * 100 / (1 << 30), 962);
     for chart in ["sweep-batch-size.svg", "breakdown.svg"] {
         let svg = t.output(&format!("en/desk/{chart}"));
-        assert!(svg.contains("9.65\u{a0}GiB of"), "{chart}: {svg}");
+        assert!(svg.contains("9.63\u{a0}GiB of"), "{chart}: {svg}");
     }
     let sweep = t.output("en/desk/sweep-batch-size.svg");
     // The legend wraps the label, so look at its words.
