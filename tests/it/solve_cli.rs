@@ -236,7 +236,7 @@ fn generate_settings_are_refused_where_they_do_not_apply() {
             "positions",
         ),
         (
-            &["--model", "mixtral-8x7b", "--phase", "generate"][..],
+            &["--model", "nanochat-d20", "--phase", "generate"][..],
             "its KV cache here: ",
         ),
     ] {
