@@ -114,25 +114,58 @@ pub(crate) fn short_answer(
     Some(answer)
 }
 
-/// A model's changed settings as the Python that sets them: `from_pretrained`'s arguments and
-/// those of TRL's `SFTConfig` (`TrainingArguments` with `max_length`), one per line
-/// ([`rows::model_setting`]).
+/// A model's changed settings as the Python that sets them, one call per object the code
+/// builds: bitsandbytes' keys as `BitsAndBytesConfig(...)` handed to `from_pretrained` as
+/// `quantization_config` (transformers takes no `load_in_4bit` of its own), `from_pretrained`'s
+/// other arguments, PEFT's keys as `LoraConfig(...)`, and the rest as TRL's `SFTConfig`
+/// (`TrainingArguments` with `max_length`), one per line ([`rows::model_setting`]).
 fn trainer_lines(changes: &[crate::estimate::Change]) -> String {
-    let (load, args): (Vec<_>, Vec<_>) = changes.iter().partition(|c| rows::loads_model(c));
+    let is_bnb = |c: &&crate::estimate::Change| {
+        c.key.starts_with("load_in_") || c.key.starts_with("bnb_4bit_")
+    };
+    let is_lora = |c: &&crate::estimate::Change| c.key.starts_with("lora_");
+    let bnb: Vec<String> = changes
+        .iter()
+        .filter(is_bnb)
+        .map(rows::model_setting)
+        .collect();
+    let lora: Vec<String> = changes
+        .iter()
+        .filter(is_lora)
+        .map(|c| match c.key.as_str() {
+            "lora_rank" => format!("r={}", c.value),
+            _ => rows::model_setting(c),
+        })
+        .collect();
+    let rest = || changes.iter().filter(|c| !is_bnb(c) && !is_lora(c));
+    let mut load: Vec<String> = rest()
+        .filter(|c| rows::loads_model(c))
+        .map(rows::model_setting)
+        .collect();
+    let args: Vec<String> = rest()
+        .filter(|c| !rows::loads_model(c))
+        .map(|c| format!("    {},", rows::model_setting(c)))
+        .collect();
     let mut out = Vec::new();
+    if !bnb.is_empty() {
+        out.push(format!("bnb = BitsAndBytesConfig({})", bnb.join(", ")));
+        load.push("quantization_config=bnb".to_owned());
+    }
     if !load.is_empty() {
-        let load: Vec<String> = load.iter().map(|c| rows::model_setting(c)).collect();
         out.push(format!(
             "model = AutoModelForCausalLM.from_pretrained(..., {})",
             load.join(", ")
         ));
     }
+    if !lora.is_empty() {
+        out.push(format!(
+            "peft_config = LoraConfig({}, task_type=\"CAUSAL_LM\")",
+            lora.join(", ")
+        ));
+    }
     if !args.is_empty() {
         out.push("args = SFTConfig(".to_owned());
-        out.extend(
-            args.iter()
-                .map(|c| format!("    {},", rows::model_setting(c))),
-        );
+        out.extend(args);
         out.push("    ...\n)".to_owned());
     }
     out.join("\n")

@@ -125,3 +125,31 @@ fn a_scenario_that_fits_needs_no_change_and_one_without_a_card_has_no_box() {
     t.build_ok();
     assert!(!t.output("en/g/index.html").contains("class=\"answer\""));
 }
+
+#[test]
+fn a_quantized_model_answer_is_code_transformers_and_peft_accept() {
+    // Llama 3.1 8B with LoRA on bf16 weights on a 16 GB card: the answer that fits is QLoRA at
+    // a shorter sequence. transformers takes bitsandbytes' settings only inside a
+    // BitsAndBytesConfig handed over as `quantization_config`, and PEFT's inside LoraConfig.
+    let t = SiteTest::new();
+    guide(
+        &t,
+        "en",
+        "model: llama-3.1-8b\nbatch_size: 1\ngradient_accumulation_steps: 8\nblock_size: 2048\ndtype: bfloat16\npure_bf16: true\ngrad_checkpoint: true\nlora_rank: 16\nlora_targets: [all-linear]\ngpu: rtx-4060-ti-16gb\n",
+    );
+    t.build_ok();
+    let html = t.output("en/g/index.html");
+    let answer =
+        text(between(&html, "<section class=\"answer\"", "</section>")).replace("&quot;", "\"");
+    assert!(
+        answer.contains("bnb = BitsAndBytesConfig(load_in_4bit=True")
+            && answer.contains("from_pretrained(..., quantization_config=bnb)")
+            && answer.contains("max_length=1024"),
+        "{answer}"
+    );
+    assert!(
+        !answer.contains("from_pretrained(..., load_in_4bit")
+            && !answer.contains("SFTConfig(\n    LoraConfig"),
+        "{answer}"
+    );
+}
