@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use crate::support::SiteTest;
-use crate::trainer_replay::{self, cli, Replay};
+use crate::trainer_replay::{self, cli, Entry, Replay};
 use vramdoc::estimate::arch::{
     Activation, Attention, Embeddings, FeedForward, Mlp, Norm, NormPlacement, Positions,
     SlidingWindow, Span,
@@ -30,7 +30,7 @@ pub(crate) struct Model {
     pub(crate) layer_types: Vec<String>,
 }
 
-fn replay() -> Replay<Model> {
+fn replay() -> Replay<Entry<Model>> {
     trainer_replay::read("hf_gemma_replay.json")
 }
 

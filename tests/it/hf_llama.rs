@@ -6,78 +6,15 @@
 
 use serde::Deserialize;
 
-use crate::hf_gpt2::within_one_percent;
 use crate::support::SiteTest;
+use crate::trainer_replay::{self, cli, Entry, Replay};
 use vramdoc::estimate::arch::{
     Activation, Attention, Embeddings, FeedForward, Mlp, Norm, NormPlacement, Positions,
     SlidingWindow, Span,
 };
 use vramdoc::estimate::{
-    estimate_model, Architecture, Dtype, Estimate, Family, GpuCatalog, Scenario, TrainMoment,
+    estimate_model, Architecture, Dtype, Family, GpuCatalog, Scenario, TrainMoment,
 };
-
-/// A Trainer replay's document (`replay_llama.py`'s; `replay_moe.py` writes the same, `E` its
-/// entries).
-#[derive(Deserialize)]
-pub(crate) struct Replay<E> {
-    pub(crate) torch: String,
-    pub(crate) transformers: String,
-    pub(crate) runs: Vec<E>,
-}
-
-/// One replayed run: its settings and what the replay recorded.
-#[derive(Deserialize)]
-pub(crate) struct Entry<M> {
-    pub(crate) run: Run<M>,
-    pub(crate) params: u64,
-    pub(crate) trainable_params: u64,
-    pub(crate) param_bytes: u64,
-    pub(crate) buffer_bytes: u64,
-    pub(crate) grad_bytes: u64,
-    pub(crate) optimizer_bytes: u64,
-    pub(crate) train_peak_bytes: u64,
-    pub(crate) first_step_peak_bytes: u64,
-}
-
-/// A replayed Trainer run of a model of shape `M` (`replay_llama.py`'s `Run`; `replay_moe.py`
-/// writes the same with its own model).
-#[derive(Deserialize)]
-pub(crate) struct Run<M> {
-    pub(crate) name: String,
-    pub(crate) model: M,
-    pub(crate) block_size: u64,
-    pub(crate) batch_size: u64,
-    pub(crate) accumulation: u64,
-    pub(crate) weights: String,
-    pub(crate) dtype: String,
-    pub(crate) attn_implementation: String,
-    pub(crate) grad_checkpoint: bool,
-}
-
-impl<M> Entry<M> {
-    /// The estimate's parameters, weights (with the rotary buffers), weight and gradient bytes
-    /// and AdamW's state equal the replay's, to the byte.
-    pub(crate) fn check_exact(&self, est: &Estimate) {
-        let name = &self.run.name;
-        let w = if self.run.weights == "bfloat16" { 2 } else { 4 };
-        assert_eq!(est.params.total, self.params, "{name}: parameters");
-        assert_eq!(
-            est.bytes.weights,
-            self.param_bytes + self.buffer_bytes,
-            "{name}: weights and rotary buffers"
-        );
-        assert_eq!(
-            est.params.total * w,
-            self.param_bytes,
-            "{name}: weight bytes"
-        );
-        assert_eq!(est.params.total * w, self.grad_bytes, "{name}: gradients");
-        assert_eq!(
-            est.bytes.optimizer, self.optimizer_bytes,
-            "{name}: optimizer"
-        );
-    }
-}
 
 /// A replayed config's shape (`replay_llama.py`'s `Model`).
 #[derive(Deserialize)]
@@ -94,11 +31,7 @@ pub(crate) struct Model {
 }
 
 fn replay() -> Replay<Entry<Model>> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/hf_llama_replay.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    trainer_replay::read("hf_llama_replay.json")
 }
 
 /// The description of a replayed config, as each `model_type`'s modeling file builds it:
@@ -146,28 +79,6 @@ pub(crate) fn architecture(m: &Model) -> Architecture {
     }
 }
 
-/// The Trainer settings of a replayed run: weights loaded in bfloat16 are `pure_bf16` (with
-/// `dtype: bfloat16`, which autocast or not keeps the same memory).
-pub(crate) fn scenario<M>(r: &Run<M>) -> Scenario {
-    let bf16_weights = r.weights == "bfloat16";
-    Scenario {
-        block_size: r.block_size,
-        batch_size: r.batch_size,
-        gradient_accumulation_steps: r.accumulation,
-        dtype: if bf16_weights {
-            Dtype::Bfloat16
-        } else {
-            Dtype::parse(&r.dtype).unwrap()
-        },
-        pure_bf16: bf16_weights,
-        flash: r.attn_implementation == "sdpa",
-        dropout: 0.0,
-        grad_checkpoint: r.grad_checkpoint,
-        compile: false,
-        ..Scenario::default()
-    }
-}
-
 /// The replayed runs the estimator refuses, with the key it names: checkpointed multi-query
 /// SDPA.
 const REFUSED: [(&str, &str); 1] = [(
@@ -177,34 +88,8 @@ const REFUSED: [(&str, &str); 1] = [(
 
 #[test]
 fn the_llama_family_is_within_one_percent_of_every_replayed_peak() {
-    let data = replay();
-    assert_eq!(data.transformers, "5.24.0", "the pinned transformers");
-    assert_eq!(data.torch, "2.15.0", "the pinned torch");
-    let catalog = GpuCatalog::builtin();
-    let (mut worst, mut checked, mut refused) = (0.0f64, 0, 0);
-    let mut moments = std::collections::BTreeSet::new();
-    for e in &data.runs {
-        let name = &e.run.name;
-        let model = architecture(&e.run.model);
-        let run = scenario(&e.run);
-        assert_eq!(model.parameter_count(), e.params, "{name}: parameters");
-        assert_eq!(e.params, e.trainable_params, "{name}: full training");
-        if let Some((_, key)) = REFUSED.iter().find(|(n, _)| n == name) {
-            let err = estimate_model(&model, &run, &catalog).unwrap_err();
-            assert_eq!(err.key.as_deref(), Some(*key), "{name}: {}", err.message);
-            refused += 1;
-            continue;
-        }
-        let est = estimate_model(&model, &run, &catalog).unwrap();
-        e.check_exact(&est);
-        let (err, first) =
-            within_one_percent(name, &est, e.train_peak_bytes, e.first_step_peak_bytes);
-        worst = worst.max(err.max(first));
-        moments.insert(format!("{:?}", est.train_peak_moment));
-        checked += 1;
-    }
-    eprintln!("worst: {:.4} % over {checked} runs", worst * 100.0);
-    assert_eq!(refused, REFUSED.len(), "every refused run is in the data");
+    let held = trainer_replay::hold(&replay(), architecture, &REFUSED);
+    let (checked, moments) = (held.checked, held.moments);
     assert!(checked >= 51, "{checked}");
     // The data reaches every moment the step model has.
     for m in [
@@ -297,21 +182,6 @@ fn what_the_llama_replay_does_not_cover_is_refused_by_key_all_at_once() {
         ..long
     };
     assert!(estimate_model(&model, &short, &catalog).is_ok());
-}
-
-/// The estimate through the real CLI for a catalog model, as JSON.
-pub(crate) fn cli(args: &[&str]) -> serde_json::Value {
-    cli_in(&SiteTest::new(), args)
-}
-
-/// The same in the site `t` (its files given by path).
-pub(crate) fn cli_in(t: &SiteTest, args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["estimate"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--format", "json"]);
-    let r = t.run(&all);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap()
 }
 
 #[test]

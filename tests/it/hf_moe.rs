@@ -6,9 +6,8 @@
 
 use serde::Deserialize;
 
-use crate::hf_gpt2::within_one_percent;
-use crate::hf_llama::{cli, cli_in, scenario, Entry, Replay};
 use crate::support::SiteTest;
+use crate::trainer_replay::{self, cli, cli_in, scenario, Entry, Replay};
 
 use vramdoc::estimate::arch::{Activation, FeedForward, MixtureOfExperts, Mlp};
 use vramdoc::estimate::{estimate_model, Architecture, Family, GpuCatalog};
@@ -38,8 +37,7 @@ pub(crate) struct Model {
 }
 
 fn replay() -> Replay<MoeEntry> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/hf_moe_replay.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    trainer_replay::read("hf_moe_replay.json")
 }
 
 fn swiglu(intermediate: u64) -> FeedForward {
@@ -103,10 +101,7 @@ fn mixtures_of_experts_are_within_one_percent_of_every_replayed_peak() {
         assert_eq!(model.parameter_count(), e.params, "{name}: parameters");
         assert_eq!(e.params, e.trainable_params, "{name}: full training");
         let est = estimate_model(&model, &run, &catalog).unwrap();
-        e.check_exact(&est);
-        let (err, first) =
-            within_one_percent(name, &est, e.train_peak_bytes, e.first_step_peak_bytes);
-        worst = worst.max(err).max(first);
+        worst = worst.max(trainer_replay::check_estimate(e, &est));
         types.insert(e.run.model.model_type.clone());
     }
     eprintln!(

@@ -8,12 +8,13 @@ use crate::hf_gpt2::within_one_percent;
 use crate::support::SiteTest;
 use vramdoc::estimate::{estimate_model, Architecture, Dtype, Estimate, GpuCatalog, Scenario};
 
-/// A replay's document: the pinned versions and the runs, each with its family's model.
+/// A replay's document: the pinned versions and the runs (`Entry<M>` with its family's model,
+/// or an entry type that flattens one and adds the family's own fields).
 #[derive(Deserialize)]
-pub(crate) struct Replay<M> {
+pub(crate) struct Replay<E> {
     pub(crate) torch: String,
     pub(crate) transformers: String,
-    pub(crate) runs: Vec<Entry<M>>,
+    pub(crate) runs: Vec<E>,
 }
 
 /// One replayed run and what it measured.
@@ -45,9 +46,9 @@ pub(crate) struct Run<M> {
 }
 
 /// Reads `tests/data/<file>` and checks the pinned versions.
-pub(crate) fn read<M: serde::de::DeserializeOwned>(file: &str) -> Replay<M> {
+pub(crate) fn read<E: serde::de::DeserializeOwned>(file: &str) -> Replay<E> {
     let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
-    let data: Replay<M> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let data: Replay<E> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert_eq!(data.transformers, "5.24.0", "the pinned transformers");
     assert_eq!(data.torch, "2.15.0", "the pinned torch");
     data
@@ -95,7 +96,11 @@ pub(crate) fn check_estimate<M>(e: &Entry<M>, est: &Estimate) -> f64 {
 
 /// `vramdoc estimate ARGS --format json` through the real CLI, which must succeed.
 pub(crate) fn cli(args: &[&str]) -> serde_json::Value {
-    let t = SiteTest::new();
+    cli_in(&SiteTest::new(), args)
+}
+
+/// The same in the site `t` (its files given by path).
+pub(crate) fn cli_in(t: &SiteTest, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["estimate"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--format", "json"]);
@@ -118,7 +123,7 @@ pub(crate) struct Held {
 /// Holds `estimate_model` to every run of `data` (`check_estimate`), the model of each run
 /// described by `architecture`; a run named in `refused` must be refused at the key given.
 pub(crate) fn hold<M>(
-    data: &Replay<M>,
+    data: &Replay<Entry<M>>,
     architecture: impl Fn(&M) -> Architecture,
     refused: &[(&str, &str)],
 ) -> Held {
