@@ -151,6 +151,15 @@ solve-limit-block-size = The limit is sample.py’s crop, not the card: generate
 solve-limit-positions = The limit is GPT-2’s { $positions } positions, not the card: generate cannot run past them.
 solve-max-batch = Largest batch whose verdict on { $gpu } is “fits”: { $batch } prompts at once.
 solve-max-batch-none = Nothing fits on { $gpu }: not even one prompt.
+solve-max-context-none-positions = No context fits the model's positions: { $new } new tokens alone pass its { $positions } positions ({ $source }).
+solve-limit-rotary-positions = The limit is the model's { $positions } positions ({ $source }), not the card: transformers generates past them with one warning, but the model was never trained on longer sequences, so vramdoc does not count them as fitting (the longest context counted is { $context } tokens: the last new token is never fed back).
+solve-memory-bound = On memory alone, { $gpu } would hold { $memory } tokens.
+solve-positions-bound = The card binds first: the model's own positions would allow { $context } tokens ({ $positions } positions, { $source }).
+solve-batch-past-positions = This context passes the model's { $positions } positions ({ $source }): transformers generates past them with one warning, but the model was never trained on such positions.
+solve-source-n-positions = n_positions, its learned position table
+solve-source-max-position-embeddings = max_position_embeddings in its config
+solve-source-yarn = YaRN's factor × original_max_position_embeddings
+solve-source-rotary-table = nanochat's rotary table, 10 × sequence_len
 
 ## Hugging Face generate with a model
 gen-title = GPU memory estimate: Hugging Face generate
@@ -169,6 +178,7 @@ gen-decode-peak = Peak of the decoding steps
 gen-moment-prefill = the prefill
 gen-moment-decode = the decoding steps
 gen-note = Estimates: the peaks follow a replay of transformers' own generate on fake tensors (prefill and decoding, SDPA, eager); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
+gen-beyond-positions = This context ({ $tokens } tokens) passes the model's { $positions } positions ({ $source }): transformers generates on, with one warning that the call "has exceeded the model's predefined maximum length", and the memory above is for the length asked, but the model was never trained on such positions, so what it writes there is not what it was built for.
 gen-heading-options = What to change (least change to the output first)
 gen-opt-static-cache = Static cache (preallocated to the full length)
 gen-opt-dynamic-cache = Dynamic cache (grows with the sequence)

@@ -151,6 +151,15 @@ solve-limit-block-size = El límite es el recorte de sample.py, no la tarjeta: g
 solve-limit-positions = El límite son las { $positions } posiciones de GPT-2, no la tarjeta: generate no puede ir más allá.
 solve-max-batch = Lote más grande cuyo veredicto en { $gpu } es «cabe»: { $batch } prompts a la vez.
 solve-max-batch-none = Nada cabe en { $gpu }: ni siquiera un solo prompt.
+solve-max-context-none-positions = Ningún contexto cabe en las posiciones del modelo: solo los { $new } tokens nuevos ya superan sus { $positions } posiciones ({ $source }).
+solve-limit-rotary-positions = El límite son las { $positions } posiciones del modelo ({ $source }), no la tarjeta: transformers genera más allá con un aviso, pero el modelo nunca se entrenó con secuencias más largas, así que vramdoc no las cuenta como que caben (el contexto más largo que cuenta es de { $context } tokens: el último token nuevo nunca vuelve a entrar en el modelo).
+solve-memory-bound = Solo por memoria, { $gpu } admitiría { $memory } tokens.
+solve-positions-bound = La tarjeta limita antes: las posiciones del propio modelo permitirían { $context } tokens ({ $positions } posiciones, { $source }).
+solve-batch-past-positions = Este contexto supera las { $positions } posiciones del modelo ({ $source }): transformers genera más allá con un aviso, pero el modelo nunca se entrenó con esas posiciones.
+solve-source-n-positions = n_positions, su tabla de posiciones aprendida
+solve-source-max-position-embeddings = max_position_embeddings de su configuración
+solve-source-yarn = factor × original_max_position_embeddings de YaRN
+solve-source-rotary-table = la tabla rotatoria de nanochat, 10 × sequence_len
 
 ## generate de Hugging Face con un modelo
 gen-title = Estimación de memoria de GPU: generate de Hugging Face
@@ -169,6 +178,7 @@ gen-decode-peak = Pico de los pasos de decodificación
 gen-moment-prefill = el prellenado
 gen-moment-decode = los pasos de decodificación
 gen-note = Estimaciones: los picos siguen una reproducción de generate de transformers con tensores falsos (prellenado y decodificación, SDPA, ejecución inmediata); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.
+gen-beyond-positions = Este contexto ({ $tokens } tokens) supera las { $positions } posiciones del modelo ({ $source }): transformers sigue generando, con un único aviso de que la llamada «has exceeded the model's predefined maximum length», y la memoria de arriba es la de la longitud pedida, pero el modelo nunca se entrenó con esas posiciones, así que lo que escriba ahí no es aquello para lo que se construyó.
 gen-heading-options = Qué cambiar (primero lo que menos altera la salida)
 gen-opt-static-cache = Caché estática (reservada de antemano para toda la longitud)
 gen-opt-dynamic-cache = Caché dinámica (crece con la secuencia)

@@ -151,6 +151,15 @@ solve-limit-block-size = 限制来自 sample.py 的截断，而不是显卡：ge
 solve-limit-positions = 限制来自 GPT-2 的 { $positions }个位置，而不是显卡：generate 无法超出。
 solve-max-batch = 在 { $gpu } 上结论为“放得下”的最大批次大小：一次 { $batch }个提示词。
 solve-max-batch-none = { $gpu } 上什么都放不下：连一个提示词都不行。
+solve-max-context-none-positions = 没有任何上下文落在模型的位置范围内：仅 { $new }个新 token 就已超过它的 { $positions }个位置（{ $source }）。
+solve-limit-rotary-positions = 限制来自模型的 { $positions }个位置（{ $source }），而不是显卡：transformers 超出后会继续生成并给出一次警告，但模型从未在更长的序列上训练过，所以 vramdoc 不把它们算作放得下（计入的最长上下文为 { $context }个 token：最后一个新 token 不会再送入模型）。
+solve-memory-bound = 只看显存，{ $gpu } 可以容纳 { $memory }个 token。
+solve-positions-bound = 显卡先到上限：模型自身的位置最多允许 { $context }个 token（{ $positions }个位置，{ $source }）。
+solve-batch-past-positions = 这个上下文超过了模型的 { $positions }个位置（{ $source }）：transformers 会继续生成并给出一次警告，但模型从未在这些位置上训练过。
+solve-source-n-positions = n_positions，它学到的位置表
+solve-source-max-position-embeddings = 配置中的 max_position_embeddings
+solve-source-yarn = YaRN 的 factor × original_max_position_embeddings
+solve-source-rotary-table = nanochat 的旋转位置表，10 × sequence_len
 
 ## 用模型运行 Hugging Face 的 generate
 gen-title = 显存估算：Hugging Face 的 generate
@@ -166,6 +175,7 @@ gen-decode-peak = 解码步骤的峰值
 gen-moment-prefill = 预填充
 gen-moment-decode = 解码步骤
 gen-note = 说明：峰值依据在伪张量上对 transformers 自带 generate 的重放（预填充与解码，SDPA，即时执行）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论说明该范围中哪一部分放得下。
+gen-beyond-positions = 这个上下文（{ $tokens }个 token）超过了模型的 { $positions }个位置（{ $source }）：transformers 会继续生成，只给出一次警告（“has exceeded the model's predefined maximum length”），上面的显存也是按所要求的长度估算的，但模型从未在这些位置上训练过，它在那里生成的内容并不是它被设计来处理的。
 gen-heading-options = 可以怎么改（对输出影响最小的排在前面）
 gen-opt-static-cache = 静态缓存（按完整长度预先分配）
 gen-opt-dynamic-cache = 动态缓存（随序列增长）

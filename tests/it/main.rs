@@ -75,6 +75,7 @@ mod short_answer;
 mod site;
 mod solve;
 mod solve_cli;
+mod solve_positions;
 mod trainer_replay;
 mod translations;
 mod validation;

@@ -13,6 +13,7 @@ mod config;
 mod facts;
 mod generate;
 mod qlora;
+mod rope;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
