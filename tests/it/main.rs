@@ -17,6 +17,7 @@ mod diagnose_checks;
 mod diagnose_explained;
 mod diagnose_formats;
 mod diagnose_generate;
+mod diagnose_generate_tensors;
 mod diagnose_model;
 mod estimate_cli;
 mod estimate_memory;

@@ -68,7 +68,10 @@ fn qwen_on_a_4090_is_bound_by_its_32768_positions_not_the_card() {
         ("es", ["32.768 posiciones", "nunca se entrenó", "admitiría"]),
         ("zh", ["32768个位置", "从未", "可以容纳"]),
     ] {
-        let r = text(&t, &with(&QWEN, &["--solve", "max_context", "--lang", lang]));
+        let r = text(
+            &t,
+            &with(&QWEN, &["--solve", "max_context", "--lang", lang]),
+        );
         assert_eq!(r.code, 0, "{}", r.stderr);
         for w in words {
             assert!(r.stdout.contains(w), "{lang}: {w}\n{}", r.stdout);
@@ -216,25 +219,26 @@ fn qwen_config(extra: &str) -> String {
     )
 }
 
+/// `--solve max_context` on an H200 for the model of `config` (a config.json).
+fn solve_config(t: &SiteTest, config: &str) -> Value {
+    t.file("qwen/config.json", config);
+    let args = [
+        "--model",
+        "qwen/config.json",
+        "--phase",
+        "generate",
+        "--gpu",
+        "h200",
+    ];
+    json(t, &with(&args, &["--solve", "max_context"]))
+}
+
 #[test]
 fn a_yarn_config_extends_the_bound_to_factor_times_the_original_length() {
     let t = SiteTest::new();
     // Qwen's documented YaRN setting: 4 × 32,768 = 131,072 positions.
     let yarn = ",\n  \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 32768}";
-    t.file("qwen/config.json", &qwen_config(yarn));
-    let v = json(
-        &t,
-        &[
-            "--model",
-            "qwen/config.json",
-            "--phase",
-            "generate",
-            "--gpu",
-            "h200",
-            "--solve",
-            "max_context",
-        ],
-    );
+    let v = solve_config(&t, &qwen_config(yarn));
     let s = &v["solve"];
     assert_eq!(s["position_limit"], 131072);
     assert_eq!(s["position_limit_source"], "yarn");
@@ -249,21 +253,23 @@ fn a_yarn_config_extends_the_bound_to_factor_times_the_original_length() {
         (",\n  \"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 2.0, \"original_max_position_embeddings\": 32768, \"rope_theta\": 1000000.0}", 65536),
         (",\n  \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2.0}", 32768),
     ] {
-        t.file("qwen/config.json", &qwen_config(extra));
-        let v = json(
-            &t,
-            &[
-                "--model",
-                "qwen/config.json",
-                "--phase",
-                "generate",
-                "--gpu",
-                "h200",
-                "--solve",
-                "max_context",
-            ],
-        );
+        let v = solve_config(&t, &qwen_config(extra));
         assert_eq!(v["solve"]["position_limit"], bound, "{extra}");
+    }
+}
+
+#[test]
+fn a_config_without_max_position_embeddings_gets_its_classs_default() {
+    let t = SiteTest::new();
+    let without = |model_type: &str| {
+        qwen_config("")
+            .replace("\"qwen2\"", model_type)
+            .replace("  \"max_position_embeddings\": 32768,\n", "")
+    };
+    // transformers 5.24: Qwen2Config's 32,768, LlamaConfig's 2,048.
+    for (model_type, bound) in [("\"qwen2\"", 32768), ("\"llama\"", 2048)] {
+        let v = solve_config(&t, &without(model_type));
+        assert_eq!(v["solve"]["position_limit"], bound, "{model_type}");
     }
 }
 
