@@ -351,6 +351,38 @@ mod tests {
     }
 
     #[test]
+    fn each_caches_own_lines_name_generation_in_4_4x_and_5_x() {
+        let cases: [&[(&str, &str)]; 8] = [
+            // 5.x StaticLayer: lazy preallocation and the copy of a step's keys.
+            &[("update", "self.lazy_initialization(key_states, value_states)"), ("lazy_initialization", "self.keys = torch.zeros(")],
+            &[("update", "self.keys.index_copy_(2, cache_position, key_states)")],
+            // 5.x sliding static layer, full: the roll by concatenation.
+            &[("update", "full_key_states = torch.cat((self.keys[:, :, 1:, :], key_states), dim=-2)")],
+            // 4.4x StaticCache and HybridCache: built under _get_cache, copied with index_copy_.
+            &[("_get_cache", "self._cache = cache_cls(**cache_kwargs)"), ("__init__", "new_layer_key_cache = torch.zeros(cache_shape, dtype=self.dtype, device=layer_device)")],
+            &[("update", "k_out.index_copy_(2, cache_position, key_states)")],
+            // QuantizedCache: 5.x's states and 4.4x's lists.
+            &[("update", "self._quantized_keys = self._quantize(keys_to_return.contiguous(), axis=self.axis_key)")],
+            &[("update", "dequant_key = self._dequantize(self._quantized_key_cache[layer_idx])")],
+            // nanochat's Engine.
+            &[("generate", "kv_cache_decode = KVCache("), ("__init__", "self.k_cache = torch.zeros(num_layers, batch_size, seq_len, num_heads, head_dim, device=device, dtype=dtype)")],
+        ];
+        for frames in cases {
+            assert_eq!(phase(frames), Some(LoopPhase::Generation), "{frames:?}");
+        }
+        // A cache line under a backward is a training step's (gradient checkpointing
+        // recomputing a forward that built a cache).
+        let recomputed = [
+            ("backward", "torch.autograd.backward("),
+            (
+                "update",
+                "self.keys = torch.cat([self.keys, key_states], dim=-2)",
+            ),
+        ];
+        assert_eq!(phase(&recomputed), Some(LoopPhase::Backward));
+    }
+
+    #[test]
     fn training_frames_stay_training() {
         let train = [
             ("<module>", "logits, loss = model(X, Y)"),
