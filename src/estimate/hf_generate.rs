@@ -185,7 +185,7 @@ pub fn estimate_generate(
     g: &Generation,
     catalog: &GpuCatalog,
 ) -> Result<GenerateEstimate, ScenarioError> {
-    estimate(a, s, g, catalog, PositionCheck::Checked)
+    estimate(a, s, g, catalog, true)
 }
 
 /// The memory of `g` with the model's positions not checked: what the card would hold were
@@ -196,14 +196,7 @@ pub(crate) fn estimate_generate_memory(
     g: &Generation,
     catalog: &GpuCatalog,
 ) -> Result<GenerateEstimate, ScenarioError> {
-    estimate(a, s, g, catalog, PositionCheck::Unchecked)
-}
-
-/// Whether a context past a table of positions (GPT-2's) is refused.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum PositionCheck {
-    Checked,
-    Unchecked,
+    estimate(a, s, g, catalog, false)
 }
 
 fn estimate(
@@ -211,11 +204,11 @@ fn estimate(
     s: &Scenario,
     g: &Generation,
     catalog: &GpuCatalog,
-    positions: PositionCheck,
+    check_positions: bool,
 ) -> Result<GenerateEstimate, ScenarioError> {
     a.validate()?;
     let e = if s.dtype == Dtype::Float32 { 4 } else { 2 };
-    check(a, s, g, e, positions)?;
+    check(a, s, g, e, check_positions)?;
     let params = params::count_of(a, s)?.params;
     // Rotary models also keep `inv_freq` and `original_inv_freq` (head_dim/2 float32 each).
     let rotary = match (a.positions, a.family) {
@@ -308,7 +301,7 @@ fn check(
     s: &Scenario,
     g: &Generation,
     e: u64,
-    positions: PositionCheck,
+    check_positions: bool,
 ) -> Result<(), ScenarioError> {
     if !replayed(a) {
         // What is known: the cache this call would end with.
@@ -368,8 +361,7 @@ fn check(
                 .into(),
         ));
     }
-    if let (Positions::Learned { max_positions }, PositionCheck::Checked) = (a.positions, positions)
-    {
+    if let (Positions::Learned { max_positions }, true) = (a.positions, check_positions) {
         let last = u128::from(g.prompt_tokens) + u128::from(g.max_new_tokens);
         if last > u128::from(max_positions) + 1 {
             wrong.push((

@@ -252,6 +252,8 @@ fn a_yarn_config_extends_the_bound_to_factor_times_the_original_length() {
     for (extra, bound) in [
         (",\n  \"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 2.0, \"original_max_position_embeddings\": 32768, \"rope_theta\": 1000000.0}", 65536),
         (",\n  \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2.0}", 32768),
+        // A top-level original_max_position_embeddings wins over the mapping's: 4 × 16,384.
+        (",\n  \"original_max_position_embeddings\": 16384,\n  \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 32768}", 65536),
     ] {
         let v = solve_config(&t, &qwen_config(extra));
         assert_eq!(v["solve"]["position_limit"], bound, "{extra}");

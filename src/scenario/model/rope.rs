@@ -6,10 +6,11 @@
 //!   by layer type (Gemma 3's `full_attention` / `sliding_attention`) is read at
 //!   `full_attention`, the layers that see the whole sequence;
 //! - the type is `rope_type`, or the older `type`, `default` when neither;
-//! - `original_max_position_embeddings` for `yarn`, `llama3` and `longrope` is the mapping's,
-//!   else `max_position_embeddings`; Phi-3 keeps its own top-level field first (4,096 by
-//!   default) and reads the old `su` and `yarn` types as `longrope`, refusing any other type as
-//!   its config class does;
+//! - `original_max_position_embeddings` for `yarn`, `llama3` and `longrope` is the config's
+//!   top-level field when it has one (it becomes an attribute, which wins), else the mapping's,
+//!   else `max_position_embeddings`; Phi-3 always has the attribute (4,096 by default) and reads
+//!   the old `su` and `yarn` types as `longrope`, refusing any other type as its config class
+//!   does;
 //! - YaRN's missing `factor` is `max_position_embeddings / original_max_position_embeddings`.
 //!
 //! A type transformers 5.24 does not build here (`proportional`, a misspelling) is refused at its
@@ -68,10 +69,13 @@ pub(super) fn positions(f: &mut Facts<'_>, model_type: &str) -> Positions {
         kind = "longrope".to_owned();
     }
     let number = |name: &str| in_params(name).and_then(Value::as_f64);
-    let original = if phi3 {
-        f.count_or("original_max_position_embeddings", 4096)
+    // A top-level field becomes a config attribute, which `standardize_rope_params` prefers
+    // (Phi3Config always has one: 4,096 by default).
+    let top = "original_max_position_embeddings";
+    let original = if phi3 || f.get(top).is_some() {
+        f.count_or(top, 4096)
     } else {
-        number("original_max_position_embeddings")
+        number(top)
             .filter(|n| *n >= 1.0 && n.fract() == 0.0)
             .map_or(max_positions, |n| n as u64)
     };
