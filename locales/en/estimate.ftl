@@ -154,6 +154,7 @@ solve-max-batch-none = Nothing fits on { $gpu }: not even one prompt.
 solve-max-context-none-positions = No context fits the model's positions: { $new } new tokens alone pass its { $positions } positions ({ $source }).
 solve-limit-rotary-positions = The limit is the model's { $positions } positions ({ $source }), not the card: transformers generates past them with one warning, but the model was never trained on longer sequences, so vramdoc does not count them as fitting (the longest context counted is { $context } tokens: the last new token is never fed back).
 solve-memory-bound = On memory alone, { $gpu } would hold { $memory } tokens.
+solve-memory-bound-table = Were its position table longer, { $gpu } would hold { $memory } tokens.
 solve-positions-bound = The card binds first: the model's own positions would allow { $context } tokens ({ $positions } positions, { $source }).
 solve-batch-past-positions = This context passes the model's { $positions } positions ({ $source }): transformers generates past them with one warning, but the model was never trained on such positions.
 solve-source-n-positions = n_positions, its learned position table

@@ -154,6 +154,7 @@ solve-max-batch-none = Nada cabe en { $gpu }: ni siquiera un solo prompt.
 solve-max-context-none-positions = Ningún contexto cabe en las posiciones del modelo: solo los { $new } tokens nuevos ya superan sus { $positions } posiciones ({ $source }).
 solve-limit-rotary-positions = El límite son las { $positions } posiciones del modelo ({ $source }), no la tarjeta: transformers genera más allá con un aviso, pero el modelo nunca se entrenó con secuencias más largas, así que vramdoc no las cuenta como que caben (el contexto más largo que cuenta es de { $context } tokens: el último token nuevo nunca vuelve a entrar en el modelo).
 solve-memory-bound = Solo por memoria, { $gpu } admitiría { $memory } tokens.
+solve-memory-bound-table = Si su tabla de posiciones fuera más larga, { $gpu } admitiría { $memory } tokens.
 solve-positions-bound = La tarjeta limita antes: las posiciones del propio modelo permitirían { $context } tokens ({ $positions } posiciones, { $source }).
 solve-batch-past-positions = Este contexto supera las { $positions } posiciones del modelo ({ $source }): transformers genera más allá con un aviso, pero el modelo nunca se entrenó con esas posiciones.
 solve-source-n-positions = n_positions, su tabla de posiciones aprendida

@@ -154,6 +154,7 @@ solve-max-batch-none = { $gpu } 上什么都放不下：连一个提示词都不
 solve-max-context-none-positions = 没有任何上下文落在模型的位置范围内：仅 { $new }个新 token 就已超过它的 { $positions }个位置（{ $source }）。
 solve-limit-rotary-positions = 限制来自模型的 { $positions }个位置（{ $source }），而不是显卡：transformers 超出后会继续生成并给出一次警告，但模型从未在更长的序列上训练过，所以 vramdoc 不把它们算作放得下（计入的最长上下文为 { $context }个 token：最后一个新 token 不会再送入模型）。
 solve-memory-bound = 只看显存，{ $gpu } 可以容纳 { $memory }个 token。
+solve-memory-bound-table = 如果它的位置表更长，{ $gpu } 可以容纳 { $memory }个 token。
 solve-positions-bound = 显卡先到上限：模型自身的位置最多允许 { $context }个 token（{ $positions }个位置，{ $source }）。
 solve-batch-past-positions = 这个上下文超过了模型的 { $positions }个位置（{ $source }）：transformers 会继续生成并给出一次警告，但模型从未在这些位置上训练过。
 solve-source-n-positions = n_positions，它学到的位置表

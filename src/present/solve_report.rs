@@ -53,9 +53,12 @@ pub(crate) fn sentences(sol: &Solution, solved: Solved<'_>, loc: &Localizer) -> 
                     arg("prompt", loc.count(prompt)),
                 ],
             )];
-            let memory = sol
-                .memory_max_context
-                .map(|m| loc.t_args("solve-memory-bound", &[gpu, arg("memory", loc.count(m))]));
+            let memory = sol.memory_max_context.map(|m| {
+                loc.t_args(
+                    "solve-memory-bound",
+                    &[gpu.clone(), arg("memory", loc.count(m))],
+                )
+            });
             match (sol.limited_by, sol.position_limit) {
                 (Limit::BlockSize, _) => out
                     .push(loc.t_args("solve-limit-block-size", &[arg("block", loc.count(limit))])),
@@ -72,7 +75,14 @@ pub(crate) fn sentences(sol: &Solution, solved: Solved<'_>, loc: &Localizer) -> 
                         "solve-limit-positions",
                         &[arg("positions", loc.count(positions))],
                     ));
-                    out.extend(memory);
+                    // generate cannot run past a learned table: the memory bound is what the
+                    // card would hold were the table longer.
+                    out.extend(sol.memory_max_context.map(|m| {
+                        loc.t_args(
+                            "solve-memory-bound-table",
+                            &[gpu.clone(), arg("memory", loc.count(m))],
+                        )
+                    }));
                 }
                 (Limit::Memory, Some(p)) => out.push(loc.t_args(
                     "solve-positions-bound",

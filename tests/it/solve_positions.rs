@@ -124,6 +124,12 @@ fn gpt2_past_its_table_is_refused_and_its_solver_states_both_bounds() {
     assert_eq!(s["max_context"], 1025);
     assert_eq!(s["limited_by"], "positions");
     assert!(s["memory_max_context"].as_u64().unwrap() > 1025);
+    let r = text(&t, &with(&base, &["--solve", "max_context"]));
+    assert!(
+        r.stdout.contains("1,024 positions") && r.stdout.contains("Were its position table longer"),
+        "{}",
+        r.stdout
+    );
     let r = text(&t, &with(&base, &["--prompt_tokens=526"]));
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("exceeds GPT-2's 1024"), "{}", r.stderr);
