@@ -328,3 +328,46 @@ fn a_rope_type_transformers_does_not_build_is_refused_at_its_line() {
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("Phi-3's config accepts"), "{}", r.stderr);
 }
+
+#[test]
+fn a_guide_says_when_the_positions_bind_in_its_table_chart_and_fields() {
+    let t = SiteTest::new();
+    // Phi-3 mini 4k on an H100: its 4,096 positions bind long before the card.
+    t.file(
+        "content/gen/en.md",
+        "---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: phi-3-mini-4k\n  gpu: h100-80gb\n  prompt_tokens: 1024\n  max_new_tokens: 256\n---\n\nPositions: {{ solve.position_limit | int }}; memory alone: {{ solve.memory_max_context | int }}.\n\n{{ solve_table() }}\n\n{{ chart(\"context\") }}\n",
+    );
+    t.build_ok();
+    let md = t.output("en/gen/index.md");
+    let cli = json(
+        &t,
+        &[
+            "--model",
+            "phi-3-mini-4k",
+            "--phase",
+            "generate",
+            "--gpu",
+            "h100-80gb",
+            "--prompt_tokens=1024",
+            "--max_new_tokens=256",
+            "--solve",
+            "max_context",
+        ],
+    );
+    let memory = cli["solve"]["memory_max_context"].as_u64().unwrap();
+    assert!(
+        md.contains(&format!(
+            "Positions: 4,096; memory alone: {}.",
+            crate::support::grouped(memory)
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains("4,097 tokens (3,841 of prompt) (the model's own limit)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("The vertical line is the model's own limit, 4,097 tokens"),
+        "{md}"
+    );
+}
