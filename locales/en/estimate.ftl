@@ -112,6 +112,7 @@ est-code-flash = `flash`: PyTorch 2.0 or later, whose scaled_dot_product_attenti
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False on wte and wpe (a one-line patch to train.py)
 est-code-lora = `lora_rank`, `lora_targets`: LoRA adapters on those layers with the base weights frozen, for example with peft
 est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) with bitsandbytes installed; for QLoRA, then peft's prepare_model_for_kbit_training and a LoraConfig
+est-code-fused_linear_cross_entropy = `fused_linear_cross_entropy`: pip install liger-kernel (0.8.5), then, after from_pretrained, liger_kernel.transformers._apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, rope=False, rms_norm=False, swiglu=False) (or apply_liger_kernel_to_<model_type>(...) before loading); Liger's other kernels, on by default, keep less than the estimate counts
 
 ## Sampling with nanoGPT's sample.py
 sample-title = GPU memory estimate: sampling with nanoGPT's sample.py

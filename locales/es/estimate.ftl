@@ -112,6 +112,7 @@ est-code-flash = `flash`: PyTorch 2.0 o posterior, cuyo scaled_dot_product_atten
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False en wte y wpe (un parche de una línea a train.py)
 est-code-lora = `lora_rank`, `lora_targets`: adaptadores LoRA en esas capas con los pesos base congelados, por ejemplo con peft
 est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) con bitsandbytes instalado; para QLoRA, después prepare_model_for_kbit_training de peft y un LoraConfig
+est-code-fused_linear_cross_entropy = `fused_linear_cross_entropy`: pip install liger-kernel (0.8.5) y, después de from_pretrained, liger_kernel.transformers._apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, rope=False, rms_norm=False, swiglu=False) (o apply_liger_kernel_to_<model_type>(...) antes de cargar el modelo); los demás kernels de Liger, activos por defecto, guardan menos de lo que cuenta la estimación
 
 ## Muestreo con sample.py de nanoGPT
 sample-title = Estimación de memoria de GPU: muestreo con sample.py de nanoGPT

@@ -112,6 +112,7 @@ est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自�
 est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
 est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft
 est-code-bnb = `load_in_4bit`、`bnb_4bit_*`、`load_in_8bit`：安装 bitsandbytes 后调用 from_pretrained(..., quantization_config=BitsAndBytesConfig(...))；若做 QLoRA，再调用 peft 的 prepare_model_for_kbit_training 并配置 LoraConfig
+est-code-fused_linear_cross_entropy = `fused_linear_cross_entropy`：先 pip install liger-kernel（0.8.5），在 from_pretrained 之后调用 liger_kernel.transformers._apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, rope=False, rms_norm=False, swiglu=False)（或在加载模型之前调用 apply_liger_kernel_to_<model_type>(...)）；Liger 默认开启的其他内核保存的张量比本估算计入的少
 
 ## 用 nanoGPT 的 sample.py 采样
 sample-title = 显存估算：用 nanoGPT 的 sample.py 采样

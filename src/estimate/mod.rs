@@ -13,6 +13,7 @@ mod combine;
 mod error;
 mod eval;
 mod finetune;
+pub mod fused_ce;
 mod generation_tensors;
 mod gpu;
 mod hf_gemma;
@@ -293,6 +294,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
     s.validate(catalog)?;
     s.check_precision()?;
     s.check_nanogpt_lora()?;
+    fused_ce::check(None, s)?;
     // The run train.py does (a GPT-2 checkpoint's shape), as one DDP process sees it.
     let run = s.as_run();
     let process = run.per_process();
@@ -370,6 +372,7 @@ fn estimate_trainer_step(
     run.vocab_size = a.vocab_size;
     run.bias = a.attention.qkv_bias;
     run.validate(catalog)?;
+    fused_ce::check(Some(a), &run)?;
     if a.family == Family::Moe {
         hf_moe::check_adapters(a, &run)?;
     }
