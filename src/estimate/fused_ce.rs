@@ -68,6 +68,17 @@ impl Chunking {
     }
 }
 
+/// The rows of the largest logits tensor a step of `s` builds on a model `hidden` wide: every
+/// token's (`s·b`), or with the fused cross-entropy one chunk's.
+pub fn logits_rows(s: &Scenario, hidden: u64) -> u64 {
+    let tokens = s.block_size.saturating_mul(s.batch_size);
+    if s.fused_linear_cross_entropy {
+        Chunking::of(tokens, hidden, s.vocab_size).chunk_size
+    } else {
+        tokens
+    }
+}
+
 /// Refuses `fused_linear_cross_entropy` for a family Liger does not patch, or a run whose
 /// patched step vramdoc does not compute, naming the key; `None` is nanoGPT's own model.
 pub(crate) fn check(a: Option<&Architecture>, s: &Scenario) -> Result<(), ScenarioError> {

@@ -5,9 +5,11 @@ fake tensors: the ground truth for vramdoc's ``fused_cross_entropy: true`` (issu
 Usage::
 
     python tools/hf_replay/replay_fused_ce.py --out tests/data/hf_fused_ce_replay.json
+    python tools/hf_replay/replay_fused_ce.py --moe --out tests/data/hf_moe_fused_ce_replay.json
 
 The step is ``replay_llama.py``'s (same models, dtype policies, SDPA routing and
-checkpointing); only ``*ForCausalLM.forward`` is Liger's ``lce_forward``, whose fused head and
+checkpointing; ``--moe``: ``replay_moe.py``'s Mixtral and Qwen3-MoE, the mixtures Liger
+patches); only ``*ForCausalLM.forward`` is Liger's ``lce_forward``, whose fused head and
 loss run as ``liger_fused_ce.py`` ports them (liger-kernel 0.8.5, Triton kernels replaced by
 what they allocate: nothing).
 """
@@ -23,6 +25,7 @@ sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 
 import replay_common  # noqa: E402
 import replay_llama  # noqa: E402
+import replay_moe  # noqa: E402
 from liger_fused_ce import patched  # noqa: E402
 from replay_llama import (  # noqa: E402
     BF16, F32, LLAMA2_7B, LLAMA31_8B, LLAMA32_1B, MISTRAL_7B_4, PHI3_MINI, QWEN25_05B,
@@ -33,9 +36,10 @@ LIGER_VERSION = "0.8.5"
 
 
 def replay(run, explain: bool = False) -> dict:
-    cls = replay_llama.model_class(run.model.model_type)
+    family = replay_moe if isinstance(run.model, replay_moe.Model) else replay_llama
+    cls = family.model_class(run.model.model_type)
     with patched(cls):
-        e = replay_llama.replay_model(run, replay_llama.config(run.model), cls, explain)
+        e = replay_llama.replay_model(run, family.config(run.model), cls, explain)
     e["run"]["fused_cross_entropy"] = True
     return e
 
@@ -72,7 +76,24 @@ def _runs():
     return out
 
 
+def _moe_runs():
+    out = []
+
+    def add(*args, **kwargs) -> None:
+        r = run_of(*args, **kwargs)
+        out.append(type(r)(**{**r.__dict__, "name": r.name + "-liger"}))
+
+    add(replay_moe.QWEN3_MOE, 1024, 1, 2, BF16, F32, "sdpa")
+    add(replay_moe.QWEN3_MOE, 512, 2, 1, F32, BF16, "sdpa")
+    add(replay_moe.MIXTRAL, 1024, 1, 1, BF16, F32, "sdpa", True)
+    add(replay_moe.MIXTRAL, 512, 1, 2, F32, BF16, "eager")
+    add(replay_moe.TINY_MIXTRAL, 512, 4, 2, F32, F32, "sdpa")
+    add(replay_moe.TINY_QWEN3_MOE, 512, 4, 1, BF16, F32, "sdpa", True)
+    return out
+
+
 RUNS = _runs()
+MOE_RUNS = _moe_runs()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,10 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     def with_liger(doc: dict, out) -> None:
         write({**doc, "liger_kernel": LIGER_VERSION}, out)
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    runs = RUNS
+    if "--moe" in argv:
+        argv.remove("--moe")
+        runs = MOE_RUNS
     replay_common.write_document = with_liger
     try:
         return replay_common.main(__doc__.splitlines()[0], "tools/hf_replay/replay_fused_ce.py",
-                                  RUNS, replay, argv)
+                                  runs, replay, argv)
     finally:
         replay_common.write_document = write
 
