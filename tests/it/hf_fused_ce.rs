@@ -139,3 +139,27 @@ fn the_fused_cross_entropy_is_refused_where_it_is_not_modelled() {
         );
     }
 }
+
+/// What `block_size` means is said with every Hugging Face training estimate: full rows with no
+/// padding and no mask, the layouts not modelled named (`src/scenario/model/batches.rs`).
+#[test]
+fn a_trainer_estimate_says_what_its_rows_are() {
+    let t = crate::support::SiteTest::new();
+    for model in ["qwen2.5-0.5b", "gpt2", "gemma-2-2b"] {
+        let r = t.run(&["estimate", "--model", model, "--block_size=512"]);
+        assert_eq!(r.code, 0, "{model}: {}", r.stderr);
+        let note = r
+            .stderr
+            .lines()
+            .find(|l| l.contains("block_size is the length of every row"))
+            .unwrap_or_else(|| panic!("{model}: {}", r.stderr));
+        for says in [
+            "no padding and no attention mask",
+            "packing_strategy=\"wrapped\"",
+            "padding_free=True",
+            "not modelled",
+        ] {
+            assert!(note.contains(says), "{model}: {says}: {note}");
+        }
+    }
+}

@@ -8,6 +8,7 @@
 //! own settings, each at the line that set it, naming both), and gives the keys no input set
 //! `Trainer`'s defaults instead of train.py's, with a note saying which.
 
+mod batches;
 mod catalog;
 mod config;
 mod facts;
@@ -175,6 +176,7 @@ pub(crate) fn settle(
         let qlora = qlora::defaults(session, scenario, &model).map_err(|e| vec![e])?;
         let mut notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
         notes.extend(qlora);
+        notes.extend(batches::note(&model));
         notes
     };
     notes.extend(lora_targets(session, scenario, &model).map_err(|e| vec![e])?);
