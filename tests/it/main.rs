@@ -33,6 +33,7 @@ mod generate_whatif;
 mod gpu_measured;
 mod hardening;
 mod hardening_site;
+mod hf_fused_ce;
 mod hf_gemma;
 mod hf_generate;
 mod hf_generate_catalog;
