@@ -39,6 +39,10 @@ pub(crate) struct ModelSource {
     pub(crate) published: String,
     /// Where that figure is published.
     pub(crate) published_source: String,
+    /// Where the `config.json`'s `torch_dtype` (or, for a config without one, the checkpoint's
+    /// dtype) was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) dtype_source: Option<String>,
 }
 
 /// One catalog entry.
@@ -54,6 +58,12 @@ struct RawEntry {
     params: u64,
     published: String,
     published_source: String,
+    /// For a `config.json` without `torch_dtype`: the dtype of the checkpoint's weights, which
+    /// `from_pretrained(dtype="auto")` then loads.
+    #[serde(default)]
+    checkpoint_dtype: Option<String>,
+    #[serde(default)]
+    dtype_source: Option<String>,
     /// Read from the positioned document by [`ModelEntry::read`]; required here.
     #[allow(dead_code)]
     config: yaml_serde::Value,
@@ -66,6 +76,8 @@ pub(crate) struct ModelEntry {
     pub(crate) id: String,
     /// Where its facts come from.
     pub(crate) source: ModelSource,
+    /// What its checkpoint stores, for a config without `torch_dtype` (`checkpoint_dtype`).
+    pub(crate) checkpoint_dtype: Option<crate::estimate::Dtype>,
     /// Which file and which item of its `models:` list.
     file: usize,
     index: usize,
@@ -109,8 +121,15 @@ fn load() -> Result<Catalog, String> {
                     raw.id
                 ));
             }
+            let checkpoint_dtype = match raw.checkpoint_dtype.as_deref() {
+                None => None,
+                Some(d) => Some(crate::estimate::Dtype::parse(d).ok_or_else(|| {
+                    format!("data/models/{name}: {}: checkpoint_dtype {d}", raw.id)
+                })?),
+            };
             entries.push(ModelEntry {
                 id: raw.id,
+                checkpoint_dtype,
                 source: ModelSource {
                     repo: raw.repo,
                     aliases: raw.aliases,
@@ -119,6 +138,7 @@ fn load() -> Result<Catalog, String> {
                     params: raw.params,
                     published: raw.published,
                     published_source: raw.published_source,
+                    dtype_source: raw.dtype_source,
                 },
                 file: files.len(),
                 index,

@@ -13,6 +13,7 @@ mod config;
 mod facts;
 mod generate;
 mod qlora;
+pub(crate) mod weights;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,6 +40,8 @@ pub(crate) struct Model {
     pub(crate) info: ModelInfo,
     /// The dropout its config trains with, where the family's estimate reads one.
     dropout: Option<f64>,
+    /// What `from_pretrained(dtype="auto")` loads its weights in, where known.
+    pub(crate) loaded: Option<weights::Loaded>,
 }
 
 impl Model {
@@ -58,6 +61,7 @@ impl Model {
             },
             architecture,
             dropout: None,
+            loaded: None,
         }
     }
 }
@@ -162,6 +166,7 @@ pub(crate) fn settle(
         notes.extend(qlora);
         notes
     };
+    notes.extend(weights::settle(session, scenario, &model).map_err(|e| vec![e])?);
     notes.extend(lora_targets(session, scenario, &model).map_err(|e| vec![e])?);
     Ok((model, notes))
 }
@@ -427,6 +432,11 @@ fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
             nanochat: nanochat_commit(read.architecture.family),
             source: Some(entry.source.clone()),
         },
+        loaded: weights::loaded(
+            read.torch_dtype,
+            &format!("{}'s config.json", entry.source.repo),
+            entry.checkpoint_dtype,
+        ),
         architecture: read.architecture,
         dropout: read.dropout,
     })
@@ -556,6 +566,7 @@ fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
                 nanochat: nanochat_commit(read.architecture.family),
                 source: None,
             },
+            loaded: weights::loaded(read.torch_dtype, &path.display().to_string(), None),
             architecture: read.architecture,
             dropout: read.dropout,
         }),
