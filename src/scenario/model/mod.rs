@@ -387,7 +387,7 @@ pub(crate) fn resolve(value: &str, origin: Option<&ValueOrigin>) -> Result<Model
 fn lookup(value: &str, at: impl Fn(&str) -> Diagnostic) -> Result<Model, Diagnostic> {
     match catalog::find(value) {
         Err(defect) => Err(at(&format!("the bundled model catalog is invalid: {defect}"))),
-        Ok(Some(entry)) => model_of(entry).map_err(|m| at(&m)),
+        Ok(Some(entry)) => model_of(entry, value).map_err(|m| at(&m)),
         Ok(None) if looks_like_path(value) => Err(at(&format!(
             "no config.json at {value}, and it is no id of vramdoc's model catalog"
         ))
@@ -416,8 +416,9 @@ fn lookup(value: &str, at: impl Fn(&str) -> Diagnostic) -> Result<Model, Diagnos
     }
 }
 
-/// The catalog entry's model, or why the bundled catalog cannot give it.
-fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
+/// The catalog entry's model (found by the name `value`: an alias may load another dtype), or
+/// why the bundled catalog cannot give it.
+fn model_of(entry: &catalog::ModelEntry, value: &str) -> Result<Model, String> {
     let read = entry
         .read()
         .map_err(|defect| format!("the bundled model catalog is invalid: {defect}"))?;
@@ -432,11 +433,7 @@ fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
             nanochat: nanochat_commit(read.architecture.family),
             source: Some(entry.source.clone()),
         },
-        loaded: weights::loaded(
-            read.torch_dtype,
-            &format!("{}'s config.json", entry.source.repo),
-            entry.checkpoint_dtype,
-        ),
+        loaded: weights::loaded(read.torch_dtype, entry, value),
         architecture: read.architecture,
         dropout: read.dropout,
     })
@@ -446,7 +443,7 @@ fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
 /// catalog only, so that a site builds the same on every machine; the error lists the ids.
 pub(crate) fn from_catalog(value: &str) -> Result<Model, String> {
     if let Some(entry) = catalog::find(value)? {
-        return model_of(entry);
+        return model_of(entry, value);
     }
     let near = catalog::closest(value);
     let mean = if near.is_empty() {
@@ -566,7 +563,10 @@ fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
                 nanochat: nanochat_commit(read.architecture.family),
                 source: None,
             },
-            loaded: weights::loaded(read.torch_dtype, &path.display().to_string(), None),
+            loaded: read.torch_dtype.map(|(dtype, key)| weights::Loaded {
+                dtype,
+                why: format!("{}'s {key}", path.display()),
+            }),
             architecture: read.architecture,
             dropout: read.dropout,
         }),

@@ -88,10 +88,15 @@ pub(crate) fn resolve(
         None => (
             Dtype::Float32,
             Some(format!(
-                "model = {name}: its config.json names no dtype (torch_dtype), so \
-                 from_pretrained's dtype=\"auto\" takes the checkpoint's, which vramdoc does not \
-                 read: weights assumed float32{} (--weights_dtype=bfloat16 or float16 if the \
-                 checkpoint holds 16-bit weights)",
+                "model = {name}: {}, which vramdoc does not read: weights assumed float32{} \
+                 (--weights_dtype=bfloat16 or float16 if they are 16-bit)",
+                if model.info.id.is_some() {
+                    "vramdoc's catalog records no torch_dtype for it, and from_pretrained's \
+                     dtype=\"auto\" loads its config.json's, or without one the checkpoint's"
+                } else {
+                    "its config.json names no dtype (torch_dtype), so from_pretrained's \
+                     dtype=\"auto\" loads the checkpoint's"
+                },
                 trained_as(s, Dtype::Float32)
             )),
         ),
@@ -152,23 +157,22 @@ pub(super) fn settle(
     Ok(note)
 }
 
-/// What `dtype="auto"` loads for a config whose `torch_dtype` fact is `torch_dtype`: its `dtype`/`torch_dtype`, said as
-/// `config`'s (the file, or the catalog's repository), else `checkpoint`'s dtype (a catalog
-/// entry's record of what a config without one loads).
+/// What `dtype="auto"` loads for the catalog `entry` named `value`: the config's `torch_dtype`
+/// (`torch_dtype`, with its key), or the alias's where the entry records it as differing.
 pub(super) fn loaded(
     torch_dtype: Option<(Dtype, &'static str)>,
-    config: &str,
-    checkpoint: Option<Dtype>,
+    entry: &super::catalog::ModelEntry,
+    value: &str,
 ) -> Option<Loaded> {
-    match (torch_dtype, checkpoint) {
-        (Some((dtype, key)), _) => Some(Loaded {
+    if let Some(dtype) = entry.alias_dtype(value) {
+        let alias = value.trim().trim_end_matches('/');
+        return Some(Loaded {
             dtype,
-            why: format!("{config}'s {key}"),
-        }),
-        (None, Some(dtype)) => Some(Loaded {
-            dtype,
-            why: format!("the checkpoint's own ({config} names no torch_dtype)"),
-        }),
-        (None, None) => None,
+            why: format!("{alias}'s config.json's torch_dtype"),
+        });
     }
+    torch_dtype.map(|(dtype, key)| Loaded {
+        dtype,
+        why: format!("{}'s config.json's {key}", entry.source.repo),
+    })
 }
