@@ -526,6 +526,7 @@ impl Scenario {
     /// (nanoGPT's patch; a Hugging Face model's `pure_bf16` is its weights loaded in bfloat16,
     /// trained under bf16 autocast with `dtype = bfloat16` or without with `dtype = float32`.)
     pub(crate) fn check_precision(&self) -> Result<(), ScenarioError> {
+        self.nanogpt_has_no_weights_dtype()?;
         if self.pure_bf16 && self.dtype != Dtype::Bfloat16 {
             return Err(ScenarioError::key(
                 "pure_bf16",

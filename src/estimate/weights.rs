@@ -8,6 +8,7 @@
 //! dtype they were loaded in: 16-bit weights get 16-bit gradients and 16-bit AdamW moments (no
 //! float32 master copy), and under `bf16=True`/`fp16=True` autocast casts only float32 weights.
 
+use super::error::ScenarioError;
 use super::scenario::{Dtype, Scenario};
 
 /// The dtype `from_pretrained` loads the weights in.
@@ -77,6 +78,22 @@ impl Scenario {
             (true, None | Some(Dtype::Float32)) => Dtype::Bfloat16,
             (_, d) => d.unwrap_or(Dtype::Float32),
         }
+    }
+
+    /// nanoGPT's model (and sample.py's) is no `from_pretrained` load: `weights_dtype` is
+    /// refused for it (its own patch is `pure_bf16`).
+    pub(crate) fn nanogpt_has_no_weights_dtype(&self) -> Result<(), ScenarioError> {
+        if self.weights_dtype == WeightsDtype::Auto {
+            return Ok(());
+        }
+        Err(ScenarioError::key(
+            "weights_dtype",
+            format!(
+                "weights_dtype = {}: a Hugging Face model's from_pretrained dtype, given with \
+                 `model`; nanoGPT's weights in bfloat16 are its pure_bf16 patch",
+                self.weights_dtype.as_str()
+            ),
+        ))
     }
 
     /// Whether the weights are 16-bit and trained as they are.

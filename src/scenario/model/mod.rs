@@ -41,7 +41,7 @@ pub(crate) struct Model {
     /// The dropout its config trains with, where the family's estimate reads one.
     dropout: Option<f64>,
     /// What `from_pretrained(dtype="auto")` loads its weights in, where known.
-    pub(crate) loaded: Option<weights::Loaded>,
+    pub(crate) loaded: Option<weights::LoadDtype>,
 }
 
 impl Model {
@@ -563,7 +563,7 @@ fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
                 nanochat: nanochat_commit(read.architecture.family),
                 source: None,
             },
-            loaded: read.torch_dtype.map(|(dtype, key)| weights::Loaded {
+            loaded: read.torch_dtype.map(|(dtype, key)| weights::LoadDtype {
                 dtype,
                 why: format!("{}'s {key}", path.display()),
             }),

@@ -20,7 +20,7 @@ use crate::scenario::pyconfig::Session;
 
 /// Where a model's weights dtype comes from when `weights_dtype` is `auto`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Loaded {
+pub(crate) struct LoadDtype {
     /// The dtype `dtype="auto"` loads.
     pub(crate) dtype: Dtype,
     /// Why, as a note says it: "config.json's torch_dtype".
@@ -163,15 +163,15 @@ pub(super) fn loaded(
     torch_dtype: Option<(Dtype, &'static str)>,
     entry: &super::catalog::ModelEntry,
     value: &str,
-) -> Option<Loaded> {
+) -> Option<LoadDtype> {
     if let Some(dtype) = entry.alias_dtype(value) {
         let alias = value.trim().trim_end_matches('/');
-        return Some(Loaded {
+        return Some(LoadDtype {
             dtype,
             why: format!("{alias}'s config.json's torch_dtype"),
         });
     }
-    torch_dtype.map(|(dtype, key)| Loaded {
+    torch_dtype.map(|(dtype, key)| LoadDtype {
         dtype,
         why: format!("{}'s config.json's {key}", entry.source.repo),
     })
