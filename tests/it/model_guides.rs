@@ -99,7 +99,7 @@ fn keys_a_model_lacks_are_refused_at_their_line() {
     );
     let r = t.build_err();
     assert!(r.stderr.contains("n_layer"), "{}", r.stderr);
-    assert!(r.stderr.contains("en.md:10"), "{}", r.stderr);
+    assert!(r.stderr.contains("en.md:11"), "{}", r.stderr);
     let t = SiteTest::new();
     guide(
         &t,
@@ -116,7 +116,7 @@ fn keys_a_model_lacks_are_refused_at_their_line() {
         &SCENARIO.replace("{ grad_checkpoint: true }", "{ n_embd: 512 }"),
     );
     let r = t.build_err();
-    assert!(r.stderr.contains("en.md:15"), "{}", r.stderr);
+    assert!(r.stderr.contains("en.md:16"), "{}", r.stderr);
 }
 
 #[test]
