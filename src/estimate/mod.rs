@@ -37,10 +37,10 @@ mod sharding;
 mod solve;
 mod train;
 mod trainer;
+mod weights;
 mod whatif;
 mod whatif_generate;
 mod whatif_model;
-mod weights;
 mod window_generate;
 
 use serde::Serialize;
@@ -62,9 +62,9 @@ pub use scenario::{
     Dtype, InitFrom, Optimizer, Phase, QuantType, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB,
 };
 pub use solve::{generate_max_batch, generate_max_context, sampling_max_context, Limit, Solution};
+pub use weights::WeightsDtype;
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 pub use whatif_generate::{what_if_generate, what_if_sampling, GenerateWhatIf, GenerateWhatIfKind};
-pub use weights::WeightsDtype;
 pub use whatif_model::what_if_model;
 
 use num::N;

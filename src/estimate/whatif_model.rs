@@ -34,10 +34,10 @@ use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
 use super::lora_targets::LoraTargets;
 use super::scenario::{Dtype, Optimizer, QuantType, Scenario};
-use super::WeightsDtype;
 use super::whatif::{
     changes_between, largest_divisor_at_most, option, with_micro_batch, WhatIf, WhatIfKind,
 };
+use super::WeightsDtype;
 use super::{estimate_model, Estimate, Verdict};
 
 /// The options for training the model `a` with the settings of `s`, ordered by how little they

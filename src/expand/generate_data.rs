@@ -165,7 +165,10 @@ fn run_of(settings: &Settings, catalog: &GpuCatalog) -> Result<GenerateRun, (Str
     let family = m.architecture.family;
     let mut s = Scenario::default();
     // The CLI's generate defaults: one prompt, eager execution; the weights' dtype below.
-    for (key, value) in [("batch_size", Literal::Int(1)), ("compile", Literal::Bool(false))] {
+    for (key, value) in [
+        ("batch_size", Literal::Int(1)),
+        ("compile", Literal::Bool(false)),
+    ] {
         s.set(key, value).map_err(|e| (key.to_owned(), e.message))?;
     }
     for (key, value) in settings {

@@ -79,4 +79,5 @@ mod trainer_replay;
 mod translations;
 mod validation;
 mod verdict;
+mod weights_dtype;
 mod words;

@@ -7,11 +7,11 @@
 use std::borrow::Cow;
 
 use super::facts::Facts;
-use crate::estimate::Dtype;
 use crate::estimate::arch::{
     Activation, Architecture, Attention, Embeddings, Family, FeedForward, MixtureOfExperts, Mlp,
     Norm, NormPlacement, Positions, SlidingWindow, Span,
 };
+use crate::estimate::Dtype;
 
 /// The `model_type`s vramdoc reads, and the family each is: transformers' `model_type`, and
 /// `nanochat` for nanochat's own `GPTConfig` (catalog entries).
@@ -100,7 +100,9 @@ pub(crate) fn read(f: &mut Facts<'_>, name: String) -> Option<ReadModel> {
 /// The config's `dtype` (transformers 5's key, which `PreTrainedConfig` prefers) or
 /// `torch_dtype`, with the key read; a dtype vramdoc does not model is refused at its line.
 fn config_dtype(f: &mut Facts<'_>) -> Option<(Dtype, &'static str)> {
-    let key = ["dtype", "torch_dtype"].into_iter().find(|k| f.get(k).is_some())?;
+    let key = ["dtype", "torch_dtype"]
+        .into_iter()
+        .find(|k| f.get(k).is_some())?;
     let text = f.text_or(key, "");
     let dtype = Dtype::parse(text.strip_prefix("torch.").unwrap_or(&text));
     if dtype.is_none() && !text.is_empty() {

@@ -299,7 +299,9 @@ fn every_catalog_torch_dtype_has_its_source() {
     let gemma = from_catalog("gemma-2-9b").expect("gemma-2-9b");
     let base = gemma.loaded.expect("sourced");
     assert_eq!(base.dtype, Dtype::Float32);
-    assert!(base.why.contains("google/gemma-2-9b's config.json's torch_dtype"));
+    assert!(base
+        .why
+        .contains("google/gemma-2-9b's config.json's torch_dtype"));
     let it = from_catalog("google/gemma-2-9b-it").expect("alias");
     assert_eq!(it.loaded.expect("alias").dtype, Dtype::Bfloat16);
     let llama2 = from_catalog("meta-llama/Llama-2-7b-chat-hf").expect("alias");
