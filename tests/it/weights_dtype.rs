@@ -33,6 +33,15 @@ fn trainer_step(t: &SiteTest, model: &str, extra: &[&str]) -> (Value, String) {
     estimate(t, &args)
 }
 
+/// `vramdoc estimate ARGS`, which must fail saying `says`.
+fn refused(t: &SiteTest, args: &[&str], says: &str) {
+    let mut all = vec!["estimate"];
+    all.extend_from_slice(args);
+    let r = t.run(&all);
+    assert_ne!(r.code, 0, "{all:?}");
+    assert!(r.stderr.contains(says), "{all:?}: {}", r.stderr);
+}
+
 fn n(v: &Value, path: &[&str]) -> u64 {
     path.iter()
         .fold(v, |at, p| &at[*p])
@@ -133,14 +142,11 @@ fn lora_adapters_stay_float32_and_qlora_ignores_the_load_dtype() {
 #[test]
 fn pure_bf16_is_a_synonym_and_a_contradiction_is_refused_at_its_line() {
     let t = SiteTest::new();
-    let err = t.run(&["estimate", "--model", "gpt2", "--weights_dtype=bfloat16"]);
-    assert_ne!(err.code, 0);
     // Hugging Face's GPT-2 is replayed with float32 weights only: refused, saying how.
-    assert!(
-        err.stderr
-            .contains("the replay loads float32 weights (weights_dtype: float32)"),
-        "{}",
-        err.stderr
+    refused(
+        &t,
+        &["--model", "gpt2", "--weights_dtype=bfloat16"],
+        "the replay loads float32 weights (weights_dtype: float32)",
     );
     let (bf16, _) = trainer_step(&t, "qwen2.5-0.5b", &["--weights_dtype=bfloat16"]);
     let (pure, _) = trainer_step(
@@ -170,21 +176,17 @@ fn pure_bf16_is_a_synonym_and_a_contradiction_is_refused_at_its_line() {
 #[test]
 fn fp16_weights_under_fp16_autocast_are_refused_as_trainer_fails() {
     let t = SiteTest::new();
-    let r = t.run(&["estimate", "--model", "llama-2-7b", "--dtype=float16"]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr.contains("Attempting to unscale FP16 gradients."),
-        "{}",
-        r.stderr
+    refused(
+        &t,
+        &["--model", "llama-2-7b", "--dtype=float16"],
+        "Attempting to unscale FP16 gradients.",
     );
     trainer_step(&t, "llama-2-7b", &["--dtype=float32"]);
     // bfloat16 autocast over float16 weights mixes the two 16-bit types: not replayed.
-    let r = t.run(&["estimate", "--model", "llama-2-7b", "--dtype=bfloat16"]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr.contains("the other 16-bit autocast"),
-        "{}",
-        r.stderr
+    refused(
+        &t,
+        &["--model", "llama-2-7b", "--dtype=bfloat16"],
+        "the other 16-bit autocast",
     );
 }
 
@@ -257,20 +259,17 @@ fn generate_loads_the_same_dtype() {
     let v = gen(&["--weights_dtype=float32"]);
     assert_eq!(v["dtype"], "float32");
     assert_eq!(n(&v, &["bytes", "weights"]), 4 * p + 512);
-    let r = t.run(&[
-        "estimate",
-        "--model",
-        "llama-3.1-8b",
-        "--phase",
-        "generate",
-        "--weights_dtype=float32",
-        "--dtype=bfloat16",
-    ]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr.contains("contradicts `weights_dtype` = float32"),
-        "{}",
-        r.stderr
+    refused(
+        &t,
+        &[
+            "--model",
+            "llama-3.1-8b",
+            "--phase",
+            "generate",
+            "--weights_dtype=float32",
+            "--dtype=bfloat16",
+        ],
+        "contradicts `weights_dtype` = float32",
     );
 }
 
@@ -278,7 +277,5 @@ fn generate_loads_the_same_dtype() {
 #[test]
 fn nanogpt_refuses_weights_dtype() {
     let t = SiteTest::new();
-    let r = t.run(&["estimate", "--weights_dtype=bfloat16"]);
-    assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("pure_bf16 patch"), "{}", r.stderr);
+    refused(&t, &["--weights_dtype=bfloat16"], "pure_bf16 patch");
 }
