@@ -85,7 +85,7 @@ est-opt-lora = LoRA, rank { $rank } on { $targets } (a patch; every pretrained w
 est-opt-combination = Least invasive combination that fits
 est-opt-combination_tight = Least invasive combination that may fit
 est-opt-combination_all = All of these together (still does not fit)
-est-opt-pure_bf16 = Weights loaded in bfloat16 (torch_dtype=torch.bfloat16) and trained as they are
+est-opt-pure_bf16 = Weights loaded in bfloat16 (dtype=torch.bfloat16) and trained as they are
 est-opt-qlora = QLoRA: 4-bit weights with LoRA rank { $rank } on { $targets } (BitsAndBytesConfig and peft; every pretrained weight frozen)
 est-opt-fused_cross_entropy = Fused linear cross-entropy, no full logits (Liger Kernel patched in)
 est-opt-hf-flash = SDPA attention instead of eager (attn_implementation="sdpa")
@@ -111,6 +111,7 @@ est-code-grad_checkpoint = `grad_checkpoint`: each block's forward wrapped in to
 est-code-optimizer = `optimizer`: another optimizer in configure_optimizers (8-bit AdamW: install bitsandbytes and use its AdamW8bit)
 est-code-eval_batch_size = `eval_batch_size`: a batch size of its own for estimate_loss() (a patch to train.py)
 est-code-pure_bf16 = `pure_bf16`: the weights themselves in bfloat16, model.to(torch.bfloat16) (a patch to train.py)
+est-code-weights_dtype = `weights_dtype`: from_pretrained(..., dtype=torch.bfloat16) or another dtype; left out, transformers 5 loads dtype="auto", the config.json's own dtype
 est-code-flash = `flash`: PyTorch 2.0 or later, whose scaled_dot_product_attention nanoGPT then uses by itself
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False on wte and wpe (a one-line patch to train.py)
 est-code-lora = `lora_rank`, `lora_targets`: LoRA adapters on those layers with the base weights frozen, for example with peft

@@ -85,7 +85,7 @@ est-opt-lora = LoRA de rango { $rank } en { $targets } (un parche; todos los pes
 est-opt-combination = La combinación menos invasiva que cabe
 est-opt-combination_tight = La combinación menos invasiva que podría caber
 est-opt-combination_all = Todos estos cambios juntos (sigue sin caber)
-est-opt-pure_bf16 = Pesos cargados en bfloat16 (torch_dtype=torch.bfloat16) y entrenados tal cual
+est-opt-pure_bf16 = Pesos cargados en bfloat16 (dtype=torch.bfloat16) y entrenados tal cual
 est-opt-qlora = QLoRA: pesos en 4 bits con LoRA de rango { $rank } en { $targets } (BitsAndBytesConfig y peft; todos los pesos preentrenados congelados)
 est-opt-fused_cross_entropy = Entropía cruzada lineal fusionada, sin los logits completos (parche de Liger Kernel)
 est-opt-hf-flash = Atención SDPA en lugar de eager (attn_implementation="sdpa")
@@ -111,6 +111,7 @@ est-code-grad_checkpoint = `grad_checkpoint`: la pasada hacia delante de cada bl
 est-code-optimizer = `optimizer`: otro optimizador en configure_optimizers (AdamW de 8 bits: instala bitsandbytes y usa su AdamW8bit)
 est-code-eval_batch_size = `eval_batch_size`: un tamaño de lote propio para estimate_loss() (un parche a train.py)
 est-code-pure_bf16 = `pure_bf16`: los propios pesos en bfloat16, model.to(torch.bfloat16) (un parche a train.py)
+est-code-weights_dtype = `weights_dtype`: from_pretrained(..., dtype=torch.bfloat16) u otro dtype; si se omite, transformers 5 carga con dtype="auto", el dtype que indica el propio config.json
 est-code-flash = `flash`: PyTorch 2.0 o posterior, cuyo scaled_dot_product_attention nanoGPT usa entonces por sí solo
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False en wte y wpe (un parche de una línea a train.py)
 est-code-lora = `lora_rank`, `lora_targets`: adaptadores LoRA en esas capas con los pesos base congelados, por ejemplo con peft

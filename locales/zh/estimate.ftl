@@ -85,7 +85,7 @@ est-opt-lora = LoRA，秩 { $rank }，加在 { $targets } 上（需打补丁；�
 est-opt-combination = 放得下的侵入性最小的组合
 est-opt-combination_tight = 可能放得下的侵入性最小的组合
 est-opt-combination_all = 以上改动全部一起用（仍然放不下）
-est-opt-pure_bf16 = 以 bfloat16 加载权重（torch_dtype=torch.bfloat16）并直接训练
+est-opt-pure_bf16 = 以 bfloat16 加载权重（dtype=torch.bfloat16）并直接训练
 est-opt-qlora = QLoRA：4 位权重，在 { $targets } 上加秩为 { $rank } 的 LoRA（BitsAndBytesConfig 与 peft；全部预训练权重冻结）
 est-opt-fused_cross_entropy = 融合线性交叉熵，不生成完整 logits（打上 Liger Kernel 补丁）
 est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"）
@@ -111,6 +111,7 @@ est-code-grad_checkpoint = `grad_checkpoint`：用 torch.utils.checkpoint 包装
 est-code-optimizer = `optimizer`：在 configure_optimizers 中换用其他优化器（8 位 AdamW：安装 bitsandbytes 并使用其 AdamW8bit）
 est-code-eval_batch_size = `eval_batch_size`：为 estimate_loss() 单独设定批次大小（修改 train.py）
 est-code-pure_bf16 = `pure_bf16`：权重本身以 bfloat16 存储，即 model.to(torch.bfloat16)（修改 train.py）
+est-code-weights_dtype = `weights_dtype`：from_pretrained(..., dtype=torch.bfloat16) 或其他 dtype；不指定时，transformers 5 以 dtype="auto" 加载，即 config.json 自己写明的 dtype
 est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自动使用其中的 scaled_dot_product_attention
 est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
 est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft

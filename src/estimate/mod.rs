@@ -39,6 +39,7 @@ mod sharding;
 mod solve;
 mod train;
 mod trainer;
+mod weights;
 mod whatif;
 mod whatif_generate;
 mod whatif_model;
@@ -63,6 +64,7 @@ pub use scenario::{
     Dtype, InitFrom, Optimizer, Phase, QuantType, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB,
 };
 pub use solve::{generate_max_batch, generate_max_context, sampling_max_context, Limit, Solution};
+pub use weights::WeightsDtype;
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 pub use whatif_generate::{what_if_generate, what_if_sampling, GenerateWhatIf, GenerateWhatIfKind};
 pub use whatif_model::what_if_model;
@@ -332,8 +334,8 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
 /// by the model's; `dropout` stands for the config's `resid_pdrop`, `embd_pdrop` and `attn_pdrop`
 /// alike, GPT-2's 0.1; a Trainer step has no evaluation, so `eval_peak` is 0 and the first step's
 /// peak is `bytes.first_step_peak`); the Llama family (Llama, Mistral, Qwen2, Qwen3, Phi-3) is
-/// `hf_llama/` the same way (`pure_bf16` for weights loaded in bfloat16 and trained as they
-/// are), mixtures of experts `hf_moe/` on the Llama step, and Gemma 2 and 3 (`hf_gemma/`);
+/// `hf_llama/` the same way (`weights_dtype` for weights loaded in 16 bits and trained as
+/// they are), mixtures of experts `hf_moe/` on the Llama step, and Gemma 2 and 3 (`hf_gemma/`);
 /// every other family is an error naming it.
 pub fn estimate_model(
     a: &Architecture,
@@ -414,7 +416,7 @@ fn estimate_trainer_step(
     };
     let (train, train_moment) = (step.train, step.moment);
     let logits = N::from(fused_ce::logits_rows(&run, a.hidden)) * N::from(a.vocab_size);
-    let c = if run.dtype == Dtype::Float32 { 4 } else { 2 };
+    let c = trainer::ElementBytes::of(&run).c;
     let m = memory::Memory {
         train,
         train_moment,

@@ -295,6 +295,8 @@ pub struct Scenario {
     /// Keep parameters, gradients and optimizer state in bf16 (`model.to(torch.bfloat16)`)
     /// instead of nanoGPT's fp32 parameters with autocast. Needs `dtype = bfloat16`.
     pub pure_bf16: bool,
+    /// What a Hugging Face model's weights are loaded in (`from_pretrained`'s `dtype`).
+    pub weights_dtype: super::WeightsDtype,
     /// GPU id in the catalog, if the question is "does it fit on this card".
     pub gpu: Option<String>,
     /// Bytes of the card held by other programs (a desktop, another job): counted in the
@@ -364,6 +366,7 @@ impl Default for Scenario {
             optimizer: Optimizer::Adamw,
             eval_batch_size: None,
             pure_bf16: false,
+            weights_dtype: super::WeightsDtype::Auto,
             gpu: None,
             other_processes: 0,
             eval_only: false,
@@ -526,6 +529,7 @@ impl Scenario {
     /// (nanoGPT's patch; a Hugging Face model's `pure_bf16` is its weights loaded in bfloat16,
     /// trained under bf16 autocast with `dtype = bfloat16` or without with `dtype = float32`.)
     pub(crate) fn check_precision(&self) -> Result<(), ScenarioError> {
+        self.nanogpt_has_no_weights_dtype()?;
         if self.pure_bf16 && self.dtype != Dtype::Bfloat16 {
             return Err(ScenarioError::key(
                 "pure_bf16",

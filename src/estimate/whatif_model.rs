@@ -12,7 +12,8 @@
 //! - SDPA in place of eager attention (`attn_implementation="sdpa"`);
 //! - gradient checkpointing (`gradient_checkpointing=True`), with its extra compute;
 //! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
-//! - the weights loaded in bfloat16 and trained as they are (`torch_dtype=torch.bfloat16`);
+//! - the weights loaded in bfloat16 and trained as they are (`dtype=torch.bfloat16`), where
+//!   they load in float32 (GPT-2, Gemma 2's base checkpoints, `weights_dtype: float32`);
 //! - PEFT's LoRA (families with it): a full fine-tune as LoRA of rank 16 on PEFT's default
 //!   targets (all-linear where PEFT has none); a LoRA run with half its rank, then with PEFT's
 //!   default targets where it adapts more modules ([`ModelOptions::lora`]);
@@ -38,6 +39,7 @@ use super::scenario::{Dtype, Optimizer, QuantType, Scenario};
 use super::whatif::{
     changes_between, largest_divisor_at_most, option, with_micro_batch, WhatIf, WhatIfKind,
 };
+use super::WeightsDtype;
 use super::{estimate_model, Estimate, Verdict};
 
 /// The options for training the model `a` with the settings of `s`, ordered by how little they
@@ -195,7 +197,7 @@ impl ModelOptions<'_> {
     /// bf16 autocast in place of float32 weights without autocast (float16 on a card without
     /// bf16); nothing when the weights are already 16-bit or autocast is on.
     fn dtype(&mut self) {
-        if self.run.dtype != Dtype::Float32 || self.run.pure_bf16 || self.run.load_in_4bit {
+        if self.run.dtype != Dtype::Float32 || self.run.half_weights() || self.run.load_in_4bit {
             return;
         }
         let dtype = if self.bf16_ok() {
@@ -210,15 +212,15 @@ impl ModelOptions<'_> {
         self.push(WhatIfKind::Dtype, changed, true, false);
     }
 
-    /// The weights loaded in bfloat16 and trained as they are (`pure_bf16`, under bf16
-    /// autocast as Trainer's `bf16=True` runs it), where the card has bf16.
+    /// The float32 weights loaded in bfloat16 instead and trained as they are (`weights_dtype`,
+    /// with Trainer's `bf16=True`), where the card has bf16.
     fn bf16_weights(&mut self) {
         // QLoRA upcasts what it does not quantize to float32 whatever it was loaded in.
-        if self.run.pure_bf16 || !self.bf16_ok() || self.run.load_in_4bit {
+        if self.run.half_weights() || !self.bf16_ok() || self.run.load_in_4bit {
             return;
         }
         let changed = Scenario {
-            pure_bf16: true,
+            weights_dtype: WeightsDtype::Bfloat16,
             dtype: Dtype::Bfloat16,
             ..self.run.clone()
         };
@@ -393,8 +395,10 @@ impl ModelOptions<'_> {
             (
                 true,
                 Box::new(|s| {
-                    s.pure_bf16 = true;
-                    s.dtype = Dtype::Bfloat16;
+                    if !s.half_weights() {
+                        s.weights_dtype = WeightsDtype::Bfloat16;
+                        s.dtype = Dtype::Bfloat16;
+                    }
                 }),
             ),
         ];
@@ -434,8 +438,8 @@ impl ModelOptions<'_> {
                     apply(&mut s);
                 }
             }
-            let bf16 =
-                (s.pure_bf16 && !self.run.pure_bf16) || (s.load_in_4bit && !self.run.load_in_4bit);
+            let bf16 = (s.half_weights() && !self.run.half_weights())
+                || (s.load_in_4bit && !self.run.load_in_4bit);
             if changes_between(&self.run, &s).is_empty() || (bf16 && !self.bf16_ok()) {
                 continue;
             }
@@ -485,7 +489,7 @@ impl ModelOptions<'_> {
         if let Some(e) = self.estimate(&all).filter(|_| all != self.run) {
             let pct = (all.grad_checkpoint && !self.run.grad_checkpoint)
                 .then(|| checkpoint_extra_compute_pct(self.a, &self.base));
-            let training = all.pure_bf16 != self.run.pure_bf16
+            let training = all.weights() != self.run.weights()
                 || all.block_size != self.run.block_size
                 || all.lora_rank != self.run.lora_rank
                 || all.lora_targets != self.run.lora_targets

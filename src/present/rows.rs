@@ -96,18 +96,21 @@ impl Line {
     }
 }
 
-/// The dtype the parameters are stored in: fp32, or bf16 with `pure_bf16`; under QLoRA the
-/// blocks' Linear weights in 4 bits (nf4 or fp4) and the rest in fp32.
+/// The dtype the parameters are stored in: fp32, or bf16/fp16 (`weights_dtype`, `pure_bf16`);
+/// under QLoRA the blocks' Linear weights in 4 bits (nf4 or fp4) and the rest in fp32
+/// (`prepare_model_for_kbit_training` upcasts them, whatever they were loaded in).
 fn weights_dtype(s: &Scenario) -> &'static str {
     if s.load_in_4bit {
         match s.bnb_4bit_quant_type {
             crate::estimate::QuantType::Nf4 => "nf4 + fp32",
             crate::estimate::QuantType::Fp4 => "fp4 + fp32",
         }
-    } else if s.pure_bf16 {
-        "bf16"
     } else {
-        "fp32"
+        match s.weights() {
+            crate::estimate::Dtype::Bfloat16 => "bf16",
+            crate::estimate::Dtype::Float16 => "fp16",
+            crate::estimate::Dtype::Float32 => "fp32",
+        }
     }
 }
 

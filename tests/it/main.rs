@@ -82,4 +82,5 @@ mod trainer_replay;
 mod translations;
 mod validation;
 mod verdict;
+mod weights_dtype;
 mod words;

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::support::{grouped, SiteTest};
 
-const SCENARIO: &str = "scenario:\n  model: qwen2.5-0.5b\n  batch_size: 4\n  gradient_accumulation_steps: 2\n  block_size: 1024\n  dtype: bfloat16\n  gpu: rtx-4090\nvariants:\n  - id: ckpt\n    label: LABEL\n    set: { grad_checkpoint: true }\n";
+const SCENARIO: &str = "scenario:\n  model: qwen2.5-0.5b\n  weights_dtype: float32\n  batch_size: 4\n  gradient_accumulation_steps: 2\n  block_size: 1024\n  dtype: bfloat16\n  gpu: rtx-4090\nvariants:\n  - id: ckpt\n    label: LABEL\n    set: { grad_checkpoint: true }\n";
 
 const BODY: &str = "Total: {{ bytes.total | int }}. Logits: {{ bytes.logits | int }}. Checkpointed: {{ variants.ckpt.bytes.total | int }}, {{ variants.ckpt.fits | verdict }}.\n\n{{ breakdown_table() }}\n\n{{ options_table() }}\n\n{{ chart(\"breakdown\") }}\n\n{{ chart(\"sweep\", over=\"batch_size\") }}\n";
 
@@ -32,6 +32,7 @@ fn cli(t: &SiteTest, args: &[&str]) -> Value {
         "--gradient_accumulation_steps=2",
         "--block_size=1024",
         "--dtype=bfloat16",
+        "--weights_dtype=float32",
         "--format",
         "json",
     ];
@@ -100,7 +101,7 @@ fn keys_a_model_lacks_are_refused_at_their_line() {
     );
     let r = t.build_err();
     assert!(r.stderr.contains("n_layer"), "{}", r.stderr);
-    assert!(r.stderr.contains("en.md:10"), "{}", r.stderr);
+    assert!(r.stderr.contains("en.md:11"), "{}", r.stderr);
     let t = SiteTest::new();
     guide(
         &t,
@@ -117,7 +118,7 @@ fn keys_a_model_lacks_are_refused_at_their_line() {
         &SCENARIO.replace("{ grad_checkpoint: true }", "{ n_embd: 512 }"),
     );
     let r = t.build_err();
-    assert!(r.stderr.contains("en.md:15"), "{}", r.stderr);
+    assert!(r.stderr.contains("en.md:16"), "{}", r.stderr);
 }
 
 #[test]

@@ -180,12 +180,14 @@ fn model_what_ifs_read_as_trainer_settings_in_every_language() {
 fn a_llama_family_what_if_changes_the_terms_it_should_by_independent_arithmetic() {
     let t = SiteTest::new();
     // Qwen2.5-0.5B: 494,032,768 parameters in 290 tensors, head_dim 64, vocabulary 151,936;
-    // bf16 autocast over float32 weights, 8 × 1024 tokens on an RTX 4090.
+    // bf16 autocast over float32 weights (loaded so: its own are bfloat16), 8 × 1024 tokens on
+    // an RTX 4090.
     let base = strings(&[
         "--gpu=rtx-4090",
         "--batch_size=8",
         "--block_size=1024",
         "--dtype=bfloat16",
+        "--weights_dtype=float32",
     ]);
     let v = json(&t, "qwen2.5-0.5b", &base);
     let (p, tensors, head_dim, vocab) = (494_032_768u64, 290u64, 64u64, 151_936u64);
@@ -264,6 +266,8 @@ fn when_no_single_change_fits_the_least_invasive_combination_is_offered() {
             "--batch_size=8",
             "--block_size=1024",
             "--dtype=bfloat16",
+            // Loaded in float32 under bf16 autocast (Qwen2.5's own weights are bfloat16).
+            "--weights_dtype=float32",
         ])
     };
     let changes = |o: &Value| -> Vec<String> {
@@ -321,7 +325,7 @@ fn when_no_single_change_fits_the_least_invasive_combination_is_offered() {
         [
             "batch_size=1",
             "gradient_accumulation_steps=8",
-            "pure_bf16=True"
+            "weights_dtype=bfloat16"
         ]
     );
     assert_eq!(last["verdict"], "fits");

@@ -63,6 +63,7 @@ fn every_key_is_set_by_yaml_python_and_overrides_alike() {
         match name {
             "dropout" => "0.1",
             "dtype" => "'float16'",
+            "weights_dtype" => "'bfloat16'",
             "optimizer" => "'sgd'",
             "sharding" => "'zero1'",
             "init_from" => "'gpt2'",
@@ -211,6 +212,7 @@ fn other_values(kind: Kind) -> Vec<Literal> {
         Kind::Bool => vec![Literal::Bool(true), Literal::Bool(false)],
         Kind::Probability => vec![Literal::Float(0.5)],
         Kind::Dtype => vec![text("float16"), text("float32")],
+        Kind::WeightsDtype => vec![text("bfloat16"), text("float32")],
         Kind::Optimizer => vec![text("sgd")],
         Kind::QuantType => vec![text("nf4")],
         Kind::Sharding => vec![text("zero1")],

@@ -15,6 +15,7 @@ mod facts;
 mod generate;
 mod qlora;
 mod rope;
+pub(crate) mod weights;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,6 +42,8 @@ pub(crate) struct Model {
     pub(crate) info: ModelInfo,
     /// The dropout its config trains with, where the family's estimate reads one.
     dropout: Option<f64>,
+    /// What `from_pretrained(dtype="auto")` loads its weights in, where known.
+    pub(crate) loaded: Option<weights::LoadDtype>,
 }
 
 impl Model {
@@ -60,6 +63,7 @@ impl Model {
             },
             architecture,
             dropout: None,
+            loaded: None,
         }
     }
 }
@@ -180,6 +184,7 @@ pub(crate) fn settle(
         notes.extend(batches::note(&model));
         notes
     };
+    notes.extend(weights::settle(session, scenario, &model).map_err(|e| vec![e])?);
     notes.extend(lora_targets(session, scenario, &model).map_err(|e| vec![e])?);
     Ok((model, notes))
 }
@@ -400,7 +405,7 @@ pub(crate) fn resolve(value: &str, origin: Option<&ValueOrigin>) -> Result<Model
 fn lookup(value: &str, at: impl Fn(&str) -> Diagnostic) -> Result<Model, Diagnostic> {
     match catalog::find(value) {
         Err(defect) => Err(at(&format!("the bundled model catalog is invalid: {defect}"))),
-        Ok(Some(entry)) => model_of(entry).map_err(|m| at(&m)),
+        Ok(Some(entry)) => model_of(entry, value).map_err(|m| at(&m)),
         Ok(None) if looks_like_path(value) => Err(at(&format!(
             "no config.json at {value}, and it is no id of vramdoc's model catalog"
         ))
@@ -429,8 +434,9 @@ fn lookup(value: &str, at: impl Fn(&str) -> Diagnostic) -> Result<Model, Diagnos
     }
 }
 
-/// The catalog entry's model, or why the bundled catalog cannot give it.
-fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
+/// The catalog entry's model (found by the name `value`: an alias may load another dtype), or
+/// why the bundled catalog cannot give it.
+fn model_of(entry: &catalog::ModelEntry, value: &str) -> Result<Model, String> {
     let read = entry
         .read()
         .map_err(|defect| format!("the bundled model catalog is invalid: {defect}"))?;
@@ -445,6 +451,7 @@ fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
             nanochat: nanochat_commit(read.architecture.family),
             source: Some(entry.source.clone()),
         },
+        loaded: weights::loaded(read.torch_dtype, entry, value),
         architecture: read.architecture,
         dropout: read.dropout,
     })
@@ -454,7 +461,7 @@ fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
 /// catalog only, so that a site builds the same on every machine; the error lists the ids.
 pub(crate) fn from_catalog(value: &str) -> Result<Model, String> {
     if let Some(entry) = catalog::find(value)? {
-        return model_of(entry);
+        return model_of(entry, value);
     }
     let near = catalog::closest(value);
     let mean = if near.is_empty() {
@@ -574,6 +581,10 @@ fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
                 nanochat: nanochat_commit(read.architecture.family),
                 source: None,
             },
+            loaded: read.torch_dtype.map(|(dtype, key)| weights::LoadDtype {
+                dtype,
+                why: format!("{}'s {key}", path.display()),
+            }),
             architecture: read.architecture,
             dropout: read.dropout,
         }),
