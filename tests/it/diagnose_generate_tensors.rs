@@ -31,6 +31,9 @@ fn phi3_failing_in_its_fused_gate_up_projection_in_pytorch_2_0s_format() {
         "hf_phi3_generate_gate_up_pt20",
         "phi-3-mini-4k",
         &[
+            // The catalog records no torch_dtype for it: the run loads bfloat16 weights.
+            "--set",
+            "weights_dtype=bfloat16",
             "--set",
             "batch_size=32",
             "--set",
@@ -59,6 +62,9 @@ fn mistral_past_its_window_fails_in_the_sliding_masks_bias_behind_a_log_timestam
         "hf_mistral_generate_sliding_mask",
         "mistral-7b-v0.1",
         &[
+            // The catalog records no torch_dtype for it: the run loads bfloat16 weights.
+            "--set",
+            "weights_dtype=bfloat16",
             "--set",
             "batch_size=6",
             "--set",
@@ -221,6 +227,8 @@ fn the_text_names_the_new_tensors_in_each_language() {
             "mistral-7b-v0.1",
             "--phase",
             "generate",
+            "--set",
+            "weights_dtype=bfloat16",
             "--set",
             "batch_size=6",
             "--set",
