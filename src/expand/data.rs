@@ -83,6 +83,22 @@ pub fn guide_data(
     Ok(GuideData { run })
 }
 
+/// A nanoGPT guide (no `model`) whose scenario or variant sets a key only Hugging Face models
+/// have: the first such key, refused at its line (`prefix` locates it in the front matter).
+fn refuse_model_only_keys(s: &Scenario, prefix: &str) -> Result<(), DataError> {
+    match crate::scenario::model_only_keys(s).first() {
+        Some((key, value)) => {
+            let (message, help) = crate::scenario::model_only_key_message(key, value);
+            Err(DataError {
+                key: Some(format!("{prefix}{key}")),
+                message: format!("{message} ({help})"),
+                line: None,
+            })
+        }
+        None => Ok(()),
+    }
+}
+
 /// A training guide's data: the scenario's estimate, its variants' and the what-ifs.
 fn train_data(
     scenario: &Yaml,
@@ -98,6 +114,7 @@ fn train_data(
     let settled = match base.model.clone() {
         Some(id) => Some(settle_model(scenario, &id, &mut base)?),
         None => {
+            refuse_model_only_keys(&base, "scenario.")?;
             base.validate(catalog).map_err(scen_err)?;
             None
         }
@@ -145,6 +162,7 @@ fn train_data(
                 .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
         }
         if a.is_none() {
+            refuse_model_only_keys(&s, &format!("variants.{id}.set."))?;
             s.validate(catalog)
                 .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
         }

@@ -16,3 +16,4 @@ mod pyconfig;
 
 pub use keys::{Key, KEYS};
 pub use literal::{parse_byte_size, yaml_literal, Literal};
+pub(crate) use nanogpt::{model_only_key_message, model_only_keys};

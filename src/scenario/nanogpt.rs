@@ -246,6 +246,10 @@ pub(crate) fn apply(
     scenario: &mut Scenario,
     base: &Path,
 ) -> Result<Vec<String>, Vec<Diagnostic>> {
+    let foreign = model_keys_refused(session, scenario);
+    if !foreign.is_empty() {
+        return Err(foreign);
+    }
     let mut notes = Vec::new();
     let device = text(session, "device").unwrap_or_else(|| "cuda".into());
     if !device.starts_with("cuda") {
@@ -271,6 +275,49 @@ pub(crate) fn apply(
         model => pretrained_shape(session, scenario, model, &mut notes),
     };
     result.map(|()| notes).map_err(|d| vec![d])
+}
+
+/// The keys set to other than their default that nanoGPT's train.py has no use for (the key
+/// table's `families` column leaves nanoGPT out: bitsandbytes' loading, a Hugging Face model's
+/// trainer settings), with their values: refused by the CLI and the guides alike, since
+/// computing nanoGPT's run without them would answer a question nobody asked.
+pub(crate) fn model_only_keys(scenario: &Scenario) -> Vec<(&'static str, String)> {
+    let defaults = Scenario::default().display_values();
+    let values = scenario.display_values();
+    KEYS.iter()
+        .filter(|row| !row.families.contains(crate::estimate::Family::NanoGpt))
+        .filter_map(|row| {
+            let value = values.iter().find(|(k, _)| *k == row.name)?;
+            let default = defaults.iter().find(|(k, _)| *k == row.name)?;
+            (value.1 != default.1).then(|| (row.name, value.1.clone()))
+        })
+        .collect()
+}
+
+/// What is said of a key [`model_only_keys`] finds: the message, then the advice.
+pub(crate) fn model_only_key_message(key: &str, value: &str) -> (String, String) {
+    (
+        format!(
+            "`{key}` = {value} is a setting of Hugging Face models, and no `model` is given: \
+             nanoGPT's train.py has no such setting"
+        ),
+        format!(
+            "remove `{key}`, or add `model` (e.g. --model gpt2 or --model llama-3.1-8b) to \
+             estimate a Hugging Face model"
+        ),
+    )
+}
+
+/// [`model_only_keys`] given by an input, each refused at its line.
+fn model_keys_refused(session: &Session<'_>, scenario: &Scenario) -> Vec<Diagnostic> {
+    model_only_keys(scenario)
+        .into_iter()
+        .filter_map(|(key, value)| {
+            let at = session.origins.get(key)?;
+            let (message, help) = model_only_key_message(key, &value);
+            Some(at.error(&message).with_help(help))
+        })
+        .collect()
 }
 
 /// `init_from = 'scratch'`: the dataset's vocabulary, unless the config set `vocab_size` itself.

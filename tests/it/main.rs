@@ -57,6 +57,7 @@ mod locales;
 mod markdown;
 mod model_cli;
 mod model_guides;
+mod model_keys_on_nanogpt;
 mod model_whatif;
 mod nanochat;
 mod nanochat_cli;
