@@ -33,6 +33,7 @@ mod gpu_measured;
 mod hardening;
 mod hardening_site;
 mod hf_gemma;
+mod hf_gemma_peft;
 mod hf_generate;
 mod hf_generate_catalog;
 mod hf_generate_gemma;

@@ -129,27 +129,42 @@ pub(crate) fn settle(
     let model = resolve(&value, origin.as_ref())?;
     let mut errors = Vec::new();
     let family = model.architecture.family;
-    for key in KEYS.iter().filter(|k| !k.families.contains(family)) {
-        let key = key.name;
-        if let Some(at) = session.origins.get(key) {
+    for row in KEYS.iter().filter(|k| !k.families.contains(family)) {
+        let key = row.name;
+        let Some(at) = session.origins.get(key) else {
+            continue;
+        };
+        // A key other families read (PEFT's LoRA, say) is no key of nanoGPT's alone.
+        if row.families.iter().any(|f| f != Family::NanoGpt) {
+            let readers: Vec<&str> = row.families.iter().map(family_name).collect();
             errors.push(
                 at.error(&format!(
-                    "`{key}` is a key of nanoGPT's train.py, and model = {value} is {} ({}), which {}: vramdoc does not mix the two",
-                    family_name(model.architecture.family),
+                    "`{key}` is computed for {} only, and model = {value} is {} ({}): vramdoc does not model it there",
+                    readers.join(", "),
+                    family_name(family),
                     model.info.model_type,
-                    if matches!(key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
-                        "takes its shape from its own config"
-                    } else if family == Family::Nanochat {
-                        "trains as its own base_train.py step, without train.py's settings and patches"
-                    } else {
-                        "trains as a Trainer step, without train.py's settings and patches"
-                    }
                 ))
-                .with_help(format!(
-                    "remove `{key}` to estimate {value}, or remove `model` to estimate nanoGPT's model"
-                )),
+                .with_help(format!("remove `{key}` to estimate {value}")),
             );
+            continue;
         }
+        errors.push(
+            at.error(&format!(
+                "`{key}` is a key of nanoGPT's train.py, and model = {value} is {} ({}), which {}: vramdoc does not mix the two",
+                family_name(model.architecture.family),
+                model.info.model_type,
+                if matches!(key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
+                    "takes its shape from its own config"
+                } else if family == Family::Nanochat {
+                    "trains as its own base_train.py step, without train.py's settings and patches"
+                } else {
+                    "trains as a Trainer step, without train.py's settings and patches"
+                }
+            ))
+            .with_help(format!(
+                "remove `{key}` to estimate {value}, or remove `model` to estimate nanoGPT's model"
+            )),
+        );
     }
     if !errors.is_empty() {
         return Err(errors);

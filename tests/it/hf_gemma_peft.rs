@@ -1,0 +1,459 @@
+//! Fine-tuning Gemma 2 and Gemma 3: PEFT's LoRA, QLoRA and bitsandbytes' 8-bit AdamW, held to
+//! the fake-tensor replays of their Trainer steps (`tools/hf_replay/replay_gemma_peft.py` →
+//! `tests/data/hf_gemma_lora_replay.json` and `hf_gemma_qlora_replay.json`): every replayed
+//! peak within 1 % (both steps), parameters, trainable parameters, weights, gradients and
+//! optimizer state exact; and the same runs through the command line.
+
+use serde::Deserialize;
+
+use crate::hf_gemma::{architecture, Model};
+use crate::support::SiteTest;
+use crate::trainer_replay::{self, Replay};
+use vramdoc::estimate::{
+    estimate_model, Dtype, GpuCatalog, LoraTargets, Optimizer, QuantType, Scenario,
+};
+
+/// A LoRA run of `replay_lora.replay` on a Gemma config.
+#[derive(Deserialize)]
+struct LoraEntry {
+    run: LoraRun,
+    base_params: u64,
+    params: u64,
+    trainable_params: u64,
+    trainable_bytes: u64,
+    param_bytes: u64,
+    buffer_bytes: u64,
+    grad_bytes: u64,
+    optimizer_bytes: u64,
+    train_peak_bytes: u64,
+    first_step_peak_bytes: u64,
+    adapted_modules: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct LoraRun {
+    name: String,
+    model: Model,
+    block_size: u64,
+    batch_size: u64,
+    accumulation: u64,
+    weights: String,
+    dtype: String,
+    attn_implementation: String,
+    rank: u64,
+    targets: String,
+    lora_dropout: f64,
+    grad_checkpoint: bool,
+}
+
+/// A QLoRA or 8-bit AdamW run of `replay_qlora.replay` on a Gemma config.
+#[derive(Deserialize)]
+struct QloraEntry {
+    run: QloraRun,
+    params: u64,
+    trainable_params: u64,
+    param_bytes: u64,
+    model_bytes: u64,
+    grad_bytes: u64,
+    optimizer_bytes: u64,
+    train_peak_bytes: u64,
+    first_step_peak_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct QloraRun {
+    name: String,
+    model: Model,
+    method: String,
+    block_size: u64,
+    batch_size: u64,
+    accumulation: u64,
+    weights: String,
+    dtype: String,
+    optim: String,
+    attn_implementation: String,
+    lora_rank: u64,
+    lora_targets: Vec<String>,
+    lora_dropout: f64,
+    quant_type: String,
+    double_quant: bool,
+    compute_dtype: String,
+    grad_checkpoint: bool,
+}
+
+/// The Trainer settings of a LoRA run: bf16 weights with or without autocast (the adapters'
+/// inputs differ: float32 copies, or bf16 casts).
+fn lora_scenario(r: &LoraRun) -> Scenario {
+    Scenario {
+        block_size: r.block_size,
+        batch_size: r.batch_size,
+        gradient_accumulation_steps: r.accumulation,
+        dtype: Dtype::parse(&r.dtype).unwrap(),
+        pure_bf16: r.weights == "bfloat16",
+        flash: r.attn_implementation == "sdpa",
+        dropout: 0.0,
+        grad_checkpoint: r.grad_checkpoint,
+        compile: false,
+        lora_rank: r.rank,
+        lora_targets: LoraTargets::parse(&r.targets).unwrap(),
+        lora_dropout: r.lora_dropout,
+        ..Scenario::default()
+    }
+}
+
+/// The Trainer settings of a QLoRA or 8-bit run (`hf_qlora.rs`'s, for Gemma's models).
+fn qlora_scenario(r: &QloraRun) -> Scenario {
+    let bf16_weights = r.weights == "bfloat16";
+    let qlora = r.method == "qlora";
+    Scenario {
+        block_size: r.block_size,
+        batch_size: r.batch_size,
+        gradient_accumulation_steps: r.accumulation,
+        dtype: if bf16_weights && !qlora {
+            Dtype::Bfloat16
+        } else {
+            Dtype::parse(&r.dtype).unwrap()
+        },
+        pure_bf16: bf16_weights && !qlora,
+        flash: r.attn_implementation == "sdpa",
+        dropout: 0.0,
+        grad_checkpoint: r.grad_checkpoint || qlora,
+        compile: false,
+        optimizer: Optimizer::parse(&r.optim).unwrap(),
+        load_in_4bit: qlora,
+        bnb_4bit_quant_type: QuantType::parse(&r.quant_type).unwrap(),
+        bnb_4bit_use_double_quant: r.double_quant,
+        bnb_4bit_compute_dtype: Dtype::parse(&r.compute_dtype).unwrap(),
+        lora_rank: r.lora_rank,
+        lora_targets: if r.lora_targets.is_empty() {
+            LoraTargets::default()
+        } else {
+            LoraTargets::parse(&r.lora_targets.join(",")).unwrap()
+        },
+        lora_dropout: r.lora_dropout,
+        ..Scenario::default()
+    }
+}
+
+/// Each step's relative error against the replay, printed; a run beyond 1 % is added to
+/// `failed` (all are reported at once).
+fn compare(
+    name: &str,
+    est: &vramdoc::estimate::Estimate,
+    peak: u64,
+    first: u64,
+    failed: &mut Vec<String>,
+) -> f64 {
+    let relative = |e: u64, r: u64| (e as f64 - r as f64) / r as f64;
+    let estimated_first = est.bytes.first_step_peak.unwrap();
+    let (err, first_err) = (
+        relative(est.bytes.train_peak, peak),
+        relative(estimated_first, first),
+    );
+    eprintln!(
+        "{name}: {:?} {:+} bytes ({:+.4} %), first step {:+} bytes ({:+.4} %)",
+        est.train_peak_moment,
+        est.bytes.train_peak as i64 - peak as i64,
+        err * 100.0,
+        estimated_first as i64 - first as i64,
+        first_err * 100.0
+    );
+    assert_eq!(
+        est.bytes.peak, est.bytes.train_peak,
+        "{name}: no evaluation"
+    );
+    if err.abs() > 0.01 || first_err.abs() > 0.01 {
+        failed.push(name.to_owned());
+    }
+    err.abs().max(first_err.abs())
+}
+
+#[test]
+fn gemma_lora_is_within_one_percent_of_every_replayed_peak_with_exact_adapter_bytes() {
+    let data: Replay<LoraEntry> = trainer_replay::read("hf_gemma_lora_replay.json");
+    let catalog = GpuCatalog::builtin();
+    let (mut worst, mut failed) = (0.0f64, Vec::new());
+    for e in &data.runs {
+        let name = &e.run.name;
+        let model = architecture(&e.run.model);
+        let run = lora_scenario(&e.run);
+        assert_eq!(model.parameter_count(), e.base_params, "{name}: base");
+        let est = estimate_model(&model, &run, &catalog)
+            .unwrap_or_else(|err| panic!("{name}: {}", err.message));
+        assert_eq!(est.params.total, e.params, "{name}: with adapters");
+        let params = serde_json::to_value(est.params).unwrap();
+        assert_eq!(params["trainable"], e.trainable_params, "{name}: trainable");
+        assert_eq!(e.trainable_bytes, e.trainable_params * 4, "{name}: float32");
+        assert_eq!(e.grad_bytes, e.trainable_params * 4, "{name}: gradients");
+        assert_eq!(
+            est.bytes.weights,
+            e.param_bytes + e.buffer_bytes,
+            "{name}: weights"
+        );
+        let earlier = if e.run.accumulation > 1 {
+            e.grad_bytes
+        } else {
+            0
+        };
+        assert_eq!(est.bytes.gradients, earlier, "{name}: earlier gradients");
+        assert_eq!(est.bytes.optimizer, e.optimizer_bytes, "{name}: optimizer");
+        let modules = run.lora_targets.resolve(&model).unwrap();
+        assert_eq!(modules.len(), e.adapted_modules.len(), "{name}");
+        for m in modules {
+            let m = m.as_str();
+            assert!(
+                e.adapted_modules
+                    .iter()
+                    .any(|p| p.ends_with(&format!(".{m}"))),
+                "{name}: {m} vs {:?}",
+                e.adapted_modules
+            );
+        }
+        let err = compare(
+            name,
+            &est,
+            e.train_peak_bytes,
+            e.first_step_peak_bytes,
+            &mut failed,
+        );
+        worst = worst.max(err);
+    }
+    eprintln!(
+        "worst: {:.4} % over {} runs",
+        worst * 100.0,
+        data.runs.len()
+    );
+    assert!(failed.is_empty(), "beyond 1 %: {failed:?}");
+    assert!(data.runs.len() >= 12);
+}
+
+#[test]
+fn gemma_qlora_and_eight_bit_adamw_are_within_one_percent_of_every_replayed_peak() {
+    let data: Replay<QloraEntry> = trainer_replay::read("hf_gemma_qlora_replay.json");
+    let catalog = GpuCatalog::builtin();
+    let (mut worst, mut qlora, mut full, mut failed) = (0.0f64, 0, 0, Vec::new());
+    for e in &data.runs {
+        let name = &e.run.name;
+        let model = architecture(&e.run.model);
+        let run = qlora_scenario(&e.run);
+        let est = estimate_model(&model, &run, &catalog)
+            .unwrap_or_else(|err| panic!("{name}: {}", err.message));
+        let json = serde_json::to_value(&est).unwrap();
+        assert_eq!(
+            json["params"]["trainable"], e.trainable_params,
+            "{name}: trainable"
+        );
+        assert_eq!(est.bytes.weights, e.model_bytes, "{name}: weights");
+        assert_eq!(est.bytes.optimizer, e.optimizer_bytes, "{name}: optimizer");
+        if e.run.method == "qlora" {
+            assert_eq!(
+                est.params.total,
+                model.parameter_count() + e.trainable_params,
+                "{name}: the model's parameters and the adapters"
+            );
+            assert_eq!(e.grad_bytes, e.trainable_params * 4, "{name}: gradients");
+            let earlier = if e.run.accumulation > 1 {
+                e.grad_bytes
+            } else {
+                0
+            };
+            assert_eq!(est.bytes.gradients, earlier, "{name}: earlier gradients");
+            qlora += 1;
+        } else {
+            let w = if e.run.weights == "bfloat16" { 2 } else { 4 };
+            assert_eq!(est.params.total, e.params, "{name}: parameters");
+            assert_eq!(
+                e.params, e.trainable_params,
+                "{name}: every parameter trains"
+            );
+            assert_eq!(est.params.total * w, e.param_bytes, "{name}: weight bytes");
+            assert_eq!(est.params.total * w, e.grad_bytes, "{name}: gradients");
+            full += 1;
+        }
+        let err = compare(
+            name,
+            &est,
+            e.train_peak_bytes,
+            e.first_step_peak_bytes,
+            &mut failed,
+        );
+        worst = worst.max(err);
+    }
+    eprintln!(
+        "worst: {:.4} % over {qlora} QLoRA and {full} 8-bit AdamW runs",
+        worst * 100.0
+    );
+    assert!(failed.is_empty(), "beyond 1 %: {failed:?}");
+    assert!(qlora >= 8 && full >= 4, "{qlora} {full}");
+}
+
+/// The replayed peak of the run `name` in `file`.
+fn replayed_peak(file: &str, name: &str) -> u64 {
+    #[derive(Deserialize)]
+    struct Peak {
+        run: Named,
+        train_peak_bytes: u64,
+    }
+    #[derive(Deserialize)]
+    struct Named {
+        name: String,
+    }
+    let data: Replay<Peak> = trainer_replay::read(file);
+    data.runs
+        .iter()
+        .find(|e| e.run.name == name)
+        .unwrap_or_else(|| panic!("{name} is not in {file}"))
+        .train_peak_bytes
+}
+
+/// Catalog models whose config is a replayed run's (Gemma 2 9B and Gemma 3 1B with all their
+/// layers, Gemma 3 270M), fine-tuned through `vramdoc estimate --model`: the replayed peak to
+/// 1 %, whatever the method.
+#[test]
+fn catalog_gemmas_fine_tune_through_the_cli_at_their_replayed_peaks() {
+    let cases: [(&str, &[&str], &str, &str); 3] = [
+        (
+            "gemma-2-9b",
+            &[
+                "--lora_rank=16",
+                "--load_in_4bit=True",
+                "--lora_targets=all-linear",
+                "--block_size=2048",
+                "--batch_size=1",
+                "--gradient_accumulation_steps=4",
+                "--optimizer=paged_adamw8bit",
+            ],
+            "hf_gemma_qlora_replay.json",
+            "qlora-gemma-2-9b-s2048-b1-acc4-r16-paged_adamw8bit-eager",
+        ),
+        (
+            "gemma-3-1b",
+            &[
+                "--lora_rank=16",
+                "--lora_targets=all-linear",
+                "--block_size=2048",
+                "--batch_size=1",
+                "--dtype=bfloat16",
+                "--pure_bf16=True",
+                "--grad_checkpoint=True",
+            ],
+            "hf_gemma_lora_replay.json",
+            "gemma-3-1b-r16-all-s2048-b1-acc1-bf16w-autocast-sdpa-ckpt",
+        ),
+        (
+            "gemma-3-270m",
+            &[
+                "--optimizer=paged_adamw8bit",
+                "--block_size=512",
+                "--batch_size=4",
+                "--flash=False",
+            ],
+            "hf_gemma_qlora_replay.json",
+            "full-gemma-3-270m-s512-b4-acc1-float32w-float32-paged_adamw8bit-eager",
+        ),
+    ];
+    for (model, settings, file, name) in cases {
+        let mut args = vec!["--model", model];
+        args.extend_from_slice(settings);
+        let v = trainer_replay::cli(&args);
+        let est = v["bytes"]["train_peak"].as_u64().unwrap();
+        let replayed = replayed_peak(file, name);
+        eprintln!("{model} {settings:?}: {est} against {replayed}");
+        assert!(
+            est.abs_diff(replayed) * 100 <= replayed,
+            "{name}: {est} against {replayed}"
+        );
+    }
+}
+
+/// The command the issue names: QLoRA on Gemma 2 9B for a 24 GB card, with QLoRA's recipe and
+/// PEFT's default targets for `gemma2` (q_proj and v_proj) filled in and said, and a verdict.
+/// The adapters, by hand: 42 blocks × rank 16 × ((3584 + 4096) + (3584 + 2048)) for q_proj
+/// (3584 → 16 heads × 256) and v_proj (3584 → 8 × 256).
+#[test]
+fn gemma_2_9b_qlora_on_a_4090_is_estimated_with_pefts_default_targets() {
+    let t = SiteTest::new();
+    let r = t.run(&[
+        "estimate",
+        "--model",
+        "gemma-2-9b",
+        "--lora_rank=16",
+        "--load_in_4bit=true",
+        "--gpu",
+        "rtx-4090",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let adapters = 42u64 * 16 * ((3584 + 4096) + (3584 + 2048));
+    assert_eq!(adapters, 8_945_664);
+    assert_eq!(v["params"]["trainable"], adapters);
+    assert_eq!(v["params"]["lora"], adapters);
+    assert_eq!(v["scenario"]["lora_targets"], "q_proj,v_proj");
+    assert_eq!(v["scenario"]["bnb_4bit_quant_type"], "nf4");
+    assert_eq!(v["scenario"]["flash"], false, "Gemma 2: eager attention");
+    assert!(v["verdict"].is_string(), "{}", v["verdict"]);
+    for note in [
+        "PEFT's default target_modules for gemma2",
+        "QLoRA as its recipe runs it",
+    ] {
+        assert!(r.stderr.contains(note), "{note}: {}", r.stderr);
+    }
+    // The optimizer state is fused AdamW's over the adapters: 2 float32 moments per element
+    // and a float32 step per tensor (A and B of two modules in 42 blocks).
+    assert_eq!(v["bytes"]["optimizer"], adapters * 8 + 42 * 4 * 4);
+}
+
+/// A full fine-tune of a Gemma offers LoRA (PEFT's default targets), QLoRA and the 8-bit
+/// AdamWs among its options, each with a verdict and each the estimate of the changed run.
+#[test]
+fn gemma_what_ifs_offer_lora_qlora_and_eight_bit_adamw_with_verdicts() {
+    let base = ["--model", "gemma-3-1b", "--gpu", "rtx-3060"];
+    let t = SiteTest::new();
+    let v = trainer_replay::cli_in(&t, &base);
+    let options = v["what_if"].as_array().unwrap();
+    let kinds: Vec<&str> = options.iter().filter_map(|o| o["kind"].as_str()).collect();
+    for kind in ["lora", "qlora", "optimizer"] {
+        assert!(kinds.contains(&kind), "{kind}: {kinds:?}");
+    }
+    for o in options
+        .iter()
+        .filter(|o| matches!(o["kind"].as_str(), Some("lora" | "qlora" | "optimizer")))
+    {
+        assert!(o["verdict"].is_string(), "{o}");
+        let mut args: Vec<String> = base.iter().map(|s| (*s).to_owned()).collect();
+        for c in o["changes"].as_array().unwrap() {
+            args.push(format!(
+                "--{}={}",
+                c["key"].as_str().unwrap(),
+                c["value"].as_str().unwrap()
+            ));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let e = trainer_replay::cli_in(&t, &args);
+        assert_eq!(o["total"], e["bytes"]["total"], "{o}");
+        assert_eq!(o["verdict"], e["verdict"], "{o}");
+    }
+    let lora = options.iter().find(|o| o["kind"] == "lora").unwrap();
+    assert_eq!(lora["scenario"]["lora_targets"], "q_proj,v_proj");
+}
+
+/// A key other families read is refused for a model whose family vramdoc does not compute it
+/// for, naming those families, not as one of nanoGPT's train.py.
+#[test]
+fn a_peft_key_beside_a_family_without_it_names_the_families_that_have_it() {
+    let t = SiteTest::new();
+    t.file("s.yaml", "model: nanochat-d20\nlora_dropout: 0.05\n");
+    let r = t.run(&["estimate", "s.yaml"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("s.yaml:2"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "`lora_dropout` is computed for Hugging Face's GPT-2, a Llama-family model, a Gemma 2 model, a Gemma 3 model only"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("nanoGPT's train.py"), "{}", r.stderr);
+}
