@@ -19,7 +19,7 @@
 
 use super::saves::{GemmaRun, FP32};
 use crate::estimate::arch::Span;
-use crate::estimate::lora_adapters::{Adapted, AdapterInput, Adapters, LoraPeak};
+use crate::estimate::lora_adapters::{self, Adapted, AdapterInput, Adapters, LoraPeak};
 use crate::estimate::lora_targets::LoraModule;
 use crate::estimate::memory::{Components, TrainMoment};
 use crate::estimate::num::N;
@@ -52,12 +52,9 @@ struct Block {
 }
 
 impl GemmaLoraStep {
-    /// The `out` features of `m` if it is adapted.
-    fn adapted(&self, m: LoraModule) -> Option<N> {
-        self.modules
-            .iter()
-            .find(|(x, _, _)| *x == m)
-            .map(|&(_, _, o)| N::from(o))
+    /// Whether `m` is adapted.
+    fn adapted(&self, m: LoraModule) -> bool {
+        self.modules.iter().any(|(x, _, _)| *x == m)
     }
 
     /// A frozen `(1 + w)` RMSNorm over `elements` whose input carries a gradient: the float32
@@ -81,23 +78,17 @@ impl GemmaLoraStep {
         readers: &[(LoraModule, N)],
     ) -> Vec<bool> {
         let mut x = input;
-        readers
-            .iter()
-            .map(|&(m, out)| {
-                if self.r.autocast && self.r.w == FP32 && x.requires_grad {
-                    block.copies = block.copies + input.width * out * 2;
-                }
-                match self.adapted(m) {
-                    Some(out) => {
-                        block.saved = block.saved + self.adapters.saves(x, out);
-                        block.cached = block.cached + self.adapters.cached_only(x);
-                        x.counted = true;
-                        true
-                    }
-                    None => x.requires_grad,
-                }
-            })
-            .collect()
+        let mut grads = Vec::with_capacity(readers.len());
+        for &(m, out) in readers {
+            if self.r.autocast && self.r.w == FP32 && x.requires_grad {
+                block.copies = block.copies + input.width * out * 2;
+            }
+            let (saved, cached, grad) = self.adapters.reader(&mut x, out, self.adapted(m));
+            block.saved = block.saved + saved;
+            block.cached = block.cached + cached;
+            grads.push(grad);
+        }
+        grads
     }
 
     /// What one block of `span` saves when its input carries a gradient (`requires_grad`) or
@@ -278,38 +269,20 @@ impl GemmaLoraStep {
         )
     }
 
-    /// Cross-entropy's backward: every saved tensor beside `log_softmax`'s backward buffers
-    /// (`12·s·b·V`, as in a full fine-tune).
-    fn loss_backward(&self) -> Components {
-        let (saved, copies) = self.saved();
-        self.t.at(
-            self.t.earlier_grads(),
-            copies,
-            saved,
-            self.r.sbv * (3 * FP32),
-        )
-    }
-
-    /// The end of the forward, at `log_softmax`: every saved tensor, the adapters' weight
-    /// copies only the cache holds, the logits and their float32 copies, under autocast the
-    /// final norm's output, the labels, and the cache's tensors attention did not save.
-    fn loss_forward(&self) -> Components {
+    /// The loss's two moments (`lora_adapters::loss_moments`): what only the forward holds
+    /// is the adapters' weight copies only the cache holds, the cache's tensors attention did
+    /// not save, under autocast the final norm's output, and the labels (padded, `8·b·(s + 1)`,
+    /// and shifted, `8·s·b`).
+    fn loss_moments(&self) -> [(Components, TrainMoment); 2] {
         let r = &self.r;
-        let (saved, copies) = self.saved();
         let cached = if self.t.checkpointed {
             N::ZERO
         } else {
             self.blocks().cached + r.cache_only()
         };
-        let upcast = if r.c == FP32 { 0 } else { FP32 };
         let hidden = if r.autocast { r.sbh * r.w } else { N::ZERO };
         let labels = r.b * (r.s + N::from(1u64)) * 8 + r.sb * 8;
-        self.t.at(
-            self.t.earlier_grads(),
-            copies,
-            saved + cached + hidden + labels,
-            r.sbv * (r.c + upcast + FP32),
-        )
+        lora_adapters::loss_moments(&self.t, self.saved(), cached + hidden + labels, r.sbv, r.c)
     }
 
     /// A bound on any block's backward (recomputed under checkpointing): everything the forward
@@ -348,10 +321,9 @@ impl GemmaLoraStep {
     /// The larger of the loss's moments (its backward wins ties); `None` where a block's
     /// backward could reach it, its own part counted a quarter larger (not modelled).
     fn peak_moment(&self) -> Option<(Components, TrainMoment)> {
-        let mut best = (self.loss_backward(), TrainMoment::LossBackward);
-        let forward = self.loss_forward();
-        if forward.sum() > best.0.sum() {
-            best = (forward, TrainMoment::LossForward);
+        let [mut best, forward] = self.loss_moments();
+        if forward.0.sum() > best.0.sum() {
+            best = forward;
         }
         let (bound, own) = self.block_bound();
         if bound + own / 4 >= best.0.sum() {

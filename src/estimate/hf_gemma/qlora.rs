@@ -21,11 +21,10 @@
 use super::saves::FP32;
 use crate::estimate::arch::{Architecture, Family, Mlp};
 use crate::estimate::error::ScenarioError;
-use crate::estimate::memory::{Components, TrainMoment};
 use crate::estimate::num::N;
-use crate::estimate::qlora::{qlora_bytes, QloraBytes};
-use crate::estimate::scenario::{Dtype, Scenario};
-use crate::estimate::trainer::{Refusals, TrainerStep};
+use crate::estimate::qlora::{qlora_bytes, recipe_refusals, LossBackward, QloraBytes};
+use crate::estimate::scenario::Scenario;
+use crate::estimate::trainer::TrainerStep;
 
 /// The loss's tensors must be this many times what a recomputed block's backward could hold
 /// (`block_bound`) for the loss to be the peak: no Gemma QLoRA run with a small vocabulary is
@@ -45,17 +44,7 @@ fn block_bound(a: &Architecture, sb: N) -> N {
 
 /// Refuses what the Gemma QLoRA replays do not cover, naming each key.
 fn check(a: &Architecture, s: &Scenario, loss: N, sb: N) -> Result<(), ScenarioError> {
-    let mut r = Refusals::trainer(s);
-    r.not(
-        s.dtype != Dtype::Bfloat16,
-        "dtype",
-        "QLoRA is replayed with Trainer's bf16=True (bfloat16 autocast): set dtype to bfloat16",
-    );
-    r.not(
-        s.bnb_4bit_compute_dtype == Dtype::Float16,
-        "bnb_4bit_compute_dtype",
-        "a float16 compute dtype is not replayed: use bfloat16 (or float32)",
-    );
+    let mut r = recipe_refusals(s);
     r.not(
         !s.grad_checkpoint,
         "grad_checkpoint",
@@ -110,28 +99,11 @@ pub(crate) fn qlora_step(
     let final_norm = sb * FP32 + h * FP32;
     let activations =
         boundaries + rotary + masks + s * 8 + final_norm + softcap + sb * 8 + N(2 * FP32);
-    let earlier = if run.gradient_accumulation_steps >= 2 {
-        q.grads
-    } else {
-        N::ZERO
-    };
-    let at = |optimizer: N| Components {
+    let loss = LossBackward {
         weights: q.weights,
-        gradients: earlier,
-        optimizer,
-        autocast_weights: head_copy,
+        head_copy,
         activations,
         logits,
     };
-    let train = at(q.optimizer);
-    let optimizer_step = q.weights + q.grads + q.optimizer + sb * 8;
-    let first = at(N::ZERO).sum().max(optimizer_step);
-    Ok((
-        TrainerStep {
-            train,
-            moment: TrainMoment::LossBackward,
-            first,
-        },
-        q,
-    ))
+    Ok((loss.step(run, &q), q))
 }
