@@ -27,16 +27,40 @@ fn qlora_scenario(r: &hf_qlora::Run<Model>) -> Scenario {
     s
 }
 
+/// The replayed runs the estimator refuses, with the key it names: 1024-token vocabularies,
+/// where a block's backward (recomputed under checkpointing) or the end of the forward with the
+/// blocks' saves, not the loss, can set the peak; neither is modelled for Gemma's adapters.
+const REFUSED: [(&str, &str); 3] = [
+    (
+        "tiny-gemma2-v1024-w128-r8-all-s512-b4-acc1-bf16w-autocast-eager",
+        "lora_rank",
+    ),
+    (
+        "tiny-gemma3-v1024-w128-r8-all-s512-b4-acc1-autocast-sdpa-ckpt",
+        "lora_rank",
+    ),
+    (
+        "qlora-tiny-gemma3-v1024-w128-s1024-b2-acc1-r8-adamw-sdpa",
+        "model",
+    ),
+];
+
 #[test]
 fn gemma_lora_is_within_one_percent_of_every_replayed_peak_with_exact_adapter_bytes() {
     let data: Replay<LoraEntry> = trainer_replay::read("hf_gemma_lora_replay.json");
     let catalog = GpuCatalog::builtin();
-    let mut worst = 0.0f64;
+    let (mut worst, mut refused) = (0.0f64, 0);
     for e in &data.runs {
         let name = &e.run.name;
         let model = architecture(&e.run.model);
         let run = hf_lora::scenario_with(&e.run, 0.0);
         assert_eq!(model.parameter_count(), e.base_params, "{name}: base");
+        if let Some((_, key)) = REFUSED.iter().find(|(n, _)| n == name) {
+            let err = estimate_model(&model, &run, &catalog).unwrap_err();
+            assert_eq!(err.key.as_deref(), Some(*key), "{name}: {}", err.message);
+            refused += 1;
+            continue;
+        }
         let est = estimate_model(&model, &run, &catalog)
             .unwrap_or_else(|err| panic!("{name}: {}", err.message));
         assert_eq!(est.params.total, e.params, "{name}: with adapters");
@@ -77,18 +101,25 @@ fn gemma_lora_is_within_one_percent_of_every_replayed_peak_with_exact_adapter_by
         worst * 100.0,
         data.runs.len()
     );
-    assert!(data.runs.len() >= 12);
+    assert_eq!(refused, 2, "both refused runs are in the data");
+    assert!(data.runs.len() - refused >= 12);
 }
 
 #[test]
 fn gemma_qlora_and_eight_bit_adamw_are_within_one_percent_of_every_replayed_peak() {
     let data: Replay<QloraEntry> = trainer_replay::read("hf_gemma_qlora_replay.json");
     let catalog = GpuCatalog::builtin();
-    let (mut worst, mut qlora, mut full) = (0.0f64, 0, 0);
+    let (mut worst, mut qlora, mut full, mut refused) = (0.0f64, 0, 0, 0);
     for e in &data.runs {
         let name = &e.run.name;
         let model = architecture(&e.run.model);
         let run = qlora_scenario(&e.run);
+        if let Some((_, key)) = REFUSED.iter().find(|(n, _)| n == name) {
+            let err = estimate_model(&model, &run, &catalog).unwrap_err();
+            assert_eq!(err.key.as_deref(), Some(*key), "{name}: {}", err.message);
+            refused += 1;
+            continue;
+        }
         let est = estimate_model(&model, &run, &catalog)
             .unwrap_or_else(|err| panic!("{name}: {}", err.message));
         let json = serde_json::to_value(&est).unwrap();
@@ -131,6 +162,7 @@ fn gemma_qlora_and_eight_bit_adamw_are_within_one_percent_of_every_replayed_peak
         "worst: {:.4} % over {qlora} QLoRA and {full} 8-bit AdamW runs",
         worst * 100.0
     );
+    assert_eq!(refused, 1, "the refused run is in the data");
     assert!(qlora >= 8 && full >= 4, "{qlora} {full}");
 }
 

@@ -35,7 +35,7 @@ import replay_lora  # noqa: E402
 import replay_qlora  # noqa: E402
 from replay_gemma import (  # noqa: E402
     GEMMA2_27B, GEMMA2_2B, GEMMA2_2B_FULL, GEMMA2_9B, GEMMA3_1B, GEMMA3_1B_FULL, GEMMA3_270M,
-    Model,
+    TINY_GEMMA2, TINY_GEMMA3, Model,
 )
 
 GEMMA2_9B_FULL = Model("gemma-2-9b", "gemma2", 42, 3584, 16, 8, 256, 14336, 256000, 4096, 256)
@@ -100,6 +100,9 @@ def _lora_runs() -> list:
     add(GEMMA3_1B, 768, 2, 1, F32, BF16, "eager", 8, ATTN)
     add(GEMMA3_270M, 512, 4, 1, BF16, F32, "sdpa", 16, ALL, 0.1)
     add(GEMMA3_1B_FULL, 2048, 1, 1, BF16, BF16, "sdpa", 16, ALL, ckpt=True)
+    # 1024-token vocabularies: a block's backward, not the loss, can set the peak (refused).
+    add(TINY_GEMMA2, 512, 4, 1, BF16, BF16, "eager", 8, ALL)
+    add(TINY_GEMMA3, 512, 4, 1, F32, BF16, "sdpa", 8, ALL, ckpt=True)
     return out
 
 
@@ -131,6 +134,8 @@ def _qlora_runs() -> list:
     q(GEMMA3_1B, 1024, 2, 1, "adamw", 16, all_linear, "sdpa")
     q(GEMMA3_1B, 2048, 2, 2, "paged_adamw8bit", 64, qv, "eager", lora_dropout=0.1)
     q(GEMMA3_270M, 2048, 1, 1, "adamw8bit", 8, all_linear, "sdpa", compute_dtype="float32")
+    # A 1024-token vocabulary: a recomputed block's backward sets the peak (refused).
+    q(TINY_GEMMA3, 1024, 2, 1, "adamw", 8, all_linear, "sdpa")
     # Full fine-tunes with bitsandbytes' 8-bit AdamW.
     full(GEMMA3_1B, 1024, 2, 2, F32, BF16, "adamw8bit", "sdpa")
     full(GEMMA2_2B, 1024, 1, 1, BF16, F32, "paged_adamw8bit", "eager")
