@@ -45,7 +45,7 @@ pub(super) struct GemmaLoraStep {
 /// What one block saves, and the adapters' weight copies autocast's cache keeps to the end of
 /// the forward beside them.
 #[derive(Default, Clone, Copy)]
-struct Block {
+struct GemmaLoraBlock {
     saved: N,
     copies: N,
     cached: N,
@@ -73,7 +73,7 @@ impl GemmaLoraStep {
     /// adapters. Returns, per reader, whether its output carries a gradient.
     fn readers(
         &self,
-        block: &mut Block,
+        block: &mut GemmaLoraBlock,
         input: AdapterInput,
         readers: &[(LoraModule, N)],
     ) -> Vec<bool> {
@@ -93,10 +93,10 @@ impl GemmaLoraStep {
 
     /// What one block of `span` saves when its input carries a gradient (`requires_grad`) or
     /// not.
-    fn block(&self, span: Span, requires_grad: bool) -> Block {
+    fn block(&self, span: Span, requires_grad: bool) -> GemmaLoraBlock {
         let r = &self.r;
         let (q, kv, i) = (self.q, self.kv, self.i);
-        let mut b = Block::default();
+        let mut b = GemmaLoraBlock::default();
         if requires_grad {
             b.saved = b.saved + self.norm();
         }
@@ -210,7 +210,7 @@ impl GemmaLoraStep {
 
     /// Every block, by span: the first (local where the model has local layers) with its
     /// input's gradient only under checkpointing, the rest with (an adapter below feeds them).
-    fn blocks(&self) -> Block {
+    fn blocks(&self) -> GemmaLoraBlock {
         let r = &self.r;
         let first_span = if r.local > 0 {
             Span::Local
