@@ -256,6 +256,11 @@ pub struct Estimate {
     /// scenario's keys already give).
     #[serde(skip_serializing_if = "Architecture::is_nanogpt")]
     pub(crate) architecture: Architecture,
+    /// The figures are those of the eager step of a run its script compiles (nanochat's
+    /// `base_train.py` and `chat_sft.py` call `torch.compile`, which the replay cannot run):
+    /// an upper bound, so "does not fit" is not certain. In the JSON only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub eager_upper_bound: bool,
 }
 
 impl Estimate {
@@ -481,6 +486,7 @@ fn finish(
         fits: verdict.map(|v| v == Verdict::Fits),
         headroom_bytes: gpu.map(|g| headroom(g.capacity_bytes, s.other_processes, bytes.total)),
         estimator_version: ESTIMATOR_VERSION,
+        eager_upper_bound: architecture.family == Family::Nanochat,
         architecture,
     })
 }
