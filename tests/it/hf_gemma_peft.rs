@@ -336,3 +336,29 @@ fn a_peft_key_beside_a_family_without_it_names_the_families_that_have_it() {
     );
     assert!(!r.stderr.contains("nanoGPT's train.py"), "{}", r.stderr);
 }
+
+/// A checkpointed LoRA of Gemma 2 27B with float32 weights under autocast is estimated at its
+/// loss: the bound on a recomputed block counts that one block's bf16 weight copies, not every
+/// block's (which would pass the loss and refuse every such run). The peak holds the float32
+/// weights, the head's bf16 copy and the loss's `12·s·b·V`.
+#[test]
+fn a_checkpointed_autocast_lora_of_a_large_gemma_is_estimated_at_its_loss() {
+    let v = trainer_replay::cli(&[
+        "--model",
+        "gemma-2-27b",
+        "--lora_rank=8",
+        "--dtype=bfloat16",
+        "--grad_checkpoint=True",
+        "--lora_dropout=0.1",
+        "--batch_size=8",
+        "--block_size=1024",
+    ]);
+    assert_eq!(
+        v["train_peak_moment"], "loss_backward",
+        "{}",
+        v["train_peak_moment"]
+    );
+    let (params, vocab, hidden) = (v["params"]["total"].as_u64().unwrap(), 256_000u64, 4608u64);
+    let floor = params * 4 + vocab * hidden * 2 + 12 * 8 * 1024 * vocab;
+    assert!(v["bytes"]["train_peak"].as_u64().unwrap() > floor);
+}

@@ -289,23 +289,28 @@ impl GemmaLoraStep {
     /// saved and, for checkpointed blocks, one block's recomputed saves, with that block's
     /// widest backward in flight (the MLP's `3·c·s·b·I` and two `s·b·h` gradients in float32,
     /// or eager attention's float32 softmax gradient and result, 8 bytes per score), every
-    /// adapter gradient and the weight copies; and the part of it a block adds (its recomputed
-    /// saves, what is in flight and the copies), which the bound's margin is taken of.
+    /// adapter gradient and the weight copies (a recomputed block's too); and the part of it a
+    /// block adds (its recomputed saves and copies, what is in flight), which the bound's
+    /// margin is taken of.
     fn block_bound(&self) -> (N, N) {
         let r = &self.r;
         let (saved, copies) = self.saved();
-        let recomputed = if self.t.checkpointed {
-            let b = self
-                .block(Span::Local, true)
-                .saved
-                .max(self.block(Span::Global, true).saved);
-            b + r.rope()
+        // A recomputed block's saves and its frozen weights' bf16 copies; without
+        // checkpointing both are among `saved` and `copies` already.
+        let (recomputed, block_copies) = if self.t.checkpointed {
+            let (local, global) = (
+                self.block(Span::Local, true),
+                self.block(Span::Global, true),
+            );
+            (
+                local.saved.max(global.saved) + r.rope(),
+                local.copies.max(global.copies),
+            )
         } else {
-            N::ZERO
+            (N::ZERO, N::ZERO)
         };
         let scores = if r.sdpa { N::ZERO } else { r.scores * 8 };
         let in_flight = (r.sbi * (3 * r.c) + r.sbh * (2 * FP32)).max(scores + r.sbh * FP32);
-        let block_copies = self.blocks().copies;
         let bound = self
             .t
             .at(
