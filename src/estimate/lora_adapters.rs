@@ -112,6 +112,20 @@ impl Adapters {
         a + self.rank * out * 2
     }
 
+    /// One Linear of `out` features reading `x`, adapted or not (`adapted`): what its adapter
+    /// saves and what autocast's cache alone holds of it (`Adapters::saves`,
+    /// `Adapters::cached_only`; nothing without an adapter), and whether the Linear's output
+    /// carries a gradient (its adapter's, or its input's). Marks `x` counted once an adapter
+    /// saved it.
+    pub(crate) fn reader(&self, x: &mut AdapterInput, out: N, adapted: bool) -> (N, N, bool) {
+        if !adapted {
+            return (N::ZERO, N::ZERO, x.requires_grad);
+        }
+        let saved = (self.saves(*x, out), self.cached_only(*x));
+        x.counted = true;
+        (saved.0, saved.1, true)
+    }
+
     /// Under autocast, the bf16 copies of `A` autocast's cache holds to the end of the forward
     /// although nothing saved them (adapters whose input carried no gradient).
     pub(crate) fn cached_only(&self, x: AdapterInput) -> N {
@@ -164,6 +178,37 @@ pub(crate) fn trainer_step(
         moment,
         first: before.sum().max(optimizer_step),
     })
+}
+
+/// The two moments at the loss every family's LoRA step has, over `t`: cross-entropy's
+/// backward (the `saved` tensors and weight `copies` beside `log_softmax`'s backward buffers,
+/// float32 `s·b·V` three times: its output, `nll_loss`'s gradient and the result) and the end
+/// of the forward (also `forward_only`, what the forward holds but did not save, and the
+/// logits in the compute dtype (`c` bytes) with `ForCausalLMLoss`'s float32 copy, where it
+/// makes one, and the float32 log-softmax). `sbv` is `s·b·V`.
+pub(crate) fn loss_moments(
+    t: &StepTotals,
+    (saved, copies): (N, N),
+    forward_only: N,
+    sbv: N,
+    c: u128,
+) -> [(Components, TrainMoment); 2] {
+    let upcast = if c == FP32 { 0 } else { FP32 };
+    [
+        (
+            t.at(t.earlier_grads(), copies, saved, sbv * (3 * FP32)),
+            TrainMoment::LossBackward,
+        ),
+        (
+            t.at(
+                t.earlier_grads(),
+                copies,
+                saved + forward_only,
+                sbv * (c + upcast + FP32),
+            ),
+            TrainMoment::LossForward,
+        ),
+    ]
 }
 
 /// The totals of a LoRA step of `a` (`p` its parameters with the adapters'): the weights

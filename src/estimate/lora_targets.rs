@@ -10,8 +10,8 @@
 //!
 //! - nanoGPT's GPT and Hugging Face's GPT-2: `attn.c_attn`, `attn.c_proj`, `mlp.c_fc`,
 //!   `mlp.c_proj` (the same module paths in both codes);
-//! - the Llama family: `q_proj`, `k_proj`, `v_proj`, `o_proj`, `gate_proj`, `up_proj`,
-//!   `down_proj`; Phi-3 fuses them as `qkv_proj` and `gate_up_proj`.
+//! - the Llama family, Gemma 2 and Gemma 3: `q_proj`, `k_proj`, `v_proj`, `o_proj`,
+//!   `gate_proj`, `up_proj`, `down_proj`; Phi-3 fuses them as `qkv_proj` and `gate_up_proj`.
 //!
 //! A set is read before the model is known (a scenario's keys come in any order), so it holds any
 //! of these names; [`LoraTargets::resolve`] checks them against the model's family.
@@ -272,12 +272,13 @@ impl LoraTargets {
 
     /// PEFT's `target_modules` when a `LoraConfig` names none
     /// (`TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`, peft 0.21: `gpt2` → `c_attn`;
-    /// `llama`, `mistral`, `qwen2`, `qwen3` → `q_proj`, `v_proj`); `None` where PEFT has none and
-    /// raises (Phi-3: "Please specify `target_modules` in `peft_config`").
+    /// `llama`, `mistral`, `qwen2`, `qwen3`, `gemma2`, `gemma3_text` → `q_proj`, `v_proj`);
+    /// `None` where PEFT has none and raises (Phi-3: "Please specify `target_modules` in
+    /// `peft_config`").
     pub fn peft_default(a: &Architecture) -> Option<LoraTargets> {
         match a.family {
             Family::NanoGpt | Family::HfGpt2 => Some(LoraTargets::default()),
-            Family::Llama if !a.attention.fused_qkv => {
+            Family::Llama | Family::Gemma2 | Family::Gemma3 if !a.attention.fused_qkv => {
                 Some(LoraTargets::of(&[LoraModule::QProj, LoraModule::VProj]))
             }
             _ => None,
@@ -308,7 +309,7 @@ impl LoraTargets {
                 Some((_, modules)) => bits |= LoraTargets::of(modules).0,
                 None => {
                     return Err(format!(
-                        "unknown LoRA target `{name}`; GPT-2 and nanoGPT have attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj (c_proj: both projections), the Llama family q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj (Phi-3: qkv_proj, o_proj, gate_up_proj, down_proj); all-linear adapts every Linear but the head; separate names by commas"
+                        "unknown LoRA target `{name}`; GPT-2 and nanoGPT have attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj (c_proj: both projections), the Llama family and Gemma q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj (Phi-3: qkv_proj, o_proj, gate_up_proj, down_proj); all-linear adapts every Linear but the head; separate names by commas"
                     ))
                 }
             }

@@ -389,14 +389,14 @@ fn estimate_trainer_step(
     let mut params = params::count_of(a, &run)?.params;
     let step = if a.family == Family::Nanochat {
         nanochat::step(a, &run)?
-    } else if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
+    } else if matches!(a.family, Family::Gemma2 | Family::Gemma3) && !run.load_in_4bit {
         hf_gemma::step(a, &run, &params)?
     } else if run.load_in_4bit {
-        let rotary = match a.family {
-            Family::HfGpt2 => N::ZERO,
-            _ => N::from(a.attention.head_dim) * 4,
+        let (step, q) = match a.family {
+            Family::Gemma2 | Family::Gemma3 => hf_gemma::qlora_step(a, &run)?,
+            Family::HfGpt2 => qlora::step(a, &run, N::ZERO)?,
+            _ => qlora::step(a, &run, N::from(a.attention.head_dim) * 4)?,
         };
-        let (step, q) = qlora::step(a, &run, rotary)?;
         // The model's own parameters (4-bit weights counted whole) and the adapters.
         params.total = params.total.saturating_sub(params.lora) + q.trainable;
         params.trainable = q.trainable;

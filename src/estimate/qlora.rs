@@ -153,8 +153,9 @@ fn block_bound(a: &Architecture, s: &Scenario) -> N {
     sb * (24 * u128::from(inter) + 42 * u128::from(a.hidden)) * 11 / 10
 }
 
-/// Refuses what the QLoRA replays do not cover, naming each key.
-fn check(a: &Architecture, s: &Scenario, loss: N) -> Result<(), ScenarioError> {
+/// What every family's QLoRA replays keep to, refused otherwise: Trainer's settings
+/// (`Refusals::trainer`), bf16 autocast and a bf16 or float32 compute dtype.
+pub(crate) fn recipe_refusals(s: &Scenario) -> Refusals {
     let mut r = Refusals::trainer(s);
     r.not(
         s.dtype != Dtype::Bfloat16,
@@ -166,6 +167,12 @@ fn check(a: &Architecture, s: &Scenario, loss: N) -> Result<(), ScenarioError> {
         "bnb_4bit_compute_dtype",
         "a float16 compute dtype is not replayed: use bfloat16 (or float32)",
     );
+    r
+}
+
+/// Refuses what the QLoRA replays do not cover, naming each key.
+fn check(a: &Architecture, s: &Scenario, loss: N) -> Result<(), ScenarioError> {
+    let mut r = recipe_refusals(s);
     r.not(
         !s.flash,
         "flash",
@@ -214,30 +221,51 @@ pub(crate) fn step(
     let boundaries = sb * h * (u128::from(a.layers) + 1) * FP32;
     let mask = sb * s;
     let activations = boundaries + rotary + mask + sb * (2 * FP32) + sb * 8 + N(2 * FP32);
-    let earlier = if run.gradient_accumulation_steps >= 2 {
-        q.grads
-    } else {
-        N::ZERO
-    };
-    let at = |optimizer: N| Components {
+    let loss = LossBackward {
         weights,
-        gradients: earlier,
-        optimizer,
-        autocast_weights: head_copy,
+        head_copy,
         activations,
         logits,
     };
-    let train = at(q.optimizer);
-    let optimizer_step = weights + q.grads + q.optimizer + sb * 8;
-    let first = at(N::ZERO).sum().max(optimizer_step);
-    Ok((
+    Ok((loss.step(run, &q), q))
+}
+
+/// QLoRA's peak, the loss's backward, by component: the resident `weights`, the head's bf16
+/// copy, the activations (the token batch among them) and the loss's `s·b·V` buffers.
+pub(crate) struct LossBackward {
+    pub(crate) weights: N,
+    pub(crate) head_copy: N,
+    pub(crate) activations: N,
+    pub(crate) logits: N,
+}
+
+impl LossBackward {
+    /// The step of `run` with the adapters' gradients of earlier micro-steps (accumulating)
+    /// and the optimizer state of `q`; the first step's peak is this moment without optimizer
+    /// state, or its `optimizer.step()` (every weight, the adapters' gradients, the state and
+    /// the token batch).
+    pub(crate) fn step(&self, run: &Scenario, q: &QloraBytes) -> TrainerStep {
+        let earlier = if run.gradient_accumulation_steps >= 2 {
+            q.grads
+        } else {
+            N::ZERO
+        };
+        let at = |optimizer: N| Components {
+            weights: self.weights,
+            gradients: earlier,
+            optimizer,
+            autocast_weights: self.head_copy,
+            activations: self.activations,
+            logits: self.logits,
+        };
+        let tokens = N::from(run.block_size) * N::from(run.batch_size) * 8;
+        let optimizer_step = self.weights + q.grads + q.optimizer + tokens;
         TrainerStep {
-            train,
+            train: at(q.optimizer),
             moment: TrainMoment::LossBackward,
-            first,
-        },
-        q,
-    ))
+            first: at(N::ZERO).sum().max(optimizer_step),
+        }
+    }
 }
 
 /// `load_in_8bit`'s refusal, with what the weights would take: every block's Linear weight

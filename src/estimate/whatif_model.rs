@@ -541,7 +541,10 @@ const LORA_RANK: u64 = 16;
 
 /// Whether PEFT's LoRA is computed for `a`'s family (Hugging Face's GPT-2, the Llama family).
 fn has_peft_lora(a: &Architecture) -> bool {
-    matches!(a.family, Family::HfGpt2 | Family::Llama)
+    matches!(
+        a.family,
+        Family::HfGpt2 | Family::Llama | Family::Gemma2 | Family::Gemma3
+    )
 }
 
 /// `s` as PEFT's LoRA of `rank` on `targets`, PEFT's default for `a` when `None` (all-linear

@@ -380,8 +380,8 @@ const HF: Families = Families::HF;
 /// nanoGPT's code only: its model's shape (a Hugging Face model's comes from its config), its
 /// evaluation, train.py's own settings and its fine-tuning patches.
 const NANOGPT: Families = Families::NANOGPT;
-/// The families with LoRA: nanoGPT's own patch, and PEFT on Hugging Face's GPT-2 and the Llama
-/// family.
+/// The families with LoRA: nanoGPT's own patch, and PEFT on the Hugging Face families that have
+/// it (`Families::HF_LORA`).
 const LORA: Families = Families::LORA;
 /// PEFT's LoRA only (nanoGPT's patch has no dropout).
 const HF_LORA: Families = Families::HF_LORA;

@@ -142,37 +142,39 @@ struct Replay {
     runs: Vec<Entry>,
 }
 
+/// One replayed LoRA run of a model `M` (a Llama-family config or GPT-2's shape by default;
+/// `hf_gemma_peft.rs` reads Gemma's).
 #[derive(serde::Deserialize)]
-struct Entry {
-    run: Run,
-    base_params: u64,
-    params: u64,
-    trainable_params: u64,
-    trainable_bytes: u64,
-    param_bytes: u64,
-    buffer_bytes: u64,
-    grad_bytes: u64,
-    optimizer_bytes: u64,
-    train_peak_bytes: u64,
-    first_step_peak_bytes: u64,
-    adapted_modules: Vec<String>,
+pub(crate) struct Entry<M = crate::hf_llama::Model> {
+    pub(crate) run: Run<M>,
+    pub(crate) base_params: u64,
+    pub(crate) params: u64,
+    pub(crate) trainable_params: u64,
+    pub(crate) trainable_bytes: u64,
+    pub(crate) param_bytes: u64,
+    pub(crate) buffer_bytes: u64,
+    pub(crate) grad_bytes: u64,
+    pub(crate) optimizer_bytes: u64,
+    pub(crate) train_peak_bytes: u64,
+    pub(crate) first_step_peak_bytes: u64,
+    pub(crate) adapted_modules: Vec<String>,
 }
 
 #[derive(serde::Deserialize)]
-struct Run {
-    name: String,
-    model: crate::hf_llama::Model,
-    block_size: u64,
-    batch_size: u64,
-    accumulation: u64,
-    weights: String,
-    dtype: String,
-    attn_implementation: String,
-    rank: u64,
-    targets: String,
-    lora_dropout: f64,
-    grad_checkpoint: bool,
-    dropout: f64,
+pub(crate) struct Run<M = crate::hf_llama::Model> {
+    pub(crate) name: String,
+    pub(crate) model: M,
+    pub(crate) block_size: u64,
+    pub(crate) batch_size: u64,
+    pub(crate) accumulation: u64,
+    pub(crate) weights: String,
+    pub(crate) dtype: String,
+    pub(crate) attn_implementation: String,
+    pub(crate) rank: u64,
+    pub(crate) targets: String,
+    pub(crate) lora_dropout: f64,
+    pub(crate) grad_checkpoint: bool,
+    pub(crate) dropout: f64,
 }
 
 fn replay() -> Replay {
@@ -196,6 +198,12 @@ fn architecture(r: &Run) -> vramdoc::estimate::Architecture {
 /// The scenario of a replayed run: Trainer's settings as `hf_gpt2.rs` and `hf_llama.rs` write
 /// them, and the adapters.
 fn scenario(r: &Run) -> vramdoc::estimate::Scenario {
+    let gpt2 = r.model.model_type == "gpt2";
+    scenario_with(r, if gpt2 { r.dropout } else { 0.0 })
+}
+
+/// The scenario of a replayed run of any model with the model's `dropout`.
+pub(crate) fn scenario_with<M>(r: &Run<M>, dropout: f64) -> vramdoc::estimate::Scenario {
     use vramdoc::estimate::{Dtype, LoraTargets, Scenario};
     let bf16_weights = r.weights == "bfloat16";
     Scenario {
@@ -207,11 +215,7 @@ fn scenario(r: &Run) -> vramdoc::estimate::Scenario {
         dtype: Dtype::parse(&r.dtype).unwrap(),
         pure_bf16: bf16_weights,
         flash: r.attn_implementation == "sdpa",
-        dropout: if r.model.model_type == "gpt2" {
-            r.dropout
-        } else {
-            0.0
-        },
+        dropout,
         grad_checkpoint: r.grad_checkpoint,
         compile: false,
         lora_rank: r.rank,

@@ -19,38 +19,40 @@ struct Replay {
     runs: Vec<Entry>,
 }
 
+/// One replayed QLoRA or 8-bit AdamW run of a model `M` (a Llama-family config or GPT-2's
+/// shape by default; `hf_gemma_peft.rs` reads Gemma's).
 #[derive(Deserialize)]
-struct Entry {
-    run: Run,
-    params: u64,
-    trainable_params: u64,
-    param_bytes: u64,
-    model_bytes: u64,
-    grad_bytes: u64,
-    optimizer_bytes: u64,
-    train_peak_bytes: u64,
-    first_step_peak_bytes: u64,
+pub(crate) struct Entry<M = Model> {
+    pub(crate) run: Run<M>,
+    pub(crate) params: u64,
+    pub(crate) trainable_params: u64,
+    pub(crate) param_bytes: u64,
+    pub(crate) model_bytes: u64,
+    pub(crate) grad_bytes: u64,
+    pub(crate) optimizer_bytes: u64,
+    pub(crate) train_peak_bytes: u64,
+    pub(crate) first_step_peak_bytes: u64,
 }
 
 #[derive(Deserialize)]
-struct Run {
-    name: String,
-    model: Model,
-    method: String,
-    block_size: u64,
-    batch_size: u64,
-    accumulation: u64,
-    weights: String,
-    dtype: String,
-    optim: String,
-    attn_implementation: String,
-    lora_rank: u64,
-    lora_targets: Vec<String>,
-    lora_dropout: f64,
-    quant_type: String,
-    double_quant: bool,
-    compute_dtype: String,
-    grad_checkpoint: bool,
+pub(crate) struct Run<M = Model> {
+    pub(crate) name: String,
+    pub(crate) model: M,
+    pub(crate) method: String,
+    pub(crate) block_size: u64,
+    pub(crate) batch_size: u64,
+    pub(crate) accumulation: u64,
+    pub(crate) weights: String,
+    pub(crate) dtype: String,
+    pub(crate) optim: String,
+    pub(crate) attn_implementation: String,
+    pub(crate) lora_rank: u64,
+    pub(crate) lora_targets: Vec<String>,
+    pub(crate) lora_dropout: f64,
+    pub(crate) quant_type: String,
+    pub(crate) double_quant: bool,
+    pub(crate) compute_dtype: String,
+    pub(crate) grad_checkpoint: bool,
 }
 
 fn replay() -> Replay {
@@ -69,9 +71,14 @@ fn model_and_run(r: &Run) -> (Architecture, Scenario) {
     } else {
         architecture(m)
     };
+    (model, scenario(r))
+}
+
+/// The Trainer settings of a replayed run of any model (no dropout).
+pub(crate) fn scenario<M>(r: &Run<M>) -> Scenario {
     let bf16_weights = r.weights == "bfloat16";
     let qlora = r.method == "qlora";
-    let run = Scenario {
+    Scenario {
         block_size: r.block_size,
         batch_size: r.batch_size,
         gradient_accumulation_steps: r.accumulation,
@@ -98,8 +105,7 @@ fn model_and_run(r: &Run) -> (Architecture, Scenario) {
         },
         lora_dropout: r.lora_dropout,
         ..Scenario::default()
-    };
-    (model, run)
+    }
 }
 
 /// The runs the estimator refuses, with the key it names: a 1024-token vocabulary, where a

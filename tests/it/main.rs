@@ -35,6 +35,7 @@ mod hardening;
 mod hardening_site;
 mod hf_fused_ce;
 mod hf_gemma;
+mod hf_gemma_peft;
 mod hf_generate;
 mod hf_generate_catalog;
 mod hf_generate_gemma;

@@ -1,6 +1,6 @@
 """PEFT's own LoRA parameter counts for every model of vramdoc's catalog whose family the
-estimator computes (GPT-2 and the Llama family): the ground truth of `tests/it/hf_lora.rs`'s
-trainable counts.
+estimator computes LoRA for (GPT-2, the Llama family, Gemma 2 and Gemma 3): the ground truth of
+`tests/it/hf_lora.rs`'s trainable counts.
 
 Usage::
 
@@ -28,6 +28,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPUTED = {"gpt2", "llama", "mistral", "qwen2", "qwen3", "phi3"}
+COMPUTED |= {"gemma2", "gemma3_text"}
 # The attention's projections as each model_type names them.
 ATTENTION = {"gpt2": ["c_attn", "c_proj"], "phi3": ["qkv_proj", "o_proj"]}
 LLAMA_ATTENTION = ["q_proj", "k_proj", "v_proj", "o_proj"]

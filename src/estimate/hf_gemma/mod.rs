@@ -17,21 +17,30 @@
 //! (`tests/it/hf_gemma.rs`: every run's peak within 1 %, parameters, weights, gradients and
 //! optimizer bytes exact, or refused by name).
 //!
-//! Refused by name (`check`): what no Trainer replay covers, PEFT's LoRA and QLoRA, 8-bit
-//! optimizers, float16, dropout, SDPA for Gemma 2
+//! Fine-tuning: PEFT's LoRA (`lora.rs`), QLoRA (`qlora.rs`) and bitsandbytes' 8-bit AdamW
+//! (`trainer::optimizer_bytes`), held to `tests/data/hf_gemma_lora_replay.json` and
+//! `hf_gemma_qlora_replay.json` (`tests/it/hf_gemma_peft.rs`).
+//!
+//! Refused by name (`check`): what no Trainer replay covers, float16, dropout, SDPA for Gemma 2
 //! (transformers has none for softcapping), and checkpointed runs whose recomputed block's
 //! backward could set the peak (small vocabularies), which is not modelled to 1 %.
 
 pub(crate) mod generate;
+mod lora;
 mod moments;
+mod qlora;
 mod saves;
 
-use super::arch::{Architecture, Family};
+pub(crate) use qlora::qlora_step;
+
+use super::arch::{Architecture, Family, Mlp};
 use super::error::ScenarioError;
+use super::lora_adapters::{self, Adapters};
 use super::num::N;
 use super::params::Params;
-use super::scenario::{Dtype, Optimizer, Scenario};
-use super::trainer::{fused_adamw_bytes, Refusals, StepTotals, TrainerStep};
+use super::scenario::{Dtype, Scenario};
+use super::trainer::{optimizer_bytes, Refusals, StepTotals, TrainerStep};
+use lora::GemmaLoraStep;
 use moments::GemmaStep;
 use saves::{GemmaRun, FP32};
 
@@ -44,17 +53,6 @@ fn check(a: &Architecture, s: &Scenario, recompute: bool) -> Result<(), Scenario
         "grad_checkpoint",
         "with this vocabulary a recomputed block's backward can set the peak, which is not \
          modelled for Gemma: set grad_checkpoint to false",
-    );
-    r.not(
-        s.lora_rank > 0 || s.load_in_4bit,
-        "lora_rank",
-        "PEFT's LoRA and QLoRA are replayed for GPT-2 and the Llama family, not yet for Gemma",
-    );
-    r.not(
-        s.optimizer != Optimizer::Adamw,
-        "optimizer",
-        "bitsandbytes' 8-bit AdamW is replayed for GPT-2 and the Llama family; Gemma's replay \
-         runs fused AdamW",
     );
     r.not(
         !a.embeddings.tied_head,
@@ -96,13 +94,15 @@ pub(crate) fn step(
     run: &Scenario,
     p: &Params,
 ) -> Result<TrainerStep, ScenarioError> {
+    if run.lora_rank > 0 {
+        check(a, run, false)?;
+        return lora_step(a, run, p);
+    }
     let r = GemmaRun::of(a, run);
     let w = r.w;
-    let optimizer = fused_adamw_bytes(a, w);
-    // Buffers: each rotary table's `inv_freq` and `original_inv_freq` (float32, `head_dim / 2`
-    // each) and the embedding's `embed_scale` scalar in the weights' dtype.
-    let buffers = N::from(r.rope_tables) * r.head_dim * FP32 + N::from(1u64) * w;
-    let weights = N::from(p.total) * w + buffers;
+    // Fused AdamW, or bitsandbytes' 8-bit AdamW (the tied embedding's state in 32 bits).
+    let optimizer = optimizer_bytes(a, w, run);
+    let weights = N::from(p.total) * w + buffers(&r);
     let full_grads = N::from(p.total) * w;
     let tokens = r.sb * 8;
     let block_params = (N::from(p.total) - r.vh - r.h) / u128::from(a.layers.max(1));
@@ -119,4 +119,45 @@ pub(crate) fn step(
     let recompute = run.grad_checkpoint && now.recompute_bound() >= now.peak().0.sum();
     check(a, run, recompute)?;
     Ok(totals.step(|t| GemmaStep { r: &r, t }.peak()))
+}
+
+/// The buffers: each rotary table's `inv_freq` and `original_inv_freq` (float32,
+/// `head_dim / 2` each) and the embedding's `embed_scale` scalar in the weights' dtype.
+fn buffers(r: &GemmaRun) -> N {
+    N::from(r.rope_tables) * r.head_dim * FP32 + N::from(1u64) * r.w
+}
+
+/// The Trainer step of PEFT's LoRA on `a` (`lora.rs`): the base, the tied embedding and head
+/// among it, frozen in its weights' dtype, float32 adapters with their gradients and fused
+/// AdamW's state.
+fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep, ScenarioError> {
+    let r = GemmaRun::of(a, run);
+    let base = N::from(p.total) - N::from(p.lora);
+    let weights = base * r.w + N::from(p.lora) * FP32 + buffers(&r);
+    let (t, modules) = lora_adapters::totals(a, run, p, weights, r.sb * 8)?;
+    // Autocast runs around the adapters whenever `dtype` asks for it, bf16 weights or not.
+    let autocast = run.dtype != Dtype::Float32;
+    let adapters = Adapters::new(r.sb, run.lora_rank, autocast, run.lora_dropout > 0.0);
+    let intermediate = match &a.mlp {
+        Mlp::Dense(f) => f.intermediate,
+        Mlp::Moe(m) => m.expert.intermediate,
+    };
+    let mut step = GemmaLoraStep {
+        r,
+        t,
+        adapters,
+        modules,
+        q: N::from(a.attention.q_width()),
+        kv: N::from(a.attention.kv_width()),
+        i: N::from(intermediate),
+    };
+    lora_adapters::trainer_step(&mut step, || {
+        ScenarioError::key(
+            "lora_rank",
+            format!(
+                "{}: with this vocabulary ({} tokens) a block's backward, not the loss, could set a LoRA step's peak, which vramdoc does not model for Gemma within 1 %; estimate with a longer sequence or larger batch, where the loss dominates",
+                a.name, a.vocab_size
+            ),
+        )
+    })
 }

@@ -177,7 +177,7 @@ impl GemmaRun {
     /// The attention of a layer of `span` runs as eager attention saves: eager itself, and
     /// float32 SDPA with grouped heads and no mask (PyTorch's math composite, which saves the
     /// same bytes).
-    fn eager_like(&self, span: Span) -> bool {
+    pub(super) fn eager_like(&self, span: Span) -> bool {
         !self.sdpa || (self.c == FP32 && self.grouped() && !self.masked(span))
     }
 
@@ -196,7 +196,7 @@ impl GemmaRun {
     /// the cache's tensors; but masked SDPA under autocast with one key/value head casts the
     /// float32 keys (the rotary product is float32) through `repeat_kv`'s view, which makes
     /// the bf16 copy full-width.
-    fn kv_saved(&self, span: Span) -> (N, N) {
+    pub(super) fn kv_saved(&self, span: Span) -> (N, N) {
         if self.kv_copied(span) {
             return (self.sbq * self.c, self.sbq * self.c);
         }
@@ -216,7 +216,7 @@ impl GemmaRun {
     /// - SDPA with a mask: the memory-efficient kernel with the boolean mask made additive
     ///   (`b·s·s'` in the compute dtype, `s'` padded to 16, one per layer), its logsumexp of
     ///   `s` rounded up to 32 and 16 bytes of RNG state.
-    fn attention(&self, span: Span) -> N {
+    pub(super) fn attention(&self, span: Span) -> N {
         let (keys, values) = self.kv_saved(span);
         let kv = keys + values;
         if self.eager_like(span) {

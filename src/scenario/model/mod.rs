@@ -140,15 +140,15 @@ pub(crate) fn settle(
         let Some(at) = session.origins.get(key) else {
             continue;
         };
-        if !row.families.contains(Family::NanoGpt) {
-            // A key of other Hugging Face families (Liger's fused cross-entropy).
-            let families: Vec<&str> = row.families.iter().map(family_name).collect();
+        // A key other families read (PEFT's LoRA, say) is no key of nanoGPT's alone.
+        if row.families.iter().any(|f| f != Family::NanoGpt) {
+            let readers: Vec<&str> = row.families.iter().map(family_name).collect();
             errors.push(
                 at.error(&format!(
-                    "`{key}` applies to {} only, and model = {value} is {} ({})",
-                    families.join(", "),
+                    "`{key}` is computed for {} only, and model = {value} is {} ({}): vramdoc does not model it there",
+                    readers.join(", "),
                     family_name(family),
-                    model.info.model_type
+                    model.info.model_type,
                 ))
                 .with_help(format!("remove `{key}` to estimate {value}")),
             );
