@@ -296,10 +296,16 @@ pub(crate) fn model_only_keys(scenario: &Scenario) -> Vec<(&'static str, String)
 
 /// What is said of a key [`model_only_keys`] finds: the message, then the advice.
 pub(crate) fn model_only_key_message(key: &str, value: &str) -> (String, String) {
+    let why = match key {
+        "weights_dtype" => "nanoGPT's weights in bfloat16 are its pure_bf16 patch",
+        "lora_dropout" => "nanoGPT's LoRA patch has no dropout",
+        "fused_linear_cross_entropy" => "nanoGPT's model.py is not one Liger Kernel patches",
+        _ => "nanoGPT's train.py has no such setting",
+    };
     (
         format!(
             "`{key}` = {value} is a setting of Hugging Face models, and no `model` is given: \
-             nanoGPT's train.py has no such setting"
+             {why}"
         ),
         format!(
             "remove `{key}`, or add `model` (e.g. --model gpt2 or --model llama-3.1-8b) to \

@@ -100,7 +100,7 @@ fn the_fused_cross_entropy_is_refused_where_it_is_not_modelled() {
     for (args, says) in [
         (
             vec!["--model", "gpt2", "--fused_linear_cross_entropy=True"],
-            "applies to a Llama-family model",
+            "is computed for a Llama-family model",
         ),
         (
             vec!["--fused_linear_cross_entropy=True"],

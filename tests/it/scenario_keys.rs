@@ -334,7 +334,7 @@ fn a_key_outside_the_models_family_is_refused_at_its_line() {
             )
         } else {
             format!(
-                "`{}` applies to a Llama-family model, a Gemma 2 model, a Gemma 3 model, a \
+                "`{}` is computed for a Llama-family model, a Gemma 2 model, a Gemma 3 model, a \
                  mixture-of-experts model only, and model = gpt2 is Hugging Face's GPT-2",
                 k.name
             )
