@@ -337,6 +337,8 @@ pub struct Scenario {
     pub bnb_4bit_compute_dtype: Dtype,
     /// bitsandbytes LLM.int8() weights (`BitsAndBytesConfig(load_in_8bit=True)`).
     pub load_in_8bit: bool,
+    /// Liger Kernel's fused linear cross-entropy patched in (`fused_ce.rs`): no full logits.
+    pub fused_linear_cross_entropy: bool,
     /// A Hugging Face model (a catalog id or a `config.json` path) instead of nanoGPT's: the
     /// scenario layer resolves it to an [`super::Architecture`] for [`super::estimate_model`];
     /// [`super::estimate`] refuses it.
@@ -382,6 +384,7 @@ impl Default for Scenario {
             bnb_4bit_use_double_quant: false,
             bnb_4bit_compute_dtype: Dtype::Float32,
             load_in_8bit: false,
+            fused_linear_cross_entropy: false,
             model: None,
         }
     }

@@ -23,6 +23,8 @@
 //!   `"paged_adamw_8bit"`);
 //! - half the sequence length (nanochat: with twice the micro-steps, as its token budget
 //!   per step is fixed);
+//! - Liger Kernel's fused linear cross-entropy (`fused_ce.rs`; Llama family, Mixtral,
+//!   Qwen3-MoE): training unchanged but a patch to the model's code, so after every setting;
 //! - nanochat: with a GPU the run does not fit and no option above does, the deepest shallower
 //!   model that does (`--depth`, which also sets the width at base_train.py's default aspect
 //!   ratio);
@@ -67,6 +69,7 @@ pub fn what_if_model(
     o.qlora();
     o.optimizers();
     o.shorter_sequences();
+    o.fused_cross_entropy();
     o.shallower_nanochat();
     o.combination();
     Ok(o.out)
@@ -297,6 +300,19 @@ impl ModelOptions<'_> {
         self.push(WhatIfKind::BlockSize, changed, true, false);
     }
 
+    /// Liger Kernel's fused linear cross-entropy (`fused_ce.rs`), where the family has it: no
+    /// change to training, but a patch to the model's code, so after every setting above.
+    fn fused_cross_entropy(&mut self) {
+        if self.run.fused_linear_cross_entropy {
+            return;
+        }
+        let changed = Scenario {
+            fused_linear_cross_entropy: true,
+            ..self.run.clone()
+        };
+        self.push(WhatIfKind::FusedCrossEntropy, changed, false, false);
+    }
+
     /// nanochat, when the run does not fit a GPU and no option before this does: the deepest
     /// shallower model that fits, as
     /// base_train.py builds it (`--depth`: the width at the default aspect ratio of 64 and head
@@ -360,7 +376,8 @@ impl ModelOptions<'_> {
 
     /// When no option fits the GPU: the least invasive combination that does. The levers are
     /// SDPA, checkpointing (neither changes training), bf16 weights, PEFT's LoRA (families with
-    /// it), QLoRA, the paged 8-bit optimizer and half the sequence (these do); the subsets are tried by how many levers change training, then how many levers,
+    /// it), QLoRA, the paged 8-bit optimizer and half the sequence (these do), and Liger's fused
+    /// cross-entropy (a patch: counted as invasive as those); the subsets are tried by how many invasive levers they use, then how many levers,
     /// then the latest lever they use (later levers cost more), each with the largest micro-batch that fits (same effective
     /// batch). The first that fits is kept: before the first option that changes training
     /// unless it changes training itself. When none fits, every lever the family computes
@@ -401,11 +418,17 @@ impl ModelOptions<'_> {
         levers.push((true, Box::new(|s| *s = with_qlora(s))));
         levers.push((true, Box::new(|s| s.optimizer = Optimizer::PagedAdamw8bit)));
         levers.push((true, Box::new(|s| s.block_size = (s.block_size / 2).max(1))));
+        // Liger's fused cross-entropy: training unchanged, but a patch to the model's code,
+        // ranked as invasive as a lever that changes training, and last among them.
+        let fused_lever = levers.len();
+        levers.push((false, Box::new(|s| s.fused_linear_cross_entropy = true)));
         let n = levers.len();
         let mut subsets: Vec<u32> = (1..(1u32 << n)).collect();
         let cost = |m: &u32| {
-            let training = (0..n).filter(|i| m & (1 << i) != 0 && levers[*i].0).count();
-            (training, m.count_ones(), *m)
+            let invasive = (0..n)
+                .filter(|i| m & (1 << i) != 0 && (levers[*i].0 || *i == fused_lever))
+                .count();
+            (invasive, m.count_ones(), *m)
         };
         subsets.sort_by_key(cost);
         for m in subsets {

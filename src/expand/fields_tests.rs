@@ -225,6 +225,8 @@ fn generate_json(run: &super::super::generate_data::GenerateRun) -> Value {
             "prompt_tokens": context.prompt_tokens,
             "max_new_tokens": run.estimate.generation.max_new_tokens,
             "max_batch": batch.value,
+            "memory_max_context": context.memory_max_context,
+            "position_limit": context.position_limit.map(|p| p.positions),
         }),
     );
     json

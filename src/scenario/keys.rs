@@ -386,6 +386,10 @@ const LORA: Families = Families::LORA;
 /// PEFT's LoRA only (nanoGPT's patch has no dropout).
 const HF_LORA: Families = Families::HF_LORA;
 
+/// The families Liger Kernel patches (`estimate::fused_ce` computes the Llama family and
+/// Mixtral/Qwen3-MoE, and refuses the rest by name).
+const LIGER: Families = Families::LIGER;
+
 use NanoGpt::{Code, Setting, Surroundings};
 
 keys! {
@@ -424,6 +428,7 @@ keys! {
     bnb_4bit_use_double_quant: Bool, "", "Quantize the 4-bit absmax again (8-bit, per 256 blocks).", Code("est-code-bnb"), Changes, TRAINING, HF;
     bnb_4bit_compute_dtype: Dtype, "", "What a 4-bit layer dequantizes to and multiplies in (BitsAndBytesConfig's default float32).", Code("est-code-bnb"), Changes, TRAINING, HF;
     load_in_8bit: Bool, "", "Linear weights in bitsandbytes LLM.int8() (BitsAndBytesConfig(load_in_8bit=True)).", Code("est-code-bnb"), Changes, TRAINING, HF;
+    fused_linear_cross_entropy: Bool, "", "Liger Kernel's fused linear cross-entropy patched in (_apply_liger_kernel_to_instance(model, fused_linear_cross_entropy=True), its other kernels off): the head and loss in chunks, no full logits.", Code("est-code-fused_linear_cross_entropy"), Same, TRAINING, LIGER;
     model: Model, "", "A Hugging Face model to train (or, with phase generate, to generate with) instead of nanoGPT's: an id of vramdoc's model catalog (data/models) or a config.json path.", Surroundings, Changes, BOTH, ALL;
 }
 

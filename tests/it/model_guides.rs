@@ -71,7 +71,9 @@ fn a_guide_naming_a_model_shows_that_models_estimate_and_what_ifs() {
         "{html}"
     );
     assert!(html.contains("Logits and loss"), "{html}");
-    assert!(!html.contains("‡"), "{html}");
+    // No nanoGPT code note: the one patch among the options is Liger's, and says so.
+    assert!(!html.contains("nanoGPT's train.py reads"), "{html}");
+    assert!(html.contains("‡ a patch to the model's code"), "{html}");
     assert!(
         html.contains("<svg") || html.contains("<picture>"),
         "{html}"
@@ -150,8 +152,16 @@ fn the_bundled_qwen_guide_shows_the_losss_twelve_bytes_per_logit_in_every_langua
         .unwrap();
         assert!(html.contains(base_text), "{lang}: {base_text}");
         assert!(html.contains(micro1_text), "{lang}: {micro1_text}");
-        // The what-ifs are the model's own: Trainer settings, no nanoGPT code notes.
+        // The what-ifs are the model's own: Trainer settings, no nanoGPT code notes; the one
+        // patch, Liger's fused cross-entropy, is marked as one.
         assert!(html.contains("gradient_checkpointing=True"), "{lang}");
-        assert!(!html.contains("‡"), "{lang}");
+        assert!(html.contains("_apply_liger_kernel_to_instance"), "{lang}");
+        for nanogpt in [
+            "nanoGPT's train.py reads",
+            "no es un ajuste que lea train.py",
+            "不是 nanoGPT 的 train.py 读取的设置",
+        ] {
+            assert!(!html.contains(nanogpt), "{lang}");
+        }
     }
 }

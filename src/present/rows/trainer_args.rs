@@ -44,6 +44,12 @@ pub(crate) fn model_setting(c: &Change) -> String {
             format!("target_modules=[{}]", names.join(", "))
         }
         "lora_dropout" => format!("lora_dropout={v}"),
+        // Liger Kernel's patch, its loss alone (what vramdoc models), after from_pretrained.
+        "fused_linear_cross_entropy" if v == "True" => {
+            "_apply_liger_kernel_to_instance(model=model, \
+             fused_linear_cross_entropy=True, rope=False, rms_norm=False, swiglu=False)"
+                .to_owned()
+        }
         _ => config_line(c),
     }
 }

@@ -217,7 +217,7 @@ struct ConfigShape {
     layers: u64,
     attention: Attention,
     vocab: u64,
-    theta: f64,
+    positions: Positions,
     tied: bool,
 }
 
@@ -231,7 +231,8 @@ fn shape(f: &mut Facts<'_>, head_dim_default: Option<u64>, tied_default: bool) -
         head_dim_default.unwrap_or_else(|| (hidden / heads).max(1)),
     );
     let vocab = f.count("vocab_size");
-    let theta = f.number("rope_theta").unwrap_or(10000.0);
+    let model_type = f.text_or("model_type", "");
+    let positions = super::rope::positions(f, &model_type);
     let tied = f.flag_or("tie_word_embeddings", tied_default);
     ConfigShape {
         hidden,
@@ -248,7 +249,7 @@ fn shape(f: &mut Facts<'_>, head_dim_default: Option<u64>, tied_default: bool) -
             sliding_window: None,
         },
         vocab,
-        theta,
+        positions,
         tied,
     }
 }
@@ -272,7 +273,7 @@ fn decoder(family: Family, s: ConfigShape, mlp: Mlp) -> Architecture {
         vocab_size: s.vocab,
         hidden: s.hidden,
         layers: s.layers,
-        positions: Positions::Rotary { theta: s.theta },
+        positions: s.positions,
         attention: s.attention,
         mlp,
         norm: Norm::RmsNorm,

@@ -8,11 +8,13 @@
 //! own settings, each at the line that set it, naming both), and gives the keys no input set
 //! `Trainer`'s defaults instead of train.py's, with a note saying which.
 
+mod batches;
 mod catalog;
 mod config;
 mod facts;
 mod generate;
 mod qlora;
+mod rope;
 pub(crate) mod weights;
 
 use std::path::{Path, PathBuf};
@@ -133,27 +135,42 @@ pub(crate) fn settle(
     let model = resolve(&value, origin.as_ref())?;
     let mut errors = Vec::new();
     let family = model.architecture.family;
-    for key in KEYS.iter().filter(|k| !k.families.contains(family)) {
-        let key = key.name;
-        if let Some(at) = session.origins.get(key) {
+    for row in KEYS.iter().filter(|k| !k.families.contains(family)) {
+        let key = row.name;
+        let Some(at) = session.origins.get(key) else {
+            continue;
+        };
+        if !row.families.contains(Family::NanoGpt) {
+            // A key of other Hugging Face families (Liger's fused cross-entropy).
+            let families: Vec<&str> = row.families.iter().map(family_name).collect();
             errors.push(
                 at.error(&format!(
-                    "`{key}` is a key of nanoGPT's train.py, and model = {value} is {} ({}), which {}: vramdoc does not mix the two",
-                    family_name(model.architecture.family),
-                    model.info.model_type,
-                    if matches!(key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
-                        "takes its shape from its own config"
-                    } else if family == Family::Nanochat {
-                        "trains as its own base_train.py step, without train.py's settings and patches"
-                    } else {
-                        "trains as a Trainer step, without train.py's settings and patches"
-                    }
+                    "`{key}` applies to {} only, and model = {value} is {} ({})",
+                    families.join(", "),
+                    family_name(family),
+                    model.info.model_type
                 ))
-                .with_help(format!(
-                    "remove `{key}` to estimate {value}, or remove `model` to estimate nanoGPT's model"
-                )),
+                .with_help(format!("remove `{key}` to estimate {value}")),
             );
+            continue;
         }
+        errors.push(
+            at.error(&format!(
+                "`{key}` is a key of nanoGPT's train.py, and model = {value} is {} ({}), which {}: vramdoc does not mix the two",
+                family_name(model.architecture.family),
+                model.info.model_type,
+                if matches!(key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
+                    "takes its shape from its own config"
+                } else if family == Family::Nanochat {
+                    "trains as its own base_train.py step, without train.py's settings and patches"
+                } else {
+                    "trains as a Trainer step, without train.py's settings and patches"
+                }
+            ))
+            .with_help(format!(
+                "remove `{key}` to estimate {value}, or remove `model` to estimate nanoGPT's model"
+            )),
+        );
     }
     if !errors.is_empty() {
         return Err(errors);
@@ -164,6 +181,7 @@ pub(crate) fn settle(
         let qlora = qlora::defaults(session, scenario, &model).map_err(|e| vec![e])?;
         let mut notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
         notes.extend(qlora);
+        notes.extend(batches::note(&model));
         notes
     };
     notes.extend(weights::settle(session, scenario, &model).map_err(|e| vec![e])?);
