@@ -203,7 +203,12 @@ impl GenerateOptions<'_> {
         let Some(dtype) = half_precision(self.s, self.catalog) else {
             return;
         };
-        let changes = vec![change("dtype", dtype.as_str())];
+        let mut changes = vec![change("dtype", dtype.as_str())];
+        // A Hugging Face model's `weights_dtype` names the same dtype (the scenario layer
+        // resolved it): changed with it, so the option's flags agree.
+        if self.s.weights_dtype != super::WeightsDtype::Auto {
+            changes.push(change("weights_dtype", dtype.as_str()));
+        }
         self.push(GenerateWhatIfKind::Dtype, changes, *self.g, dtype);
     }
 

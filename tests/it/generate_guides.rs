@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::support::{grouped, table, SiteTest};
 
-const FRONT: &str = "scenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-3060-12gb\n  prompt_tokens: 1024\n  max_new_tokens: 256\nvariants:\n  - id: big\n    set: { model: llama-3.2-3b, gpu: rtx-4090 }\n";
+const FRONT: &str = "scenario:\n  phase: generate\n  model: llama-3.2-1b\n  weights_dtype: bfloat16\n  gpu: rtx-3060-12gb\n  prompt_tokens: 1024\n  max_new_tokens: 256\nvariants:\n  - id: big\n    set: { model: llama-3.2-3b, gpu: rtx-4090 }\n";
 
 const BODY: &str = "Context: {{ solve.max_context | int }} ({{ solve.prompt_tokens | int }} + {{ solve.max_new_tokens | int }}). Batch: {{ solve.max_batch | int }}. Cache: {{ bytes.kv_cache | int }}. Prefill: {{ bytes.prefill_peak | int }}. Per token: {{ kv_cache_per_token | int }}. Heads: {{ architecture.attention.heads }}/{{ architecture.attention.kv_heads }}. Big: {{ variants.big.solve.max_context | int }}, {{ variants.big.fits | verdict }}.\n\n{{ solve_table() }}\n\n{{ chart(\"context\") }}\n\n{{ chart(\"context\", variant=\"big\") }}\n";
 
@@ -30,6 +30,7 @@ fn cli(t: &SiteTest, model: &str, gpu: &str, solve: &str) -> Value {
         gpu,
         "--prompt_tokens=1024",
         "--max_new_tokens=256",
+        "--weights_dtype=bfloat16",
         "--solve",
         solve,
         "--format",
@@ -59,7 +60,7 @@ fn a_generate_guide_shows_the_cli_estimate_and_both_solvers() {
         grouped(n(&context, &["bytes", "prefill_peak"])),
     );
     assert!(md.contains(&expected), "{expected}\n{md}");
-    // Llama 3.2 1B: 16 layers, 8 KV heads of 64 dims, bfloat16 (config.json); the cache holds
+    // Llama 3.2 1B: 16 layers, 8 KV heads of 64 dims, bfloat16 (weights_dtype); the cache holds
     // prompt + new − 1 tokens.
     let per_token = 2 * 16 * 8 * 64 * 2;
     assert!(
@@ -116,7 +117,7 @@ fn generate_guides_refuse_what_they_cannot_show_at_its_line() {
         guide(&t, body);
         let run = t.build_err();
         assert!(
-            run.stderr.contains("content/gen/en.md:16") && run.stderr.contains(said),
+            run.stderr.contains("content/gen/en.md:17") && run.stderr.contains(said),
             "{body}: {}",
             run.stderr
         );

@@ -206,7 +206,11 @@ fn the_options_table_in_every_language_and_in_markdown() {
         assert!(en.contains(says), "{says}: {en}");
     }
     let md = run(&t, "gpt2", &base, &["--format", "markdown"]);
-    assert!(md.contains("| `--dtype=bfloat16` |"), "{md}");
+    // The weights' dtype, generate's `dtype`, is `weights_dtype` too: both flags.
+    assert!(
+        md.contains("| `--dtype=bfloat16` `--weights_dtype=bfloat16` |"),
+        "{md}"
+    );
     let es = run(&t, "gpt2", &base, &["--lang", "es"]);
     assert!(
         es.contains("Qué cambiar (primero lo que menos altera la salida)"),

@@ -281,13 +281,17 @@ fn both_caches_compute_past_a_sliding_window() {
 #[test]
 fn the_quanto_caches_compute_and_the_others_are_refused_naming_what_is_replayed() {
     let t = SiteTest::new();
-    // Llama 3.2 1B, a 512-token prompt and 500 new tokens: 499 decoding steps leave 115 tokens
+    // Llama 3.2 1B in bfloat16, a 512-token prompt and 500 new tokens: 499 decoding steps leave 115 tokens
     // in the full-precision residual (499 mod 128) and 896 quantized. Per layer and token,
     // keys and values are 2 × 8 heads × 64 = 1,024 elements: int4 packs two in a byte, and every
     // group of 64 has a bf16 scale and shift.
     let per_layer = |bits: u64| 1024 * 896 * bits / 8 + 1024 * 896 / 64 * 4 + 1024 * 115 * 2;
     for (cache, bits) in [("quantized", 4), ("quantized_int2", 2)] {
-        let v = generate_json(&t, "llama-3.2-1b", &[format!("kv_cache={cache}")]);
+        let sets = [
+            format!("kv_cache={cache}"),
+            "weights_dtype=bfloat16".to_owned(),
+        ];
+        let v = generate_json(&t, "llama-3.2-1b", &sets);
         assert_eq!(u(&v, &["bytes", "kv_cache_at_end"]), 16 * per_layer(bits));
     }
     // HQQ's int8, fp8, and any quantized cache beside sliding-window layers: refused.

@@ -261,6 +261,7 @@ fn a_llama_with_grouped_heads_generates_with_a_dynamic_and_a_static_cache() {
         "--prompt_tokens=1000",
         "--max_new_tokens=25",
         "--batch_size=2",
+        "--weights_dtype=bfloat16",
     ];
     let v = run_json(&t, &args);
     // 2 × 16 layers × 8 KV heads × 64 × 1024 tokens × 2 bytes × 2 sequences.

@@ -4,8 +4,9 @@
 //! labels=X)`, the loss divided over the accumulation steps, `backward`, `clip_grad_norm_`, fused
 //! AdamW (`adamw_torch_fused`), `zero_grad(set_to_none=True)`. Three dtype policies: float32
 //! weights with no autocast (`dtype: float32`), float32 weights under bf16 autocast
-//! (`dtype: bfloat16`), and weights loaded in bfloat16 and trained as they are (`pure_bf16`;
-//! bf16 autocast on top changes nothing the step keeps, as the replay shows). Attention through
+//! (`dtype: bfloat16`), and weights loaded in 16 bits and trained as they are (`weights_dtype`,
+//! the catalog models' own default, or `pure_bf16`; autocast of their own dtype on top changes
+//! nothing the step keeps, as the replay shows). Attention through
 //! SDPA or eager; `gradient_checkpointing_enable` (non-reentrant) or not. The configs' defaults
 //! are kept: `use_cache` true (a `DynamicCache` is filled in training too), no dropout.
 //!

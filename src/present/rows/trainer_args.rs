@@ -60,3 +60,29 @@ pub(crate) fn loads_model(c: &Change) -> bool {
         || c.key.starts_with("bnb_4bit_")
         || c.key.starts_with("load_in_")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The weights' dtype is transformers 5's `dtype=` argument of `from_pretrained` (its
+    /// `torch_dtype=` is deprecated there), `pure_bf16` included.
+    #[test]
+    fn weights_dtype_is_from_pretrained_dtype() {
+        let c = |k: &str, v: &str| Change {
+            key: k.into(),
+            value: v.into(),
+        };
+        assert_eq!(
+            model_setting(&c("weights_dtype", "bfloat16")),
+            "dtype=torch.bfloat16"
+        );
+        assert_eq!(model_setting(&c("weights_dtype", "auto")), "dtype=\"auto\"");
+        assert_eq!(
+            model_setting(&c("pure_bf16", "True")),
+            "dtype=torch.bfloat16"
+        );
+        assert!(loads_model(&c("weights_dtype", "float16")));
+        assert!(!loads_model(&c("dtype", "bfloat16")));
+    }
+}

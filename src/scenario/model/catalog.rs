@@ -60,8 +60,9 @@ struct RawEntry {
     published_source: String,
     #[serde(default)]
     dtype_source: Option<String>,
-    /// Aliases whose `config.json` names another `torch_dtype` than the repository's (Gemma 2's
-    /// base checkpoints are float32, its `-it` ones bfloat16).
+    /// Aliases whose `torch_dtype` is recorded on its own: it differs from the repository's
+    /// (Gemma 2's base checkpoints are float32, its `-it` ones bfloat16), or only the alias's
+    /// `config.json` was sourced.
     #[serde(default)]
     alias_dtypes: std::collections::BTreeMap<String, String>,
     /// Read from the positioned document by [`ModelEntry::read`]; required here.
@@ -76,7 +77,7 @@ pub(crate) struct ModelEntry {
     pub(crate) id: String,
     /// Where its facts come from.
     pub(crate) source: ModelSource,
-    /// The `torch_dtype` of the aliases whose config differs from the repository's.
+    /// The `torch_dtype` of the aliases recorded on their own (`alias_dtypes`).
     pub(crate) alias_dtypes: Vec<(String, crate::estimate::Dtype)>,
     /// Which file and which item of its `models:` list.
     file: usize,
@@ -216,7 +217,7 @@ fn distance(a: &str, b: &str) -> usize {
 
 impl ModelEntry {
     /// The `torch_dtype` of the alias `name` names (as [`find`] compares names), where the entry
-    /// records that alias's config as differing from the repository's.
+    /// records that alias's own.
     pub(crate) fn alias_dtype(&self, name: &str) -> Option<crate::estimate::Dtype> {
         let want = name.trim().trim_end_matches('/').to_ascii_lowercase();
         self.alias_dtypes.iter().find_map(|(alias, d)| {

@@ -287,9 +287,9 @@ fn hostile_values_are_refused_not_wrapped() {
 fn every_catalog_torch_dtype_has_its_source() {
     for (e, read) in all() {
         assert_eq!(
-            read.torch_dtype.is_some(),
+            read.torch_dtype.is_some() || !e.alias_dtypes.is_empty(),
             e.source.dtype_source.is_some(),
-            "{}: torch_dtype and dtype_source go together",
+            "{}: a torch_dtype (the repository's or an alias's) and dtype_source go together",
             e.id
         );
         if let Some((_, key)) = read.torch_dtype {
@@ -307,4 +307,8 @@ fn every_catalog_torch_dtype_has_its_source() {
     let llama2 = from_catalog("meta-llama/Llama-2-7b-chat-hf").expect("alias");
     assert_eq!(llama2.loaded.expect("sourced").dtype, Dtype::Float16);
     assert!(from_catalog("gpt2").expect("gpt2").loaded.is_none());
+    // Only the alias's config was sourced: the base repository's dtype stays unknown.
+    assert!(from_catalog("llama-3.2-1b").expect("base").loaded.is_none());
+    let instruct = from_catalog("meta-llama/Llama-3.2-1B-Instruct").expect("alias");
+    assert_eq!(instruct.loaded.expect("alias").dtype, Dtype::Bfloat16);
 }
