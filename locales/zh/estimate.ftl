@@ -149,23 +149,29 @@ solve-max-context = 在 { $gpu } 上结论为“放得下”的最长上下文�
 solve-max-context-none = { $gpu } 上什么都放不下：即使提示词只有 1个 token、生成 { $new }个新 token 也不行。
 solve-limit-block-size = 限制来自 sample.py 的截断，而不是显卡：generate() 只保留上下文的最后 { $block }个 token（block_size），所以更长的提示词也能运行，只多占它的 token 编号，模型最多看到 { $block }个 token。
 solve-limit-positions = 限制来自 GPT-2 的 { $positions }个位置，而不是显卡：generate 无法超出。
+solve-limit-rotary = 限制来自 nanochat 的旋转位置表，而不是显卡：它们容纳 { $positions }个位置（10 × sequence_len），模型无法超出。
 solve-max-batch = 在 { $gpu } 上结论为“放得下”的最大批次大小：一次 { $batch }个提示词。
 solve-max-batch-none = { $gpu } 上什么都放不下：连一个提示词都不行。
 
 ## 用模型运行 Hugging Face 的 generate
 gen-title = 显存估算：Hugging Face 的 generate
+gen-title-nanochat = 显存估算：nanochat 的 Engine.generate
 gen-model = 模型
 gen-model-value = { $name }：{ $params }个参数，权重为 { $dtype }
 gen-model-value-moe = { $name }：{ $params }个参数，所有专家都常驻显存（每个 token 只运行 { $active }），权重为 { $dtype }
 gen-call = 生成
 gen-call-value = { $batch } × { $prompt }个 token 的提示词，新生成 { $new }个 token，每个提示词 { $sequences }条序列，{ $cache } KV 缓存
+gen-call-value-nanochat = 一个 { $prompt }个 token 的提示词只预填充一次，从中采样 { $batch }行（num_samples），每行新生成 { $new }个 token，nanochat 的 KVCache 预分配 { $context }个位置
 gen-weights = 权重
 gen-kv-cache = KV 缓存的最大值
+gen-load-peak = 加载检查点的峰值（build_model）
 gen-prefill-peak = 预填充的峰值（一次处理整个提示词）
 gen-decode-peak = 解码步骤的峰值
 gen-moment-prefill = 预填充
 gen-moment-decode = 解码步骤
+gen-moment-load = 加载检查点
 gen-note = 说明：峰值依据在伪张量上对 transformers 自带 generate 的重放（预填充与解码，SDPA，即时执行）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论说明该范围中哪一部分放得下。
+gen-note-nanochat = 说明：峰值依据在伪张量上对 nanochat 自带 build_model 与 Engine.generate 的重放（SDPA 回退路径，即时执行，带温度、不用 top-k 的采样）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论说明该范围中哪一部分放得下。
 gen-heading-options = 可以怎么改（对输出影响最小的排在前面）
 gen-opt-static-cache = 静态缓存（按完整长度预先分配）
 gen-opt-dynamic-cache = 动态缓存（随序列增长）
@@ -179,4 +185,5 @@ gen-opt-fewer-new-tokens = 新 token 数减半
 gen-opt-max-context = 提示词截短到放得下的最长上下文
 gen-no-options = 没有可建议的改动：这次调用已经是 vramdoc 能计算的最小设置。
 gen-options-not-computed = 未计算，因此不列出：int8（HQQ）或 fp8 的 KV 缓存、GPT-2 上或与滑动窗口层同用的量化缓存，以及 8 位或 4 位权重（generate 模型尚未重放它们）。
+gen-options-not-computed-nanochat = 未计算，因此未列出：float16（NANOCHAT_DTYPE=float16）、FA3 的内核以及编译后的模型（重放运行的是 nanochat 的 SDPA 回退路径，即时执行）。
 sample-options-not-computed = 未计算，因此不列出：更小的 block_size 截断（sample.py 按模型自身的 block_size 截断上下文；更短的截断需要改代码，采样估算不对它建模）。

@@ -5,7 +5,7 @@
 
 use super::solve::{self, Solve};
 use crate::diagnostics::Diagnostic;
-use crate::estimate::arch::Positions;
+use crate::estimate::arch::{Family, Positions};
 use crate::estimate::{self, Generation, GpuCatalog, Scenario, ScenarioError};
 use crate::i18n::Localizer;
 use crate::present::generate_report;
@@ -70,6 +70,9 @@ pub(crate) fn report(
         let gpu = est.gpu.as_ref().map_or("", |c| c.name.as_str());
         let limit = match a.positions {
             Positions::Learned { max_positions } => max_positions,
+            Positions::Rotary { .. } if a.family == Family::Nanochat => {
+                estimate::nanochat::max_positions(s)
+            }
             Positions::Rotary { .. } => 0,
         };
         let what = match which {

@@ -13,10 +13,12 @@
 //!   sample.py draws one sample at a time (batch 1): it has no batch to solve for.
 //! - Hugging Face `generate` on GPT-2: up to GPT-2's positions (`prompt + new − 1 ≤
 //!   n_positions`); the batch up to the first that does not fit (doubling, then bisection).
+//! - nanochat's `Engine.generate`: up to its rotary tables (`prompt + new ≤ 10 ×
+//!   sequence_len`, `nanochat::max_positions`); the batch is its `num_samples`.
 
 use serde::Serialize;
 
-use super::arch::Positions;
+use super::arch::{Family, Positions};
 use super::error::ScenarioError;
 use super::hf_generate::{estimate_generate, Generation};
 use super::sample::{estimate_sampling, sampled_model, Sampling};
@@ -32,6 +34,8 @@ pub enum Limit {
     BlockSize,
     /// GPT-2's `n_positions`: generate cannot go further.
     Positions,
+    /// nanochat's rotary tables (`10 × sequence_len` rows): its forward cannot go further.
+    RotaryTables,
 }
 
 /// A solver's answer (`solve.max_context` or `solve.max_batch` in the JSON).
@@ -134,6 +138,10 @@ pub fn generate_max_context(
         Positions::Learned { max_positions } => (
             (max_positions + 1).saturating_sub(new).max(1),
             Limit::Positions,
+        ),
+        Positions::Rotary { .. } if a.family == Family::Nanochat => (
+            super::nanochat::max_positions(s).saturating_sub(new).max(1),
+            Limit::RotaryTables,
         ),
         Positions::Rotary { .. } => (u64::MAX / 4, Limit::Memory),
     };

@@ -38,6 +38,8 @@ pub(crate) struct ReadModel {
     /// The dropout probability its config trains with, where the family's estimate reads one
     /// (GPT-2's `resid_pdrop`, `embd_pdrop` and `attn_pdrop`, which must agree).
     pub(crate) dropout: Option<f64>,
+    /// nanochat's `sequence_len` (its rotary tables hold ten times as many positions).
+    pub(crate) sequence_len: Option<u64>,
 }
 
 /// Reads the model the facts describe, naming it `name`; `None` when any fact is wrong (the
@@ -84,10 +86,12 @@ pub(crate) fn read(f: &mut Facts<'_>, name: String) -> Option<ReadModel> {
         f.error(key, e.message, "check the config's head counts and widths");
         return None;
     }
+    let sequence_len = (family == Family::Nanochat).then(|| f.count_or("sequence_len", 2048));
     Some(ReadModel {
         architecture,
         model_type,
         dropout,
+        sequence_len,
     })
 }
 

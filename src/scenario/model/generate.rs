@@ -1,6 +1,8 @@
 //! A model's generate phase (`phase = generate` with `model`): Hugging Face `generate`'s
 //! settings read from the inputs (`prompt_tokens`, `max_new_tokens`, `num_return_sequences`,
-//! `kv_cache`, and the scenario's `batch_size` and `dtype`), with the defaults said in a note.
+//! `kv_cache`, and the scenario's `batch_size` and `dtype`), with the defaults said in a note;
+//! for nanochat, `Engine.generate`'s (`batch_size` its `num_samples`, `max_new_tokens` its
+//! `max_tokens`, `block_size` the checkpoint's `sequence_len`).
 
 use super::Model;
 use crate::diagnostics::Diagnostic;
@@ -25,6 +27,17 @@ pub(super) fn defaults(
             "weights in bfloat16 (--dtype=float32 or float16 otherwise)",
         ),
     ];
+    if let Some(sequence) = model.sequence_len {
+        // nanochat: its Engine samples `batch_size` rows (num_samples) of one prompt, in
+        // COMPUTE_DTYPE, with the checkpoint's sequence_len sizing the rotary tables.
+        defaults[0].2 = "one row (num_samples, --batch_size)";
+        defaults[1].2 = "COMPUTE_DTYPE bfloat16 (an sm80+ GPU's; --dtype=float32 before Ampere)";
+        defaults.push((
+            "block_size",
+            Literal::Int(i64::try_from(sequence).unwrap_or(i64::MAX)),
+            "the checkpoint's sequence_len (--block_size), whose rotary tables hold ten times as many positions",
+        ));
+    }
     if model.architecture.family == Family::Gemma2 {
         defaults.push((
             "flash",

@@ -39,6 +39,8 @@ pub(crate) struct Model {
     pub(crate) info: ModelInfo,
     /// The dropout its config trains with, where the family's estimate reads one.
     dropout: Option<f64>,
+    /// nanochat's `sequence_len`: the generate phase's `block_size` where no input set one.
+    sequence_len: Option<u64>,
 }
 
 impl Model {
@@ -58,6 +60,7 @@ impl Model {
             },
             architecture,
             dropout: None,
+            sequence_len: None,
         }
     }
 }
@@ -429,6 +432,7 @@ fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
         },
         architecture: read.architecture,
         dropout: read.dropout,
+        sequence_len: read.sequence_len,
     })
 }
 
@@ -558,6 +562,7 @@ fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
             },
             architecture: read.architecture,
             dropout: read.dropout,
+            sequence_len: read.sequence_len,
         }),
         _ if !errors.is_empty() => Err(errors),
         _ => Err(vec![
