@@ -298,3 +298,30 @@ fn diagnose_names_the_prompts_float32_logits() {
     );
     assert!(r.stdout.contains("logits.float()"), "{}", r.stdout);
 }
+
+/// A nanochat `GPTConfig` given as a config.json: its own `sequence_len` (1,024) sizes the
+/// rotary tables, so the context stops at 10,240 tokens and one more is refused at its key.
+#[test]
+fn a_config_json_brings_its_own_sequence_len() {
+    let t = SiteTest::new();
+    t.file(
+        "d8/config.json",
+        r#"{"model_type": "nanochat", "n_layer": 8, "n_head": 4, "n_embd": 512, "sequence_len": 1024, "window_pattern": "SL"}"#,
+    );
+    let base = ["--model", "d8", "--phase", "generate", "--gpu", "h100-80gb"];
+    let mut solve = base.to_vec();
+    solve.extend(["--solve", "max_context"]);
+    let v = run_json(&t, &solve);
+    assert_eq!(v["solve"]["max_context"], 10240);
+    assert_eq!(v["solve"]["limited_by"], "rotary_tables");
+    let mut past = vec!["estimate"];
+    past.extend(base);
+    past.extend(["--prompt_tokens=9741", "--max_new_tokens=500"]);
+    let r = t.run(&past);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("10241") && r.stderr.contains("10240 rows"),
+        "{}",
+        r.stderr
+    );
+}

@@ -39,6 +39,9 @@
 //!   `multinomial`, whose CUDA kernel makes one more copy (`3·B·V·4`). Greedy or top-k sampling
 //!   keeps less (at most that much): the estimate is of the default.
 //!
+//! The calculator tool's state (`RowState`: forced tokens, the expression's tokens) is Python
+//! lists, and a forced token replaces a sampled one in the same column: no device memory.
+//!
 //! Stated assumptions: attention is nanochat's SDPA fallback (FA3 writes the same cache in
 //! place and keeps no more); the checkpoint was trained with the same `COMPUTE_DTYPE`; no row
 //! ends early; nothing is compiled.
