@@ -154,6 +154,7 @@ solve-max-context = Longest context whose verdict on { $gpu } is “fits”: { $
 solve-max-context-none = Nothing fits on { $gpu }: not even a one-token prompt with { $new } new tokens.
 solve-limit-block-size = The limit is sample.py’s crop, not the card: generate() crops the context to the last { $block } tokens (block_size), so a longer prompt also runs, costing only its token ids, and the model sees at most { $block } tokens.
 solve-limit-positions = The limit is GPT-2’s { $positions } positions, not the card: generate cannot run past them.
+solve-limit-rotary = The limit is nanochat’s rotary tables, not the card: they hold { $positions } positions (10 × sequence_len), and the model cannot run past them.
 solve-max-batch = Largest batch whose verdict on { $gpu } is “fits”: { $batch } prompts at once.
 solve-max-batch-none = Nothing fits on { $gpu }: not even one prompt.
 solve-max-context-none-positions = No context fits the model's positions: { $new } new tokens alone pass its { $positions } positions ({ $source }).
@@ -169,6 +170,7 @@ solve-source-rotary-table = nanochat's rotary table, 10 × sequence_len
 
 ## Hugging Face generate with a model
 gen-title = GPU memory estimate: Hugging Face generate
+gen-title-nanochat = GPU memory estimate: nanochat’s Engine.generate
 gen-model = Model
 gen-model-value = { $name }: { $params } parameters, weights in { $dtype }
 gen-model-value-moe = { $name }: { $params } parameters, every expert resident ({ $active } run per token), weights in { $dtype }
@@ -177,14 +179,21 @@ gen-call-value = { $batch } × { $prompt }-token prompts, { $new } new tokens, {
     [one] one sequence
    *[other] { $sequences } sequences
 } per prompt, { $cache } KV cache
+gen-call-value-nanochat = one { $prompt }-token prompt prefilled once, { $batch_count ->
+    [one] one row
+   *[other] { $batch } rows
+} sampled from it (num_samples), { $new } new tokens each, nanochat’s KVCache preallocated to { $context } positions
 gen-weights = Weights
 gen-kv-cache = KV cache at its largest
+gen-load-peak = Peak of loading the checkpoint (build_model)
 gen-prefill-peak = Peak of the prefill (the whole prompt at once)
 gen-decode-peak = Peak of the decoding steps
 gen-moment-prefill = the prefill
 gen-moment-decode = the decoding steps
+gen-moment-load = loading the checkpoint
 gen-note = Estimates: the peaks follow a replay of transformers' own generate on fake tensors (prefill and decoding, SDPA, eager); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
 gen-beyond-positions = This context ({ $tokens } tokens) passes the model's { $positions } positions ({ $source }): transformers generates on, with one warning that the call "has exceeded the model's predefined maximum length", and the memory above is for the length asked, but the model was never trained on such positions, so what it writes there is not what it was built for.
+gen-note-nanochat = Estimates: the peaks follow a replay of nanochat’s own build_model and Engine.generate on fake tensors (SDPA fallback, eager, sampling with a temperature and no top-k); what lies outside PyTorch’s allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
 gen-heading-options = What to change (least change to the output first)
 gen-opt-static-cache = Static cache (preallocated to the full length)
 gen-opt-dynamic-cache = Dynamic cache (grows with the sequence)
@@ -198,4 +207,5 @@ gen-opt-fewer-new-tokens = Half the new tokens
 gen-opt-max-context = Prompt cut to the longest context that fits
 gen-no-options = No change to offer: the call is already at its smallest settings that vramdoc computes.
 gen-options-not-computed = Not computed, so not listed: an int8 (HQQ) or fp8 KV cache, a quantized cache on GPT-2 or beside sliding-window layers, and 8- or 4-bit weights (the generate model does not replay them yet).
+gen-options-not-computed-nanochat = Not computed, so not listed: float16 (NANOCHAT_DTYPE=float16), FA3’s kernels and a compiled model (the replay runs nanochat’s SDPA fallback, eager).
 sample-options-not-computed = Not computed, so not listed: a smaller block_size crop (sample.py crops the context to the model's own block_size; a shorter crop is a code change the sampling estimate does not model).

@@ -154,6 +154,7 @@ solve-max-context = Contexto más largo cuyo veredicto en { $gpu } es «cabe»: 
 solve-max-context-none = Nada cabe en { $gpu }: ni siquiera un prompt de un token con { $new } tokens nuevos.
 solve-limit-block-size = El límite es el recorte de sample.py, no la tarjeta: generate() recorta el contexto a sus últimos { $block } tokens (block_size), así que un prompt más largo también funciona, con el único coste de sus identificadores de tokens, y el modelo ve como máximo { $block } tokens.
 solve-limit-positions = El límite son las { $positions } posiciones de GPT-2, no la tarjeta: generate no puede ir más allá.
+solve-limit-rotary = El límite son las tablas rotatorias de nanochat, no la tarjeta: guardan { $positions } posiciones (10 × sequence_len) y el modelo no puede ir más allá.
 solve-max-batch = Lote más grande cuyo veredicto en { $gpu } es «cabe»: { $batch } prompts a la vez.
 solve-max-batch-none = Nada cabe en { $gpu }: ni siquiera un solo prompt.
 solve-max-context-none-positions = Ningún contexto cabe en las posiciones del modelo: solo los { $new } tokens nuevos ya superan sus { $positions } posiciones ({ $source }).
@@ -169,6 +170,7 @@ solve-source-rotary-table = la tabla rotatoria de nanochat, 10 × sequence_len
 
 ## generate de Hugging Face con un modelo
 gen-title = Estimación de memoria de GPU: generate de Hugging Face
+gen-title-nanochat = Estimación de memoria de GPU: Engine.generate de nanochat
 gen-model = Modelo
 gen-model-value = { $name }: { $params } parámetros, pesos en { $dtype }
 gen-model-value-moe = { $name }: { $params } parámetros, todos los expertos en memoria ({ $active } por token), pesos en { $dtype }
@@ -177,14 +179,21 @@ gen-call-value = { $batch } × prompts de { $prompt } tokens, { $new } tokens nu
     [one] una secuencia
    *[other] { $sequences } secuencias
 } por prompt, caché KV { $cache }
+gen-call-value-nanochat = un prompt de { $prompt } tokens prellenado una vez, { $batch_count ->
+    [one] una fila muestreada
+   *[other] { $batch } filas muestreadas
+} de él (num_samples), { $new } tokens nuevos cada una, KVCache de nanochat reservada para { $context } posiciones
 gen-weights = Pesos
 gen-kv-cache = Caché KV en su tamaño máximo
+gen-load-peak = Pico de la carga del checkpoint (build_model)
 gen-prefill-peak = Pico del prellenado (todo el prompt de una vez)
 gen-decode-peak = Pico de los pasos de decodificación
 gen-moment-prefill = el prellenado
 gen-moment-decode = los pasos de decodificación
+gen-moment-load = la carga del checkpoint
 gen-note = Estimaciones: los picos siguen una reproducción de generate de transformers con tensores falsos (prellenado y decodificación, SDPA, ejecución inmediata); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.
 gen-beyond-positions = Este contexto ({ $tokens } tokens) supera las { $positions } posiciones del modelo ({ $source }): transformers sigue generando, con un único aviso de que la llamada «has exceeded the model's predefined maximum length», y la memoria de arriba es la de la longitud pedida, pero el modelo nunca se entrenó con esas posiciones, así que lo que escriba ahí no es aquello para lo que se construyó.
+gen-note-nanochat = Estimaciones: los picos siguen una reproducción de build_model y Engine.generate del propio nanochat con tensores falsos (SDPA de respaldo, ejecución inmediata, muestreo con temperatura y sin top-k); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.
 gen-heading-options = Qué cambiar (primero lo que menos altera la salida)
 gen-opt-static-cache = Caché estática (reservada de antemano para toda la longitud)
 gen-opt-dynamic-cache = Caché dinámica (crece con la secuencia)
@@ -198,4 +207,5 @@ gen-opt-fewer-new-tokens = La mitad de tokens nuevos
 gen-opt-max-context = Prompt recortado al contexto más largo que cabe
 gen-no-options = No hay cambios que proponer: la llamada ya usa los ajustes más pequeños que vramdoc calcula.
 gen-options-not-computed = Sin calcular, por eso no aparecen: una caché KV int8 (HQQ) o fp8, una caché cuantizada en GPT-2 o junto a capas de ventana deslizante, y pesos de 8 o 4 bits (el modelo de generate todavía no los reproduce).
+gen-options-not-computed-nanochat = Sin calcular, por eso no aparecen: float16 (NANOCHAT_DTYPE=float16), los kernels de FA3 y un modelo compilado (la reproducción ejecuta el SDPA de respaldo de nanochat, sin compilar).
 sample-options-not-computed = Sin calcular, por eso no aparece: un recorte block_size más pequeño (sample.py recorta el contexto al block_size del propio modelo; un recorte más corto es un cambio de código que la estimación del muestreo no modela).

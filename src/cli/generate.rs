@@ -67,7 +67,7 @@ pub(crate) fn report(
     };
     if let (Some(which), Some(sol)) = (out.solve, &solved) {
         let gpu = est.gpu.as_ref().map_or("", |c| c.name.as_str());
-        let limit = a.position_limit().positions;
+        let limit = a.position_limit_of(s).positions;
         let what = match which {
             Solve::MaxContext => Solved::MaxContext {
                 gpu,

@@ -32,6 +32,9 @@
 //!   float32, without flash the attention scores `[1, heads, t, t]` in `c` bytes and their
 //!   float32 softmax; the last position's logits `[1, 1, V]` and the float32 probabilities
 //!   `[1, V]`.
+//! - **nanochat's `Engine.generate`** (`nanochat/generate.rs`): its preallocated `KVCache`
+//!   (keys or values of every layer at once), the prompt's logits of every position and their
+//!   float32 copies, a decoding step's logits, and the load's float32 embedding and head.
 
 use super::arch::{Architecture, Family, Mlp, Span};
 use super::kv_cache::CacheKind;
@@ -83,7 +86,7 @@ impl GrowingTensor {
 }
 
 /// A tensor with no token axis, or with a token axis of one fixed count.
-fn fixed(name: &'static str, dims: &[u64], dtype: Dtype) -> GrowingTensor {
+pub(crate) fn fixed(name: &'static str, dims: &[u64], dtype: Dtype) -> GrowingTensor {
     GrowingTensor {
         name,
         lead: dims.to_vec(),
@@ -96,7 +99,7 @@ fn fixed(name: &'static str, dims: &[u64], dtype: Dtype) -> GrowingTensor {
 }
 
 /// A tensor whose token axes sit between `lead` and `tail`, allocated with `tokens` tokens.
-fn growing(
+pub(crate) fn growing(
     name: &'static str,
     (lead, token_axes, tail): (&[u64], u32, &[u64]),
     tokens: (u64, u64),
@@ -111,8 +114,12 @@ fn growing(
     }
 }
 
-/// Hugging Face `generate`'s large tensors for model `a`, weights in dtype `d`, asked `g`.
+/// Hugging Face `generate`'s large tensors for model `a`, weights in dtype `d`, asked `g`
+/// (nanochat's `Engine.generate`'s for a nanochat model: `nanochat/generate.rs`).
 pub(crate) fn generate_tensors(a: &Architecture, d: Dtype, g: &Generation) -> Vec<GrowingTensor> {
+    if a.family == super::arch::Family::Nanochat {
+        return super::nanochat::generate::tensors(a, d, g);
+    }
     let seqs = g.batch_size.saturating_mul(g.num_return_sequences.max(1));
     let (p, n) = (g.prompt_tokens, g.max_new_tokens);
     let last = p.saturating_add(n).saturating_sub(1);

@@ -100,6 +100,8 @@ pub enum GenerateMoment {
     /// A decoding step: the last, where the cache is largest, or with sliding-window layers
     /// holding a prompt beyond their window, the first (`hf_gemma/generate.rs`).
     Decode,
+    /// Loading the checkpoint (nanochat's `build_model`: `nanochat/generate.rs`).
+    Load,
 }
 
 /// Bytes of a `generate` call (`estimate --format json`'s `bytes`).
@@ -113,6 +115,9 @@ pub struct GenerateBytes {
     pub kv_cache_after_prefill: u64,
     /// The KV cache `generate` returns (after the last step).
     pub kv_cache_at_end: u64,
+    /// Loading the checkpoint, where the estimate models it (nanochat's `build_model`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_peak: Option<u64>,
     /// The prefill's peak: weights, cache, prompt ids and the largest forward moment.
     pub prefill_peak: u64,
     /// The decoding steps' peak (the last step, or the first: [`GenerateMoment::Decode`]).
@@ -207,6 +212,9 @@ fn estimate(
     check_positions: bool,
 ) -> Result<GenerateEstimate, ScenarioError> {
     a.validate()?;
+    if a.family == Family::Nanochat {
+        return super::nanochat::generate::estimate(a, s, g, catalog);
+    }
     let e = if s.dtype == Dtype::Float32 { 4 } else { 2 };
     check(a, s, g, e, check_positions)?;
     let params = params::count_of(a, s)?.params;
@@ -246,6 +254,7 @@ fn estimate(
         kv_cache: cache.largest,
         kv_cache_after_prefill: cache.after_prefill,
         kv_cache_at_end: cache.at_end,
+        load_peak: None,
         prefill_peak: u(prefill, "the prefill peak")?,
         decode_peak: u(decode, "the decoding peak")?,
         peak: u(peak, "the peak")?,

@@ -36,6 +36,12 @@
 //! - **fp8** (`QuantizedCache(backend="fp8")`, `Fp8QuantizedLayer`): `float8_e4m3fn`, one byte
 //!   per element, appended as is, with one float32 scale per tensor (4 bytes for keys, 4 for
 //!   values); no residual. Same full-attention-only rule.
+//!
+//! nanochat's architecture under these classes has sliding layers (`SSSL`), but nanochat's own
+//! `Engine` builds none of them: its `KVCache` (`nanochat/engine.py`) preallocates keys and
+//! values of *every* layer, sliding ones included, for `prompt + max_tokens` positions (not
+//! `− 1`) in `COMPUTE_DTYPE`, plus an int32 position per row: the same `2·kv_heads·head_dim·e`
+//! per token and layer, with neither window nor growth. That cache is `nanochat/generate.rs`'s.
 
 use serde::Serialize;
 

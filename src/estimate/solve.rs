@@ -20,10 +20,13 @@
 //!   positions in transformers (one warning) but was never trained there, so such a context is
 //!   not counted as fitting. The batch: up to the first that does not fit (doubling, then
 //!   bisection), with the position bound attached when the run's own context passes it.
+//! - nanochat's `Engine.generate`: up to its rotary tables (`prompt + new ≤ 10 ×
+//!   sequence_len`, `nanochat::max_positions`), past which it fails; the batch is its
+//!   `num_samples`.
 
 use serde::Serialize;
 
-use super::arch::PositionLimit;
+use super::arch::{PastLimit, PositionLimit, PositionSource};
 use super::error::ScenarioError;
 use super::hf_generate::{estimate_generate, estimate_generate_memory, Generation};
 use super::sample::{estimate_sampling, sampled_model, Sampling};
@@ -40,6 +43,8 @@ pub enum Limit {
     /// The model's positions (GPT-2's `n_positions`, where generate cannot go further; a rotary
     /// model's `max_position_embeddings`, past which it was never trained).
     Positions,
+    /// nanochat's rotary tables (`10 × sequence_len` rows): its forward cannot go further.
+    RotaryTables,
 }
 
 /// A solver's answer (`solve.max_context` or `solve.max_batch` in the JSON).
@@ -148,7 +153,7 @@ pub fn generate_max_context(
 ) -> Result<Solution, ScenarioError> {
     needs_gpu(s)?;
     let new = g.max_new_tokens;
-    let limit = a.position_limit();
+    let limit = a.position_limit_of(s);
     // A first estimate surfaces the settings' own errors instead of "nothing fits".
     estimate_generate(
         a,
@@ -175,14 +180,20 @@ pub fn generate_max_context(
         (Some(m), Some(w)) => Some(m.min(w)),
         _ => None,
     };
-    let by_positions = within.is_none() || memory.zip(within).is_some_and(|(m, w)| w < m);
+    // Where the code fails past the positions, no estimate exists there: the memory search
+    // stops at the bound, which then binds.
+    let fails = limit.past == PastLimit::Fails;
+    let by_positions = within.is_none()
+        || memory
+            .zip(within)
+            .is_some_and(|(m, w)| w < m || (fails && w == m));
     Ok(Solution {
         value: prompt.map(|p| p + new),
         prompt_tokens: prompt,
-        limited_by: if memory.is_some() && by_positions {
-            Limit::Positions
-        } else {
-            Limit::Memory
+        limited_by: match (memory.is_some() && by_positions, limit.source) {
+            (true, PositionSource::RotaryTable) => Limit::RotaryTables,
+            (true, _) => Limit::Positions,
+            (false, _) => Limit::Memory,
         },
         memory_max_context: memory.map(|p| p + new),
         position_limit: Some(limit),

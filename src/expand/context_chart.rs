@@ -126,6 +126,8 @@ fn point(x: u64, e: &GenerateEstimate) -> StackedPoint {
     let cache = match e.peak_moment {
         GenerateMoment::Prefill => b.kv_cache_after_prefill,
         GenerateMoment::Decode => b.kv_cache_at_end,
+        // nanochat's load holds no cache: its excess over the weights is the load's own.
+        GenerateMoment::Load => 0,
     };
     let step = b.peak.saturating_sub(b.weights).saturating_sub(cache);
     StackedPoint {

@@ -447,6 +447,7 @@ impl Field {
             What::PeakMoment => Figure::Text(Cow::Borrowed(match est.peak_moment {
                 crate::estimate::GenerateMoment::Prefill => "prefill",
                 crate::estimate::GenerateMoment::Decode => "decode",
+                crate::estimate::GenerateMoment::Load => "load",
             })),
             _ => {
                 return Err(format!(

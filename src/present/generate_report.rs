@@ -37,22 +37,40 @@ fn setting_rows(e: &GenerateEstimate, loc: &Localizer) -> Vec<(String, String)> 
         ),
         (
             loc.t("gen-call"),
-            loc.t_args(
-                "gen-call-value",
-                &[
-                    arg("batch", loc.int(g.batch_size)),
-                    arg("prompt", loc.int(g.prompt_tokens)),
-                    arg("new", loc.int(g.max_new_tokens)),
-                    arg("sequences", loc.int(g.num_return_sequences)),
-                    (
-                        "sequences_count",
-                        FluentValue::from(g.num_return_sequences as f64),
-                    ),
-                    arg("cache", g.cache.as_str().to_owned()),
-                ],
-            ),
+            if e.architecture.family == crate::estimate::Family::Nanochat {
+                loc.t_args(
+                    "gen-call-value-nanochat",
+                    &[
+                        arg("batch", loc.int(g.batch_size)),
+                        ("batch_count", FluentValue::from(g.batch_size as f64)),
+                        arg("prompt", loc.int(g.prompt_tokens)),
+                        arg("new", loc.int(g.max_new_tokens)),
+                        arg("context", loc.int(e.context_tokens)),
+                    ],
+                )
+            } else {
+                call_value(g, loc)
+            },
         ),
     ]
+}
+
+/// Hugging Face `generate`'s call: prompts, new tokens, sequences, the cache.
+fn call_value(g: &crate::estimate::Generation, loc: &Localizer) -> String {
+    loc.t_args(
+        "gen-call-value",
+        &[
+            arg("batch", loc.int(g.batch_size)),
+            arg("prompt", loc.int(g.prompt_tokens)),
+            arg("new", loc.int(g.max_new_tokens)),
+            arg("sequences", loc.int(g.num_return_sequences)),
+            (
+                "sequences_count",
+                FluentValue::from(g.num_return_sequences as f64),
+            ),
+            arg("cache", g.cache.as_str().to_owned()),
+        ],
+    )
 }
 
 /// Weights, the cache, the two peaks, then the totals.
@@ -61,9 +79,14 @@ fn breakdown_rows(e: &GenerateEstimate, loc: &Localizer) -> Vec<(String, String)
     let mut rows = vec![
         (loc.t("gen-weights"), loc.bytes(b.weights)),
         (loc.t("gen-kv-cache"), loc.bytes(b.kv_cache)),
+    ];
+    if let Some(load) = b.load_peak {
+        rows.push((loc.t("gen-load-peak"), loc.bytes(load)));
+    }
+    rows.extend([
         (loc.t("gen-prefill-peak"), loc.bytes(b.prefill_peak)),
         (loc.t("gen-decode-peak"), loc.bytes(b.decode_peak)),
-    ];
+    ]);
     rows.extend(peak_and_totals(
         [
             b.peak,
@@ -78,10 +101,25 @@ fn breakdown_rows(e: &GenerateEstimate, loc: &Localizer) -> Vec<(String, String)
     rows
 }
 
+/// The title's, the closing note's and the options' not-computed line's keys: Hugging Face
+/// `generate`, or nanochat's `Engine`.
+fn words(e: &GenerateEstimate) -> [&'static str; 3] {
+    if e.architecture.family == crate::estimate::Family::Nanochat {
+        [
+            "gen-title-nanochat",
+            "gen-note-nanochat",
+            "gen-options-not-computed-nanochat",
+        ]
+    } else {
+        ["gen-title", "gen-note", "gen-options-not-computed"]
+    }
+}
+
 fn heading_memory(e: &GenerateEstimate, loc: &Localizer) -> String {
     let moment = match e.peak_moment {
         GenerateMoment::Prefill => loc.t("gen-moment-prefill"),
         GenerateMoment::Decode => loc.t("gen-moment-decode"),
+        GenerateMoment::Load => loc.t("gen-moment-load"),
     };
     loc.t_args("sample-heading-memory", &[arg("moment", moment)])
 }
@@ -110,14 +148,14 @@ fn beyond_positions(e: &GenerateEstimate, loc: &Localizer) -> String {
 
 /// A readable terminal report, its options last.
 pub(crate) fn table(e: &GenerateEstimate, options: &[GenerateWhatIf], loc: &Localizer) -> String {
-    let mut out = format!("{}\n\n", loc.t("gen-title"));
+    let mut out = format!("{}\n\n", loc.t(words(e)[0]));
     out += &aligned(&setting_rows(e, loc), false);
     out += &format!("\n{}\n", heading_memory(e, loc));
     out += &aligned(&breakdown_rows(e, loc), true);
     out += &format!("\n{}\n", verdict(e, loc));
     out += &beyond_positions(e, loc);
-    out += &generate_options::section(options, "gen-options-not-computed", loc, false);
-    out + &format!("\n{}\n", loc.t("gen-note"))
+    out += &generate_options::section(options, words(e)[2], loc, false);
+    out + &format!("\n{}\n", loc.t(words(e)[1]))
 }
 
 /// The same content as Markdown.
@@ -126,7 +164,7 @@ pub(crate) fn markdown(
     options: &[GenerateWhatIf],
     loc: &Localizer,
 ) -> String {
-    let mut out = format!("## {}\n\n", loc.t("gen-title"));
+    let mut out = format!("## {}\n\n", loc.t(words(e)[0]));
     for (label, value) in setting_rows(e, loc) {
         out += &format!("- **{label}:** {value}\n");
     }
@@ -140,6 +178,6 @@ pub(crate) fn markdown(
     out += &markdown_table(&header, &[Align::Default, Align::Right], &rows);
     out += &format!("\n{}\n", verdict(e, loc));
     out += &beyond_positions(e, loc);
-    out += &generate_options::section(options, "gen-options-not-computed", loc, true);
-    out + &format!("\n{}\n", loc.t("gen-note"))
+    out += &generate_options::section(options, words(e)[2], loc, true);
+    out + &format!("\n{}\n", loc.t(words(e)[1]))
 }

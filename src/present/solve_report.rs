@@ -16,7 +16,8 @@ pub(crate) enum Solved<'a> {
         gpu: &'a str,
         /// `max_new_tokens`.
         new: u64,
-        /// nanoGPT's `block_size` (sample.py's crop), or GPT-2's `n_positions`.
+        /// nanoGPT's `block_size` (sample.py's crop), GPT-2's `n_positions`, or nanochat's
+        /// rotary rows.
         limit: u64,
     },
     /// The largest batch.
@@ -89,6 +90,8 @@ pub(crate) fn sentences(sol: &Solution, solved: Solved<'_>, loc: &Localizer) -> 
                     &with(&p, arg("new", String::new()), loc),
                 )),
                 (Limit::Memory, None) => {}
+                (Limit::RotaryTables, _) => out
+                    .push(loc.t_args("solve-limit-rotary", &[arg("positions", loc.count(limit))])),
             }
             out
         }

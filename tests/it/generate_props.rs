@@ -8,6 +8,7 @@
 //! what is out of the model (GPT-2's positions, a quantized cache beside a window or on GPT-2).
 //! The windows are short (900 and 1200 tokens), so the contexts pass them: the masked prefill, the
 //! dynamic cache cut to the window and the static one's rolled slots are in play.
+//! nanochat's `Engine.generate` has one of its own below (its cache, its rows, its rotary bound).
 
 use proptest::prelude::*;
 
@@ -146,6 +147,56 @@ proptest! {
             if let Some(big) = total(bigger) {
                 prop_assert!(big.0 >= small.0 && big.1 >= small.1 && big.2 >= small.2,
                     "{}: {small:?} > {big:?} for {bigger:?}", a.name);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// nanochat's `Engine.generate` (its own cache; one prompt, `b` rows): the peak, the
+    /// verdict's high end and the cache never decrease with a longer prompt, more new tokens or
+    /// more rows, in bfloat16 or float32, any window pattern and `sequence_len`; refused exactly
+    /// past its rotary tables (`10 × sequence_len`).
+    #[test]
+    fn nanochat_generate_memory_never_decreases_with_context_or_rows(
+        depth in 1u64..=8, pattern in 0usize..3, sequence in 64u64..=512, p in 1u64..=3000,
+        dp in 0u64..=1000, n in 1u64..=1000, dn in 0u64..=1000, b in 1u64..=16,
+        db in 0u64..=16, fp32 in any::<bool>(),
+    ) {
+        let catalog = GpuCatalog::builtin();
+        let config = vramdoc::estimate::nanochat::GptConfig::from_depth(
+            depth, 64, 128, sequence, ["L", "SL", "SSSL"][pattern]);
+        let a = config.architecture("nanochat");
+        let dtype = if fp32 { Dtype::Float32 } else { Dtype::Bfloat16 };
+        let s = Scenario { dtype, compile: false, block_size: sequence, ..Scenario::default() };
+        let g = |p: u64, n: u64, b: u64| Generation {
+            prompt_tokens: p,
+            max_new_tokens: n,
+            batch_size: b,
+            num_return_sequences: 1,
+            do_sample: false,
+            cache: CacheKind::Dynamic,
+        };
+        let total = |g: Generation| {
+            let fits = g.prompt_tokens + g.max_new_tokens <= 10 * sequence;
+            match estimate_generate(&a, &s, &g, &catalog) {
+                Ok(e) => {
+                    assert!(fits, "computed past the rotary tables: {g:?}");
+                    Some((e.bytes.peak, e.bytes.total_high, e.bytes.kv_cache))
+                }
+                Err(e) => {
+                    assert!(!fits, "{g:?} refused: {}", e.message);
+                    None
+                }
+            }
+        };
+        let Some(small) = total(g(p, n, b)) else { return Ok(()) };
+        for bigger in [g(p + dp, n, b), g(p, n + dn, b), g(p, n, b + db)] {
+            if let Some(big) = total(bigger) {
+                prop_assert!(big.0 >= small.0 && big.1 >= small.1 && big.2 >= small.2,
+                    "{small:?} > {big:?} for {bigger:?}");
             }
         }
     }

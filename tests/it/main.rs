@@ -62,6 +62,8 @@ mod model_keys_on_nanogpt;
 mod model_whatif;
 mod nanochat;
 mod nanochat_cli;
+mod nanochat_generate;
+mod nanochat_generate_cli;
 mod nanogpt_configs;
 mod nanogpt_runs;
 mod one_pass;

@@ -241,7 +241,7 @@ struct BisectRun {
 /// verdict's high end is the peak plus the high ends of the overhead (`estimate/overhead.rs`,
 /// without torch.compile: a 1 GiB CUDA context, 30 % allocator slack, a 32 MiB cuBLAS
 /// workspace), which grows with the peak and nothing else.
-fn other_for_peak_budget(gpu: &str, budget: u64) -> u64 {
+pub(crate) fn other_for_peak_budget(gpu: &str, budget: u64) -> u64 {
     let high = budget + (1 << 30) + budget * 30 / 100 + (32 << 20);
     capacity(gpu) - high
 }

@@ -6,7 +6,7 @@
 use crate::nanogpt_configs::SAMPLE_PY;
 use crate::support::SiteTest;
 
-fn run_json(t: &SiteTest, args: &[&str]) -> serde_json::Value {
+pub(crate) fn run_json(t: &SiteTest, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["estimate"];
     all.extend_from_slice(args);
     all.extend(["--format", "json"]);
@@ -238,8 +238,14 @@ fn generate_settings_are_refused_where_they_do_not_apply() {
             "positions",
         ),
         (
-            &["--model", "nanochat-d20", "--phase", "generate"][..],
-            "its KV cache here: ",
+            &[
+                "--model",
+                "nanochat-d20",
+                "--phase",
+                "generate",
+                "--kv_cache=quantized",
+            ][..],
+            "nanochat's Engine has one cache of its own",
         ),
     ] {
         let mut all = vec!["estimate"];

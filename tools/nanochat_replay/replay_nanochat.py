@@ -183,24 +183,42 @@ def cuda_rms_norm(x, normalized_shape, weight=None, eps=None):
     return CudaRmsNorm.apply(x)
 
 
-def replay(run: Run, root: Path, explain: bool = False) -> dict:
-    gpt, optim = load_nanochat(root, run.dtype)
-    optim.dist = FakeDist(run.nproc_per_node)
+def config_of(gpt, run):
+    """``build_model_meta(depth)`` of base_train.py: ``model_dim = ceil(depth·aspect_ratio /
+    head_dim)·head_dim``, as many heads (and key/value heads) of ``head_dim``, the tokenizer's
+    vocabulary; ``run`` has ``depth``, ``aspect_ratio``, ``head_dim``, ``max_seq_len`` and
+    ``window_pattern``."""
     base_dim = run.depth * run.aspect_ratio
     model_dim = (base_dim + run.head_dim - 1) // run.head_dim * run.head_dim
     heads = model_dim // run.head_dim
-    config = gpt.GPTConfig(sequence_len=run.max_seq_len, vocab_size=VOCAB, n_layer=run.depth,
-                           n_head=heads, n_kv_head=heads, n_embd=model_dim,
-                           window_pattern=run.window_pattern)
+    return gpt.GPTConfig(sequence_len=run.max_seq_len, vocab_size=VOCAB, n_layer=run.depth,
+                         n_head=heads, n_kv_head=heads, n_embd=model_dim,
+                         window_pattern=run.window_pattern)
+
+
+def fake_gpu(stack: contextlib.ExitStack, gpt, tracker):
+    """Enters fake tensors and ``tracker`` on ``stack``, with SDPA routed to the kernel CUDA
+    picks and ``F.rms_norm`` to CUDA's fused kernel (both restored when ``stack`` closes);
+    returns ``tracker``."""
     original_sdpa = F.scaled_dot_product_attention
+    stack.enter_context(FakeTensorMode())
+    stack.enter_context(tracker)
+    F.scaled_dot_product_attention = hf_sdpa
+    stack.callback(lambda: setattr(F, "scaled_dot_product_attention", original_sdpa))
+    original_rms = gpt.F.rms_norm
+    gpt.F.rms_norm = cuda_rms_norm
+    stack.callback(lambda: setattr(gpt.F, "rms_norm", original_rms))
+    return tracker
+
+
+def replay(run: Run, root: Path, explain: bool = False) -> dict:
+    gpt, optim = load_nanochat(root, run.dtype)
+    optim.dist = FakeDist(run.nproc_per_node)
+    config = config_of(gpt, run)
+    model_dim, heads = config.n_embd, config.n_head
     with contextlib.ExitStack() as stack:
-        stack.enter_context(FakeTensorMode())
-        tracker = stack.enter_context(StorageTracker("cpu", snapshot=explain, scratch=scratch_bytes))
-        F.scaled_dot_product_attention = hf_sdpa
-        stack.callback(lambda: setattr(F, "scaled_dot_product_attention", original_sdpa))
-        original_rms = gpt.F.rms_norm
-        gpt.F.rms_norm = cuda_rms_norm
-        stack.callback(lambda: setattr(gpt.F, "rms_norm", original_rms))
+        tracker = fake_gpu(stack, gpt, StorageTracker("cpu", snapshot=explain,
+                                                      scratch=scratch_bytes))
         # base_train.py builds on the meta device and calls to_empty(): the same storages as
         # building on the device directly, which fake tensors allow (to_empty cannot swap them).
         model = gpt.GPT(config)
@@ -272,8 +290,12 @@ RUNS = [
 ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_replays(description: str, generator: str, runs: list, replay_run, summary,
+                argv: list[str] | None = None) -> int:
+    """The command line both nanochat replays share (``--nanochat``, ``--out``, ``--only``,
+    ``--explain``): replays each of ``runs`` with ``replay_run(run, root, explain=...)``, prints
+    ``summary(entry)`` and writes the JSON document."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--nanochat", type=Path, required=True,
                         help=f"a directory holding nanochat/ at commit {NANOCHAT_COMMIT}")
     parser.add_argument("--out", type=Path)
@@ -283,21 +305,28 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore")
     install_cuda_autocast_policy()
     entries = []
-    for run in RUNS:
+    for run in runs:
         if args.only and run.name not in args.only:
             continue
-        e = replay(run, args.nanochat.resolve(), explain=args.explain)
-        print(f"{run.name}: train peak {e['train_peak_bytes'] / 2**20:.1f} MiB "
-              f"({e['train_peak_phase']})", flush=True)
+        e = replay_run(run, args.nanochat.resolve(), explain=args.explain)
+        print(f"{run.name}: {summary(e)}", flush=True)
         entries.append(e)
     doc = {
-        "generator": "tools/nanochat_replay/replay_nanochat.py",
+        "generator": generator,
         "nanochat_commit": NANOCHAT_COMMIT,
         "torch": torch.__version__.split("+")[0],
         "runs": entries,
     }
     write_document(doc, args.out)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_replays(
+        __doc__.splitlines()[0], "tools/nanochat_replay/replay_nanochat.py", RUNS, replay,
+        lambda e: f"train peak {e['train_peak_bytes'] / 2**20:.1f} MiB "
+                  f"({e['train_peak_phase']})",
+        argv)
 
 
 if __name__ == "__main__":

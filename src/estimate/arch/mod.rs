@@ -330,6 +330,15 @@ impl Architecture {
         positions::limit(self.positions, self.family == Family::Nanochat)
     }
 
+    /// [`Self::position_limit`] for a run `s` of this model: nanochat's rotary tables are sized
+    /// by the run's own `sequence_len` (`s.block_size`, the checkpoint's).
+    pub fn position_limit_of(&self, s: &super::Scenario) -> PositionLimit {
+        if self.family == Family::Nanochat {
+            return PositionLimit::rotary_table(super::nanochat::max_positions(s));
+        }
+        self.position_limit()
+    }
+
     /// The position bound, when a context of `tokens` (prompt plus new) passes it and the code
     /// runs on (transformers' warning); `None` within it, or where the code fails past it.
     pub fn runs_past_positions(&self, tokens: u64) -> Option<PositionLimit> {

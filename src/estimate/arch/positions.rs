@@ -141,6 +141,18 @@ pub struct PositionLimit {
 }
 
 impl PositionLimit {
+    /// nanochat's rotary tables of `rows` rows: a prompt plus its new tokens fills at most
+    /// `rows` of them (the Engine's cache holds `prompt + new` positions), and `forward` fails
+    /// past them.
+    pub(crate) fn rotary_table(rows: u64) -> PositionLimit {
+        PositionLimit {
+            positions: rows,
+            max_context: rows,
+            source: PositionSource::RotaryTable,
+            past: PastLimit::Fails,
+        }
+    }
+
     fn of(positions: u64, source: PositionSource, past: PastLimit) -> PositionLimit {
         PositionLimit {
             positions,

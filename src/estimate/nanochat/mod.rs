@@ -27,9 +27,11 @@
 //! temporaries, so the figures are upper bounds there).
 
 mod activations;
+pub(crate) mod generate;
 mod gpt;
 mod optimizer;
 
+pub use generate::{max_positions, ROTARY_FACTOR};
 pub use gpt::{short_commit, GptConfig, NANOCHAT_VOCAB};
 
 use super::arch::{Architecture, Span, NANOCHAT_COMMIT};

@@ -42,6 +42,8 @@ pub(crate) struct ReadModel {
     /// The config's own dtype, which `from_pretrained(dtype="auto")` loads the weights in, and
     /// the key that gave it (`dtype`, or `torch_dtype` as configs before transformers 5 write it).
     pub(crate) torch_dtype: Option<(Dtype, &'static str)>,
+    /// nanochat's `sequence_len` (its rotary tables hold ten times as many positions).
+    pub(crate) sequence_len: Option<u64>,
 }
 
 /// Reads the model the facts describe, naming it `name`; `None` when any fact is wrong (the
@@ -89,11 +91,13 @@ pub(crate) fn read(f: &mut Facts<'_>, name: String) -> Option<ReadModel> {
         f.error(key, e.message, "check the config's head counts and widths");
         return None;
     }
+    let sequence_len = (family == Family::Nanochat).then(|| f.count_or("sequence_len", 2048));
     Some(ReadModel {
         architecture,
         model_type,
         dropout,
         torch_dtype,
+        sequence_len,
     })
 }
 

@@ -1,7 +1,9 @@
 //! A model's generate phase (`phase = generate` with `model`): Hugging Face `generate`'s
 //! settings read from the inputs (`prompt_tokens`, `max_new_tokens`, `num_return_sequences`,
 //! `kv_cache`, and the scenario's `batch_size` and `dtype`, the weights'), with the defaults
-//! said in a note.
+//! said in a note; for nanochat, `Engine.generate`'s (`batch_size` its `num_samples`,
+//! `max_new_tokens` its `max_tokens`, `block_size` the checkpoint's `sequence_len`, `dtype` its
+//! COMPUTE_DTYPE).
 
 use super::Model;
 use crate::diagnostics::Diagnostic;
@@ -20,6 +22,21 @@ pub(super) fn defaults(
     model: &Model,
 ) -> Result<Vec<String>, Diagnostic> {
     let mut defaults = vec![("batch_size", Literal::Int(1), "one prompt (--batch_size)")];
+    if let Some(sequence) = model.sequence_len {
+        // nanochat: its Engine samples `batch_size` rows (num_samples) of one prompt, in
+        // COMPUTE_DTYPE, with the checkpoint's sequence_len sizing the rotary tables.
+        defaults[0].2 = "one row (num_samples, --batch_size)";
+        defaults.push((
+            "dtype",
+            Literal::Str("bfloat16".to_owned()),
+            "COMPUTE_DTYPE bfloat16 (an sm80+ GPU's; --dtype=float32 before Ampere)",
+        ));
+        defaults.push((
+            "block_size",
+            Literal::Int(i64::try_from(sequence).unwrap_or(i64::MAX)),
+            "the checkpoint's sequence_len (--block_size), whose rotary tables hold ten times as many positions",
+        ));
+    }
     if model.architecture.family == Family::Gemma2 {
         defaults.push((
             "flash",

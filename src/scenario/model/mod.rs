@@ -44,6 +44,8 @@ pub(crate) struct Model {
     dropout: Option<f64>,
     /// What `from_pretrained(dtype="auto")` loads its weights in, where known.
     pub(crate) loaded: Option<weights::LoadDtype>,
+    /// nanochat's `sequence_len`: the generate phase's `block_size` where no input set one.
+    sequence_len: Option<u64>,
 }
 
 impl Model {
@@ -64,6 +66,7 @@ impl Model {
             architecture,
             dropout: None,
             loaded: None,
+            sequence_len: None,
         }
     }
 }
@@ -454,6 +457,7 @@ fn model_of(entry: &catalog::ModelEntry, value: &str) -> Result<Model, String> {
         loaded: weights::loaded(read.torch_dtype, entry, value),
         architecture: read.architecture,
         dropout: read.dropout,
+        sequence_len: read.sequence_len,
     })
 }
 
@@ -587,6 +591,7 @@ fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
             }),
             architecture: read.architecture,
             dropout: read.dropout,
+            sequence_len: read.sequence_len,
         }),
         _ if !errors.is_empty() => Err(errors),
         _ => Err(vec![
