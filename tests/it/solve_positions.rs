@@ -7,17 +7,8 @@
 
 use serde_json::Value;
 
+use crate::solve_cli::run_json as json;
 use crate::support::SiteTest;
-
-/// `vramdoc estimate ARGS --format json`, expecting success.
-fn json(t: &SiteTest, args: &[&str]) -> Value {
-    let mut all = vec!["estimate"];
-    all.extend_from_slice(args);
-    all.extend(["--format", "json"]);
-    let r = t.run(&all);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap()
-}
 
 /// Qwen2.5 3B on an RTX 4090 (the command): 500 new tokens by default.
 const QWEN: [&str; 6] = [
