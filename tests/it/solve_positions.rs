@@ -362,3 +362,36 @@ fn a_guide_says_when_the_positions_bind_in_its_table_chart_and_fields() {
         "{md}"
     );
 }
+
+#[test]
+fn new_tokens_alone_past_the_positions_leave_no_context_and_say_why() {
+    let t = SiteTest::new();
+    let args = [
+        "--model",
+        "qwen2.5-0.5b",
+        "--phase",
+        "generate",
+        "--gpu",
+        "h200",
+        "--max_new_tokens=40000",
+        "--solve",
+        "max_context",
+    ];
+    let v = json(&t, &args);
+    let s = &v["solve"];
+    // 40,000 new tokens pass 32,768 positions whatever the prompt; the card alone would hold
+    // far more, and says so.
+    assert!(
+        s["max_context"].is_null() && s["prompt_tokens"].is_null(),
+        "{s}"
+    );
+    assert_eq!(s["limited_by"], "positions");
+    assert!(s["memory_max_context"].as_u64().unwrap() > 40001);
+    let r = text(&t, &args);
+    assert!(
+        r.stdout
+            .contains("40,000 new tokens alone pass its 32,768 positions"),
+        "{}",
+        r.stdout
+    );
+}
