@@ -49,6 +49,7 @@ answer-fits = It fits as configured: no change is needed.
 answer-none = None of the options fits on its own; the table shows how close each comes.
 answer-command-intro = Or on the command line:
 answer-needs-code = This is not a setting train.py reads: it needs a code change.
+answer-needs-patch = This is no Trainer or from_pretrained setting: it patches the model's code (Liger Kernel, pip install liger-kernel).
 answer-to-table = All options
 answer-to-charts = Charts
 

@@ -49,6 +49,7 @@ answer-fits = Cabe tal como está configurado: no hace falta ningún cambio.
 answer-none = Ninguna opción cabe por sí sola; la tabla muestra cuánto se acerca cada una.
 answer-command-intro = O en la línea de órdenes:
 answer-needs-code = No es un ajuste que lea train.py: requiere cambiar el código.
+answer-needs-patch = No es un ajuste de Trainer ni de from_pretrained: modifica el código del modelo (Liger Kernel, pip install liger-kernel).
 answer-to-table = Todas las opciones
 answer-to-charts = Gráficos
 

@@ -79,13 +79,15 @@ est-col-effective-batch = 有效批次
 est-batch-tokens = { $sequences }（{ $tokens }个 token）
 est-saving-more = 不节省：多用 { $bytes }
 est-needs-code = 不是 nanoGPT 的 train.py 读取的设置，需要修改代码。
+est-needs-patch = 需要给模型代码打补丁，不是 Trainer 或 from_pretrained 的设置。
 est-opt-freeze_embeddings = 冻结嵌入层（wte，也就是 lm_head 的权重，以及 wpe；只需改一行代码）
 est-opt-lora = LoRA，秩 { $rank }，加在 { $targets } 上（需打补丁；预训练权重全部冻结）
 est-opt-combination = 放得下的侵入性最小的组合
 est-opt-combination_tight = 可能放得下的侵入性最小的组合
 est-opt-combination_all = 以上改动全部一起用（仍然放不下）
-est-opt-pure_bf16 = 以 bfloat16 加载权重（torch_dtype=torch.bfloat16）并直接训练
+est-opt-pure_bf16 = 以 bfloat16 加载权重（dtype=torch.bfloat16）并直接训练
 est-opt-qlora = QLoRA：4 位权重，在 { $targets } 上加秩为 { $rank } 的 LoRA（BitsAndBytesConfig 与 peft；全部预训练权重冻结）
+est-opt-fused_cross_entropy = 融合线性交叉熵，不生成完整 logits（打上 Liger Kernel 补丁）
 est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"）
 est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计算量约增加 { $pct }）
 est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32
@@ -109,10 +111,12 @@ est-code-grad_checkpoint = `grad_checkpoint`：用 torch.utils.checkpoint 包装
 est-code-optimizer = `optimizer`：在 configure_optimizers 中换用其他优化器（8 位 AdamW：安装 bitsandbytes 并使用其 AdamW8bit）
 est-code-eval_batch_size = `eval_batch_size`：为 estimate_loss() 单独设定批次大小（修改 train.py）
 est-code-pure_bf16 = `pure_bf16`：权重本身以 bfloat16 存储，即 model.to(torch.bfloat16)（修改 train.py）
+est-code-weights_dtype = `weights_dtype`：from_pretrained(..., dtype=torch.bfloat16) 或其他 dtype；不指定时，transformers 5 以 dtype="auto" 加载，即 config.json 自己写明的 dtype
 est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自动使用其中的 scaled_dot_product_attention
 est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
 est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft
 est-code-bnb = `load_in_4bit`、`bnb_4bit_*`、`load_in_8bit`：安装 bitsandbytes 后调用 from_pretrained(..., quantization_config=BitsAndBytesConfig(...))；若做 QLoRA，再调用 peft 的 prepare_model_for_kbit_training 并配置 LoraConfig
+est-code-fused_linear_cross_entropy = `fused_linear_cross_entropy`：先 pip install liger-kernel（0.8.5），在 from_pretrained 之后调用 liger_kernel.transformers._apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, rope=False, rms_norm=False, swiglu=False)（或在加载模型之前调用 apply_liger_kernel_to_<model_type>(...)）；Liger 默认开启的其他内核保存的张量比本估算计入的少
 
 ## 用 nanoGPT 的 sample.py 采样
 sample-title = 显存估算：用 nanoGPT 的 sample.py 采样

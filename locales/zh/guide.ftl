@@ -49,6 +49,7 @@ answer-fits = 按当前配置就能放下，无需改动。
 answer-none = 没有哪一项单独就能放下；表格列出了每一项差多少。
 answer-command-intro = 或者在命令行中：
 answer-needs-code = 这不是 train.py 读取的设置，需要改代码。
+answer-needs-patch = 这不是 Trainer 或 from_pretrained 的设置：它会修改模型的代码（Liger Kernel，pip install liger-kernel）。
 answer-to-table = 全部选项
 answer-to-charts = 图表
 

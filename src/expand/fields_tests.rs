@@ -183,7 +183,7 @@ fn catalog_paths_read_the_catalog_card() {
 
 /// A generate guide's data: Llama 3.2 1B on a 12 GB card, and a variant on another card and model.
 fn generate_data() -> GuideData {
-    let yaml = "phase: generate\nmodel: llama-3.2-1b\ngpu: rtx-3060-12gb\nprompt_tokens: 2048\n";
+    let yaml = "phase: generate\nmodel: llama-3.2-1b\nweights_dtype: bfloat16\ngpu: rtx-3060-12gb\nprompt_tokens: 2048\n";
     let yaml: yaml_serde::Value = yaml_serde::from_str(yaml).expect("yaml");
     let variant = crate::content::Variant {
         id: "big".into(),

@@ -146,9 +146,11 @@ fn hugging_face_generate_on_gpt2_through_the_cli() {
     );
     assert_eq!(v["phase"], "generate");
     assert_eq!(v["model"]["id"], "gpt2");
-    // 2 × 12 layers × 12 heads × 64 × (512 + 256 − 1) tokens × 2 bytes × 8 sequences.
-    assert_eq!(v["bytes"]["kv_cache"], 2 * 12 * 12 * 64 * 767 * 2 * 8);
-    assert_eq!(v["bytes"]["weights"], 124_439_808u64 * 2);
+    // The weights in GPT-2's own dtype (its config.json names none: float32, said in a note):
+    // 2 × 12 layers × 12 heads × 64 × (512 + 256 − 1) tokens × 4 bytes × 8 sequences.
+    assert_eq!(v["dtype"], "float32");
+    assert_eq!(v["bytes"]["kv_cache"], 2 * 12 * 12 * 64 * 767 * 4 * 8);
+    assert_eq!(v["bytes"]["weights"], 124_439_808u64 * 4);
     let prefill = v["bytes"]["prefill_peak"].as_u64().unwrap();
     assert!(prefill > v["bytes"]["weights"].as_u64().unwrap());
     assert_eq!(v["generation"]["cache"]["kind"], "dynamic");
