@@ -13,11 +13,13 @@ use crate::support::SiteTest;
 
 const MIB: u64 = 1 << 20;
 
-/// The identified tensor of `fixture` under a generate scenario (`--model M --phase generate`
-/// and `sets`).
-fn identified(t: &SiteTest, fixture: &str, model: &str, sets: &[&str]) -> Value {
-    let mut args = vec!["--model", model, "--phase", "generate"];
-    args.extend_from_slice(sets);
+/// The identified tensor of `fixture` under a generate scenario on card `gpu`: `--model M
+/// --phase generate`, each of `sets` (`key=value`) as a `--set`.
+fn identified(t: &SiteTest, fixture: &str, model: &str, gpu: &str, sets: &[&str]) -> Value {
+    let mut args = vec!["--model", model, "--phase", "generate", "--gpu", gpu];
+    for set in sets {
+        args.extend(["--set", set]);
+    }
     let v = diagnose_fixture(t, fixture, &args);
     assert_eq!(v["identified"]["phase"], "generation", "{fixture}: {v}");
     v["identified"].clone()
@@ -30,18 +32,13 @@ fn phi3_failing_in_its_fused_gate_up_projection_in_pytorch_2_0s_format() {
         &t,
         "hf_phi3_generate_gate_up_pt20",
         "phi-3-mini-4k",
+        "rtx-4090",
+        // The catalog records no torch_dtype for it: the run loads bfloat16 weights.
         &[
-            // The catalog records no torch_dtype for it: the run loads bfloat16 weights.
-            "--set",
             "weights_dtype=bfloat16",
-            "--set",
             "batch_size=32",
-            "--set",
             "prompt_tokens=2048",
-            "--set",
             "max_new_tokens=256",
-            "--gpu",
-            "rtx-4090",
         ],
     );
     // gate_up_proj: hidden 3072 → 2 × intermediate 8192, for 32 prompts of 2048 tokens, bf16.
@@ -61,18 +58,13 @@ fn mistral_past_its_window_fails_in_the_sliding_masks_bias_behind_a_log_timestam
         &t,
         "hf_mistral_generate_sliding_mask",
         "mistral-7b-v0.1",
+        "rtx-4090",
+        // The catalog records no torch_dtype for it: the run loads bfloat16 weights.
         &[
-            // The catalog records no torch_dtype for it: the run loads bfloat16 weights.
-            "--set",
             "weights_dtype=bfloat16",
-            "--set",
             "batch_size=6",
-            "--set",
             "prompt_tokens=6000",
-            "--set",
             "max_new_tokens=64",
-            "--gpu",
-            "rtx-4090",
         ],
     );
     // A 6,000-token prompt reaches the 4,096-token window: SDPA gets the [6000, 6000] mask,
@@ -92,17 +84,12 @@ fn a_static_cache_fails_preallocating_a_layer_from_a_partial_traceback() {
         &t,
         "hf_llama_generate_static_cache",
         "llama-3.1-8b",
+        "rtx-4090",
         &[
-            "--set",
             "batch_size=8",
-            "--set",
             "prompt_tokens=8000",
-            "--set",
             "max_new_tokens=192",
-            "--set",
             "kv_cache=static",
-            "--gpu",
-            "rtx-4090",
         ],
     );
     // lazy_initialization's torch.zeros: 8 sequences × 8 KV heads × (8000 + 192 − 1) slots ×
@@ -122,17 +109,12 @@ fn a_quantized_cache_fails_quantizing_its_returned_keys_behind_rank_prefixes() {
         &t,
         "hf_llama_generate_quanto_flush",
         "llama-3.2-1b",
+        "l4",
         &[
-            "--set",
             "batch_size=64",
-            "--set",
             "prompt_tokens=4096",
-            "--set",
             "max_new_tokens=512",
-            "--set",
             "kv_cache=quantized",
-            "--gpu",
-            "l4",
         ],
     );
     // quanto's quantize_affine writes one byte per element: 64 × 8 KV heads × t × 64 bytes,
@@ -153,19 +135,13 @@ fn gemma_2s_eager_prefill_fails_in_its_float32_scores() {
         &t,
         "hf_gemma2_generate_eager_scores",
         "gemma-2-2b",
+        "t4",
         &[
-            "--set",
             "batch_size=6",
-            "--set",
             "prompt_tokens=4096",
-            "--set",
             "max_new_tokens=64",
-            "--set",
             "flash=False",
-            "--set",
             "dtype=float16",
-            "--gpu",
-            "t4",
         ],
     );
     // Eager softmax in float32: 6 sequences × 8 heads × 4096 queries × 4096 keys × 4 bytes.

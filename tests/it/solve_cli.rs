@@ -6,6 +6,7 @@
 use crate::nanogpt_configs::SAMPLE_PY;
 use crate::support::SiteTest;
 
+/// `vramdoc estimate ARGS --format json`, expecting success.
 pub(crate) fn run_json(t: &SiteTest, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["estimate"];
     all.extend_from_slice(args);

@@ -7,17 +7,8 @@
 
 use serde_json::Value;
 
+use crate::solve_cli::run_json as json;
 use crate::support::SiteTest;
-
-/// `vramdoc estimate ARGS --format json`, expecting success.
-fn json(t: &SiteTest, args: &[&str]) -> Value {
-    let mut all = vec!["estimate"];
-    all.extend_from_slice(args);
-    all.extend(["--format", "json"]);
-    let r = t.run(&all);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap()
-}
 
 /// Qwen2.5 3B on an RTX 4090 (the command): 500 new tokens by default.
 const QWEN: [&str; 6] = [
@@ -369,5 +360,38 @@ fn a_guide_says_when_the_positions_bind_in_its_table_chart_and_fields() {
     assert!(
         md.contains("The vertical line is the model's own limit, 4,097 tokens"),
         "{md}"
+    );
+}
+
+#[test]
+fn new_tokens_alone_past_the_positions_leave_no_context_and_say_why() {
+    let t = SiteTest::new();
+    let args = [
+        "--model",
+        "qwen2.5-0.5b",
+        "--phase",
+        "generate",
+        "--gpu",
+        "h200",
+        "--max_new_tokens=40000",
+        "--solve",
+        "max_context",
+    ];
+    let v = json(&t, &args);
+    let s = &v["solve"];
+    // 40,000 new tokens pass 32,768 positions whatever the prompt; the card alone would hold
+    // far more, and says so.
+    assert!(
+        s["max_context"].is_null() && s["prompt_tokens"].is_null(),
+        "{s}"
+    );
+    assert_eq!(s["limited_by"], "positions");
+    assert!(s["memory_max_context"].as_u64().unwrap() > 40001);
+    let r = text(&t, &args);
+    assert!(
+        r.stdout
+            .contains("40,000 new tokens alone pass its 32,768 positions"),
+        "{}",
+        r.stdout
     );
 }

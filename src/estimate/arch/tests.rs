@@ -271,3 +271,23 @@ fn the_large_tensor_list_of_hugging_faces_gpt2_has_its_fp32_loss_and_no_evaluati
         .iter()
         .any(|t| t.name == "logits_fp32"));
 }
+
+#[test]
+fn nanochats_position_bound_is_its_precomputed_rotary_table() {
+    // gpt.py: `self.rotary_seq_len = config.sequence_len * 10`, and forward asserts past it.
+    let c = crate::estimate::nanochat::GptConfig {
+        sequence_len: 2048,
+        vocab_size: 32768,
+        n_layer: 4,
+        n_head: 2,
+        n_kv_head: 2,
+        n_embd: 256,
+        window_pattern: "L".into(),
+    };
+    let limit = c.architecture("d4").position_limit();
+    assert_eq!(
+        (limit.positions, limit.source, limit.past),
+        (20480, PositionSource::RotaryTable, PastLimit::Fails)
+    );
+    assert_eq!(c.architecture("d4").runs_past_positions(30000), None);
+}
