@@ -20,7 +20,7 @@
 //! optimizers, more than one GPU, nanoGPT's frozen-embeddings patch,
 //! sliding-window attention reaching the window, gradient checkpointing of multi-query SDPA.
 
-mod lora;
+pub(crate) mod lora;
 pub(crate) mod moments;
 pub(crate) mod saves;
 

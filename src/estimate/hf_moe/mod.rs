@@ -14,8 +14,10 @@
 //! transformers 5.24), held to `tests/data/hf_moe_replay.json` by `tests/it/hf_moe.rs`: every
 //! run's peak within 1 %, both steps; parameters, weights, gradients and optimizer bytes exact.
 
+pub(crate) mod lora;
 mod moments;
 mod saves;
+pub(crate) mod targets;
 
 pub(crate) use moments::moments;
 pub(crate) use saves::{prefill_bytes_per_token, ExpertRun};
@@ -48,26 +50,39 @@ pub(crate) fn generate_replayed(a: &Architecture) -> bool {
         && at.sliding_window.is_none()
 }
 
-/// Refuses PEFT's LoRA and QLoRA on a mixture of experts, naming the key: no replay covers
-/// adapters beside the experts' 3-D parameters, so only full fine-tuning is estimated.
+/// Refuses what PEFT itself refuses on a mixture of experts: `lora_dropout > 0` where a
+/// `lora.ParamWrapper` adapts the router's or the experts' parameters ("does not work with
+/// lora_dropout != 0", `targets`).
 pub(crate) fn check_adapters(a: &Architecture, run: &Scenario) -> Result<(), ScenarioError> {
-    let key = if run.lora_rank > 0 {
-        "lora_rank"
-    } else if run.load_in_4bit {
-        "load_in_4bit"
-    } else if run.load_in_8bit {
-        "load_in_8bit"
-    } else {
+    if run.load_in_4bit {
+        return Err(ScenarioError::key(
+            "load_in_4bit",
+            format!(
+                "{}: QLoRA on a mixture of experts leaves the experts in 16 bits (they are not \
+                 nn.Linear) and prepare_model_for_kbit_training casts them to float32; its step \
+                 is not modelled yet: use LoRA on bfloat16 weights",
+                a.name
+            ),
+        ));
+    }
+    if run.lora_rank == 0 || run.lora_dropout == 0.0 {
         return Ok(());
-    };
-    Err(ScenarioError::key(
-        key,
-        format!(
-            "{} (a mixture of experts): LoRA and QLoRA are not replayed for transformers {}'s \
-             experts (two 3-D parameters per layer), so only full fine-tuning is estimated: set \
-             lora_rank to 0 and load_in_4bit and load_in_8bit to false",
-            a.name,
-            super::arch::HF_TRANSFORMERS
-        ),
-    ))
+    }
+    let modules = run
+        .lora_targets
+        .resolve(a)
+        .map_err(|e| ScenarioError::key("lora_targets", e))?;
+    if targets::wraps_parameters(&modules) {
+        return Err(ScenarioError::key(
+            "lora_dropout",
+            format!(
+                "{}: PEFT adapts the router and the experts (3-D parameters in transformers {}) \
+                 with lora.ParamWrapper, which raises \"does not work with lora_dropout != 0\": \
+                 set lora_dropout to 0, or target only the attention's projections",
+                a.name,
+                super::arch::HF_TRANSFORMERS
+            ),
+        ));
+    }
+    Ok(())
 }

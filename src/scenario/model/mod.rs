@@ -204,7 +204,7 @@ fn lora_targets(
         return Ok(None);
     }
     let Some(default) = LoraTargets::peft_default(a) else {
-        let names: Vec<&str> = LoraModule::of(a).iter().map(|m| m.as_str()).collect();
+        let names: Vec<&str> = LoraModule::names(a).iter().map(|m| m.as_str()).collect();
         let msg = format!(
             "model = {} ({}) has no default LoRA targets in PEFT (get_peft_model raises \"Please specify `target_modules` in `peft_config`\")",
             a.name, model.info.model_type

@@ -1,0 +1,217 @@
+//! PEFT's LoRA and QLoRA and bitsandbytes' 8-bit AdamW on transformers' mixtures of experts
+//! (Mixtral, Qwen1.5-MoE, Qwen3-MoE), held to the fake-tensor replay of their Trainer steps
+//! (`tools/hf_replay/replay_moe_peft.py` → `tests/data/hf_moe_peft_replay.json`).
+
+use serde::Deserialize;
+
+use crate::hf_gpt2::within_one_percent;
+use crate::hf_moe::{architecture, Model};
+use vramdoc::estimate::{
+    estimate_model, Architecture, Dtype, Estimate, GpuCatalog, LoraModule, LoraTargets, Optimizer,
+    Scenario,
+};
+
+#[derive(Deserialize)]
+struct Replay {
+    torch: String,
+    transformers: String,
+    peft: String,
+    runs: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    run: Run,
+    params: u64,
+    trainable_params: u64,
+    param_bytes: u64,
+    model_bytes: u64,
+    grad_bytes: u64,
+    optimizer_bytes: u64,
+    train_peak_bytes: u64,
+    first_step_peak_bytes: u64,
+    adapted_modules: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Run {
+    name: String,
+    model: Model,
+    method: String,
+    block_size: u64,
+    batch_size: u64,
+    accumulation: u64,
+    weights: String,
+    dtype: String,
+    optim: String,
+    lora_rank: u64,
+    lora_targets: String,
+    grad_checkpoint: bool,
+    attn_implementation: String,
+    double_quant: bool,
+}
+
+fn replay() -> Replay {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hf_moe_peft_replay.json"
+    );
+    let data: Replay = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(data.transformers, "5.24.0", "the pinned transformers");
+    assert_eq!(data.torch, "2.15.0", "the pinned torch");
+    assert_eq!(data.peft, "0.21.2", "the pinned peft");
+    data
+}
+
+/// The model and Trainer settings of a replayed run.
+fn model_and_run(r: &Run) -> (Architecture, Scenario) {
+    let bf16_weights = r.weights == "bfloat16";
+    let qlora = r.method == "qlora";
+    let run = Scenario {
+        block_size: r.block_size,
+        batch_size: r.batch_size,
+        gradient_accumulation_steps: r.accumulation,
+        dtype: if bf16_weights && !qlora {
+            Dtype::Bfloat16
+        } else {
+            Dtype::parse(&r.dtype).unwrap()
+        },
+        pure_bf16: bf16_weights && !qlora,
+        flash: r.attn_implementation == "sdpa",
+        dropout: 0.0,
+        grad_checkpoint: r.grad_checkpoint || qlora,
+        compile: false,
+        optimizer: Optimizer::parse(&r.optim).unwrap(),
+        load_in_4bit: qlora,
+        bnb_4bit_use_double_quant: r.double_quant,
+        lora_rank: r.lora_rank,
+        lora_targets: if r.lora_targets.is_empty() {
+            LoraTargets::default()
+        } else {
+            LoraTargets::parse(&r.lora_targets).unwrap()
+        },
+        ..Scenario::default()
+    };
+    (architecture(&r.model), run)
+}
+
+fn estimate(e: &Entry) -> Result<Estimate, vramdoc::estimate::ScenarioError> {
+    let (model, run) = model_and_run(&e.run);
+    estimate_model(&model, &run, &GpuCatalog::builtin())
+}
+
+/// Each adapted module or parameter by its path in a block, as the replay lists them.
+fn paths(modules: &[LoraModule]) -> Vec<String> {
+    let mut out: Vec<String> = modules
+        .iter()
+        .map(|m| match m {
+            LoraModule::Router => "mlp.gate.weight".to_owned(),
+            LoraModule::ExpertsGateUp => "mlp.experts.gate_up_proj".to_owned(),
+            LoraModule::ExpertsDown => "mlp.experts.down_proj".to_owned(),
+            LoraModule::SharedExpertGate => "mlp.shared_expert_gate".to_owned(),
+            LoraModule::GateProj | LoraModule::UpProj | LoraModule::DownProj => {
+                format!("mlp.shared_expert.{}", m.as_str())
+            }
+            _ => format!("self_attn.{}", m.as_str()),
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The runs the estimator refuses, with the key it names.
+const REFUSED: [(&str, &str); 4] = [
+    (
+        "qlora-mixtral-8x7b-2layers-r16-q+k+v+o-s1024-b1-acc2-bf16w-autocast-paged_adamw8bit",
+        "load_in_4bit",
+    ),
+    (
+        "qlora-qwen1.5-moe-a2.7b-2layers-r16-all-s1024-b2-acc1-bf16w-autocast-adamw",
+        "load_in_4bit",
+    ),
+    (
+        "qlora-qwen3-30b-a3b-2layers-r16-q+k+v+o-s2048-b1-acc2-bf16w-autocast-adamw8bit-nodq",
+        "load_in_4bit",
+    ),
+    (
+        "qlora-mixtral-8x7b-2layers-r8-all-s1024-b1-acc1-bf16w-autocast-adamw",
+        "load_in_4bit",
+    ),
+];
+
+#[test]
+fn moe_fine_tunes_are_within_one_percent_of_every_replayed_peak_and_their_bytes_exact() {
+    let data = replay();
+    let (mut worst, mut checked, mut refused) = (0.0f64, 0, 0);
+    let mut moments = std::collections::BTreeSet::new();
+    for e in &data.runs {
+        let name = &e.run.name;
+        let (model, run) = model_and_run(&e.run);
+        if let Some((_, key)) = REFUSED.iter().find(|(n, _)| n == name) {
+            let err = estimate(e).unwrap_err();
+            assert_eq!(err.key.as_deref(), Some(*key), "{name}: {}", err.message);
+            refused += 1;
+            continue;
+        }
+        let est = estimate(e).unwrap();
+        let json = serde_json::to_value(&est).unwrap();
+        assert_eq!(
+            json["params"]["trainable"], e.trainable_params,
+            "{name}: trainable"
+        );
+        assert_eq!(est.bytes.optimizer, e.optimizer_bytes, "{name}: optimizer");
+        assert_eq!(
+            est.bytes.weights, e.model_bytes,
+            "{name}: weights and buffers"
+        );
+        match e.run.method.as_str() {
+            "full" => {
+                let w = if e.run.weights == "bfloat16" { 2 } else { 4 };
+                assert_eq!(est.params.total, e.params, "{name}: parameters");
+                assert_eq!(e.params, e.trainable_params, "{name}: full training");
+                assert_eq!(est.params.total * w, e.grad_bytes, "{name}: gradients");
+            }
+            method => {
+                let modules = run.lora_targets.resolve(&model).unwrap();
+                assert_eq!(paths(&modules), e.adapted_modules, "{name}: adapted");
+                assert_eq!(
+                    e.grad_bytes,
+                    e.trainable_params * 4,
+                    "{name}: float32 gradients"
+                );
+                // At the peak: every adapter's gradient when accumulating, else those made so
+                // far (none at the loss).
+                if e.run.accumulation > 1 {
+                    assert_eq!(
+                        est.bytes.gradients, e.grad_bytes,
+                        "{name}: earlier gradients"
+                    );
+                } else {
+                    assert!(
+                        est.bytes.gradients < e.grad_bytes,
+                        "{name}: gradients so far"
+                    );
+                }
+                let total = if method == "qlora" {
+                    model.parameter_count() + e.trainable_params
+                } else {
+                    e.params
+                };
+                assert_eq!(est.params.total, total, "{name}: parameters");
+            }
+        }
+        let (err, first) =
+            within_one_percent(name, &est, e.train_peak_bytes, e.first_step_peak_bytes);
+        worst = worst.max(err.max(first));
+        moments.insert(format!("{:?}", est.train_peak_moment));
+        checked += 1;
+    }
+    eprintln!(
+        "worst: {:.4} % over {checked} runs, at {moments:?}",
+        worst * 100.0
+    );
+    assert_eq!(refused, REFUSED.len(), "every refused run is in the data");
+    assert!(checked >= 12, "{checked}");
+    // The adapted experts' backward and the loss both set peaks.
+    assert!(moments.len() >= 3, "{moments:?}");
+}
