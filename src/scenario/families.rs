@@ -51,8 +51,11 @@ impl Families {
         .with(Family::Gemma2)
         .with(Family::Gemma3)
         .with(Family::Moe);
-    /// The families with PEFT's LoRA computed: Hugging Face's GPT-2 and the Llama family.
-    pub const HF_LORA: Families = Families::of(Family::HfGpt2).with(Family::Llama);
+    /// The families with PEFT's LoRA computed: Hugging Face's GPT-2, the Llama family and the
+    /// mixtures of experts.
+    pub const HF_LORA: Families = Families::of(Family::HfGpt2)
+        .with(Family::Llama)
+        .with(Family::Moe);
     /// The families with LoRA: nanoGPT's own patch and [`Families::HF_LORA`].
     pub const LORA: Families = Families::HF_LORA.with(Family::NanoGpt);
     /// Every family.

@@ -215,3 +215,94 @@ fn moe_fine_tunes_are_within_one_percent_of_every_replayed_peak_and_their_bytes_
     // The adapted experts' backward and the loss both set peaks.
     assert!(moments.len() >= 3, "{moments:?}");
 }
+
+#[derive(Deserialize)]
+struct Counts {
+    peft: String,
+    models: Vec<CountedModel>,
+}
+
+#[derive(Deserialize)]
+struct CountedModel {
+    id: String,
+    counts: Vec<Count>,
+}
+
+#[derive(Deserialize)]
+struct Count {
+    rank: u64,
+    targets: String,
+    params: u64,
+    trainable: u64,
+    adapted: Vec<String>,
+}
+
+/// The catalog's mixtures of experts (`data/models/moe.yaml`) as the replay describes them.
+fn catalog_shape(id: &str) -> Model {
+    let (model_type, layers, hidden, heads, kv_heads, experts, top_k, i, shared, head_dim) =
+        match id {
+            "mixtral-8x7b" => ("mixtral", 32, 4096, 32, 8, 8, 2, 14336, 0, 0),
+            "qwen1.5-moe-a2.7b" => ("qwen2_moe", 24, 2048, 16, 16, 60, 4, 1408, 5632, 0),
+            "qwen3-30b-a3b" => ("qwen3_moe", 48, 2048, 32, 4, 128, 8, 768, 0, 128),
+            _ => panic!("{id}"),
+        };
+    let vocab_size = if model_type == "mixtral" {
+        32000
+    } else {
+        151_936
+    };
+    Model {
+        model_type: model_type.into(),
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        experts,
+        top_k,
+        expert_intermediate: i,
+        vocab_size,
+        shared_intermediate: shared,
+        head_dim,
+    }
+}
+
+/// Every catalog mixture of experts, through the CLI: the trainable count and the parameters
+/// with adapters equal PEFT's (`tools/hf_replay/peft_counts.py --moe`), the adapted modules and
+/// parameters the same, for `all-linear`, the attention's projections, and the router with the
+/// experts by their names of transformers 4 (Qwen1.5-MoE: the shared expert and its gate).
+#[test]
+fn moe_lora_counts_equal_pefts_for_every_catalog_mixture_of_experts() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/peft_moe_lora_counts.json"
+    );
+    let data: Counts = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(data.peft, "0.21.2");
+    assert_eq!(data.models.len(), 3);
+    let t = crate::support::SiteTest::new();
+    for m in &data.models {
+        let model = architecture(&catalog_shape(&m.id));
+        for c in &m.counts {
+            let what = format!("{} r{} {}", m.id, c.rank, c.targets);
+            let v = crate::trainer_replay::cli_in(
+                &t,
+                &[
+                    "--model",
+                    &m.id,
+                    &format!("--lora_rank={}", c.rank),
+                    &format!("--lora_targets={}", c.targets),
+                ],
+            );
+            assert_eq!(v["params"]["trainable"], c.trainable, "{what}: trainable");
+            assert_eq!(v["params"]["total"], c.params, "{what}: with adapters");
+            assert_eq!(
+                c.params - c.trainable,
+                model.parameter_count(),
+                "{what}: base"
+            );
+            let targets = LoraTargets::parse(&c.targets).unwrap();
+            let modules = targets.resolve(&model).unwrap();
+            assert_eq!(paths(&modules), c.adapted, "{what}: adapted");
+        }
+    }
+}
