@@ -119,24 +119,16 @@ fn paths(modules: &[LoraModule]) -> Vec<String> {
     out
 }
 
-/// The runs the estimator refuses, with the key it names.
-const REFUSED: [(&str, &str); 4] = [
-    (
-        "qlora-mixtral-8x7b-2layers-r16-q+k+v+o-s1024-b1-acc2-bf16w-autocast-paged_adamw8bit",
-        "load_in_4bit",
-    ),
-    (
-        "qlora-qwen1.5-moe-a2.7b-2layers-r16-all-s1024-b2-acc1-bf16w-autocast-adamw",
-        "load_in_4bit",
-    ),
-    (
-        "qlora-qwen3-30b-a3b-2layers-r16-q+k+v+o-s2048-b1-acc2-bf16w-autocast-adamw8bit-nodq",
-        "load_in_4bit",
-    ),
-    (
-        "qlora-mixtral-8x7b-2layers-r8-all-s1024-b1-acc1-bf16w-autocast-adamw",
-        "load_in_4bit",
-    ),
+/// The runs the estimator refuses, with the key it names: QLoRA where a recomputed block (the
+/// experts in float32, and their merged copies where adapted) may pass the loss.
+const REFUSED: [&str; 7] = [
+    "qlora-mixtral-8x7b-2layers-r16-q+k+v+o-s1024-b1-acc2-bf16w-autocast-paged_adamw8bit",
+    "qlora-mixtral-8x7b-2layers-r8-all-s1024-b1-acc1-bf16w-autocast-adamw",
+    "qlora-mixtral-8x7b-2layers-r16-q+v-s2048-b1-acc1-bf16w-autocast-adamw",
+    "qlora-qwen3-30b-a3b-2layers-r8-all-s1024-b2-acc1-bf16w-autocast-paged_adamw8bit",
+    "qlora-tiny-qwen3-moe-v1024-r8-q+k+v+o-s1024-b4-acc1-bf16w-autocast-adamw",
+    "qlora-tiny-qwen2-moe-v512-r8-all-s512-b4-acc2-bf16w-autocast-adamw",
+    "qlora-tiny-mixtral-v512-r8-all-s512-b4-acc1-bf16w-autocast-adamw",
 ];
 
 #[test]
@@ -144,16 +136,24 @@ fn moe_fine_tunes_are_within_one_percent_of_every_replayed_peak_and_their_bytes_
     let data = replay();
     let (mut worst, mut checked, mut refused) = (0.0f64, 0, 0);
     let mut moments = std::collections::BTreeSet::new();
+    let mut unexpected = Vec::new();
     for e in &data.runs {
         let name = &e.run.name;
         let (model, run) = model_and_run(&e.run);
-        if let Some((_, key)) = REFUSED.iter().find(|(n, _)| n == name) {
+        if REFUSED.contains(&name.as_str()) {
             let err = estimate(e).unwrap_err();
-            assert_eq!(err.key.as_deref(), Some(*key), "{name}: {}", err.message);
+            assert_eq!(err.key.as_deref(), Some("model"), "{name}: {}", err.message);
+            assert!(err.message.contains("float32"), "{name}: {}", err.message);
             refused += 1;
             continue;
         }
-        let est = estimate(e).unwrap();
+        let est = match estimate(e) {
+            Ok(est) => est,
+            Err(err) => {
+                unexpected.push(format!("{name}: {}", err.message));
+                continue;
+            }
+        };
         let json = serde_json::to_value(&est).unwrap();
         assert_eq!(
             json["params"]["trainable"], e.trainable_params,
@@ -210,8 +210,9 @@ fn moe_fine_tunes_are_within_one_percent_of_every_replayed_peak_and_their_bytes_
         "worst: {:.4} % over {checked} runs, at {moments:?}",
         worst * 100.0
     );
+    assert!(unexpected.is_empty(), "refused: {unexpected:#?}");
     assert_eq!(refused, REFUSED.len(), "every refused run is in the data");
-    assert!(checked >= 12, "{checked}");
+    assert!(checked >= 14, "{checked}");
     // The adapted experts' backward and the loss both set peaks.
     assert!(moments.len() >= 3, "{moments:?}");
 }

@@ -109,7 +109,14 @@ def make_lora(model, run: Run):
 
 
 def make_qlora(model, run: Run):
+    """``replay_qlora.make_qlora``. ``lora.ParamWrapper`` moves its adapters to the wrapped
+    parameter's device and dtype with ``Module.to``, which fake tensors refuse; the experts are
+    float32 by then (``prepare_model_for_kbit_training``), as the adapters are, and the replay
+    has one device: the move changes nothing and is skipped."""
     import replay_qlora
+
+    lora.ParamWrapper._move_adapter_to_device_of_base_layer = (
+        lambda self, name, device=None: None)
 
     q = replay_qlora.Run(run.name, run.model, "qlora", run.block_size, run.batch_size,
                          run.accumulation, run.weights, run.dtype, run.optim,
@@ -205,6 +212,11 @@ def _runs() -> list[Run]:
     add(M.QWEN15_MOE, "qlora", 1024, 2, 1, BF16, BF16, "adamw", 16, "all-linear")
     add(M.QWEN3_MOE, "qlora", 2048, 1, 2, BF16, BF16, "adamw8bit", 16, attn, double_quant=False)
     add(M.MIXTRAL, "qlora", 1024, 1, 1, BF16, BF16, "adamw", 8, "all-linear")
+    add(M.MIXTRAL, "qlora", 2048, 1, 1, BF16, BF16, "adamw", 16, "q_proj,v_proj")
+    add(M.QWEN3_MOE, "qlora", 1024, 2, 1, BF16, BF16, "paged_adamw8bit", 8, "all-linear")
+    add(M.TINY_QWEN3_MOE, "qlora", 1024, 4, 1, BF16, BF16, "adamw", 8, attn)
+    add(M.TINY_QWEN2_MOE, "qlora", 512, 4, 2, BF16, BF16, "adamw", 8, "all-linear")
+    add(M.TINY_MIXTRAL, "qlora", 512, 4, 1, BF16, BF16, "adamw", 8, "all-linear")
     # Full fine-tunes with bitsandbytes' 8-bit AdamW.
     add(M.MIXTRAL, "full", 1024, 1, 2, BF16, F32, "adamw8bit")
     add(M.QWEN15_MOE, "full", 1024, 1, 1, F32, BF16, "paged_adamw8bit", ckpt=True)

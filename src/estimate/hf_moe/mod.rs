@@ -24,6 +24,7 @@ pub(crate) use saves::{prefill_bytes_per_token, ExpertRun};
 
 use super::arch::{Architecture, Mlp};
 use super::error::ScenarioError;
+use super::num::N;
 use super::params::Params;
 use super::scenario::Scenario;
 use super::trainer::TrainerStep;
@@ -54,17 +55,6 @@ pub(crate) fn generate_replayed(a: &Architecture) -> bool {
 /// `lora.ParamWrapper` adapts the router's or the experts' parameters ("does not work with
 /// lora_dropout != 0", `targets`).
 pub(crate) fn check_adapters(a: &Architecture, run: &Scenario) -> Result<(), ScenarioError> {
-    if run.load_in_4bit {
-        return Err(ScenarioError::key(
-            "load_in_4bit",
-            format!(
-                "{}: QLoRA on a mixture of experts leaves the experts in 16 bits (they are not \
-                 nn.Linear) and prepare_model_for_kbit_training casts them to float32; its step \
-                 is not modelled yet: use LoRA on bfloat16 weights",
-                a.name
-            ),
-        ));
-    }
     if run.lora_rank == 0 || run.lora_dropout == 0.0 {
         return Ok(());
     }
@@ -85,4 +75,37 @@ pub(crate) fn check_adapters(a: &Architecture, run: &Scenario) -> Result<(), Sce
         ));
     }
     Ok(())
+}
+
+/// What a recomputed block of a mixture of experts can hold beside the checkpoints under QLoRA,
+/// bounded from above, with a tenth added: the dense block's attention side (`42·h` bytes per
+/// token, `qlora::block_bound`); per token the router's float32 scores and int64 picks, and per
+/// (token, expert) pair the experts' backward in float32 (`prepare_model_for_kbit_training`
+/// casts the experts, which are not quantized, to float32): at most `3·h + 6·I` elements
+/// alive (the replays' largest, at the product `silu(gate) · up`'s backward, is `6·I`; at the
+/// routing weights', `3·h`); a shared expert's SwiGLU as the dense MLP's (`24·I_s`); and, with
+/// adapted experts, each adapted parameter's float32 merged copy (`lora.ParamWrapper`) with
+/// its gradient. Where the loss is not clearly larger, `qlora::check` refuses the step.
+pub(crate) fn qlora_block_bound(a: &Architecture, s: &Scenario) -> N {
+    let Mlp::Moe(m) = &a.mlp else {
+        return N::ZERO;
+    };
+    let tokens = N::from(s.block_size) * N::from(s.batch_size);
+    let (h, e, i) = (
+        u128::from(a.hidden),
+        u128::from(m.experts),
+        u128::from(m.expert.intermediate),
+    );
+    let k = u128::from(m.experts_per_token);
+    let shared = m.shared.map_or(0, |f| u128::from(f.intermediate));
+    let per_token = 42 * h + e * 4 + k * (8 * 4 + (3 * h + 6 * i) * 4) + 24 * shared;
+    let modules = s.lora_targets.resolve(a).unwrap_or_default();
+    let mut merged = 0;
+    if modules.contains(&super::lora_targets::LoraModule::ExpertsGateUp) {
+        merged += e * 2 * i * h * 4 * 2;
+    }
+    if modules.contains(&super::lora_targets::LoraModule::ExpertsDown) {
+        merged += e * h * i * 4 * 2;
+    }
+    (tokens * per_token + N(merged)) * 11 / 10
 }
