@@ -53,6 +53,7 @@ pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
 pub use hf_generate::{
     estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,
 };
+pub(crate) use hf_moe::peft_notes;
 pub use lora_targets::{LoraModule, LoraTargets};
 pub use memory::TrainMoment;
 pub use params::Params;
@@ -386,7 +387,13 @@ fn estimate_trainer_step(
             Family::HfGpt2 => N::ZERO,
             _ => N::from(a.attention.head_dim) * 4,
         };
-        let (step, q) = qlora::step(a, &run, rotary)?;
+        // A mixture of experts' refusal says what QLoRA leaves in float32 there.
+        let (step, q) = qlora::step(a, &run, rotary).map_err(|mut e| {
+            for note in hf_moe::peft_notes(a, &run) {
+                e.message = format!("{}; {note}", e.message);
+            }
+            e
+        })?;
         // The model's own parameters (4-bit weights counted whole) and the adapters.
         params.total = params.total.saturating_sub(params.lora) + q.trainable;
         params.trainable = q.trainable;

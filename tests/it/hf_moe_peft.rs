@@ -307,3 +307,171 @@ fn moe_lora_counts_equal_pefts_for_every_catalog_mixture_of_experts() {
         }
     }
 }
+
+/// `vramdoc estimate --model ID ARGS` through the real CLI.
+fn run(t: &crate::support::SiteTest, id: &str, args: &[&str]) -> crate::support::Run {
+    let mut all = vec!["estimate", "--model", id];
+    all.extend_from_slice(args);
+    t.run(&all)
+}
+
+/// What PEFT does on a mixture of experts, said with its bytes: the experts' merged copies
+/// (`lora.ParamWrapper`), `all-linear` leaving Qwen1.5-MoE's experts alone, and QLoRA's
+/// float32 experts, whether the step is estimated or refused.
+#[test]
+fn the_cli_says_what_peft_and_bitsandbytes_do_to_the_experts() {
+    let t = crate::support::SiteTest::new();
+    let gib = |bytes: u64| bytes as f64 / f64::from(1u32 << 30);
+    let r = run(
+        &t,
+        "mixtral-8x7b",
+        &[
+            "--lora_rank=16",
+            "--lora_targets=all-linear",
+            "--dtype=bfloat16",
+            "--pure_bf16=True",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // gate_up_proj (8, 2·14336, 4096) and down_proj (8, 4096, 14336) merged in bf16.
+    let per_layer = gib(8 * 4096 * 14336 * 3 * 2);
+    assert!(r.stderr.contains("lora.ParamWrapper"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("{per_layer:.2} GiB per layer")),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(&format!("({:.2} GiB)", per_layer * 32.0)),
+        "{}",
+        r.stderr
+    );
+    let r = run(
+        &t,
+        "qwen1.5-moe-a2.7b",
+        &[
+            "--lora_rank=16",
+            "--lora_targets=all-linear",
+            "--load_in_4bit=True",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("the 60 experts"), "{}", r.stderr);
+    // 60 experts of 3·1408·2048 in 24 layers, of the catalog's 14,315,784,192 parameters.
+    let experts = 60u64 * 3 * 1408 * 2048 * 24;
+    let share = experts as f64 / 14_315_784_192.0 * 100.0;
+    assert!(
+        r.stderr
+            .contains(&format!("{share:.1} % of the parameters")),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains(&format!("{:.2} GiB of experts", gib(experts * 4))),
+        "{}",
+        r.stderr
+    );
+    // Mixtral's QLoRA: refused (its float32 experts' recomputed block may pass the loss), and
+    // the refusal says what stays in float32.
+    let r = run(
+        &t,
+        "mixtral-8x7b",
+        &[
+            "--lora_rank=16",
+            "--lora_targets=q_proj,v_proj",
+            "--load_in_4bit=True",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let experts = 8u64 * 3 * 14336 * 4096 * 32;
+    assert!(
+        r.stderr
+            .contains(&format!("{:.2} GiB of experts", gib(experts * 4))),
+        "{}",
+        r.stderr
+    );
+}
+
+/// What PEFT 0.21.2 itself refuses is refused at its key, saying why; users' spellings of the
+/// names (`mlp.gate`, `w1`) are read.
+#[test]
+fn what_peft_refuses_on_a_mixture_of_experts_is_refused_at_its_key() {
+    let t = crate::support::SiteTest::new();
+    for (id, args, key, words) in [
+        (
+            "mixtral-8x7b",
+            &["--lora_rank=16"][..],
+            "lora_rank",
+            "no default LoRA targets",
+        ),
+        (
+            "qwen3-30b-a3b",
+            &["--lora_rank=16"][..],
+            "lora_rank",
+            "no default LoRA targets",
+        ),
+        (
+            "mixtral-8x7b",
+            &["--lora_rank=8", "--lora_targets=w1,w2"][..],
+            "lora_targets",
+            "without w3",
+        ),
+        (
+            "qwen3-30b-a3b",
+            &["--lora_rank=8", "--lora_targets=up_proj"][..],
+            "lora_targets",
+            "without gate_proj",
+        ),
+        (
+            "mixtral-8x7b",
+            &["--lora_rank=8", "--lora_targets=gate_proj"][..],
+            "lora_targets",
+            "w1, w3, w2",
+        ),
+        (
+            "qwen1.5-moe-a2.7b",
+            &["--lora_rank=8", "--lora_targets=mlp.gate"][..],
+            "lora_targets",
+            "TopKRouter",
+        ),
+        (
+            "qwen3-30b-a3b",
+            &[
+                "--lora_rank=8",
+                "--lora_targets=all-linear",
+                "--lora_dropout=0.05",
+            ][..],
+            "lora_dropout",
+            "lora.ParamWrapper",
+        ),
+    ] {
+        let r = run(&t, id, args);
+        assert_eq!(r.code, 1, "{id} {args:?}: {}", r.stdout);
+        assert!(r.stderr.contains(key), "{id} {args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(words), "{id} {args:?}: {}", r.stderr);
+    }
+    // Mixtral's router by its module path is a ParamWrapper too; the attention's Linears take
+    // dropout.
+    let r = run(
+        &t,
+        "mixtral-8x7b",
+        &[
+            "--lora_rank=8",
+            "--lora_targets=mlp.gate,self_attn.o_proj",
+            "--lora_dropout=0.05",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("lora_dropout"), "{}", r.stderr);
+    let r = run(
+        &t,
+        "qwen3-30b-a3b",
+        &[
+            "--lora_rank=8",
+            "--lora_targets=q_proj,v_proj",
+            "--lora_dropout=0.05",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

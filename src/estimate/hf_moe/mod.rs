@@ -16,10 +16,12 @@
 
 pub(crate) mod lora;
 mod moments;
+mod notes;
 mod saves;
 pub(crate) mod targets;
 
 pub(crate) use moments::moments;
+pub(crate) use notes::peft_notes;
 pub(crate) use saves::{prefill_bytes_per_token, ExpertRun};
 
 use super::arch::{Architecture, Mlp};

@@ -163,6 +163,7 @@ pub(crate) fn settle(
         notes
     };
     notes.extend(lora_targets(session, scenario, &model).map_err(|e| vec![e])?);
+    notes.extend(crate::estimate::peft_notes(&model.architecture, scenario));
     Ok((model, notes))
 }
 
