@@ -475,3 +475,59 @@ fn what_peft_refuses_on_a_mixture_of_experts_is_refused_at_its_key() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// The what-ifs of a mixture of experts' full fine-tune offer PEFT's LoRA (all-linear: PEFT has
+/// no default), QLoRA and bitsandbytes' 8-bit AdamW, each with its verdict and each the CLI's
+/// own estimate of its changes; a LoRA run on the experts is offered the attention's
+/// projections, which leave the experts without merged copies.
+#[test]
+fn moe_what_ifs_offer_lora_qlora_and_eight_bit_adamw_with_their_verdicts() {
+    let t = crate::support::SiteTest::new();
+    let json = |args: &[&str]| {
+        let r = run(
+            &t,
+            "qwen3-30b-a3b",
+            &[args, &["--gpu", "h100-80gb", "--format", "json"]].concat(),
+        );
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        serde_json::from_str::<serde_json::Value>(&r.stdout).unwrap()
+    };
+    let full = json(&[]);
+    let options = full["what_if"].as_array().unwrap();
+    for kind in ["lora", "qlora", "optimizer"] {
+        let w = options
+            .iter()
+            .find(|w| w["kind"] == kind)
+            .unwrap_or_else(|| panic!("{kind}"));
+        assert!(w["verdict"].is_string(), "{kind}: {w}");
+        let changes: Vec<String> = w["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                format!(
+                    "--{}={}",
+                    c["key"].as_str().unwrap(),
+                    c["value"].as_str().unwrap()
+                )
+            })
+            .collect();
+        let args: Vec<&str> = changes.iter().map(String::as_str).collect();
+        let own = json(&args);
+        assert_eq!(own["bytes"]["total"], w["total"], "{kind}: {changes:?}");
+        assert_eq!(own["verdict"], w["verdict"], "{kind}: {changes:?}");
+    }
+    let lora = json(&[
+        "--lora_rank=16",
+        "--lora_targets=all-linear",
+        "--dtype=bfloat16",
+        "--pure_bf16=True",
+    ]);
+    let fewer = lora["what_if"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["changes"][0]["value"] == "q_proj,k_proj,v_proj,o_proj")
+        .expect("the attention's projections");
+    assert!(fewer["total"].as_u64() < lora["bytes"]["total"].as_u64());
+}

@@ -66,6 +66,12 @@ pub(crate) fn all_linear(a: &Architecture) -> Vec<LoraModule> {
     out
 }
 
+/// The attention's four projections, for a mixture of experts (`None` for other families): the
+/// fewest targets the what-ifs offer where PEFT has no default.
+pub(crate) fn attention_only(a: &Architecture) -> Option<LoraTargets> {
+    matches!(a.mlp, crate::estimate::arch::Mlp::Moe(_)).then(|| LoraTargets::of(&ATTENTION))
+}
+
 /// The names a scenario may give for `a`'s blocks.
 pub(crate) fn names(a: &Architecture) -> Vec<LoraModule> {
     let mut out = ATTENTION.to_vec();
