@@ -500,18 +500,7 @@ fn moe_what_ifs_offer_lora_qlora_and_eight_bit_adamw_with_their_verdicts() {
             .find(|w| w["kind"] == kind)
             .unwrap_or_else(|| panic!("{kind}"));
         assert!(w["verdict"].is_string(), "{kind}: {w}");
-        let changes: Vec<String> = w["changes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                format!(
-                    "--{}={}",
-                    c["key"].as_str().unwrap(),
-                    c["value"].as_str().unwrap()
-                )
-            })
-            .collect();
+        let changes = crate::hf_lora_options::flags(w);
         let args: Vec<&str> = changes.iter().map(String::as_str).collect();
         let own = json(&args);
         assert_eq!(own["bytes"]["total"], w["total"], "{kind}: {changes:?}");
