@@ -207,6 +207,9 @@ def _runs() -> list[Run]:
     add(M.MIXTRAL, "lora", 1024, 1, 1, BF16, BF16, "adamw", 8, "all-linear")
     add(M.MIXTRAL, "lora", 1024, 1, 1, BF16, BF16, "adamw", 8, "all-linear", ckpt=True)
     add(M.QWEN3_MOE, "lora", 2048, 1, 1, BF16, BF16, "adamw", 16, "all-linear", ckpt=True)
+    # Released models with all their layers.
+    add(M.MIXTRAL_FULL, "lora", 1024, 1, 1, BF16, BF16, "adamw", 16, attn, ckpt=True)
+    add(M.QWEN15_MOE_FULL, "lora", 1024, 2, 1, BF16, BF16, "adamw", 16, "all-linear")
     # QLoRA.
     add(M.MIXTRAL, "qlora", 1024, 1, 2, BF16, BF16, "paged_adamw8bit", 16, attn)
     add(M.QWEN15_MOE, "qlora", 1024, 2, 1, BF16, BF16, "adamw", 16, "all-linear")
