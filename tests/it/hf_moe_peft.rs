@@ -119,16 +119,55 @@ fn paths(modules: &[LoraModule]) -> Vec<String> {
     out
 }
 
-/// The runs the estimator refuses, with the key it names: QLoRA where a recomputed block (the
-/// experts in float32, and their merged copies where adapted) may pass the loss.
-const REFUSED: [&str; 7] = [
-    "qlora-mixtral-8x7b-2layers-r16-q+k+v+o-s1024-b1-acc2-bf16w-autocast-paged_adamw8bit",
-    "qlora-mixtral-8x7b-2layers-r8-all-s1024-b1-acc1-bf16w-autocast-adamw",
-    "qlora-mixtral-8x7b-2layers-r16-q+v-s2048-b1-acc1-bf16w-autocast-adamw",
-    "qlora-qwen3-30b-a3b-2layers-r8-all-s1024-b2-acc1-bf16w-autocast-paged_adamw8bit",
-    "qlora-tiny-qwen3-moe-v1024-r8-q+k+v+o-s1024-b4-acc1-bf16w-autocast-adamw",
-    "qlora-tiny-qwen2-moe-v512-r8-all-s512-b4-acc2-bf16w-autocast-adamw",
-    "qlora-tiny-mixtral-v512-r8-all-s512-b4-acc1-bf16w-autocast-adamw",
+/// The runs the estimator refuses (at `model`), with words of the reason: QLoRA where a
+/// recomputed block (the experts in float32, and their merged copies where adapted) may pass
+/// the loss; LoRA with small vocabularies, where the experts' forward or the routing product's
+/// backward may.
+const REFUSED: [(&str, &str); 11] = [
+    (
+        "lora-tiny-mixtral-v512-r8-q+k+v+o-s512-b4-acc1-bf16w-autocast-adamw-ckpt",
+        "routing product",
+    ),
+    (
+        "lora-tiny-qwen3-moe-v1024-r8-q+k+v+o-s1024-b2-acc2-bf16w-autocast-adamw",
+        "routing product",
+    ),
+    (
+        "lora-tiny-qwen2-moe-v512-r8-all-s512-b4-acc1-bf16w-autocast-adamw-ckpt",
+        "routing product",
+    ),
+    (
+        "lora-tiny-mixtral-v512-r8-all-s512-b4-acc1-bf16w-autocast-adamw",
+        "routing product",
+    ),
+    (
+        "qlora-mixtral-8x7b-2layers-r16-q+k+v+o-s1024-b1-acc2-bf16w-autocast-paged_adamw8bit",
+        "float32",
+    ),
+    (
+        "qlora-mixtral-8x7b-2layers-r8-all-s1024-b1-acc1-bf16w-autocast-adamw",
+        "float32",
+    ),
+    (
+        "qlora-mixtral-8x7b-2layers-r16-q+v-s2048-b1-acc1-bf16w-autocast-adamw",
+        "float32",
+    ),
+    (
+        "qlora-qwen3-30b-a3b-2layers-r8-all-s1024-b2-acc1-bf16w-autocast-paged_adamw8bit",
+        "float32",
+    ),
+    (
+        "qlora-tiny-qwen3-moe-v1024-r8-q+k+v+o-s1024-b4-acc1-bf16w-autocast-adamw",
+        "float32",
+    ),
+    (
+        "qlora-tiny-qwen2-moe-v512-r8-all-s512-b4-acc2-bf16w-autocast-adamw",
+        "float32",
+    ),
+    (
+        "qlora-tiny-mixtral-v512-r8-all-s512-b4-acc1-bf16w-autocast-adamw",
+        "float32",
+    ),
 ];
 
 #[test]
@@ -140,10 +179,10 @@ fn moe_fine_tunes_are_within_one_percent_of_every_replayed_peak_and_their_bytes_
     for e in &data.runs {
         let name = &e.run.name;
         let (model, run) = model_and_run(&e.run);
-        if REFUSED.contains(&name.as_str()) {
+        if let Some((_, words)) = REFUSED.iter().find(|(n, _)| n == name) {
             let err = estimate(e).unwrap_err();
             assert_eq!(err.key.as_deref(), Some("model"), "{name}: {}", err.message);
-            assert!(err.message.contains("float32"), "{name}: {}", err.message);
+            assert!(err.message.contains(words), "{name}: {}", err.message);
             refused += 1;
             continue;
         }

@@ -194,6 +194,7 @@ def _runs() -> list[Run]:
         tag = "" if not t else "-r%d-%s" % (rank, "all" if t == "all-linear"
                                              else t.replace(",", "+").replace("_proj", ""))
         name = (f"{method}-{m.name}{tag}-s{s}-b{b}-acc{acc}-{policy}-{optim}"
+                + ("-eager" if kw.get("attn_implementation") == "eager" else "")
                 + ("-ckpt" if ckpt else "") + ("-nodq" if kw.get("double_quant") is False else ""))
         out.append(Run(name, m, method, s, b, acc, weights, dtype, optim, rank, t, ckpt, **kw))
 
@@ -207,6 +208,14 @@ def _runs() -> list[Run]:
     add(M.MIXTRAL, "lora", 1024, 1, 1, BF16, BF16, "adamw", 8, "all-linear")
     add(M.MIXTRAL, "lora", 1024, 1, 1, BF16, BF16, "adamw", 8, "all-linear", ckpt=True)
     add(M.QWEN3_MOE, "lora", 2048, 1, 1, BF16, BF16, "adamw", 16, "all-linear", ckpt=True)
+    add(M.QWEN3_MOE, "lora", 1024, 1, 1, BF16, BF16, "adamw", 16, attn, attn_implementation="eager")
+    add(M.MIXTRAL, "lora", 1024, 1, 2, BF16, BF16, "adamw", 8, "all-linear", ckpt=True,
+        attn_implementation="eager")
+    # Small vocabularies: the blocks, not the loss, can set the peak.
+    add(M.TINY_MIXTRAL, "lora", 512, 4, 1, BF16, BF16, "adamw", 8, attn, ckpt=True)
+    add(M.TINY_QWEN3_MOE, "lora", 1024, 2, 2, BF16, BF16, "adamw", 8, attn)
+    add(M.TINY_QWEN2_MOE, "lora", 512, 4, 1, BF16, BF16, "adamw", 8, "all-linear", ckpt=True)
+    add(M.TINY_MIXTRAL, "lora", 512, 4, 1, BF16, BF16, "adamw", 8, "all-linear")
     # Released models with all their layers.
     add(M.MIXTRAL_FULL, "lora", 1024, 1, 1, BF16, BF16, "adamw", 16, attn, ckpt=True)
     add(M.QWEN15_MOE_FULL, "lora", 1024, 2, 1, BF16, BF16, "adamw", 16, "all-linear")

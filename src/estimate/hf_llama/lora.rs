@@ -313,7 +313,7 @@ impl LlamaLoraStep {
     /// `3·c·s·b·I`, and of the block's output) or, in eager attention, the softmax's (as in
     /// [`LlamaLoraStep::attention_backward`]). Gradients: the earlier micro-steps', or the adapters of
     /// the blocks above and of the released modules.
-    fn recomputed(&self, k: N, mlp: bool) -> Components {
+    pub(crate) fn recomputed(&self, k: N, mlp: bool) -> Components {
         let r = &self.r;
         let b = self.block(true);
         let layer = b.saved + r.recomputed_layer() - r.layer();
@@ -370,6 +370,9 @@ impl LlamaLoraStep {
     /// [`LlamaLoraStep::recomputed`]'s attention candidate, so unless that candidate with a quarter
     /// more stays below the other moments the step is refused, not underestimated.
     fn peak_moment(&self) -> Option<(Components, TrainMoment)> {
+        if let Some(e) = &self.r.experts {
+            return crate::estimate::hf_moe::lora::peak(self, e);
+        }
         let (mut best, mut moment) = self.peak_candidates();
         if !self.t.checkpointed {
             return Some((best, moment));
@@ -395,7 +398,7 @@ impl LlamaLoraStep {
     }
 
     /// The largest of the loss's moments and eager attention's backward.
-    fn peak_candidates(&self) -> (Components, TrainMoment) {
+    pub(crate) fn peak_candidates(&self) -> (Components, TrainMoment) {
         let mut best = (self.loss_backward(), TrainMoment::LossBackward);
         let mut consider = |c: Components, m: TrainMoment| {
             if c.sum() > best.0.sum() {
@@ -403,11 +406,6 @@ impl LlamaLoraStep {
             }
         };
         consider(self.loss_forward(), TrainMoment::LossForward);
-        if let Some(e) = &self.r.experts {
-            for (c, m) in crate::estimate::hf_moe::lora::moments(self, e) {
-                consider(c, m);
-            }
-        }
         if !self.r.sdpa && !self.t.checkpointed {
             consider(self.attention_backward(), TrainMoment::AttentionBackward);
         }

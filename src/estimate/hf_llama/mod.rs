@@ -157,6 +157,9 @@ fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep
         modules,
     };
     lora_adapters::trainer_step(&mut step, || {
+        if let Some(refusal) = crate::estimate::hf_moe::lora::refusal(a) {
+            return refusal;
+        }
         ScenarioError::key(
             "grad_checkpoint",
             format!(

@@ -22,6 +22,7 @@
 //!   Linear `h → 1` whose sigmoid output and the shared expert's output the product saves.
 
 use super::ExpertRun;
+use crate::estimate::error::ScenarioError;
 use crate::estimate::hf_llama::lora::{LlamaLoraBlock, LlamaLoraStep};
 use crate::estimate::lora_adapters::AdapterInput;
 use crate::estimate::lora_targets::LoraModule;
@@ -103,53 +104,80 @@ fn frozen_experts(e: &ExpertRun) -> N {
     e.pairs * ((e.i * 3 + e.h) * e.ce) + e.pairs * (e.score + INT64 * 3) + e.experts * FP32
 }
 
-/// The backward of adapted experts' projections, where the merged parameter's gradient, a
-/// whole `(E, out, in)` tensor in the experts' dtype, is made (then turned into the adapters'
-/// gradients by `baddbmm`'s backward): in the last block without checkpointing, or in a
-/// recomputed block (the first and the last) with it. None where no expert is adapted.
-///
-/// At `down_proj`'s backward: released (as in a full fine-tune, `moments.rs`) the down
-/// projection's output, the gathered routing weights and the inverse permutation; in flight
-/// the gradients of its output (`ce·S·h`), of its input (`ce·S·I`) and of the routing weights
-/// (`S·score`), the merged weight's gradient (`ce·E·h·I`) and the block output's gradient
-/// (`w·T·h`). At `gate_up_proj`'s: also released `down_proj`'s merged copy and its input where
-/// it was adapted, the up projection's and `silu`'s outputs; in flight the gradients of its
-/// output (`ce·S·2I`) and input (`ce·S·h`), the merged weight's (`ce·E·2I·h`).
-pub(crate) fn moments(step: &LlamaLoraStep, e: &ExpertRun) -> Vec<(Components, TrainMoment)> {
+/// The experts' backward in the last block without checkpointing, or in a recomputed block
+/// (the first and the last) with it, as a full fine-tune's (`moments.rs`) with frozen or
+/// merged weights: at the product with the routing weights (the inverse permutation
+/// released; in flight the product's gradient and its backward's two results,
+/// `3·S·h` in the product's dtype, with the cast to the experts' dtype where they differ); at
+/// `down_proj`'s (released the down projection's output, the gathered routing weights and the
+/// inverse permutation; in flight the gradients of its output `ce·S·h`, its input `ce·S·I` and
+/// the routing weights, and an adapted parameter's merged gradient `ce·E·h·I`); at the product
+/// `silu(gate) · up`'s (released also `down_proj`'s merged copy and input where adapted; in
+/// flight three `ce·S·I` tensors); at `gate_up_proj`'s (released also the up projection's and
+/// `silu`'s outputs; in flight the gradients of its output `ce·S·2I` and input `ce·S·h`, and an
+/// adapted parameter's merged gradient `ce·E·2I·h`). Beside them the block output's gradient
+/// (`w·T·h`) and, with a shared expert, its output's gradient (`c·T·h`).
+fn moments(step: &LlamaLoraStep, e: &ExpertRun) -> Vec<(Components, TrainMoment, bool)> {
     let r = &step.r;
     let gate_up = step.adapted(LoraModule::ExpertsGateUp).is_some();
     let down = step.adapted(LoraModule::ExpertsDown).is_some();
-    if !gate_up && !down {
-        return Vec::new();
-    }
     let per_pair = e.pairs * e.ce;
     let down_released = per_pair * e.h + e.pairs * (e.score + INT64);
     let down_weight = e.experts * e.h * e.i * e.ce;
-    let mut at = Vec::new();
-    if down {
-        let in_flight = per_pair * (e.h + e.i) + e.pairs * e.score + down_weight;
-        at.push((down_released, in_flight, N::ZERO));
-    }
-    if gate_up {
-        let down_saves = if down {
-            down_weight + per_pair * e.i
-        } else {
-            N::ZERO
-        };
-        let released = down_released + down_saves + per_pair * (e.i * 3);
-        let in_flight = per_pair * (e.i * 2 + e.h) + e.experts * e.i * 2 * e.h * e.ce;
-        let adapters = if down {
-            step.adapters.rank * e.experts * (e.h + e.i) * FP32
-        } else {
-            N::ZERO
-        };
-        at.push((released, in_flight, adapters));
-    }
+    let (down_saves, down_grad, down_adapters) = if down {
+        (
+            down_weight + per_pair * e.i,
+            down_weight,
+            step.adapters.rank * e.experts * (e.h + e.i) * FP32,
+        )
+    } else {
+        (N::ZERO, N::ZERO, N::ZERO)
+    };
+    let gate_up_grad = if gate_up {
+        e.experts * e.i * 2 * e.h * e.ce
+    } else {
+        N::ZERO
+    };
+    let product = e.ce.max(e.score);
+    let cast = if product == e.ce { 0 } else { e.ce };
+    // (released, in flight, adapter gradients made in the block so far, calibrated: the
+    // routing product's backward never set a replayed LoRA peak)
+    let at = [
+        (
+            e.pairs * INT64,
+            e.pairs * e.h * (3 * product + cast),
+            N::ZERO,
+            false,
+        ),
+        (
+            down_released,
+            per_pair * (e.h + e.i) + e.pairs * e.score + down_grad,
+            N::ZERO,
+            true,
+        ),
+        (
+            down_released + down_saves,
+            per_pair * (e.i * 3),
+            down_adapters,
+            true,
+        ),
+        (
+            down_released + down_saves + per_pair * (e.i * 3),
+            per_pair * (e.i * 2 + e.h) + gate_up_grad,
+            down_adapters,
+            true,
+        ),
+    ];
+    let shared = if e.shared == N::ZERO {
+        N::ZERO
+    } else {
+        e.tokens * e.h * r.c
+    };
     let per_block = step.t.full_grads / u128::from(step.layers.max(1));
     let mut out = Vec::new();
     let (saved, copies) = step.saved();
-    for (released, in_flight, adapters) in at {
-        let in_flight = in_flight + r.sbh * r.w;
+    for (released, in_flight, adapters, calibrated) in at {
+        let in_flight = in_flight + r.sbh * r.w + shared;
         if step.t.checkpointed {
             let b = step.block(true);
             let layer = b.saved + r.recomputed_layer() - r.layer();
@@ -167,7 +195,7 @@ pub(crate) fn moments(step: &LlamaLoraStep, e: &ExpertRun) -> Vec<(Components, T
                     inputs + layer - released + in_flight,
                     N::ZERO,
                 );
-                out.push((c, TrainMoment::BlockRecompute));
+                out.push((c, TrainMoment::BlockRecompute, calibrated));
             }
         } else {
             // The final norm's saves and the head's copy are released by the last block's
@@ -184,8 +212,85 @@ pub(crate) fn moments(step: &LlamaLoraStep, e: &ExpertRun) -> Vec<(Components, T
                 base - released + in_flight,
                 N::ZERO,
             );
-            out.push((c, TrainMoment::MlpBackward));
+            out.push((c, TrainMoment::MlpBackward, calibrated));
         }
     }
     out
+}
+
+/// The peak of a LoRA step on a mixture of experts: the largest of the loss's moments, eager
+/// attention's backward and the experts' backward ([`moments`]); `None` (refused) where the
+/// routing product's backward, or a recomputed block's forward through the experts, could set
+/// it. That forward keeps, until `grouped_mm_experts_forward` returns, the gathered input and
+/// the product `silu(gate) · up` that frozen experts do not save, and the output scaled by
+/// the routing weights with its copy back in token order (a replay with a 512-token vocabulary
+/// and 1024-wide experts on a 512-wide model peaks there): bounded by every saved tensor of
+/// the last recomputed block with `ce·S·(h + I)` and `2·S·h` in the product's dtype beside,
+/// and refused where that bound passes the moments modelled. Eager attention recomputed in a
+/// checkpointed block is refused as in the Llama family.
+pub(crate) fn peak(step: &LlamaLoraStep, e: &ExpertRun) -> Option<(Components, TrainMoment)> {
+    let r = &step.r;
+    let (mut best, mut moment) = step.peak_candidates();
+    let mut uncalibrated = N::ZERO;
+    for (c, m, calibrated) in moments(step, e) {
+        if !calibrated {
+            uncalibrated = uncalibrated.max(c.sum());
+        } else if c.sum() > best.sum() {
+            (best, moment) = (c, m);
+        }
+    }
+    if uncalibrated >= best.sum() {
+        return None;
+    }
+    // The experts' forward transients in the last block (recomputed, or the forward's own),
+    // beside what is saved by then.
+    let product = e.ce.max(e.score);
+    let transients = e.pairs * e.ce * (e.h + e.i) + e.pairs * e.h * (2 * product);
+    let last = r.l - N::from(1u64);
+    let (saved, copies) = if step.t.checkpointed {
+        let b = step.block(true);
+        let inputs = r.l * r.sbh * r.w + r.checkpoint_inputs();
+        (
+            inputs + b.saved + r.recomputed_layer() - r.layer(),
+            b.copies,
+        )
+    } else {
+        let (saved, copies) = step.saved();
+        (
+            saved - r.sbh * FP32 - r.sb * FP32,
+            copies - step.head_copy(),
+        )
+    };
+    let forward = step.t.at(N::ZERO, copies, saved + transients, N::ZERO);
+    if forward.sum() >= best.sum() {
+        return None;
+    }
+    if step.t.checkpointed && !r.sdpa {
+        let attention = [N::ZERO, last]
+            .into_iter()
+            .map(|k| step.recomputed(k, false).sum())
+            .max()
+            .unwrap_or(N::ZERO);
+        if attention + attention / 4 >= best.sum() {
+            return None;
+        }
+    }
+    Some((best, moment))
+}
+
+/// The refusal of [`peak`]'s `None` on the mixture of experts `a` (none for a dense model).
+pub(crate) fn refusal(a: &crate::estimate::arch::Architecture) -> Option<ScenarioError> {
+    let crate::estimate::arch::Mlp::Moe(m) = &a.mlp else {
+        return None;
+    };
+    Some(ScenarioError::key(
+        "model",
+        format!(
+            "{}: with this vocabulary ({} tokens) beside {} experts {} wide per token, the \
+             experts' forward, the routing product's backward or a recomputed block's eager \
+             attention, not the loss, can set this LoRA step's peak, which vramdoc does not model within 1 %; estimate a longer sequence or \
+             a larger batch, where the loss leads",
+            a.name, a.vocab_size, m.experts_per_token, m.expert.intermediate
+        ),
+    ))
 }
