@@ -57,6 +57,7 @@ pub use hf_generate::{
     estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,
 };
 pub(crate) use hf_moe::peft_notes;
+pub(crate) use hf_moe::targets::peft_default_error;
 pub use lora_targets::{LoraModule, LoraTargets};
 pub use memory::TrainMoment;
 pub use params::Params;

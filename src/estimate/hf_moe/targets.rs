@@ -66,6 +66,22 @@ pub(crate) fn all_linear(a: &Architecture) -> Vec<LoraModule> {
     out
 }
 
+/// What PEFT 0.21.2 raises for a `LoraConfig` without `target_modules` on `a`, where that
+/// differs from the dense families' words (`None` for a dense model): the converted mixtures of
+/// experts end with no targets at all (`NoMatchingPeftModuleError`), Qwen1.5-MoE has no
+/// mapping (`ValueError`).
+pub(crate) fn peft_default_error(a: &Architecture) -> Option<&'static str> {
+    match &a.mlp {
+        crate::estimate::arch::Mlp::Moe(_) if converted(a) => {
+            Some("No `target_modules` passed but also no `target_parameters` found")
+        }
+        crate::estimate::arch::Mlp::Moe(_) => {
+            Some("Please specify `target_modules` or `target_parameters`in `peft_config`")
+        }
+        crate::estimate::arch::Mlp::Dense(_) => None,
+    }
+}
+
 /// The attention's four projections, for a mixture of experts (`None` for other families): the
 /// fewest targets the what-ifs offer where PEFT has no default.
 pub(crate) fn attention_only(a: &Architecture) -> Option<LoraTargets> {

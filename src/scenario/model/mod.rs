@@ -229,8 +229,10 @@ fn lora_targets(
     }
     let Some(default) = LoraTargets::peft_default(a) else {
         let names: Vec<&str> = LoraModule::names(a).iter().map(|m| m.as_str()).collect();
+        let raises = crate::estimate::peft_default_error(a)
+            .unwrap_or("Please specify `target_modules` in `peft_config`");
         let msg = format!(
-            "model = {} ({}) has no default LoRA targets in PEFT (get_peft_model raises \"Please specify `target_modules` in `peft_config`\")",
+            "model = {} ({}) has no default LoRA targets in PEFT (get_peft_model raises \"{raises}\")",
             a.name, model.info.model_type
         );
         let help = format!(
