@@ -57,9 +57,14 @@ pub(crate) fn int8_weight_bytes(rows: u128, cols: u128) -> N {
 /// Whether a parameter is one transformers' `get_keys_to_not_convert` keeps out of
 /// quantization or bitsandbytes cannot take: only `nn.Linear`/`Conv1D` weights of the blocks
 /// are quantized; the output embeddings (`lm_head`, tied or not), embeddings, norms and biases
-/// stay in the model's dtype.
+/// stay in the model's dtype. A mixture of experts' router (`mlp.gate`, a `TopKRouter`) and
+/// experts (3-D parameters) are not `nn.Linear`: `replace_with_bnb_linear` leaves them as they
+/// are.
 pub(crate) fn quantized(kind: ParamKind, name: &str) -> bool {
-    kind == ParamKind::LinearWeight && !name.starts_with("lm_head")
+    kind == ParamKind::LinearWeight
+        && !name.starts_with("lm_head")
+        && !name.contains("mlp.experts.")
+        && !name.contains("mlp.gate.")
 }
 
 /// Tensors of at least this many elements get paged state from `PagedAdamW8bit`

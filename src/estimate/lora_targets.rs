@@ -11,7 +11,10 @@
 //! - nanoGPT's GPT and Hugging Face's GPT-2: `attn.c_attn`, `attn.c_proj`, `mlp.c_fc`,
 //!   `mlp.c_proj` (the same module paths in both codes);
 //! - the Llama family, Gemma 2 and Gemma 3: `q_proj`, `k_proj`, `v_proj`, `o_proj`,
-//!   `gate_proj`, `up_proj`, `down_proj`; Phi-3 fuses them as `qkv_proj` and `gate_up_proj`.
+//!   `gate_proj`, `up_proj`, `down_proj`; Phi-3 fuses them as `qkv_proj` and `gate_up_proj`;
+//! - a mixture of experts: the attention's, the router `gate`, the experts by their names of
+//!   transformers 4 (Mixtral `w1`, `w3`, `w2`; Qwen `gate_proj`, `up_proj`, `down_proj`) and
+//!   Qwen2-MoE's `shared_expert_gate` (what PEFT does with them: `hf_moe::targets`).
 //!
 //! A set is read before the model is known (a scenario's keys come in any order), so it holds any
 //! of these names; [`LoraTargets::resolve`] checks them against the model's family.
@@ -51,6 +54,19 @@ pub enum LoraModule {
     QkvProj,
     /// Phi-3's fused gate and up projection `mlp.gate_up_proj`.
     GateUpProj,
+    /// A mixture of experts' router `mlp.gate` (`hf_moe::targets`).
+    Router,
+    /// Mixtral's expert names of transformers 4 (`w1` gate, `w3` up, `w2` down), which PEFT
+    /// converts to the experts' 3-D parameters.
+    W1,
+    W3,
+    W2,
+    /// Qwen2-MoE's shared expert's gate `mlp.shared_expert_gate` (`h → 1`).
+    SharedExpertGate,
+    /// The experts' 3-D `gate_up_proj` `(E, 2·I, h)`, adapted through `lora.ParamWrapper`.
+    ExpertsGateUp,
+    /// The experts' 3-D `down_proj` `(E, h, I)`, adapted through `lora.ParamWrapper`.
+    ExpertsDown,
 }
 
 impl From<LoraModule> for &'static str {
@@ -61,7 +77,7 @@ impl From<LoraModule> for &'static str {
 
 impl LoraModule {
     /// Every module, in the order a block runs them (GPT-2's, then Llama's, then Phi-3's).
-    const ALL: [LoraModule; 13] = [
+    const ALL: [LoraModule; 20] = [
         LoraModule::CAttn,
         LoraModule::AttnProj,
         LoraModule::CFc,
@@ -75,6 +91,13 @@ impl LoraModule {
         LoraModule::UpProj,
         LoraModule::GateUpProj,
         LoraModule::DownProj,
+        LoraModule::Router,
+        LoraModule::W1,
+        LoraModule::W3,
+        LoraModule::W2,
+        LoraModule::SharedExpertGate,
+        LoraModule::ExpertsGateUp,
+        LoraModule::ExpertsDown,
     ];
 
     /// The name as written in a scenario and shown (GPT-2's with their sublayer, since `c_proj`
@@ -94,11 +117,18 @@ impl LoraModule {
             LoraModule::DownProj => "down_proj",
             LoraModule::QkvProj => "qkv_proj",
             LoraModule::GateUpProj => "gate_up_proj",
+            LoraModule::Router => "gate",
+            LoraModule::W1 => "w1",
+            LoraModule::W3 => "w3",
+            LoraModule::W2 => "w2",
+            LoraModule::SharedExpertGate => "shared_expert_gate",
+            LoraModule::ExpertsGateUp => "experts.gate_up_proj",
+            LoraModule::ExpertsDown => "experts.down_proj",
         }
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    fn bit(self) -> u32 {
+        1 << (self as u32)
     }
 
     /// The Linear modules of one block of `a`, in the order the block runs them: what
@@ -111,6 +141,7 @@ impl LoraModule {
                 LoraModule::CFc,
                 LoraModule::MlpProj,
             ],
+            Family::Moe => super::hf_moe::targets::all_linear(a),
             _ => {
                 let mut out = if a.attention.fused_qkv {
                     vec![LoraModule::QkvProj]
@@ -128,14 +159,29 @@ impl LoraModule {
         }
     }
 
-    /// `(in, out)` features of this module in a block of `a`.
+    /// The names a scenario may give for `a`'s blocks (what `all-linear` adapts, except for a
+    /// mixture of experts, whose names PEFT converts: `hf_moe::targets`).
+    pub fn names(a: &Architecture) -> Vec<LoraModule> {
+        match a.family {
+            Family::Moe => super::hf_moe::targets::names(a),
+            _ => LoraModule::of(a),
+        }
+    }
+
+    /// `(in, out)` features of this module in a block of `a`: its adapters' `A` is `r × in`
+    /// and `B` `out × r`. A mixture of experts' 3-D parameters have `E` adapters stacked
+    /// (`hf_moe::targets::features`).
     pub fn features(self, a: &Architecture) -> (u64, u64) {
+        match &a.mlp {
+            Mlp::Dense(f) => self.dense_features(a, f.intermediate),
+            Mlp::Moe(m) => super::hf_moe::targets::features(self, a, m),
+        }
+    }
+
+    /// `(in, out)` of a dense block's module, its MLP `i` wide.
+    pub(crate) fn dense_features(self, a: &Architecture, i: u64) -> (u64, u64) {
         let h = a.hidden;
         let at = &a.attention;
-        let i = match &a.mlp {
-            Mlp::Dense(f) => f.intermediate,
-            Mlp::Moe(m) => m.expert.intermediate,
-        };
         match self {
             LoraModule::CAttn | LoraModule::QkvProj => (h, at.qkv_width()),
             LoraModule::AttnProj => (h, h),
@@ -146,6 +192,14 @@ impl LoraModule {
             LoraModule::OProj => (at.q_width(), h),
             LoraModule::GateProj | LoraModule::UpProj => (h, i),
             LoraModule::GateUpProj => (h, i.saturating_mul(2)),
+            // Not a dense block's: `hf_moe::targets::features` gives them.
+            LoraModule::Router
+            | LoraModule::W1
+            | LoraModule::W3
+            | LoraModule::W2
+            | LoraModule::SharedExpertGate
+            | LoraModule::ExpertsGateUp
+            | LoraModule::ExpertsDown => (h, 0),
         }
     }
 
@@ -179,10 +233,15 @@ const SPELLINGS: &[(&str, &[LoraModule])] = &[
     ("down_proj", &[LoraModule::DownProj]),
     ("qkv_proj", &[LoraModule::QkvProj]),
     ("gate_up_proj", &[LoraModule::GateUpProj]),
+    ("gate", &[LoraModule::Router]),
+    ("w1", &[LoraModule::W1]),
+    ("w3", &[LoraModule::W3]),
+    ("w2", &[LoraModule::W2]),
+    ("shared_expert_gate", &[LoraModule::SharedExpertGate]),
 ];
 
 /// The bit of `all-linear` (above every module's).
-const ALL_LINEAR: u16 = 1 << 15;
+const ALL_LINEAR: u32 = 1 << 31;
 
 /// The Linear modules of every block that get LoRA adapters (`lora_targets`).
 ///
@@ -192,7 +251,7 @@ const ALL_LINEAR: u16 = 1 << 15;
 /// paper's choice; a Hugging Face model given without `lora_targets` gets PEFT's default for its
 /// `model_type` instead (`scenario::model`, [`LoraTargets::peft_default`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct LoraTargets(u16);
+pub struct LoraTargets(u32);
 
 impl Default for LoraTargets {
     fn default() -> Self {
@@ -228,7 +287,7 @@ impl LoraTargets {
     }
 
     /// The named modules, in block order (none for `all-linear`).
-    fn named(self) -> impl Iterator<Item = LoraModule> {
+    pub(crate) fn named(self) -> impl Iterator<Item = LoraModule> {
         LoraModule::ALL
             .into_iter()
             .filter(move |m| self.0 & m.bit() != 0)
@@ -251,6 +310,9 @@ impl LoraTargets {
         let has = LoraModule::of(a);
         if self.all_linear() {
             return Ok(has);
+        }
+        if a.family == Family::Moe {
+            return super::hf_moe::targets::resolve(self, a);
         }
         let missing: Vec<&str> = self
             .named()
@@ -288,7 +350,7 @@ impl LoraTargets {
     /// Parses a list of names separated by commas, spaces or `+`; the error names the one it does
     /// not know and lists the names it does.
     pub fn parse(text: &str) -> Result<LoraTargets, String> {
-        let mut bits = 0u16;
+        let mut bits = 0u32;
         for name in text
             .split(|c: char| c == ',' || c == '+' || c.is_whitespace())
             .map(|n| n.trim_matches(|c| matches!(c, '\'' | '"' | '[' | ']')))
@@ -309,7 +371,7 @@ impl LoraTargets {
                 Some((_, modules)) => bits |= LoraTargets::of(modules).0,
                 None => {
                     return Err(format!(
-                        "unknown LoRA target `{name}`; GPT-2 and nanoGPT have attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj (c_proj: both projections), the Llama family and Gemma q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj (Phi-3: qkv_proj, o_proj, gate_up_proj, down_proj); all-linear adapts every Linear but the head; separate names by commas"
+                        "unknown LoRA target `{name}`; GPT-2 and nanoGPT have attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj (c_proj: both projections), the Llama family and Gemma q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj (Phi-3: qkv_proj, o_proj, gate_up_proj, down_proj), a mixture of experts also gate (the router), Mixtral w1, w3, w2, Qwen2-MoE shared_expert_gate; all-linear adapts every Linear but the head; separate names by commas"
                     ))
                 }
             }

@@ -56,6 +56,8 @@ pub use gpu::{CapacityVariant, Gpu, GpuCatalog, VariantKind};
 pub use hf_generate::{
     estimate_generate, GenerateBytes, GenerateEstimate, GenerateMoment, Generation,
 };
+pub(crate) use hf_moe::peft_notes;
+pub(crate) use hf_moe::targets::peft_default_error;
 pub use lora_targets::{LoraModule, LoraTargets};
 pub use memory::TrainMoment;
 pub use params::Params;
@@ -395,7 +397,13 @@ fn estimate_trainer_step(
         let (step, q) = match a.family {
             Family::Gemma2 | Family::Gemma3 => hf_gemma::qlora_step(a, &run)?,
             Family::HfGpt2 => qlora::step(a, &run, N::ZERO)?,
-            _ => qlora::step(a, &run, N::from(a.attention.head_dim) * 4)?,
+            // A mixture of experts' refusal says what QLoRA leaves in float32 there.
+            _ => qlora::step(a, &run, N::from(a.attention.head_dim) * 4).map_err(|mut e| {
+                for note in hf_moe::peft_notes(a, &run) {
+                    e.message = format!("{}; {note}", e.message);
+                }
+                e
+            })?,
         };
         // The model's own parameters (4-bit weights counted whole) and the adapters.
         params.total = params.total.saturating_sub(params.lora) + q.trainable;

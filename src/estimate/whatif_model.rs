@@ -248,9 +248,11 @@ impl ModelOptions<'_> {
             self.push(WhatIfKind::Lora, changed, true, false);
         }
         let adapted = |t: LoraTargets| t.resolve(self.a).map_or(0, |m| m.len());
-        if let Some(fewer) = LoraTargets::peft_default(self.a)
-            .filter(|d| adapted(*d) < adapted(self.run.lora_targets))
-        {
+        // A mixture of experts has no PEFT default: its attention's projections, which leave
+        // the experts without merged copies (`hf_moe::targets`).
+        let fewer = LoraTargets::peft_default(self.a)
+            .or_else(|| super::hf_moe::targets::attention_only(self.a));
+        if let Some(fewer) = fewer.filter(|d| adapted(*d) < adapted(self.run.lora_targets)) {
             let changed = Scenario {
                 lora_targets: fewer,
                 ..self.run.clone()
@@ -539,11 +541,12 @@ impl ModelOptions<'_> {
 /// The rank a full fine-tune's LoRA option takes (a common choice; PEFT's own default `r` is 8).
 const LORA_RANK: u64 = 16;
 
-/// Whether PEFT's LoRA is computed for `a`'s family (Hugging Face's GPT-2, the Llama family).
+/// Whether PEFT's LoRA is computed for `a`'s family (Hugging Face's GPT-2, the Llama family,
+/// the mixtures of experts).
 fn has_peft_lora(a: &Architecture) -> bool {
     matches!(
         a.family,
-        Family::HfGpt2 | Family::Llama | Family::Gemma2 | Family::Gemma3
+        Family::HfGpt2 | Family::Llama | Family::Gemma2 | Family::Gemma3 | Family::Moe
     )
 }
 

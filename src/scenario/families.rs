@@ -51,12 +51,13 @@ impl Families {
         .with(Family::Gemma2)
         .with(Family::Gemma3)
         .with(Family::Moe);
-    /// The families with PEFT's LoRA computed: Hugging Face's GPT-2, the Llama family, Gemma 2
-    /// and Gemma 3.
+    /// The families with PEFT's LoRA computed: Hugging Face's GPT-2, the Llama family, Gemma 2,
+    /// Gemma 3 and the mixtures of experts.
     pub const HF_LORA: Families = Families::of(Family::HfGpt2)
         .with(Family::Llama)
         .with(Family::Gemma2)
-        .with(Family::Gemma3);
+        .with(Family::Gemma3)
+        .with(Family::Moe);
     /// The families Liger Kernel has patches for: the Llama family, Gemma 2 and 3, the mixtures
     /// of experts (Mixtral and Qwen3-MoE; Qwen2-MoE is refused by `estimate::fused_ce`).
     pub const LIGER: Families = Families::of(Family::Llama)

@@ -15,7 +15,7 @@ fn what_ifs(t: &SiteTest, args: &[&str]) -> Vec<serde_json::Value> {
 }
 
 /// An option's changes as command-line flags.
-fn flags(w: &serde_json::Value) -> Vec<String> {
+pub(crate) fn flags(w: &serde_json::Value) -> Vec<String> {
     w["changes"]
         .as_array()
         .unwrap()

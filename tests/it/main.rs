@@ -45,6 +45,7 @@ mod hf_lora;
 mod hf_lora_options;
 mod hf_moe;
 mod hf_moe_generate;
+mod hf_moe_peft;
 mod hf_qlora;
 mod hf_validation;
 mod hostile_cli;

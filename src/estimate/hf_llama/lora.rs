@@ -22,28 +22,28 @@ use crate::estimate::num::N;
 use crate::estimate::trainer::StepTotals;
 
 /// A LoRA run of a Llama-family model.
-pub(super) struct LlamaLoraStep {
+pub(crate) struct LlamaLoraStep {
     /// The run's sizes.
-    pub(super) r: LlamaRun,
+    pub(crate) r: LlamaRun,
     /// What every moment shares.
-    pub(super) t: StepTotals,
+    pub(crate) t: StepTotals,
     /// The adapters.
-    pub(super) adapters: Adapters,
+    pub(crate) adapters: Adapters,
     /// The adapted modules with their `(in, out)` features.
-    pub(super) modules: Vec<(LoraModule, u64, u64)>,
+    pub(crate) modules: Vec<(LoraModule, u64, u64)>,
     /// The keys' (and the values') width, `kv_heads·head_dim`.
-    pub(super) kv: N,
+    pub(crate) kv: N,
     /// Blocks.
-    pub(super) layers: u64,
+    pub(crate) layers: u64,
 }
 
 /// One block's saves, and the adapters' weight copies autocast's cache keeps to the end of the
 /// forward beside them.
 #[derive(Default, Clone, Copy)]
-struct LlamaLoraBlock {
-    saved: N,
-    copies: N,
-    cached: N,
+pub(crate) struct LlamaLoraBlock {
+    pub(crate) saved: N,
+    pub(crate) copies: N,
+    pub(crate) cached: N,
     /// Of `saved` and `copies`: what o_proj and everything after it keep (released before the
     /// block's softmax backward), and those modules' adapter parameters.
     after: N,
@@ -53,7 +53,7 @@ struct LlamaLoraBlock {
 
 impl LlamaLoraStep {
     /// The `out` features of `m` if it is adapted.
-    fn adapted(&self, m: LoraModule) -> Option<N> {
+    pub(crate) fn adapted(&self, m: LoraModule) -> Option<N> {
         self.modules
             .iter()
             .find(|(x, _, _)| *x == m)
@@ -62,7 +62,7 @@ impl LlamaLoraStep {
 
     /// A frozen Linear of `in·out` weights reading an input that carries a gradient: under
     /// autocast with float32 weights its bf16 weight copy is saved.
-    fn frozen_copy(&self, weights: N, requires_grad: bool) -> N {
+    pub(crate) fn frozen_copy(&self, weights: N, requires_grad: bool) -> N {
         if self.r.autocast && requires_grad {
             weights * 2
         } else {
@@ -73,7 +73,7 @@ impl LlamaLoraStep {
     /// The Linears reading one input of `width` (`dtype` bytes, carrying a gradient or not),
     /// each `(module, out)`: their frozen copies and their adapters. Returns whether any output
     /// carries a gradient (its input's, or an adapter's).
-    fn readers(
+    pub(crate) fn readers(
         &self,
         block: &mut LlamaLoraBlock,
         input: AdapterInput,
@@ -100,7 +100,7 @@ impl LlamaLoraStep {
     }
 
     /// What one block saves when its input carries a gradient (`requires_grad`) or not.
-    fn block(&self, requires_grad: bool) -> LlamaLoraBlock {
+    pub(crate) fn block(&self, requires_grad: bool) -> LlamaLoraBlock {
         let r = &self.r;
         let mut b = LlamaLoraBlock::default();
         let norm = r.sbh * FP32 + r.sb * FP32;
@@ -143,29 +143,10 @@ impl LlamaLoraStep {
         if mlp_in {
             b.saved = b.saved + norm;
         }
-        let mlp_readers: Vec<(LoraModule, N)> = if r.mlp_readers == 1 {
-            vec![(LoraModule::GateUpProj, r.i * 2)]
-        } else {
-            vec![(LoraModule::GateProj, r.i), (LoraModule::UpProj, r.i)]
-        };
-        let gu = self.readers(&mut b, normed(mlp_in, r.h), &mlp_readers, false);
-        let (gate, up) = (gu[0], gu[gu.len() - 1]);
-        // silu saves the gate's output, the product silu's output (for up's gradient) and up's
-        // output (for silu's): Phi-3's fused output holds gate and up in one tensor.
-        let mlp = match (gate, up, r.mlp_readers == 1) {
-            (true, _, true) | (true, true, false) => 3,
-            (true, false, false) => 2,
-            (false, true, false) => 1,
-            _ => 0,
-        };
-        b.saved = b.saved + r.sbi * (mlp * r.c);
-        let down_in = AdapterInput {
-            width: r.i,
-            bytes: r.c,
-            requires_grad: gate || up,
-            counted: false,
-        };
-        self.readers(&mut b, down_in, &[(LoraModule::DownProj, r.h)], false);
+        match &r.experts {
+            Some(e) => crate::estimate::hf_moe::lora::mlp(self, &mut b, e, normed(mlp_in, r.h)),
+            None => self.dense_mlp(&mut b, normed(mlp_in, r.h)),
+        }
         b.after = b.saved - saved_before;
         b.after_copies = b.copies - copies_before;
         b.after_adapters = self
@@ -175,6 +156,47 @@ impl LlamaLoraStep {
             .map(|&(_, i, o)| self.adapters.rank * (N::from(i) + N::from(o)))
             .sum();
         b
+    }
+
+    /// The dense MLP of a block reading `x` (the post-attention norm's output).
+    fn dense_mlp(&self, b: &mut LlamaLoraBlock, x: AdapterInput) {
+        self.swiglu(b, x, self.r.i, self.r.mlp_readers == 1);
+    }
+
+    /// A SwiGLU MLP `i` wide (`fused`: Phi-3's `gate_up_proj`) reading `x`, its Linears
+    /// adapted as `modules` says; returns whether its output carries a gradient.
+    pub(crate) fn swiglu(
+        &self,
+        b: &mut LlamaLoraBlock,
+        x: AdapterInput,
+        i: N,
+        fused: bool,
+    ) -> bool {
+        let r = &self.r;
+        let sbi = r.sb * i;
+        let mlp_readers: Vec<(LoraModule, N)> = if fused {
+            vec![(LoraModule::GateUpProj, i * 2)]
+        } else {
+            vec![(LoraModule::GateProj, i), (LoraModule::UpProj, i)]
+        };
+        let gu = self.readers(b, x, &mlp_readers, false);
+        let (gate, up) = (gu[0], gu[gu.len() - 1]);
+        // silu saves the gate's output, the product silu's output (for up's gradient) and up's
+        // output (for silu's): Phi-3's fused output holds gate and up in one tensor.
+        let mlp = match (gate, up, fused) {
+            (true, _, true) | (true, true, false) => 3,
+            (true, false, false) => 2,
+            (false, true, false) => 1,
+            _ => 0,
+        };
+        b.saved = b.saved + sbi * (mlp * r.c);
+        let down_in = AdapterInput {
+            width: i,
+            bytes: r.c,
+            requires_grad: gate || up,
+            counted: false,
+        };
+        self.readers(b, down_in, &[(LoraModule::DownProj, r.h)], false)[0]
     }
 
     /// Qwen3's q/k norms with frozen weights: the float32 input and `rsqrt`, no `x̂`.
@@ -202,7 +224,7 @@ impl LlamaLoraStep {
 
     /// The head's bf16 weight copy under autocast (saved: the final norm's output carries a
     /// gradient).
-    fn head_copy(&self) -> N {
+    pub(crate) fn head_copy(&self) -> N {
         if self.r.autocast {
             self.r.vh * 2
         } else {
@@ -213,7 +235,7 @@ impl LlamaLoraStep {
     /// Everything saved and the weight copies among it: the blocks (or, checkpointed, their
     /// inputs, `cos`, `sin`, `position_ids` and the mask), the final norm's float32 input and
     /// `rsqrt`, `cos` and `sin`.
-    fn saved(&self) -> (N, N) {
+    pub(crate) fn saved(&self) -> (N, N) {
         let r = &self.r;
         let final_norm = r.sbh * FP32 + r.sb * FP32;
         if self.t.checkpointed {
@@ -291,7 +313,7 @@ impl LlamaLoraStep {
     /// `3·c·s·b·I`, and of the block's output) or, in eager attention, the softmax's (as in
     /// [`LlamaLoraStep::attention_backward`]). Gradients: the earlier micro-steps', or the adapters of
     /// the blocks above and of the released modules.
-    fn recomputed(&self, k: N, mlp: bool) -> Components {
+    pub(crate) fn recomputed(&self, k: N, mlp: bool) -> Components {
         let r = &self.r;
         let b = self.block(true);
         let layer = b.saved + r.recomputed_layer() - r.layer();
@@ -348,6 +370,9 @@ impl LlamaLoraStep {
     /// [`LlamaLoraStep::recomputed`]'s attention candidate, so unless that candidate with a quarter
     /// more stays below the other moments the step is refused, not underestimated.
     fn peak_moment(&self) -> Option<(Components, TrainMoment)> {
+        if let Some(e) = &self.r.experts {
+            return crate::estimate::hf_moe::lora::peak(self, e);
+        }
         let (mut best, mut moment) = self.peak_candidates();
         if !self.t.checkpointed {
             return Some((best, moment));
@@ -373,7 +398,7 @@ impl LlamaLoraStep {
     }
 
     /// The largest of the loss's moments and eager attention's backward.
-    fn peak_candidates(&self) -> (Components, TrainMoment) {
+    pub(crate) fn peak_candidates(&self) -> (Components, TrainMoment) {
         let mut best = (self.loss_backward(), TrainMoment::LossBackward);
         let mut consider = |c: Components, m: TrainMoment| {
             if c.sum() > best.0.sum() {

@@ -22,7 +22,7 @@
 //! sliding-window attention reaching the window, gradient checkpointing of multi-query SDPA.
 
 mod fused_ce;
-mod lora;
+pub(crate) mod lora;
 pub(crate) mod moments;
 pub(crate) mod saves;
 
@@ -160,6 +160,9 @@ fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep
         modules,
     };
     lora_adapters::trainer_step(&mut step, || {
+        if let Some(refusal) = crate::estimate::hf_moe::lora::refusal(a) {
+            return refusal;
+        }
         ScenarioError::key(
             "grad_checkpoint",
             format!(

@@ -14,14 +14,19 @@
 //! transformers 5.24), held to `tests/data/hf_moe_replay.json` by `tests/it/hf_moe.rs`: every
 //! run's peak within 1 %, both steps; parameters, weights, gradients and optimizer bytes exact.
 
+pub(crate) mod lora;
 mod moments;
+mod notes;
 mod saves;
+pub(crate) mod targets;
 
 pub(crate) use moments::moments;
+pub(crate) use notes::peft_notes;
 pub(crate) use saves::{prefill_bytes_per_token, ExpertRun};
 
 use super::arch::{Architecture, Mlp};
 use super::error::ScenarioError;
+use super::num::N;
 use super::params::Params;
 use super::scenario::Scenario;
 use super::trainer::TrainerStep;
@@ -48,26 +53,61 @@ pub(crate) fn generate_replayed(a: &Architecture) -> bool {
         && at.sliding_window.is_none()
 }
 
-/// Refuses PEFT's LoRA and QLoRA on a mixture of experts, naming the key: no replay covers
-/// adapters beside the experts' 3-D parameters, so only full fine-tuning is estimated.
+/// Refuses what PEFT itself refuses on a mixture of experts: `lora_dropout > 0` where a
+/// `lora.ParamWrapper` adapts the router's or the experts' parameters ("does not work with
+/// lora_dropout != 0", `targets`).
 pub(crate) fn check_adapters(a: &Architecture, run: &Scenario) -> Result<(), ScenarioError> {
-    let key = if run.lora_rank > 0 {
-        "lora_rank"
-    } else if run.load_in_4bit {
-        "load_in_4bit"
-    } else if run.load_in_8bit {
-        "load_in_8bit"
-    } else {
+    if run.lora_rank == 0 || run.lora_dropout == 0.0 {
         return Ok(());
+    }
+    let modules = run
+        .lora_targets
+        .resolve(a)
+        .map_err(|e| ScenarioError::key("lora_targets", e))?;
+    if targets::wraps_parameters(&modules) {
+        return Err(ScenarioError::key(
+            "lora_dropout",
+            format!(
+                "{}: PEFT adapts the router and the experts (3-D parameters in transformers {}) \
+                 with lora.ParamWrapper, which raises \"does not work with lora_dropout != 0\": \
+                 set lora_dropout to 0, or target only the attention's projections",
+                a.name,
+                super::arch::HF_TRANSFORMERS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What a recomputed block of a mixture of experts can hold beside the checkpoints under QLoRA,
+/// bounded from above, with a tenth added: the dense block's attention side (`42·h` bytes per
+/// token, `qlora::block_bound`); per token the router's float32 scores and int64 picks, and per
+/// (token, expert) pair the experts' backward in float32 (`prepare_model_for_kbit_training`
+/// casts the experts, which are not quantized, to float32): at most `3·h + 6·I` elements
+/// alive (the replays' largest, at the product `silu(gate) · up`'s backward, is `6·I`; at the
+/// routing weights', `3·h`); a shared expert's SwiGLU as the dense MLP's (`24·I_s`); and, with
+/// adapted experts, each adapted parameter's float32 merged copy (`lora.ParamWrapper`) with
+/// its gradient. Where the loss is not clearly larger, `qlora::check` refuses the step.
+pub(crate) fn qlora_block_bound(a: &Architecture, s: &Scenario) -> N {
+    let Mlp::Moe(m) = &a.mlp else {
+        return N::ZERO;
     };
-    Err(ScenarioError::key(
-        key,
-        format!(
-            "{} (a mixture of experts): LoRA and QLoRA are not replayed for transformers {}'s \
-             experts (two 3-D parameters per layer), so only full fine-tuning is estimated: set \
-             lora_rank to 0 and load_in_4bit and load_in_8bit to false",
-            a.name,
-            super::arch::HF_TRANSFORMERS
-        ),
-    ))
+    let tokens = N::from(s.block_size) * N::from(s.batch_size);
+    let (h, e, i) = (
+        u128::from(a.hidden),
+        u128::from(m.experts),
+        u128::from(m.expert.intermediate),
+    );
+    let k = u128::from(m.experts_per_token);
+    let shared = m.shared.map_or(0, |f| u128::from(f.intermediate));
+    let per_token = 42 * h + e * 4 + k * (8 * 4 + (3 * h + 6 * i) * 4) + 24 * shared;
+    let modules = s.lora_targets.resolve(a).unwrap_or_default();
+    let mut merged = 0;
+    if modules.contains(&super::lora_targets::LoraModule::ExpertsGateUp) {
+        merged += e * 2 * i * h * 4 * 2;
+    }
+    if modules.contains(&super::lora_targets::LoraModule::ExpertsDown) {
+        merged += e * h * i * 4 * 2;
+    }
+    (tokens * per_token + N(merged)) * 11 / 10
 }

@@ -106,7 +106,7 @@ impl ExpertRun {
     /// The router's saves: the float32 softmax over the experts (`4·T·E`), `topk`'s int64
     /// indices (`8·T·k`) and, where the top-k weights are normalized in place, the sum (`4·T`)
     /// and the weights before the division (`4·T·k`).
-    fn router(&self) -> N {
+    pub(crate) fn router(&self) -> N {
         let norm = if self.normalized {
             self.tokens * FP32 + self.tokens * self.top_k * FP32
         } else {

@@ -189,6 +189,7 @@ pub(crate) fn settle(
     };
     notes.extend(weights::settle(session, scenario, &model).map_err(|e| vec![e])?);
     notes.extend(lora_targets(session, scenario, &model).map_err(|e| vec![e])?);
+    notes.extend(crate::estimate::peft_notes(&model.architecture, scenario));
     Ok((model, notes))
 }
 
@@ -230,9 +231,11 @@ fn lora_targets(
         return Ok(None);
     }
     let Some(default) = LoraTargets::peft_default(a) else {
-        let names: Vec<&str> = LoraModule::of(a).iter().map(|m| m.as_str()).collect();
+        let names: Vec<&str> = LoraModule::names(a).iter().map(|m| m.as_str()).collect();
+        let raises = crate::estimate::peft_default_error(a)
+            .unwrap_or("Please specify `target_modules` in `peft_config`");
         let msg = format!(
-            "model = {} ({}) has no default LoRA targets in PEFT (get_peft_model raises \"Please specify `target_modules` in `peft_config`\")",
+            "model = {} ({}) has no default LoRA targets in PEFT (get_peft_model raises \"{raises}\")",
             a.name, model.info.model_type
         );
         let help = format!(
