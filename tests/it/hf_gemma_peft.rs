@@ -329,7 +329,7 @@ fn a_peft_key_beside_a_family_without_it_names_the_families_that_have_it() {
     assert!(r.stderr.contains("s.yaml:2"), "{}", r.stderr);
     assert!(
         r.stderr.contains(
-            "`lora_dropout` is computed for Hugging Face's GPT-2, a Llama-family model, a Gemma 2 model, a Gemma 3 model only"
+            "`lora_dropout` is computed for Hugging Face's GPT-2, a Llama-family model, a Gemma 2 model, a Gemma 3 model, a mixture-of-experts model only"
         ),
         "{}",
         r.stderr
