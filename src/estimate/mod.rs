@@ -39,6 +39,7 @@ mod sharding;
 mod solve;
 mod train;
 mod trainer;
+mod trl;
 mod whatif;
 mod whatif_generate;
 mod whatif_model;
@@ -60,9 +61,11 @@ pub use memory::TrainMoment;
 pub use params::Params;
 pub use sample::{estimate_sampling, SampleBytes, SampleEstimate, SampleMoment, Sampling};
 pub use scenario::{
-    Dtype, InitFrom, Optimizer, Phase, QuantType, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB,
+    Dtype, HfTrainer, InitFrom, Optimizer, Phase, QuantType, Scenario, Sharding, GPT2_BLOCK,
+    GPT2_VOCAB,
 };
 pub use solve::{generate_max_batch, generate_max_context, sampling_max_context, Limit, Solution};
+pub use trl::TRL_VERSION;
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 pub use whatif_generate::{what_if_generate, what_if_sampling, GenerateWhatIf, GenerateWhatIfKind};
 pub use whatif_model::what_if_model;
@@ -292,6 +295,12 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
             format!("model = {model} names a model other than nanoGPT's, which this estimate (and a guide's tables) does not read yet; on the command line, vramdoc estimate --model {model} estimates it"),
         ));
     }
+    if s.trainer != HfTrainer::Transformers {
+        return Err(ScenarioError::key(
+            "trainer",
+            "nanoGPT's model trains in its own train.py loop: trainer names what runs a Hugging Face model's step (given with model); remove it",
+        ));
+    }
     if s.optimizer == Optimizer::PagedAdamw8bit {
         return Err(ScenarioError::key(
             "optimizer",
@@ -378,6 +387,7 @@ fn estimate_trainer_step(
     run.vocab_size = a.vocab_size;
     run.bias = a.attention.qkv_bias;
     run.validate(catalog)?;
+    trl::check_scope(a, &run)?;
     if a.family == Family::Moe {
         hf_moe::check_adapters(a, &run)?;
     }
@@ -394,7 +404,10 @@ fn estimate_trainer_step(
             Family::HfGpt2 => N::ZERO,
             _ => N::from(a.attention.head_dim) * 4,
         };
-        let (step, q) = qlora::step(a, &run, rotary)?;
+        let (step, q) = match run.trainer {
+            HfTrainer::Transformers => qlora::step(a, &run, rotary)?,
+            HfTrainer::Trl => trl::qlora_step(a, &run, rotary)?,
+        };
         // The model's own parameters (4-bit weights counted whole) and the adapters.
         params.total = params.total.saturating_sub(params.lora) + q.trainable;
         params.trainable = q.trainable;

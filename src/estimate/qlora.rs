@@ -144,7 +144,7 @@ pub(crate) fn qlora_bytes(
 /// MLP's backward holds six float32 `s·b·I` tensors (a quantized layer's output is cast back to
 /// the float32 input's dtype, and the adapters' sums stay float32), nine bfloat16 and six
 /// float32 `s·b·h` ones: `24·I + 42·h` bytes per token.
-fn block_bound(a: &Architecture, s: &Scenario) -> N {
+pub(crate) fn block_bound(a: &Architecture, s: &Scenario) -> N {
     let sb = N::from(s.block_size) * N::from(s.batch_size);
     let inter = match &a.mlp {
         super::arch::Mlp::Dense(f) => f.intermediate,

@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
 use super::lora_targets::LoraTargets;
+pub use super::trl::HfTrainer;
 use crate::scenario::keys::{KeyValue, Kind, KEYS};
 
 /// The autocast (mixed-precision) dtype of `train.py`'s `dtype` key.
@@ -339,6 +340,8 @@ pub struct Scenario {
     /// scenario layer resolves it to an [`super::Architecture`] for [`super::estimate_model`];
     /// [`super::estimate`] refuses it.
     pub model: Option<String>,
+    /// The trainer of a Hugging Face model's step: transformers' `Trainer` or TRL's `SFTTrainer`.
+    pub trainer: HfTrainer,
 }
 
 impl Default for Scenario {
@@ -380,6 +383,7 @@ impl Default for Scenario {
             bnb_4bit_compute_dtype: Dtype::Float32,
             load_in_8bit: false,
             model: None,
+            trainer: HfTrainer::Transformers,
         }
     }
 }

@@ -43,6 +43,7 @@ mod hf_lora_options;
 mod hf_moe;
 mod hf_moe_generate;
 mod hf_qlora;
+mod hf_trl;
 mod hf_validation;
 mod hostile_cli;
 mod hostile_input;

@@ -219,6 +219,7 @@ fn other_values(kind: Kind) -> Vec<Literal> {
         Kind::Names => vec![text("c_attn"), text("c_fc,c_proj")],
         Kind::Gpu => vec![text("rtx-3090")],
         Kind::Model => vec![text("gpt2")],
+        Kind::Trainer => vec![text("trl")],
     }
 }
 
