@@ -75,6 +75,7 @@ fn every_key_is_set_by_yaml_python_and_overrides_alike() {
             "model" => "'gpt2'",
             "bnb_4bit_quant_type" => "'nf4'",
             "bnb_4bit_compute_dtype" => "'bfloat16'",
+            "trainer" => "'trl'",
             _ => "2",
         }
     };
