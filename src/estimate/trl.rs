@@ -205,3 +205,21 @@ pub(crate) fn qlora_step(
         q,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::HfTrainer;
+
+    #[test]
+    fn trainer_names_as_users_write_them() {
+        for s in ["trl", "SFTTrainer", " trl.SFTTrainer ", "TRL"] {
+            assert_eq!(HfTrainer::parse(s), Some(HfTrainer::Trl), "{s}");
+        }
+        for s in ["transformers", "Trainer", "transformers.Trainer"] {
+            assert_eq!(HfTrainer::parse(s), Some(HfTrainer::Transformers), "{s}");
+        }
+        for s in ["", "sft", "axolotl", "trl-sft"] {
+            assert_eq!(HfTrainer::parse(s), None, "{s}");
+        }
+    }
+}
