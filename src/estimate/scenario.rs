@@ -5,7 +5,6 @@ use serde::Serialize;
 use super::error::ScenarioError;
 use super::gpu::GpuCatalog;
 use super::lora_targets::LoraTargets;
-pub use super::trl::HfTrainer;
 use crate::scenario::keys::{KeyValue, Kind, KEYS};
 
 /// The autocast (mixed-precision) dtype of `train.py`'s `dtype` key.
@@ -296,10 +295,11 @@ pub struct Scenario {
     /// Keep parameters, gradients and optimizer state in bf16 (`model.to(torch.bfloat16)`)
     /// instead of nanoGPT's fp32 parameters with autocast. Needs `dtype = bfloat16`.
     pub pure_bf16: bool,
+    /// What a Hugging Face model's weights are loaded in (`from_pretrained`'s `dtype`).
+    pub weights_dtype: super::WeightsDtype,
     /// GPU id in the catalog, if the question is "does it fit on this card".
     pub gpu: Option<String>,
-    /// Bytes of the card held by other programs (a desktop, another job): counted in the
-    /// verdict, not in the estimate. 0 for a headless server.
+    /// Bytes of the card other programs hold (a desktop, another job): counted in the verdict.
     pub other_processes: u64,
     /// train.py's `eval_only`: one `estimate_loss()` at iteration 0, then exit (no gradients,
     /// no optimizer state).
@@ -323,8 +323,7 @@ pub struct Scenario {
     pub lora_rank: u64,
     /// The Linear layers LoRA adapts (used when `lora_rank > 0`).
     pub lora_targets: LoraTargets,
-    /// PEFT's `LoraConfig.lora_dropout`: > 0 puts an `nn.Dropout` before each adapter's `A`, which
-    /// keeps a mask per adapter input (nanoGPT's own LoRA patch has none).
+    /// PEFT's `lora_dropout`: > 0 keeps a dropout mask per adapter input (nanoGPT's LoRA has none).
     pub lora_dropout: f64,
     /// bitsandbytes 4-bit weights (`BitsAndBytesConfig(load_in_4bit=True)`).
     pub load_in_4bit: bool,
@@ -336,12 +335,13 @@ pub struct Scenario {
     pub bnb_4bit_compute_dtype: Dtype,
     /// bitsandbytes LLM.int8() weights (`BitsAndBytesConfig(load_in_8bit=True)`).
     pub load_in_8bit: bool,
-    /// A Hugging Face model (a catalog id or a `config.json` path) instead of nanoGPT's: the
-    /// scenario layer resolves it to an [`super::Architecture`] for [`super::estimate_model`];
-    /// [`super::estimate`] refuses it.
+    /// Liger Kernel's fused linear cross-entropy patched in (`fused_ce.rs`): no full logits.
+    pub fused_linear_cross_entropy: bool,
+    /// A Hugging Face model (a catalog id or a `config.json` path) instead of nanoGPT's, resolved
+    /// by the scenario layer for [`super::estimate_model`]; [`super::estimate`] refuses it.
     pub model: Option<String>,
     /// The trainer of a Hugging Face model's step: transformers' `Trainer` or TRL's `SFTTrainer`.
-    pub trainer: HfTrainer,
+    pub trainer: super::HfTrainer,
 }
 
 impl Default for Scenario {
@@ -365,6 +365,7 @@ impl Default for Scenario {
             optimizer: Optimizer::Adamw,
             eval_batch_size: None,
             pure_bf16: false,
+            weights_dtype: super::WeightsDtype::Auto,
             gpu: None,
             other_processes: 0,
             eval_only: false,
@@ -382,8 +383,9 @@ impl Default for Scenario {
             bnb_4bit_use_double_quant: false,
             bnb_4bit_compute_dtype: Dtype::Float32,
             load_in_8bit: false,
+            fused_linear_cross_entropy: false,
             model: None,
-            trainer: HfTrainer::Transformers,
+            trainer: Default::default(),
         }
     }
 }
@@ -527,6 +529,7 @@ impl Scenario {
     /// (nanoGPT's patch; a Hugging Face model's `pure_bf16` is its weights loaded in bfloat16,
     /// trained under bf16 autocast with `dtype = bfloat16` or without with `dtype = float32`.)
     pub(crate) fn check_precision(&self) -> Result<(), ScenarioError> {
+        self.nanogpt_has_no_weights_dtype()?;
         if self.pure_bf16 && self.dtype != Dtype::Bfloat16 {
             return Err(ScenarioError::key(
                 "pure_bf16",

@@ -133,6 +133,12 @@ fn check(a: &Architecture, s: &Scenario, loss: N) -> Result<(), ScenarioError> {
         "SFTConfig's bf16=True (bfloat16 autocast) is what is replayed: set dtype to bfloat16",
     );
     r.not(
+        s.weights() != Dtype::Bfloat16,
+        "weights_dtype",
+        "TRL's QLoRA is replayed on weights loaded in bfloat16 (from_pretrained(dtype=torch.\
+         bfloat16)), which the head, embeddings and norms keep under SFTTrainer",
+    );
+    r.not(
         s.bnb_4bit_compute_dtype != Dtype::Bfloat16,
         "bnb_4bit_compute_dtype",
         "TRL's QLoRA is replayed with a bfloat16 compute dtype",

@@ -10,6 +10,7 @@ use crate::hf_gpt2::within_one_percent;
 use crate::hf_llama::{architecture, Model};
 use vramdoc::estimate::{
     estimate_model, Dtype, GpuCatalog, HfTrainer, LoraTargets, Optimizer, QuantType, Scenario,
+    WeightsDtype,
 };
 
 #[derive(Deserialize)]
@@ -61,6 +62,7 @@ fn replay() -> Replay {
 fn scenario(r: &Run) -> Scenario {
     Scenario {
         trainer: HfTrainer::Trl,
+        weights_dtype: WeightsDtype::Bfloat16,
         block_size: r.block_size,
         batch_size: r.batch_size,
         gradient_accumulation_steps: r.accumulation,
@@ -245,6 +247,17 @@ fn trl_refuses_what_it_does_not_replay() {
             "--grad_checkpoint=False",
         ],
         "SFTConfig's default gradient_checkpointing=True",
+    );
+    // Weights loaded in float32 keep a float32 head under SFTTrainer: not replayed.
+    refuse(
+        &[
+            "--model",
+            "llama-3.1-8b",
+            "--load_in_4bit=true",
+            "--lora_rank=8",
+            "--weights_dtype=float32",
+        ],
+        "weights_dtype",
     );
     // nanoGPT's train.py has no trainer.
     refuse(&[], "trainer");
