@@ -147,6 +147,7 @@ est-model-name-value = { $name }（{ $family }，transformers { $version }）
 est-model-name-value-plain = { $name }（{ $family }）
 est-no-options-model = vramdoc 为此模型计算的可选方案在这里都不适用：请修改 --batch_size、--block_size、--dtype 或 --grad_checkpoint，再比较估算结果。
 est-note-model = 以上均为估算：训练峰值依据对 Hugging Face transformers { $version } 自身代码中一个 Trainer 训练步的复现（带标签的前向、反向、梯度裁剪、融合 AdamW、梯度置为 None）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围中哪一部分放得下。
+est-note-trl = 以上均为估算：训练峰值依据对 TRL { $trl } 的 SFTTrainer 在 Hugging Face transformers { $version } 自身代码上一个训练步的复现（TRL 的 QLoRA 准备、bf16 autocast 下带标签的前向、compute_loss 的指标、反向、梯度裁剪、优化器、梯度置为 None）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围中哪一部分放得下。
 est-note-nanochat = 估算说明：训练峰值依据对 nanochat { $commit } 自身 base_train.py 训练步骤的重放（其 GPT 与 Muon、AdamW 优化器以非编译方式运行：未重放 torch.compile，因此编译后的运行最多占用这么多；注意力走 PyTorch 的 SDPA 回退路径，而非 FA3）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围的哪一部分能放下。
 
 ## 生成阶段的反向求解（--solve）

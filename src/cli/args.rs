@@ -27,7 +27,8 @@ pub struct ScenarioArgs {
     /// The model to train, when it is not nanoGPT's: an id of vramdoc's model catalog (gpt2,
     /// llama-3.1-8b, qwen2.5-7b, ...; data/models) or the path of a Hugging Face config.json.
     /// Its training step is a transformers Trainer step (the numbers follow transformers
-    /// 5.24.0's modeling code). Sets the scenario key `model`.
+    /// 5.24.0's modeling code), or TRL 0.29.1's SFTTrainer's with `--set trainer=trl`. Sets the
+    /// scenario key `model`.
     #[arg(long, value_name = "ID|CONFIG.JSON")]
     pub model: Option<String>,
     /// A YAML file of extra GPUs (`gpus:` list with id, name, capacity_bytes).

@@ -39,6 +39,7 @@ mod sharding;
 mod solve;
 mod train;
 mod trainer;
+mod trl;
 mod weights;
 mod whatif;
 mod whatif_generate;
@@ -66,6 +67,7 @@ pub use scenario::{
     Dtype, InitFrom, Optimizer, Phase, QuantType, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB,
 };
 pub use solve::{generate_max_batch, generate_max_context, sampling_max_context, Limit, Solution};
+pub use trl::{HfTrainer, TRL_VERSION};
 pub use weights::WeightsDtype;
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 pub use whatif_generate::{what_if_generate, what_if_sampling, GenerateWhatIf, GenerateWhatIfKind};
@@ -295,6 +297,12 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
             format!("model = {model} names a model other than nanoGPT's, which this estimate (and a guide's tables) does not read yet; on the command line, vramdoc estimate --model {model} estimates it"),
         ));
     }
+    if s.trainer != HfTrainer::Transformers {
+        return Err(ScenarioError::key(
+            "trainer",
+            "nanoGPT's model trains in its own train.py loop: trainer names what runs a Hugging Face model's step (given with model); remove it",
+        ));
+    }
     if s.optimizer == Optimizer::PagedAdamw8bit {
         return Err(ScenarioError::key(
             "optimizer",
@@ -381,6 +389,7 @@ fn estimate_trainer_step(
     run.vocab_size = a.vocab_size;
     run.bias = a.attention.qkv_bias;
     run.validate(catalog)?;
+    trl::check_scope(a, &run)?;
     fused_ce::check(Some(a), &run)?;
     if a.family == Family::Moe {
         hf_moe::check_adapters(a, &run)?;
@@ -397,6 +406,10 @@ fn estimate_trainer_step(
         let (step, q) = match a.family {
             Family::Gemma2 | Family::Gemma3 => hf_gemma::qlora_step(a, &run)?,
             Family::HfGpt2 => qlora::step(a, &run, N::ZERO)?,
+            // TRL's SFTTrainer prepares the Llama family only (`trl::check_scope`).
+            _ if run.trainer == HfTrainer::Trl => {
+                trl::qlora_step(a, &run, N::from(a.attention.head_dim) * 4)?
+            }
             // A mixture of experts' refusal says what QLoRA leaves in float32 there.
             _ => qlora::step(a, &run, N::from(a.attention.head_dim) * 4).map_err(|mut e| {
                 for note in hf_moe::peft_notes(a, &run) {

@@ -145,7 +145,7 @@ pub(crate) fn qlora_bytes(
 /// the float32 input's dtype, and the adapters' sums stay float32), nine bfloat16 and six
 /// float32 `s·b·h` ones: `24·I + 42·h` bytes per token.
 /// A mixture of experts' bound is `hf_moe::qlora_block_bound`'s.
-fn block_bound(a: &Architecture, s: &Scenario) -> N {
+pub(crate) fn block_bound(a: &Architecture, s: &Scenario) -> N {
     let sb = N::from(s.block_size) * N::from(s.batch_size);
     let inter = match &a.mlp {
         super::arch::Mlp::Dense(f) => f.intermediate,

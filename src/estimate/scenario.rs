@@ -299,8 +299,7 @@ pub struct Scenario {
     pub weights_dtype: super::WeightsDtype,
     /// GPU id in the catalog, if the question is "does it fit on this card".
     pub gpu: Option<String>,
-    /// Bytes of the card held by other programs (a desktop, another job): counted in the
-    /// verdict, not in the estimate. 0 for a headless server.
+    /// Bytes of the card other programs hold (a desktop, another job): counted in the verdict.
     pub other_processes: u64,
     /// train.py's `eval_only`: one `estimate_loss()` at iteration 0, then exit (no gradients,
     /// no optimizer state).
@@ -324,8 +323,7 @@ pub struct Scenario {
     pub lora_rank: u64,
     /// The Linear layers LoRA adapts (used when `lora_rank > 0`).
     pub lora_targets: LoraTargets,
-    /// PEFT's `LoraConfig.lora_dropout`: > 0 puts an `nn.Dropout` before each adapter's `A`, which
-    /// keeps a mask per adapter input (nanoGPT's own LoRA patch has none).
+    /// PEFT's `lora_dropout`: > 0 keeps a dropout mask per adapter input (nanoGPT's LoRA has none).
     pub lora_dropout: f64,
     /// bitsandbytes 4-bit weights (`BitsAndBytesConfig(load_in_4bit=True)`).
     pub load_in_4bit: bool,
@@ -339,10 +337,11 @@ pub struct Scenario {
     pub load_in_8bit: bool,
     /// Liger Kernel's fused linear cross-entropy patched in (`fused_ce.rs`): no full logits.
     pub fused_linear_cross_entropy: bool,
-    /// A Hugging Face model (a catalog id or a `config.json` path) instead of nanoGPT's: the
-    /// scenario layer resolves it to an [`super::Architecture`] for [`super::estimate_model`];
-    /// [`super::estimate`] refuses it.
+    /// A Hugging Face model (a catalog id or a `config.json` path) instead of nanoGPT's, resolved
+    /// by the scenario layer for [`super::estimate_model`]; [`super::estimate`] refuses it.
     pub model: Option<String>,
+    /// The trainer of a Hugging Face model's step: transformers' `Trainer` or TRL's `SFTTrainer`.
+    pub trainer: super::HfTrainer,
 }
 
 impl Default for Scenario {
@@ -386,6 +385,7 @@ impl Default for Scenario {
             load_in_8bit: false,
             fused_linear_cross_entropy: false,
             model: None,
+            trainer: Default::default(),
         }
     }
 }

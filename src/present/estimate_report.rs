@@ -73,6 +73,14 @@ fn note(e: &Estimate, loc: &Localizer) -> String {
                 crate::estimate::nanochat::short_commit().to_owned(),
             )],
         )
+    } else if e.scenario.trainer == crate::estimate::HfTrainer::Trl {
+        loc.t_args(
+            "est-note-trl",
+            &[
+                arg("trl", crate::estimate::TRL_VERSION.to_owned()),
+                arg("version", HF_TRANSFORMERS.to_owned()),
+            ],
+        )
     } else {
         loc.t_args(
             "est-note-model",

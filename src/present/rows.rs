@@ -98,12 +98,16 @@ impl Line {
 
 /// The dtype the parameters are stored in: fp32, or bf16/fp16 (`weights_dtype`, `pure_bf16`);
 /// under QLoRA the blocks' Linear weights in 4 bits (nf4 or fp4) and the rest in fp32
-/// (`prepare_model_for_kbit_training` upcasts them, whatever they were loaded in).
+/// (`prepare_model_for_kbit_training` upcasts them, whatever they were loaded in), or in bf16 as
+/// TRL's SFTTrainer leaves them.
 fn weights_dtype(s: &Scenario) -> &'static str {
+    use crate::estimate::{HfTrainer, QuantType};
     if s.load_in_4bit {
-        match s.bnb_4bit_quant_type {
-            crate::estimate::QuantType::Nf4 => "nf4 + fp32",
-            crate::estimate::QuantType::Fp4 => "fp4 + fp32",
+        match (s.bnb_4bit_quant_type, s.trainer) {
+            (QuantType::Nf4, HfTrainer::Transformers) => "nf4 + fp32",
+            (QuantType::Fp4, HfTrainer::Transformers) => "fp4 + fp32",
+            (QuantType::Nf4, HfTrainer::Trl) => "nf4 + bf16",
+            (QuantType::Fp4, HfTrainer::Trl) => "fp4 + bf16",
         }
     } else {
         match s.weights() {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::html::{escape_text, figure};
 use super::rows::{self, NamedVariant};
 use super::verdict::verdict_name;
-use crate::estimate::{Estimate, Verdict, WhatIf};
+use crate::estimate::{Estimate, HfTrainer, Verdict, WhatIf};
 use crate::i18n::Localizer;
 
 /// The id the page gives its (first) options table, which the short answer links to.
@@ -101,7 +101,7 @@ pub(crate) fn short_answer(
     if est.scenario.model.is_some() {
         // A Hugging Face model: the settings as Trainer and from_pretrained take them, and a
         // patch to its code (Liger's) said to be one.
-        answer.config = trainer_lines(&row.changes);
+        answer.config = trainer_lines(&row.changes, est.scenario.trainer);
         if row.needs_code {
             answer.note = Some(loc.t("answer-needs-patch"));
         }
@@ -122,8 +122,10 @@ pub(crate) fn short_answer(
 /// builds: bitsandbytes' keys as `BitsAndBytesConfig(...)` handed to `from_pretrained` as
 /// `quantization_config` (transformers takes no `load_in_4bit` of its own), `from_pretrained`'s
 /// other arguments, PEFT's keys as `LoraConfig(...)`, and the rest as TRL's `SFTConfig`
-/// (`TrainingArguments` with `max_length`), one per line ([`rows::model_setting`]).
-fn trainer_lines(changes: &[crate::estimate::Change]) -> String {
+/// (`TrainingArguments` with `max_length`), one per line ([`rows::model_setting`]); with
+/// `trainer` trl, the `SFTTrainer` that takes them (the PEFT config is SFTTrainer's
+/// `peft_config`: it wraps the model itself).
+fn trainer_lines(changes: &[crate::estimate::Change], trainer: HfTrainer) -> String {
     let is_bnb = |c: &&crate::estimate::Change| {
         c.key.starts_with("load_in_") || c.key.starts_with("bnb_4bit_")
     };
@@ -180,8 +182,21 @@ fn trainer_lines(changes: &[crate::estimate::Change]) -> String {
     }
     if !args.is_empty() {
         out.push("args = SFTConfig(".to_owned());
-        out.extend(args);
+        out.extend(args.iter().cloned());
         out.push("    ...\n)".to_owned());
+    }
+    if trainer == HfTrainer::Trl && !out.is_empty() {
+        let mut takes = vec!["model"];
+        if !args.is_empty() {
+            takes.push("args=args");
+        }
+        if !lora.is_empty() {
+            takes.push("peft_config=peft_config");
+        }
+        out.push(format!(
+            "trainer = SFTTrainer({}, train_dataset=...)",
+            takes.join(", ")
+        ));
     }
     out.join("\n")
 }

@@ -18,8 +18,8 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::literal::{self, Literal};
 use crate::estimate::{
-    Dtype, InitFrom, LoraTargets, Optimizer, QuantType, Scenario, ScenarioError, Sharding,
-    WeightsDtype,
+    Dtype, HfTrainer, InitFrom, LoraTargets, Optimizer, QuantType, Scenario, ScenarioError,
+    Sharding, WeightsDtype,
 };
 
 /// What a key's value is; each kind has one reader of literals (in [`super::literal`]).
@@ -47,6 +47,8 @@ pub enum Kind {
     QuantType,
     /// How DDP processes split the training state.
     Sharding,
+    /// The trainer of a Hugging Face model's step.
+    Trainer,
     /// What the scenario describes: `train` or `generate`.
     Phase,
     /// train.py's `init_from`.
@@ -75,6 +77,7 @@ impl Kind {
             Kind::Optimizer => "adamw | adamw8bit | paged_adamw8bit | sgd",
             Kind::QuantType => "nf4 | fp4",
             Kind::Sharding => "none | zero1 | fsdp",
+            Kind::Trainer => "transformers (Trainer) | trl (SFTTrainer)",
             Kind::Phase => "train | generate",
             Kind::InitFrom => "scratch | resume | gpt2 | gpt2-medium | gpt2-large | gpt2-xl",
             Kind::Names => "module names (GPT-2: attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj; Llama: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj; Phi-3: qkv_proj, gate_up_proj) or all-linear",
@@ -93,6 +96,7 @@ impl Kind {
                 | Kind::Optimizer
                 | Kind::QuantType
                 | Kind::Sharding
+                | Kind::Trainer
                 | Kind::InitFrom
                 | Kind::Names
                 | Kind::Gpu
@@ -229,6 +233,11 @@ impl AsValue for Sharding {
         KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
+impl AsValue for HfTrainer {
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
+    }
+}
 impl AsValue for Phase {
     fn as_value(&self) -> KeyValue<'_> {
         KeyValue::Text(Cow::Borrowed(self.as_str()))
@@ -323,6 +332,9 @@ macro_rules! read {
     };
     (Sharding, $k:expr, $v:expr) => {
         literal::sharding($k, $v)
+    };
+    (Trainer, $k:expr, $v:expr) => {
+        literal::trainer($k, $v)
     };
     (Phase, $k:expr, $v:expr) => {
         literal::phase($k, $v)
@@ -430,6 +442,7 @@ keys! {
     load_in_8bit: Bool, "", "Linear weights in bitsandbytes LLM.int8() (BitsAndBytesConfig(load_in_8bit=True)).", Code("est-code-bnb"), Changes, TRAINING, HF;
     fused_linear_cross_entropy: Bool, "", "Liger Kernel's fused linear cross-entropy patched in (_apply_liger_kernel_to_instance(model, fused_linear_cross_entropy=True), its other kernels off): the head and loss in chunks, no full logits.", Code("est-code-fused_linear_cross_entropy"), Same, TRAINING, LIGER;
     model: Model, "", "A Hugging Face model to train (or, with phase generate, to generate with) instead of nanoGPT's: an id of vramdoc's model catalog (data/models) or a config.json path.", Surroundings, Changes, BOTH, ALL;
+    trainer: Trainer, "", "What runs a Hugging Face model's step: transformers' Trainer, or TRL 0.29.1's SFTTrainer with its SFTConfig defaults (modelled for QLoRA).", Surroundings, Changes, TRAINING, HF;
 }
 
 /// The row of `name`.

@@ -2,7 +2,7 @@
 //! files and YAML give, checked and typed ([`super::keys`] names the reader of each key).
 
 use crate::estimate::{
-    Dtype, InitFrom, LoraTargets, Optimizer, Phase, QuantType, ScenarioError, Sharding,
+    Dtype, HfTrainer, InitFrom, LoraTargets, Optimizer, Phase, QuantType, ScenarioError, Sharding,
     WeightsDtype,
 };
 
@@ -103,6 +103,18 @@ pub(super) fn optimizer(key: &str, value: &Literal) -> Result<Optimizer, Scenari
 pub(super) fn quant_type(key: &str, value: &Literal) -> Result<QuantType, ScenarioError> {
     QuantType::parse(&text(key, value)?).ok_or_else(|| {
         ScenarioError::key(key, format!("unknown 4-bit type {value}; use nf4 or fp4"))
+    })
+}
+
+/// `transformers` (`Trainer`) or `trl` (`SFTTrainer`).
+pub(super) fn trainer(key: &str, value: &Literal) -> Result<HfTrainer, ScenarioError> {
+    HfTrainer::parse(&text(key, value)?).ok_or_else(|| {
+        ScenarioError::key(
+            key,
+            format!(
+                "unknown trainer {value}; use transformers (transformers' Trainer) or trl (TRL's SFTTrainer)"
+            ),
+        )
     })
 }
 

@@ -76,6 +76,7 @@ fn every_key_is_set_by_yaml_python_and_overrides_alike() {
             "model" => "'gpt2'",
             "bnb_4bit_quant_type" => "'nf4'",
             "bnb_4bit_compute_dtype" => "'bfloat16'",
+            "trainer" => "'trl'",
             _ => "2",
         }
     };
@@ -221,6 +222,7 @@ fn other_values(kind: Kind) -> Vec<Literal> {
         Kind::Names => vec![text("c_attn"), text("c_fc,c_proj")],
         Kind::Gpu => vec![text("rtx-3090")],
         Kind::Model => vec![text("gpt2")],
+        Kind::Trainer => vec![text("trl")],
     }
 }
 

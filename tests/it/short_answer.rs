@@ -153,3 +153,25 @@ fn a_quantized_model_answer_is_code_transformers_and_peft_accept() {
         "{answer}"
     );
 }
+
+#[test]
+fn a_trl_answer_hands_its_settings_to_sfttrainer() {
+    // Llama 3.1 8B QLoRA (rank 256, all-linear) as TRL's SFTTrainer runs it, micro-batch 4 of
+    // 2,048 tokens on an L4: a smaller micro-batch fits, set in SFTConfig and handed to
+    // SFTTrainer, which wraps the model with its own peft_config.
+    let t = SiteTest::new();
+    guide(
+        &t,
+        "en",
+        "model: llama-3.1-8b\ntrainer: trl\ndtype: bfloat16\ngrad_checkpoint: true\nload_in_4bit: true\nbnb_4bit_quant_type: nf4\nbnb_4bit_use_double_quant: true\nbnb_4bit_compute_dtype: bfloat16\nlora_rank: 256\nlora_targets: [all-linear]\nblock_size: 2048\nbatch_size: 4\ngradient_accumulation_steps: 2\ngpu: l4\n",
+    );
+    t.build_ok();
+    let html = t.output("en/g/index.html");
+    let answer =
+        text(between(&html, "<section class=\"answer\"", "</section>")).replace("&quot;", "\"");
+    assert!(
+        answer.contains("args = SFTConfig(\n    per_device_train_batch_size=1,")
+            && answer.contains("trainer = SFTTrainer(model, args=args, train_dataset=...)"),
+        "{answer}"
+    );
+}

@@ -89,14 +89,15 @@ def step_end(model, opt, tracker, step: int, explain: bool) -> tuple[int, int]:
 
 
 def trainer_steps(model, tracker, batch: torch.Tensor, accumulation: int, dtype: torch.dtype,
-                  explain: bool = False, make_optimizer=None) -> dict:
+                  explain: bool = False, make_optimizer=None, after_forward=None) -> dict:
     """Two Trainer steps of ``model`` on ``batch`` (``input_ids`` and labels), as the module
     docs of the replays say: per micro-step the forward under ``autocast(dtype)`` (none for
     float32), the loss over ``accumulation``, ``backward``; then ``clip_grad_norm_(1.0)``,
     fused AdamW's step and ``zero_grad(set_to_none=True)``. Each step's peak and its phase, and
     the gradient and optimizer bytes of the last. ``make_optimizer(trainable)`` replaces fused
     AdamW (the bitsandbytes optimizers of ``replay_qlora.py``); its state's device storages
-    are counted (a paged state's host storages are not)."""
+    are counted (a paged state's host storages are not). ``after_forward(outputs)`` runs after
+    each forward, outside autocast, before the loss is taken (TRL's ``compute_loss`` metrics)."""
     from cuda_emulation import autocast
 
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -111,6 +112,8 @@ def trainer_steps(model, tracker, batch: torch.Tensor, accumulation: int, dtype:
             tracker.phase = f"forward {micro + 1}"
             with autocast(dtype):
                 out = model(input_ids=batch, labels=batch)
+            if after_forward is not None:
+                after_forward(out)
             loss = out.loss / accumulation
             del out
             tracker.phase = f"backward {micro + 1}"

@@ -6,10 +6,12 @@
 //! which were assumed. `prepare_model_for_kbit_training` turns gradient checkpointing on
 //! (`use_gradient_checkpointing=True`, its default), and the QLoRA step is replayed only so:
 //! `grad_checkpoint` is set to true, and an input that turns it off is refused at its line.
+//! With `trainer` trl, TRL's `SFTTrainer` does instead (`SFTConfig`'s `gradient_checkpointing`
+//! and `bf16` default to true), and a note says what its QLoRA changes (`estimate/trl.rs`).
 
 use super::Model;
 use crate::diagnostics::Diagnostic;
-use crate::estimate::{Literal, Scenario};
+use crate::estimate::{HfTrainer, Literal, Scenario, TRL_VERSION};
 use crate::scenario::pyconfig::Session;
 
 /// Each key QLoRA's recipe sets, its value, and the words that say so.
@@ -25,26 +27,37 @@ const RECIPE: [(&str, &str, &str); 5] = [
     ),
 ];
 
-/// Sets QLoRA's recipe on the keys no input set when `load_in_4bit` is on; the note naming
-/// what was assumed.
+/// Sets QLoRA's recipe on the keys no input set when `load_in_4bit` is on; the notes naming
+/// what was assumed and, with `trainer` trl, what SFTTrainer changes.
 pub(super) fn defaults(
     session: &mut Session<'_>,
     scenario: &mut Scenario,
     model: &Model,
-) -> Result<Option<String>, Diagnostic> {
+) -> Result<Vec<String>, Diagnostic> {
     if !scenario.load_in_4bit {
-        return Ok(None);
+        return Ok(Vec::new());
     }
+    let trl = scenario.trainer == HfTrainer::Trl;
+    let by = if trl {
+        "TRL's SFTTrainer runs it with SFTConfig's default gradient_checkpointing=True"
+    } else {
+        "`prepare_model_for_kbit_training` runs it by default, with gradient checkpointing on"
+    };
     if let (Some(at), false) = (
         session.origins.get("grad_checkpoint"),
         scenario.grad_checkpoint,
     ) {
         return Err(at
-            .error("`grad_checkpoint` = False beside `load_in_4bit`: QLoRA is modelled as `prepare_model_for_kbit_training` runs it by default, with gradient checkpointing on; without it the step is not replayed")
+            .error(&format!("`grad_checkpoint` = False beside `load_in_4bit`: QLoRA is modelled as {by}; without it the step is not replayed"))
             .with_help("leave grad_checkpoint out (or True) with load_in_4bit"));
     }
     let mut assumed = Vec::new();
     for (key, value, words) in RECIPE {
+        let words = match key {
+            "grad_checkpoint" if trl => "gradient checkpointing (SFTConfig's default)",
+            "dtype" if trl => "bf16=True (SFTConfig's default; dtype bfloat16)",
+            _ => words,
+        };
         if session.origins.contains_key(key) {
             continue;
         }
@@ -59,12 +72,18 @@ pub(super) fn defaults(
             .map_err(|e| Diagnostic::error(e.to_string()))?;
         assumed.push(words);
     }
-    if assumed.is_empty() {
-        return Ok(None);
+    let mut notes = Vec::new();
+    if !assumed.is_empty() {
+        notes.push(format!(
+            "model = {}: QLoRA as its recipe runs it where no input set a key: {}",
+            model.architecture.name,
+            assumed.join(", ")
+        ));
     }
-    Ok(Some(format!(
-        "model = {}: QLoRA as its recipe runs it where no input set a key: {}",
-        model.architecture.name,
-        assumed.join(", ")
-    )))
+    if trl {
+        notes.push(format!(
+            "trainer = trl: QLoRA as TRL {TRL_VERSION}'s SFTTrainer prepares it: no prepare_model_for_kbit_training (the head, embeddings and norms stay bfloat16), the adapters cast to bfloat16 (their gradients and AdamW's moments too), gradient checkpointing on, and compute_loss's entropy and token accuracy after the forward (below the loss's backward, which stays the peak)"
+        ));
+    }
+    Ok(notes)
 }
