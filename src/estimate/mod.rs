@@ -25,6 +25,7 @@ mod lora_adapters;
 mod lora_targets;
 mod memory;
 mod micro_batch;
+mod model_variants;
 pub mod nanochat;
 mod num;
 mod optimizer_state;

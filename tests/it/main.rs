@@ -13,6 +13,7 @@ mod check;
 mod computed_guides;
 mod ddp_options;
 mod diagnose;
+mod diagnose_cards;
 mod diagnose_checks;
 mod diagnose_explained;
 mod diagnose_formats;
