@@ -57,6 +57,7 @@
 use serde::Serialize;
 
 use super::arch::{Architecture, Family, Mlp, Positions, Span};
+use super::bnb_generate::{self, WeightQuant};
 use super::error::ScenarioError;
 use super::kv_cache::{cache_bytes, CacheBytes, CacheKind, CacheRun};
 use super::num::N;
@@ -191,7 +192,11 @@ pub fn estimate_generate(
         (Positions::Rotary { .. }, _) => N::from(a.attention.head_dim) * FP32,
         (Positions::Learned { .. }, _) => N::ZERO,
     };
-    let weights = N::from(params.total) * e as u128 + rotary;
+    let quant = WeightQuant::of(s);
+    let weights = match quant {
+        Some(q) => bnb_generate::weights(a, q, e, rotary),
+        None => N::from(params.total) * e as u128 + rotary,
+    };
     let cache = cache_bytes(
         a,
         &CacheRun {
@@ -202,7 +207,10 @@ pub fn estimate_generate(
             new_tokens: g.max_new_tokens,
         },
     )?;
-    let m = GenerateMoments::of(a, g, e, &cache)?;
+    let (mut m, fixed) = GenerateMoments::of(a, g, e, &cache)?;
+    if let Some(q) = quant {
+        m = m.with_quantized_linears(fixed, a, g, q, s.dtype)?;
+    }
     let prefill = weights + m.prefill;
     let decode = if g.max_new_tokens >= 2 {
         weights + m.decode
@@ -362,6 +370,7 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             "generate is replayed with SDPA attention (GPT-2's default), not eager".into(),
         ));
     }
+    wrong.extend(bnb_generate::refusals(a, s));
     if s.compile {
         wrong.push((
             "compile",
@@ -422,13 +431,22 @@ fn not_plain(a: &Architecture) -> &'static str {
 /// (`2·head_dim`). Phi-3's fused `gate_up_proj` output (`2·I`, chunked into views) stays alive
 /// beside the SiLU and the product: `4·I`.
 fn prefill_widths(a: &Architecture) -> N {
-    let h = N::from(a.hidden);
     match (&a.mlp, a.family) {
         (Mlp::Dense(f), Family::Llama) => {
             let wide = if f.fused_gate_up { 4u64 } else { 3 };
-            N::from(f.intermediate) * u128::from(wide) + h * 4 + N::from(a.attention.head_dim) * 2
+            N::from(f.intermediate) * u128::from(wide) + hidden_widths(a)
         }
-        _ => h * 22,
+        _ => hidden_widths(a) + N::from(a.hidden) * 16,
+    }
+}
+
+/// Of [`prefill_widths`], the elements per token beside the MLP's own tensors: GPT-2's six
+/// hidden-wide tensors; Llama's four and RoPE's cos and sin.
+fn hidden_widths(a: &Architecture) -> N {
+    let h = N::from(a.hidden);
+    match a.family {
+        Family::Llama => h * 4 + N::from(a.attention.head_dim) * 2,
+        _ => h * 6,
     }
 }
 
@@ -438,15 +456,50 @@ pub(crate) struct GenerateMoments {
     pub(crate) decode: N,
 }
 
+/// What stays beside the prefill's forward (the cache, the ids), and beside a decoding step's
+/// (the cache at its end, the ids, the previous step's float32 scores).
+type Fixed = (N, N);
+
+impl GenerateMoments {
+    /// The moments with bitsandbytes-quantized Linears (`bnb_generate.rs`): their MLP moments
+    /// (over `B·P` rows at prefill, `B` at a decoding step) and what their first call leaves.
+    fn with_quantized_linears(
+        self,
+        fixed: Fixed,
+        a: &Architecture,
+        g: &Generation,
+        q: WeightQuant,
+        d: Dtype,
+    ) -> Result<GenerateMoments, ScenarioError> {
+        let e = if d == Dtype::Float32 { 4 } else { 2 };
+        let grown = bnb_generate::after_first_call(a, q, e);
+        let seqs = g.sequences();
+        let base = hidden_widths(a).0;
+        let rows = seqs * N::from(g.prompt_tokens);
+        let prefill = fixed.0 + bnb_generate::mlp_moment(a, q, rows, base, d);
+        let decode = if g.max_new_tokens >= 2 {
+            let step = fixed.1 + bnb_generate::mlp_moment(a, q, seqs, base, d);
+            self.decode.max(step) + grown
+        } else {
+            N::ZERO
+        };
+        Ok(GenerateMoments {
+            prefill: self.prefill.max(prefill) + grown,
+            decode,
+        })
+    }
+}
+
 impl GenerateMoments {
     fn of(
         a: &Architecture,
         g: &Generation,
         e: u64,
         cache: &CacheBytes,
-    ) -> Result<GenerateMoments, ScenarioError> {
+    ) -> Result<(GenerateMoments, Fixed), ScenarioError> {
         if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
-            return Ok(super::hf_gemma::generate::moments(a, g, e, cache));
+            let m = super::hf_gemma::generate::moments(a, g, e, cache);
+            return Ok((m, (N::ZERO, N::ZERO)));
         }
         let run = CacheRun {
             kind: g.cache,
@@ -542,6 +595,10 @@ impl GenerateMoments {
                 None => logits,
             },
         };
-        Ok(GenerateMoments { prefill, decode })
+        let fixed = (
+            N::from(cache.after_prefill) + caller + own_prefill,
+            at_end + ids + seqs * v * (kept_vocab * FP32),
+        );
+        Ok((GenerateMoments { prefill, decode }, fixed))
     }
 }

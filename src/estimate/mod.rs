@@ -9,6 +9,7 @@
 
 pub mod arch;
 mod bnb;
+mod bnb_generate;
 mod combine;
 mod error;
 mod eval;

@@ -34,6 +34,7 @@ mod hardening;
 mod hardening_site;
 mod hf_gemma;
 mod hf_generate;
+mod hf_generate_bnb;
 mod hf_generate_catalog;
 mod hf_generate_gemma;
 mod hf_gpt2;

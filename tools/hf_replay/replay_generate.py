@@ -207,6 +207,9 @@ def replay(run: Run, explain: bool = False) -> dict:
 
             model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
         model.eval()
+        # A run may change the loaded model (replay_generate_bnb.py quantizes its Linears).
+        if hasattr(run, "prepare"):
+            model = run.prepare(model, stack)
         weights = tracker.total
         params = sum(p.numel() for p in model.parameters())
         tracker.phase = "prefill"
