@@ -81,16 +81,6 @@ impl WeightQuant {
             None
         }
     }
-
-    /// `4-bit NF4`, `8-bit (LLM.int8())`: for messages and what-if labels.
-    pub(crate) fn label(self) -> String {
-        match self {
-            WeightQuant::FourBit { quant_type, .. } => {
-                format!("4-bit {}", quant_type.as_str().to_uppercase())
-            }
-            WeightQuant::Int8 => "8-bit (LLM.int8())".into(),
-        }
-    }
 }
 
 /// Why a quantized `generate` on `a` is not estimated, with the key to change (none when it is).

@@ -220,6 +220,9 @@ def replay(run: Run, explain: bool = False) -> dict:
             backend, bits = run.cache.split("-int")
             extra = {"cache_implementation": "quantized",
                      "cache_config": {"backend": backend, "nbits": int(bits)}}
+        if run.cache == "fp8":
+            # transformers' own float8 cache (`Fp8QuantizedLayer`): per-tensor scales, no options.
+            extra = {"cache_implementation": "quantized", "cache_config": {"backend": "fp8"}}
         if run.num_return_sequences > 1:
             extra.update(do_sample=True, num_return_sequences=run.num_return_sequences)
         else:
