@@ -174,6 +174,7 @@ gen-opt-static-cache = Static cache (preallocated to the full length)
 gen-opt-dynamic-cache = Dynamic cache (grows with the sequence)
 gen-opt-dtype = Weights in { $dtype }
 gen-opt-int8-weights = Linears in 8-bit (bitsandbytes LLM.int8(); outlier columns kept in 16 bits)
+gen-opt-fp8-cache = KV cache in float8 (transformers' fp8 backend; one scale per layer's keys and values)
 gen-opt-quantized-cache = KV cache quantized to int4 (optimum-quanto; the last 128 tokens in full precision)
 gen-opt-4bit-weights = Linears in 4-bit NF4 (bitsandbytes, double quantization, computing in { $dtype })
 gen-opt-autocast = Autocast in { $dtype } (the weights stay float32)

@@ -174,6 +174,7 @@ gen-opt-static-cache = Caché estática (reservada de antemano para toda la long
 gen-opt-dynamic-cache = Caché dinámica (crece con la secuencia)
 gen-opt-dtype = Pesos en { $dtype }
 gen-opt-int8-weights = Capas lineales en 8 bits (LLM.int8() de bitsandbytes; las columnas atípicas siguen en 16 bits)
+gen-opt-fp8-cache = Caché KV en float8 (el backend fp8 de transformers; una escala por las claves y los valores de cada capa)
 gen-opt-quantized-cache = Caché KV cuantizada a int4 (optimum-quanto; los últimos 128 tokens en precisión completa)
 gen-opt-4bit-weights = Capas lineales en NF4 de 4 bits (bitsandbytes, doble cuantización, cálculo en { $dtype })
 gen-opt-autocast = Autocast en { $dtype } (los pesos siguen en float32)

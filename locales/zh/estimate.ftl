@@ -171,6 +171,7 @@ gen-opt-static-cache = 静态缓存（按完整长度预先分配）
 gen-opt-dynamic-cache = 动态缓存（随序列增长）
 gen-opt-dtype = 权重改为 { $dtype }
 gen-opt-int8-weights = 线性层改为 8 位（bitsandbytes 的 LLM.int8()；离群列保持 16 位）
+gen-opt-fp8-cache = KV 缓存改为 float8（transformers 的 fp8 后端；每层的键和值各一个缩放系数）
 gen-opt-quantized-cache = KV 缓存量化为 int4（optimum-quanto；最近 128个 token 保持全精度）
 gen-opt-4bit-weights = 线性层改为 4 位 NF4（bitsandbytes，双重量化，以 { $dtype } 计算）
 gen-opt-autocast = 使用 { $dtype } autocast（权重仍为 float32）

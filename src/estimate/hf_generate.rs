@@ -349,18 +349,11 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             ));
         }
     }
-    let quanto = Quanto::of(g.cache).is_some() && a.family == Family::Llama;
-    if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) && !quanto {
-        wrong.push((
-            "kv_cache",
-            format!(
-                "the {} cache's bytes are computed (estimate::kv_cache), but its dequantizing \
-                 decoding steps are replayed only for optimum-quanto's int4 and int2 caches on \
-                 Llama-family models (not HQQ's int8 or fp8, not GPT-2): use the dynamic, static \
-                 or int4 cache",
-                g.cache.as_str()
-            ),
-        ));
+    let quantized = Quanto::of(g.cache).is_some() || g.cache == CacheKind::Fp8;
+    if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static)
+        && !(quantized && a.family == Family::Llama)
+    {
+        wrong.push(("kv_cache", quantized_cache_refusal(g.cache)));
     }
     if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
         wrong.extend(super::hf_gemma::generate::refusals(a, s));
@@ -389,6 +382,35 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             text.join("; ")
         ),
     })
+}
+
+/// Why a quantized cache is refused: HQQ's int8 is not replayed; quanto's and the fp8 cache are
+/// replayed on Llama-family models only.
+fn quantized_cache_refusal(cache: CacheKind) -> String {
+    let why = match cache {
+        CacheKind::Quantized { bits: 8, .. } => {
+            "the int8 cache is HQQ's (optimum-quanto has only 2 and 4 bits), and its decoding \
+             steps are not replayed: HQQ quantizes each flush with an iterative optimizer \
+             (`optimize=True`) whose temporaries vramdoc does not model"
+        }
+        _ => {
+            "its dequantizing decoding steps are replayed on Llama-family models only \
+             (optimum-quanto's int4 and int2, transformers' fp8)"
+        }
+    };
+    format!(
+        "the {} cache's bytes are computed (estimate::kv_cache), but {why}: use the dynamic, \
+         static, int4 (quantized) or fp8 cache",
+        cache_name(cache)
+    )
+}
+
+/// A cache's name in messages: `int8 quantized`, `fp8`, `dynamic`.
+fn cache_name(cache: CacheKind) -> String {
+    match cache {
+        CacheKind::Quantized { bits, .. } => format!("int{bits} quantized"),
+        other => other.as_str().to_owned(),
+    }
 }
 
 /// Whether `generate` on `a` is replayed: GPT-2, a Llama-family decoder with a gated MLP
@@ -588,6 +610,7 @@ impl GenerateMoments {
                 };
                 logits.max(cache_moment + ids + step)
             }
+            CacheKind::Fp8 => logits.max(ids + quantized_decode::fp8_moment(a, &run, at_end, step)),
             kind => match Quanto::of(kind) {
                 // The logits moment with the cache at its largest (its residual fullest).
                 Some(q) => (N::from(cache.largest) + ids + logits_stage)

@@ -23,6 +23,14 @@
 //! - the logits moment, as for the other caches, with the cache at its largest.
 //!
 //! The largest plain step is the last (if it is not a flush) and the largest flush the last one.
+//!
+//! **transformers' fp8 cache** (`cache_config={"backend": "fp8"}`, `Fp8QuantizedLayer`): each
+//! step appends the new token's float8 states (`torch.cat`: the layer's old keys and values stay
+//! alive, as locals of `update`, beside the new ones) and dequantizes the whole layer back
+//! (`(q.float() * scale).to(dtype)`): the returned keys in the compute dtype, then the values'
+//! float32 copy and its scaled product, `T·kv·(e + 8)` bytes with the layer's old `2·(T−1)·kv`
+//! float8 bytes ([`fp8_moment`]). The prefill quantizes the prompt's states once (their float32
+//! copies are smaller than the prefill's MLP moment in every replayed run).
 
 use super::arch::Architecture;
 use super::error::ScenarioError;
@@ -109,4 +117,19 @@ pub(crate) fn cache_moments(
         largest = largest.max(after(k - 1)? + keys_grown + states(k) + values + step);
     }
     Ok(largest)
+}
+
+/// The last decoding step's largest fp8-cache moment: the cache at its end (`at_end`), the last
+/// layer's old float8 keys and values (`2·(T−1)·kv` bytes), its returned keys (`T·kv·e`) and its
+/// values' float32 copy and scaled product (`2·T·kv·4`), beside `step` (the step's activations
+/// and the previous float32 logits). Zero without a decoding step.
+pub(crate) fn fp8_moment(a: &Architecture, run: &CacheRun, at_end: N, step: N) -> N {
+    if run.new_tokens < 2 {
+        return N::ZERO;
+    }
+    let e = u128::from(run.element_bytes);
+    let kv = N::from(run.sequences) * N::from(a.attention.kv_heads) * N::from(a.attention.head_dim);
+    let t = N::from(run.prompt) + N::from(run.new_tokens - 1);
+    let old = kv * (t - N::from(1u64)) * 2;
+    at_end + old + kv * t * (e + 8) + step
 }

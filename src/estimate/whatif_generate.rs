@@ -8,7 +8,8 @@
 //!    bf16, where bfloat16 weights also become float16: same bytes, a dtype the card runs): the
 //!    numerics change slightly; then the Linears in bitsandbytes' LLM.int8() (`load_in_8bit`:
 //!    int8 weights, outlier input columns kept in 16 bits, close to the 16-bit outputs); then
-//!    optimum-quanto's int4 KV cache (`kv_cache=quantized`, the last 128 tokens kept in full
+//!    transformers' float8 KV cache (`kv_cache=fp8`: `QuantizedCache(backend="fp8")`, a
+//!    per-tensor scale, no residual); then optimum-quanto's int4 KV cache (`kv_cache=quantized`, the last 128 tokens kept in full
 //!    precision), where the generate model computes it (the Llama family without sliding
 //!    windows): the keys and values are approximated; then the Linears in 4-bit NF4
 //!    (`load_in_4bit`, double quantization, computing in the model's 16-bit dtype): every
@@ -51,6 +52,9 @@ pub enum GenerateWhatIfKind {
     Dtype,
     /// The Linears in bitsandbytes' LLM.int8() (`load_in_8bit`).
     Int8Weights,
+    /// transformers' float8 KV cache (`cache_config={"backend": "fp8"}`) in place of a dynamic
+    /// or static one.
+    Fp8Cache,
     /// optimum-quanto's int4 KV cache (`cache_implementation="quantized"`) in place of a dynamic
     /// or static one.
     QuantizedCache,
@@ -74,11 +78,12 @@ pub enum GenerateWhatIfKind {
 
 impl GenerateWhatIfKind {
     /// Every kind, in ranking order (for checks that each has its messages).
-    pub const ALL: [GenerateWhatIfKind; 13] = [
+    pub const ALL: [GenerateWhatIfKind; 14] = [
         GenerateWhatIfKind::StaticCache,
         GenerateWhatIfKind::DynamicCache,
         GenerateWhatIfKind::Dtype,
         GenerateWhatIfKind::Int8Weights,
+        GenerateWhatIfKind::Fp8Cache,
         GenerateWhatIfKind::QuantizedCache,
         GenerateWhatIfKind::FourBitWeights,
         GenerateWhatIfKind::Autocast,
@@ -259,15 +264,23 @@ impl GenerateOptions<'_> {
         );
     }
 
-    /// optimum-quanto's int4 cache for a dynamic or static one, where the model computes it.
+    /// transformers' fp8 cache, then optimum-quanto's int4 cache, for a dynamic or static one,
+    /// where the model computes them.
     fn quantized_cache(&mut self) {
         if !matches!(self.g.cache, CacheKind::Dynamic | CacheKind::Static) {
             return;
         }
-        let cache = CacheKind::QUANTIZED_INT4;
-        let g = Generation { cache, ..*self.g };
-        let changes = vec![change("kv_cache", cache.as_str())];
-        self.push(GenerateWhatIfKind::QuantizedCache, changes, g, self.s.dtype);
+        for (kind, cache) in [
+            (GenerateWhatIfKind::Fp8Cache, CacheKind::Fp8),
+            (
+                GenerateWhatIfKind::QuantizedCache,
+                CacheKind::QUANTIZED_INT4,
+            ),
+        ] {
+            let g = Generation { cache, ..*self.g };
+            let changes = vec![change("kv_cache", cache.as_str())];
+            self.push(kind, changes, g, self.s.dtype);
+        }
     }
 
     /// bfloat16 weights for float32 ones; float16 for either on a card without bf16.

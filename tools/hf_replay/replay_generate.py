@@ -293,6 +293,10 @@ def cache_storage_bytes(cache) -> int:
         elif isinstance(value, torch.Tensor):
             st = value.untyped_storage()
             seen[st._cdata] = st.nbytes()
+        elif isinstance(value, tuple):
+            # The fp8 cache's `(states, scale)` pairs.
+            for item in value:
+                add(item)
 
     for layer in cache.layers:
         for value in vars(layer).values():
@@ -392,6 +396,21 @@ RUNS += [
         max_new_tokens=40, batch_size=2, cache="quanto-int4"),
     Run("llama-mha-2l-v1k-p1000-n4-b1-quanto-int2-fp32", **MHA_2L_V1K, prompt_tokens=1000,
         max_new_tokens=4, batch_size=1, cache="quanto-int2", dtype="float32"),
+]
+
+# transformers' own float8 cache (`cache_config={"backend": "fp8"}`, `Fp8QuantizedLayer`): the
+# prompt's states quantized with a per-tensor float32 scale, each new token appended in float8,
+# and every decoding step's keys and values dequantized in full (float32, then the compute dtype).
+# Grouped and multi-head, bf16 and float32, a long decode where the dequantization sets the peak.
+RUNS += [
+    Run("llama-2l-v1k-p256-n129-b4-fp8", **LLAMA_2L_V1K, prompt_tokens=256, max_new_tokens=129,
+        batch_size=4, cache="fp8"),
+    Run("llama-3.2-1b-shape-2l-p512-n8-b4-fp8", **LLAMA_2L, prompt_tokens=512, max_new_tokens=8,
+        batch_size=4, cache="fp8"),
+    Run("llama-mha-2l-v1k-p1000-n40-b8-fp8", **MHA_2L_V1K, prompt_tokens=1000, max_new_tokens=40,
+        batch_size=8, cache="fp8"),
+    Run("llama-mha-2l-v1k-p300-n20-b2-fp8-fp32", **MHA_2L_V1K, prompt_tokens=300,
+        max_new_tokens=20, batch_size=2, cache="fp8", dtype="float32"),
 ]
 
 # Past a sliding window (dynamic cache): a Mistral-like config with a narrow MLP and a 512-token
