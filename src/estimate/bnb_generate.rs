@@ -43,6 +43,7 @@
 
 use super::arch::{Architecture, Family, Mlp, ParamKind};
 use super::bnb;
+use super::hf_generate::{Fixed, GenerateMoments, Generation};
 use super::num::N;
 use super::scenario::{Dtype, QuantType, Scenario};
 
@@ -236,5 +237,32 @@ pub(crate) fn mlp_moment(a: &Architecture, q: WeightQuant, rows: N, base: u128, 
         _ => (beside(0) + lin(h, i))
             .max(beside(i) + lin(h, i))
             .max(beside(i) + lin(i, h)),
+    }
+}
+
+/// The moments `m` of a `generate` call with bitsandbytes-quantized Linears: their MLP moments
+/// (over `B·P` rows at prefill, `B` at a decoding step, beside `fixed` and `base` hidden-wide
+/// elements per row) where larger, and what their first call leaves (`after_first_call`).
+pub(crate) fn with_quantized_linears(
+    m: GenerateMoments,
+    fixed: Fixed,
+    a: &Architecture,
+    g: &Generation,
+    q: WeightQuant,
+    d: Dtype,
+    base: N,
+) -> GenerateMoments {
+    let grown = after_first_call(a, q, dtype_bytes(d));
+    let seqs = g.sequences();
+    let rows = seqs * N::from(g.prompt_tokens);
+    let prefill = fixed.0 + mlp_moment(a, q, rows, base.0, d);
+    let decode = if g.max_new_tokens >= 2 {
+        m.decode.max(fixed.1 + mlp_moment(a, q, seqs, base.0, d)) + grown
+    } else {
+        N::ZERO
+    };
+    GenerateMoments {
+        prefill: m.prefill.max(prefill) + grown,
+        decode,
     }
 }

@@ -209,7 +209,7 @@ pub fn estimate_generate(
     )?;
     let (mut m, fixed) = GenerateMoments::of(a, g, e, &cache)?;
     if let Some(q) = quant {
-        m = m.with_quantized_linears(fixed, a, g, q, s.dtype)?;
+        m = bnb_generate::with_quantized_linears(m, fixed, a, g, q, s.dtype, hidden_widths(a));
     }
     let prefill = weights + m.prefill;
     let decode = if g.max_new_tokens >= 2 {
@@ -353,7 +353,7 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
     if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static)
         && !(quantized && a.family == Family::Llama)
     {
-        wrong.push(("kv_cache", quantized_cache_refusal(g.cache)));
+        wrong.push(("kv_cache", quantized_decode::refusal(g.cache)));
     }
     if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
         wrong.extend(super::hf_gemma::generate::refusals(a, s));
@@ -382,35 +382,6 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
             text.join("; ")
         ),
     })
-}
-
-/// Why a quantized cache is refused: HQQ's int8 is not replayed; quanto's and the fp8 cache are
-/// replayed on Llama-family models only.
-fn quantized_cache_refusal(cache: CacheKind) -> String {
-    let why = match cache {
-        CacheKind::Quantized { bits: 8, .. } => {
-            "the int8 cache is HQQ's (optimum-quanto has only 2 and 4 bits), and its decoding \
-             steps are not replayed: HQQ quantizes each flush with an iterative optimizer \
-             (`optimize=True`) whose temporaries vramdoc does not model"
-        }
-        _ => {
-            "its dequantizing decoding steps are replayed on Llama-family models only \
-             (optimum-quanto's int4 and int2, transformers' fp8)"
-        }
-    };
-    format!(
-        "the {} cache's bytes are computed (estimate::kv_cache), but {why}: use the dynamic, \
-         static, int4 (quantized) or fp8 cache",
-        cache_name(cache)
-    )
-}
-
-/// A cache's name in messages: `int8 quantized`, `fp8`, `dynamic`.
-fn cache_name(cache: CacheKind) -> String {
-    match cache {
-        CacheKind::Quantized { bits, .. } => format!("int{bits} quantized"),
-        other => other.as_str().to_owned(),
-    }
 }
 
 /// Whether `generate` on `a` is replayed: GPT-2, a Llama-family decoder with a gated MLP
@@ -480,37 +451,7 @@ pub(crate) struct GenerateMoments {
 
 /// What stays beside the prefill's forward (the cache, the ids), and beside a decoding step's
 /// (the cache at its end, the ids, the previous step's float32 scores).
-type Fixed = (N, N);
-
-impl GenerateMoments {
-    /// The moments with bitsandbytes-quantized Linears (`bnb_generate.rs`): their MLP moments
-    /// (over `B·P` rows at prefill, `B` at a decoding step) and what their first call leaves.
-    fn with_quantized_linears(
-        self,
-        fixed: Fixed,
-        a: &Architecture,
-        g: &Generation,
-        q: WeightQuant,
-        d: Dtype,
-    ) -> Result<GenerateMoments, ScenarioError> {
-        let e = if d == Dtype::Float32 { 4 } else { 2 };
-        let grown = bnb_generate::after_first_call(a, q, e);
-        let seqs = g.sequences();
-        let base = hidden_widths(a).0;
-        let rows = seqs * N::from(g.prompt_tokens);
-        let prefill = fixed.0 + bnb_generate::mlp_moment(a, q, rows, base, d);
-        let decode = if g.max_new_tokens >= 2 {
-            let step = fixed.1 + bnb_generate::mlp_moment(a, q, seqs, base, d);
-            self.decode.max(step) + grown
-        } else {
-            N::ZERO
-        };
-        Ok(GenerateMoments {
-            prefill: self.prefill.max(prefill) + grown,
-            decode,
-        })
-    }
-}
+pub(crate) type Fixed = (N, N);
 
 impl GenerateMoments {
     fn of(

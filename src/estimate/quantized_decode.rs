@@ -133,3 +133,32 @@ pub(crate) fn fp8_moment(a: &Architecture, run: &CacheRun, at_end: N, step: N) -
     let old = kv * (t - N::from(1u64)) * 2;
     at_end + old + kv * t * (e + 8) + step
 }
+
+/// Why a quantized cache is refused: HQQ's int8 is not replayed; quanto's and the fp8 cache are
+/// replayed on Llama-family models only.
+pub(crate) fn refusal(cache: CacheKind) -> String {
+    let why = match cache {
+        CacheKind::Quantized { bits: 8, .. } => {
+            "the int8 cache is HQQ's (optimum-quanto has only 2 and 4 bits), and its decoding \
+             steps are not replayed: HQQ quantizes each flush with an iterative optimizer \
+             (`optimize=True`) whose temporaries vramdoc does not model"
+        }
+        _ => {
+            "its dequantizing decoding steps are replayed on Llama-family models only \
+             (optimum-quanto's int4 and int2, transformers' fp8)"
+        }
+    };
+    format!(
+        "the {} cache's bytes are computed (estimate::kv_cache), but {why}: use the dynamic, \
+         static, int4 (quantized) or fp8 cache",
+        name(cache)
+    )
+}
+
+/// A cache's name in messages: `int8 quantized`, `fp8`, `dynamic`.
+fn name(cache: CacheKind) -> String {
+    match cache {
+        CacheKind::Quantized { bits, .. } => format!("int{bits} quantized"),
+        other => other.as_str().to_owned(),
+    }
+}

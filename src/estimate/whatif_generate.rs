@@ -227,24 +227,7 @@ impl GenerateOptions<'_> {
         if self.s.load_in_4bit {
             return;
         }
-        let s = Scenario {
-            load_in_8bit: false,
-            load_in_4bit: true,
-            bnb_4bit_quant_type: QuantType::Nf4,
-            bnb_4bit_use_double_quant: true,
-            bnb_4bit_compute_dtype: self.s.dtype,
-            ..self.s.clone()
-        };
-        let mut changes = Vec::new();
-        if self.s.load_in_8bit {
-            changes.push(change("load_in_8bit", false));
-        }
-        changes.extend([
-            change("load_in_4bit", true),
-            change("bnb_4bit_quant_type", QuantType::Nf4.as_str()),
-            change("bnb_4bit_use_double_quant", true),
-            change("bnb_4bit_compute_dtype", self.s.dtype.as_str()),
-        ]);
+        let (s, changes) = (nf4(self.s), nf4_changes(self.s));
         self.push_scenario(GenerateWhatIfKind::FourBitWeights, changes, *self.g, &s);
     }
 
@@ -304,30 +287,13 @@ impl GenerateOptions<'_> {
             load_in_4bit: false,
             ..self.s.clone()
         };
-        let four = Scenario {
-            load_in_8bit: false,
-            load_in_4bit: true,
-            bnb_4bit_quant_type: QuantType::Nf4,
-            bnb_4bit_use_double_quant: true,
-            bnb_4bit_compute_dtype: self.s.dtype,
-            ..self.s.clone()
-        };
-        let was_8bit = self.s.load_in_8bit;
+        let four = nf4(self.s);
+        let base = self.s;
         let weights = |s: &Scenario| -> Vec<Change> {
             if s.load_in_8bit {
                 return vec![change("load_in_8bit", true)];
             }
-            let mut c = Vec::new();
-            if was_8bit {
-                c.push(change("load_in_8bit", false));
-            }
-            c.extend([
-                change("load_in_4bit", true),
-                change("bnb_4bit_quant_type", QuantType::Nf4.as_str()),
-                change("bnb_4bit_use_double_quant", true),
-                change("bnb_4bit_compute_dtype", s.bnb_4bit_compute_dtype.as_str()),
-            ]);
-            c
+            nf4_changes(base)
         };
         let quantized = Generation { cache, ..g };
         let cached = |s: &Scenario| {
@@ -456,6 +422,34 @@ impl GenerateOptions<'_> {
         }
         Ok(())
     }
+}
+
+/// `s` with its Linears in 4-bit NF4, double-quantized, computing in the model's dtype (no cast
+/// around each Linear).
+fn nf4(s: &Scenario) -> Scenario {
+    Scenario {
+        load_in_8bit: false,
+        load_in_4bit: true,
+        bnb_4bit_quant_type: QuantType::Nf4,
+        bnb_4bit_use_double_quant: true,
+        bnb_4bit_compute_dtype: s.dtype,
+        ..s.clone()
+    }
+}
+
+/// The keys [`nf4`] changes in `s`.
+fn nf4_changes(s: &Scenario) -> Vec<Change> {
+    let mut changes = Vec::new();
+    if s.load_in_8bit {
+        changes.push(change("load_in_8bit", false));
+    }
+    changes.extend([
+        change("load_in_4bit", true),
+        change("bnb_4bit_quant_type", QuantType::Nf4.as_str()),
+        change("bnb_4bit_use_double_quant", true),
+        change("bnb_4bit_compute_dtype", s.dtype.as_str()),
+    ]);
+    changes
 }
 
 /// The option of `kind` from its full estimate `e`.

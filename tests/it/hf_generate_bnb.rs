@@ -8,6 +8,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::hf_generate_catalog::generate_json;
 use crate::support::SiteTest;
 
 #[derive(Deserialize)]
@@ -46,18 +47,6 @@ fn replay() -> Replay {
         "/tests/data/hf_generate_bnb_replay.json"
     );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// `vramdoc estimate --model MODEL --phase generate --set …` as JSON, which must succeed.
-fn generate_json(t: &SiteTest, model: &str, sets: &[String]) -> Value {
-    let mut args = vec!["estimate", "--model", model, "--phase", "generate"];
-    for s in sets {
-        args.extend(["--set", s.as_str()]);
-    }
-    args.extend(["--format", "json"]);
-    let r = t.run(&args);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap()
 }
 
 /// The `--set` values of a run's generation and quantization.
@@ -151,6 +140,19 @@ fn every_llama_family_catalog_model_is_replayed_in_nf4_and_int8() {
     }
 }
 
+/// `vramdoc estimate --model MODEL --phase generate` of 512 + 64 tokens with `sets`, which must
+/// fail; its error.
+fn refused(t: &SiteTest, model: &str, sets: &[&str]) -> String {
+    let mut args = vec!["estimate", "--model", model, "--phase", "generate"];
+    args.extend(["--prompt_tokens=512", "--max_new_tokens=64"]);
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let r = t.run(&args);
+    assert_ne!(r.code, 0, "{args:?}");
+    r.stderr
+}
+
 /// Families whose quantized generate is not replayed are refused at the key, with the reason;
 /// both formats at once are refused as BitsAndBytesConfig refuses them.
 #[test]
@@ -160,43 +162,15 @@ fn quantized_generate_outside_the_replays_is_refused_by_name() {
         ("mixtral-8x7b", "load_in_4bit=true"),
         ("gemma-2-2b", "load_in_8bit=true"),
     ] {
-        let r = t.run(&[
-            "estimate",
-            "--model",
-            model,
-            "--phase",
-            "generate",
-            "--set",
-            "prompt_tokens=512",
-            "--set",
-            "max_new_tokens=64",
-            "--set",
-            key,
-        ]);
-        assert_ne!(r.code, 0, "{model}");
+        let err = refused(&t, model, &[key]);
         let name = key.split('=').next().unwrap();
-        assert!(r.stderr.contains(name), "{model}: {}", r.stderr);
+        assert!(err.contains(&format!("`{name}`")), "{model}: {err}");
         assert!(
-            r.stderr.contains("replayed for GPT-2 and Llama-family"),
-            "{model}: {}",
-            r.stderr
+            err.contains("replayed for GPT-2 and Llama-family"),
+            "{model}: {err}"
         );
     }
-    let r = t.run(&[
-        "estimate",
-        "--model",
-        "llama-3.1-8b",
-        "--phase",
-        "generate",
-        "--set",
-        "prompt_tokens=512",
-        "--set",
-        "max_new_tokens=64",
-        "--set",
-        "load_in_4bit=true",
-        "--set",
-        "load_in_8bit=true",
-    ]);
-    assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("pick one"), "{}", r.stderr);
+    let both = ["load_in_4bit=true", "load_in_8bit=true"];
+    let err = refused(&t, "llama-3.1-8b", &both);
+    assert!(err.contains("pick one"), "{err}");
 }

@@ -81,7 +81,7 @@ fn replay() -> Replay {
 }
 
 /// `vramdoc estimate ARGS --phase generate --format json`, which must succeed.
-fn generate_json(t: &SiteTest, model: &str, sets: &[String]) -> Value {
+pub(crate) fn generate_json(t: &SiteTest, model: &str, sets: &[String]) -> Value {
     let mut args = vec!["estimate", "--model", model, "--phase", "generate"];
     for s in sets {
         args.extend(["--set", s.as_str()]);

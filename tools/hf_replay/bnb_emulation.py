@@ -127,43 +127,49 @@ def bnb_adamw(model, params, optim: str):
 
 def quantize_linears(model, quant_type: str, double_quant: bool, compute_dtype: torch.dtype):
     """What ``from_pretrained(quantization_config=BitsAndBytesConfig(load_in_4bit=True, …))``
-    leaves: ``replace_with_bnb_linear`` (``integrations/bitsandbytes.py``) turns every
-    ``nn.Linear`` and ``Conv1D`` outside ``get_keys_to_not_convert`` (the output embeddings,
-    tied weights, the last parameter) into ``bnb.nn.Linear4bit``, and each loaded weight is
-    quantized on the device as ``Params4bit(value, …).to(device)`` (a ``Conv1D`` weight
-    transposed first). Biases stay in the weights' dtype."""
+    leaves: every ``nn.Linear`` and ``Conv1D`` outside ``get_keys_to_not_convert`` turned into
+    ``bnb.nn.Linear4bit`` (:func:`replace_linears`), each loaded weight quantized on the device as
+    ``Params4bit(value, …).to(device)`` (:func:`packed_weight`)."""
     import bitsandbytes as bnb
     from transformers import BitsAndBytesConfig
-    from transformers.integrations.bitsandbytes import replace_with_bnb_linear
-    from transformers.quantizers.base import get_keys_to_not_convert
 
     qc = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=quant_type,
                             bnb_4bit_use_double_quant=double_quant,
                             bnb_4bit_compute_dtype=compute_dtype)
-    skip = get_keys_to_not_convert(model)
-    old = {name: m for name, m in model.named_modules()}
-    # The new modules are built on "meta" (replace_with_bnb_linear does so); outside the fake
-    # mode, since a Params4bit cannot wrap a fake tensor.
+    replace_linears(model, qc, bnb.nn.Linear4bit, lambda value, module: packed_weight(value, module.weight))
+    model.is_loaded_in_4bit = True
+    return model
+
+
+def replace_linears(model, qc, cls, make_weight) -> None:
+    """``replace_with_bnb_linear`` (``integrations/bitsandbytes.py`` 162-236): every
+    ``nn.Linear`` and ``Conv1D`` outside ``get_keys_to_not_convert`` (the output embeddings, tied
+    weights) becomes a ``cls`` module built on "meta", outside the fake mode (a bitsandbytes
+    parameter cannot wrap a fake tensor); each old weight (a ``Conv1D``'s transposed first) is
+    then given to ``make_weight(value, module)`` for the new module's weight, and biases stay in
+    the weights' dtype."""
+    from transformers.integrations.bitsandbytes import replace_with_bnb_linear
+    from transformers.quantizers.base import get_keys_to_not_convert
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
+    skip = get_keys_to_not_convert(model)
+    old = {name: m for name, m in model.named_modules()}
     with unset_fake_temporarily():
         replace_with_bnb_linear(model, skip, qc)
     for name, module in model.named_modules():
-        if not isinstance(module, bnb.nn.Linear4bit):
+        if not isinstance(module, cls):
             continue
         src = old[name]
         value = src.weight.data
         if getattr(module, "source_cls", None) is not None and module.source_cls.__name__ == "Conv1D":
             value = value.T
-        module.weight = packed_weight(value, module.weight)
+        module.weight = make_weight(value, module)
         if src.bias is not None:
             module.bias = torch.nn.Parameter(src.bias.data, requires_grad=False)
         del src, value
     del old
-    model.is_loaded_in_4bit = True
     model.is_quantized = True
     model.quantization_method = "bitsandbytes"
-    return model
 
 
 def packed_weight(value: torch.Tensor, meta) -> torch.nn.Parameter:
@@ -306,45 +312,27 @@ def scaled_mm(A, B, row_stats, col_stats, bias=None, dtype=None):
 
 def quantize_linears_int8(model, threshold: float = 6.0):
     """What ``from_pretrained(quantization_config=BitsAndBytesConfig(load_in_8bit=True))``
-    leaves: ``replace_with_bnb_linear`` (``integrations/bitsandbytes.py`` 162-236) turns every
-    ``nn.Linear`` and ``Conv1D`` outside ``get_keys_to_not_convert`` into ``Linear8bitLt``
-    (``has_fp16_weights=False``, ``threshold=llm_int8_threshold``), and each loaded weight is
-    quantized on the device by ``Int8Params._quantize`` (``nn/modules.py`` 737-748: the weight
-    cast to float16, ``int8_vectorwise_quant`` without threshold: ``CB`` int8 and ``SCB`` one
-    float32 per row). An ``Int8Params`` cannot wrap a fake tensor, so ``CB`` is kept in a plain
-    frozen ``nn.Parameter`` carrying ``CB``/``SCB``/``has_fp16_weights`` (what
-    ``Linear8bitLt.forward`` and ``init_8bit_state`` read). Biases stay in the weights' dtype."""
+    leaves: :func:`replace_linears` with ``Linear8bitLt`` (``has_fp16_weights=False``,
+    ``threshold=llm_int8_threshold``), each weight as :func:`int8_weight` makes it."""
     import bitsandbytes as bnb
     from transformers import BitsAndBytesConfig
-    from transformers.integrations.bitsandbytes import replace_with_bnb_linear
-    from transformers.quantizers.base import get_keys_to_not_convert
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
 
     qc = BitsAndBytesConfig(load_in_8bit=True, llm_int8_threshold=threshold)
-    skip = get_keys_to_not_convert(model)
-    old = {name: m for name, m in model.named_modules()}
-    with unset_fake_temporarily():
-        replace_with_bnb_linear(model, skip, qc)
-    for name, module in model.named_modules():
-        if not isinstance(module, bnb.nn.Linear8bitLt):
-            continue
-        src = old[name]
-        value = src.weight.data
-        if getattr(module, "source_cls", None) is not None and module.source_cls.__name__ == "Conv1D":
-            value = value.T
-        half = value.contiguous().to(dtype=torch.float16)
-        rows = half.shape[0]
-        CB = torch.empty(half.shape, dtype=torch.int8)
-        SCB = torch.empty(rows, dtype=torch.float32)
-        del half
-        weight = torch.nn.Parameter(CB, requires_grad=False)
-        weight.CB, weight.SCB, weight.has_fp16_weights = CB, SCB, False
-        module.weight = weight
-        module.bias = None if src.bias is None else torch.nn.Parameter(src.bias.data,
-                                                                       requires_grad=False)
-        del src, value
-    del old
+    replace_linears(model, qc, bnb.nn.Linear8bitLt, lambda value, module: int8_weight(value))
     model.is_loaded_in_8bit = True
-    model.is_quantized = True
-    model.quantization_method = "bitsandbytes"
     return model
+
+
+def int8_weight(value: torch.Tensor) -> torch.nn.Parameter:
+    """``Int8Params._quantize`` (``nn/modules.py`` 737-748) of ``value``: the weight cast to
+    float16, then ``int8_vectorwise_quant`` without threshold: ``CB`` (int8, the weight's shape)
+    and ``SCB`` (one float32 per row). An ``Int8Params`` cannot wrap a fake tensor, so ``CB`` is
+    kept in a plain frozen ``nn.Parameter`` carrying ``CB``/``SCB``/``has_fp16_weights`` (what
+    ``Linear8bitLt.forward`` and ``init_8bit_state`` read)."""
+    half = value.contiguous().to(dtype=torch.float16)
+    CB = torch.empty(half.shape, dtype=torch.int8)
+    SCB = torch.empty(half.shape[0], dtype=torch.float32)
+    del half
+    weight = torch.nn.Parameter(CB, requires_grad=False)
+    weight.CB, weight.SCB, weight.has_fp16_weights = CB, SCB, False
+    return weight
