@@ -47,9 +47,12 @@
 //!   sliding_window`) every layer sees every token and no mask is built; past it the prefill is
 //!   masked, the dynamic cache cut to the window and the static one's full slots rolled at each
 //!   step (`window_generate.rs`).
-//! - **Quantized cache** (optimum-quanto's int4 or int2, Llama family): the prefill as above with
-//!   the quantized cache; its decoding steps' dequantized and returned states and flushes are
-//!   `quantized_decode.rs`'s. HQQ's int8 and fp8 are refused (not replayed).
+//! - **Quantized cache** (optimum-quanto's int4 or int2, HQQ's int8, transformers' fp8; Llama
+//!   family): the prefill as above with the quantized cache (HQQ's own quantization of the
+//!   prompt where larger); its decoding steps' dequantized and returned states and flushes are
+//!   `quantized_decode.rs`'s.
+//! - **bitsandbytes weights** (`load_in_4bit`, `load_in_8bit`; GPT-2 and the Llama family): the
+//!   weights and the quantized MLP Linears' moments are `bnb_generate.rs`'s.
 //! - **Mixtures of experts** (Mixtral, Qwen1.5-MoE, Qwen3-MoE; every expert's weights resident):
 //!   the same moments, the prefill's MLP the experts' `k` pairs per token
 //!   (`hf_moe::prefill_bytes_per_token`, held to `tests/data/hf_moe_generate_replay.json`).
@@ -510,8 +513,12 @@ impl GenerateMoments {
         }
         // The first token's logits and their float32 copy, the ids one token longer.
         let prefill_logits = own_kept + seqs * v * (e + FP32) + seqs * (p + N::from(1u64)) * ID;
-        let prefill =
+        let mut prefill =
             N::from(cache.after_prefill) + caller + mlp.max(prefill_logits).max(attention);
+        if let Some(q) = Quanto::of(g.cache).filter(|q| q.bits == 8) {
+            // HQQ quantizes the prompt's states with its optimizer.
+            prefill = prefill.max(caller + own_prefill + quantized_decode::hqq_prefill(a, &run, q));
+        }
         // Decoding: the previous step's float32 tensors over the vocabulary.
         let kept_vocab = if g.do_sample { 3 } else { 1 };
         let ids = seqs * t * (2 * ID) + caller + own_kept;

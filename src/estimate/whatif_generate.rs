@@ -8,8 +8,10 @@
 //!    bf16, where bfloat16 weights also become float16: same bytes, a dtype the card runs): the
 //!    numerics change slightly; then the Linears in bitsandbytes' LLM.int8() (`load_in_8bit`:
 //!    int8 weights, outlier input columns kept in 16 bits, close to the 16-bit outputs); then
-//!    transformers' float8 KV cache (`kv_cache=fp8`: `QuantizedCache(backend="fp8")`, a
-//!    per-tensor scale, no residual); then optimum-quanto's int4 KV cache (`kv_cache=quantized`, the last 128 tokens kept in full
+//!    HQQ's int8 KV cache (`kv_cache=quantized_int8`: a scale and zero per 64 elements, the last
+//!    128 tokens in full precision); then transformers' float8 KV cache (`kv_cache=fp8`:
+//!    `QuantizedCache(backend="fp8")`, a per-tensor scale, no residual); then optimum-quanto's
+//!    int4 KV cache (`kv_cache=quantized`, the last 128 tokens kept in full
 //!    precision), where the generate model computes it (the Llama family without sliding
 //!    windows): the keys and values are approximated; then the Linears in 4-bit NF4
 //!    (`load_in_4bit`, double quantization, computing in the model's 16-bit dtype): every
@@ -25,8 +27,7 @@
 //!
 //! A candidate the generate model refuses (a quantized cache on GPT-2 or beside sliding-window
 //! layers, bitsandbytes weights on a family whose quantized generate is not replayed) is left
-//! out. HQQ's int8 cache is not offered: the generate model does not compute its decoding steps,
-//! and an option without a computed figure would be a guess.
+//! out: an option without a computed figure would be a guess.
 
 use serde::Serialize;
 
@@ -52,6 +53,9 @@ pub enum GenerateWhatIfKind {
     Dtype,
     /// The Linears in bitsandbytes' LLM.int8() (`load_in_8bit`).
     Int8Weights,
+    /// HQQ's int8 KV cache (`cache_config={"backend": "hqq", "nbits": 8}`) in place of a dynamic
+    /// or static one.
+    Int8Cache,
     /// transformers' float8 KV cache (`cache_config={"backend": "fp8"}`) in place of a dynamic
     /// or static one.
     Fp8Cache,
@@ -78,11 +82,12 @@ pub enum GenerateWhatIfKind {
 
 impl GenerateWhatIfKind {
     /// Every kind, in ranking order (for checks that each has its messages).
-    pub const ALL: [GenerateWhatIfKind; 14] = [
+    pub const ALL: [GenerateWhatIfKind; 15] = [
         GenerateWhatIfKind::StaticCache,
         GenerateWhatIfKind::DynamicCache,
         GenerateWhatIfKind::Dtype,
         GenerateWhatIfKind::Int8Weights,
+        GenerateWhatIfKind::Int8Cache,
         GenerateWhatIfKind::Fp8Cache,
         GenerateWhatIfKind::QuantizedCache,
         GenerateWhatIfKind::FourBitWeights,
@@ -247,13 +252,14 @@ impl GenerateOptions<'_> {
         );
     }
 
-    /// transformers' fp8 cache, then optimum-quanto's int4 cache, for a dynamic or static one,
-    /// where the model computes them.
+    /// HQQ's int8 cache, transformers' fp8 cache, then optimum-quanto's int4 cache, for a
+    /// dynamic or static one, where the model computes them.
     fn quantized_cache(&mut self) {
         if !matches!(self.g.cache, CacheKind::Dynamic | CacheKind::Static) {
             return;
         }
         for (kind, cache) in [
+            (GenerateWhatIfKind::Int8Cache, CacheKind::QUANTIZED_INT8),
             (GenerateWhatIfKind::Fp8Cache, CacheKind::Fp8),
             (
                 GenerateWhatIfKind::QuantizedCache,
@@ -261,7 +267,7 @@ impl GenerateOptions<'_> {
             ),
         ] {
             let g = Generation { cache, ..*self.g };
-            let changes = vec![change("kv_cache", cache.as_str())];
+            let changes = vec![change("kv_cache", kv_cache_value(cache))];
             self.push(kind, changes, g, self.s.dtype);
         }
     }
@@ -421,6 +427,14 @@ impl GenerateOptions<'_> {
             );
         }
         Ok(())
+    }
+}
+
+/// The `kv_cache` value that names `cache`: `quantized` (int4), `quantized_int8`, `fp8`, ….
+fn kv_cache_value(cache: CacheKind) -> String {
+    match cache {
+        CacheKind::Quantized { bits, .. } if bits != 4 => format!("quantized_int{bits}"),
+        other => other.as_str().to_owned(),
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) fn label_key(kind: GenerateWhatIfKind) -> &'static str {
         GenerateWhatIfKind::DynamicCache => "gen-opt-dynamic-cache",
         GenerateWhatIfKind::Dtype => "gen-opt-dtype",
         GenerateWhatIfKind::Int8Weights => "gen-opt-int8-weights",
+        GenerateWhatIfKind::Int8Cache => "gen-opt-int8-cache",
         GenerateWhatIfKind::Fp8Cache => "gen-opt-fp8-cache",
         GenerateWhatIfKind::QuantizedCache => "gen-opt-quantized-cache",
         GenerateWhatIfKind::FourBitWeights => "gen-opt-4bit-weights",

@@ -163,6 +163,7 @@ fn a_long_llama_context_is_cut_to_the_longest_that_fits_with_its_kv_cache_by_han
             "static_cache",
             "dtype",
             "int8_weights",
+            "int8_cache",
             "fp8_cache",
             "quantized_cache",
             "four_bit_weights",
@@ -183,15 +184,22 @@ fn a_long_llama_context_is_cut_to_the_longest_that_fits_with_its_kv_cache_by_han
     // 999): 30,768 tokens quantized (half a byte an element, a float32 scale and shift per 64)
     // and 127 in full precision, 2 × 4 sequences × 8 KV heads × 64 elements a token, 16 layers.
     let per_token = 2 * 4 * 8 * 64u64;
-    // transformers' fp8 cache: a byte an element, a float32 scale per layer's keys and values.
-    assert_eq!(o[3]["kv_cache"], 16 * (per_token * 30_999 + 8));
+    // HQQ's int8 cache at its largest, at the end (a byte an element outweighs quanto's half):
+    // 30,896 tokens quantized (a float32 scale and zero per 64 elements), 103 (999 mod 128) in
+    // full precision.
     assert_eq!(
-        o[4]["kv_cache"],
+        o[3]["kv_cache"],
+        16 * (per_token * 30_896 + per_token * 30_896 / 64 * 8 + per_token * 103 * 4)
+    );
+    // transformers' fp8 cache: a byte an element, a float32 scale per layer's keys and values.
+    assert_eq!(o[4]["kv_cache"], 16 * (per_token * 30_999 + 8));
+    assert_eq!(
+        o[5]["kv_cache"],
         16 * (per_token * 30_768 / 2 + per_token * 30_768 / 64 * 8 + per_token * 127 * 4)
     );
     // 2 × 16 layers × 8 KV heads × 64 head dim × (30,000 + 500 − 1) tokens × 4 bytes × 4.
-    assert_eq!(o[7]["kv_cache"], 2 * 16 * 8 * 64 * 30_499 * 4 * 4u64);
-    let cut = &o[8];
+    assert_eq!(o[8]["kv_cache"], 2 * 16 * 8 * 64 * 30_499 * 4 * 4u64);
+    let cut = &o[9];
     assert_eq!(cut["verdict"], "fits");
     assert_eq!(cut["changes"][0]["key"], "prompt_tokens");
     let p = cut["generation"]["prompt_tokens"].as_u64().unwrap();
@@ -228,6 +236,7 @@ fn when_no_single_change_fits_the_least_combination_that_does_is_offered() {
         [
             "static_cache",
             "int8_weights",
+            "int8_cache",
             "fp8_cache",
             "quantized_cache",
             "four_bit_weights",
@@ -235,8 +244,8 @@ fn when_no_single_change_fits_the_least_combination_that_does_is_offered() {
             "combination"
         ]
     );
-    assert!(o[..6].iter().all(|o| o["verdict"] != "fits"));
-    let c = &o[6];
+    assert!(o[..7].iter().all(|o| o["verdict"] != "fits"));
+    let c = &o[7];
     assert_eq!(c["verdict"], "fits");
     let flags: Vec<String> = c["changes"]
         .as_array()

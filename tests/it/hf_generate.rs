@@ -183,10 +183,8 @@ fn every_replayed_generate_run_matches_kv_exactly_and_its_peaks_within_one_perce
     assert!(replay.runs.len() >= 16);
     let catalog = GpuCatalog::builtin();
     let mut worst: (f64, String) = (0.0, String::new());
-    // The catalog models' runs go through the CLI in `hf_generate_catalog.rs`; HQQ's are refused
-    // (`the_hqq_int8_cache_is_computed_to_the_byte_and_its_estimate_refused`).
-    let runs = replay.runs.iter().filter(|e| e.run.model.is_empty());
-    for e in runs.filter(|e| !e.run.cache.starts_with("hqq-")) {
+    // The catalog models' runs go through the CLI in `hf_generate_catalog.rs`.
+    for e in replay.runs.iter().filter(|e| e.run.model.is_empty()) {
         let (a, s, g) = inputs(&e.run);
         let est = estimate_generate(&a, &s, &g, &catalog).unwrap();
         let name = &e.run.name;
@@ -207,40 +205,6 @@ fn every_replayed_generate_run_matches_kv_exactly_and_its_peaks_within_one_perce
         }
     }
     eprintln!("worst: {:.3} % ({})", worst.0 * 100.0, worst.1);
-}
-
-/// HQQ's int8 cache (hqq 0.2.8): its bytes, a byte per element and a scale and zero per group of
-/// 64 in the compute dtype beside the full-precision residual, equal the replay's; its decoding
-/// peaks are not modelled, so the estimate is refused, naming HQQ.
-#[test]
-fn the_hqq_int8_cache_is_computed_to_the_byte_and_its_estimate_refused() {
-    use vramdoc::estimate::kv_cache::{cache_bytes, CacheRun};
-    let replay = replay();
-    let hqq: Vec<_> = replay
-        .runs
-        .iter()
-        .filter(|e| e.run.cache == "hqq-int8")
-        .collect();
-    assert_eq!(hqq.len(), 2);
-    let catalog = GpuCatalog::builtin();
-    for e in hqq {
-        let (a, s, g) = inputs(&e.run);
-        let run = CacheRun {
-            kind: g.cache,
-            element_bytes: 2,
-            sequences: g.batch_size,
-            prompt: g.prompt_tokens,
-            new_tokens: g.max_new_tokens,
-        };
-        let name = &e.run.name;
-        assert_eq!(
-            cache_bytes(&a, &run).unwrap().at_end,
-            e.kv_cache_bytes,
-            "{name}"
-        );
-        let err = estimate_generate(&a, &s, &g, &catalog).unwrap_err();
-        assert!(err.message.contains("HQQ"), "{name}: {}", err.message);
-    }
 }
 
 #[derive(Deserialize)]

@@ -448,13 +448,21 @@ RUNS += [
 ]
 
 # HQQ's int8 cache (`cache_config={"backend": "hqq", "nbits": 8}`, hqq 0.2.8 with
-# `hqq_on_cuda`): its bytes are held to `kv_cache.rs` to the byte; its peaks are recorded, but
-# vramdoc refuses the estimate (the flush's optimizer temporaries are not modelled).
+# `hqq_on_cuda`): a flush the last step (129 new tokens), a step after the last flush (140),
+# grouped and multi-head, float32, and a prefill whose peak is HQQ quantizing the prompt.
 RUNS += [
     Run("llama-2l-v1k-p256-n129-b4-hqq-int8", **LLAMA_2L_V1K, prompt_tokens=256,
         max_new_tokens=129, batch_size=4, cache="hqq-int8"),
     Run("llama-mha-2l-v1k-p200-n40-b2-hqq-int8", **MHA_2L_V1K, prompt_tokens=200,
         max_new_tokens=40, batch_size=2, cache="hqq-int8"),
+    # A narrow MLP: quantizing the prompt's values sets the prefill's peak.
+    Run("llama-mha-2l-v1k-i1k-p1000-n2-b2-hqq-int8", **dict(MHA_2L_V1K, config=tuple(
+        dict(dict(MHA_2L_V1K["config"]), intermediate_size=1024).items())), prompt_tokens=1000,
+        max_new_tokens=2, batch_size=2, cache="hqq-int8"),
+    Run("llama-2l-v1k-p300-n140-b2-hqq-int8-fp32", **LLAMA_2L_V1K, prompt_tokens=300,
+        max_new_tokens=140, batch_size=2, cache="hqq-int8", dtype="float32"),
+    Run("llama-2l-v1k-p512-n129-b8-hqq-int8", **LLAMA_2L_V1K, prompt_tokens=512,
+        max_new_tokens=129, batch_size=8, cache="hqq-int8"),
 ]
 
 # Past a sliding window (dynamic cache): a Mistral-like config with a narrow MLP and a 512-token
