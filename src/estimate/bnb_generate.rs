@@ -41,7 +41,7 @@
 //! and the product), GPT-2's `c_fc` and `c_proj` (beside `gelu_new`'s output). The prefill's
 //! rows are `B·P`, a decoding step's `B`, with the cache at its end beside it.
 
-use super::arch::{Architecture, Family, Mlp, ParamKind};
+use super::arch::{Architecture, Family, FeedForward, Mlp, ParamKind, ParamTensor};
 use super::bnb;
 use super::hf_generate::{Fixed, GenerateMoments, Generation};
 use super::num::N;
@@ -68,6 +68,14 @@ pub(crate) enum WeightQuant {
 }
 
 impl WeightQuant {
+    /// `nf4`, `fp4` or `int8`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            WeightQuant::FourBit { quant_type, .. } => quant_type.as_str(),
+            WeightQuant::Int8 => "int8",
+        }
+    }
+
     /// The quantization the scenario asks for, if any.
     pub(crate) fn of(s: &Scenario) -> Option<WeightQuant> {
         if s.load_in_8bit {
@@ -103,9 +111,9 @@ pub(crate) fn refusals(a: &Architecture, s: &Scenario) -> Vec<(&'static str, Str
         wrong.push((
             key,
             format!(
-                "generate with bitsandbytes weights is replayed for GPT-2 and Llama-family \
-                 decoders with a dense MLP only; {} ({}) is not: its quantized Linears' moments are \
-                 not modelled. Estimate it in 16 bits (unset {key})",
+                "generate with bitsandbytes weights is replayed for GPT-2, the Llama family, \
+                 Gemma 2/3 and the mixtures of experts; {} ({}) is not transformers' model: \
+                 estimate it in 16 bits (unset {key})",
                 a.name,
                 a.family.as_str()
             ),
@@ -116,7 +124,23 @@ pub(crate) fn refusals(a: &Architecture, s: &Scenario) -> Vec<(&'static str, Str
 
 /// Whether the family's quantized generate is replayed.
 fn replayed(a: &Architecture) -> bool {
-    matches!(a.family, Family::HfGpt2 | Family::Llama) && matches!(a.mlp, Mlp::Dense(_))
+    matches!(
+        a.family,
+        Family::HfGpt2 | Family::Llama | Family::Gemma2 | Family::Gemma3 | Family::Moe
+    )
+}
+
+/// Whether `replace_with_bnb_linear` converts the module owning parameter `t`: an `nn.Linear`
+/// (or `Conv1D`) weight or bias of a block. Not the head, not a mixture's router (its own module
+/// class) nor its experts (3-D parameters of their own module): those stay in the model's dtype.
+fn converted(t: &ParamTensor) -> bool {
+    let name = &t.name;
+    let linear = match t.kind {
+        ParamKind::LinearWeight => t.shape.dims().len() == 2 && bnb::quantized(t.kind, name),
+        ParamKind::LinearBias => !name.starts_with("lm_head"),
+        _ => false,
+    };
+    linear && !name.contains(".experts.") && !name.contains(".mlp.gate.")
 }
 
 /// The weights' bytes under `q`: quantized Linear weights as bitsandbytes stores them, every
@@ -131,11 +155,12 @@ pub(crate) fn weights(a: &Architecture, q: WeightQuant, e: u64, buffers: N) -> N
         let count = u128::from(t.count);
         let dims = t.shape.dims();
         let numel = u128::from(t.numel());
+        let weight = t.kind == ParamKind::LinearWeight && converted(&t);
         let one = match (q, dims) {
-            (WeightQuant::FourBit { double_quant, .. }, _) if bnb::quantized(t.kind, &t.name) => {
+            (WeightQuant::FourBit { double_quant, .. }, _) if weight => {
                 bnb::four_bit_weight_bytes(numel, double_quant)
             }
-            (WeightQuant::Int8, [rows, cols]) if bnb::quantized(t.kind, &t.name) => {
+            (WeightQuant::Int8, [rows, cols]) if weight => {
                 bnb::int8_weight_bytes(u128::from(*rows), u128::from(*cols))
             }
             _ => N(numel * e),
@@ -152,12 +177,14 @@ pub(crate) fn after_first_call(a: &Architecture, q: WeightQuant, e: u64) -> N {
     for t in a.parameters() {
         let count = u128::from(t.count);
         match q {
-            WeightQuant::FourBit { compute, .. } if t.kind == ParamKind::LinearBias => {
+            WeightQuant::FourBit { compute, .. }
+                if t.kind == ParamKind::LinearBias && converted(&t) =>
+            {
                 let c = u128::from(dtype_bytes(compute));
                 let grown = c.saturating_sub(u128::from(e));
                 bytes = bytes + N(u128::from(t.numel()) * grown) * count;
             }
-            WeightQuant::Int8 if bnb::quantized(t.kind, &t.name) => {
+            WeightQuant::Int8 if t.kind == ParamKind::LinearWeight && converted(&t) => {
                 bytes = bytes + N(OUTLIER_COLUMNS * 8) * count;
             }
             _ => {}
@@ -220,24 +247,44 @@ pub(crate) fn linear_bytes(q: WeightQuant, rows: N, k: u128, n: u128, d: Dtype) 
     }
 }
 
-/// The largest MLP Linear moment over `rows` rows, activations in `d`: what lies beside the
-/// moment's fixed bytes, per row (`base` elements: the hidden-wide tensors, plus the MLP's own
-/// kept ones) and the Linear's own bytes.
-pub(crate) fn mlp_moment(a: &Architecture, q: WeightQuant, rows: N, base: u128, d: Dtype) -> N {
+/// The largest quantized Linear moment over `rows` rows, activations in `d`: what lies beside
+/// the moment's fixed bytes, per row (`base` elements: the hidden-wide tensors, plus the MLP's own
+/// kept ones) and the Linear's own bytes. The MLP's Linears (a mixture's shared expert; its
+/// experts are not quantized), and the attention's projections beside the hidden-wide tensors.
+pub(crate) fn linear_moment(a: &Architecture, q: WeightQuant, rows: N, base: u128, d: Dtype) -> N {
     let (h, eb) = (u128::from(a.hidden), u128::from(dtype_bytes(d)));
-    let Mlp::Dense(f) = &a.mlp else {
-        return N::ZERO;
-    };
-    let i = u128::from(f.intermediate);
     let beside = |extra: u128| rows * ((base + extra) * eb);
     let lin = |k: u128, n: u128| linear_bytes(q, rows, k, n, d);
-    match a.family {
-        Family::HfGpt2 => (beside(0) + lin(h, i)).max(beside(i) + lin(i, h)),
-        _ if f.fused_gate_up => (beside(0) + lin(h, 2 * i)).max(beside(3 * i) + lin(i, h)),
-        _ => (beside(0) + lin(h, i))
-            .max(beside(i) + lin(h, i))
-            .max(beside(i) + lin(i, h)),
+    let (qw, kvw) = (
+        u128::from(a.attention.q_width()),
+        u128::from(a.attention.kv_width()),
+    );
+    let attention = beside(0) + lin(h, qw).max(lin(qw, h)).max(lin(h, kvw));
+    let mlp = match (&a.mlp, a.family) {
+        (Mlp::Dense(f), Family::HfGpt2) => {
+            let i = u128::from(f.intermediate);
+            (beside(0) + lin(h, i)).max(beside(i) + lin(i, h))
+        }
+        (Mlp::Dense(f), _) => gated(f, h, beside, lin),
+        (Mlp::Moe(m), _) => m
+            .shared
+            .as_ref()
+            .map_or(N::ZERO, |f| gated(f, h, &beside, &lin)),
+    };
+    attention.max(mlp)
+}
+
+/// A gated MLP's Linear moments: `gate_proj` (beside nothing of its own), `up_proj` (beside the
+/// gate's activation), `down_proj` (beside the product); Phi-3's fused `gate_up_proj`, then
+/// `down_proj` beside the kept `gate_up` output and the product.
+fn gated(f: &FeedForward, h: u128, beside: impl Fn(u128) -> N, lin: impl Fn(u128, u128) -> N) -> N {
+    let i = u128::from(f.intermediate);
+    if f.fused_gate_up {
+        return (beside(0) + lin(h, 2 * i)).max(beside(3 * i) + lin(i, h));
     }
+    (beside(0) + lin(h, i))
+        .max(beside(i) + lin(h, i))
+        .max(beside(i) + lin(i, h))
 }
 
 /// The moments `m` of a `generate` call with bitsandbytes-quantized Linears: their MLP moments
@@ -255,9 +302,9 @@ pub(crate) fn with_quantized_linears(
     let grown = after_first_call(a, q, dtype_bytes(d));
     let seqs = g.sequences();
     let rows = seqs * N::from(g.prompt_tokens);
-    let prefill = fixed.0 + mlp_moment(a, q, rows, base.0, d);
+    let prefill = fixed.0 + linear_moment(a, q, rows, base.0, d);
     let decode = if g.max_new_tokens >= 2 {
-        m.decode.max(fixed.1 + mlp_moment(a, q, seqs, base.0, d)) + grown
+        m.decode.max(fixed.1 + linear_moment(a, q, seqs, base.0, d)) + grown
     } else {
         N::ZERO
     };

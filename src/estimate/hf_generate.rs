@@ -150,6 +150,9 @@ pub struct GenerateEstimate {
     pub architecture: Architecture,
     /// The weights' dtype.
     pub dtype: Dtype,
+    /// bitsandbytes' format of the blocks' Linears (`nf4`, `fp4`, `int8`), when quantized.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights_quantization: Option<&'static str>,
     /// What is generated.
     pub generation: Generation,
     /// Parameter counts.
@@ -264,6 +267,7 @@ pub fn estimate_generate(
         phase: "generate",
         architecture: a.clone(),
         dtype: s.dtype,
+        weights_quantization: quant.map(WeightQuant::name),
         generation: *g,
         params,
         context_tokens: (N::from(g.prompt_tokens) + N::from(g.max_new_tokens))
@@ -437,11 +441,13 @@ fn prefill_widths(a: &Architecture) -> N {
 }
 
 /// Of [`prefill_widths`], the elements per token beside the MLP's own tensors: GPT-2's six
-/// hidden-wide tensors; Llama's four and RoPE's cos and sin.
+/// hidden-wide tensors; Llama's (and a mixture's) four and RoPE's cos and sin; Gemma's four (its
+/// RoPE tables are among `hf_gemma::generate`'s fixed bytes).
 fn hidden_widths(a: &Architecture) -> N {
     let h = N::from(a.hidden);
     match a.family {
-        Family::Llama => h * 4 + N::from(a.attention.head_dim) * 2,
+        Family::Llama | Family::Moe => h * 4 + N::from(a.attention.head_dim) * 2,
+        Family::Gemma2 | Family::Gemma3 => h * 4,
         _ => h * 6,
     }
 }
@@ -464,8 +470,7 @@ impl GenerateMoments {
         cache: &CacheBytes,
     ) -> Result<(GenerateMoments, Fixed), ScenarioError> {
         if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
-            let m = super::hf_gemma::generate::moments(a, g, e, cache);
-            return Ok((m, (N::ZERO, N::ZERO)));
+            return Ok(super::hf_gemma::generate::moments(a, g, e, cache));
         }
         let run = CacheRun {
             kind: g.cache,

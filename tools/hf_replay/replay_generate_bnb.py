@@ -54,6 +54,7 @@ class BnbRun(Run):
     weights_quant: str = "nf4"  # "nf4", "fp4" or "int8"
     double_quant: bool = True
     compute_dtype: str = "bfloat16"
+    attn_implementation: str = "sdpa"
 
     def prepare(self, model, stack: contextlib.ExitStack):
         """Quantizes ``model``'s Linears as ``from_pretrained`` does and enters the CUDA
@@ -123,7 +124,36 @@ def _runs() -> list[BnbRun]:
     return runs
 
 
-RUNS = _runs()
+def _other_families() -> list[BnbRun]:
+    """Gemma 2 (eager) and Gemma 3 with their sliding layers, and the mixtures of experts, whose
+    experts (3-D parameters, not ``nn.Linear``) transformers leaves unquantized."""
+    from replay_generate_gemma import G2, G3
+    from replay_generate_moe import MIXTRAL_4L, QWEN15_MOE_4L, QWEN3_MOE_4L, TINY_MIXTRAL
+
+    runs = []
+    for quant in ("nf4", "int8"):
+        runs += [
+            BnbRun(f"gemma-3-1b-6l-{quant}-p600-n16-b2-dynamic", **G3, prompt_tokens=600,
+                   max_new_tokens=16, batch_size=2, cache="dynamic", weights_quant=quant),
+            BnbRun(f"gemma-2-2b-4l-{quant}-p512-n16-b8-dynamic", **G2, prompt_tokens=512,
+                   max_new_tokens=16, batch_size=8, cache="dynamic", weights_quant=quant),
+            BnbRun(f"mixtral-8x7b-4l-{quant}-p512-n16-b2-dynamic", **MIXTRAL_4L,
+                   prompt_tokens=512, max_new_tokens=16, batch_size=2, cache="dynamic",
+                   weights_quant=quant),
+            BnbRun(f"qwen1.5-moe-4l-{quant}-p256-n16-b8-dynamic", **QWEN15_MOE_4L,
+                   prompt_tokens=256, max_new_tokens=16, batch_size=8, cache="dynamic",
+                   weights_quant=quant),
+            BnbRun(f"qwen3-30b-a3b-4l-{quant}-p512-n16-b2-dynamic", **QWEN3_MOE_4L,
+                   prompt_tokens=512, max_new_tokens=16, batch_size=2, cache="dynamic",
+                   weights_quant=quant),
+            BnbRun(f"tiny-mixtral-{quant}-p1500-n40-b8-dynamic", **TINY_MIXTRAL,
+                   prompt_tokens=1500, max_new_tokens=40, batch_size=8, cache="dynamic",
+                   weights_quant=quant),
+        ]
+    return runs
+
+
+RUNS = _runs() + _other_families()
 
 
 def main(argv: list[str] | None = None) -> int:
