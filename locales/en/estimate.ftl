@@ -100,6 +100,7 @@ est-trainable-lora-value = { $trainable } of { $total } parameters: the LoRA ada
 est-col-verdict = Verdict
 est-verdict-with-range = { $verdict } ({ $range })
 est-verdict-unlikely = Likely does not fit on the { $gpu } ({ $capacity }): the total is { $range }; only the low end fits, so it would need a lean CUDA context and an allocator cache that barely fragments.
+est-verdict-eager-bound = These are the figures of nanochat's eager step: base_train.py and chat_sft.py compile the model with torch.compile, which keeps fewer tensors and which vramdoc does not model, so the compiled run can need less. Try it, and lower --device-batch-size if it runs out of memory.
 est-merged = “{ $label }” is also { $others }: the same change, listed once.
 est-quoted = “{ $text }”
 est-code-sharding = `sharding`: FSDP around the model, or ZeroRedundancyOptimizer around AdamW (a patch to train.py)

@@ -100,6 +100,7 @@ est-trainable-lora-value = { $trainable } de { $total } parámetros: solo los ad
 est-col-verdict = Veredicto
 est-verdict-with-range = { $verdict } ({ $range })
 est-verdict-unlikely = Probablemente no cabe en la { $gpu } ({ $capacity }): el total es de { $range }; solo cabe el extremo bajo, así que haría falta un contexto CUDA mínimo y una caché del asignador casi sin fragmentar.
+est-verdict-eager-bound = Estas cifras son las del paso sin compilar de nanochat: base_train.py y chat_sft.py compilan el modelo con torch.compile, que guarda menos tensores y que vramdoc no modela, así que la ejecución compilada puede necesitar menos. Pruébela y baje --device-batch-size si se queda sin memoria.
 est-merged = «{ $label }» es también { $others }: el mismo cambio, en una sola fila.
 est-quoted = «{ $text }»
 est-code-sharding = `sharding`: FSDP alrededor del modelo, o ZeroRedundancyOptimizer alrededor de AdamW (un parche a train.py)

@@ -100,6 +100,7 @@ est-trainable-lora-value = { $total }个参数中的 { $trainable }个：只训�
 est-col-verdict = 结论
 est-verdict-with-range = { $verdict }（{ $range }）
 est-verdict-unlikely = { $gpu }（{ $capacity }）很可能放不下：合计为 { $range }；只有低端放得下，需要驱动的 CUDA 上下文很小、分配器缓存几乎没有碎片才行。
+est-verdict-eager-bound = 这些是 nanochat 未编译（eager）训练步的数字：base_train.py 和 chat_sft.py 会用 torch.compile 编译模型，编译后保存的张量更少，而 vramdoc 没有为此建模，所以编译后的实际运行可能需要更少的显存。可以先运行试试，显存不足时再调小 --device-batch-size。
 est-merged = “{ $label }”也就是{ $others }：同一项改动，只列一行。
 est-quoted = “{ $text }”
 est-code-sharding = `sharding`：用 FSDP 包装模型，或用 ZeroRedundancyOptimizer 包装 AdamW（修改 train.py）

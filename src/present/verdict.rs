@@ -87,7 +87,26 @@ pub(crate) fn verdict_word(v: Option<Verdict>, low: u64, high: u64, loc: &Locali
 pub(crate) fn estimate_verdict(e: &Estimate, loc: &Localizer) -> String {
     let b = &e.bytes;
     let range = (b.total_low, b.total_high, b.other_processes);
-    verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc)
+    let sentence = verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc);
+    match e.verdict {
+        Some(v) if v != Verdict::Fits && e.eager_upper_bound => {
+            format!(
+                "{sentence}{}{}",
+                sentence_gap(loc),
+                loc.t("est-verdict-eager-bound")
+            )
+        }
+        _ => sentence,
+    }
+}
+
+/// What separates two sentences: Chinese runs them together, the other languages use a space.
+fn sentence_gap(loc: &Localizer) -> &'static str {
+    if loc.lang().starts_with("zh") {
+        ""
+    } else {
+        " "
+    }
 }
 
 /// [`verdict_sentence`], then (with a GPU) the rule of the four verdicts on the next line: how
@@ -141,12 +160,7 @@ pub(crate) fn verdict_sentence(
         },
         &args,
     );
-    // Chinese runs sentences together; the other languages separate them with a space.
-    let sep = if loc.lang().starts_with("zh") {
-        ""
-    } else {
-        " "
-    };
+    let sep = sentence_gap(loc);
     if other_processes > 0 {
         text += sep;
         text += &loc.t_args(

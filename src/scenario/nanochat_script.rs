@@ -442,7 +442,8 @@ fn load_script(src: &Sources<'_>, path: &Path, script: Script) -> Result<Loaded,
     let mut notes = vec![format!(
         "{shown}: nanochat {}'s {} (depth {}, width {}, {} heads, window pattern {}), one \
          optimizer step of {} micro-batch(es) of {} × {} tokens per GPU in bfloat16 \
-         (COMPUTE_DTYPE on an sm80+ GPU)",
+         (COMPUTE_DTYPE on an sm80+ GPU), run eagerly: the script's torch.compile is not \
+         replayed, so the figures are an upper bound of the compiled step",
         nanochat_commit(),
         match script {
             Script::BaseTrain => "base_train.py",

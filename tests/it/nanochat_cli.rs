@@ -323,3 +323,50 @@ fn catalog_ids_are_nanochats_depths() {
     );
     assert_eq!(v["bytes"], script["bytes"]);
 }
+
+/// nanochat's scripts compile the model and vramdoc estimates the eager step: a verdict other
+/// than "fits" says the figures are an upper bound, in every language, and the JSON marks them;
+/// a nanoGPT estimate carries neither.
+#[test]
+fn a_verdict_on_the_eager_step_says_the_compiled_run_can_need_less() {
+    let t = site();
+    // d20 at the default --device-batch-size=32 on an 80 GB card: the eager step does not fit.
+    let v = json(
+        &t,
+        &["scripts/base_train.py", "--depth=20", "--gpu", "h100-80gb"],
+    );
+    assert_eq!(v["verdict"], "does_not_fit");
+    assert_eq!(v["eager_upper_bound"], true);
+    let said = [
+        ("en", "torch.compile, which keeps fewer tensors"),
+        ("es", "torch.compile, que guarda menos tensores"),
+        ("zh", "编译后保存的张量更少"),
+    ];
+    for (lang, words) in said {
+        let r = t.run(&[
+            "estimate",
+            "scripts/base_train.py",
+            "--depth=20",
+            "--gpu",
+            "h100-80gb",
+            "--lang",
+            lang,
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains(words), "{lang}: {}", r.stdout);
+    }
+    // A run that fits even as the eager step gets no such sentence.
+    let r = t.run(&[
+        "estimate",
+        "scripts/base_train.py",
+        "--depth=4",
+        "--device-batch-size=1",
+        "--gpu",
+        "h100-80gb",
+    ]);
+    assert!(r.stdout.contains("Fits on"), "{}", r.stdout);
+    assert!(!r.stdout.contains("compiled run can need less"));
+    // nanoGPT's estimate is of the step train.py runs (compile modelled): no bound.
+    let nanogpt = json(&t, &["--n_layer=2", "--gpu", "h100-80gb"]);
+    assert!(nanogpt.get("eager_upper_bound").is_none());
+}
