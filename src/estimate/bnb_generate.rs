@@ -269,7 +269,7 @@ pub(crate) fn linear_moment(a: &Architecture, q: WeightQuant, rows: N, base: u12
         (Mlp::Moe(m), _) => m
             .shared
             .as_ref()
-            .map_or(N::ZERO, |f| gated(f, h, &beside, &lin)),
+            .map_or(N::ZERO, |f| gated(f, h, beside, lin)),
     };
     attention.max(mlp)
 }

@@ -357,9 +357,9 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
         }
     }
     let quantized = Quanto::of(g.cache).is_some() || g.cache == CacheKind::Fp8;
-    if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static)
-        && !(quantized && a.family == Family::Llama)
-    {
+    let computed = matches!(g.cache, CacheKind::Dynamic | CacheKind::Static)
+        || (quantized && a.family == Family::Llama);
+    if !computed {
         wrong.push(("kv_cache", quantized_decode::refusal(g.cache)));
     }
     if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
