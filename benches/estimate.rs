@@ -114,7 +114,7 @@ fn main() {
         vocab_size: 128_256,
         hidden: 4096,
         layers: 32,
-        positions: Positions::Rotary { theta: 500_000.0 },
+        positions: Positions::rotary(500_000.0, 131_072),
         attention: Attention {
             heads: 32,
             kv_heads: 8,

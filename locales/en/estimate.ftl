@@ -79,13 +79,15 @@ est-col-effective-batch = Effective batch
 est-batch-tokens = { $sequences } ({ $tokens } tokens)
 est-saving-more = none: { $bytes } more
 est-needs-code = not a setting nanoGPT's train.py reads, so it needs a code change.
+est-needs-patch = a patch to the model's code, not a Trainer or from_pretrained setting.
 est-opt-freeze_embeddings = Frozen embeddings (wte, which is also lm_head's weight, and wpe; a one-line patch)
 est-opt-lora = LoRA, rank { $rank } on { $targets } (a patch; every pretrained weight frozen)
 est-opt-combination = Least invasive combination that fits
 est-opt-combination_tight = Least invasive combination that may fit
 est-opt-combination_all = All of these together (still does not fit)
-est-opt-pure_bf16 = Weights loaded in bfloat16 (torch_dtype=torch.bfloat16) and trained as they are
+est-opt-pure_bf16 = Weights loaded in bfloat16 (dtype=torch.bfloat16) and trained as they are
 est-opt-qlora = QLoRA: 4-bit weights with LoRA rank { $rank } on { $targets } (BitsAndBytesConfig and peft; every pretrained weight frozen)
+est-opt-fused_cross_entropy = Fused linear cross-entropy, no full logits (Liger Kernel patched in)
 est-opt-hf-flash = SDPA attention instead of eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; about { $pct } more compute)
 est-opt-hf-dtype = bf16 autocast (bf16=True) instead of float32
@@ -109,10 +111,12 @@ est-code-grad_checkpoint = `grad_checkpoint`: each block's forward wrapped in to
 est-code-optimizer = `optimizer`: another optimizer in configure_optimizers (8-bit AdamW: install bitsandbytes and use its AdamW8bit)
 est-code-eval_batch_size = `eval_batch_size`: a batch size of its own for estimate_loss() (a patch to train.py)
 est-code-pure_bf16 = `pure_bf16`: the weights themselves in bfloat16, model.to(torch.bfloat16) (a patch to train.py)
+est-code-weights_dtype = `weights_dtype`: from_pretrained(..., dtype=torch.bfloat16) or another dtype; left out, transformers 5 loads dtype="auto", the config.json's own dtype
 est-code-flash = `flash`: PyTorch 2.0 or later, whose scaled_dot_product_attention nanoGPT then uses by itself
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False on wte and wpe (a one-line patch to train.py)
 est-code-lora = `lora_rank`, `lora_targets`: LoRA adapters on those layers with the base weights frozen, for example with peft
 est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) with bitsandbytes installed; for QLoRA, then peft's prepare_model_for_kbit_training and a LoraConfig
+est-code-fused_linear_cross_entropy = `fused_linear_cross_entropy`: pip install liger-kernel (0.8.5), then, after from_pretrained, liger_kernel.transformers._apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, rope=False, rms_norm=False, swiglu=False) (or apply_liger_kernel_to_<model_type>(...) before loading); Liger's other kernels, on by default, keep less than the estimate counts
 
 ## Sampling with nanoGPT's sample.py
 sample-title = GPU memory estimate: sampling with nanoGPT's sample.py
@@ -152,6 +156,16 @@ solve-limit-block-size = The limit is sample.py’s crop, not the card: generate
 solve-limit-positions = The limit is GPT-2’s { $positions } positions, not the card: generate cannot run past them.
 solve-max-batch = Largest batch whose verdict on { $gpu } is “fits”: { $batch } prompts at once.
 solve-max-batch-none = Nothing fits on { $gpu }: not even one prompt.
+solve-max-context-none-positions = No context fits the model's positions: { $new } new tokens alone pass its { $positions } positions ({ $source }).
+solve-limit-rotary-positions = The limit is the model's { $positions } positions ({ $source }), not the card: transformers generates past them with one warning, but the model was never trained on longer sequences, so vramdoc does not count them as fitting (the longest context counted is { $context } tokens: the last new token is never fed back).
+solve-memory-bound = On memory alone, { $gpu } would hold { $memory } tokens.
+solve-memory-bound-table = Were its position table longer, { $gpu } would hold { $memory } tokens.
+solve-positions-bound = The card binds first: the model's own positions would allow { $context } tokens ({ $positions } positions, { $source }).
+solve-batch-past-positions = This context passes the model's { $positions } positions ({ $source }): transformers generates past them with one warning, but the model was never trained on such positions.
+solve-source-n-positions = n_positions, its learned position table
+solve-source-max-position-embeddings = max_position_embeddings in its config
+solve-source-yarn = YaRN's factor × original_max_position_embeddings
+solve-source-rotary-table = nanochat's rotary table, 10 × sequence_len
 
 ## Hugging Face generate with a model
 gen-title = GPU memory estimate: Hugging Face generate
@@ -175,6 +189,7 @@ gen-decode-peak = Peak of the decoding steps
 gen-moment-prefill = the prefill
 gen-moment-decode = the decoding steps
 gen-note = Estimates: the peaks follow a replay of transformers' own generate on fake tensors (prefill and decoding, SDPA, eager); what lies outside PyTorch's allocator (CUDA context, fragmentation, cuBLAS workspace) is given as a documented range, and the verdict says which part of that range fits.
+gen-beyond-positions = This context ({ $tokens } tokens) passes the model's { $positions } positions ({ $source }): transformers generates on, with one warning that the call "has exceeded the model's predefined maximum length", and the memory above is for the length asked, but the model was never trained on such positions, so what it writes there is not what it was built for.
 gen-heading-options = What to change (least change to the output first)
 gen-opt-static-cache = Static cache (preallocated to the full length)
 gen-opt-dynamic-cache = Dynamic cache (grows with the sequence)

@@ -49,6 +49,7 @@ answer-fits = It fits as configured: no change is needed.
 answer-none = None of the options fits on its own; the table shows how close each comes.
 answer-command-intro = Or on the command line:
 answer-needs-code = This is not a setting train.py reads: it needs a code change.
+answer-needs-patch = This is no Trainer or from_pretrained setting: it patches the model's code (Liger Kernel, pip install liger-kernel).
 answer-to-table = All options
 answer-to-charts = Charts
 
@@ -74,3 +75,5 @@ chart-context-fit = longest context that fits: { $value } tokens
 chart-context-alt = { $title }: stacked areas of the weights, the KV cache, the peak step's tensors and the overhead, against the card's capacity.
 chart-caption-context = The top of the stack is the middle estimate of what nvidia-smi would show, with { $new } new tokens after each prompt. The vertical line is the longest context whose high end fits (verdict "fits"), { $value } tokens, so the stack itself crosses the capacity further right.
 chart-caption-context-none = The top of the stack is the middle estimate of what nvidia-smi would show, with { $new } new tokens after each prompt; no context fits with its high end, so nothing is marked.
+chart-context-positions = the model's own limit: { $value } tokens
+chart-caption-context-positions = The top of the stack is the middle estimate of what nvidia-smi would show, with { $new } new tokens after each prompt. The vertical line is the model's own limit, { $value } tokens (prompt plus new tokens within its positions): the card would hold more, but the model was never trained past it.

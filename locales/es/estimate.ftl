@@ -79,13 +79,15 @@ est-col-effective-batch = Lote efectivo
 est-batch-tokens = { $sequences } ({ $tokens } tokens)
 est-saving-more = ninguno: { $bytes } más
 est-needs-code = no es un ajuste que lea train.py de nanoGPT, así que requiere cambiar el código.
+est-needs-patch = un parche al código del modelo, no un ajuste de Trainer ni de from_pretrained.
 est-opt-freeze_embeddings = Embeddings congelados (wte, que es también el peso de lm_head, y wpe; un parche de una línea)
 est-opt-lora = LoRA de rango { $rank } en { $targets } (un parche; todos los pesos preentrenados congelados)
 est-opt-combination = La combinación menos invasiva que cabe
 est-opt-combination_tight = La combinación menos invasiva que podría caber
 est-opt-combination_all = Todos estos cambios juntos (sigue sin caber)
-est-opt-pure_bf16 = Pesos cargados en bfloat16 (torch_dtype=torch.bfloat16) y entrenados tal cual
+est-opt-pure_bf16 = Pesos cargados en bfloat16 (dtype=torch.bfloat16) y entrenados tal cual
 est-opt-qlora = QLoRA: pesos en 4 bits con LoRA de rango { $rank } en { $targets } (BitsAndBytesConfig y peft; todos los pesos preentrenados congelados)
+est-opt-fused_cross_entropy = Entropía cruzada lineal fusionada, sin los logits completos (parche de Liger Kernel)
 est-opt-hf-flash = Atención SDPA en lugar de eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; unos { $pct } más de cómputo)
 est-opt-hf-dtype = Autocast en bf16 (bf16=True) en lugar de float32
@@ -109,10 +111,12 @@ est-code-grad_checkpoint = `grad_checkpoint`: la pasada hacia delante de cada bl
 est-code-optimizer = `optimizer`: otro optimizador en configure_optimizers (AdamW de 8 bits: instala bitsandbytes y usa su AdamW8bit)
 est-code-eval_batch_size = `eval_batch_size`: un tamaño de lote propio para estimate_loss() (un parche a train.py)
 est-code-pure_bf16 = `pure_bf16`: los propios pesos en bfloat16, model.to(torch.bfloat16) (un parche a train.py)
+est-code-weights_dtype = `weights_dtype`: from_pretrained(..., dtype=torch.bfloat16) u otro dtype; si se omite, transformers 5 carga con dtype="auto", el dtype que indica el propio config.json
 est-code-flash = `flash`: PyTorch 2.0 o posterior, cuyo scaled_dot_product_attention nanoGPT usa entonces por sí solo
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False en wte y wpe (un parche de una línea a train.py)
 est-code-lora = `lora_rank`, `lora_targets`: adaptadores LoRA en esas capas con los pesos base congelados, por ejemplo con peft
 est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) con bitsandbytes instalado; para QLoRA, después prepare_model_for_kbit_training de peft y un LoraConfig
+est-code-fused_linear_cross_entropy = `fused_linear_cross_entropy`: pip install liger-kernel (0.8.5) y, después de from_pretrained, liger_kernel.transformers._apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, rope=False, rms_norm=False, swiglu=False) (o apply_liger_kernel_to_<model_type>(...) antes de cargar el modelo); los demás kernels de Liger, activos por defecto, guardan menos de lo que cuenta la estimación
 
 ## Muestreo con sample.py de nanoGPT
 sample-title = Estimación de memoria de GPU: muestreo con sample.py de nanoGPT
@@ -152,6 +156,16 @@ solve-limit-block-size = El límite es el recorte de sample.py, no la tarjeta: g
 solve-limit-positions = El límite son las { $positions } posiciones de GPT-2, no la tarjeta: generate no puede ir más allá.
 solve-max-batch = Lote más grande cuyo veredicto en { $gpu } es «cabe»: { $batch } prompts a la vez.
 solve-max-batch-none = Nada cabe en { $gpu }: ni siquiera un solo prompt.
+solve-max-context-none-positions = Ningún contexto cabe en las posiciones del modelo: solo los { $new } tokens nuevos ya superan sus { $positions } posiciones ({ $source }).
+solve-limit-rotary-positions = El límite son las { $positions } posiciones del modelo ({ $source }), no la tarjeta: transformers genera más allá con un aviso, pero el modelo nunca se entrenó con secuencias más largas, así que vramdoc no las cuenta como que caben (el contexto más largo que cuenta es de { $context } tokens: el último token nuevo nunca vuelve a entrar en el modelo).
+solve-memory-bound = Solo por memoria, { $gpu } admitiría { $memory } tokens.
+solve-memory-bound-table = Si su tabla de posiciones fuera más larga, { $gpu } admitiría { $memory } tokens.
+solve-positions-bound = La tarjeta limita antes: las posiciones del propio modelo permitirían { $context } tokens ({ $positions } posiciones, { $source }).
+solve-batch-past-positions = Este contexto supera las { $positions } posiciones del modelo ({ $source }): transformers genera más allá con un aviso, pero el modelo nunca se entrenó con esas posiciones.
+solve-source-n-positions = n_positions, su tabla de posiciones aprendida
+solve-source-max-position-embeddings = max_position_embeddings de su configuración
+solve-source-yarn = factor × original_max_position_embeddings de YaRN
+solve-source-rotary-table = la tabla rotatoria de nanochat, 10 × sequence_len
 
 ## generate de Hugging Face con un modelo
 gen-title = Estimación de memoria de GPU: generate de Hugging Face
@@ -175,6 +189,7 @@ gen-decode-peak = Pico de los pasos de decodificación
 gen-moment-prefill = el prellenado
 gen-moment-decode = los pasos de decodificación
 gen-note = Estimaciones: los picos siguen una reproducción de generate de transformers con tensores falsos (prellenado y decodificación, SDPA, ejecución inmediata); lo que queda fuera del asignador de PyTorch (contexto CUDA, fragmentación, espacio de trabajo de cuBLAS) se da como un rango documentado, y el veredicto dice qué parte de ese rango cabe.
+gen-beyond-positions = Este contexto ({ $tokens } tokens) supera las { $positions } posiciones del modelo ({ $source }): transformers sigue generando, con un único aviso de que la llamada «has exceeded the model's predefined maximum length», y la memoria de arriba es la de la longitud pedida, pero el modelo nunca se entrenó con esas posiciones, así que lo que escriba ahí no es aquello para lo que se construyó.
 gen-heading-options = Qué cambiar (primero lo que menos altera la salida)
 gen-opt-static-cache = Caché estática (reservada de antemano para toda la longitud)
 gen-opt-dynamic-cache = Caché dinámica (crece con la secuencia)

@@ -49,6 +49,7 @@ answer-fits = Cabe tal como está configurado: no hace falta ningún cambio.
 answer-none = Ninguna opción cabe por sí sola; la tabla muestra cuánto se acerca cada una.
 answer-command-intro = O en la línea de órdenes:
 answer-needs-code = No es un ajuste que lea train.py: requiere cambiar el código.
+answer-needs-patch = No es un ajuste de Trainer ni de from_pretrained: modifica el código del modelo (Liger Kernel, pip install liger-kernel).
 answer-to-table = Todas las opciones
 answer-to-charts = Gráficos
 
@@ -74,3 +75,5 @@ chart-context-fit = contexto más largo que cabe: { $value } tokens
 chart-context-alt = { $title }: áreas apiladas de los pesos, la caché KV, los tensores del paso del pico y la sobrecarga, frente a la capacidad de la tarjeta.
 chart-caption-context = La parte de arriba de la pila es la estimación central de lo que mostraría nvidia-smi, con { $new } tokens nuevos tras cada prompt. La línea vertical es el contexto más largo cuyo extremo alto cabe (veredicto «cabe»), { $value } tokens, así que la pila cruza la capacidad algo más a la derecha.
 chart-caption-context-none = La parte de arriba de la pila es la estimación central de lo que mostraría nvidia-smi, con { $new } tokens nuevos tras cada prompt; ningún contexto cabe con su extremo alto, así que no se marca nada.
+chart-context-positions = el límite del propio modelo: { $value } tokens
+chart-caption-context-positions = La parte de arriba de la pila es la estimación central de lo que mostraría nvidia-smi, con { $new } tokens nuevos tras cada prompt. La línea vertical es el límite del propio modelo, { $value } tokens (prompt más tokens nuevos dentro de sus posiciones): la tarjeta admitiría más, pero el modelo nunca se entrenó más allá.

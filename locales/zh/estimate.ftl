@@ -79,13 +79,15 @@ est-col-effective-batch = 有效批次
 est-batch-tokens = { $sequences }（{ $tokens }个 token）
 est-saving-more = 不节省：多用 { $bytes }
 est-needs-code = 不是 nanoGPT 的 train.py 读取的设置，需要修改代码。
+est-needs-patch = 需要给模型代码打补丁，不是 Trainer 或 from_pretrained 的设置。
 est-opt-freeze_embeddings = 冻结嵌入层（wte，也就是 lm_head 的权重，以及 wpe；只需改一行代码）
 est-opt-lora = LoRA，秩 { $rank }，加在 { $targets } 上（需打补丁；预训练权重全部冻结）
 est-opt-combination = 放得下的侵入性最小的组合
 est-opt-combination_tight = 可能放得下的侵入性最小的组合
 est-opt-combination_all = 以上改动全部一起用（仍然放不下）
-est-opt-pure_bf16 = 以 bfloat16 加载权重（torch_dtype=torch.bfloat16）并直接训练
+est-opt-pure_bf16 = 以 bfloat16 加载权重（dtype=torch.bfloat16）并直接训练
 est-opt-qlora = QLoRA：4 位权重，在 { $targets } 上加秩为 { $rank } 的 LoRA（BitsAndBytesConfig 与 peft；全部预训练权重冻结）
+est-opt-fused_cross_entropy = 融合线性交叉熵，不生成完整 logits（打上 Liger Kernel 补丁）
 est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"）
 est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计算量约增加 { $pct }）
 est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32
@@ -109,10 +111,12 @@ est-code-grad_checkpoint = `grad_checkpoint`：用 torch.utils.checkpoint 包装
 est-code-optimizer = `optimizer`：在 configure_optimizers 中换用其他优化器（8 位 AdamW：安装 bitsandbytes 并使用其 AdamW8bit）
 est-code-eval_batch_size = `eval_batch_size`：为 estimate_loss() 单独设定批次大小（修改 train.py）
 est-code-pure_bf16 = `pure_bf16`：权重本身以 bfloat16 存储，即 model.to(torch.bfloat16)（修改 train.py）
+est-code-weights_dtype = `weights_dtype`：from_pretrained(..., dtype=torch.bfloat16) 或其他 dtype；不指定时，transformers 5 以 dtype="auto" 加载，即 config.json 自己写明的 dtype
 est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自动使用其中的 scaled_dot_product_attention
 est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
 est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft
 est-code-bnb = `load_in_4bit`、`bnb_4bit_*`、`load_in_8bit`：安装 bitsandbytes 后调用 from_pretrained(..., quantization_config=BitsAndBytesConfig(...))；若做 QLoRA，再调用 peft 的 prepare_model_for_kbit_training 并配置 LoraConfig
+est-code-fused_linear_cross_entropy = `fused_linear_cross_entropy`：先 pip install liger-kernel（0.8.5），在 from_pretrained 之后调用 liger_kernel.transformers._apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, rope=False, rms_norm=False, swiglu=False)（或在加载模型之前调用 apply_liger_kernel_to_<model_type>(...)）；Liger 默认开启的其他内核保存的张量比本估算计入的少
 
 ## 用 nanoGPT 的 sample.py 采样
 sample-title = 显存估算：用 nanoGPT 的 sample.py 采样
@@ -152,6 +156,16 @@ solve-limit-block-size = 限制来自 sample.py 的截断，而不是显卡：ge
 solve-limit-positions = 限制来自 GPT-2 的 { $positions }个位置，而不是显卡：generate 无法超出。
 solve-max-batch = 在 { $gpu } 上结论为“放得下”的最大批次大小：一次 { $batch }个提示词。
 solve-max-batch-none = { $gpu } 上什么都放不下：连一个提示词都不行。
+solve-max-context-none-positions = 没有任何上下文落在模型的位置范围内：仅 { $new }个新 token 就已超过它的 { $positions }个位置（{ $source }）。
+solve-limit-rotary-positions = 限制来自模型的 { $positions }个位置（{ $source }），而不是显卡：transformers 超出后会继续生成并给出一次警告，但模型从未在更长的序列上训练过，所以 vramdoc 不把它们算作放得下（计入的最长上下文为 { $context }个 token：最后一个新 token 不会再送入模型）。
+solve-memory-bound = 只看显存，{ $gpu } 可以容纳 { $memory }个 token。
+solve-memory-bound-table = 如果它的位置表更长，{ $gpu } 可以容纳 { $memory }个 token。
+solve-positions-bound = 显卡先到上限：模型自身的位置最多允许 { $context }个 token（{ $positions }个位置，{ $source }）。
+solve-batch-past-positions = 这个上下文超过了模型的 { $positions }个位置（{ $source }）：transformers 会继续生成并给出一次警告，但模型从未在这些位置上训练过。
+solve-source-n-positions = n_positions，它学到的位置表
+solve-source-max-position-embeddings = 配置中的 max_position_embeddings
+solve-source-yarn = YaRN 的 factor × original_max_position_embeddings
+solve-source-rotary-table = nanochat 的旋转位置表，10 × sequence_len
 
 ## 用模型运行 Hugging Face 的 generate
 gen-title = 显存估算：Hugging Face 的 generate
@@ -172,6 +186,7 @@ gen-decode-peak = 解码步骤的峰值
 gen-moment-prefill = 预填充
 gen-moment-decode = 解码步骤
 gen-note = 说明：峰值依据在伪张量上对 transformers 自带 generate 的重放（预填充与解码，SDPA，即时执行）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）按有文档依据的范围给出，结论说明该范围中哪一部分放得下。
+gen-beyond-positions = 这个上下文（{ $tokens }个 token）超过了模型的 { $positions }个位置（{ $source }）：transformers 会继续生成，只给出一次警告（“has exceeded the model's predefined maximum length”），上面的显存也是按所要求的长度估算的，但模型从未在这些位置上训练过，它在那里生成的内容并不是它被设计来处理的。
 gen-heading-options = 可以怎么改（对输出影响最小的排在前面）
 gen-opt-static-cache = 静态缓存（按完整长度预先分配）
 gen-opt-dynamic-cache = 动态缓存（随序列增长）

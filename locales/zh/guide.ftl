@@ -49,6 +49,7 @@ answer-fits = 按当前配置就能放下，无需改动。
 answer-none = 没有哪一项单独就能放下；表格列出了每一项差多少。
 answer-command-intro = 或者在命令行中：
 answer-needs-code = 这不是 train.py 读取的设置，需要改代码。
+answer-needs-patch = 这不是 Trainer 或 from_pretrained 的设置：它会修改模型的代码（Liger Kernel，pip install liger-kernel）。
 answer-to-table = 全部选项
 answer-to-charts = 图表
 
@@ -74,3 +75,5 @@ chart-context-fit = 放得下的最长上下文：{ $value }个 token
 chart-context-alt = { $title }：权重、KV 缓存、峰值那一步的张量和开销的堆叠面积图，与显卡容量对比。
 chart-caption-context = 堆叠的顶端是 nvidia-smi 显示值的中间估计，每个提示词之后生成 { $new }个新 token。竖线是高端也放得下（结论“放得下”）的最长上下文，{ $value }个 token，所以堆叠本身要再往右一些才越过容量线。
 chart-caption-context-none = 堆叠的顶端是 nvidia-smi 显示值的中间估计，每个提示词之后生成 { $new }个新 token；没有哪个上下文在高端也放得下，所以没有标记。
+chart-context-positions = 模型自身的上限：{ $value }个 token
+chart-caption-context-positions = 堆叠的顶端是 nvidia-smi 显示值的中间估计，每个提示词之后生成 { $new }个新 token。竖线是模型自身的上限，{ $value }个 token（提示词加新 token 都在它的位置范围内）：显卡还能容纳更多，但模型从未在更长的位置上训练过。

@@ -5,7 +5,6 @@
 
 use super::solve::{self, Solve};
 use crate::diagnostics::Diagnostic;
-use crate::estimate::arch::Positions;
 use crate::estimate::{self, Generation, GpuCatalog, Scenario, ScenarioError};
 use crate::i18n::Localizer;
 use crate::present::generate_report;
@@ -68,10 +67,7 @@ pub(crate) fn report(
     };
     if let (Some(which), Some(sol)) = (out.solve, &solved) {
         let gpu = est.gpu.as_ref().map_or("", |c| c.name.as_str());
-        let limit = match a.positions {
-            Positions::Learned { max_positions } => max_positions,
-            Positions::Rotary { .. } => 0,
-        };
+        let limit = a.position_limit().positions;
         let what = match which {
             Solve::MaxContext => Solved::MaxContext {
                 gpu,

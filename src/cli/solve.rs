@@ -83,7 +83,10 @@ pub(crate) fn for_sampling(
 }
 
 /// The `solve` object of the JSON: the answer under the solver's name, what bounds it, and for a
-/// context the prompt and new tokens it is made of.
+/// context the prompt and new tokens it is made of; for Hugging Face `generate`'s context the
+/// memory bound (`memory_max_context`) and the model's position bound (`position_limit`, its
+/// `position_limit_source` and what the code does past it, `past_position_limit`), also for a
+/// batch whose context passes the positions.
 pub(crate) fn json(solve: Solve, sol: &Solution, new_tokens: u64) -> serde_json::Value {
     let mut map = serde_json::Map::new();
     map.insert(solve.key().to_owned(), serde_json::json!(sol.value));
@@ -92,6 +95,17 @@ pub(crate) fn json(solve: Solve, sol: &Solution, new_tokens: u64) -> serde_json:
         map.insert("max_new_tokens".into(), serde_json::json!(new_tokens));
     }
     map.insert("limited_by".into(), serde_json::json!(sol.limited_by));
+    if solve == Solve::MaxContext && sol.position_limit.is_some() {
+        map.insert(
+            "memory_max_context".into(),
+            serde_json::json!(sol.memory_max_context),
+        );
+    }
+    if let Some(p) = sol.position_limit {
+        map.insert("position_limit".into(), serde_json::json!(p.positions));
+        map.insert("position_limit_source".into(), serde_json::json!(p.source));
+        map.insert("past_position_limit".into(), serde_json::json!(p.past));
+    }
     serde_json::Value::Object(map)
 }
 

@@ -12,7 +12,20 @@
 //!   from `P + 1` to `T`; the prefill's MLP intermediate `[B, P, intermediate]` and hidden
 //!   states `[B, P, hidden]`; the last position's logits `[B, 1, V]` (`logits_to_keep = 1`) and
 //!   `_sample`'s float32 copy of them `[B, V]`. Attention runs through SDPA (the replay's), so no
-//!   score matrix is allocated.
+//!   score matrix is allocated, except in Gemma 2's eager attention.
+//! - **What the cache kind, the window and the MLP add** (`window_generate.rs`,
+//!   `hf_gemma/generate.rs`, `quantized_decode.rs`; `W` the sliding window, `I` the MLP width):
+//!   Phi-3's fused `gate_up_proj` output `[B, P, 2I]`; a sliding layer's concatenation, at most
+//!   `W` tokens (`[B, kv_heads, min(t, W), head_dim]`); the sliding mask of a prefill that reaches
+//!   the window (SDPA: the boolean `[P, K]` mask, `K` the keys, with the batch for a Llama
+//!   static cache, then on a Llama the additive bias `[B, 1, P, K]` in the weights' dtype, padded
+//!   to a multiple of 16 keys, and `repeat_kv`'s copies `[B, heads, P, head_dim]`; Gemma 2's
+//!   eager attention: the additive mask `[b, 1, P, K]` and the scores `[B, heads, P, K]`, in the
+//!   weights' dtype and in float32); a `StaticCache`'s preallocated layer `[B, kv_heads, T,
+//!   head_dim]` (`lazy_initialization`'s `torch.zeros`; a sliding layer `min(T, W)` slots);
+//!   optimum-quanto's cache at each step: the dequantized keys or values `[B, kv_heads, Q,
+//!   head_dim]` (`Q` tokens quantized, from `P` to `T − 1`), the returned concatenation `[B,
+//!   kv_heads, t, head_dim]` and a flush's one-byte `quantize_affine` output of the same shape.
 //! - **nanoGPT's `sample.py`** (batch 1, no KV cache; `t` the cropped context, from
 //!   `min(P, block_size)` to `min(P + N − 1, block_size)`; `c` the compute bytes: 2 under
 //!   autocast, 4 in float32): `c_fc`'s output `[1, t, 4h]`, the residual stream `[1, t, h]` in
@@ -20,7 +33,7 @@
 //!   float32 softmax; the last position's logits `[1, 1, V]` and the float32 probabilities
 //!   `[1, V]`.
 
-use super::arch::{Architecture, Mlp};
+use super::arch::{Architecture, Family, Mlp, Span};
 use super::kv_cache::CacheKind;
 use super::memory::Precision;
 use super::sample::sampled_model;
@@ -104,10 +117,17 @@ pub(crate) fn generate_tensors(a: &Architecture, d: Dtype, g: &Generation) -> Ve
     let (p, n) = (g.prompt_tokens, g.max_new_tokens);
     let last = p.saturating_add(n).saturating_sub(1);
     let at = &a.attention;
+    let kv = (&[seqs, at.kv_heads][..], 1, &[at.head_dim][..]);
+    let window = Window::of(a);
     let mut out = Vec::new();
     if g.cache == CacheKind::Dynamic && n >= 2 {
-        let shape = (&[seqs, at.kv_heads][..], 1, &[at.head_dim][..]);
-        out.push(growing("kv_cache_cat", shape, (p + 1, last), d));
+        if window.global {
+            out.push(growing("kv_cache_cat", kv, (p + 1, last), d));
+        }
+        if let Some(w) = window.local.filter(|&w| w < last || !window.global) {
+            let range = ((p + 1).min(w), last.min(w));
+            out.push(growing("kv_cache_sliding_cat", kv, range, d));
+        }
     }
     if let Mlp::Dense(f) = &a.mlp {
         out.push(growing(
@@ -116,6 +136,10 @@ pub(crate) fn generate_tensors(a: &Architecture, d: Dtype, g: &Generation) -> Ve
             (p, p),
             d,
         ));
+        if f.fused_gate_up {
+            let wide = f.intermediate.saturating_mul(2);
+            out.push(growing("prefill_gate_up", (&[seqs], 1, &[wide]), (p, p), d));
+        }
     }
     out.push(growing(
         "prefill_hidden",
@@ -134,6 +158,143 @@ pub(crate) fn generate_tensors(a: &Architecture, d: Dtype, g: &Generation) -> Ve
         &[seqs, a.vocab_size],
         Dtype::Float32,
     ));
+    let call = Call {
+        d,
+        prompt: p,
+        last,
+        seqs,
+        batch: g.batch_size,
+        cache: g.cache,
+        decodes: n >= 2,
+    };
+    out.extend(cache_tensors(a, &call, &window));
+    out.extend(mask_tensors(a, &call, &window));
+    out
+}
+
+/// What the cache's and the mask's tensors are sized by: the weights' dtype, the prompt, the
+/// tokens the cache ends holding (`T`), the sequences and prompts, the cache kind, and whether
+/// any decoding step runs.
+struct Call {
+    d: Dtype,
+    prompt: u64,
+    last: u64,
+    seqs: u64,
+    batch: u64,
+    cache: CacheKind,
+    decodes: bool,
+}
+
+/// The spans of a model's layers: whether any is global, and the window of its local ones.
+struct Window {
+    global: bool,
+    local: Option<u64>,
+}
+
+impl Window {
+    fn of(a: &Architecture) -> Window {
+        match &a.attention.sliding_window {
+            Some(sw) if sw.pattern.contains(&Span::Local) => Window {
+                global: sw.pattern.contains(&Span::Global),
+                local: Some(sw.window),
+            },
+            _ => Window {
+                global: true,
+                local: None,
+            },
+        }
+    }
+}
+
+/// A `StaticCache`'s preallocated layers and optimum-quanto's dequantized, returned and
+/// quantized states (module doc).
+fn cache_tensors(a: &Architecture, c: &Call, w: &Window) -> Vec<GrowingTensor> {
+    let (d, p, last) = (c.d, c.prompt, c.last);
+    let at = &a.attention;
+    let kv = (&[c.seqs, at.kv_heads][..], 1, &[at.head_dim][..]);
+    let mut out = Vec::new();
+    match c.cache {
+        CacheKind::Static => {
+            if w.global {
+                out.push(growing("static_cache_layer", kv, (last, last), d));
+            }
+            if let Some(win) = w.local {
+                let slots = last.min(win);
+                out.push(growing("static_sliding_cache_layer", kv, (slots, slots), d));
+            }
+        }
+        CacheKind::Quantized { .. } if c.decodes => {
+            out.push(growing(
+                "quantized_cache_dequantized",
+                kv,
+                (p, last.saturating_sub(1).max(p)),
+                d,
+            ));
+            out.push(growing("quantized_cache_returned", kv, (p + 1, last), d));
+            out.push(GrowingTensor {
+                dtype: "uint8",
+                element_bytes: 1,
+                ..growing("quantized_cache_flush", kv, (p, last), d)
+            });
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The sliding mask of a prefill that reaches the window, and what attention makes of it
+/// (module doc).
+fn mask_tensors(a: &Architecture, c: &Call, w: &Window) -> Vec<GrowingTensor> {
+    let at = &a.attention;
+    let (d, p, last, seqs) = (c.d, c.prompt, c.last, c.seqs);
+    let is_static = c.cache == CacheKind::Static;
+    let mut out = Vec::new();
+    if a.family == Family::Gemma2 {
+        // Eager attention: an additive mask per span and the scores, at every prompt.
+        let keys = if is_static { last } else { p };
+        let mask = (&[c.batch, 1, p][..], 0, &[keys][..]);
+        out.push(growing("attention_mask_additive", mask, (0, 0), d));
+        let scores = (&[seqs, at.heads, p][..], 0, &[keys][..]);
+        out.push(growing("prefill_attention_scores", scores, (0, 0), d));
+        out.push(growing(
+            "prefill_attention_scores_fp32",
+            scores,
+            (0, 0),
+            Dtype::Float32,
+        ));
+        return out;
+    }
+    let Some(win) = w.local else {
+        return out;
+    };
+    let masked = if is_static { last >= win } else { p >= win };
+    if !masked {
+        return out;
+    }
+    // The keys: the prompt's own from the window on, else a static cache's `W` slots.
+    let keys = if p >= win { p } else { win };
+    let boolean = |lead: &[u64]| GrowingTensor {
+        dtype: "bool",
+        element_bytes: 1,
+        ..growing("sliding_mask", (lead, 0, &[keys]), (0, 0), d)
+    };
+    if a.family == Family::Gemma3 {
+        out.push(boolean(&[p]));
+        return out;
+    }
+    let batch = if is_static { seqs } else { 1 };
+    out.push(boolean(&[batch, 1, p]));
+    let bias = (&[seqs, 1, p][..], 0, &[keys][..]);
+    out.push(growing("sliding_mask_bias", bias, (0, 0), d));
+    if keys % 16 != 0 {
+        let padded = keys.div_ceil(16).saturating_mul(16);
+        let shape = (&[seqs, 1, p][..], 0, &[padded][..]);
+        out.push(growing("sliding_mask_bias_padded", shape, (0, 0), d));
+    }
+    if at.kv_heads < at.heads {
+        let repeated = (&[seqs, at.heads, keys][..], 0, &[at.head_dim][..]);
+        out.push(growing("prefill_repeat_kv", repeated, (0, 0), d));
+    }
     out
 }
 

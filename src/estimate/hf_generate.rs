@@ -59,7 +59,7 @@
 
 use serde::Serialize;
 
-use super::arch::{Architecture, Family, Mlp, Positions, Span};
+use super::arch::{Architecture, Family, Mlp, PositionLimit, Positions, Span};
 use super::bnb_generate::{self, WeightQuant};
 use super::error::ScenarioError;
 use super::kv_cache::{cache_bytes, CacheBytes, CacheKind, CacheRun};
@@ -171,6 +171,10 @@ pub struct GenerateEstimate {
     pub fits: Option<bool>,
     /// `capacity_bytes − other_processes − total`, if a GPU is named.
     pub headroom_bytes: Option<i64>,
+    /// The model's position bound, when this context feeds positions past it (transformers
+    /// generates on with one warning; the model never trained on them: `arch/positions.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beyond_position_limit: Option<PositionLimit>,
     /// The estimator's fingerprint.
     pub estimator_version: &'static str,
 }
@@ -188,9 +192,30 @@ pub fn estimate_generate(
     g: &Generation,
     catalog: &GpuCatalog,
 ) -> Result<GenerateEstimate, ScenarioError> {
+    estimate(a, s, g, catalog, true)
+}
+
+/// The memory of `g` with the model's positions not checked: what the card would hold were
+/// the positions no bound (the `max_context` solver's memory bound, `solve.rs`).
+pub(crate) fn estimate_generate_memory(
+    a: &Architecture,
+    s: &Scenario,
+    g: &Generation,
+    catalog: &GpuCatalog,
+) -> Result<GenerateEstimate, ScenarioError> {
+    estimate(a, s, g, catalog, false)
+}
+
+fn estimate(
+    a: &Architecture,
+    s: &Scenario,
+    g: &Generation,
+    catalog: &GpuCatalog,
+    check_positions: bool,
+) -> Result<GenerateEstimate, ScenarioError> {
     a.validate()?;
     let e = if s.dtype == Dtype::Float32 { 4 } else { 2 };
-    check(a, s, g, e)?;
+    check(a, s, g, e, check_positions)?;
     let params = params::count_of(a, s)?.params;
     // Rotary models also keep `inv_freq` and `original_inv_freq` (head_dim/2 float32 each).
     let rotary = match (a.positions, a.family) {
@@ -279,12 +304,20 @@ pub fn estimate_generate(
         verdict,
         headroom_bytes: gpu
             .map(|card| headroom(card.capacity_bytes, s.other_processes, bytes.total)),
+        beyond_position_limit: a
+            .runs_past_positions(g.prompt_tokens.saturating_add(g.max_new_tokens)),
         estimator_version: ESTIMATOR_VERSION,
     })
 }
 
 /// Refuses what the replay does not cover, naming each key (all at once).
-fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), ScenarioError> {
+fn check(
+    a: &Architecture,
+    s: &Scenario,
+    g: &Generation,
+    e: u64,
+    check_positions: bool,
+) -> Result<(), ScenarioError> {
     if !replayed(a) {
         // What is known: the cache this call would end with.
         let cache = g
@@ -343,7 +376,7 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation, e: u64) -> Result<(), S
                 .into(),
         ));
     }
-    if let Positions::Learned { max_positions } = a.positions {
+    if let (Positions::Learned { max_positions }, true) = (a.positions, check_positions) {
         let last = u128::from(g.prompt_tokens) + u128::from(g.max_new_tokens);
         if last > u128::from(max_positions) + 1 {
             wrong.push((

@@ -23,7 +23,7 @@ fn decoder(family: Family, layers: u64, heads: u64, kv_heads: u64, head_dim: u64
         vocab_size: 32000,
         hidden: heads * head_dim,
         layers,
-        positions: Positions::Rotary { theta: 10000.0 },
+        positions: Positions::rotary(10000.0, 131_072),
         attention: Attention {
             heads,
             kv_heads,

@@ -2,10 +2,9 @@
 //!
 //! Pure: no I/O, no printing. Every tensor derives from a typed description of the model
 //! ([`arch::Architecture`]). [`estimate`] gives one nanoGPT scenario's breakdown and verdict;
-//! [`estimate_model`] a described model's (Hugging Face's GPT-2 besides nanoGPT) with a
-//! scenario's run settings;
-//! [`what_if`] the options a guide lists, [`what_if_model`] those of a described model. `serde_json::to_value(&estimate)` is the JSON contract
-//! of `vramdoc estimate --format json`; guides read the same fields, typed, by its dotted names.
+//! [`estimate_model`] a described model's with a scenario's run settings; [`what_if`] the options
+//! a guide lists, [`what_if_model`] those of a described model. `serde_json::to_value(&estimate)`
+//! is `vramdoc estimate --format json`'s contract; guides read its fields, typed, by dotted names.
 
 pub mod arch;
 mod bnb;
@@ -14,6 +13,7 @@ mod combine;
 mod error;
 mod eval;
 mod finetune;
+pub mod fused_ce;
 mod generation_tensors;
 mod gpu;
 mod hf_gemma;
@@ -40,6 +40,7 @@ mod sharding;
 mod solve;
 mod train;
 mod trainer;
+mod weights;
 mod whatif;
 mod whatif_generate;
 mod whatif_model;
@@ -64,6 +65,7 @@ pub use scenario::{
     Dtype, InitFrom, Optimizer, Phase, QuantType, Scenario, Sharding, GPT2_BLOCK, GPT2_VOCAB,
 };
 pub use solve::{generate_max_batch, generate_max_context, sampling_max_context, Limit, Solution};
+pub use weights::WeightsDtype;
 pub use whatif::{changes_between, what_if, Change, WhatIf, WhatIfKind};
 pub use whatif_generate::{what_if_generate, what_if_sampling, GenerateWhatIf, GenerateWhatIfKind};
 pub use whatif_model::what_if_model;
@@ -71,9 +73,8 @@ pub use whatif_model::what_if_model;
 use num::N;
 use run_moments::{bytes, Moments};
 
-/// Version of the formulas and constants: the fingerprint of `src/estimate/` and `data/`, derived
-/// by `build.rs` (`src/fingerprint.rs`), so no formula edit can leave a site build serving numbers
-/// computed by the old one.
+/// Version of the formulas and constants: the fingerprint of `src/estimate/` and `data/` that
+/// `build.rs` derives (`src/fingerprint.rs`), so no build serves numbers of an older formula.
 pub(crate) const ESTIMATOR_VERSION: &str = crate::assets::ESTIMATOR_FINGERPRINT;
 
 /// Memory figures in bytes (the JSON contract's `bytes` object).
@@ -302,6 +303,7 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
     s.validate(catalog)?;
     s.check_precision()?;
     s.check_nanogpt_lora()?;
+    fused_ce::check(None, s)?;
     // The run train.py does (a GPT-2 checkpoint's shape), as one DDP process sees it.
     let run = s.as_run();
     let process = run.per_process();
@@ -333,8 +335,8 @@ pub fn estimate(s: &Scenario, catalog: &GpuCatalog) -> Result<Estimate, Scenario
 /// by the model's; `dropout` stands for the config's `resid_pdrop`, `embd_pdrop` and `attn_pdrop`
 /// alike, GPT-2's 0.1; a Trainer step has no evaluation, so `eval_peak` is 0 and the first step's
 /// peak is `bytes.first_step_peak`); the Llama family (Llama, Mistral, Qwen2, Qwen3, Phi-3) is
-/// `hf_llama/` the same way (`pure_bf16` for weights loaded in bfloat16 and trained as they
-/// are), mixtures of experts `hf_moe/` on the Llama step, and Gemma 2 and 3 (`hf_gemma/`);
+/// `hf_llama/` the same way (`weights_dtype` for weights loaded in 16 bits and trained as
+/// they are), mixtures of experts `hf_moe/` on the Llama step, and Gemma 2 and 3 (`hf_gemma/`);
 /// every other family is an error naming it.
 pub fn estimate_model(
     a: &Architecture,
@@ -365,8 +367,7 @@ pub fn estimate_model(
     }
 }
 
-/// A Hugging Face model (`hf_gpt2/`, `hf_llama/`): a Trainer step, no evaluation, nothing set up
-/// beside it; the scenario's shape keys are replaced by the model's.
+/// A Hugging Face model's Trainer step (no evaluation or setup), the model's shape in the keys.
 fn estimate_trainer_step(
     a: &Architecture,
     s: &Scenario,
@@ -379,6 +380,7 @@ fn estimate_trainer_step(
     run.vocab_size = a.vocab_size;
     run.bias = a.attention.qkv_bias;
     run.validate(catalog)?;
+    fused_ce::check(Some(a), &run)?;
     if a.family == Family::Moe {
         hf_moe::check_adapters(a, &run)?;
     }
@@ -414,8 +416,8 @@ fn estimate_trainer_step(
         }
     };
     let (train, train_moment) = (step.train, step.moment);
-    let logits = N::from(run.block_size) * N::from(run.batch_size) * N::from(a.vocab_size);
-    let c = if run.dtype == Dtype::Float32 { 4 } else { 2 };
+    let logits = N::from(fused_ce::logits_rows(&run, a.hidden)) * N::from(a.vocab_size);
+    let c = trainer::ElementBytes::of(&run).c;
     let m = memory::Memory {
         train,
         train_moment,

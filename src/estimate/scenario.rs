@@ -295,6 +295,8 @@ pub struct Scenario {
     /// Keep parameters, gradients and optimizer state in bf16 (`model.to(torch.bfloat16)`)
     /// instead of nanoGPT's fp32 parameters with autocast. Needs `dtype = bfloat16`.
     pub pure_bf16: bool,
+    /// What a Hugging Face model's weights are loaded in (`from_pretrained`'s `dtype`).
+    pub weights_dtype: super::WeightsDtype,
     /// GPU id in the catalog, if the question is "does it fit on this card".
     pub gpu: Option<String>,
     /// Bytes of the card held by other programs (a desktop, another job): counted in the
@@ -335,6 +337,8 @@ pub struct Scenario {
     pub bnb_4bit_compute_dtype: Dtype,
     /// bitsandbytes LLM.int8() weights (`BitsAndBytesConfig(load_in_8bit=True)`).
     pub load_in_8bit: bool,
+    /// Liger Kernel's fused linear cross-entropy patched in (`fused_ce.rs`): no full logits.
+    pub fused_linear_cross_entropy: bool,
     /// A Hugging Face model (a catalog id or a `config.json` path) instead of nanoGPT's: the
     /// scenario layer resolves it to an [`super::Architecture`] for [`super::estimate_model`];
     /// [`super::estimate`] refuses it.
@@ -362,6 +366,7 @@ impl Default for Scenario {
             optimizer: Optimizer::Adamw,
             eval_batch_size: None,
             pure_bf16: false,
+            weights_dtype: super::WeightsDtype::Auto,
             gpu: None,
             other_processes: 0,
             eval_only: false,
@@ -379,6 +384,7 @@ impl Default for Scenario {
             bnb_4bit_use_double_quant: false,
             bnb_4bit_compute_dtype: Dtype::Float32,
             load_in_8bit: false,
+            fused_linear_cross_entropy: false,
             model: None,
         }
     }
@@ -523,6 +529,7 @@ impl Scenario {
     /// (nanoGPT's patch; a Hugging Face model's `pure_bf16` is its weights loaded in bfloat16,
     /// trained under bf16 autocast with `dtype = bfloat16` or without with `dtype = float32`.)
     pub(crate) fn check_precision(&self) -> Result<(), ScenarioError> {
+        self.nanogpt_has_no_weights_dtype()?;
         if self.pure_bf16 && self.dtype != Dtype::Bfloat16 {
             return Err(ScenarioError::key(
                 "pure_bf16",

@@ -11,14 +11,21 @@
 //!   `block_size` tokens, so the context is searched up to `block_size` (every generated token
 //!   sees the whole sequence) and the answer says when that crop, not memory, is the limit.
 //!   sample.py draws one sample at a time (batch 1): it has no batch to solve for.
-//! - Hugging Face `generate` on GPT-2: up to GPT-2's positions (`prompt + new − 1 ≤
-//!   n_positions`); the batch up to the first that does not fit (doubling, then bisection).
+//! - Hugging Face `generate`: two bounds, both reported. The memory bound is the longest context
+//!   the card holds, searched with the positions not checked (for GPT-2, whose table a longer
+//!   sequence would index past, what the card would hold were the table longer); the position
+//!   bound is the model's (`Architecture::position_limit`: `prompt + new − 1 ≤` GPT-2's
+//!   `n_positions`, a rotary model's `max_position_embeddings` or YaRN's extended length). The
+//!   answer is the lesser, and `limited_by` says which binds: a rotary model runs past its
+//!   positions in transformers (one warning) but was never trained there, so such a context is
+//!   not counted as fitting. The batch: up to the first that does not fit (doubling, then
+//!   bisection), with the position bound attached when the run's own context passes it.
 
 use serde::Serialize;
 
-use super::arch::Positions;
+use super::arch::PositionLimit;
 use super::error::ScenarioError;
-use super::hf_generate::{estimate_generate, Generation};
+use super::hf_generate::{estimate_generate, estimate_generate_memory, Generation};
 use super::sample::{estimate_sampling, sampled_model, Sampling};
 use super::{Architecture, GpuCatalog, Scenario, Verdict};
 
@@ -30,7 +37,8 @@ pub enum Limit {
     Memory,
     /// nanoGPT's `block_size`: sample.py crops longer contexts.
     BlockSize,
-    /// GPT-2's `n_positions`: generate cannot go further.
+    /// The model's positions (GPT-2's `n_positions`, where generate cannot go further; a rotary
+    /// model's `max_position_embeddings`, past which it was never trained).
     Positions,
 }
 
@@ -44,6 +52,14 @@ pub struct Solution {
     pub prompt_tokens: Option<u64>,
     /// What bounds the answer.
     pub limited_by: Limit,
+    /// `max_context`: the longest context the card holds, the positions aside (`None` when not
+    /// even a one-token prompt fits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_max_context: Option<u64>,
+    /// The model's position bound: for `max_context` always (Hugging Face `generate`), for
+    /// `max_batch` when the run's own context passes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position_limit: Option<PositionLimit>,
 }
 
 /// The largest batch a bisection tries (beyond every card).
@@ -95,6 +111,8 @@ fn context(prompt: Option<u64>, new: u64, max_prompt: u64, at_bound: Limit) -> S
         } else {
             Limit::Memory
         },
+        memory_max_context: None,
+        position_limit: None,
     }
 }
 
@@ -120,7 +138,8 @@ pub fn sampling_max_context(
 }
 
 /// Hugging Face `generate`'s longest context on the scenario's card: the prompt grows,
-/// `max_new_tokens` stays.
+/// `max_new_tokens` stays. The memory bound is searched over every prompt length, the answer
+/// is the lesser of it and the model's position bound.
 pub fn generate_max_context(
     a: &Architecture,
     s: &Scenario,
@@ -129,14 +148,7 @@ pub fn generate_max_context(
 ) -> Result<Solution, ScenarioError> {
     needs_gpu(s)?;
     let new = g.max_new_tokens;
-    let (max_prompt, at_bound) = match a.positions {
-        // prompt + new − 1 ≤ n_positions.
-        Positions::Learned { max_positions } => (
-            (max_positions + 1).saturating_sub(new).max(1),
-            Limit::Positions,
-        ),
-        Positions::Rotary { .. } => (u64::MAX / 4, Limit::Memory),
-    };
+    let limit = a.position_limit();
     // A first estimate surfaces the settings' own errors instead of "nothing fits".
     estimate_generate(
         a,
@@ -153,10 +165,28 @@ pub fn generate_max_context(
             ..*g
         };
         // Past the first estimate only sizes beyond 2^63 bytes fail: they do not fit.
-        Ok(estimate_generate(a, s, &at, catalog).is_ok_and(|e| e.verdict == Some(Verdict::Fits)))
+        Ok(estimate_generate_memory(a, s, &at, catalog)
+            .is_ok_and(|e| e.verdict == Some(Verdict::Fits)))
     };
-    let prompt = bisect(1, max_prompt, fits)?;
-    Ok(context(prompt, new, max_prompt, at_bound))
+    let memory = bisect(1, u64::MAX / 4, fits)?;
+    // The longest prompt within the positions (none when the new tokens alone pass them).
+    let within = limit.max_context.checked_sub(new).filter(|&p| p >= 1);
+    let prompt = match (memory, within) {
+        (Some(m), Some(w)) => Some(m.min(w)),
+        _ => None,
+    };
+    let by_positions = within.is_none() || memory.zip(within).is_some_and(|(m, w)| w < m);
+    Ok(Solution {
+        value: prompt.map(|p| p + new),
+        prompt_tokens: prompt,
+        limited_by: if memory.is_some() && by_positions {
+            Limit::Positions
+        } else {
+            Limit::Memory
+        },
+        memory_max_context: memory.map(|p| p + new),
+        position_limit: Some(limit),
+    })
 }
 
 /// Hugging Face `generate`'s largest batch of prompts on the scenario's card.
@@ -194,5 +224,7 @@ pub fn generate_max_batch(
         value,
         prompt_tokens: None,
         limited_by: Limit::Memory,
+        memory_max_context: None,
+        position_limit: a.runs_past_positions(g.prompt_tokens.saturating_add(g.max_new_tokens)),
     })
 }

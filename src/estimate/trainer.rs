@@ -93,24 +93,28 @@ impl StepTotals {
     }
 }
 
-/// The element sizes a Trainer step runs with, from `dtype` and `pure_bf16`.
+/// The element sizes a Trainer step runs with, from `dtype` (autocast) and the weights' dtype
+/// ([`Scenario::weights`]: `weights_dtype`, or `pure_bf16`).
 #[derive(Clone, Copy)]
 pub(crate) struct ElementBytes {
-    /// Bytes of a weight: 4, or 2 for weights loaded in bfloat16 (`pure_bf16`).
+    /// Bytes of a weight: 4, or 2 for weights loaded in bfloat16 or float16.
     pub(crate) w: u128,
-    /// Bytes of a computed activation: 2 under bf16 autocast or with bf16 weights, else 4.
+    /// Bytes of a computed activation: 2 under 16-bit autocast or with 16-bit weights, else 4.
     pub(crate) c: u128,
-    /// bf16 autocast on float32 weights.
+    /// 16-bit autocast on float32 weights (autocast casts only float32 weights: 16-bit weights
+    /// under autocast of their own dtype run as without it; of the other 16-bit dtype, refused
+    /// by [`Refusals::trainer`]).
     pub(crate) autocast: bool,
 }
 
 impl ElementBytes {
     /// The precision of `s`.
     pub(crate) fn of(s: &Scenario) -> ElementBytes {
-        let autocast = !s.pure_bf16 && s.dtype != Dtype::Float32;
+        let half = s.half_weights();
+        let autocast = !half && s.dtype != Dtype::Float32;
         ElementBytes {
-            w: if s.pure_bf16 { 2 } else { 4 },
-            c: if s.pure_bf16 || autocast { 2 } else { 4 },
+            w: if half { 2 } else { 4 },
+            c: if half || autocast { 2 } else { 4 },
             autocast,
         }
     }
@@ -182,6 +186,7 @@ impl Refusals {
             "freeze_embeddings",
             "freezing the embeddings is nanoGPT's patch; a Hugging Face model fine-tunes with PEFT's LoRA (lora_rank)",
         );
+        precision(&mut r, s);
         r.not(
             s.init_from != InitFrom::Scratch || s.eval_only,
             "init_from",
@@ -223,4 +228,32 @@ impl Refusals {
             message: format!("{lead}; {}", text.join("; ")),
         })
     }
+}
+
+/// The weights' dtype against autocast's, as Trainer runs them (QLoRA aside: PEFT's
+/// `prepare_model_for_kbit_training` upcasts every parameter not in 4 bits to float32):
+/// `fp16=True` on float16 weights trained whole stops at the first step, torch's `GradScaler`
+/// raising "Attempting to unscale FP16 gradients." (`torch/amp/grad_scaler.py`,
+/// `_unscale_grads_`; LoRA's float32 adapters are unscaled without it); 16-bit weights under
+/// the other 16-bit autocast mix float16 and bfloat16, which no replay covers.
+fn precision(r: &mut Refusals, s: &Scenario) {
+    let weights = s.weights();
+    if s.load_in_4bit || weights == Dtype::Float32 || s.dtype == Dtype::Float32 {
+        return;
+    }
+    r.not(
+        weights == Dtype::Float16 && s.dtype == Dtype::Float16 && s.lora_rank == 0,
+        "weights_dtype",
+        "float16 weights trained whole under fp16=True (dtype float16) fail at the first step: \
+         torch's GradScaler raises \"Attempting to unscale FP16 gradients.\"; load them in \
+         float32 (weights_dtype: float32) for fp16 mixed precision, or train them as they are \
+         (dtype: float32)",
+    );
+    r.not(
+        weights != s.dtype,
+        "weights_dtype",
+        "16-bit weights under the other 16-bit autocast (float16 weights with bf16=True, \
+         bfloat16 weights with fp16=True) are not replayed: set dtype to the weights' own dtype \
+         or float32, or weights_dtype to float32",
+    );
 }

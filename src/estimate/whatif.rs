@@ -49,17 +49,17 @@ pub enum WhatIfKind {
     CombinationTight,
     /// Every change of a fine-tune's search together, when no combination fits or is tight.
     CombinationAll,
-    /// A Hugging Face model's weights loaded in bfloat16 and trained as they are
-    /// (`whatif_model.rs`).
+    /// A Hugging Face model's weights loaded in bf16, trained as they are (`whatif_model.rs`).
     PureBf16,
-    /// QLoRA: a Hugging Face model's Linear weights in 4 bits with LoRA adapters trained on them
-    /// (`whatif_model.rs`).
+    /// QLoRA: a Hugging Face model's Linears in 4 bits, LoRA trained on them (`whatif_model.rs`).
     Qlora,
+    /// Liger's fused linear cross-entropy patched into a Hugging Face model (`fused_ce.rs`).
+    FusedCrossEntropy,
 }
 
 impl WhatIfKind {
     /// Every kind, in declaration order (for checks that each has its messages).
-    pub const ALL: [WhatIfKind; 20] = [
+    pub const ALL: [WhatIfKind; 21] = [
         WhatIfKind::MicroBatch,
         WhatIfKind::MaxMicroBatch,
         WhatIfKind::EvalBatch,
@@ -80,6 +80,7 @@ impl WhatIfKind {
         WhatIfKind::CombinationAll,
         WhatIfKind::PureBf16,
         WhatIfKind::Qlora,
+        WhatIfKind::FusedCrossEntropy,
     ];
 }
 
@@ -159,12 +160,10 @@ struct Options<'a> {
     /// accumulation stays a multiple of the processes (train.py asserts it).
     per_process: u64,
     /// Whether there is a training step. An eval-only run has no accumulation to trade against,
-    /// no gradients to checkpoint, no optimizer state; only what changes the evaluation or the
-    /// model is offered.
+    /// no gradients to checkpoint, no optimizer state: only evaluation or model changes.
     training: bool,
     /// Whether a GPT-2 checkpoint fixes the model's shape (`Scenario::as_run`): no narrower or
-    /// shallower model to offer; the fine-tuning patches instead, in the order of
-    /// `combine::Lever`.
+    /// shallower model to offer; the fine-tuning patches instead (`combine::Lever`'s order).
     pretrained: bool,
     /// The options so far.
     out: Vec<WhatIf>,

@@ -12,7 +12,8 @@
 //! - SDPA in place of eager attention (`attn_implementation="sdpa"`);
 //! - gradient checkpointing (`gradient_checkpointing=True`), with its extra compute;
 //! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
-//! - the weights loaded in bfloat16 and trained as they are (`torch_dtype=torch.bfloat16`);
+//! - the weights loaded in bfloat16 and trained as they are (`dtype=torch.bfloat16`), where
+//!   they load in float32 (GPT-2, Gemma 2's base checkpoints, `weights_dtype: float32`);
 //! - PEFT's LoRA (families with it): a full fine-tune as LoRA of rank 16 on PEFT's default
 //!   targets (all-linear where PEFT has none); a LoRA run with half its rank, then with PEFT's
 //!   default targets where it adapts more modules ([`ModelOptions::lora`]);
@@ -22,6 +23,8 @@
 //!   `"paged_adamw_8bit"`);
 //! - half the sequence length (nanochat: with twice the micro-steps, as its token budget
 //!   per step is fixed);
+//! - Liger Kernel's fused linear cross-entropy (`fused_ce.rs`; Llama family, Mixtral,
+//!   Qwen3-MoE): training unchanged but a patch to the model's code, so after every setting;
 //! - nanochat: with a GPU the run does not fit and no option above does, the deepest shallower
 //!   model that does (`--depth`, which also sets the width at base_train.py's default aspect
 //!   ratio);
@@ -36,6 +39,7 @@ use super::scenario::{Dtype, Optimizer, QuantType, Scenario};
 use super::whatif::{
     changes_between, largest_divisor_at_most, option, with_micro_batch, WhatIf, WhatIfKind,
 };
+use super::WeightsDtype;
 use super::{estimate_model, Estimate, Verdict};
 
 /// The options for training the model `a` with the settings of `s`, ordered by how little they
@@ -65,6 +69,7 @@ pub fn what_if_model(
     o.qlora();
     o.optimizers();
     o.shorter_sequences();
+    o.fused_cross_entropy();
     o.shallower_nanochat();
     o.combination();
     Ok(o.out)
@@ -192,7 +197,7 @@ impl ModelOptions<'_> {
     /// bf16 autocast in place of float32 weights without autocast (float16 on a card without
     /// bf16); nothing when the weights are already 16-bit or autocast is on.
     fn dtype(&mut self) {
-        if self.run.dtype != Dtype::Float32 || self.run.pure_bf16 || self.run.load_in_4bit {
+        if self.run.dtype != Dtype::Float32 || self.run.half_weights() || self.run.load_in_4bit {
             return;
         }
         let dtype = if self.bf16_ok() {
@@ -207,15 +212,15 @@ impl ModelOptions<'_> {
         self.push(WhatIfKind::Dtype, changed, true, false);
     }
 
-    /// The weights loaded in bfloat16 and trained as they are (`pure_bf16`, under bf16
-    /// autocast as Trainer's `bf16=True` runs it), where the card has bf16.
+    /// The float32 weights loaded in bfloat16 instead and trained as they are (`weights_dtype`,
+    /// with Trainer's `bf16=True`), where the card has bf16.
     fn bf16_weights(&mut self) {
         // QLoRA upcasts what it does not quantize to float32 whatever it was loaded in.
-        if self.run.pure_bf16 || !self.bf16_ok() || self.run.load_in_4bit {
+        if self.run.half_weights() || !self.bf16_ok() || self.run.load_in_4bit {
             return;
         }
         let changed = Scenario {
-            pure_bf16: true,
+            weights_dtype: WeightsDtype::Bfloat16,
             dtype: Dtype::Bfloat16,
             ..self.run.clone()
         };
@@ -295,6 +300,19 @@ impl ModelOptions<'_> {
         self.push(WhatIfKind::BlockSize, changed, true, false);
     }
 
+    /// Liger Kernel's fused linear cross-entropy (`fused_ce.rs`), where the family has it: no
+    /// change to training, but a patch to the model's code, so after every setting above.
+    fn fused_cross_entropy(&mut self) {
+        if self.run.fused_linear_cross_entropy {
+            return;
+        }
+        let changed = Scenario {
+            fused_linear_cross_entropy: true,
+            ..self.run.clone()
+        };
+        self.push(WhatIfKind::FusedCrossEntropy, changed, false, false);
+    }
+
     /// nanochat, when the run does not fit a GPU and no option before this does: the deepest
     /// shallower model that fits, as
     /// base_train.py builds it (`--depth`: the width at the default aspect ratio of 64 and head
@@ -358,7 +376,8 @@ impl ModelOptions<'_> {
 
     /// When no option fits the GPU: the least invasive combination that does. The levers are
     /// SDPA, checkpointing (neither changes training), bf16 weights, PEFT's LoRA (families with
-    /// it), QLoRA, the paged 8-bit optimizer and half the sequence (these do); the subsets are tried by how many levers change training, then how many levers,
+    /// it), QLoRA, the paged 8-bit optimizer and half the sequence (these do), and Liger's fused
+    /// cross-entropy (a patch: counted as invasive as those); the subsets are tried by how many invasive levers they use, then how many levers,
     /// then the latest lever they use (later levers cost more), each with the largest micro-batch that fits (same effective
     /// batch). The first that fits is kept: before the first option that changes training
     /// unless it changes training itself. When none fits, every lever the family computes
@@ -376,8 +395,10 @@ impl ModelOptions<'_> {
             (
                 true,
                 Box::new(|s| {
-                    s.pure_bf16 = true;
-                    s.dtype = Dtype::Bfloat16;
+                    if !s.half_weights() {
+                        s.weights_dtype = WeightsDtype::Bfloat16;
+                        s.dtype = Dtype::Bfloat16;
+                    }
                 }),
             ),
         ];
@@ -397,11 +418,17 @@ impl ModelOptions<'_> {
         levers.push((true, Box::new(|s| *s = with_qlora(s))));
         levers.push((true, Box::new(|s| s.optimizer = Optimizer::PagedAdamw8bit)));
         levers.push((true, Box::new(|s| s.block_size = (s.block_size / 2).max(1))));
+        // Liger's fused cross-entropy: training unchanged, but a patch to the model's code,
+        // ranked as invasive as a lever that changes training, and last among them.
+        let fused_lever = levers.len();
+        levers.push((false, Box::new(|s| s.fused_linear_cross_entropy = true)));
         let n = levers.len();
         let mut subsets: Vec<u32> = (1..(1u32 << n)).collect();
         let cost = |m: &u32| {
-            let training = (0..n).filter(|i| m & (1 << i) != 0 && levers[*i].0).count();
-            (training, m.count_ones(), *m)
+            let invasive = (0..n)
+                .filter(|i| m & (1 << i) != 0 && (levers[*i].0 || *i == fused_lever))
+                .count();
+            (invasive, m.count_ones(), *m)
         };
         subsets.sort_by_key(cost);
         for m in subsets {
@@ -411,8 +438,8 @@ impl ModelOptions<'_> {
                     apply(&mut s);
                 }
             }
-            let bf16 =
-                (s.pure_bf16 && !self.run.pure_bf16) || (s.load_in_4bit && !self.run.load_in_4bit);
+            let bf16 = (s.half_weights() && !self.run.half_weights())
+                || (s.load_in_4bit && !self.run.load_in_4bit);
             if changes_between(&self.run, &s).is_empty() || (bf16 && !self.bf16_ok()) {
                 continue;
             }
@@ -462,7 +489,7 @@ impl ModelOptions<'_> {
         if let Some(e) = self.estimate(&all).filter(|_| all != self.run) {
             let pct = (all.grad_checkpoint && !self.run.grad_checkpoint)
                 .then(|| checkpoint_extra_compute_pct(self.a, &self.base));
-            let training = all.pure_bf16 != self.run.pure_bf16
+            let training = all.weights() != self.run.weights()
                 || all.block_size != self.run.block_size
                 || all.lora_rank != self.run.lora_rank
                 || all.lora_targets != self.run.lora_targets

@@ -10,7 +10,8 @@
 //!   the verdict compares with the card.
 //!
 //! The card's capacity (less other programs) is the dashed line; the solver's longest context
-//! (`solve.max_context`) the vertical one.
+//! (`solve.max_context`) the vertical one, labelled as the model's own limit when its positions
+//! bind before the card.
 
 use fluent_bundle::FluentValue;
 
@@ -50,9 +51,18 @@ pub(super) fn chart(
     );
     let fmt = |x: f64| loc.decimal(x, if x.fract() == 0.0 { 0 } else { 1 });
     let format_x = |x: u64| loc.int(x);
+    // The line is the model's own limit when its positions, not the card, bound the context.
+    let by_positions = run
+        .max_context
+        .is_some_and(|s| s.limited_by == estimate::Limit::Positions);
+    let (label_key, caption_key) = if by_positions {
+        ("chart-context-positions", "chart-caption-context-positions")
+    } else {
+        ("chart-context-fit", "chart-caption-context")
+    };
     let fit_label = fit.map(|x| {
         let value = FluentValue::from(loc.int(x));
-        (loc.t_args("chart-context-fit", &[("value", value)]), x)
+        (loc.t_args(label_key, &[("value", value)]), x)
     });
     let chart = StackedChart {
         title: title.clone(),
@@ -76,7 +86,7 @@ pub(super) fn chart(
     let new = FluentValue::from(loc.int(g.max_new_tokens));
     let caption = match (est.gpu.is_some(), fit) {
         (true, Some(x)) => loc.t_args(
-            "chart-caption-context",
+            caption_key,
             &[("new", new), ("value", FluentValue::from(loc.int(x)))],
         ),
         _ => loc.t_args("chart-caption-context-none", &[("new", new)]),

@@ -95,13 +95,14 @@ fn train_data(
         line: None,
     };
     let mut base = Scenario::from_yaml(scenario).map_err(scen_err)?;
-    let model = match base.model.clone() {
+    let settled = match base.model.clone() {
         Some(id) => Some(settle_model(scenario, &id, &mut base)?),
         None => {
             base.validate(catalog).map_err(scen_err)?;
             None
         }
     };
+    let model = settled.as_ref().map(|m| m.architecture.clone());
     let a = model.as_ref();
     let est = estimate_with(a, &base, catalog).map_err(scen_err)?;
     let mut vdata = Vec::new();
@@ -138,6 +139,11 @@ fn train_data(
             message: m,
             line: Some(v.line),
         };
+        if let Some(m) = &settled {
+            let set = |k: &str| scenario.get(k).is_some() || v.set.iter().any(|x| x.key == k);
+            settle_weights(m, &mut s, &set)
+                .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
+        }
         if a.is_none() {
             s.validate(catalog)
                 .map_err(|e| at(format!("variant `{id}`: {}", e.message)))?;
@@ -164,8 +170,9 @@ fn train_data(
 
 /// The catalog model `id` a guide's scenario names, with the scenario's keys checked against
 /// it (nanoGPT-only keys refused, each named, the error at the first) and Trainer's defaults
-/// set on the keys the scenario does not give.
-fn settle_model(yaml: &Yaml, id: &str, s: &mut Scenario) -> Result<Architecture, DataError> {
+/// set on the keys the scenario does not give, and the weights' dtype resolved
+/// ([`settle_weights`]).
+fn settle_model(yaml: &Yaml, id: &str, s: &mut Scenario) -> Result<model::Model, DataError> {
     let m = model::from_catalog(id).map_err(|message| DataError {
         key: Some("scenario.model".to_owned()),
         message,
@@ -202,7 +209,27 @@ fn settle_model(yaml: &Yaml, id: &str, s: &mut Scenario) -> Result<Architecture,
             })?;
         }
     }
-    Ok(m.architecture)
+    settle_weights(&m, s, &given)?;
+    Ok(m)
+}
+
+/// The weights' dtype of a guide's run of `m`, as the command line resolves it
+/// (`model::weights`): `weights_dtype`, `pure_bf16`, or the model's own; `given` says which
+/// keys the guide sets.
+fn settle_weights(
+    m: &model::Model,
+    s: &mut Scenario,
+    given: &dyn Fn(&str) -> bool,
+) -> Result<(), DataError> {
+    let resolved = model::weights::resolve(m, s, given).map_err(|(key, message)| DataError {
+        key: Some(format!("scenario.{key}")),
+        message,
+        line: None,
+    })?;
+    if let Some((dtype, _)) = resolved {
+        model::weights::apply(s, dtype, given);
+    }
+    Ok(())
 }
 
 /// The estimate of `s`: of the model `a` when the guide names one, else nanoGPT's.

@@ -166,8 +166,9 @@ pub(crate) const GENERATION: &[GenerationField] = &[
 pub(crate) type SolveField = (&'static str, fn(&GenerateRun) -> Option<u64>);
 
 /// The fields of `solve.…`, by name: `max_context` with its `prompt_tokens` and
-/// `max_new_tokens` (as `--solve max_context` prints them) and `max_batch`. Missing when the run
-/// names no card or nothing fits.
+/// `max_new_tokens` (as `--solve max_context` prints them), `max_batch`, and the two bounds the
+/// context is the lesser of, `memory_max_context` and the model's `position_limit`. Missing when
+/// the run names no card or nothing fits.
 pub(crate) const SOLVE: &[SolveField] = &[
     ("max_context", |r| r.max_context.and_then(|s| s.value)),
     ("prompt_tokens", |r| {
@@ -178,6 +179,13 @@ pub(crate) const SOLVE: &[SolveField] = &[
             .and_then(|s: Solution| s.value.map(|_| r.generation().max_new_tokens))
     }),
     ("max_batch", |r| r.max_batch.and_then(|s| s.value)),
+    ("memory_max_context", |r| {
+        r.max_context.and_then(|s| s.memory_max_context)
+    }),
+    ("position_limit", |r| {
+        r.max_context
+            .and_then(|s| s.position_limit.map(|p| p.positions))
+    }),
 ];
 
 /// A named field of `architecture.…` (the path after it, and the value).

@@ -183,7 +183,7 @@ fn catalog_paths_read_the_catalog_card() {
 
 /// A generate guide's data: Llama 3.2 1B on a 12 GB card, and a variant on another card and model.
 fn generate_data() -> GuideData {
-    let yaml = "phase: generate\nmodel: llama-3.2-1b\ngpu: rtx-3060-12gb\nprompt_tokens: 2048\n";
+    let yaml = "phase: generate\nmodel: llama-3.2-1b\nweights_dtype: bfloat16\ngpu: rtx-3060-12gb\nprompt_tokens: 2048\n";
     let yaml: yaml_serde::Value = yaml_serde::from_str(yaml).expect("yaml");
     let variant = crate::content::Variant {
         id: "big".into(),
@@ -225,6 +225,8 @@ fn generate_json(run: &super::super::generate_data::GenerateRun) -> Value {
             "prompt_tokens": context.prompt_tokens,
             "max_new_tokens": run.estimate.generation.max_new_tokens,
             "max_batch": batch.value,
+            "memory_max_context": context.memory_max_context,
+            "position_limit": context.position_limit.map(|p| p.positions),
         }),
     );
     json

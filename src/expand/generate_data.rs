@@ -164,10 +164,9 @@ fn run_of(settings: &Settings, catalog: &GpuCatalog) -> Result<GenerateRun, (Str
     let m = model::from_catalog(id).map_err(|e| ("model".to_owned(), e))?;
     let family = m.architecture.family;
     let mut s = Scenario::default();
-    // The CLI's generate defaults: one prompt, bfloat16 weights, eager execution.
+    // The CLI's generate defaults: one prompt, eager execution; the weights' dtype below.
     for (key, value) in [
         ("batch_size", Literal::Int(1)),
-        ("dtype", Literal::Str("bfloat16".into())),
         ("compile", Literal::Bool(false)),
     ] {
         s.set(key, value).map_err(|e| (key.to_owned(), e.message))?;
@@ -186,6 +185,13 @@ fn run_of(settings: &Settings, catalog: &GpuCatalog) -> Result<GenerateRun, (Str
         }
         s.set(key, value.clone())
             .map_err(|e: ScenarioError| (key.clone(), e.message))?;
+    }
+    // The weights' dtype as the CLI resolves it: `weights_dtype`, `dtype`, or the model's own.
+    let given = |key: &str| settings.iter().any(|(k, _)| k == key);
+    let resolved =
+        model::weights::resolve(&m, &s, &given).map_err(|(key, msg)| (key.to_owned(), msg))?;
+    if let Some((dtype, _)) = resolved {
+        model::weights::apply(&mut s, dtype, &given);
     }
     let count = |key: &str, default: u64| -> Result<u64, (String, String)> {
         match get(key) {

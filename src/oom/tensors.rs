@@ -27,10 +27,13 @@ const TRAINER_EVALUATION: &[&str] = &["evaluation_loop", "prediction_step", "pre
 
 /// Frames only generation runs: transformers' `generate` and its decoding loops
 /// (`generation/utils.py`: `_sample`, `_beam_search`, `_assisted_decoding`, the prefill of
-/// newer versions), the KV cache's `update` (`cache_utils.py`), and nanoGPT's `model.generate`
-/// (`model.py`), which `sample.py` calls. Matched as whole frame names.
+/// newer versions), the cache it builds (`_prepare_cache_for_generation`, 4.45 and later;
+/// `_get_cache` before; 4.4x's `HybridCache` and `StaticCache` preallocate in their
+/// `__init__` under them), nanoGPT's `model.generate` (`model.py`), which `sample.py` calls, and
+/// nanochat's `Engine.generate` and `GPT.generate`. Matched as whole frame names.
 const GENERATION_FRAMES: &[&str] = &[
     "generate",
+    "generate_batch",
     "_sample",
     "_beam_search",
     "_group_beam_search",
@@ -39,19 +42,38 @@ const GENERATION_FRAMES: &[&str] = &[
     "_contrastive_search",
     "prefill",
     "_prefill",
+    "_prepare_cache_for_generation",
+    "_get_cache",
 ];
 
 /// Code lines that only generation runs: the attention's cache update
 /// (`past_key_value.update(…)`, `past_key_values.update(…)` in newer versions), the cache's own
 /// concatenation in `cache_utils.py` (`self.key_cache[layer_idx]` before 4.54, `self.keys`
-/// after) and `sample.py`'s call of `model.generate(…)`.
+/// after; a sliding layer's `torch.cat((self.keys[:, :, 1:, :], …))`), a static layer's
+/// preallocation and copy (`self.keys = torch.zeros(…)`, `self.keys.index_copy_(…)`; 4.4x's
+/// `new_layer_key_cache = torch.zeros(…)`, `k_out.index_copy_(…)`), the quantized cache's
+/// states (`self._quantized_keys`, 4.4x's `self._quantized_key_cache`, `self._dequantize(…)`),
+/// `sample.py`'s call of `model.generate(…)`, and nanochat's cache (`KVCache(…)`,
+/// `flash_attn_with_kvcache`).
 const GENERATION_CODE: &[&str] = &[
     "past_key_value",
     "self.key_cache",
     "self.value_cache",
     "self.keys,",
     "self.values,",
+    "self.keys[",
+    "self.values[",
+    "self.keys = torch.zeros",
+    "self.keys.index_copy_",
+    "self.values.index_copy_",
+    "new_layer_key_cache",
+    "k_out.index_copy_",
+    "self._quantized_key",
+    "self._quantized_value",
+    "self._dequantize(",
     "model.generate(",
+    "KVCache(",
+    "flash_attn_with_kvcache",
 ];
 
 /// The caching allocator's rounding of large blocks: 2 MiB.
@@ -326,6 +348,38 @@ mod tests {
         for frames in cases {
             assert_eq!(phase(frames), Some(LoopPhase::Generation), "{frames:?}");
         }
+    }
+
+    #[test]
+    fn each_caches_own_lines_name_generation_in_4_4x_and_5_x() {
+        let cases: [&[(&str, &str)]; 8] = [
+            // 5.x StaticLayer: lazy preallocation and the copy of a step's keys.
+            &[("update", "self.lazy_initialization(key_states, value_states)"), ("lazy_initialization", "self.keys = torch.zeros(")],
+            &[("update", "self.keys.index_copy_(2, cache_position, key_states)")],
+            // 5.x sliding static layer, full: the roll by concatenation.
+            &[("update", "full_key_states = torch.cat((self.keys[:, :, 1:, :], key_states), dim=-2)")],
+            // 4.4x StaticCache and HybridCache: built under _get_cache, copied with index_copy_.
+            &[("_get_cache", "self._cache = cache_cls(**cache_kwargs)"), ("__init__", "new_layer_key_cache = torch.zeros(cache_shape, dtype=self.dtype, device=layer_device)")],
+            &[("update", "k_out.index_copy_(2, cache_position, key_states)")],
+            // QuantizedCache: 5.x's states and 4.4x's lists.
+            &[("update", "self._quantized_keys = self._quantize(keys_to_return.contiguous(), axis=self.axis_key)")],
+            &[("update", "dequant_key = self._dequantize(self._quantized_key_cache[layer_idx])")],
+            // nanochat's Engine.
+            &[("generate", "kv_cache_decode = KVCache("), ("__init__", "self.k_cache = torch.zeros(num_layers, batch_size, seq_len, num_heads, head_dim, device=device, dtype=dtype)")],
+        ];
+        for frames in cases {
+            assert_eq!(phase(frames), Some(LoopPhase::Generation), "{frames:?}");
+        }
+        // A cache line under a backward is a training step's (gradient checkpointing
+        // recomputing a forward that built a cache).
+        let recomputed = [
+            ("backward", "torch.autograd.backward("),
+            (
+                "update",
+                "self.keys = torch.cat([self.keys, key_states], dim=-2)",
+            ),
+        ];
+        assert_eq!(phase(&recomputed), Some(LoopPhase::Backward));
     }
 
     #[test]

@@ -340,13 +340,12 @@ fn breakdown_rows(e: &Estimate, loc: &Localizer) -> Vec<(String, String)> {
     rows
 }
 
+/// The largest logits tensor: the whole batch's, or with Liger's fused cross-entropy one
+/// chunk's.
 fn logits_line(e: &Estimate, loc: &Localizer) -> String {
     let s = &e.scenario;
-    let shape = format!(
-        "({}, {})",
-        s.batch_size.saturating_mul(s.block_size),
-        s.vocab_size
-    );
+    let rows = crate::estimate::fused_ce::logits_rows(s, e.architecture.hidden);
+    let shape = format!("({rows}, {})", s.vocab_size);
     loc.t_args(
         "est-logits-tensor",
         &[

@@ -110,6 +110,22 @@ fn verdict(e: &GenerateEstimate, loc: &Localizer) -> String {
     verdict_with_rule(e.gpu.as_ref(), e.verdict, range, e.dtype, loc)
 }
 
+/// The sentence for a context past the model's positions, if it is.
+fn beyond_positions(e: &GenerateEstimate, loc: &Localizer) -> String {
+    let Some(p) = e.beyond_position_limit else {
+        return String::new();
+    };
+    let text = loc.t_args(
+        "gen-beyond-positions",
+        &[
+            arg("tokens", loc.count(e.context_tokens)),
+            arg("positions", loc.int(p.positions)),
+            arg("source", loc.t(super::solve_report::source_key(p.source))),
+        ],
+    );
+    format!("\n{text}\n")
+}
+
 /// A readable terminal report, its options last.
 pub(crate) fn table(e: &GenerateEstimate, options: &[GenerateWhatIf], loc: &Localizer) -> String {
     let mut out = format!("{}\n\n", loc.t("gen-title"));
@@ -117,6 +133,7 @@ pub(crate) fn table(e: &GenerateEstimate, options: &[GenerateWhatIf], loc: &Loca
     out += &format!("\n{}\n", heading_memory(e, loc));
     out += &aligned(&breakdown_rows(e, loc), true);
     out += &format!("\n{}\n", verdict(e, loc));
+    out += &beyond_positions(e, loc);
     out += &generate_options::section(options, "gen-options-not-computed", loc, false);
     out + &format!("\n{}\n", loc.t("gen-note"))
 }
@@ -140,6 +157,7 @@ pub(crate) fn markdown(
     let header = [loc.t("est-col-component"), loc.t("est-col-memory")];
     out += &markdown_table(&header, &[Align::Default, Align::Right], &rows);
     out += &format!("\n{}\n", verdict(e, loc));
+    out += &beyond_positions(e, loc);
     out += &generate_options::section(options, "gen-options-not-computed", loc, true);
     out + &format!("\n{}\n", loc.t("gen-note"))
 }

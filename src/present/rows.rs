@@ -96,18 +96,21 @@ impl Line {
     }
 }
 
-/// The dtype the parameters are stored in: fp32, or bf16 with `pure_bf16`; under QLoRA the
-/// blocks' Linear weights in 4 bits (nf4 or fp4) and the rest in fp32.
+/// The dtype the parameters are stored in: fp32, or bf16/fp16 (`weights_dtype`, `pure_bf16`);
+/// under QLoRA the blocks' Linear weights in 4 bits (nf4 or fp4) and the rest in fp32
+/// (`prepare_model_for_kbit_training` upcasts them, whatever they were loaded in).
 fn weights_dtype(s: &Scenario) -> &'static str {
     if s.load_in_4bit {
         match s.bnb_4bit_quant_type {
             crate::estimate::QuantType::Nf4 => "nf4 + fp32",
             crate::estimate::QuantType::Fp4 => "fp4 + fp32",
         }
-    } else if s.pure_bf16 {
-        "bf16"
     } else {
-        "fp32"
+        match s.weights() {
+            crate::estimate::Dtype::Bfloat16 => "bf16",
+            crate::estimate::Dtype::Float16 => "fp16",
+            crate::estimate::Dtype::Float32 => "fp32",
+        }
     }
 }
 
@@ -200,6 +203,12 @@ pub(crate) fn needs_code(c: &Change) -> bool {
     keys::get(&c.key).is_some_and(Key::needs_code)
 }
 
+/// Whether a change patches a Hugging Face model's code rather than setting an argument
+/// (Liger Kernel's fused linear cross-entropy): a code change for a model too.
+pub(crate) fn patches_model(c: &Change) -> bool {
+    c.key == "fused_linear_cross_entropy" && c.value == "True"
+}
+
 /// One row of an options table: one distinct change, with every name it goes by.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct OptionRow {
@@ -256,8 +265,11 @@ pub(crate) fn option_rows(
                 changes_training: changes
                     .iter()
                     .any(|c| changes_training_key(&c.key, &base.scenario, &e.scenario)),
-                // A Hugging Face model's variants are Trainer and from_pretrained settings.
-                needs_code: e.scenario.model.is_none() && changes.iter().any(needs_code),
+                // A Hugging Face model's variants are Trainer and from_pretrained settings, or a
+                // patch to its code.
+                needs_code: changes
+                    .iter()
+                    .any(|c| needs_code(c) && (e.scenario.model.is_none() || patches_model(c))),
                 changes,
                 total: e.bytes.total,
                 total_low: e.bytes.total_low,
@@ -376,8 +388,12 @@ impl OptionRow {
             also: Vec::new(),
             changes: o.changes.clone(),
             changes_training: o.changes_training,
-            // A Hugging Face model's options are Trainer and from_pretrained settings.
-            needs_code: o.scenario.model.is_none() && o.changes.iter().any(needs_code),
+            // A Hugging Face model's options are Trainer and from_pretrained settings, or a
+            // patch to its code.
+            needs_code: o
+                .changes
+                .iter()
+                .any(|c| needs_code(c) && (o.scenario.model.is_none() || patches_model(c))),
             total: o.total,
             total_low: o.total_low,
             total_high: o.total_high,
@@ -471,11 +487,17 @@ pub(crate) fn footnotes(rows: &[OptionRow], loc: &Localizer) -> Vec<String> {
         } else {
             (" ", ".")
         };
-        notes.push(format!(
-            "‡ {}{space}{}{stop}",
-            loc.t("est-needs-code"),
-            each.join(sep)
-        ));
+        // Rows whose only code change patches a Hugging Face model (Liger) say so, not nanoGPT.
+        let lead = if rows
+            .iter()
+            .filter(|r| r.needs_code)
+            .all(|r| r.changes.iter().any(patches_model))
+        {
+            "est-needs-patch"
+        } else {
+            "est-needs-code"
+        };
+        notes.push(format!("‡ {}{space}{}{stop}", loc.t(lead), each.join(sep)));
     }
     notes
 }
@@ -546,6 +568,7 @@ pub(crate) fn runtime_message_keys() -> Vec<String> {
             "est-batch-tokens",
             "est-changes-training",
             "est-needs-code",
+            "est-needs-patch",
             "est-merged",
             "est-quoted",
             "est-trainable",

@@ -99,8 +99,12 @@ pub(crate) fn short_answer(
         ],
     ));
     if est.scenario.model.is_some() {
-        // A Hugging Face model: the settings as Trainer and from_pretrained take them.
+        // A Hugging Face model: the settings as Trainer and from_pretrained take them, and a
+        // patch to its code (Liger's) said to be one.
         answer.config = trainer_lines(&row.changes);
+        if row.needs_code {
+            answer.note = Some(loc.t("answer-needs-patch"));
+        }
         return Some(answer);
     }
     let lines: Vec<String> = row.changes.iter().map(rows::config_line).collect();
@@ -124,6 +128,7 @@ fn trainer_lines(changes: &[crate::estimate::Change]) -> String {
         c.key.starts_with("load_in_") || c.key.starts_with("bnb_4bit_")
     };
     let is_lora = |c: &&crate::estimate::Change| c.key.starts_with("lora_");
+    let is_patch = |c: &&crate::estimate::Change| rows::patches_model(c);
     let bnb: Vec<String> = changes
         .iter()
         .filter(is_bnb)
@@ -137,7 +142,16 @@ fn trainer_lines(changes: &[crate::estimate::Change]) -> String {
             _ => rows::model_setting(c),
         })
         .collect();
-    let rest = || changes.iter().filter(|c| !is_bnb(c) && !is_lora(c));
+    let patches: Vec<String> = changes
+        .iter()
+        .filter(is_patch)
+        .map(rows::model_setting)
+        .collect();
+    let rest = || {
+        changes
+            .iter()
+            .filter(|c| !is_bnb(c) && !is_lora(c) && !is_patch(c))
+    };
     let mut load: Vec<String> = rest()
         .filter(|c| rows::loads_model(c))
         .map(rows::model_setting)
@@ -157,6 +171,7 @@ fn trainer_lines(changes: &[crate::estimate::Change]) -> String {
             load.join(", ")
         ));
     }
+    out.extend(patches);
     if !lora.is_empty() {
         out.push(format!(
             "peft_config = LoraConfig({}, task_type=\"CAUSAL_LM\")",

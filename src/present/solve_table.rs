@@ -62,6 +62,7 @@ fn row(r: &SolveRow<'_>, loc: &Localizer) -> Vec<String> {
             value: Some(tokens),
             prompt_tokens,
             limited_by,
+            ..
         }) => {
             let mut cell = loc.t_args(
                 "solve-cell-context",

@@ -53,6 +53,12 @@ impl Families {
         .with(Family::Moe);
     /// The families with PEFT's LoRA computed: Hugging Face's GPT-2 and the Llama family.
     pub const HF_LORA: Families = Families::of(Family::HfGpt2).with(Family::Llama);
+    /// The families Liger Kernel has patches for: the Llama family, Gemma 2 and 3, the mixtures
+    /// of experts (Mixtral and Qwen3-MoE; Qwen2-MoE is refused by `estimate::fused_ce`).
+    pub const LIGER: Families = Families::of(Family::Llama)
+        .with(Family::Gemma2)
+        .with(Family::Gemma3)
+        .with(Family::Moe);
     /// The families with LoRA: nanoGPT's own patch and [`Families::HF_LORA`].
     pub const LORA: Families = Families::HF_LORA.with(Family::NanoGpt);
     /// Every family.

@@ -19,6 +19,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use super::literal::{self, Literal};
 use crate::estimate::{
     Dtype, InitFrom, LoraTargets, Optimizer, QuantType, Scenario, ScenarioError, Sharding,
+    WeightsDtype,
 };
 
 /// What a key's value is; each kind has one reader of literals (in [`super::literal`]).
@@ -38,6 +39,8 @@ pub enum Kind {
     Probability,
     /// An autocast dtype.
     Dtype,
+    /// What a Hugging Face model's weights are loaded in: `auto` or a dtype.
+    WeightsDtype,
     /// An optimizer.
     Optimizer,
     /// bitsandbytes' 4-bit data type.
@@ -68,6 +71,7 @@ impl Kind {
             Kind::Bool => "True | False",
             Kind::Probability => "number in [0, 1)",
             Kind::Dtype => "float32 | bfloat16 | float16",
+            Kind::WeightsDtype => "auto | float32 | bfloat16 | float16",
             Kind::Optimizer => "adamw | adamw8bit | paged_adamw8bit | sgd",
             Kind::QuantType => "nf4 | fp4",
             Kind::Sharding => "none | zero1 | fsdp",
@@ -84,6 +88,7 @@ impl Kind {
         matches!(
             self,
             Kind::Dtype
+                | Kind::WeightsDtype
                 | Kind::Phase
                 | Kind::Optimizer
                 | Kind::QuantType
@@ -204,6 +209,11 @@ impl AsValue for Dtype {
         KeyValue::Text(Cow::Borrowed(self.as_str()))
     }
 }
+impl AsValue for WeightsDtype {
+    fn as_value(&self) -> KeyValue<'_> {
+        KeyValue::Text(Cow::Borrowed(self.as_str()))
+    }
+}
 impl AsValue for Optimizer {
     fn as_value(&self) -> KeyValue<'_> {
         KeyValue::Text(Cow::Borrowed(self.as_str()))
@@ -302,6 +312,9 @@ macro_rules! read {
     (Dtype, $k:expr, $v:expr) => {
         literal::dtype($k, $v)
     };
+    (WeightsDtype, $k:expr, $v:expr) => {
+        literal::weights_dtype($k, $v)
+    };
     (Optimizer, $k:expr, $v:expr) => {
         literal::optimizer($k, $v)
     };
@@ -373,6 +386,10 @@ const LORA: Families = Families::LORA;
 /// PEFT's LoRA only (nanoGPT's patch has no dropout).
 const HF_LORA: Families = Families::HF_LORA;
 
+/// The families Liger Kernel patches (`estimate::fused_ce` computes the Llama family and
+/// Mixtral/Qwen3-MoE, and refuses the rest by name).
+const LIGER: Families = Families::LIGER;
+
 use NanoGpt::{Code, Setting, Surroundings};
 
 keys! {
@@ -393,7 +410,8 @@ keys! {
     optimizer: Optimizer, "", "The optimizer.", Code("est-code-optimizer"), Changes, TRAINING, ALL;
     eval_batch_size: CountOrNone, "sequences", "Micro-batch of estimate_loss; None means batch_size.", Code("est-code-eval_batch_size"), Same, TRAINING, NANOGPT,
         json = |s| KeyValue::Whole(s.eval_batch());
-    pure_bf16: Bool, "", "Parameters, gradients and optimizer state in bf16 (needs dtype = bfloat16).", Code("est-code-pure_bf16"), Changes, TRAINING, ALL;
+    pure_bf16: Bool, "", "Parameters, gradients and optimizer state in bf16 (nanoGPT: needs dtype = bfloat16; a Hugging Face model: weights_dtype = bfloat16).", Code("est-code-pure_bf16"), Changes, TRAINING, ALL;
+    weights_dtype: WeightsDtype, "", "What a Hugging Face model's weights are loaded in and trained as (from_pretrained's dtype); auto, its default, reads the config.json's dtype or torch_dtype.", Code("est-code-weights_dtype"), Changes, BOTH, HF;
     gpu: Gpu, "", "The card to check the estimate against.", Surroundings, Same, BOTH, ALL;
     other_processes: Bytes, "bytes", "Memory other programs hold on the card (counted in the verdict).", Surroundings, Same, BOTH, ALL;
     eval_only: Bool, "", "One estimate_loss at iteration 0, then exit.", Setting, Changes, TRAINING, NANOGPT;
@@ -410,6 +428,7 @@ keys! {
     bnb_4bit_use_double_quant: Bool, "", "Quantize the 4-bit absmax again (8-bit, per 256 blocks).", Code("est-code-bnb"), Changes, BOTH, HF;
     bnb_4bit_compute_dtype: Dtype, "", "What a 4-bit layer dequantizes to and multiplies in (BitsAndBytesConfig's default float32).", Code("est-code-bnb"), Changes, BOTH, HF;
     load_in_8bit: Bool, "", "Linear weights in bitsandbytes LLM.int8() (BitsAndBytesConfig(load_in_8bit=True); generate only: its training is refused).", Code("est-code-bnb"), Changes, BOTH, HF;
+    fused_linear_cross_entropy: Bool, "", "Liger Kernel's fused linear cross-entropy patched in (_apply_liger_kernel_to_instance(model, fused_linear_cross_entropy=True), its other kernels off): the head and loss in chunks, no full logits.", Code("est-code-fused_linear_cross_entropy"), Same, TRAINING, LIGER;
     model: Model, "", "A Hugging Face model to train (or, with phase generate, to generate with) instead of nanoGPT's: an id of vramdoc's model catalog (data/models) or a config.json path.", Surroundings, Changes, BOTH, ALL;
 }
 

@@ -3,6 +3,7 @@
 
 use crate::estimate::{
     Dtype, InitFrom, LoraTargets, Optimizer, Phase, QuantType, ScenarioError, Sharding,
+    WeightsDtype,
 };
 
 /// A value for [`crate::estimate::Scenario::set`], as parsed from a Python config, a `--set` flag or YAML.
@@ -74,6 +75,16 @@ pub(super) fn dtype(key: &str, value: &Literal) -> Result<Dtype, ScenarioError> 
         ScenarioError::key(
             key,
             format!("unknown dtype {value}; use float32, bfloat16 or float16"),
+        )
+    })
+}
+
+/// `auto` or a dtype: what a Hugging Face model's weights are loaded in.
+pub(super) fn weights_dtype(key: &str, value: &Literal) -> Result<WeightsDtype, ScenarioError> {
+    WeightsDtype::parse(&text(key, value)?).ok_or_else(|| {
+        ScenarioError::key(
+            key,
+            format!("unknown weights dtype {value}; use auto, float32, bfloat16 or float16"),
         )
     })
 }

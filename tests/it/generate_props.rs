@@ -39,7 +39,7 @@ fn llama_family(model_type: &'static str) -> Architecture {
         vocab_size: 32000,
         hidden: 256,
         layers: 4,
-        positions: Positions::Rotary { theta: 10_000.0 },
+        positions: Positions::rotary(10_000.0, 131_072),
         attention: Attention {
             heads,
             kv_heads,

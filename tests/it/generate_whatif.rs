@@ -129,11 +129,13 @@ fn gpt2_options_are_the_clis_own_estimates_in_ranking_order() {
 #[test]
 fn a_static_cache_and_returned_sequences_give_the_dynamic_cache_and_fewer_sequences() {
     let t = SiteTest::new();
+    // Weights in bfloat16 (GPT-2's own are float32): the dtype option is not the point here.
     let base = settings(&[
         ("prompt_tokens", "256"),
         ("max_new_tokens", "100"),
         ("num_return_sequences", "8"),
         ("kv_cache", "static"),
+        ("dtype", "bfloat16"),
     ]);
     assert_eq!(
         checked_kinds(&t, "gpt2", &base),

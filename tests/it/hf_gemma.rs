@@ -65,7 +65,7 @@ pub(crate) fn architecture(m: &Model) -> Architecture {
         vocab_size: m.vocab_size,
         hidden: m.hidden,
         layers: m.layers,
-        positions: Positions::Rotary { theta: 10_000.0 },
+        positions: Positions::rotary(10_000.0, 131_072),
         attention: Attention {
             heads: m.heads,
             kv_heads: m.kv_heads,

@@ -76,7 +76,7 @@ pub(crate) fn llama(config: &[(String, serde_json::Value)]) -> Architecture {
         vocab_size: int("vocab_size"),
         hidden: int("hidden_size"),
         layers: int("num_hidden_layers"),
-        positions: Positions::Rotary { theta: 500000.0 },
+        positions: Positions::rotary(500000.0, 131_072),
         attention: Attention {
             heads: int("num_attention_heads"),
             kv_heads: int("num_key_value_heads"),

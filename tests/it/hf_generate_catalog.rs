@@ -105,6 +105,8 @@ fn shape(config: &Map<String, Value>) -> Map<String, Value> {
     let mut c = config.clone();
     c.remove("num_hidden_layers");
     c.remove("model_type");
+    // The replays load the dtype each run names.
+    c.remove("torch_dtype");
     c
 }
 
@@ -205,10 +207,16 @@ fn every_llama_family_catalog_model_computes_generate_with_both_caches() {
     for m in catalog() {
         for cache in ["dynamic", "static"] {
             let v = generate_json(&t, &m.id, &[format!("kv_cache={cache}")]);
-            // The defaults: one 512-token prompt, 500 new tokens, bf16 weights. The cache ends
-            // holding 1011 tokens in every layer (no window is passed): 2·layers·kv_heads·
-            // head_dim·tokens·2 bytes, plus a static layer's or a sliding layer's 8-byte counter.
+            // The defaults: one 512-token prompt, 500 new tokens, the weights in the model's own
+            // dtype (from_pretrained's dtype="auto": the catalog's torch_dtype, float32 where it
+            // has none). The cache ends holding 1011 tokens in every layer (no window is
+            // passed): 2·layers·kv_heads·head_dim·tokens·e bytes, plus a static layer's or a
+            // sliding layer's 8-byte counter.
             let c = &m.config;
+            let e = match c.get("torch_dtype").and_then(Value::as_str) {
+                Some("bfloat16" | "float16") => 2,
+                _ => 4,
+            };
             let heads = c["num_attention_heads"].as_u64().unwrap();
             let head_dim = c
                 .get("head_dim")
@@ -218,7 +226,7 @@ fn every_llama_family_catalog_model_computes_generate_with_both_caches() {
             let layers = c["num_hidden_layers"].as_u64().unwrap();
             let windowed = c.get("sliding_window").is_some_and(|w| !w.is_null());
             let counter = if cache == "static" || windowed { 8 } else { 0 };
-            let expected = layers * (2 * kv_heads * head_dim * 1011 * 2 + counter);
+            let expected = layers * (2 * kv_heads * head_dim * 1011 * e + counter);
             assert_eq!(
                 u(&v, &["bytes", "kv_cache_at_end"]),
                 expected,
@@ -239,6 +247,7 @@ fn both_caches_compute_past_a_sliding_window() {
             format!("prompt_tokens={prompt}"),
             format!("kv_cache={cache}"),
             "max_new_tokens=47".to_owned(),
+            "weights_dtype=bfloat16".to_owned(),
         ];
         generate_json(&t, "phi-3-mini-4k", &sets)
     };

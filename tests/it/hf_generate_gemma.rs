@@ -113,6 +113,8 @@ fn a_catalog_gemma_generates_through_the_cli_and_its_solver_answers() {
         "--prompt_tokens=600",
         "--max_new_tokens=40",
         "--batch_size=2",
+        // The replay's bfloat16 (the catalog records no torch_dtype for it).
+        "--weights_dtype=bfloat16",
     ]);
     assert_eq!(v["bytes"]["kv_cache_at_end"], e.kv_cache_bytes);
     let prefill = v["bytes"]["prefill_peak"].as_u64().unwrap();

@@ -49,7 +49,7 @@ pub(crate) fn architecture(m: &Model) -> Architecture {
         vocab_size: m.vocab_size,
         hidden: m.hidden,
         layers: m.layers,
-        positions: Positions::Rotary { theta: 10_000.0 },
+        positions: Positions::rotary(10_000.0, 131_072),
         attention: Attention {
             heads: m.heads,
             kv_heads: m.kv_heads,
@@ -197,7 +197,11 @@ fn estimate_model_gives_the_replayed_peak_of_a_catalog_model_through_the_cli() {
     };
     for (args, name) in [
         (
-            vec!["--dtype=bfloat16", "--gradient_accumulation_steps=2"],
+            vec![
+                "--dtype=bfloat16",
+                "--weights_dtype=float32",
+                "--gradient_accumulation_steps=2",
+            ],
             "qwen2.5-0.5b-s512-b2-acc2-autocast-sdpa",
         ),
         (

@@ -519,7 +519,7 @@ fn measured_lora_peaks_are_the_estimate_plus_two_cublas_workspaces() {
             vocab_size: k.vocab_size,
             hidden: k.hidden_size,
             layers: k.num_hidden_layers,
-            positions: Positions::Rotary { theta: 500_000.0 },
+            positions: Positions::rotary(500_000.0, 131_072),
             attention: Attention {
                 heads: k.num_attention_heads,
                 kv_heads: k.num_key_value_heads,

@@ -254,7 +254,7 @@ fn a_moe_config_with_the_auxiliary_loss_or_router_jitter_is_refused_where_writte
 "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
 "num_key_value_heads": 8, "num_local_experts": 8, "num_experts_per_tok": 2,
 "vocab_size": 32000, "output_router_logits": false, "router_jitter_noise": 0.0,
-"sliding_window": null}
+"sliding_window": null, "torch_dtype": "bfloat16"}
 "#;
     t.file("mixtral/config.json", plain);
     let v = cli_in(&t, &["--model", "mixtral/config.json", "--gpu", "h200"]);

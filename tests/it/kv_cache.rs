@@ -76,7 +76,7 @@ fn architecture(g: &Generate) -> Architecture {
         vocab_size: int(c, "vocab_size", 0),
         hidden: int(c, "hidden_size", 0),
         layers: int(c, "num_hidden_layers", 0),
-        positions: Positions::Rotary { theta: 10000.0 },
+        positions: Positions::rotary(10000.0, 131_072),
         attention: Attention {
             heads,
             kv_heads,

@@ -322,7 +322,8 @@ fn estimate_help_names_the_model_flag_and_the_transformers_version() {
 }
 
 /// The Llama family's step model (`estimate/hf_llama/`) is reached from the CLI by its catalog
-/// id: Llama 3.1 8B under bf16 autocast keeps Trainer's float32 weights, 4 bytes for each of
+/// id: Llama 3.1 8B loaded in float32 (`weights_dtype`; its config's own is bfloat16) under bf16
+/// autocast keeps float32 weights, 4 bytes for each of
 /// the model card's 8,030,261,248 parameters (every one a multiple of the allocator's 512-byte
 /// block), plus the rotary embedding's `inv_freq` buffers, 4·head_dim = 512 bytes for a
 /// head_dim of 128 (`estimate/hf_llama/moments.rs`).
@@ -338,6 +339,7 @@ fn a_llama_family_model_is_estimated_from_the_cli() {
         "--batch_size=1",
         "--block_size=2048",
         "--dtype=bfloat16",
+        "--weights_dtype=float32",
         "--format",
         "json",
     ]);
@@ -345,6 +347,6 @@ fn a_llama_family_model_is_estimated_from_the_cli() {
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["model"]["family"], "llama");
     assert_eq!(v["params"]["total"], 8_030_261_248u64);
-    // float32 weights (Trainer's default): 4 bytes a parameter, and inv_freq's 512 bytes.
+    // float32 weights: 4 bytes a parameter, and inv_freq's 512 bytes.
     assert_eq!(v["bytes"]["weights"], 4 * 8_030_261_248u64 + 512);
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::support::{grouped, SiteTest};
 
-const SCENARIO: &str = "scenario:\n  model: qwen2.5-0.5b\n  batch_size: 4\n  gradient_accumulation_steps: 2\n  block_size: 1024\n  dtype: bfloat16\n  gpu: rtx-4090\nvariants:\n  - id: ckpt\n    label: LABEL\n    set: { grad_checkpoint: true }\n";
+const SCENARIO: &str = "scenario:\n  model: qwen2.5-0.5b\n  weights_dtype: float32\n  batch_size: 4\n  gradient_accumulation_steps: 2\n  block_size: 1024\n  dtype: bfloat16\n  gpu: rtx-4090\nvariants:\n  - id: ckpt\n    label: LABEL\n    set: { grad_checkpoint: true }\n";
 
 const BODY: &str = "Total: {{ bytes.total | int }}. Logits: {{ bytes.logits | int }}. Checkpointed: {{ variants.ckpt.bytes.total | int }}, {{ variants.ckpt.fits | verdict }}.\n\n{{ breakdown_table() }}\n\n{{ options_table() }}\n\n{{ chart(\"breakdown\") }}\n\n{{ chart(\"sweep\", over=\"batch_size\") }}\n";
 
@@ -32,6 +32,7 @@ fn cli(t: &SiteTest, args: &[&str]) -> Value {
         "--gradient_accumulation_steps=2",
         "--block_size=1024",
         "--dtype=bfloat16",
+        "--weights_dtype=float32",
         "--format",
         "json",
     ];
@@ -70,7 +71,9 @@ fn a_guide_naming_a_model_shows_that_models_estimate_and_what_ifs() {
         "{html}"
     );
     assert!(html.contains("Logits and loss"), "{html}");
-    assert!(!html.contains("‡"), "{html}");
+    // No nanoGPT code note: the one patch among the options is Liger's, and says so.
+    assert!(!html.contains("nanoGPT's train.py reads"), "{html}");
+    assert!(html.contains("‡ a patch to the model's code"), "{html}");
     assert!(
         html.contains("<svg") || html.contains("<picture>"),
         "{html}"
@@ -98,7 +101,7 @@ fn keys_a_model_lacks_are_refused_at_their_line() {
     );
     let r = t.build_err();
     assert!(r.stderr.contains("n_layer"), "{}", r.stderr);
-    assert!(r.stderr.contains("en.md:10"), "{}", r.stderr);
+    assert!(r.stderr.contains("en.md:11"), "{}", r.stderr);
     let t = SiteTest::new();
     guide(
         &t,
@@ -115,7 +118,7 @@ fn keys_a_model_lacks_are_refused_at_their_line() {
         &SCENARIO.replace("{ grad_checkpoint: true }", "{ n_embd: 512 }"),
     );
     let r = t.build_err();
-    assert!(r.stderr.contains("en.md:15"), "{}", r.stderr);
+    assert!(r.stderr.contains("en.md:16"), "{}", r.stderr);
 }
 
 #[test]
@@ -149,8 +152,16 @@ fn the_bundled_qwen_guide_shows_the_losss_twelve_bytes_per_logit_in_every_langua
         .unwrap();
         assert!(html.contains(base_text), "{lang}: {base_text}");
         assert!(html.contains(micro1_text), "{lang}: {micro1_text}");
-        // The what-ifs are the model's own: Trainer settings, no nanoGPT code notes.
+        // The what-ifs are the model's own: Trainer settings, no nanoGPT code notes; the one
+        // patch, Liger's fused cross-entropy, is marked as one.
         assert!(html.contains("gradient_checkpointing=True"), "{lang}");
-        assert!(!html.contains("‡"), "{lang}");
+        assert!(html.contains("_apply_liger_kernel_to_instance"), "{lang}");
+        for nanogpt in [
+            "nanoGPT's train.py reads",
+            "no es un ajuste que lea train.py",
+            "不是 nanoGPT 的 train.py 读取的设置",
+        ] {
+            assert!(!html.contains(nanogpt), "{lang}");
+        }
     }
 }

@@ -180,12 +180,14 @@ fn model_what_ifs_read_as_trainer_settings_in_every_language() {
 fn a_llama_family_what_if_changes_the_terms_it_should_by_independent_arithmetic() {
     let t = SiteTest::new();
     // Qwen2.5-0.5B: 494,032,768 parameters in 290 tensors, head_dim 64, vocabulary 151,936;
-    // bf16 autocast over float32 weights, 8 × 1024 tokens on an RTX 4090.
+    // bf16 autocast over float32 weights (loaded so: its own are bfloat16), 8 × 1024 tokens on
+    // an RTX 4090.
     let base = strings(&[
         "--gpu=rtx-4090",
         "--batch_size=8",
         "--block_size=1024",
         "--dtype=bfloat16",
+        "--weights_dtype=float32",
     ]);
     let v = json(&t, "qwen2.5-0.5b", &base);
     let (p, tensors, head_dim, vocab) = (494_032_768u64, 290u64, 64u64, 151_936u64);
@@ -216,6 +218,18 @@ fn a_llama_family_what_if_changes_the_terms_it_should_by_independent_arithmetic(
         let s = &o["scenario"];
         let b = s["batch_size"].as_u64().unwrap();
         let seq = s["block_size"].as_u64().unwrap();
+        if o["kind"] == "fused_cross_entropy" {
+            // Liger's chunks, at its forward: grad_input (4·s·b·h), loss_1d and the label mask
+            // (5·s·b), one chunk's bf16 logits (⌈151936 / 896⌉ = 170, ⌈8192 / 170⌉ = 49 → 64
+            // tokens), the chunk's bf16 cast (2·64·h) and the transposed head's (2·V·h).
+            assert_eq!(e["train_peak_moment"], "loss_forward", "{o}");
+            let (sb, h) = (b * seq, 896);
+            let want = 4 * sb * h + 5 * sb + 64 * vocab * 2 + 64 * h * 2 + vocab * h * 2;
+            assert_eq!(e["bytes"]["logits"], want, "{o}");
+            assert_eq!(e["bytes"]["logits_tensor"], 64 * vocab * 2, "{o}");
+            assert_eq!(o["changes_training"], false);
+            continue;
+        }
         // The loss keeps 12 bytes per logit whatever the option.
         assert_eq!(e["bytes"]["logits"], 12 * b * seq * vocab, "{o}");
         if o["kind"] == "pure_bf16" {
@@ -252,6 +266,8 @@ fn when_no_single_change_fits_the_least_invasive_combination_is_offered() {
             "--batch_size=8",
             "--block_size=1024",
             "--dtype=bfloat16",
+            // Loaded in float32 under bf16 autocast (Qwen2.5's own weights are bfloat16).
+            "--weights_dtype=float32",
         ])
     };
     let changes = |o: &Value| -> Vec<String> {
@@ -284,7 +300,10 @@ fn when_no_single_change_fits_the_least_invasive_combination_is_offered() {
     assert_eq!(w[at]["verdict"], "fits");
     assert_eq!(w[at]["changes_training"], false);
     assert!(w[..at].iter().all(|o| o["changes_training"] == false));
-    assert!(w[at + 1..].iter().all(|o| o["changes_training"] == true));
+    // After it, what changes training, and Liger's patch (which does not, but is a patch).
+    assert!(w[at + 1..]
+        .iter()
+        .all(|o| o["changes_training"] == true || o["kind"] == "fused_cross_entropy"));
     // 12 GB: nothing that keeps training as it is fits (the CLI's own estimates of each such
     // combination at micro-batch 1), so the combination is micro-batch 1 with bf16 weights.
     let base = run("rtx-3060-12gb");
@@ -306,7 +325,7 @@ fn when_no_single_change_fits_the_least_invasive_combination_is_offered() {
         [
             "batch_size=1",
             "gradient_accumulation_steps=8",
-            "pure_bf16=True"
+            "weights_dtype=bfloat16"
         ]
     );
     assert_eq!(last["verdict"], "fits");

@@ -63,6 +63,7 @@ fn every_key_is_set_by_yaml_python_and_overrides_alike() {
         match name {
             "dropout" => "0.1",
             "dtype" => "'float16'",
+            "weights_dtype" => "'bfloat16'",
             "optimizer" => "'sgd'",
             "sharding" => "'zero1'",
             "init_from" => "'gpt2'",
@@ -211,6 +212,7 @@ fn other_values(kind: Kind) -> Vec<Literal> {
         Kind::Bool => vec![Literal::Bool(true), Literal::Bool(false)],
         Kind::Probability => vec![Literal::Float(0.5)],
         Kind::Dtype => vec![text("float16"), text("float32")],
+        Kind::WeightsDtype => vec![text("bfloat16"), text("float32")],
         Kind::Optimizer => vec![text("sgd")],
         Kind::QuantType => vec![text("nf4")],
         Kind::Sharding => vec![text("zero1")],
@@ -252,7 +254,11 @@ fn a_key_outside_a_familys_column_changes_nothing_in_its_estimate() {
         assert!(names.contains(&shape), "{shape} is nanoGPT's: {names:?}");
     }
     for k in outside {
-        assert_eq!(k.families, Families::NANOGPT, "{}", k.name);
+        assert!(
+            [Families::NANOGPT, Families::LIGER].contains(&k.families),
+            "{}",
+            k.name
+        );
         let changed = other_values(k.kind).into_iter().find_map(|v| {
             let mut s = base.clone();
             let set = s.set(k.name, v).is_ok() && k.value(&s) != k.value(&base);
@@ -321,10 +327,18 @@ fn a_key_outside_the_models_family_is_refused_at_its_line() {
     assert_eq!(r.code, 1, "{}", r.stdout);
     for (i, k) in outside.iter().enumerate() {
         let at = format!("s.yaml:{}:1", i + 2);
-        let says = format!(
-            "`{}` is a key of nanoGPT's train.py, and model = gpt2 is Hugging Face's GPT-2",
-            k.name
-        );
+        let says = if k.families == Families::NANOGPT {
+            format!(
+                "`{}` is a key of nanoGPT's train.py, and model = gpt2 is Hugging Face's GPT-2",
+                k.name
+            )
+        } else {
+            format!(
+                "`{}` applies to a Llama-family model, a Gemma 2 model, a Gemma 3 model, a \
+                 mixture-of-experts model only, and model = gpt2 is Hugging Face's GPT-2",
+                k.name
+            )
+        };
         assert!(
             r.stderr.contains(&at) && r.stderr.contains(&says),
             "{at} {says}:\n{}",

@@ -145,9 +145,11 @@ fn hugging_face_generate_on_gpt2_through_the_cli() {
     );
     assert_eq!(v["phase"], "generate");
     assert_eq!(v["model"]["id"], "gpt2");
-    // 2 × 12 layers × 12 heads × 64 × (512 + 256 − 1) tokens × 2 bytes × 8 sequences.
-    assert_eq!(v["bytes"]["kv_cache"], 2 * 12 * 12 * 64 * 767 * 2 * 8);
-    assert_eq!(v["bytes"]["weights"], 124_439_808u64 * 2);
+    // The weights in GPT-2's own dtype (its config.json names none: float32, said in a note):
+    // 2 × 12 layers × 12 heads × 64 × (512 + 256 − 1) tokens × 4 bytes × 8 sequences.
+    assert_eq!(v["dtype"], "float32");
+    assert_eq!(v["bytes"]["kv_cache"], 2 * 12 * 12 * 64 * 767 * 4 * 8);
+    assert_eq!(v["bytes"]["weights"], 124_439_808u64 * 4);
     let prefill = v["bytes"]["prefill_peak"].as_u64().unwrap();
     assert!(prefill > v["bytes"]["weights"].as_u64().unwrap());
     assert_eq!(v["generation"]["cache"]["kind"], "dynamic");
@@ -282,7 +284,8 @@ fn a_llama_with_grouped_heads_generates_with_a_dynamic_and_a_static_cache() {
 fn a_sliding_window_does_not_bound_the_longest_context() {
     let t = SiteTest::new();
     // Phi-3 mini 4k: every layer slides over 2047 tokens; an H100 holds far more, with either
-    // cache: the card, not the window, is the limit.
+    // cache: the window is no limit. Its 4096 positions (max_position_embeddings) are: the
+    // answer is 4096 + 1 tokens (the last new token is never fed), the card's own bound beyond.
     for cache in ["dynamic", "static"] {
         let c = format!("--kv_cache={cache}");
         let args = [
@@ -298,9 +301,12 @@ fn a_sliding_window_does_not_bound_the_longest_context() {
             "max_context",
         ];
         let v = run_json(&t, &args);
-        assert_eq!(v["solve"]["limited_by"], "memory", "{cache}");
+        assert_eq!(v["solve"]["limited_by"], "positions", "{cache}");
+        assert_eq!(v["solve"]["max_context"], 4097, "{cache}");
+        assert_eq!(v["solve"]["prompt_tokens"], 4097 - 47, "{cache}");
+        assert_eq!(v["solve"]["position_limit"], 4096, "{cache}");
         assert!(
-            v["solve"]["max_context"].as_u64().unwrap() > 2047,
+            v["solve"]["memory_max_context"].as_u64().unwrap() > 4097,
             "{cache}"
         );
     }

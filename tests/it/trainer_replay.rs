@@ -43,6 +43,9 @@ pub(crate) struct Run<M> {
     pub(crate) dtype: String,
     pub(crate) attn_implementation: String,
     pub(crate) grad_checkpoint: bool,
+    /// Liger's fused linear cross-entropy patched in (`replay_fused_ce.py`).
+    #[serde(default)]
+    pub(crate) fused_cross_entropy: bool,
 }
 
 /// Reads `tests/data/<file>` and checks the pinned versions.
@@ -71,6 +74,7 @@ pub(crate) fn scenario<M>(r: &Run<M>) -> Scenario {
         flash: r.attn_implementation == "sdpa",
         dropout: 0.0,
         grad_checkpoint: r.grad_checkpoint,
+        fused_linear_cross_entropy: r.fused_cross_entropy,
         compile: false,
         ..Scenario::default()
     }

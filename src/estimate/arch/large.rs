@@ -100,17 +100,19 @@ pub fn large_tensors(a: &Architecture, s: &Scenario) -> Vec<LargeTensor> {
         a.hidden,
     );
     let bt = b.saturating_mul(t);
-    let half = match s.dtype {
+    let tensor = |d: Dtype| match d {
         Dtype::Float32 => TensorDtype::Float32,
         Dtype::Bfloat16 => TensorDtype::Bfloat16,
         Dtype::Float16 => TensorDtype::Float16,
     };
-    let param = if s.pure_bf16 {
-        TensorDtype::Bfloat16
+    // 16-bit weights compute in their own dtype; float32 ones in autocast's.
+    let param = tensor(s.weights());
+    let autocast = s.dtype != Dtype::Float32 && !s.half_weights();
+    let half = if s.half_weights() {
+        param
     } else {
-        TensorDtype::Float32
+        tensor(s.dtype)
     };
-    let autocast = s.dtype != Dtype::Float32 && !s.pure_bf16;
     let hf = matches!(a.family, Family::HfGpt2 | Family::Llama | Family::Moe);
     let mut out = Vec::new();
     let mut push = |name, shape: Vec<u64>, dtype, phases| {

@@ -30,6 +30,7 @@
 mod families;
 mod large;
 mod params;
+mod positions;
 
 use std::borrow::Cow;
 
@@ -39,6 +40,7 @@ use super::error::ScenarioError;
 
 pub use large::{large_tensors, LargeTensor, TensorDtype, TensorPhase};
 pub use params::{ParamKind, ParamTensor, Shape};
+pub use positions::{PastLimit, PositionLimit, PositionSource, Positions, RopeScaling};
 
 /// Whose modeling code builds and runs the model: the code decides which tensors a training
 /// step saves, so two families of the same shape can need different memory.
@@ -89,24 +91,6 @@ impl Family {
                 | Family::Gemma3
         )
     }
-}
-
-/// Where a token's position enters the model.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Positions {
-    /// A learned table of `max_positions × hidden` added to the token embedding (GPT-2's
-    /// `wpe`; nanoGPT sizes it by `block_size`, transformers by `n_positions`).
-    Learned {
-        /// Rows of the table.
-        max_positions: u64,
-    },
-    /// Rotary embeddings applied to queries and keys: no parameters; the cos/sin tables are
-    /// computed per forward (`rope_theta`).
-    Rotary {
-        /// The base of the rotary frequencies.
-        theta: f64,
-    },
 }
 
 /// A normalization layer's kind and parameters.
@@ -338,6 +322,19 @@ impl Architecture {
             self.name,
             HF_TRANSFORMERS,
         )))
+    }
+
+    /// The longest sequence the model's positions allow, where it comes from and what its code
+    /// does past it (`positions.rs`).
+    pub fn position_limit(&self) -> PositionLimit {
+        positions::limit(self.positions, self.family == Family::Nanochat)
+    }
+
+    /// The position bound, when a context of `tokens` (prompt plus new) passes it and the code
+    /// runs on (transformers' warning); `None` within it, or where the code fails past it.
+    pub fn runs_past_positions(&self, tokens: u64) -> Option<PositionLimit> {
+        let limit = self.position_limit();
+        (limit.past == PastLimit::Warns && limit.exceeded_by(tokens)).then_some(limit)
     }
 
     /// Whether this is nanoGPT's model (whose shape a scenario's own keys give).

@@ -24,7 +24,7 @@ fn llama(
         vocab_size,
         hidden,
         layers,
-        positions: Positions::Rotary { theta: 10000.0 },
+        positions: Positions::rotary(10000.0, 131_072),
         attention: Attention {
             heads,
             kv_heads,

@@ -62,7 +62,11 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
         "gradient checkpointing is replayed with eager attention only (set flash: false): \
          under checkpointing transformers passes SDPA an explicit mask",
     );
-    r.not(s.pure_bf16, "pure_bf16", "the replay loads float32 weights");
+    r.not(
+        s.half_weights(),
+        "weights_dtype",
+        "the replay loads float32 weights (weights_dtype: float32)",
+    );
     if let Positions::Learned { max_positions } = a.positions {
         r.not(
             s.block_size > max_positions,

@@ -20,6 +20,7 @@
 //! optimizers, more than one GPU, nanoGPT's frozen-embeddings patch,
 //! sliding-window attention reaching the window, gradient checkpointing of multi-query SDPA.
 
+mod fused_ce;
 mod lora;
 pub(crate) mod moments;
 pub(crate) mod saves;
@@ -126,6 +127,7 @@ pub(crate) fn step(
             tokens,
             block_params,
         },
+        fused: run.fused_linear_cross_entropy,
     };
     let (train, moment) = step.peak();
     step.t.optimizer = N::ZERO;

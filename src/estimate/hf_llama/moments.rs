@@ -18,6 +18,8 @@ pub(crate) struct LlamaStep {
     pub(crate) r: LlamaRun,
     /// What every moment shares.
     pub(crate) t: StepTotals,
+    /// Liger's fused linear cross-entropy in place of the head and loss (`fused_ce.rs`).
+    pub(crate) fused: bool,
 }
 
 /// Which moment of a recomputed (checkpointed) block's backward.
@@ -120,8 +122,12 @@ impl LlamaStep {
     /// the norm's weight.
     pub(crate) fn final_norm_backward(&self) -> Components {
         let r = &self.r;
+        // Liger's grad_weight of an untied head is added to `.grad` before the norm's backward
+        // when accumulating (it is `.grad` itself otherwise).
         let head = if r.tied {
             r.vh * if r.autocast { FP32 } else { r.w }
+        } else if self.fused && self.t.accumulating {
+            N::ZERO
         } else {
             r.vh * r.w
         };
@@ -246,14 +252,22 @@ impl LlamaStep {
 
     /// The largest candidate and its moment (the loss's backward wins ties).
     pub(crate) fn peak(&self) -> (Components, TrainMoment) {
-        let mut best = (self.loss_backward(), TrainMoment::LossBackward);
+        let mut best = if self.fused {
+            (self.fused_forward(), TrainMoment::LossForward)
+        } else {
+            (self.loss_backward(), TrainMoment::LossBackward)
+        };
         let mut consider = |c: Components, m: TrainMoment| {
             if c.sum() > best.0.sum() {
                 best = (c, m);
             }
         };
-        consider(self.loss_forward(), TrainMoment::LossForward);
-        consider(self.head_backward(), TrainMoment::HeadBackward);
+        if !self.fused {
+            consider(self.loss_forward(), TrainMoment::LossForward);
+            consider(self.head_backward(), TrainMoment::HeadBackward);
+        } else if !self.t.checkpointed && self.r.experts.is_none() {
+            consider(self.last_mlp_backward(), TrainMoment::MlpBackward);
+        }
         consider(self.backward_end(), TrainMoment::BackwardEnd);
         consider(self.final_norm_backward(), TrainMoment::HeadBackward);
         if !self.r.sdpa && !self.t.checkpointed {

@@ -97,7 +97,7 @@ impl GptConfig {
             vocab_size: self.vocab_size,
             hidden: h,
             layers: self.n_layer,
-            positions: Positions::Rotary { theta: 100_000.0 },
+            positions: Positions::rotary(100_000.0, self.sequence_len.saturating_mul(10)),
             attention: Attention {
                 heads,
                 kv_heads: self.n_kv_head.max(1),

@@ -171,7 +171,7 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
          other)",
     );
     not(
-        s.pure_bf16,
+        s.half_weights(),
         "pure_bf16",
         "nanochat keeps float32 master weights for its matrices and head (only wte and the \
          value embeddings are stored in COMPUTE_DTYPE)",

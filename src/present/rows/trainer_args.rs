@@ -5,14 +5,16 @@ use super::config_line;
 use crate::estimate::Change;
 
 /// A change of a Hugging Face model's run as the argument that makes it: `from_pretrained`'s
-/// (`torch_dtype=torch.bfloat16`, `attn_implementation="sdpa"`) or `TrainingArguments`'
+/// (transformers 5's `dtype=torch.bfloat16`, `attn_implementation="sdpa"`) or `TrainingArguments`'
 /// (`per_device_train_batch_size=2`, `gradient_checkpointing=True`, `bf16=True`); the sequence
 /// length as TRL's `SFTConfig(max_length=…)`. Other keys as config lines.
 pub(crate) fn model_setting(c: &Change) -> String {
     let v = c.value.as_str();
     match c.key.as_str() {
-        "pure_bf16" if v == "True" => "torch_dtype=torch.bfloat16".to_owned(),
-        "pure_bf16" => "torch_dtype=torch.float32".to_owned(),
+        "pure_bf16" if v == "True" => "dtype=torch.bfloat16".to_owned(),
+        "pure_bf16" => "dtype=torch.float32".to_owned(),
+        "weights_dtype" if v == "auto" => "dtype=\"auto\"".to_owned(),
+        "weights_dtype" => format!("dtype=torch.{v}"),
         "flash" if v == "True" => "attn_implementation=\"sdpa\"".to_owned(),
         "flash" => "attn_implementation=\"eager\"".to_owned(),
         "batch_size" => format!("per_device_train_batch_size={v}"),
@@ -42,13 +44,19 @@ pub(crate) fn model_setting(c: &Change) -> String {
             format!("target_modules=[{}]", names.join(", "))
         }
         "lora_dropout" => format!("lora_dropout={v}"),
+        // Liger Kernel's patch, its loss alone (what vramdoc models), after from_pretrained.
+        "fused_linear_cross_entropy" if v == "True" => {
+            "_apply_liger_kernel_to_instance(model=model, \
+             fused_linear_cross_entropy=True, rope=False, rms_norm=False, swiglu=False)"
+                .to_owned()
+        }
         _ => config_line(c),
     }
 }
 
 /// Whether a model's change is an argument of `from_pretrained` (not of `TrainingArguments`).
 pub(crate) fn loads_model(c: &Change) -> bool {
-    matches!(c.key.as_str(), "pure_bf16" | "flash")
+    matches!(c.key.as_str(), "pure_bf16" | "weights_dtype" | "flash")
         || c.key.starts_with("bnb_4bit_")
         || c.key.starts_with("load_in_")
 }

@@ -39,6 +39,10 @@ pub(crate) struct ModelSource {
     pub(crate) published: String,
     /// Where that figure is published.
     pub(crate) published_source: String,
+    /// Where the `config.json`'s `torch_dtype` (`config:`), and any alias's that differs
+    /// (`alias_dtypes`), were read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) dtype_source: Option<String>,
 }
 
 /// One catalog entry.
@@ -54,6 +58,12 @@ struct RawEntry {
     params: u64,
     published: String,
     published_source: String,
+    #[serde(default)]
+    dtype_source: Option<String>,
+    /// Aliases whose `config.json` names another `torch_dtype` than the repository's (Gemma 2's
+    /// base checkpoints are float32, its `-it` ones bfloat16).
+    #[serde(default)]
+    alias_dtypes: std::collections::BTreeMap<String, String>,
     /// Read from the positioned document by [`ModelEntry::read`]; required here.
     #[allow(dead_code)]
     config: yaml_serde::Value,
@@ -66,6 +76,8 @@ pub(crate) struct ModelEntry {
     pub(crate) id: String,
     /// Where its facts come from.
     pub(crate) source: ModelSource,
+    /// The `torch_dtype` of the aliases whose config differs from the repository's.
+    pub(crate) alias_dtypes: Vec<(String, crate::estimate::Dtype)>,
     /// Which file and which item of its `models:` list.
     file: usize,
     index: usize,
@@ -109,8 +121,18 @@ fn load() -> Result<Catalog, String> {
                     raw.id
                 ));
             }
+            let mut alias_dtypes = Vec::new();
+            for (alias, d) in &raw.alias_dtypes {
+                let dtype = crate::estimate::Dtype::parse(d)
+                    .filter(|_| raw.aliases.contains(alias))
+                    .ok_or_else(|| {
+                        format!("data/models/{name}: {}: alias_dtypes {alias}: {d}", raw.id)
+                    })?;
+                alias_dtypes.push((alias.clone(), dtype));
+            }
             entries.push(ModelEntry {
                 id: raw.id,
+                alias_dtypes,
                 source: ModelSource {
                     repo: raw.repo,
                     aliases: raw.aliases,
@@ -119,6 +141,7 @@ fn load() -> Result<Catalog, String> {
                     params: raw.params,
                     published: raw.published,
                     published_source: raw.published_source,
+                    dtype_source: raw.dtype_source,
                 },
                 file: files.len(),
                 index,
@@ -192,6 +215,17 @@ fn distance(a: &str, b: &str) -> usize {
 }
 
 impl ModelEntry {
+    /// The `torch_dtype` of the alias `name` names (as [`find`] compares names), where the entry
+    /// records that alias's config as differing from the repository's.
+    pub(crate) fn alias_dtype(&self, name: &str) -> Option<crate::estimate::Dtype> {
+        let want = name.trim().trim_end_matches('/').to_ascii_lowercase();
+        self.alias_dtypes.iter().find_map(|(alias, d)| {
+            let alias = alias.to_ascii_lowercase();
+            let short = alias.rsplit('/').next().unwrap_or(&alias);
+            (alias == want || short == want).then_some(*d)
+        })
+    }
+
     /// The entry's model, read from its `config:` facts as a `config.json` is read; an error
     /// names the catalog file and line (a defect of the bundled data).
     pub(crate) fn read(&self) -> Result<ReadModel, String> {

@@ -11,6 +11,7 @@ use crate::estimate::arch::{
     Activation, Architecture, Attention, Embeddings, Family, FeedForward, MixtureOfExperts, Mlp,
     Norm, NormPlacement, Positions, SlidingWindow, Span,
 };
+use crate::estimate::Dtype;
 
 /// The `model_type`s vramdoc reads, and the family each is: transformers' `model_type`, and
 /// `nanochat` for nanochat's own `GPTConfig` (catalog entries).
@@ -38,6 +39,9 @@ pub(crate) struct ReadModel {
     /// The dropout probability its config trains with, where the family's estimate reads one
     /// (GPT-2's `resid_pdrop`, `embd_pdrop` and `attn_pdrop`, which must agree).
     pub(crate) dropout: Option<f64>,
+    /// The config's own dtype, which `from_pretrained(dtype="auto")` loads the weights in, and
+    /// the key that gave it (`dtype`, or `torch_dtype` as configs before transformers 5 write it).
+    pub(crate) torch_dtype: Option<(Dtype, &'static str)>,
 }
 
 /// Reads the model the facts describe, naming it `name`; `None` when any fact is wrong (the
@@ -74,6 +78,7 @@ pub(crate) fn read(f: &mut Facts<'_>, name: String) -> Option<ReadModel> {
         _ => (llama(f, &model_type), None),
     };
     architecture.name = Cow::Owned(name);
+    let torch_dtype = config_dtype(f);
     if f.errors.len() > before {
         return None;
     }
@@ -88,7 +93,29 @@ pub(crate) fn read(f: &mut Facts<'_>, name: String) -> Option<ReadModel> {
         architecture,
         model_type,
         dropout,
+        torch_dtype,
     })
+}
+
+/// The config's `dtype` (transformers 5's key, which `PreTrainedConfig` prefers) or
+/// `torch_dtype`, with the key read; a dtype vramdoc does not model is refused at its line.
+fn config_dtype(f: &mut Facts<'_>) -> Option<(Dtype, &'static str)> {
+    let key = ["dtype", "torch_dtype"]
+        .into_iter()
+        .find(|k| f.get(k).is_some())?;
+    let text = f.text_or(key, "");
+    let dtype = Dtype::parse(text.strip_prefix("torch.").unwrap_or(&text));
+    if dtype.is_none() && !text.is_empty() {
+        f.error(
+            Some(key),
+            format!(
+                "{key} \"{}\": vramdoc models weights loaded in float32, bfloat16 or float16",
+                crate::terminal::visible_line(&text)
+            ),
+            "give the model's own config.json (its torch_dtype is float32, bfloat16 or float16)",
+        );
+    }
+    dtype.map(|d| (d, key))
 }
 
 /// The modelled `model_type`s, comma-separated.
@@ -190,7 +217,7 @@ struct ConfigShape {
     layers: u64,
     attention: Attention,
     vocab: u64,
-    theta: f64,
+    positions: Positions,
     tied: bool,
 }
 
@@ -204,7 +231,8 @@ fn shape(f: &mut Facts<'_>, head_dim_default: Option<u64>, tied_default: bool) -
         head_dim_default.unwrap_or_else(|| (hidden / heads).max(1)),
     );
     let vocab = f.count("vocab_size");
-    let theta = f.number("rope_theta").unwrap_or(10000.0);
+    let model_type = f.text_or("model_type", "");
+    let positions = super::rope::positions(f, &model_type);
     let tied = f.flag_or("tie_word_embeddings", tied_default);
     ConfigShape {
         hidden,
@@ -221,7 +249,7 @@ fn shape(f: &mut Facts<'_>, head_dim_default: Option<u64>, tied_default: bool) -
             sliding_window: None,
         },
         vocab,
-        theta,
+        positions,
         tied,
     }
 }
@@ -245,7 +273,7 @@ fn decoder(family: Family, s: ConfigShape, mlp: Mlp) -> Architecture {
         vocab_size: s.vocab,
         hidden: s.hidden,
         layers: s.layers,
-        positions: Positions::Rotary { theta: s.theta },
+        positions: s.positions,
         attention: s.attention,
         mlp,
         norm: Norm::RmsNorm,

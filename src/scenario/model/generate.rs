@@ -1,6 +1,7 @@
 //! A model's generate phase (`phase = generate` with `model`): Hugging Face `generate`'s
 //! settings read from the inputs (`prompt_tokens`, `max_new_tokens`, `num_return_sequences`,
-//! `kv_cache`, and the scenario's `batch_size` and `dtype`), with the defaults said in a note.
+//! `kv_cache`, and the scenario's `batch_size` and `dtype`, the weights'), with the defaults
+//! said in a note.
 
 use super::Model;
 use crate::diagnostics::Diagnostic;
@@ -9,22 +10,16 @@ use crate::estimate::kv_cache::CacheKind;
 use crate::estimate::{Generation, Literal, Scenario};
 use crate::scenario::pyconfig::Session;
 
-/// The keys the generate phase defaults when no input set them: one prompt, weights in
-/// bfloat16 (`from_pretrained(..., dtype=torch.bfloat16)`), eager execution; for Gemma 2 eager
-/// attention, which `from_pretrained` picks (transformers has no SDPA for its softcapping).
+/// The keys the generate phase defaults when no input set them: one prompt, eager execution;
+/// for Gemma 2 eager attention, which `from_pretrained` picks (transformers has no SDPA for its
+/// softcapping). The weights' dtype (`dtype`) is `weights_dtype`'s ([`super::weights`]): the
+/// model's own, as `from_pretrained(dtype="auto")` loads it.
 pub(super) fn defaults(
     session: &mut Session<'_>,
     scenario: &mut Scenario,
     model: &Model,
 ) -> Result<Vec<String>, Diagnostic> {
-    let mut defaults = vec![
-        ("batch_size", Literal::Int(1), "one prompt (--batch_size)"),
-        (
-            "dtype",
-            Literal::Str("bfloat16".to_owned()),
-            "weights in bfloat16 (--dtype=float32 or float16 otherwise)",
-        ),
-    ];
+    let mut defaults = vec![("batch_size", Literal::Int(1), "one prompt (--batch_size)")];
     if model.architecture.family == Family::Gemma2 {
         defaults.push((
             "flash",

@@ -8,11 +8,14 @@
 //! own settings, each at the line that set it, naming both), and gives the keys no input set
 //! `Trainer`'s defaults instead of train.py's, with a note saying which.
 
+mod batches;
 mod catalog;
 mod config;
 mod facts;
 mod generate;
 mod qlora;
+mod rope;
+pub(crate) mod weights;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,6 +42,8 @@ pub(crate) struct Model {
     pub(crate) info: ModelInfo,
     /// The dropout its config trains with, where the family's estimate reads one.
     dropout: Option<f64>,
+    /// What `from_pretrained(dtype="auto")` loads its weights in, where known.
+    pub(crate) loaded: Option<weights::LoadDtype>,
 }
 
 impl Model {
@@ -58,6 +63,7 @@ impl Model {
             },
             architecture,
             dropout: None,
+            loaded: None,
         }
     }
 }
@@ -129,27 +135,42 @@ pub(crate) fn settle(
     let model = resolve(&value, origin.as_ref())?;
     let mut errors = Vec::new();
     let family = model.architecture.family;
-    for key in KEYS.iter().filter(|k| !k.families.contains(family)) {
-        let key = key.name;
-        if let Some(at) = session.origins.get(key) {
+    for row in KEYS.iter().filter(|k| !k.families.contains(family)) {
+        let key = row.name;
+        let Some(at) = session.origins.get(key) else {
+            continue;
+        };
+        if !row.families.contains(Family::NanoGpt) {
+            // A key of other Hugging Face families (Liger's fused cross-entropy).
+            let families: Vec<&str> = row.families.iter().map(family_name).collect();
             errors.push(
                 at.error(&format!(
-                    "`{key}` is a key of nanoGPT's train.py, and model = {value} is {} ({}), which {}: vramdoc does not mix the two",
-                    family_name(model.architecture.family),
-                    model.info.model_type,
-                    if matches!(key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
-                        "takes its shape from its own config"
-                    } else if family == Family::Nanochat {
-                        "trains as its own base_train.py step, without train.py's settings and patches"
-                    } else {
-                        "trains as a Trainer step, without train.py's settings and patches"
-                    }
+                    "`{key}` applies to {} only, and model = {value} is {} ({})",
+                    families.join(", "),
+                    family_name(family),
+                    model.info.model_type
                 ))
-                .with_help(format!(
-                    "remove `{key}` to estimate {value}, or remove `model` to estimate nanoGPT's model"
-                )),
+                .with_help(format!("remove `{key}` to estimate {value}")),
             );
+            continue;
         }
+        errors.push(
+            at.error(&format!(
+                "`{key}` is a key of nanoGPT's train.py, and model = {value} is {} ({}), which {}: vramdoc does not mix the two",
+                family_name(model.architecture.family),
+                model.info.model_type,
+                if matches!(key, "n_layer" | "n_head" | "n_embd" | "vocab_size" | "bias") {
+                    "takes its shape from its own config"
+                } else if family == Family::Nanochat {
+                    "trains as its own base_train.py step, without train.py's settings and patches"
+                } else {
+                    "trains as a Trainer step, without train.py's settings and patches"
+                }
+            ))
+            .with_help(format!(
+                "remove `{key}` to estimate {value}, or remove `model` to estimate nanoGPT's model"
+            )),
+        );
     }
     if !errors.is_empty() {
         return Err(errors);
@@ -160,8 +181,10 @@ pub(crate) fn settle(
         let qlora = qlora::defaults(session, scenario, &model).map_err(|e| vec![e])?;
         let mut notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
         notes.extend(qlora);
+        notes.extend(batches::note(&model));
         notes
     };
+    notes.extend(weights::settle(session, scenario, &model).map_err(|e| vec![e])?);
     notes.extend(lora_targets(session, scenario, &model).map_err(|e| vec![e])?);
     Ok((model, notes))
 }
@@ -382,7 +405,7 @@ pub(crate) fn resolve(value: &str, origin: Option<&ValueOrigin>) -> Result<Model
 fn lookup(value: &str, at: impl Fn(&str) -> Diagnostic) -> Result<Model, Diagnostic> {
     match catalog::find(value) {
         Err(defect) => Err(at(&format!("the bundled model catalog is invalid: {defect}"))),
-        Ok(Some(entry)) => model_of(entry).map_err(|m| at(&m)),
+        Ok(Some(entry)) => model_of(entry, value).map_err(|m| at(&m)),
         Ok(None) if looks_like_path(value) => Err(at(&format!(
             "no config.json at {value}, and it is no id of vramdoc's model catalog"
         ))
@@ -411,8 +434,9 @@ fn lookup(value: &str, at: impl Fn(&str) -> Diagnostic) -> Result<Model, Diagnos
     }
 }
 
-/// The catalog entry's model, or why the bundled catalog cannot give it.
-fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
+/// The catalog entry's model (found by the name `value`: an alias may load another dtype), or
+/// why the bundled catalog cannot give it.
+fn model_of(entry: &catalog::ModelEntry, value: &str) -> Result<Model, String> {
     let read = entry
         .read()
         .map_err(|defect| format!("the bundled model catalog is invalid: {defect}"))?;
@@ -427,6 +451,7 @@ fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
             nanochat: nanochat_commit(read.architecture.family),
             source: Some(entry.source.clone()),
         },
+        loaded: weights::loaded(read.torch_dtype, entry, value),
         architecture: read.architecture,
         dropout: read.dropout,
     })
@@ -436,7 +461,7 @@ fn model_of(entry: &catalog::ModelEntry) -> Result<Model, String> {
 /// catalog only, so that a site builds the same on every machine; the error lists the ids.
 pub(crate) fn from_catalog(value: &str) -> Result<Model, String> {
     if let Some(entry) = catalog::find(value)? {
-        return model_of(entry);
+        return model_of(entry, value);
     }
     let near = catalog::closest(value);
     let mean = if near.is_empty() {
@@ -556,6 +581,10 @@ fn read_config_file(path: &Path) -> Result<Model, Vec<Diagnostic>> {
                 nanochat: nanochat_commit(read.architecture.family),
                 source: None,
             },
+            loaded: read.torch_dtype.map(|(dtype, key)| weights::LoadDtype {
+                dtype,
+                why: format!("{}'s {key}", path.display()),
+            }),
             architecture: read.architecture,
             dropout: read.dropout,
         }),

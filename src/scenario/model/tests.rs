@@ -2,6 +2,7 @@
 //! refusals.
 
 use super::*;
+use crate::estimate::Dtype;
 
 /// The catalog's entries, read.
 fn all() -> Vec<(&'static catalog::ModelEntry, config::ReadModel)> {
@@ -278,4 +279,32 @@ fn hostile_values_are_refused_not_wrapped() {
     )
     .unwrap();
     assert_eq!(m.architecture.parameter_count(), u64::MAX);
+}
+
+/// Every `torch_dtype` of the catalog says where it was read, and only those do; an alias's own
+/// dtype is the one a name of that alias loads.
+#[test]
+fn every_catalog_torch_dtype_has_its_source() {
+    for (e, read) in all() {
+        assert_eq!(
+            read.torch_dtype.is_some(),
+            e.source.dtype_source.is_some(),
+            "{}: torch_dtype and dtype_source go together",
+            e.id
+        );
+        if let Some((_, key)) = read.torch_dtype {
+            assert_eq!(key, "torch_dtype", "{}", e.id);
+        }
+    }
+    let gemma = from_catalog("gemma-2-9b").expect("gemma-2-9b");
+    let base = gemma.loaded.expect("sourced");
+    assert_eq!(base.dtype, Dtype::Float32);
+    assert!(base
+        .why
+        .contains("google/gemma-2-9b's config.json's torch_dtype"));
+    let it = from_catalog("google/gemma-2-9b-it").expect("alias");
+    assert_eq!(it.loaded.expect("alias").dtype, Dtype::Bfloat16);
+    let llama2 = from_catalog("meta-llama/Llama-2-7b-chat-hf").expect("alias");
+    assert_eq!(llama2.loaded.expect("sourced").dtype, Dtype::Float16);
+    assert!(from_catalog("gpt2").expect("gpt2").loaded.is_none());
 }
