@@ -8,6 +8,7 @@
 
 pub mod arch;
 mod bnb;
+mod bnb_generate;
 mod combine;
 mod error;
 mod eval;
