@@ -301,9 +301,16 @@ fn the_quantized_and_fp8_caches_compute_and_the_others_are_refused_naming_what_i
         u(&v, &["bytes", "kv_cache_at_end"]),
         16 * (1024 * 1011 + 2 * 4)
     );
-    // HQQ's int8: a byte an element, a scale and zero per 64 (float32 here: the dtype of the
-    // scenario's default weights is bfloat16, so 2 bytes each), 115 tokens in full precision.
-    let v = generate_json(&t, "llama-3.2-1b", &["kv_cache=quantized_int8".to_owned()]);
+    // HQQ's int8: a byte an element, a scale and zero per 64 in the weights' dtype (bfloat16
+    // here, so 2 bytes each), 115 tokens in full precision.
+    let v = generate_json(
+        &t,
+        "llama-3.2-1b",
+        &[
+            "kv_cache=quantized_int8".to_owned(),
+            "weights_dtype=bfloat16".to_owned(),
+        ],
+    );
     assert_eq!(
         u(&v, &["bytes", "kv_cache_at_end"]),
         16 * (1024 * 896 + 1024 * 896 / 64 * 4 + 1024 * 115 * 2)
