@@ -117,7 +117,8 @@ pub struct CacheRun {
     pub kind: CacheKind,
     /// Bytes of one compute element (the states' dtype): 2 for bf16/fp16, 4 for float32.
     pub element_bytes: u64,
-    /// Sequences in the cache: `batch · max(num_beams, num_return_sequences)`.
+    /// Sequences in the cache: `batch · max(num_beams, num_return_sequences)` (`generate`'s
+    /// `expand_size`); vramdoc computes `num_beams = 1` only (beam search is refused at its key).
     pub sequences: u64,
     /// Tokens of the prompt (`P`).
     pub prompt: u64,

@@ -4,7 +4,7 @@
 //! may change the run, the card or the model (a guide compares models on cards).
 //!
 //! `generate`'s own settings (`prompt_tokens`, `max_new_tokens`, `num_return_sequences`,
-//! `kv_cache`) are read here; the other keys go through the scenario's key table. Where the front
+//! `num_beams` (1 only, as in the CLI), `kv_cache`) are read here; the other keys go through the scenario's key table. Where the front
 //! matter sets none, the CLI's defaults hold: one prompt of 512 tokens, 500 new tokens, weights
 //! in bfloat16, a dynamic cache, eager execution.
 
@@ -20,10 +20,11 @@ use crate::estimate::{
 use crate::scenario::{model, KEYS};
 
 /// `generate`'s settings that are not scenario keys.
-const GENERATE_KEYS: [&str; 4] = [
+const GENERATE_KEYS: [&str; 5] = [
     "prompt_tokens",
     "max_new_tokens",
     "num_return_sequences",
+    "num_beams",
     "kv_cache",
 ];
 
@@ -222,6 +223,9 @@ fn run_of(settings: &Settings, catalog: &GpuCatalog) -> Result<GenerateRun, (Str
         }
     };
     let num_return_sequences = count("num_return_sequences", 1)?;
+    if count("num_beams", 1)? > 1 {
+        return Err(("num_beams".into(), model::NUM_BEAMS_REFUSAL.into()));
+    }
     let g = Generation {
         prompt_tokens: count("prompt_tokens", 512)?,
         max_new_tokens: count("max_new_tokens", 500)?,

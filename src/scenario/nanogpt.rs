@@ -38,13 +38,18 @@ pub(crate) const SAMPLE_SETTINGS: &[&str] = &[
     "seed",
     "prompt_tokens",
     "num_return_sequences",
+    "num_beams",
     "kv_cache",
 ];
 
 /// The generate-phase settings of Hugging Face `generate` (with a `model`), which sample.py
 /// does not have: given for nanoGPT's sampling they are refused.
-pub(crate) const HF_GENERATE_SETTINGS: &[&str] =
-    &["prompt_tokens", "num_return_sequences", "kv_cache"];
+pub(crate) const HF_GENERATE_SETTINGS: &[&str] = &[
+    "prompt_tokens",
+    "num_return_sequences",
+    "num_beams",
+    "kv_cache",
+];
 
 /// Whether `name` is one of sample.py's own settings (read as sample.py reads them, in the
 /// generate phase, from any input: a file, YAML, `--name=value` or `--set`).

@@ -133,6 +133,25 @@ fn generate_guides_refuse_what_they_cannot_show_at_its_line() {
         "{}",
         run.stderr
     );
+    // Beam search, not computed, at its line; num_beams 1 is the run without it.
+    let t = SiteTest::new();
+    t.file(
+        "content/gen/en.md",
+        "---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  num_beams: 4\n---\n\n{{ solve.max_context }}\n",
+    );
+    let run = t.build_err();
+    assert!(
+        run.stderr.contains("content/gen/en.md:9")
+            && run.stderr.contains("beam search is not modelled"),
+        "{}",
+        run.stderr
+    );
+    let t = SiteTest::new();
+    t.file(
+        "content/gen/en.md",
+        "---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  num_beams: 1\n---\n\n{{ solve.max_context | int }}\n",
+    );
+    t.build_ok();
     // A training key beside phase: generate, at its line.
     let t = SiteTest::new();
     t.file(

@@ -38,6 +38,7 @@ mod hf_fused_ce;
 mod hf_gemma;
 mod hf_gemma_peft;
 mod hf_generate;
+mod hf_generate_beams;
 mod hf_generate_bnb;
 mod hf_generate_catalog;
 mod hf_generate_gemma;

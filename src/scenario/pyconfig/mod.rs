@@ -72,6 +72,7 @@ const SAMPLE_GLOBALS: &[(&str, Init)] = &[
     // Hugging Face `generate`'s settings, read with a `model` (`super::model::generation`).
     ("prompt_tokens", Init::I(512)),
     ("num_return_sequences", Init::I(1)),
+    ("num_beams", Init::I(1)),
     ("kv_cache", Init::S("dynamic")),
 ];
 
