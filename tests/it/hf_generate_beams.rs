@@ -1,10 +1,62 @@
 //! `num_beams` (Hugging Face `generate`'s beam search) through the real CLI: 1, the default, is
 //! greedy or sampling decoding and changes nothing; more is refused at its line with what beam
-//! search allocates that vramdoc does not compute (no replay holds it), in every input form;
-//! nanoGPT's sample.py has no such setting, and nanochat's Engine no beam search.
+//! search allocates that vramdoc does not compute, in every input form; nanoGPT's sample.py has
+//! no such setting, and nanochat's Engine no beam search. The beam replays
+//! (`tests/data/hf_generate_beams_replay.json`, `tools/hf_replay/replay_generate_beams.py`) hold
+//! the cache rule the refusal states: `batch · num_beams` sequences, to the byte.
 
+use serde::Deserialize;
+use vramdoc::estimate::kv_cache::{cache_bytes, CacheKind, CacheRun};
+
+use crate::hf_generate::{inputs, Replay, Run};
 use crate::nanogpt_configs::SAMPLE_PY;
 use crate::support::SiteTest;
+
+/// The beam count beside `hf_generate.rs`'s run fields.
+#[derive(Deserialize)]
+struct Beams {
+    num_beams: u64,
+}
+
+#[test]
+fn a_beam_search_cache_holds_batch_times_beams_sequences_to_the_byte() {
+    let text = std::fs::read_to_string("tests/data/hf_generate_beams_replay.json").unwrap();
+    let replay: Replay<Run> = serde_json::from_str(&text).unwrap();
+    let beams: Replay<Beams> = serde_json::from_str(&text).unwrap();
+    assert_eq!(replay.transformers, "5.24.0");
+    assert_eq!(replay.runs.len(), 4);
+    let mut families = Vec::new();
+    for (e, b) in replay.runs.iter().zip(&beams.runs) {
+        let r = &e.run;
+        let (a, _, _) = inputs(r);
+        assert!(b.run.num_beams > 1, "{}", r.name);
+        assert_eq!(r.cache, "dynamic", "{}", r.name);
+        let element_bytes = if r.dtype == "float32" { 4 } else { 2 };
+        let run = CacheRun {
+            kind: CacheKind::Dynamic,
+            element_bytes,
+            sequences: r.batch_size * b.run.num_beams,
+            prompt: r.prompt_tokens,
+            new_tokens: r.max_new_tokens,
+        };
+        let got = cache_bytes(&a, &run).unwrap();
+        assert_eq!(got.at_end, e.kv_cache_bytes, "{}", r.name);
+        // Independently: 2 (keys, values) × layers × KV heads × head dim × (P + N − 1) tokens
+        // × sequences × element bytes.
+        let per_token = 2 * a.layers * a.attention.kv_heads * a.attention.head_dim;
+        let tokens = r.prompt_tokens + r.max_new_tokens - 1;
+        assert_eq!(
+            e.kv_cache_bytes,
+            per_token * tokens * run.sequences * element_bytes,
+            "{}",
+            r.name
+        );
+        families.push((r.family.clone(), a.attention.kv_heads < a.attention.heads));
+    }
+    // GPT-2 (multi-head) and a grouped-query Llama shape are both held.
+    assert!(families.contains(&("gpt2".into(), false)));
+    assert!(families.contains(&("llama".into(), true)));
+}
 
 const LLAMA: [&str; 7] = [
     "estimate",

@@ -84,6 +84,10 @@ class GenerateTracker(StorageTracker):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.made_by: dict[int, object] = {}
+        # Beam search's output crop reads `max(generated length)` (+ the prompt): every step
+        # generated a token, so it is max_new_tokens (set by `replay` for beam runs).
+        self.generated: int | None = None
+        self.values: dict[int, int] = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         # `.item()`, or `bool(t)` (`is_nonzero`, which fake tensors decompose to it).
@@ -95,11 +99,35 @@ class GenerateTracker(StorageTracker):
                 return True
             if maker in (aten.any.default, aten.any.dim):
                 return False
+            value = self.values.get(args[0].untyped_storage()._cdata)
+            if value is not None:
+                return value
             raise RuntimeError(f"generate read a value made by {maker}: not answered")
         out = super().__torch_dispatch__(func, types, args, kwargs)
+        if self.generated is not None and isinstance(out, torch.Tensor) and out.dim() == 0:
+            self.known_value(func, args, out)
         if isinstance(out, torch.Tensor) and out.dim() == 0 and out.dtype == torch.bool:
             self.made_by[out.untyped_storage()._cdata] = func
         return out
+
+
+def _known_value(tracker, func, args, out) -> None:
+    """Records the value of beam search's crop length: `max` of the generated lengths, then
+    the prompt added to it."""
+    if func is aten.max.default and not out.dtype.is_floating_point:
+        tracker.values[out.untyped_storage()._cdata] = tracker.generated
+    elif func in (aten.add.Tensor, aten.add.Scalar):
+        terms = []
+        for a in args[:2]:
+            if isinstance(a, torch.Tensor):
+                terms.append(tracker.values.get(a.untyped_storage()._cdata))
+            else:
+                terms.append(a)
+        if all(isinstance(t, int) for t in terms):
+            tracker.values[out.untyped_storage()._cdata] = sum(terms)
+
+
+GenerateTracker.known_value = _known_value
 
 
 def cuda_sdpa_masked(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
@@ -208,6 +236,21 @@ def replay(run: Run, explain: bool = False) -> dict:
         stack.callback(lambda: setattr(masking_utils, "fast_all", original_fast_all))
         stack.callback(lambda: setattr(F, "scaled_dot_product_attention", original_sdpa))
         stack.callback(lambda: setattr(gen_utils.StopCheck, "__call__", original_stop))
+        if getattr(run, "num_beams", 1) > 1:
+            tracker.generated = run.max_new_tokens
+        # Beam search asks whether to go on from the beams' scores: as a run that never
+        # finishes early answers, until max_new_tokens steps.
+        beam_steps = [0]
+        original_beams_go_on = gen_utils.GenerationMixin._beam_search_has_unfinished_sequences
+
+        def beams_go_on(*args, **kwargs):
+            beam_steps[0] += 1
+            return beam_steps[0] < run.max_new_tokens
+
+        gen_utils.GenerationMixin._beam_search_has_unfinished_sequences = staticmethod(beams_go_on)
+        stack.callback(lambda: setattr(gen_utils.GenerationMixin,
+                                       "_beam_search_has_unfinished_sequences",
+                                       staticmethod(original_beams_go_on)))
         tracker.phase = "weights"
         if run.family == "gpt2":
             model = GPT2LMHeadModel._from_config(cfg, dtype=dtype)
@@ -236,6 +279,9 @@ def replay(run: Run, explain: bool = False) -> dict:
             extra.update(do_sample=True, num_return_sequences=run.num_return_sequences)
         else:
             extra.update(do_sample=False)
+        # Beam search (replay_generate_beams.py's runs): greedy beams, one sequence returned.
+        if getattr(run, "num_beams", 1) > 1:
+            extra.update(do_sample=False, num_beams=run.num_beams, eos_token_id=None)
         tracker.reset_peak()
         with torch.no_grad():
             out = model.generate(

@@ -100,13 +100,13 @@ pub(crate) fn cache_kind(text: &str) -> Option<CacheKind> {
 /// `max(2, 1 + eos tokens) · beams` candidates with their gathered `(batch, candidates,
 /// max_length)` int64 sequences, running and finished `(batch, beams, max_length)` sequences
 /// and beam indices, and each step's `reorder_cache` (an `index_select` per layer: a transient
-/// copy of that layer's keys and values). None of it is replayed yet, so no figure is given.
-pub(crate) const NUM_BEAMS_REFUSAL: &str =
-    "`num_beams` > 1: beam search is not modelled. transformers' \
-    _beam_search prefills batch × num_beams copies of the prompt, keeps a cache of batch × \
-    num_beams sequences, a float32 log-softmax over (batch × num_beams, vocab) and its top-k \
-    candidates each step, and copies every layer's cache when it reorders the beams; none of \
-    this is held to a replay, so vramdoc gives no figure rather than a guess";
+/// copy of that layer's keys and values). The beam replays hold the cache (`batch · beams`
+/// sequences, `tests/it/hf_generate_beams.rs`); the peaks are not computed, so no figure is given.
+pub(crate) const NUM_BEAMS_REFUSAL: &str = "`num_beams` > 1: beam search is not modelled. \
+    transformers' _beam_search prefills batch × num_beams copies of the prompt, keeps a cache \
+    of batch × num_beams sequences, a float32 log-softmax over (batch × num_beams, vocab) and \
+    its top-k candidates each step, and copies every layer's cache when it reorders the beams; \
+    vramdoc does not compute these peaks, so it gives no figure rather than a guess";
 
 /// The `generate` call the inputs describe; errors at the setting's line.
 pub(super) fn generation(
