@@ -34,11 +34,7 @@ fn phi3_failing_in_its_fused_gate_up_projection_in_pytorch_2_0s_format() {
         "phi-3-mini-4k",
         "rtx-4090",
         // No weights_dtype: the catalog's sourced torch_dtype, bfloat16, is what the run loaded.
-        &[
-            "batch_size=32",
-            "prompt_tokens=2048",
-            "max_new_tokens=256",
-        ],
+        &["batch_size=32", "prompt_tokens=2048", "max_new_tokens=256"],
     );
     // gate_up_proj: hidden 3072 → 2 × intermediate 8192, for 32 prompts of 2048 tokens, bf16.
     let bytes = 32 * 2048 * (2 * 8192) * 2;
@@ -59,11 +55,7 @@ fn mistral_past_its_window_fails_in_the_sliding_masks_bias_behind_a_log_timestam
         "mistral-7b-v0.1",
         "rtx-4090",
         // No weights_dtype: the catalog's sourced torch_dtype, bfloat16, is what the run loaded.
-        &[
-            "batch_size=6",
-            "prompt_tokens=6000",
-            "max_new_tokens=64",
-        ],
+        &["batch_size=6", "prompt_tokens=6000", "max_new_tokens=64"],
     );
     // A 6,000-token prompt reaches the 4,096-token window: SDPA gets the [6000, 6000] mask,
     // made an additive bias per sequence in bf16, which the allocator rounds to 2 MiB.
