@@ -323,9 +323,29 @@ fn every_catalog_torch_dtype_has_its_source() {
     assert_eq!(llama2.loaded.expect("sourced").dtype, Dtype::Float16);
     assert!(from_catalog("gpt2-medium").expect("gpt2").loaded.is_none());
     // Only the alias's config was sourced: the base repository's dtype stays unknown.
-    assert!(from_catalog("smollm2-135m").expect("base").loaded.is_none());
-    let instruct = from_catalog("HuggingFaceTB/SmolLM2-135M-Instruct").expect("alias");
-    assert_eq!(instruct.loaded.expect("alias").dtype, Dtype::Bfloat16);
+    for (base, alias) in [
+        ("smollm2-135m", "HuggingFaceTB/SmolLM2-135M-Instruct"),
+        ("gemma-2-27b", "google/gemma-2-27b-it"),
+        ("llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"),
+        ("llama-3.1-70b", "Meta-Llama-3.1-70B-Instruct"),
+        ("qwen2-1.5b", "Qwen/Qwen2-1.5B-Instruct"),
+    ] {
+        assert!(from_catalog(base).expect("base").loaded.is_none(), "{base}");
+        let instruct = from_catalog(alias).expect("alias").loaded.expect("alias");
+        assert_eq!(instruct.dtype, Dtype::Bfloat16, "{alias}");
+        assert!(
+            instruct
+                .why
+                .ends_with(&format!("{alias}'s config.json's torch_dtype")),
+            "{alias}: {}",
+            instruct.why
+        );
+    }
+    // The base name of a renamed repository is not its Instruct alias.
+    assert!(from_catalog("meta-llama/Meta-Llama-3.1-70B")
+        .expect("alias")
+        .loaded
+        .is_none());
     // The repositories whose own torch_dtype is not sourced (their names say they assumed
     // float32; nanochat has no config.json). GPT-2's configs name no dtype at all: only gpt2's
     // checkpoint dtype is sourced.
