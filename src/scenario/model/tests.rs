@@ -329,6 +329,7 @@ fn every_catalog_torch_dtype_has_its_source() {
         ("llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"),
         ("llama-3.1-70b", "Meta-Llama-3.1-70B-Instruct"),
         ("qwen2-1.5b", "Qwen/Qwen2-1.5B-Instruct"),
+        ("smollm2-1.7b", "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
     ] {
         assert!(from_catalog(base).expect("base").loaded.is_none(), "{base}");
         let instruct = from_catalog(alias).expect("alias").loaded.expect("alias");
