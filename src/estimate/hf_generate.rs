@@ -47,9 +47,12 @@
 //!   sliding_window`) every layer sees every token and no mask is built; past it the prefill is
 //!   masked, the dynamic cache cut to the window and the static one's full slots rolled at each
 //!   step (`window_generate.rs`).
-//! - **Quantized cache** (optimum-quanto's int4 or int2, Llama family): the prefill as above with
-//!   the quantized cache; its decoding steps' dequantized and returned states and flushes are
-//!   `quantized_decode.rs`'s. HQQ's int8 and fp8 are refused (not replayed).
+//! - **Quantized cache** (optimum-quanto's int4 or int2, HQQ's int8, transformers' fp8; Llama
+//!   family): the prefill as above with the quantized cache (HQQ's own quantization of the
+//!   prompt where larger); its decoding steps' dequantized and returned states and flushes are
+//!   `quantized_decode.rs`'s.
+//! - **bitsandbytes weights** (`load_in_4bit`, `load_in_8bit`; GPT-2 and the Llama family): the
+//!   weights and the quantized MLP Linears' moments are `bnb_generate.rs`'s.
 //! - **Mixtures of experts** (Mixtral, Qwen1.5-MoE, Qwen3-MoE; every expert's weights resident):
 //!   the same moments, the prefill's MLP the experts' `k` pairs per token
 //!   (`hf_moe::prefill_bytes_per_token`, held to `tests/data/hf_moe_generate_replay.json`).
@@ -57,6 +60,7 @@
 use serde::Serialize;
 
 use super::arch::{Architecture, Family, Mlp, PositionLimit, Positions, Span};
+use super::bnb_generate::{self, WeightQuant};
 use super::error::ScenarioError;
 use super::kv_cache::{cache_bytes, CacheBytes, CacheKind, CacheRun};
 use super::num::N;
@@ -151,6 +155,9 @@ pub struct GenerateEstimate {
     pub architecture: Architecture,
     /// The weights' dtype.
     pub dtype: Dtype,
+    /// bitsandbytes' format of the blocks' Linears (`nf4`, `fp4`, `int8`), when quantized.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights_quantization: Option<&'static str>,
     /// What is generated.
     pub generation: Generation,
     /// Parameter counts.
@@ -224,7 +231,11 @@ fn estimate(
         (Positions::Rotary { .. }, _) => N::from(a.attention.head_dim) * FP32,
         (Positions::Learned { .. }, _) => N::ZERO,
     };
-    let weights = N::from(params.total) * e as u128 + rotary;
+    let quant = WeightQuant::of(s);
+    let weights = match quant {
+        Some(q) => bnb_generate::weights(a, q, e, rotary),
+        None => N::from(params.total) * e as u128 + rotary,
+    };
     let cache = cache_bytes(
         a,
         &CacheRun {
@@ -235,7 +246,10 @@ fn estimate(
             new_tokens: g.max_new_tokens,
         },
     )?;
-    let m = GenerateMoments::of(a, g, e, &cache)?;
+    let (mut m, fixed) = GenerateMoments::of(a, g, e, &cache)?;
+    if let Some(q) = quant {
+        m = bnb_generate::with_quantized_linears(m, fixed, a, g, q, s.dtype, hidden_widths(a));
+    }
     let prefill = weights + m.prefill;
     let decode = if g.max_new_tokens >= 2 {
         weights + m.decode
@@ -287,6 +301,7 @@ fn estimate(
         phase: "generate",
         architecture: a.clone(),
         dtype: s.dtype,
+        weights_quantization: quant.map(WeightQuant::name),
         generation: *g,
         params,
         context_tokens: (N::from(g.prompt_tokens) + N::from(g.max_new_tokens))
@@ -383,18 +398,11 @@ fn check(
             ));
         }
     }
-    let quanto = Quanto::of(g.cache).is_some() && a.family == Family::Llama;
-    if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) && !quanto {
-        wrong.push((
-            "kv_cache",
-            format!(
-                "the {} cache's bytes are computed (estimate::kv_cache), but its dequantizing \
-                 decoding steps are replayed only for optimum-quanto's int4 and int2 caches on \
-                 Llama-family models (not HQQ's int8 or fp8, not GPT-2): use the dynamic, static \
-                 or int4 cache",
-                g.cache.as_str()
-            ),
-        ));
+    let quantized = Quanto::of(g.cache).is_some() || g.cache == CacheKind::Fp8;
+    let computed = matches!(g.cache, CacheKind::Dynamic | CacheKind::Static)
+        || (quantized && a.family == Family::Llama);
+    if !computed {
+        wrong.push(("kv_cache", quantized_decode::refusal(g.cache)));
     }
     if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
         wrong.extend(super::hf_gemma::generate::refusals(a, s));
@@ -404,6 +412,7 @@ fn check(
             "generate is replayed with SDPA attention (GPT-2's default), not eager".into(),
         ));
     }
+    wrong.extend(bnb_generate::refusals(a, s));
     if s.compile {
         wrong.push((
             "compile",
@@ -464,13 +473,24 @@ fn not_plain(a: &Architecture) -> &'static str {
 /// (`2·head_dim`). Phi-3's fused `gate_up_proj` output (`2·I`, chunked into views) stays alive
 /// beside the SiLU and the product: `4·I`.
 fn prefill_widths(a: &Architecture) -> N {
-    let h = N::from(a.hidden);
     match (&a.mlp, a.family) {
         (Mlp::Dense(f), Family::Llama) => {
             let wide = if f.fused_gate_up { 4u64 } else { 3 };
-            N::from(f.intermediate) * u128::from(wide) + h * 4 + N::from(a.attention.head_dim) * 2
+            N::from(f.intermediate) * u128::from(wide) + hidden_widths(a)
         }
-        _ => h * 22,
+        _ => hidden_widths(a) + N::from(a.hidden) * 16,
+    }
+}
+
+/// Of [`prefill_widths`], the elements per token beside the MLP's own tensors: GPT-2's six
+/// hidden-wide tensors; Llama's (and a mixture's) four and RoPE's cos and sin; Gemma's four (its
+/// RoPE tables are among `hf_gemma::generate`'s fixed bytes).
+fn hidden_widths(a: &Architecture) -> N {
+    let h = N::from(a.hidden);
+    match a.family {
+        Family::Llama | Family::Moe => h * 4 + N::from(a.attention.head_dim) * 2,
+        Family::Gemma2 | Family::Gemma3 => h * 4,
+        _ => h * 6,
     }
 }
 
@@ -480,13 +500,17 @@ pub(crate) struct GenerateMoments {
     pub(crate) decode: N,
 }
 
+/// What stays beside the prefill's forward (the cache, the ids), and beside a decoding step's
+/// (the cache at its end, the ids, the previous step's float32 scores).
+pub(crate) type Fixed = (N, N);
+
 impl GenerateMoments {
     fn of(
         a: &Architecture,
         g: &Generation,
         e: u64,
         cache: &CacheBytes,
-    ) -> Result<GenerateMoments, ScenarioError> {
+    ) -> Result<(GenerateMoments, Fixed), ScenarioError> {
         if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
             return Ok(super::hf_gemma::generate::moments(a, g, e, cache));
         }
@@ -536,8 +560,12 @@ impl GenerateMoments {
         }
         // The first token's logits and their float32 copy, the ids one token longer.
         let prefill_logits = own_kept + seqs * v * (e + FP32) + seqs * (p + N::from(1u64)) * ID;
-        let prefill =
+        let mut prefill =
             N::from(cache.after_prefill) + caller + mlp.max(prefill_logits).max(attention);
+        if let Some(q) = Quanto::of(g.cache).filter(|q| q.bits == 8) {
+            // HQQ quantizes the prompt's states with its optimizer.
+            prefill = prefill.max(caller + own_prefill + quantized_decode::hqq_prefill(a, &run, q));
+        }
         // Decoding: the previous step's float32 tensors over the vocabulary.
         let kept_vocab = if g.do_sample { 3 } else { 1 };
         let ids = seqs * t * (2 * ID) + caller + own_kept;
@@ -577,6 +605,7 @@ impl GenerateMoments {
                 };
                 logits.max(cache_moment + ids + step)
             }
+            CacheKind::Fp8 => logits.max(ids + quantized_decode::fp8_moment(a, &run, at_end, step)),
             kind => match Quanto::of(kind) {
                 // The logits moment with the cache at its largest (its residual fullest).
                 Some(q) => (N::from(cache.largest) + ids + logits_stage)
@@ -584,6 +613,10 @@ impl GenerateMoments {
                 None => logits,
             },
         };
-        Ok(GenerateMoments { prefill, decode })
+        let fixed = (
+            N::from(cache.after_prefill) + caller + own_prefill,
+            at_end + ids + seqs * v * (kept_vocab * FP32),
+        );
+        Ok((GenerateMoments { prefill, decode }, fixed))
     }
 }

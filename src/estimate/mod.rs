@@ -8,6 +8,7 @@
 
 pub mod arch;
 mod bnb;
+mod bnb_generate;
 mod combine;
 mod error;
 mod eval;
@@ -25,6 +26,7 @@ mod lora_adapters;
 mod lora_targets;
 mod memory;
 mod micro_batch;
+mod model_variants;
 pub mod nanochat;
 mod num;
 mod optimizer_state;

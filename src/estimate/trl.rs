@@ -31,7 +31,6 @@ use serde::Serialize;
 use super::arch::{Architecture, Family, Positions};
 use super::bnb;
 use super::error::ScenarioError;
-use super::memory::{Components, TrainMoment};
 use super::num::N;
 use super::qlora::{self, QloraBytes};
 use super::scenario::{Dtype, Optimizer, Scenario};
@@ -186,30 +185,14 @@ pub(crate) fn qlora_step(
     let checkpoints = sb * h * (u128::from(a.layers) * BF16 + FP32) + sb * FP32;
     let mask = sb * s;
     let activations = checkpoints + rotary + mask + sb * 8 + N(2 * FP32);
-    let earlier = if run.gradient_accumulation_steps >= 2 {
-        q.grads
-    } else {
-        N::ZERO
-    };
-    let at = |optimizer: N| Components {
+    // No bf16 copy of the head: TRL leaves it in the dtype it was loaded in.
+    let loss = qlora::LossBackward {
         weights: q.weights,
-        gradients: earlier,
-        optimizer,
-        autocast_weights: N::ZERO,
+        head_copy: N::ZERO,
         activations,
         logits,
     };
-    let train = at(q.optimizer);
-    let optimizer_step = q.weights + q.grads + q.optimizer + sb * 8;
-    let first = at(N::ZERO).sum().max(optimizer_step);
-    Ok((
-        TrainerStep {
-            train,
-            moment: TrainMoment::LossBackward,
-            first,
-        },
-        q,
-    ))
+    Ok((loss.step(run, &q), q))
 }
 
 #[cfg(test)]

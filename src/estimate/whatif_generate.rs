@@ -6,18 +6,28 @@
 //!    `DynamicCache` or the reverse; the same tokens come out, only the memory differs;
 //! 2. 16-bit weights in place of float32 (`dtype=torch.bfloat16`, or float16 on a card without
 //!    bf16, where bfloat16 weights also become float16: same bytes, a dtype the card runs): the
-//!    numerics change slightly; then optimum-quanto's int4 KV cache (`kv_cache=quantized`, the
-//!    last 128 tokens kept in full precision), where the generate model computes it (the Llama
-//!    family without sliding windows): the keys and values are approximated;
+//!    numerics change slightly; then the Linears in bitsandbytes' LLM.int8() (`load_in_8bit`:
+//!    int8 weights, outlier input columns kept in 16 bits, close to the 16-bit outputs); then
+//!    HQQ's int8 KV cache (`kv_cache=quantized_int8`: a scale and zero per 64 elements, the last
+//!    128 tokens in full precision); then transformers' float8 KV cache (`kv_cache=fp8`:
+//!    `QuantizedCache(backend="fp8")`, a per-tensor scale, no residual); then optimum-quanto's
+//!    int4 KV cache (`kv_cache=quantized`, the last 128 tokens kept in full
+//!    precision), where the generate model computes it (the Llama family without sliding
+//!    windows): the keys and values are approximated; then the Linears in 4-bit NF4
+//!    (`load_in_4bit`, double quantization, computing in the model's 16-bit dtype): every
+//!    weight approximated;
 //! 3. fewer sequences at once: half the `num_return_sequences`, half the prompts, then the
 //!    largest batch that fits (the `max_batch` solver): the same outputs over more calls;
 //! 4. a shorter context: half the `max_new_tokens`, then the prompt cut to the longest context
-//!    that fits (the `max_context` solver): the outputs themselves change.
+//!    that fits (the `max_context` solver): the outputs themselves change;
+//! 5. when no option above fits the card, the least change combined that does
+//!    ([`GenerateWhatIfKind::Combination`]), tried in this order: 8-bit weights with the int4
+//!    cache, 4-bit weights with the int4 cache, then 4-bit weights (with the int4 cache where it
+//!    computes) and the prompt cut to the longest context that fits them.
 //!
 //! A candidate the generate model refuses (a quantized cache on GPT-2 or beside sliding-window
-//! layers) is left out. HQQ's int8 and fp8 caches and 8-
-//! or 4-bit weights are not offered: the generate model does not compute their decoding steps or
-//! their weights, and an option without a computed figure would be a guess.
+//! layers, bitsandbytes weights on a family whose quantized generate is not replayed) is left
+//! out: an option without a computed figure would be a guess.
 
 use serde::Serialize;
 
@@ -26,7 +36,7 @@ use super::gpu::GpuCatalog;
 use super::hf_generate::{estimate_generate, GenerateEstimate, Generation};
 use super::kv_cache::CacheKind;
 use super::sample::{estimate_sampling, Sampling};
-use super::scenario::{Dtype, Scenario};
+use super::scenario::{Dtype, QuantType, Scenario};
 use super::solve::{generate_max_batch, generate_max_context};
 use super::whatif::Change;
 use super::{Architecture, Verdict};
@@ -41,9 +51,19 @@ pub enum GenerateWhatIfKind {
     DynamicCache,
     /// 16-bit weights in place of float32.
     Dtype,
+    /// The Linears in bitsandbytes' LLM.int8() (`load_in_8bit`).
+    Int8Weights,
+    /// HQQ's int8 KV cache (`cache_config={"backend": "hqq", "nbits": 8}`) in place of a dynamic
+    /// or static one.
+    Int8Cache,
+    /// transformers' float8 KV cache (`cache_config={"backend": "fp8"}`) in place of a dynamic
+    /// or static one.
+    Fp8Cache,
     /// optimum-quanto's int4 KV cache (`cache_implementation="quantized"`) in place of a dynamic
     /// or static one.
     QuantizedCache,
+    /// The Linears in bitsandbytes' 4-bit NF4 (`load_in_4bit`, double quantization).
+    FourBitWeights,
     /// sample.py's 16-bit autocast in place of float32 (the weights stay float32).
     Autocast,
     /// Half the `num_return_sequences`.
@@ -56,21 +76,28 @@ pub enum GenerateWhatIfKind {
     FewerNewTokens,
     /// The prompt cut to the longest context that fits the card (`--solve max_context`).
     MaxContext,
+    /// Several of the changes above together: the least that fits when none alone does.
+    Combination,
 }
 
 impl GenerateWhatIfKind {
     /// Every kind, in ranking order (for checks that each has its messages).
-    pub const ALL: [GenerateWhatIfKind; 10] = [
+    pub const ALL: [GenerateWhatIfKind; 15] = [
         GenerateWhatIfKind::StaticCache,
         GenerateWhatIfKind::DynamicCache,
         GenerateWhatIfKind::Dtype,
+        GenerateWhatIfKind::Int8Weights,
+        GenerateWhatIfKind::Int8Cache,
+        GenerateWhatIfKind::Fp8Cache,
         GenerateWhatIfKind::QuantizedCache,
+        GenerateWhatIfKind::FourBitWeights,
         GenerateWhatIfKind::Autocast,
         GenerateWhatIfKind::FewerSequences,
         GenerateWhatIfKind::SmallerBatch,
         GenerateWhatIfKind::MaxBatch,
         GenerateWhatIfKind::FewerNewTokens,
         GenerateWhatIfKind::MaxContext,
+        GenerateWhatIfKind::Combination,
     ];
 }
 
@@ -126,9 +153,12 @@ pub fn what_if_generate(
     };
     o.other_cache();
     o.half_precision();
+    o.int8_weights();
     o.quantized_cache();
+    o.four_bit_weights();
     o.fewer_sequences()?;
     o.shorter_context()?;
+    o.combination();
     Ok(o.out)
 }
 
@@ -165,10 +195,45 @@ impl GenerateOptions<'_> {
             dtype,
             ..self.s.clone()
         };
-        let Ok(e) = estimate_generate(self.a, &s, &g, self.catalog) else {
+        self.push_scenario(kind, changes, g, &s);
+    }
+
+    /// Estimates the call `g` under scenario `s` and appends it as an option of `kind`, unless
+    /// the generate model refuses it.
+    fn push_scenario(
+        &mut self,
+        kind: GenerateWhatIfKind,
+        changes: Vec<Change>,
+        g: Generation,
+        s: &Scenario,
+    ) {
+        let Ok(e) = estimate_generate(self.a, s, &g, self.catalog) else {
             return;
         };
         self.out.push(option(kind, changes, &e, self.base_total));
+    }
+
+    /// LLM.int8() Linears for 16-bit (or float32) ones.
+    fn int8_weights(&mut self) {
+        if self.s.load_in_8bit || self.s.load_in_4bit {
+            return;
+        }
+        let s = Scenario {
+            load_in_8bit: true,
+            ..self.s.clone()
+        };
+        let changes = vec![change("load_in_8bit", true)];
+        self.push_scenario(GenerateWhatIfKind::Int8Weights, changes, *self.g, &s);
+    }
+
+    /// 4-bit NF4 Linears with double quantization, computing in the model's dtype (no cast
+    /// around each Linear), for any other weights.
+    fn four_bit_weights(&mut self) {
+        if self.s.load_in_4bit {
+            return;
+        }
+        let (s, changes) = (nf4(self.s), nf4_changes(self.s));
+        self.push_scenario(GenerateWhatIfKind::FourBitWeights, changes, *self.g, &s);
     }
 
     /// The other of the two replayed cache classes.
@@ -187,15 +252,24 @@ impl GenerateOptions<'_> {
         );
     }
 
-    /// optimum-quanto's int4 cache for a dynamic or static one, where the model computes it.
+    /// HQQ's int8 cache, transformers' fp8 cache, then optimum-quanto's int4 cache, for a
+    /// dynamic or static one, where the model computes them.
     fn quantized_cache(&mut self) {
         if !matches!(self.g.cache, CacheKind::Dynamic | CacheKind::Static) {
             return;
         }
-        let cache = CacheKind::QUANTIZED_INT4;
-        let g = Generation { cache, ..*self.g };
-        let changes = vec![change("kv_cache", cache.as_str())];
-        self.push(GenerateWhatIfKind::QuantizedCache, changes, g, self.s.dtype);
+        for (kind, cache) in [
+            (GenerateWhatIfKind::Int8Cache, CacheKind::QUANTIZED_INT8),
+            (GenerateWhatIfKind::Fp8Cache, CacheKind::Fp8),
+            (
+                GenerateWhatIfKind::QuantizedCache,
+                CacheKind::QUANTIZED_INT4,
+            ),
+        ] {
+            let g = Generation { cache, ..*self.g };
+            let changes = vec![change("kv_cache", kv_cache_value(cache))];
+            self.push(kind, changes, g, self.s.dtype);
+        }
     }
 
     /// bfloat16 weights for float32 ones; float16 for either on a card without bf16.
@@ -210,6 +284,73 @@ impl GenerateOptions<'_> {
             changes.push(change("weights_dtype", dtype.as_str()));
         }
         self.push(GenerateWhatIfKind::Dtype, changes, *self.g, dtype);
+    }
+
+    /// When a card is named and no option fits it: the first combination of quantized weights,
+    /// the int4 cache and the longest prompt that fits ([`GenerateWhatIfKind::Combination`]).
+    fn combination(&mut self) {
+        if self.s.gpu.is_none() || self.out.iter().any(|o| o.fits == Some(true)) {
+            return;
+        }
+        let (g, cache) = (*self.g, CacheKind::QUANTIZED_INT4);
+        let eight = Scenario {
+            load_in_8bit: true,
+            load_in_4bit: false,
+            ..self.s.clone()
+        };
+        let four = nf4(self.s);
+        let base = self.s;
+        let weights = |s: &Scenario| -> Vec<Change> {
+            if s.load_in_8bit {
+                return vec![change("load_in_8bit", true)];
+            }
+            nf4_changes(base)
+        };
+        let quantized = Generation { cache, ..g };
+        let cached = |s: &Scenario| {
+            let mut c = weights(s);
+            c.push(change("kv_cache", cache.as_str()));
+            c
+        };
+        let mut tries = vec![
+            (cached(&eight), quantized, eight.clone()),
+            (cached(&four), quantized, four.clone()),
+        ];
+        // The int4 cache where the model computes it, then the longest prompt that fits.
+        let with_cache = estimate_generate(self.a, &four, &quantized, self.catalog).is_ok();
+        let (base, mut changes) = if with_cache {
+            (quantized, cached(&four))
+        } else {
+            (g, weights(&four))
+        };
+        // A model whose 4-bit generate is refused has no such prompt.
+        let solved = generate_max_context(self.a, &four, &base, self.catalog).ok();
+        if let Some(p) = solved
+            .and_then(|s| s.prompt_tokens)
+            .filter(|&p| p < g.prompt_tokens)
+        {
+            changes.push(change("prompt_tokens", p));
+            let shorter = Generation {
+                prompt_tokens: p,
+                ..base
+            };
+            tries.push((changes, shorter, four));
+        }
+        for (changes, changed, s) in tries {
+            let Ok(e) = estimate_generate(self.a, &s, &changed, self.catalog) else {
+                continue;
+            };
+            if e.fits == Some(true) {
+                let o = option(
+                    GenerateWhatIfKind::Combination,
+                    changes,
+                    &e,
+                    self.base_total,
+                );
+                self.out.push(o);
+                break;
+            }
+        }
     }
 
     /// Half the returned sequences, half the prompts, then the largest batch that fits.
@@ -292,6 +433,42 @@ impl GenerateOptions<'_> {
         }
         Ok(())
     }
+}
+
+/// The `kv_cache` value that names `cache`: `quantized` (int4), `quantized_int8`, `fp8`, ….
+fn kv_cache_value(cache: CacheKind) -> String {
+    match cache {
+        CacheKind::Quantized { bits, .. } if bits != 4 => format!("quantized_int{bits}"),
+        other => other.as_str().to_owned(),
+    }
+}
+
+/// `s` with its Linears in 4-bit NF4, double-quantized, computing in the model's dtype (no cast
+/// around each Linear).
+fn nf4(s: &Scenario) -> Scenario {
+    Scenario {
+        load_in_8bit: false,
+        load_in_4bit: true,
+        bnb_4bit_quant_type: QuantType::Nf4,
+        bnb_4bit_use_double_quant: true,
+        bnb_4bit_compute_dtype: s.dtype,
+        ..s.clone()
+    }
+}
+
+/// The keys [`nf4`] changes in `s`.
+fn nf4_changes(s: &Scenario) -> Vec<Change> {
+    let mut changes = Vec::new();
+    if s.load_in_8bit {
+        changes.push(change("load_in_8bit", false));
+    }
+    changes.extend([
+        change("load_in_4bit", true),
+        change("bnb_4bit_quant_type", QuantType::Nf4.as_str()),
+        change("bnb_4bit_use_double_quant", true),
+        change("bnb_4bit_compute_dtype", s.dtype.as_str()),
+    ]);
+    changes
 }
 
 /// The option of `kind` from its full estimate `e`.

@@ -17,20 +17,27 @@ pub(crate) fn label_key(kind: GenerateWhatIfKind) -> &'static str {
         GenerateWhatIfKind::StaticCache => "gen-opt-static-cache",
         GenerateWhatIfKind::DynamicCache => "gen-opt-dynamic-cache",
         GenerateWhatIfKind::Dtype => "gen-opt-dtype",
+        GenerateWhatIfKind::Int8Weights => "gen-opt-int8-weights",
+        GenerateWhatIfKind::Int8Cache => "gen-opt-int8-cache",
+        GenerateWhatIfKind::Fp8Cache => "gen-opt-fp8-cache",
         GenerateWhatIfKind::QuantizedCache => "gen-opt-quantized-cache",
+        GenerateWhatIfKind::FourBitWeights => "gen-opt-4bit-weights",
         GenerateWhatIfKind::Autocast => "gen-opt-autocast",
         GenerateWhatIfKind::FewerSequences => "gen-opt-fewer-sequences",
         GenerateWhatIfKind::SmallerBatch => "gen-opt-smaller-batch",
         GenerateWhatIfKind::MaxBatch => "gen-opt-max-batch",
         GenerateWhatIfKind::FewerNewTokens => "gen-opt-fewer-new-tokens",
         GenerateWhatIfKind::MaxContext => "gen-opt-max-context",
+        GenerateWhatIfKind::Combination => "gen-opt-combination",
     }
 }
 
 /// One option as cells.
 fn cells(o: &GenerateWhatIf, loc: &Localizer, md: bool) -> Vec<String> {
     let label = match o.kind {
-        GenerateWhatIfKind::Dtype | GenerateWhatIfKind::Autocast => loc.t_args(
+        GenerateWhatIfKind::Dtype
+        | GenerateWhatIfKind::Autocast
+        | GenerateWhatIfKind::FourBitWeights => loc.t_args(
             label_key(o.kind),
             &[("dtype", FluentValue::from(o.dtype.as_str()))],
         ),

@@ -18,7 +18,7 @@ fn arg(name: &'static str, v: String) -> (&'static str, FluentValue<'static>) {
 /// The model and the call, as label/value rows.
 fn setting_rows(e: &GenerateEstimate, loc: &Localizer) -> Vec<(String, String)> {
     let g = &e.generation;
-    vec![
+    let mut rows = vec![
         (
             loc.t("gen-model"),
             loc.t_args(
@@ -52,7 +52,25 @@ fn setting_rows(e: &GenerateEstimate, loc: &Localizer) -> Vec<(String, String)> 
                 call_value(g, loc)
             },
         ),
-    ]
+    ];
+    if let Some(q) = e.weights_quantization {
+        let moe = matches!(e.architecture.mlp, crate::estimate::arch::Mlp::Moe(_));
+        let key = match (q, moe) {
+            ("int8", false) => "gen-quant-int8",
+            ("int8", true) => "gen-quant-int8-moe",
+            (_, false) => "gen-quant-4bit",
+            (_, true) => "gen-quant-4bit-moe",
+        };
+        let value = loc.t_args(
+            key,
+            &[
+                arg("format", q.to_uppercase()),
+                arg("dtype", e.dtype.as_str().to_owned()),
+            ],
+        );
+        rows.insert(1, (loc.t("gen-quant"), value));
+    }
+    rows
 }
 
 /// Hugging Face `generate`'s call: prompts, new tokens, sequences, the cache.

@@ -435,11 +435,11 @@ keys! {
     lora_rank: Whole, "", "LoRA rank; 0 means no adapters (a Hugging Face model: PEFT's get_peft_model).", Code("est-code-lora"), Changes, TRAINING, LORA;
     lora_targets: Names, "", "The Linear layers LoRA adapts (a Hugging Face model without it: PEFT's default for its model_type).", Code("est-code-lora"), Changes, TRAINING, LORA;
     lora_dropout: Probability, "", "PEFT's lora_dropout: > 0 keeps a dropout mask per adapter input.", Code("est-code-lora"), Changes, TRAINING, HF_LORA;
-    load_in_4bit: Bool, "", "Linear weights in bitsandbytes 4-bit (BitsAndBytesConfig(load_in_4bit=True); with lora_rank, QLoRA).", Code("est-code-bnb"), Changes, TRAINING, HF;
-    bnb_4bit_quant_type: QuantType, "", "The 4-bit data type (BitsAndBytesConfig's default fp4; QLoRA's nf4).", Code("est-code-bnb"), Changes, TRAINING, HF;
-    bnb_4bit_use_double_quant: Bool, "", "Quantize the 4-bit absmax again (8-bit, per 256 blocks).", Code("est-code-bnb"), Changes, TRAINING, HF;
-    bnb_4bit_compute_dtype: Dtype, "", "What a 4-bit layer dequantizes to and multiplies in (BitsAndBytesConfig's default float32).", Code("est-code-bnb"), Changes, TRAINING, HF;
-    load_in_8bit: Bool, "", "Linear weights in bitsandbytes LLM.int8() (BitsAndBytesConfig(load_in_8bit=True)).", Code("est-code-bnb"), Changes, TRAINING, HF;
+    load_in_4bit: Bool, "", "Linear weights in bitsandbytes 4-bit (BitsAndBytesConfig(load_in_4bit=True); with lora_rank, QLoRA; in generate, every transformers family: a mixture's experts stay unquantized).", Code("est-code-bnb"), Changes, BOTH, HF;
+    bnb_4bit_quant_type: QuantType, "", "The 4-bit data type (BitsAndBytesConfig's default fp4; QLoRA's nf4).", Code("est-code-bnb"), Changes, BOTH, HF;
+    bnb_4bit_use_double_quant: Bool, "", "Quantize the 4-bit absmax again (8-bit, per 256 blocks).", Code("est-code-bnb"), Changes, BOTH, HF;
+    bnb_4bit_compute_dtype: Dtype, "", "What a 4-bit layer dequantizes to and multiplies in (BitsAndBytesConfig's default float32).", Code("est-code-bnb"), Changes, BOTH, HF;
+    load_in_8bit: Bool, "", "Linear weights in bitsandbytes LLM.int8() (BitsAndBytesConfig(load_in_8bit=True); generate only: its training is refused).", Code("est-code-bnb"), Changes, BOTH, HF;
     fused_linear_cross_entropy: Bool, "", "Liger Kernel's fused linear cross-entropy patched in (_apply_liger_kernel_to_instance(model, fused_linear_cross_entropy=True), its other kernels off): the head and loss in chunks, no full logits.", Code("est-code-fused_linear_cross_entropy"), Same, TRAINING, LIGER;
     model: Model, "", "A Hugging Face model to train (or, with phase generate, to generate with) instead of nanoGPT's: an id of vramdoc's model catalog (data/models) or a config.json path.", Surroundings, Changes, BOTH, ALL;
     trainer: Trainer, "", "What runs a Hugging Face model's step: transformers' Trainer, or TRL 0.29.1's SFTTrainer with its SFTConfig defaults (modelled for QLoRA).", Surroundings, Changes, TRAINING, HF;
@@ -578,32 +578,4 @@ impl Serialize for Scenario {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_key_round_trips_through_its_displayed_value() {
-        let defaults = Scenario::default();
-        for k in KEYS {
-            let mut s = Scenario::default();
-            let shown = k.value(&defaults).to_string();
-            let lit = match k.value(&defaults) {
-                KeyValue::Whole(n) => Literal::Int(n as i64),
-                KeyValue::Flag(b) => Literal::Bool(b),
-                KeyValue::Float(x) => Literal::Float(x),
-                KeyValue::Text(t) => Literal::Str(t.into_owned()),
-                KeyValue::Unset => Literal::None,
-            };
-            s.set(k.name, lit)
-                .unwrap_or_else(|e| panic!("{}: {e}", k.name));
-            assert_eq!(k.value(&s).to_string(), shown, "{}", k.name);
-        }
-    }
-
-    #[test]
-    fn names_are_unique() {
-        for (i, k) in KEYS.iter().enumerate() {
-            assert!(!KEYS[..i].iter().any(|o| o.name == k.name), "{}", k.name);
-        }
-    }
-}
+mod tests;

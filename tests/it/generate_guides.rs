@@ -125,7 +125,7 @@ fn generate_guides_refuse_what_they_cannot_show_at_its_line() {
     let t = SiteTest::new();
     t.file(
         "content/gen/en.md",
-        "---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  kv_cache: fp8\n---\n\n{{ solve.max_context }}\n",
+        "---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: gpt2\n  gpu: rtx-4090\n  kv_cache: fp8\n---\n\n{{ solve.max_context }}\n",
     );
     let run = t.build_err();
     assert!(

@@ -4,7 +4,7 @@
 //! window, Mistral v0.1's sliding window with grouped heads, multi-head Llama 2): the peak, the
 //! verdict's high end and the cache never decrease with a longer prompt, more new tokens or a
 //! bigger batch, with a dynamic, static or (the Llama family without a window) optimum-quanto
-//! int4/int2 cache, in every dtype. The solvers' bisection relies on it; what is refused is only
+//! int4/int2, HQQ int8 or fp8 cache, in every dtype, with 16-bit, NF4, FP4 or LLM.int8() weights. The solvers' bisection relies on it; what is refused is only
 //! what is out of the model (GPT-2's positions, a quantized cache beside a window or on GPT-2).
 //! The windows are short (900 and 1200 tokens), so the contexts pass them: the masked prefill, the
 //! dynamic cache cut to the window and the static one's rolled slots are in play.
@@ -18,7 +18,7 @@ use vramdoc::estimate::arch::{
 };
 use vramdoc::estimate::kv_cache::CacheKind;
 use vramdoc::estimate::{
-    estimate_generate, Architecture, Dtype, Family, Generation, GpuCatalog, Scenario,
+    estimate_generate, Architecture, Dtype, Family, Generation, GpuCatalog, QuantType, Scenario,
 };
 
 /// A Llama-family decoder of `model_type`'s kind, small (the property holds at any width).
@@ -104,20 +104,31 @@ proptest! {
     fn generate_memory_never_decreases_with_context_or_batch_for_every_family(
         which in 0usize..7, p in 1u64..=700, dp in 0u64..=300, n in 1u64..=300,
         dn in 0u64..=300, b in 1u64..=16, db in 0u64..=16, r in 1u64..=4, dtype in dtype(),
-        cache in 0usize..4,
+        cache in 0usize..6, weights in 0usize..4, compute in dtype(),
     ) {
         let catalog = GpuCatalog::builtin();
         let (a, limit) = &families()[which];
-        let s = Scenario { dtype, compile: false, ..Scenario::default() };
+        let s = Scenario {
+            dtype,
+            compile: false,
+            load_in_4bit: weights == 1 || weights == 2,
+            bnb_4bit_quant_type: if weights == 1 { QuantType::Nf4 } else { QuantType::Fp4 },
+            bnb_4bit_use_double_quant: weights == 1,
+            bnb_4bit_compute_dtype: compute,
+            load_in_8bit: weights == 3,
+            ..Scenario::default()
+        };
         let cache = [
             CacheKind::Dynamic,
             CacheKind::Static,
             CacheKind::QUANTIZED_INT4,
             CacheKind::QUANTIZED_INT2,
+            CacheKind::QUANTIZED_INT8,
+            CacheKind::Fp8,
         ][cache];
-        let quantized = matches!(cache, CacheKind::Quantized { .. });
-        // transformers' QuantizedCache takes only full-attention models; quanto is replayed for
-        // the Llama family.
+        let quantized = matches!(cache, CacheKind::Quantized { .. } | CacheKind::Fp8);
+        // transformers' QuantizedCache takes only full-attention models; quanto, HQQ and fp8 are
+        // replayed for the Llama family.
         let computed = !quantized || (*limit == u64::MAX && a.family == Family::Llama);
         let g = |p: u64, n: u64, b: u64| Generation {
             prompt_tokens: p,

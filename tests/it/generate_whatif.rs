@@ -89,6 +89,8 @@ fn gpt2_options_are_the_clis_own_estimates_in_ranking_order() {
         [
             "static_cache",
             "dtype",
+            "int8_weights",
+            "four_bit_weights",
             "smaller_batch",
             "max_batch",
             "fewer_new_tokens"
@@ -100,15 +102,23 @@ fn gpt2_options_are_the_clis_own_estimates_in_ranking_order() {
     // The preallocated cache needs more; the largest batch is the solver's and fits.
     assert!(o[0]["saving_bytes"].as_i64().unwrap() < 0);
     assert_eq!(o[1]["changes"][0]["value"], "bfloat16");
-    assert_eq!(o[2]["generation"]["batch_size"], 256);
-    let b = o[3]["generation"]["batch_size"].as_u64().unwrap();
-    assert_eq!(o[3]["verdict"], "fits");
+    // bitsandbytes' LLM.int8() and NF4 Linears (float32 elsewhere): less, not enough.
+    assert_eq!(o[2]["changes"][0]["key"], "load_in_8bit");
+    assert_eq!(o[3]["changes"][0]["key"], "load_in_4bit");
+    assert_eq!(o[3]["changes"][3]["value"], "float32");
+    for i in [2, 3] {
+        assert!(o[i]["saving_bytes"].as_i64().unwrap() > 0);
+        assert_eq!(o[i]["verdict"], "does_not_fit");
+    }
+    assert_eq!(o[4]["generation"]["batch_size"], 256);
+    let b = o[5]["generation"]["batch_size"].as_u64().unwrap();
+    assert_eq!(o[5]["verdict"], "fits");
     let mut one_more = base.clone();
     one_more.retain(|(k, _)| k != "batch_size");
     one_more.push(("batch_size".into(), (b + 1).to_string()));
     assert_ne!(json(&t, "gpt2", &one_more)["verdict"], "fits");
-    assert_eq!(o[4]["generation"]["max_new_tokens"], 250);
-    // No quantized cache and no 8- or 4-bit weights: the generate model does not compute them.
+    assert_eq!(o[6]["generation"]["max_new_tokens"], 250);
+    // No quantized cache on GPT-2 (transformers' QuantizedCache is replayed on Llama only).
     let text = o.to_string();
     assert!(
         !text.contains("quantized") && !text.contains("fp8"),
@@ -129,7 +139,13 @@ fn a_static_cache_and_returned_sequences_give_the_dynamic_cache_and_fewer_sequen
     ]);
     assert_eq!(
         checked_kinds(&t, "gpt2", &base),
-        ["dynamic_cache", "fewer_sequences", "fewer_new_tokens"]
+        [
+            "dynamic_cache",
+            "int8_weights",
+            "four_bit_weights",
+            "fewer_sequences",
+            "fewer_new_tokens"
+        ]
     );
 }
 
@@ -148,7 +164,11 @@ fn a_long_llama_context_is_cut_to_the_longest_that_fits_with_its_kv_cache_by_han
         [
             "static_cache",
             "dtype",
+            "int8_weights",
+            "int8_cache",
+            "fp8_cache",
             "quantized_cache",
+            "four_bit_weights",
             "smaller_batch",
             "fewer_new_tokens",
             "max_context"
@@ -166,13 +186,22 @@ fn a_long_llama_context_is_cut_to_the_longest_that_fits_with_its_kv_cache_by_han
     // 999): 30,768 tokens quantized (half a byte an element, a float32 scale and shift per 64)
     // and 127 in full precision, 2 × 4 sequences × 8 KV heads × 64 elements a token, 16 layers.
     let per_token = 2 * 4 * 8 * 64u64;
+    // HQQ's int8 cache at its largest, at the end (a byte an element outweighs quanto's half):
+    // 30,896 tokens quantized (a float32 scale and zero per 64 elements), 103 (999 mod 128) in
+    // full precision.
     assert_eq!(
-        o[2]["kv_cache"],
+        o[3]["kv_cache"],
+        16 * (per_token * 30_896 + per_token * 30_896 / 64 * 8 + per_token * 103 * 4)
+    );
+    // transformers' fp8 cache: a byte an element, a float32 scale per layer's keys and values.
+    assert_eq!(o[4]["kv_cache"], 16 * (per_token * 30_999 + 8));
+    assert_eq!(
+        o[5]["kv_cache"],
         16 * (per_token * 30_768 / 2 + per_token * 30_768 / 64 * 8 + per_token * 127 * 4)
     );
     // 2 × 16 layers × 8 KV heads × 64 head dim × (30,000 + 500 − 1) tokens × 4 bytes × 4.
-    assert_eq!(o[4]["kv_cache"], 2 * 16 * 8 * 64 * 30_499 * 4 * 4u64);
-    let cut = &o[5];
+    assert_eq!(o[8]["kv_cache"], 2 * 16 * 8 * 64 * 30_499 * 4 * 4u64);
+    let cut = &o[9];
     assert_eq!(cut["verdict"], "fits");
     assert_eq!(cut["changes"][0]["key"], "prompt_tokens");
     let p = cut["generation"]["prompt_tokens"].as_u64().unwrap();
@@ -183,6 +212,86 @@ fn a_long_llama_context_is_cut_to_the_longest_that_fits_with_its_kv_cache_by_han
     longer.retain(|(k, _)| k != "prompt_tokens");
     longer.push(("prompt_tokens".into(), (p + 1).to_string()));
     assert_ne!(json(&t, "llama-3.2-1b", &longer)["verdict"], "fits");
+}
+
+/// Llama 3.1 8B with a 32,000-token prompt on a 12 GB card: no single change fits (16-bit
+/// weights alone are 15 GiB), so the least change combined that does is offered: NF4 weights,
+/// the int4 cache and the longest prompt that fits them, which one token more does not.
+#[test]
+fn when_no_single_change_fits_the_least_combination_that_does_is_offered() {
+    let t = SiteTest::new();
+    let mut args = vec!["estimate", "--model", "llama-3.1-8b", "--phase", "generate"];
+    args.extend([
+        "--prompt_tokens=32000",
+        "--gpu",
+        "rtx-4070",
+        "--format",
+        "json",
+    ]);
+    let r = t.run(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let o = v["what_if"].as_array().unwrap();
+    let kinds: Vec<&str> = o.iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "static_cache",
+            "int8_weights",
+            "int8_cache",
+            "fp8_cache",
+            "quantized_cache",
+            "four_bit_weights",
+            "fewer_new_tokens",
+            "combination"
+        ]
+    );
+    assert!(o[..7].iter().all(|o| o["verdict"] != "fits"));
+    let c = &o[7];
+    assert_eq!(c["verdict"], "fits");
+    let flags: Vec<String> = c["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "--{}={}",
+                c["key"].as_str().unwrap(),
+                c["value"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        flags[..5],
+        [
+            "--load_in_4bit=true",
+            "--bnb_4bit_quant_type=nf4",
+            "--bnb_4bit_use_double_quant=true",
+            "--bnb_4bit_compute_dtype=bfloat16",
+            "--kv_cache=quantized"
+        ]
+    );
+    let p: u64 = flags[5]
+        .strip_prefix("--prompt_tokens=")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(p < 32_000);
+    // The option is the CLI's own estimate of those changes; one token more does not fit.
+    for (prompt, fits) in [(p, true), (p + 1, false)] {
+        let mut again = vec!["estimate", "--model", "llama-3.1-8b", "--phase", "generate"];
+        again.extend(["--gpu", "rtx-4070", "--format", "json"]);
+        let prompt_flag = format!("--prompt_tokens={prompt}");
+        again.extend(flags[..5].iter().map(String::as_str));
+        again.push(&prompt_flag);
+        let r = t.run(&again);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let e: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(e["verdict"] == "fits", fits, "{prompt}");
+        if fits {
+            assert_eq!(e["bytes"]["total"], c["total"]);
+        }
+    }
 }
 
 #[test]

@@ -160,6 +160,8 @@ fn cache_kind(name: &str) -> CacheKind {
         "static" => CacheKind::Static,
         "dynamic" => CacheKind::Dynamic,
         "quanto-int4" => CacheKind::QUANTIZED_INT4,
+        "fp8" => CacheKind::Fp8,
+        "hqq-int8" => CacheKind::QUANTIZED_INT8,
         "quanto-int2" => CacheKind::Quantized {
             bits: 2,
             group_size: 64,

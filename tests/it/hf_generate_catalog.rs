@@ -11,7 +11,7 @@
 //! `vramdoc estimate --model config.json --phase generate` of that config held to them: the KV
 //! cache to the byte, the prefill and decode peaks within 1 %, the parameters exactly. The full
 //! model (`--model ID`) computes with both caches, past a sliding window too. And optimum-quanto's
-//! int4/int2 caches compute, HQQ's int8 and fp8 are refused.
+//! int4/int2, HQQ's int8 and transformers' fp8 caches compute; on GPT-2 they are refused.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -81,7 +81,7 @@ fn replay() -> Replay {
 }
 
 /// `vramdoc estimate ARGS --phase generate --format json`, which must succeed.
-fn generate_json(t: &SiteTest, model: &str, sets: &[String]) -> Value {
+pub(crate) fn generate_json(t: &SiteTest, model: &str, sets: &[String]) -> Value {
     let mut args = vec!["estimate", "--model", model, "--phase", "generate"];
     for s in sets {
         args.extend(["--set", s.as_str()]);
@@ -279,7 +279,7 @@ fn both_caches_compute_past_a_sliding_window() {
 }
 
 #[test]
-fn the_quanto_caches_compute_and_the_others_are_refused_naming_what_is_replayed() {
+fn the_quantized_and_fp8_caches_compute_and_the_others_are_refused_naming_what_is_replayed() {
     let t = SiteTest::new();
     // Llama 3.2 1B in bfloat16, a 512-token prompt and 500 new tokens: 499 decoding steps leave 115 tokens
     // in the full-precision residual (499 mod 128) and 896 quantized. Per layer and token,
@@ -294,10 +294,35 @@ fn the_quanto_caches_compute_and_the_others_are_refused_naming_what_is_replayed(
         let v = generate_json(&t, "llama-3.2-1b", &sets);
         assert_eq!(u(&v, &["bytes", "kv_cache_at_end"]), 16 * per_layer(bits));
     }
-    // HQQ's int8, fp8, and any quantized cache beside sliding-window layers: refused.
+    // transformers' fp8 cache: a byte per element of the 1,011 tokens, a float32 scale per
+    // layer's keys and values.
+    let v = generate_json(&t, "llama-3.2-1b", &["kv_cache=fp8".to_owned()]);
+    assert_eq!(
+        u(&v, &["bytes", "kv_cache_at_end"]),
+        16 * (1024 * 1011 + 2 * 4)
+    );
+    // HQQ's int8: a byte an element, a scale and zero per 64 in the weights' dtype (bfloat16
+    // here, so 2 bytes each), 115 tokens in full precision.
+    let v = generate_json(
+        &t,
+        "llama-3.2-1b",
+        &[
+            "kv_cache=quantized_int8".to_owned(),
+            "weights_dtype=bfloat16".to_owned(),
+        ],
+    );
+    assert_eq!(
+        u(&v, &["bytes", "kv_cache_at_end"]),
+        16 * (1024 * 896 + 1024 * 896 / 64 * 4 + 1024 * 115 * 2)
+    );
+    // fp8 on GPT-2, and any quantized cache beside sliding-window layers: refused.
     for (model, cache, words) in [
-        ("llama-3.2-1b", "quantized_int8", "not HQQ's int8"),
-        ("llama-3.2-1b", "fp8", "not HQQ's int8 or fp8"),
+        (
+            "gpt2",
+            "quantized_int8",
+            "replayed on Llama-family models only",
+        ),
+        ("gpt2", "fp8", "replayed on Llama-family models only"),
         (
             "mistral-7b-v0.1",
             "quantized",

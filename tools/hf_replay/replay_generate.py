@@ -44,6 +44,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 
 from cuda_emulation import cuda_sdpa, install_cuda_autocast_policy  # noqa: E402
+
+try:  # hqq (the int8 cache's backend) makes module-level tensors on import: before any fake mode
+    import hqq.core.quantize  # noqa: E402,F401
+except ImportError:
+    pass
 from tracker import StorageTracker  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -81,9 +86,12 @@ class GenerateTracker(StorageTracker):
         self.made_by: dict[int, object] = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func is aten._local_scalar_dense.default:
+        # `.item()`, or `bool(t)` (`is_nonzero`, which fake tensors decompose to it).
+        if func in (aten._local_scalar_dense.default, aten.is_nonzero.default):
             maker = self.made_by.get(args[0].untyped_storage()._cdata)
-            if maker in (aten.all.default, aten.all.dim, aten.eq.Tensor, aten.eq.Scalar):
+            # `lt`: hqq's optimizer goes on while its error falls (`hqq_on_cuda`).
+            if maker in (aten.all.default, aten.all.dim, aten.eq.Tensor, aten.eq.Scalar,
+                         aten.lt.Tensor):
                 return True
             if maker in (aten.any.default, aten.any.dim):
                 return False
@@ -191,6 +199,7 @@ def replay(run: Run, explain: bool = False) -> dict:
         stack.enter_context(FakeTensorMode())
         tracker = stack.enter_context(GenerateTracker("cpu", snapshot=explain))
         quanto_packs_fakes(stack, run)
+        hqq_on_cuda(stack, run)
         F.scaled_dot_product_attention = cuda_sdpa_masked
         gen_utils.StopCheck.__call__ = stop
         masking_utils.prepare_padding_mask = prepare
@@ -207,6 +216,9 @@ def replay(run: Run, explain: bool = False) -> dict:
 
             model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
         model.eval()
+        # A run may change the loaded model (replay_generate_bnb.py quantizes its Linears).
+        if hasattr(run, "prepare"):
+            model = run.prepare(model, stack)
         weights = tracker.total
         params = sum(p.numel() for p in model.parameters())
         tracker.phase = "prefill"
@@ -217,6 +229,9 @@ def replay(run: Run, explain: bool = False) -> dict:
             backend, bits = run.cache.split("-int")
             extra = {"cache_implementation": "quantized",
                      "cache_config": {"backend": backend, "nbits": int(bits)}}
+        if run.cache == "fp8":
+            # transformers' own float8 cache (`Fp8QuantizedLayer`): per-tensor scales, no options.
+            extra = {"cache_implementation": "quantized", "cache_config": {"backend": "fp8"}}
         if run.num_return_sequences > 1:
             extra.update(do_sample=True, num_return_sequences=run.num_return_sequences)
         else:
@@ -275,6 +290,27 @@ def quanto_packs_fakes(stack: contextlib.ExitStack, run: Run) -> None:
     stack.callback(lambda: setattr(WeightQBitsTensor, "__init__", original))
 
 
+def hqq_on_cuda(stack: contextlib.ExitStack, run: Run) -> None:
+    """Makes hqq 0.2.8's optimizer work in the dtype it uses on a GPU.
+
+    ``optimize_weights_proximal_legacy`` (``hqq/core/optimize.py`` 209-256, what
+    ``Quantizer.optimize_weights`` is) copies the tensor to ``float16 if device.type == "cuda"
+    else float32``: the fake tensors' device is the CPU, so its module-level ``float32`` is read
+    as ``torch.float16`` while a replay runs (its ``best_error`` scalar too: 2 bytes, not 4). Its
+    20 iterations stop once the error no longer falls (``if current_error < best_error``), a
+    value fake tensors do not hold: ``GenerateTracker`` answers that the error fell, so every
+    iteration runs; each makes and frees the same temporaries, so the peak does not depend on how
+    many run.
+    """
+    if not run.cache.startswith("hqq-"):
+        return
+    import hqq.core.optimize as hqq_optimize
+
+    original = hqq_optimize.float32
+    hqq_optimize.float32 = torch.float16
+    stack.callback(lambda: setattr(hqq_optimize, "float32", original))
+
+
 def cache_storage_bytes(cache) -> int:
     """The cache's tensor bytes, unique storages (as ``hf_cases.py::cache_bytes`` counts them)."""
     seen: dict[int, int] = {}
@@ -287,6 +323,14 @@ def cache_storage_bytes(cache) -> int:
         elif isinstance(value, torch.Tensor):
             st = value.untyped_storage()
             seen[st._cdata] = st.nbytes()
+        elif isinstance(value, tuple):
+            # The fp8 cache's `(states, scale)` pairs, HQQ's `(states, meta)`.
+            for item in value:
+                add(item)
+        elif isinstance(value, dict):
+            # HQQ's `meta`: its `scale` and `zero` tensors.
+            for item in value.values():
+                add(item)
 
     for layer in cache.layers:
         for value in vars(layer).values():
@@ -386,6 +430,39 @@ RUNS += [
         max_new_tokens=40, batch_size=2, cache="quanto-int4"),
     Run("llama-mha-2l-v1k-p1000-n4-b1-quanto-int2-fp32", **MHA_2L_V1K, prompt_tokens=1000,
         max_new_tokens=4, batch_size=1, cache="quanto-int2", dtype="float32"),
+]
+
+# transformers' own float8 cache (`cache_config={"backend": "fp8"}`, `Fp8QuantizedLayer`): the
+# prompt's states quantized with a per-tensor float32 scale, each new token appended in float8,
+# and every decoding step's keys and values dequantized in full (float32, then the compute dtype).
+# Grouped and multi-head, bf16 and float32, a long decode where the dequantization sets the peak.
+RUNS += [
+    Run("llama-2l-v1k-p256-n129-b4-fp8", **LLAMA_2L_V1K, prompt_tokens=256, max_new_tokens=129,
+        batch_size=4, cache="fp8"),
+    Run("llama-3.2-1b-shape-2l-p512-n8-b4-fp8", **LLAMA_2L, prompt_tokens=512, max_new_tokens=8,
+        batch_size=4, cache="fp8"),
+    Run("llama-mha-2l-v1k-p1000-n40-b8-fp8", **MHA_2L_V1K, prompt_tokens=1000, max_new_tokens=40,
+        batch_size=8, cache="fp8"),
+    Run("llama-mha-2l-v1k-p300-n20-b2-fp8-fp32", **MHA_2L_V1K, prompt_tokens=300,
+        max_new_tokens=20, batch_size=2, cache="fp8", dtype="float32"),
+]
+
+# HQQ's int8 cache (`cache_config={"backend": "hqq", "nbits": 8}`, hqq 0.2.8 with
+# `hqq_on_cuda`): a flush the last step (129 new tokens), a step after the last flush (140),
+# grouped and multi-head, float32, and a prefill whose peak is HQQ quantizing the prompt.
+RUNS += [
+    Run("llama-2l-v1k-p256-n129-b4-hqq-int8", **LLAMA_2L_V1K, prompt_tokens=256,
+        max_new_tokens=129, batch_size=4, cache="hqq-int8"),
+    Run("llama-mha-2l-v1k-p200-n40-b2-hqq-int8", **MHA_2L_V1K, prompt_tokens=200,
+        max_new_tokens=40, batch_size=2, cache="hqq-int8"),
+    # A narrow MLP: quantizing the prompt's values sets the prefill's peak.
+    Run("llama-mha-2l-v1k-i1k-p1000-n2-b2-hqq-int8", **dict(MHA_2L_V1K, config=tuple(
+        dict(dict(MHA_2L_V1K["config"]), intermediate_size=1024).items())), prompt_tokens=1000,
+        max_new_tokens=2, batch_size=2, cache="hqq-int8"),
+    Run("llama-2l-v1k-p300-n140-b2-hqq-int8-fp32", **LLAMA_2L_V1K, prompt_tokens=300,
+        max_new_tokens=140, batch_size=2, cache="hqq-int8", dtype="float32"),
+    Run("llama-2l-v1k-p512-n129-b8-hqq-int8", **LLAMA_2L_V1K, prompt_tokens=512,
+        max_new_tokens=129, batch_size=8, cache="hqq-int8"),
 ]
 
 # Past a sliding window (dynamic cache): a Mistral-like config with a narrow MLP and a 512-token

@@ -27,7 +27,7 @@
 //!   keys and values; with a static cache in eager attention, the copies of the whole cache.
 
 use crate::estimate::arch::{Architecture, Family, Mlp, Span};
-use crate::estimate::hf_generate::{GenerateMoments, Generation};
+use crate::estimate::hf_generate::{Fixed, GenerateMoments, Generation};
 use crate::estimate::kv_cache::{CacheBytes, CacheKind};
 use crate::estimate::num::N;
 use crate::estimate::scenario::Scenario;
@@ -94,13 +94,14 @@ pub(crate) fn refusals(a: &Architecture, s: &Scenario) -> Vec<(&'static str, Str
     wrong
 }
 
-/// What lies beside the weights at the prefill's and the decoding's peaks (module doc).
+/// What lies beside the weights at the prefill's and the decoding's peaks (module doc), and what
+/// stays beside the prefill's forward and a decoding step's (for `bnb_generate`'s Linears).
 pub(crate) fn moments(
     a: &Architecture,
     g: &Generation,
     e: u64,
     cache: &CacheBytes,
-) -> GenerateMoments {
+) -> (GenerateMoments, Fixed) {
     let e = u128::from(e);
     let at = &a.attention;
     let eager = a.family == Family::Gemma2;
@@ -207,5 +208,9 @@ pub(crate) fn moments(
             }
         }
     }
-    GenerateMoments { prefill, decode }
+    let fixed = (
+        N::from(cache.after_prefill) + caller + own_prefill + rope + masks + probabilities,
+        at_end + ids(t) + seqs * v * (kept_vocab * FP32),
+    );
+    (GenerateMoments { prefill, decode }, fixed)
 }

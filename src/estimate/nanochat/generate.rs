@@ -148,6 +148,8 @@ pub(crate) fn estimate(
         estimator_version: ESTIMATOR_VERSION,
         // Past its rotary tables nanochat's forward fails: `check` refuses such a context.
         beyond_position_limit: None,
+        // nanochat's Engine loads its own checkpoint: no bitsandbytes.
+        weights_quantization: None,
     })
 }
 
