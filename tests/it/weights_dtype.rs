@@ -122,7 +122,7 @@ fn gemma_2s_base_loads_float32_and_its_instruct_alias_bfloat16() {
 }
 
 /// The entries whose config.json's torch_dtype was sourced later (Mistral 7B v0.1, Phi-3 mini
-/// 4k, Qwen2.5 1.5B, Llama 3.2 1B) load bfloat16 by default: two bytes a parameter where
+/// and medium 4k, Qwen2.5 1.5B, Llama 3.2 1B) load bfloat16 by default: two bytes a parameter where
 /// float32 takes four, the buffers beside the weights (the float32 rotary tables) the same in
 /// both, and the note names the repository's config.json.
 #[test]
@@ -131,6 +131,7 @@ fn the_newly_sourced_entries_load_their_bfloat16() {
     for (model, repo) in [
         ("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1"),
         ("phi-3-mini-4k", "microsoft/Phi-3-mini-4k-instruct"),
+        ("phi-3-medium-4k", "microsoft/Phi-3-medium-4k-instruct"),
         ("qwen2.5-1.5b", "Qwen/Qwen2.5-1.5B"),
         ("llama-3.2-1b", "meta-llama/Llama-3.2-1B"),
     ] {

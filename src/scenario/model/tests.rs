@@ -375,7 +375,6 @@ fn every_catalog_torch_dtype_has_its_source() {
             "smollm2-1.7b",
             "mistral-7b-v0.3",
             "qwen1.5-moe-a2.7b",
-            "phi-3-medium-4k",
             "qwen2-1.5b",
         ]
     );
