@@ -62,14 +62,14 @@ use serde::Serialize;
 use super::arch::{Architecture, Family, Mlp, PositionLimit, Positions, Span};
 use super::bnb_generate::{self, WeightQuant};
 use super::error::ScenarioError;
+use super::generate_assembly::{assemble, GenerateParts};
 use super::kv_cache::{cache_bytes, CacheBytes, CacheKind, CacheRun};
 use super::num::N;
-use super::overhead;
 use super::params::{self, Params};
 use super::quantized_decode::{self, Quanto};
 use super::scenario::{Dtype, Scenario};
 use super::window_generate;
-use super::{headroom, GpuCatalog, GpuRef, Verdict, ESTIMATOR_VERSION};
+use super::{GpuCatalog, GpuRef, Verdict};
 
 /// What `model.generate` is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -256,67 +256,18 @@ fn estimate(
     } else {
         N::ZERO
     };
-    let (peak, moment) = if decode > prefill {
-        (decode, GenerateMoment::Decode)
-    } else {
-        (prefill, GenerateMoment::Prefill)
-    };
-    let u = |n: N, what: &str| n.to_u64(what);
-    let t = overhead::totals(peak, false)?;
-    let bytes = GenerateBytes {
-        weights: u(weights, "the weights")?,
-        kv_cache: cache.largest,
-        kv_cache_after_prefill: cache.after_prefill,
-        kv_cache_at_end: cache.at_end,
-        load_peak: None,
-        prefill_peak: u(prefill, "the prefill peak")?,
-        decode_peak: u(decode, "the decoding peak")?,
-        peak: u(peak, "the peak")?,
-        overhead: t.overhead,
-        total: t.total,
-        total_low: t.total_low,
-        total_high: t.total_high,
-        other_processes: s.other_processes,
-        cuda_context: t.cuda_context,
-        allocator_slack: t.allocator_slack,
-        cublas_workspace: t.cublas_workspace,
-    };
-    let gpu = s.gpu.as_deref().and_then(|id| catalog.get(id));
-    if let (Some(id), None) = (s.gpu.as_deref(), gpu) {
-        return Err(ScenarioError::key(
-            "gpu",
-            format!("unknown GPU `{id}`: not in the catalog"),
-        ));
-    }
-    let verdict = gpu.map(|card| {
-        Verdict::of(
-            bytes.total_low,
-            bytes.total,
-            bytes.total_high,
-            bytes.other_processes,
-            card.capacity_bytes,
-        )
-    });
-    Ok(GenerateEstimate {
-        phase: "generate",
-        architecture: a.clone(),
-        dtype: s.dtype,
-        weights_quantization: quant.map(WeightQuant::name),
-        generation: *g,
+    let parts = GenerateParts {
         params,
-        context_tokens: (N::from(g.prompt_tokens) + N::from(g.max_new_tokens))
-            .to_u64("the context")?,
-        peak_moment: moment,
-        bytes,
-        gpu: gpu.map(GpuRef::of),
-        fits: verdict.map(|v| v == Verdict::Fits),
-        verdict,
-        headroom_bytes: gpu
-            .map(|card| headroom(card.capacity_bytes, s.other_processes, bytes.total)),
+        weights,
+        cache,
+        load: None,
+        prefill,
+        decode,
+        weights_quantization: quant.map(WeightQuant::name),
         beyond_position_limit: a
             .runs_past_positions(g.prompt_tokens.saturating_add(g.max_new_tokens)),
-        estimator_version: ESTIMATOR_VERSION,
-    })
+    };
+    assemble(a, s, g, parts, catalog)
 }
 
 /// Refuses what the replay does not cover, naming each key (all at once).

@@ -14,6 +14,7 @@ mod error;
 mod eval;
 mod finetune;
 pub mod fused_ce;
+mod generate_assembly;
 mod generation_tensors;
 mod gpu;
 mod hf_gemma;

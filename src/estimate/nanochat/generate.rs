@@ -48,12 +48,13 @@
 
 use crate::estimate::arch::{Architecture, NANOCHAT_COMMIT};
 use crate::estimate::error::ScenarioError;
+use crate::estimate::generate_assembly::{assemble, GenerateParts};
 use crate::estimate::generation_tensors::{fixed, growing, GrowingTensor};
-use crate::estimate::hf_generate::{GenerateBytes, GenerateEstimate, GenerateMoment, Generation};
-use crate::estimate::kv_cache::CacheKind;
+use crate::estimate::hf_generate::{GenerateEstimate, Generation};
+use crate::estimate::kv_cache::{CacheBytes, CacheKind};
 use crate::estimate::num::N;
 use crate::estimate::scenario::{Dtype, Scenario};
-use crate::estimate::{headroom, overhead, params, GpuCatalog, GpuRef, Verdict, ESTIMATOR_VERSION};
+use crate::estimate::{params, GpuCatalog};
 
 use super::Run;
 
@@ -84,73 +85,24 @@ pub(crate) fn estimate(
     let params = params::count_of(a, s)?.params;
     let r = Run::of(a, s);
     let m = EngineMoments::of(&r, g, params.total);
-    let generation = m.prefill.max(m.decode);
-    let (peak, moment) = if m.load > generation {
-        (m.load, GenerateMoment::Load)
-    } else if m.decode > m.prefill {
-        (m.decode, GenerateMoment::Decode)
-    } else {
-        (m.prefill, GenerateMoment::Prefill)
-    };
-    let u = |n: N, what: &str| n.to_u64(what);
-    let t = overhead::totals(peak, false)?;
-    let cache = u(m.cache, "the KV cache")?;
-    let bytes = GenerateBytes {
-        weights: u(m.weights, "the weights")?,
-        kv_cache: cache,
-        kv_cache_after_prefill: cache,
-        kv_cache_at_end: cache,
-        load_peak: Some(u(m.load, "the load peak")?),
-        prefill_peak: u(m.prefill, "the prefill peak")?,
-        decode_peak: u(m.decode, "the decoding peak")?,
-        peak: u(peak, "the peak")?,
-        overhead: t.overhead,
-        total: t.total,
-        total_low: t.total_low,
-        total_high: t.total_high,
-        other_processes: s.other_processes,
-        cuda_context: t.cuda_context,
-        allocator_slack: t.allocator_slack,
-        cublas_workspace: t.cublas_workspace,
-    };
-    let card = match s.gpu.as_deref() {
-        Some(id) => Some(catalog.get(id).ok_or_else(|| {
-            ScenarioError::key("gpu", format!("unknown GPU `{id}`: not in the catalog"))
-        })?),
-        None => None,
-    };
-    let verdict = card.map(|c| {
-        let b = &bytes;
-        Verdict::of(
-            b.total_low,
-            b.total,
-            b.total_high,
-            b.other_processes,
-            c.capacity_bytes,
-        )
-    });
-    Ok(GenerateEstimate {
-        phase: "generate",
-        architecture: a.clone(),
-        dtype: s.dtype,
-        generation: *g,
+    let cache = m.cache.to_u64("the KV cache")?;
+    let parts = GenerateParts {
         params,
-        context_tokens: u(
-            N::from(g.prompt_tokens) + N::from(g.max_new_tokens),
-            "the context",
-        )?,
-        peak_moment: moment,
-        bytes,
-        gpu: card.map(GpuRef::of),
-        fits: verdict.map(|v| v == Verdict::Fits),
-        verdict,
-        headroom_bytes: card.map(|c| headroom(c.capacity_bytes, s.other_processes, bytes.total)),
-        estimator_version: ESTIMATOR_VERSION,
-        // Past its rotary tables nanochat's forward fails: `check` refuses such a context.
-        beyond_position_limit: None,
+        weights: m.weights,
+        cache: CacheBytes {
+            after_prefill: cache,
+            at_end: cache,
+            largest: cache,
+        },
+        load: Some(m.load),
+        prefill: m.prefill,
+        decode: m.decode,
         // nanochat's Engine loads its own checkpoint: no bitsandbytes.
         weights_quantization: None,
-    })
+        // Past its rotary tables nanochat's forward fails: `check` refuses such a context.
+        beyond_position_limit: None,
+    };
+    assemble(a, s, g, parts, catalog)
 }
 
 /// Refuses what nanochat's Engine does not do or the replay does not cover, every key at once.
