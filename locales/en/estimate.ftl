@@ -92,6 +92,7 @@ est-opt-hf-flash = SDPA attention instead of eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; about { $pct } more compute)
 est-opt-hf-dtype = bf16 autocast (bf16=True) instead of float32
 est-opt-hf-optimizer = 8-bit AdamW (bitsandbytes; Trainer's optim)
+est-opt-hf-optimizer-paged = Paged 8-bit AdamW (bitsandbytes; Trainer's optim; state paged to CPU memory under pressure)
 est-opt-hf-dtype_fp16 = fp16 autocast (fp16=True; this card has no bf16)
 est-opt-hf-lora = PEFT LoRA, rank { $rank } on { $targets } (every pretrained weight frozen)
 est-trainable = Trained

@@ -92,6 +92,7 @@ est-opt-hf-flash = Atención SDPA en lugar de eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; unos { $pct } más de cómputo)
 est-opt-hf-dtype = Autocast en bf16 (bf16=True) en lugar de float32
 est-opt-hf-optimizer = AdamW de 8 bits (bitsandbytes; el optim de Trainer)
+est-opt-hf-optimizer-paged = AdamW de 8 bits paginado (bitsandbytes; el optim de Trainer; el estado pasa a la memoria de la CPU cuando falta)
 est-opt-hf-dtype_fp16 = Autocast en fp16 (fp16=True; esta tarjeta no tiene bf16)
 est-opt-hf-lora = LoRA de PEFT, rango { $rank } en { $targets } (todos los pesos preentrenados congelados)
 est-trainable = Entrenados

@@ -92,6 +92,7 @@ est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"�
 est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计算量约增加 { $pct }）
 est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32
 est-opt-hf-optimizer = 8 位 AdamW（bitsandbytes；Trainer 的 optim）
+est-opt-hf-optimizer-paged = 分页 8 位 AdamW（bitsandbytes；Trainer 的 optim；显存紧张时状态换页到 CPU 内存）
 est-opt-hf-dtype_fp16 = 用 fp16 autocast（fp16=True；这张卡不支持 bf16）
 est-opt-hf-lora = PEFT LoRA，秩 { $rank }，加在 { $targets } 上（预训练权重全部冻结）
 est-trainable = 参与训练

@@ -360,7 +360,14 @@ pub(crate) fn option_label(o: &WhatIf, loc: &Localizer) -> String {
         .model
         .as_ref()
         .and_then(|_| model_option_key(o.kind, o.scenario.dtype));
-    let key = model_key.map_or_else(|| option_key(o.kind, o.scenario.dtype), str::to_owned);
+    let key = match model_key {
+        // The paged optimizer is its own option beside the 8-bit one: its own label.
+        Some("est-opt-hf-optimizer") if o.scenario.optimizer == Optimizer::PagedAdamw8bit => {
+            "est-opt-hf-optimizer-paged".to_owned()
+        }
+        Some(k) => k.to_owned(),
+        None => option_key(o.kind, o.scenario.dtype),
+    };
     match (o.extra_compute_pct, o.kind) {
         (Some(pct), _) => loc.t_args(
             &key,

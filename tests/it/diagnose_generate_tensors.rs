@@ -33,13 +33,8 @@ fn phi3_failing_in_its_fused_gate_up_projection_in_pytorch_2_0s_format() {
         "hf_phi3_generate_gate_up_pt20",
         "phi-3-mini-4k",
         "rtx-4090",
-        // The catalog records no torch_dtype for it: the run loads bfloat16 weights.
-        &[
-            "weights_dtype=bfloat16",
-            "batch_size=32",
-            "prompt_tokens=2048",
-            "max_new_tokens=256",
-        ],
+        // No weights_dtype: the catalog's sourced torch_dtype, bfloat16, is what the run loaded.
+        &["batch_size=32", "prompt_tokens=2048", "max_new_tokens=256"],
     );
     // gate_up_proj: hidden 3072 → 2 × intermediate 8192, for 32 prompts of 2048 tokens, bf16.
     let bytes = 32 * 2048 * (2 * 8192) * 2;
@@ -59,13 +54,8 @@ fn mistral_past_its_window_fails_in_the_sliding_masks_bias_behind_a_log_timestam
         "hf_mistral_generate_sliding_mask",
         "mistral-7b-v0.1",
         "rtx-4090",
-        // The catalog records no torch_dtype for it: the run loads bfloat16 weights.
-        &[
-            "weights_dtype=bfloat16",
-            "batch_size=6",
-            "prompt_tokens=6000",
-            "max_new_tokens=64",
-        ],
+        // No weights_dtype: the catalog's sourced torch_dtype, bfloat16, is what the run loaded.
+        &["batch_size=6", "prompt_tokens=6000", "max_new_tokens=64"],
     );
     // A 6,000-token prompt reaches the 4,096-token window: SDPA gets the [6000, 6000] mask,
     // made an additive bias per sequence in bf16, which the allocator rounds to 2 MiB.
@@ -203,8 +193,6 @@ fn the_text_names_the_new_tensors_in_each_language() {
             "mistral-7b-v0.1",
             "--phase",
             "generate",
-            "--set",
-            "weights_dtype=bfloat16",
             "--set",
             "batch_size=6",
             "--set",

@@ -167,3 +167,38 @@ fn a_lora_run_is_offered_a_lower_rank_and_fewer_targets() {
         r.stdout
     );
 }
+
+/// The paged 8-bit optimizer is labelled as such beside the 8-bit one, in every language.
+#[test]
+fn the_paged_optimizer_option_has_its_own_label() {
+    let t = SiteTest::new();
+    for (lang, eight, paged) in [
+        ("en", "8-bit AdamW (bitsandbytes", "Paged 8-bit AdamW"),
+        (
+            "es",
+            "AdamW de 8 bits (bitsandbytes",
+            "AdamW de 8 bits paginado",
+        ),
+        ("zh", "8 位 AdamW（bitsandbytes", "分页 8 位 AdamW"),
+    ] {
+        let r = t.run(&[
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "rtx-4090",
+            "--lang",
+            lang,
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let rows: Vec<&str> = r.stdout.lines().collect();
+        let row = |flag: &str| {
+            rows.iter()
+                .find(|l| l.contains(flag))
+                .unwrap_or_else(|| panic!("{lang}: no {flag} row in {}", r.stdout))
+                .to_string()
+        };
+        assert!(row("--optimizer=adamw8bit").contains(eight), "{lang}");
+        assert!(row("--optimizer=paged_adamw8bit").contains(paged), "{lang}");
+    }
+}

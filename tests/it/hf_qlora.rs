@@ -231,11 +231,7 @@ fn paged_state_is_left_out_of_the_allocator() {
 
 /// `vramdoc estimate --model MODEL ARGS --format json`, parsed.
 fn cli_json(t: &crate::support::SiteTest, args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["estimate", "--format", "json"];
-    all.extend(args);
-    let r = t.run(&all);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap()
+    t.estimate_json(args)
 }
 
 /// The QLoRA user's question through the CLI, as users type it (`--load_in_4bit=true`): Llama

@@ -155,11 +155,7 @@ fn trl_qlora_is_within_one_percent_of_every_replayed_peak_and_its_bytes_exact() 
 
 /// `vramdoc estimate ARGS --format json`, parsed.
 fn cli_json(t: &crate::support::SiteTest, args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["estimate", "--format", "json"];
-    all.extend(args);
-    let r = t.run(&all);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap()
+    t.estimate_json(args)
 }
 
 /// Philipp Schmid's "How to Fine-Tune LLMs in 2024" (Llama 3.1 8B, QLoRA rank 256 on every

@@ -12,12 +12,7 @@ use crate::support::SiteTest;
 
 /// `vramdoc estimate ARGS --format json`, parsed.
 fn json(t: &SiteTest, args: &[&str]) -> Value {
-    let mut all = vec!["estimate"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--format", "json"]);
-    let r = t.run(&all);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap()
+    t.estimate_json(args)
 }
 
 /// A replayed run's training peak (`tests/data/hf_gpt2_replay.json`), by name.

@@ -21,12 +21,7 @@ fn site() -> SiteTest {
 }
 
 fn json(t: &SiteTest, args: &[&str]) -> Value {
-    let mut all = vec!["estimate"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--format", "json"]);
-    let r = t.run(&all);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap()
+    t.estimate_json(args)
 }
 
 /// A replayed run's second-step peak (`tests/data/nanochat_replay.json`), by name.

@@ -8,12 +8,7 @@ use crate::support::SiteTest;
 
 /// `vramdoc estimate ARGS --format json`, as a JSON value (the run must succeed).
 fn json(t: &SiteTest, args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["estimate"];
-    all.extend_from_slice(args);
-    all.extend(["--format", "json"]);
-    let r = t.run(&all);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    serde_json::from_str(&r.stdout).unwrap()
+    t.estimate_json(args)
 }
 
 /// `vramdoc estimate ARGS`, which must fail; its stderr.

@@ -69,6 +69,16 @@ impl SiteTest {
         }
     }
 
+    /// `vramdoc estimate ARGS --format json`, which must succeed, parsed.
+    pub fn estimate_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["estimate"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--format", "json"]);
+        let r = self.run(&all);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        serde_json::from_str(&r.stdout).expect("estimate's JSON")
+    }
+
     /// Runs `vramdoc translations mark <lang> <slug>` and asserts success.
     pub fn mark(&self, lang: &str, slug: &str) -> &Self {
         let r = self.run(&["translations", "mark", lang, slug]);

@@ -78,13 +78,21 @@ fn each_familys_default_is_the_configs_torch_dtype() {
             "{model}"
         );
         assert_eq!(n(&v, &["bytes", "autocast_weights"]), 0, "{model}");
-        let said = if model == "gpt2" {
-            "weights assumed float32".to_owned()
-        } else {
-            format!("weights in {dtype}, ")
-        };
-        assert!(notes.contains(&said), "{model}: {notes}");
+        assert!(
+            notes.contains(&format!("weights in {dtype}, ")),
+            "{model}: {notes}"
+        );
     }
+    // GPT-2's config.json names no dtype: gpt2's is its checkpoint's, sourced; gpt2-medium's is
+    // not, and the assumption is said.
+    let (_, notes) = trainer_step(&t, "gpt2", &[]);
+    assert!(
+        notes.contains("the dtype of openai-community/gpt2's checkpoint tensors (its config.json names no dtype)"),
+        "{notes}"
+    );
+    let (v, notes) = trainer_step(&t, "gpt2-medium", &[]);
+    assert_eq!(v["scenario"]["weights_dtype"], "float32");
+    assert!(notes.contains("weights assumed float32"), "{notes}");
     let (v, notes) = trainer_step(&t, "llama-3.1-8b", &[]);
     assert!(
         notes.contains("meta-llama/Llama-3.1-8B's config.json's torch_dtype, as from_pretrained's dtype=\"auto\" loads them"),
@@ -111,6 +119,38 @@ fn gemma_2s_base_loads_float32_and_its_instruct_alias_bfloat16() {
         notes.contains("google/gemma-2-2b-it's config.json's torch_dtype"),
         "{notes}"
     );
+}
+
+/// The entries whose config.json's torch_dtype was sourced later (Mistral 7B v0.1, Phi-3 mini
+/// and medium 4k, Qwen2.5 1.5B, Llama 3.2 1B) load bfloat16 by default: two bytes a parameter where
+/// float32 takes four, the buffers beside the weights (the float32 rotary tables) the same in
+/// both, and the note names the repository's config.json.
+#[test]
+fn the_newly_sourced_entries_load_their_bfloat16() {
+    let t = SiteTest::new();
+    for (model, repo) in [
+        ("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1"),
+        ("phi-3-mini-4k", "microsoft/Phi-3-mini-4k-instruct"),
+        ("phi-3-medium-4k", "microsoft/Phi-3-medium-4k-instruct"),
+        ("qwen2.5-1.5b", "Qwen/Qwen2.5-1.5B"),
+        ("llama-3.2-1b", "meta-llama/Llama-3.2-1B"),
+    ] {
+        let (auto, notes) = trainer_step(&t, model, &[]);
+        let (f32, _) = trainer_step(&t, model, &["--weights_dtype=float32"]);
+        let p = n(&auto, &["params", "total"]);
+        assert_eq!(auto["scenario"]["weights_dtype"], "bfloat16", "{model}");
+        assert_eq!(
+            n(&auto, &["bytes", "weights"]) - 2 * p,
+            n(&f32, &["bytes", "weights"]) - 4 * p,
+            "{model}"
+        );
+        assert!(
+            notes.contains(&format!(
+                "weights in bfloat16, {repo}'s config.json's torch_dtype"
+            )),
+            "{model}: {notes}"
+        );
+    }
 }
 
 /// LoRA keeps PEFT's float32 adapters beside the bfloat16 base (`autocast_adapter_dtype`);

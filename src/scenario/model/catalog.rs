@@ -39,8 +39,8 @@ pub(crate) struct ModelSource {
     pub(crate) published: String,
     /// Where that figure is published.
     pub(crate) published_source: String,
-    /// Where the `config.json`'s `torch_dtype` (`config:`), and any alias's that differs
-    /// (`alias_dtypes`), were read.
+    /// Where the `config.json`'s `torch_dtype` (`config:`), any alias's that differs
+    /// (`alias_dtypes`), or the checkpoint's dtype (`checkpoint_dtype`) were read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) dtype_source: Option<String>,
 }
@@ -65,6 +65,10 @@ struct RawEntry {
     /// `config.json` was sourced.
     #[serde(default)]
     alias_dtypes: std::collections::BTreeMap<String, String>,
+    /// The dtype of the checkpoint's first floating-point tensor, for a `config.json` that
+    /// names no dtype (GPT-2's): what `dtype="auto"` then loads.
+    #[serde(default)]
+    checkpoint_dtype: Option<String>,
     /// Read from the positioned document by [`ModelEntry::read`]; required here.
     #[allow(dead_code)]
     config: yaml_serde::Value,
@@ -79,6 +83,8 @@ pub(crate) struct ModelEntry {
     pub(crate) source: ModelSource,
     /// The `torch_dtype` of the aliases recorded on their own (`alias_dtypes`).
     pub(crate) alias_dtypes: Vec<(String, crate::estimate::Dtype)>,
+    /// The checkpoint's floating-point dtype, recorded where the `config.json` names none.
+    pub(crate) checkpoint_dtype: Option<crate::estimate::Dtype>,
     /// Which file and which item of its `models:` list.
     file: usize,
     index: usize,
@@ -131,9 +137,16 @@ fn load() -> Result<Catalog, String> {
                     })?;
                 alias_dtypes.push((alias.clone(), dtype));
             }
+            let checkpoint_dtype = match &raw.checkpoint_dtype {
+                Some(d) => Some(crate::estimate::Dtype::parse(d).ok_or_else(|| {
+                    format!("data/models/{name}: {}: checkpoint_dtype {d}", raw.id)
+                })?),
+                None => None,
+            };
             entries.push(ModelEntry {
                 id: raw.id,
                 alias_dtypes,
+                checkpoint_dtype,
                 source: ModelSource {
                     repo: raw.repo,
                     aliases: raw.aliases,

@@ -281,21 +281,36 @@ fn hostile_values_are_refused_not_wrapped() {
     assert_eq!(m.architecture.parameter_count(), u64::MAX);
 }
 
-/// Every `torch_dtype` of the catalog says where it was read, and only those do; an alias's own
-/// dtype is the one a name of that alias loads.
+/// Every `torch_dtype` of the catalog (and checkpoint dtype, for a config naming none) says
+/// where it was read, and only those do; an alias's own dtype is the one a name of that alias
+/// loads.
 #[test]
 fn every_catalog_torch_dtype_has_its_source() {
     for (e, read) in all() {
         assert_eq!(
-            read.torch_dtype.is_some() || !e.alias_dtypes.is_empty(),
+            read.torch_dtype.is_some()
+                || !e.alias_dtypes.is_empty()
+                || e.checkpoint_dtype.is_some(),
             e.source.dtype_source.is_some(),
-            "{}: a torch_dtype (the repository's or an alias's) and dtype_source go together",
+            "{}: a torch_dtype (the repository's or an alias's) or checkpoint_dtype and \
+             dtype_source go together",
+            e.id
+        );
+        assert!(
+            read.torch_dtype.is_none() || e.checkpoint_dtype.is_none(),
+            "{}: the checkpoint's dtype is recorded only where the config.json names none",
             e.id
         );
         if let Some((_, key)) = read.torch_dtype {
             assert_eq!(key, "torch_dtype", "{}", e.id);
         }
     }
+    let gpt2 = from_catalog("openai-community/gpt2").expect("gpt2");
+    let checkpoint = gpt2.loaded.expect("sourced");
+    assert_eq!(checkpoint.dtype, Dtype::Float32);
+    assert!(checkpoint
+        .why
+        .contains("openai-community/gpt2's checkpoint tensors"));
     let gemma = from_catalog("gemma-2-9b").expect("gemma-2-9b");
     let base = gemma.loaded.expect("sourced");
     assert_eq!(base.dtype, Dtype::Float32);
@@ -306,9 +321,61 @@ fn every_catalog_torch_dtype_has_its_source() {
     assert_eq!(it.loaded.expect("alias").dtype, Dtype::Bfloat16);
     let llama2 = from_catalog("meta-llama/Llama-2-7b-chat-hf").expect("alias");
     assert_eq!(llama2.loaded.expect("sourced").dtype, Dtype::Float16);
-    assert!(from_catalog("gpt2").expect("gpt2").loaded.is_none());
+    assert!(from_catalog("gpt2-medium").expect("gpt2").loaded.is_none());
     // Only the alias's config was sourced: the base repository's dtype stays unknown.
-    assert!(from_catalog("llama-3.2-1b").expect("base").loaded.is_none());
-    let instruct = from_catalog("meta-llama/Llama-3.2-1B-Instruct").expect("alias");
-    assert_eq!(instruct.loaded.expect("alias").dtype, Dtype::Bfloat16);
+    for (base, alias) in [
+        ("smollm2-135m", "HuggingFaceTB/SmolLM2-135M-Instruct"),
+        ("gemma-2-27b", "google/gemma-2-27b-it"),
+        ("llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"),
+        ("llama-3.1-70b", "Meta-Llama-3.1-70B-Instruct"),
+        ("qwen2-1.5b", "Qwen/Qwen2-1.5B-Instruct"),
+        ("smollm2-1.7b", "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
+    ] {
+        assert!(from_catalog(base).expect("base").loaded.is_none(), "{base}");
+        let instruct = from_catalog(alias).expect("alias").loaded.expect("alias");
+        assert_eq!(instruct.dtype, Dtype::Bfloat16, "{alias}");
+        assert!(
+            instruct
+                .why
+                .ends_with(&format!("{alias}'s config.json's torch_dtype")),
+            "{alias}: {}",
+            instruct.why
+        );
+    }
+    // The base name of a renamed repository is not its Instruct alias.
+    assert!(from_catalog("meta-llama/Meta-Llama-3.1-70B")
+        .expect("alias")
+        .loaded
+        .is_none());
+    // The repositories whose own torch_dtype is not sourced (their names say they assumed
+    // float32; nanochat has no config.json). GPT-2's configs name no dtype at all: only gpt2's
+    // checkpoint dtype is sourced.
+    let unsourced = Vec::from_iter(
+        all()
+            .into_iter()
+            .filter(|(e, read)| {
+                read.torch_dtype.is_none()
+                    && e.checkpoint_dtype.is_none()
+                    && !e.id.starts_with("nanochat-")
+            })
+            .map(|(e, _)| e.id.as_str()),
+    );
+    assert_eq!(
+        unsourced,
+        [
+            "gemma-2-27b",
+            "gemma-3-1b",
+            "gemma-3-270m",
+            "gpt2-medium",
+            "gpt2-large",
+            "gpt2-xl",
+            "distilgpt2",
+            "llama-3.1-70b",
+            "smollm2-135m",
+            "smollm2-1.7b",
+            "mistral-7b-v0.3",
+            "qwen1.5-moe-a2.7b",
+            "qwen2-1.5b",
+        ]
+    );
 }

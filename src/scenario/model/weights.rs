@@ -158,7 +158,8 @@ pub(super) fn settle(
 }
 
 /// What `dtype="auto"` loads for the catalog `entry` named `value`: the config's `torch_dtype`
-/// (`torch_dtype`, with its key), or the alias's where the entry records it as differing.
+/// (`torch_dtype`, with its key), or the alias's where the entry records it as differing, or
+/// for a config that names none the dtype of the checkpoint's first floating-point tensor.
 pub(super) fn loaded(
     torch_dtype: Option<(Dtype, &'static str)>,
     entry: &super::catalog::ModelEntry,
@@ -171,8 +172,18 @@ pub(super) fn loaded(
             why: format!("{alias}'s config.json's torch_dtype"),
         });
     }
-    torch_dtype.map(|(dtype, key)| LoadDtype {
-        dtype,
-        why: format!("{}'s config.json's {key}", entry.source.repo),
-    })
+    let repo = &entry.source.repo;
+    match (torch_dtype, entry.checkpoint_dtype) {
+        (Some((dtype, key)), _) => Some(LoadDtype {
+            dtype,
+            why: format!("{repo}'s config.json's {key}"),
+        }),
+        (None, Some(dtype)) => Some(LoadDtype {
+            dtype,
+            why: format!(
+                "the dtype of {repo}'s checkpoint tensors (its config.json names no dtype)"
+            ),
+        }),
+        (None, None) => None,
+    }
 }
