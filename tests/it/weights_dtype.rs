@@ -162,9 +162,18 @@ fn lora_adapters_stay_float32_and_qlora_ignores_the_load_dtype() {
     let p = 8_030_261_248u64;
     // Rank 16 on q_proj (4096 → 4096) and v_proj (4096 → 1024) in 32 blocks.
     let adapters = 32 * 16 * ((4096 + 4096) + (4096 + 1024));
-    let (v, _) = trainer_step(&t, "llama-3.1-8b", &["--lora_rank=16"]);
+    let (v, notes) = trainer_step(&t, "llama-3.1-8b", &["--lora_rank=16"]);
     assert_eq!(n(&v, &["params", "trainable"]), adapters);
     assert_eq!(n(&v, &["bytes", "weights"]), 2 * p + 4 * adapters + 512);
+    // The note says the bf16 weights are frozen, not trained with bf16 moments.
+    assert!(
+        notes.contains("and frozen, PEFT's adapters beside them in float32"),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("Trainer trains them as they are"),
+        "{notes}"
+    );
     let qlora = |w: &str| {
         let dtype = format!("--weights_dtype={w}");
         let (v, _) = trainer_step(

@@ -110,6 +110,9 @@ fn trained_as(s: &Scenario, dtype: Dtype) -> &'static str {
     } else if s.load_in_4bit {
         ", then prepare_model_for_kbit_training upcasts every weight it does not quantize to \
          float32"
+    } else if dtype != Dtype::Float32 && s.lora_rank > 0 {
+        " and frozen, PEFT's adapters beside them in float32 (autocast_adapter_dtype), with their \
+         gradients and AdamW's moments"
     } else if dtype != Dtype::Float32 {
         " and Trainer trains them as they are, gradients and AdamW's moments in the same dtype"
     } else {
