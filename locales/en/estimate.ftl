@@ -177,10 +177,10 @@ gen-model = Model
 gen-model-value = { $name }: { $params } parameters, weights in { $dtype }
 gen-model-value-moe = { $name }: { $params } parameters, every expert resident ({ $active } run per token), weights in { $dtype }
 gen-quant = Quantized weights
-gen-quant-4bit = the blocks' Linears in 4-bit { $format } (bitsandbytes); the head, embeddings and norms in { $dtype }
-gen-quant-4bit-moe = the blocks' Linears in 4-bit { $format } (bitsandbytes); the experts, router, head, embeddings and norms in { $dtype } (transformers converts only nn.Linear modules)
-gen-quant-int8 = the blocks' Linears in int8 (bitsandbytes LLM.int8()); the head, embeddings and norms in { $dtype }
-gen-quant-int8-moe = the blocks' Linears in int8 (bitsandbytes LLM.int8()); the experts, router, head, embeddings and norms in { $dtype } (transformers converts only nn.Linear modules)
+gen-quant-4bit = the blocks' Linears in 4-bit { $format } (bitsandbytes); the head, embeddings and norms in { $dtype }; from 5 to 1,536 rows a call the GPU picks bitsandbytes' kernel, and vramdoc counts the dequantizing fallback, the larger
+gen-quant-4bit-moe = the blocks' Linears in 4-bit { $format } (bitsandbytes); the experts, router, head, embeddings and norms in { $dtype } (transformers converts only nn.Linear modules); from 5 to 1,536 rows a call the GPU picks bitsandbytes' kernel, and vramdoc counts the dequantizing fallback, the larger
+gen-quant-int8 = the blocks' Linears in int8 (bitsandbytes LLM.int8()); the head, embeddings and norms in { $dtype }; 64 outlier columns assumed in every call (the data decides; with none, one output fewer)
+gen-quant-int8-moe = the blocks' Linears in int8 (bitsandbytes LLM.int8()); the experts, router, head, embeddings and norms in { $dtype } (transformers converts only nn.Linear modules); 64 outlier columns assumed in every call (the data decides; with none, one output fewer)
 gen-call = Generation
 gen-call-value = { $batch } × { $prompt }-token prompts, { $new } new tokens, { $sequences_count ->
     [one] one sequence

@@ -177,10 +177,10 @@ gen-model = Modelo
 gen-model-value = { $name }: { $params } parámetros, pesos en { $dtype }
 gen-model-value-moe = { $name }: { $params } parámetros, todos los expertos en memoria ({ $active } por token), pesos en { $dtype }
 gen-quant = Pesos cuantizados
-gen-quant-4bit = las capas lineales de los bloques en { $format } de 4 bits (bitsandbytes); la cabeza, los embeddings y las normas en { $dtype }
-gen-quant-4bit-moe = las capas lineales de los bloques en { $format } de 4 bits (bitsandbytes); los expertos, el enrutador, la cabeza, los embeddings y las normas en { $dtype } (transformers solo convierte módulos nn.Linear)
-gen-quant-int8 = las capas lineales de los bloques en int8 (LLM.int8() de bitsandbytes); la cabeza, los embeddings y las normas en { $dtype }
-gen-quant-int8-moe = las capas lineales de los bloques en int8 (LLM.int8() de bitsandbytes); los expertos, el enrutador, la cabeza, los embeddings y las normas en { $dtype } (transformers solo convierte módulos nn.Linear)
+gen-quant-4bit = las capas lineales de los bloques en { $format } de 4 bits (bitsandbytes); la cabeza, los embeddings y las normas en { $dtype }; entre 5 y 1536 filas por llamada la GPU elige el kernel de bitsandbytes, y vramdoc cuenta la alternativa que descuantiza, la mayor
+gen-quant-4bit-moe = las capas lineales de los bloques en { $format } de 4 bits (bitsandbytes); los expertos, el enrutador, la cabeza, los embeddings y las normas en { $dtype } (transformers solo convierte módulos nn.Linear); entre 5 y 1536 filas por llamada la GPU elige el kernel de bitsandbytes, y vramdoc cuenta la alternativa que descuantiza, la mayor
+gen-quant-int8 = las capas lineales de los bloques en int8 (LLM.int8() de bitsandbytes); la cabeza, los embeddings y las normas en { $dtype }; se suponen 64 columnas atípicas en cada llamada (lo deciden los datos; sin ninguna, una salida menos)
+gen-quant-int8-moe = las capas lineales de los bloques en int8 (LLM.int8() de bitsandbytes); los expertos, el enrutador, la cabeza, los embeddings y las normas en { $dtype } (transformers solo convierte módulos nn.Linear); se suponen 64 columnas atípicas en cada llamada (lo deciden los datos; sin ninguna, una salida menos)
 gen-call = Generación
 gen-call-value = { $batch } × prompts de { $prompt } tokens, { $new } tokens nuevos, { $sequences_count ->
     [one] una secuencia

@@ -206,3 +206,40 @@ fn llama_3_1_8b_weights_in_nf4_and_int8_by_hand() {
     assert_eq!(nf4 / (1 << 20), 5_438);
     assert_eq!(int8 / (1 << 20), 8_665);
 }
+
+/// What the quantized weights' estimate assumes is said beside them, in every language: the
+/// outlier columns LLM.int8() finds, and the 4-bit kernel a GPU picks for mid-sized calls.
+#[test]
+fn the_quantized_weights_row_says_what_it_assumes() {
+    let t = crate::support::SiteTest::new();
+    for (lang, int8, four) in [
+        (
+            "en",
+            "64 outlier columns assumed",
+            "counts the dequantizing fallback",
+        ),
+        (
+            "es",
+            "se suponen 64 columnas atípicas",
+            "cuenta la alternativa que descuantiza",
+        ),
+        ("zh", "假定每次调用有 64 个离群列", "反量化回退路径"),
+    ] {
+        for (flag, words) in [("--load_in_8bit=true", int8), ("--load_in_4bit=true", four)] {
+            let r = t.run(&[
+                "estimate",
+                "--model",
+                "llama-3.2-1b",
+                "--phase",
+                "generate",
+                flag,
+                "--gpu",
+                "rtx-4070",
+                "--lang",
+                lang,
+            ]);
+            assert_eq!(r.code, 0, "{lang} {flag}: {}", r.stderr);
+            assert!(r.stdout.contains(words), "{lang} {flag}: {}", r.stdout);
+        }
+    }
+}
