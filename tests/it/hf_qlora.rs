@@ -229,11 +229,6 @@ fn paged_state_is_left_out_of_the_allocator() {
     assert!(paged.optimizer_bytes < plain.optimizer_bytes / 100);
 }
 
-/// `vramdoc estimate --model MODEL ARGS --format json`, parsed.
-fn cli_json(t: &crate::support::SiteTest, args: &[&str]) -> serde_json::Value {
-    t.estimate_json(args)
-}
-
 /// The QLoRA user's question through the CLI, as users type it (`--load_in_4bit=true`): Llama
 /// 3.1 8B with QLoRA's recipe filled in, the adapters PEFT's default, and the what-ifs each the
 /// CLI's own estimate of the changed settings.
@@ -248,7 +243,7 @@ fn qlora_of_an_8b_model_through_the_cli_with_its_recipe_and_what_ifs() {
         "--gpu",
         "rtx-4060-ti-16gb",
     ];
-    let v = cli_json(&t, &base);
+    let v = t.estimate_json(&base);
     let s = &v["scenario"];
     assert_eq!(s["bnb_4bit_quant_type"], "nf4");
     assert_eq!(s["bnb_4bit_use_double_quant"], true);
@@ -285,7 +280,7 @@ fn qlora_of_an_8b_model_through_the_cli_with_its_recipe_and_what_ifs() {
         ));
     }
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let again = cli_json(&t, &refs);
+    let again = t.estimate_json(&refs);
     assert_eq!(again["bytes"]["total"], fits["total"]);
     assert_eq!(again["verdict"], "fits");
 }
@@ -296,17 +291,14 @@ fn qlora_of_an_8b_model_through_the_cli_with_its_recipe_and_what_ifs() {
 #[test]
 fn a_full_fine_tune_is_offered_qlora_and_eight_bit_optimizers() {
     let t = crate::support::SiteTest::new();
-    let v = cli_json(
-        &t,
-        &[
-            "--model",
-            "llama-3.1-8b",
-            "--gpu",
-            "rtx-4090",
-            "--dtype=bfloat16",
-            "--batch_size=2",
-        ],
-    );
+    let v = t.estimate_json(&[
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "rtx-4090",
+        "--dtype=bfloat16",
+        "--batch_size=2",
+    ]);
     let options = v["what_if"].as_array().unwrap();
     let find = |key: &str, value: &str| {
         options

@@ -153,11 +153,6 @@ fn trl_qlora_is_within_one_percent_of_every_replayed_peak_and_its_bytes_exact() 
     assert!(checked >= 5, "{checked}");
 }
 
-/// `vramdoc estimate ARGS --format json`, parsed.
-fn cli_json(t: &crate::support::SiteTest, args: &[&str]) -> serde_json::Value {
-    t.estimate_json(args)
-}
-
 /// Philipp Schmid's "How to Fine-Tune LLMs in 2024" (Llama 3.1 8B, QLoRA rank 256 on every
 /// linear layer, one packed 2,048-token sequence, 8 accumulation steps, on an L4), which ran:
 /// as transformers' Trainer with PEFT's upcast it would not fit, as TRL's SFTTrainer it does.
@@ -180,10 +175,10 @@ fn schmids_llama_31_8b_qlora_on_an_l4_fits_as_sfttrainer_runs_it() {
         "--gpu",
         "l4",
     ];
-    let plain = cli_json(&t, &base);
+    let plain = t.estimate_json(&base);
     let mut trl_args = base.to_vec();
     trl_args.push("--trainer=trl");
-    let trl = cli_json(&t, &trl_args);
+    let trl = t.estimate_json(&trl_args);
     assert_eq!(trl["scenario"]["trainer"], "trl");
     assert_eq!(plain["scenario"]["trainer"], "transformers");
     assert_eq!(plain["verdict"], "does_not_fit");
