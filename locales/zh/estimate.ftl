@@ -103,7 +103,8 @@ est-trainable-lora-value = { $total }个参数中的 { $trainable }个：只训�
 est-col-verdict = 结论
 est-verdict-with-range = { $verdict }（{ $range }）
 est-verdict-unlikely = { $gpu }（{ $capacity }）很可能放不下：合计为 { $range }；只有低端放得下，需要驱动的 CUDA 上下文很小、分配器缓存几乎没有碎片才行。
-est-verdict-eager-bound = 这些是 nanochat 未编译（eager）训练步的数字：base_train.py 和 chat_sft.py 会用 torch.compile 编译模型，编译后保存的张量更少，而 vramdoc 没有为此建模，所以编译后的实际运行可能需要更少的显存。可以先运行试试，显存不足时再调小 --device-batch-size。
+est-verdict-eager-bound = 这些是 nanochat 未编译（eager）训练步的数字（compile=false）：base_train.py 和 chat_sft.py 会用 torch.compile 编译模型，编译后保存的张量更少（保持 compile 的默认值即可估算编译后的情况），所以编译后的实际运行可能需要更少的显存。可以先运行试试，显存不足时再调小 --device-batch-size。
+est-verdict-compiled = { $peak } 的训练峰值对应 nanochat 编译后的训练步：inductor 的图划分为反向传播保存的张量，再加上 inductor 的 C++ 后端在损失前向中写出的一份 float32 软截断 logits。CUDA 上的 Triton 内核可能不会保留这份副本；去掉它，峰值为 { $low }。结论按较高的数字给出。
 est-merged = “{ $label }”也就是{ $others }：同一项改动，只列一行。
 est-quoted = “{ $text }”
 est-code-sharding = `sharding`：用 FSDP 包装模型，或用 ZeroRedundancyOptimizer 包装 AdamW（修改 train.py）
@@ -149,7 +150,7 @@ est-model-name-value-plain = { $name }（{ $family }）
 est-no-options-model = vramdoc 为此模型计算的可选方案在这里都不适用：请修改 --batch_size、--block_size、--dtype 或 --grad_checkpoint，再比较估算结果。
 est-note-model = 以上均为估算：训练峰值依据对 Hugging Face transformers { $version } 自身代码中一个 Trainer 训练步的复现（带标签的前向、反向、梯度裁剪、融合 AdamW、梯度置为 None）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围中哪一部分放得下。
 est-note-trl = 以上均为估算：训练峰值依据对 TRL { $trl } 的 SFTTrainer 在 Hugging Face transformers { $version } 自身代码上一个训练步的复现（TRL 的 QLoRA 准备、bf16 autocast 下带标签的前向、compute_loss 的指标、反向、梯度裁剪、优化器、梯度置为 None）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围中哪一部分放得下。
-est-note-nanochat = 估算说明：训练峰值依据对 nanochat { $commit } 自身 base_train.py 训练步骤的重放（其 GPT 与 Muon、AdamW 优化器以非编译方式运行：未重放 torch.compile，因此编译后的运行最多占用这么多；注意力走 PyTorch 的 SDPA 回退路径，而非 FA3）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围的哪一部分能放下。
+est-note-nanochat = 估算说明：训练峰值依据对 nanochat { $commit } 自身 base_train.py 训练步骤的重放（其 GPT 按脚本的方式编译，计入 inductor 图划分保存的张量及其包装代码分配的缓冲区；compile=false 时则以非编译方式运行；Muon 与 AdamW 优化器以非编译方式运行；注意力走 PyTorch 的 SDPA 回退路径，而非 FA3）；PyTorch 分配器之外的部分（CUDA 上下文、碎片、cuBLAS 工作区）以有据可查的范围给出，结论说明该范围的哪一部分能放下。
 
 ## 生成阶段的反向求解（--solve）
 solve-max-context = 在 { $gpu } 上结论为“放得下”的最长上下文：{ $tokens }个 token（提示词 { $prompt }个 + 新生成 { $new }个）。

@@ -265,10 +265,16 @@ pub struct Estimate {
     #[serde(skip_serializing_if = "Architecture::is_nanogpt")]
     pub(crate) architecture: Architecture,
     /// The figures are those of the eager step of a run its script compiles (nanochat's
-    /// `base_train.py` and `chat_sft.py` call `torch.compile`, which the replay cannot run):
-    /// an upper bound, so "does not fit" is not certain. In the JSON only when true.
+    /// `base_train.py` and `chat_sft.py` call `torch.compile`; `compile` false asks for the
+    /// eager step): an upper bound, so "does not fit" is not certain. In the JSON only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub eager_upper_bound: bool,
+    /// nanochat's compiled step: the training peak without the float32 logits buffer that
+    /// inductor's C++ backend writes in the loss's forward (CUDA's kernels may not), the low
+    /// end of the compiled range; `bytes.peak` and the verdict keep the buffer. In the JSON
+    /// only for a compiled nanochat step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiled_peak_low: Option<u64>,
 }
 
 impl Estimate {
@@ -488,6 +494,9 @@ fn finish(
         .to_u64("the effective batch")?;
     let tokens_per_step =
         (N::from(effective_batch) * N::from(s.block_size)).to_u64("the tokens per step")?;
+    let compiled_peak_low = nanochat::compiled_low_peak(&architecture, s)
+        .map(|b| N(b).to_u64("the compiled peak"))
+        .transpose()?;
     let gpu = s.gpu.as_deref().and_then(|id| catalog.get(id));
     let verdict = gpu.map(|g| {
         Verdict::of(
@@ -512,7 +521,8 @@ fn finish(
         fits: verdict.map(|v| v == Verdict::Fits),
         headroom_bytes: gpu.map(|g| headroom(g.capacity_bytes, s.other_processes, bytes.total)),
         estimator_version: ESTIMATOR_VERSION,
-        eager_upper_bound: architecture.family == Family::Nanochat,
+        eager_upper_bound: architecture.family == Family::Nanochat && !s.compile,
+        compiled_peak_low,
         architecture,
     })
 }

@@ -88,8 +88,19 @@ pub(crate) fn estimate_verdict(e: &Estimate, loc: &Localizer) -> String {
     let b = &e.bytes;
     let range = (b.total_low, b.total_high, b.other_processes);
     let sentence = verdict_sentence(e.gpu.as_ref(), e.verdict, range, e.scenario.dtype, loc);
-    match e.verdict {
-        Some(v) if v != Verdict::Fits && e.eager_upper_bound => {
+    match (e.verdict, e.compiled_peak_low) {
+        (Some(_), Some(low)) => format!(
+            "{sentence}{}{}",
+            sentence_gap(loc),
+            loc.t_args(
+                "est-verdict-compiled",
+                &[
+                    ("low", FluentValue::from(loc.bytes(low))),
+                    ("peak", FluentValue::from(loc.bytes(e.bytes.train_peak))),
+                ],
+            )
+        ),
+        (Some(v), None) if v != Verdict::Fits && e.eager_upper_bound => {
             format!(
                 "{sentence}{}{}",
                 sentence_gap(loc),

@@ -9,7 +9,8 @@
 //!   tensors than the 5.24 step vramdoc follows);
 //! - `fits`: the verdict is not "does not fit";
 //! - `max_memory_allocated_bytes`: the estimated peak within 5 % (10 % when the report rounds or
-//!   reads the figure off a plot);
+//!   reads the figure off a plot); for nanochat's compiled step, whose peak is a range (JSON
+//!   `compiled_peak_low` to `bytes.peak`), the measured peak within 5 % beyond either end;
 //! - `retained_bytes` (`torch.cuda.memory_allocated()` between steps): at least the estimated
 //!   weights, gradients and optimizer state, and at most that plus one logits tensor of the
 //!   weights' dtype at the full block (the loop's last `outputs`, which it still references).
@@ -42,11 +43,11 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     ),
     (
         "nanochat-lzwjava-4070-d12-b8-peak",
-        "nanochat compiles its step; vramdoc replays it eagerly (the fused loss keeps far less)",
+        "the compiled range follows inductor's C++ plan; the measured Triton run is 9 % below it",
     ),
     (
         "nanochat-readme-d20-b32-80gb-fits",
-        "nanochat compiles its step; vramdoc replays it eagerly (the fused loss keeps far less)",
+        "the verdict keeps the C++ backend's float32 logits buffer (8 GiB here), the high end",
     ),
 ];
 
@@ -151,6 +152,26 @@ fn check(v: &Value, o: &Observed) -> Row {
                 Ok("verdict right".to_owned())
             };
             ("fits".to_owned(), estimated, result)
+        }
+        "max_memory_allocated_bytes" if v.get("compiled_peak_low").is_some() => {
+            // nanochat's compiled step is a range (inductor's C++ float32 logits buffer kept
+            // or not): the measured peak within it, 5 % beyond either end.
+            let want = o.bytes.unwrap_or(f64::NAN);
+            let (low, high) = (
+                v["compiled_peak_low"].as_f64().unwrap_or(0.0),
+                bytes("peak"),
+            );
+            let text = format!(
+                "{:+.1} % of the low end, {:+.1} % of the high (tolerance 5 % beyond the range)",
+                100.0 * (want / low - 1.0),
+                100.0 * (want / high - 1.0)
+            );
+            let result = if want >= 0.95 * low && want <= 1.05 * high {
+                Ok(text)
+            } else {
+                Err(text)
+            };
+            (gib(want), format!("{}–{}", gib(low), gib(high)), result)
         }
         "max_memory_allocated_bytes" => {
             let want = o.bytes.unwrap_or(f64::NAN);

@@ -67,6 +67,7 @@ mod model_keys_on_nanogpt;
 mod model_whatif;
 mod nanochat;
 mod nanochat_cli;
+mod nanochat_compiled;
 mod nanochat_generate;
 mod nanochat_generate_cli;
 mod nanogpt_configs;

@@ -24,18 +24,19 @@ fn json(t: &SiteTest, args: &[&str]) -> Value {
     t.estimate_json(args)
 }
 
-/// A replayed run's second-step peak (`tests/data/nanochat_replay.json`), by name.
+/// A replayed run's second-step peak, by name: the compiled step's (inductor's replay,
+/// `tests/data/nanochat_compiled_replay.json`), which is what the scripts run.
 fn replayed_peak(name: &str) -> u64 {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/nanochat_replay.json"
+        "/tests/data/nanochat_compiled_replay.json"
     );
     let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     data["runs"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["run"]["name"] == name)
+        .find(|r| r["run"]["name"] == name && r["backend"] == "inductor")
         .unwrap()["train_peak_bytes"]
         .as_u64()
         .unwrap()
@@ -50,7 +51,7 @@ fn within_one_percent(v: &Value, name: &str) {
 #[test]
 fn base_train_flags_give_the_replayed_run() {
     let t = site();
-    // The replay's d8-b2-s2048-L: one micro-step (4096 tokens per step).
+    // The replay's d8-b2-s2048-SSSL: one micro-step (4096 tokens per step).
     let v = json(
         &t,
         &[
@@ -58,11 +59,11 @@ fn base_train_flags_give_the_replayed_run() {
             "--depth=8",
             "--device-batch-size=2",
             "--max-seq-len=2048",
-            "--window-pattern=L",
+            "--window-pattern=SSSL",
             "--total-batch-size=4096",
         ],
     );
-    within_one_percent(&v, "d8-b2-s2048-L");
+    within_one_percent(&v, "d8-b2-s2048-SSSL");
     assert_eq!(v["model"]["family"], "nanochat");
     assert_eq!(v["model"]["nanochat"], NANOCHAT_COMMIT);
     assert_eq!(v["architecture"]["hidden"], 512);
@@ -213,7 +214,7 @@ fn a_depth_that_does_not_fit_gets_what_ifs_with_verdicts() {
         &[
             "scripts/base_train.py",
             "--depth=12",
-            "--device-batch-size=16",
+            "--device-batch-size=32",
             "--gpu",
             "rtx-4090",
         ],
@@ -319,49 +320,111 @@ fn catalog_ids_are_nanochats_depths() {
     assert_eq!(v["bytes"], script["bytes"]);
 }
 
-/// nanochat's scripts compile the model and vramdoc estimates the eager step: a verdict other
-/// than "fits" says the figures are an upper bound, in every language, and the JSON marks them;
-/// a nanoGPT estimate carries neither.
+/// With `compile=false` vramdoc estimates the eager step: a verdict other than "fits" says the
+/// figures are an upper bound, in every language, and the JSON marks them; a nanoGPT estimate
+/// carries neither.
 #[test]
 fn a_verdict_on_the_eager_step_says_the_compiled_run_can_need_less() {
     let t = site();
     // d20 at the default --device-batch-size=32 on an 80 GB card: the eager step does not fit.
-    let v = json(
-        &t,
-        &["scripts/base_train.py", "--depth=20", "--gpu", "h100-80gb"],
-    );
+    // The scripts always compile; the catalog's model takes `compile=false`.
+    let eager = ["--set", "compile=false"];
+    let args = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut a = vec!["--model", "nanochat-d20", "--gpu", "h100-80gb"];
+        a.extend_from_slice(extra);
+        a
+    };
+    let v = json(&t, &args(&eager));
     assert_eq!(v["verdict"], "does_not_fit");
     assert_eq!(v["eager_upper_bound"], true);
+    assert!(v.get("compiled_peak_low").is_none());
     let said = [
         ("en", "torch.compile, which keeps fewer tensors"),
         ("es", "torch.compile, que guarda menos tensores"),
         ("zh", "编译后保存的张量更少"),
     ];
     for (lang, words) in said {
-        let r = t.run(&[
-            "estimate",
-            "scripts/base_train.py",
-            "--depth=20",
-            "--gpu",
-            "h100-80gb",
-            "--lang",
-            lang,
-        ]);
+        let mut a = vec!["estimate"];
+        a.extend(args(&eager));
+        a.extend(["--lang", lang]);
+        let r = t.run(&a);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(r.stdout.contains(words), "{lang}: {}", r.stdout);
     }
     // A run that fits even as the eager step gets no such sentence.
     let r = t.run(&[
         "estimate",
-        "scripts/base_train.py",
-        "--depth=4",
-        "--device-batch-size=1",
+        "--model",
+        "nanochat-d12",
+        "--set",
+        "batch_size=1",
         "--gpu",
         "h100-80gb",
+        "--set",
+        "compile=false",
     ]);
     assert!(r.stdout.contains("Fits on"), "{}", r.stdout);
     assert!(!r.stdout.contains("compiled run can need less"));
     // nanoGPT's estimate is of the step train.py runs (compile modelled): no bound.
     let nanogpt = json(&t, &["--n_layer=2", "--gpu", "h100-80gb"]);
     assert!(nanogpt.get("eager_upper_bound").is_none());
+    assert!(nanogpt.get("compiled_peak_low").is_none());
+}
+
+/// By default the step is compiled, as the scripts compile it: the JSON gives the low end of the
+/// compiled range beside the peak (the high end, which the verdict uses), and the verdict says
+/// so in every language, with both figures.
+#[test]
+fn the_default_is_the_compiled_step_with_its_range_said() {
+    let t = site();
+    let args = ["scripts/base_train.py", "--depth=20", "--gpu", "h100-80gb"];
+    let v = json(&t, &args);
+    assert!(v.get("eager_upper_bound").is_none());
+    let low = v["compiled_peak_low"].as_u64().unwrap();
+    let peak = v["bytes"]["train_peak"].as_u64().unwrap();
+    // The high end is the loss's forward with the C++ backend's float32 logits (32 × 2048 ×
+    // 32,768 × 4 bytes); the low end the loss's backward, with the bfloat16 gradient of the
+    // head's output and one float32 number per token instead.
+    let tokens: u64 = 32 * 2048;
+    assert_eq!(
+        peak - low,
+        tokens * 32768 * 4 - (tokens * 32768 * 2 + tokens * 4)
+    );
+    let eager = json(
+        &t,
+        &[
+            "--model",
+            "nanochat-d20",
+            "--gpu",
+            "h100-80gb",
+            "--set",
+            "compile=false",
+        ],
+    );
+    assert!(peak < eager["bytes"]["train_peak"].as_u64().unwrap());
+    let said = [
+        (
+            "en",
+            "nanochat's compiled step",
+            "The verdict uses the higher figure.",
+        ),
+        (
+            "es",
+            "paso compilado de nanochat",
+            "El veredicto usa la cifra más alta.",
+        ),
+        ("zh", "nanochat 编译后的训练步", "结论按较高的数字给出。"),
+    ];
+    for (lang, first, last) in said {
+        let mut a = vec!["estimate"];
+        a.extend(args);
+        a.extend(["--lang", lang]);
+        let r = t.run(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout.contains(first) && r.stdout.contains(last),
+            "{lang}: {}",
+            r.stdout
+        );
+    }
 }

@@ -22,11 +22,14 @@
 //! torch 2.15) read against the code. Held to `tests/data/nanochat_replay.json`
 //! (`tests/it/nanochat.rs`: every peak within 1 %, parameters, weights, gradients and optimizer
 //! bytes exact). Stated assumptions: attention is nanochat's SDPA fallback (no FA3 kernel; FA3
-//! keeps the same per-layer output and log-sum-exp but no sliding-window mask); the model and
-//! the fused optimizer steps run eagerly (`torch.compile` is not replayed: inductor keeps fewer
-//! temporaries, so the figures are upper bounds there).
+//! keeps the same per-layer output and log-sum-exp but no sliding-window mask); `compile` true
+//! (the scripts' `torch.compile(model)`, the default) keeps what inductor's partition saves and
+//! allocates what its wrapper allocates (`compiled.rs`, held to
+//! `tests/data/nanochat_compiled_replay.json`), `compile` false is the eager step (an upper
+//! bound of the compiled one); the fused optimizer steps run eagerly either way.
 
 mod activations;
+mod compiled;
 pub(crate) mod generate;
 mod gpt;
 mod optimizer;
@@ -184,12 +187,6 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
         "nanochat's attention is FA3 or PyTorch's SDPA, never an eager softmax: set it to true",
     );
     not(
-        s.compile,
-        "compile",
-        "torch.compile is not replayed: the estimate is of the eager step (set compile to \
-         false; a compiled step keeps at most as much)",
-    );
-    not(
         s.optimizer != super::scenario::Optimizer::Adamw,
         "optimizer",
         "nanochat's optimizer is its MuonAdamW, which the estimate models",
@@ -232,8 +229,9 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
 }
 
 /// nanochat's step of `a` under `run`: refused settings first, then the peak of a step once
-/// the optimizer state exists (the largest of the loss's backward, the head's backward and the
-/// optimizer step) and the first step's peak (the same moments without that state; its
+/// the optimizer state exists (eager: the largest of the loss's backward, the head's backward
+/// and the optimizer step; compiled: of the loss's forward with the C++ backend's float32
+/// buffer, the loss's backward and the optimizer step) and the first step's peak (the same moments without that state; its
 /// `optimizer.step()` creates the state during the step).
 pub(crate) fn step(a: &Architecture, s: &Scenario) -> Result<TrainerStep, ScenarioError> {
     check(a, s)?;
@@ -249,11 +247,18 @@ pub(crate) fn step(a: &Architecture, s: &Scenario) -> Result<TrainerStep, Scenar
         });
     }
     let state = optimizer::state_bytes(&r);
-    let second = peak(&r, state);
+    let at = |state: u128| {
+        if s.compile {
+            compiled_peak(&r, state, true)
+        } else {
+            peak(&r, state)
+        }
+    };
+    let second = at(state);
     // The first step has no state until its optimizer.step() creates it, tensor by tensor and
     // group by group, before each update: its forward and backward run without state, and each
     // moment of its optimizer step has the state made so far.
-    let before = peak(&r, 0).0.sum().0;
+    let before = at(0).0.sum().0;
     let without_state = optimizer_moment(&r, 0).sum().0 - optimizer::step_transients(&r);
     let first = before.max(without_state + optimizer::first_step_peak(&r));
     Ok(TrainerStep {
@@ -261,6 +266,27 @@ pub(crate) fn step(a: &Architecture, s: &Scenario) -> Result<TrainerStep, Scenar
         moment: second.1,
         first: N(first),
     })
+}
+
+/// What the compiled forward saves for backward (inductor's partition, `compiled::saved`), in
+/// bytes, for `a` under `s`.
+pub fn compiled_saved_bytes(a: &Architecture, s: &Scenario) -> u128 {
+    compiled::saved(&Run::of(a, s))
+}
+
+/// The compiled step's peak without the float32 logits buffer of inductor's C++ backend (the low
+/// end of the compiled range, `compiled.rs`); `None` for the eager step or another family.
+pub fn compiled_low_peak(a: &Architecture, s: &Scenario) -> Option<u128> {
+    if a.family != super::arch::Family::Nanochat || !s.compile {
+        return None;
+    }
+    let r = Run::of(a, s);
+    Some(
+        compiled_peak(&r, optimizer::state_bytes(&r), false)
+            .0
+            .sum()
+            .0,
+    )
 }
 
 /// One process's view of `run` for the estimate's batch figures: nanochat's ranks each run
@@ -336,6 +362,41 @@ fn peak(r: &Run, state: u128) -> (Components, TrainMoment) {
     );
     if candidate.sum().0 > best.0.sum().0 {
         best = (candidate, TrainMoment::HeadBackward);
+    }
+    if state > 0 {
+        let candidate = optimizer_moment(r, state);
+        if candidate.sum().0 > best.0.sum().0 {
+            best = (candidate, TrainMoment::OptimizerStep);
+        }
+    }
+    best
+}
+
+/// The compiled step's peak with `state` bytes of optimizer state, and its moment: the loss's
+/// forward with the C++ backend's float32 logits buffer (only `with_cpp_buffer`), the loss's
+/// backward (the head output's gradient beside everything saved), and the optimizer step.
+fn compiled_peak(r: &Run, state: u128, with_cpp_buffer: bool) -> (Components, TrainMoment) {
+    let (weights, tokens) = resident(r);
+    let grads_between = if r.accumulation >= 2 {
+        r.weight_bytes()
+    } else {
+        0
+    };
+    let casts = activations::weight_casts(r);
+    let logits = compiled::saved_logits(r);
+    let saved = compiled::saved(r) - casts - logits;
+    let at = |extra: u128| Components {
+        weights: N(weights),
+        gradients: N(grads_between),
+        optimizer: N(state),
+        autocast_weights: N(casts),
+        activations: N(saved + tokens),
+        logits: N(logits + extra),
+    };
+    let mut best = (at(compiled::loss_backward(r)), TrainMoment::LossBackward);
+    let forward = at(compiled::cpp_loss_buffer(r));
+    if with_cpp_buffer && forward.sum().0 > best.0.sum().0 {
+        best = (forward, TrainMoment::LossForward);
     }
     if state > 0 {
         let candidate = optimizer_moment(r, state);

@@ -302,7 +302,7 @@ pub(crate) fn trainer_default_values(model: &Model) -> Vec<(&'static str, Litera
 
 /// nanochat's `base_train.py` defaults (at the pinned commit) for the keys it has: 32 sequences
 /// of 2048 tokens per device, bfloat16 compute (an sm80+ GPU's `COMPUTE_DTYPE`), one
-/// micro-step, no dropout; the step is estimated uncompiled (`torch.compile` is not replayed).
+/// micro-step, no dropout, the model compiled (`torch.compile(model, dynamic=False)`).
 fn nanochat_default_values() -> Vec<(&'static str, Literal, &'static str)> {
     vec![
         ("batch_size", Literal::Int(32), "--device-batch-size 32"),
@@ -318,8 +318,9 @@ fn nanochat_default_values() -> Vec<(&'static str, Literal, &'static str)> {
         ),
         (
             "compile",
-            Literal::Bool(false),
-            "the step run eagerly (torch.compile is not replayed)",
+            Literal::Bool(true),
+            "the model compiled as the script compiles it (inductor's partition; compile=false \
+             is the eager step)",
         ),
         ("dropout", Literal::Float(0.0), "no dropout"),
         ("block_size", Literal::Int(2048), "--max-seq-len 2048"),
