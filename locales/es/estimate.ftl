@@ -104,7 +104,7 @@ est-col-verdict = Veredicto
 est-verdict-with-range = { $verdict } ({ $range })
 est-verdict-unlikely = Probablemente no cabe en la { $gpu } ({ $capacity }): el total es de { $range }; solo cabe el extremo bajo, así que haría falta un contexto CUDA mínimo y una caché del asignador casi sin fragmentar.
 est-verdict-eager-bound = Estas cifras son las del paso sin compilar de nanochat (compile=false): base_train.py y chat_sft.py compilan el modelo con torch.compile, que guarda menos tensores (deje compile en su valor por defecto para estimarlo), así que la ejecución compilada puede necesitar menos. Pruébela y baje --device-batch-size si se queda sin memoria.
-est-verdict-compiled = El pico de entrenamiento de { $peak } es el del paso compilado de nanochat: lo que la partición de inductor guarda para el backward, más una copia en float32 de los logits ya acotados que el backend de C++ de inductor escribe en el forward de la pérdida. Los kernels Triton de CUDA pueden no guardar esa copia; sin ella el pico es de { $low }. El veredicto usa la cifra más alta.
+est-verdict-compiled = El pico de entrenamiento de { $peak } es el del paso compilado de nanochat: lo que la partición de inductor guarda para la pasada hacia atrás, más una copia en float32 de los logits ya acotados que el backend de C++ de inductor escribe en la pasada hacia delante de la pérdida. Los kernels Triton de CUDA pueden no guardar esa copia; sin ella el pico es de { $low }. El veredicto usa la cifra más alta.
 est-merged = «{ $label }» es también { $others }: el mismo cambio, en una sola fila.
 est-quoted = «{ $text }»
 est-code-sharding = `sharding`: FSDP alrededor del modelo, o ZeroRedundancyOptimizer alrededor de AdamW (un parche a train.py)
