@@ -85,11 +85,15 @@ pub(crate) fn check(a: Option<&Architecture>, s: &Scenario) -> Result<(), Scenar
     if !s.fused_linear_cross_entropy {
         return Ok(());
     }
-    let adapters = s.lora_rank > 0 || s.load_in_4bit || s.load_in_8bit;
+    let quantized = s.load_in_4bit || s.load_in_8bit;
     let why = match a.map(|a| (a.family, a)) {
-        Some((Family::Llama | Family::Moe, _)) if adapters => {
-            "the fused cross-entropy is replayed for full fine-tunes only (with LoRA or QLoRA the \
-             head is frozen and Liger keeps no grad_weight, which no replay covers yet)"
+        Some((Family::Llama | Family::Moe, _)) if quantized => {
+            "the fused cross-entropy is replayed for full and LoRA fine-tunes only, not over \
+             bitsandbytes' quantized layers (QLoRA)"
+        }
+        Some((Family::Moe, _)) if s.lora_rank > 0 => {
+            "the fused cross-entropy is replayed for a mixture of experts' full fine-tune only, \
+             not with LoRA"
         }
         Some((Family::Llama, _)) => return Ok(()),
         Some((Family::Moe, a)) if moe_patched(a) => return Ok(()),

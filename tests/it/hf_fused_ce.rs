@@ -93,7 +93,7 @@ fn the_fused_cross_entropy_makes_a_large_vocabulary_fit_through_the_cli() {
 }
 
 /// Refused by name where Liger has no patch, or vramdoc no replay: GPT-2, nanoGPT, Gemma,
-/// Qwen2-MoE, LoRA.
+/// Qwen2-MoE, QLoRA, a mixture of experts with LoRA.
 #[test]
 fn the_fused_cross_entropy_is_refused_where_it_is_not_modelled() {
     let t = crate::support::SiteTest::new();
@@ -122,10 +122,21 @@ fn the_fused_cross_entropy_is_refused_where_it_is_not_modelled() {
             vec![
                 "--model",
                 "qwen2.5-0.5b",
+                "--load_in_4bit=True",
                 "--lora_rank=16",
                 "--fused_linear_cross_entropy=True",
             ],
-            "full fine-tunes only",
+            "not over bitsandbytes' quantized layers",
+        ),
+        (
+            vec![
+                "--model",
+                "mixtral-8x7b",
+                "--lora_rank=16",
+                "--lora_targets=q_proj,v_proj",
+                "--fused_linear_cross_entropy=True",
+            ],
+            "not with LoRA",
         ),
     ] {
         let mut all = vec!["estimate"];
