@@ -31,6 +31,7 @@ use super::arch::{Architecture, Family};
 use super::error::ScenarioError;
 use super::num::N;
 use super::scenario::Scenario;
+use super::HfTrainer;
 
 /// The liger-kernel version the fused cross-entropy follows.
 pub const LIGER_KERNEL: &str = "0.8.5";
@@ -85,11 +86,17 @@ pub(crate) fn check(a: Option<&Architecture>, s: &Scenario) -> Result<(), Scenar
     if !s.fused_linear_cross_entropy {
         return Ok(());
     }
-    let quantized = s.load_in_4bit || s.load_in_8bit;
+    let trl = s.trainer == HfTrainer::Trl;
     let why = match a.map(|a| (a.family, a)) {
-        Some((Family::Llama | Family::Moe, _)) if quantized => {
-            "the fused cross-entropy is replayed for full and LoRA fine-tunes only, not over \
-             bitsandbytes' quantized layers (QLoRA)"
+        Some((Family::Llama | Family::Moe, _)) if s.load_in_8bit => {
+            "the fused cross-entropy is replayed with 4-bit QLoRA, not LLM.int8()"
+        }
+        Some((Family::Llama, _)) if s.load_in_4bit && trl => {
+            "the fused cross-entropy with QLoRA is replayed under Trainer, not TRL's SFTTrainer"
+        }
+        Some((Family::Moe, _)) if s.load_in_4bit => {
+            "the fused cross-entropy with QLoRA is replayed for the Llama family, not a mixture \
+             of experts"
         }
         Some((Family::Moe, _)) if s.lora_rank > 0 => {
             "the fused cross-entropy is replayed for a mixture of experts' full fine-tune only, \

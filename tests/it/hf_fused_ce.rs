@@ -126,7 +126,7 @@ fn the_fused_cross_entropy_is_refused_where_it_is_not_modelled() {
                 "--lora_rank=16",
                 "--fused_linear_cross_entropy=True",
             ],
-            "not over bitsandbytes' quantized layers",
+            "no longer clearly sets QLoRA's peak",
         ),
         (
             vec![

@@ -99,3 +99,87 @@ fn lora_with_the_fused_cross_entropy_is_within_one_percent_of_every_replayed_pea
     assert!(failed.is_empty(), "beyond 1 %: {failed:?}");
     assert!(data.runs.len() >= 19, "{}", data.runs.len());
 }
+
+/// QLoRA's replays with the fused cross-entropy (`replay_fused_ce_peft.py --qlora`).
+#[derive(serde::Deserialize)]
+struct QloraReplay {
+    liger_kernel: String,
+    runs: Vec<crate::hf_qlora::Entry>,
+}
+
+/// The runs refused at `fused_linear_cross_entropy`: a 32k vocabulary (Mistral, Llama 2,
+/// Phi-3), many tokens beside a small head (Qwen3 0.6B at 4096 tokens, Qwen2.5 0.5B), or a
+/// 1024-token one, where a recomputed block's backward sets the peak, which is not modelled;
+/// and three where the fused moment is the peak but the block's bound is too loose to tell
+/// (Qwen2.5 1.5B, Llama 3.2 1B, Llama 3.1 8B with dropout and rank 64).
+const QLORA_REFUSED: &[&str] = &[
+    "qlora-mistral-7b-v0.3-2layers-s1024-b2-acc1-r64-paged_adamw8bit-quant_typefp4-liger",
+    "qlora-llama-2-7b-2layers-s2048-b1-acc2-r8-adamw-liger",
+    "qlora-qwen3-0.6b-8layers-s2048-b2-acc1-r32-adamw-lora_dropout0.1-liger",
+    "qlora-phi-3-mini-2layers-s1024-b2-acc2-r16-paged_adamw8bit-liger",
+    "qlora-tiny-llama-v1024-s1024-b4-acc1-r8-adamw-liger",
+    "qlora-qwen2.5-0.5b-s1024-b4-acc2-r16-adamw-double_quantFalse-liger",
+    "qlora-qwen2.5-1.5b-4layers-s1024-b2-acc2-r16-paged_adamw8bit-liger",
+    "qlora-llama-3.2-1b-4layers-s2048-b1-acc2-r16-adamw8bit-compute_dtypefloat32-liger",
+    "qlora-llama-3.1-8b-2layers-s2048-b1-acc2-r64-adamw8bit-lora_dropout0.05-liger",
+];
+
+#[test]
+fn qlora_with_the_fused_cross_entropy_is_within_one_percent_or_refused_by_name() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hf_fused_ce_qlora_replay.json"
+    );
+    let data: QloraReplay = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(data.liger_kernel, "0.8.5");
+    let catalog = GpuCatalog::builtin();
+    let (mut worst, mut checked, mut refused, mut failed) = (0.0f64, 0, 0, Vec::new());
+    for e in &data.runs {
+        let name = &e.run.name;
+        let model = crate::hf_llama::architecture(&e.run.model);
+        let mut run = crate::hf_qlora::scenario(&e.run);
+        run.fused_linear_cross_entropy = true;
+        eprintln!(
+            "{name}: replay {} {}",
+            e.train_peak_bytes, e.first_step_peak_bytes
+        );
+        let est = match estimate_model(&model, &run, &catalog) {
+            Ok(est) => est,
+            Err(err) => {
+                eprintln!("{name}: refused {}", err.message);
+                assert!(
+                    QLORA_REFUSED.contains(&name.as_str()),
+                    "{name}: {}",
+                    err.message
+                );
+                assert_eq!(err.key.as_deref(), Some("fused_linear_cross_entropy"));
+                refused += 1;
+                continue;
+            }
+        };
+        let json = serde_json::to_value(&est).unwrap();
+        assert_eq!(json["params"]["trainable"], e.trainable_params, "{name}");
+        assert_eq!(est.bytes.optimizer, e.optimizer_bytes, "{name}: optimizer");
+        let first = est.bytes.first_step_peak.unwrap();
+        let (err, first_err) = (
+            relative(est.bytes.train_peak, e.train_peak_bytes),
+            relative(first, e.first_step_peak_bytes),
+        );
+        eprintln!(
+            "{name}: {:?} {:+} bytes ({:+.3} %), first step {:+.3} %",
+            est.train_peak_moment,
+            est.bytes.train_peak as i64 - e.train_peak_bytes as i64,
+            err * 100.0,
+            first_err * 100.0
+        );
+        worst = worst.max(err).max(first_err);
+        if err.max(first_err) > 0.01 {
+            failed.push(name.clone());
+        }
+        checked += 1;
+    }
+    eprintln!("worst {:.3} % over {checked} runs", worst * 100.0);
+    assert!(failed.is_empty(), "beyond 1 %: {failed:?}");
+    assert_eq!(refused, QLORA_REFUSED.len());
+    assert!(checked >= 3, "{checked}");
+}
