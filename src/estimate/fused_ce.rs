@@ -20,9 +20,14 @@
 //! - per chunk, its logits in the matmul's dtype, and the matmul's own casts and products (the
 //!   step models' `fused_forward` moments).
 //!
+//! With PEFT's LoRA or QLoRA the head is frozen (`weight.requires_grad` false), and
+//! `fused_linear_cross_entropy_forward` allocates no `grad_weight` (`hf_llama/lora_fused_ce.rs`,
+//! `qlora_fused_ce.rs`).
+//!
 //! Liger patches the families `MODEL_TYPE_TO_APPLY_LIGER_FN` lists: Llama, Mistral, Qwen2,
-//! Qwen3, Phi-3, Mixtral and Qwen3-MoE among vramdoc's (computed here), Gemma 1–3 (not computed
-//! yet: refused), not GPT-2, Qwen2-MoE, nanoGPT or nanochat (refused, [`check`]).
+//! Qwen3, Phi-3, Mixtral and Qwen3-MoE among vramdoc's (computed here: full fine-tunes, and LoRA
+//! and QLoRA of the Llama family), Gemma 1–3 (not computed yet: refused), not GPT-2, Qwen2-MoE,
+//! nanoGPT or nanochat (refused, [`check`]).
 //! `apply_liger_kernel_to_*` also replaces RMSNorm, SwiGLU and the rotary embedding by default;
 //! those are not modelled (they keep less than transformers' own), so the estimate is of the
 //! loss patched alone (`rope=False, rms_norm=False, swiglu=False`).

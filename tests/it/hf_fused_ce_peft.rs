@@ -183,3 +183,87 @@ fn qlora_with_the_fused_cross_entropy_is_within_one_percent_or_refused_by_name()
     assert_eq!(refused, QLORA_REFUSED.len());
     assert!(checked >= 3, "{checked}");
 }
+
+/// The Llama 3.1 8B guide's run (`content/lora-qlora-llama-8b`): LoRA on the bfloat16 model at
+/// 2048 tokens on a 24 GB card, and QLoRA on a 16 GB card. Both are tight with the loss's
+/// float32 `s·b·V` buffers; the fused cross-entropy is offered, marked as a patch (it changes
+/// no training setting), and fits, with the total an estimate with the key set gives.
+#[test]
+fn lora_and_qlora_runs_are_offered_the_fused_cross_entropy_through_the_cli() {
+    let lora = [
+        "--model",
+        "llama-3.1-8b",
+        "--batch_size=1",
+        "--gradient_accumulation_steps=8",
+        "--block_size=2048",
+        "--dtype=bfloat16",
+        "--grad_checkpoint=True",
+        "--lora_rank=16",
+        "--lora_targets=all-linear",
+    ];
+    let qlora = [
+        "--load_in_4bit=True",
+        "--bnb_4bit_quant_type=nf4",
+        "--bnb_4bit_compute_dtype=bfloat16",
+        "--bnb_4bit_use_double_quant=True",
+    ];
+    let t = crate::support::SiteTest::new();
+    for (extra, gpu) in [(&[][..], "rtx-4090"), (&qlora[..], "rtx-4060-ti-16gb")] {
+        let mut args: Vec<&str> = lora.to_vec();
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--gpu", gpu]);
+        let v = crate::trainer_replay::cli_in(&t, &args);
+        assert_eq!(v["verdict"], "tight", "{gpu}: {}", v["verdict"]);
+        assert_eq!(v["train_peak_moment"], "loss_backward");
+        let option = v["what_if"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["kind"] == "fused_cross_entropy")
+            .unwrap_or_else(|| panic!("{gpu}: no fused cross-entropy option"));
+        assert_eq!(option["fits"], true, "{gpu}: {option}");
+        assert_eq!(option["changes_training"], false);
+        let mut fused = args.clone();
+        fused.push("--fused_linear_cross_entropy=True");
+        let f = crate::trainer_replay::cli_in(&t, &fused);
+        assert_eq!(f["verdict"], "fits", "{gpu}");
+        assert_eq!(f["bytes"]["total"], option["total"], "{gpu}");
+        assert!(f["bytes"]["total"].as_u64() < v["bytes"]["total"].as_u64());
+        // The table marks the option as a patch.
+        let mut text = vec!["estimate"];
+        text.extend_from_slice(&args);
+        let r = t.run(&text);
+        let row = r
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("  Fused linear cross-entropy"))
+            .unwrap_or_else(|| panic!("{gpu}: {}", r.stdout));
+        assert!(row.contains('‡') && !row.contains('†'), "{row}");
+    }
+    // QLoRA at 4096 tokens: a recomputed block may pass the fused loss, so the estimate with
+    // the key is refused by name and the option is not offered.
+    let mut long: Vec<&str> = lora.to_vec();
+    long.extend_from_slice(&qlora);
+    long.extend_from_slice(&["--block_size=4096", "--gpu", "rtx-4090"]);
+    let v = crate::trainer_replay::cli_in(&t, &long);
+    assert!(
+        !v["what_if"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["kind"] == "fused_cross_entropy"),
+        "{}",
+        v["what_if"]
+    );
+    let mut all = vec!["estimate"];
+    all.extend_from_slice(&long);
+    all.push("--fused_linear_cross_entropy=True");
+    let r = t.run(&all);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("fused_linear_cross_entropy")
+            && r.stderr.contains("recomputed block's backward may"),
+        "{}",
+        r.stderr
+    );
+}
