@@ -26,8 +26,9 @@
 //!
 //! Liger patches the families `MODEL_TYPE_TO_APPLY_LIGER_FN` lists: Llama, Mistral, Qwen2,
 //! Qwen3, Phi-3, Mixtral and Qwen3-MoE among vramdoc's (computed here: full fine-tunes, and LoRA
-//! and QLoRA of the Llama family), Gemma 1–3 (not computed yet: refused), not GPT-2, Qwen2-MoE,
-//! nanoGPT or nanochat (refused, [`check`]).
+//! and QLoRA of the Llama family), Gemma 2 and 3 (full fine-tunes, `hf_gemma/fused_ce.rs`: its
+//! patches pass `final_logit_softcapping` to the kernel, which applies it in place; LoRA and
+//! QLoRA refused), not GPT-2, Qwen2-MoE, nanoGPT or nanochat (refused, [`check`]).
 //! `apply_liger_kernel_to_*` also replaces RMSNorm, SwiGLU and the rotary embedding by default;
 //! those are not modelled (they keep less than transformers' own), so the estimate is of the
 //! loss patched alone (`rope=False, rms_norm=False, swiglu=False`).
@@ -113,10 +114,11 @@ pub(crate) fn check(a: Option<&Architecture>, s: &Scenario) -> Result<(), Scenar
             "Liger Kernel patches Mixtral and Qwen3-MoE, not Qwen2-MoE (no \
              apply_liger_kernel_to_qwen2_moe in liger-kernel 0.8.5)"
         }
-        Some((Family::Gemma2 | Family::Gemma3, _)) => {
-            "Liger Kernel patches Gemma (apply_liger_kernel_to_gemma2, _gemma3_text), but vramdoc \
-             computes its fused cross-entropy for the Llama family and Mixtral/Qwen3-MoE only"
+        Some((Family::Gemma2 | Family::Gemma3, _)) if s.lora_rank > 0 || s.load_in_4bit => {
+            "the fused cross-entropy is replayed for Gemma's full fine-tunes only, not with LoRA \
+             or QLoRA"
         }
+        Some((Family::Gemma2 | Family::Gemma3, _)) => return Ok(()),
         Some((Family::HfGpt2, _)) => "Liger Kernel has no patch for GPT-2",
         Some((Family::Nanochat, _)) => {
             "nanochat computes its own loss; Liger Kernel has no patch for it"

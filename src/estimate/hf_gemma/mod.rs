@@ -25,6 +25,7 @@
 //! (transformers has none for softcapping), and checkpointed runs whose recomputed block's
 //! backward could set the peak (small vocabularies), which is not modelled to 1 %.
 
+mod fused_ce;
 pub(crate) mod generate;
 mod lora;
 mod moments;
@@ -115,10 +116,15 @@ pub(crate) fn step(
         tokens,
         block_params,
     };
-    let now = GemmaStep { r: &r, t: &totals };
+    let fused = run.fused_linear_cross_entropy;
+    let now = GemmaStep {
+        r: &r,
+        t: &totals,
+        fused,
+    };
     let recompute = run.grad_checkpoint && now.recompute_bound() >= now.peak().0.sum();
     check(a, run, recompute)?;
-    Ok(totals.step(|t| GemmaStep { r: &r, t }.peak()))
+    Ok(totals.step(|t| GemmaStep { r: &r, t, fused }.peak()))
 }
 
 /// The buffers: each rotary table's `inv_freq` and `original_inv_freq` (float32,
