@@ -27,8 +27,9 @@
 //! Liger patches the families `MODEL_TYPE_TO_APPLY_LIGER_FN` lists: Llama, Mistral, Qwen2,
 //! Qwen3, Phi-3, Mixtral and Qwen3-MoE among vramdoc's (computed here: full fine-tunes, and LoRA
 //! and QLoRA of the Llama family), Gemma 2 and 3 (full fine-tunes, `hf_gemma/fused_ce.rs`: its
-//! patches pass `final_logit_softcapping` to the kernel, which applies it in place; LoRA and
-//! QLoRA refused), not GPT-2, Qwen2-MoE, nanoGPT or nanochat (refused, [`check`]).
+//! patches pass `final_logit_softcapping` to the kernel, which applies it in place; LoRA where
+//! the fused function clearly passes any block's backward, `hf_gemma/lora_fused_ce.rs`; QLoRA
+//! refused), not GPT-2, Qwen2-MoE, nanoGPT or nanochat (refused, [`check`]).
 //! `apply_liger_kernel_to_*` also replaces RMSNorm, SwiGLU and the rotary embedding by default;
 //! those are not modelled (they keep less than transformers' own), so the estimate is of the
 //! loss patched alone (`rope=False, rms_norm=False, swiglu=False`).
@@ -114,9 +115,9 @@ pub(crate) fn check(a: Option<&Architecture>, s: &Scenario) -> Result<(), Scenar
             "Liger Kernel patches Mixtral and Qwen3-MoE, not Qwen2-MoE (no \
              apply_liger_kernel_to_qwen2_moe in liger-kernel 0.8.5)"
         }
-        Some((Family::Gemma2 | Family::Gemma3, _)) if s.lora_rank > 0 || s.load_in_4bit => {
-            "the fused cross-entropy is replayed for Gemma's full fine-tunes only, not with LoRA \
-             or QLoRA"
+        Some((Family::Gemma2 | Family::Gemma3, _)) if s.load_in_4bit || s.load_in_8bit => {
+            "the fused cross-entropy is replayed for Gemma's full and LoRA fine-tunes, not with \
+             QLoRA"
         }
         Some((Family::Gemma2 | Family::Gemma3, _)) => return Ok(()),
         Some((Family::HfGpt2, _)) => "Liger Kernel has no patch for GPT-2",

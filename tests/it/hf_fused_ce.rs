@@ -93,7 +93,7 @@ fn the_fused_cross_entropy_makes_a_large_vocabulary_fit_through_the_cli() {
 }
 
 /// Refused by name where Liger has no patch, or vramdoc no replay: GPT-2, nanoGPT, Gemma with
-/// LoRA, Qwen2-MoE, QLoRA where a recomputed block may pass the loss, a mixture of experts with
+/// QLoRA, Qwen2-MoE, QLoRA where a recomputed block may pass the loss, a mixture of experts with
 /// LoRA.
 #[test]
 fn the_fused_cross_entropy_is_refused_where_it_is_not_modelled() {
@@ -111,10 +111,11 @@ fn the_fused_cross_entropy_is_refused_where_it_is_not_modelled() {
             vec![
                 "--model",
                 "gemma-2-2b",
+                "--load_in_4bit=True",
                 "--lora_rank=8",
                 "--fused_linear_cross_entropy=True",
             ],
-            "Gemma's full fine-tunes only",
+            "not with QLoRA",
         ),
         (
             vec![

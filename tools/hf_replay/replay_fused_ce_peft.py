@@ -7,6 +7,8 @@ Usage::
     python tools/hf_replay/replay_fused_ce_peft.py --out tests/data/hf_fused_ce_lora_replay.json
     python tools/hf_replay/replay_fused_ce_peft.py --qlora \\
         --out tests/data/hf_fused_ce_qlora_replay.json
+    python tools/hf_replay/replay_fused_ce_peft.py --gemma \\
+        --out tests/data/hf_gemma_fused_ce_lora_replay.json
 
 The steps are ``replay_lora.py``'s and ``replay_qlora.py``'s (the same models, adapters, dtype
 policies and checkpointing); only ``*ForCausalLM.forward`` is Liger's ``lce_forward``
@@ -29,6 +31,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 
 import replay_common  # noqa: E402
+import replay_gemma_peft  # noqa: E402
 import replay_llama  # noqa: E402
 import replay_lora  # noqa: E402
 import replay_qlora  # noqa: E402
@@ -88,8 +91,15 @@ def _qlora_runs() -> list:
             if r.method == "qlora" and r.model.model_type != "gpt2"]
 
 
+def _gemma_lora_runs() -> list:
+    """``replay_gemma_peft.py``'s LoRA runs with released vocabularies (Gemma 2's and 3's
+    ``lce_forward`` pass the softcap to the kernel, which applies it in place)."""
+    return [_liger(r) for r in replay_gemma_peft._lora_runs() if r.model.vocab_size > 100_000]
+
+
 LORA_RUNS = _lora_runs()
 QLORA_RUNS = _qlora_runs()
+GEMMA_LORA_RUNS = _gemma_lora_runs()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,8 +113,17 @@ def main(argv: list[str] | None = None) -> int:
     if "--qlora" in argv:
         argv.remove("--qlora")
         runs = QLORA_RUNS
+    gemma = "--gemma" in argv
+    if gemma:
+        argv.remove("--gemma")
+        runs = GEMMA_LORA_RUNS
     replay_common.write_document = with_liger
     try:
+        if gemma:
+            with replay_gemma_peft.gemma_models():
+                return replay_common.main(__doc__.splitlines()[0],
+                                          "tools/hf_replay/replay_fused_ce_peft.py", runs,
+                                          replay, argv)
         return replay_common.main(__doc__.splitlines()[0], "tools/hf_replay/replay_fused_ce_peft.py",
                                   runs, replay, argv)
     finally:

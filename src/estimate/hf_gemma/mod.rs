@@ -28,6 +28,7 @@
 mod fused_ce;
 pub(crate) mod generate;
 mod lora;
+mod lora_fused_ce;
 mod moments;
 mod qlora;
 mod saves;
@@ -156,8 +157,18 @@ fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep
         q: N::from(a.attention.q_width()),
         kv: N::from(a.attention.kv_width()),
         i: N::from(intermediate),
+        fused: run.fused_linear_cross_entropy,
     };
     lora_adapters::trainer_step(&mut step, || {
+        if run.fused_linear_cross_entropy {
+            return ScenarioError::key(
+                "fused_linear_cross_entropy",
+                format!(
+                    "{}: with the fused cross-entropy the loss no longer clearly sets a LoRA step's peak here: a block's backward may, which vramdoc does not model for Gemma; set fused_linear_cross_entropy to false",
+                    a.name
+                ),
+            );
+        }
         ScenarioError::key(
             "lora_rank",
             format!(

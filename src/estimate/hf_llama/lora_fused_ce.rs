@@ -51,7 +51,15 @@ impl LlamaLoraStep {
         };
         let labels = r.b * (r.s + N::from(1u64)) * 8 + r.sb * 8;
         let hidden = r.sbh * r.w;
-        let resident = r.sbh * r.w + r.sb * (FP32 + 1);
+        // Checkpointed, the previous micro-step's embedding output (a leaf that
+        // `enable_input_require_grads` made require grad) and its gradient, held by that
+        // step's loss until the new loss replaces it.
+        let previous = if self.t.checkpointed {
+            r.sbh * (2 * r.w)
+        } else {
+            N::ZERO
+        };
+        let resident = r.sbh * r.w + r.sb * (FP32 + 1) + previous;
         let logits = chunking.logits(vocab) * r.c;
         let transient = if r.autocast {
             r.vh * 2 + N::from(chunking.chunk_size) * r.h * 2
