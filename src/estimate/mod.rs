@@ -34,6 +34,7 @@ mod optimizer_state;
 mod overhead;
 mod params;
 mod qlora;
+mod qlora_fused_ce;
 mod quantized_decode;
 mod run_moments;
 mod sample;

@@ -199,6 +199,9 @@ pub(crate) fn step(
     run: &Scenario,
     rotary_buffers: N,
 ) -> Result<(TrainerStep, QloraBytes), ScenarioError> {
+    if run.fused_linear_cross_entropy {
+        return super::qlora_fused_ce::step(a, run, rotary_buffers);
+    }
     let (s, b) = (N::from(run.block_size), N::from(run.batch_size));
     let sb = s * b;
     let (v, h) = (N::from(a.vocab_size), N::from(a.hidden));

@@ -35,6 +35,8 @@ mod gpu_measured;
 mod hardening;
 mod hardening_site;
 mod hf_fused_ce;
+mod hf_fused_ce_gemma;
+mod hf_fused_ce_peft;
 mod hf_gemma;
 mod hf_gemma_peft;
 mod hf_generate;

@@ -23,6 +23,7 @@
 
 mod fused_ce;
 pub(crate) mod lora;
+mod lora_fused_ce;
 pub(crate) mod moments;
 pub(crate) mod saves;
 
@@ -158,6 +159,7 @@ fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep
         t,
         adapters,
         modules,
+        fused: run.fused_linear_cross_entropy,
     };
     lora_adapters::trainer_step(&mut step, || {
         if let Some(refusal) = crate::estimate::hf_moe::lora::refusal(a) {
