@@ -303,7 +303,7 @@ fn public_hugging_face_reports_agree_with_the_estimate() {
         }
         checked += 1;
     }
-    assert!(checked >= 37, "only {checked} entries checked");
+    assert!(checked >= 35, "only {checked} entries checked");
     assert!(problems.is_empty(), "{problems:#?}");
 }
 

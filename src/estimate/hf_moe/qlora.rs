@@ -58,13 +58,13 @@ const INT64: u128 = 8;
 
 /// Which of the experts' parameters LoRA adapts (`lora.ParamWrapper`).
 #[derive(Clone, Copy)]
-struct Adapted {
+struct AdaptedExperts {
     gate_up: bool,
     down: bool,
 }
 
 /// What a recomputed block holds beside the experts' moments, and what the moments need.
-struct Block {
+struct RecomputedBlock {
     /// Autocast's bf16 copies of weights (adapters, the frozen router).
     copies: N,
     /// Activations of the recomputed block and its experts' saves (the checkpoints apart).
@@ -84,7 +84,7 @@ pub(crate) fn step(
 ) -> Option<TrainerStep> {
     let e = ExpertRun::of(a, run, FP32, BF16)?;
     let modules = run.lora_targets.resolve(a).unwrap_or_default();
-    let adapted = Adapted {
+    let adapted = AdaptedExperts {
         gate_up: modules.contains(&LoraModule::ExpertsGateUp),
         down: modules.contains(&LoraModule::ExpertsDown),
     };
@@ -135,8 +135,8 @@ pub(crate) fn step(
 /// The experts' moments of `lora.rs` with float32 experts: `(released, in flight, whether
 /// down_proj's adapters have their gradients)` at the product with the routing weights,
 /// `down_proj`'s backward, the product `silu(gate) · up`'s and `gate_up_proj`'s. Beside them
-/// the block output's gradient is in `Block::saved`.
-fn moments(e: &ExpertRun, adapted: Adapted) -> [(N, N, bool); 4] {
+/// the block output's gradient is in `RecomputedBlock::saved`.
+fn moments(e: &ExpertRun, adapted: AdaptedExperts) -> [(N, N, bool); 4] {
     let (gate_up, down) = (adapted.gate_up, adapted.down);
     let per_pair = e.pairs * FP32;
     let down_released = per_pair * e.h + e.pairs * (e.score + INT64);
@@ -175,8 +175,8 @@ fn block(
     q: &QloraBytes,
     e: &ExpertRun,
     modules: &[LoraModule],
-    adapted: Adapted,
-) -> Block {
+    adapted: AdaptedExperts,
+) -> RecomputedBlock {
     let at = &a.attention;
     let (s, b, t, h) = (
         N::from(run.block_size),
@@ -241,7 +241,7 @@ fn block(
     } else {
         N::ZERO
     };
-    Block {
+    RecomputedBlock {
         copies,
         saved,
         per_block_grads: q.grads / u128::from(a.layers.max(1)),
