@@ -246,6 +246,9 @@ def _runs() -> list[Run]:
         "gate_proj,up_proj,down_proj")
     add(QWEN3_MOE_3, "qlora", 1024, 1, 2, BF16, BF16, "adamw", 16, "down_proj")
     add(M.QWEN3_MOE, "qlora", 256, 2, 1, BF16, BF16, "adamw", 8, "q_proj,v_proj")
+    # The catalog's Mixtral 8x7B and Qwen3-30B-A3B with all their layers.
+    add(M.MIXTRAL_FULL, "qlora", 1024, 1, 1, BF16, BF16, "adamw", 16, "all-linear")
+    add(M.QWEN3_MOE_FULL, "qlora", 1024, 1, 1, BF16, BF16, "adamw", 16, "q_proj,v_proj")
     # Full fine-tunes with bitsandbytes' 8-bit AdamW.
     add(M.MIXTRAL, "full", 1024, 1, 2, BF16, F32, "adamw8bit")
     add(M.QWEN15_MOE, "full", 1024, 1, 1, F32, BF16, "paged_adamw8bit", ckpt=True)

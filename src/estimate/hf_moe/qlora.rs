@@ -38,9 +38,15 @@
 //! - the experts' saves and the moments' released and in-flight tensors of `lora.rs`, in
 //!   float32, with the inverse permutation still alive at the routing product's backward.
 //!
-//! Every replayed QLoRA run of Mixtral, Qwen1.5-MoE and Qwen3-MoE is within 0.3 % of this (to a
-//! few kilobytes for Mixtral's and Qwen3-30B-A3B's shapes). The experts' forward in the
-//! recomputed block never set a replayed peak: the moments of its backward hold more.
+//! Every replayed QLoRA run of Mixtral, Qwen1.5-MoE and Qwen3-MoE is within 0.24 % of this
+//! (within 0.005 % for Mixtral's and Qwen3-30B-A3B's shapes, the whole 32- and 48-layer models
+//! among them). The experts' forward in the recomputed block never set a replayed peak: at
+//! `silu(gate) · up` it holds, beside the saves, the gathered input and the product (`4·S·(h +
+//! I)`), less than the product's backward (`3·4·S·I` with the down projection's output
+//! released) where `2·I > h` and less than the routing product's backward (`3·4·S·h` with every
+//! save) where `3·h > I`, one of which always holds; at its end the replays' lists hold less than
+//! at the routing product's backward (Qwen3-MoE's tiny shape, where a bound of every transient
+//! passes that moment by 4 %, still peaks there).
 
 use super::ExpertRun;
 use crate::estimate::arch::Architecture;
