@@ -51,6 +51,7 @@ mod hf_lora_options;
 mod hf_moe;
 mod hf_moe_generate;
 mod hf_moe_peft;
+mod hf_moe_qlora;
 mod hf_qlora;
 mod hf_trl;
 mod hf_trl09;
