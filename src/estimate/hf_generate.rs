@@ -219,6 +219,9 @@ fn estimate(
     check_positions: bool,
 ) -> Result<GenerateEstimate, ScenarioError> {
     a.validate()?;
+    let mut settled = s.clone();
+    settled.settle_attention()?;
+    let s = &settled;
     if a.family == Family::Nanochat {
         return super::nanochat::generate::estimate(a, s, g, catalog);
     }

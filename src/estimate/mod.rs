@@ -7,6 +7,8 @@
 //! is `vramdoc estimate --format json`'s contract; guides read its fields, typed, by dotted names.
 
 pub mod arch;
+mod attn_implementation;
+mod batch_layout;
 mod bnb;
 mod bnb_generate;
 mod combine;
@@ -53,6 +55,8 @@ use serde::Serialize;
 
 pub use crate::scenario::{parse_byte_size, yaml_literal, Literal};
 pub use arch::{Architecture, Family};
+pub use attn_implementation::AttnImplementation;
+pub use batch_layout::BatchLayout;
 pub use error::ScenarioError;
 pub use finetune::LoraTarget;
 pub(crate) use generation_tensors::{generate_tensors, sample_tensors, GrowingTensor};
@@ -386,6 +390,8 @@ fn estimate_trainer_step(
     catalog: &GpuCatalog,
 ) -> Result<Estimate, ScenarioError> {
     let mut run = s.clone();
+    run.settle_attention()?;
+    batch_layout::check(a, &run)?;
     run.n_layer = a.layers;
     run.n_head = a.attention.heads;
     run.n_embd = a.hidden;

@@ -59,9 +59,10 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
         "the description is not one a Llama-family or mixture-of-experts modeling file builds \
          (rotary positions, RMSNorm, SiLU-gated MLPs or experts, no softcapping)",
     );
+    let (_, row) = s.batch_layout.rows(s.batch_size, s.block_size);
     if let Some(w) = &a.attention.sliding_window {
         r.not(
-            s.block_size >= w.window,
+            row >= w.window,
             "block_size",
             "reaches the sliding window: transformers then builds a mask, which is not replayed",
         );
@@ -83,6 +84,12 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
         "with one key/value head (multi-query) a checkpointed block's repeat_kv is a view of \
          the keys, which is not modelled: use eager attention (flash: false) or no \
          checkpointing",
+    );
+    r.not(
+        s.batch_layout.masked() && s.flash && a.attention.kv_heads == 1 && a.attention.heads > 1,
+        "batch_layout",
+        "with one key/value head (multi-query) a masked SDPA's repeat_kv is a view of the keys, \
+         which is not modelled: use batch_layout = full or eager attention",
     );
     let family = match a.mlp {
         Mlp::Dense(_) => "the Llama family",
@@ -114,7 +121,9 @@ pub(crate) fn step(
     let optimizer = optimizer_bytes(a, w, run);
     let weights = N::from(p.total) * w + N::from(a.attention.head_dim) * FP32;
     let full_grads = N::from(p.total) * w;
-    let tokens = r.sb * 8;
+    // The token batch; a padded batch's attention mask or a padding-free row's `position_ids`
+    // (int64, as many) beside it.
+    let tokens = r.sb * if r.masked { 16 } else { 8 };
     let heads = if r.tied { 1u128 } else { 2 };
     let block_params = (N::from(p.total) - r.vh * heads - r.h) / u128::from(a.layers.max(1));
     let mut step = LlamaStep {
