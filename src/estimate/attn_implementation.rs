@@ -87,7 +87,7 @@ impl Scenario {
     }
 
     /// A Hugging Face model's run as the estimators read it: `flash` set to what
-    /// `attn_implementation` says (SDPA or not). `flash_attention_2` is refused: the `flash-attn`
+    /// `attn_implementation` says (SDPA or not), which then follows `flash` (`None`). `flash_attention_2` is refused: the `flash-attn`
     /// package is not replayed (it has no CPU kernel, and no fake kernel of its allocations is
     /// registered), so what its forward and backward keep is not modelled.
     pub(crate) fn settle_attention(&mut self) -> Result<(), ScenarioError> {
@@ -96,13 +96,16 @@ impl Scenario {
             return Err(ScenarioError::key(
                 "attn_implementation",
                 "attn_implementation = flash_attention_2 (the flash-attn package) is not \
-                 modelled: vramdoc replays transformers' sdpa and eager attention only. sdpa, \
-                 transformers' default, runs PyTorch's own FlashAttention-2 kernel for 16-bit \
-                 rows without a mask and keeps the same per-layer tensors (the output and a \
-                 float32 logsumexp per query and head); estimate with attn_implementation = sdpa",
+                 modelled: vramdoc replays transformers' sdpa and eager attention only (flash-attn \
+                 has no CPU kernel to replay). With full rows, sdpa runs PyTorch's own \
+                 FlashAttention-2 kernel, so attn_implementation = sdpa is the nearest estimate; \
+                 with padded or padding-free batches flash-attn's variable-length kernel keeps no \
+                 mask, less than sdpa does",
             ));
         }
         self.flash = a != AttnImplementation::Eager;
+        // `flash` now says it alone: what-ifs that turn SDPA on change that one key.
+        self.attn_implementation = None;
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 //! exact.
 
 use crate::hf_llama::{architecture, Model};
+use crate::support::SiteTest;
 use crate::trainer_replay::{self, Entry, Replay};
 use vramdoc::estimate::TrainMoment;
 
@@ -39,4 +40,190 @@ fn every_replayed_padded_and_padding_free_peak_is_within_one_percent() {
         "{:?}",
         held.moments
     );
+}
+
+/// The replayed peak of the run `name`.
+fn replayed(name: &str) -> u64 {
+    replay()
+        .runs
+        .iter()
+        .find(|e| e.run.name == name)
+        .unwrap_or_else(|| panic!("{name} is replayed"))
+        .train_peak_bytes
+}
+
+#[test]
+fn a_catalog_model_in_each_layout_gives_its_replayed_peak_through_the_cli() {
+    // The replay's runs of Qwen3 0.6B and Llama 3.2 1B have all their layers, bf16 weights (the
+    // catalog's torch_dtype) and no autocast (Trainer's default).
+    for (model, layout, name) in [
+        (
+            "qwen3-0.6b",
+            "padded",
+            "qwen3-0.6b-s1024-b2-acc1-bf16w-sdpa-padded",
+        ),
+        (
+            "llama-3.2-1b",
+            "padding_free",
+            "llama-3.2-1b-s1024-b2-acc1-bf16w-sdpa-padding_free",
+        ),
+    ] {
+        let t = SiteTest::new();
+        let args = [
+            "estimate",
+            "--model",
+            model,
+            "--batch_size=2",
+            "--block_size=1024",
+            "--gradient_accumulation_steps=1",
+            &format!("--batch_layout={layout}"),
+            "--attn_implementation=sdpa",
+        ];
+        let mut json = args.to_vec();
+        json.extend(["--format", "json"]);
+        let r = t.run(&json);
+        assert_eq!(r.code, 0, "{model}: {}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["scenario"]["batch_layout"], layout);
+        assert_eq!(v["scenario"]["attn_implementation"], "sdpa");
+        let est = v["bytes"]["train_peak"].as_u64().unwrap();
+        let want = replayed(name);
+        assert!(
+            est.abs_diff(want) * 100 <= want,
+            "{name}: {est} against {want}"
+        );
+        // The note says what the rows are in this layout.
+        let says = match layout {
+            "padded" => "longest row is block_size = 1024 tokens".to_owned(),
+            _ => "one row of batch_size·block_size = 2048 tokens".to_owned(),
+        };
+        assert!(r.stderr.contains(&says), "{model}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn attn_implementation_is_flash_by_its_transformers_name_and_a_contradiction_is_refused() {
+    let t = SiteTest::new();
+    let base = ["estimate", "--model", "qwen2.5-0.5b", "--block_size=512"];
+    let peak = |extra: &str| {
+        let mut args = base.to_vec();
+        args.extend([extra, "--format", "json"]);
+        let r = t.run(&args);
+        assert_eq!(r.code, 0, "{extra}: {}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        (
+            v["bytes"]["train_peak"].as_u64().unwrap(),
+            v["scenario"]["attn_implementation"].clone(),
+        )
+    };
+    let eager = peak("--attn_implementation=eager");
+    assert_eq!(eager, peak("--flash=False"));
+    assert_eq!(eager.1, "eager");
+    assert_eq!(peak("--attn_implementation=sdpa"), peak("--flash=True"));
+    assert!(peak("--attn_implementation=sdpa").0 < eager.0);
+    // Both given, contradicting: refused at the line, in YAML as on the command line.
+    t.file(
+        "run.yaml",
+        "model: qwen2.5-0.5b\nflash: true\nattn_implementation: eager\n",
+    );
+    let r = t.run(&["estimate", "run.yaml"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("run.yaml:3"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("`flash` = True say different things"),
+        "{}",
+        r.stderr
+    );
+    // Agreeing, both are accepted.
+    t.file(
+        "ok.yaml",
+        "model: qwen2.5-0.5b\nflash: false\nattn_implementation: eager\nblock_size: 512\n",
+    );
+    let r = t.run(&["estimate", "ok.yaml", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // A typo lists the values.
+    let r = t.run(&[
+        "estimate",
+        "--model",
+        "qwen2.5-0.5b",
+        "--attn_implementation=flash",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("sdpa (transformers' default), eager or flash_attention_2"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn what_is_not_replayed_is_refused_by_name() {
+    let t = SiteTest::new();
+    for (args, says) in [
+        (
+            vec![
+                "--model",
+                "qwen3-0.6b",
+                "--attn_implementation=flash_attention_2",
+            ],
+            "flash_attention_2 (the flash-attn package) is not modelled",
+        ),
+        (
+            vec!["--model", "gpt2", "--batch_layout=padded"],
+            "not for gpt2 (hf_gpt2)",
+        ),
+        (
+            vec!["--model", "gemma-2-2b", "--batch_layout=padding_free"],
+            "(gemma2)",
+        ),
+        (
+            vec![
+                "--model",
+                "qwen3-0.6b",
+                "--lora_rank=8",
+                "--batch_layout=padded",
+            ],
+            "not for PEFT's LoRA",
+        ),
+        (
+            vec!["--batch_layout=padded"],
+            "setting of Hugging Face models",
+        ),
+        (
+            vec!["--attn_implementation=eager"],
+            "setting of Hugging Face models",
+        ),
+    ] {
+        let mut all = vec!["estimate"];
+        all.extend(args.iter());
+        let r = t.run(&all);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn padded_rows_are_offered_in_place_of_a_padding_free_batch() {
+    // Eager attention over one row of 8 × 2048 tokens: its scores grow with (b·s)².
+    let v = crate::trainer_replay::cli(&[
+        "--model",
+        "qwen3-0.6b",
+        "--batch_size=8",
+        "--block_size=2048",
+        "--gradient_accumulation_steps=1",
+        "--batch_layout=padding_free",
+        "--flash=False",
+        "--gpu",
+        "rtx-4090",
+    ]);
+    let options = v["what_if"].as_array().expect("what-ifs");
+    let padded = options
+        .iter()
+        .find(|o| o["kind"] == "batch_layout")
+        .expect("a batch_layout option");
+    assert_eq!(padded["changes"][0]["key"], "batch_layout");
+    assert_eq!(padded["changes"][0]["value"], "padded");
+    assert_eq!(padded["changes_training"], false);
+    assert!(padded["saving_bytes"].as_i64().unwrap() > 0, "{padded}");
 }

@@ -180,7 +180,7 @@ pub(crate) fn settle(
         let qlora = qlora::defaults(session, scenario, &model).map_err(|e| vec![e])?;
         let mut notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
         notes.extend(qlora);
-        notes.extend(batches::note(&model));
+        notes.extend(batches::note(&model, scenario));
         notes
     };
     notes.extend(weights::settle(session, scenario, &model).map_err(|e| vec![e])?);
