@@ -78,7 +78,7 @@ impl Kind {
             Kind::QuantType => "nf4 | fp4",
             Kind::Sharding => "none | zero1 | fsdp",
             Kind::Trainer => "transformers (Trainer) | trl (SFTTrainer)",
-            Kind::AttnImplementation => "sdpa | eager | flash_attention_2",
+            Kind::AttnImplementation => "sdpa | eager | flash_attention_2, or None",
             Kind::BatchLayout => "full | padded | padding_free",
             Kind::Phase => "train | generate",
             Kind::InitFrom => "scratch | resume | gpt2 | gpt2-medium | gpt2-large | gpt2-xl",

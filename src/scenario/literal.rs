@@ -118,11 +118,15 @@ pub(super) fn trainer(key: &str, value: &Literal) -> Result<HfTrainer, ScenarioE
     })
 }
 
-/// transformers' `attn_implementation`: `sdpa`, `eager` or `flash_attention_2`.
+/// transformers' `attn_implementation`: `sdpa`, `eager` or `flash_attention_2`; `None` leaves
+/// it to `flash`.
 pub(super) fn attn_implementation(
     key: &str,
     value: &Literal,
 ) -> Result<Option<AttnImplementation>, ScenarioError> {
+    if value.is_none() {
+        return Ok(None);
+    }
     AttnImplementation::parse(&text(key, value)?)
         .map(Some)
         .ok_or_else(|| {
