@@ -82,8 +82,8 @@ impl BatchLayout {
 
 impl Scenario {
     /// A layout other than `full` is modelled for the full fine-tuning of the Llama family
-    /// (`hf_llama`), the only step replayed with it (`tools/hf_replay/replay_batches.py`):
-    /// refused by name for `family` otherwise.
+    /// (`hf_llama`) and of the mixtures of experts on its step (`hf_moe`), the steps replayed
+    /// with it (`tools/hf_replay/replay_batches.py`): refused by name for `family` otherwise.
     pub(crate) fn layout_not_replayed(&self, family: &str) -> Result<(), ScenarioError> {
         if self.batch_layout == BatchLayout::Full {
             return Ok(());
@@ -92,7 +92,8 @@ impl Scenario {
             "batch_layout",
             format!(
                 "batch_layout = {} is replayed for the full fine-tuning of the Llama family \
-                 (Llama, Mistral, Qwen2, Qwen3, Phi-3) only, not for {family}: estimate with \
+                 (Llama, Mistral, Qwen2, Qwen3, Phi-3) and the mixtures of experts (Mixtral, \
+                 Qwen-MoE, Qwen3-MoE) only, not for {family}: estimate with \
                  batch_layout = full (rows of block_size tokens, no padding), which is less \
                  than a padded or padding-free batch keeps",
                 self.batch_layout.as_str()
@@ -102,9 +103,10 @@ impl Scenario {
 }
 
 /// Refuses a layout other than `full` for the runs of `a` not replayed with one (by name): the
-/// families other than Llama's, LoRA and QLoRA, Liger's fused cross-entropy.
+/// families other than Llama's and the mixtures of experts, LoRA and QLoRA, Liger's fused
+/// cross-entropy.
 pub(crate) fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
-    let what = if a.family != Family::Llama {
+    let what = if !matches!(a.family, Family::Llama | Family::Moe) {
         format!("{} ({})", a.name, a.family.as_str())
     } else if s.load_in_4bit {
         "QLoRA (load_in_4bit)".to_owned()

@@ -1,8 +1,8 @@
 //! The batch layouts of TRL's SFTTrainer other than full rows (`batch_layout` padded and
-//! padding-free), held to the fake-tensor replay of the Llama family's Trainer step in each
-//! (`tools/hf_replay/replay_batches.py` → `tests/data/hf_batch_layout_replay.json`): every
-//! replayed peak within 1 % (both steps), parameters, weights, gradients and optimizer bytes
-//! exact.
+//! padding-free), held to the fake-tensor replay of the Llama family's and the mixtures of
+//! experts' Trainer step in each (`tools/hf_replay/replay_batches.py` →
+//! `tests/data/hf_batch_layout_replay.json`, `hf_moe_batch_layout_replay.json`): every replayed
+//! peak within 1 % (both steps), parameters, weights, gradients and optimizer bytes exact.
 
 use crate::hf_llama::{architecture, Model};
 use crate::support::SiteTest;
@@ -40,6 +40,14 @@ fn every_replayed_padded_and_padding_free_peak_is_within_one_percent() {
         "{:?}",
         held.moments
     );
+}
+
+#[test]
+fn every_replayed_mixture_of_experts_layout_is_within_one_percent() {
+    let data: Replay<Entry<crate::hf_moe::Model>> =
+        trainer_replay::read("hf_moe_batch_layout_replay.json");
+    let held = trainer_replay::hold(&data, crate::hf_moe::architecture, &[]);
+    assert!(held.checked >= 12, "{}", held.checked);
 }
 
 /// The replayed peak of the run `name`.

@@ -5,6 +5,9 @@ vramdoc's ``batch_layout`` key (``src/estimate/hf_llama/layout.rs``).
 Usage::
 
     python tools/hf_replay/replay_batches.py --out tests/data/hf_batch_layout_replay.json
+    python tools/hf_replay/replay_batches.py --moe --out tests/data/hf_moe_batch_layout_replay.json
+
+``--moe`` replays the mixtures of experts (``replay_moe.py``'s configs) instead.
 
 The step is ``replay_llama.py``'s (the model from its modeling file, bf16 weights, bf16
 autocast or float32, fused AdamW, SDPA routed to the kernel CUDA picks), with the batch of a
@@ -43,6 +46,7 @@ from cuda_emulation import cuda_dropout_patch  # noqa: E402
 from hf_sdpa import hf_sdpa, scratch_bytes  # noqa: E402
 import replay_common  # noqa: E402
 import replay_llama as L  # noqa: E402
+import replay_moe as M  # noqa: E402
 from replay_common import trainer_steps, unique_bytes  # noqa: E402
 from tracker import StorageTracker  # noqa: E402
 
@@ -52,7 +56,7 @@ class Run:
     """One training setup: ``replay_llama.Run``'s fields and the batch layout."""
 
     name: str
-    model: L.Model
+    model: L.Model | M.Model
     block_size: int
     batch_size: int
     accumulation: int
@@ -76,9 +80,10 @@ def layout_inputs(run: Run) -> tuple[torch.Tensor, dict]:
 
 
 def replay(run: Run, explain: bool = False) -> dict:
-    cfg = L.config(run.model)
+    moe = isinstance(run.model, M.Model)
+    cfg = (M if moe else L).config(run.model)
     cfg._attn_implementation = run.attn_implementation
-    cls = L.model_class(run.model.model_type)
+    cls = (M if moe else L).model_class(run.model.model_type)
     original_sdpa = F.scaled_dot_product_attention
     with contextlib.ExitStack() as stack:
         stack.enter_context(FakeTensorMode())
@@ -102,7 +107,9 @@ def replay(run: Run, explain: bool = False) -> dict:
         steps = trainer_steps(model, tracker, ids, run.accumulation, L.DTYPES[run.dtype], explain,
                               inputs=inputs)
         buffer_bytes = unique_bytes(model.buffers())
+    extra = {"experts_implementation": cfg._experts_implementation} if moe else {}
     return {
+        **extra,
         "run": asdict(run),
         "params": params,
         "trainable_params": trainable,
@@ -176,9 +183,34 @@ def _runs() -> list[Run]:
 RUNS = _runs()
 
 
+def _moe_runs() -> list[Run]:
+    out = []
+
+    def add(*args, **kwargs) -> None:
+        out.append(run_of(*args, **kwargs))
+
+    add(M.TINY_MIXTRAL, 512, 4, 1, BF16, F32, "sdpa", "padded")
+    add(M.TINY_MIXTRAL, 512, 4, 2, F32, BF16, "eager", "padding_free")
+    add(M.TINY_MIXTRAL, 512, 4, 2, F32, F32, "sdpa", "padding_free", True)
+    add(M.TINY_QWEN2_MOE, 512, 4, 2, F32, BF16, "sdpa", "padded")
+    add(M.TINY_QWEN2_MOE, 512, 4, 1, BF16, F32, "eager", "padded", True)
+    add(M.TINY_QWEN2_MOE, 512, 2, 1, BF16, F32, "sdpa", "padding_free")
+    add(M.TINY_QWEN3_MOE, 1024, 2, 2, BF16, F32, "sdpa", "padded")
+    add(M.TINY_QWEN3_MOE, 512, 4, 1, F32, BF16, "eager", "padding_free")
+    add(M.TINY_QWEN3_MOE, 512, 4, 1, BF16, F32, "sdpa", "padded", True)
+    add(M.MIXTRAL, 1024, 1, 1, BF16, F32, "sdpa", "padded")
+    add(M.QWEN15_MOE, 512, 2, 1, BF16, F32, "sdpa", "padding_free")
+    add(M.QWEN3_MOE, 1024, 2, 1, BF16, F32, "sdpa", "padded")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    return replay_common.main(__doc__.splitlines()[0], "tools/hf_replay/replay_batches.py", RUNS,
-                              replay, argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    moe = "--moe" in argv
+    if moe:
+        argv.remove("--moe")
+    return replay_common.main(__doc__.splitlines()[0], "tools/hf_replay/replay_batches.py",
+                              _moe_runs() if moe else RUNS, replay, argv)
 
 
 if __name__ == "__main__":
