@@ -8,7 +8,10 @@
 //! the catalog models' own default, or `pure_bf16`; autocast of their own dtype on top changes
 //! nothing the step keeps, as the replay shows). Attention through
 //! SDPA or eager; `gradient_checkpointing_enable` (non-reentrant) or not. The configs' defaults
-//! are kept: `use_cache` true (a `DynamicCache` is filled in training too), no dropout.
+//! are kept: `use_cache` true (a `DynamicCache` is filled in training too), no dropout. The batch
+//! layouts other than full rows (`batch_layout.rs`: padded rows with a mask, one padding-free row)
+//! run with the cache off and a mask in every layer (`LlamaRun::masked_sdpa`), held to
+//! `tests/data/hf_batch_layout_replay.json` (`tests/it/hf_batch_layout.rs`).
 //!
 //! Source: the fake-tensor replay of that step (`tools/hf_replay/replay_llama.py`, torch 2.15,
 //! transformers 5.24; `--explain` lists the storages alive at each peak) read against
