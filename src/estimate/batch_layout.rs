@@ -31,6 +31,7 @@ use serde::Serialize;
 use super::arch::{Architecture, Family};
 use super::error::ScenarioError;
 use super::scenario::Scenario;
+use super::trl::HfTrainer;
 
 /// The layout of a training batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
@@ -93,7 +94,8 @@ impl Scenario {
             format!(
                 "batch_layout = {} is replayed for the full fine-tuning of the Llama family \
                  (Llama, Mistral, Qwen2, Qwen3, Phi-3) and the mixtures of experts (Mixtral, \
-                 Qwen-MoE, Qwen3-MoE) only, not for {family}: estimate with \
+                 Qwen-MoE, Qwen3-MoE), and for its QLoRA under TRL's SFTTrainer (trainer: trl), \
+                 only, not for {family}: estimate with \
                  batch_layout = full (rows of block_size tokens, no padding), which is less \
                  than a padded or padding-free batch keeps",
                 self.batch_layout.as_str()
@@ -103,14 +105,15 @@ impl Scenario {
 }
 
 /// Refuses a layout other than `full` for the runs of `a` not replayed with one (by name): the
-/// families other than Llama's and the mixtures of experts, LoRA and QLoRA, Liger's fused
-/// cross-entropy.
+/// families other than Llama's and the mixtures of experts, LoRA, QLoRA other than TRL's
+/// SFTTrainer on the Llama family (`trl.rs`), Liger's fused cross-entropy.
 pub(crate) fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
     let what = if !matches!(a.family, Family::Llama | Family::Moe) {
         format!("{} ({})", a.name, a.family.as_str())
-    } else if s.load_in_4bit {
-        "QLoRA (load_in_4bit)".to_owned()
-    } else if s.lora_rank > 0 {
+    } else if s.load_in_4bit && (s.trainer != HfTrainer::Trl || a.family != Family::Llama) {
+        "QLoRA (load_in_4bit) other than TRL's SFTTrainer on the Llama family (trainer: trl)"
+            .to_owned()
+    } else if s.lora_rank > 0 && !s.load_in_4bit {
         "PEFT's LoRA (lora_rank)".to_owned()
     } else if s.fused_linear_cross_entropy {
         "Liger's fused_linear_cross_entropy".to_owned()

@@ -50,6 +50,48 @@ fn every_replayed_mixture_of_experts_layout_is_within_one_percent() {
     assert!(held.checked >= 12, "{}", held.checked);
 }
 
+#[test]
+fn every_replayed_trl_qlora_layout_is_within_one_percent() {
+    let data = crate::hf_trl::read("hf_trl_batch_layout_replay.json");
+    let (checked, refused) = crate::hf_trl::hold(&data, &[]);
+    assert_eq!((checked, refused), (data.runs.len(), 0));
+    assert!(checked >= 6, "{checked}");
+}
+
+/// Philipp Schmid's Llama 3.1 8B QLoRA (rank 256 on every linear layer) as TRL's SFTTrainer runs
+/// it by default, padded rows, through the CLI: the replay of that step with all 32 layers.
+#[test]
+fn schmids_qlora_in_trls_default_padded_rows_gives_its_replayed_peak_through_the_cli() {
+    let data = crate::hf_trl::read("hf_trl_batch_layout_replay.json");
+    let name = "trl-qlora-llama-3.1-8b-s2048-b1-acc2-r256-adamw-padded-lora_dropout0.05";
+    let want = data
+        .runs
+        .iter()
+        .find(|e| e.run.name == name)
+        .expect("replayed")
+        .train_peak_bytes;
+    let v = crate::trainer_replay::cli(&[
+        "--model",
+        "llama-3.1-8b",
+        "--trainer=trl",
+        "--load_in_4bit=true",
+        "--bnb_4bit_quant_type=nf4",
+        "--bnb_4bit_use_double_quant=True",
+        "--bnb_4bit_compute_dtype=bfloat16",
+        "--lora_rank=256",
+        "--lora_targets=all-linear",
+        "--lora_dropout=0.05",
+        "--dtype=bfloat16",
+        "--grad_checkpoint=True",
+        "--block_size=2048",
+        "--batch_size=1",
+        "--gradient_accumulation_steps=2",
+        "--batch_layout=padded",
+    ]);
+    let est = v["bytes"]["train_peak"].as_u64().unwrap();
+    assert!(est.abs_diff(want) * 100 <= want, "{est} against {want}");
+}
+
 /// The replayed peak of the run `name`.
 fn replayed(name: &str) -> u64 {
     replay()

@@ -6,8 +6,11 @@ Usage::
 
     python tools/hf_replay/replay_batches.py --out tests/data/hf_batch_layout_replay.json
     python tools/hf_replay/replay_batches.py --moe --out tests/data/hf_moe_batch_layout_replay.json
+    python tools/hf_replay/replay_batches.py --trl --out tests/data/hf_trl_batch_layout_replay.json
 
-``--moe`` replays the mixtures of experts (``replay_moe.py``'s configs) instead.
+``--moe`` replays the mixtures of experts (``replay_moe.py``'s configs) instead; ``--trl``
+replays QLoRA as TRL's SFTTrainer runs it (``replay_trl.py``'s step, whose ``compute_loss``
+already passes ``use_cache=False``) in each layout.
 
 The step is ``replay_llama.py``'s (the model from its modeling file, bf16 weights, bf16
 autocast or float32, fused AdamW, SDPA routed to the kernel CUDA picks), with the batch of a
@@ -47,6 +50,9 @@ from hf_sdpa import hf_sdpa, scratch_bytes  # noqa: E402
 import replay_common  # noqa: E402
 import replay_llama as L  # noqa: E402
 import replay_moe as M  # noqa: E402
+import replay_qlora as Q  # noqa: E402
+import replay_trl as T  # noqa: E402
+import bnb_emulation  # noqa: E402
 from replay_common import trainer_steps, unique_bytes  # noqa: E402
 from tracker import StorageTracker  # noqa: E402
 
@@ -183,6 +189,72 @@ def _runs() -> list[Run]:
 RUNS = _runs()
 
 
+@dataclass(frozen=True)
+class TrlRun(Q.Run):
+    """``replay_qlora.Run`` (as ``replay_trl.py`` fills it) and the batch layout."""
+
+    batch_layout: str = "full"
+
+
+def replay_trl(run: TrlRun, explain: bool = False) -> dict:
+    """``replay_trl.replay`` with the batch of ``run``'s layout."""
+    original_sdpa = F.scaled_dot_product_attention
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(FakeTensorMode())
+        tracker = stack.enter_context(StorageTracker("cpu", snapshot=explain, scratch=scratch_bytes))
+        stack.enter_context(bnb_emulation.Gemm4bitCuda())
+        stack.enter_context(bnb_emulation.dynamic_maps())
+        stack.enter_context(bnb_emulation.paged_state_on_host(tracker))
+        stack.enter_context(cuda_dropout_patch())
+        F.scaled_dot_product_attention = hf_sdpa
+        stack.callback(lambda: setattr(F, "scaled_dot_product_attention", original_sdpa))
+        model = T.make_trl_qlora(Q.build(run), run)
+        model.train()
+        params = sum(p.numel() for p in model.parameters())
+        trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        weight_bytes = tracker.total
+        param_bytes = unique_bytes(model.parameters())
+        make = None
+        if run.optim != "adamw":
+            make = lambda ps: bnb_emulation.bnb_adamw(model, ps, run.optim)  # noqa: E731
+        ids, inputs = layout_inputs(run)
+        steps = trainer_steps(model, tracker, ids, run.accumulation, Q.DTYPES[run.dtype], explain,
+                              make, after_forward=lambda out: T.compute_loss_metrics(out, ids),
+                              inputs=inputs)
+    return {
+        "run": asdict(run),
+        "trainer": "trl",
+        "params": params,
+        "trainable_params": trainable,
+        "param_bytes": param_bytes,
+        "model_bytes": weight_bytes,
+        **steps,
+    }
+
+
+def _trl_runs() -> list[TrlRun]:
+    out = []
+    all_linear = ("all-linear",)
+
+    def q(m, s, b, acc, optim, rank, targets, layout, **kw):
+        tag = "-".join(f"{k}{v}" for k, v in sorted(kw.items()))
+        name = (f"trl-qlora-{m.name}-s{s}-b{b}-acc{acc}-r{rank}-{optim}-{layout}"
+                + (f"-{tag}" if tag else ""))
+        out.append(TrlRun(name, m, "qlora", s, b, acc, "bfloat16", "bfloat16", optim,
+                          lora_rank=rank, lora_targets=targets, grad_checkpoint=True,
+                          batch_layout=layout, **kw))
+
+    q(L.QWEN3_06B, 2048, 2, 1, "paged_adamw8bit", 32, all_linear, "padded")
+    q(L.QWEN3_06B, 1024, 4, 1, "adamw", 16, all_linear, "padding_free")
+    q(L.QWEN25_15B, 1024, 2, 2, "adamw", 16, all_linear, "padding_free", lora_dropout=0.1)
+    q(L.LLAMA31_8B, 1024, 2, 2, "paged_adamw8bit", 16, all_linear, "padded")
+    q(L.LLAMA31_8B, 2048, 2, 1, "adamw", 16, ("q_proj", "v_proj"), "padding_free",
+      double_quant=False)
+    # Philipp Schmid's Llama 3.1 8B QLoRA with all its layers, as TRL's default padded rows.
+    q(Q.LLAMA31_8B_FULL, 2048, 1, 2, "adamw", 256, all_linear, "padded", lora_dropout=0.05)
+    return out
+
+
 def _moe_runs() -> list[Run]:
     out = []
 
@@ -206,11 +278,15 @@ def _moe_runs() -> list[Run]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    moe = "--moe" in argv
-    if moe:
+    runs, fn = RUNS, replay
+    if "--moe" in argv:
         argv.remove("--moe")
+        runs = _moe_runs()
+    if "--trl" in argv:
+        argv.remove("--trl")
+        runs, fn = _trl_runs(), replay_trl
     return replay_common.main(__doc__.splitlines()[0], "tools/hf_replay/replay_batches.py",
-                              _moe_runs() if moe else RUNS, replay, argv)
+                              runs, fn, argv)
 
 
 if __name__ == "__main__":
