@@ -109,6 +109,25 @@ impl Scenario {
         Ok(())
     }
 
+    /// An estimator's refusal at `flash` said at the key the input gave: `attn_implementation`
+    /// when it named the attention (`flash` is what the estimators read).
+    pub(crate) fn at_given_attention(&self, mut e: ScenarioError) -> ScenarioError {
+        if let (Some(a), Some("flash")) = (self.attn_implementation, e.key.as_deref()) {
+            e.key = Some("attn_implementation".to_owned());
+            e.message = format!(
+                "attn_implementation = {} (flash = {}): {}",
+                a.as_str(),
+                if a == AttnImplementation::Eager {
+                    "False"
+                } else {
+                    "True"
+                },
+                e.message
+            );
+        }
+        e
+    }
+
     /// nanoGPT's model reads `flash`, not transformers' `attn_implementation`.
     pub(crate) fn nanogpt_has_no_attn_implementation(&self) -> Result<(), ScenarioError> {
         match self.attn_implementation {

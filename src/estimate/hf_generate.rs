@@ -197,7 +197,7 @@ pub fn estimate_generate(
     g: &Generation,
     catalog: &GpuCatalog,
 ) -> Result<GenerateEstimate, ScenarioError> {
-    estimate(a, s, g, catalog, true)
+    estimate(a, s, g, catalog, true).map_err(|e| s.at_given_attention(e))
 }
 
 /// The memory of `g` with the model's positions not checked: what the card would hold were

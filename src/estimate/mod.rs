@@ -368,7 +368,9 @@ pub fn estimate_model(
         | Family::Moe
         | Family::Nanochat
         | Family::Gemma2
-        | Family::Gemma3 => estimate_trainer_step(a, s, catalog),
+        | Family::Gemma3 => {
+            estimate_trainer_step(a, s, catalog).map_err(|e| s.at_given_attention(e))
+        }
         _ => {
             let e = estimate(s, catalog)?;
             if &e.architecture != a {

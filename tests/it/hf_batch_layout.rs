@@ -240,6 +240,22 @@ fn what_is_not_replayed_is_refused_by_name() {
             vec!["--batch_layout=padded"],
             "setting of Hugging Face models",
         ),
+        // A step's refusal of an attention is said at the key given, not at `flash`.
+        (
+            vec!["--model", "gemma-2-2b", "--attn_implementation=sdpa"],
+            "--attn_implementation=sdpa: `attn_implementation`: attn_implementation = sdpa",
+        ),
+        (
+            vec![
+                "--model",
+                "qwen3-0.6b",
+                "--phase=generate",
+                "--prompt_tokens=512",
+                "--max_new_tokens=64",
+                "--attn_implementation=eager",
+            ],
+            "`attn_implementation`: attn_implementation = eager (flash = False)",
+        ),
         (
             vec!["--attn_implementation=eager"],
             "setting of Hugging Face models",
