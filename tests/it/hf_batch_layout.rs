@@ -208,6 +208,34 @@ fn attn_implementation_is_flash_by_its_transformers_name_and_a_contradiction_is_
 }
 
 #[test]
+fn the_keys_read_as_users_write_them_in_yaml_and_python() {
+    let t = SiteTest::new();
+    // A dash, capitals, quotes: the same layout; a Python config as train.py's are written.
+    t.file(
+        "run.yaml",
+        "model: qwen3-0.6b\nbatch_layout: Padding-Free\nattn_implementation: 'eager'\nblock_size: 512\nbatch_size: 2\n",
+    );
+    t.file(
+        "run.py",
+        "model = 'qwen3-0.6b'\nbatch_layout = 'padding_free'\nflash = False\nblock_size = 512\nbatch_size = 2\n",
+    );
+    let yaml = crate::trainer_replay::cli_in(&t, &["run.yaml"]);
+    let py = crate::trainer_replay::cli_in(&t, &["run.py"]);
+    assert_eq!(yaml["scenario"]["batch_layout"], "padding_free");
+    assert_eq!(yaml["bytes"], py["bytes"]);
+    // An unknown value is an error at its line that lists the layouts.
+    t.file("bad.yaml", "model: qwen3-0.6b\nbatch_layout: packed\n");
+    let r = t.run(&["estimate", "bad.yaml"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("bad.yaml:2"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("padding_free (TRL's padding_free=True"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn what_is_not_replayed_is_refused_by_name() {
     let t = SiteTest::new();
     for (args, says) in [
