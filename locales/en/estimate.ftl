@@ -115,7 +115,7 @@ est-code-eval_batch_size = `eval_batch_size`: a batch size of its own for estima
 est-code-pure_bf16 = `pure_bf16`: the weights themselves in bfloat16, model.to(torch.bfloat16) (a patch to train.py)
 est-code-weights_dtype = `weights_dtype`: from_pretrained(..., dtype=torch.bfloat16) or another dtype; left out, transformers 5 loads dtype="auto", the config.json's own dtype
 est-code-flash = `flash`: PyTorch 2.0 or later, whose scaled_dot_product_attention nanoGPT then uses by itself
-est-code-attn_implementation = `attn_implementation`: from_pretrained(..., attn_implementation="sdpa") (transformers' default) or "eager"
+est-code-attn_implementation = `attn_implementation`: from_pretrained(..., attn_implementation="sdpa") (transformers' default), "eager", or "flash_attention_2" after pip install flash-attn
 est-code-batch_layout = `batch_layout`: how the collator builds the batch: full rows (pre-chunked text, or TRL's SFTConfig(packing=True, packing_strategy="wrapped")), padded rows (TRL's default packing=False, DataCollatorWithPadding) or padding-free rows (SFTConfig(padding_free=True), or packing=True with its default "bfd")
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False on wte and wpe (a one-line patch to train.py)
 est-code-lora = `lora_rank`, `lora_targets`: LoRA adapters on those layers with the base weights frozen, for example with peft

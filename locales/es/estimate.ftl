@@ -115,7 +115,7 @@ est-code-eval_batch_size = `eval_batch_size`: un tamaño de lote propio para est
 est-code-pure_bf16 = `pure_bf16`: los propios pesos en bfloat16, model.to(torch.bfloat16) (un parche a train.py)
 est-code-weights_dtype = `weights_dtype`: from_pretrained(..., dtype=torch.bfloat16) u otro dtype; si se omite, transformers 5 carga con dtype="auto", el dtype que indica el propio config.json
 est-code-flash = `flash`: PyTorch 2.0 o posterior, cuyo scaled_dot_product_attention nanoGPT usa entonces por sí solo
-est-code-attn_implementation = `attn_implementation`: from_pretrained(..., attn_implementation="sdpa") (el valor por defecto de transformers) o "eager"
+est-code-attn_implementation = `attn_implementation`: from_pretrained(..., attn_implementation="sdpa") (el valor por defecto de transformers), "eager", o "flash_attention_2" tras pip install flash-attn
 est-code-batch_layout = `batch_layout`: cómo arma el lote el collator: filas completas (texto ya troceado, o SFTConfig(packing=True, packing_strategy="wrapped") de TRL), filas con relleno (packing=False, el valor por defecto de TRL, con DataCollatorWithPadding) o filas sin relleno (SFTConfig(padding_free=True), o packing=True con su estrategia por defecto "bfd")
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False en wte y wpe (un parche de una línea a train.py)
 est-code-lora = `lora_rank`, `lora_targets`: adaptadores LoRA en esas capas con los pesos base congelados, por ejemplo con peft

@@ -115,7 +115,7 @@ est-code-eval_batch_size = `eval_batch_size`：为 estimate_loss() 单独设定�
 est-code-pure_bf16 = `pure_bf16`：权重本身以 bfloat16 存储，即 model.to(torch.bfloat16)（修改 train.py）
 est-code-weights_dtype = `weights_dtype`：from_pretrained(..., dtype=torch.bfloat16) 或其他 dtype；不指定时，transformers 5 以 dtype="auto" 加载，即 config.json 自己写明的 dtype
 est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自动使用其中的 scaled_dot_product_attention
-est-code-attn_implementation = `attn_implementation`：from_pretrained(..., attn_implementation="sdpa")（transformers 的默认值）或 "eager"
+est-code-attn_implementation = `attn_implementation`：from_pretrained(..., attn_implementation="sdpa")（transformers 的默认值）、"eager"，或先 pip install flash-attn 再用 "flash_attention_2"
 est-code-batch_layout = `batch_layout`：数据整理器（collator）如何组成批次：整行（预先切好的文本，或 TRL 的 SFTConfig(packing=True, packing_strategy="wrapped")）、填充到最长行的批次（TRL 默认的 packing=False，DataCollatorWithPadding），或无填充的拼接（SFTConfig(padding_free=True)，或 packing=True 配合默认的 "bfd" 策略）
 est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
 est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft

@@ -7,6 +7,7 @@
 //! nanoGPT's own key is `flash` (True: SDPA, False: the manual masked softmax); for a Hugging
 //! Face model it is a synonym (`flash = True` is `sdpa`, `False` is `eager`), and the two given
 //! with contradicting values are refused at the line, as `pure_bf16` and `weights_dtype` are.
+//! `flash_attention_2` is modelled where `flash_attention_2.rs` says and refused elsewhere.
 
 use serde::Serialize;
 
@@ -87,26 +88,21 @@ impl Scenario {
     }
 
     /// A Hugging Face model's run as the estimators read it: `flash` set to what
-    /// `attn_implementation` says (SDPA or not), which then follows `flash` (`None`). `flash_attention_2` is refused: the `flash-attn`
-    /// package is not replayed (it has no CPU kernel, and no fake kernel of its allocations is
-    /// registered), so what its forward and backward keep is not modelled.
+    /// `attn_implementation` says (SDPA or flash-attn, or eager), which then follows `flash`
+    /// (`None`: what-ifs that turn SDPA on change that one key), except `flash_attention_2`,
+    /// which stays named for the steps that model it (`flash_attention_2.rs`).
     pub(crate) fn settle_attention(&mut self) -> Result<(), ScenarioError> {
         let a = self.attention();
-        if a == AttnImplementation::FlashAttention2 {
-            return Err(ScenarioError::key(
-                "attn_implementation",
-                "attn_implementation = flash_attention_2 (the flash-attn package) is not \
-                 modelled: vramdoc replays transformers' sdpa and eager attention only (flash-attn \
-                 has no CPU kernel to replay). With full rows, sdpa runs PyTorch's own \
-                 FlashAttention-2 kernel, so attn_implementation = sdpa is the nearest estimate; \
-                 with padded or padding-free batches flash-attn's variable-length kernel keeps no \
-                 mask, less than sdpa does",
-            ));
-        }
         self.flash = a != AttnImplementation::Eager;
-        // `flash` now says it alone: what-ifs that turn SDPA on change that one key.
-        self.attn_implementation = None;
+        if a != AttnImplementation::FlashAttention2 {
+            self.attn_implementation = None;
+        }
         Ok(())
+    }
+
+    /// Whether the run's attention is flash-attn's (`attn_implementation = flash_attention_2`).
+    pub(crate) fn flash_attention_2(&self) -> bool {
+        self.attn_implementation == Some(AttnImplementation::FlashAttention2)
     }
 
     /// An estimator's refusal at `flash` said at the key the input gave: `attn_implementation`

@@ -221,6 +221,7 @@ fn estimate(
     a.validate()?;
     let mut settled = s.clone();
     settled.settle_attention()?;
+    super::flash_attention_2::check(a, &settled)?;
     let s = &settled;
     if a.family == Family::Nanochat {
         return super::nanochat::generate::estimate(a, s, g, catalog);

@@ -15,6 +15,7 @@ mod combine;
 mod error;
 mod eval;
 mod finetune;
+mod flash_attention_2;
 pub mod fused_ce;
 mod generate_assembly;
 mod generation_tensors;
@@ -393,6 +394,7 @@ fn estimate_trainer_step(
 ) -> Result<Estimate, ScenarioError> {
     let mut run = s.clone();
     run.settle_attention()?;
+    flash_attention_2::check(a, &run)?;
     batch_layout::check(a, &run)?;
     run.n_layer = a.layers;
     run.n_head = a.attention.heads;

@@ -312,7 +312,7 @@ keys! {
     dtype: Dtype, "", "Autocast dtype.", Setting, Changes, BOTH, ALL;
     compile: Bool, "", "torch.compile the model.", Setting, Same, BOTH, ALL;
     flash: Bool, "", "Flash (scaled-dot-product) attention instead of the manual masked softmax.", Code("est-code-flash"), Same, BOTH, ALL;
-    attn_implementation: AttnImplementation, "", "A Hugging Face model's attention (from_pretrained's attn_implementation; flash = True is sdpa, False eager).", Code("est-code-attn_implementation"), Same, BOTH, HF,
+    attn_implementation: AttnImplementation, "", "A Hugging Face model's attention (from_pretrained's attn_implementation; flash = True is sdpa, False eager; flash_attention_2 for the Llama family's and mixtures of experts' full fine-tuning, full or padding-free rows).", Code("est-code-attn_implementation"), Same, BOTH, HF,
         json = |s| KeyValue::Text(Cow::Borrowed(s.attention().as_str()));
     batch_layout: BatchLayout, "", "A Hugging Face model's training batch: full rows, padded rows with a mask (block_size the longest row), or padding-free rows flattened into one.", Code("est-code-batch_layout"), Changes, TRAINING, HF;
     grad_checkpoint: Bool, "", "Per-block activation checkpointing.", Code("est-code-grad_checkpoint"), Same, TRAINING, ALL;

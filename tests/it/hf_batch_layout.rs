@@ -106,16 +106,27 @@ fn replayed(name: &str) -> u64 {
 fn a_catalog_model_in_each_layout_gives_its_replayed_peak_through_the_cli() {
     // The replay's runs of Qwen3 0.6B and Llama 3.2 1B have all their layers, bf16 weights (the
     // catalog's torch_dtype) and no autocast (Trainer's default).
-    for (model, layout, name) in [
+    for (model, layout, attn, s, name) in [
         (
             "qwen3-0.6b",
             "padded",
+            "sdpa",
+            1024,
             "qwen3-0.6b-s1024-b2-acc1-bf16w-sdpa-padded",
         ),
         (
             "llama-3.2-1b",
             "padding_free",
+            "sdpa",
+            1024,
             "llama-3.2-1b-s1024-b2-acc1-bf16w-sdpa-padding_free",
+        ),
+        (
+            "llama-3.2-1b",
+            "padding_free",
+            "flash_attention_2",
+            2048,
+            "llama-3.2-1b-s2048-b2-acc1-bf16w-flash_attention_2-padding_free",
         ),
     ] {
         let t = SiteTest::new();
@@ -124,10 +135,10 @@ fn a_catalog_model_in_each_layout_gives_its_replayed_peak_through_the_cli() {
             "--model",
             model,
             "--batch_size=2",
-            "--block_size=1024",
+            &format!("--block_size={s}"),
             "--gradient_accumulation_steps=1",
             &format!("--batch_layout={layout}"),
-            "--attn_implementation=sdpa",
+            &format!("--attn_implementation={attn}"),
         ];
         let mut json = args.to_vec();
         json.extend(["--format", "json"]);
@@ -135,7 +146,7 @@ fn a_catalog_model_in_each_layout_gives_its_replayed_peak_through_the_cli() {
         assert_eq!(r.code, 0, "{model}: {}", r.stderr);
         let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
         assert_eq!(v["scenario"]["batch_layout"], layout);
-        assert_eq!(v["scenario"]["attn_implementation"], "sdpa");
+        assert_eq!(v["scenario"]["attn_implementation"], attn);
         let est = v["bytes"]["train_peak"].as_u64().unwrap();
         let want = replayed(name);
         assert!(
@@ -144,8 +155,8 @@ fn a_catalog_model_in_each_layout_gives_its_replayed_peak_through_the_cli() {
         );
         // The note says what the rows are in this layout.
         let says = match layout {
-            "padded" => "longest row is block_size = 1024 tokens".to_owned(),
-            _ => "one row of batch_size·block_size = 2048 tokens".to_owned(),
+            "padded" => format!("longest row is block_size = {s} tokens"),
+            _ => format!("one row of batch_size·block_size = {} tokens", 2 * s),
         };
         assert!(r.stderr.contains(&says), "{model}: {}", r.stderr);
     }
@@ -244,8 +255,22 @@ fn what_is_not_replayed_is_refused_by_name() {
                 "--model",
                 "qwen3-0.6b",
                 "--attn_implementation=flash_attention_2",
+                "--batch_layout=padded",
             ],
-            "flash_attention_2 (the flash-attn package) is not modelled",
+            "padded rows with flash-attn are unpadded",
+        ),
+        (
+            vec![
+                "--model",
+                "qwen3-0.6b",
+                "--attn_implementation=flash_attention_2",
+                "--weights_dtype=float32",
+            ],
+            "\"FlashAttention only support fp16 and bf16 data type\"",
+        ),
+        (
+            vec!["--model", "gpt2", "--attn_implementation=flash_attention_2"],
+            "the Llama family and the mixtures of experts only",
         ),
         (
             vec!["--model", "gpt2", "--batch_layout=padded"],

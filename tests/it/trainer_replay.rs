@@ -7,7 +7,8 @@ use serde::Deserialize;
 use crate::hf_gpt2::within_one_percent;
 use crate::support::SiteTest;
 use vramdoc::estimate::{
-    estimate_model, Architecture, BatchLayout, Dtype, Estimate, GpuCatalog, Scenario,
+    estimate_model, Architecture, AttnImplementation, BatchLayout, Dtype, Estimate, GpuCatalog,
+    Scenario,
 };
 
 /// A replay's document: the pinned versions and the runs (`Entry<M>` with its family's model,
@@ -76,7 +77,9 @@ pub(crate) fn scenario<M>(r: &Run<M>) -> Scenario {
             Dtype::parse(&r.dtype).unwrap()
         },
         pure_bf16: bf16_weights,
-        flash: r.attn_implementation == "sdpa",
+        flash: r.attn_implementation != "eager",
+        attn_implementation: AttnImplementation::parse(&r.attn_implementation)
+            .filter(|a| *a == AttnImplementation::FlashAttention2),
         dropout: 0.0,
         grad_checkpoint: r.grad_checkpoint,
         fused_linear_cross_entropy: r.fused_cross_entropy,

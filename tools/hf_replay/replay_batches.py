@@ -48,6 +48,7 @@ sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 from cuda_emulation import cuda_dropout_patch  # noqa: E402
 from hf_sdpa import hf_sdpa, scratch_bytes  # noqa: E402
 import replay_common  # noqa: E402
+import fake_flash_attn  # noqa: E402
 import replay_llama as L  # noqa: E402
 import replay_moe as M  # noqa: E402
 import replay_qlora as Q  # noqa: E402
@@ -76,6 +77,8 @@ class Run:
 def layout_inputs(run: Run) -> tuple[torch.Tensor, dict]:
     """The ``input_ids`` (also the labels) and the other forward arguments of ``run``'s layout."""
     b, s = run.batch_size, run.block_size
+    if run.batch_layout == "full":
+        return torch.empty((b, s), dtype=torch.long), {}
     if run.batch_layout == "padding_free":
         ids = torch.empty((1, b * s), dtype=torch.long)
         return ids, {"position_ids": torch.empty((1, b * s), dtype=torch.long), "use_cache": False}
@@ -97,6 +100,9 @@ def replay(run: Run, explain: bool = False) -> dict:
         stack.enter_context(cuda_dropout_patch())
         F.scaled_dot_product_attention = hf_sdpa
         stack.callback(lambda: setattr(F, "scaled_dot_product_attention", original_sdpa))
+        if run.attn_implementation == "flash_attention_2":
+            stack.enter_context(fake_flash_attn.installed(
+                run.batch_size, run.block_size, run.batch_layout == "padding_free"))
         default = torch.get_default_dtype()
         torch.set_default_dtype(L.DTYPES[run.weights])
         try:
@@ -183,6 +189,22 @@ def _runs() -> list[Run]:
     # Released models with all their layers.
     add(L.QWEN3_06B_FULL, 1024, 2, 1, BF16, F32, "sdpa", "padded")
     add(L.LLAMA32_1B_FULL, 1024, 2, 1, BF16, F32, "sdpa", "padding_free")
+    # flash-attn 2 (fake_flash_attn.py): full rows, and padding-free rows through its varlen
+    # kernel (no mask); 16-bit only (flash-attn refuses float32).
+    fa2 = "flash_attention_2"
+    add(L.QWEN3_06B, 1024, 2, 1, BF16, F32, fa2, "full")
+    add(L.QWEN3_06B, 2048, 4, 1, BF16, F32, fa2, "padding_free")
+    add(L.LLAMA32_1B, 1024, 2, 2, F32, BF16, fa2, "full")
+    add(L.LLAMA32_1B, 1024, 2, 2, F32, BF16, fa2, "padding_free")
+    add(L.SMALL_GQA, 512, 4, 1, BF16, F32, fa2, "full")
+    add(L.SMALL_GQA, 512, 4, 2, F32, BF16, fa2, "padding_free")
+    add(L.SMALL_GQA, 512, 4, 1, BF16, F32, fa2, "padding_free", True)
+    add(L.SMALL_GQA_TIED, 512, 4, 2, F32, BF16, fa2, "full", True)
+    add(L.TINY_MQA, 512, 4, 1, BF16, F32, fa2, "padding_free")
+    add(L.TINY_QWEN3, 1500, 2, 1, BF16, F32, fa2, "padding_free")
+    add(L.PHI3_MINI, 1024, 1, 1, BF16, F32, fa2, "padding_free")
+    add(L.MISTRAL_7B, 1024, 2, 1, BF16, F32, fa2, "full", True)
+    add(L.LLAMA32_1B_FULL, 2048, 2, 1, BF16, F32, fa2, "padding_free")
     return out
 
 
@@ -273,6 +295,8 @@ def _moe_runs() -> list[Run]:
     add(M.MIXTRAL, 1024, 1, 1, BF16, F32, "sdpa", "padded")
     add(M.QWEN15_MOE, 512, 2, 1, BF16, F32, "sdpa", "padding_free")
     add(M.QWEN3_MOE, 1024, 2, 1, BF16, F32, "sdpa", "padded")
+    add(M.TINY_MIXTRAL, 512, 4, 1, BF16, F32, "flash_attention_2", "padding_free")
+    add(M.TINY_QWEN3_MOE, 1024, 2, 2, F32, BF16, "flash_attention_2", "full")
     return out
 
 

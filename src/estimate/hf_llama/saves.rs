@@ -79,6 +79,11 @@ pub(crate) struct LlamaRun {
     /// The `DynamicCache` is filled (`use_cache` on: full rows as the replay calls the model;
     /// the other layouts run with `use_cache=False`).
     pub(crate) cache: bool,
+    /// flash-attn's kernels (`flash_attention_2`, `flash_attention_2.rs`): never a mask.
+    pub(crate) fa2: bool,
+    /// The layout adds an input beside the tokens: a padded batch's attention mask or a
+    /// padding-free row's `position_ids` (int64, one per token).
+    pub(crate) extra_input: bool,
     /// Qwen3's per-head RMSNorm of queries and keys.
     pub(crate) qk_norm: bool,
     /// Linears reading the attention's input norm (3: q, k, v; Phi-3's fused `qkv_proj`: 1)
@@ -95,7 +100,8 @@ impl LlamaRun {
     /// tokens when padding-free).
     pub(crate) fn of(a: &Architecture, s: &Scenario) -> LlamaRun {
         let (rows, len) = s.batch_layout.rows(s.batch_size, s.block_size);
-        let masked = s.batch_layout.masked();
+        let fa2 = s.flash_attention_2();
+        let masked = s.batch_layout.masked() && !fa2;
         let (seq, b, h) = (N::from(len), N::from(rows), N::from(a.hidden));
         let f = match &a.mlp {
             Mlp::Dense(f) => *f,
@@ -154,7 +160,9 @@ impl LlamaRun {
                 && (masked || !(c == FP32 && at.kv_heads != at.heads && !s.grad_checkpoint)),
             grouped: at.kv_heads != at.heads,
             masked,
-            cache: !masked,
+            cache: !s.batch_layout.masked(),
+            fa2,
+            extra_input: s.batch_layout.masked(),
             qk_norm: at.qk_norm.is_some(),
             attention_readers: if at.fused_qkv { 1 } else { 3 },
             mlp_readers,
@@ -212,8 +220,11 @@ impl LlamaRun {
         if self.sdpa && self.masked {
             self.masked_sdpa()
         } else if self.sdpa {
+            // PyTorch's kernel keeps two RNG tensors, flash-attn one `(2,)` int64 `rng_state`.
             let rng = if self.c == FP32 {
                 N::ZERO
+            } else if self.fa2 {
+                N::from(16u64)
             } else {
                 N::from(24u64)
             };
@@ -314,7 +325,12 @@ impl LlamaRun {
     /// `(b, 1, s, s)` (transformers builds it when the cache is off, so the layers pass it to
     /// SDPA) or eager's additive one in the embedding's dtype.
     pub(crate) fn checkpoint_inputs(&self) -> N {
-        let mask = self.b * self.s * self.s * if self.sdpa { 1 } else { self.w };
+        // flash-attn gets no mask (`flash_attention_mask` returns none without padding).
+        let mask = if self.fa2 {
+            N::ZERO
+        } else {
+            self.b * self.s * self.s * if self.sdpa { 1 } else { self.w }
+        };
         self.rope() + mask + self.s * 8
     }
 
@@ -332,7 +348,7 @@ impl LlamaRun {
         } else {
             N::ZERO
         };
-        let attention = if self.sdpa {
+        let attention = if self.sdpa && !self.fa2 {
             self.masked_sdpa()
         } else {
             self.attention()

@@ -15,14 +15,14 @@
 //!   strategy; transformers' `DataCollatorWithFlattening`): one row of `b·s` tokens with
 //!   `position_ids`, the most `batch_size` sequences of up to `block_size` tokens make; with the
 //!   cache off transformers finds the packed sequences and builds a block-diagonal
-//!   `(1, 1, b·s, b·s)` mask for SDPA and eager attention (flash-attn's variable-length kernel,
-//!   `flash_attention_2`, would stay linear; it is not modelled).
+//!   `(1, 1, b·s, b·s)` mask for SDPA and eager attention; with `flash_attention_2` flash-attn's
+//!   variable-length kernel runs over the sequences with no mask, linear in the tokens.
 //!
-//! Modelled for the Llama family's full fine-tuning (`estimate::hf_llama`, held to
-//! `tests/data/hf_batch_layout_replay.json`); the other layouts are refused by name elsewhere.
+//! Modelled for the Llama family's and the mixtures of experts' full fine-tuning and for QLoRA
+//! under TRL's SFTTrainer (`estimate::batch_layout`); refused by name elsewhere.
 
 use super::Model;
-use crate::estimate::{BatchLayout, Family, Scenario};
+use crate::estimate::{AttnImplementation, BatchLayout, Family, Scenario};
 
 /// The note on the batch layout of a training estimate of `model` under `s` (none for nanochat,
 /// whose base_train.py packs its own rows, nor for nanoGPT).
@@ -51,9 +51,17 @@ pub(super) fn note(model: &Model, s: &Scenario) -> Option<String> {
         BatchLayout::PaddingFree => format!(
             "model = {name}: batch_layout = padding_free: one row of batch_size·block_size = {} \
              tokens (the sequences flattened, position_ids restarting at each), with \
-             use_cache=False; transformers builds a block-diagonal ({0}, {0}) mask for SDPA and \
-             eager attention",
-            s.batch_size.saturating_mul(s.block_size)
+             use_cache=False; {}",
+            s.batch_size.saturating_mul(s.block_size),
+            if s.attention() == AttnImplementation::FlashAttention2 {
+                "flash-attn's variable-length kernel runs over the sequences, no mask".to_owned()
+            } else {
+                let n = s.batch_size.saturating_mul(s.block_size);
+                format!(
+                    "transformers builds a block-diagonal ({n}, {n}) mask for SDPA and eager \
+                     attention (flash_attention_2 would need none)"
+                )
+            }
         ),
     })
 }
