@@ -89,6 +89,7 @@ est-opt-pure_bf16 = Weights loaded in bfloat16 (dtype=torch.bfloat16) and traine
 est-opt-qlora = QLoRA: 4-bit weights with LoRA rank { $rank } on { $targets } (BitsAndBytesConfig and peft; every pretrained weight frozen)
 est-opt-fused_cross_entropy = Fused linear cross-entropy, no full logits (Liger Kernel patched in)
 est-opt-batch_layout = Padded rows instead of padding-free (SFTConfig(padding_free=False, packing=False)): the same sequences, a mask per row instead of one over the whole flattened batch
+est-opt-flash_attention_2 = flash-attn's kernels for the padding-free batch (attn_implementation="flash_attention_2", pip install flash-attn): no mask over the flattened tokens
 est-opt-hf-flash = SDPA attention instead of eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; about { $pct } more compute)
 est-opt-hf-dtype = bf16 autocast (bf16=True) instead of float32

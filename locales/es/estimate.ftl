@@ -89,6 +89,7 @@ est-opt-pure_bf16 = Pesos cargados en bfloat16 (dtype=torch.bfloat16) y entrenad
 est-opt-qlora = QLoRA: pesos en 4 bits con LoRA de rango { $rank } en { $targets } (BitsAndBytesConfig y peft; todos los pesos preentrenados congelados)
 est-opt-fused_cross_entropy = Entropía cruzada lineal fusionada, sin los logits completos (parche de Liger Kernel)
 est-opt-batch_layout = Filas con relleno en lugar de sin relleno (SFTConfig(padding_free=False, packing=False)): las mismas secuencias, con una máscara por fila en vez de una sobre todo el lote aplanado
+est-opt-flash_attention_2 = Los kernels de flash-attn para el lote sin relleno (attn_implementation="flash_attention_2", pip install flash-attn): sin máscara sobre los tokens aplanados
 est-opt-hf-flash = Atención SDPA en lugar de eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; unos { $pct } más de cómputo)
 est-opt-hf-dtype = Autocast en bf16 (bf16=True) en lugar de float32

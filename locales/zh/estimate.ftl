@@ -89,6 +89,7 @@ est-opt-pure_bf16 = 以 bfloat16 加载权重（dtype=torch.bfloat16）并直接
 est-opt-qlora = QLoRA：4 位权重，在 { $targets } 上加秩为 { $rank } 的 LoRA（BitsAndBytesConfig 与 peft；全部预训练权重冻结）
 est-opt-fused_cross_entropy = 融合线性交叉熵，不生成完整 logits（打上 Liger Kernel 补丁）
 est-opt-batch_layout = 改用填充到最长行的批次，不用无填充拼接（SFTConfig(padding_free=False, packing=False)）：序列相同，注意力掩码按行构建，而不是覆盖整个拼接后的批次
+est-opt-flash_attention_2 = 无填充批次改用 flash-attn 的内核（attn_implementation="flash_attention_2"，需 pip install flash-attn）：拼接后的词元不再需要注意力掩码
 est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"）
 est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计算量约增加 { $pct }）
 est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32

@@ -58,11 +58,15 @@ pub enum WhatIfKind {
     /// A padding-free batch as padded rows instead (`batch_layout.rs`): the same sequences and
     /// loss, a mask per row instead of one over the whole flattened batch.
     BatchLayout,
+    /// flash-attn's kernels for a padding-free batch (`flash_attention_2.rs`): no mask over the
+    /// flattened tokens.
+    #[serde(rename = "flash_attention_2")]
+    FlashAttention2,
 }
 
 impl WhatIfKind {
     /// Every kind, in declaration order (for checks that each has its messages).
-    pub const ALL: [WhatIfKind; 22] = [
+    pub const ALL: [WhatIfKind; 23] = [
         WhatIfKind::MicroBatch,
         WhatIfKind::MaxMicroBatch,
         WhatIfKind::EvalBatch,
@@ -85,6 +89,7 @@ impl WhatIfKind {
         WhatIfKind::Qlora,
         WhatIfKind::FusedCrossEntropy,
         WhatIfKind::BatchLayout,
+        WhatIfKind::FlashAttention2,
     ];
 }
 

@@ -10,7 +10,8 @@
 //!   and the largest micro-batch that fits (Trainer's `per_device_train_batch_size` and
 //!   `gradient_accumulation_steps`);
 //! - SDPA in place of eager attention (`attn_implementation="sdpa"`);
-//! - a padding-free batch as padded rows (`batch_layout`; the same training);
+//! - a padding-free batch as padded rows (`batch_layout`; the same training), or with
+//!   flash-attn's varlen kernel (`attn_implementation="flash_attention_2"`, no mask);
 //! - gradient checkpointing (`gradient_checkpointing=True`), with its extra compute;
 //! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
 //! - the weights loaded in bfloat16 and trained as they are (`dtype=torch.bfloat16`), where
@@ -67,6 +68,7 @@ pub fn what_if_model(
     o.largest_micro_batch();
     o.sdpa();
     o.padded_rows();
+    o.flash_attention_2();
     o.grad_checkpoint();
     o.dtype();
     o.bf16_weights();
@@ -197,6 +199,17 @@ impl ModelOptions<'_> {
             ..self.run.clone()
         };
         self.push(WhatIfKind::BatchLayout, changed, false, false);
+    }
+
+    /// flash-attn's varlen kernel for a padding-free batch run with SDPA or eager attention: the
+    /// same training, no `(b·s)²` mask (`attn_implementation="flash_attention_2"`).
+    fn flash_attention_2(&mut self) {
+        if self.run.batch_layout != BatchLayout::PaddingFree || self.run.flash_attention_2() {
+            return;
+        }
+        let mut changed = self.run.clone();
+        with_flash_attention_2(&mut changed);
+        self.push(WhatIfKind::FlashAttention2, changed, false, false);
     }
 
     /// `gradient_checkpointing_enable()`, with its extra compute.
@@ -436,6 +449,9 @@ impl ModelOptions<'_> {
         }
         if self.run.batch_layout == BatchLayout::PaddingFree {
             levers.push((false, Box::new(|s| s.batch_layout = BatchLayout::Padded)));
+            if !self.run.flash_attention_2() {
+                levers.push((false, Box::new(with_flash_attention_2)));
+            }
         }
         let qlora_lever = levers.len();
         levers.push((true, Box::new(|s| *s = with_qlora(s))));
@@ -557,4 +573,10 @@ impl ModelOptions<'_> {
             .and_then(|id| self.catalog.get(id))
             .is_none_or(|g| g.bf16)
     }
+}
+
+/// `s` with flash-attn's kernels (`attn_implementation="flash_attention_2"`).
+fn with_flash_attention_2(s: &mut Scenario) {
+    s.flash = true;
+    s.attn_implementation = Some(super::AttnImplementation::FlashAttention2);
 }

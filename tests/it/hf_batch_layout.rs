@@ -345,4 +345,16 @@ fn padded_rows_are_offered_in_place_of_a_padding_free_batch() {
     assert_eq!(padded["changes"][0]["value"], "padded");
     assert_eq!(padded["changes_training"], false);
     assert!(padded["saving_bytes"].as_i64().unwrap() > 0, "{padded}");
+    // flash-attn's varlen kernel: no (b·s)² mask, the same training.
+    let fa2 = options
+        .iter()
+        .find(|o| o["kind"] == "flash_attention_2")
+        .expect("a flash_attention_2 option");
+    assert!(fa2["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["key"] == "attn_implementation" && c["value"] == "flash_attention_2"));
+    assert_eq!(fa2["changes_training"], false);
+    assert!(fa2["saving_bytes"].as_i64().unwrap() > padded["saving_bytes"].as_i64().unwrap());
 }
