@@ -88,6 +88,8 @@ est-opt-combination_all = Todos estos cambios juntos (sigue sin caber)
 est-opt-pure_bf16 = Pesos cargados en bfloat16 (dtype=torch.bfloat16) y entrenados tal cual
 est-opt-qlora = QLoRA: pesos en 4 bits con LoRA de rango { $rank } en { $targets } (BitsAndBytesConfig y peft; todos los pesos preentrenados congelados)
 est-opt-fused_cross_entropy = Entropía cruzada lineal fusionada, sin los logits completos (parche de Liger Kernel)
+est-opt-batch_layout = Filas con relleno en lugar de sin relleno (SFTConfig(padding_free=False, packing=False)): las mismas secuencias, con una máscara por fila en vez de una sobre todo el lote aplanado
+est-opt-flash_attention_2 = Los kernels de flash-attn para el lote sin relleno (attn_implementation="flash_attention_2", pip install flash-attn): sin máscara sobre los tokens aplanados
 est-opt-hf-flash = Atención SDPA en lugar de eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; unos { $pct } más de cómputo)
 est-opt-hf-dtype = Autocast en bf16 (bf16=True) en lugar de float32
@@ -114,6 +116,8 @@ est-code-eval_batch_size = `eval_batch_size`: un tamaño de lote propio para est
 est-code-pure_bf16 = `pure_bf16`: los propios pesos en bfloat16, model.to(torch.bfloat16) (un parche a train.py)
 est-code-weights_dtype = `weights_dtype`: from_pretrained(..., dtype=torch.bfloat16) u otro dtype; si se omite, transformers 5 carga con dtype="auto", el dtype que indica el propio config.json
 est-code-flash = `flash`: PyTorch 2.0 o posterior, cuyo scaled_dot_product_attention nanoGPT usa entonces por sí solo
+est-code-attn_implementation = `attn_implementation`: from_pretrained(..., attn_implementation="sdpa") (el valor por defecto de transformers), "eager", o "flash_attention_2" tras pip install flash-attn
+est-code-batch_layout = `batch_layout`: cómo arma el lote el collator: filas completas (texto ya troceado, o SFTConfig(packing=True, packing_strategy="wrapped") de TRL), filas con relleno (packing=False, el valor por defecto de TRL, con DataCollatorWithPadding) o filas sin relleno (SFTConfig(padding_free=True), o packing=True con su estrategia por defecto "bfd")
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False en wte y wpe (un parche de una línea a train.py)
 est-code-lora = `lora_rank`, `lora_targets`: adaptadores LoRA en esas capas con los pesos base congelados, por ejemplo con peft
 est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) con bitsandbytes instalado; para QLoRA, después prepare_model_for_kbit_training de peft y un LoraConfig

@@ -88,6 +88,8 @@ est-opt-combination_all = 以上改动全部一起用（仍然放不下）
 est-opt-pure_bf16 = 以 bfloat16 加载权重（dtype=torch.bfloat16）并直接训练
 est-opt-qlora = QLoRA：4 位权重，在 { $targets } 上加秩为 { $rank } 的 LoRA（BitsAndBytesConfig 与 peft；全部预训练权重冻结）
 est-opt-fused_cross_entropy = 融合线性交叉熵，不生成完整 logits（打上 Liger Kernel 补丁）
+est-opt-batch_layout = 改用填充到最长行的批次，不用无填充拼接（SFTConfig(padding_free=False, packing=False)）：序列相同，注意力掩码按行构建，而不是覆盖整个拼接后的批次
+est-opt-flash_attention_2 = 无填充批次改用 flash-attn 的内核（attn_implementation="flash_attention_2"，需 pip install flash-attn）：拼接后的词元不再需要注意力掩码
 est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"）
 est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计算量约增加 { $pct }）
 est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32
@@ -114,6 +116,8 @@ est-code-eval_batch_size = `eval_batch_size`：为 estimate_loss() 单独设定�
 est-code-pure_bf16 = `pure_bf16`：权重本身以 bfloat16 存储，即 model.to(torch.bfloat16)（修改 train.py）
 est-code-weights_dtype = `weights_dtype`：from_pretrained(..., dtype=torch.bfloat16) 或其他 dtype；不指定时，transformers 5 以 dtype="auto" 加载，即 config.json 自己写明的 dtype
 est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自动使用其中的 scaled_dot_product_attention
+est-code-attn_implementation = `attn_implementation`：from_pretrained(..., attn_implementation="sdpa")（transformers 的默认值）、"eager"，或先 pip install flash-attn 再用 "flash_attention_2"
+est-code-batch_layout = `batch_layout`：数据整理器（collator）如何组成批次：整行（预先切好的文本，或 TRL 的 SFTConfig(packing=True, packing_strategy="wrapped")）、填充到最长行的批次（TRL 默认的 packing=False，DataCollatorWithPadding），或无填充的拼接（SFTConfig(padding_free=True)，或 packing=True 配合默认的 "bfd" 策略）
 est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
 est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft
 est-code-bnb = `load_in_4bit`、`bnb_4bit_*`、`load_in_8bit`：安装 bitsandbytes 后调用 from_pretrained(..., quantization_config=BitsAndBytesConfig(...))；若做 QLoRA，再调用 peft 的 prepare_model_for_kbit_training 并配置 LoraConfig

@@ -197,7 +197,7 @@ pub fn estimate_generate(
     g: &Generation,
     catalog: &GpuCatalog,
 ) -> Result<GenerateEstimate, ScenarioError> {
-    estimate(a, s, g, catalog, true)
+    estimate(a, s, g, catalog, true).map_err(|e| s.at_given_attention(e))
 }
 
 /// The memory of `g` with the model's positions not checked: what the card would hold were
@@ -219,6 +219,10 @@ fn estimate(
     check_positions: bool,
 ) -> Result<GenerateEstimate, ScenarioError> {
     a.validate()?;
+    let mut settled = s.clone();
+    settled.settle_attention()?;
+    super::flash_attention_2::check(a, &settled)?;
+    let s = &settled;
     if a.family == Family::Nanochat {
         return super::nanochat::generate::estimate(a, s, g, catalog);
     }

@@ -159,7 +159,7 @@ fn the_fused_cross_entropy_is_refused_where_it_is_not_modelled() {
 }
 
 /// What `block_size` means is said with every Hugging Face training estimate: full rows with no
-/// padding and no mask, the layouts not modelled named (`src/scenario/model/batches.rs`).
+/// padding and no mask, and the key for the other layouts (`src/scenario/model/batches.rs`).
 #[test]
 fn a_trainer_estimate_says_what_its_rows_are() {
     let t = crate::support::SiteTest::new();
@@ -175,7 +175,7 @@ fn a_trainer_estimate_says_what_its_rows_are() {
             "no padding and no attention mask",
             "packing_strategy=\"wrapped\"",
             "padding_free=True",
-            "not modelled",
+            "--batch_layout=padded",
         ] {
             assert!(note.contains(says), "{model}: {says}: {note}");
         }

@@ -34,6 +34,7 @@ mod generate_whatif;
 mod gpu_measured;
 mod hardening;
 mod hardening_site;
+mod hf_batch_layout;
 mod hf_fused_ce;
 mod hf_fused_ce_gemma;
 mod hf_fused_ce_peft;
