@@ -7,6 +7,7 @@
 //! is `vramdoc estimate --format json`'s contract; guides read its fields, typed, by dotted names.
 
 pub mod arch;
+mod beam_generate;
 mod bnb;
 mod bnb_generate;
 mod combine;
