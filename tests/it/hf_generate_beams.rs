@@ -325,7 +325,21 @@ fn beams_are_refused_at_their_line_where_they_are_not_modelled() {
         "num_beams=4",
     ]);
     assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("phase = train"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "`num_beams` is a setting of Hugging Face generate, and this scenario is phase = train"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("add --phase generate"), "{}", r.stderr);
+    t.file(
+        "train.yaml",
+        "model: llama-3.2-1b\ngpu: rtx-4070\nnum_beams: 2\n",
+    );
+    let r = t.run(&["estimate", "train.yaml"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("train.yaml:3"), "{}", r.stderr);
 }
 
 #[test]
