@@ -73,6 +73,14 @@ RUNS = [
     BeamRun("llama-1b-2l-p64-n16-b8-beams4-r3-dynamic", **rg.LLAMA_2L, prompt_tokens=64,
             max_new_tokens=16, batch_size=8, cache="dynamic", num_beams=4,
             num_return_sequences=3),
+    # Short prompts in a large batch: the first token's logits, their float32 copy and
+    # log-softmax set the prefill's peak; one and two new tokens (no decoding step, one).
+    BeamRun("gpt2-124m-p4-n16-b16-beams4-dynamic", **rg.GPT2, prompt_tokens=4,
+            max_new_tokens=16, batch_size=16, cache="dynamic", num_beams=4),
+    BeamRun("llama-1b-2l-p300-n1-b2-beams2-dynamic", **rg.LLAMA_2L, prompt_tokens=300,
+            max_new_tokens=1, batch_size=2, cache="dynamic", num_beams=2),
+    BeamRun("gpt2-124m-p200-n2-b1-beams3-dynamic-fp32", **rg.GPT2, prompt_tokens=200,
+            max_new_tokens=2, batch_size=1, cache="dynamic", num_beams=3, dtype="float32"),
     # A mixture of experts (every expert resident, grouped_mm).
     BeamRun("tiny-mixtral-p1000-n16-b2-beams4-dynamic", **TINY_MIXTRAL, prompt_tokens=1000,
             max_new_tokens=16, batch_size=2, cache="dynamic", num_beams=4),
