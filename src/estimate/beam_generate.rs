@@ -33,20 +33,23 @@
 //!   each layer's keys, then its values, `index_select`ed by the chosen beams, one layer's
 //!   tensor copied at a time beside the whole cache (the old one freed on assignment), with the
 //!   float32 copy and log-softmax still alive. A dynamic layer's `torch.cat` at the next step
-//!   holds as much (its previous tensor beside the new one) plus that step's activations, so the
-//!   replays' decoding peaks are the concatenation or the logits; the copy is computed and the
-//!   larger kept.
+//!   holds as much (its previous tensor beside the new one) plus that step's activations, so
+//!   without a window the replays' decoding peaks are the concatenation or the logits
+//!   ([`dynamic_decode`] computes all and keeps the largest).
+//! - **A sliding window on every layer** (Mistral v0.1, Phi-3): `DynamicSlidingWindowLayer`
+//!   keeps its last `W − 1` tokens as a view of the concatenated tensor, and `reorder_cache`
+//!   (which it does not override) copies that view into a tensor of its own: the cache `generate`
+//!   returns holds `min(T, W − 1)` tokens a layer, one fewer than without beams past the window
+//!   ([`returned_cache`]); right after the prefill the prompt's whole storage is still there
+//!   beside the first copy, the decoding peak of a prompt longer than the window.
 //!
 //! Not modelled, refused at `num_beams` (`refusals`): a static or quantized cache (not
 //! replayed with beams), `num_return_sequences > num_beams` (transformers raises), bitsandbytes
-//! weights (not replayed with beams), sampling beams (`do_sample=True`), and sliding-window
-//! layers (Mistral v0.1, Phi-3, Gemma 2/3): `DynamicSlidingWindowLayer` keeps its last
-//! `window − 1` tokens as a view of the concatenated tensor, and `reorder_cache` (which it does
-//! not override) copies that view into a tensor of its own, so the window's storage shrinks by a
-//! token and its decoding moments change; the beam replays of a Mistral-like model and of Gemma
-//! 3 1B's shape are kept in the data, not computed.
+//! weights (not replayed with beams), sampling beams (`do_sample=True`), and Gemma 2/3, whose
+//! prefill and decoding moments are their own module's (`hf_gemma/generate.rs`); the beam
+//! replays of Gemma 3 1B's shape are kept in the data, not computed.
 
-use super::arch::Architecture;
+use super::arch::{Architecture, Family};
 use super::hf_generate::Generation;
 use super::kv_cache::{CacheBytes, CacheKind};
 use super::num::N;
@@ -110,12 +113,102 @@ impl Search {
     }
 }
 
-/// With beams, the copy `reorder_cache` makes of the largest layer's keys after the last step
-/// (`index_select` over the beams: the layer's tensor at the cache's end); `None` without beams.
-/// Every layer of a model `generate` computes beams for holds as many tokens (no window, or the
-/// same window on every layer), so the largest is the cache at its end over `2 · layers`.
-pub(crate) fn reorder_copy(a: &Architecture, g: &Generation, cache: &CacheBytes) -> Option<N> {
-    (g.num_beams > 1 && a.layers > 0).then(|| N::from(cache.at_end) / (2 * u128::from(a.layers)))
+/// What lies beside a beam-search decoding step's cache moments (`hf_generate.rs`'s terms).
+pub(crate) struct BeamStep<'a> {
+    /// One layer's keys for one token of every sequence: `S · kv_width · e`.
+    pub(crate) kv_token: N,
+    /// The cache as [`cache_bytes`](super::kv_cache::cache_bytes) gives it without beams: its
+    /// storage after the prefill and during the last step.
+    pub(crate) cache: &'a CacheBytes,
+    /// The ids at the last step (the mask of `T` tokens, the beams' own tensors).
+    pub(crate) ids: N,
+    /// The step's own activations beside the previous step's float32 tensors over the
+    /// vocabulary.
+    pub(crate) step: N,
+    /// The float32 copy of the logits and their log-softmax: `2·S·V·4`.
+    pub(crate) vocab: N,
+}
+
+impl<'a> BeamStep<'a> {
+    /// The step's terms, as named in the fields.
+    pub(crate) fn new(kv_token: N, cache: &'a CacheBytes, ids: N, step: N, vocab: N) -> Self {
+        BeamStep {
+            kv_token,
+            cache,
+            ids,
+            step,
+            vocab,
+        }
+    }
+}
+
+/// Tokens a layer keeps after `reorder_cache` when it holds `tokens`: all of them, or with a
+/// sliding window the last `W − 1` (the view it keeps, now a tensor of its own).
+fn kept(window: Option<u64>, tokens: N) -> N {
+    window.map_or(tokens, |w| tokens.min(N::from(w.saturating_sub(1))))
+}
+
+/// The decoding peak of beam search with a dynamic cache (`N ≥ 2`), beside the weights, with
+/// no window or one window on every layer (`None` without beams), the largest of:
+/// - the last step's concatenation in the last layer: the cache's storage (every layer's new
+///   tensors), the last layer's previous tensor (`torch.cat` before the old one is freed; a
+///   sliding layer concatenates keys and values before dropping either, so both), which after
+///   `reorder_cache` is a tensor of its own of `T − 1` tokens (`min(T − 1, W − 1)`), beside the
+///   ids and the step's activations;
+/// - `reorder_cache` right after the prefill: the prompt's cache whole (every layer still holds
+///   `P` tokens) and the first layer's copy of its kept keys, beside the float32 scores;
+/// - `reorder_cache` after the last step: the storage of the last step and one layer's copy.
+///
+/// Without a window the concatenation is the peak (its old tensor is as large as the copy, and
+/// the step's activations lie beside it); past a window the first reorder can be, the prompt's
+/// storage being larger than the window.
+pub(crate) fn dynamic_decode(g: &Generation, window: Option<u64>, s: &BeamStep<'_>) -> Option<N> {
+    if g.num_beams <= 1 {
+        return None;
+    }
+    let (p, new) = (N::from(g.prompt_tokens), N::from(g.max_new_tokens));
+    let t = p + new - N::from(1u64);
+    let (after_prefill, at_end) = (N::from(s.cache.after_prefill), N::from(s.cache.at_end));
+    let old = kept(window, t - N::from(1u64)) * u128::from(1 + u8::from(window.is_some()));
+    let cat = at_end + s.kv_token * old + s.ids + s.step;
+    // Right after the prefill the mask holds `P + 1` tokens, not `T`.
+    let first_ids = s.ids - g.sequences() * t * ID + g.sequences() * (p + N::from(1u64)) * ID;
+    let first = after_prefill + s.kv_token * kept(window, p) + first_ids + s.vocab;
+    let last = at_end + s.kv_token * kept(window, t) + s.ids + s.vocab;
+    Some(cat.max(first).max(last))
+}
+
+/// The cache `generate` returns with beams: beside sliding-window layers, `reorder_cache` copies
+/// each layer's kept view (`min(T, W − 1)` tokens) into a tensor of its own, where without beams
+/// the view keeps its concatenation's storage (`min(T, W)` tokens, the prompt's whole with one new
+/// token): each layer ends that many tokens shorter. Without a window, or one beam, `cache`.
+pub(crate) fn returned_cache(
+    a: &Architecture,
+    g: &Generation,
+    e: u64,
+    cache: CacheBytes,
+) -> CacheBytes {
+    let Some(w) = a.attention.sliding_window.as_ref().map(|w| w.window) else {
+        return cache;
+    };
+    if g.num_beams <= 1 {
+        return cache;
+    }
+    let (p, new) = (N::from(g.prompt_tokens), N::from(g.max_new_tokens));
+    let t = p + new - N::from(1u64);
+    let storage = if g.max_new_tokens == 1 {
+        p
+    } else {
+        t.min(N::from(w))
+    };
+    let shorter = storage - kept(Some(w), t);
+    let layer_token = g.sequences() * u128::from(a.attention.kv_width()) * u128::from(e);
+    let less = layer_token * shorter * (2 * u128::from(a.layers));
+    let at_end = N::from(cache.at_end) - less;
+    CacheBytes {
+        at_end: at_end.to_u64("the cache").unwrap_or(cache.at_end),
+        ..cache
+    }
 }
 
 /// What beam search on `a` with `s` and `g` is refused for, by key: nothing with one beam.
@@ -157,16 +250,13 @@ pub(crate) fn refusals(
             "beam search is modelled greedy (do_sample=False), not sampling beams".to_owned(),
         ));
     }
-    if a.attention.sliding_window.is_some() {
+    if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
         wrong.push((
             "num_beams",
             format!(
-                "beam search on {} is not modelled: its sliding-window layers keep a view of \
-                 the last window − 1 tokens inside a larger tensor, and reorder_cache's \
-                 index_select copies that view out, so the cache and the decoding moments differ \
-                 from the model's without beams (the Mistral-like beam replay ends one token \
-                 shorter per layer, its decoding peak 3 % lower than the rule without beams); \
-                 set num_beams to 1",
+                "beam search on {} is not modelled: Gemma's own prefill and decoding moments \
+                 (its sliding and global layers, whose window views reorder_cache copies into \
+                 tensors of their own) are not computed with beams; set num_beams to 1",
                 a.name
             ),
         ));

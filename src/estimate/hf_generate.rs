@@ -53,9 +53,9 @@
 //!   `quantized_decode.rs`'s.
 //! - **bitsandbytes weights** (`load_in_4bit`, `load_in_8bit`; GPT-2 and the Llama family): the
 //!   weights and the quantized MLP Linears' moments are `bnb_generate.rs`'s.
-//! - **Beam search** (`num_beams > 1`, dynamic cache, no window): `B = b·num_beams` rows, the
-//!   beams' own tensors, two float32 tensors over the vocabulary kept between steps and
-//!   `reorder_cache`'s copy (`beam_generate.rs`).
+//! - **Beam search** (`num_beams > 1`, dynamic cache): `B = b·num_beams` rows, the beams' own
+//!   tensors, two float32 tensors over the vocabulary kept between steps, `reorder_cache`'s
+//!   copies and a window's shorter cache (`beam_generate.rs`).
 //! - **Mixtures of experts** (Mixtral, Qwen1.5-MoE, Qwen3-MoE; every expert's weights resident):
 //!   the same moments, the prefill's MLP the experts' `k` pairs per token
 //!   (`hf_moe::prefill_bytes_per_token`, held to `tests/data/hf_moe_generate_replay.json`).
@@ -272,7 +272,7 @@ fn estimate(
     let parts = GenerateParts {
         params,
         weights,
-        cache,
+        cache: beam_generate::returned_cache(a, g, e, cache),
         load: None,
         prefill,
         decode,
@@ -562,6 +562,8 @@ impl GenerateMoments {
             }
             CacheKind::Dynamic => {
                 let kv_token = seqs * N::from(a.attention.kv_width()) * e;
+                let vocab = seqs * v * (kept_vocab * FP32);
+                let beams = beam_generate::BeamStep::new(kv_token, cache, ids, step, vocab);
                 let cache_moment = match sliding {
                     Some(w) => window_generate::decode_cache(
                         w,
@@ -574,11 +576,8 @@ impl GenerateMoments {
                     // The last layer's old values during its concatenation.
                     None => at_end + kv_token * (t - N::from(1u64)),
                 };
-                // Beams: `reorder_cache`'s copy of one layer's keys after the last step.
-                let reorder = beam_generate::reorder_copy(a, g, cache).map_or(N::ZERO, |c| {
-                    at_end + ids + seqs * ID + seqs * v * (kept_vocab * FP32) + c
-                });
-                logits.max(cache_moment + ids + step).max(reorder)
+                let plain = logits.max(cache_moment + ids + step);
+                beam_generate::dynamic_decode(g, sliding, &beams).map_or(plain, |b| logits.max(b))
             }
             CacheKind::Fp8 => logits.max(ids + quantized_decode::fp8_moment(a, &run, at_end, step)),
             kind => match Quanto::of(kind) {
