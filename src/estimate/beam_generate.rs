@@ -45,11 +45,10 @@
 //!
 //! Not modelled, refused at `num_beams` (`refusals`): a static or quantized cache (not
 //! replayed with beams), `num_return_sequences > num_beams` (transformers raises), bitsandbytes
-//! weights (not replayed with beams), sampling beams (`do_sample=True`), and Gemma 2/3, whose
-//! prefill and decoding moments are their own module's (`hf_gemma/generate.rs`); the beam
-//! replays of Gemma 3 1B's shape are kept in the data, not computed.
+//! weights (not replayed with beams) and sampling beams (`do_sample=True`). Gemma 2 and 3 (a
+//! window on some layers) take the same terms in their own module (`hf_gemma/generate.rs`).
 
-use super::arch::{Architecture, Family};
+use super::arch::{Architecture, Span};
 use super::hf_generate::Generation;
 use super::kv_cache::{CacheBytes, CacheKind};
 use super::num::N;
@@ -188,22 +187,29 @@ pub(crate) fn returned_cache(
     e: u64,
     cache: CacheBytes,
 ) -> CacheBytes {
-    let Some(w) = a.attention.sliding_window.as_ref().map(|w| w.window) else {
+    let Some(sw) = a.attention.sliding_window.as_ref() else {
         return cache;
     };
-    if g.num_beams <= 1 {
+    if g.num_beams <= 1 || sw.pattern.is_empty() {
         return cache;
     }
+    // The layers that slide: the pattern repeats over the layers.
+    let local = (0..a.layers)
+        .filter(|i| {
+            let at = usize::try_from(*i).unwrap_or(0) % sw.pattern.len();
+            sw.pattern.get(at) == Some(&Span::Local)
+        })
+        .count();
     let (p, new) = (N::from(g.prompt_tokens), N::from(g.max_new_tokens));
     let t = p + new - N::from(1u64);
     let storage = if g.max_new_tokens == 1 {
         p
     } else {
-        t.min(N::from(w))
+        t.min(N::from(sw.window))
     };
-    let shorter = storage - kept(Some(w), t);
+    let shorter = storage - kept(Some(sw.window), t);
     let layer_token = g.sequences() * u128::from(a.attention.kv_width()) * u128::from(e);
-    let less = layer_token * shorter * (2 * u128::from(a.layers));
+    let less = layer_token * shorter * (2 * local as u128);
     let at_end = N::from(cache.at_end) - less;
     CacheBytes {
         at_end: at_end.to_u64("the cache").unwrap_or(cache.at_end),
@@ -211,12 +217,8 @@ pub(crate) fn returned_cache(
     }
 }
 
-/// What beam search on `a` with `s` and `g` is refused for, by key: nothing with one beam.
-pub(crate) fn refusals(
-    a: &Architecture,
-    s: &Scenario,
-    g: &Generation,
-) -> Vec<(&'static str, String)> {
+/// What beam search `g` with `s` is refused for, by key: nothing with one beam.
+pub(crate) fn refusals(s: &Scenario, g: &Generation) -> Vec<(&'static str, String)> {
     let mut wrong = Vec::new();
     if g.num_beams == 0 {
         wrong.push(("num_beams", "must be at least 1".to_owned()));
@@ -248,17 +250,6 @@ pub(crate) fn refusals(
         wrong.push((
             "num_beams",
             "beam search is modelled greedy (do_sample=False), not sampling beams".to_owned(),
-        ));
-    }
-    if matches!(a.family, Family::Gemma2 | Family::Gemma3) {
-        wrong.push((
-            "num_beams",
-            format!(
-                "beam search on {} is not modelled: Gemma's own prefill and decoding moments \
-                 (its sliding and global layers, whose window views reorder_cache copies into \
-                 tensors of their own) are not computed with beams; set num_beams to 1",
-                a.name
-            ),
         ));
     }
     if s.load_in_4bit || s.load_in_8bit {

@@ -377,7 +377,7 @@ fn check(
         ));
     }
     wrong.extend(bnb_generate::refusals(a, s));
-    wrong.extend(beam_generate::refusals(a, s, g));
+    wrong.extend(beam_generate::refusals(s, g));
     if s.compile {
         wrong.push((
             "compile",

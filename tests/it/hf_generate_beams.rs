@@ -11,7 +11,8 @@ use vramdoc::estimate::arch::Architecture;
 use vramdoc::estimate::kv_cache::{cache_bytes, CacheKind, CacheRun};
 use vramdoc::estimate::{estimate_generate, Generation, GpuCatalog, Scenario};
 
-use crate::hf_generate::{inputs, Replay, Run};
+use crate::hf_gemma::{architecture, Model};
+use crate::hf_generate::{greedy, inputs, Replay, Run};
 use crate::nanogpt_configs::SAMPLE_PY;
 use crate::support::SiteTest;
 
@@ -172,20 +173,15 @@ fn num_beams_1_is_the_estimate_without_it() {
 }
 
 #[test]
-fn a_sliding_window_with_beams_ends_one_token_shorter_and_gemma_is_refused() {
+fn a_sliding_window_with_beams_ends_one_token_shorter() {
     // `reorder_cache` copies a window layer's view (its last window − 1 tokens) out of the
     // larger tensor it lives in: the cache ends one token per layer shorter than without beams,
     // and right after the prefill the prompt's whole storage sits beside the first copy.
     let (replay, beams) = replay();
     let catalog = GpuCatalog::builtin();
-    let (mut windows, mut gemmas) = (0, 0);
+    let mut windows = 0;
     for (e, b) in replay.runs.iter().zip(&beams) {
         let r = &e.run;
-        if r.family.starts_with("gemma") {
-            // Gemma 3's five local layers of six: refused by name (the CLI test below).
-            gemmas += 1;
-            continue;
-        }
         if r.family != "mistral" {
             continue;
         }
@@ -218,7 +214,89 @@ fn a_sliding_window_with_beams_ends_one_token_shorter_and_gemma_is_refused() {
         );
         windows += 1;
     }
-    assert_eq!((windows, gemmas), (2, 2));
+    assert_eq!(windows, 2);
+}
+
+/// A Gemma beam run's fields (`hf_generate_gemma.rs` reads the same from its replays).
+#[derive(Deserialize)]
+struct GemmaBeamRun {
+    name: String,
+    prompt_tokens: u64,
+    max_new_tokens: u64,
+    batch_size: u64,
+    dtype: String,
+    family: String,
+    attn_implementation: String,
+    config: Vec<(String, serde_json::Value)>,
+    num_beams: u64,
+}
+
+#[test]
+fn every_gemma_beam_replay_s_peaks_are_within_one_percent_and_its_cache_exact() {
+    let text = std::fs::read_to_string("tests/data/hf_generate_beams_replay.json").unwrap();
+    let replay: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let catalog = GpuCatalog::builtin();
+    let mut checked = Vec::new();
+    for e in replay["runs"].as_array().unwrap() {
+        if !e["run"]["family"].as_str().unwrap().starts_with("gemma") {
+            continue;
+        }
+        let r: GemmaBeamRun = serde_json::from_value(e["run"].clone()).unwrap();
+        let int = |k: &str| {
+            r.config
+                .iter()
+                .find(|(key, _)| key == k)
+                .and_then(|(_, v)| v.as_u64())
+                .unwrap()
+        };
+        let a = architecture(&Model {
+            model_type: r.family.clone(),
+            layers: int("num_hidden_layers"),
+            hidden: int("hidden_size"),
+            heads: int("num_attention_heads"),
+            kv_heads: int("num_key_value_heads"),
+            head_dim: int("head_dim"),
+            intermediate: int("intermediate_size"),
+            vocab_size: int("vocab_size"),
+            sliding_window: int("sliding_window"),
+            layer_types: Vec::new(),
+        });
+        let s = Scenario {
+            dtype: vramdoc::estimate::Dtype::parse(&r.dtype).unwrap(),
+            flash: r.attn_implementation == "sdpa",
+            compile: false,
+            ..Scenario::default()
+        };
+        let g = Generation {
+            num_beams: r.num_beams,
+            ..greedy(r.prompt_tokens, r.max_new_tokens, r.batch_size, "dynamic")
+        };
+        let est = estimate_generate(&a, &s, &g, &catalog).unwrap();
+        let got = &est.bytes;
+        let want = |k: &str| e[k].as_u64().unwrap();
+        eprintln!(
+            "{}: prefill {:+.3} %, decode {:+.3} %",
+            r.name,
+            (got.prefill_peak as f64 / want("prefill_peak_bytes") as f64 - 1.0) * 100.0,
+            (got.decode_peak as f64 / want("decode_peak_bytes") as f64 - 1.0) * 100.0,
+        );
+        assert_eq!(got.kv_cache_at_end, want("kv_cache_bytes"), "{}", r.name);
+        assert_eq!(got.weights, want("weights_bytes"), "{}", r.name);
+        assert!(
+            within(got.prefill_peak, want("prefill_peak_bytes"), 0.01),
+            "{}",
+            r.name
+        );
+        assert!(
+            within(got.decode_peak, want("decode_peak_bytes"), 0.01),
+            "{}",
+            r.name
+        );
+        checked.push(r.family);
+    }
+    // Gemma 3 (SDPA) and Gemma 2 (eager), two runs each.
+    checked.sort();
+    assert_eq!(checked, ["gemma2", "gemma2", "gemma3_text", "gemma3_text"]);
 }
 
 const README_BEAMS: [&str; 11] = [
@@ -305,19 +383,10 @@ fn beams_are_refused_at_their_line_where_they_are_not_modelled() {
     assert!(err.contains("more.yaml:4"), "{err}");
     let err = file("nf4.yaml", "num_beams: 2\nload_in_4bit: true\n");
     assert!(err.contains("bitsandbytes"), "{err}");
-    // Gemma 2 and 3, by name; Mistral v0.1's window is computed.
+    // Gemma 2 and 3 and Mistral v0.1 (sliding windows) are computed.
     for model in ["gemma-3-1b", "gemma-2-2b"] {
-        let r = t.run(&[
-            "estimate",
-            "--model",
-            model,
-            "--phase",
-            "generate",
-            "--num_beams=2",
-        ]);
-        assert_ne!(r.code, 0, "{model}");
-        assert!(r.stderr.contains(model), "{}", r.stderr);
-        assert!(r.stderr.contains("Gemma's own prefill"), "{}", r.stderr);
+        let json = t.estimate_json(&["--model", model, "--phase", "generate", "--num_beams=2"]);
+        assert_eq!(json["generation"]["num_beams"], 2, "{model}");
     }
     let json = t.estimate_json(&[
         "--model",

@@ -3,9 +3,9 @@
 ``replay_generate.py``'s machinery (its tracker, SDPA routing and prefill probe) with
 ``num_beams=B``, ``do_sample=False`` (greedy beams; ``num_return_sequences`` at most ``B``), no
 end-of-sequence token (no beam finishes early), dynamic cache: GPT-2, Llama 3.2 1B's grouped-query
-shape and a multi-head one, a mixture of experts, a Mistral-like model with a sliding window, and
-Gemma 3 1B's shape (five local layers, one global). Layers are reduced where a name says so (every
-block is the same); ``v1k`` names a 1,024-token vocabulary, so that the cache's own moments (a
+shape and a multi-head one, a mixture of experts, a Mistral-like model with a sliding window,
+Gemma 3 1B's shape (five local layers, one global) and Gemma 2 2B's (eager attention). Layers are
+reduced where a name says so (every block is the same); ``v1k`` names a 1,024-token vocabulary, so that the cache's own moments (a
 layer's concatenation, ``reorder_cache``'s copy) rather than the logits set the decoding peak.
 
 Usage::
@@ -19,7 +19,7 @@ import warnings
 from dataclasses import dataclass
 
 import replay_generate as rg
-from replay_generate_gemma import G3
+from replay_generate_gemma import G2, G3
 from replay_generate_moe import TINY_MIXTRAL
 
 
@@ -95,6 +95,11 @@ RUNS = [
             max_new_tokens=16, batch_size=1, cache="dynamic", num_beams=2),
     BeamRun("gemma-3-1b-6l-p1024-n8-b1-beams4-dynamic", **G3, prompt_tokens=1024,
             max_new_tokens=8, batch_size=1, cache="dynamic", num_beams=4),
+    # Gemma 2 (eager attention, a local and a global layer twice), within and past its window.
+    BeamRun("gemma-2-2b-4l-p512-n16-b1-beams2-dynamic", **G2, prompt_tokens=512,
+            max_new_tokens=16, batch_size=1, cache="dynamic", num_beams=2),
+    BeamRun("gemma-2-2b-4l-p4200-n8-b1-beams2-dynamic", **G2, prompt_tokens=4200,
+            max_new_tokens=8, batch_size=1, cache="dynamic", num_beams=2),
 ]
 
 
