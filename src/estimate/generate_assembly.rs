@@ -79,9 +79,11 @@ pub(crate) fn assemble(
         cublas_workspace: t.cublas_workspace,
     };
     let card = match s.gpu.as_deref() {
-        Some(id) => Some(catalog.get(id).ok_or_else(|| {
-            ScenarioError::key("gpu", format!("unknown GPU `{id}`: not in the catalog"))
-        })?),
+        Some(id) => Some(
+            catalog
+                .get(id)
+                .ok_or_else(|| ScenarioError::key("gpu", catalog.unknown_card(id)))?,
+        ),
         None => None,
     };
     let verdict = card.map(|c| {

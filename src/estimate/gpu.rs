@@ -111,6 +111,17 @@ impl Gpu {
     }
 }
 
+/// A card's name as the catalog spells ids: lower case, words joined by `-`, without the
+/// vendor and brand words that `nvidia-smi` and out-of-memory messages print
+/// (`NVIDIA GeForce RTX 4090` → `rtx-4090`).
+fn spelled_as_id(name: &str) -> String {
+    name.to_ascii_lowercase()
+        .split(|c: char| c.is_whitespace() || c == '-' || c == '_')
+        .filter(|w| !w.is_empty() && !matches!(*w, "nvidia" | "geforce" | "tesla"))
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 /// A list of GPUs, looked up by id or alias (case-insensitive).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct GpuCatalog {
@@ -118,9 +129,12 @@ pub struct GpuCatalog {
 }
 
 impl GpuCatalog {
-    /// The GPU with this id or alias, ignoring ASCII case.
+    /// The GPU with this id or alias, ignoring ASCII case; failing that, the card whose id or
+    /// alias reads the same once both are [`spelled_as_id`] (`"NVIDIA GeForce RTX 4090"`,
+    /// `RTX_4090` and `rtx 4090` find `rtx-4090`).
     pub fn get(&self, id: &str) -> Option<&Gpu> {
         let id = id.trim();
+        let names = |g: &'_ Gpu| std::iter::once(g.id.clone()).chain(g.aliases.clone());
         self.gpus
             .iter()
             .find(|g| g.id.eq_ignore_ascii_case(id))
@@ -129,6 +143,42 @@ impl GpuCatalog {
                     .iter()
                     .find(|g| g.aliases.iter().any(|a| a.eq_ignore_ascii_case(id)))
             })
+            .or_else(|| {
+                let want = spelled_as_id(id);
+                self.gpus
+                    .iter()
+                    .find(|g| names(g).any(|n| spelled_as_id(&n) == want))
+            })
+    }
+
+    /// The error for an id no card has: up to three ids it may have meant (those containing
+    /// its words, such as `rtx-4090` for `4090` and `rtx-3090-ti` for `3090 Ti`, or within a third of its length in edits), then
+    /// every id.
+    pub fn unknown_card(&self, id: &str) -> String {
+        let want = spelled_as_id(id);
+        let mut near: Vec<(usize, &str)> = self
+            .gpus
+            .iter()
+            .filter_map(|g| {
+                let have = spelled_as_id(&g.id);
+                let d = crate::scenario::model::edit_distance(&want, &have);
+                let contains =
+                    want.len() >= 3 && format!("-{have}-").contains(&format!("-{want}-"));
+                (contains || d <= have.len().max(3) / 3).then_some((d, g.id.as_str()))
+            })
+            .collect();
+        near.sort();
+        let near: Vec<&str> = near.into_iter().take(3).map(|(_, id)| id).collect();
+        let known: Vec<&str> = self.gpus.iter().map(|g| g.id.as_str()).collect();
+        let hint = if near.is_empty() {
+            String::new()
+        } else {
+            format!("did you mean {}? ", near.join(", "))
+        };
+        format!(
+            "unknown GPU \"{id}\"; {hint}known ids: {}",
+            known.join(", ")
+        )
     }
 
     /// Adds checked cards; a card whose id exists replaces it.

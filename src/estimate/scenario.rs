@@ -69,7 +69,7 @@ impl Optimizer {
     }
 
     /// Parses the canonical spelling and common variants (`adam`, `adamw_8bit`, Trainer's
-    /// `adamw_bnb_8bit` and `paged_adamw_8bit`, `sgd_momentum`).
+    /// `adamw_torch_fused`, `adamw_bnb_8bit` and `paged_adamw_8bit`, `sgd_momentum`).
     pub fn parse(s: &str) -> Option<Optimizer> {
         let norm: String = s
             .trim()
@@ -78,7 +78,7 @@ impl Optimizer {
             .filter(|c| !matches!(c, '_' | '-' | ' '))
             .collect();
         match norm.as_str() {
-            "adamw" | "adam" => Some(Optimizer::Adamw),
+            "adamw" | "adam" | "adamwtorchfused" => Some(Optimizer::Adamw),
             "adamw8bit" | "adam8bit" | "bnbadamw8bit" | "adamwbnb8bit" => {
                 Some(Optimizer::Adamw8bit)
             }
@@ -546,11 +546,7 @@ impl Scenario {
     fn check_gpu(&self, catalog: &GpuCatalog) -> Result<(), ScenarioError> {
         if let Some(id) = &self.gpu {
             if catalog.get(id).is_none() {
-                let known: Vec<&str> = catalog.iter().map(|g| g.id.as_str()).collect();
-                return Err(ScenarioError::key(
-                    "gpu",
-                    format!("unknown GPU \"{id}\"; known ids: {}", known.join(", ")),
-                ));
+                return Err(ScenarioError::key("gpu", catalog.unknown_card(id)));
             }
         }
         Ok(())

@@ -526,7 +526,11 @@ impl Scenario {
             Some(k) => (k.set)(self, key, &value),
             None => Err(ScenarioError::key(
                 key,
-                format!("unknown scenario key; known keys: {}", names()),
+                format!(
+                    "unknown scenario key; {}known keys: {}",
+                    super::key_synonyms::hint(key),
+                    names()
+                ),
             )),
         }
     }

@@ -94,7 +94,15 @@ pub(super) fn optimizer(key: &str, value: &Literal) -> Result<Optimizer, Scenari
     Optimizer::parse(&text(key, value)?).ok_or_else(|| {
         ScenarioError::key(
             key,
-            format!("unknown optimizer {value}; use adamw, adamw8bit, paged_adamw8bit or sgd"),
+            format!(
+                "unknown optimizer {value}; use adamw (Trainer's adamw_torch_fused), adamw8bit \
+                 (adamw_bnb_8bit), paged_adamw8bit or sgd{}",
+                if text(key, value).is_ok_and(|t| t.trim().eq_ignore_ascii_case("adamw_torch")) {
+                    " (Trainer's unfused adamw_torch keeps foreach temporaries vramdoc does not model)"
+                } else {
+                    ""
+                }
+            ),
         )
     })
 }

@@ -6,6 +6,7 @@ mod artifacts;
 pub(crate) mod catalog;
 pub mod families;
 pub(crate) mod input;
+mod key_synonyms;
 pub mod keys;
 pub mod literal;
 pub(crate) mod model;

@@ -73,6 +73,7 @@ mod nanogpt_configs;
 mod nanogpt_runs;
 mod one_pass;
 mod parser_props;
+mod pasted_names;
 mod phase;
 mod pyconfig_limits;
 mod refusals;

@@ -10,6 +10,7 @@
 
 mod batches;
 mod catalog;
+pub(crate) use catalog::distance as edit_distance;
 mod config;
 mod config_file;
 mod facts;

@@ -352,9 +352,22 @@ impl<'a> Session<'a> {
                 .map(Some)
                 .map_err(|m| (m, 1)),
             Err(e) if e.msg.starts_with("NameError") => Ok(None),
+            // `all-linear` parses as `all - linear` and fails on the builtin `all`: a value of
+            // bare words is the string the user typed, as the shell gave it.
+            Err(_) if is_bare_words(src) => Ok(None),
             Err(e) => Err((e.msg, e.col)),
         }
     }
+}
+
+/// Whether `src` is bare words: names joined by `-`, `.` or `,` (`all-linear`,
+/// `q_proj,v_proj`, `meta-llama/Llama-3.2-1B`), which a shell passes unquoted.
+fn is_bare_words(src: &str) -> bool {
+    let src = src.trim();
+    src.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && src
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ',' | '/'))
 }
 
 /// Whether `text` (standard input, which has no extension to go by) is a Python config rather
