@@ -504,3 +504,73 @@ fn the_solvers_answer_with_beams_at_their_boundary() {
     assert_eq!(at(prompt), "fits");
     assert_ne!(at(prompt + 1), "fits");
 }
+
+/// A bisection over beam replays (`tools/hf_replay/bisect_generate_beams.py`).
+#[derive(Deserialize)]
+struct Bisected {
+    cases: Vec<BisectCase>,
+}
+
+#[derive(Deserialize)]
+struct BisectCase {
+    solve: String,
+    run: Run,
+    budget_peak_bytes: u64,
+    answer: u64,
+}
+
+/// Each solver's answer with beams is within one step (one prompt, or 256 tokens) of a
+/// bisection over replays of transformers' own beam search
+/// (`tests/data/hf_generate_beams_bisect.json`: GPT-2's largest batch and longest prompt with 4
+/// beams, Llama 3.2 1B's grouped-query shape's longest prompt with 8), in fact within one.
+#[test]
+fn the_solvers_with_beams_agree_with_a_bisection_over_beam_replays() {
+    let text = std::fs::read_to_string("tests/data/hf_generate_beams_bisect.json").unwrap();
+    let data: Bisected = serde_json::from_str(&text).unwrap();
+    let beams: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let catalog = GpuCatalog::builtin();
+    assert_eq!(data.cases.len(), 3);
+    for (i, case) in data.cases.iter().enumerate() {
+        let b = Beams {
+            num_beams: beams["cases"][i]["run"]["num_beams"].as_u64().unwrap(),
+            num_return_sequences: 1,
+        };
+        let (a, _, g) = beam_inputs(&case.run, &b);
+        let s = Scenario {
+            gpu: Some("a100-80gb".to_owned()),
+            other_processes: crate::solve::other_for_peak_budget(
+                "a100-80gb",
+                case.budget_peak_bytes,
+            ),
+            compile: false,
+            ..Scenario::default()
+        };
+        let (got, step) = match case.solve.as_str() {
+            "max_batch" => (
+                vramdoc::estimate::generate_max_batch(&a, &s, &g, &catalog)
+                    .unwrap()
+                    .value,
+                1,
+            ),
+            _ => (
+                vramdoc::estimate::generate_max_context(&a, &s, &g, &catalog)
+                    .unwrap()
+                    .prompt_tokens,
+                256,
+            ),
+        };
+        let got = got.unwrap();
+        assert!(
+            got.abs_diff(case.answer) <= step,
+            "{}: {got} vs {}",
+            case.run.name,
+            case.answer
+        );
+        assert!(
+            got.abs_diff(case.answer) <= 1,
+            "{}: {got} vs {}",
+            case.run.name,
+            case.answer
+        );
+    }
+}
