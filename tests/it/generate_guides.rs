@@ -150,9 +150,11 @@ fn generate_guides_refuse_what_they_cannot_show_at_its_line() {
         let t = SiteTest::new();
         t.file(
             "content/gen/en.md",
-            &format!("---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  num_beams: {beams}\n---\n\n{{{{ solve.max_context | int }}}}\n"),
+            &format!("---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  num_beams: {beams}\n---\n\n{{{{ solve.max_context | int }}}} tokens, beams: {{{{ generation.num_beams }}}}.\n"),
         );
         t.build_ok();
+        let page = t.output("en/gen/index.md");
+        assert!(page.contains(&format!("beams: {beams}.")), "{page}");
     }
     // A training key beside phase: generate, at its line.
     let t = SiteTest::new();

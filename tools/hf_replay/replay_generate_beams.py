@@ -111,7 +111,7 @@ def versus_sampling() -> int:
     for run in RUNS:
         fields = {k: v for k, v in dataclasses.asdict(run).items()
                   if k not in ("num_beams", "attn_implementation")}
-        sampling = rg.Run(**dict(fields, num_return_sequences=run.num_beams))
+        sampling = BeamRun(**dict(fields, num_return_sequences=run.num_beams, num_beams=1))
         beam, samp = rg.replay(run), rg.replay(sampling)
         diff = {k: beam[k] - samp[k] for k in
                 ("prefill_peak_bytes", "decode_peak_bytes", "kv_cache_bytes")}
