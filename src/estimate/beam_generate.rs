@@ -43,8 +43,12 @@
 //!   ([`returned_cache`]); right after the prefill the prompt's whole storage is still there
 //!   beside the first copy, the decoding peak of a prompt longer than the window.
 //!
-//! Not modelled, refused at `num_beams` (`refusals`): a static or quantized cache (not
-//! replayed with beams), `num_return_sequences > num_beams` (transformers raises), bitsandbytes
+//! - **A static cache**: no concatenation, so `reorder_cache`'s copy of one layer's whole slots
+//!   beside the full cache ([`static_reorder`]) is the decoding peak unless the logits are
+//!   larger.
+//!
+//! Not modelled, refused at `num_beams` (`refusals`): a quantized or fp8 cache, or a static one
+//! beside sliding-window layers (not replayed with beams), `num_return_sequences > num_beams` (transformers raises), bitsandbytes
 //! weights (not replayed with beams) and sampling beams (`do_sample=True`). Gemma 2 and 3 (a
 //! window on some layers) take the same terms in their own module (`hf_gemma/generate.rs`).
 
@@ -177,6 +181,19 @@ pub(crate) fn dynamic_decode(g: &Generation, window: Option<u64>, s: &BeamStep<'
     Some(cat.max(first).max(last))
 }
 
+/// With beams and a static cache, the moment of `reorder_cache` after the last step: the whole
+/// preallocated cache and the copy `index_select` makes of one layer's slots (the preallocated
+/// tensor replaced by a new one, the old freed on assignment), beside `rest` (the ids, the
+/// float32 scores) and the mask one token longer; zero without beams. No concatenation ever
+/// holds a second copy, so with a narrow vocabulary this is the decoding peak.
+pub(crate) fn static_reorder(a: &Architecture, g: &Generation, cache: &CacheBytes, rest: N) -> N {
+    if g.num_beams <= 1 || a.layers == 0 {
+        return N::ZERO;
+    }
+    let at_end = N::from(cache.at_end);
+    at_end + at_end / (2 * u128::from(a.layers)) + rest + g.sequences() * ID
+}
+
 /// The cache `generate` returns with beams: beside sliding-window layers, `reorder_cache` copies
 /// each layer's kept view (`min(T, W − 1)` tokens) into a tensor of its own, where without beams
 /// the view keeps its concatenation's storage (`min(T, W)` tokens, the prompt's whole with one new
@@ -217,8 +234,12 @@ pub(crate) fn returned_cache(
     }
 }
 
-/// What beam search `g` with `s` is refused for, by key: nothing with one beam.
-pub(crate) fn refusals(s: &Scenario, g: &Generation) -> Vec<(&'static str, String)> {
+/// What beam search `g` on `a` with `s` is refused for, by key: nothing with one beam.
+pub(crate) fn refusals(
+    a: &Architecture,
+    s: &Scenario,
+    g: &Generation,
+) -> Vec<(&'static str, String)> {
     let mut wrong = Vec::new();
     if g.num_beams == 0 {
         wrong.push(("num_beams", "must be at least 1".to_owned()));
@@ -236,13 +257,24 @@ pub(crate) fn refusals(s: &Scenario, g: &Generation) -> Vec<(&'static str, Strin
             ),
         ));
     }
-    if g.cache != CacheKind::Dynamic {
+    let windowed = a.attention.sliding_window.is_some();
+    if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) {
         wrong.push((
             "num_beams",
             format!(
-                "beam search is replayed with the dynamic cache only, not with a {} cache \
+                "beam search is replayed with the dynamic and static caches, not with a {} cache \
                  (its reorder_cache copies differ): set kv_cache to dynamic or num_beams to 1",
                 g.cache.as_str()
+            ),
+        ));
+    } else if g.cache == CacheKind::Static && windowed {
+        wrong.push((
+            "num_beams",
+            format!(
+                "beam search with a static cache beside {}'s sliding-window layers is not \
+                 replayed (their slots roll as well as reorder): set kv_cache to dynamic or \
+                 num_beams to 1",
+                a.name
             ),
         ));
     }

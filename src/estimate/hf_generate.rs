@@ -53,9 +53,9 @@
 //!   `quantized_decode.rs`'s.
 //! - **bitsandbytes weights** (`load_in_4bit`, `load_in_8bit`; GPT-2 and the Llama family): the
 //!   weights and the quantized MLP Linears' moments are `bnb_generate.rs`'s.
-//! - **Beam search** (`num_beams > 1`, dynamic cache): `B = b·num_beams` rows, the beams' own
-//!   tensors, two float32 tensors over the vocabulary kept between steps, `reorder_cache`'s
-//!   copies and a window's shorter cache (`beam_generate.rs`).
+//! - **Beam search** (`num_beams > 1`, dynamic or static cache): `B = b·num_beams` rows, the
+//!   beams' own tensors, two float32 tensors over the vocabulary kept between steps,
+//!   `reorder_cache`'s copies and a window's shorter cache (`beam_generate.rs`).
 //! - **Mixtures of experts** (Mixtral, Qwen1.5-MoE, Qwen3-MoE; every expert's weights resident):
 //!   the same moments, the prefill's MLP the experts' `k` pairs per token
 //!   (`hf_moe::prefill_bytes_per_token`, held to `tests/data/hf_moe_generate_replay.json`).
@@ -377,7 +377,7 @@ fn check(
         ));
     }
     wrong.extend(bnb_generate::refusals(a, s));
-    wrong.extend(beam_generate::refusals(s, g));
+    wrong.extend(beam_generate::refusals(a, s, g));
     if s.compile {
         wrong.push((
             "compile",
@@ -554,11 +554,11 @@ impl GenerateMoments {
                 let roll = sliding.map_or(N::ZERO, |w| {
                     window_generate::static_roll(w, kv_token, g.prompt_tokens, g.max_new_tokens)
                 });
-                if roll == N::ZERO {
-                    logits
-                } else {
-                    logits.max(at_end + ids + step + roll)
-                }
+                // Beams: `reorder_cache`'s copy of one layer's whole slots.
+                let vocab = seqs * v * (kept_vocab * FP32);
+                let reorder = beam_generate::static_reorder(a, g, cache, ids + vocab);
+                let rolled = (roll > N::ZERO).then(|| at_end + ids + step + roll);
+                logits.max(rolled.unwrap_or(N::ZERO)).max(reorder)
             }
             CacheKind::Dynamic => {
                 let kv_token = seqs * N::from(a.attention.kv_width()) * e;

@@ -133,16 +133,17 @@ fn generate_guides_refuse_what_they_cannot_show_at_its_line() {
         "{}",
         run.stderr
     );
-    // Beam search with a static cache, not replayed, at its line; beams with the dynamic cache
-    // and num_beams 1 (the run without them) build.
+    // Beam search with a quantized cache, not replayed, at its line; beams with the dynamic
+    // cache and num_beams 1 (the run without them) build.
     let t = SiteTest::new();
     t.file(
         "content/gen/en.md",
-        "---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  kv_cache: static\n  num_beams: 4\n---\n\n{{ solve.max_context }}\n",
+        "---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  kv_cache: quantized\n  num_beams: 4\n---\n\n{{ solve.max_context }}\n",
     );
     let run = t.build_err();
     assert!(
-        run.stderr.contains("content/gen/en.md:10") && run.stderr.contains("dynamic cache only"),
+        run.stderr.contains("content/gen/en.md:10")
+            && run.stderr.contains("dynamic and static caches"),
         "{}",
         run.stderr
     );

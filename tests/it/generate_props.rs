@@ -219,15 +219,15 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
-    /// Beam search (`num_beams > 1`, greedy, `num_return_sequences ≤ num_beams`, the dynamic
-    /// cache): on every family, sliding windows included, the peak, the verdict's high end and
-    /// the cache never decrease with a longer prompt, more new tokens, a bigger batch or more
-    /// beams.
+    /// Beam search (`num_beams > 1`, greedy, `num_return_sequences ≤ num_beams`, a dynamic or
+    /// static cache): on every family, sliding windows included, the peak, the verdict's high
+    /// end and the cache never decrease with a longer prompt, more new tokens, a bigger batch or
+    /// more beams; a static cache beside a window is refused at `num_beams`.
     #[test]
     fn beam_search_memory_never_decreases_with_context_batch_or_beams(
         which in 0usize..7, p in 1u64..=700, dp in 0u64..=300, n in 1u64..=300,
         dn in 0u64..=300, b in 1u64..=8, db in 0u64..=8, k in 2u64..=8, dk in 0u64..=8,
-        r in 1u64..=8, dtype in dtype(),
+        r in 1u64..=8, dtype in dtype(), fixed in any::<bool>(),
     ) {
         let catalog = GpuCatalog::builtin();
         let (a, limit) = &families()[which];
@@ -240,11 +240,12 @@ proptest! {
             num_return_sequences: r,
             do_sample: false,
             num_beams: k,
-            cache: CacheKind::Dynamic,
+            cache: if fixed { CacheKind::Static } else { CacheKind::Dynamic },
         };
+        let refused = fixed && a.attention.sliding_window.is_some();
         let total = |g: Generation| {
             let bound = if a.family == Family::Llama { u64::MAX } else { *limit };
-            let fits = g.prompt_tokens + g.max_new_tokens <= bound;
+            let fits = !refused && g.prompt_tokens + g.max_new_tokens <= bound;
             match estimate_generate(a, &s, &g, &catalog) {
                 Ok(e) => {
                     assert!(fits, "{}: computed: {g:?}", a.name);
@@ -252,6 +253,9 @@ proptest! {
                 }
                 Err(e) => {
                     assert!(!fits, "{}: {g:?} refused: {}", a.name, e.message);
+                    if refused {
+                        assert_eq!(e.key.as_deref(), Some("num_beams"));
+                    }
                     None
                 }
             }

@@ -2,11 +2,12 @@
 
 ``replay_generate.py``'s machinery (its tracker, SDPA routing and prefill probe) with
 ``num_beams=B``, ``do_sample=False`` (greedy beams; ``num_return_sequences`` at most ``B``), no
-end-of-sequence token (no beam finishes early), dynamic cache: GPT-2, Llama 3.2 1B's grouped-query
-shape and a multi-head one, a mixture of experts, a Mistral-like model with a sliding window,
-Gemma 3 1B's shape (five local layers, one global) and Gemma 2 2B's (eager attention). Layers are
-reduced where a name says so (every block is the same); ``v1k`` names a 1,024-token vocabulary, so that the cache's own moments (a
-layer's concatenation, ``reorder_cache``'s copy) rather than the logits set the decoding peak.
+end-of-sequence token (no beam finishes early), a dynamic cache (a static one where a name says
+so): GPT-2, Llama 3.2 1B's grouped-query shape and a multi-head one, a mixture of experts, a
+Mistral-like model with a sliding window, Gemma 3 1B's shape (five local layers, one global) and
+Gemma 2 2B's (eager attention). Layers are reduced where a name says so (every block is the
+same); ``v1k`` names a 1,024-token vocabulary, so that the cache's own moments (a layer's
+concatenation, ``reorder_cache``'s copy) rather than the logits set the decoding peak.
 
 Usage::
 
@@ -90,6 +91,16 @@ RUNS = [
             max_new_tokens=8, batch_size=1, cache="dynamic", num_beams=4),
     BeamRun("mistral-like-2l-sw512-p500-n30-b2-beams2-dynamic", **rg.SW512, prompt_tokens=500,
             max_new_tokens=30, batch_size=2, cache="dynamic", num_beams=2),
+    # A static cache: `reorder_cache` replaces each layer's preallocated keys and values by an
+    # `index_select` copy of the whole slots, one at a time beside the full cache.
+    BeamRun("gpt2-124m-p300-n40-b2-beams4-static", **rg.GPT2, prompt_tokens=300,
+            max_new_tokens=40, batch_size=2, cache="static", num_beams=4),
+    BeamRun("llama-1b-2l-v1k-p1000-n16-b2-beams4-static", **rg.LLAMA_2L_V1K, prompt_tokens=1000,
+            max_new_tokens=16, batch_size=2, cache="static", num_beams=4),
+    BeamRun("llama-1b-2l-p512-n32-b1-beams2-static", **rg.LLAMA_2L, prompt_tokens=512,
+            max_new_tokens=32, batch_size=1, cache="static", num_beams=2),
+    BeamRun("gpt2-124m-p200-n20-b1-beams2-static-fp32", **rg.GPT2, prompt_tokens=200,
+            max_new_tokens=20, batch_size=1, cache="static", num_beams=2, dtype="float32"),
     # Gemma 3 (five sliding-window layers, one global).
     BeamRun("gemma-3-1b-6l-p256-n16-b1-beams2-dynamic", **G3, prompt_tokens=256,
             max_new_tokens=16, batch_size=1, cache="dynamic", num_beams=2),
