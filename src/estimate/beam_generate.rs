@@ -47,16 +47,18 @@
 //!   beside the full cache ([`static_reorder`]) is the decoding peak unless the logits are
 //!   larger.
 //!
-//! Not modelled, refused at `num_beams` (`refusals`): a quantized or fp8 cache, or a static one
-//! beside sliding-window layers (not replayed with beams), `num_return_sequences > num_beams` (transformers raises), bitsandbytes
-//! weights (not replayed with beams) and sampling beams (`do_sample=True`). Gemma 2 and 3 (a
-//! window on some layers) take the same terms in their own module (`hf_gemma/generate.rs`).
+//! - **bitsandbytes weights**: their Linears' moments (`bnb_generate.rs`) beside the same terms.
+//!
+//! Gemma 2 and 3 (a window on some layers) take the same terms in their own module
+//! (`hf_gemma/generate.rs`). Not modelled, refused at `num_beams` (`refusals`): a quantized or
+//! fp8 cache, or a static one beside sliding-window layers (not replayed with beams),
+//! `num_return_sequences > num_beams` (transformers raises) and sampling beams
+//! (`do_sample=True`).
 
 use super::arch::{Architecture, Span};
 use super::hf_generate::Generation;
 use super::kv_cache::{CacheBytes, CacheKind};
 use super::num::N;
-use super::scenario::Scenario;
 use super::whatif::Change;
 use super::whatif_generate::GenerateWhatIfKind;
 
@@ -234,12 +236,8 @@ pub(crate) fn returned_cache(
     }
 }
 
-/// What beam search `g` on `a` with `s` is refused for, by key: nothing with one beam.
-pub(crate) fn refusals(
-    a: &Architecture,
-    s: &Scenario,
-    g: &Generation,
-) -> Vec<(&'static str, String)> {
+/// What beam search `g` on `a` is refused for, by key: nothing with one beam.
+pub(crate) fn refusals(a: &Architecture, g: &Generation) -> Vec<(&'static str, String)> {
     let mut wrong = Vec::new();
     if g.num_beams == 0 {
         wrong.push(("num_beams", "must be at least 1".to_owned()));
@@ -282,14 +280,6 @@ pub(crate) fn refusals(
         wrong.push((
             "num_beams",
             "beam search is modelled greedy (do_sample=False), not sampling beams".to_owned(),
-        ));
-    }
-    if s.load_in_4bit || s.load_in_8bit {
-        wrong.push((
-            "num_beams",
-            "beam search with bitsandbytes weights is not replayed: use 16-bit weights or \
-             num_beams=1"
-                .to_owned(),
         ));
     }
     wrong

@@ -377,7 +377,7 @@ fn check(
         ));
     }
     wrong.extend(bnb_generate::refusals(a, s));
-    wrong.extend(beam_generate::refusals(a, s, g));
+    wrong.extend(beam_generate::refusals(a, g));
     if s.compile {
         wrong.push((
             "compile",
@@ -588,7 +588,7 @@ impl GenerateMoments {
             },
         };
         let fixed = (
-            N::from(cache.after_prefill) + caller + own_prefill,
+            N::from(cache.after_prefill) + caller + own_prefill + search.prefill_state,
             at_end + ids + seqs * v * (kept_vocab * FP32),
         );
         Ok((GenerateMoments { prefill, decode }, fixed))

@@ -9,7 +9,7 @@
 use serde::Deserialize;
 use vramdoc::estimate::arch::Architecture;
 use vramdoc::estimate::kv_cache::{cache_bytes, CacheKind, CacheRun};
-use vramdoc::estimate::{estimate_generate, Generation, GpuCatalog, Scenario};
+use vramdoc::estimate::{estimate_generate, Dtype, Generation, GpuCatalog, QuantType, Scenario};
 
 use crate::hf_gemma::{architecture, Model};
 use crate::hf_generate::{greedy, inputs, Replay, Run};
@@ -42,6 +42,30 @@ fn beam_inputs(r: &Run, b: &Beams) -> (Architecture, Scenario, Generation) {
         ..g
     };
     (a, s, g)
+}
+
+/// `s` with a run's bitsandbytes weights (`replay_generate_bnb.py`'s fields), if it has them.
+fn with_bnb(s: Scenario, run: &serde_json::Value) -> Scenario {
+    let Some(quant) = run["weights_quant"].as_str() else {
+        return s;
+    };
+    if quant == "int8" {
+        return Scenario {
+            load_in_8bit: true,
+            ..s
+        };
+    }
+    Scenario {
+        load_in_4bit: true,
+        bnb_4bit_quant_type: if quant == "nf4" {
+            QuantType::Nf4
+        } else {
+            QuantType::Fp4
+        },
+        bnb_4bit_use_double_quant: run["double_quant"].as_bool().unwrap(),
+        bnb_4bit_compute_dtype: Dtype::parse(run["compute_dtype"].as_str().unwrap()).unwrap(),
+        ..s
+    }
 }
 
 /// Within `tolerance` of `want`, relatively.
@@ -109,14 +133,17 @@ fn a_beam_search_cache_holds_batch_times_beams_sequences_to_the_byte() {
 #[test]
 fn every_beam_replay_s_peaks_are_within_one_percent_and_its_cache_exact() {
     let (replay, beams) = replay();
+    let text = std::fs::read_to_string("tests/data/hf_generate_beams_replay.json").unwrap();
+    let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
     let catalog = GpuCatalog::builtin();
     let mut checked = 0;
-    for (e, b) in replay.runs.iter().zip(&beams) {
+    for (i, (e, b)) in replay.runs.iter().zip(&beams).enumerate() {
         let r = &e.run;
         if r.family.starts_with("gemma") {
             continue;
         }
         let (a, s, g) = beam_inputs(r, b);
+        let s = with_bnb(s, &raw["runs"][i]["run"]);
         let est = estimate_generate(&a, &s, &g, &catalog).unwrap();
         let got = &est.bytes;
         eprintln!(
@@ -147,7 +174,7 @@ fn every_beam_replay_s_peaks_are_within_one_percent_and_its_cache_exact() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 20);
+    assert_eq!(checked, 22);
 }
 
 const LLAMA: [&str; 7] = [
@@ -404,8 +431,6 @@ fn beams_are_refused_at_their_line_where_they_are_not_modelled() {
         "{err}"
     );
     assert!(err.contains("more.yaml:4"), "{err}");
-    let err = file("nf4.yaml", "num_beams: 2\nload_in_4bit: true\n");
-    assert!(err.contains("bitsandbytes"), "{err}");
     // Gemma 2 and 3 and Mistral v0.1 (sliding windows) are computed.
     for model in ["gemma-3-1b", "gemma-2-2b"] {
         let json = t.estimate_json(&["--model", model, "--phase", "generate", "--num_beams=2"]);

@@ -20,6 +20,7 @@ import warnings
 from dataclasses import dataclass
 
 import replay_generate as rg
+from replay_generate_bnb import BnbRun
 from replay_generate_gemma import G2, G3
 from replay_generate_moe import TINY_MIXTRAL
 
@@ -30,6 +31,13 @@ class BeamRun(rg.Run):
 
     num_beams: int = 1
     attn_implementation: str = "sdpa"
+
+
+@dataclass(frozen=True)
+class BnbBeamRun(BnbRun):
+    """A beam-search call on a bitsandbytes-quantized model (``replay_generate_bnb.py``)."""
+
+    num_beams: int = 1
 
 
 def _with(shape: dict, n_layer: int | None = None, **config) -> dict:
@@ -101,6 +109,12 @@ RUNS = [
             max_new_tokens=32, batch_size=1, cache="static", num_beams=2),
     BeamRun("gpt2-124m-p200-n20-b1-beams2-static-fp32", **rg.GPT2, prompt_tokens=200,
             max_new_tokens=20, batch_size=1, cache="static", num_beams=2, dtype="float32"),
+    # bitsandbytes weights: 4-bit NF4 on GPT-2, LLM.int8() on Llama 3.2 1B's shape (2 layers).
+    BnbBeamRun("gpt2-124m-nf4-p512-n16-b2-beams4-dynamic", **rg.GPT2, prompt_tokens=512,
+               max_new_tokens=16, batch_size=2, cache="dynamic", num_beams=4),
+    BnbBeamRun("llama-1b-2l-int8-p300-n8-b2-beams2-dynamic", **rg.LLAMA_2L, prompt_tokens=300,
+               max_new_tokens=8, batch_size=2, cache="dynamic", num_beams=2,
+               weights_quant="int8"),
     # Gemma 3 (five sliding-window layers, one global).
     BeamRun("gemma-3-1b-6l-p256-n16-b1-beams2-dynamic", **G3, prompt_tokens=256,
             max_new_tokens=16, batch_size=1, cache="dynamic", num_beams=2),
@@ -121,8 +135,8 @@ def versus_sampling() -> int:
     rg.install_cuda_autocast_policy()
     for run in RUNS:
         fields = {k: v for k, v in dataclasses.asdict(run).items()
-                  if k not in ("num_beams", "attn_implementation")}
-        sampling = BeamRun(**dict(fields, num_return_sequences=run.num_beams, num_beams=1))
+                  if k != "num_beams"}
+        sampling = type(run)(**dict(fields, num_return_sequences=run.num_beams, num_beams=1))
         beam, samp = rg.replay(run), rg.replay(sampling)
         diff = {k: beam[k] - samp[k] for k in
                 ("prefill_peak_bytes", "decode_peak_bytes", "kv_cache_bytes")}
