@@ -44,18 +44,18 @@
 //!   beside the first copy, the decoding peak of a prompt longer than the window.
 //!
 //! - **A static cache**: no concatenation, so `reorder_cache`'s copy of one layer's whole slots
-//!   beside the full cache ([`static_reorder`]) is the decoding peak unless the logits are
-//!   larger.
+//!   beside the full cache ([`static_reorder`]) is the decoding peak unless the logits (or, past
+//!   a window, the rolled slots) are larger.
 //!
 //! - **bitsandbytes weights**: their Linears' moments (`bnb_generate.rs`) beside the same terms.
 //!
 //! Gemma 2 and 3 (a window on some layers) take the same terms in their own module
 //! (`hf_gemma/generate.rs`). Not modelled, refused at `num_beams` (`refusals`): a quantized or
-//! fp8 cache, or a static one beside sliding-window layers (not replayed with beams),
+//! fp8 cache, or Gemma's static one (not replayed with beams),
 //! `num_return_sequences > num_beams` (transformers raises) and sampling beams
 //! (`do_sample=True`).
 
-use super::arch::{Architecture, Span};
+use super::arch::{Architecture, Family, Span};
 use super::hf_generate::Generation;
 use super::kv_cache::{CacheBytes, CacheKind};
 use super::num::N;
@@ -199,7 +199,8 @@ pub(crate) fn static_reorder(a: &Architecture, g: &Generation, cache: &CacheByte
 /// The cache `generate` returns with beams: beside sliding-window layers, `reorder_cache` copies
 /// each layer's kept view (`min(T, W − 1)` tokens) into a tensor of its own, where without beams
 /// the view keeps its concatenation's storage (`min(T, W)` tokens, the prompt's whole with one new
-/// token): each layer ends that many tokens shorter. Without a window, or one beam, `cache`.
+/// token): each layer ends that many tokens shorter. Without a window, with a static cache or
+/// one beam, `cache`.
 pub(crate) fn returned_cache(
     a: &Architecture,
     g: &Generation,
@@ -209,7 +210,8 @@ pub(crate) fn returned_cache(
     let Some(sw) = a.attention.sliding_window.as_ref() else {
         return cache;
     };
-    if g.num_beams <= 1 || sw.pattern.is_empty() {
+    // A static layer's slots are copied whole: as many tokens.
+    if g.num_beams <= 1 || sw.pattern.is_empty() || g.cache != CacheKind::Dynamic {
         return cache;
     }
     // The layers that slide: the pattern repeats over the layers.
@@ -255,7 +257,8 @@ pub(crate) fn refusals(a: &Architecture, g: &Generation) -> Vec<(&'static str, S
             ),
         ));
     }
-    let windowed = a.attention.sliding_window.is_some();
+    // Gemma's static cache (its own module) is not replayed with beams.
+    let windowed = matches!(a.family, Family::Gemma2 | Family::Gemma3);
     if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) {
         wrong.push((
             "num_beams",
@@ -269,9 +272,8 @@ pub(crate) fn refusals(a: &Architecture, g: &Generation) -> Vec<(&'static str, S
         wrong.push((
             "num_beams",
             format!(
-                "beam search with a static cache beside {}'s sliding-window layers is not \
-                 replayed (their slots roll as well as reorder): set kv_cache to dynamic or \
-                 num_beams to 1",
+                "beam search with a static cache on {} (Gemma's sliding and global layers) is \
+                 not replayed: set kv_cache to dynamic or num_beams to 1",
                 a.name
             ),
         ));

@@ -109,6 +109,11 @@ RUNS = [
             max_new_tokens=32, batch_size=1, cache="static", num_beams=2),
     BeamRun("gpt2-124m-p200-n20-b1-beams2-static-fp32", **rg.GPT2, prompt_tokens=200,
             max_new_tokens=20, batch_size=1, cache="static", num_beams=2, dtype="float32"),
+    # A static cache with a sliding window on every layer: its full slots roll and reorder.
+    BeamRun("mistral-like-2l-sw512-p1000-n8-b2-beams2-static", **rg.SW512, prompt_tokens=1000,
+            max_new_tokens=8, batch_size=2, cache="static", num_beams=2),
+    BeamRun("mistral-like-2l-sw512-p500-n30-b2-beams2-static", **rg.SW512, prompt_tokens=500,
+            max_new_tokens=30, batch_size=2, cache="static", num_beams=2),
     # bitsandbytes weights: 4-bit NF4 on GPT-2, LLM.int8() on Llama 3.2 1B's shape (2 layers).
     BnbBeamRun("gpt2-124m-nf4-p512-n16-b2-beams4-dynamic", **rg.GPT2, prompt_tokens=512,
                max_new_tokens=16, batch_size=2, cache="dynamic", num_beams=4),
