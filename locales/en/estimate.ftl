@@ -223,6 +223,6 @@ gen-opt-max-context = Prompt cut to the longest context that fits
 gen-opt-combination = Least change combined that fits
 gen-no-options = No change to offer: the call is already at its smallest settings that vramdoc computes.
 gen-options-not-computed = Not computed, so not listed: a quantized or fp8 cache on GPT-2 or beside sliding-window layers (transformers refuses the latter; the generate model does not replay the former).
-gen-options-not-computed-beams = Not computed, so not listed: with beam search, a quantized or fp8 cache, and Gemma's static cache (beam search is replayed with the dynamic and static caches only, Gemma's dynamic one).
+gen-options-not-computed-beams = Not computed, so not listed: with beam search, a quantized or fp8 cache (beam search is replayed with the dynamic and static caches only).
 gen-options-not-computed-nanochat = Not computed, so not listed: float16 (NANOCHAT_DTYPE=float16), FA3’s kernels and a compiled model (the replay runs nanochat’s SDPA fallback, eager).
 sample-options-not-computed = Not computed, so not listed: a smaller block_size crop (sample.py crops the context to the model's own block_size; a shorter crop is a code change the sampling estimate does not model).

@@ -223,6 +223,6 @@ gen-opt-max-context = Prompt recortado al contexto más largo que cabe
 gen-opt-combination = El menor cambio combinado que cabe
 gen-no-options = No hay cambios que proponer: la llamada ya usa los ajustes más pequeños que vramdoc calcula.
 gen-options-not-computed = Sin calcular, por eso no aparecen: una caché cuantizada o fp8 en GPT-2 o junto a capas de ventana deslizante (transformers rechaza lo segundo; el modelo de generate no reproduce lo primero).
-gen-options-not-computed-beams = Sin calcular, por eso no aparecen: con búsqueda por haces, una caché cuantizada o fp8, y la caché estática de Gemma (la búsqueda por haces solo se reproduce con las cachés dinámica y estática, y en Gemma con la dinámica).
+gen-options-not-computed-beams = Sin calcular, por eso no aparecen: con búsqueda por haces, una caché cuantizada o fp8 (la búsqueda por haces solo se reproduce con las cachés dinámica y estática).
 gen-options-not-computed-nanochat = Sin calcular, por eso no aparecen: float16 (NANOCHAT_DTYPE=float16), los kernels de FA3 y un modelo compilado (la reproducción ejecuta el SDPA de respaldo de nanochat, sin compilar).
 sample-options-not-computed = Sin calcular, por eso no aparece: un recorte block_size más pequeño (sample.py recorta el contexto al block_size del propio modelo; un recorte más corto es un cambio de código que la estimación del muestreo no modela).

@@ -217,6 +217,6 @@ gen-opt-max-context = 提示词截短到放得下的最长上下文
 gen-opt-combination = 能放下的最小组合改动
 gen-no-options = 没有可建议的改动：这次调用已经是 vramdoc 能计算的最小设置。
 gen-options-not-computed = 未计算，因此不列出：GPT-2 上或与滑动窗口层同用的量化缓存或 fp8 缓存（后者 transformers 会拒绝；前者 generate 模型不重放）。
-gen-options-not-computed-beams = 未计算，因此不列出：束搜索下的量化缓存或 fp8 缓存，以及 Gemma 的静态缓存（束搜索只在动态缓存和静态缓存下重放，Gemma 只在动态缓存下重放）。
+gen-options-not-computed-beams = 未计算，因此不列出：束搜索下的量化缓存或 fp8 缓存（束搜索只在动态缓存和静态缓存下重放）。
 gen-options-not-computed-nanochat = 未计算，因此未列出：float16（NANOCHAT_DTYPE=float16）、FA3 的内核以及编译后的模型（重放运行的是 nanochat 的 SDPA 回退路径，即时执行）。
 sample-options-not-computed = 未计算，因此不列出：更小的 block_size 截断（sample.py 按模型自身的 block_size 截断上下文；更短的截断需要改代码，采样估算不对它建模）。

@@ -51,11 +51,12 @@
 //!
 //! Gemma 2 and 3 (a window on some layers) take the same terms in their own module
 //! (`hf_gemma/generate.rs`). Not modelled, refused at `num_beams` (`refusals`): a quantized or
-//! fp8 cache, or Gemma's static one (not replayed with beams),
+//! fp8 cache (not replayed with beams: `QuantizedLayer.reorder_cache` defers the reorder to the
+//! next dequantization),
 //! `num_return_sequences > num_beams` (transformers raises) and sampling beams
 //! (`do_sample=True`).
 
-use super::arch::{Architecture, Family, Span};
+use super::arch::{Architecture, Span};
 use super::hf_generate::Generation;
 use super::kv_cache::{CacheBytes, CacheKind};
 use super::num::N;
@@ -238,8 +239,8 @@ pub(crate) fn returned_cache(
     }
 }
 
-/// What beam search `g` on `a` is refused for, by key: nothing with one beam.
-pub(crate) fn refusals(a: &Architecture, g: &Generation) -> Vec<(&'static str, String)> {
+/// What beam search `g` is refused for, by key: nothing with one beam.
+pub(crate) fn refusals(g: &Generation) -> Vec<(&'static str, String)> {
     let mut wrong = Vec::new();
     if g.num_beams == 0 {
         wrong.push(("num_beams", "must be at least 1".to_owned()));
@@ -257,8 +258,6 @@ pub(crate) fn refusals(a: &Architecture, g: &Generation) -> Vec<(&'static str, S
             ),
         ));
     }
-    // Gemma's static cache (its own module) is not replayed with beams.
-    let windowed = matches!(a.family, Family::Gemma2 | Family::Gemma3);
     if !matches!(g.cache, CacheKind::Dynamic | CacheKind::Static) {
         wrong.push((
             "num_beams",
@@ -266,15 +265,6 @@ pub(crate) fn refusals(a: &Architecture, g: &Generation) -> Vec<(&'static str, S
                 "beam search is replayed with the dynamic and static caches, not with a {} cache \
                  (its reorder_cache copies differ): set kv_cache to dynamic or num_beams to 1",
                 g.cache.as_str()
-            ),
-        ));
-    } else if g.cache == CacheKind::Static && windowed {
-        wrong.push((
-            "num_beams",
-            format!(
-                "beam search with a static cache on {} (Gemma's sliding and global layers) is \
-                 not replayed: set kv_cache to dynamic or num_beams to 1",
-                a.name
             ),
         ));
     }

@@ -377,7 +377,7 @@ fn check(
         ));
     }
     wrong.extend(bnb_generate::refusals(a, s));
-    wrong.extend(beam_generate::refusals(a, g));
+    wrong.extend(beam_generate::refusals(g));
     if s.compile {
         wrong.push((
             "compile",

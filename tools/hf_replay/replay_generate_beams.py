@@ -125,6 +125,11 @@ RUNS = [
             max_new_tokens=16, batch_size=1, cache="dynamic", num_beams=2),
     BeamRun("gemma-3-1b-6l-p1024-n8-b1-beams4-dynamic", **G3, prompt_tokens=1024,
             max_new_tokens=8, batch_size=1, cache="dynamic", num_beams=4),
+    # Their static caches: each layer's slots copied whole by `reorder_cache`.
+    BeamRun("gemma-3-1b-6l-p600-n16-b1-beams2-static", **G3, prompt_tokens=600,
+            max_new_tokens=16, batch_size=1, cache="static", num_beams=2),
+    BeamRun("gemma-2-2b-4l-p512-n16-b1-beams2-static", **G2, prompt_tokens=512,
+            max_new_tokens=16, batch_size=1, cache="static", num_beams=2),
     # Gemma 2 (eager attention, a local and a global layer twice), within and past its window.
     BeamRun("gemma-2-2b-4l-p512-n16-b1-beams2-dynamic", **G2, prompt_tokens=512,
             max_new_tokens=16, batch_size=1, cache="dynamic", num_beams=2),

@@ -26,7 +26,8 @@
 //!   concatenation; from the first step on, `min(P + j, W)` tokens), the layer's old values
 //!   during `torch.cat` or, in eager attention with grouped heads, `repeat_kv`'s copies of its
 //!   keys and values; with a static cache in eager attention, the copies of the whole cache.
-//! - **Beam search** (dynamic cache; `beam_generate.rs` says what it holds): the same moments
+//! - **Beam search** (`beam_generate.rs` says what it holds; with a static cache the copy of a
+//!   global layer's slots beside the whole cache): the same moments
 //!   with its ids and scores, a sliding layer's previous tensor the `min(P + j − 1, W − 1)`
 //!   tokens `reorder_cache` copied out of its view, and the first reorder, right after the
 //!   prefill: every layer's prompt storage beside one layer's copy.
@@ -181,6 +182,16 @@ pub(crate) fn moments(
     if is_static {
         if eager && grouped {
             decode = decode.max(at_end + ids(t) + seqs * t * q * (2 * e) + step);
+        }
+        if beams {
+            // `reorder_cache` copies one layer's whole slots: a global layer's, the largest.
+            let slots = if layer_spans.contains(&Span::Global) {
+                t
+            } else {
+                t.min(N::from(window))
+            };
+            let scores = seqs * v * (kept_vocab * FP32);
+            decode = decode.max(at_end + seqs * slots * kvw * e + ids(t + N::from(1u64)) + scores);
         }
     } else {
         let half = |tokens: u64| seqs * N::from(tokens) * kvw * e;
