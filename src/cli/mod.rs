@@ -98,6 +98,11 @@ pub enum CheckFormat {
 /// Parses the arguments, runs the subcommand, and returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    if std::io::stdout().is_terminal() {
+        // Reports fit the terminal; piped or redirected, a table keeps one line per row.
+        let (_, columns) = console::Term::stdout().size();
+        crate::present::wrap_tables_to(usize::from(columns));
+    }
     match cli.command {
         Command::Estimate(args) => estimate::run(&args),
         Command::Diagnose(args) => diagnose::run(&args),

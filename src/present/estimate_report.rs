@@ -2,7 +2,7 @@
 
 use fluent_bundle::FluentValue;
 
-use super::table::{aligned, bold, markdown_table, text_table, Align, TextRow};
+use super::table::{aligned, bold, markdown_table, text_table_wrapped, Align, TextRow};
 use super::text::wrap;
 use super::verdict::{estimate_verdict, verdict_rule};
 use crate::estimate::arch::HF_TRANSFORMERS;
@@ -388,13 +388,17 @@ pub(super) const OPTION_ALIGN: [Align; 5] = [
     Align::Center,
 ];
 
+/// The options table's columns narrowed first when it is wider than a terminal: the change's
+/// flags (one or two a line), then the label, then the verdict.
+pub(super) const OPTION_NARROWING: [usize; 3] = [1, 0, 4];
+
 /// The what-ifs `options` as a terminal table, one row per distinct change, with the footnotes
 /// of the markers it uses (`vramdoc estimate` and `vramdoc diagnose`).
 pub(crate) fn options_text(options: &[WhatIf], family: Family, loc: &Localizer) -> String {
     let (cells, notes) = option_table(options, family, loc, false);
     let mut rows = vec![TextRow::Cells(option_header(loc))];
     rows.extend(cells.into_iter().map(TextRow::Cells));
-    let mut out = text_table(&rows, &OPTION_ALIGN);
+    let mut out = text_table_wrapped(&rows, &OPTION_ALIGN, &OPTION_NARROWING);
     for note in notes {
         out += &format!("  {note}\n");
     }

@@ -5,8 +5,8 @@
 
 use fluent_bundle::FluentValue;
 
-use super::estimate_report::{option_header, OPTION_ALIGN};
-use super::table::{markdown_table, text_table, TextRow};
+use super::estimate_report::{option_header, OPTION_ALIGN, OPTION_NARROWING};
+use super::table::{markdown_table, text_table_wrapped, TextRow};
 use super::verdict::verdict_word;
 use crate::estimate::{GenerateWhatIf, GenerateWhatIfKind};
 use crate::i18n::Localizer;
@@ -98,7 +98,7 @@ pub(crate) fn section(
     } else {
         let mut text = vec![TextRow::Cells(option_header(loc))];
         text.extend(rows.into_iter().map(TextRow::Cells));
-        out += &text_table(&text, &OPTION_ALIGN);
+        out += &text_table_wrapped(&text, &OPTION_ALIGN, &OPTION_NARROWING);
     }
     let note = loc.t(not_computed);
     out += &if md {

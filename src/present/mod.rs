@@ -42,6 +42,7 @@ pub(crate) mod verdict;
 pub use format::Format;
 pub use rows::option_key;
 pub(crate) use rows::*;
+pub use table::wrap_tables_to;
 pub(crate) use verdict::{verdict_name, verdict_of_fits};
 
 #[cfg(test)]

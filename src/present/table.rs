@@ -43,17 +43,7 @@ pub(crate) enum TextRow {
 /// (East Asian wide characters count two, [`width`]) and two spaces apart, `Right` columns
 /// right-aligned, the others left-aligned with no trailing spaces.
 pub(crate) fn text_table(rows: &[TextRow], align: &[Align]) -> String {
-    let widths: Vec<usize> = (0..align.len())
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| match r {
-                    TextRow::Cells(cells) => cells.get(i).map(|c| width(c)),
-                    TextRow::Rule => None,
-                })
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths = natural_widths(rows, align.len());
     let mut out = String::new();
     for row in rows {
         let TextRow::Cells(cells) = row else {
@@ -76,6 +66,110 @@ pub(crate) fn text_table(rows: &[TextRow], align: &[Align]) -> String {
         out += &format!("  {}\n", padded.join("  ").trim_end());
     }
     out
+}
+
+/// The terminal's width when standard output is one (set once by the CLI,
+/// [`wrap_tables_to`]); unset, tables keep one line per row (piped output, files, tests).
+static TERMINAL_COLUMNS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Makes [`text_table_wrapped`] fit tables to `columns` (at least 80), for a terminal.
+pub fn wrap_tables_to(columns: usize) {
+    let _ = TERMINAL_COLUMNS.set(columns.max(80));
+}
+
+/// [`text_table`], or, on a terminal ([`wrap_tables_to`]), [`text_table_within`] its width.
+pub(crate) fn text_table_wrapped(
+    rows: &[TextRow],
+    align: &[Align],
+    narrow_first: &[usize],
+) -> String {
+    match TERMINAL_COLUMNS.get() {
+        Some(&columns) => text_table_within(rows, align, narrow_first, columns),
+        None => text_table(rows, align),
+    }
+}
+
+/// [`text_table`] no wider than `max` columns (indent included) where wrapping can do it: the
+/// columns of `narrow_first` narrow in that order (a list of flags before a label), each down to
+/// its longest word, and their cells wrap at spaces onto lines of their own under the row's
+/// first; a word is never broken, and the other columns (the figures) keep their width.
+pub(crate) fn text_table_within(
+    rows: &[TextRow],
+    align: &[Align],
+    narrow_first: &[usize],
+    max: usize,
+) -> String {
+    let mut widths = natural_widths(rows, align.len());
+    let budget = max.saturating_sub(2 + 2 * align.len().saturating_sub(1));
+    let columns = widths.len();
+    for &i in narrow_first.iter().filter(|&&i| i < columns) {
+        let over = widths.iter().sum::<usize>().saturating_sub(budget);
+        let floor = longest_word(rows, i).max(widths[i].min(20));
+        widths[i] -= over.min(widths[i].saturating_sub(floor));
+    }
+    let mut out = String::new();
+    for row in rows {
+        let TextRow::Cells(cells) = row else {
+            let gaps = 2 * widths.len().saturating_sub(1);
+            out += &format!("  {}\n", "─".repeat(widths.iter().sum::<usize>() + gaps));
+            continue;
+        };
+        let wrapped: Vec<Vec<String>> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| wrap_cell(cell, *w))
+            .collect();
+        let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+        for line in 0..height {
+            let padded: Vec<String> = wrapped
+                .iter()
+                .zip(widths.iter().zip(align))
+                .map(|(cell, (w, a))| {
+                    let text = cell.get(line).map_or("", String::as_str);
+                    let pad = " ".repeat(w.saturating_sub(width(text)));
+                    match a {
+                        Align::Right => format!("{pad}{text}"),
+                        _ => format!("{text}{pad}"),
+                    }
+                })
+                .collect();
+            out += &format!("  {}\n", padded.join("  ").trim_end());
+        }
+    }
+    out
+}
+
+/// Each column's widest cell.
+fn natural_widths(rows: &[TextRow], columns: usize) -> Vec<usize> {
+    (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| match r {
+                    TextRow::Cells(cells) => cells.get(i).map(|c| width(c)),
+                    TextRow::Rule => None,
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+/// The widest space-separated word of column `i`.
+fn longest_word(rows: &[TextRow], i: usize) -> usize {
+    rows.iter()
+        .filter_map(|r| match r {
+            TextRow::Cells(cells) => cells.get(i),
+            TextRow::Rule => None,
+        })
+        .flat_map(|c| c.split(' ').map(width))
+        .max()
+        .unwrap_or(0)
+}
+
+/// `cell` as lines of at most `w` columns, broken at spaces only.
+fn wrap_cell(cell: &str, w: usize) -> Vec<String> {
+    let words: Vec<String> = cell.split(' ').map(str::to_owned).collect();
+    super::text::wrap(&words, w)
 }
 
 /// Label/value rows as a terminal table ([`text_table`]): an empty label is a rule; values
@@ -157,6 +251,47 @@ mod tests {
                 false
             ),
             "  a    x\n  bbb  yy\n"
+        );
+    }
+
+    /// A table wider than the terminal narrows its flags column first, then its label, each
+    /// down to its longest word; figures keep their width and no word is broken.
+    #[test]
+    fn a_wide_table_wraps_its_flags_then_its_label_within_the_width() {
+        let rows = [
+            cells(&["Option", "Change", "Total"]),
+            cells(&[
+                "Linears in 4-bit NF4 (bitsandbytes, double quantization)",
+                "--load_in_4bit=true --bnb_4bit_quant_type=nf4 --bnb_4bit_use_double_quant=true",
+                "8.88 GiB",
+            ]),
+            cells(&["Static cache", "--kv_cache=static", "20.29 GiB"]),
+        ];
+        let align = [Align::Left, Align::Left, Align::Right];
+        let out = text_table_within(&rows, &align, &[1, 0], 80);
+        for line in out.lines() {
+            assert!(width(line) <= 80, "{line:?} in\n{out}");
+        }
+        // Every word of every cell is still whole, in order.
+        let words: Vec<&str> = out.split_whitespace().collect();
+        for cell in ["--bnb_4bit_use_double_quant=true", "quantization)", "20.29"] {
+            assert!(words.contains(&cell), "{cell} in\n{out}");
+        }
+        // The figure stays on the row's first line, right-aligned at the table's edge.
+        let first = out.lines().nth(1).unwrap_or_default();
+        assert!(
+            first.starts_with("  Linears in 4-bit") && first.ends_with("8.88 GiB"),
+            "{out}"
+        );
+        let static_row = out
+            .lines()
+            .find(|l| l.contains("Static cache"))
+            .unwrap_or_default();
+        assert!(static_row.ends_with("20.29 GiB") && static_row.contains("--kv_cache=static"));
+        // Wide enough, it is text_table itself.
+        assert_eq!(
+            text_table_within(&rows, &align, &[1, 0], 400),
+            text_table(&rows, &align)
         );
     }
 

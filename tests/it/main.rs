@@ -51,6 +51,7 @@ mod hf_moe_generate;
 mod hf_moe_peft;
 mod hf_qlora;
 mod hf_trl;
+mod hf_trl09;
 mod hf_validation;
 mod hostile_cli;
 mod hostile_input;

@@ -83,14 +83,22 @@ fn each_familys_default_is_the_configs_torch_dtype() {
             "{model}: {notes}"
         );
     }
-    // GPT-2's config.json names no dtype: gpt2's is its checkpoint's, sourced; gpt2-medium's is
-    // not, and the assumption is said.
-    let (_, notes) = trainer_step(&t, "gpt2", &[]);
-    assert!(
-        notes.contains("the dtype of openai-community/gpt2's checkpoint tensors (its config.json names no dtype)"),
-        "{notes}"
-    );
-    let (v, notes) = trainer_step(&t, "gpt2-medium", &[]);
+    // GPT-2's config.json names no dtype: gpt2's and gpt2-medium's are their checkpoints',
+    // sourced; SmolLM2-135M's base config.json is not sourced, and the assumption is said.
+    for (model, repo) in [
+        ("gpt2", "openai-community/gpt2"),
+        ("gpt2-medium", "openai-community/gpt2-medium"),
+    ] {
+        let (v, notes) = trainer_step(&t, model, &[]);
+        assert_eq!(v["scenario"]["weights_dtype"], "float32", "{model}");
+        assert!(
+            notes.contains(&format!(
+                "the dtype of {repo}'s checkpoint tensors (its config.json names no dtype)"
+            )),
+            "{notes}"
+        );
+    }
+    let (v, notes) = trainer_step(&t, "smollm2-135m", &[]);
     assert_eq!(v["scenario"]["weights_dtype"], "float32");
     assert!(notes.contains("weights assumed float32"), "{notes}");
     let (v, notes) = trainer_step(&t, "llama-3.1-8b", &[]);

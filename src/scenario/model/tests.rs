@@ -321,14 +321,21 @@ fn every_catalog_torch_dtype_has_its_source() {
     assert_eq!(it.loaded.expect("alias").dtype, Dtype::Bfloat16);
     let llama2 = from_catalog("meta-llama/Llama-2-7b-chat-hf").expect("alias");
     assert_eq!(llama2.loaded.expect("sourced").dtype, Dtype::Float16);
-    assert!(from_catalog("gpt2-medium").expect("gpt2").loaded.is_none());
+    for id in ["gpt2-medium", "gpt2-large", "gpt2-xl", "distilgpt2"] {
+        let sourced = from_catalog(id).expect("gpt2").loaded.expect("sourced");
+        assert_eq!(sourced.dtype, Dtype::Float32, "{id}");
+        assert!(
+            sourced.why.contains("checkpoint tensors"),
+            "{id}: {}",
+            sourced.why
+        );
+    }
     // Only the alias's config was sourced: the base repository's dtype stays unknown.
     for (base, alias) in [
         ("smollm2-135m", "HuggingFaceTB/SmolLM2-135M-Instruct"),
         ("gemma-2-27b", "google/gemma-2-27b-it"),
         ("llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"),
         ("llama-3.1-70b", "Meta-Llama-3.1-70B-Instruct"),
-        ("qwen2-1.5b", "Qwen/Qwen2-1.5B-Instruct"),
         ("smollm2-1.7b", "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
     ] {
         assert!(from_catalog(base).expect("base").loaded.is_none(), "{base}");
@@ -348,8 +355,8 @@ fn every_catalog_torch_dtype_has_its_source() {
         .loaded
         .is_none());
     // The repositories whose own torch_dtype is not sourced (their names say they assumed
-    // float32; nanochat has no config.json). GPT-2's configs name no dtype at all: only gpt2's
-    // checkpoint dtype is sourced.
+    // float32; nanochat has no config.json). GPT-2's configs name no dtype at all: their
+    // checkpoints' dtype is sourced instead.
     let unsourced = Vec::from_iter(
         all()
             .into_iter()
@@ -366,16 +373,11 @@ fn every_catalog_torch_dtype_has_its_source() {
             "gemma-2-27b",
             "gemma-3-1b",
             "gemma-3-270m",
-            "gpt2-medium",
-            "gpt2-large",
-            "gpt2-xl",
-            "distilgpt2",
             "llama-3.1-70b",
             "smollm2-135m",
             "smollm2-1.7b",
             "mistral-7b-v0.3",
             "qwen1.5-moe-a2.7b",
-            "qwen2-1.5b",
         ]
     );
 }
