@@ -262,7 +262,7 @@ pub(crate) fn refusals(g: &Generation) -> Vec<(&'static str, String)> {
         wrong.push((
             "num_beams",
             format!(
-                "beam search is replayed with the dynamic and static caches, not with a {} cache \
+                "beam search is replayed with the dynamic and static caches, not with the {} cache \
                  (its reorder_cache copies differ): set kv_cache to dynamic or num_beams to 1",
                 g.cache.as_str()
             ),
