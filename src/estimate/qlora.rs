@@ -16,7 +16,8 @@
 //!   optimizer's state.
 //!
 //! The step ([`step`]): `Trainer` with `bf16=True` (autocast) on that model. With a real
-//! vocabulary its peak is the loss's backward, the same moment in every replayed run, made of:
+//! vocabulary its peak is the loss's backward (or, with large adapters beside short rows, the
+//! end of the loss's forward: [`ForwardEnd`]), made of:
 //!
 //! - the resident bytes above, except that `Linear4bit.forward` casts a quantized layer's bias
 //!   to the compute dtype in place (`bias.data = bias.data.to(x.dtype)`) at the first forward,
@@ -228,17 +229,53 @@ pub(crate) fn step(
         head_copy,
         activations,
         logits,
+        forward_end: Some(ForwardEnd::of(run, a, &q)),
     };
     Ok((loss.step(run, &q), q))
 }
 
+/// The end of the loss's forward, the peak when the adapters are large beside the loss's
+/// buffers (a high rank on every linear layer, short rows; replayed `…-r512`/`…-r256` runs):
+/// what the loss's backward holds, except that the loss's `s·b·V` buffers are those of the
+/// forward and autocast's weight cache is still alive. Read from the replay's list at that
+/// moment (`replay_qlora.py --explain`):
+///
+/// - autocast's bfloat16 copy of every float32 adapter (its cache keeps the copies of weights
+///   that need gradients until the autocast region ends, after the loss), 2 bytes per
+///   trainable parameter;
+/// - the head's bfloat16 logits, `ForCausalLMLoss`'s float32 copy and `log_softmax`'s output,
+///   `(2 + 4 + 4)·s·b·V`;
+/// - beside the checkpoints, three more float32 `s·b·h` tensors, `12·s·b·h`: the final norm's
+///   output, and an embedding output with its gradient left from the step before (the list
+///   names them `embedding` and `backward: add`).
+pub(crate) struct ForwardEnd {
+    pub(crate) adapter_copies: N,
+    pub(crate) activations: N,
+    pub(crate) logits: N,
+}
+
+impl ForwardEnd {
+    /// The forward's end of `run` on `a`, with `q`'s adapters.
+    pub(crate) fn of(run: &Scenario, a: &Architecture, q: &QloraBytes) -> ForwardEnd {
+        let sb = N::from(run.block_size) * N::from(run.batch_size);
+        ForwardEnd {
+            adapter_copies: N::from(q.trainable) * 2,
+            activations: sb * N::from(a.hidden) * (3 * FP32),
+            logits: sb * N::from(a.vocab_size) * 10,
+        }
+    }
+}
+
 /// QLoRA's peak, the loss's backward, by component: the resident `weights`, the head's bf16
-/// copy, the activations (the token batch among them) and the loss's `s·b·V` buffers.
+/// copy, the activations (the token batch among them) and the loss's `s·b·V` buffers; and,
+/// where it is modelled, the end of the loss's forward ([`ForwardEnd`], what it adds to or
+/// holds instead of those), the peak when it is larger.
 pub(crate) struct LossBackward {
     pub(crate) weights: N,
     pub(crate) head_copy: N,
     pub(crate) activations: N,
     pub(crate) logits: N,
+    pub(crate) forward_end: Option<ForwardEnd>,
 }
 
 impl LossBackward {
@@ -252,7 +289,7 @@ impl LossBackward {
         } else {
             N::ZERO
         };
-        let at = |optimizer: N| Components {
+        let backward = |optimizer: N| Components {
             weights: self.weights,
             gradients: earlier,
             optimizer,
@@ -260,12 +297,28 @@ impl LossBackward {
             activations: self.activations,
             logits: self.logits,
         };
+        let forward = |optimizer: N| {
+            self.forward_end.as_ref().map(|f| Components {
+                autocast_weights: self.head_copy + f.adapter_copies,
+                activations: self.activations + f.activations,
+                logits: f.logits,
+                ..backward(optimizer)
+            })
+        };
         let tokens = N::from(run.block_size) * N::from(run.batch_size) * 8;
         let optimizer_step = self.weights + q.grads + q.optimizer + tokens;
+        let (train, moment) = match forward(q.optimizer) {
+            Some(f) if f.sum() > backward(q.optimizer).sum() => (f, TrainMoment::LossForward),
+            _ => (backward(q.optimizer), TrainMoment::LossBackward),
+        };
+        let first_forward = forward(N::ZERO).map_or(N::ZERO, |f| f.sum());
         TrainerStep {
-            train: at(q.optimizer),
-            moment: TrainMoment::LossBackward,
-            first: at(N::ZERO).sum().max(optimizer_step),
+            train,
+            moment,
+            first: backward(N::ZERO)
+                .sum()
+                .max(first_forward)
+                .max(optimizer_step),
         }
     }
 }

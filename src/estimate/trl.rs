@@ -191,6 +191,7 @@ pub(crate) fn qlora_step(
         head_copy: N::ZERO,
         activations,
         logits,
+        forward_end: None,
     };
     Ok((loss.step(run, &q), q))
 }

@@ -207,6 +207,12 @@ def _runs() -> list[Run]:
     q(GPT2_124M, 512, 4, 1, "paged_adamw8bit", 16, all_linear)
     q(LLAMA31_8B_FULL, 1024, 2, 4, "paged_adamw8bit", 16, all_linear)
     q(QWEN25_05B, 1024, 4, 2, "adamw", 16, all_linear, double_quant=False)
+    # High ranks on short rows: autocast's bfloat16 copies of the float32 adapters outweigh
+    # the loss's s·b·V buffers, so the step peaks at the end of the loss's forward.
+    q(LLAMA32_1B, 256, 1, 1, "adamw", 512, all_linear)
+    q(QWEN3_06B, 256, 2, 2, "adamw8bit", 256, all_linear, lora_dropout=0.05)
+    q(LLAMA31_8B, 512, 1, 2, "paged_adamw8bit", 512, all_linear)
+    q(QWEN25_15B, 128, 2, 1, "adamw", 256, all_linear, double_quant=False)
     full(GPT2_124M, 1024, 4, 2, "float32", "bfloat16", "adamw8bit")
     full(GPT2_124M, 1024, 2, 1, "float32", "float32", "paged_adamw8bit")
     full(LLAMA32_1B, 1024, 2, 2, "bfloat16", "float32", "adamw8bit")

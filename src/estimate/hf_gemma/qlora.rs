@@ -104,6 +104,7 @@ pub(crate) fn qlora_step(
         head_copy,
         activations,
         logits,
+        forward_end: None,
     };
     Ok((loss.step(run, &q), q))
 }
