@@ -190,6 +190,8 @@ gen-call-value = { $batch } × { $prompt }-token prompts, { $new } new tokens, {
     [one] one sequence
    *[other] { $sequences } sequences
 } per prompt, { $cache } KV cache
+gen-beams = Beam search
+gen-beams-value = { $beams } beams per prompt (num_beams), greedy; computed as transformers' _beam_search runs when no end-of-sequence token stops a beam: no beam finishes early, every step keeps all { $beams } beams and their { $candidates } candidates to max_new_tokens, and the cache is reordered (one layer copied at a time) after each step
 gen-call-value-nanochat = one { $prompt }-token prompt prefilled once, { $batch_count ->
     [one] one row
    *[other] { $batch } rows
@@ -218,10 +220,13 @@ gen-opt-autocast = Autocast in { $dtype } (the weights stay float32)
 gen-opt-fewer-sequences = Half the returned sequences
 gen-opt-smaller-batch = Half the prompts per call
 gen-opt-max-batch = Largest batch that fits
+gen-opt-fewer-beams = Half the beams
+gen-opt-no-beams = No beam search (num_beams=1)
 gen-opt-fewer-new-tokens = Half the new tokens
 gen-opt-max-context = Prompt cut to the longest context that fits
 gen-opt-combination = Least change combined that fits
 gen-no-options = No change to offer: the call is already at its smallest settings that vramdoc computes.
 gen-options-not-computed = Not computed, so not listed: a quantized or fp8 cache on GPT-2 or beside sliding-window layers (transformers refuses the latter; the generate model does not replay the former).
+gen-options-not-computed-beams = Not computed, so not listed: with beam search, a quantized or fp8 cache (beam search is replayed with the dynamic and static caches only).
 gen-options-not-computed-nanochat = Not computed, so not listed: float16 (NANOCHAT_DTYPE=float16), FA3’s kernels and a compiled model (the replay runs nanochat’s SDPA fallback, eager).
 sample-options-not-computed = Not computed, so not listed: a smaller block_size crop (sample.py crops the context to the model's own block_size; a shorter crop is a code change the sampling estimate does not model).

@@ -190,6 +190,8 @@ gen-call-value = { $batch } × prompts de { $prompt } tokens, { $new } tokens nu
     [one] una secuencia
    *[other] { $sequences } secuencias
 } por prompt, caché KV { $cache }
+gen-beams = Búsqueda por haces
+gen-beams-value = { $beams } haces por prompt (num_beams), voraz; calculada como corre _beam_search de transformers cuando ningún token de fin de secuencia detiene un haz: ningún haz termina antes, cada paso conserva los { $beams } haces y sus { $candidates } candidatos hasta max_new_tokens, y la caché se reordena (copiando una capa cada vez) tras cada paso
 gen-call-value-nanochat = un prompt de { $prompt } tokens prellenado una vez, { $batch_count ->
     [one] una fila muestreada
    *[other] { $batch } filas muestreadas
@@ -218,10 +220,13 @@ gen-opt-autocast = Autocast en { $dtype } (los pesos siguen en float32)
 gen-opt-fewer-sequences = La mitad de secuencias devueltas
 gen-opt-smaller-batch = La mitad de prompts por llamada
 gen-opt-max-batch = El lote más grande que cabe
+gen-opt-fewer-beams = La mitad de haces
+gen-opt-no-beams = Sin búsqueda por haces (num_beams=1)
 gen-opt-fewer-new-tokens = La mitad de tokens nuevos
 gen-opt-max-context = Prompt recortado al contexto más largo que cabe
 gen-opt-combination = El menor cambio combinado que cabe
 gen-no-options = No hay cambios que proponer: la llamada ya usa los ajustes más pequeños que vramdoc calcula.
 gen-options-not-computed = Sin calcular, por eso no aparecen: una caché cuantizada o fp8 en GPT-2 o junto a capas de ventana deslizante (transformers rechaza lo segundo; el modelo de generate no reproduce lo primero).
+gen-options-not-computed-beams = Sin calcular, por eso no aparecen: con búsqueda por haces, una caché cuantizada o fp8 (la búsqueda por haces solo se reproduce con las cachés dinámica y estática).
 gen-options-not-computed-nanochat = Sin calcular, por eso no aparecen: float16 (NANOCHAT_DTYPE=float16), los kernels de FA3 y un modelo compilado (la reproducción ejecuta el SDPA de respaldo de nanochat, sin compilar).
 sample-options-not-computed = Sin calcular, por eso no aparece: un recorte block_size más pequeño (sample.py recorta el contexto al block_size del propio modelo; un recorte más corto es un cambio de código que la estimación del muestreo no modela).

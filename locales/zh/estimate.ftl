@@ -187,6 +187,8 @@ gen-quant-int8 = 各块的线性层为 int8（bitsandbytes 的 LLM.int8()）；�
 gen-quant-int8-moe = 各块的线性层为 int8（bitsandbytes 的 LLM.int8()）；专家、路由器、输出头、嵌入和归一化层为 { $dtype }（transformers 只转换 nn.Linear 模块）；假定每次调用有 64 个离群列（实际由数据决定；没有离群列时少一个输出）
 gen-call = 生成
 gen-call-value = { $batch } × { $prompt }个 token 的提示词，新生成 { $new }个 token，每个提示词 { $sequences }条序列，{ $cache } KV 缓存
+gen-beams = 束搜索
+gen-beams-value = 每个提示词 { $beams } 条束（num_beams），贪心；按 transformers 的 _beam_search 在没有结束符令任何一束提前停止时的运行方式计算：没有束提前结束，每一步都保留全部 { $beams } 条束及其 { $candidates } 个候选，直到 max_new_tokens，并在每步之后重排缓存（每次复制一层）
 gen-call-value-nanochat = 一个 { $prompt }个 token 的提示词只预填充一次，从中采样 { $batch }行（num_samples），每行新生成 { $new }个 token，nanochat 的 KVCache 预分配 { $context }个位置
 gen-weights = 权重
 gen-kv-cache = KV 缓存的最大值
@@ -212,10 +214,13 @@ gen-opt-autocast = 使用 { $dtype } autocast（权重仍为 float32）
 gen-opt-fewer-sequences = 返回的序列减半
 gen-opt-smaller-batch = 每次调用的提示词减半
 gen-opt-max-batch = 放得下的最大批次大小
+gen-opt-fewer-beams = 束数减半
+gen-opt-no-beams = 不用束搜索（num_beams=1）
 gen-opt-fewer-new-tokens = 新 token 数减半
 gen-opt-max-context = 提示词截短到放得下的最长上下文
 gen-opt-combination = 能放下的最小组合改动
 gen-no-options = 没有可建议的改动：这次调用已经是 vramdoc 能计算的最小设置。
 gen-options-not-computed = 未计算，因此不列出：GPT-2 上或与滑动窗口层同用的量化缓存或 fp8 缓存（后者 transformers 会拒绝；前者 generate 模型不重放）。
+gen-options-not-computed-beams = 未计算，因此不列出：束搜索下的量化缓存或 fp8 缓存（束搜索只在动态缓存和静态缓存下重放）。
 gen-options-not-computed-nanochat = 未计算，因此未列出：float16（NANOCHAT_DTYPE=float16）、FA3 的内核以及编译后的模型（重放运行的是 nanochat 的 SDPA 回退路径，即时执行）。
 sample-options-not-computed = 未计算，因此不列出：更小的 block_size 截断（sample.py 按模型自身的 block_size 截断上下文；更短的截断需要改代码，采样估算不对它建模）。

@@ -9,6 +9,7 @@
 pub mod arch;
 mod attn_implementation;
 mod batch_layout;
+mod beam_generate;
 mod bnb;
 mod bnb_generate;
 mod combine;

@@ -42,6 +42,7 @@ mod hf_gemma;
 mod hf_gemma_peft;
 mod hf_generate;
 mod hf_generate_beams;
+mod hf_generate_beams_gemma;
 mod hf_generate_bnb;
 mod hf_generate_catalog;
 mod hf_generate_gemma;

@@ -31,7 +31,7 @@ use crate::estimate::{Literal, LoraModule, LoraTargets, Phase, Scenario};
 use config_file::{config_path, looks_like_path, read_config_file};
 
 pub(crate) use catalog::ModelSource;
-pub(crate) use generate::{cache_kind, CACHE_KINDS_HELP, NUM_BEAMS_REFUSAL};
+pub(crate) use generate::{cache_kind, CACHE_KINDS_HELP};
 
 /// A resolved model.
 #[derive(Debug, Clone)]
