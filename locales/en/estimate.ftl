@@ -88,6 +88,8 @@ est-opt-combination_all = All of these together (still does not fit)
 est-opt-pure_bf16 = Weights loaded in bfloat16 (dtype=torch.bfloat16) and trained as they are
 est-opt-qlora = QLoRA: 4-bit weights with LoRA rank { $rank } on { $targets } (BitsAndBytesConfig and peft; every pretrained weight frozen)
 est-opt-fused_cross_entropy = Fused linear cross-entropy, no full logits (Liger Kernel patched in)
+est-opt-batch_layout = Padded rows instead of padding-free (SFTConfig(padding_free=False, packing=False)): the same sequences, a mask per row instead of one over the whole flattened batch
+est-opt-flash_attention_2 = flash-attn's kernels for the padding-free batch (attn_implementation="flash_attention_2", pip install flash-attn): no mask over the flattened tokens
 est-opt-hf-flash = SDPA attention instead of eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; about { $pct } more compute)
 est-opt-hf-dtype = bf16 autocast (bf16=True) instead of float32
@@ -115,6 +117,8 @@ est-code-eval_batch_size = `eval_batch_size`: a batch size of its own for estima
 est-code-pure_bf16 = `pure_bf16`: the weights themselves in bfloat16, model.to(torch.bfloat16) (a patch to train.py)
 est-code-weights_dtype = `weights_dtype`: from_pretrained(..., dtype=torch.bfloat16) or another dtype; left out, transformers 5 loads dtype="auto", the config.json's own dtype
 est-code-flash = `flash`: PyTorch 2.0 or later, whose scaled_dot_product_attention nanoGPT then uses by itself
+est-code-attn_implementation = `attn_implementation`: from_pretrained(..., attn_implementation="sdpa") (transformers' default), "eager", or "flash_attention_2" after pip install flash-attn
+est-code-batch_layout = `batch_layout`: how the collator builds the batch: full rows (pre-chunked text, or TRL's SFTConfig(packing=True, packing_strategy="wrapped")), padded rows (TRL's default packing=False, DataCollatorWithPadding) or padding-free rows (SFTConfig(padding_free=True), or packing=True with its default "bfd")
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False on wte and wpe (a one-line patch to train.py)
 est-code-lora = `lora_rank`, `lora_targets`: LoRA adapters on those layers with the base weights frozen, for example with peft
 est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) with bitsandbytes installed; for QLoRA, then peft's prepare_model_for_kbit_training and a LoraConfig
@@ -187,6 +191,8 @@ gen-call-value = { $batch } × { $prompt }-token prompts, { $new } new tokens, {
     [one] one sequence
    *[other] { $sequences } sequences
 } per prompt, { $cache } KV cache
+gen-beams = Beam search
+gen-beams-value = { $beams } beams per prompt (num_beams), greedy; computed as transformers' _beam_search runs when no end-of-sequence token stops a beam: no beam finishes early, every step keeps all { $beams } beams and their { $candidates } candidates to max_new_tokens, and the cache is reordered (one layer copied at a time) after each step
 gen-call-value-nanochat = one { $prompt }-token prompt prefilled once, { $batch_count ->
     [one] one row
    *[other] { $batch } rows
@@ -215,10 +221,13 @@ gen-opt-autocast = Autocast in { $dtype } (the weights stay float32)
 gen-opt-fewer-sequences = Half the returned sequences
 gen-opt-smaller-batch = Half the prompts per call
 gen-opt-max-batch = Largest batch that fits
+gen-opt-fewer-beams = Half the beams
+gen-opt-no-beams = No beam search (num_beams=1)
 gen-opt-fewer-new-tokens = Half the new tokens
 gen-opt-max-context = Prompt cut to the longest context that fits
 gen-opt-combination = Least change combined that fits
 gen-no-options = No change to offer: the call is already at its smallest settings that vramdoc computes.
 gen-options-not-computed = Not computed, so not listed: a quantized or fp8 cache on GPT-2 or beside sliding-window layers (transformers refuses the latter; the generate model does not replay the former).
+gen-options-not-computed-beams = Not computed, so not listed: with beam search, a quantized or fp8 cache (beam search is replayed with the dynamic and static caches only).
 gen-options-not-computed-nanochat = Not computed, so not listed: float16 (NANOCHAT_DTYPE=float16), FA3’s kernels and a compiled model (the replay runs nanochat’s SDPA fallback, eager).
 sample-options-not-computed = Not computed, so not listed: a smaller block_size crop (sample.py crops the context to the model's own block_size; a shorter crop is a code change the sampling estimate does not model).

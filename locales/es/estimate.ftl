@@ -88,6 +88,8 @@ est-opt-combination_all = Todos estos cambios juntos (sigue sin caber)
 est-opt-pure_bf16 = Pesos cargados en bfloat16 (dtype=torch.bfloat16) y entrenados tal cual
 est-opt-qlora = QLoRA: pesos en 4 bits con LoRA de rango { $rank } en { $targets } (BitsAndBytesConfig y peft; todos los pesos preentrenados congelados)
 est-opt-fused_cross_entropy = Entropía cruzada lineal fusionada, sin los logits completos (parche de Liger Kernel)
+est-opt-batch_layout = Filas con relleno en lugar de sin relleno (SFTConfig(padding_free=False, packing=False)): las mismas secuencias, con una máscara por fila en vez de una sobre todo el lote aplanado
+est-opt-flash_attention_2 = Los kernels de flash-attn para el lote sin relleno (attn_implementation="flash_attention_2", pip install flash-attn): sin máscara sobre los tokens aplanados
 est-opt-hf-flash = Atención SDPA en lugar de eager (attn_implementation="sdpa")
 est-opt-hf-grad_checkpoint = Gradient checkpointing (gradient_checkpointing=True; unos { $pct } más de cómputo)
 est-opt-hf-dtype = Autocast en bf16 (bf16=True) en lugar de float32
@@ -115,6 +117,8 @@ est-code-eval_batch_size = `eval_batch_size`: un tamaño de lote propio para est
 est-code-pure_bf16 = `pure_bf16`: los propios pesos en bfloat16, model.to(torch.bfloat16) (un parche a train.py)
 est-code-weights_dtype = `weights_dtype`: from_pretrained(..., dtype=torch.bfloat16) u otro dtype; si se omite, transformers 5 carga con dtype="auto", el dtype que indica el propio config.json
 est-code-flash = `flash`: PyTorch 2.0 o posterior, cuyo scaled_dot_product_attention nanoGPT usa entonces por sí solo
+est-code-attn_implementation = `attn_implementation`: from_pretrained(..., attn_implementation="sdpa") (el valor por defecto de transformers), "eager", o "flash_attention_2" tras pip install flash-attn
+est-code-batch_layout = `batch_layout`: cómo arma el lote el collator: filas completas (texto ya troceado, o SFTConfig(packing=True, packing_strategy="wrapped") de TRL), filas con relleno (packing=False, el valor por defecto de TRL, con DataCollatorWithPadding) o filas sin relleno (SFTConfig(padding_free=True), o packing=True con su estrategia por defecto "bfd")
 est-code-freeze_embeddings = `freeze_embeddings`: requires_grad = False en wte y wpe (un parche de una línea a train.py)
 est-code-lora = `lora_rank`, `lora_targets`: adaptadores LoRA en esas capas con los pesos base congelados, por ejemplo con peft
 est-code-bnb = `load_in_4bit`, `bnb_4bit_*`, `load_in_8bit`: from_pretrained(..., quantization_config=BitsAndBytesConfig(...)) con bitsandbytes instalado; para QLoRA, después prepare_model_for_kbit_training de peft y un LoraConfig
@@ -187,6 +191,8 @@ gen-call-value = { $batch } × prompts de { $prompt } tokens, { $new } tokens nu
     [one] una secuencia
    *[other] { $sequences } secuencias
 } por prompt, caché KV { $cache }
+gen-beams = Búsqueda por haces
+gen-beams-value = { $beams } haces por prompt (num_beams), voraz; calculada como corre _beam_search de transformers cuando ningún token de fin de secuencia detiene un haz: ningún haz termina antes, cada paso conserva los { $beams } haces y sus { $candidates } candidatos hasta max_new_tokens, y la caché se reordena (copiando una capa cada vez) tras cada paso
 gen-call-value-nanochat = un prompt de { $prompt } tokens prellenado una vez, { $batch_count ->
     [one] una fila muestreada
    *[other] { $batch } filas muestreadas
@@ -215,10 +221,13 @@ gen-opt-autocast = Autocast en { $dtype } (los pesos siguen en float32)
 gen-opt-fewer-sequences = La mitad de secuencias devueltas
 gen-opt-smaller-batch = La mitad de prompts por llamada
 gen-opt-max-batch = El lote más grande que cabe
+gen-opt-fewer-beams = La mitad de haces
+gen-opt-no-beams = Sin búsqueda por haces (num_beams=1)
 gen-opt-fewer-new-tokens = La mitad de tokens nuevos
 gen-opt-max-context = Prompt recortado al contexto más largo que cabe
 gen-opt-combination = El menor cambio combinado que cabe
 gen-no-options = No hay cambios que proponer: la llamada ya usa los ajustes más pequeños que vramdoc calcula.
 gen-options-not-computed = Sin calcular, por eso no aparecen: una caché cuantizada o fp8 en GPT-2 o junto a capas de ventana deslizante (transformers rechaza lo segundo; el modelo de generate no reproduce lo primero).
+gen-options-not-computed-beams = Sin calcular, por eso no aparecen: con búsqueda por haces, una caché cuantizada o fp8 (la búsqueda por haces solo se reproduce con las cachés dinámica y estática).
 gen-options-not-computed-nanochat = Sin calcular, por eso no aparecen: float16 (NANOCHAT_DTYPE=float16), los kernels de FA3 y un modelo compilado (la reproducción ejecuta el SDPA de respaldo de nanochat, sin compilar).
 sample-options-not-computed = Sin calcular, por eso no aparece: un recorte block_size más pequeño (sample.py recorta el contexto al block_size del propio modelo; un recorte más corto es un cambio de código que la estimación del muestreo no modela).

@@ -88,6 +88,8 @@ est-opt-combination_all = 以上改动全部一起用（仍然放不下）
 est-opt-pure_bf16 = 以 bfloat16 加载权重（dtype=torch.bfloat16）并直接训练
 est-opt-qlora = QLoRA：4 位权重，在 { $targets } 上加秩为 { $rank } 的 LoRA（BitsAndBytesConfig 与 peft；全部预训练权重冻结）
 est-opt-fused_cross_entropy = 融合线性交叉熵，不生成完整 logits（打上 Liger Kernel 补丁）
+est-opt-batch_layout = 改用填充到最长行的批次，不用无填充拼接（SFTConfig(padding_free=False, packing=False)）：序列相同，注意力掩码按行构建，而不是覆盖整个拼接后的批次
+est-opt-flash_attention_2 = 无填充批次改用 flash-attn 的内核（attn_implementation="flash_attention_2"，需 pip install flash-attn）：拼接后的词元不再需要注意力掩码
 est-opt-hf-flash = 用 SDPA 注意力代替 eager（attn_implementation="sdpa"）
 est-opt-hf-grad_checkpoint = 梯度检查点（gradient_checkpointing=True；计算量约增加 { $pct }）
 est-opt-hf-dtype = 用 bf16 autocast（bf16=True）代替 float32
@@ -115,6 +117,8 @@ est-code-eval_batch_size = `eval_batch_size`：为 estimate_loss() 单独设定�
 est-code-pure_bf16 = `pure_bf16`：权重本身以 bfloat16 存储，即 model.to(torch.bfloat16)（修改 train.py）
 est-code-weights_dtype = `weights_dtype`：from_pretrained(..., dtype=torch.bfloat16) 或其他 dtype；不指定时，transformers 5 以 dtype="auto" 加载，即 config.json 自己写明的 dtype
 est-code-flash = `flash`：需要 PyTorch 2.0 或更高版本，nanoGPT 会自动使用其中的 scaled_dot_product_attention
+est-code-attn_implementation = `attn_implementation`：from_pretrained(..., attn_implementation="sdpa")（transformers 的默认值）、"eager"，或先 pip install flash-attn 再用 "flash_attention_2"
+est-code-batch_layout = `batch_layout`：数据整理器（collator）如何组成批次：整行（预先切好的文本，或 TRL 的 SFTConfig(packing=True, packing_strategy="wrapped")）、填充到最长行的批次（TRL 默认的 packing=False，DataCollatorWithPadding），或无填充的拼接（SFTConfig(padding_free=True)，或 packing=True 配合默认的 "bfd" 策略）
 est-code-freeze_embeddings = `freeze_embeddings`：对 wte 和 wpe 设置 requires_grad = False（只需修改 train.py 的一行）
 est-code-lora = `lora_rank`、`lora_targets`：在这些层上加 LoRA 适配器并冻结基础权重，例如使用 peft
 est-code-bnb = `load_in_4bit`、`bnb_4bit_*`、`load_in_8bit`：安装 bitsandbytes 后调用 from_pretrained(..., quantization_config=BitsAndBytesConfig(...))；若做 QLoRA，再调用 peft 的 prepare_model_for_kbit_training 并配置 LoraConfig
@@ -184,6 +188,8 @@ gen-quant-int8 = 各块的线性层为 int8（bitsandbytes 的 LLM.int8()）；�
 gen-quant-int8-moe = 各块的线性层为 int8（bitsandbytes 的 LLM.int8()）；专家、路由器、输出头、嵌入和归一化层为 { $dtype }（transformers 只转换 nn.Linear 模块）；假定每次调用有 64 个离群列（实际由数据决定；没有离群列时少一个输出）
 gen-call = 生成
 gen-call-value = { $batch } × { $prompt }个 token 的提示词，新生成 { $new }个 token，每个提示词 { $sequences }条序列，{ $cache } KV 缓存
+gen-beams = 束搜索
+gen-beams-value = 每个提示词 { $beams } 条束（num_beams），贪心；按 transformers 的 _beam_search 在没有结束符令任何一束提前停止时的运行方式计算：没有束提前结束，每一步都保留全部 { $beams } 条束及其 { $candidates } 个候选，直到 max_new_tokens，并在每步之后重排缓存（每次复制一层）
 gen-call-value-nanochat = 一个 { $prompt }个 token 的提示词只预填充一次，从中采样 { $batch }行（num_samples），每行新生成 { $new }个 token，nanochat 的 KVCache 预分配 { $context }个位置
 gen-weights = 权重
 gen-kv-cache = KV 缓存的最大值
@@ -209,10 +215,13 @@ gen-opt-autocast = 使用 { $dtype } autocast（权重仍为 float32）
 gen-opt-fewer-sequences = 返回的序列减半
 gen-opt-smaller-batch = 每次调用的提示词减半
 gen-opt-max-batch = 放得下的最大批次大小
+gen-opt-fewer-beams = 束数减半
+gen-opt-no-beams = 不用束搜索（num_beams=1）
 gen-opt-fewer-new-tokens = 新 token 数减半
 gen-opt-max-context = 提示词截短到放得下的最长上下文
 gen-opt-combination = 能放下的最小组合改动
 gen-no-options = 没有可建议的改动：这次调用已经是 vramdoc 能计算的最小设置。
 gen-options-not-computed = 未计算，因此不列出：GPT-2 上或与滑动窗口层同用的量化缓存或 fp8 缓存（后者 transformers 会拒绝；前者 generate 模型不重放）。
+gen-options-not-computed-beams = 未计算，因此不列出：束搜索下的量化缓存或 fp8 缓存（束搜索只在动态缓存和静态缓存下重放）。
 gen-options-not-computed-nanochat = 未计算，因此未列出：float16（NANOCHAT_DTYPE=float16）、FA3 的内核以及编译后的模型（重放运行的是 nanochat 的 SDPA 回退路径，即时执行）。
 sample-options-not-computed = 未计算，因此不列出：更小的 block_size 截断（sample.py 按模型自身的 block_size 截断上下文；更短的截断需要改代码，采样估算不对它建模）。

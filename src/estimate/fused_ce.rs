@@ -20,9 +20,16 @@
 //! - per chunk, its logits in the matmul's dtype, and the matmul's own casts and products (the
 //!   step models' `fused_forward` moments).
 //!
+//! With PEFT's LoRA or QLoRA the head is frozen (`weight.requires_grad` false), and
+//! `fused_linear_cross_entropy_forward` allocates no `grad_weight` (`hf_llama/lora_fused_ce.rs`,
+//! `qlora_fused_ce.rs`).
+//!
 //! Liger patches the families `MODEL_TYPE_TO_APPLY_LIGER_FN` lists: Llama, Mistral, Qwen2,
-//! Qwen3, Phi-3, Mixtral and Qwen3-MoE among vramdoc's (computed here), Gemma 1–3 (not computed
-//! yet: refused), not GPT-2, Qwen2-MoE, nanoGPT or nanochat (refused, [`check`]).
+//! Qwen3, Phi-3, Mixtral and Qwen3-MoE among vramdoc's (computed here: full fine-tunes, and LoRA
+//! and QLoRA of the Llama family), Gemma 2 and 3 (full fine-tunes, `hf_gemma/fused_ce.rs`: its
+//! patches pass `final_logit_softcapping` to the kernel, which applies it in place; LoRA where
+//! the fused function clearly passes any block's backward, `hf_gemma/lora_fused_ce.rs`; QLoRA
+//! refused), not GPT-2, Qwen2-MoE, nanoGPT or nanochat (refused, [`check`]).
 //! `apply_liger_kernel_to_*` also replaces RMSNorm, SwiGLU and the rotary embedding by default;
 //! those are not modelled (they keep less than transformers' own), so the estimate is of the
 //! loss patched alone (`rope=False, rms_norm=False, swiglu=False`).
@@ -31,6 +38,7 @@ use super::arch::{Architecture, Family};
 use super::error::ScenarioError;
 use super::num::N;
 use super::scenario::Scenario;
+use super::HfTrainer;
 
 /// The liger-kernel version the fused cross-entropy follows.
 pub const LIGER_KERNEL: &str = "0.8.5";
@@ -85,11 +93,21 @@ pub(crate) fn check(a: Option<&Architecture>, s: &Scenario) -> Result<(), Scenar
     if !s.fused_linear_cross_entropy {
         return Ok(());
     }
-    let adapters = s.lora_rank > 0 || s.load_in_4bit || s.load_in_8bit;
+    let trl = s.trainer == HfTrainer::Trl;
     let why = match a.map(|a| (a.family, a)) {
-        Some((Family::Llama | Family::Moe, _)) if adapters => {
-            "the fused cross-entropy is replayed for full fine-tunes only (with LoRA or QLoRA the \
-             head is frozen and Liger keeps no grad_weight, which no replay covers yet)"
+        Some((Family::Llama | Family::Moe, _)) if s.load_in_8bit => {
+            "the fused cross-entropy is replayed with 4-bit QLoRA, not LLM.int8()"
+        }
+        Some((Family::Llama, _)) if s.load_in_4bit && trl => {
+            "the fused cross-entropy with QLoRA is replayed under Trainer, not TRL's SFTTrainer"
+        }
+        Some((Family::Moe, _)) if s.load_in_4bit => {
+            "the fused cross-entropy with QLoRA is replayed for the Llama family, not a mixture \
+             of experts"
+        }
+        Some((Family::Moe, _)) if s.lora_rank > 0 => {
+            "the fused cross-entropy is replayed for a mixture of experts' full fine-tune only, \
+             not with LoRA"
         }
         Some((Family::Llama, _)) => return Ok(()),
         Some((Family::Moe, a)) if moe_patched(a) => return Ok(()),
@@ -97,10 +115,11 @@ pub(crate) fn check(a: Option<&Architecture>, s: &Scenario) -> Result<(), Scenar
             "Liger Kernel patches Mixtral and Qwen3-MoE, not Qwen2-MoE (no \
              apply_liger_kernel_to_qwen2_moe in liger-kernel 0.8.5)"
         }
-        Some((Family::Gemma2 | Family::Gemma3, _)) => {
-            "Liger Kernel patches Gemma (apply_liger_kernel_to_gemma2, _gemma3_text), but vramdoc \
-             computes its fused cross-entropy for the Llama family and Mixtral/Qwen3-MoE only"
+        Some((Family::Gemma2 | Family::Gemma3, _)) if s.load_in_4bit || s.load_in_8bit => {
+            "the fused cross-entropy is replayed for Gemma's full and LoRA fine-tunes, not with \
+             QLoRA"
         }
+        Some((Family::Gemma2 | Family::Gemma3, _)) => return Ok(()),
         Some((Family::HfGpt2, _)) => "Liger Kernel has no patch for GPT-2",
         Some((Family::Nanochat, _)) => {
             "nanochat computes its own loss; Liger Kernel has no patch for it"

@@ -120,7 +120,10 @@ pub(crate) fn generate_tensors(a: &Architecture, d: Dtype, g: &Generation) -> Ve
     if a.family == super::arch::Family::Nanochat {
         return super::nanochat::generate::tensors(a, d, g);
     }
-    let seqs = g.batch_size.saturating_mul(g.num_return_sequences.max(1));
+    // `batch · max(num_beams, num_return_sequences)` rows.
+    let seqs = g
+        .batch_size
+        .saturating_mul(g.num_return_sequences.max(g.num_beams).max(1));
     let (p, n) = (g.prompt_tokens, g.max_new_tokens);
     let last = p.saturating_add(n).saturating_sub(1);
     let at = &a.attention;

@@ -53,6 +53,9 @@
 //!   `quantized_decode.rs`'s.
 //! - **bitsandbytes weights** (`load_in_4bit`, `load_in_8bit`; GPT-2 and the Llama family): the
 //!   weights and the quantized MLP Linears' moments are `bnb_generate.rs`'s.
+//! - **Beam search** (`num_beams > 1`, dynamic or static cache): `B = b·num_beams` rows, the
+//!   beams' own tensors, two float32 tensors over the vocabulary kept between steps,
+//!   `reorder_cache`'s copies and a window's shorter cache (`beam_generate.rs`).
 //! - **Mixtures of experts** (Mixtral, Qwen1.5-MoE, Qwen3-MoE; every expert's weights resident):
 //!   the same moments, the prefill's MLP the experts' `k` pairs per token
 //!   (`hf_moe::prefill_bytes_per_token`, held to `tests/data/hf_moe_generate_replay.json`).
@@ -60,6 +63,7 @@
 use serde::Serialize;
 
 use super::arch::{Architecture, Family, Mlp, PositionLimit, Positions, Span};
+use super::beam_generate::{self, Search};
 use super::bnb_generate::{self, WeightQuant};
 use super::error::ScenarioError;
 use super::generate_assembly::{assemble, GenerateParts};
@@ -80,19 +84,28 @@ pub struct Generation {
     pub max_new_tokens: u64,
     /// Prompts in the batch (`input_ids.shape[0]`).
     pub batch_size: u64,
-    /// `num_return_sequences` (with `do_sample=True`; 1 otherwise).
+    /// `num_return_sequences` (with `do_sample=True`, or at most `num_beams`; 1 otherwise).
     pub num_return_sequences: u64,
     /// `do_sample=True` (top-k 50, the generation config's default) instead of greedy decoding.
     pub do_sample: bool,
+    /// `num_beams`: 1 is greedy decoding or sampling; more is beam search (`beam_generate.rs`).
+    #[serde(skip_serializing_if = "is_one")]
+    pub num_beams: u64,
     /// The cache `generate` builds (`cache_implementation`).
     pub cache: CacheKind,
 }
 
 impl Generation {
-    /// Sequences decoded at once: `batch_size · num_return_sequences`.
+    /// Sequences decoded at once: `batch_size · max(num_beams, num_return_sequences)`
+    /// (`generate`'s `expand_size`, `generation/utils.py`).
     pub(crate) fn sequences(&self) -> N {
-        N::from(self.batch_size) * N::from(self.num_return_sequences)
+        N::from(self.batch_size) * N::from(self.num_beams.max(self.num_return_sequences))
     }
+}
+
+/// Whether `n` is 1 (`num_beams` leaves the JSON where it is).
+fn is_one(n: &u64) -> bool {
+    *n == 1
 }
 
 /// When the peak occurs.
@@ -197,7 +210,7 @@ pub fn estimate_generate(
     g: &Generation,
     catalog: &GpuCatalog,
 ) -> Result<GenerateEstimate, ScenarioError> {
-    estimate(a, s, g, catalog, true)
+    estimate(a, s, g, catalog, true).map_err(|e| s.at_given_attention(e))
 }
 
 /// The memory of `g` with the model's positions not checked: what the card would hold were
@@ -219,6 +232,10 @@ fn estimate(
     check_positions: bool,
 ) -> Result<GenerateEstimate, ScenarioError> {
     a.validate()?;
+    let mut settled = s.clone();
+    settled.settle_attention()?;
+    super::flash_attention_2::check(a, &settled)?;
+    let s = &settled;
     if a.family == Family::Nanochat {
         return super::nanochat::generate::estimate(a, s, g, catalog);
     }
@@ -259,7 +276,7 @@ fn estimate(
     let parts = GenerateParts {
         params,
         weights,
-        cache,
+        cache: beam_generate::returned_cache(a, g, e, cache),
         load: None,
         prefill,
         decode,
@@ -328,7 +345,7 @@ fn check(
             "the batch and num_return_sequences must be at least 1".into(),
         ));
     }
-    if g.num_return_sequences > 1 && !g.do_sample {
+    if g.num_return_sequences > 1 && !g.do_sample && g.num_beams == 1 {
         wrong.push((
             "num_return_sequences",
             "greedy decoding returns one sequence per prompt (transformers refuses more without \
@@ -364,6 +381,7 @@ fn check(
         ));
     }
     wrong.extend(bnb_generate::refusals(a, s));
+    wrong.extend(beam_generate::refusals(g));
     if s.compile {
         wrong.push((
             "compile",
@@ -480,7 +498,8 @@ impl GenerateMoments {
             N::from(a.vocab_size),
         );
         let t = p + N::from(g.max_new_tokens) - N::from(1u64);
-        let repeated = g.num_return_sequences > 1;
+        let search = Search::of(g);
+        let repeated = search.expanded;
         // Ids: the caller's prompt and mask, generate's own at prefill and those that stay.
         let caller = b * p * (2 * ID);
         let own_prefill = seqs * p * (if repeated { 3 } else { 2 } * ID);
@@ -509,17 +528,22 @@ impl GenerateMoments {
             mlp = mlp + m.mask;
             attention = own_prefill + m.attention;
         }
-        // The first token's logits and their float32 copy, the ids one token longer.
-        let prefill_logits = own_kept + seqs * v * (e + FP32) + seqs * (p + N::from(1u64)) * ID;
-        let mut prefill =
-            N::from(cache.after_prefill) + caller + mlp.max(prefill_logits).max(attention);
+        // The first token's logits and their float32 copy (beams: its log-softmax too), the ids
+        // one token longer.
+        let prefill_logits = own_kept
+            + seqs * v * (e + FP32 * search.prefill_vocab)
+            + seqs * (p + N::from(1u64)) * ID;
+        let mut prefill = N::from(cache.after_prefill)
+            + caller
+            + search.prefill_state
+            + mlp.max(prefill_logits).max(attention);
         if let Some(q) = Quanto::of(g.cache).filter(|q| q.bits == 8) {
             // HQQ quantizes the prompt's states with its optimizer.
             prefill = prefill.max(caller + own_prefill + quantized_decode::hqq_prefill(a, &run, q));
         }
         // Decoding: the previous step's float32 tensors over the vocabulary.
-        let kept_vocab = if g.do_sample { 3 } else { 1 };
-        let ids = seqs * t * (2 * ID) + caller + own_kept;
+        let kept_vocab = search.kept_vocab;
+        let ids = seqs * t * (search.grown_rows * ID) + caller + own_kept + search.decode_state;
         let at_end = N::from(cache.at_end);
         // Sampling's top-k also makes a boolean mask over the vocabulary.
         let mask = if g.do_sample { seqs * v } else { N::ZERO };
@@ -534,14 +558,16 @@ impl GenerateMoments {
                 let roll = sliding.map_or(N::ZERO, |w| {
                     window_generate::static_roll(w, kv_token, g.prompt_tokens, g.max_new_tokens)
                 });
-                if roll == N::ZERO {
-                    logits
-                } else {
-                    logits.max(at_end + ids + step + roll)
-                }
+                // Beams: `reorder_cache`'s copy of one layer's whole slots.
+                let vocab = seqs * v * (kept_vocab * FP32);
+                let reorder = beam_generate::static_reorder(a, g, cache, ids + vocab);
+                let rolled = (roll > N::ZERO).then(|| at_end + ids + step + roll);
+                logits.max(rolled.unwrap_or(N::ZERO)).max(reorder)
             }
             CacheKind::Dynamic => {
                 let kv_token = seqs * N::from(a.attention.kv_width()) * e;
+                let vocab = seqs * v * (kept_vocab * FP32);
+                let beams = beam_generate::BeamStep::new(kv_token, cache, ids, step, vocab);
                 let cache_moment = match sliding {
                     Some(w) => window_generate::decode_cache(
                         w,
@@ -554,7 +580,8 @@ impl GenerateMoments {
                     // The last layer's old values during its concatenation.
                     None => at_end + kv_token * (t - N::from(1u64)),
                 };
-                logits.max(cache_moment + ids + step)
+                let plain = logits.max(cache_moment + ids + step);
+                beam_generate::dynamic_decode(g, sliding, &beams).map_or(plain, |b| logits.max(b))
             }
             CacheKind::Fp8 => logits.max(ids + quantized_decode::fp8_moment(a, &run, at_end, step)),
             kind => match Quanto::of(kind) {
@@ -565,7 +592,7 @@ impl GenerateMoments {
             },
         };
         let fixed = (
-            N::from(cache.after_prefill) + caller + own_prefill,
+            N::from(cache.after_prefill) + caller + own_prefill + search.prefill_state,
             at_end + ids + seqs * v * (kept_vocab * FP32),
         );
         Ok((GenerateMoments { prefill, decode }, fixed))

@@ -7,12 +7,16 @@
 //! is `vramdoc estimate --format json`'s contract; guides read its fields, typed, by dotted names.
 
 pub mod arch;
+mod attn_implementation;
+mod batch_layout;
+mod beam_generate;
 mod bnb;
 mod bnb_generate;
 mod combine;
 mod error;
 mod eval;
 mod finetune;
+mod flash_attention_2;
 pub mod fused_ce;
 mod generate_assembly;
 mod generation_tensors;
@@ -34,6 +38,7 @@ mod optimizer_state;
 mod overhead;
 mod params;
 mod qlora;
+mod qlora_fused_ce;
 mod quantized_decode;
 mod run_moments;
 mod sample;
@@ -53,6 +58,8 @@ use serde::Serialize;
 
 pub use crate::scenario::{parse_byte_size, yaml_literal, Literal};
 pub use arch::{Architecture, Family};
+pub use attn_implementation::AttnImplementation;
+pub use batch_layout::BatchLayout;
 pub use error::ScenarioError;
 pub use finetune::LoraTarget;
 pub(crate) use generation_tensors::{generate_tensors, sample_tensors, GrowingTensor};
@@ -370,7 +377,9 @@ pub fn estimate_model(
         | Family::Moe
         | Family::Nanochat
         | Family::Gemma2
-        | Family::Gemma3 => estimate_trainer_step(a, s, catalog),
+        | Family::Gemma3 => {
+            estimate_trainer_step(a, s, catalog).map_err(|e| s.at_given_attention(e))
+        }
         _ => {
             let e = estimate(s, catalog)?;
             if &e.architecture != a {
@@ -392,6 +401,9 @@ fn estimate_trainer_step(
     catalog: &GpuCatalog,
 ) -> Result<Estimate, ScenarioError> {
     let mut run = s.clone();
+    run.settle_attention()?;
+    flash_attention_2::check(a, &run)?;
+    batch_layout::check(a, &run)?;
     run.n_layer = a.layers;
     run.n_head = a.attention.heads;
     run.n_embd = a.hidden;

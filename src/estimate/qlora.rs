@@ -144,15 +144,16 @@ pub(crate) fn qlora_bytes(
 /// added: read from the replay's list at that moment (`tiny-llama-v1024`, `--explain`), the
 /// MLP's backward holds six float32 `s·b·I` tensors (a quantized layer's output is cast back to
 /// the float32 input's dtype, and the adapters' sums stay float32), nine bfloat16 and six
-/// float32 `s·b·h` ones: `24·I + 42·h` bytes per token.
-/// A mixture of experts' bound is `hf_moe::qlora_block_bound`'s.
+/// float32 `s·b·h` ones: `24·I + 42·h` bytes per token. A mixture of experts' recomputed block
+/// is modelled (`hf_moe::qlora`): no bound.
 pub(crate) fn block_bound(a: &Architecture, s: &Scenario) -> N {
     let sb = N::from(s.block_size) * N::from(s.batch_size);
-    let inter = match &a.mlp {
-        super::arch::Mlp::Dense(f) => f.intermediate,
-        super::arch::Mlp::Moe(_) => return super::hf_moe::qlora_block_bound(a, s),
-    };
-    sb * (24 * u128::from(inter) + 42 * u128::from(a.hidden)) * 11 / 10
+    match &a.mlp {
+        super::arch::Mlp::Dense(f) => {
+            sb * (24 * u128::from(f.intermediate) + 42 * u128::from(a.hidden)) * 11 / 10
+        }
+        super::arch::Mlp::Moe(_) => N::ZERO,
+    }
 }
 
 /// What every family's QLoRA replays keep to, refused otherwise: Trainer's settings
@@ -184,9 +185,8 @@ fn check(a: &Architecture, s: &Scenario, loss: N) -> Result<(), ScenarioError> {
         loss < block_bound(a, s),
         "model",
         "the loss's tensors are not clearly larger than a recomputed block's backward (a small \
-         vocabulary, or wide blocks for it; a mixture of experts' experts, which QLoRA leaves \
-         unquantized and in float32, with their merged copies where LoRA adapts them), and \
-         which one is the peak is not modelled for QLoRA",
+         vocabulary, or wide blocks for it), and which one is the peak is not modelled for \
+         QLoRA",
     );
     r.result(&format!("{} with QLoRA", a.name))
 }
@@ -199,6 +199,9 @@ pub(crate) fn step(
     run: &Scenario,
     rotary_buffers: N,
 ) -> Result<(TrainerStep, QloraBytes), ScenarioError> {
+    if run.fused_linear_cross_entropy {
+        return super::qlora_fused_ce::step(a, run, rotary_buffers);
+    }
     let (s, b) = (N::from(run.block_size), N::from(run.batch_size));
     let sb = s * b;
     let (v, h) = (N::from(a.vocab_size), N::from(a.hidden));
@@ -231,7 +234,9 @@ pub(crate) fn step(
         logits,
         forward_end: Some(ForwardEnd::of(run, a, &q)),
     };
-    Ok((loss.step(run, &q), q))
+    // A mixture of experts' recomputed block, with its float32 experts, may pass the loss.
+    let step = super::hf_moe::qlora::step(a, run, &q, &loss).unwrap_or_else(|| loss.step(run, &q));
+    Ok((step, q))
 }
 
 /// The end of the loss's forward, the peak when the adapters are large beside the loss's

@@ -342,6 +342,10 @@ pub struct Scenario {
     pub model: Option<String>,
     /// The trainer of a Hugging Face model's step: transformers' `Trainer` or TRL's `SFTTrainer`.
     pub trainer: super::HfTrainer,
+    /// A Hugging Face model's `attn_implementation`; `None` follows `flash` ([`Scenario::attention`]).
+    pub attn_implementation: Option<super::AttnImplementation>,
+    /// How a Hugging Face model's training batch is laid out.
+    pub batch_layout: super::BatchLayout,
 }
 
 impl Default for Scenario {
@@ -386,6 +390,8 @@ impl Default for Scenario {
             fused_linear_cross_entropy: false,
             model: None,
             trainer: Default::default(),
+            attn_implementation: None,
+            batch_layout: Default::default(),
         }
     }
 }
@@ -530,6 +536,8 @@ impl Scenario {
     /// trained under bf16 autocast with `dtype = bfloat16` or without with `dtype = float32`.)
     pub(crate) fn check_precision(&self) -> Result<(), ScenarioError> {
         self.nanogpt_has_no_weights_dtype()?;
+        self.nanogpt_has_no_attn_implementation()?;
+        self.layout_not_replayed("nanoGPT's train.py, whose get_batch takes full rows")?;
         if self.pure_bf16 && self.dtype != Dtype::Bfloat16 {
             return Err(ScenarioError::key(
                 "pure_bf16",
@@ -554,43 +562,5 @@ impl Scenario {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Sets one count of a scenario to 0.
-    type Zero = fn(&mut Scenario);
-
-    /// Each count of a scenario built in code (the setters refuse 0 before) set to 0 is refused
-    /// by the key's name, and these are exactly the key table's count rows.
-    #[test]
-    fn every_count_key_of_the_table_is_checked() {
-        let zeroed: [(&str, Zero); 9] = [
-            ("n_layer", |s| s.n_layer = 0),
-            ("n_head", |s| s.n_head = 0),
-            ("n_embd", |s| s.n_embd = 0),
-            ("vocab_size", |s| s.vocab_size = 0),
-            ("block_size", |s| s.block_size = 0),
-            ("batch_size", |s| s.batch_size = 0),
-            ("gradient_accumulation_steps", |s| {
-                s.gradient_accumulation_steps = 0
-            }),
-            ("eval_batch_size", |s| s.eval_batch_size = Some(0)),
-            ("ddp_world_size", |s| s.ddp_world_size = 0),
-        ];
-        let table: Vec<&str> = KEYS
-            .iter()
-            .filter(|k| matches!(k.kind, Kind::Count | Kind::CountOrNone))
-            .map(|k| k.name)
-            .collect();
-        let names: Vec<&str> = zeroed.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, table, "a count key without a zero case here");
-        assert!(Scenario::default().check_counts().is_ok());
-        for (name, zero) in zeroed {
-            let mut s = Scenario::default();
-            zero(&mut s);
-            let e = s.check_counts().unwrap_err();
-            assert_eq!(e.key.as_deref(), Some(name), "{e}");
-            assert!(e.message.contains("must be at least 1"), "{e}");
-        }
-    }
-}
+#[path = "scenario_tests.rs"]
+mod tests;

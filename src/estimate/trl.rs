@@ -24,7 +24,11 @@
 //! `rsqrt` (`4·s·b`); the rotary `cos` and `sin` in bfloat16 (`2·2·s·d`); the boolean causal
 //! mask (`b·s·s`); no autocast copy of the (already bfloat16) head; the loss's three float32
 //! `s·b·V` tensors; the token batch and the loss. Held to `tests/data/hf_trl_replay.json`
-//! (`tools/hf_replay/replay_trl.py`, `tests/it/hf_trl.rs`), which runs TRL's own cast.
+//! (`tools/hf_replay/replay_trl.py`, `tests/it/hf_trl.rs`), which runs TRL's own cast. In a
+//! padded or padding-free batch (`batch_layout.rs`; TRL's default is padded rows) the rows and
+//! the mask are the layout's (one row of `b·s` tokens and a `(b·s)²` mask padding-free) and the
+//! attention mask or `position_ids` is one more `8·s·b`-byte input, held to
+//! `tests/data/hf_trl_batch_layout_replay.json` (`replay_batches.py --trl`).
 
 use serde::Serialize;
 
@@ -172,7 +176,9 @@ pub(crate) fn qlora_step(
     run: &Scenario,
     rotary_buffers: N,
 ) -> Result<(TrainerStep, QloraBytes), ScenarioError> {
-    let (s, b) = (N::from(run.block_size), N::from(run.batch_size));
+    // The rows the model sees (one of `b·s` tokens padding-free, `batch_layout.rs`).
+    let (rows, len) = run.batch_layout.rows(run.batch_size, run.block_size);
+    let (s, b) = (N::from(len), N::from(rows));
     let sb = s * b;
     let (v, h) = (N::from(a.vocab_size), N::from(a.hidden));
     let logits = sb * v * (3 * FP32);
@@ -184,7 +190,9 @@ pub(crate) fn qlora_step(
     };
     let checkpoints = sb * h * (u128::from(a.layers) * BF16 + FP32) + sb * FP32;
     let mask = sb * s;
-    let activations = checkpoints + rotary + mask + sb * 8 + N(2 * FP32);
+    // The token batch, and a padded batch's attention mask or a padding-free row's position_ids.
+    let inputs = sb * if run.batch_layout.masked() { 16 } else { 8 };
+    let activations = checkpoints + rotary + mask + inputs + N(2 * FP32);
     // No bf16 copy of the head: TRL leaves it in the dtype it was loaded in.
     let loss = qlora::LossBackward {
         weights: q.weights,

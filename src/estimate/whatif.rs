@@ -55,11 +55,18 @@ pub enum WhatIfKind {
     Qlora,
     /// Liger's fused linear cross-entropy patched into a Hugging Face model (`fused_ce.rs`).
     FusedCrossEntropy,
+    /// A padding-free batch as padded rows instead (`batch_layout.rs`): the same sequences and
+    /// loss, a mask per row instead of one over the whole flattened batch.
+    BatchLayout,
+    /// flash-attn's kernels for a padding-free batch (`flash_attention_2.rs`): no mask over the
+    /// flattened tokens.
+    #[serde(rename = "flash_attention_2")]
+    FlashAttention2,
 }
 
 impl WhatIfKind {
     /// Every kind, in declaration order (for checks that each has its messages).
-    pub const ALL: [WhatIfKind; 21] = [
+    pub const ALL: [WhatIfKind; 23] = [
         WhatIfKind::MicroBatch,
         WhatIfKind::MaxMicroBatch,
         WhatIfKind::EvalBatch,
@@ -81,6 +88,8 @@ impl WhatIfKind {
         WhatIfKind::PureBf16,
         WhatIfKind::Qlora,
         WhatIfKind::FusedCrossEntropy,
+        WhatIfKind::BatchLayout,
+        WhatIfKind::FlashAttention2,
     ];
 }
 

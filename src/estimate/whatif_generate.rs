@@ -18,6 +18,9 @@
 //!    weight approximated;
 //! 3. fewer sequences at once: half the `num_return_sequences`, half the prompts, then the
 //!    largest batch that fits (the `max_batch` solver): the same outputs over more calls;
+//!    With beam search, half the beams (no fewer than the returned sequences), then none
+//!    (`num_beams=1`: greedy, or sampling the returned sequences): the outputs change
+//!    (`beam_generate::fewer_beams`);
 //! 4. a shorter context: half the `max_new_tokens`, then the prompt cut to the longest context
 //!    that fits (the `max_context` solver): the outputs themselves change;
 //! 5. when no option above fits the card, the least change combined that does
@@ -70,6 +73,10 @@ pub enum GenerateWhatIfKind {
     FewerSequences,
     /// Half the prompts of the batch.
     SmallerBatch,
+    /// Half the beams (`num_beams`).
+    FewerBeams,
+    /// No beam search (`num_beams=1`).
+    NoBeams,
     /// The largest batch of prompts that fits the card (`--solve max_batch`).
     MaxBatch,
     /// Half the `max_new_tokens`.
@@ -82,7 +89,7 @@ pub enum GenerateWhatIfKind {
 
 impl GenerateWhatIfKind {
     /// Every kind, in ranking order (for checks that each has its messages).
-    pub const ALL: [GenerateWhatIfKind; 15] = [
+    pub const ALL: [GenerateWhatIfKind; 17] = [
         GenerateWhatIfKind::StaticCache,
         GenerateWhatIfKind::DynamicCache,
         GenerateWhatIfKind::Dtype,
@@ -95,6 +102,8 @@ impl GenerateWhatIfKind {
         GenerateWhatIfKind::FewerSequences,
         GenerateWhatIfKind::SmallerBatch,
         GenerateWhatIfKind::MaxBatch,
+        GenerateWhatIfKind::FewerBeams,
+        GenerateWhatIfKind::NoBeams,
         GenerateWhatIfKind::FewerNewTokens,
         GenerateWhatIfKind::MaxContext,
         GenerateWhatIfKind::Combination,
@@ -157,6 +166,9 @@ pub fn what_if_generate(
     o.quantized_cache();
     o.four_bit_weights();
     o.fewer_sequences()?;
+    for (kind, changes, changed) in super::beam_generate::fewer_beams(g) {
+        o.push(kind, changes, changed, s.dtype);
+    }
     o.shorter_context()?;
     o.combination();
     Ok(o.out)

@@ -10,6 +10,8 @@
 //!   and the largest micro-batch that fits (Trainer's `per_device_train_batch_size` and
 //!   `gradient_accumulation_steps`);
 //! - SDPA in place of eager attention (`attn_implementation="sdpa"`);
+//! - a padding-free batch as padded rows (`batch_layout`; the same training), or with
+//!   flash-attn's varlen kernel (`attn_implementation="flash_attention_2"`, no mask);
 //! - gradient checkpointing (`gradient_checkpointing=True`), with its extra compute;
 //! - 16-bit autocast in place of float32 (`bf16=True`, or `fp16=True` on a card without bf16);
 //! - the weights loaded in bfloat16 and trained as they are (`dtype=torch.bfloat16`), where
@@ -42,8 +44,8 @@ use super::scenario::{Dtype, Optimizer, Scenario};
 use super::whatif::{
     changes_between, largest_divisor_at_most, option, with_micro_batch, WhatIf, WhatIfKind,
 };
-use super::WeightsDtype;
 use super::{estimate_model, Estimate, Verdict};
+use super::{BatchLayout, WeightsDtype};
 
 /// The options for training the model `a` with the settings of `s`, ordered by how little they
 /// change training. The base must estimate (its error is returned); an option its family
@@ -65,6 +67,8 @@ pub fn what_if_model(
     o.smaller_micro_batches();
     o.largest_micro_batch();
     o.sdpa();
+    o.padded_rows();
+    o.flash_attention_2();
     o.grad_checkpoint();
     o.dtype();
     o.bf16_weights();
@@ -182,6 +186,30 @@ impl ModelOptions<'_> {
             ..self.run.clone()
         };
         self.push(WhatIfKind::Flash, changed, false, false);
+    }
+
+    /// A padding-free batch as padded rows (`batch_layout.rs`): the same training, the mask
+    /// and eager's scores per row instead of over the flattened `b·s` tokens.
+    fn padded_rows(&mut self) {
+        if self.run.batch_layout != BatchLayout::PaddingFree {
+            return;
+        }
+        let changed = Scenario {
+            batch_layout: BatchLayout::Padded,
+            ..self.run.clone()
+        };
+        self.push(WhatIfKind::BatchLayout, changed, false, false);
+    }
+
+    /// flash-attn's varlen kernel for a padding-free batch run with SDPA or eager attention: the
+    /// same training, no `(b·s)²` mask (`attn_implementation="flash_attention_2"`).
+    fn flash_attention_2(&mut self) {
+        if self.run.batch_layout != BatchLayout::PaddingFree || self.run.flash_attention_2() {
+            return;
+        }
+        let mut changed = self.run.clone();
+        with_flash_attention_2(&mut changed);
+        self.push(WhatIfKind::FlashAttention2, changed, false, false);
     }
 
     /// `gradient_checkpointing_enable()`, with its extra compute.
@@ -419,6 +447,12 @@ impl ModelOptions<'_> {
                 }),
             ));
         }
+        if self.run.batch_layout == BatchLayout::PaddingFree {
+            levers.push((false, Box::new(|s| s.batch_layout = BatchLayout::Padded)));
+            if !self.run.flash_attention_2() {
+                levers.push((false, Box::new(with_flash_attention_2)));
+            }
+        }
         let qlora_lever = levers.len();
         levers.push((true, Box::new(|s| *s = with_qlora(s))));
         levers.push((true, Box::new(|s| s.optimizer = Optimizer::PagedAdamw8bit)));
@@ -539,4 +573,10 @@ impl ModelOptions<'_> {
             .and_then(|id| self.catalog.get(id))
             .is_none_or(|g| g.bf16)
     }
+}
+
+/// `s` with flash-attn's kernels (`attn_implementation="flash_attention_2"`).
+fn with_flash_attention_2(s: &mut Scenario) {
+    s.flash = true;
+    s.attn_implementation = Some(super::AttnImplementation::FlashAttention2);
 }

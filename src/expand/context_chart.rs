@@ -167,6 +167,7 @@ mod tests {
             batch_size: 1,
             num_return_sequences: 1,
             do_sample: false,
+            num_beams: 1,
             cache: CacheKind::Dynamic,
         };
         let xs = context_xs(&g, 1012, Some(13_390));

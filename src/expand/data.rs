@@ -228,6 +228,11 @@ fn settle_model(yaml: &Yaml, id: &str, s: &mut Scenario) -> Result<model::Model,
         }
     }
     settle_weights(&m, s, &given)?;
+    s.attention_agrees(given("flash")).map_err(|e| DataError {
+        key: Some("scenario.attn_implementation".to_owned()),
+        message: e.message,
+        line: None,
+    })?;
     Ok(m)
 }
 

@@ -160,6 +160,7 @@ pub(crate) const GENERATION: &[GenerationField] = &[
         Figure::Whole(r.generation().num_return_sequences)
     }),
     ("do_sample", |r| Figure::Flag(r.generation().do_sample)),
+    ("num_beams", |r| Figure::Whole(r.generation().num_beams)),
 ];
 
 /// A named field of `solve.…`: the solvers' answers on the run's card.

@@ -4,7 +4,7 @@
 //! may change the run, the card or the model (a guide compares models on cards).
 //!
 //! `generate`'s own settings (`prompt_tokens`, `max_new_tokens`, `num_return_sequences`,
-//! `num_beams` (1 only, as in the CLI), `kv_cache`) are read here; the other keys go through the scenario's key table. Where the front
+//! `num_beams`, `kv_cache`) are read here; the other keys go through the scenario's key table. Where the front
 //! matter sets none, the CLI's defaults hold: one prompt of 512 tokens, 500 new tokens, weights
 //! in bfloat16, a dynamic cache, eager execution.
 
@@ -223,15 +223,14 @@ fn run_of(settings: &Settings, catalog: &GpuCatalog) -> Result<GenerateRun, (Str
         }
     };
     let num_return_sequences = count("num_return_sequences", 1)?;
-    if count("num_beams", 1)? > 1 {
-        return Err(("num_beams".into(), model::NUM_BEAMS_REFUSAL.into()));
-    }
+    let num_beams = count("num_beams", 1)?;
     let g = Generation {
         prompt_tokens: count("prompt_tokens", 512)?,
         max_new_tokens: count("max_new_tokens", 500)?,
         batch_size: s.batch_size,
         num_return_sequences,
-        do_sample: num_return_sequences > 1,
+        do_sample: num_return_sequences > 1 && num_beams == 1,
+        num_beams,
         cache,
     };
     let err = |e: ScenarioError| (e.key.unwrap_or_else(|| "model".into()), e.message);

@@ -26,6 +26,8 @@ pub(crate) fn label_key(kind: GenerateWhatIfKind) -> &'static str {
         GenerateWhatIfKind::FewerSequences => "gen-opt-fewer-sequences",
         GenerateWhatIfKind::SmallerBatch => "gen-opt-smaller-batch",
         GenerateWhatIfKind::MaxBatch => "gen-opt-max-batch",
+        GenerateWhatIfKind::FewerBeams => "gen-opt-fewer-beams",
+        GenerateWhatIfKind::NoBeams => "gen-opt-no-beams",
         GenerateWhatIfKind::FewerNewTokens => "gen-opt-fewer-new-tokens",
         GenerateWhatIfKind::MaxContext => "gen-opt-max-context",
         GenerateWhatIfKind::Combination => "gen-opt-combination",

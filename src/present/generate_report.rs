@@ -53,6 +53,17 @@ fn setting_rows(e: &GenerateEstimate, loc: &Localizer) -> Vec<(String, String)> 
             },
         ),
     ];
+    if g.num_beams > 1 {
+        // `_beam_search` keeps `max(2, 1 + eos tokens) · num_beams` candidates; none ends early.
+        let value = loc.t_args(
+            "gen-beams-value",
+            &[
+                arg("beams", loc.int(g.num_beams)),
+                arg("candidates", loc.int(g.num_beams.saturating_mul(2))),
+            ],
+        );
+        rows.push((loc.t("gen-beams"), value));
+    }
     if let Some(q) = e.weights_quantization {
         let moe = matches!(e.architecture.mlp, crate::estimate::arch::Mlp::Moe(_));
         let key = match (q, moe) {
@@ -128,6 +139,8 @@ fn words(e: &GenerateEstimate) -> [&'static str; 3] {
             "gen-note-nanochat",
             "gen-options-not-computed-nanochat",
         ]
+    } else if e.generation.num_beams > 1 {
+        ["gen-title", "gen-note", "gen-options-not-computed-beams"]
     } else {
         ["gen-title", "gen-note", "gen-options-not-computed"]
     }

@@ -12,15 +12,11 @@
 //! ([`markdown_table`], compared with the README by a test).
 
 use std::borrow::Cow;
-use std::fmt;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::literal::{self, Literal};
-use crate::estimate::{
-    Dtype, HfTrainer, InitFrom, LoraTargets, Optimizer, QuantType, Scenario, ScenarioError,
-    Sharding, WeightsDtype,
-};
+use crate::estimate::{Scenario, ScenarioError};
 
 /// What a key's value is; each kind has one reader of literals (in [`super::literal`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +45,10 @@ pub enum Kind {
     Sharding,
     /// The trainer of a Hugging Face model's step.
     Trainer,
+    /// transformers' `attn_implementation`, or `None` (then `flash` says).
+    AttnImplementation,
+    /// The layout of a Hugging Face model's training batch.
+    BatchLayout,
     /// What the scenario describes: `train` or `generate`.
     Phase,
     /// train.py's `init_from`.
@@ -78,6 +78,8 @@ impl Kind {
             Kind::QuantType => "nf4 | fp4",
             Kind::Sharding => "none | zero1 | fsdp",
             Kind::Trainer => "transformers (Trainer) | trl (SFTTrainer)",
+            Kind::AttnImplementation => "sdpa | eager | flash_attention_2, or None",
+            Kind::BatchLayout => "full | padded | padding_free",
             Kind::Phase => "train | generate",
             Kind::InitFrom => "scratch | resume | gpt2 | gpt2-medium | gpt2-large | gpt2-xl",
             Kind::Names => "module names (GPT-2: attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj; Llama: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj; Phi-3: qkv_proj, gate_up_proj) or all-linear",
@@ -97,6 +99,8 @@ impl Kind {
                 | Kind::QuantType
                 | Kind::Sharding
                 | Kind::Trainer
+                | Kind::AttnImplementation
+                | Kind::BatchLayout
                 | Kind::InitFrom
                 | Kind::Names
                 | Kind::Gpu
@@ -135,124 +139,8 @@ pub use crate::estimate::Phase;
 /// The model families a key applies to (the table's `families` column).
 pub use super::families::Families;
 
-/// A key's value, typed, as [`Key::value`] reads it from a scenario.
-#[derive(Debug, Clone, PartialEq)]
-pub enum KeyValue<'a> {
-    /// A whole number.
-    Whole(u64),
-    /// A boolean.
-    Flag(bool),
-    /// A float.
-    Float(f64),
-    /// A name (dtype, optimizer, GPU id, layer list).
-    Text(Cow<'a, str>),
-    /// `None`.
-    Unset,
-}
-
-impl fmt::Display for KeyValue<'_> {
-    /// As nanoGPT's config files write it, strings unquoted: `6`, `0.1`, `True`, `bfloat16`,
-    /// `None`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KeyValue::Whole(n) => write!(f, "{n}"),
-            KeyValue::Flag(true) => f.write_str("True"),
-            KeyValue::Flag(false) => f.write_str("False"),
-            KeyValue::Float(x) => write!(f, "{x:?}"),
-            KeyValue::Text(t) => f.write_str(t),
-            KeyValue::Unset => f.write_str("None"),
-        }
-    }
-}
-
-impl Serialize for KeyValue<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            KeyValue::Whole(n) => serializer.serialize_u64(*n),
-            KeyValue::Flag(b) => serializer.serialize_bool(*b),
-            KeyValue::Float(x) => serializer.serialize_f64(*x),
-            KeyValue::Text(t) => serializer.serialize_str(t),
-            KeyValue::Unset => serializer.serialize_none(),
-        }
-    }
-}
-
-/// A scenario field's value as a [`KeyValue`].
-trait AsValue {
-    fn as_value(&self) -> KeyValue<'_>;
-}
-
-impl AsValue for u64 {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Whole(*self)
-    }
-}
-impl AsValue for bool {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Flag(*self)
-    }
-}
-impl AsValue for f64 {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Float(*self)
-    }
-}
-impl AsValue for Option<u64> {
-    fn as_value(&self) -> KeyValue<'_> {
-        self.map_or(KeyValue::Unset, KeyValue::Whole)
-    }
-}
-impl AsValue for Option<String> {
-    fn as_value(&self) -> KeyValue<'_> {
-        self.as_deref()
-            .map_or(KeyValue::Unset, |s| KeyValue::Text(Cow::Borrowed(s)))
-    }
-}
-impl AsValue for Dtype {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Text(Cow::Borrowed(self.as_str()))
-    }
-}
-impl AsValue for WeightsDtype {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Text(Cow::Borrowed(self.as_str()))
-    }
-}
-impl AsValue for Optimizer {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Text(Cow::Borrowed(self.as_str()))
-    }
-}
-impl AsValue for QuantType {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Text(Cow::Borrowed(self.as_str()))
-    }
-}
-impl AsValue for Sharding {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Text(Cow::Borrowed(self.as_str()))
-    }
-}
-impl AsValue for HfTrainer {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Text(Cow::Borrowed(self.as_str()))
-    }
-}
-impl AsValue for Phase {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Text(Cow::Borrowed(self.as_str()))
-    }
-}
-impl AsValue for InitFrom {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Text(Cow::Borrowed(self.as_str()))
-    }
-}
-impl AsValue for LoraTargets {
-    fn as_value(&self) -> KeyValue<'_> {
-        KeyValue::Text(Cow::Owned(self.display()))
-    }
-}
+use values::AsValue;
+pub use values::KeyValue;
 
 /// One scenario key: the row of the table.
 pub struct Key {
@@ -336,6 +224,12 @@ macro_rules! read {
     (Trainer, $k:expr, $v:expr) => {
         literal::trainer($k, $v)
     };
+    (AttnImplementation, $k:expr, $v:expr) => {
+        literal::attn_implementation($k, $v)
+    };
+    (BatchLayout, $k:expr, $v:expr) => {
+        literal::batch_layout($k, $v)
+    };
     (Phase, $k:expr, $v:expr) => {
         literal::phase($k, $v)
     };
@@ -418,6 +312,9 @@ keys! {
     dtype: Dtype, "", "Autocast dtype.", Setting, Changes, BOTH, ALL;
     compile: Bool, "", "torch.compile the model.", Setting, Same, BOTH, ALL;
     flash: Bool, "", "Flash (scaled-dot-product) attention instead of the manual masked softmax.", Code("est-code-flash"), Same, BOTH, ALL;
+    attn_implementation: AttnImplementation, "", "A Hugging Face model's attention (from_pretrained's attn_implementation; flash = True is sdpa, False eager; flash_attention_2 for the Llama family's and mixtures of experts' full fine-tuning, full or padding-free rows).", Code("est-code-attn_implementation"), Same, BOTH, HF,
+        json = |s| KeyValue::Text(Cow::Borrowed(s.attention().as_str()));
+    batch_layout: BatchLayout, "", "A Hugging Face model's training batch: full rows, padded rows with a mask (block_size the longest row), or padding-free rows flattened into one.", Code("est-code-batch_layout"), Changes, TRAINING, HF;
     grad_checkpoint: Bool, "", "Per-block activation checkpointing.", Code("est-code-grad_checkpoint"), Same, TRAINING, ALL;
     optimizer: Optimizer, "", "The optimizer.", Code("est-code-optimizer"), Changes, TRAINING, ALL;
     eval_batch_size: CountOrNone, "sequences", "Micro-batch of estimate_loss; None means batch_size.", Code("est-code-eval_batch_size"), Same, TRAINING, NANOGPT,
@@ -583,3 +480,4 @@ impl Serialize for Scenario {
 
 #[cfg(test)]
 mod tests;
+mod values;

@@ -2,8 +2,8 @@
 //! files and YAML give, checked and typed ([`super::keys`] names the reader of each key).
 
 use crate::estimate::{
-    Dtype, HfTrainer, InitFrom, LoraTargets, Optimizer, Phase, QuantType, ScenarioError, Sharding,
-    WeightsDtype,
+    AttnImplementation, BatchLayout, Dtype, HfTrainer, InitFrom, LoraTargets, Optimizer, Phase,
+    QuantType, ScenarioError, Sharding, WeightsDtype,
 };
 
 /// A value for [`crate::estimate::Scenario::set`], as parsed from a Python config, a `--set` flag or YAML.
@@ -121,6 +121,39 @@ pub(super) fn trainer(key: &str, value: &Literal) -> Result<HfTrainer, ScenarioE
             key,
             format!(
                 "unknown trainer {value}; use transformers (transformers' Trainer) or trl (TRL's SFTTrainer)"
+            ),
+        )
+    })
+}
+
+/// transformers' `attn_implementation`: `sdpa`, `eager` or `flash_attention_2`; `None` leaves
+/// it to `flash`.
+pub(super) fn attn_implementation(
+    key: &str,
+    value: &Literal,
+) -> Result<Option<AttnImplementation>, ScenarioError> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    AttnImplementation::parse(&text(key, value)?)
+        .map(Some)
+        .ok_or_else(|| {
+            ScenarioError::key(
+                key,
+                format!(
+                    "unknown attn_implementation {value}; use sdpa (transformers' default), eager or flash_attention_2"
+                ),
+            )
+        })
+}
+
+/// `full`, `padded` or `padding_free`.
+pub(super) fn batch_layout(key: &str, value: &Literal) -> Result<BatchLayout, ScenarioError> {
+    BatchLayout::parse(&text(key, value)?).ok_or_else(|| {
+        ScenarioError::key(
+            key,
+            format!(
+                "unknown batch_layout {value}; use full (rows of block_size tokens, no padding: pre-chunked text or TRL's packing_strategy=\"wrapped\"), padded (TRL's default packing=False, rows padded to the longest) or padding_free (TRL's padding_free=True or packing=True with \"bfd\")"
             ),
         )
     })

@@ -106,14 +106,22 @@ pub(crate) fn settle_phase(
             for name in SAMPLE_SETTINGS {
                 let at = session.origins.get(*name);
                 // A Python config may define any global; an override, `--set` or YAML may not.
-                if let Some(at) = at.filter(|o| !python_files.iter().any(|p| o.is_in(p))) {
-                    errors.push(
-                        at.error(&format!(
-                            "`{name}` is a setting of sample.py, not of train.py (nanoGPT's configurator stops with \"Unknown config key: {name}\"), and this scenario is phase = train"
-                        ))
-                        .with_help("to estimate sampling, add --phase generate (or give nanoGPT's sample.py as the file)"),
-                    );
-                }
+                let Some(at) = at.filter(|o| !python_files.iter().any(|p| o.is_in(p))) else {
+                    continue;
+                };
+                // A model's training: Hugging Face generate's settings (beams, the cache) have
+                // no training counterpart.
+                errors.push(if scenario.model.is_some() && HF_GENERATE_SETTINGS.contains(name) {
+                    at.error(&format!(
+                        "`{name}` is a setting of Hugging Face generate, and this scenario is phase = train: training decodes nothing (no prompt, beams or KV cache)"
+                    ))
+                    .with_help("to estimate generation, add --phase generate")
+                } else {
+                    at.error(&format!(
+                        "`{name}` is a setting of sample.py, not of train.py (nanoGPT's configurator stops with \"Unknown config key: {name}\"), and this scenario is phase = train"
+                    ))
+                    .with_help("to estimate sampling, add --phase generate (or give nanoGPT's sample.py as the file)")
+                });
             }
         }
         Phase::Generate => {

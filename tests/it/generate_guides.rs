@@ -133,25 +133,30 @@ fn generate_guides_refuse_what_they_cannot_show_at_its_line() {
         "{}",
         run.stderr
     );
-    // Beam search, not computed, at its line; num_beams 1 is the run without it.
+    // Beam search with a quantized cache, not replayed, at its line; beams with the dynamic
+    // cache and num_beams 1 (the run without them) build.
     let t = SiteTest::new();
     t.file(
         "content/gen/en.md",
-        "---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  num_beams: 4\n---\n\n{{ solve.max_context }}\n",
+        "---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  kv_cache: quantized\n  num_beams: 4\n---\n\n{{ solve.max_context }}\n",
     );
     let run = t.build_err();
     assert!(
-        run.stderr.contains("content/gen/en.md:9")
-            && run.stderr.contains("beam search is not modelled"),
+        run.stderr.contains("content/gen/en.md:10")
+            && run.stderr.contains("dynamic and static caches"),
         "{}",
         run.stderr
     );
-    let t = SiteTest::new();
-    t.file(
-        "content/gen/en.md",
-        "---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  num_beams: 1\n---\n\n{{ solve.max_context | int }}\n",
-    );
-    t.build_ok();
+    for beams in [1, 4] {
+        let t = SiteTest::new();
+        t.file(
+            "content/gen/en.md",
+            &format!("---\ntitle: T\nlang: en\ndate: 2026-11-20\nscenario:\n  phase: generate\n  model: llama-3.2-1b\n  gpu: rtx-4090\n  num_beams: {beams}\n---\n\n{{{{ solve.max_context | int }}}} tokens, beams: {{{{ generation.num_beams }}}}.\n"),
+        );
+        t.build_ok();
+        let page = t.output("en/gen/index.md");
+        assert!(page.contains(&format!("beams: {beams}.")), "{page}");
+    }
     // A training key beside phase: generate, at its line.
     let t = SiteTest::new();
     t.file(

@@ -8,7 +8,8 @@
 //! what is out of the model (GPT-2's positions, a quantized cache beside a window or on GPT-2).
 //! The windows are short (900 and 1200 tokens), so the contexts pass them: the masked prefill, the
 //! dynamic cache cut to the window and the static one's rolled slots are in play.
-//! nanochat's `Engine.generate` has one of its own below (its cache, its rows, its rotary bound).
+//! Beam search has one of its own below (every family, windows too; more beams too), and
+//! nanochat's `Engine.generate` one (its cache, its rows, its rotary bound).
 
 use proptest::prelude::*;
 
@@ -136,6 +137,7 @@ proptest! {
             batch_size: b,
             num_return_sequences: r,
             do_sample: r > 1,
+            num_beams: 1,
             cache,
         };
         let total = |g: Generation| {
@@ -188,6 +190,7 @@ proptest! {
             batch_size: b,
             num_return_sequences: 1,
             do_sample: false,
+            num_beams: 1,
             cache: CacheKind::Dynamic,
         };
         let total = |g: Generation| {
@@ -208,6 +211,57 @@ proptest! {
             if let Some(big) = total(bigger) {
                 prop_assert!(big.0 >= small.0 && big.1 >= small.1 && big.2 >= small.2,
                     "{small:?} > {big:?} for {bigger:?}");
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Beam search (`num_beams > 1`, greedy, `num_return_sequences ≤ num_beams`, a dynamic or
+    /// static cache): on every family, sliding windows included, the peak, the verdict's high
+    /// end and the cache never decrease with a longer prompt, more new tokens, a bigger batch or
+    /// more beams.
+    #[test]
+    fn beam_search_memory_never_decreases_with_context_batch_or_beams(
+        which in 0usize..7, p in 1u64..=700, dp in 0u64..=300, n in 1u64..=300,
+        dn in 0u64..=300, b in 1u64..=8, db in 0u64..=8, k in 2u64..=8, dk in 0u64..=8,
+        r in 1u64..=8, dtype in dtype(), fixed in any::<bool>(),
+    ) {
+        let catalog = GpuCatalog::builtin();
+        let (a, limit) = &families()[which];
+        let s = Scenario { dtype, compile: false, ..Scenario::default() };
+        let r = r.min(k);
+        let g = |p: u64, n: u64, b: u64, k: u64| Generation {
+            prompt_tokens: p,
+            max_new_tokens: n,
+            batch_size: b,
+            num_return_sequences: r,
+            do_sample: false,
+            num_beams: k,
+            cache: if fixed { CacheKind::Static } else { CacheKind::Dynamic },
+        };
+        let total = |g: Generation| {
+            let bound = if a.family == Family::Llama { u64::MAX } else { *limit };
+            let fits = g.prompt_tokens + g.max_new_tokens <= bound;
+            match estimate_generate(a, &s, &g, &catalog) {
+                Ok(e) => {
+                    assert!(fits, "{}: computed: {g:?}", a.name);
+                    Some((e.bytes.peak, e.bytes.total_high, e.bytes.kv_cache))
+                }
+                Err(e) => {
+                    assert!(!fits, "{}: {g:?} refused: {}", a.name, e.message);
+                    None
+                }
+            }
+        };
+        let Some(small) = total(g(p, n, b, k)) else { return Ok(()) };
+        let bigger = [g(p + dp, n, b, k), g(p, n + dn, b, k), g(p, n, b + db, k), g(p, n, b, k + dk)];
+        for bigger in bigger {
+            if let Some(big) = total(bigger) {
+                prop_assert!(big.0 >= small.0 && big.1 >= small.1 && big.2 >= small.2,
+                    "{}: {small:?} > {big:?} for {bigger:?}", a.name);
             }
         }
     }

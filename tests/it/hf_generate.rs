@@ -135,6 +135,7 @@ pub(crate) fn inputs(r: &Run) -> (Architecture, Scenario, Generation) {
     let g = Generation {
         num_return_sequences: r.num_return_sequences,
         do_sample: r.num_return_sequences > 1,
+        num_beams: 1,
         ..greedy(r.prompt_tokens, r.max_new_tokens, r.batch_size, &r.cache)
     };
     (a, s, g)
@@ -149,6 +150,7 @@ pub(crate) fn greedy(prompt: u64, new: u64, batch: u64, cache: &str) -> Generati
         batch_size: batch,
         num_return_sequences: 1,
         do_sample: false,
+        num_beams: 1,
         cache: cache_kind(cache),
     }
 }
@@ -308,6 +310,7 @@ fn what_the_replay_does_not_cover_is_refused_by_name_all_at_once() {
         batch_size: 1,
         num_return_sequences: 2,
         do_sample: false,
+        num_beams: 1,
         cache: CacheKind::QUANTIZED_INT4,
     };
     // nanoGPT's defaults compile and use flash; eager attention is not replayed.

@@ -340,7 +340,7 @@ fn public_hugging_face_reports_agree_with_the_estimate() {
         }
         checked += 1;
     }
-    assert!(checked >= 81, "only {checked} entries checked");
+    assert!(checked >= 79, "only {checked} entries checked");
     assert!(problems.is_empty(), "{problems:#?}");
 }
 

@@ -93,6 +93,7 @@ pub(crate) fn generation(r: &Run) -> Generation {
         batch_size: r.num_samples,
         num_return_sequences: 1,
         do_sample: false,
+        num_beams: 1,
         cache: CacheKind::Dynamic,
     }
 }

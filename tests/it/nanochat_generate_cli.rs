@@ -120,7 +120,7 @@ fn what_the_engine_does_not_do_is_refused_at_its_key() {
             "preallocated to the prompt plus max_tokens",
         ),
         ("--num_return_sequences=2", "give them as batch_size"),
-        ("--num_beams=2", "beam search is not modelled"),
+        ("--num_beams=2", "has no beam search"),
         ("--dtype=float16", "float16"),
         // 20,000 + 500 > 10 × 2,048 rotary rows.
         ("--prompt_tokens=20000", "rotary tables"),

@@ -107,3 +107,41 @@ fn trainers_optimizer_names_read_as_trainer_means_them() {
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stderr.contains("foreach"), "{}", r.stderr);
 }
+
+/// `--set lora_targets=all-linear` as a shell passes it, unquoted: Python would read
+/// `all - linear` (and fail on the builtin `all`); the value is the string typed, the same
+/// estimate as the quoted form and as a scenario file's.
+#[test]
+fn an_unquoted_all_linear_on_the_command_line_is_the_string_typed() {
+    let t = SiteTest::new();
+    t.file(
+        "s.yaml",
+        "model: llama-3.2-1b\nlora_rank: 8\nlora_targets: all-linear\n",
+    );
+    let file = t.estimate_json(&["s.yaml"]);
+    for value in ["all-linear", "'all-linear'"] {
+        let set = format!("lora_targets={value}");
+        let cli = t.estimate_json(&[
+            "--model",
+            "llama-3.2-1b",
+            "--set",
+            "lora_rank=8",
+            "--set",
+            &set,
+        ]);
+        assert_eq!(cli["bytes"], file["bytes"], "{value}");
+        assert_eq!(cli["params"], file["params"], "{value}");
+    }
+    // Bare words that are not a target are still refused, naming the family's modules.
+    let r = t.run(&[
+        "estimate",
+        "--model",
+        "llama-3.2-1b",
+        "--set",
+        "lora_rank=8",
+        "--set",
+        "lora_targets=all-linears",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("all-linears"), "{}", r.stderr);
+}

@@ -77,6 +77,8 @@ fn every_key_is_set_by_yaml_python_and_overrides_alike() {
             "bnb_4bit_quant_type" => "'nf4'",
             "bnb_4bit_compute_dtype" => "'bfloat16'",
             "trainer" => "'trl'",
+            "attn_implementation" => "'eager'",
+            "batch_layout" => "'padded'",
             _ => "2",
         }
     };
@@ -223,6 +225,8 @@ fn other_values(kind: Kind) -> Vec<Literal> {
         Kind::Gpu => vec![text("rtx-3090")],
         Kind::Model => vec![text("gpt2")],
         Kind::Trainer => vec![text("trl")],
+        Kind::AttnImplementation => vec![text("eager"), text("sdpa")],
+        Kind::BatchLayout => vec![text("padded"), text("padding_free")],
     }
 }
 

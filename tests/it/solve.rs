@@ -34,6 +34,7 @@ fn generation(prompt: u64, new: u64, batch: u64, cache: CacheKind) -> Generation
         batch_size: batch,
         num_return_sequences: 1,
         do_sample: false,
+        num_beams: 1,
         cache,
     }
 }
@@ -177,6 +178,7 @@ proptest! {
             batch_size: b,
             num_return_sequences: r,
             do_sample: r > 1,
+            num_beams: 1,
             cache,
         };
         let total = |g: Generation| {

@@ -6,7 +6,10 @@ use serde::Deserialize;
 
 use crate::hf_gpt2::within_one_percent;
 use crate::support::SiteTest;
-use vramdoc::estimate::{estimate_model, Architecture, Dtype, Estimate, GpuCatalog, Scenario};
+use vramdoc::estimate::{
+    estimate_model, Architecture, AttnImplementation, BatchLayout, Dtype, Estimate, GpuCatalog,
+    Scenario,
+};
 
 /// A replay's document: the pinned versions and the runs (`Entry<M>` with its family's model,
 /// or an entry type that flattens one and adds the family's own fields).
@@ -46,6 +49,9 @@ pub(crate) struct Run<M> {
     /// Liger's fused linear cross-entropy patched in (`replay_fused_ce.py`).
     #[serde(default)]
     pub(crate) fused_cross_entropy: bool,
+    /// The batch layout (`replay_batches.py`); full rows where the run does not say.
+    #[serde(default)]
+    pub(crate) batch_layout: Option<String>,
 }
 
 /// Reads `tests/data/<file>` and checks the pinned versions.
@@ -71,10 +77,16 @@ pub(crate) fn scenario<M>(r: &Run<M>) -> Scenario {
             Dtype::parse(&r.dtype).unwrap()
         },
         pure_bf16: bf16_weights,
-        flash: r.attn_implementation == "sdpa",
+        flash: r.attn_implementation != "eager",
+        attn_implementation: AttnImplementation::parse(&r.attn_implementation)
+            .filter(|a| *a == AttnImplementation::FlashAttention2),
         dropout: 0.0,
         grad_checkpoint: r.grad_checkpoint,
         fused_linear_cross_entropy: r.fused_cross_entropy,
+        batch_layout: r
+            .batch_layout
+            .as_deref()
+            .map_or(BatchLayout::Full, |l| BatchLayout::parse(l).unwrap()),
         compile: false,
         ..Scenario::default()
     }

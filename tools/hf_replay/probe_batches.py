@@ -2,8 +2,9 @@
 the layout vramdoc models (full rows, no mask), padded rows (an attention mask with padding, as
 TRL's default collator passes), and padding-free packing (one row of ``b·s`` tokens with
 ``position_ids``, no mask, ``use_cache=False`` as TRL 0.29's ``compute_loss`` sets), on fake
-tensors with ``replay_llama.py``'s machinery. Not held by a test: the numbers behind the note
-every estimate gives (``src/scenario/model/batches.rs``).
+tensors with ``replay_llama.py``'s machinery, the cache left on. The first probe, not held by a
+test; ``replay_batches.py`` records the layouts as vramdoc models them (the cache off, as TRL and
+``Trainer`` run), held by ``tests/it/hf_batch_layout.rs``.
 
 Usage::
 

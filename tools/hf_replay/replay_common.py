@@ -89,7 +89,8 @@ def step_end(model, opt, tracker, step: int, explain: bool) -> tuple[int, int]:
 
 
 def trainer_steps(model, tracker, batch: torch.Tensor, accumulation: int, dtype: torch.dtype,
-                  explain: bool = False, make_optimizer=None, after_forward=None) -> dict:
+                  explain: bool = False, make_optimizer=None, after_forward=None,
+                  inputs: dict | None = None) -> dict:
     """Two Trainer steps of ``model`` on ``batch`` (``input_ids`` and labels), as the module
     docs of the replays say: per micro-step the forward under ``autocast(dtype)`` (none for
     float32), the loss over ``accumulation``, ``backward``; then ``clip_grad_norm_(1.0)``,
@@ -97,7 +98,9 @@ def trainer_steps(model, tracker, batch: torch.Tensor, accumulation: int, dtype:
     the gradient and optimizer bytes of the last. ``make_optimizer(trainable)`` replaces fused
     AdamW (the bitsandbytes optimizers of ``replay_qlora.py``); its state's device storages
     are counted (a paged state's host storages are not). ``after_forward(outputs)`` runs after
-    each forward, outside autocast, before the loss is taken (TRL's ``compute_loss`` metrics)."""
+    each forward, outside autocast, before the loss is taken (TRL's ``compute_loss`` metrics).
+    ``inputs`` are further keyword arguments of every forward (a batch layout's
+    ``attention_mask`` or ``position_ids``, ``use_cache``: ``replay_batches.py``)."""
     from cuda_emulation import autocast
 
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -111,7 +114,7 @@ def trainer_steps(model, tracker, batch: torch.Tensor, accumulation: int, dtype:
         for micro in range(accumulation):
             tracker.phase = f"forward {micro + 1}"
             with autocast(dtype):
-                out = model(input_ids=batch, labels=batch)
+                out = model(input_ids=batch, labels=batch, **(inputs or {}))
             if after_forward is not None:
                 after_forward(out)
             loss = out.loss / accumulation

@@ -6,10 +6,13 @@ Usage::
 
     python tools/hf_replay/replay_fused_ce.py --out tests/data/hf_fused_ce_replay.json
     python tools/hf_replay/replay_fused_ce.py --moe --out tests/data/hf_moe_fused_ce_replay.json
+    python tools/hf_replay/replay_fused_ce.py --gemma --out tests/data/hf_gemma_fused_ce_replay.json
 
 The step is ``replay_llama.py``'s (same models, dtype policies, SDPA routing and
 checkpointing; ``--moe``: ``replay_moe.py``'s Mixtral and Qwen3-MoE, the mixtures Liger
-patches); only ``*ForCausalLM.forward`` is Liger's ``lce_forward``, whose fused head and
+patches; ``--gemma``: ``replay_gemma.py``'s Gemma 2 and Gemma 3 runs with their released
+vocabularies, whose ``lce_forward`` / ``causal_forward`` pass ``final_logit_softcapping`` to
+the kernel, which applies it in place); only ``*ForCausalLM.forward`` is Liger's ``lce_forward``, whose fused head and
 loss run as ``liger_fused_ce.py`` ports them (liger-kernel 0.8.5, Triton kernels replaced by
 what they allocate: nothing).
 """
@@ -25,6 +28,7 @@ sys.path.insert(0, str(HERE.parent / "nanogpt_replay"))
 
 import replay_common  # noqa: E402
 import replay_llama  # noqa: E402
+import replay_gemma  # noqa: E402
 import replay_moe  # noqa: E402
 from liger_fused_ce import patched  # noqa: E402
 from replay_llama import (  # noqa: E402
@@ -36,7 +40,12 @@ LIGER_VERSION = "0.8.5"
 
 
 def replay(run, explain: bool = False) -> dict:
-    family = replay_moe if isinstance(run.model, replay_moe.Model) else replay_llama
+    if isinstance(run.model, replay_gemma.Model):
+        family = replay_gemma
+    elif isinstance(run.model, replay_moe.Model):
+        family = replay_moe
+    else:
+        family = replay_llama
     cls = family.model_class(run.model.model_type)
     with patched(cls):
         e = replay_llama.replay_model(run, family.config(run.model), cls, explain)
@@ -92,8 +101,15 @@ def _moe_runs():
     return out
 
 
+def _gemma_runs():
+    """``replay_gemma.py``'s runs of released vocabularies (256k, 262k), renamed."""
+    return [type(r)(**{**r.__dict__, "name": r.name + "-liger"}) for r in replay_gemma.RUNS
+            if r.model.vocab_size > 100_000]
+
+
 RUNS = _runs()
 MOE_RUNS = _moe_runs()
+GEMMA_RUNS = _gemma_runs()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     if "--moe" in argv:
         argv.remove("--moe")
         runs = MOE_RUNS
+    if "--gemma" in argv:
+        argv.remove("--gemma")
+        runs = GEMMA_RUNS
     replay_common.write_document = with_liger
     try:
         return replay_common.main(__doc__.splitlines()[0], "tools/hf_replay/replay_fused_ce.py",

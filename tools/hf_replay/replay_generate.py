@@ -99,6 +99,10 @@ class GenerateTracker(StorageTracker):
                 return True
             if maker in (aten.any.default, aten.any.dim):
                 return False
+            # Beam search reorders a static cache only after the prefill filled it:
+            # `StaticLayer.get_seq_length() > 0` (its `cumulative_length` tensor) holds.
+            if maker is aten.gt.Scalar and self.generated is not None:
+                return True
             value = self.values.get(args[0].untyped_storage()._cdata)
             if value is not None:
                 return value

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -185,6 +185,11 @@ def replay(run: Run, explain: bool = False) -> dict:
     }
 
 
+# Three layers: a middle block between the first and the last recomputed ones.
+MIXTRAL_3 = replace(M.MIXTRAL, name="mixtral-8x7b-3layers", layers=3)
+QWEN3_MOE_3 = replace(M.QWEN3_MOE, name="qwen3-30b-a3b-3layers", layers=3)
+
+
 def _runs() -> list[Run]:
     out = []
 
@@ -229,6 +234,21 @@ def _runs() -> list[Run]:
     add(M.TINY_QWEN3_MOE, "qlora", 1024, 4, 1, BF16, BF16, "adamw", 8, attn)
     add(M.TINY_QWEN2_MOE, "qlora", 512, 4, 2, BF16, BF16, "adamw", 8, "all-linear")
     add(M.TINY_MIXTRAL, "qlora", 512, 4, 1, BF16, BF16, "adamw", 8, "all-linear")
+    # QLoRA where a recomputed block's float32 experts, not the loss, set the peak (and two
+    # loss-led runs beside them): Mixtral's and Qwen3-30B-A3B's shapes with 2 and 3 layers.
+    add(M.MIXTRAL, "qlora", 512, 1, 1, BF16, BF16, "adamw", 16, "all-linear")
+    add(M.MIXTRAL, "qlora", 4096, 1, 1, BF16, BF16, "adamw", 8, "w2")
+    add(M.MIXTRAL, "qlora", 4096, 1, 1, BF16, BF16, "paged_adamw8bit", 16, "q_proj,v_proj",
+        double_quant=False)
+    add(MIXTRAL_3, "qlora", 1024, 2, 2, BF16, BF16, "adamw", 8, "w1,w3")
+    add(M.QWEN3_MOE, "qlora", 512, 1, 1, BF16, BF16, "adamw", 16, "all-linear")
+    add(QWEN3_MOE_3, "qlora", 1024, 1, 1, BF16, BF16, "adamw8bit", 8,
+        "gate_proj,up_proj,down_proj")
+    add(QWEN3_MOE_3, "qlora", 1024, 1, 2, BF16, BF16, "adamw", 16, "down_proj")
+    add(M.QWEN3_MOE, "qlora", 256, 2, 1, BF16, BF16, "adamw", 8, "q_proj,v_proj")
+    # The catalog's Mixtral 8x7B and Qwen3-30B-A3B with all their layers.
+    add(M.MIXTRAL_FULL, "qlora", 1024, 1, 1, BF16, BF16, "adamw", 16, "all-linear")
+    add(M.QWEN3_MOE_FULL, "qlora", 1024, 1, 1, BF16, BF16, "adamw", 16, "q_proj,v_proj")
     # Full fine-tunes with bitsandbytes' 8-bit AdamW.
     add(M.MIXTRAL, "full", 1024, 1, 2, BF16, F32, "adamw8bit")
     add(M.QWEN15_MOE, "full", 1024, 1, 1, F32, BF16, "paged_adamw8bit", ckpt=True)

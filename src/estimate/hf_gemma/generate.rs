@@ -12,7 +12,8 @@
 //!
 //! - **Prefill**, the largest of: the last block's MLP (as Llama's: three intermediate-wide
 //!   tensors and four hidden-wide ones per token, the rotary tables, one `cos`/`sin` pair per
-//!   span), beside the masks (eager: one additive `B·P·K` mask per span in `e` bytes, `K` the
+//!   span), beside the masks (eager: one additive `B·P·K` mask per span in `e` bytes, `B` the
+//!   expanded rows (`num_return_sequences` or beams repeat the attention mask), `K` the
 //!   keys: `P`, or the static cache's `T`; SDPA: only the sliding layers' boolean `P·K` mask, from
 //!   the window on, or a static cache's) and in eager attention the layer's probabilities
 //!   (`B·heads·P·K·e`, kept by the decoder layer's `_` until it returns); eager attention's
@@ -25,8 +26,14 @@
 //!   concatenation; from the first step on, `min(P + j, W)` tokens), the layer's old values
 //!   during `torch.cat` or, in eager attention with grouped heads, `repeat_kv`'s copies of its
 //!   keys and values; with a static cache in eager attention, the copies of the whole cache.
+//! - **Beam search** (`beam_generate.rs` says what it holds; with a static cache the copy of a
+//!   global layer's slots beside the whole cache): the same moments
+//!   with its ids and scores, a sliding layer's previous tensor the `min(P + j − 1, W − 1)`
+//!   tokens `reorder_cache` copied out of its view, and the first reorder, right after the
+//!   prefill: every layer's prompt storage beside one layer's copy.
 
 use crate::estimate::arch::{Architecture, Family, Mlp, Span};
+use crate::estimate::beam_generate::Search;
 use crate::estimate::hf_generate::{Fixed, GenerateMoments, Generation};
 use crate::estimate::kv_cache::{CacheBytes, CacheKind};
 use crate::estimate::num::N;
@@ -125,13 +132,14 @@ pub(crate) fn moments(
     let span_kinds = u64::from(layer_spans.contains(&Span::Local))
         + u64::from(layer_spans.contains(&Span::Global));
     let window = at.sliding_window.as_ref().map_or(u64::MAX, |sw| sw.window);
-    let repeated = g.num_return_sequences > 1;
+    let search = Search::of(g);
+    let repeated = search.expanded;
     let caller = b * p * (2 * ID);
     let own_prefill = seqs * p * (if repeated { 3 } else { 2 } * ID);
     let own_kept = seqs * p * (if repeated { 2 } else { 1 } * ID);
     let rope = seqs * p * N::from(at.head_dim) * (2 * e) * N::from(rope_tables(a));
     let masks = if eager {
-        b * p * keys * e * N::from(span_kinds)
+        seqs * p * keys * e * N::from(span_kinds)
     } else if is_static || g.prompt_tokens >= window {
         p * keys
     } else {
@@ -153,14 +161,20 @@ pub(crate) fn moments(
     } else {
         N::ZERO
     };
-    let first_logits = own_kept + seqs * v * (e + FP32) + seqs * (p + N::from(1u64)) * ID;
-    let prefill = N::from(cache.after_prefill) + caller + mlp.max(attention).max(first_logits);
+    let first_logits =
+        own_kept + seqs * v * (e + FP32 * search.prefill_vocab) + seqs * (p + N::from(1u64)) * ID;
+    let prefill = N::from(cache.after_prefill)
+        + caller
+        + search.prefill_state
+        + mlp.max(attention).max(first_logits);
 
     // Decoding. The last step's logits, as for Llama (greedy; sampling keeps two more float32
     // vocabulary-wide tensors and top-k's mask).
-    let kept_vocab = if g.do_sample { 3 } else { 1 };
+    let kept_vocab = search.kept_vocab;
     let at_end = N::from(cache.at_end);
-    let ids = |len: N| seqs * len * (2 * ID) + caller + own_kept;
+    let ids =
+        |len: N| seqs * len * (search.grown_rows * ID) + caller + own_kept + search.decode_state;
+    let beams = g.num_beams > 1;
     let mask = if g.do_sample { seqs * v } else { N::ZERO };
     let logits_stage = seqs * v * e + seqs * v * ((kept_vocab + 1) * FP32) + mask + seqs * ID;
     let step = seqs * h * (7 * e) + seqs * v * (kept_vocab * FP32);
@@ -168,6 +182,16 @@ pub(crate) fn moments(
     if is_static {
         if eager && grouped {
             decode = decode.max(at_end + ids(t) + seqs * t * q * (2 * e) + step);
+        }
+        if beams {
+            // `reorder_cache` copies one layer's whole slots: a global layer's, the largest.
+            let slots = if layer_spans.contains(&Span::Global) {
+                t
+            } else {
+                t.min(N::from(window))
+            };
+            let scores = seqs * v * (kept_vocab * FP32);
+            decode = decode.max(at_end + seqs * slots * kvw * e + ids(t + N::from(1u64)) + scores);
         }
     } else {
         let half = |tokens: u64| seqs * N::from(tokens) * kvw * e;
@@ -181,6 +205,8 @@ pub(crate) fn moments(
             }
         };
         let old_len = |span: Span, j: u64| match span {
+            // Beams: the kept view, copied into a tensor of its own by `reorder_cache`.
+            Span::Local if beams => prompt.saturating_add(j - 1).min(window.saturating_sub(1)),
             Span::Local if j == 1 => prompt,
             Span::Local => prompt.saturating_add(j - 1).min(window),
             Span::Global => prompt.saturating_add(j - 1),
@@ -205,6 +231,19 @@ pub(crate) fn moments(
                 }
                 let len = N::from(prompt.saturating_add(j));
                 decode = decode.max(before + after + own + extra + ids(len) + step);
+            }
+        }
+        if beams {
+            // The first reorder: the layers before hold their copies, the others the prompt.
+            let kept = |span: Span| match span {
+                Span::Local => half(prompt.min(window.saturating_sub(1))),
+                Span::Global => half(prompt),
+            };
+            let scores = ids(p + N::from(1u64)) + seqs * v * (kept_vocab * FP32);
+            for li in 0..layer_spans.len() {
+                let before: N = layer_spans[..li].iter().map(|s| kept(*s) * 2).sum();
+                let rest = half(prompt) * (2 * (layer_spans.len() - li) as u128);
+                decode = decode.max(before + rest + kept(layer_spans[li]) + scores);
             }
         }
     }

@@ -40,15 +40,17 @@ pub(super) struct GemmaLoraStep {
     pub(super) q: N,
     pub(super) kv: N,
     pub(super) i: N,
+    /// Liger's fused linear cross-entropy in place of the head and loss (`lora_fused_ce.rs`).
+    pub(super) fused: bool,
 }
 
 /// What one block saves, and the adapters' weight copies autocast's cache keeps to the end of
 /// the forward beside them.
 #[derive(Default, Clone, Copy)]
-struct GemmaLoraBlock {
-    saved: N,
-    copies: N,
-    cached: N,
+pub(super) struct GemmaLoraBlock {
+    pub(super) saved: N,
+    pub(super) copies: N,
+    pub(super) cached: N,
 }
 
 impl GemmaLoraStep {
@@ -210,7 +212,7 @@ impl GemmaLoraStep {
 
     /// Every block, by span: the first (local where the model has local layers) with its
     /// input's gradient only under checkpointing, the rest with (an adapter below feeds them).
-    fn blocks(&self) -> GemmaLoraBlock {
+    pub(super) fn blocks(&self) -> GemmaLoraBlock {
         let r = &self.r;
         let first_span = if r.local > 0 {
             Span::Local
@@ -233,19 +235,20 @@ impl GemmaLoraStep {
     }
 
     /// The head's bf16 weight copy under autocast with float32 weights (saved: the final norm's
-    /// output carries a gradient).
+    /// output carries a gradient); none with the fused cross-entropy, which calls no Linear.
     fn head_copy(&self) -> N {
-        if self.r.autocast && self.r.w == FP32 {
+        if self.r.autocast && self.r.w == FP32 && !self.fused {
             self.r.vh * 2
         } else {
             N::ZERO
         }
     }
 
-    /// The final frozen norm, and Gemma 2's final softcapping `tanh` output (`c·s·b·V`).
+    /// The final frozen norm, and Gemma 2's final softcapping `tanh` output (`c·s·b·V`; none
+    /// with the fused cross-entropy, whose kernel caps the logits in place).
     fn final_norm(&self) -> N {
         let r = &self.r;
-        let tanh = if r.logit_softcap {
+        let tanh = if r.logit_softcap && !self.fused {
             r.sbv * r.c
         } else {
             N::ZERO
@@ -256,7 +259,7 @@ impl GemmaLoraStep {
     /// Everything saved and the weight copies among it: the blocks (or, checkpointed, their
     /// inputs with the rotary tables, `position_ids` and the masks), the final norm, `cos` and
     /// `sin`.
-    fn saved(&self) -> (N, N) {
+    pub(super) fn saved(&self) -> (N, N) {
         let r = &self.r;
         if self.t.checkpointed {
             let inputs = r.l * r.sbh * r.w + r.checkpoint_inputs();
@@ -326,7 +329,11 @@ impl GemmaLoraStep {
     /// The larger of the loss's moments (its backward wins ties); `None` where a block's
     /// backward could reach it, its own part counted a quarter larger (not modelled).
     fn peak_moment(&self) -> Option<(Components, TrainMoment)> {
-        let [mut best, forward] = self.loss_moments();
+        let [mut best, forward] = if self.fused {
+            self.fused_moments()
+        } else {
+            self.loss_moments()
+        };
         if forward.0.sum() > best.0.sum() {
             best = forward;
         }

@@ -18,11 +18,13 @@ use crate::estimate::trainer::StepTotals;
 pub(super) struct GemmaStep<'a> {
     pub(super) r: &'a GemmaRun,
     pub(super) t: &'a StepTotals,
+    /// Liger's fused linear cross-entropy in place of the head and loss (`fused_ce.rs`).
+    pub(super) fused: bool,
 }
 
 impl GemmaStep<'_> {
     /// Everything the forward saved.
-    fn saved(&self) -> N {
+    pub(super) fn saved(&self) -> N {
         if self.t.checkpointed {
             self.r.checkpointed_saves()
         } else {
@@ -99,6 +101,22 @@ impl GemmaStep<'_> {
 
     /// The largest candidate and its moment (the loss's backward wins ties).
     pub(super) fn peak(&self) -> (Components, TrainMoment) {
+        if self.fused {
+            let mut best = (self.fused_forward(), TrainMoment::LossForward);
+            let mut others = vec![(self.backward_end(), TrainMoment::BackwardEnd)];
+            if !self.r.sdpa && !self.t.checkpointed {
+                others.push((
+                    self.fused_attention_backward(),
+                    TrainMoment::AttentionBackward,
+                ));
+            }
+            for (c, m) in others {
+                if c.sum() > best.0.sum() {
+                    best = (c, m);
+                }
+            }
+            return best;
+        }
         let mut best = (self.loss_backward(), TrainMoment::LossBackward);
         for (c, m) in [
             (self.loss_forward(), TrainMoment::LossForward),

@@ -35,6 +35,8 @@ pub(crate) struct LlamaLoraStep {
     pub(crate) kv: N,
     /// Blocks.
     pub(crate) layers: u64,
+    /// Liger's fused linear cross-entropy in place of the head and loss (`lora_fused_ce.rs`).
+    pub(crate) fused: bool,
 }
 
 /// One block's saves, and the adapters' weight copies autocast's cache keeps to the end of the
@@ -210,7 +212,7 @@ impl LlamaLoraStep {
 
     /// Every block: the first with its input's gradient (only under checkpointing), the rest
     /// with (an adapter below feeds them).
-    fn blocks(&self) -> LlamaLoraBlock {
+    pub(crate) fn blocks(&self) -> LlamaLoraBlock {
         let first = self.block(self.t.checkpointed);
         let rest = self.block(true);
         let others = self.r.l - N::from(1u64);
@@ -223,9 +225,10 @@ impl LlamaLoraStep {
     }
 
     /// The head's bf16 weight copy under autocast (saved: the final norm's output carries a
-    /// gradient).
+    /// gradient); none with the fused cross-entropy, which calls no Linear (its casts of the
+    /// frozen head are transient, `lora_fused_ce.rs`).
     pub(crate) fn head_copy(&self) -> N {
-        if self.r.autocast {
+        if self.r.autocast && !self.fused {
             self.r.vh * 2
         } else {
             N::ZERO
@@ -286,7 +289,7 @@ impl LlamaLoraStep {
     /// the softmax's 16-bit cast; in flight the float32 gradient of the softmax's output and
     /// its backward's result (8 bytes per score) and the residual stream's gradient. Gradients:
     /// the earlier micro-steps', or those of the released modules' adapters.
-    fn attention_backward(&self) -> Components {
+    pub(crate) fn attention_backward(&self) -> Components {
         let r = &self.r;
         let (saved, copies) = self.saved();
         let last = self.block(true);
@@ -321,8 +324,9 @@ impl LlamaLoraStep {
         let (activations, copies) = if mlp || r.sdpa {
             let down = self.down_saves();
             // An adapted down_proj's backward also holds its input's float32 gradient from the
-            // adapter, and the block output's gradient twice (the residual's and the MLP's).
-            let adapter = if down > N::ZERO {
+            // adapter (in float32 it is one of the three), and the block output's gradient
+            // twice (the residual's and the MLP's).
+            let adapter = if down > N::ZERO && r.c != FP32 {
                 r.sbi * FP32
             } else {
                 N::ZERO
@@ -347,7 +351,7 @@ impl LlamaLoraStep {
     }
 
     /// What down_proj's adapter saves (released first in a block's backward).
-    fn down_saves(&self) -> N {
+    pub(crate) fn down_saves(&self) -> N {
         let r = &self.r;
         match self.adapted(LoraModule::DownProj) {
             Some(out) => self.adapters.saves(
@@ -397,8 +401,12 @@ impl LlamaLoraStep {
         Some((best, moment))
     }
 
-    /// The largest of the loss's moments and eager attention's backward.
+    /// The largest of the loss's moments (or the fused cross-entropy's, `lora_fused_ce.rs`)
+    /// and eager attention's backward.
     pub(crate) fn peak_candidates(&self) -> (Components, TrainMoment) {
+        if self.fused {
+            return self.fused_candidates();
+        }
         let mut best = (self.loss_backward(), TrainMoment::LossBackward);
         let mut consider = |c: Components, m: TrainMoment| {
             if c.sum() > best.0.sum() {

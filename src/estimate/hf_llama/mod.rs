@@ -8,7 +8,11 @@
 //! the catalog models' own default, or `pure_bf16`; autocast of their own dtype on top changes
 //! nothing the step keeps, as the replay shows). Attention through
 //! SDPA or eager; `gradient_checkpointing_enable` (non-reentrant) or not. The configs' defaults
-//! are kept: `use_cache` true (a `DynamicCache` is filled in training too), no dropout.
+//! are kept: `use_cache` true (a `DynamicCache` is filled in training too), no dropout. The batch
+//! layouts other than full rows (`batch_layout.rs`: padded rows with a mask, one padding-free row)
+//! run with the cache off and a mask in every layer (`LlamaRun::masked_sdpa`); flash-attn
+//! (`flash_attention_2.rs`) keeps what SDPA's FlashAttention keeps, with no mask in any layout it
+//! runs. Held to `tests/data/hf_batch_layout_replay.json` (`tests/it/hf_batch_layout.rs`).
 //!
 //! Source: the fake-tensor replay of that step (`tools/hf_replay/replay_llama.py`, torch 2.15,
 //! transformers 5.24; `--explain` lists the storages alive at each peak) read against
@@ -23,6 +27,7 @@
 
 mod fused_ce;
 pub(crate) mod lora;
+mod lora_fused_ce;
 pub(crate) mod moments;
 pub(crate) mod saves;
 
@@ -59,9 +64,10 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
         "the description is not one a Llama-family or mixture-of-experts modeling file builds \
          (rotary positions, RMSNorm, SiLU-gated MLPs or experts, no softcapping)",
     );
+    let (_, row) = s.batch_layout.rows(s.batch_size, s.block_size);
     if let Some(w) = &a.attention.sliding_window {
         r.not(
-            s.block_size >= w.window,
+            row >= w.window,
             "block_size",
             "reaches the sliding window: transformers then builds a mask, which is not replayed",
         );
@@ -78,11 +84,25 @@ fn check(a: &Architecture, s: &Scenario) -> Result<(), ScenarioError> {
          config's): set it to 0",
     );
     r.not(
-        s.grad_checkpoint && s.flash && a.attention.kv_heads == 1 && a.attention.heads > 1,
+        s.grad_checkpoint
+            && s.flash
+            && !s.flash_attention_2()
+            && a.attention.kv_heads == 1
+            && a.attention.heads > 1,
         "grad_checkpoint",
         "with one key/value head (multi-query) a checkpointed block's repeat_kv is a view of \
          the keys, which is not modelled: use eager attention (flash: false) or no \
          checkpointing",
+    );
+    r.not(
+        s.batch_layout.masked()
+            && s.flash
+            && !s.flash_attention_2()
+            && a.attention.kv_heads == 1
+            && a.attention.heads > 1,
+        "batch_layout",
+        "with one key/value head (multi-query) a masked SDPA's repeat_kv is a view of the keys, \
+         which is not modelled: use batch_layout = full or eager attention",
     );
     let family = match a.mlp {
         Mlp::Dense(_) => "the Llama family",
@@ -114,7 +134,9 @@ pub(crate) fn step(
     let optimizer = optimizer_bytes(a, w, run);
     let weights = N::from(p.total) * w + N::from(a.attention.head_dim) * FP32;
     let full_grads = N::from(p.total) * w;
-    let tokens = r.sb * 8;
+    // The token batch; a padded batch's attention mask or a padding-free row's `position_ids`
+    // (int64, as many) beside it.
+    let tokens = r.sb * if r.extra_input { 16 } else { 8 };
     let heads = if r.tied { 1u128 } else { 2 };
     let block_params = (N::from(p.total) - r.vh * heads - r.h) / u128::from(a.layers.max(1));
     let mut step = LlamaStep {
@@ -158,6 +180,7 @@ fn lora_step(a: &Architecture, run: &Scenario, p: &Params) -> Result<TrainerStep
         t,
         adapters,
         modules,
+        fused: run.fused_linear_cross_entropy,
     };
     lora_adapters::trainer_step(&mut step, || {
         if let Some(refusal) = crate::estimate::hf_moe::lora::refusal(a) {

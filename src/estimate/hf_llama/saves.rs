@@ -73,6 +73,17 @@ pub(crate) struct LlamaRun {
     pub(crate) sdpa: bool,
     /// Fewer key/value heads than query heads (`repeat_kv` copies them in eager attention).
     pub(crate) grouped: bool,
+    /// Every layer's attention gets a mask (`batch_layout` padded or padding-free,
+    /// `batch_layout.rs`): SDPA runs the memory-efficient kernel with it.
+    pub(crate) masked: bool,
+    /// The `DynamicCache` is filled (`use_cache` on: full rows as the replay calls the model;
+    /// the other layouts run with `use_cache=False`).
+    pub(crate) cache: bool,
+    /// flash-attn's kernels (`flash_attention_2`, `flash_attention_2.rs`): never a mask.
+    pub(crate) fa2: bool,
+    /// The layout adds an input beside the tokens: a padded batch's attention mask or a
+    /// padding-free row's `position_ids` (int64, one per token).
+    pub(crate) extra_input: bool,
     /// Qwen3's per-head RMSNorm of queries and keys.
     pub(crate) qk_norm: bool,
     /// Linears reading the attention's input norm (3: q, k, v; Phi-3's fused `qkv_proj`: 1)
@@ -84,13 +95,14 @@ pub(crate) struct LlamaRun {
 }
 
 impl LlamaRun {
-    /// The sizes of `s` on `a` (a Llama-family description, checked by `hf_llama::check`).
+    /// The sizes of `s` on `a` (a Llama-family description, checked by `hf_llama::check`): the
+    /// rows and their length as the batch layout gives them to the model (one row of `b·s`
+    /// tokens when padding-free).
     pub(crate) fn of(a: &Architecture, s: &Scenario) -> LlamaRun {
-        let (seq, b, h) = (
-            N::from(s.block_size),
-            N::from(s.batch_size),
-            N::from(a.hidden),
-        );
+        let (rows, len) = s.batch_layout.rows(s.batch_size, s.block_size);
+        let fa2 = s.flash_attention_2();
+        let masked = s.batch_layout.masked() && !fa2;
+        let (seq, b, h) = (N::from(len), N::from(rows), N::from(a.hidden));
         let f = match &a.mlp {
             Mlp::Dense(f) => *f,
             Mlp::Moe(m) => m.expert,
@@ -117,12 +129,12 @@ impl LlamaRun {
             scores: N::from(at.heads) * seq * seq * b,
             s: seq,
             lse_len: if c == FP32 {
-                N::from(s.block_size.div_ceil(32).saturating_mul(32))
+                N::from(len.div_ceil(32).saturating_mul(32))
             } else {
                 seq
             },
-            s32: N::from(s.block_size.div_ceil(32).saturating_mul(32)),
-            s16: N::from(s.block_size.div_ceil(16).saturating_mul(16)),
+            s32: N::from(len.div_ceil(32).saturating_mul(32)),
+            s16: N::from(len.div_ceil(16).saturating_mul(16)),
             b,
             heads: N::from(at.heads),
             kv_heads: N::from(at.kv_heads),
@@ -142,9 +154,15 @@ impl LlamaRun {
             // float32 SDPA with grouped heads and no mask runs the math composite, which saves
             // what eager attention saves, byte for byte (`repeat_interleave`d keys and values,
             // the scaled queries and keys laid out for `bmm`, the float32 softmax, the output's
-            // contiguous copy): it is modelled as eager.
-            sdpa: s.flash && !(c == FP32 && at.kv_heads != at.heads && !s.grad_checkpoint),
+            // contiguous copy): it is modelled as eager. With a mask the memory-efficient kernel
+            // runs instead, on repeated keys and values.
+            sdpa: s.flash
+                && (masked || !(c == FP32 && at.kv_heads != at.heads && !s.grad_checkpoint)),
             grouped: at.kv_heads != at.heads,
+            masked,
+            cache: !s.batch_layout.masked(),
+            fa2,
+            extra_input: s.batch_layout.masked(),
             qk_norm: at.qk_norm.is_some(),
             attention_readers: if at.fused_qkv { 1 } else { 3 },
             mlp_readers,
@@ -173,9 +191,10 @@ impl LlamaRun {
     }
 
     /// What the keys and values attention saves are stored as: `repeat_kv`'s copies to the query
-    /// heads' width in eager attention with grouped heads, else the keys' (values') width.
+    /// heads' width in eager attention or masked SDPA with grouped heads, else the keys'
+    /// (values') width.
     pub(crate) fn kv_saved(&self) -> N {
-        if !self.sdpa && self.grouped {
+        if (!self.sdpa || self.masked) && self.grouped {
             self.sbq * self.c
         } else {
             self.sbkv * self.c
@@ -196,10 +215,16 @@ impl LlamaRun {
     ///   (repeated) keys laid out for `bmm`, the (repeated) values, per score the float32 softmax
     ///   and, in 16 bits, its cast `.to(query.dtype)` that the second matmul reads, and the
     ///   output's `transpose(1, 2).contiguous()` copy o_proj reads.
+    /// - SDPA with a mask (a padded or padding-free batch): [`LlamaRun::masked_sdpa`].
     pub(crate) fn attention(&self) -> N {
-        if self.sdpa {
+        if self.sdpa && self.masked {
+            self.masked_sdpa()
+        } else if self.sdpa {
+            // PyTorch's kernel keeps two RNG tensors, flash-attn one `(2,)` int64 `rng_state`.
             let rng = if self.c == FP32 {
                 N::ZERO
+            } else if self.fa2 {
+                N::from(16u64)
             } else {
                 N::from(24u64)
             };
@@ -300,7 +325,12 @@ impl LlamaRun {
     /// `(b, 1, s, s)` (transformers builds it when the cache is off, so the layers pass it to
     /// SDPA) or eager's additive one in the embedding's dtype.
     pub(crate) fn checkpoint_inputs(&self) -> N {
-        let mask = self.b * self.s * self.s * if self.sdpa { 1 } else { self.w };
+        // flash-attn gets no mask (`flash_attention_mask` returns none without padding).
+        let mask = if self.fa2 {
+            N::ZERO
+        } else {
+            self.b * self.s * self.s * if self.sdpa { 1 } else { self.w }
+        };
         self.rope() + mask + self.s * 8
     }
 
@@ -318,16 +348,26 @@ impl LlamaRun {
         } else {
             N::ZERO
         };
-        let attention = if self.sdpa {
-            self.sbq * (2 * self.c)
-                + self.recomputed_kv() * 2
-                + self.heads * self.s32 * self.b * FP32
-                + self.b * self.s * self.s16 * self.c
-                + N::from(16u64)
+        let attention = if self.sdpa && !self.fa2 {
+            self.masked_sdpa()
         } else {
             self.attention()
         };
         self.layer() - self.attention() + attention - input
+    }
+
+    /// What SDPA saves when transformers passes it a mask (a checkpointed block's recomputation,
+    /// a padded or padding-free batch): the queries and their output, the keys and values
+    /// repeated to the query heads when grouped ([`LlamaRun::recomputed_kv`]), the
+    /// memory-efficient kernel's float32 logsumexp (`s` rounded up to 32), its bias (the mask
+    /// made additive in the query dtype, `b·s·s'` elements with `s'` padded to 16) and two
+    /// 8-byte RNG tensors.
+    pub(crate) fn masked_sdpa(&self) -> N {
+        self.sbq * (2 * self.c)
+            + self.recomputed_kv() * 2
+            + self.heads * self.s32 * self.b * FP32
+            + self.b * self.s * self.s16 * self.c
+            + N::from(16u64)
     }
 
     /// The keys (or values) a recomputed block's attention saves: repeated to the query heads
@@ -344,6 +384,9 @@ impl LlamaRun {
     /// keys under autocast (attention saves their bf16 casts), and in eager attention with
     /// grouped heads both the keys and the values (it saves `repeat_kv`'s copies instead).
     pub(crate) fn cache_only(&self) -> N {
+        if !self.cache {
+            return N::ZERO;
+        }
         let keys = if self.autocast { FP32 } else { self.c };
         if !self.sdpa && self.grouped {
             self.l * self.sbkv * (keys + self.c)

@@ -17,6 +17,7 @@
 pub(crate) mod lora;
 mod moments;
 mod notes;
+pub(crate) mod qlora;
 mod saves;
 pub(crate) mod targets;
 
@@ -26,7 +27,6 @@ pub(crate) use saves::{prefill_bytes_per_token, ExpertRun};
 
 use super::arch::{Architecture, Mlp};
 use super::error::ScenarioError;
-use super::num::N;
 use super::params::Params;
 use super::scenario::Scenario;
 use super::trainer::TrainerStep;
@@ -77,37 +77,4 @@ pub(crate) fn check_adapters(a: &Architecture, run: &Scenario) -> Result<(), Sce
         ));
     }
     Ok(())
-}
-
-/// What a recomputed block of a mixture of experts can hold beside the checkpoints under QLoRA,
-/// bounded from above, with a tenth added: the dense block's attention side (`42·h` bytes per
-/// token, `qlora::block_bound`); per token the router's float32 scores and int64 picks, and per
-/// (token, expert) pair the experts' backward in float32 (`prepare_model_for_kbit_training`
-/// casts the experts, which are not quantized, to float32): at most `3·h + 6·I` elements
-/// alive (the replays' largest, at the product `silu(gate) · up`'s backward, is `6·I`; at the
-/// routing weights', `3·h`); a shared expert's SwiGLU as the dense MLP's (`24·I_s`); and, with
-/// adapted experts, each adapted parameter's float32 merged copy (`lora.ParamWrapper`) with
-/// its gradient. Where the loss is not clearly larger, `qlora::check` refuses the step.
-pub(crate) fn qlora_block_bound(a: &Architecture, s: &Scenario) -> N {
-    let Mlp::Moe(m) = &a.mlp else {
-        return N::ZERO;
-    };
-    let tokens = N::from(s.block_size) * N::from(s.batch_size);
-    let (h, e, i) = (
-        u128::from(a.hidden),
-        u128::from(m.experts),
-        u128::from(m.expert.intermediate),
-    );
-    let k = u128::from(m.experts_per_token);
-    let shared = m.shared.map_or(0, |f| u128::from(f.intermediate));
-    let per_token = 42 * h + e * 4 + k * (8 * 4 + (3 * h + 6 * i) * 4) + 24 * shared;
-    let modules = s.lora_targets.resolve(a).unwrap_or_default();
-    let mut merged = 0;
-    if modules.contains(&super::lora_targets::LoraModule::ExpertsGateUp) {
-        merged += e * 2 * i * h * 4 * 2;
-    }
-    if modules.contains(&super::lora_targets::LoraModule::ExpertsDown) {
-        merged += e * h * i * 4 * 2;
-    }
-    (tokens * per_token + N(merged)) * 11 / 10
 }

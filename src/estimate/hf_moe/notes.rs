@@ -73,7 +73,11 @@ pub(crate) fn peft_notes(a: &Architecture, s: &Scenario) -> Vec<String> {
             "{}: bitsandbytes quantizes nn.Linear layers only: the experts ({share:.1} % of the \
              parameters) and the routers stay unquantized, and prepare_model_for_kbit_training \
              casts them to float32 ({:.2} GiB of experts): this QLoRA keeps most of the model in \
-             32 bits",
+             32 bits, whatever the load dtype, the batch or the LoRA targets (targets that leave \
+             the experts alone only spare their merged copies). What would shrink them is outside \
+             transformers 5.24's QLoRA and not modelled: experts built as nn.Linear modules, as \
+             transformers 4.x built them, which bitsandbytes quantizes to 4 bits, or the model \
+             split across GPUs",
             a.name,
             experts * 4.0 / GIB
         ));

@@ -144,6 +144,13 @@ fn check(a: &Architecture, s: &Scenario, g: &Generation) -> Result<(), ScenarioE
             .into(),
     );
     not(
+        g.num_beams != 1,
+        "num_beams",
+        "nanochat's Engine.generate has no beam search (engine.py samples each row's next token \
+         on its own): leave num_beams at 1"
+            .into(),
+    );
+    not(
         g.num_return_sequences != 1,
         "num_return_sequences",
         "Engine.generate samples num_samples rows of one prompt: give them as batch_size".into(),

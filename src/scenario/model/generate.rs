@@ -1,6 +1,7 @@
 //! A model's generate phase (`phase = generate` with `model`): Hugging Face `generate`'s
 //! settings read from the inputs (`prompt_tokens`, `max_new_tokens`, `num_return_sequences`,
-//! `num_beams` (1 only: beam search is refused), `kv_cache`, and the scenario's `batch_size` and `dtype`, the weights'), with the defaults
+//! `num_beams` (greedy beam search above 1: `estimate/beam_generate.rs`), `kv_cache`, and the
+//! scenario's `batch_size` and `dtype`, the weights'), with the defaults
 //! said in a note; for nanochat, `Engine.generate`'s (`batch_size` its `num_samples`,
 //! `max_new_tokens` its `max_tokens`, `block_size` the checkpoint's `sequence_len`, `dtype` its
 //! COMPUTE_DTYPE).
@@ -93,21 +94,6 @@ pub(crate) fn cache_kind(text: &str) -> Option<CacheKind> {
     )
 }
 
-/// Why `num_beams > 1` is refused. transformers 5.24's `_beam_search` holds, beyond greedy
-/// decoding: the prompt expanded to `batch · num_beams` rows before prefill (prefill activations,
-/// logits and the KV cache × beams), a float32 copy of the last logits and their log-softmax
-/// over (`batch · beams`, vocab) each step, a top-k over (`batch`, `beams · vocab`) keeping
-/// `max(2, 1 + eos tokens) · beams` candidates with their gathered `(batch, candidates,
-/// max_length)` int64 sequences, running and finished `(batch, beams, max_length)` sequences
-/// and beam indices, and each step's `reorder_cache` (an `index_select` per layer: a transient
-/// copy of that layer's keys and values). The beam replays hold the cache (`batch · beams`
-/// sequences, `tests/it/hf_generate_beams.rs`); the peaks are not computed, so no figure is given.
-pub(crate) const NUM_BEAMS_REFUSAL: &str = "`num_beams` > 1: beam search is not modelled. \
-    transformers' _beam_search prefills batch × num_beams copies of the prompt, keeps a cache \
-    of batch × num_beams sequences, a float32 log-softmax over (batch × num_beams, vocab) and \
-    its top-k candidates each step, and copies every layer's cache when it reorders the beams; \
-    vramdoc does not compute these peaks, so it gives no figure rather than a guess";
-
 /// The `generate` call the inputs describe; errors at the setting's line.
 pub(super) fn generation(
     session: &Session<'_>,
@@ -139,18 +125,15 @@ pub(super) fn generation(
         _ => CacheKind::Dynamic,
     };
     let num_return_sequences = count("num_return_sequences")?;
-    if count("num_beams")? > 1 {
-        return Err(at("num_beams", NUM_BEAMS_REFUSAL.to_owned()).with_help(
-            "leave num_beams at 1 (greedy, or sampling with num_return_sequences > 1): \
-             those are the decoding modes vramdoc computes and holds to replays",
-        ));
-    }
+    let num_beams = count("num_beams")?;
     Ok(Generation {
         prompt_tokens: count("prompt_tokens")?,
         max_new_tokens: count("max_new_tokens")?,
         batch_size: scenario.batch_size,
         num_return_sequences,
-        do_sample: num_return_sequences > 1,
+        // More sequences than beams sample; with beams they are the best beams (greedy).
+        do_sample: num_return_sequences > 1 && num_beams == 1,
+        num_beams,
         cache,
     })
 }

@@ -31,7 +31,7 @@ use crate::estimate::{Literal, LoraModule, LoraTargets, Phase, Scenario};
 use config_file::{config_path, looks_like_path, read_config_file};
 
 pub(crate) use catalog::ModelSource;
-pub(crate) use generate::{cache_kind, CACHE_KINDS_HELP, NUM_BEAMS_REFUSAL};
+pub(crate) use generate::{cache_kind, CACHE_KINDS_HELP};
 
 /// A resolved model.
 #[derive(Debug, Clone)]
@@ -181,10 +181,17 @@ pub(crate) fn settle(
         let qlora = qlora::defaults(session, scenario, &model).map_err(|e| vec![e])?;
         let mut notes = trainer_defaults(session, scenario, &model).map_err(|e| vec![e])?;
         notes.extend(qlora);
-        notes.extend(batches::note(&model));
+        notes.extend(batches::note(&model, scenario));
         notes
     };
     notes.extend(weights::settle(session, scenario, &model).map_err(|e| vec![e])?);
+    if let Err(e) = scenario.attention_agrees(session.origins.contains_key("flash")) {
+        let at = session.origins.get("attn_implementation");
+        let d = at.map_or_else(|| Diagnostic::error(&e.message), |o| o.error(&e.message));
+        return Err(vec![
+            d.with_help("give attn_implementation alone (sdpa or eager)")
+        ]);
+    }
     notes.extend(lora_targets(session, scenario, &model).map_err(|e| vec![e])?);
     notes.extend(crate::estimate::peft_notes(&model.architecture, scenario));
     Ok((model, notes))
