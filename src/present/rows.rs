@@ -96,10 +96,9 @@ impl Line {
     }
 }
 
-/// The dtype the parameters are stored in: fp32, or bf16/fp16 (`weights_dtype`, `pure_bf16`);
-/// under QLoRA the blocks' Linear weights in 4 bits (nf4 or fp4) and the rest in fp32
-/// (`prepare_model_for_kbit_training` upcasts them, whatever they were loaded in), or in bf16 as
-/// TRL's SFTTrainer leaves them.
+/// The parameters' storage dtype: fp32, or bf16/fp16 (`weights_dtype`, `pure_bf16`); under QLoRA
+/// the blocks' Linear weights in 4 bits and the rest in fp32 (`prepare_model_for_kbit_training`
+/// upcasts them), or in bf16 as TRL's SFTTrainer leaves them.
 fn weights_dtype(s: &Scenario) -> &'static str {
     use crate::estimate::{HfTrainer, QuantType};
     if s.load_in_4bit {
@@ -141,8 +140,7 @@ pub(crate) struct MemoryRow {
     pub(crate) high: u64,
 }
 
-/// The breakdown of `e`: the six components, then the peaks, overhead, total, its range and (when
-/// set) other programs' memory.
+/// The breakdown of `e`: six components, peaks, overhead, total, its range, other programs'.
 pub(crate) fn memory_rows(e: &Estimate, loc: &Localizer) -> Vec<MemoryRow> {
     let b = &e.bytes;
     let mut lines = vec![
