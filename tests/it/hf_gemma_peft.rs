@@ -362,3 +362,46 @@ fn a_checkpointed_autocast_lora_of_a_large_gemma_is_estimated_at_its_loss() {
     let floor = params * 4 + vocab * hidden * 2 + 12 * 8 * 1024 * vocab;
     assert!(v["bytes"]["train_peak"].as_u64().unwrap() > floor);
 }
+
+/// At a high rank on short rows the Llama family's QLoRA step peaks at the end of the loss's
+/// forward (autocast's bfloat16 adapter copies, `qlora::ForwardEnd`); no Gemma run is replayed
+/// there, so such a run is refused at `lora_rank`, naming the copies' size, while the same
+/// rank on rows long enough for the loss's backward to lead is estimated.
+#[test]
+fn gemma_qlora_where_the_forward_may_lead_is_refused_at_the_rank() {
+    let t = crate::support::SiteTest::new();
+    let run = |rank: &str, rows: &str| {
+        t.run(&[
+            "estimate",
+            "--model",
+            "gemma-2-9b",
+            "--set",
+            "load_in_4bit=true",
+            "--set",
+            &format!("lora_rank={rank}"),
+            "--set",
+            "lora_targets=all-linear",
+            "--set",
+            &format!("block_size={rows}"),
+            "--set",
+            "batch_size=1",
+            "--set",
+            "dtype=bfloat16",
+            "--set",
+            "grad_checkpoint=True",
+        ])
+    };
+    let r = run("256", "512");
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("lora_rank"), "{}", r.stderr);
+    assert!(r.stderr.contains("1.61 GiB"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("replayed for the Llama family only"),
+        "{}",
+        r.stderr
+    );
+    for (rank, rows) in [("16", "512"), ("64", "2048")] {
+        let r = run(rank, rows);
+        assert_eq!(r.code, 0, "rank {rank}, {rows} tokens: {}", r.stderr);
+    }
+}

@@ -15,14 +15,15 @@
 //! - Gemma 2's final logit softcapping: the `tanh` output, bf16 under autocast (`2·s·b·V`);
 //! - the head's bf16 copy (`2·V·h`), the loss's `12·s·b·V`, the token batch and the loss.
 //!
-//! With a small vocabulary a recomputed block's backward could pass the loss, which is not
-//! replayed for Gemma: such runs are refused (`check`).
+//! With a small vocabulary a recomputed block's backward could pass the loss, and at a high
+//! rank on short rows the loss's forward could: neither is replayed for Gemma, and such runs are
+//! refused (`check`, `forward_end_check`).
 
 use super::saves::FP32;
 use crate::estimate::arch::{Architecture, Family, Mlp};
 use crate::estimate::error::ScenarioError;
 use crate::estimate::num::N;
-use crate::estimate::qlora::{qlora_bytes, recipe_refusals, LossBackward, QloraBytes};
+use crate::estimate::qlora::{qlora_bytes, recipe_refusals, ForwardEnd, LossBackward, QloraBytes};
 use crate::estimate::scenario::Scenario;
 use crate::estimate::trainer::TrainerStep;
 
@@ -93,6 +94,7 @@ pub(crate) fn qlora_step(
     // inv_freq and original_inv_freq per table (`head_dim/2` float32 each), the bf16 scale.
     let buffers = d * (tables * FP32) + N::from(2u64);
     let q = qlora_bytes(a, run, buffers)?;
+    forward_end_check(a, run, &q, logits)?;
     let boundaries = sb * h * (u128::from(a.layers) + 1) * FP32;
     let rotary = s * d * (2 * FP32 * tables);
     let masks = b * s * s * (spans * if run.flash { 1 } else { FP32 });
@@ -107,4 +109,34 @@ pub(crate) fn qlora_step(
         forward_end: None,
     };
     Ok((loss.step(run, &q), q))
+}
+
+/// Refuses a run whose loss's forward may be its peak: at a high rank on short rows the Llama
+/// family's step peaks where autocast still holds a bfloat16 copy of every adapter
+/// (`qlora::ForwardEnd`), which no Gemma replay covers: refused once what that moment adds
+/// comes within a fifth of what the loss's backward adds.
+fn forward_end_check(
+    a: &Architecture,
+    run: &Scenario,
+    q: &QloraBytes,
+    logits: N,
+) -> Result<(), ScenarioError> {
+    let f = ForwardEnd::of(run, a, q);
+    // What the forward's end holds beyond the backward's tensors, against what the backward
+    // holds beyond the forward's (its third float32 `s·b·V` tensor against the bf16 logits).
+    let (forward, backward) = (f.adapter_copies + f.activations, logits - f.logits);
+    if forward * 10 < backward * 8 {
+        return Ok(());
+    }
+    Err(ScenarioError::key(
+        "lora_rank",
+        format!(
+            "{} with QLoRA at rank {}: autocast's bfloat16 copies of the adapters ({:.2} GiB) may \
+             make the end of the loss's forward the peak, which is replayed for the Llama family \
+             only; a lower rank, fewer targets or longer rows keep the loss's backward the peak",
+            a.name,
+            run.lora_rank,
+            f.adapter_copies.0 as f64 / f64::from(1u32 << 30)
+        ),
+    ))
 }
