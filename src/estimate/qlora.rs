@@ -209,26 +209,9 @@ pub(crate) fn step(
     let head_copy = v * h * 2;
     check(a, run, logits + head_copy)?;
     let q = qlora_bytes(a, run, rotary_buffers)?;
-    let biases: u128 = a
-        .parameters()
-        .iter()
-        .filter(|t| t.kind == ParamKind::LinearBias && !t.name.starts_with("lm_head"))
-        .map(|t| u128::from(t.numel()) * u128::from(t.count))
-        .sum();
-    let weights = if run.bnb_4bit_compute_dtype == Dtype::Float32 {
-        q.weights
-    } else {
-        q.weights - N(biases * 2)
-    };
-    let rotary = match a.positions {
-        Positions::Rotary { .. } => s * N::from(a.attention.head_dim) * (2 * FP32),
-        Positions::Learned { .. } => N::ZERO,
-    };
-    let boundaries = sb * h * (u128::from(a.layers) + 1) * FP32;
-    let mask = sb * s;
-    let activations = boundaries + rotary + mask + sb * (2 * FP32) + sb * 8 + N(2 * FP32);
+    let activations = checkpointed_activations(a, run) + N(2 * FP32);
     let loss = LossBackward {
-        weights,
+        weights: weights_after_first_forward(a, run, &q),
         head_copy,
         activations,
         logits,
@@ -237,6 +220,36 @@ pub(crate) fn step(
     // A mixture of experts' recomputed block, with its float32 experts, may pass the loss.
     let step = super::hf_moe::qlora::step(a, run, &q, &loss).unwrap_or_else(|| loss.step(run, &q));
     Ok((step, q))
+}
+
+/// `q`'s resident bytes once the first forward has run: `Linear4bit.forward` casts a quantized
+/// layer's bias to the compute dtype in place, so with a bfloat16 compute dtype those biases
+/// are 2 bytes each from then on (the module docs' first item).
+pub(crate) fn weights_after_first_forward(a: &Architecture, run: &Scenario, q: &QloraBytes) -> N {
+    if run.bnb_4bit_compute_dtype == Dtype::Float32 {
+        return q.weights;
+    }
+    let biases: u128 = a
+        .parameters()
+        .iter()
+        .filter(|t| t.kind == ParamKind::LinearBias && !t.name.starts_with("lm_head"))
+        .map(|t| u128::from(t.numel()) * u128::from(t.count))
+        .sum();
+    q.weights - N(biases * 2)
+}
+
+/// What QLoRA's checkpointed step keeps beside the loss (the module docs' third item): each
+/// block's float32 input and the last block's output, the rotary `cos` and `sin`, SDPA's
+/// boolean mask, the final RMSNorm's two float32 statistics and the token batch.
+pub(crate) fn checkpointed_activations(a: &Architecture, run: &Scenario) -> N {
+    let (s, b) = (N::from(run.block_size), N::from(run.batch_size));
+    let sb = s * b;
+    let rotary = match a.positions {
+        Positions::Rotary { .. } => s * N::from(a.attention.head_dim) * (2 * FP32),
+        Positions::Learned { .. } => N::ZERO,
+    };
+    let boundaries = sb * N::from(a.hidden) * (u128::from(a.layers) + 1) * FP32;
+    boundaries + rotary + sb * s + sb * (2 * FP32) + sb * 8
 }
 
 /// The end of the loss's forward, the peak when the adapters are large beside the loss's

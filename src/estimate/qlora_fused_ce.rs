@@ -31,13 +31,13 @@
 //! passes that moment; `qlora.rs` does not model it, so the step is refused unless the fused
 //! function's own tensors clearly exceed `qlora::block_bound`.
 
-use super::arch::{Architecture, ParamKind, Positions};
+use super::arch::{Architecture, Positions};
 use super::error::ScenarioError;
 use super::fused_ce::Chunking;
 use super::memory::{Components, TrainMoment};
 use super::num::N;
 use super::qlora::{self, QloraBytes};
-use super::scenario::{Dtype, Scenario};
+use super::scenario::Scenario;
 use super::trainer::TrainerStep;
 
 /// Float32 bytes.
@@ -61,17 +61,7 @@ pub(crate) fn step(
     let logits = chunking.logits(a.vocab_size) * 2 + chunk * h * 2;
     recipe(a, run)?;
     let q = qlora::qlora_bytes(a, run, rotary_buffers)?;
-    let biases: u128 = a
-        .parameters()
-        .iter()
-        .filter(|t| t.kind == ParamKind::LinearBias && !t.name.starts_with("lm_head"))
-        .map(|t| u128::from(t.numel()) * u128::from(t.count))
-        .sum();
-    let weights = if run.bnb_4bit_compute_dtype == Dtype::Float32 {
-        q.weights
-    } else {
-        q.weights - N(biases * 2)
-    };
+    let weights = qlora::weights_after_first_forward(a, run, &q);
     let rotary = match a.positions {
         Positions::Rotary { .. } => s * N::from(a.attention.head_dim) * (2 * FP32),
         Positions::Learned { .. } => N::ZERO,
@@ -80,7 +70,7 @@ pub(crate) fn step(
     let mask = sb * s;
     let labels = b * (s + N::from(1u64)) * 8 + sb * 8;
     let function = sb * h * (2 * FP32) + sb * (FP32 + 1);
-    let activations = boundaries + rotary + mask + sb * (2 * FP32) + sb * 8 + labels + function;
+    let activations = qlora::checkpointed_activations(a, run) + labels + function;
     // The previous micro-step's checkpoint inputs, held by its loss's graph until the new
     // loss replaces it: the embedding's output (a float32 leaf that
     // `enable_input_require_grads` made require grad) with its gradient, the mask, `cos`, `sin`.
