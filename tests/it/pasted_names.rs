@@ -73,6 +73,15 @@ fn another_tools_setting_names_vramdocs_key() {
         );
         assert!(r.stderr.contains(says), "{set}: {}", r.stderr);
     }
+    // nanoGPT's --key=value form gets it too.
+    let r = t.run(&[
+        "estimate",
+        "--model",
+        "llama-3.2-1b",
+        "--gradient_checkpointing=True",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("`grad_checkpoint`"), "{}", r.stderr);
     // A YAML scenario gets the same hint at the line.
     t.file(
         "s.yaml",

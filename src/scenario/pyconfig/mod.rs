@@ -268,7 +268,8 @@ impl<'a> Session<'a> {
             return Err(fail(
                 format!("Unknown config key: {key}"),
                 &format!(
-                    "nanoGPT only overrides keys train.py defines; scenario keys: {}",
+                    "{}nanoGPT only overrides keys train.py defines; scenario keys: {}",
+                    crate::scenario::key_synonyms::hint(key),
                     keys::names()
                 ),
             ));
