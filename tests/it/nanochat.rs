@@ -34,18 +34,19 @@ struct Entry {
     first_step_peak_bytes: u64,
 }
 
+/// One replayed run's flags, as both nanochat replays (eager and compiled) record them.
 #[derive(Deserialize)]
-struct Run {
-    name: String,
-    depth: u64,
-    device_batch_size: u64,
-    max_seq_len: u64,
-    window_pattern: String,
-    grad_accum_steps: u64,
-    nproc_per_node: u64,
-    dtype: String,
-    aspect_ratio: u64,
-    head_dim: u64,
+pub(crate) struct Run {
+    pub(crate) name: String,
+    pub(crate) depth: u64,
+    pub(crate) device_batch_size: u64,
+    pub(crate) max_seq_len: u64,
+    pub(crate) window_pattern: String,
+    pub(crate) grad_accum_steps: u64,
+    pub(crate) nproc_per_node: u64,
+    pub(crate) dtype: String,
+    pub(crate) aspect_ratio: u64,
+    pub(crate) head_dim: u64,
 }
 
 fn replay() -> Replay {
@@ -58,7 +59,7 @@ fn replay() -> Replay {
 
 /// `base_train.py`'s `build_model_meta` for the run's flags (the width and heads are checked
 /// against the replay's, the parameters against [`parameters`]).
-fn architecture(r: &Run) -> Architecture {
+pub(crate) fn architecture(r: &Run) -> Architecture {
     NanochatConfig::from_depth(
         r.depth,
         r.aspect_ratio,
@@ -69,7 +70,16 @@ fn architecture(r: &Run) -> Architecture {
     .architecture(&r.name)
 }
 
+/// The run's scenario, eager as the replay in `nanochat_replay.json` runs it.
 fn scenario(r: &Run) -> Scenario {
+    Scenario {
+        compile: false,
+        ..run_scenario(r)
+    }
+}
+
+/// The run's scenario as `base_train.py`'s flags give it (compiled, as the script compiles).
+pub(crate) fn run_scenario(r: &Run) -> Scenario {
     Scenario {
         block_size: r.max_seq_len,
         batch_size: r.device_batch_size,
@@ -77,7 +87,7 @@ fn scenario(r: &Run) -> Scenario {
         ddp_world_size: r.nproc_per_node,
         dtype: Dtype::parse(&r.dtype).unwrap(),
         dropout: 0.0,
-        compile: false,
+        compile: true,
         ..Scenario::default()
     }
 }

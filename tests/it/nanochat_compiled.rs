@@ -8,9 +8,10 @@
 use serde::Deserialize;
 
 use crate::hf_gpt2::within_one_percent;
+use crate::nanochat::{architecture, run_scenario as scenario, Run};
 use vramdoc::estimate::arch::NANOCHAT_COMMIT;
-use vramdoc::estimate::nanochat::{compiled_saved_bytes, GptConfig as NanochatConfig};
-use vramdoc::estimate::{estimate_model, Architecture, Dtype, GpuCatalog, Scenario};
+use vramdoc::estimate::nanochat::compiled_saved_bytes;
+use vramdoc::estimate::{estimate_model, GpuCatalog};
 
 #[derive(Deserialize)]
 struct Replay {
@@ -30,50 +31,12 @@ struct Entry {
     phase_peaks: std::collections::BTreeMap<String, u64>,
 }
 
-#[derive(Deserialize)]
-struct Run {
-    name: String,
-    depth: u64,
-    device_batch_size: u64,
-    max_seq_len: u64,
-    window_pattern: String,
-    grad_accum_steps: u64,
-    nproc_per_node: u64,
-    dtype: String,
-    aspect_ratio: u64,
-    head_dim: u64,
-}
-
 fn replay() -> Replay {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/nanochat_compiled_replay.json"
     );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn architecture(r: &Run) -> Architecture {
-    NanochatConfig::from_depth(
-        r.depth,
-        r.aspect_ratio,
-        r.head_dim,
-        r.max_seq_len,
-        &r.window_pattern,
-    )
-    .architecture(&r.name)
-}
-
-fn scenario(r: &Run) -> Scenario {
-    Scenario {
-        block_size: r.max_seq_len,
-        batch_size: r.device_batch_size,
-        gradient_accumulation_steps: r.grad_accum_steps * r.nproc_per_node,
-        ddp_world_size: r.nproc_per_node,
-        dtype: Dtype::parse(&r.dtype).unwrap(),
-        dropout: 0.0,
-        compile: true,
-        ..Scenario::default()
-    }
 }
 
 fn relative(got: u128, want: u64) -> f64 {
