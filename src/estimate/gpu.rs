@@ -134,7 +134,6 @@ impl GpuCatalog {
     /// `RTX_4090` and `rtx 4090` find `rtx-4090`).
     pub fn get(&self, id: &str) -> Option<&Gpu> {
         let id = id.trim();
-        let names = |g: &'_ Gpu| std::iter::once(g.id.clone()).chain(g.aliases.clone());
         self.gpus
             .iter()
             .find(|g| g.id.eq_ignore_ascii_case(id))
@@ -145,15 +144,17 @@ impl GpuCatalog {
             })
             .or_else(|| {
                 let want = spelled_as_id(id);
-                self.gpus
-                    .iter()
-                    .find(|g| names(g).any(|n| spelled_as_id(&n) == want))
+                self.gpus.iter().find(|g| {
+                    std::iter::once(&g.id)
+                        .chain(&g.aliases)
+                        .any(|n| spelled_as_id(n) == want)
+                })
             })
     }
 
-    /// The error for an id no card has: up to three ids it may have meant (those containing
-    /// its words, such as `rtx-4090` for `4090` and `rtx-3090-ti` for `3090 Ti`, or within a third of its length in edits), then
-    /// every id.
+    /// The error for an id no card has: up to three ids it may have meant (those containing its
+    /// words, such as `rtx-4090` for `4090` and `rtx-3090-ti` for `3090 Ti`, or within a third
+    /// of their length in edits), then every id.
     pub fn unknown_card(&self, id: &str) -> String {
         let want = spelled_as_id(id);
         let mut near: Vec<(usize, &str)> = self
