@@ -23,10 +23,8 @@
 use serde::Deserialize;
 
 use crate::hf_llama::{architecture, Model};
-use vramdoc::estimate::{
-    estimate_model, Dtype, Estimate, GpuCatalog, LoraTargets, Optimizer, QuantType, Scenario,
-    WeightsDtype,
-};
+use crate::hf_qlora::Run;
+use vramdoc::estimate::{estimate_model, Estimate, GpuCatalog, Scenario, WeightsDtype};
 
 #[derive(Deserialize)]
 struct Replay {
@@ -47,23 +45,6 @@ struct Entry {
     train_peak_phase: String,
 }
 
-#[derive(Deserialize)]
-struct Run {
-    name: String,
-    model: Model,
-    block_size: u64,
-    batch_size: u64,
-    accumulation: u64,
-    dtype: String,
-    optim: String,
-    lora_rank: u64,
-    lora_targets: Vec<String>,
-    lora_dropout: f64,
-    quant_type: String,
-    double_quant: bool,
-    compute_dtype: String,
-}
-
 fn replay() -> Replay {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -76,23 +57,8 @@ fn replay() -> Replay {
 fn trainer_estimate(r: &Run) -> Estimate {
     let run = Scenario {
         weights_dtype: WeightsDtype::Bfloat16,
-        block_size: r.block_size,
-        batch_size: r.batch_size,
-        gradient_accumulation_steps: r.accumulation,
-        dtype: Dtype::parse(&r.dtype).unwrap(),
-        flash: true,
-        dropout: 0.0,
         grad_checkpoint: true,
-        compile: false,
-        optimizer: Optimizer::parse(&r.optim).unwrap(),
-        load_in_4bit: true,
-        bnb_4bit_quant_type: QuantType::parse(&r.quant_type).unwrap(),
-        bnb_4bit_use_double_quant: r.double_quant,
-        bnb_4bit_compute_dtype: Dtype::parse(&r.compute_dtype).unwrap(),
-        lora_rank: r.lora_rank,
-        lora_targets: LoraTargets::parse(&r.lora_targets.join(",")).unwrap(),
-        lora_dropout: r.lora_dropout,
-        ..Scenario::default()
+        ..crate::hf_qlora::scenario(r)
     };
     estimate_model(&architecture(&r.model), &run, &GpuCatalog::builtin()).unwrap()
 }
